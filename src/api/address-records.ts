@@ -1,0 +1,91 @@
+// Addresses on the wire: the request body schemas, the record responses show (secrets
+// masked), and the checks that turn a body into stored values.
+import { t, type Static } from "elysia";
+import { attachmentStoreProblems, maskAttachmentStore, restoreMaskedAttachmentSecret, type AttachmentStore } from "../inbound/attachment-store.ts";
+import type { Address, TargetFormat } from "../inbound/addresses.repo.ts";
+import { maskTarget, restoreMaskedPassword, targetProblem } from "../inbound/target-url.ts";
+import { isoTime } from "../lib/clock.ts";
+import { invalid } from "./errors.ts";
+
+const secret = (description: string) => t.String({ minLength: 1, maxLength: 256, description });
+
+export const AttachmentStoreSchema = t.Object(
+  {
+    store: t.Optional(t.Union([t.Literal("local"), t.Literal("s3")], { errorMessage: 'must be "local" or "s3"', description: "omit to embed attachments Base64 in the payload" })),
+    bucket: t.Optional(t.String({ maxLength: 63, description: "S3 bucket (store s3)" })),
+    path_prefix: t.Optional(t.String({ maxLength: 512, description: "key prefix inside the bucket (store s3)" })),
+    region: t.Optional(t.String({ maxLength: 64, description: "S3 region (store s3)" })),
+    endpoint: t.Optional(t.String({ maxLength: 2048, description: "S3-compatible endpoint URL (store s3)" })),
+    access_key_id: t.Optional(secret("S3 access key ID (store s3)")),
+    secret_access_key: t.Optional(secret("S3 secret key (store s3); reads back as ***")),
+  },
+  { additionalProperties: false, title: "AttachmentStore", description: "where attachments of received mail are kept" },
+);
+
+const addressFields = {
+  target: t.String({ maxLength: 2048, description: "http(s) URL that receives a POST per email; credentials in it are sent as Basic auth" }),
+  target_format: t.Union([t.Literal("json+n"), t.Literal("multipart+n")], { errorMessage: 'must be "json+n" or "multipart+n"', description: "format of the POST" }),
+  nickname: t.Optional(t.Union([t.String({ maxLength: 255 }), t.Null()], { errorMessage: "must be a string of at most 255 characters, or null", description: "a label" })),
+  attachments: t.Optional(AttachmentStoreSchema),
+};
+
+export const AddressCreateBody = t.Object(addressFields, { additionalProperties: false, title: "AddressInput" });
+
+export const AddressPatchBody = t.Object(
+  {
+    target: t.Optional(addressFields.target),
+    target_format: t.Optional(addressFields.target_format),
+    nickname: addressFields.nickname,
+    attachments: addressFields.attachments,
+  },
+  { additionalProperties: false, title: "AddressPatch" },
+);
+
+export const AddressRecordSchema = t.Object(
+  {
+    id: t.String({ pattern: "^[0-9a-f]{20}$" }),
+    email: t.String({ description: "the address to send mail to" }),
+    target: t.String({ description: "password, if any, shown as ***" }),
+    target_format: t.String(),
+    nickname: t.Union([t.String(), t.Null()]),
+    attachments: AttachmentStoreSchema,
+    created_at: t.String({ format: "date-time" }),
+    updated_at: t.String({ format: "date-time" }),
+  },
+  { title: "Address" },
+);
+export type AddressRecord = Static<typeof AddressRecordSchema>;
+
+export function addressRecord(a: Address, inboundDomain: string): AddressRecord {
+  return {
+    id: a.id,
+    email: `${a.id}@${inboundDomain}`,
+    target: maskTarget(a.target),
+    target_format: a.targetFormat,
+    nickname: a.nickname,
+    attachments: maskAttachmentStore(a.attachments),
+    created_at: isoTime(a.createdAtMs),
+    updated_at: isoTime(a.updatedAtMs),
+  };
+}
+
+export interface AddressValues {
+  target: string;
+  targetFormat: TargetFormat;
+  nickname: string | null;
+  attachments: AttachmentStore;
+}
+
+/** Checks a create/PUT body (or a PATCH merged onto the stored address); throws 422. */
+export function addressValues(input: { target: string; target_format: TargetFormat; nickname?: string | null; attachments?: AttachmentStore }, stored: Address | null): AddressValues {
+  const problem = targetProblem(input.target);
+  if (problem) throw invalid("target", problem);
+  const target = restoreMaskedPassword(input.target, stored?.target ?? null);
+  if (target === null) throw invalid("target", "the password *** is the mask shown on read; send the real password");
+  const attachmentsIn = input.attachments ?? {};
+  const problems = attachmentStoreProblems(attachmentsIn);
+  if (problems[0]) throw invalid(problems[0].path, problems[0].message);
+  const attachments = restoreMaskedAttachmentSecret(attachmentsIn, stored?.attachments ?? null);
+  if (attachments === null) throw invalid("attachments.secret_access_key", "*** is the mask shown on read; send the real key");
+  return { target, targetFormat: input.target_format, nickname: input.nickname ?? null, attachments };
+}

@@ -1,0 +1,117 @@
+// E1-E5: addresses of an account.
+import { Elysia, t } from "elysia";
+import { newAddressId } from "../lib/ids.ts";
+import { AddressCreateBody, AddressPatchBody, addressRecord, AddressRecordSchema, addressValues } from "./address-records.ts";
+import { callerAccount, type ApiDeps } from "./deps.ts";
+import { errorResponses, notFound } from "./errors.ts";
+import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
+
+const security = [{ bearerAPIToken: [] }];
+const AddressParams = t.Object({ accountId: t.String(), addressId: t.String() });
+const AccountParams = t.Object({ accountId: t.String() });
+
+export function addressRoutes(deps: ApiDeps) {
+  const record = (a: Parameters<typeof addressRecord>[0]) => addressRecord(a, deps.config().inbound.domain);
+
+  return new Elysia({ name: "addresses" })
+    .get(
+      "/addresses",
+      async ({ request, query, set }) => {
+        const account = callerAccount(request);
+        const page = await deps.addresses.list(account.id, query.query?.trim() || null, pageRequest(query));
+        const link = nextLink(request.url, query, page);
+        if (link) set.headers["link"] = link;
+        return page.items.map(record);
+      },
+      {
+        params: AccountParams,
+        query: t.Object(pagingQueryFields),
+        response: { 200: t.Array(AddressRecordSchema), ...errorResponses(401, 403, 422, 429) },
+        detail: { operationId: "listAddresses", summary: "E1: list addresses, newest first", tags: ["Addresses"], security },
+      },
+    )
+    .post(
+      "/addresses",
+      async ({ request, body, set }) => {
+        const account = callerAccount(request);
+        const values = addressValues(body, null);
+        const now = deps.clock.nowMs();
+        const address = { id: newAddressId(), accountId: account.id, ...values, createdAtMs: now, updatedAtMs: now };
+        await deps.addresses.insert(address);
+        set.status = 201;
+        return record(address);
+      },
+      {
+        params: AccountParams,
+        body: AddressCreateBody,
+        response: { 201: AddressRecordSchema, ...errorResponses(401, 403, 413, 422, 429) },
+        detail: { operationId: "createAddress", summary: "E2: create an address", tags: ["Addresses"], security },
+      },
+    )
+    .get(
+      "/addresses/:addressId",
+      async ({ request, params }) => {
+        const address = await deps.addresses.get(callerAccount(request).id, params.addressId);
+        if (!address) throw notFound();
+        return record(address);
+      },
+      {
+        params: AddressParams,
+        response: { 200: AddressRecordSchema, ...errorResponses(401, 403, 404, 429) },
+        detail: { operationId: "getAddress", summary: "E3: get an address", tags: ["Addresses"], security },
+      },
+    )
+    .put(
+      "/addresses/:addressId",
+      async ({ request, params, body }) => {
+        const stored = await deps.addresses.get(callerAccount(request).id, params.addressId);
+        if (!stored) throw notFound();
+        const updated = { ...stored, ...addressValues(body, stored), updatedAtMs: deps.clock.nowMs() };
+        await deps.addresses.update(updated);
+        return record(updated);
+      },
+      {
+        params: AddressParams,
+        body: AddressCreateBody,
+        response: { 200: AddressRecordSchema, ...errorResponses(401, 403, 404, 413, 422, 429) },
+        detail: { operationId: "replaceAddress", summary: "E4: update an address (whole body)", tags: ["Addresses"], security },
+      },
+    )
+    .patch(
+      "/addresses/:addressId",
+      async ({ request, params, body }) => {
+        const stored = await deps.addresses.get(callerAccount(request).id, params.addressId);
+        if (!stored) throw notFound();
+        const merged = {
+          target: body.target ?? stored.target,
+          target_format: body.target_format ?? stored.targetFormat,
+          nickname: body.nickname === undefined ? stored.nickname : body.nickname,
+          attachments: body.attachments ?? stored.attachments,
+        };
+        const updated = { ...stored, ...addressValues(merged, stored), updatedAtMs: deps.clock.nowMs() };
+        await deps.addresses.update(updated);
+        return record(updated);
+      },
+      {
+        params: AddressParams,
+        body: AddressPatchBody,
+        response: { 200: AddressRecordSchema, ...errorResponses(401, 403, 404, 413, 422, 429) },
+        detail: { operationId: "updateAddress", summary: "E4: update some fields of an address", tags: ["Addresses"], security },
+      },
+    )
+    .delete(
+      "/addresses/:addressId",
+      async ({ request, params, set }) => {
+        const accountId = callerAccount(request).id;
+        const stored = await deps.addresses.get(accountId, params.addressId);
+        if (!stored || !(await deps.addresses.softDelete(accountId, stored.id, deps.clock.nowMs()))) throw notFound();
+        set.status = 202;
+        return record(stored);
+      },
+      {
+        params: AddressParams,
+        response: { 202: AddressRecordSchema, ...errorResponses(401, 403, 404, 429) },
+        detail: { operationId: "deleteAddress", summary: "E5: delete an address; mail to it is refused at once", tags: ["Addresses"], security },
+      },
+    );
+}

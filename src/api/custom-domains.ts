@@ -1,0 +1,139 @@
+// E7-E9: custom domains of an address.
+import { Elysia, t, type Static } from "elysia";
+import { authRegexProblem, checkMx, reservedDomainProblem } from "../inbound/custom-domain.ts";
+import { DomainTakenError, type CustomDomain } from "../inbound/custom-domains.repo.ts";
+import { maskTarget, targetProblem } from "../inbound/target-url.ts";
+import { isoTime } from "../lib/clock.ts";
+import { normalizeDomain } from "../lib/domain-name.ts";
+import { newId16 } from "../lib/ids.ts";
+import { callerAccount, type ApiDeps } from "./deps.ts";
+import { errorResponses, invalid, notFound } from "./errors.ts";
+import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
+
+const security = [{ bearerAPIToken: [] }];
+const addressIdQuery = t.String({ description: "the address the domains belong to" });
+
+const CustomDomainBody = t.Object(
+  {
+    domain: t.String({ maxLength: 253, description: "domain whose mail goes to the address; point its MX at this server" }),
+    auth_regex: t.Optional(t.Union([t.String(), t.Null()], { errorMessage: "must be a string or null", description: "regular expression the whole recipient must match" })),
+    domain_target: t.Optional(t.Union([t.String({ maxLength: 2048 }), t.Null()], { errorMessage: "must be a URL string or null", description: "replaces the address target for this domain" })),
+  },
+  { additionalProperties: false, title: "CustomDomainInput" },
+);
+
+const CustomDomainRecordSchema = t.Object(
+  {
+    id: t.String({ pattern: "^[0-9a-f]{16}$" }),
+    address_id: t.String(),
+    domain: t.String(),
+    auth_regex: t.Union([t.String(), t.Null()]),
+    domain_target: t.Union([t.String(), t.Null()]),
+    mx_host: t.String({ description: "the host the domain's MX must point at" }),
+    mx_verified: t.Boolean({ description: "the MX pointed at mx_host when last checked" }),
+    created_at: t.String({ format: "date-time" }),
+  },
+  { title: "CustomDomain" },
+);
+
+export function customDomainRoutes(deps: ApiDeps) {
+  const record = (d: CustomDomain): Static<typeof CustomDomainRecordSchema> => ({
+    id: d.id,
+    address_id: d.addressId,
+    domain: d.domain,
+    auth_regex: d.authRegex,
+    domain_target: d.domainTarget === null ? null : maskTarget(d.domainTarget),
+    mx_host: deps.config().hostname,
+    mx_verified: d.mxVerified,
+    created_at: isoTime(d.createdAtMs),
+  });
+
+  /** The caller's live address named by ?address_id=, or 404. */
+  const ownedAddress = async (request: Request, addressId: string) => {
+    const address = await deps.addresses.get(callerAccount(request).id, addressId);
+    if (!address) throw notFound();
+    return address;
+  };
+
+  return new Elysia({ name: "custom-domains" })
+    .get(
+      "/custom_domains",
+      async ({ request, query, set }) => {
+        const address = await ownedAddress(request, query.address_id);
+        const page = await deps.customDomains.list(address.accountId, address.id, query.query?.trim() || null, pageRequest(query));
+        const link = nextLink(request.url, query, page);
+        if (link) set.headers["link"] = link;
+        return page.items.map(record);
+      },
+      {
+        query: t.Object({ address_id: addressIdQuery, ...pagingQueryFields }),
+        response: { 200: t.Array(CustomDomainRecordSchema), ...errorResponses(401, 403, 404, 422, 429) },
+        detail: { operationId: "listCustomDomains", summary: "E7: list the custom domains of an address", tags: ["Custom domains"], security },
+      },
+    )
+    .post(
+      "/custom_domains",
+      async ({ request, query, body, set }) => {
+        const address = await ownedAddress(request, query.address_id);
+        const config = deps.config();
+        const domain = normalizeDomain(body.domain);
+        if (!domain) throw invalid("domain", "must be a domain name such as example.com");
+        const reserved = reservedDomainProblem(domain, { inboundDomain: config.inbound.domain, hostname: config.hostname, bounceHost: config.outbound.bounceHost });
+        if (reserved) throw invalid("domain", reserved);
+        const authRegex = body.auth_regex ?? null;
+        if (authRegex !== null) {
+          const problem = authRegexProblem(authRegex);
+          if (problem) throw invalid("auth_regex", problem);
+        }
+        const domainTarget = body.domain_target ?? null;
+        if (domainTarget !== null) {
+          if (!callerAccount(request).domainTargets) throw invalid("domain_target", "is not enabled for this account");
+          const problem = targetProblem(domainTarget);
+          if (problem) throw invalid("domain_target", problem);
+        }
+        const now = deps.clock.nowMs();
+        const mxVerified = await checkMx(deps.resolver, domain, config.hostname);
+        const created: CustomDomain = {
+          id: newId16(),
+          accountId: address.accountId,
+          addressId: address.id,
+          domain,
+          authRegex,
+          domainTarget,
+          mxVerified,
+          mxCheckedAtMs: now,
+          createdAtMs: now,
+        };
+        try {
+          await deps.customDomains.insert(created);
+        } catch (err) {
+          if (err instanceof DomainTakenError) throw invalid("domain", `${domain} is already in use`);
+          throw err;
+        }
+        set.status = 201;
+        return record(created);
+      },
+      {
+        query: t.Object({ address_id: addressIdQuery }),
+        body: CustomDomainBody,
+        response: { 201: CustomDomainRecordSchema, ...errorResponses(401, 403, 404, 413, 422, 429) },
+        detail: { operationId: "createCustomDomain", summary: "E8: add a custom domain to an address", tags: ["Custom domains"], security },
+      },
+    )
+    .delete(
+      "/custom_domains/:customDomainId",
+      async ({ request, params, query, set }) => {
+        const address = await ownedAddress(request, query.address_id);
+        const stored = await deps.customDomains.get(address.accountId, address.id, params.customDomainId);
+        if (!stored || !(await deps.customDomains.softDelete(address.accountId, address.id, stored.id, deps.clock.nowMs()))) throw notFound();
+        set.status = 202;
+        return record(stored);
+      },
+      {
+        params: t.Object({ accountId: t.String(), customDomainId: t.String() }),
+        query: t.Object({ address_id: addressIdQuery }),
+        response: { 202: CustomDomainRecordSchema, ...errorResponses(401, 403, 404, 422, 429) },
+        detail: { operationId: "deleteCustomDomain", summary: "E9: delete a custom domain", tags: ["Custom domains"], security },
+      },
+    );
+}

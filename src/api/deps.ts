@@ -1,0 +1,35 @@
+// Everything a route needs, passed in when the API is built (nothing is global).
+import type { AccountRegistry } from "../auth/accounts.ts";
+import type { AccountConfig, Config } from "../config/config.ts";
+import type { AddressRepo } from "../inbound/addresses.repo.ts";
+import type { CustomDomainRepo } from "../inbound/custom-domains.repo.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { DnsResolver } from "../lib/dns.ts";
+import type { Logger } from "../lib/logger.ts";
+import { ApiError } from "./errors.ts";
+import { requestState } from "./request-state.ts";
+
+export interface HealthReport {
+  ok: boolean;
+  checks: Record<string, string>;
+}
+
+export interface ApiDeps {
+  /** The current config; SIGHUP may replace it between two requests. */
+  config(): Config;
+  registry: AccountRegistry;
+  clock: Clock;
+  logger: Logger;
+  resolver: DnsResolver;
+  addresses: AddressRepo;
+  customDomains: CustomDomainRepo;
+  health(): HealthReport;
+}
+
+/** The account the front handler authenticated for this request. */
+export function callerAccount(request: Request): AccountConfig {
+  const principal = requestState(request)?.principal;
+  // The front handler authenticates every route under an account before Elysia sees it.
+  if (!principal) throw new ApiError(401);
+  return principal.account;
+}

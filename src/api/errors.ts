@@ -1,0 +1,44 @@
+// The one error type of the HTTP boundary (DESIGN.md section 2): ApiError(status,
+// message) becomes {"status": <int>, "error": "<message>"} (API.md section 3).
+import { t } from "elysia";
+
+export const STATUS_MESSAGE: Record<number, string> = {
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  413: "Payload Too Large",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+};
+
+export class ApiError extends Error {
+  override name = "ApiError";
+  constructor(
+    readonly status: number,
+    message: string = STATUS_MESSAGE[status] ?? "Error",
+  ) {
+    super(message);
+  }
+}
+
+/** 422 naming the field and the rule: `to: at most 20 recipients`. */
+export const invalid = (path: string, rule: string): ApiError => new ApiError(422, path ? `${path}: ${rule}` : rule);
+
+export const notFound = (): ApiError => new ApiError(404);
+
+export function errorResponse(status: number, message: string = STATUS_MESSAGE[status] ?? "Error", headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ status, error: message }), {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8", ...headers },
+  });
+}
+
+export const ErrorSchema = t.Object(
+  { status: t.Integer({ description: "the HTTP status again" }), error: t.String({ description: "what went wrong, in words" }) },
+  { title: "Error", description: "Every error answer of the API" },
+);
+
+/** Error responses of an operation, for the OpenAPI document. */
+export function errorResponses(...codes: number[]): Record<number, typeof ErrorSchema> {
+  return Object.fromEntries(codes.map((c) => [c, ErrorSchema]));
+}

@@ -1,0 +1,105 @@
+// The front of the HTTP API, run for every request before Elysia routes it: collapses
+// duplicate slashes, authenticates and authorises account paths, applies rate limits and
+// the declared body size, adds the RateLimit-* headers and writes one log line.
+// Doing this first means no unauthenticated request gets its body read or validated.
+import { authorize, parseAuthorization, type AuthScheme } from "../auth/authenticate.ts";
+import type { Principal } from "../auth/accounts.ts";
+import type { Config } from "../config/config.ts";
+import type { RateLimit } from "../config/units.ts";
+import { randomHex } from "../lib/ids.ts";
+import type { ApiDeps } from "./deps.ts";
+import type { ElysiaApp } from "./elysia-app.ts";
+import { API_PREFIX, OPENAPI_PATH } from "./paths.ts";
+import { errorResponse } from "./errors.ts";
+import { RateLimiter, type RateDecision } from "./rate-limit.ts";
+import { setRequestState } from "./request-state.ts";
+
+const ACCOUNT_PATH = /^\/api\/v0\.1\/([^/]+)\/(.+?)\/?$/;
+const PUBLIC_API_PATHS = new Set([OPENAPI_PATH]);
+
+/** Every operation uses the management token except E11, which takes the sending key. */
+export function schemeFor(method: string, subPath: string): AuthScheme {
+  return method === "POST" && subPath === "messages" ? "smtpAuth" : "bearerAPIToken";
+}
+
+/** E11 carries whole messages (Base64 attachments inflate them by 4/3): its cap follows outbound.max_size. */
+export function bodyLimitFor(scheme: AuthScheme, config: Config): number {
+  return scheme === "smtpAuth" ? Math.ceil((config.outbound.maxSizeBytes * 4) / 3) + 256 * 1024 : config.http.maxBodyBytes;
+}
+
+export function collapseSlashes(pathname: string): string {
+  return pathname.replace(/\/{2,}/g, "/");
+}
+
+const rateOf = (p: Principal): RateLimit | null => (p.kind === "account" ? p.account.rateLimit : p.outbound.sendRateLimit);
+const idOf = (p: Principal): string => (p.kind === "account" ? p.account.id : p.outbound.id);
+
+function rateHeaders(d: RateDecision): Record<string, string> {
+  return { "RateLimit-Limit": String(d.limit), "RateLimit-Remaining": String(d.remaining), "RateLimit-Reset": String(d.resetSeconds) };
+}
+
+export type ApiHandler = (req: Request, remoteIp?: string) => Promise<Response>;
+
+export function createApiHandler(deps: ApiDeps, app: ElysiaApp): ApiHandler {
+  const limiter = new RateLimiter();
+
+  async function route(req: Request): Promise<{ res: Response; principal: Principal | null; extraHeaders: Record<string, string> }> {
+    const url = new URL(req.url);
+    const m = ACCOUNT_PATH.exec(url.pathname);
+    if (!m || PUBLIC_API_PATHS.has(url.pathname)) return { res: await app.handle(req), principal: null, extraHeaders: {} };
+
+    const scheme = schemeFor(req.method, m[2]!);
+    const verdict = authorize(deps.registry, parseAuthorization(req.headers.get("authorization")), m[1]!, scheme);
+    if (!verdict.ok) {
+      const challenge: Record<string, string> = verdict.status === 401 ? { "WWW-Authenticate": 'Bearer realm="postroom", Basic realm="postroom"' } : {};
+      return { res: errorResponse(verdict.status, undefined, challenge), principal: null, extraHeaders: {} };
+    }
+    const { principal } = verdict;
+    let extraHeaders: Record<string, string> = {};
+    const rate = rateOf(principal);
+    if (rate) {
+      const decision = limiter.take(`${principal.kind}:${idOf(principal)}`, rate, deps.clock.nowMs());
+      extraHeaders = rateHeaders(decision);
+      if (!decision.allowed) {
+        return { res: errorResponse(429, undefined, { "Retry-After": String(decision.resetSeconds) }), principal, extraHeaders };
+      }
+    }
+    const bodyLimitBytes = bodyLimitFor(scheme, deps.config());
+    const declared = Number(req.headers.get("content-length") ?? "0");
+    if (declared > bodyLimitBytes) return { res: errorResponse(413), principal, extraHeaders };
+    setRequestState(req, { principal, bodyLimitBytes });
+    return { res: await app.handle(req), principal, extraHeaders };
+  }
+
+  return async (incoming, remoteIp) => {
+    const startedMs = performance.now();
+    const requestId = randomHex(8);
+    let req = incoming;
+    const url = new URL(incoming.url);
+    const path = collapseSlashes(url.pathname);
+    if (path !== url.pathname) {
+      url.pathname = path;
+      req = new Request(url.toString(), incoming);
+    }
+    let result: Awaited<ReturnType<typeof route>>;
+    try {
+      result = await route(req);
+    } catch (err) {
+      deps.logger.error("unhandled error in API front", { err, request_id: requestId });
+      result = { res: errorResponse(500), principal: null, extraHeaders: {} };
+    }
+    const { res, principal, extraHeaders } = result;
+    for (const [k, v] of Object.entries(extraHeaders)) res.headers.set(k, v);
+    res.headers.set("X-Request-Id", requestId);
+    deps.logger.info("http request", {
+      request_id: requestId,
+      method: req.method,
+      path,
+      status: res.status,
+      duration_ms: Math.round((performance.now() - startedMs) * 10) / 10,
+      account_id: principal ? idOf(principal) : undefined,
+      remote_ip: remoteIp,
+    });
+    return res;
+  };
+}

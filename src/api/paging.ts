@@ -1,0 +1,50 @@
+// List paging on the wire (API.md section 5): at most 50 records, newest first; the
+// deprecated `page` still works; `before=<cursor>` and a `Link: <...>; rel="next"`
+// header are the way forward because they stay correct while records arrive.
+import { t } from "elysia";
+import type { Cursor, Page, PageRequest } from "../store/paging.ts";
+import { invalid } from "./errors.ts";
+
+export const PAGE_SIZE = 50;
+
+export const pagingQueryFields = {
+  query: t.Optional(t.String({ maxLength: 500, description: "search text" })),
+  page: t.Optional(t.Numeric({ minimum: 1, maximum: 1_000_000, description: "page number, from 1 (deprecated: use the Link header)", errorMessage: "must be a whole number from 1" })),
+  before: t.Optional(t.String({ maxLength: 200, description: "cursor from the Link header of the previous page" })),
+};
+
+export function encodeCursor(c: Cursor): string {
+  return Buffer.from(`${c.createdAtMs}.${c.id}`, "utf8").toString("base64url");
+}
+
+export function decodeCursor(text: string): Cursor | null {
+  const m = /^(\d{1,16})\.([0-9a-zA-Z-]{1,64})$/.exec(Buffer.from(text, "base64url").toString("utf8"));
+  return m ? { createdAtMs: Number(m[1]), id: m[2]! } : null;
+}
+
+export function pageRequest(q: { page?: number; before?: string }): PageRequest {
+  if (q.before !== undefined) {
+    const before = decodeCursor(q.before);
+    if (!before) throw invalid("before", "is not a cursor this server issued");
+    return { limit: PAGE_SIZE, before };
+  }
+  if (q.page !== undefined && !Number.isInteger(q.page)) throw invalid("page", "must be a whole number from 1");
+  return { limit: PAGE_SIZE, offset: ((q.page ?? 1) - 1) * PAGE_SIZE };
+}
+
+/**
+ * The Link header to the next page, or null on the last one. Relative to the request
+ * (RFC 8288 allows it), so it is right behind any proxy. Page-number callers get the
+ * next page number; everyone else gets a cursor.
+ */
+export function nextLink<T extends { createdAtMs: number; id: string }>(requestUrl: string, q: { page?: number }, page: Page<T>): string | null {
+  const last = page.items.at(-1);
+  if (!page.hasMore || !last) return null;
+  const url = new URL(requestUrl);
+  if (q.page !== undefined) {
+    url.searchParams.set("page", String(q.page + 1));
+  } else {
+    url.searchParams.set("before", encodeCursor({ createdAtMs: last.createdAtMs, id: last.id }));
+  }
+  return `<${url.pathname}${url.search}>; rel="next"`;
+}

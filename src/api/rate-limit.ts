@@ -1,0 +1,72 @@
+// Sliding-window rate limits per account (management) and per outbound account (sends),
+// API.md section 4. The window is exact: it keeps the time of each of the last `limit`
+// calls in a ring, so memory per key is bounded by the configured limit.
+import type { RateLimit } from "../config/units.ts";
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until a slot frees up (RateLimit-Reset; Retry-After when refused). */
+  resetSeconds: number;
+}
+
+class Window {
+  readonly times: number[];
+  private next = 0;
+  private count = 0;
+  constructor(readonly limit: number) {
+    this.times = new Array<number>(limit).fill(0);
+  }
+  /** Oldest call still counted, or null when fewer than `limit` calls were made. */
+  oldest(): number | null {
+    return this.count < this.limit ? null : this.times[this.next]!;
+  }
+  record(nowMs: number): void {
+    this.times[this.next] = nowMs;
+    this.next = (this.next + 1) % this.limit;
+    if (this.count < this.limit) this.count++;
+  }
+  /** Calls after `sinceMs` and the earliest of them. Times are recorded in order, so binary search. */
+  since(sinceMs: number): { used: number; earliestMs: number | null } {
+    const start = this.count < this.limit ? 0 : this.next;
+    const at = (i: number) => this.times[(start + i) % this.limit]!;
+    let lo = 0;
+    let hi = this.count;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (at(mid) > sinceMs) hi = mid;
+      else lo = mid + 1;
+    }
+    return { used: this.count - lo, earliestMs: lo < this.count ? at(lo) : null };
+  }
+}
+
+export class RateLimiter {
+  private windows = new Map<string, { window: Window; windowMs: number }>();
+
+  /** Counts one call for `key` at `nowMs` if the limit allows it. */
+  take(key: string, rate: RateLimit, nowMs: number): RateDecision {
+    let entry = this.windows.get(key);
+    // A new limit after SIGHUP starts a fresh window rather than guessing at the old counts.
+    if (!entry || entry.window.limit !== rate.limit || entry.windowMs !== rate.windowMs) {
+      entry = { window: new Window(rate.limit), windowMs: rate.windowMs };
+      this.windows.set(key, entry);
+    }
+    const { window } = entry;
+    const since = nowMs - rate.windowMs;
+    const oldest = window.oldest();
+    if (oldest !== null && oldest > since) {
+      return { allowed: false, limit: rate.limit, remaining: 0, resetSeconds: Math.max(1, Math.ceil((oldest - since) / 1000)) };
+    }
+    window.record(nowMs);
+    const { used, earliestMs } = window.since(since);
+    const earliest = earliestMs ?? nowMs;
+    return {
+      allowed: true,
+      limit: rate.limit,
+      remaining: rate.limit - used,
+      resetSeconds: Math.max(1, Math.ceil((earliest - since) / 1000)),
+    };
+  }
+}

@@ -1,0 +1,14 @@
+// What the front handler learned about a request (who is calling, how large a body may
+// be) handed to the Elysia routes. Keyed by the Request object, so it lives exactly as
+// long as the request does.
+import type { Principal } from "../auth/accounts.ts";
+
+export interface RequestState {
+  principal: Principal | null;
+  bodyLimitBytes: number;
+}
+
+const states = new WeakMap<Request, RequestState>();
+
+export const setRequestState = (req: Request, state: RequestState): void => void states.set(req, state);
+export const requestState = (req: Request): RequestState | undefined => states.get(req);

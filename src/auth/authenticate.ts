@@ -1,0 +1,46 @@
+// Who is calling, and may they call this path? Pure decisions over the Authorization
+// header; the HTTP layer turns the verdict into 401 or 403 (API.md sections 2 and 3).
+import type { AccountRegistry, Principal } from "./accounts.ts";
+
+/** bearerAPIToken: an account's management token. smtpAuth: an outbound account's key (E11). */
+export type AuthScheme = "bearerAPIToken" | "smtpAuth";
+
+export type Credential = { type: "bearer"; secret: string } | { type: "basic"; username: string; secret: string };
+
+/** Parses `Authorization: Bearer <t>` or `Basic base64(user:pass)`; null when absent or malformed. */
+export function parseAuthorization(header: string | null | undefined): Credential | null {
+  if (!header) return null;
+  const m = /^\s*(\S+)\s+(\S+)\s*$/.exec(header);
+  if (!m) return null;
+  const scheme = m[1]!.toLowerCase();
+  if (scheme === "bearer") return { type: "bearer", secret: m[2]! };
+  if (scheme !== "basic") return null;
+  let decoded: string;
+  try {
+    decoded = Buffer.from(m[2]!, "base64").toString("utf8");
+  } catch {
+    return null;
+  }
+  const colon = decoded.indexOf(":");
+  if (colon <= 0) return null;
+  return { type: "basic", username: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
+}
+
+export type AuthVerdict = { ok: true; principal: Principal } | { ok: false; status: 401 | 403 };
+
+/**
+ * Authenticates the credential, then authorises it for `pathId` (the {accountID} segment)
+ * under `scheme`. Wrong or missing credentials are 401; valid credentials of another
+ * account, or of the other kind (a sending key on a management route and the reverse), are 403.
+ */
+export function authorize(registry: AccountRegistry, credential: Credential | null, pathId: string, scheme: AuthScheme): AuthVerdict {
+  if (!credential || credential.secret === "") return { ok: false, status: 401 };
+  const principal =
+    credential.type === "bearer" ? registry.principalForSecret(credential.secret) : registry.principalForNamedSecret(credential.username, credential.secret);
+  if (!principal) return { ok: false, status: 401 };
+  const allowed =
+    scheme === "bearerAPIToken"
+      ? principal.kind === "account" && principal.account.id === pathId
+      : principal.kind === "outbound" && principal.outbound.id === pathId;
+  return allowed ? { ok: true, principal } : { ok: false, status: 403 };
+}

@@ -1,0 +1,62 @@
+// The validated config as the rest of the program sees it: camelCase, with every
+// duration in ms, every size in bytes and every listen address parsed.
+import type { LogLevel } from "../lib/logger.ts";
+import type { ListenAddress, RateLimit } from "./units.ts";
+
+export interface WebhookConfig {
+  url: string;
+  token: string;
+  signingSecret: string | null;
+}
+
+export interface OutboundAccountConfig {
+  id: string;
+  apiKeyHashes: string[];
+  sendRateLimit: RateLimit | null;
+  testMode: boolean;
+}
+
+export interface AccountConfig {
+  id: string;
+  name: string;
+  apiTokenHashes: string[];
+  rateLimit: RateLimit | null;
+  testMode: boolean;
+  markdown: boolean;
+  domainTargets: boolean;
+  webhook: WebhookConfig | null;
+  outbound: OutboundAccountConfig[];
+}
+
+export interface Config {
+  hostname: string;
+  dataDir: string;
+  log: { level: LogLevel };
+  http: { listen: ListenAddress | null; publicUrl: string; maxBodyBytes: number };
+  smtp: {
+    inboundListen: ListenAddress | null;
+    submissionListen: ListenAddress | null;
+    submissionTlsListen: ListenAddress | null;
+    maxMessageSizeBytes: number;
+    allowInsecureAuth: boolean;
+  };
+  inbound: { domain: string; targetTimeoutMs: number; allowPrivateTargets: boolean };
+  outbound: {
+    bounceHost: string;
+    sendingIps: string[];
+    smarthost: string | null;
+    mxPort: number;
+    allowPrivateMx: boolean;
+    maxQueueTimeMs: number;
+    maxRecipients: number;
+    maxSizeBytes: number;
+  };
+  dns: { servers: string[] };
+  tls: {
+    mode: "off" | "files" | "acme";
+    certFile: string;
+    keyFile: string;
+    acme: { directoryUrl: string; email: string; domains: string[]; challengeListen: ListenAddress | null; caFile: string };
+  };
+  accounts: AccountConfig[];
+}

@@ -1,0 +1,137 @@
+// Reads the TOML file, fills defaults, validates it against the schema and the rules
+// that span several keys, and converts units. Every problem is collected with its key
+// path so one run of `postroom check-config` shows them all.
+import { Value } from "@sinclair/typebox/value";
+import { parse as parseToml, TomlError } from "smol-toml";
+import "../lib/formats.ts";
+import { describeValueErrors, formatProblem, type Problem } from "../lib/validation.ts";
+import type { Config } from "./config.ts";
+import { ConfigSchema, type RawConfig } from "./schema.ts";
+import { parseDurationMs, parseListen, parseRate, parseSizeBytes, type ListenAddress, type RateLimit } from "./units.ts";
+
+export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
+
+export async function loadConfigFile(path: string): Promise<ConfigResult> {
+  const file = Bun.file(path);
+  if (!(await file.exists())) return { ok: false, problems: ["no such file"] };
+  let text: string;
+  try {
+    text = await file.text();
+  } catch (err) {
+    return { ok: false, problems: [`cannot be read (${(err as Error).message})`] };
+  }
+  return parseConfigText(text);
+}
+
+export function parseConfigText(text: string): ConfigResult {
+  let data: unknown;
+  try {
+    data = parseToml(text);
+  } catch (err) {
+    if (err instanceof TomlError) return { ok: false, problems: [`line ${err.line}, column ${err.column}: ${err.message.split("\n")[0]}`] };
+    return { ok: false, problems: [(err as Error).message] };
+  }
+  const withDefaults = Value.Default(ConfigSchema, structuredClone(data));
+  const problems = describeValueErrors(Value.Errors(ConfigSchema, withDefaults), "key");
+  if (problems.length > 0) return { ok: false, problems: problems.map(formatProblem) };
+  const raw = withDefaults as RawConfig;
+  const crossKey = crossKeyProblems(raw);
+  if (crossKey.length > 0) return { ok: false, problems: crossKey.map(formatProblem) };
+  return { ok: true, config: toConfig(raw) };
+}
+
+/** Rules the schema cannot express because they tie several keys together. */
+export function crossKeyProblems(raw: RawConfig): Problem[] {
+  const problems: Problem[] = [];
+  const owners = new Map<string, string>();
+  const secretOwners = new Map<string, string>();
+  const claimId = (id: string, path: string) => {
+    const prior = owners.get(id);
+    if (prior) problems.push({ path, message: `duplicates the ID at ${prior}` });
+    else owners.set(id, path);
+  };
+  const claimSecret = (hash: string, path: string) => {
+    const prior = secretOwners.get(hash);
+    if (prior) problems.push({ path, message: `the same secret is already used at ${prior}; mint one per use with \`postroom secret\`` });
+    else secretOwners.set(hash, path);
+  };
+  raw.accounts.forEach((a, i) => {
+    claimId(a.id, `accounts[${i}].id`);
+    a.api_tokens.forEach((h, j) => claimSecret(h, `accounts[${i}].api_tokens[${j}]`));
+    a.outbound.forEach((o, k) => {
+      claimId(o.id, `accounts[${i}].outbound[${k}].id`);
+      o.api_keys.forEach((h, j) => claimSecret(h, `accounts[${i}].outbound[${k}].api_keys[${j}]`));
+    });
+  });
+  if (raw.tls.mode === "files") {
+    if (raw.tls.cert_file === "") problems.push({ path: "tls.cert_file", message: 'is required when tls.mode is "files"' });
+    if (raw.tls.key_file === "") problems.push({ path: "tls.key_file", message: 'is required when tls.mode is "files"' });
+  }
+  if (raw.tls.mode === "acme") {
+    if (raw.tls.acme.domains.length === 0) problems.push({ path: "tls.acme.domains", message: 'needs at least one name when tls.mode is "acme"' });
+    if (raw.tls.acme.challenge_listen === "") problems.push({ path: "tls.acme.challenge_listen", message: 'is required when tls.mode is "acme"' });
+  }
+  if (raw.http.listen === "") problems.push({ path: "http.listen", message: "is required: the API and /healthz live there" });
+  return problems;
+}
+
+// The schema's patterns already accepted these strings, so the parsers cannot fail here.
+const ms = (s: string): number => parseDurationMs(s)!;
+const bytes = (s: string): number => parseSizeBytes(s)!;
+const rate = (s: string): RateLimit | null => parseRate(s)!;
+const listenOrOff = (s: string): ListenAddress | null => (s === "" ? null : parseListen(s));
+
+export function toConfig(raw: RawConfig): Config {
+  return {
+    hostname: raw.hostname.toLowerCase(),
+    dataDir: raw.data_dir,
+    log: { level: raw.log.level },
+    http: { listen: listenOrOff(raw.http.listen), publicUrl: raw.http.public_url.replace(/\/+$/, ""), maxBodyBytes: bytes(raw.http.max_body_size) },
+    smtp: {
+      inboundListen: listenOrOff(raw.smtp.inbound_listen),
+      submissionListen: listenOrOff(raw.smtp.submission_listen),
+      submissionTlsListen: listenOrOff(raw.smtp.submission_tls_listen),
+      maxMessageSizeBytes: bytes(raw.smtp.max_message_size),
+      allowInsecureAuth: raw.smtp.allow_insecure_auth,
+    },
+    inbound: {
+      domain: raw.inbound.domain.toLowerCase(),
+      targetTimeoutMs: ms(raw.inbound.target_timeout),
+      allowPrivateTargets: raw.inbound.allow_private_targets,
+    },
+    outbound: {
+      bounceHost: raw.outbound.bounce_host.toLowerCase(),
+      sendingIps: raw.outbound.sending_ips,
+      smarthost: raw.outbound.smarthost === "" ? null : raw.outbound.smarthost,
+      mxPort: raw.outbound.mx_port,
+      allowPrivateMx: raw.outbound.allow_private_mx,
+      maxQueueTimeMs: ms(raw.outbound.max_queue_time),
+      maxRecipients: raw.outbound.max_recipients,
+      maxSizeBytes: bytes(raw.outbound.max_size),
+    },
+    dns: { servers: raw.dns.servers },
+    tls: {
+      mode: raw.tls.mode,
+      certFile: raw.tls.cert_file,
+      keyFile: raw.tls.key_file,
+      acme: {
+        directoryUrl: raw.tls.acme.directory_url,
+        email: raw.tls.acme.email,
+        domains: raw.tls.acme.domains,
+        challengeListen: listenOrOff(raw.tls.acme.challenge_listen),
+        caFile: raw.tls.acme.ca_file,
+      },
+    },
+    accounts: raw.accounts.map((a) => ({
+      id: a.id,
+      name: a.name,
+      apiTokenHashes: a.api_tokens,
+      rateLimit: rate(a.rate_limit),
+      testMode: a.test_mode,
+      markdown: a.markdown,
+      domainTargets: a.domain_targets,
+      webhook: a.webhook ? { url: a.webhook.url, token: a.webhook.token, signingSecret: a.webhook.signing_secret || null } : null,
+      outbound: a.outbound.map((o) => ({ id: o.id, apiKeyHashes: o.api_keys, sendRateLimit: rate(o.send_rate_limit), testMode: o.test_mode || a.test_mode })),
+    })),
+  };
+}

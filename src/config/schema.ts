@@ -1,0 +1,172 @@
+// The TOML config file's schema. Every key has a type, a default and a description;
+// config.example.toml documents the same keys and a test keeps the two in step.
+// Key names follow DESIGN.md section 4 and are never renamed.
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { DURATION_PATTERN, RATE_PATTERN, SIZE_PATTERN } from "./units.ts";
+
+const HEX16 = "^[0-9a-f]{16}$";
+const SECRET_HASH = "^sha256:[0-9a-f]{64}$";
+const LISTEN = "^((\\[[0-9a-fA-F:.]+\\]|[^:\\s\\[\\]]+):\\d{1,5})?$";
+
+const str = (def: string, description: string, extra: object = {}) => Type.String({ default: def, description, ...extra });
+const bool = (def: boolean, description: string) => Type.Boolean({ default: def, description });
+const duration = (def: string, description: string) =>
+  str(def, description, { pattern: DURATION_PATTERN, errorMessage: 'must be a duration such as "30s", "5m", "2h" or "5d"' });
+const size = (def: string, description: string) =>
+  str(def, description, { pattern: SIZE_PATTERN, errorMessage: 'must be a size such as "512KB", "25MB" or "1GB"' });
+const listen = (def: string, description: string) =>
+  str(def, description, { pattern: LISTEN, errorMessage: 'must be "host:port" (e.g. "0.0.0.0:25", "[::]:25") or "" for off' });
+const rate = (def: string, description: string) =>
+  str(def, description, { pattern: RATE_PATTERN, errorMessage: 'must be "N/s", "N/min", "N/h" or "off"' });
+const section = <T extends Record<string, TSchema>>(props: T, description: string) =>
+  Type.Object(props, { default: {}, description, additionalProperties: false });
+
+const Webhook = Type.Object(
+  {
+    url: Type.String({ format: "http-url", errorMessage: "must be an http(s) URL", description: "URL that receives the message events (POST, JSON)" }),
+    token: Type.String({ minLength: 1, errorMessage: "must be a non-empty string", description: "sent as `Authorization: Bearer <token>` with every webhook POST" }),
+    signing_secret: str("", 'Standard Webhooks secret ("whsec_..."); "" = unsigned', {
+      pattern: "^(whsec_[A-Za-z0-9+/=]+)?$",
+      errorMessage: 'must start with "whsec_" followed by Base64',
+    }),
+  },
+  { additionalProperties: false, description: "where the account's message events are posted" },
+);
+
+const OutboundAccount = Type.Object(
+  {
+    id: Type.String({ pattern: HEX16, errorMessage: "must be 16 lowercase hex", description: "SMTP username and the {outboundAccountID} of POST /messages" }),
+    api_keys: Type.Array(Type.String({ pattern: SECRET_HASH, errorMessage: "must be sha256:<64 lowercase hex> (mint one with `postroom secret`)" }), {
+      default: [],
+      description: "hashes of the SMTP passwords / smtpAuth keys",
+    }),
+    send_rate_limit: rate("600/min", "sends allowed per window through the API and SMTP"),
+    test_mode: bool(false, "force test mode on every message: validated and recorded, never sent"),
+  },
+  { additionalProperties: false },
+);
+
+const Account = Type.Object(
+  {
+    id: Type.String({ pattern: HEX16, errorMessage: "must be 16 lowercase hex", description: "the {accountID} in every API path" }),
+    name: str("", "a label for logs and the operator"),
+    api_tokens: Type.Array(Type.String({ pattern: SECRET_HASH, errorMessage: "must be sha256:<64 lowercase hex> (mint one with `postroom secret`)" }), {
+      default: [],
+      description: "hashes of the management API tokens (Bearer)",
+    }),
+    rate_limit: rate("5/min", "management API calls allowed per window"),
+    test_mode: bool(false, "force test mode on every message of every outbound account"),
+    markdown: bool(false, "allow the `markdown` body on POST /messages"),
+    domain_targets: bool(false, "allow `domain_target` on custom domains"),
+    webhook: Type.Optional(Webhook),
+    outbound: Type.Array(OutboundAccount, { default: [], description: "SMTP credentials of the account" }),
+  },
+  { additionalProperties: false },
+);
+
+export const ConfigSchema = Type.Object(
+  {
+    hostname: str("localhost", "FQDN of this server: SMTP banner, EHLO name, Message-ID host", {
+      pattern: "^(?=.{1,253}$)([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$",
+      errorMessage: "must be a host name such as mx.example.com",
+    }),
+    data_dir: str("./data", "directory of the database and stored files, relative to the working directory"),
+    log: section(
+      {
+        level: Type.Union([Type.Literal("debug"), Type.Literal("info"), Type.Literal("warn"), Type.Literal("error")], {
+          default: "info",
+          description: "least severe level written to the log",
+          errorMessage: 'must be "debug", "info", "warn" or "error"',
+        }),
+      },
+      "logging (JSON lines on stdout)",
+    ),
+    http: section(
+      {
+        listen: listen("127.0.0.1:8080", "address of the HTTP API and of attachment and tracking URLs"),
+        public_url: str("http://localhost:8080", "base URL of this server as the world reaches it", {
+          format: "http-url",
+          errorMessage: "must be an http(s) URL",
+        }),
+        max_body_size: size("1MB", "largest request body of a management API call (413 beyond)"),
+      },
+      "the HTTP API",
+    ),
+    smtp: section(
+      {
+        inbound_listen: listen("0.0.0.0:2525", 'inbound SMTP (25 in production); "" = off'),
+        submission_listen: listen("0.0.0.0:5870", 'SMTP submission with STARTTLS (587 in production); "" = off'),
+        submission_tls_listen: listen("", 'SMTP submission with implicit TLS (465 in production); "" = off'),
+        max_message_size: size("25MB", "largest inbound message; announced as SIZE, larger mail gets 552"),
+        allow_insecure_auth: bool(false, "allow AUTH before STARTTLS; for loopback tests only"),
+      },
+      "SMTP listeners",
+    ),
+    inbound: section(
+      {
+        domain: str("in.example.com", "addresses are <addressID>@<domain>", {
+          pattern: "^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?$",
+          errorMessage: "must be a domain name",
+        }),
+        target_timeout: duration("30s", "how long a target may take to answer the POST"),
+        allow_private_targets: bool(false, "allow targets on loopback, private and link-local addresses"),
+      },
+      "receiving mail",
+    ),
+    outbound: section(
+      {
+        bounce_host: str("bounces.example.com", "host every sending domain's mta_domain must be a CNAME to"),
+        sending_ips: Type.Array(Type.String({ format: "ipv4-or-ipv6", errorMessage: "must be an IPv4 or IPv6 address" }), {
+          default: [],
+          description: "addresses mail leaves from; SPF must authorise each",
+        }),
+        smarthost: str("", 'relay every message through "smtp://user:pass@host:587" instead of the MX; "" = off', {
+          pattern: "^(smtps?://.+)?$",
+          errorMessage: 'must be "smtp://[user:pass@]host[:port]" or "smtps://..."',
+        }),
+        mx_port: Type.Integer({ default: 25, minimum: 1, maximum: 65535, description: "port of remote MX hosts", errorMessage: "must be a port number (1-65535)" }),
+        allow_private_mx: bool(false, "allow MX hosts that resolve to loopback or private addresses"),
+        max_queue_time: duration("5d", "how long a message is retried before it bounces"),
+        max_recipients: Type.Integer({ default: 20, minimum: 1, maximum: 1000, description: "most recipients (to + cc) of one message", errorMessage: "must be an integer from 1 to 1000" }),
+        max_size: size("10MB", "largest outgoing message"),
+      },
+      "sending mail",
+    ),
+    dns: section(
+      {
+        servers: Type.Array(Type.String({ pattern: "^(\\[[0-9a-fA-F:.]+\\]|[0-9.]+|[0-9a-fA-F:]+)(:\\d{1,5})?$", errorMessage: 'must be "ip" or "ip:port"' }), {
+          default: [],
+          description: 'resolvers to ask; [] = the system resolvers; e.g. ["127.0.0.1:5353"]',
+        }),
+      },
+      "DNS",
+    ),
+    tls: section(
+      {
+        mode: Type.Union([Type.Literal("off"), Type.Literal("files"), Type.Literal("acme")], {
+          default: "off",
+          description: "where certificates come from",
+          errorMessage: 'must be "off", "files" or "acme"',
+        }),
+        cert_file: str("", "PEM certificate chain (mode files)"),
+        key_file: str("", "PEM private key (mode files)"),
+        acme: section(
+          {
+            directory_url: str("https://acme-v02.api.letsencrypt.org/directory", "ACME directory of the CA", { format: "http-url", errorMessage: "must be an http(s) URL" }),
+            email: str("", "contact address given to the CA"),
+            domains: Type.Array(Type.String(), { default: [], description: "names the certificate covers" }),
+            challenge_listen: listen("0.0.0.0:80", "where HTTP-01 challenges are answered"),
+            ca_file: str("", "extra CA bundle to trust for the ACME server"),
+          },
+          "ACME (mode acme)",
+        ),
+      },
+      "certificates",
+    ),
+    accounts: Type.Array(Account, { default: [], description: "accounts, their tokens and SMTP credentials" }),
+  },
+  { additionalProperties: false },
+);
+
+export type RawConfig = Static<typeof ConfigSchema>;
+export type RawAccount = Static<typeof Account>;

@@ -1,0 +1,110 @@
+// SQL for the addresses table. Every read is scoped by account and skips deleted rows,
+// except findLive, which inbound routing uses to resolve a recipient on any account.
+import type { Store } from "../store/store.ts";
+import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
+import type { AttachmentStore } from "./attachment-store.ts";
+
+export type TargetFormat = "json+n" | "multipart+n";
+
+export interface Address {
+  id: string;
+  accountId: string;
+  /** As given, credentials included; see target-url.ts. */
+  target: string;
+  targetFormat: TargetFormat;
+  nickname: string | null;
+  attachments: AttachmentStore;
+  createdAtMs: number;
+  updatedAtMs: number;
+}
+
+interface Row {
+  id: string;
+  account_id: string;
+  target: string;
+  target_format: TargetFormat;
+  nickname: string | null;
+  attachments_json: string;
+  created_at: number;
+  updated_at: number;
+}
+
+const COLUMNS = "id, account_id, target, target_format, nickname, attachments_json, created_at, updated_at";
+
+const fromRow = (r: Row): Address => ({
+  id: r.id,
+  accountId: r.account_id,
+  target: r.target,
+  targetFormat: r.target_format,
+  nickname: r.nickname,
+  attachments: JSON.parse(r.attachments_json) as AttachmentStore,
+  createdAtMs: r.created_at,
+  updatedAtMs: r.updated_at,
+});
+
+export interface AddressRepo {
+  insert(a: Address): Promise<void>;
+  get(accountId: string, id: string): Promise<Address | null>;
+  findLive(id: string): Promise<Address | null>;
+  list(accountId: string, query: string | null, page: PageRequest): Promise<Page<Address>>;
+  update(a: Address): Promise<void>;
+  /** Marks the address and its custom domains deleted; false when there was none. */
+  softDelete(accountId: string, id: string, nowMs: number): Promise<boolean>;
+}
+
+export function createAddressRepo(store: Store): AddressRepo {
+  const { db } = store;
+  return {
+    async insert(a) {
+      db.query(`INSERT INTO addresses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`).run(
+        a.id,
+        a.accountId,
+        a.target,
+        a.targetFormat,
+        a.nickname,
+        JSON.stringify(a.attachments),
+        a.createdAtMs,
+        a.updatedAtMs,
+      );
+    },
+    async get(accountId, id) {
+      const row = db.query(`SELECT ${COLUMNS} FROM addresses WHERE id = ? AND account_id = ? AND deleted_at IS NULL`).get(id, accountId) as Row | null;
+      return row ? fromRow(row) : null;
+    },
+    async findLive(id) {
+      const row = db.query(`SELECT ${COLUMNS} FROM addresses WHERE id = ? AND deleted_at IS NULL`).get(id) as Row | null;
+      return row ? fromRow(row) : null;
+    },
+    async list(accountId, query, page) {
+      const params: unknown[] = [accountId];
+      let filter = "";
+      if (query) {
+        const like = containsPattern(query);
+        filter = " AND (LOWER(id) LIKE ? ESCAPE '\\' OR LOWER(COALESCE(nickname, '')) LIKE ? ESCAPE '\\' OR LOWER(target) LIKE ? ESCAPE '\\')";
+        params.push(like, like, like);
+      }
+      const { where, tail } = newestFirst(page, params);
+      const rows = db.query(`SELECT ${COLUMNS} FROM addresses WHERE account_id = ? AND deleted_at IS NULL${filter}${where}${tail}`).all(...(params as never[])) as Row[];
+      return toPage(rows.map(fromRow), page.limit);
+    },
+    async update(a) {
+      db.query("UPDATE addresses SET target = ?, target_format = ?, nickname = ?, attachments_json = ?, updated_at = ? WHERE id = ? AND account_id = ?").run(
+        a.target,
+        a.targetFormat,
+        a.nickname,
+        JSON.stringify(a.attachments),
+        a.updatedAtMs,
+        a.id,
+        a.accountId,
+      );
+    },
+    async softDelete(accountId, id, nowMs) {
+      return store.tx(() => {
+        const res = db.query("UPDATE addresses SET deleted_at = ? WHERE id = ? AND account_id = ? AND deleted_at IS NULL").run(nowMs, id, accountId);
+        if (res.changes === 0) return false;
+        db.query("UPDATE custom_domains SET deleted_at = ? WHERE address_id = ? AND deleted_at IS NULL").run(nowMs, id);
+        return true;
+      });
+    },
+  };
+}

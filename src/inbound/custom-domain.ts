@@ -1,0 +1,48 @@
+// Decisions about custom domains: which names may be claimed, what an auth_regex is
+// allowed to be and whom it admits, and whether the domain's MX points at us.
+import type { DnsResolver, MxRecord } from "../lib/dns.ts";
+import { isSameOrSubdomain } from "../lib/domain-name.ts";
+
+export const AUTH_REGEX_MAX_LENGTH = 512;
+
+/** Why `source` cannot be an auth_regex, or null when it can. */
+export function authRegexProblem(source: string): string | null {
+  if (source.length > AUTH_REGEX_MAX_LENGTH) return `must be at most ${AUTH_REGEX_MAX_LENGTH} characters`;
+  try {
+    compileAuthRegex(source);
+    return null;
+  } catch (err) {
+    return `is not a valid regular expression (${(err as Error).message.replace(/^Invalid regular expression: /, "")})`;
+  }
+}
+
+/**
+ * The whole recipient address must match (API.md section 6), so the pattern is anchored.
+ * Matching ignores case: mail systems treat addresses case-insensitively in practice.
+ */
+export function compileAuthRegex(source: string): RegExp {
+  return new RegExp(`^(?:${source})$`, "iu");
+}
+
+/** Names that would collide with this server's own addresses and bounces. */
+export function reservedDomainProblem(domain: string, own: { inboundDomain: string; hostname: string; bounceHost: string }): string | null {
+  for (const name of [own.inboundDomain, own.hostname, own.bounceHost]) {
+    if (isSameOrSubdomain(domain, name)) return `${domain} is this server's own domain`;
+  }
+  return null;
+}
+
+/** Whether any MX of the domain is our hostname (names compared without case or final dot). */
+export function mxPointsAt(records: readonly MxRecord[], hostname: string): boolean {
+  const want = hostname.toLowerCase().replace(/\.$/, "");
+  return records.some((r) => r.exchange.toLowerCase().replace(/\.$/, "") === want);
+}
+
+/** Looks the MX up; a lookup that fails counts as not pointing at us (checked again later). */
+export async function checkMx(resolver: DnsResolver, domain: string, hostname: string): Promise<boolean> {
+  try {
+    return mxPointsAt(await resolver.resolveMx(domain), hostname);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,44 @@
+// JSON-lines logger. One object per line on stdout so journald and log shippers can
+// parse it; never pass secrets in fields (callers mask them before logging).
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+const LEVEL_RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export type LogFields = Record<string, unknown>;
+export type LogSink = (line: string) => void;
+
+export interface Logger {
+  debug(msg: string, fields?: LogFields): void;
+  info(msg: string, fields?: LogFields): void;
+  warn(msg: string, fields?: LogFields): void;
+  error(msg: string, fields?: LogFields): void;
+  child(fields: LogFields): Logger;
+}
+
+const stdoutSink: LogSink = (line) => process.stdout.write(line + "\n");
+
+export function createLogger(opts: { level?: LogLevel; sink?: LogSink; fields?: LogFields } = {}): Logger {
+  const minRank = LEVEL_RANK[opts.level ?? "info"];
+  const sink = opts.sink ?? stdoutSink;
+  const base = opts.fields ?? {};
+  const emit = (level: LogLevel, msg: string, fields?: LogFields) => {
+    if (LEVEL_RANK[level] < minRank) return;
+    sink(JSON.stringify({ ts: new Date().toISOString(), level, msg, ...base, ...fields }, errorReplacer));
+  };
+  return {
+    debug: (m, f) => emit("debug", m, f),
+    info: (m, f) => emit("info", m, f),
+    warn: (m, f) => emit("warn", m, f),
+    error: (m, f) => emit("error", m, f),
+    child: (fields) => createLogger({ level: opts.level, sink, fields: { ...base, ...fields } }),
+  };
+}
+
+/** A logger that drops everything; for tests that do not read logs. */
+export const silentLogger: Logger = createLogger({ sink: () => {} });
+
+function errorReplacer(_key: string, value: unknown): unknown {
+  if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
+  if (typeof value === "bigint") return value.toString();
+  return value;
+}

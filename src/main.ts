@@ -1,0 +1,135 @@
+#!/usr/bin/env bun
+// The command line: serve, check-config, secret, init, version.
+// Exit codes (DESIGN.md section 5): 0 ok, 1 bad config or input, 2 runtime failure.
+import { parseArgs } from "node:util";
+import { existsSync } from "node:fs";
+import { App } from "./app.ts";
+import { hashSecret, mintSecret } from "./auth/secrets.ts";
+import { loadConfigFile } from "./config/load.ts";
+import { starterConfig } from "./config/starter.ts";
+import { createLogger } from "./lib/logger.ts";
+import { VERSION } from "./version.ts";
+
+const HELP = `postroom ${VERSION}: a self-hosted mail appliance
+
+Usage: postroom <command> [options]
+
+Commands:
+  serve          run the appliance
+  check-config   validate the config file and list every problem
+  secret         mint a random token or SMTP password and print the line for the config
+  init           write a starter config with a fresh account and secrets
+  version        print the version
+
+Options:
+  -c, --config FILE   config file (default: $POSTROOM_CONFIG, else ./postroom.toml)
+  -f, --force         init: overwrite an existing file
+  -h, --help          show this help
+
+Exit codes: 0 ok, 1 bad config or input, 2 runtime failure.
+`;
+
+const out = (s: string) => process.stdout.write(s.endsWith("\n") ? s : s + "\n");
+const err = (s: string) => process.stderr.write(s.endsWith("\n") ? s : s + "\n");
+
+function configPath(flag: string | undefined): string {
+  return flag ?? process.env.POSTROOM_CONFIG ?? "postroom.toml";
+}
+
+async function loadOrExit(path: string) {
+  const result = await loadConfigFile(path);
+  if (!result.ok) {
+    err(`${path}: ${result.problems.length} problem${result.problems.length === 1 ? "" : "s"}:`);
+    for (const p of result.problems) err(`  ${p}`);
+    process.exit(1);
+  }
+  return result.config;
+}
+
+async function serve(path: string): Promise<void> {
+  const config = await loadOrExit(path);
+  const logger = createLogger({ level: config.log.level });
+  let app: App;
+  try {
+    app = await App.start({ config, logger });
+  } catch (e) {
+    logger.error("postroom failed to start", { err: e, config: path });
+    process.exit(2);
+  }
+  process.on("SIGHUP", async () => {
+    const next = await loadConfigFile(path);
+    if (!next.ok) {
+      logger.error("config reload refused; keeping the running config", { config: path, problems: next.problems });
+      return;
+    }
+    app.reload(next.config);
+  });
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info("stopping", { signal });
+    await app.stop();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+async function main(argv: string[]): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { config: { type: "string", short: "c" }, force: { type: "boolean", short: "f" }, help: { type: "boolean", short: "h" } },
+    });
+  } catch (e) {
+    err(`${(e as Error).message}\n\n${HELP}`);
+    process.exit(1);
+  }
+  const { values, positionals } = parsed;
+  const command = positionals[0] ?? (values.help ? "help" : undefined);
+  if (values.help || command === "help" || command === undefined) {
+    out(HELP);
+    process.exit(command === undefined && !values.help ? 1 : 0);
+  }
+  const path = configPath(values.config);
+  switch (command) {
+    case "serve":
+      return serve(path);
+    case "check-config": {
+      const config = await loadOrExit(path);
+      out(`${path}: ok (${config.accounts.length} account${config.accounts.length === 1 ? "" : "s"})`);
+      return;
+    }
+    case "secret": {
+      const secret = mintSecret();
+      out(`secret (shown once; give it to the client): ${secret}`);
+      out(`config line (the only form Postroom keeps):  "${hashSecret(secret)}"`);
+      return;
+    }
+    case "init": {
+      if (existsSync(path) && !values.force) {
+        err(`${path} already exists; use --force to overwrite it`);
+        process.exit(1);
+      }
+      const starter = starterConfig("mx.example.com");
+      await Bun.write(path, starter.text);
+      out(`wrote ${path}; edit hostname and domains, then run: postroom serve --config ${path}`);
+      out(`account ID:       ${starter.accountId}`);
+      out(`API token:        ${starter.apiToken}   (shown once)`);
+      out(`SMTP username:    ${starter.outboundId}`);
+      out(`SMTP password:    ${starter.smtpPassword}   (shown once)`);
+      return;
+    }
+    case "version":
+      out(`postroom ${VERSION}`);
+      return;
+    default:
+      err(`unknown command "${command}"\n\n${HELP}`);
+      process.exit(1);
+  }
+}
+
+await main(Bun.argv.slice(2));

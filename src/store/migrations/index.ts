@@ -1,0 +1,11 @@
+// Numbered schema migrations, embedded in the binary. Append only: a released
+// migration is never edited, a change is a new file with the next number.
+import m0001 from "./0001_init.sql" with { type: "text" };
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: "init", sql: m0001 }];

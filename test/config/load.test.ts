@@ -1,0 +1,139 @@
+import { describe, expect, test } from "bun:test";
+import { parse as parseToml } from "smol-toml";
+import { parseConfigText } from "../../src/config/load.ts";
+import { ConfigSchema } from "../../src/config/schema.ts";
+
+const HASH = "sha256:" + "ab".repeat(32);
+const HASH2 = "sha256:" + "cd".repeat(32);
+
+function problemsOf(toml: string): string[] {
+  const r = parseConfigText(toml);
+  return r.ok ? [] : r.problems;
+}
+
+describe("config errors name the key path and the rule", () => {
+  test.each([
+    ["unknown top-level key", `colour = "blue"`, "colour: unknown key"],
+    ["unknown key in a section", `[http]\nport = 80`, "http.port: unknown key"],
+    ["unknown key in an account", `[[accounts]]\nid = "0123456789abcdef"\nnmae = "x"`, "accounts[0].nmae: unknown key"],
+    ["account id not hex", `[[accounts]]\nid = "XYZ"`, "accounts[0].id: must be 16 lowercase hex"],
+    ["account id missing", `[[accounts]]\nname = "x"`, "accounts[0].id: is required"],
+    ["outbound id wrong length", `[[accounts]]\nid = "0123456789abcdef"\n[[accounts.outbound]]\nid = "abc"`, "accounts[0].outbound[0].id: must be 16 lowercase hex"],
+    ["token not a hash", `[[accounts]]\nid = "0123456789abcdef"\napi_tokens = ["plaintext"]`, "accounts[0].api_tokens[0]: must be sha256:<64 lowercase hex> (mint one with `postroom secret`)"],
+    ["rate limit", `[[accounts]]\nid = "0123456789abcdef"\nrate_limit = "5/day"`, 'accounts[0].rate_limit: must be "N/s", "N/min", "N/h" or "off"'],
+    ["duration", `[inbound]\ntarget_timeout = "30"`, 'inbound.target_timeout: must be a duration such as "30s", "5m", "2h" or "5d"'],
+    ["duration of wrong type", `[inbound]\ntarget_timeout = 30`, 'inbound.target_timeout: must be a duration such as "30s", "5m", "2h" or "5d"'],
+    ["size", `[smtp]\nmax_message_size = "25 megs"`, 'smtp.max_message_size: must be a size such as "512KB", "25MB" or "1GB"'],
+    ["listen address", `[http]\nlisten = "8080"`, 'http.listen: must be "host:port" (e.g. "0.0.0.0:25", "[::]:25") or "" for off'],
+    ["boolean", `[smtp]\nallow_insecure_auth = "yes"`, "smtp.allow_insecure_auth: must be boolean"],
+    ["integer range", `[outbound]\nmx_port = 0`, "outbound.mx_port: must be a port number (1-65535)"],
+    ["sending ip", `[outbound]\nsending_ips = ["203.0.113.300"]`, "outbound.sending_ips[0]: must be an IPv4 or IPv6 address"],
+    ["smarthost", `[outbound]\nsmarthost = "relay.example.com"`, 'outbound.smarthost: must be "smtp://[user:pass@]host[:port]" or "smtps://..."'],
+    ["dns server", `[dns]\nservers = ["resolver.local"]`, 'dns.servers[0]: must be "ip" or "ip:port"'],
+    ["log level", `[log]\nlevel = "loud"`, 'log.level: must be "debug", "info", "warn" or "error"'],
+    ["tls mode", `[tls]\nmode = "on"`, 'tls.mode: must be "off", "files" or "acme"'],
+    ["public url", `[http]\npublic_url = "localhost"`, "http.public_url: must be an http(s) URL"],
+    ["hostname", `hostname = "mx example"`, "hostname: must be a host name such as mx.example.com"],
+    ["webhook secret", `[[accounts]]\nid = "0123456789abcdef"\nwebhook = { url = "https://h.example/x", token = "t", signing_secret = "nope" }`, 'accounts[0].webhook.signing_secret: must start with "whsec_" followed by Base64'],
+    ["webhook url", `[[accounts]]\nid = "0123456789abcdef"\nwebhook = { token = "t" }`, "accounts[0].webhook.url: is required"],
+    ["section of wrong type", `http = 5`, "http: must be object"],
+    ["tls files without files", `[tls]\nmode = "files"`, 'tls.cert_file: is required when tls.mode is "files"'],
+    ["acme without domains", `[tls]\nmode = "acme"`, 'tls.acme.domains: needs at least one name when tls.mode is "acme"'],
+    ["http listener off", `[http]\nlisten = ""`, "http.listen: is required: the API and /healthz live there"],
+    [
+      "an outbound ID equal to an account ID",
+      `[[accounts]]\nid = "0123456789abcdef"\n[[accounts.outbound]]\nid = "0123456789abcdef"`,
+      "accounts[0].outbound[0].id: duplicates the ID at accounts[0].id",
+    ],
+    ["two accounts with one ID", `[[accounts]]\nid = "0123456789abcdef"\n[[accounts]]\nid = "0123456789abcdef"`, "accounts[1].id: duplicates the ID at accounts[0].id"],
+    [
+      "one secret in two places",
+      `[[accounts]]\nid = "0123456789abcdef"\napi_tokens = ["${HASH}"]\n[[accounts.outbound]]\nid = "fedcba9876543210"\napi_keys = ["${HASH}"]`,
+      "accounts[0].outbound[0].api_keys[0]: the same secret is already used at accounts[0].api_tokens[0]; mint one per use with `postroom secret`",
+    ],
+    ["TOML syntax", `[http\nlisten = "x"`, "line 1, column 6: Invalid TOML document: illegal character in key"],
+  ])("%s", (_name, toml, expected) => {
+    expect(problemsOf(toml)).toContain(expected);
+  });
+
+  test("every problem is listed, not just the first", () => {
+    const problems = problemsOf(`colour = 1\n[http]\nlisten = "x"\n[inbound]\ntarget_timeout = "x"\n[[accounts]]\nid = "no"`);
+    expect(problems).toEqual([
+      "colour: unknown key",
+      'http.listen: must be "host:port" (e.g. "0.0.0.0:25", "[::]:25") or "" for off',
+      'inbound.target_timeout: must be a duration such as "30s", "5m", "2h" or "5d"',
+      "accounts[0].id: must be 16 lowercase hex",
+    ]);
+  });
+});
+
+describe("a valid config", () => {
+  test("an empty file gets every default, with units converted", () => {
+    const r = parseConfigText("");
+    if (!r.ok) throw new Error(r.problems.join("\n"));
+    expect(r.config.inbound.targetTimeoutMs).toBe(30_000);
+    expect(r.config.smtp.maxMessageSizeBytes).toBe(25 * 1024 * 1024);
+    expect(r.config.outbound.maxQueueTimeMs).toBe(5 * 86_400_000);
+    expect(r.config.http.listen).toEqual({ host: "127.0.0.1", port: 8080 });
+    expect(r.config.smtp.submissionTlsListen).toBeNull();
+    expect(r.config.outbound.smarthost).toBeNull();
+    expect(r.config.accounts).toEqual([]);
+  });
+
+  test("accounts keep hashes and rates; account test_mode forces its outbound accounts", () => {
+    const r = parseConfigText(
+      `[[accounts]]\nid = "0123456789abcdef"\napi_tokens = ["${HASH}"]\nrate_limit = "off"\ntest_mode = true\n[[accounts.outbound]]\nid = "fedcba9876543210"\napi_keys = ["${HASH2}"]`,
+    );
+    if (!r.ok) throw new Error(r.problems.join("\n"));
+    const [a] = r.config.accounts;
+    expect(a!.apiTokenHashes).toEqual([HASH]);
+    expect(a!.rateLimit).toBeNull();
+    expect(a!.outbound[0]!.sendRateLimit).toEqual({ limit: 600, windowMs: 60_000 });
+    expect(a!.outbound[0]!.testMode).toBe(true);
+  });
+});
+
+describe("config.example.toml", () => {
+  const text = require("node:fs").readFileSync(new URL("../../config.example.toml", import.meta.url), "utf8") as string;
+
+  test("is valid as is", () => {
+    const r = parseConfigText(text);
+    expect(r.ok ? [] : r.problems).toEqual([]);
+  });
+
+  test("sets and documents every key of the schema", () => {
+    const example = parseToml(text) as Record<string, unknown>;
+    const missing: string[] = [];
+    const walk = (schema: any, value: any, path: string) => {
+      if (schema.type === "object" && schema.properties) {
+        for (const [key, sub] of Object.entries<any>(schema.properties)) {
+          const p = path ? `${path}.${key}` : key;
+          if (value === undefined || value === null || !(key in value)) missing.push(p);
+          else walk(sub, value[key], p);
+          const table = `[${p.replace(/\[0\]/g, "")}]`;
+          if (!text.includes(`${key} =`) && !text.includes(table)) missing.push(`${p} (no line)`);
+        }
+      } else if (schema.type === "array" && schema.items?.type === "object") {
+        if (!Array.isArray(value) || value.length === 0) missing.push(`${path}[]`);
+        else walk(schema.items, value[0], `${path}[0]`);
+      }
+    };
+    walk(ConfigSchema, example, "");
+    expect(missing).toEqual([]);
+  });
+
+  test("every key of the schema has a description and (but for IDs) a default", () => {
+    const undocumented: string[] = [];
+    const walk = (schema: any, path: string) => {
+      for (const [key, sub] of Object.entries<any>(schema.properties ?? {})) {
+        const p = path ? `${path}.${key}` : key;
+        if (!sub.description && sub.type !== "object") undocumented.push(`${p}: no description`);
+        if (sub.default === undefined && !(schema.required ?? []).includes(key) && key !== "webhook") undocumented.push(`${p}: no default`);
+        if (sub.type === "object") walk(sub, p);
+        if (sub.type === "array" && sub.items?.type === "object") walk(sub.items, `${p}[]`);
+      }
+    };
+    walk(ConfigSchema, "");
+    expect(undocumented).toEqual([]);
+  });
+});

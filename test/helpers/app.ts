@@ -1,0 +1,58 @@
+// Starts a whole appliance in-process on ephemeral ports in a temp dir, and calls its
+// API through the same handler the HTTP listener uses.
+import { App } from "../../src/app.ts";
+import { parseConfigText } from "../../src/config/load.ts";
+import type { Clock } from "../../src/lib/clock.ts";
+import { createResolver } from "../../src/lib/dns.ts";
+import { silentLogger, type Logger } from "../../src/lib/logger.ts";
+import { testConfigToml, type AccountToml } from "./fixtures.ts";
+import { tempDir } from "./tmp.ts";
+
+export interface TestApp {
+  app: App;
+  dataDir: string;
+  /** Calls the API; `auth` is the Authorization header (none when null). */
+  call(method: string, path: string, opts?: { body?: unknown; auth?: string | null; headers?: Record<string, string> }): Promise<Response>;
+  /** call() and parse the JSON body. */
+  json<T = any>(method: string, path: string, opts?: { body?: unknown; auth?: string | null }): Promise<{ status: number; body: T; headers: Headers }>;
+  stop(): Promise<void>;
+}
+
+export const bearer = (token: string) => `Bearer ${token}`;
+export const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}`;
+
+export async function startTestApp(
+  opts: { accounts?: AccountToml[]; dnsServer?: string; extraToml?: string; clock?: Clock; logger?: Logger; dataDir?: string } = {},
+): Promise<TestApp> {
+  const dir = opts.dataDir ? null : tempDir();
+  const dataDir = opts.dataDir ?? dir!.path;
+  const parsed = parseConfigText(testConfigToml({ dataDir, dnsServer: opts.dnsServer, accounts: opts.accounts, extra: opts.extraToml }));
+  if (!parsed.ok) throw new Error(parsed.problems.join("\n"));
+  // Without a test DNS server, point at a closed loopback port so no test waits on real DNS.
+  const resolver = createResolver({ servers: [opts.dnsServer ?? "127.0.0.1:9"], timeoutMs: 300, tries: 1 });
+  const app = await App.start({ config: parsed.config, logger: opts.logger ?? silentLogger, clock: opts.clock, resolver });
+  const call: TestApp["call"] = (method, path, o = {}) => {
+    const headers: Record<string, string> = { ...o.headers };
+    if (o.auth) headers.authorization = o.auth;
+    let body: string | undefined;
+    if (o.body !== undefined) {
+      body = typeof o.body === "string" ? o.body : JSON.stringify(o.body);
+      headers["content-type"] ??= "application/json";
+    }
+    return app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
+  };
+  return {
+    app,
+    dataDir,
+    call,
+    async json(method, path, o) {
+      const res = await call(method, path, o);
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+    },
+    async stop() {
+      await app.stop();
+      dir?.remove();
+    },
+  };
+}

@@ -1,0 +1,57 @@
+// A real DNS server on loopback (dns2, UDP) serving a zone the test controls. The
+// appliance's resolver talks to it exactly as it would to any resolver.
+// @ts-expect-error dns2 ships no types for its CommonJS entry
+import dns2 from "dns2";
+
+const { Packet } = dns2 as { Packet: any };
+
+export type ZoneRecord =
+  | { type: "A"; address: string }
+  | { type: "AAAA"; address: string }
+  | { type: "MX"; exchange: string; priority: number }
+  | { type: "TXT"; data: string | string[] }
+  | { type: "CNAME"; domain: string };
+
+export class TestDnsServer {
+  /** name (lowercase, no final dot) → records. Tests change it at will. */
+  readonly zone = new Map<string, ZoneRecord[]>();
+  private constructor(
+    private server: any,
+    readonly port: number,
+  ) {}
+
+  static async start(): Promise<TestDnsServer> {
+    let self: TestDnsServer | null = null;
+    const server = dns2.createUDPServer((request: any, send: (r: unknown) => void) => {
+      const response = Packet.createResponseFromRequest(request);
+      const [question] = request.questions;
+      const name = String(question.name).toLowerCase().replace(/\.$/, "");
+      const records = self?.zone.get(name);
+      if (!records) {
+        response.header.rcode = Packet.RCODE?.NXDOMAIN ?? 3;
+      } else {
+        for (const { type, ...data } of records) {
+          if (Packet.TYPE[type] !== question.type) continue;
+          response.answers.push({ name: question.name, type: Packet.TYPE[type], class: Packet.CLASS.IN, ttl: 60, ...data });
+        }
+      }
+      send(response);
+    });
+    await server.listen(0, "127.0.0.1");
+    const port = server.address().port as number;
+    self = new TestDnsServer(server, port);
+    return self;
+  }
+
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  set(name: string, records: ZoneRecord[]): void {
+    this.zone.set(name.toLowerCase(), records);
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}

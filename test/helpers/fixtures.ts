@@ -1,0 +1,53 @@
+// Accounts and secrets shared by the tests. Secrets are fixed so a failing test's
+// output can be replayed by hand with curl.
+import { hashSecret } from "../../src/auth/secrets.ts";
+
+export const ACCOUNT_A = { id: "a000000000000001", token: "pr_token_account_a", outboundId: "a0000000000000f1", smtpKey: "pr_key_outbound_a" };
+export const ACCOUNT_B = { id: "b000000000000002", token: "pr_token_account_b", outboundId: "b0000000000000f2", smtpKey: "pr_key_outbound_b" };
+
+export interface AccountToml {
+  id: string;
+  token: string;
+  outboundId: string;
+  smtpKey: string;
+  rateLimit?: string;
+  extra?: string;
+}
+
+export function accountToml(a: AccountToml): string {
+  return `
+[[accounts]]
+id = "${a.id}"
+name = "test ${a.id}"
+api_tokens = ["${hashSecret(a.token)}"]
+rate_limit = "${a.rateLimit ?? "off"}"
+${a.extra ?? ""}
+  [[accounts.outbound]]
+  id = "${a.outboundId}"
+  api_keys = ["${hashSecret(a.smtpKey)}"]
+  send_rate_limit = "off"
+`;
+}
+
+/** A config for a test appliance: loopback, ephemeral ports, the given data dir. */
+export function testConfigToml(opts: { dataDir: string; dnsServer?: string; accounts?: AccountToml[]; extra?: string }): string {
+  return `
+hostname = "mx.postroom.test"
+data_dir = "${opts.dataDir}"
+${opts.extra ?? ""}
+[log]
+level = "warn"
+[http]
+listen = "127.0.0.1:0"
+[smtp]
+inbound_listen = ""
+submission_listen = ""
+[inbound]
+domain = "in.postroom.test"
+[outbound]
+bounce_host = "bounces.postroom.test"
+[dns]
+servers = [${opts.dnsServer ? `"${opts.dnsServer}"` : ""}]
+${(opts.accounts ?? [ACCOUNT_A, ACCOUNT_B]).map(accountToml).join("\n")}
+`;
+}
