@@ -29,6 +29,8 @@ export class App {
     readonly logger: Logger,
     /** The API as a function, for in-process tests (no socket). */
     readonly handle: ApiHandler,
+    /** The API's route table (method and path pattern), for guard tests and docs. */
+    readonly routes: readonly { method: string; path: string }[],
     private server: ReturnType<typeof Bun.serve> | null,
   ) {}
 
@@ -50,7 +52,9 @@ export class App {
       customDomains: createCustomDomainRepo(store),
       health: (): HealthReport => app?.health() ?? { ok: false, checks: { app: "starting" } },
     };
-    const handle = createApiHandler(deps, buildElysiaApp(deps, VERSION));
+    const elysia = buildElysiaApp(deps, VERSION);
+    const handle = createApiHandler(deps, elysia);
+    const routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));
     let server: ReturnType<typeof Bun.serve> | null = null;
     try {
       if (config.http.listen) {
@@ -67,7 +71,7 @@ export class App {
       store.close();
       throw err;
     }
-    app = new App(config, store, registry, logger, handle, server);
+    app = new App(config, store, registry, logger, handle, routes, server);
     logger.info("postroom started", { version: VERSION, hostname: config.hostname, accounts: config.accounts.length });
     return app;
   }

@@ -3,7 +3,7 @@
 import { t, type Static } from "elysia";
 import { attachmentStoreProblems, maskAttachmentStore, restoreMaskedAttachmentSecret, type AttachmentStore } from "../inbound/attachment-store.ts";
 import type { Address, TargetFormat } from "../inbound/addresses.repo.ts";
-import { maskTarget, restoreMaskedPassword, targetProblem } from "../inbound/target-url.ts";
+import { maskTarget, resolveTarget, targetProblem, type StoredTarget } from "../inbound/target-url.ts";
 import { isoTime } from "../lib/clock.ts";
 import { invalid } from "./errors.ts";
 
@@ -70,7 +70,7 @@ export function addressRecord(a: Address, inboundDomain: string): AddressRecord 
 }
 
 export interface AddressValues {
-  target: string;
+  target: StoredTarget;
   targetFormat: TargetFormat;
   nickname: string | null;
   attachments: AttachmentStore;
@@ -80,7 +80,7 @@ export interface AddressValues {
 export function addressValues(input: { target: string; target_format: TargetFormat; nickname?: string | null; attachments?: AttachmentStore }, stored: Address | null): AddressValues {
   const problem = targetProblem(input.target);
   if (problem) throw invalid("target", problem);
-  const target = restoreMaskedPassword(input.target, stored?.target ?? null);
+  const target = resolveTarget(input.target, stored?.target ?? null);
   if (target === null) throw invalid("target", "the password *** is the mask shown on read; send the real password");
   const attachmentsIn = input.attachments ?? {};
   const problems = attachmentStoreProblems(attachmentsIn);

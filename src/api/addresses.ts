@@ -1,5 +1,6 @@
 // E1-E5: addresses of an account.
 import { Elysia, t } from "elysia";
+import { maskTarget } from "../inbound/target-url.ts";
 import { newAddressId } from "../lib/ids.ts";
 import { AddressCreateBody, AddressPatchBody, addressRecord, AddressRecordSchema, addressValues } from "./address-records.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
@@ -83,7 +84,7 @@ export function addressRoutes(deps: ApiDeps) {
         const stored = await deps.addresses.get(callerAccount(request).id, params.addressId);
         if (!stored) throw notFound();
         const merged = {
-          target: body.target ?? stored.target,
+          target: body.target ?? maskTarget(stored.target),
           target_format: body.target_format ?? stored.targetFormat,
           nickname: body.nickname === undefined ? stored.nickname : body.nickname,
           attachments: body.attachments ?? stored.attachments,

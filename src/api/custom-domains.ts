@@ -2,7 +2,7 @@
 import { Elysia, t, type Static } from "elysia";
 import { authRegexProblem, checkMx, reservedDomainProblem } from "../inbound/custom-domain.ts";
 import { DomainTakenError, type CustomDomain } from "../inbound/custom-domains.repo.ts";
-import { maskTarget, targetProblem } from "../inbound/target-url.ts";
+import { maskTarget, resolveTarget, targetProblem, type StoredTarget } from "../inbound/target-url.ts";
 import { isoTime } from "../lib/clock.ts";
 import { normalizeDomain } from "../lib/domain-name.ts";
 import { newId16 } from "../lib/ids.ts";
@@ -85,11 +85,13 @@ export function customDomainRoutes(deps: ApiDeps) {
           const problem = authRegexProblem(authRegex);
           if (problem) throw invalid("auth_regex", problem);
         }
-        const domainTarget = body.domain_target ?? null;
-        if (domainTarget !== null) {
+        let domainTarget: StoredTarget | null = null;
+        if (body.domain_target != null) {
           if (!callerAccount(request).domainTargets) throw invalid("domain_target", "is not enabled for this account");
-          const problem = targetProblem(domainTarget);
+          const problem = targetProblem(body.domain_target);
           if (problem) throw invalid("domain_target", problem);
+          domainTarget = resolveTarget(body.domain_target, null);
+          if (!domainTarget) throw invalid("domain_target", "the password *** is the mask shown on read; send the real password");
         }
         const now = deps.clock.nowMs();
         const mxVerified = await checkMx(deps.resolver, domain, config.hostname);

@@ -2,9 +2,8 @@
 // mapping of every error to {status, error}. Authentication and rate limits happen in
 // front of it (front.ts), before any body is read.
 import { Elysia } from "elysia";
-import { describeValueErrors, formatProblem } from "../lib/validation.ts";
+import { describeValueErrors, formatProblem, type Problem } from "../lib/validation.ts";
 import { addressRoutes } from "./addresses.ts";
-import { parseJsonBody, readBodyCapped } from "./body.ts";
 import { customDomainRoutes } from "./custom-domains.ts";
 import type { ApiDeps } from "./deps.ts";
 import { ApiError, errorResponse } from "./errors.ts";
@@ -15,18 +14,13 @@ import { requestState } from "./request-state.ts";
 
 export function buildElysiaApp(deps: ApiDeps, version: string) {
   const app = new Elysia({ normalize: false })
-    .onParse(async ({ request }) => {
-      const limit = requestState(request)?.bodyLimitBytes ?? deps.config().http.maxBodyBytes;
-      return parseJsonBody(await readBodyCapped(request, limit));
-    })
+    // The front handler has already read and parsed the body under its size cap.
+    .onParse(({ request }) => requestState(request)?.body)
     .onError(({ code, error, request }) => {
       if (error instanceof ApiError) return errorResponse(error.status, error.message);
       switch (code) {
         case "VALIDATION": {
-          const problems = describeValueErrors(error.all as never);
-          const where = error.type === "query" ? "query " : error.type === "params" ? "path " : "";
-          const message = problems.map((p) => (p.path ? where + formatProblem(p) : `${error.type === "body" ? "body" : error.type} ${p.message}`)).join("; ");
-          return errorResponse(422, message || "the request is not valid");
+          return errorResponse(422, validationMessage(error.type, describeValueErrors(error.all as never)));
         }
         case "PARSE":
           return errorResponse(422, "body is not valid JSON");
@@ -42,6 +36,15 @@ export function buildElysiaApp(deps: ApiDeps, version: string) {
   // Built on first request, once every route above is registered.
   let document: Record<string, unknown> | null = null;
   return app.get(OPENAPI_PATH, () => (document ??= buildOpenApiDocument(app, version)), { detail: { hide: true } });
+}
+
+/** "nickname: must be ..." for body fields, "query page: ..." for parameters. */
+function validationMessage(where: string, problems: Problem[]): string {
+  if (problems.length === 0) return "the request is not valid";
+  const prefix = where === "body" ? "" : `${where} `;
+  return problems
+    .map((p) => (p.path ? prefix + formatProblem(p) : where === "body" ? "body must be a JSON object" : `${where} ${p.message}`))
+    .join("; ");
 }
 
 export type ElysiaApp = ReturnType<typeof buildElysiaApp>;

@@ -1,7 +1,7 @@
 // The front of the HTTP API, run for every request before Elysia routes it: collapses
-// duplicate slashes, authenticates and authorises account paths, applies rate limits and
-// the declared body size, adds the RateLimit-* headers and writes one log line.
-// Doing this first means no unauthenticated request gets its body read or validated.
+// duplicate slashes, authenticates and authorises account paths, applies rate limits,
+// reads the JSON body under its size cap, adds the RateLimit-* headers and writes one
+// log line. Doing this first means no unauthenticated request gets its body read.
 import { authorize, parseAuthorization, type AuthScheme } from "../auth/authenticate.ts";
 import type { Principal } from "../auth/accounts.ts";
 import type { Config } from "../config/config.ts";
@@ -10,10 +10,12 @@ import { randomHex } from "../lib/ids.ts";
 import type { ApiDeps } from "./deps.ts";
 import type { ElysiaApp } from "./elysia-app.ts";
 import { API_PREFIX, OPENAPI_PATH } from "./paths.ts";
-import { errorResponse } from "./errors.ts";
+import { parseJsonBody, readBodyCapped } from "./body.ts";
+import { ApiError, errorResponse } from "./errors.ts";
 import { RateLimiter, type RateDecision } from "./rate-limit.ts";
 import { setRequestState } from "./request-state.ts";
 
+const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 const ACCOUNT_PATH = /^\/api\/v0\.1\/([^/]+)\/(.+?)\/?$/;
 const PUBLIC_API_PATHS = new Set([OPENAPI_PATH]);
 
@@ -64,10 +66,19 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp): ApiHandler {
         return { res: errorResponse(429, undefined, { "Retry-After": String(decision.resetSeconds) }), principal, extraHeaders };
       }
     }
-    const bodyLimitBytes = bodyLimitFor(scheme, deps.config());
-    const declared = Number(req.headers.get("content-length") ?? "0");
-    if (declared > bodyLimitBytes) return { res: errorResponse(413), principal, extraHeaders };
-    setRequestState(req, { principal, bodyLimitBytes });
+    let body: unknown = null;
+    if (METHODS_WITH_BODY.has(req.method)) {
+      const limitBytes = bodyLimitFor(scheme, deps.config());
+      const declared = Number(req.headers.get("content-length") ?? "0");
+      if (declared > limitBytes) return { res: errorResponse(413), principal, extraHeaders };
+      try {
+        body = parseJsonBody(await readBodyCapped(req, limitBytes));
+      } catch (err) {
+        if (err instanceof ApiError) return { res: errorResponse(err.status, err.message), principal, extraHeaders };
+        throw err;
+      }
+    }
+    setRequestState(req, { principal, body });
     return { res: await app.handle(req), principal, extraHeaders };
   }
 

@@ -17,13 +17,18 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
         "Wire-compatible with the hosted service's API v0.1. Errors are {status, error}.",
     },
     servers: [{ url: "/" }],
-    paths,
+    paths: withoutErrorMessages(paths),
     components: {
-      ...components,
+      ...withoutErrorMessages(components),
       securitySchemes: {
         bearerAPIToken: { type: "http", scheme: "bearer", description: "an account's API token; HTTP Basic with the account ID as user also works" },
         smtpAuth: { type: "http", scheme: "basic", description: "outbound account ID as user, its API key as password; Bearer <key> also works" },
       },
     },
   };
+}
+
+/** `errorMessage` is our validation wording, not part of JSON Schema: keep it out of the document. */
+function withoutErrorMessages<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value, (key, v) => (key === "errorMessage" ? undefined : v)));
 }

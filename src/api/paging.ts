@@ -9,7 +9,9 @@ export const PAGE_SIZE = 50;
 
 export const pagingQueryFields = {
   query: t.Optional(t.String({ maxLength: 500, description: "search text" })),
-  page: t.Optional(t.Numeric({ minimum: 1, maximum: 1_000_000, description: "page number, from 1 (deprecated: use the Link header)", errorMessage: "must be a whole number from 1" })),
+  // A string with a pattern rather than a coerced number: Elysia reports coercion
+  // failures without the parameter's name.
+  page: t.Optional(t.String({ pattern: "^[1-9][0-9]{0,6}$", description: "page number, from 1 (deprecated: use the Link header)", errorMessage: "must be a whole number from 1" })),
   before: t.Optional(t.String({ maxLength: 200, description: "cursor from the Link header of the previous page" })),
 };
 
@@ -22,14 +24,13 @@ export function decodeCursor(text: string): Cursor | null {
   return m ? { createdAtMs: Number(m[1]), id: m[2]! } : null;
 }
 
-export function pageRequest(q: { page?: number; before?: string }): PageRequest {
+export function pageRequest(q: { page?: string; before?: string }): PageRequest {
   if (q.before !== undefined) {
     const before = decodeCursor(q.before);
     if (!before) throw invalid("before", "is not a cursor this server issued");
     return { limit: PAGE_SIZE, before };
   }
-  if (q.page !== undefined && !Number.isInteger(q.page)) throw invalid("page", "must be a whole number from 1");
-  return { limit: PAGE_SIZE, offset: ((q.page ?? 1) - 1) * PAGE_SIZE };
+  return { limit: PAGE_SIZE, offset: (Number(q.page ?? "1") - 1) * PAGE_SIZE };
 }
 
 /**
@@ -37,12 +38,12 @@ export function pageRequest(q: { page?: number; before?: string }): PageRequest 
  * (RFC 8288 allows it), so it is right behind any proxy. Page-number callers get the
  * next page number; everyone else gets a cursor.
  */
-export function nextLink<T extends { createdAtMs: number; id: string }>(requestUrl: string, q: { page?: number }, page: Page<T>): string | null {
+export function nextLink<T extends { createdAtMs: number; id: string }>(requestUrl: string, q: { page?: string }, page: Page<T>): string | null {
   const last = page.items.at(-1);
   if (!page.hasMore || !last) return null;
   const url = new URL(requestUrl);
   if (q.page !== undefined) {
-    url.searchParams.set("page", String(q.page + 1));
+    url.searchParams.set("page", String(Number(q.page) + 1));
   } else {
     url.searchParams.set("before", encodeCursor({ createdAtMs: last.createdAtMs, id: last.id }));
   }

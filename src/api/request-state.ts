@@ -5,7 +5,8 @@ import type { Principal } from "../auth/accounts.ts";
 
 export interface RequestState {
   principal: Principal | null;
-  bodyLimitBytes: number;
+  /** The JSON body, read and parsed by the front handler (null when empty). */
+  body: unknown;
 }
 
 const states = new WeakMap<Request, RequestState>();

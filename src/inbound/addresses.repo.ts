@@ -3,14 +3,14 @@
 import type { Store } from "../store/store.ts";
 import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import type { AttachmentStore } from "./attachment-store.ts";
+import type { StoredTarget } from "./target-url.ts";
 
 export type TargetFormat = "json+n" | "multipart+n";
 
 export interface Address {
   id: string;
   accountId: string;
-  /** As given, credentials included; see target-url.ts. */
-  target: string;
+  target: StoredTarget;
   targetFormat: TargetFormat;
   nickname: string | null;
   attachments: AttachmentStore;
@@ -22,6 +22,7 @@ interface Row {
   id: string;
   account_id: string;
   target: string;
+  target_password: string | null;
   target_format: TargetFormat;
   nickname: string | null;
   attachments_json: string;
@@ -29,12 +30,12 @@ interface Row {
   updated_at: number;
 }
 
-const COLUMNS = "id, account_id, target, target_format, nickname, attachments_json, created_at, updated_at";
+const COLUMNS = "id, account_id, target, target_password, target_format, nickname, attachments_json, created_at, updated_at";
 
 const fromRow = (r: Row): Address => ({
   id: r.id,
   accountId: r.account_id,
-  target: r.target,
+  target: { url: r.target, password: r.target_password },
   targetFormat: r.target_format,
   nickname: r.nickname,
   attachments: JSON.parse(r.attachments_json) as AttachmentStore,
@@ -56,10 +57,11 @@ export function createAddressRepo(store: Store): AddressRepo {
   const { db } = store;
   return {
     async insert(a) {
-      db.query(`INSERT INTO addresses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`).run(
+      db.query(`INSERT INTO addresses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
         a.id,
         a.accountId,
-        a.target,
+        a.target.url,
+        a.target.password,
         a.targetFormat,
         a.nickname,
         JSON.stringify(a.attachments),
@@ -88,8 +90,9 @@ export function createAddressRepo(store: Store): AddressRepo {
       return toPage(rows.map(fromRow), page.limit);
     },
     async update(a) {
-      db.query("UPDATE addresses SET target = ?, target_format = ?, nickname = ?, attachments_json = ?, updated_at = ? WHERE id = ? AND account_id = ?").run(
-        a.target,
+      db.query("UPDATE addresses SET target = ?, target_password = ?, target_format = ?, nickname = ?, attachments_json = ?, updated_at = ? WHERE id = ? AND account_id = ?").run(
+        a.target.url,
+        a.target.password,
         a.targetFormat,
         a.nickname,
         JSON.stringify(a.attachments),

@@ -1,6 +1,7 @@
 // SQL for the custom_domains table. A live domain is unique server-wide (partial unique
 // index), so a second claim fails at insert even when two requests race.
 import type { Store } from "../store/store.ts";
+import type { StoredTarget } from "./target-url.ts";
 import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
 
 export interface CustomDomain {
@@ -9,8 +10,7 @@ export interface CustomDomain {
   addressId: string;
   domain: string;
   authRegex: string | null;
-  /** As given, credentials included. */
-  domainTarget: string | null;
+  domainTarget: StoredTarget | null;
   mxVerified: boolean;
   mxCheckedAtMs: number | null;
   createdAtMs: number;
@@ -23,12 +23,13 @@ interface Row {
   domain: string;
   auth_regex: string | null;
   domain_target: string | null;
+  domain_target_password: string | null;
   mx_verified: number;
   mx_checked_at: number | null;
   created_at: number;
 }
 
-const COLUMNS = "id, account_id, address_id, domain, auth_regex, domain_target, mx_verified, mx_checked_at, created_at";
+const COLUMNS = "id, account_id, address_id, domain, auth_regex, domain_target, domain_target_password, mx_verified, mx_checked_at, created_at";
 
 const fromRow = (r: Row): CustomDomain => ({
   id: r.id,
@@ -36,7 +37,7 @@ const fromRow = (r: Row): CustomDomain => ({
   addressId: r.address_id,
   domain: r.domain,
   authRegex: r.auth_regex,
-  domainTarget: r.domain_target,
+  domainTarget: r.domain_target === null ? null : { url: r.domain_target, password: r.domain_target_password },
   mxVerified: r.mx_verified === 1,
   mxCheckedAtMs: r.mx_checked_at,
   createdAtMs: r.created_at,
@@ -61,13 +62,14 @@ export function createCustomDomainRepo(store: Store): CustomDomainRepo {
   return {
     async insert(d) {
       try {
-        db.query(`INSERT INTO custom_domains (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+        db.query(`INSERT INTO custom_domains (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
           d.id,
           d.accountId,
           d.addressId,
           d.domain,
           d.authRegex,
-          d.domainTarget,
+          d.domainTarget?.url ?? null,
+          d.domainTarget?.password ?? null,
           d.mxVerified ? 1 : 0,
           d.mxCheckedAtMs,
           d.createdAtMs,

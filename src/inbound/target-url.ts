@@ -1,10 +1,17 @@
 // Target URLs carry their Basic credentials inline (https://user:pass@host/path,
-// URL-encoded). We call the URL without them, send them as Authorization: Basic, and
-// never show the password again (API.md section 6, Address).
+// URL-encoded). We keep the password apart from the URL, call the URL without
+// credentials, send them as Authorization: Basic, and never show the password again
+// (API.md section 6, Address).
 import { isHttpUrl } from "../lib/formats.ts";
 
 export const MASKED_SECRET = "***";
 export const TARGET_MAX_LENGTH = 2048;
+
+/** A target as stored: the URL with its user name but without the password. */
+export interface StoredTarget {
+  url: string;
+  password: string | null;
+}
 
 export interface TargetCall {
   /** The URL to POST to, credentials removed. */
@@ -21,39 +28,41 @@ export function targetProblem(value: string): string | null {
   return null;
 }
 
-export function targetCall(stored: string): TargetCall {
-  const url = new URL(stored);
-  if (url.username === "" && url.password === "") return { url: url.toString(), authorization: null };
-  const user = decodeURIComponent(url.username);
-  const pass = decodeURIComponent(url.password);
-  url.username = "";
+const isMask = (password: string) => password === MASKED_SECRET || password === encodeURIComponent(MASKED_SECRET);
+
+/** Splits a target as given into the stored form. */
+export function splitTarget(input: string): StoredTarget {
+  const url = new URL(input);
+  const password = url.password === "" ? null : decodeURIComponent(url.password);
   url.password = "";
-  return { url: url.toString(), authorization: "Basic " + Buffer.from(`${user}:${pass}`, "utf8").toString("base64") };
+  return { url: url.toString(), password };
+}
+
+export function targetCall(t: StoredTarget): TargetCall {
+  const url = new URL(t.url);
+  if (url.username === "" && t.password === null) return { url: url.toString(), authorization: null };
+  const user = decodeURIComponent(url.username);
+  url.username = "";
+  return { url: url.toString(), authorization: "Basic " + Buffer.from(`${user}:${t.password ?? ""}`, "utf8").toString("base64") };
 }
 
 /** The target as responses show it: the password replaced by ***. */
-export function maskTarget(stored: string): string {
-  const url = new URL(stored);
-  if (url.password !== "") url.password = MASKED_SECRET;
+export function maskTarget(t: StoredTarget): string {
+  if (t.password === null) return t.url;
+  const url = new URL(t.url);
+  url.password = MASKED_SECRET;
   return url.toString();
 }
-
-const isMask = (password: string) => password === MASKED_SECRET || password === encodeURIComponent(MASKED_SECRET);
 
 /**
  * A client that reads an address and writes it back sends the masked password. Keep the
  * stored password then, provided the rest of the URL is unchanged. Returns null when the
  * mask arrives and there is nothing to restore it from: the caller refuses that (422).
  */
-export function restoreMaskedPassword(incoming: string, stored: string | null): string | null {
-  const next = new URL(incoming);
-  if (!isMask(next.password)) return incoming;
-  if (stored === null) return null;
-  const prev = new URL(stored);
-  const prevPassword = prev.password;
-  next.password = "";
-  prev.password = "";
-  if (next.toString() !== prev.toString() || prevPassword === "") return null;
-  next.password = prevPassword;
-  return next.toString();
+export function resolveTarget(input: string, stored: StoredTarget | null): StoredTarget | null {
+  const url = new URL(input);
+  if (!isMask(url.password)) return splitTarget(input);
+  url.password = "";
+  if (stored === null || stored.password === null || url.toString() !== stored.url) return null;
+  return { url: url.toString(), password: stored.password };
 }

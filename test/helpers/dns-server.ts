@@ -1,9 +1,8 @@
 // A real DNS server on loopback (dns2, UDP) serving a zone the test controls. The
 // appliance's resolver talks to it exactly as it would to any resolver.
-// @ts-expect-error dns2 ships no types for its CommonJS entry
 import dns2 from "dns2";
 
-const { Packet } = dns2 as { Packet: any };
+const Packet = dns2.Packet as any;
 
 export type ZoneRecord =
   | { type: "A"; address: string }
@@ -22,7 +21,7 @@ export class TestDnsServer {
 
   static async start(): Promise<TestDnsServer> {
     let self: TestDnsServer | null = null;
-    const server = dns2.createUDPServer((request: any, send: (r: unknown) => void) => {
+    const server: any = dns2.createUDPServer((request: any, send: (r: any) => void) => {
       const response = Packet.createResponseFromRequest(request);
       const [question] = request.questions;
       const name = String(question.name).toLowerCase().replace(/\.$/, "");

@@ -10,6 +10,7 @@ export interface AccountToml {
   token: string;
   outboundId: string;
   smtpKey: string;
+  /** A limit such as "5/min"; "default" leaves the key out; unset means "off". */
   rateLimit?: string;
   extra?: string;
 }
@@ -20,7 +21,7 @@ export function accountToml(a: AccountToml): string {
 id = "${a.id}"
 name = "test ${a.id}"
 api_tokens = ["${hashSecret(a.token)}"]
-rate_limit = "${a.rateLimit ?? "off"}"
+${a.rateLimit === "default" ? "" : `rate_limit = "${a.rateLimit ?? "off"}"`}
 ${a.extra ?? ""}
   [[accounts.outbound]]
   id = "${a.outboundId}"

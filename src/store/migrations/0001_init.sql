@@ -10,8 +10,10 @@ CREATE TABLE store_meta (
 CREATE TABLE addresses (
   id TEXT PRIMARY KEY,
   account_id TEXT NOT NULL,
-  -- The target as given, credentials included: they are sent as Basic auth and masked on read.
+  -- The target URL with its user name; the password apart, so searches and logs of the
+  -- URL never touch it. Both are sent as Basic auth; the password is masked on read.
   target TEXT NOT NULL,
+  target_password TEXT,
   target_format TEXT NOT NULL,
   nickname TEXT,
   attachments_json TEXT NOT NULL,
@@ -28,6 +30,7 @@ CREATE TABLE custom_domains (
   domain TEXT NOT NULL,
   auth_regex TEXT,
   domain_target TEXT,
+  domain_target_password TEXT,
   mx_verified INTEGER NOT NULL DEFAULT 0,
   mx_checked_at INTEGER,
   created_at INTEGER NOT NULL,

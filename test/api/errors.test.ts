@@ -1,0 +1,128 @@
+// Every row of API.md section 3's error table, on the routes that exist.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createLogger } from "../../src/lib/logger.ts";
+import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
+import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
+
+const A = `/api/v0.1/${ACCOUNT_A.id}`;
+const validAddress = { target: "https://hooks.example.com/in", target_format: "json+n" };
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t.stop());
+
+describe("401 Unauthorized", () => {
+  test.each([
+    ["no Authorization header", null],
+    ["a wrong token", bearer("pr_wrong")],
+    ["an unknown scheme", "Token pr_token_account_a"],
+    ["Basic with a wrong password", `Basic ${Buffer.from(`${ACCOUNT_A.id}:nope`).toString("base64")}`],
+  ])("%s", async (_name, auth) => {
+    const res = await t.json("GET", `${A}/addresses`, { auth });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ status: 401, error: "Unauthorized" });
+    expect(res.headers.get("www-authenticate")).toContain("Bearer");
+  });
+
+  test("is answered before the body is read or validated", async () => {
+    const res = await t.json("POST", `${A}/addresses`, { auth: null, body: "{not json" });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe("403 Forbidden", () => {
+  test("a valid token on another account's path", async () => {
+    const res = await t.json("GET", `/api/v0.1/${ACCOUNT_B.id}/addresses`, { auth: bearer(ACCOUNT_A.token) });
+    expect(res).toMatchObject({ status: 403, body: { status: 403, error: "Forbidden" } });
+  });
+  test("a sending key on a management route", async () => {
+    const res = await t.json("GET", `${A}/addresses`, { auth: bearer(ACCOUNT_A.smtpKey) });
+    expect(res).toMatchObject({ status: 403, body: { status: 403, error: "Forbidden" } });
+  });
+});
+
+describe("404 Not Found", () => {
+  test.each([
+    ["an unknown address", "GET", `${A}/addresses/00000000000000000000`],
+    ["a malformed address ID", "GET", `${A}/addresses/zzz`],
+    ["an unknown route under the account", "GET", `${A}/no_such_thing`],
+    ["an unknown method on a route", "POST", `${A}/addresses/00000000000000000000`],
+    ["custom domains of an unknown address", "GET", `${A}/custom_domains?address_id=00000000000000000000`],
+  ])("%s", async (_name, method, path) => {
+    const res = await t.json(method, path, { auth: bearer(ACCOUNT_A.token) });
+    expect(res).toMatchObject({ status: 404, body: { status: 404, error: "Not Found" } });
+  });
+  test("a route outside the API", async () => {
+    const res = await t.json("GET", "/nothing/here");
+    expect(res).toMatchObject({ status: 404, body: { status: 404, error: "Not Found" } });
+  });
+});
+
+describe("413 Payload Too Large", () => {
+  const big = JSON.stringify({ ...validAddress, nickname: "x".repeat(2 * 1024 * 1024) });
+  test("a declared Content-Length over http.max_body_size", async () => {
+    const res = await t.json("POST", `${A}/addresses`, { auth: bearer(ACCOUNT_A.token), body: big });
+    expect(res).toMatchObject({ status: 413, body: { status: 413, error: "Payload Too Large" } });
+  });
+  test("a chunked body that grows past the limit", async () => {
+    const bytes = new TextEncoder().encode(big);
+    const stream = new ReadableStream({
+      start(c) {
+        for (let i = 0; i < bytes.length; i += 64 * 1024) c.enqueue(bytes.subarray(i, i + 64 * 1024));
+        c.close();
+      },
+    });
+    const res = await t.app.handle(
+      new Request(`http://localhost${A}/addresses`, { method: "POST", headers: { authorization: bearer(ACCOUNT_A.token), "content-type": "application/json" }, body: stream }),
+    );
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({ status: 413, error: "Payload Too Large" });
+  });
+});
+
+describe("422 validation", () => {
+  test.each([
+    ["malformed JSON", "{\"target\": ", "body is not valid JSON"],
+    ["a body that is not an object", "[1,2]", "body must be a JSON object"],
+    ["an empty body", "", "body must be a JSON object"],
+    ["an unknown field", { ...validAddress, colour: "red" }, "colour: unknown field"],
+    ["a missing field", { target: "https://x.example/" }, "target_format: is required"],
+    ["a wrong enum", { ...validAddress, target_format: "xml" }, 'target_format: must be "json+n" or "multipart+n"'],
+    ["a wrong type", { ...validAddress, nickname: 5 }, "nickname: must be a string of at most 255 characters, or null"],
+    ["a bad target", { ...validAddress, target: "ftp://x.example/" }, "target: must be an http or https URL"],
+    ["a bad attachment store", { ...validAddress, attachments: { store: "dropbox" } }, 'attachments.store: must be "local" or "s3"'],
+  ])("%s", async (_name, body, error) => {
+    const res = await t.json("POST", `${A}/addresses`, { auth: bearer(ACCOUNT_A.token), body });
+    expect(res).toEqual({ status: 422, body: { status: 422, error }, headers: res.headers });
+  });
+  test("a bad query parameter", async () => {
+    const res = await t.json("GET", `${A}/addresses?page=0`, { auth: bearer(ACCOUNT_A.token) });
+    expect(res.status).toBe(422);
+    expect(res.body.error).toBe("query page: must be a whole number from 1");
+  });
+  test("a cursor we did not issue", async () => {
+    const res = await t.json("GET", `${A}/addresses?before=garbage`, { auth: bearer(ACCOUNT_A.token) });
+    expect(res.body).toEqual({ status: 422, error: "before: is not a cursor this server issued" });
+  });
+  test("a missing required query parameter", async () => {
+    const res = await t.json("GET", `${A}/custom_domains`, { auth: bearer(ACCOUNT_A.token) });
+    expect(res.body).toEqual({ status: 422, error: "query address_id: is required" });
+  });
+});
+
+describe("500 Internal Server Error", () => {
+  test("a failure inside a route answers the generic message and logs the details", async () => {
+    const lines: string[] = [];
+    const broken = await startTestApp({ logger: createLogger({ sink: (l) => lines.push(l) }) });
+    try {
+      broken.app.store.db.exec("ALTER TABLE addresses RENAME TO addresses_gone");
+      const res = await broken.json("GET", `${A}/addresses`, { auth: bearer(ACCOUNT_A.token) });
+      expect(res.body).toEqual({ status: 500, error: "Internal Server Error" });
+      expect(lines.some((l) => l.includes("unhandled error") && l.includes("no such table: addresses"))).toBe(true);
+    } finally {
+      await broken.stop();
+    }
+  });
+});

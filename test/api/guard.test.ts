@@ -1,0 +1,64 @@
+// Guard tests over the published surface: every route under an account needs that
+// account's bearer token, except E11, which needs the outbound account's key.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { schemeFor } from "../../src/api/front.ts";
+import { basic, bearer, startTestApp, type TestApp } from "../helpers/app.ts";
+import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t.stop());
+
+const PUBLIC = new Set(["GET /healthz", "GET /api/v0.1/openapi.json"]);
+
+function concretePath(pattern: string, accountId: string): string {
+  return pattern
+    .replace(":accountId", accountId)
+    .replace(/:addressId/, "00000000000000000000")
+    .replace(/:[A-Za-z]+/g, "0000000000000000");
+}
+
+describe("route table guard", () => {
+  test("the table is not empty and every route is either public or under an account", () => {
+    expect(t.app.routes.length).toBeGreaterThan(8);
+    for (const r of t.app.routes) {
+      if (PUBLIC.has(`${r.method} ${r.path}`)) continue;
+      expect(r.path).toStartWith("/api/v0.1/:accountId/");
+    }
+  });
+
+  test("every route under an account refuses a missing, wrong, foreign or wrong-kind credential", async () => {
+    const failures: string[] = [];
+    for (const r of t.app.routes) {
+      if (PUBLIC.has(`${r.method} ${r.path}`)) continue;
+      const sub = r.path.replace("/api/v0.1/:accountId/", "");
+      const scheme = schemeFor(r.method, sub);
+      const pathId = scheme === "smtpAuth" ? ACCOUNT_A.outboundId : ACCOUNT_A.id;
+      const path = concretePath(r.path, pathId) + (r.path.includes("custom_domains") ? "?address_id=00000000000000000000" : "");
+      const right = scheme === "smtpAuth" ? ACCOUNT_A.smtpKey : ACCOUNT_A.token;
+      const wrongKind = scheme === "smtpAuth" ? ACCOUNT_A.token : ACCOUNT_A.smtpKey;
+      const foreign = scheme === "smtpAuth" ? ACCOUNT_B.smtpKey : ACCOUNT_B.token;
+      const expectations: [string | null, number][] = [
+        [null, 401],
+        [bearer("pr_not_a_token"), 401],
+        [basic(pathId, "pr_not_a_token"), 401],
+        [bearer(wrongKind), 403],
+        [bearer(foreign), 403],
+      ];
+      for (const [auth, status] of expectations) {
+        const res = await t.call(r.method, path, { auth, body: r.method === "GET" || r.method === "DELETE" ? undefined : {} });
+        if (res.status !== status) failures.push(`${r.method} ${r.path} with ${auth ?? "no credential"}: ${res.status}, expected ${status}`);
+      }
+      const ok = await t.call(r.method, path, { auth: bearer(right), body: r.method === "GET" || r.method === "DELETE" ? undefined : {} });
+      if (ok.status === 401 || ok.status === 403) failures.push(`${r.method} ${r.path} with the right credential: ${ok.status}`);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  test("public routes answer without credentials", async () => {
+    expect((await t.call("GET", "/healthz")).status).toBe(200);
+    expect((await t.call("GET", "/api/v0.1/openapi.json")).status).toBe(200);
+  });
+});

@@ -1,0 +1,44 @@
+// The OpenAPI document: valid OpenAPI 3.1, and equal to the committed snapshot so every
+// change to the published surface shows up in review. Refresh it after an intended
+// change with: UPDATE_SNAPSHOTS=1 bun test test/api/openapi.test.ts
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { validate } from "@readme/openapi-parser";
+import { startTestApp, type TestApp } from "../helpers/app.ts";
+
+const SNAPSHOT = new URL("./openapi.snapshot.json", import.meta.url);
+
+let t: TestApp;
+let doc: Record<string, any>;
+beforeAll(async () => {
+  t = await startTestApp();
+  const res = await t.call("GET", "/api/v0.1/openapi.json");
+  expect(res.status).toBe(200);
+  doc = (await res.json()) as Record<string, any>;
+});
+afterAll(() => t.stop());
+
+describe("GET /api/v0.1/openapi.json", () => {
+  test("is valid OpenAPI 3.1", async () => {
+    expect(doc.openapi).toBe("3.1.0");
+    const result = await validate(structuredClone(doc) as never);
+    expect(result.valid ? [] : result.errors).toEqual([]);
+  });
+
+  test("documents every operation with its security scheme", () => {
+    const ops = Object.entries<Record<string, any>>(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })));
+    for (const { path, op } of ops) {
+      if (path === "/healthz") expect(op.security).toEqual([]);
+      else expect(op.security).toEqual([{ bearerAPIToken: [] }]);
+      expect(op.operationId).toBeString();
+    }
+    expect(ops.map((o) => o.op.operationId).sort()).toEqual(
+      ["createAddress", "createCustomDomain", "deleteAddress", "deleteCustomDomain", "getAddress", "health", "listAddresses", "listCustomDomains", "replaceAddress", "updateAddress"].sort(),
+    );
+  });
+
+  test("matches the committed snapshot", async () => {
+    const text = JSON.stringify({ ...doc, info: { ...doc.info, version: "(version)" } }, null, 2) + "\n";
+    if (process.env.UPDATE_SNAPSHOTS === "1") await Bun.write(SNAPSHOT, text);
+    expect(text).toBe(await Bun.file(SNAPSHOT).text());
+  });
+});

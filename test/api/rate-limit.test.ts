@@ -1,0 +1,54 @@
+import { describe, expect, test } from "bun:test";
+import { RateLimiter } from "../../src/api/rate-limit.ts";
+
+const FIVE_PER_MIN = { limit: 5, windowMs: 60_000 };
+
+describe("RateLimiter (sliding window)", () => {
+  test("five calls pass, the sixth within the minute is refused with the wait until a slot frees", () => {
+    const rl = new RateLimiter();
+    const seen = [0, 1000, 2000, 3000, 4000].map((t) => rl.take("a", FIVE_PER_MIN, t));
+    expect(seen.map((d) => d.allowed)).toEqual([true, true, true, true, true]);
+    expect(seen.map((d) => d.remaining)).toEqual([4, 3, 2, 1, 0]);
+    const sixth = rl.take("a", FIVE_PER_MIN, 10_000);
+    expect(sixth).toEqual({ allowed: false, limit: 5, remaining: 0, resetSeconds: 50 });
+  });
+
+  test("the window slides: a slot frees when the oldest call is a minute old", () => {
+    const rl = new RateLimiter();
+    for (const t of [0, 10_000, 20_000, 30_000, 40_000]) rl.take("a", FIVE_PER_MIN, t);
+    expect(rl.take("a", FIVE_PER_MIN, 59_999).allowed).toBe(false);
+    const next = rl.take("a", FIVE_PER_MIN, 60_000);
+    expect(next.allowed).toBe(true);
+    expect(next.remaining).toBe(0);
+    expect(rl.take("a", FIVE_PER_MIN, 60_001).allowed).toBe(false);
+    expect(rl.take("a", FIVE_PER_MIN, 70_000).allowed).toBe(true);
+  });
+
+  test("refused calls do not count", () => {
+    const rl = new RateLimiter();
+    for (let i = 0; i < 5; i++) rl.take("a", FIVE_PER_MIN, 0);
+    for (let i = 0; i < 100; i++) rl.take("a", FIVE_PER_MIN, 30_000);
+    expect(rl.take("a", FIVE_PER_MIN, 60_000).allowed).toBe(true);
+  });
+
+  test("keys are independent", () => {
+    const rl = new RateLimiter();
+    for (let i = 0; i < 5; i++) rl.take("a", FIVE_PER_MIN, 0);
+    expect(rl.take("a", FIVE_PER_MIN, 1).allowed).toBe(false);
+    expect(rl.take("b", FIVE_PER_MIN, 1).allowed).toBe(true);
+  });
+
+  test("a changed limit (SIGHUP) takes effect at once", () => {
+    const rl = new RateLimiter();
+    for (let i = 0; i < 5; i++) rl.take("a", FIVE_PER_MIN, 0);
+    expect(rl.take("a", FIVE_PER_MIN, 1).allowed).toBe(false);
+    expect(rl.take("a", { limit: 10, windowMs: 60_000 }, 2).allowed).toBe(true);
+  });
+
+  test("remaining counts only calls inside the window", () => {
+    const rl = new RateLimiter();
+    rl.take("a", FIVE_PER_MIN, 0);
+    rl.take("a", FIVE_PER_MIN, 1000);
+    expect(rl.take("a", FIVE_PER_MIN, 60_500).remaining).toBe(3);
+  });
+});

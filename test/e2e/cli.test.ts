@@ -1,0 +1,86 @@
+// The command line as an operator uses it.
+import { afterAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { hashSecret } from "../../src/auth/secrets.ts";
+import { runCli, ServeProcess } from "../helpers/process.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+const dir = tempDir();
+afterAll(() => dir.remove());
+
+describe("postroom CLI", () => {
+  test("version and help", () => {
+    expect(runCli(["version"]).stdout).toMatch(/^postroom \d+\.\d+\.\d+\n$/);
+    const help = runCli(["--help"]);
+    expect(help.code).toBe(0);
+    for (const cmd of ["serve", "check-config", "secret", "init", "version"]) expect(help.stdout).toContain(cmd);
+    expect(runCli([]).code).toBe(1);
+  });
+
+  test("an unknown command or option is exit 1 with the help", () => {
+    const r = runCli(["frobnicate"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('unknown command "frobnicate"');
+    expect(runCli(["serve", "--bogus"]).code).toBe(1);
+  });
+
+  test("secret prints a token once and the line for the config", () => {
+    const r = runCli(["secret"]);
+    expect(r.code).toBe(0);
+    const secret = /: (pr_[A-Za-z0-9_-]{43})\n/.exec(r.stdout)![1]!;
+    expect(r.stdout).toContain(`"${hashSecret(secret)}"`);
+  });
+
+  test("check-config lists every problem with its key path and exits 1", async () => {
+    const path = join(dir.path, "bad.toml");
+    await Bun.write(path, `[http]\nlisten = "nope"\n[[accounts]]\nid = "XYZ"\n`);
+    const r = runCli(["check-config", "--config", path]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      `${path}: 2 problems:\n  http.listen: must be "host:port" (e.g. "0.0.0.0:25", "[::]:25") or "" for off\n  accounts[0].id: must be 16 lowercase hex\n`,
+    );
+    expect(runCli(["check-config", "--config", join(dir.path, "missing.toml")]).stderr).toContain("no such file");
+  });
+
+  test("serve with a bad config exits 1 before listening", async () => {
+    const path = join(dir.path, "bad-serve.toml");
+    await Bun.write(path, `hostname = 5\n`);
+    const r = runCli(["serve", "--config", path]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("hostname: must be a host name such as mx.example.com");
+  });
+
+  test("POSTROOM_CONFIG names the file when --config is not given", async () => {
+    const example = new URL("../../config.example.toml", import.meta.url).pathname;
+    const r = runCli(["check-config"], { env: { POSTROOM_CONFIG: example } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`${example}: ok (1 account)\n`);
+  });
+
+  test("init writes a working config with fresh secrets, and never overwrites without --force", async () => {
+    const path = join(dir.path, "init.toml");
+    const r = runCli(["init", "--config", path]);
+    expect(r.code).toBe(0);
+    const token = /API token:\s+(pr_\S+)/.exec(r.stdout)![1]!;
+    const accountId = /account ID:\s+([0-9a-f]{16})/.exec(r.stdout)![1]!;
+    expect(runCli(["check-config", "--config", path]).code).toBe(0);
+    const text = await Bun.file(path).text();
+    expect(text).not.toContain(token);
+    expect(text).toContain(hashSecret(token));
+
+    expect(runCli(["init", "--config", path]).code).toBe(1);
+    expect(await Bun.file(path).text()).toBe(text);
+
+    // The written config serves, and the printed token works.
+    await Bun.write(path, text.replace('listen = "127.0.0.1:8080"', 'listen = "127.0.0.1:0"').replace(/_listen = "0\.0\.0\.0:\d+"/g, '_listen = ""'));
+    const p = ServeProcess.spawn(path, dir.path);
+    const port = await p.httpPort();
+    const res = await fetch(`http://127.0.0.1:${port}/api/v0.1/${accountId}/addresses`, { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+    p.signal("SIGTERM");
+    expect(await p.exited()).toBe(0);
+
+    expect(runCli(["init", "--config", path, "--force"]).code).toBe(0);
+    expect(await Bun.file(path).text()).not.toBe(text);
+  });
+});

@@ -1,0 +1,79 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { MIGRATIONS } from "../../src/store/migrations/index.ts";
+import { openStore, schemaVersion, StoreError } from "../../src/store/store.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+const dirs: { remove(): void }[] = [];
+const fresh = () => {
+  const d = tempDir();
+  dirs.push(d);
+  return d.path;
+};
+afterEach(() => dirs.splice(0).forEach((d) => d.remove()));
+
+describe("openStore", () => {
+  test("creates the database in data_dir with WAL, synchronous=FULL and foreign keys", () => {
+    const dir = fresh() + "/nested/data";
+    const store = openStore(dir);
+    expect(store.path).toBe(`${dir}/postroom.db`);
+    expect(store.db.query("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
+    expect(store.db.query("PRAGMA synchronous").get()).toEqual({ synchronous: 2 });
+    expect(store.db.query("PRAGMA foreign_keys").get()).toEqual({ foreign_keys: 1 });
+    store.close();
+  });
+
+  test("applies every migration once and records it", () => {
+    const dir = fresh();
+    openStore(dir).close();
+    const store = openStore(dir);
+    expect(schemaVersion(store.db)).toBe(MIGRATIONS.at(-1)!.version);
+    const rows = store.db.query("SELECT version, name FROM schema_migrations ORDER BY version").all();
+    expect(rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
+    store.close();
+  });
+
+  test("a later migration runs on an existing database, in one transaction", () => {
+    const dir = fresh();
+    openStore(dir).close();
+    const next = [...MIGRATIONS, { version: 999, name: "add_thing", sql: "CREATE TABLE thing (id TEXT PRIMARY KEY)" }];
+    const store = openStore(dir, next);
+    expect(schemaVersion(store.db)).toBe(999);
+    store.close();
+
+    const broken = [...MIGRATIONS, { version: 998, name: "half", sql: "CREATE TABLE half (id TEXT); THIS IS NOT SQL" }];
+    const dir2 = fresh();
+    openStore(dir2).close();
+    expect(() => openStore(dir2, broken)).toThrow();
+    const after = openStore(dir2);
+    expect(after.db.query("SELECT name FROM sqlite_master WHERE name = 'half'").get()).toBeNull();
+    after.close();
+  });
+
+  test("a database from a newer postroom is refused with a clear message", () => {
+    const dir = fresh();
+    openStore(dir, [...MIGRATIONS, { version: 999, name: "future", sql: "SELECT 1" }]).close();
+    let error: unknown;
+    try {
+      openStore(dir);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(StoreError);
+    expect((error as Error).message).toBe(
+      `the database is at schema version 999, but this postroom only knows versions up to ${MIGRATIONS.at(-1)!.version}: ` +
+        "it was written by a newer postroom. Run that version (or newer), or restore a backup taken before the upgrade.",
+    );
+  });
+
+  test("tx commits all or nothing", () => {
+    const store = openStore(fresh());
+    expect(() =>
+      store.tx(() => {
+        store.db.query("INSERT INTO store_meta (key, value) VALUES ('a', '1')").run();
+        throw new Error("stop");
+      }),
+    ).toThrow("stop");
+    expect(store.db.query("SELECT * FROM store_meta WHERE key = 'a'").get()).toBeNull();
+    store.close();
+  });
+});
