@@ -52,7 +52,7 @@ export const AddressRecordSchema = t.Object(
     created_at: t.String({ format: "date-time" }),
     updated_at: t.String({ format: "date-time" }),
   },
-  { title: "Address" },
+  { additionalProperties: false, title: "Address" },
 );
 export type AddressRecord = Static<typeof AddressRecordSchema>;
 

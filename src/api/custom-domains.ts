@@ -33,7 +33,7 @@ const CustomDomainRecordSchema = t.Object(
     mx_verified: t.Boolean({ description: "the MX pointed at mx_host when last checked" }),
     created_at: t.String({ format: "date-time" }),
   },
-  { title: "CustomDomain" },
+  { additionalProperties: false, title: "CustomDomain" },
 );
 
 export function customDomainRoutes(deps: ApiDeps) {

@@ -35,7 +35,7 @@ export function errorResponse(status: number, message: string = STATUS_MESSAGE[s
 
 export const ErrorSchema = t.Object(
   { status: t.Integer({ description: "the HTTP status again" }), error: t.String({ description: "what went wrong, in words" }) },
-  { title: "Error", description: "Every error answer of the API" },
+  { additionalProperties: false, title: "Error", description: "Every error answer of the API" },
 );
 
 /** Error responses of an operation, for the OpenAPI document. */

@@ -3,6 +3,10 @@
 import { Elysia, t } from "elysia";
 import type { ApiDeps } from "./deps.ts";
 
+// Response schemas say additionalProperties: false themselves; Elysia would otherwise add
+// it to the shared object on first use, and the OpenAPI document would change with it.
+const HealthSchema = t.Object({ status: t.String(), checks: t.Record(t.String(), t.String()) }, { additionalProperties: false, title: "Health" });
+
 export function healthRoutes(deps: ApiDeps) {
   return new Elysia({ name: "health" }).get(
     "/healthz",
@@ -12,7 +16,7 @@ export function healthRoutes(deps: ApiDeps) {
       return { status: report.ok ? "ok" : "failing", checks: report.checks };
     },
     {
-      response: { 200: t.Object({ status: t.String(), checks: t.Record(t.String(), t.String()) }), 503: t.Object({ status: t.String(), checks: t.Record(t.String(), t.String()) }) },
+      response: { 200: HealthSchema, 503: HealthSchema },
       detail: { operationId: "health", summary: "liveness and readiness of the appliance", tags: ["Operations"], security: [] },
     },
   );
