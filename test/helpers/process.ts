@@ -5,7 +5,7 @@ import type { Subprocess } from "bun";
 const MAIN = new URL("../../src/main.ts", import.meta.url).pathname;
 
 export function runCli(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) {
-  const proc = Bun.spawnSync(["bun", MAIN, ...args], { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawnSync([process.execPath, MAIN, ...args], { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdout: "pipe", stderr: "pipe" });
   return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
 }
 
@@ -22,7 +22,7 @@ export class ServeProcess {
   }
 
   static spawn(configPath: string, cwd?: string): ServeProcess {
-    return new ServeProcess(Bun.spawn(["bun", MAIN, "serve", "--config", configPath], { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" }));
+    return new ServeProcess(Bun.spawn([process.execPath, MAIN, "serve", "--config", configPath], { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" }));
   }
 
   private async pump() {
