@@ -1,16 +1,26 @@
 // The appliance as one object: built from a validated Config, started, reloaded and
 // stopped as a whole, so a test can run a complete Postroom on ephemeral ports in a
 // temp dir. Nothing here reads global state: config, clock, resolver and logger come in.
-import { buildElysiaApp } from "./api/elysia-app.ts";
+import { readFileSync } from "node:fs";
+import type { SMTPServer } from "smtp-server";
 import type { HealthReport } from "./api/deps.ts";
+import { buildElysiaApp } from "./api/elysia-app.ts";
 import { bodyLimitFor, createApiHandler, type ApiHandler } from "./api/front.ts";
 import { AccountRegistry } from "./auth/accounts.ts";
 import type { Config } from "./config/config.ts";
+import { LocalAttachmentStore } from "./inbound/attachment-files.ts";
 import { createAddressRepo } from "./inbound/addresses.repo.ts";
+import type { BounceHandler } from "./inbound/bounce-hook.ts";
 import { createCustomDomainRepo } from "./inbound/custom-domains.repo.ts";
+import type { DeliverDeps } from "./inbound/deliver-message.ts";
+import { close as closeSmtp, createInboundServer, listen as listenSmtp } from "./inbound/smtp-listener.ts";
+import type { RouteDeps } from "./inbound/route.ts";
+import { createStatusRepo, type StatusRepo } from "./inbound/statuses.repo.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
 import { createResolver, type DnsResolver } from "./lib/dns.ts";
 import { createLogger, type Logger } from "./lib/logger.ts";
+import { loadOrCreateKey } from "./lib/secret-key.ts";
+import { reply } from "./lib/smtp-reply.ts";
 import { openStore, type Store } from "./store/store.ts";
 import { VERSION } from "./version.ts";
 
@@ -19,61 +29,122 @@ export interface AppOptions {
   clock?: Clock;
   logger?: Logger;
   resolver?: DnsResolver;
+  /** Mail to our bounce addresses; until the outbound side knows its messages, all are refused. */
+  bounces?: BounceHandler;
+}
+
+const ATTACHMENT_PURGE_INTERVAL_MS = 3_600_000;
+
+/** Refuses every bounce address: no message was sent from this appliance that could bounce. */
+export const noBounces: BounceHandler = {
+  checkRecipient: async () => reply(550, "5.1.1", "unknown bounce address"),
+  receive: async () => reply(550, "5.1.1", "unknown bounce address"),
+};
+
+function tlsFiles(config: Config): { key: string; cert: string } | null {
+  if (config.tls.mode !== "files") return null;
+  return { key: readFileSync(config.tls.keyFile, "utf8"), cert: readFileSync(config.tls.certFile, "utf8") };
 }
 
 export class App {
-  private constructor(
-    private current: Config,
-    readonly store: Store,
-    readonly registry: AccountRegistry,
-    readonly logger: Logger,
-    /** The API as a function, for in-process tests (no socket). */
-    readonly handle: ApiHandler,
-    /** The API's route table (method and path pattern), for guard tests and docs. */
-    readonly routes: readonly { method: string; path: string }[],
-    private server: ReturnType<typeof Bun.serve> | null,
-  ) {}
+  private current: Config;
+  private timers: ReturnType<typeof setInterval>[] = [];
+  private http: ReturnType<typeof Bun.serve> | null = null;
+  private inbound: SMTPServer | null = null;
+  private ports: { http: number | null; inbound: number | null } = { http: null, inbound: null };
+  /** The API as a function, for in-process tests (no socket). */
+  readonly handle: ApiHandler;
+  /** The API's route table (method and path pattern), for guard tests and docs. */
+  readonly routes: readonly { method: string; path: string }[];
+  readonly registry: AccountRegistry;
+  readonly store: Store;
+  readonly logger: Logger;
+  private readonly deliverDeps: () => DeliverDeps;
+  private readonly routeDeps: () => RouteDeps;
+  private readonly statuses: StatusRepo;
 
-  static async start(opts: AppOptions): Promise<App> {
-    const config = opts.config;
-    const logger = opts.logger ?? createLogger({ level: config.log.level });
+  private constructor(private readonly opts: AppOptions) {
+    const config = (this.current = opts.config);
+    const logger = (this.logger = opts.logger ?? createLogger({ level: config.log.level }));
     const clock = opts.clock ?? systemClock;
     const resolver = opts.resolver ?? createResolver({ servers: config.dns.servers });
-    const store = openStore(config.dataDir);
-    const registry = AccountRegistry.fromConfig(config);
-    let app: App | null = null;
-    const deps = {
-      config: () => app?.config ?? config,
-      registry,
-      clock,
-      logger,
-      resolver,
-      addresses: createAddressRepo(store),
-      customDomains: createCustomDomainRepo(store),
-      health: (): HealthReport => app?.health() ?? { ok: false, checks: { app: "starting" } },
+    const store = (this.store = openStore(config.dataDir));
+    const registry = (this.registry = AccountRegistry.fromConfig(config));
+    const addresses = createAddressRepo(store);
+    const customDomains = createCustomDomainRepo(store);
+    const statuses = (this.statuses = createStatusRepo(store));
+    const localAttachments = new LocalAttachmentStore(config.dataDir, loadOrCreateKey(config.dataDir, "url-signing"), () => this.current.http.publicUrl);
+    const bounces = opts.bounces ?? noBounces;
+
+    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, health: () => this.health() };
+    const elysia = buildElysiaApp(apiDeps, VERSION);
+    this.handle = createApiHandler(apiDeps, elysia);
+    this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));
+    this.routeDeps = () => ({ inboundDomain: this.current.inbound.domain, bounceHost: this.current.outbound.bounceHost, addresses, customDomains, bounces });
+    this.deliverDeps = () => {
+      const c = this.current;
+      return {
+        hostname: c.hostname,
+        limits: { maxHeaderBytes: c.smtp.maxHeaderBytes, maxMimeDepth: c.smtp.maxMimeDepth, maxMimeParts: c.smtp.maxMimeParts },
+        attachmentUrlTtlMs: c.inbound.attachmentUrlTtlMs,
+        post: {
+          resolver,
+          policy: { allowPrivate: c.inbound.allowPrivateTargets },
+          timeoutMs: c.inbound.targetTimeoutMs,
+          maxRedirects: c.inbound.maxRedirects,
+          responseMaxBytes: c.inbound.targetResponseMaxBytes,
+          userAgent: `Postroom/${VERSION}`,
+        },
+        resolver,
+        statuses,
+        localAttachments,
+        bounces,
+        clock,
+        logger,
+      };
     };
-    const elysia = buildElysiaApp(deps, VERSION);
-    const handle = createApiHandler(deps, elysia);
-    const routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));
-    let server: ReturnType<typeof Bun.serve> | null = null;
+    this.timers.push(setInterval(() => localAttachments.purgeExpired(clock.nowMs()), ATTACHMENT_PURGE_INTERVAL_MS));
+    for (const t of this.timers) t.unref?.();
+  }
+
+  static async start(opts: AppOptions): Promise<App> {
+    const app = new App(opts);
     try {
-      if (config.http.listen) {
-        server = Bun.serve({
-          hostname: config.http.listen.host,
-          port: config.http.listen.port,
-          // A backstop only: the API front refuses oversized bodies with its own 413 first.
-          maxRequestBodySize: bodyLimitFor("smtpAuth", config) + 1024 * 1024,
-          fetch: (req, srv) => handle(req, srv.requestIP(req)?.address),
-        });
-        logger.info("http listening", { address: config.http.listen.host, port: server.port });
-      }
+      await app.listen();
     } catch (err) {
-      store.close();
+      await app.stop();
       throw err;
     }
-    app = new App(config, store, registry, logger, handle, routes, server);
-    logger.info("postroom started", { version: VERSION, hostname: config.hostname, accounts: config.accounts.length });
+    app.logger.info("postroom started", { version: VERSION, hostname: app.config.hostname, accounts: app.config.accounts.length });
     return app;
+  }
+
+  private async listen(): Promise<void> {
+    const config = this.current;
+    if (config.http.listen) {
+      const handle = this.handle;
+      this.http = Bun.serve({
+        hostname: config.http.listen.host,
+        port: config.http.listen.port,
+        // A backstop only: the API front refuses oversized bodies with its own 413 first.
+        maxRequestBodySize: bodyLimitFor("smtpAuth", config) + 1024 * 1024,
+        fetch: (req, srv) => handle(req, srv.requestIP(req)?.address),
+      });
+      this.ports.http = this.http.port ?? null;
+      this.logger.info("http listening", { address: config.http.listen.host, port: this.ports.http });
+    }
+    if (config.smtp.inboundListen) {
+      this.inbound = createInboundServer({
+        hostname: config.hostname,
+        limits: () => this.current.smtp,
+        route: this.routeDeps,
+        deliver: this.deliverDeps,
+        tls: tlsFiles(config),
+        logger: this.logger.child({ component: "inbound" }),
+      });
+      this.ports.inbound = await listenSmtp(this.inbound, config.smtp.inboundListen);
+      this.logger.info("inbound smtp listening", { address: config.smtp.inboundListen.host, port: this.ports.inbound, starttls: config.tls.mode === "files" });
+    }
   }
 
   get config(): Config {
@@ -81,7 +152,11 @@ export class App {
   }
 
   get httpPort(): number | null {
-    return this.server?.port ?? null;
+    return this.ports.http;
+  }
+
+  get inboundPort(): number | null {
+    return this.ports.inbound;
   }
 
   /**
@@ -92,8 +167,11 @@ export class App {
     const needRestart: string[] = [];
     const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
     if (!same(next.http.listen, this.current.http.listen)) needRestart.push("http.listen");
-    if (!same(next.smtp, this.current.smtp)) needRestart.push("smtp");
+    for (const key of ["inboundListen", "submissionListen", "submissionTlsListen"] as const) {
+      if (!same(next.smtp[key], this.current.smtp[key])) needRestart.push(`smtp.${key}`);
+    }
     if (next.dataDir !== this.current.dataDir) needRestart.push("data_dir");
+    if (!same(next.tls, this.current.tls)) needRestart.push("tls");
     this.registry.replace(next.accounts);
     this.current = next;
     this.logger.info("config reloaded", { accounts: next.accounts.length, restart_needed_for: needRestart.length ? needRestart : undefined });
@@ -107,13 +185,18 @@ export class App {
     } catch (err) {
       checks.store = `not writable: ${(err as Error).message}`;
     }
-    if (this.current.http.listen) checks.http = this.server ? "ok" : "down";
+    if (this.current.http.listen) checks.http = this.http ? "ok" : "down";
+    if (this.current.smtp.inboundListen) checks.smtp_inbound = this.inbound?.server.listening ? "ok" : "down";
     return { ok: Object.values(checks).every((v) => v === "ok"), checks };
   }
 
   async stop(): Promise<void> {
-    await this.server?.stop(true);
-    this.server = null;
+    for (const t of this.timers) clearInterval(t);
+    if (this.inbound) await closeSmtp(this.inbound);
+    this.inbound = null;
+    await this.http?.stop(true);
+    this.http = null;
+    await this.statuses.flush();
     this.store.close();
     this.logger.info("postroom stopped");
   }

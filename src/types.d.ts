@@ -3,3 +3,8 @@ declare module "*.sql" {
   const text: string;
   export default text;
 }
+
+declare module "libmime" {
+  const libmime: { decodeWords(value: string): string };
+  export default libmime;
+}

@@ -2,7 +2,9 @@
 import type { AccountRegistry } from "../auth/accounts.ts";
 import type { AccountConfig, Config } from "../config/config.ts";
 import type { AddressRepo } from "../inbound/addresses.repo.ts";
+import type { LocalAttachmentStore } from "../inbound/attachment-files.ts";
 import type { CustomDomainRepo } from "../inbound/custom-domains.repo.ts";
+import type { StatusRepo } from "../inbound/statuses.repo.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { DnsResolver } from "../lib/dns.ts";
 import type { Logger } from "../lib/logger.ts";
@@ -23,6 +25,8 @@ export interface ApiDeps {
   resolver: DnsResolver;
   addresses: AddressRepo;
   customDomains: CustomDomainRepo;
+  statuses: StatusRepo;
+  localAttachments: LocalAttachmentStore;
   health(): HealthReport;
 }
 

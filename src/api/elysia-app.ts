@@ -4,6 +4,8 @@
 import { Elysia } from "elysia";
 import { describeValueErrors, formatProblem, type Problem } from "../lib/validation.ts";
 import { addressRoutes } from "./addresses.ts";
+import { attachmentRoutes } from "./attachments.ts";
+import { incomingStatusRoutes } from "./incoming-statuses.ts";
 import { customDomainRoutes } from "./custom-domains.ts";
 import type { ApiDeps } from "./deps.ts";
 import { ApiError, errorResponse } from "./errors.ts";
@@ -32,7 +34,8 @@ export function buildElysiaApp(deps: ApiDeps, version: string) {
       }
     })
     .use(healthRoutes(deps))
-    .group(`${API_PREFIX}/:accountId`, (g) => g.use(addressRoutes(deps)).use(customDomainRoutes(deps)));
+    .use(attachmentRoutes(deps.localAttachments, deps.clock))
+    .group(`${API_PREFIX}/:accountId`, (g) => g.use(addressRoutes(deps)).use(incomingStatusRoutes(deps)).use(customDomainRoutes(deps)));
   // Built on first request, once every route above is registered.
   let document: Record<string, unknown> | null = null;
   return app.get(OPENAPI_PATH, () => (document ??= buildOpenApiDocument(app, version)), { detail: { hide: true } });

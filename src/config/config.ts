@@ -39,8 +39,22 @@ export interface Config {
     submissionTlsListen: ListenAddress | null;
     maxMessageSizeBytes: number;
     allowInsecureAuth: boolean;
+    maxRecipients: number;
+    maxUnknownRecipients: number;
+    maxHeaderBytes: number;
+    maxMimeDepth: number;
+    maxMimeParts: number;
+    maxConnections: number;
+    socketTimeoutMs: number;
   };
-  inbound: { domain: string; targetTimeoutMs: number; allowPrivateTargets: boolean };
+  inbound: {
+    domain: string;
+    targetTimeoutMs: number;
+    allowPrivateTargets: boolean;
+    maxRedirects: number;
+    targetResponseMaxBytes: number;
+    attachmentUrlTtlMs: number;
+  };
   outbound: {
     bounceHost: string;
     sendingIps: string[];

@@ -18,6 +18,8 @@ const listen = (def: string, description: string) =>
   str(def, description, { pattern: LISTEN, errorMessage: 'must be "host:port" (e.g. "0.0.0.0:25", "[::]:25") or "" for off' });
 const rate = (def: string, description: string) =>
   str(def, description, { pattern: RATE_PATTERN, errorMessage: 'must be "N/s", "N/min", "N/h" or "off"' });
+const int = (def: number, min: number, max: number, description: string) =>
+  Type.Integer({ default: def, minimum: min, maximum: max, description, errorMessage: `must be an integer from ${min} to ${max}` });
 const section = <T extends Record<string, TSchema>>(props: T, description: string) =>
   Type.Object(props, { default: {}, description, additionalProperties: false });
 
@@ -99,6 +101,13 @@ export const ConfigSchema = Type.Object(
         submission_tls_listen: listen("", 'SMTP submission with implicit TLS (465 in production); "" = off'),
         max_message_size: size("25MB", "largest inbound message; announced as SIZE, larger mail gets 552"),
         allow_insecure_auth: bool(false, "allow AUTH before STARTTLS; for loopback tests only"),
+        max_recipients: int(100, 1, 10_000, "most recipients of one inbound message; more get 452"),
+        max_unknown_recipients: int(20, 1, 10_000, "refused recipients one connection may try before it is dropped (421)"),
+        max_header_size: size("256KB", "largest header section of an inbound message; larger mail gets 552"),
+        max_mime_depth: int(20, 1, 200, "deepest nesting of MIME parts in an inbound message; deeper mail gets 554"),
+        max_mime_parts: int(500, 1, 100_000, "most MIME parts in an inbound message; more get 554"),
+        max_connections: int(1000, 1, 1_000_000, "simultaneous SMTP connections per listener; more get 421"),
+        socket_timeout: duration("5m", "idle time after which an SMTP connection is closed"),
       },
       "SMTP listeners",
     ),
@@ -110,6 +119,9 @@ export const ConfigSchema = Type.Object(
         }),
         target_timeout: duration("30s", "how long a target may take to answer the POST"),
         allow_private_targets: bool(false, "allow targets on loopback, private and link-local addresses"),
+        max_redirects: int(3, 0, 10, "redirects (301, 302, 307, 308) followed when posting to a target"),
+        target_response_max: size("4KB", "how much of a target's answer is kept on the incoming status"),
+        attachment_url_ttl: duration("7d", "how long the signed URL of a locally stored attachment works"),
       },
       "receiving mail",
     ),

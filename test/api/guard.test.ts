@@ -11,7 +11,9 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
-const PUBLIC = new Set(["GET /healthz", "GET /api/v0.1/openapi.json"]);
+// Public by design: health, the API description, and attachment downloads, whose signed
+// URL is the credential (test/inbound/attachments-local.test.ts checks the signature).
+const PUBLIC = new Set(["GET /healthz", "GET /api/v0.1/openapi.json", "GET /attachments/:id/:name"]);
 
 function concretePath(pattern: string, accountId: string): string {
   return pattern

@@ -15,19 +15,21 @@ export class TestDnsServer {
   /** name (lowercase, no final dot) → records. Tests change it at will. */
   readonly zone = new Map<string, ZoneRecord[]>();
   private constructor(
-    private server: any,
+    private udp: any,
+    private tcp: any,
     readonly port: number,
   ) {}
 
+  /** UDP and TCP on one loopback port (clients retry truncated answers over TCP). */
   static async start(): Promise<TestDnsServer> {
     let self: TestDnsServer | null = null;
-    const server: any = dns2.createUDPServer((request: any, send: (r: any) => void) => {
+    const handle = (request: any, send: (r: any) => void) => {
       const response = Packet.createResponseFromRequest(request);
       const [question] = request.questions;
       const name = String(question.name).toLowerCase().replace(/\.$/, "");
       const records = self?.zone.get(name);
       if (!records) {
-        response.header.rcode = Packet.RCODE?.NXDOMAIN ?? 3;
+        response.header.rcode = Packet.RCODE.NXDOMAIN;
       } else {
         for (const { type, ...data } of records) {
           if (Packet.TYPE[type] !== question.type) continue;
@@ -35,10 +37,16 @@ export class TestDnsServer {
         }
       }
       send(response);
+    };
+    const udp: any = dns2.createUDPServer(handle as never);
+    await udp.listen(0, "127.0.0.1");
+    const port = udp.address().port as number;
+    const tcp: any = dns2.createTCPServer(handle as never);
+    await new Promise<void>((resolve, reject) => {
+      tcp.once("error", reject);
+      tcp.listen(port, "127.0.0.1", () => resolve());
     });
-    await server.listen(0, "127.0.0.1");
-    const port = server.address().port as number;
-    self = new TestDnsServer(server, port);
+    self = new TestDnsServer(udp, tcp, port);
     return self;
   }
 
@@ -51,6 +59,7 @@ export class TestDnsServer {
   }
 
   async stop(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await new Promise<void>((resolve) => this.udp.close(() => resolve()));
+    await new Promise<void>((resolve) => this.tcp.close(() => resolve()));
   }
 }

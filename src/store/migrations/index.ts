@@ -1,6 +1,7 @@
 // Numbered schema migrations, embedded in the binary. Append only: a released
 // migration is never edited, a change is a new file with the next number.
 import m0001 from "./0001_init.sql" with { type: "text" };
+import m0002 from "./0002_incoming_statuses.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -8,4 +9,7 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: "init", sql: m0001 }];
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: "init", sql: m0001 },
+  { version: 2, name: "incoming_statuses", sql: m0002 },
+];

@@ -1,0 +1,83 @@
+// E6: incoming statuses of an address, newest first, with search and paging.
+import { Elysia, t, type Static } from "elysia";
+import type { IncomingStatus } from "../inbound/statuses.repo.ts";
+import { STATUS_SEARCH_FIELDS } from "../inbound/statuses.repo.ts";
+import { isoTime } from "../lib/clock.ts";
+import { parseSearchQuery, SearchQueryError, termTimeMs, type SearchTerm } from "../lib/search-query.ts";
+import { callerAccount, type ApiDeps } from "./deps.ts";
+import { errorResponses, invalid, notFound } from "./errors.ts";
+import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
+
+const IncomingStatusSchema = t.Object(
+  {
+    id: t.String(),
+    address_id: t.String(),
+    message_id: t.Union([t.String(), t.Null()], { description: "Message-ID header, without angle brackets" }),
+    from: t.String({ description: "envelope sender (MAIL FROM); empty for bounces" }),
+    to: t.String({ description: "envelope recipient (RCPT TO)" }),
+    subject: t.Union([t.String(), t.Null()]),
+    status: t.String({ description: 'the target\'s HTTP status ("200", "404"), client_timeout, unreachable, or rejected' }),
+    status_category: t.Union([t.Literal("successful"), t.Literal("rejected"), t.Literal("delayed")]),
+    tls: t.Union([t.String(), t.Null()], { description: "TLS protocol of the SMTP session, or null" }),
+    size: t.Union([t.Integer(), t.Null()], { description: "message size in bytes" }),
+    remote_ip: t.Union([t.String(), t.Null()]),
+    response: t.Union([t.String(), t.Null()], { description: "the target's answer (first bytes) or our refusal, for every non-2xx" }),
+    created_at: t.String({ format: "date-time" }),
+  },
+  { additionalProperties: false, title: "IncomingStatus" },
+);
+
+export function statusRecord(s: IncomingStatus): Static<typeof IncomingStatusSchema> {
+  return {
+    id: s.id,
+    address_id: s.addressId,
+    message_id: s.messageId,
+    from: s.mailFrom,
+    to: s.rcptTo,
+    subject: s.subject,
+    status: s.status,
+    status_category: s.statusCategory,
+    tls: s.tls,
+    size: s.sizeBytes,
+    remote_ip: s.remoteIp,
+    response: s.response,
+    created_at: isoTime(s.createdAtMs),
+  };
+}
+
+function searchTerms(query: string | undefined): SearchTerm[] {
+  try {
+    const terms = parseSearchQuery(query, STATUS_SEARCH_FIELDS);
+    for (const term of terms) if (term.field === "created_at" && termTimeMs(term.value) === null) throw new SearchQueryError(`created_at needs a date such as 2026-11-01, not "${term.value}"`);
+    return terms;
+  } catch (err) {
+    if (err instanceof SearchQueryError) throw invalid("query", err.message);
+    throw err;
+  }
+}
+
+export function incomingStatusRoutes(deps: ApiDeps) {
+  return new Elysia({ name: "incoming-statuses" }).get(
+    "/incoming_statuses",
+    async ({ request, query, set }) => {
+      const address = await deps.addresses.get(callerAccount(request).id, query.address_id);
+      if (!address) throw notFound();
+      const page = await deps.statuses.list(address.accountId, address.id, searchTerms(query.query), pageRequest(query));
+      const link = nextLink(request.url, query, page);
+      if (link) set.headers["link"] = link;
+      return page.items.map(statusRecord);
+    },
+    {
+      query: t.Object({ address_id: t.String({ description: "the address whose mail to list" }), ...pagingQueryFields }),
+      response: { 200: t.Array(IncomingStatusSchema), ...errorResponses(401, 403, 404, 422, 429) },
+      detail: {
+        operationId: "listIncomingStatuses",
+        summary: "E6: received messages of an address, newest first (50 a page)",
+        description:
+          "query: terms that must all match; field:value for status, status_category, to, from, subject, created_at:>=2026-11-01; a bare word matches subject, from or to; \"quoted phrases\"; * or empty for all.",
+        tags: ["Incoming statuses"],
+        security: [{ bearerAPIToken: [] }],
+      },
+    },
+  );
+}

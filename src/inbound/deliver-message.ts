@@ -1,0 +1,156 @@
+// The end of DATA: parse the message once, check SPF/DKIM/DMARC, then POST it to the
+// target of every address it reached (in parallel), record an incoming status for each,
+// and answer the sender with the worst of the replies (API.md section 7).
+import { createHash } from "node:crypto";
+import type { Clock } from "../lib/clock.ts";
+import type { DnsResolver } from "../lib/dns.ts";
+import { newId16 } from "../lib/ids.ts";
+import type { Logger } from "../lib/logger.ts";
+import { reply, type SmtpReply } from "../lib/smtp-reply.ts";
+import type { Address } from "./addresses.repo.ts";
+import { LocalAttachmentStore } from "./attachment-files.ts";
+import { uploadToS3 } from "./attachment-s3.ts";
+import { checkMessageAuth } from "./auth-checks.ts";
+import type { BounceHandler } from "./bounce-hook.ts";
+import type { CustomDomain } from "./custom-domains.repo.ts";
+import { MessageRefused, parseMessage, type ParseLimits } from "./parse.ts";
+import { buildPayload, messageContent, payloadAttachment, toFormData, type MessageContent, type PayloadEnvelope } from "./payload.ts";
+import type { IncomingStatus, StatusRepo } from "./statuses.repo.ts";
+import { postToTarget, type TargetPostContext } from "./target-post.ts";
+import { verdictFor, worstReply, type TargetOutcome, type TargetVerdict } from "./target-reply.ts";
+
+/** The recipients of one transaction that reach one address. */
+export interface AddressGroup {
+  address: Address;
+  customDomain: CustomDomain | null;
+  rcpts: string[];
+}
+
+export interface Transaction {
+  mailFrom: string;
+  helo: string;
+  remoteIp: string;
+  /** TLS protocol and cipher of the session, when it was encrypted. */
+  tls: { protocol: string; cipher: string } | null;
+  groups: AddressGroup[];
+  bounceRcpts: string[];
+}
+
+export interface DeliverDeps {
+  hostname: string;
+  limits: ParseLimits;
+  attachmentUrlTtlMs: number;
+  post: TargetPostContext;
+  resolver: DnsResolver;
+  statuses: StatusRepo;
+  localAttachments: LocalAttachmentStore;
+  bounces: BounceHandler;
+  clock: Clock;
+  logger: Logger;
+}
+
+const md5Hex = (raw: Buffer) => createHash("md5").update(raw).digest("hex");
+
+/** Stable for the same message bytes and address, so a target can drop a redelivery. */
+export const messageKey = (md5: string, addressId: string): string => createHash("sha256").update(`${md5}:${addressId}`).digest("hex").slice(0, 32);
+
+function statusRow(group: AddressGroup, tx: Transaction, v: Pick<TargetVerdict, "status" | "category" | "response" | "reply">, extra: { messageId: string | null; subject: string | null; size: number }, nowMs: number): IncomingStatus[] {
+  return group.rcpts.map((rcpt) => ({
+    id: newId16(),
+    accountId: group.address.accountId,
+    addressId: group.address.id,
+    messageId: extra.messageId,
+    mailFrom: tx.mailFrom,
+    rcptTo: rcpt,
+    subject: extra.subject,
+    status: v.status,
+    statusCategory: v.category,
+    tls: tx.tls?.protocol ?? null,
+    sizeBytes: extra.size,
+    remoteIp: tx.remoteIp,
+    response: v.response ?? (v.category === "successful" ? null : `${v.reply.code} ${v.reply.enhanced} ${v.reply.text}`),
+    createdAtMs: nowMs,
+  }));
+}
+
+/** Records refusals Postroom made itself (size, limits, regexp) for addresses it knows. */
+export function refusedStatuses(groups: readonly AddressGroup[], tx: Transaction, refusal: SmtpReply, size: number | null, nowMs: number): IncomingStatus[] {
+  return groups.flatMap((g) =>
+    statusRow(g, tx, { status: "rejected", category: "rejected", response: null, reply: refusal }, { messageId: null, subject: null, size: size ?? 0 }, nowMs).map((r) => ({ ...r, sizeBytes: size })),
+  );
+}
+
+async function deliverToAddress(group: AddressGroup, content: MessageContent, envelope: PayloadEnvelope, key: string, deps: DeliverDeps): Promise<TargetOutcome> {
+  const store = group.address.attachments;
+  let urls: (string | null)[];
+  try {
+    urls = await Promise.all(
+      content.attachments.map(async (a) => {
+        if (store.store === "local") return deps.localAttachments.save(a, deps.clock.nowMs(), deps.attachmentUrlTtlMs);
+        if (store.store === "s3") return uploadToS3(store, a, { nowMs: deps.clock.nowMs(), ttlMs: deps.attachmentUrlTtlMs, resolver: deps.resolver, policy: deps.post.policy });
+        return null;
+      }),
+    );
+  } catch (err) {
+    return { kind: "unreachable", reason: `attachment store failed: ${(err as Error).message}` };
+  }
+  const payload = buildPayload(
+    content,
+    envelope,
+    content.attachments.map((a, i) => payloadAttachment(a, urls[i]!)),
+  );
+  const embedded = store.store === undefined;
+  const body = group.address.targetFormat === "json+n" ? JSON.stringify(payload) : toFormData(payload, embedded ? content.attachments : null);
+  const target = group.customDomain?.domainTarget ?? group.address.target;
+  return postToTarget({ target, body, messageKey: key }, deps.post);
+}
+
+export async function deliverMessage(raw: Buffer, tx: Transaction, deps: DeliverDeps): Promise<SmtpReply> {
+  const md5 = md5Hex(raw);
+  const replies: SmtpReply[] = [];
+  if (tx.groups.length > 0) {
+    let parsed;
+    try {
+      parsed = await parseMessage(raw, deps.limits);
+    } catch (err) {
+      const refusal = err instanceof MessageRefused ? err.reply : reply(451, "4.3.0", "the message could not be processed; try again later");
+      if (!(err instanceof MessageRefused)) deps.logger.error("inbound message failed to parse", { err, md5 });
+      await deps.statuses.record(refusedStatuses(tx.groups, tx, refusal, raw.length, deps.clock.nowMs()));
+      return refusal;
+    }
+    const [auth, content] = await Promise.all([
+      checkMessageAuth(raw, { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname }, deps.resolver),
+      Promise.resolve(messageContent(parsed)),
+    ]);
+    const messageId = parsed.messageId ? parsed.messageId.replace(/^<|>$/g, "") : null;
+    const subject = parsed.subject ?? null;
+    const rows: IncomingStatus[] = [];
+    await Promise.all(
+      tx.groups.map(async (group) => {
+        const envelope: PayloadEnvelope = {
+          to: group.rcpts[0]!,
+          recipients: group.rcpts,
+          from: tx.mailFrom,
+          helo_domain: tx.helo,
+          remote_ip: tx.remoteIp,
+          spf: auth.spf,
+          tls: tx.tls !== null,
+          tls_cipher: tx.tls?.cipher ?? null,
+          md5,
+          dkim: auth.dkim,
+          dmarc: auth.dmarc,
+        };
+        const outcome = await deliverToAddress(group, content, envelope, messageKey(md5, group.address.id), deps);
+        const verdict = verdictFor(outcome);
+        replies.push(verdict.reply);
+        rows.push(...statusRow(group, tx, verdict, { messageId, subject, size: raw.length }, deps.clock.nowMs()));
+        deps.logger.info("inbound delivered", { address_id: group.address.id, status: verdict.status, reply: verdict.reply.code, md5 });
+      }),
+    );
+    await deps.statuses.record(rows);
+  }
+  if (tx.bounceRcpts.length > 0) {
+    replies.push(await deps.bounces.receive(raw, { mailFrom: tx.mailFrom, rcptTo: tx.bounceRcpts, remoteIp: tx.remoteIp }));
+  }
+  return worstReply(replies);
+}

@@ -1,0 +1,34 @@
+// Message headers as the payload carries them (API.md section 7): names lower case with
+// "-" replaced by "_", a header seen once is a string, one seen more often an array in
+// message order (top first); values unfolded and MIME-decoded to UTF-8.
+import libmime from "libmime";
+
+export type PayloadHeaders = Record<string, string | string[]>;
+
+export const headerKey = (name: string): string => name.trim().toLowerCase().replace(/-/g, "_");
+
+/** The value of a raw header line ("Subject: =?utf-8?...") unfolded and decoded. */
+export function headerValue(line: string): string {
+  const colon = line.indexOf(":");
+  const raw = (colon >= 0 ? line.slice(colon + 1) : "").replace(/\r?\n(?=[ \t])/g, "").trim();
+  if (!raw.includes("=?")) return raw;
+  try {
+    return libmime.decodeWords(raw);
+  } catch {
+    return raw;
+  }
+}
+
+export function normalizeHeaders(lines: readonly { key: string; line: string }[]): PayloadHeaders {
+  const out: PayloadHeaders = {};
+  for (const { key, line } of lines) {
+    const name = headerKey(key);
+    if (name === "") continue;
+    const value = headerValue(line);
+    const prior = out[name];
+    if (prior === undefined) out[name] = value;
+    else if (Array.isArray(prior)) prior.push(value);
+    else out[name] = [prior, value];
+  }
+  return out;
+}

@@ -1,0 +1,77 @@
+// Parsing a received message under the named limits (header size, MIME depth and part
+// count), so hostile input is refused with a reply instead of costing memory or stack.
+import { Splitter } from "@zone-eu/mailsplit";
+import { simpleParser, type ParsedMail } from "mailparser";
+import { reply, type SmtpReply } from "../lib/smtp-reply.ts";
+
+export interface ParseLimits {
+  maxHeaderBytes: number;
+  maxMimeDepth: number;
+  maxMimeParts: number;
+}
+
+export class MessageRefused extends Error {
+  override name = "MessageRefused";
+  constructor(readonly reply: SmtpReply) {
+    super(reply.text);
+  }
+}
+
+/** Bytes before the blank line that ends the header section (the whole message if none). */
+export function headerSectionBytes(raw: Buffer): number {
+  const crlf = raw.indexOf("\r\n\r\n");
+  const lf = raw.indexOf("\n\n");
+  const ends = [crlf, lf].filter((i) => i >= 0);
+  return ends.length === 0 ? raw.length : Math.min(...ends);
+}
+
+/** Deepest nesting of MIME nodes (1 = a single-part message), found by mailsplit without decoding. */
+export async function mimeDepth(raw: Buffer): Promise<number> {
+  const splitter = new Splitter({ maxChildNodes: Number.MAX_SAFE_INTEGER } as never) as unknown as NodeJS.ReadWriteStream;
+  let max = 0;
+  splitter.on("data", (data: { type: string; parentNode?: unknown }) => {
+    if (data.type !== "node") return;
+    let depth = 1;
+    for (let p = (data as { parentNode?: { parentNode?: unknown } }).parentNode; p; p = (p as { parentNode?: unknown }).parentNode as never) depth++;
+    if (depth > max) max = depth;
+  });
+  await new Promise<void>((resolve, reject) => {
+    splitter.once("end", resolve);
+    splitter.once("error", reject);
+    splitter.end(raw);
+  });
+  return max;
+}
+
+// Each level of nesting needs a boundary parameter or an embedded message, so a message
+// with few of either cannot be deep; only the rest pay for the exact count.
+const NESTING_MARKERS = /boundary\s*=|message\/(rfc822|global)/gi;
+
+export async function parseMessage(raw: Buffer, limits: ParseLimits): Promise<ParsedMail> {
+  const headerBytes = headerSectionBytes(raw);
+  if (headerBytes > limits.maxHeaderBytes) {
+    throw new MessageRefused(reply(552, "5.3.4", `message header is larger than ${limits.maxHeaderBytes} bytes`));
+  }
+  const markers = raw.toString("latin1").match(NESTING_MARKERS)?.length ?? 0;
+  if (markers + 1 > limits.maxMimeDepth && (await mimeDepth(raw)) > limits.maxMimeDepth) {
+    throw new MessageRefused(reply(554, "5.6.0", `message nests MIME parts deeper than ${limits.maxMimeDepth} levels`));
+  }
+  try {
+    return await (simpleParser as (input: Buffer, options: object) => Promise<ParsedMail>)(raw, {
+      // Keep the message as it was: no text made from HTML or HTML from text, cid: links intact.
+      skipHtmlToText: true,
+      skipTextToHtml: true,
+      skipImageLinks: true,
+      skipTextLinks: true,
+      keepCidLinks: true,
+      maxHeadSize: limits.maxHeaderBytes,
+      maxChildNodes: limits.maxMimeParts,
+    });
+  } catch (err) {
+    // mailsplit tags its limit errors EMAXLEN; anything else is a parser failure.
+    const { code, message = "" } = err as { code?: string; message?: string };
+    if (code === "EMAXLEN" && /child nodes/i.test(message)) throw new MessageRefused(reply(554, "5.6.0", `message has more than ${limits.maxMimeParts} MIME parts`));
+    if (code === "EMAXLEN") throw new MessageRefused(reply(552, "5.3.4", `a MIME part header is larger than ${limits.maxHeaderBytes} bytes`));
+    throw err;
+  }
+}

@@ -1,0 +1,139 @@
+// The body posted to a target (API.md section 7), built once per message and address:
+// the json+n object, and the same content as multipart+n form fields.
+import EmailReplyParser from "email-reply-parser";
+import type { ParsedMail } from "mailparser";
+import { normalizeHeaders, type PayloadHeaders } from "./headers.ts";
+
+export interface AuthResult {
+  result: string;
+  domain: string | null;
+}
+
+export interface PayloadEnvelope {
+  to: string;
+  recipients: string[];
+  from: string;
+  helo_domain: string;
+  remote_ip: string;
+  spf: AuthResult;
+  tls: boolean;
+  tls_cipher: string | null;
+  md5: string;
+  dkim: { result: string; signatures: { domain: string; selector: string; result: string }[] };
+  dmarc: AuthResult & { policy: string | null };
+}
+
+/** An attachment of the message, before we decide to embed it or store it. */
+export interface MessageAttachment {
+  fileName: string;
+  contentType: string;
+  disposition: "attachment" | "inline";
+  contentId: string | null;
+  content: Buffer;
+}
+
+export interface PayloadAttachment {
+  file_name: string;
+  content_type: string;
+  size: number;
+  disposition: string;
+  content_id: string | null;
+  content?: string;
+  url?: string;
+}
+
+export interface Payload {
+  envelope: PayloadEnvelope;
+  headers: PayloadHeaders;
+  plain?: string;
+  html?: string;
+  reply_plain?: string;
+  attachments: PayloadAttachment[];
+}
+
+/** What every address reached by one message shares: headers, bodies, attachments. */
+export interface MessageContent {
+  headers: PayloadHeaders;
+  plain?: string;
+  html?: string;
+  reply_plain?: string;
+  attachments: MessageAttachment[];
+}
+
+// Reply extraction scans the text line by line with many patterns; past this size a
+// message is no reply worth extracting, and the scan would only cost time.
+const REPLY_PARSE_MAX_CHARS = 256 * 1024;
+
+export function messageContent(parsed: ParsedMail): MessageContent {
+  const plain = typeof parsed.text === "string" && parsed.text !== "" ? parsed.text : undefined;
+  const html = typeof parsed.html === "string" && parsed.html !== "" ? parsed.html : undefined;
+  let reply_plain: string | undefined;
+  if (plain !== undefined && plain.length <= REPLY_PARSE_MAX_CHARS) {
+    try {
+      reply_plain = new EmailReplyParser().parseReply(plain).trim();
+    } catch {
+      reply_plain = undefined;
+    }
+  }
+  return {
+    headers: normalizeHeaders(parsed.headerLines),
+    plain,
+    html,
+    reply_plain,
+    attachments: parsed.attachments.map((a, i) => ({
+      fileName: a.filename ?? `attachment-${i + 1}${extensionFor(a.contentType)}`,
+      contentType: a.contentType || "application/octet-stream",
+      disposition: a.contentDisposition === "inline" ? "inline" : "attachment",
+      contentId: a.cid ? a.cid.replace(/^<|>$/g, "") : null,
+      content: a.content,
+    })),
+  };
+}
+
+function extensionFor(contentType: string): string {
+  const sub = /^[a-z]+\/([a-z0-9.+-]+)$/i.exec(contentType ?? "")?.[1]?.toLowerCase();
+  return sub && /^[a-z0-9]{1,8}$/.test(sub) ? `.${sub}` : "";
+}
+
+/** The attachment as the payload lists it: Base64 content, or the URL of the stored copy. */
+export function payloadAttachment(a: MessageAttachment, url: string | null): PayloadAttachment {
+  const base = { file_name: a.fileName, content_type: a.contentType, size: a.content.length, disposition: a.disposition, content_id: a.contentId };
+  return url === null ? { ...base, content: a.content.toString("base64") } : { ...base, url };
+}
+
+export function buildPayload(content: MessageContent, envelope: PayloadEnvelope, attachments: PayloadAttachment[]): Payload {
+  const payload: Payload = { envelope, headers: content.headers, attachments };
+  if (content.plain !== undefined) payload.plain = content.plain;
+  if (content.html !== undefined) payload.html = content.html;
+  if (content.reply_plain !== undefined) payload.reply_plain = content.reply_plain;
+  return payload;
+}
+
+/**
+ * multipart+n: every field of the payload as a form field named by its path
+ * (`headers[received][0]`, `envelope[spf][result]`), booleans as "true"/"false", nulls
+ * left out. Embedded attachments are file parts named `attachments[]`; stored ones are
+ * `attachments[][file_name]`-style fields.
+ */
+export function toFormData(payload: Payload, embedded: MessageAttachment[] | null): FormData {
+  const form = new FormData();
+  const put = (name: string, value: unknown) => {
+    if (value === null || value === undefined) return;
+    if (Array.isArray(value)) value.forEach((v, i) => put(`${name}[${i}]`, v));
+    else if (typeof value === "object") for (const [k, v] of Object.entries(value)) put(`${name}[${k}]`, v);
+    else form.append(name, String(value));
+  };
+  for (const key of ["plain", "html", "reply_plain"] as const) put(key, payload[key]);
+  put("headers", payload.headers);
+  put("envelope", payload.envelope);
+  if (embedded) {
+    for (const a of embedded) form.append("attachments[]", new Blob([a.content], { type: a.contentType }), a.fileName);
+  } else {
+    for (const a of payload.attachments) {
+      for (const key of ["file_name", "content_type", "size", "disposition", "content_id", "url"] as const) {
+        if (a[key] !== null && a[key] !== undefined) form.append(`attachments[][${key}]`, String(a[key]));
+      }
+    }
+  }
+  return form;
+}

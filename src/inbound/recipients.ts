@@ -1,0 +1,34 @@
+// Which kind of recipient an RCPT TO names, from the address alone (pure; table-tested).
+// The lookups that follow (does the address exist, does the domain belong to someone)
+// happen in route.ts.
+
+export type RecipientKind =
+  | { kind: "address"; addressId: string }
+  | { kind: "bounce"; localPart: string; domain: string }
+  | { kind: "domain"; localPart: string; domain: string }
+  | { kind: "invalid" };
+
+const ADDRESS_ID = /^[0-9a-f]{20}$/;
+// bounces+<message UUID>-<recipient hash>: the envelope sender of our outgoing mail.
+const BOUNCE_LOCAL_PART = /^bounces\+[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-[0-9a-z]{1,64}$/;
+
+export function splitAddress(address: string): { localPart: string; domain: string } | null {
+  const at = address.lastIndexOf("@");
+  if (at <= 0 || at === address.length - 1) return null;
+  return { localPart: address.slice(0, at), domain: address.slice(at + 1).toLowerCase().replace(/\.$/, "") };
+}
+
+export function classifyRecipient(address: string, own: { inboundDomain: string; bounceHost: string }): RecipientKind {
+  const parts = splitAddress(address);
+  if (!parts) return { kind: "invalid" };
+  const { localPart, domain } = parts;
+  const lower = localPart.toLowerCase();
+  // Bounces come back to mta.<sending domain>, a CNAME of the bounce host, or to the host itself.
+  if (BOUNCE_LOCAL_PART.test(lower) && (domain === own.bounceHost || domain.startsWith("mta."))) return { kind: "bounce", localPart: lower, domain };
+  if (domain === own.inboundDomain) {
+    // Sub-addressing: <id>+anything reaches <id>.
+    const id = lower.split("+", 1)[0]!;
+    return ADDRESS_ID.test(id) ? { kind: "address", addressId: id } : { kind: "invalid" };
+  }
+  return { kind: "domain", localPart, domain };
+}

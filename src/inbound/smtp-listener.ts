@@ -1,0 +1,168 @@
+// The inbound SMTP listener (port 25 in production): thin glue between smtp-server and
+// the routing and delivery decisions. No AUTH here; STARTTLS when a certificate is set.
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
+import type { ListenAddress } from "../config/units.ts";
+import type { Logger } from "../lib/logger.ts";
+import { reply, smtpError, smtpSuccessText } from "../lib/smtp-reply.ts";
+import { refusedStatuses, deliverMessage, type AddressGroup, type DeliverDeps, type Transaction } from "./deliver-message.ts";
+import { routeRecipient, type RouteDeps } from "./route.ts";
+
+export interface InboundLimits {
+  maxMessageSizeBytes: number;
+  maxRecipients: number;
+  maxUnknownRecipients: number;
+  maxConnections: number;
+  socketTimeoutMs: number;
+}
+
+export interface InboundListenerDeps {
+  hostname: string;
+  limits: () => InboundLimits;
+  route: () => RouteDeps;
+  deliver: () => DeliverDeps;
+  tls: { key: string; cert: string } | null;
+  logger: Logger;
+}
+
+/** Per-connection state: the transaction being built and the refused-recipient count. */
+interface ConnectionState {
+  groups: Map<string, AddressGroup>;
+  bounceRcpts: string[];
+  refusedRcpts: number;
+}
+
+const states = new WeakMap<SMTPServerSession, ConnectionState>();
+const stateOf = (s: SMTPServerSession): ConnectionState => {
+  let st = states.get(s);
+  if (!st) states.set(s, (st = { groups: new Map(), bounceRcpts: [], refusedRcpts: 0 }));
+  return st;
+};
+
+export function transactionOf(session: SMTPServerSession, st: ConnectionState): Transaction {
+  const tls = session.secure && session.tlsOptions ? { protocol: session.tlsOptions.version ?? "TLS", cipher: session.tlsOptions.name } : null;
+  return {
+    mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
+    helo: session.hostNameAppearsAs || session.remoteAddress,
+    remoteIp: session.remoteAddress,
+    tls,
+    groups: [...st.groups.values()],
+    bounceRcpts: st.bounceRcpts,
+  };
+}
+
+/** Reads the message, keeping at most `limit` bytes; the rest is drained unread. */
+function readCapped(stream: SMTPServerDataStream, limit: number): Promise<{ raw: Buffer; oversized: boolean }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let oversized = false;
+    stream.on("data", (chunk: Buffer) => {
+      if (oversized) return;
+      size += chunk.length;
+      if (size > limit) {
+        oversized = true;
+        chunks.length = 0;
+        return;
+      }
+      chunks.push(chunk);
+    });
+    stream.once("end", () => resolve({ raw: Buffer.concat(chunks), oversized: oversized || stream.sizeExceeded }));
+    stream.once("error", reject);
+  });
+}
+
+export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
+  const limits = deps.limits();
+  const server = new SMTPServer({
+    name: deps.hostname,
+    banner: "Postroom ESMTP",
+    size: limits.maxMessageSizeBytes,
+    maxRecipients: limits.maxRecipients,
+    maxClients: limits.maxConnections,
+    socketTimeout: limits.socketTimeoutMs,
+    closeTimeout: 5000,
+    authOptional: true,
+    disabledCommands: deps.tls ? ["AUTH"] : ["AUTH", "STARTTLS"],
+    hideSTARTTLS: !deps.tls,
+    hideDSN: true,
+    hideREQUIRETLS: true,
+    disableReverseLookup: true,
+    logger: false,
+    ...(deps.tls ? { key: deps.tls.key, cert: deps.tls.cert } : {}),
+
+    onMailFrom(_address, session, callback) {
+      const st = stateOf(session);
+      st.groups = new Map();
+      st.bounceRcpts = [];
+      callback();
+    },
+
+    onRcptTo(address, session, callback) {
+      const st = stateOf(session);
+      routeRecipient(address.address, deps.route())
+        .then(async (result) => {
+          if (result.ok) {
+            if (result.route.kind === "bounce") st.bounceRcpts.push(address.address);
+            else {
+              const { address: addr, customDomain } = result.route;
+              const group = st.groups.get(addr.id) ?? { address: addr, customDomain, rcpts: [] };
+              group.rcpts.push(address.address);
+              st.groups.set(addr.id, group);
+            }
+            return callback();
+          }
+          if (result.address) {
+            const refused = refusedStatuses([{ address: result.address, customDomain: null, rcpts: [address.address] }], transactionOf(session, st), result.reply, null, deps.deliver().clock.nowMs());
+            await deps.deliver().statuses.record(refused);
+          }
+          st.refusedRcpts++;
+          // Past the limit the client is probing for addresses: answer, then hang up.
+          if (st.refusedRcpts > deps.limits().maxUnknownRecipients) return callback(smtpError(reply(421, "4.7.0", "too many refused recipients; closing connection")));
+          callback(smtpError(result.reply));
+        })
+        .catch((err) => {
+          deps.logger.error("recipient routing failed", { err });
+          callback(smtpError(reply(451, "4.3.0", "temporary failure; try again later")));
+        });
+    },
+
+    onData(stream, session, callback) {
+      const st = stateOf(session);
+      const limit = deps.limits().maxMessageSizeBytes;
+      readCapped(stream, limit)
+        .then(async ({ raw, oversized }) => {
+          const tx = transactionOf(session, st);
+          if (oversized) {
+            const refusal = reply(552, "5.3.4", `message exceeds the size limit of ${limit} bytes`);
+            await deps.deliver().statuses.record(refusedStatuses(tx.groups, tx, refusal, stream.byteLength, deps.deliver().clock.nowMs()));
+            return callback(smtpError(refusal));
+          }
+          const result = await deliverMessage(raw, tx, deps.deliver());
+          if (result.code < 400) callback(null, smtpSuccessText(result));
+          else callback(smtpError(result));
+        })
+        .catch((err) => {
+          deps.logger.error("inbound delivery failed", { err });
+          callback(smtpError(reply(451, "4.3.0", "temporary failure; try again later")));
+        });
+    },
+  });
+  server.on("error", (err) => deps.logger.warn("inbound smtp error", { err: (err as Error).message }));
+  return server;
+}
+
+export async function listen(server: SMTPServer, at: ListenAddress): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error) => reject(err);
+    server.server.once("error", onError);
+    server.listen(at.port, at.host, () => {
+      server.server.off("error", onError);
+      resolve();
+    });
+  });
+  return (server.server.address() as { port: number }).port;
+}
+
+export function close(server: SMTPServer): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
+}

@@ -1,0 +1,155 @@
+// SQL for incoming statuses. Writes are grouped: every status queued while a commit is
+// under way goes into the next one, so a burst of mail costs a few fsyncs, not one each,
+// and each caller still waits until its rows are on disk.
+import type { SearchTerm } from "../lib/search-query.ts";
+import { termTimeMs } from "../lib/search-query.ts";
+import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
+import type { Store } from "../store/store.ts";
+import type { StatusCategory } from "./target-reply.ts";
+
+export interface IncomingStatus {
+  id: string;
+  accountId: string;
+  addressId: string;
+  messageId: string | null;
+  mailFrom: string;
+  rcptTo: string;
+  subject: string | null;
+  status: string;
+  statusCategory: StatusCategory;
+  tls: string | null;
+  sizeBytes: number | null;
+  remoteIp: string | null;
+  response: string | null;
+  createdAtMs: number;
+}
+
+interface Row {
+  id: string;
+  account_id: string;
+  address_id: string;
+  message_id: string | null;
+  mail_from: string;
+  rcpt_to: string;
+  subject: string | null;
+  status: string;
+  status_category: StatusCategory;
+  tls: string | null;
+  size: number | null;
+  remote_ip: string | null;
+  response: string | null;
+  created_at: number;
+}
+
+const COLUMNS = "id, account_id, address_id, message_id, mail_from, rcpt_to, subject, status, status_category, tls, size, remote_ip, response, created_at";
+
+const fromRow = (r: Row): IncomingStatus => ({
+  id: r.id,
+  accountId: r.account_id,
+  addressId: r.address_id,
+  messageId: r.message_id,
+  mailFrom: r.mail_from,
+  rcptTo: r.rcpt_to,
+  subject: r.subject,
+  status: r.status,
+  statusCategory: r.status_category,
+  tls: r.tls,
+  sizeBytes: r.size,
+  remoteIp: r.remote_ip,
+  response: r.response,
+  createdAtMs: r.created_at,
+});
+
+export const STATUS_SEARCH_FIELDS = ["status", "status_category", "to", "from", "subject", "created_at"] as const;
+
+const FIELD_COLUMN: Record<string, string> = { to: "rcpt_to", from: "mail_from", subject: "subject", status: "status", status_category: "status_category" };
+
+/** WHERE fragments for search terms; every term must match. */
+function searchClause(terms: readonly SearchTerm[], params: unknown[]): string {
+  let sql = "";
+  for (const t of terms) {
+    if (t.field === null) {
+      sql += " AND (LOWER(COALESCE(subject, '')) LIKE ? ESCAPE '\\' OR LOWER(mail_from) LIKE ? ESCAPE '\\' OR LOWER(rcpt_to) LIKE ? ESCAPE '\\')";
+      const like = containsPattern(t.value);
+      params.push(like, like, like);
+    } else if (t.field === "created_at") {
+      sql += ` AND created_at ${t.op} ?`;
+      params.push(termTimeMs(t.value));
+    } else if (t.field === "status" || t.field === "status_category") {
+      sql += ` AND LOWER(${FIELD_COLUMN[t.field]}) = ?`;
+      params.push(t.value.toLowerCase());
+    } else {
+      sql += ` AND LOWER(COALESCE(${FIELD_COLUMN[t.field]}, '')) LIKE ? ESCAPE '\\'`;
+      params.push(containsPattern(t.value));
+    }
+  }
+  return sql;
+}
+
+export interface StatusRepo {
+  /** Resolves once the rows are committed. */
+  record(rows: IncomingStatus[]): Promise<void>;
+  list(accountId: string, addressId: string, terms: readonly SearchTerm[], page: PageRequest): Promise<Page<IncomingStatus>>;
+  /** Commits whatever is queued (at shutdown). */
+  flush(): Promise<void>;
+}
+
+export function createStatusRepo(store: Store): StatusRepo {
+  const { db } = store;
+  const insert = db.query(`INSERT INTO incoming_statuses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  let queued: { rows: IncomingStatus[]; done: () => void; fail: (e: unknown) => void }[] = [];
+  let scheduled: Promise<void> | null = null;
+
+  const commit = () => {
+    const batch = queued;
+    queued = [];
+    scheduled = null;
+    try {
+      store.tx(() => {
+        for (const { rows } of batch)
+          for (const s of rows)
+            insert.run(
+              s.id,
+              s.accountId,
+              s.addressId,
+              s.messageId,
+              s.mailFrom,
+              s.rcptTo,
+              s.subject,
+              s.status,
+              s.statusCategory,
+              s.tls,
+              s.sizeBytes,
+              s.remoteIp,
+              s.response,
+              s.createdAtMs,
+            );
+      });
+      for (const b of batch) b.done();
+    } catch (err) {
+      for (const b of batch) b.fail(err);
+    }
+  };
+
+  const schedule = (): Promise<void> => (scheduled ??= new Promise<void>((resolve) => setImmediate(() => (commit(), resolve()))));
+
+  return {
+    record(rows) {
+      if (rows.length === 0) return Promise.resolve();
+      return new Promise<void>((done, fail) => {
+        queued.push({ rows, done, fail });
+        void schedule();
+      });
+    },
+    async list(accountId, addressId, terms, page) {
+      const params: unknown[] = [accountId, addressId];
+      const search = searchClause(terms, params);
+      const { where, tail } = newestFirst(page, params);
+      const rows = db
+        .query(`SELECT ${COLUMNS} FROM incoming_statuses WHERE account_id = ? AND address_id = ?${search}${where}${tail}`)
+        .all(...(params as never[])) as Row[];
+      return toPage(rows.map(fromRow), page.limit);
+    },
+    flush: () => (queued.length > 0 ? schedule() : Promise.resolve()),
+  };
+}

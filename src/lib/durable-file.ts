@@ -1,0 +1,17 @@
+// Files that must survive a crash once we said so: written to a temporary name, fsynced,
+// then renamed into place (DESIGN.md section 3).
+import { closeSync, fsyncSync, openSync, renameSync, writeSync } from "node:fs";
+
+export function writeFileDurably(path: string, data: Uint8Array | string): void {
+  const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  const fd = openSync(tmp, "w", 0o600);
+  try {
+    const bytes = typeof data === "string" ? Buffer.from(data) : data;
+    let offset = 0;
+    while (offset < bytes.length) offset += writeSync(fd, bytes, offset);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+}

@@ -1,0 +1,68 @@
+// HTTP requests to user-given URLs through the egress guard: each hop (the URL and
+// every redirect) is resolved and checked, then fetched from the checked address with
+// the original Host and TLS server name, so certificates are verified for the name.
+import type { DnsResolver } from "./dns.ts";
+import { checkedAddress, type EgressPolicy } from "./egress.ts";
+
+const FOLLOWED = new Set([301, 302, 307, 308]);
+
+export interface GuardedRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  /** Replayable, so a redirect can send it again. */
+  body?: string | Uint8Array | FormData;
+  maxRedirects: number;
+  signal: AbortSignal;
+}
+
+export interface GuardedContext {
+  resolver: DnsResolver;
+  policy: EgressPolicy;
+}
+
+/** Fetches with redirects followed by hand (each one checked); the final response and URL. */
+export async function guardedFetch(req: GuardedRequest, ctx: GuardedContext): Promise<{ response: Response; url: string }> {
+  let url = new URL(req.url);
+  let headers = { ...req.headers };
+  for (let hop = 0; ; hop++) {
+    const ip = await checkedAddress(url.hostname, ctx.resolver, ctx.policy);
+    const pinned = new URL(url);
+    pinned.hostname = ip.includes(":") ? `[${ip}]` : ip;
+    const response = await fetch(pinned, {
+      method: req.method,
+      headers: { ...headers, host: url.host },
+      body: req.body,
+      redirect: "manual",
+      signal: req.signal,
+      tls: url.protocol === "https:" ? { serverName: url.hostname } : undefined,
+    } as RequestInit);
+    const location = response.headers.get("location");
+    if (!FOLLOWED.has(response.status) || !location || hop >= req.maxRedirects) return { response, url: url.toString() };
+    await response.body?.cancel();
+    const next = new URL(location, url);
+    if (next.protocol !== "http:" && next.protocol !== "https:") return { response, url: url.toString() };
+    // Credentials were meant for the first origin only.
+    if (next.origin !== url.origin) {
+      const { authorization: _dropped, ...rest } = headers;
+      headers = rest;
+    }
+    url = next;
+  }
+}
+
+/** Up to `limitBytes` of a response body as text; the rest is discarded unread. */
+export async function readBodyPrefix(response: Response, limitBytes: number): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  while (total < limitBytes) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    total += value.byteLength;
+  }
+  await reader.cancel().catch(() => {});
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, limitBytes));
+}

@@ -1,0 +1,51 @@
+// The `query` parameter of E6 and E12 (API.md section 5): whitespace-separated terms,
+// all of which must match. `field:value` matches one field, a bare word matches the
+// default fields, "quoted phrases" keep their spaces, and `*` or empty matches all.
+
+export type Comparison = "=" | ">=" | "<=" | ">" | "<";
+
+export interface SearchTerm {
+  /** null for a bare word. */
+  field: string | null;
+  op: Comparison;
+  value: string;
+}
+
+export class SearchQueryError extends Error {
+  override name = "SearchQueryError";
+}
+
+const TOKEN = /\s*(?:([A-Za-z_]+):)?(?:"([^"]*)"|(\S+))/y;
+
+/** Terms of `query`; throws SearchQueryError naming what is wrong. */
+export function parseSearchQuery(query: string | null | undefined, fields: readonly string[]): SearchTerm[] {
+  const text = (query ?? "").trim();
+  if (text === "" || text === "*") return [];
+  const terms: SearchTerm[] = [];
+  TOKEN.lastIndex = 0;
+  while (TOKEN.lastIndex < text.length) {
+    const start = TOKEN.lastIndex;
+    const m = TOKEN.exec(text);
+    if (!m) throw new SearchQueryError(`cannot read the query from "${text.slice(start).trim()}" (an unclosed quote?)`);
+    const field = m[1]?.toLowerCase() ?? null;
+    let value = m[2] ?? m[3] ?? "";
+    if (field !== null && !fields.includes(field)) throw new SearchQueryError(`unknown field "${field}" (known: ${fields.join(", ")})`);
+    let op: Comparison = "=";
+    const cmp = field !== null ? /^(>=|<=|>|<)(.*)$/.exec(value) : null;
+    if (cmp) {
+      op = cmp[1] as Comparison;
+      value = cmp[2]!;
+    }
+    if (value === "*" && field === null) continue;
+    terms.push({ field, op, value });
+    if (text.slice(TOKEN.lastIndex).trim() === "") break;
+  }
+  return terms;
+}
+
+/** A date or date-time term value to epoch milliseconds; null when it is not one. */
+export function termTimeMs(value: string): number | null {
+  if (!/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value)) return null;
+  const ms = Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value);
+  return Number.isNaN(ms) ? null : ms;
+}
