@@ -5,7 +5,8 @@ import { parseConfigText } from "../../src/config/load.ts";
 import type { Clock } from "../../src/lib/clock.ts";
 import { createResolver } from "../../src/lib/dns.ts";
 import { silentLogger, type Logger } from "../../src/lib/logger.ts";
-import { testConfigToml, type AccountToml } from "./fixtures.ts";
+import type { BounceHandler } from "../../src/inbound/bounce-hook.ts";
+import { testConfigToml, type TestConfigOptions } from "./fixtures.ts";
 import { tempDir } from "./tmp.ts";
 
 export interface TestApp {
@@ -21,16 +22,16 @@ export interface TestApp {
 export const bearer = (token: string) => `Bearer ${token}`;
 export const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}`;
 
-export async function startTestApp(
-  opts: { accounts?: AccountToml[]; dnsServer?: string; extraToml?: string; clock?: Clock; logger?: Logger; dataDir?: string } = {},
-): Promise<TestApp> {
+export type TestAppOptions = Omit<TestConfigOptions, "dataDir"> & { clock?: Clock; logger?: Logger; dataDir?: string; bounces?: BounceHandler };
+
+export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const dir = opts.dataDir ? null : tempDir();
   const dataDir = opts.dataDir ?? dir!.path;
-  const parsed = parseConfigText(testConfigToml({ dataDir, dnsServer: opts.dnsServer, accounts: opts.accounts, extra: opts.extraToml }));
+  const parsed = parseConfigText(testConfigToml({ ...opts, dataDir }));
   if (!parsed.ok) throw new Error(parsed.problems.join("\n"));
   // Without a test DNS server, point at a closed loopback port so no test waits on real DNS.
   const resolver = createResolver({ servers: [opts.dnsServer ?? "127.0.0.1:9"], timeoutMs: 300, tries: 1 });
-  const app = await App.start({ config: parsed.config, logger: opts.logger ?? silentLogger, clock: opts.clock, resolver });
+  const app = await App.start({ config: parsed.config, logger: opts.logger ?? silentLogger, clock: opts.clock, resolver, bounces: opts.bounces });
   const call: TestApp["call"] = (method, path, o = {}) => {
     const headers: Record<string, string> = { ...o.headers };
     if (o.auth) headers.authorization = o.auth;

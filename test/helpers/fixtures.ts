@@ -30,8 +30,23 @@ ${a.extra ?? ""}
 `;
 }
 
+export interface TestConfigOptions {
+  dataDir: string;
+  dnsServer?: string;
+  accounts?: AccountToml[];
+  /** Top-level keys. */
+  extra?: string;
+  /** Start the inbound SMTP listener on an ephemeral loopback port (targets on loopback allowed). */
+  inbound?: boolean;
+  /** Extra lines inside [smtp], [inbound], [outbound], [tls]. */
+  smtp?: string;
+  inboundKeys?: string;
+  outbound?: string;
+  tls?: string;
+}
+
 /** A config for a test appliance: loopback, ephemeral ports, the given data dir. */
-export function testConfigToml(opts: { dataDir: string; dnsServer?: string; accounts?: AccountToml[]; extra?: string }): string {
+export function testConfigToml(opts: TestConfigOptions): string {
   return `
 hostname = "mx.postroom.test"
 data_dir = "${opts.dataDir}"
@@ -40,15 +55,22 @@ ${opts.extra ?? ""}
 level = "warn"
 [http]
 listen = "127.0.0.1:0"
+public_url = "http://127.0.0.1:8080"
 [smtp]
-inbound_listen = ""
+inbound_listen = "${opts.inbound ? "127.0.0.1:0" : ""}"
 submission_listen = ""
+${opts.smtp ?? ""}
 [inbound]
 domain = "in.postroom.test"
+allow_private_targets = ${opts.inbound ? "true" : "false"}
+${opts.inboundKeys ?? ""}
 [outbound]
 bounce_host = "bounces.postroom.test"
+${opts.outbound ?? ""}
 [dns]
 servers = [${opts.dnsServer ? `"${opts.dnsServer}"` : ""}]
+[tls]
+${opts.tls ?? ""}
 ${(opts.accounts ?? [ACCOUNT_A, ACCOUNT_B]).map(accountToml).join("\n")}
 `;
 }
