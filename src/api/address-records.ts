@@ -3,7 +3,7 @@
 import { t, type Static } from "elysia";
 import { attachmentStoreProblems, maskAttachmentStore, restoreMaskedAttachmentSecret, type AttachmentStore } from "../inbound/attachment-store.ts";
 import type { Address, TargetFormat } from "../inbound/addresses.repo.ts";
-import { maskTarget, resolveTarget, targetProblem, type StoredTarget } from "../inbound/target-url.ts";
+import { maskTarget, resolveTarget, targetAddressProblem, targetProblem, type StoredTarget } from "../inbound/target-url.ts";
 import { isoTime } from "../lib/clock.ts";
 import { invalid } from "./errors.ts";
 
@@ -77,8 +77,12 @@ export interface AddressValues {
 }
 
 /** Checks a create/PUT body (or a PATCH merged onto the stored address); throws 422. */
-export function addressValues(input: { target: string; target_format: TargetFormat; nickname?: string | null; attachments?: AttachmentStore }, stored: Address | null): AddressValues {
-  const problem = targetProblem(input.target);
+export function addressValues(
+  input: { target: string; target_format: TargetFormat; nickname?: string | null; attachments?: AttachmentStore },
+  stored: Address | null,
+  allowPrivateTargets: boolean,
+): AddressValues {
+  const problem = targetProblem(input.target) ?? targetAddressProblem(input.target, allowPrivateTargets);
   if (problem) throw invalid("target", problem);
   const target = resolveTarget(input.target, stored?.target ?? null);
   if (target === null) throw invalid("target", "the password *** is the mask shown on read; send the real password");

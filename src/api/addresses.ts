@@ -35,7 +35,7 @@ export function addressRoutes(deps: ApiDeps) {
       "/addresses",
       async ({ request, body, set }) => {
         const account = callerAccount(request);
-        const values = addressValues(body, null);
+        const values = addressValues(body, null, deps.config().inbound.allowPrivateTargets);
         const now = deps.clock.nowMs();
         const address = { id: newAddressId(), accountId: account.id, ...values, createdAtMs: now, updatedAtMs: now };
         await deps.addresses.insert(address);
@@ -67,7 +67,7 @@ export function addressRoutes(deps: ApiDeps) {
       async ({ request, params, body }) => {
         const stored = await deps.addresses.get(callerAccount(request).id, params.addressId);
         if (!stored) throw notFound();
-        const updated = { ...stored, ...addressValues(body, stored), updatedAtMs: deps.clock.nowMs() };
+        const updated = { ...stored, ...addressValues(body, stored, deps.config().inbound.allowPrivateTargets), updatedAtMs: deps.clock.nowMs() };
         await deps.addresses.update(updated);
         return record(updated);
       },
@@ -89,7 +89,7 @@ export function addressRoutes(deps: ApiDeps) {
           nickname: body.nickname === undefined ? stored.nickname : body.nickname,
           attachments: body.attachments ?? stored.attachments,
         };
-        const updated = { ...stored, ...addressValues(merged, stored), updatedAtMs: deps.clock.nowMs() };
+        const updated = { ...stored, ...addressValues(merged, stored, deps.config().inbound.allowPrivateTargets), updatedAtMs: deps.clock.nowMs() };
         await deps.addresses.update(updated);
         return record(updated);
       },

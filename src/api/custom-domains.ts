@@ -2,7 +2,7 @@
 import { Elysia, t, type Static } from "elysia";
 import { authRegexProblem, checkMx, reservedDomainProblem } from "../inbound/custom-domain.ts";
 import { DomainTakenError, type CustomDomain } from "../inbound/custom-domains.repo.ts";
-import { maskTarget, resolveTarget, targetProblem, type StoredTarget } from "../inbound/target-url.ts";
+import { maskTarget, resolveTarget, targetAddressProblem, targetProblem, type StoredTarget } from "../inbound/target-url.ts";
 import { isoTime } from "../lib/clock.ts";
 import { normalizeDomain } from "../lib/domain-name.ts";
 import { newId16 } from "../lib/ids.ts";
@@ -88,7 +88,7 @@ export function customDomainRoutes(deps: ApiDeps) {
         let domainTarget: StoredTarget | null = null;
         if (body.domain_target != null) {
           if (!callerAccount(request).domainTargets) throw invalid("domain_target", "is not enabled for this account");
-          const problem = targetProblem(body.domain_target);
+          const problem = targetProblem(body.domain_target) ?? targetAddressProblem(body.domain_target, config.inbound.allowPrivateTargets);
           if (problem) throw invalid("domain_target", problem);
           domainTarget = resolveTarget(body.domain_target, null);
           if (!domainTarget) throw invalid("domain_target", "the password *** is the mask shown on read; send the real password");

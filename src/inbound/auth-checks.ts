@@ -36,6 +36,9 @@ export async function checkMessageAuth(
       resolver: resolver.resolve as never,
       disableArc: true,
       disableBimi: true,
+      // RFC-exact evaluation: the lenient default misses SPF syntax errors after the
+      // matching term and takes invalid macro expansions (7 cases of the RFC 7208 suite).
+      strict: true,
     });
     const spfResult = result.spf ? result.spf.status.result : "none";
     const signatures = (result.dkim?.results ?? [])

@@ -85,6 +85,7 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
     disabledCommands: deps.tls ? ["AUTH"] : ["AUTH", "STARTTLS"],
     hideSTARTTLS: !deps.tls,
     hideDSN: true,
+    hideENHANCEDSTATUSCODES: false,
     hideREQUIRETLS: true,
     disableReverseLookup: true,
     logger: false,

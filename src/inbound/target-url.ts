@@ -2,6 +2,8 @@
 // URL-encoded). We keep the password apart from the URL, call the URL without
 // credentials, send them as Authorization: Basic, and never show the password again
 // (API.md section 6, Address).
+import { isIP } from "node:net";
+import { egressProblem } from "../lib/egress.ts";
 import { isHttpUrl } from "../lib/formats.ts";
 
 export const MASKED_SECRET = "***";
@@ -26,6 +28,17 @@ export function targetProblem(value: string): string | null {
   if (/[\u0000-\u001f\u007f\s]/.test(value)) return "must not contain spaces or control characters";
   if (!isHttpUrl(value)) return "must be an http or https URL";
   return null;
+}
+
+/**
+ * A target written as an IP literal can be judged at once; names are judged by the
+ * egress guard at delivery time, when they are resolved.
+ */
+export function targetAddressProblem(value: string, allowPrivate: boolean): string | null {
+  const host = new URL(value).hostname.replace(/^\[|\]$/g, "");
+  if (isIP(host) === 0) return null;
+  const problem = egressProblem(host, { allowPrivate });
+  return problem ? `points at ${problem} (${host})` : null;
 }
 
 const isMask = (password: string) => password === MASKED_SECRET || password === encodeURIComponent(MASKED_SECRET);

@@ -1,14 +1,14 @@
 // The DNS resolver every feature uses: the servers from `dns.servers`, or the system's.
 // Passed in (never a global) so tests point it at a real DNS server on loopback.
 //
-// TXT goes through dns2's client, not node:dns: Bun 1.4.5's resolveTxt returns every
-// character-string of a record as a record of its own, which breaks SPF and DKIM
-// records longer than 255 characters (they must be joined, and only within a record).
+// Queries go through dns2's client rather than node:dns, because Bun 1.4.5's node:dns
+// (a) returns every character-string of a TXT record as a record of its own, which
+// breaks SPF and DKIM records longer than 255 characters, and (b) refuses, without
+// asking, names with characters RFC 7208 allows after macro expansion (":", "%", " ").
 // Answers are cached briefly, negative ones too, so a burst of mail from one domain
 // costs one lookup.
 import dns2 from "dns2";
 import { getServers } from "node:dns";
-import { Resolver } from "node:dns/promises";
 import { isIP } from "node:net";
 
 export interface MxRecord {
@@ -32,9 +32,8 @@ export interface DnsResolver {
 export interface ResolverOptions {
   /** "ip" or "ip:port"; [] = the system resolvers. */
   servers: readonly string[];
-  /** Per-try timeout. */
+  /** How long each server is given to answer. */
   timeoutMs?: number;
-  tries?: number;
   /** How long answers (and "no such name") are kept; 0 = no cache. */
   cacheTtlMs?: number;
   cacheMaxEntries?: number;
@@ -65,22 +64,26 @@ function splitServer(server: string): { host: string; port: number } {
 }
 
 const RCODE_ERRORS: Record<number, DnsError["code"]> = { 2: "ESERVFAIL", 3: "ENOTFOUND", 5: "EREFUSED" };
+const TYPE_NUMBER: Record<string, number> = { A: 1, NS: 2, CNAME: 5, PTR: 12, MX: 15, TXT: 16, AAAA: 28 };
 
-function txtClient(servers: readonly string[], timeoutMs: number) {
+type Answer = { type: number; address?: string; exchange?: string; priority?: number; domain?: string; ns?: string; data?: string | string[] };
+
+/** One question asked of each server in turn until one answers; answers of `type` only. */
+function dnsClient(servers: readonly string[], timeoutMs: number) {
   const list = (servers.length > 0 ? servers : getServers()).map(splitServer);
   const clients = list.map(({ host, port }) => (dns2 as any).UDPClient({ dns: host, port, timeout: timeoutMs }));
-  return async (name: string): Promise<string[][]> => {
+  return async (name: string, type: keyof typeof TYPE_NUMBER): Promise<Answer[]> => {
+    // A name dns2 cannot encode (a label over 63 octets, a name over 253) cannot exist.
+    if (name.length > 253 || name.split(".").some((label) => label.length > 63)) throw new DnsError("ENOTFOUND", name);
     let lastError: unknown = new DnsError("ETIMEOUT", name);
     for (const query of clients) {
       try {
-        const packet = await query(name, "TXT");
+        const packet = await query(name, type);
         const rcodeError = RCODE_ERRORS[packet.header.rcode];
         if (rcodeError) throw new DnsError(rcodeError, name);
-        const records = (packet.answers as { type: number; data: string | string[] }[])
-          .filter((a) => a.type === 16)
-          .map((a) => (Array.isArray(a.data) ? a.data : [a.data]));
-        if (records.length === 0) throw new DnsError("ENODATA", name);
-        return records;
+        const answers = (packet.answers as Answer[]).filter((a) => a.type === TYPE_NUMBER[type]);
+        if (answers.length === 0) throw new DnsError("ENODATA", name);
+        return answers;
       } catch (err) {
         if (err instanceof DnsError && err.code !== "ESERVFAIL" && err.code !== "EREFUSED") throw err;
         lastError = err instanceof DnsError ? err : new DnsError("ETIMEOUT", name);
@@ -121,19 +124,17 @@ class TtlCache {
 }
 
 export function createResolver(opts: ResolverOptions): DnsResolver {
-  const timeoutMs = opts.timeoutMs ?? 3000;
-  const resolver = new Resolver({ timeout: timeoutMs, tries: opts.tries ?? 2 });
-  if (opts.servers.length > 0) resolver.setServers([...opts.servers]);
-  const queryTxt = txtClient(opts.servers, timeoutMs);
+  const ask = dnsClient(opts.servers, opts.timeoutMs ?? 3000);
   const cache = new TtlCache(opts.cacheTtlMs ?? 60_000, opts.cacheMaxEntries ?? 10_000);
-  const cached = <T>(type: string, name: string, load: () => Promise<T>) => cache.get(`${type} ${name.toLowerCase()}`, load);
+  const lookup = (name: string, type: keyof typeof TYPE_NUMBER) => cache.get(`${type} ${name.toLowerCase()}`, () => ask(name.replace(/\.$/, ""), type));
+  const names = (type: "CNAME" | "PTR" | "NS") => async (n: string) => (await lookup(n, type)).map((a) => (a.domain ?? a.ns ?? "").replace(/\.$/, ""));
 
   const api: DnsResolver = {
-    resolveMx: (n) => cached("MX", n, () => resolver.resolveMx(n)),
-    resolveTxt: (n) => cached("TXT", n, () => queryTxt(n)),
-    resolve4: (n) => cached("A", n, () => resolver.resolve4(n)),
-    resolve6: (n) => cached("AAAA", n, () => resolver.resolve6(n)),
-    resolveCname: (n) => cached("CNAME", n, () => resolver.resolveCname(n)),
+    resolveMx: async (n) => (await lookup(n, "MX")).map((a) => ({ exchange: (a.exchange ?? "").replace(/\.$/, ""), priority: a.priority ?? 0 })),
+    resolveTxt: async (n) => (await lookup(n, "TXT")).map((a) => (Array.isArray(a.data) ? a.data : [a.data ?? ""])),
+    resolve4: async (n) => (await lookup(n, "A")).map((a) => a.address!),
+    resolve6: async (n) => (await lookup(n, "AAAA")).map((a) => a.address!),
+    resolveCname: names("CNAME"),
     resolve: (n, rrtype) => {
       switch (rrtype.toUpperCase()) {
         case "TXT":
@@ -146,8 +147,12 @@ export function createResolver(opts: ResolverOptions): DnsResolver {
           return api.resolve6(n);
         case "CNAME":
           return api.resolveCname(n);
+        case "PTR":
+          return names("PTR")(n);
+        case "NS":
+          return names("NS")(n);
         default:
-          return cached(rrtype, n, () => resolver.resolve(n, rrtype as "PTR"));
+          return Promise.reject(new DnsError("ENODATA", n));
       }
     },
   };

@@ -17,7 +17,9 @@ const INVALID_RANGES = new Set(["multicast", "broadcast", "reserved", "discard"]
 
 /** What kind of address `ip` is, for deciding whether we may connect to it. */
 export function classifyIp(ip: string): AddressClass {
-  if (!ipaddr.isValid(ip)) return "invalid";
+  // node:net's isIP accepts only the standard forms ("1.2.3" is not an address here,
+  // though ipaddr.js would read it the classful way).
+  if (isIP(ip) === 0) return "invalid";
   let addr = ipaddr.parse(ip);
   if (addr.kind() === "ipv6" && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
   const normalized = addr.toString();
@@ -38,17 +40,17 @@ export class EgressRefused extends Error {
   override name = "EgressRefused";
 }
 
-/** Whether we may connect to `ip` under `policy`; the reason when not. */
+/** Whether we may connect to `ip` under `policy`; what kind of address it is when not. */
 export function egressProblem(ip: string, policy: EgressPolicy): string | null {
   switch (classifyIp(ip)) {
     case "public":
       return null;
     case "private":
-      return policy.allowPrivate ? null : `${ip} is a private, loopback or link-local address`;
+      return policy.allowPrivate ? null : "a private, loopback or link-local address";
     case "metadata":
-      return `${ip} is a cloud metadata address`;
+      return "a cloud metadata address";
     case "invalid":
-      return `${ip} is not a usable address`;
+      return "not a usable address";
   }
 }
 
@@ -69,7 +71,7 @@ export async function checkedAddress(host: string, resolver: DnsResolver, policy
   }
   for (const ip of addresses) {
     const problem = egressProblem(ip, policy);
-    if (problem) throw new EgressRefused(`${bare}: ${problem}`);
+    if (problem) throw new EgressRefused(ip === bare ? `${ip} is ${problem}` : `${bare} resolves to ${ip}, ${problem}`);
   }
   return addresses[0]!;
 }

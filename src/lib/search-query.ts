@@ -15,7 +15,7 @@ export class SearchQueryError extends Error {
   override name = "SearchQueryError";
 }
 
-const TOKEN = /\s*(?:([A-Za-z_]+):)?(?:"([^"]*)"|(\S+))/y;
+const TOKEN = /\s*(?:([A-Za-z_]+):)?(?:"([^"]*)"|([^\s"]+))/y;
 
 /** Terms of `query`; throws SearchQueryError naming what is wrong. */
 export function parseSearchQuery(query: string | null | undefined, fields: readonly string[]): SearchTerm[] {

@@ -92,6 +92,8 @@ describe("422 validation", () => {
     ["a wrong enum", { ...validAddress, target_format: "xml" }, 'target_format: must be "json+n" or "multipart+n"'],
     ["a wrong type", { ...validAddress, nickname: 5 }, "nickname: must be a string of at most 255 characters, or null"],
     ["a bad target", { ...validAddress, target: "ftp://x.example/" }, "target: must be an http or https URL"],
+    ["a loopback target (not allowed by this config)", { ...validAddress, target: "http://127.0.0.1:8080/in" }, "target: points at a private, loopback or link-local address (127.0.0.1)"],
+    ["a metadata target", { ...validAddress, target: "http://169.254.169.254/latest" }, "target: points at a cloud metadata address (169.254.169.254)"],
     ["a bad attachment store", { ...validAddress, attachments: { store: "dropbox" } }, 'attachments.store: must be "local" or "s3"'],
   ])("%s", async (_name, body, error) => {
     const res = await t.json("POST", `${A}/addresses`, { auth: bearer(ACCOUNT_A.token), body });

@@ -6,6 +6,7 @@ import type { Clock } from "../../src/lib/clock.ts";
 import { createResolver } from "../../src/lib/dns.ts";
 import { silentLogger, type Logger } from "../../src/lib/logger.ts";
 import type { BounceHandler } from "../../src/inbound/bounce-hook.ts";
+import { TestDnsServer } from "./dns-server.ts";
 import { testConfigToml, type TestConfigOptions } from "./fixtures.ts";
 import { tempDir } from "./tmp.ts";
 
@@ -27,10 +28,13 @@ export type TestAppOptions = Omit<TestConfigOptions, "dataDir"> & { clock?: Cloc
 export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const dir = opts.dataDir ? null : tempDir();
   const dataDir = opts.dataDir ?? dir!.path;
-  const parsed = parseConfigText(testConfigToml({ ...opts, dataDir }));
+  // Without a zone of the test's own, an empty DNS server answers NXDOMAIN at once, so no
+  // test waits on (or reaches) real DNS.
+  const ownDns = opts.dnsServer ? null : await TestDnsServer.start();
+  const dnsServer = opts.dnsServer ?? ownDns!.address;
+  const parsed = parseConfigText(testConfigToml({ ...opts, dataDir, dnsServer }));
   if (!parsed.ok) throw new Error(parsed.problems.join("\n"));
-  // Without a test DNS server, point at a closed loopback port so no test waits on real DNS.
-  const resolver = createResolver({ servers: [opts.dnsServer ?? "127.0.0.1:9"], timeoutMs: 300, tries: 1 });
+  const resolver = createResolver({ servers: [dnsServer], timeoutMs: 300 });
   const app = await App.start({ config: parsed.config, logger: opts.logger ?? silentLogger, clock: opts.clock, resolver, bounces: opts.bounces });
   const call: TestApp["call"] = (method, path, o = {}) => {
     const headers: Record<string, string> = { ...o.headers };
@@ -53,6 +57,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     },
     async stop() {
       await app.stop();
+      await ownDns?.stop();
       dir?.remove();
     },
   };

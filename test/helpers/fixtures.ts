@@ -38,6 +38,8 @@ export interface TestConfigOptions {
   extra?: string;
   /** Start the inbound SMTP listener on an ephemeral loopback port (targets on loopback allowed). */
   inbound?: boolean;
+  /** Overrides inbound.allow_private_targets (true whenever `inbound` is set). */
+  allowPrivateTargets?: boolean;
   /** Extra lines inside [smtp], [inbound], [outbound], [tls]. */
   smtp?: string;
   inboundKeys?: string;
@@ -62,7 +64,7 @@ submission_listen = ""
 ${opts.smtp ?? ""}
 [inbound]
 domain = "in.postroom.test"
-allow_private_targets = ${opts.inbound ? "true" : "false"}
+allow_private_targets = ${opts.allowPrivateTargets ?? opts.inbound ?? false}
 ${opts.inboundKeys ?? ""}
 [outbound]
 bounce_host = "bounces.postroom.test"
