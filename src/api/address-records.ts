@@ -27,6 +27,12 @@ const addressFields = {
   target_format: t.Union([t.Literal("json+n"), t.Literal("multipart+n")], { errorMessage: 'must be "json+n" or "multipart+n"', description: "format of the POST" }),
   nickname: t.Optional(t.Union([t.String({ maxLength: 255 }), t.Null()], { errorMessage: "must be a string of at most 255 characters, or null", description: "a label" })),
   attachments: t.Optional(AttachmentStoreSchema),
+  signed: t.Optional(
+    t.Boolean({
+      errorMessage: "must be true or false",
+      description: "(beyond) sign every POST with Standard Webhooks headers; the secret is returned once, in the answer that turns signing on. Left out: unchanged.",
+    }),
+  ),
 };
 
 export const AddressCreateBody = t.Object(addressFields, { additionalProperties: false, title: "AddressInput" });
@@ -37,6 +43,7 @@ export const AddressPatchBody = t.Object(
     target_format: t.Optional(addressFields.target_format),
     nickname: addressFields.nickname,
     attachments: addressFields.attachments,
+    signed: addressFields.signed,
   },
   { additionalProperties: false, title: "AddressPatch" },
 );
@@ -49,6 +56,8 @@ export const AddressRecordSchema = t.Object(
     target_format: t.String(),
     nickname: t.Union([t.String(), t.Null()]),
     attachments: AttachmentStoreSchema,
+    signed: t.Boolean({ description: "(beyond) whether POSTs carry Standard Webhooks signatures" }),
+    signing_secret: t.Optional(t.String({ description: "(beyond) the whsec_ secret, only in the answer that turned signing on" })),
     created_at: t.String({ format: "date-time" }),
     updated_at: t.String({ format: "date-time" }),
   },
@@ -56,7 +65,8 @@ export const AddressRecordSchema = t.Object(
 );
 export type AddressRecord = Static<typeof AddressRecordSchema>;
 
-export function addressRecord(a: Address, inboundDomain: string): AddressRecord {
+/** The record; `revealSecret` only in the answer that has just turned signing on. */
+export function addressRecord(a: Address, inboundDomain: string, revealSecret = false): AddressRecord {
   return {
     id: a.id,
     email: `${a.id}@${inboundDomain}`,
@@ -64,21 +74,26 @@ export function addressRecord(a: Address, inboundDomain: string): AddressRecord 
     target_format: a.targetFormat,
     nickname: a.nickname,
     attachments: maskAttachmentStore(a.attachments),
+    signed: a.signingSecret !== null,
+    ...(revealSecret && a.signingSecret ? { signing_secret: a.signingSecret } : {}),
     created_at: isoTime(a.createdAtMs),
     updated_at: isoTime(a.updatedAtMs),
   };
 }
+
+export const newSigningSecret = (): string => "whsec_" + Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64");
 
 export interface AddressValues {
   target: StoredTarget;
   targetFormat: TargetFormat;
   nickname: string | null;
   attachments: AttachmentStore;
+  signingSecret: string | null;
 }
 
 /** Checks a create/PUT body (or a PATCH merged onto the stored address); throws 422. */
 export function addressValues(
-  input: { target: string; target_format: TargetFormat; nickname?: string | null; attachments?: AttachmentStore },
+  input: { target: string; target_format: TargetFormat; nickname?: string | null; attachments?: AttachmentStore; signed?: boolean },
   stored: Address | null,
   allowPrivateTargets: boolean,
 ): AddressValues {
@@ -91,5 +106,8 @@ export function addressValues(
   if (problems[0]) throw invalid(problems[0].path, problems[0].message);
   const attachments = restoreMaskedAttachmentSecret(attachmentsIn, stored?.attachments ?? null);
   if (attachments === null) throw invalid("attachments.secret_access_key", "*** is the mask shown on read; send the real key");
-  return { target, targetFormat: input.target_format, nickname: input.nickname ?? null, attachments };
+  // Left out, signing stays as it was: a client that knows nothing of it must not turn it off.
+  const prior = stored?.signingSecret ?? null;
+  const signingSecret = input.signed === undefined ? prior : input.signed ? (prior ?? newSigningSecret()) : null;
+  return { target, targetFormat: input.target_format, nickname: input.nickname ?? null, attachments, signingSecret };
 }

@@ -1,5 +1,6 @@
 // E1-E5: addresses of an account.
 import { Elysia, t } from "elysia";
+import type { Address } from "../inbound/addresses.repo.ts";
 import { maskTarget } from "../inbound/target-url.ts";
 import { newAddressId } from "../lib/ids.ts";
 import { AddressCreateBody, AddressPatchBody, addressRecord, AddressRecordSchema, addressValues } from "./address-records.ts";
@@ -12,7 +13,9 @@ const AddressParams = t.Object({ accountId: t.String(), addressId: t.String() })
 const AccountParams = t.Object({ accountId: t.String() });
 
 export function addressRoutes(deps: ApiDeps) {
-  const record = (a: Parameters<typeof addressRecord>[0]) => addressRecord(a, deps.config().inbound.domain);
+  const record = (a: Address, revealSecret = false) => addressRecord(a, deps.config().inbound.domain, revealSecret);
+  /** Whether this write has just turned signing on (the only answer that shows the secret). */
+  const turnedOn = (before: Address | null, after: Address) => after.signingSecret !== null && after.signingSecret !== before?.signingSecret;
 
   return new Elysia({ name: "addresses" })
     .get(
@@ -22,7 +25,7 @@ export function addressRoutes(deps: ApiDeps) {
         const page = await deps.addresses.list(account.id, query.query?.trim() || null, pageRequest(query));
         const link = nextLink(request.url, query, page);
         if (link) set.headers["link"] = link;
-        return page.items.map(record);
+        return page.items.map((a) => record(a));
       },
       {
         params: AccountParams,
@@ -40,7 +43,7 @@ export function addressRoutes(deps: ApiDeps) {
         const address = { id: newAddressId(), accountId: account.id, ...values, createdAtMs: now, updatedAtMs: now };
         await deps.addresses.insert(address);
         set.status = 201;
-        return record(address);
+        return record(address, turnedOn(null, address));
       },
       {
         params: AccountParams,
@@ -69,7 +72,7 @@ export function addressRoutes(deps: ApiDeps) {
         if (!stored) throw notFound();
         const updated = { ...stored, ...addressValues(body, stored, deps.config().inbound.allowPrivateTargets), updatedAtMs: deps.clock.nowMs() };
         await deps.addresses.update(updated);
-        return record(updated);
+        return record(updated, turnedOn(stored, updated));
       },
       {
         params: AddressParams,
@@ -88,10 +91,11 @@ export function addressRoutes(deps: ApiDeps) {
           target_format: body.target_format ?? stored.targetFormat,
           nickname: body.nickname === undefined ? stored.nickname : body.nickname,
           attachments: body.attachments ?? stored.attachments,
+          signed: body.signed,
         };
         const updated = { ...stored, ...addressValues(merged, stored, deps.config().inbound.allowPrivateTargets), updatedAtMs: deps.clock.nowMs() };
         await deps.addresses.update(updated);
-        return record(updated);
+        return record(updated, turnedOn(stored, updated));
       },
       {
         params: AddressParams,

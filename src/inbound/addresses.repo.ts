@@ -14,6 +14,8 @@ export interface Address {
   targetFormat: TargetFormat;
   nickname: string | null;
   attachments: AttachmentStore;
+  /** Standard Webhooks secret ("whsec_..."), or null when POSTs are not signed. */
+  signingSecret: string | null;
   createdAtMs: number;
   updatedAtMs: number;
 }
@@ -26,11 +28,12 @@ interface Row {
   target_format: TargetFormat;
   nickname: string | null;
   attachments_json: string;
+  signing_secret: string | null;
   created_at: number;
   updated_at: number;
 }
 
-const COLUMNS = "id, account_id, target, target_password, target_format, nickname, attachments_json, created_at, updated_at";
+const COLUMNS = "id, account_id, target, target_password, target_format, nickname, attachments_json, signing_secret, created_at, updated_at";
 
 const fromRow = (r: Row): Address => ({
   id: r.id,
@@ -39,6 +42,7 @@ const fromRow = (r: Row): Address => ({
   targetFormat: r.target_format,
   nickname: r.nickname,
   attachments: JSON.parse(r.attachments_json) as AttachmentStore,
+  signingSecret: r.signing_secret,
   createdAtMs: r.created_at,
   updatedAtMs: r.updated_at,
 });
@@ -57,7 +61,7 @@ export function createAddressRepo(store: Store): AddressRepo {
   const { db } = store;
   return {
     async insert(a) {
-      db.query(`INSERT INTO addresses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+      db.query(`INSERT INTO addresses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
         a.id,
         a.accountId,
         a.target.url,
@@ -65,6 +69,7 @@ export function createAddressRepo(store: Store): AddressRepo {
         a.targetFormat,
         a.nickname,
         JSON.stringify(a.attachments),
+        a.signingSecret,
         a.createdAtMs,
         a.updatedAtMs,
       );
@@ -90,12 +95,13 @@ export function createAddressRepo(store: Store): AddressRepo {
       return toPage(rows.map(fromRow), page.limit);
     },
     async update(a) {
-      db.query("UPDATE addresses SET target = ?, target_password = ?, target_format = ?, nickname = ?, attachments_json = ?, updated_at = ? WHERE id = ? AND account_id = ?").run(
+      db.query("UPDATE addresses SET target = ?, target_password = ?, target_format = ?, nickname = ?, attachments_json = ?, signing_secret = ?, updated_at = ? WHERE id = ? AND account_id = ?").run(
         a.target.url,
         a.target.password,
         a.targetFormat,
         a.nickname,
         JSON.stringify(a.attachments),
+        a.signingSecret,
         a.updatedAtMs,
         a.id,
         a.accountId,

@@ -102,7 +102,7 @@ async function deliverToAddress(group: AddressGroup, content: MessageContent, en
   const embedded = store.store === undefined;
   const body = group.address.targetFormat === "json+n" ? JSON.stringify(payload) : toFormData(payload, embedded ? content.attachments : null);
   const target = group.customDomain?.domainTarget ?? group.address.target;
-  return postToTarget({ target, body, messageKey: key }, deps.post);
+  return postToTarget({ target, body, messageKey: key, signingSecret: group.address.signingSecret, nowMs: deps.clock.nowMs() }, deps.post);
 }
 
 export async function deliverMessage(raw: Buffer, tx: Transaction, deps: DeliverDeps): Promise<SmtpReply> {

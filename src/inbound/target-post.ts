@@ -1,6 +1,7 @@
 // One POST of a received message to a target, through the egress guard, with the
 // target's Basic credentials, a hard timeout over the whole exchange, redirects followed
 // a bounded number of times, and at most N bytes of the answer kept.
+import { Webhook } from "standardwebhooks";
 import type { DnsResolver } from "../lib/dns.ts";
 import { guardedFetch, readBodyPrefix } from "../lib/egress-fetch.ts";
 import { EgressRefused, type EgressPolicy } from "../lib/egress.ts";
@@ -18,19 +19,38 @@ export interface TargetPostContext {
 
 export interface TargetPost {
   target: StoredTarget;
+  /** JSON text (json+n) or form fields (multipart+n). */
   body: string | FormData;
   /** Stable per message and address, so a target can drop a message it already took. */
   messageKey: string;
+  /** (beyond) Standard Webhooks secret of the address, or null. */
+  signingSecret: string | null;
+  nowMs: number;
+}
+
+/** The exact bytes and content type to send: signatures cover bytes, and redirects resend them. */
+async function serialize(body: string | FormData): Promise<{ bytes: Uint8Array; contentType: string }> {
+  if (typeof body === "string") return { bytes: new TextEncoder().encode(body), contentType: "application/json" };
+  const encoded = new Response(body);
+  // Read the type (it carries the boundary) before the body: Bun drops it once the body is consumed.
+  const contentType = encoded.headers.get("content-type")!;
+  return { bytes: new Uint8Array(await encoded.arrayBuffer()), contentType };
 }
 
 export async function postToTarget(post: TargetPost, ctx: TargetPostContext): Promise<TargetOutcome> {
   const call = targetCall(post.target);
-  const headers: Record<string, string> = { "user-agent": ctx.userAgent, "x-postroom-message-id": post.messageKey };
-  if (typeof post.body === "string") headers["content-type"] = "application/json";
+  const { bytes, contentType } = await serialize(post.body);
+  const headers: Record<string, string> = { "user-agent": ctx.userAgent, "content-type": contentType, "x-postroom-message-id": post.messageKey };
   if (call.authorization) headers.authorization = call.authorization;
+  if (post.signingSecret) {
+    const timestamp = new Date(post.nowMs);
+    headers["webhook-id"] = post.messageKey;
+    headers["webhook-timestamp"] = String(Math.floor(post.nowMs / 1000));
+    headers["webhook-signature"] = new Webhook(post.signingSecret).sign(post.messageKey, timestamp, Buffer.from(bytes));
+  }
   const signal = AbortSignal.timeout(ctx.timeoutMs);
   try {
-    const { response } = await guardedFetch({ url: call.url, method: "POST", headers, body: post.body, maxRedirects: ctx.maxRedirects, signal }, ctx);
+    const { response } = await guardedFetch({ url: call.url, method: "POST", headers, body: bytes, maxRedirects: ctx.maxRedirects, signal }, ctx);
     const body = await readBodyPrefix(response, ctx.responseMaxBytes);
     return { kind: "answered", status: response.status, contentType: response.headers.get("content-type"), body };
   } catch (err) {

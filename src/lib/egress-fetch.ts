@@ -11,7 +11,7 @@ export interface GuardedRequest {
   method: string;
   headers: Record<string, string>;
   /** Replayable, so a redirect can send it again. */
-  body?: string | Uint8Array | FormData;
+  body?: string | Uint8Array;
   maxRedirects: number;
   signal: AbortSignal;
 }

@@ -31,6 +31,7 @@ describe("create (E2) and get (E3)", () => {
       target_format: "json+n",
       nickname: "support",
       attachments: {},
+      signed: false,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updated_at: rec.created_at,
     });

@@ -208,3 +208,67 @@ describe("swaks as the client", () => {
     expect(Buffer.from(body.attachments[0].content, "base64").toString()).toBe("attached by swaks\n");
   });
 });
+
+describe("(beyond) signed POSTs", () => {
+  test("an address with signed: true gets its secret once; every POST verifies with the standardwebhooks library", async () => {
+    // Receivers check the signature's timestamp against their own clock.
+    clock.set(Date.now());
+    const created = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url("/signed"), target_format: "json+n", signed: true } });
+    expect(created.body.signed).toBe(true);
+    expect(created.body.signing_secret).toMatch(/^whsec_[A-Za-z0-9+/=]+$/);
+    const read = await t.json("GET", `${A}/addresses/${created.body.id}`, { auth });
+    expect(read.body.signed).toBe(true);
+    expect(read.body.signing_secret).toBeUndefined();
+
+    // A PUT that does not mention signing keeps it (and does not show the secret again).
+    const put = await t.json("PUT", `${A}/addresses/${created.body.id}`, { auth, body: { target: target.url("/signed"), target_format: "json+n" } });
+    expect(put.body).toMatchObject({ signed: true });
+    expect(put.body.signing_secret).toBeUndefined();
+
+    expect((await sendWithNodemailer(t.app.inboundPort!, { from: "joerg@sender.test", to: created.body.email, subject: "signed", text: "x" })).code).toBe(250);
+    const [post] = target.at("/signed");
+    const { Webhook } = await import("standardwebhooks");
+    const verified = new Webhook(created.body.signing_secret).verify(Buffer.from(post!.raw), post!.headers);
+    expect(verified).toBeDefined();
+    expect(post!.headers["webhook-id"]).toBe(post!.headers["x-postroom-message-id"]);
+    expect(() => new Webhook(created.body.signing_secret).verify(Buffer.from(post!.raw).toString() + " ", post!.headers)).toThrow();
+
+    const off = await t.json("PATCH", `${A}/addresses/${created.body.id}`, { auth, body: { signed: false } });
+    expect(off.body.signed).toBe(false);
+    await sendWithNodemailer(t.app.inboundPort!, { from: "joerg@sender.test", to: created.body.email, subject: "unsigned", text: "x" });
+    expect(target.at("/signed")[1]!.headers["webhook-signature"]).toBeUndefined();
+  });
+});
+
+describe('attachments uploaded to S3 ({"store": "s3"}), against s3rver as the S3 server', () => {
+  test("the payload carries presigned URLs under path_prefix that serve the file", async () => {
+    clock.set(Date.now());
+    const { default: S3rver } = await import("s3rver");
+    const dir = `/tmp/postroom-s3rver-${process.pid}`;
+    const s3 = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: dir, configureBuckets: [{ name: "mail-files", configs: [] }] });
+    const { port } = await s3.run();
+    try {
+      const addr = await address("/s3", "json+n", {
+        attachments: { store: "s3", bucket: "mail-files", region: "us-east-1", endpoint: `http://127.0.0.1:${port}`, path_prefix: "inbound/", access_key_id: "S3RVER", secret_access_key: "S3RVER" },
+      });
+      const result = await sendWithNodemailer(t.app.inboundPort!, {
+        from: "joerg@sender.test",
+        to: addr.email,
+        subject: "to s3",
+        text: "see attached",
+        attachments: [{ filename: "data.json", content: '{"a":1}', contentType: "application/json" }],
+      });
+      expect(result.code).toBe(250);
+      const [att] = target.at("/s3")[0]!.json.attachments;
+      expect(att).toMatchObject({ file_name: "data.json", content_type: "application/json", size: 7 });
+      const url = new URL(att.url);
+      expect(url.pathname).toMatch(/^\/mail-files\/inbound\/\d{4}\/\d{2}\/\d{2}\/[0-9a-f]{24}\/data\.json$/);
+      expect(url.searchParams.get("X-Amz-Signature")).toMatch(/^[0-9a-f]{64}$/);
+      const got = await fetch(att.url);
+      expect(await got.text()).toBe('{"a":1}');
+    } finally {
+      await s3.close();
+      await Bun.$`rm -rf ${dir}`.quiet();
+    }
+  });
+});

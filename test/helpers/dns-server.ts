@@ -59,16 +59,25 @@ export class TestDnsServer {
       }
       send(response);
     };
-    const udp: any = dns2.createUDPServer(handle as never);
-    await udp.listen(0, "127.0.0.1");
-    const port = udp.address().port as number;
-    const tcp: any = dns2.createTCPServer(handle as never);
-    await new Promise<void>((resolve, reject) => {
-      tcp.once("error", reject);
-      tcp.listen(port, "127.0.0.1", () => resolve());
-    });
-    self = new TestDnsServer(udp, tcp, port);
-    return self;
+    // The UDP port is free, but the same TCP port may be taken: try again with another.
+    for (let attempt = 1; ; attempt++) {
+      const udp: any = dns2.createUDPServer(handle as never);
+      await udp.listen(0, "127.0.0.1");
+      const port = udp.address().port as number;
+      const tcp: any = dns2.createTCPServer(handle as never);
+      try {
+        await new Promise<void>((resolve, reject) => {
+          tcp.once("error", reject);
+          tcp.listen(port, "127.0.0.1", () => resolve());
+        });
+      } catch (err) {
+        udp.close();
+        if (attempt < 20 && (err as { code?: string }).code === "EADDRINUSE") continue;
+        throw err;
+      }
+      self = new TestDnsServer(udp, tcp, port);
+      return self;
+    }
   }
 
   get address(): string {
