@@ -21,6 +21,11 @@ import { createResolver, type DnsResolver } from "./lib/dns.ts";
 import { createLogger, type Logger } from "./lib/logger.ts";
 import { loadOrCreateKey } from "./lib/secret-key.ts";
 import { reply } from "./lib/smtp-reply.ts";
+import { MessageBlobs } from "./outbound/blobs.ts";
+import { createOutboundRepo } from "./outbound/outbound.repo.ts";
+import type { SendDeps } from "./outbound/send.ts";
+import { unsigned, type SignMessage } from "./outbound/signing.ts";
+import { DeliveryWorker } from "./outbound/worker.ts";
 import { openStore, type Store } from "./store/store.ts";
 import { VERSION } from "./version.ts";
 
@@ -31,6 +36,8 @@ export interface AppOptions {
   resolver?: DnsResolver;
   /** Mail to our bounce addresses; until the outbound side knows its messages, all are refused. */
   bounces?: BounceHandler;
+  /** DKIM signing of outgoing mail; unsigned until sending domains provide keys. */
+  sign?: SignMessage;
 }
 
 const ATTACHMENT_PURGE_INTERVAL_MS = 3_600_000;
@@ -62,6 +69,8 @@ export class App {
   private readonly deliverDeps: () => DeliverDeps;
   private readonly routeDeps: () => RouteDeps;
   private readonly statuses: StatusRepo;
+  /** The outgoing queue's worker (tests kick it after moving their clock). */
+  readonly delivery: DeliveryWorker;
 
   private constructor(private readonly opts: AppOptions) {
     const config = (this.current = opts.config);
@@ -75,8 +84,12 @@ export class App {
     const statuses = (this.statuses = createStatusRepo(store));
     const localAttachments = new LocalAttachmentStore(config.dataDir, loadOrCreateKey(config.dataDir, "url-signing"), () => this.current.http.publicUrl);
     const bounces = opts.bounces ?? noBounces;
+    const outbound = createOutboundRepo(store);
+    const blobs = new MessageBlobs(config.dataDir);
+    this.delivery = new DeliveryWorker({ repo: outbound, blobs, resolver, clock, logger: logger.child({ component: "delivery" }), config: () => this.current });
+    const send: SendDeps = { repo: outbound, blobs, clock, sign: opts.sign ?? unsigned, config: () => this.current, notify: () => this.delivery.kick() };
 
-    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, health: () => this.health() };
+    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, health: () => this.health() };
     const elysia = buildElysiaApp(apiDeps, VERSION);
     this.handle = createApiHandler(apiDeps, elysia);
     this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));
@@ -121,6 +134,7 @@ export class App {
 
   private async listen(): Promise<void> {
     const config = this.current;
+    this.delivery.start();
     if (config.http.listen) {
       const handle = this.handle;
       this.http = Bun.serve({
@@ -192,6 +206,7 @@ export class App {
 
   async stop(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
+    await this.delivery.stop();
     if (this.inbound) await closeSmtp(this.inbound);
     this.inbound = null;
     await this.http?.stop(true);

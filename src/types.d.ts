@@ -5,6 +5,6 @@ declare module "*.sql" {
 }
 
 declare module "libmime" {
-  const libmime: { decodeWords(value: string): string };
+  const libmime: { decodeWords(value: string): string; encodeWords(value: string, mimeWordEncoding?: "Q" | "B", maxLength?: number): string };
   export default libmime;
 }

@@ -1,10 +1,12 @@
 // Everything a route needs, passed in when the API is built (nothing is global).
 import type { AccountRegistry } from "../auth/accounts.ts";
-import type { AccountConfig, Config } from "../config/config.ts";
+import type { AccountConfig, Config, OutboundAccountConfig } from "../config/config.ts";
 import type { AddressRepo } from "../inbound/addresses.repo.ts";
 import type { LocalAttachmentStore } from "../inbound/attachment-files.ts";
 import type { CustomDomainRepo } from "../inbound/custom-domains.repo.ts";
 import type { StatusRepo } from "../inbound/statuses.repo.ts";
+import type { OutboundRepo } from "../outbound/outbound.repo.ts";
+import type { SendDeps } from "../outbound/send.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { DnsResolver } from "../lib/dns.ts";
 import type { Logger } from "../lib/logger.ts";
@@ -27,7 +29,16 @@ export interface ApiDeps {
   customDomains: CustomDomainRepo;
   statuses: StatusRepo;
   localAttachments: LocalAttachmentStore;
+  outbound: OutboundRepo;
+  send: SendDeps;
   health(): HealthReport;
+}
+
+/** The outbound account (and its account) behind a sending key (E11). */
+export function callerOutbound(request: Request): { account: AccountConfig; outbound: OutboundAccountConfig } {
+  const principal = requestState(request)?.principal;
+  if (!principal || principal.kind !== "outbound") throw new ApiError(403);
+  return { account: principal.account, outbound: principal.outbound };
 }
 
 /** The account the front handler authenticated for this request. */

@@ -6,6 +6,9 @@ import { describeValueErrors, formatProblem, type Problem } from "../lib/validat
 import { addressRoutes } from "./addresses.ts";
 import { attachmentRoutes } from "./attachments.ts";
 import { incomingStatusRoutes } from "./incoming-statuses.ts";
+import { messageRoutes } from "./messages.ts";
+import { outboundMessageRoutes } from "./outbound-messages.ts";
+import { InputProblem } from "../outbound/message-input.ts";
 import { customDomainRoutes } from "./custom-domains.ts";
 import type { ApiDeps } from "./deps.ts";
 import { ApiError, errorResponse } from "./errors.ts";
@@ -20,6 +23,7 @@ export function buildElysiaApp(deps: ApiDeps, version: string) {
     .onParse(({ request }) => requestState(request)?.body)
     .onError(({ code, error, request }) => {
       if (error instanceof ApiError) return errorResponse(error.status, error.message);
+      if (error instanceof InputProblem) return errorResponse(422, formatProblem(error.problem));
       switch (code) {
         case "VALIDATION": {
           return errorResponse(422, validationMessage(error.type, describeValueErrors(error.all as never)));
@@ -35,7 +39,9 @@ export function buildElysiaApp(deps: ApiDeps, version: string) {
     })
     .use(healthRoutes(deps))
     .use(attachmentRoutes(deps.localAttachments, deps.clock))
-    .group(`${API_PREFIX}/:accountId`, (g) => g.use(addressRoutes(deps)).use(incomingStatusRoutes(deps)).use(customDomainRoutes(deps)));
+    .group(`${API_PREFIX}/:accountId`, (g) =>
+      g.use(addressRoutes(deps)).use(incomingStatusRoutes(deps)).use(customDomainRoutes(deps)).use(messageRoutes(deps.send)).use(outboundMessageRoutes(deps)),
+    );
   // Built on first request, once every route above is registered.
   let document: Record<string, unknown> | null = null;
   return app.get(OPENAPI_PATH, () => (document ??= buildOpenApiDocument(app, version)), { detail: { hide: true } });

@@ -64,6 +64,14 @@ export interface Config {
     maxQueueTimeMs: number;
     maxRecipients: number;
     maxSizeBytes: number;
+    concurrency: number;
+    domainConcurrency: number;
+    retryDelaysMs: number[];
+    digestIntervalMs: number;
+    connectTimeoutMs: number;
+    commandTimeoutMs: number;
+    leaseTimeMs: number;
+    blockedExtensions: string[];
   };
   dns: { servers: string[] };
   tls: {

@@ -1,6 +1,8 @@
 // Files that must survive a crash once we said so: written to a temporary name, fsynced,
-// then renamed into place (DESIGN.md section 3).
+// renamed into place, and the directory fsynced so the rename itself is on disk
+// (DESIGN.md section 3).
 import { closeSync, fsyncSync, openSync, renameSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
 
 export function writeFileDurably(path: string, data: Uint8Array | string): void {
   const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
@@ -14,4 +16,10 @@ export function writeFileDurably(path: string, data: Uint8Array | string): void 
     closeSync(fd);
   }
   renameSync(tmp, path);
+  const dir = openSync(dirname(path), "r");
+  try {
+    fsyncSync(dir);
+  } finally {
+    closeSync(dir);
+  }
 }

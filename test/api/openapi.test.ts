@@ -26,13 +26,14 @@ describe("GET /api/v0.1/openapi.json", () => {
 
   test("documents every operation with its security scheme", () => {
     const ops = Object.entries<Record<string, any>>(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })));
-    for (const { path, op } of ops) {
+    for (const { path, method, op } of ops) {
       if (path === "/healthz") expect(op.security).toEqual([]);
+      else if (method === "post" && path.endsWith("/messages")) expect(op.security).toEqual([{ smtpAuth: [] }]);
       else expect(op.security).toEqual([{ bearerAPIToken: [] }]);
       expect(op.operationId).toBeString();
     }
     expect(ops.map((o) => o.op.operationId).sort()).toEqual(
-      ["createAddress", "createCustomDomain", "deleteAddress", "deleteCustomDomain", "getAddress", "health", "listAddresses", "listCustomDomains", "listIncomingStatuses", "replaceAddress", "updateAddress"].sort(),
+      ["createAddress", "createCustomDomain", "deleteAddress", "deleteCustomDomain", "getAddress", "health", "listAddresses", "listCustomDomains", "listIncomingStatuses", "replaceAddress", "updateAddress", "sendMessage", "listOutboundMessages", "getOutboundMessage"].sort(),
     );
   });
 

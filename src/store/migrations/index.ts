@@ -3,6 +3,7 @@
 import m0001 from "./0001_init.sql" with { type: "text" };
 import m0002 from "./0002_incoming_statuses.sql" with { type: "text" };
 import m0003 from "./0003_address_signing.sql" with { type: "text" };
+import m0004 from "./0004_outbound.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -14,4 +15,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "init", sql: m0001 },
   { version: 2, name: "incoming_statuses", sql: m0002 },
   { version: 3, name: "address_signing", sql: m0003 },
+  { version: 4, name: "outbound", sql: m0004 },
 ];

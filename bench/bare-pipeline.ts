@@ -1,0 +1,80 @@
+// The peer of `bun run bench:inbound`: the least an SMTP-to-HTTP bridge has to do, and
+// nothing else. smtp-server accepts any recipient, onData buffers the message, mailparser's
+// simpleParser parses it, and fetch POSTs {envelope, headers, plain, html, attachments}
+// as JSON to the target; 250 after the target's 2xx, 451 otherwise. No database, no
+// SPF/DKIM/DMARC, no egress guard, no logging per message.
+//
+// simpleParser gets the same options Postroom uses (no HTML made from text or text from
+// HTML, links left alone): both then do the same parsing work, and the ratio shows what
+// Postroom adds around it rather than a difference in parser settings.
+//
+// Run as a child process by bench/inbound.ts:
+//   bun bench/bare-pipeline.ts --target http://127.0.0.1:PORT/path
+// It prints one JSON line {"msg":"bare smtp listening","port":N} and serves until SIGTERM.
+import { simpleParser, type ParsedMail } from "mailparser";
+import { parseArgs } from "node:util";
+import { SMTPServer } from "smtp-server";
+
+const { values } = parseArgs({ args: Bun.argv.slice(2), options: { target: { type: "string" } } });
+const target = values.target;
+if (!target) {
+  process.stderr.write("usage: bun bench/bare-pipeline.ts --target URL\n");
+  process.exit(1);
+}
+
+const PARSE_OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true, keepCidLinks: true };
+
+const temporary = (text: string) => Object.assign(new Error(text), { responseCode: 451 });
+
+function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on("data", (c: Buffer) => chunks.push(c));
+    stream.once("end", () => resolve(Buffer.concat(chunks)));
+    stream.once("error", reject);
+  });
+}
+
+const server = new SMTPServer({
+  name: "bare.bench.test",
+  banner: "bare pipeline",
+  authOptional: true,
+  disabledCommands: ["AUTH", "STARTTLS"],
+  hideSTARTTLS: true,
+  disableReverseLookup: true,
+  logger: false,
+  size: 25 * 1024 * 1024,
+  maxClients: 1000,
+  onData(stream, session, callback) {
+    readAll(stream)
+      .then(async (raw) => {
+        const parsed = await (simpleParser as (input: Buffer, options: object) => Promise<ParsedMail>)(raw, PARSE_OPTIONS);
+        const body = JSON.stringify({
+          envelope: {
+            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
+            to: session.envelope.rcptTo.map((r) => r.address),
+            helo: session.hostNameAppearsAs,
+            remote_ip: session.remoteAddress,
+          },
+          headers: parsed.headerLines.map((h) => ({ name: h.key, value: h.line.slice(h.line.indexOf(":") + 1).trim() })),
+          plain: parsed.text,
+          html: typeof parsed.html === "string" ? parsed.html : undefined,
+          attachments: parsed.attachments.map((a) => ({ file_name: a.filename, content_type: a.contentType, size: a.size, content: a.content.toString("base64") })),
+        });
+        const res = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body });
+        await res.arrayBuffer();
+        if (res.ok) callback(null, "OK: delivered");
+        else callback(temporary(`target answered ${res.status}`));
+      })
+      .catch((err) => callback(temporary(`delivery failed: ${(err as Error).message}`)));
+  },
+});
+
+server.listen(0, "127.0.0.1", () => {
+  const port = (server.server.address() as { port: number }).port;
+  process.stdout.write(JSON.stringify({ msg: "bare smtp listening", port }) + "\n");
+});
+
+const stop = () => server.close(() => process.exit(0));
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);

@@ -1,0 +1,82 @@
+// Where a server's main thread spends its time, from a `bun --cpu-prof` profile: every
+// sample is charged to the innermost frame on its stack that belongs to a known stage
+// (reply extraction, SPF/DKIM/DMARC, MIME parsing, the status commit, ...), and the
+// stages are printed as a share of the samples and as µs per message.
+//
+//   bun bench/profile-summary.ts FILE.cpuprofile MESSAGES
+//
+// Samples are counted, not summed by time delta: Bun charges idle gaps to the sample
+// before them, so "self time" in its markdown report overstates whatever ran last before
+// the loop went idle. A sample stands for one sampling interval (the median delta).
+// Only the JavaScript thread is sampled; fetch's HTTP thread and GC helpers are not.
+import { readFileSync } from "node:fs";
+
+interface Frame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+}
+interface Profile {
+  nodes: { id: number; callFrame: Frame; children?: number[] }[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+type Rule = [stage: string, test: (url: string, fn: string) => boolean];
+const has = (url: string, parts: string[]) => parts.some((p) => url.includes(p));
+
+// Checked innermost frame first; the first frame that matches a rule decides the stage.
+const RULES: Rule[] = [
+  ["reply_plain extraction (email-reply-parser)", (u) => u.includes("email-reply-parser")],
+  ["SPF/DKIM/DMARC (mailauth)", (u) => has(u, ["mailauth", "inbound/auth-checks"])],
+  ["status commit (bun:sqlite, synchronous=FULL)", (u) => has(u, ["inbound/statuses.repo", "bun:sqlite"])],
+  ["recipient routing (address lookup)", (u) => has(u, ["inbound/route", "inbound/addresses.repo"])],
+  ["MIME parsing (mailparser, mailsplit, libmime, libqp)", (u) => has(u, ["mailparser", "mailsplit", "libmime", "libqp", "iconv", "encoding-japanese", "punycode", "linkify", "/he/"])],
+  ["payload (headers, JSON.stringify)", (u, f) => has(u, ["inbound/payload", "inbound/headers"]) || f === "stringify"],
+  ["POST (egress guard, fetch, answer read)", (u, f) => has(u, ["lib/egress", "inbound/target-post", "inbound/target-url", "ipaddr"]) || f === "fetch"],
+  ["DNS cache, dns2 client", (u) => has(u, ["lib/dns", "dns2"])],
+  ["logging", (u) => u.includes("lib/logger")],
+  ["smtp-server, sockets", (u) => has(u, ["smtp-server", "inbound/smtp-listener", "lib/smtp-reply"]) || u === "node:net"],
+  ["delivery glue (md5, message key, status rows)", (u) => has(u, ["inbound/deliver-message", "bench/bare-pipeline"])],
+];
+const OTHER = "other (runtime, streams, GC)";
+
+export function summarizeProfile(path: string, messages: number): string {
+  const p = JSON.parse(readFileSync(path, "utf8")) as Profile;
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const stageOf = new Map<number, string>();
+  const classify = (id: number): string => {
+    const known = stageOf.get(id);
+    if (known) return known;
+    const { url, functionName } = byId.get(id)!.callFrame;
+    const rule = RULES.find(([, test]) => test(url, functionName));
+    const up = parent.get(id);
+    const stage = rule ? rule[0] : up !== undefined ? classify(up) : OTHER;
+    stageOf.set(id, stage);
+    return stage;
+  };
+  const counts = new Map<string, number>();
+  for (const s of p.samples) {
+    const stage = classify(s);
+    counts.set(stage, (counts.get(stage) ?? 0) + 1);
+  }
+  const deltas = [...p.timeDeltas].sort((a, b) => a - b);
+  const intervalUs = deltas[deltas.length >> 1] ?? 1000;
+  const total = p.samples.length;
+  const lines = [`${total} samples of ~${(intervalUs / 1000).toFixed(2)} ms for ${messages} messages: ${((total * intervalUs) / messages).toFixed(0)} µs of main-thread time per message`];
+  for (const [stage, n] of [...counts].sort((a, b) => b[1] - a[1])) {
+    lines.push(`  ${((100 * n) / total).toFixed(1).padStart(5)}%  ${((n * intervalUs) / messages).toFixed(0).padStart(5)} µs/msg  ${stage}`);
+  }
+  return lines.join("\n");
+}
+
+if (import.meta.main) {
+  const [file, messages] = Bun.argv.slice(2);
+  if (!file || !Number(messages)) {
+    console.error("usage: bun bench/profile-summary.ts FILE.cpuprofile MESSAGES");
+    process.exit(1);
+  }
+  console.log(summarizeProfile(file, Number(messages)));
+}

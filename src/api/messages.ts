@@ -1,0 +1,81 @@
+// E11: POST /api/v0.1/{outboundAccountID}/messages, authorised with the sending key.
+import { Elysia, t } from "elysia";
+import type { SendDeps } from "../outbound/send.ts";
+import { sendFromApi } from "../outbound/send.ts";
+import { callerOutbound } from "./deps.ts";
+import { errorResponses } from "./errors.ts";
+
+const addressList = (description: string) =>
+  t.Union([t.String({ maxLength: 20_000 }), t.Array(t.String({ maxLength: 1000 }), { maxItems: 1000 })], { errorMessage: "must be a string or an array of strings", description });
+
+const MessageBodySchema = t.Object(
+  {
+    from: t.String({ maxLength: 1000, description: "sender; the envelope sender becomes a bounce address" }),
+    to: addressList("recipients: an array, or one comma-separated string; \"Name <a@b.c>\" allowed"),
+    cc: t.Optional(addressList("copy recipients")),
+    test_mode: t.Optional(t.Boolean({ errorMessage: "must be true or false", description: "validate and record, never send" })),
+    subject: t.Optional(t.String({ maxLength: 2000, description: "replaces any Subject of headers or raw" })),
+    tags: t.Optional(t.Union([t.String({ maxLength: 5000 }), t.Array(t.String({ maxLength: 1000 }), { maxItems: 100 })], { errorMessage: "must be a string or an array of strings" })),
+    plain: t.Optional(t.String({ description: "plain text body" })),
+    html: t.Optional(t.String({ description: "HTML body" })),
+    markdown: t.Optional(t.String({ description: "Markdown body, turned into HTML (and plain text when plain is not given)" })),
+    headers: t.Optional(
+      t.Record(t.String(), t.Union([t.String({ maxLength: 10_000 }), t.Array(t.String({ maxLength: 10_000 }), { maxItems: 100 })]), {
+        errorMessage: "must be an object of strings or arrays of strings",
+        description: "extra headers; an array gives one header line per value",
+      }),
+    ),
+    priority: t.Optional(t.Union([t.Literal("standard"), t.Literal("priority"), t.Literal("digest")], { errorMessage: 'must be "standard", "priority" or "digest"' })),
+    attachments: t.Optional(
+      t.Array(
+        t.Object(
+          {
+            file_name: t.String({ minLength: 1, maxLength: 255 }),
+            content: t.String({ description: "Base64, without newlines" }),
+            content_type: t.String({ maxLength: 255 }),
+            content_id: t.Optional(t.Union([t.String({ maxLength: 255 }), t.Null()], { description: "makes the attachment inline (cid:), with or without <>" })),
+          },
+          { additionalProperties: false, title: "MessageAttachment" },
+        ),
+        { maxItems: 100 },
+      ),
+    ),
+    raw: t.Optional(t.String({ description: "a complete RFC 5322 message; its From/To/Cc must match from/to/cc" })),
+  },
+  { additionalProperties: false, title: "Message" },
+);
+
+const MessageCommonSchema = t.Object(
+  {
+    id: t.String({ format: "uuid" }),
+    from: t.String(),
+    to: t.Array(t.String()),
+    cc: t.Array(t.String()),
+    test_mode: t.Boolean(),
+    subject: t.Union([t.String(), t.Null()]),
+    tags: t.Array(t.String()),
+  },
+  { additionalProperties: false, title: "MessageCommon" },
+);
+
+export function messageRoutes(deps: SendDeps) {
+  return new Elysia({ name: "messages" }).post(
+    "/messages",
+    async ({ request, body, set }) => {
+      const sender = callerOutbound(request);
+      const m = await sendFromApi(sender, body, deps);
+      set.status = 202;
+      return { id: m.id, from: m.from, to: m.to, cc: m.cc, test_mode: m.testMode, subject: m.subject, tags: m.tags };
+    },
+    {
+      body: MessageBodySchema,
+      response: { 202: MessageCommonSchema, ...errorResponses(401, 403, 413, 422, 429) },
+      detail: {
+        operationId: "sendMessage",
+        summary: "E11: send a message (the account ID in the path is the outbound account ID)",
+        tags: ["Sending"],
+        security: [{ smtpAuth: [] }],
+      },
+    },
+  );
+}

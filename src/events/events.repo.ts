@@ -1,0 +1,72 @@
+// SQL for message events. Inserts run inside the caller's transaction (the change of
+// state they record commits with them); reads serve E12, E13 and, later, webhooks.
+import type { Database } from "bun:sqlite";
+import { newId16 } from "../lib/ids.ts";
+import type { EventKind } from "./kinds.ts";
+
+export interface MessageEvent {
+  id: string;
+  messageId: string;
+  recipientId: string;
+  kind: EventKind;
+  details: Record<string, unknown>;
+  createdAtMs: number;
+  seq: number;
+}
+
+export type NewEvent = Pick<MessageEvent, "messageId" | "recipientId" | "kind" | "details" | "createdAtMs">;
+
+interface Row {
+  id: string;
+  message_id: string;
+  recipient_id: string;
+  kind: EventKind;
+  details_json: string;
+  created_at: number;
+  seq: number;
+}
+
+const fromRow = (r: Row): MessageEvent => ({
+  id: r.id,
+  messageId: r.message_id,
+  recipientId: r.recipient_id,
+  kind: r.kind,
+  details: JSON.parse(r.details_json),
+  createdAtMs: r.created_at,
+  seq: r.seq,
+});
+
+let lastSeq = 0;
+/** Strictly increasing within this process, and close to time order across restarts. */
+function nextSeq(nowMs: number): number {
+  lastSeq = Math.max(lastSeq + 1, nowMs * 1000);
+  return lastSeq;
+}
+
+/** Records events; call inside the transaction that makes the change they describe. */
+export function insertEvents(db: Database, events: readonly NewEvent[]): MessageEvent[] {
+  const stmt = db.query("INSERT INTO message_events (id, message_id, recipient_id, kind, details_json, created_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  return events.map((e) => {
+    const event: MessageEvent = { ...e, id: newId16(), seq: nextSeq(e.createdAtMs) };
+    stmt.run(event.id, event.messageId, event.recipientId, event.kind, JSON.stringify(event.details), event.createdAtMs, event.seq);
+    return event;
+  });
+}
+
+const inList = (n: number) => Array.from({ length: n }, () => "?").join(", ");
+
+/** Every event of the given recipients, oldest first. */
+export function eventsOfRecipients(db: Database, recipientIds: readonly string[]): MessageEvent[] {
+  if (recipientIds.length === 0) return [];
+  const rows = db
+    .query(`SELECT id, message_id, recipient_id, kind, details_json, created_at, seq FROM message_events WHERE recipient_id IN (${inList(recipientIds.length)}) ORDER BY seq`)
+    .all(...recipientIds) as Row[];
+  return rows.map(fromRow);
+}
+
+/** The latest event of each given recipient, ignoring `exceptKinds`. */
+export function lastEventOfRecipients(db: Database, recipientIds: readonly string[], exceptKinds: readonly string[]): Map<string, MessageEvent> {
+  const last = new Map<string, MessageEvent>();
+  for (const e of eventsOfRecipients(db, recipientIds)) if (!exceptKinds.includes(e.kind)) last.set(e.recipientId, e);
+  return last;
+}

@@ -1,0 +1,40 @@
+// Recipient and sender addresses as clients give them: an array of strings or one
+// comma-separated string, each "a@b.c" or "Name <a@b.c>" (API.md section 6).
+import addressparser from "nodemailer/lib/addressparser";
+
+export interface MailAddress {
+  address: string;
+  name: string;
+}
+
+// An addr-spec we can put in an SMTP command: no spaces, brackets or control characters,
+// one @ with something on both sides; the domain may be IDN (SMTPUTF8 or punycode later).
+const ADDR_SPEC = /^[^\s@<>()\[\],;:\\"\u0000-\u001f\u007f]{1,64}@[^\s@<>()\[\],;:\\"\u0000-\u001f\u007f]{1,253}$/u;
+
+export function isAddress(value: string): boolean {
+  if (!ADDR_SPEC.test(value)) return false;
+  const domain = value.slice(value.lastIndexOf("@") + 1);
+  return domain.includes(".") && !domain.startsWith(".") && !domain.endsWith(".") && !domain.includes("..");
+}
+
+/** Parses one list; throws a sentence (without the field name) for the first bad entry. */
+export function parseAddressList(value: string | readonly string[]): MailAddress[] {
+  const parts = typeof value === "string" ? [value] : value;
+  const out: MailAddress[] = [];
+  for (const part of parts) {
+    if (/[\r\n\u0000]/.test(part)) throw new Error("must not contain line breaks");
+    for (const entry of addressparser(part)) {
+      if ("group" in entry && entry.group) throw new Error(`groups ("${entry.name}: ...;") are not supported`);
+      const address = (entry.address ?? "").trim();
+      if (address === "" && (entry.name ?? "") === "") continue;
+      if (!isAddress(address)) throw new Error(`"${address || entry.name}" is not an email address`);
+      out.push({ address, name: (entry.name ?? "").trim() });
+    }
+  }
+  return out;
+}
+
+/** "Name <a@b.c>" or "a@b.c": how the address reads back. */
+export const formatAddress = (a: MailAddress): string => (a.name ? `${a.name} <${a.address}>` : a.address);
+
+export const domainOf = (address: string): string => address.slice(address.lastIndexOf("@") + 1).toLowerCase();

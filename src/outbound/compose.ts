@@ -1,0 +1,82 @@
+// Turning a checked draft into the message that is queued: nodemailer's composer for
+// structured messages, careful header edits for raw ones. Both get a Message-ID on our
+// host name and a Date when they lack one.
+import { convert as htmlToText } from "html-to-text";
+import { marked } from "marked";
+import MailComposer from "nodemailer/lib/mail-composer";
+import { formatAddress, parseAddressList, type MailAddress } from "./addresses.ts";
+import { InputProblem, type MessageDraft } from "./message-input.ts";
+import { joinMessage, splitMessage } from "./raw-headers.ts";
+
+export interface ComposedMessage {
+  raw: Buffer;
+  /** With angle brackets, as in the header. */
+  messageId: string;
+  subject: string | null;
+}
+
+/** Every line ending CRLF, as SMTP and DKIM want it. */
+export const toCrlf = (raw: Buffer): Buffer => Buffer.from(raw.toString("binary").replace(/\r?\n/g, "\r\n"), "binary");
+
+/** Markdown → HTML (and plain text when the draft gave none): SPEC.md rules 2-4. */
+export function bodiesOf(draft: MessageDraft): { html: string | null; plain: string | null } {
+  // html wins over markdown; markdown only fills in what is missing.
+  const html = draft.html ?? (draft.markdown !== null ? (marked.parse(draft.markdown, { async: false }) as string) : null);
+  const plain = draft.plain ?? (draft.markdown !== null && html !== null ? htmlToText(html, { wordwrap: 78 }) : null);
+  return { html, plain };
+}
+
+export async function composeMessage(draft: MessageDraft, messageId: string, date: Date): Promise<ComposedMessage> {
+  if (draft.raw !== null) return composeRaw(draft, messageId, date);
+  const { html, plain } = bodiesOf(draft);
+  const composer = new MailComposer({
+    from: formatAddress(draft.from),
+    to: draft.to.map(formatAddress),
+    cc: draft.cc.length > 0 ? draft.cc.map(formatAddress) : undefined,
+    subject: draft.subject ?? undefined,
+    messageId,
+    date,
+    text: plain ?? undefined,
+    html: html ?? undefined,
+    headers: draft.headers.map(([key, value]) => ({ key, value })),
+    attachments: draft.attachments.map((a) => ({
+      filename: a.fileName,
+      content: a.content,
+      contentType: a.contentType,
+      ...(a.contentId ? { cid: a.contentId, contentDisposition: "inline" as const } : {}),
+    })),
+  });
+  const raw = await new Promise<Buffer>((resolve, reject) => composer.compile().build((err, msg) => (err ? reject(err) : resolve(msg))));
+  return { raw: toCrlf(raw), messageId, subject: draft.subject };
+}
+
+const sameAddresses = (a: readonly MailAddress[], b: readonly MailAddress[]) => {
+  const norm = (l: readonly MailAddress[]) => [...new Set(l.map((x) => x.address.toLowerCase()))].sort().join(",");
+  return norm(a) === norm(b);
+};
+
+function headerAddresses(values: string[]): MailAddress[] {
+  try {
+    return parseAddressList(values);
+  } catch {
+    return [];
+  }
+}
+
+/** The raw variant: its From/To/Cc must match the request; subject replaces Subject. */
+function composeRaw(draft: MessageDraft, messageId: string, date: Date): ComposedMessage {
+  const message = splitMessage(toCrlf(Buffer.from(draft.raw!, "utf8")));
+  const h = message.headers;
+  if (!h.has("from")) throw new InputProblem({ path: "raw", message: "has no From header" });
+  const mismatch = (field: string) => new InputProblem({ path: field, message: `must match the ${field === "cc" ? "Cc" : field === "to" ? "To" : "From"} header of raw` });
+  if (!sameAddresses(headerAddresses(h.all("from")), [draft.from])) throw mismatch("from");
+  if (!sameAddresses(headerAddresses(h.all("to")), draft.to)) throw mismatch("to");
+  if (!sameAddresses(headerAddresses(h.all("cc")), draft.cc)) throw mismatch("cc");
+  h.remove("bcc");
+  if (draft.subject !== null) h.set("Subject", draft.subject);
+  if (!h.has("date")) h.prepend("Date", date.toUTCString().replace("GMT", "+0000"));
+  const existing = h.first("message-id")?.trim();
+  const id = existing && /^<[^<>\s]+@[^<>\s]+>$/.test(existing) ? existing : messageId;
+  if (id === messageId) h.set("Message-ID", messageId);
+  return { raw: joinMessage(message), messageId: id, subject: draft.subject ?? h.first("subject") };
+}

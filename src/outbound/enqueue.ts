@@ -1,0 +1,94 @@
+// Accepting a message for delivery: the raw message on disk first, then the message row,
+// one queue row per recipient and their registration events in one transaction. Only
+// after that commit do we answer 202 or 250 (durability rule).
+import type { NewEvent } from "../events/events.repo.ts";
+import type { Clock } from "../lib/clock.ts";
+import { newId16, newUuid } from "../lib/ids.ts";
+import { domainOf, formatAddress, type MailAddress } from "./addresses.ts";
+import type { MessageBlobs } from "./blobs.ts";
+import type { OutboundMessage, OutboundRecipient, OutboundRepo, Priority, RecipientType } from "./outbound.repo.ts";
+import { firstAttemptAt, LANES } from "./schedule.ts";
+import type { SignMessage } from "./signing.ts";
+
+export interface EnqueueRequest {
+  /** Chosen by the caller when the Message-ID must contain it; a new UUID v4 otherwise. */
+  id?: string;
+  accountId: string;
+  outboundAccountId: string;
+  from: MailAddress;
+  to: MailAddress[];
+  cc: MailAddress[];
+  /** Envelope-only recipients (SMTP submission). */
+  bcc: MailAddress[];
+  subject: string | null;
+  messageId: string;
+  tags: string[];
+  priority: Priority;
+  testMode: boolean;
+  raw: Buffer;
+}
+
+export interface EnqueueDeps {
+  repo: OutboundRepo;
+  blobs: MessageBlobs;
+  clock: Clock;
+  sign: SignMessage;
+  digestIntervalMs: number;
+  /** Called after the commit, so delivery can start at once. */
+  notify(): void;
+}
+
+export async function enqueueMessage(req: EnqueueRequest, deps: EnqueueDeps): Promise<OutboundMessage> {
+  const id = req.id ?? newUuid();
+  const now = deps.clock.nowMs();
+  const raw = req.testMode ? req.raw : await deps.sign(domainOf(req.from.address), req.raw);
+  const blobPath = deps.blobs.write(id, raw);
+  const message: OutboundMessage = {
+    id,
+    accountId: req.accountId,
+    outboundAccountId: req.outboundAccountId,
+    from: formatAddress(req.from),
+    subject: req.subject,
+    messageId: req.messageId,
+    to: req.to.map(formatAddress),
+    cc: req.cc.map(formatAddress),
+    tags: req.tags,
+    testMode: req.testMode,
+    priority: req.priority,
+    sizeBytes: raw.length,
+    blobPath,
+    createdAtMs: now,
+  };
+  const seen = new Set<string>();
+  const recipients: OutboundRecipient[] = [];
+  const typed: (readonly [MailAddress, RecipientType])[] = [...req.to.map((a) => [a, "to"] as const), ...req.cc.map((a) => [a, "cc"] as const), ...req.bcc.map((a) => [a, "bcc"] as const)];
+  for (const [a, type] of typed) {
+    const key = a.address.toLowerCase();
+    if (seen.has(key)) continue;
+    seen.add(key);
+    recipients.push({
+      id: newId16(),
+      messageId: id,
+      position: recipients.length,
+      email: a.address,
+      domain: domainOf(a.address),
+      type,
+      status: "registration",
+      // Test mode: validated and recorded, never sent.
+      state: req.testMode ? "done" : "queued",
+      lane: LANES[req.priority],
+      attempts: 0,
+      firstAttemptAtMs: null,
+      nextAttemptAtMs: firstAttemptAt(req.priority, now, deps.digestIntervalMs),
+    });
+  }
+  const events: NewEvent[] = recipients.map((r) => ({ messageId: id, recipientId: r.id, kind: "registration", details: req.testMode ? { test_mode: true } : {}, createdAtMs: now }));
+  try {
+    await deps.repo.insert(message, recipients, events);
+  } catch (err) {
+    deps.blobs.remove(blobPath);
+    throw err;
+  }
+  if (!req.testMode) deps.notify();
+  return message;
+}

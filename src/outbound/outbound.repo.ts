@@ -1,0 +1,304 @@
+// SQL for the outgoing queue: messages, their recipients (leased by workers while an
+// attempt runs, so a crash leaves nothing claimed for longer than the lease) and the
+// events each change records, written in the same transaction as the change.
+import { eventsOfRecipients, insertEvents, type MessageEvent, type NewEvent } from "../events/events.repo.ts";
+import type { LifecycleKind } from "../events/kinds.ts";
+import type { SearchTerm } from "../lib/search-query.ts";
+import { termTimeMs } from "../lib/search-query.ts";
+import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
+import type { Store } from "../store/store.ts";
+
+export type Priority = "standard" | "priority" | "digest";
+export type RecipientType = "to" | "cc" | "bcc";
+
+export interface OutboundMessage {
+  id: string;
+  accountId: string;
+  outboundAccountId: string;
+  from: string;
+  subject: string | null;
+  messageId: string;
+  to: string[];
+  cc: string[];
+  tags: string[];
+  testMode: boolean;
+  priority: Priority;
+  sizeBytes: number;
+  blobPath: string;
+  createdAtMs: number;
+}
+
+export interface OutboundRecipient {
+  id: string;
+  messageId: string;
+  position: number;
+  email: string;
+  domain: string;
+  type: RecipientType;
+  status: LifecycleKind;
+  state: "queued" | "done";
+  lane: number;
+  attempts: number;
+  firstAttemptAtMs: number | null;
+  nextAttemptAtMs: number;
+}
+
+interface MessageRow {
+  id: string;
+  account_id: string;
+  outbound_account_id: string;
+  mail_from: string;
+  subject: string | null;
+  message_id: string;
+  to_json: string;
+  cc_json: string;
+  tags_json: string;
+  test_mode: number;
+  priority: Priority;
+  size: number;
+  blob_path: string;
+  created_at: number;
+}
+
+interface RecipientRow {
+  id: string;
+  message_id: string;
+  position: number;
+  email: string;
+  domain: string;
+  type: RecipientType;
+  status: LifecycleKind;
+  state: "queued" | "done";
+  lane: number;
+  attempts: number;
+  first_attempt_at: number | null;
+  next_attempt_at: number;
+}
+
+const MESSAGE_COLUMNS = "id, account_id, outbound_account_id, mail_from, subject, message_id, to_json, cc_json, tags_json, test_mode, priority, size, blob_path, created_at";
+const RECIPIENT_COLUMNS = "id, message_id, position, email, domain, type, status, state, lane, attempts, first_attempt_at, next_attempt_at";
+
+const messageFromRow = (r: MessageRow): OutboundMessage => ({
+  id: r.id,
+  accountId: r.account_id,
+  outboundAccountId: r.outbound_account_id,
+  from: r.mail_from,
+  subject: r.subject,
+  messageId: r.message_id,
+  to: JSON.parse(r.to_json),
+  cc: JSON.parse(r.cc_json),
+  tags: JSON.parse(r.tags_json),
+  testMode: r.test_mode === 1,
+  priority: r.priority,
+  sizeBytes: r.size,
+  blobPath: r.blob_path,
+  createdAtMs: r.created_at,
+});
+
+const recipientFromRow = (r: RecipientRow): OutboundRecipient => ({
+  id: r.id,
+  messageId: r.message_id,
+  position: r.position,
+  email: r.email,
+  domain: r.domain,
+  type: r.type,
+  status: r.status,
+  state: r.state,
+  lane: r.lane,
+  attempts: r.attempts,
+  firstAttemptAtMs: r.first_attempt_at,
+  nextAttemptAtMs: r.next_attempt_at,
+});
+
+const inList = (n: number) => Array.from({ length: n }, () => "?").join(", ");
+
+/** A recipient's new queue state after an attempt (or a decision without one). */
+export interface RecipientUpdate {
+  status: LifecycleKind;
+  state: "queued" | "done";
+  attempts: number;
+  firstAttemptAtMs: number | null;
+  nextAttemptAtMs: number;
+}
+
+export const MESSAGE_SEARCH_FIELDS = ["status", "to", "from", "subject", "tag", "created_at"] as const;
+
+function searchClause(terms: readonly SearchTerm[], params: unknown[]): string {
+  let sql = "";
+  const recipientMatch = (column: string) => `EXISTS (SELECT 1 FROM outbound_recipients r WHERE r.message_id = m.id AND ${column})`;
+  for (const t of terms) {
+    const like = containsPattern(t.value);
+    switch (t.field) {
+      case null:
+        sql += ` AND (LOWER(COALESCE(m.subject, '')) LIKE ? ESCAPE '\\' OR LOWER(m.mail_from) LIKE ? ESCAPE '\\' OR ${recipientMatch("LOWER(r.email) LIKE ? ESCAPE '\\'")})`;
+        params.push(like, like, like);
+        break;
+      case "subject":
+        sql += " AND LOWER(COALESCE(m.subject, '')) LIKE ? ESCAPE '\\'";
+        params.push(like);
+        break;
+      case "from":
+        sql += " AND LOWER(m.mail_from) LIKE ? ESCAPE '\\'";
+        params.push(like);
+        break;
+      case "to":
+        sql += ` AND ${recipientMatch("LOWER(r.email) LIKE ? ESCAPE '\\'")}`;
+        params.push(like);
+        break;
+      case "status":
+        sql += ` AND ${recipientMatch("r.status = ?")}`;
+        params.push(t.value.toLowerCase());
+        break;
+      case "tag":
+        // Tags are stored as a JSON array of strings: match one element exactly.
+        sql += " AND LOWER(m.tags_json) LIKE ? ESCAPE '\\'";
+        params.push(containsPattern(JSON.stringify(t.value.toLowerCase())));
+        break;
+      case "created_at":
+        sql += ` AND m.created_at ${t.op} ?`;
+        params.push(termTimeMs(t.value));
+        break;
+    }
+  }
+  return sql;
+}
+
+export interface ClaimedRecipient {
+  recipient: OutboundRecipient;
+  message: OutboundMessage;
+}
+
+export interface OutboundRepo {
+  /** Message, recipients and their first events, all or nothing. */
+  insert(message: OutboundMessage, recipients: OutboundRecipient[], events: NewEvent[]): Promise<void>;
+  /**
+   * Leases up to `limit` due recipients to `workerId` until `leaseUntilMs`: lower lanes
+   * first, then the longest waiting; none of the domains in `busyDomains`.
+   */
+  claimDue(workerId: string, nowMs: number, leaseUntilMs: number, limit: number, busyDomains: readonly string[]): Promise<ClaimedRecipient[]>;
+  /** Gives leased recipients back unattempted. */
+  release(recipientIds: readonly string[]): Promise<void>;
+  /** Records an attempt's outcome and its events, and releases the lease. */
+  update(recipientId: string, update: RecipientUpdate, events: NewEvent[]): Promise<MessageEvent[]>;
+  /** Adds events that do not change the queue state (open, click, a late DSN). */
+  addEvents(recipientId: string, status: LifecycleKind | null, events: NewEvent[]): Promise<MessageEvent[]>;
+  /** The next time a queued recipient is due, or null when none waits. */
+  nextDueMs(): Promise<number | null>;
+  getMessage(accountId: string, id: string): Promise<OutboundMessage | null>;
+  getMessageById(id: string): Promise<OutboundMessage | null>;
+  getRecipient(messageId: string, recipientId: string): Promise<OutboundRecipient | null>;
+  listMessages(outboundAccountId: string, terms: readonly SearchTerm[], page: PageRequest): Promise<Page<OutboundMessage>>;
+  recipientsOf(messageIds: readonly string[]): Promise<OutboundRecipient[]>;
+  /** Every event of these recipients, oldest first. */
+  eventsOf(recipientIds: readonly string[]): Promise<MessageEvent[]>;
+}
+
+export function createOutboundRepo(store: Store): OutboundRepo {
+  const { db } = store;
+  const insertMessage = db.query(`INSERT INTO outbound_messages (${MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const insertRecipient = db.query(`INSERT INTO outbound_recipients (${RECIPIENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const messageJoin = MESSAGE_COLUMNS.split(", ").map((c) => `m.${c} AS m_${c}`).join(", ");
+  const recipientCols = RECIPIENT_COLUMNS.split(", ").map((c) => `r.${c}`).join(", ");
+
+  return {
+    async insert(m, recipients, events) {
+      store.tx(() => {
+        insertMessage.run(m.id, m.accountId, m.outboundAccountId, m.from, m.subject, m.messageId, JSON.stringify(m.to), JSON.stringify(m.cc), JSON.stringify(m.tags), m.testMode ? 1 : 0, m.priority, m.sizeBytes, m.blobPath, m.createdAtMs);
+        for (const r of recipients) insertRecipient.run(r.id, r.messageId, r.position, r.email, r.domain, r.type, r.status, r.state, r.lane, r.attempts, r.firstAttemptAtMs, r.nextAttemptAtMs);
+        insertEvents(db, events);
+      });
+    },
+
+    async claimDue(workerId, nowMs, leaseUntilMs, limit, busyDomains) {
+      return store.tx(() => {
+        const params: unknown[] = [nowMs, nowMs];
+        let exclude = "";
+        if (busyDomains.length > 0) {
+          exclude = ` AND domain NOT IN (${inList(busyDomains.length)})`;
+          params.push(...busyDomains);
+        }
+        params.push(limit);
+        const ids = (
+          db
+            .query(`SELECT id FROM outbound_recipients WHERE state = 'queued' AND next_attempt_at <= ? AND (locked_until IS NULL OR locked_until < ?)${exclude} ORDER BY lane, next_attempt_at LIMIT ?`)
+            .all(...(params as never[])) as { id: string }[]
+        ).map((r) => r.id);
+        if (ids.length === 0) return [];
+        db.query(`UPDATE outbound_recipients SET locked_by = ?, locked_until = ? WHERE id IN (${inList(ids.length)})`).run(workerId, leaseUntilMs, ...ids);
+        const rows = db
+          .query(`SELECT ${recipientCols}, ${messageJoin} FROM outbound_recipients r JOIN outbound_messages m ON m.id = r.message_id WHERE r.id IN (${inList(ids.length)}) ORDER BY r.lane, r.next_attempt_at`)
+          .all(...ids) as (RecipientRow & Record<string, unknown>)[];
+        return rows.map((row) => {
+          const m = Object.fromEntries(Object.entries(row).filter(([k]) => k.startsWith("m_")).map(([k, v]) => [k.slice(2), v])) as unknown as MessageRow;
+          return { recipient: recipientFromRow(row), message: messageFromRow(m) };
+        });
+      });
+    },
+
+    async release(ids) {
+      if (ids.length === 0) return;
+      db.query(`UPDATE outbound_recipients SET locked_by = NULL, locked_until = NULL WHERE id IN (${inList(ids.length)})`).run(...ids);
+    },
+
+    async update(recipientId, u, events) {
+      return store.tx(() => {
+        db.query("UPDATE outbound_recipients SET status = ?, state = ?, attempts = ?, first_attempt_at = ?, next_attempt_at = ?, locked_by = NULL, locked_until = NULL WHERE id = ?").run(
+          u.status,
+          u.state,
+          u.attempts,
+          u.firstAttemptAtMs,
+          u.nextAttemptAtMs,
+          recipientId,
+        );
+        return insertEvents(db, events);
+      });
+    },
+
+    async addEvents(recipientId, status, events) {
+      return store.tx(() => {
+        if (status) db.query("UPDATE outbound_recipients SET status = ? WHERE id = ?").run(status, recipientId);
+        return insertEvents(db, events);
+      });
+    },
+
+    async nextDueMs() {
+      const row = db.query("SELECT MIN(next_attempt_at) AS due FROM outbound_recipients WHERE state = 'queued'").get() as { due: number | null };
+      return row.due;
+    },
+
+    async getMessage(accountId, id) {
+      const row = db.query(`SELECT ${MESSAGE_COLUMNS} FROM outbound_messages WHERE id = ? AND account_id = ?`).get(id, accountId) as MessageRow | null;
+      return row ? messageFromRow(row) : null;
+    },
+
+    async getMessageById(id) {
+      const row = db.query(`SELECT ${MESSAGE_COLUMNS} FROM outbound_messages WHERE id = ?`).get(id) as MessageRow | null;
+      return row ? messageFromRow(row) : null;
+    },
+
+    async getRecipient(messageId, recipientId) {
+      const row = db.query(`SELECT ${RECIPIENT_COLUMNS} FROM outbound_recipients WHERE id = ? AND message_id = ?`).get(recipientId, messageId) as RecipientRow | null;
+      return row ? recipientFromRow(row) : null;
+    },
+
+    async listMessages(outboundAccountId, terms, page) {
+      const params: unknown[] = [outboundAccountId];
+      const search = searchClause(terms, params);
+      const { where, tail } = newestFirst(page, params, "m.");
+      const rows = db
+        .query(`SELECT ${MESSAGE_COLUMNS.split(", ").map((c) => `m.${c}`).join(", ")} FROM outbound_messages m WHERE m.outbound_account_id = ?${search}${where}${tail}`)
+        .all(...(params as never[])) as MessageRow[];
+      return toPage(rows.map(messageFromRow), page.limit);
+    },
+
+    async eventsOf(recipientIds) {
+      return eventsOfRecipients(db, recipientIds);
+    },
+
+    async recipientsOf(messageIds) {
+      if (messageIds.length === 0) return [];
+      const rows = db.query(`SELECT ${RECIPIENT_COLUMNS} FROM outbound_recipients WHERE message_id IN (${inList(messageIds.length)}) ORDER BY message_id, position`).all(...messageIds) as RecipientRow[];
+      return rows.map(recipientFromRow);
+    },
+  };
+}

@@ -1,0 +1,70 @@
+// The header section of a raw message, read and changed in place (mailsplit keeps every
+// untouched header byte for byte, which DKIM signatures and users expect).
+import { Headers } from "@zone-eu/mailsplit";
+import libmime from "libmime";
+
+export interface SplitMessage {
+  headers: MessageHeaders;
+  body: Buffer;
+}
+
+export class MessageHeaders {
+  private readonly h: InstanceType<typeof Headers>;
+  constructor(section: Buffer) {
+    this.h = new Headers(section);
+  }
+  /** Every value of a header, unfolded and MIME-decoded, top first. */
+  all(name: string): string[] {
+    return (this.h.getDecoded(name) as { value: string }[]).map((l) => decode(l.value));
+  }
+  first(name: string): string | null {
+    return this.all(name)[0] ?? null;
+  }
+  has(name: string): boolean {
+    return this.h.hasHeader(name);
+  }
+  remove(name: string): void {
+    this.h.remove(name);
+  }
+  /** Replaces every occurrence with one line; non-ASCII values are MIME-encoded. */
+  set(name: string, value: string): void {
+    this.h.update(name, encodeIfNeeded(value));
+  }
+  /** Adds a header at the top (where trace and generated headers go). */
+  prepend(name: string, value: string): void {
+    this.h.add(name, encodeIfNeeded(value), 0);
+  }
+  build(): Buffer {
+    return this.h.build();
+  }
+}
+
+function decode(value: string): string {
+  try {
+    return libmime.decodeWords(value);
+  } catch {
+    return value;
+  }
+}
+
+const encodeIfNeeded = (value: string): string => (/[^\x20-\x7e\t]/.test(value) ? libmime.encodeWords(value, "Q", 52) : value);
+
+/** Splits at the blank line that ends the header section; the body keeps its bytes. */
+export function splitMessage(raw: Buffer): SplitMessage {
+  const crlf = raw.indexOf("\r\n\r\n");
+  const lf = raw.indexOf("\n\n");
+  let end: number;
+  let sep: number;
+  if (crlf >= 0 && (lf < 0 || crlf <= lf)) [end, sep] = [crlf, 4];
+  else if (lf >= 0) [end, sep] = [lf, 2];
+  else [end, sep] = [raw.length, 0];
+  // The header section passed on keeps its final line break: mailsplit expects it.
+  return { headers: new MessageHeaders(raw.subarray(0, end + sep / 2)), body: raw.subarray(end + sep) };
+}
+
+/** Header section and body back together, with the blank line between them. */
+export function joinMessage(m: SplitMessage): Buffer {
+  // mailsplit ends a rebuilt section with a blank line and an untouched one without.
+  const head = m.headers.build().toString("binary").replace(/(\r?\n)+$/, "");
+  return Buffer.concat([Buffer.from(head + "\r\n\r\n", "binary"), m.body]);
+}

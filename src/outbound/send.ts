@@ -1,0 +1,86 @@
+// Sending a message for an outbound account, the one path both the API (E11) and SMTP
+// submission take: compose (API) or take the raw message (SMTP), check the size, queue.
+import type { AccountConfig, Config, OutboundAccountConfig } from "../config/config.ts";
+import type { Clock } from "../lib/clock.ts";
+import { newUuid } from "../lib/ids.ts";
+import type { MailAddress } from "./addresses.ts";
+import type { MessageBlobs } from "./blobs.ts";
+import { composeMessage } from "./compose.ts";
+import { enqueueMessage, type EnqueueDeps } from "./enqueue.ts";
+import { draftFromBody, InputProblem, type MessageBody } from "./message-input.ts";
+import type { OutboundMessage, OutboundRepo, Priority } from "./outbound.repo.ts";
+import type { SignMessage } from "./signing.ts";
+
+export interface SendDeps {
+  repo: OutboundRepo;
+  blobs: MessageBlobs;
+  clock: Clock;
+  sign: SignMessage;
+  config(): Config;
+  notify(): void;
+}
+
+export interface Sender {
+  account: AccountConfig;
+  outbound: OutboundAccountConfig;
+}
+
+const enqueueDeps = (deps: SendDeps): EnqueueDeps => ({ ...deps, digestIntervalMs: deps.config().outbound.digestIntervalMs });
+
+function checkSize(raw: Buffer, maxBytes: number): void {
+  if (raw.length > maxBytes) throw new InputProblem({ path: "message", message: `is ${raw.length} bytes; at most ${maxBytes} bytes are allowed` });
+}
+
+/** E11: a request body becomes a queued message (or an InputProblem for a 422). */
+export async function sendFromApi(sender: Sender, body: MessageBody, deps: SendDeps): Promise<OutboundMessage> {
+  const config = deps.config();
+  const draft = draftFromBody(body, {
+    maxRecipients: config.outbound.maxRecipients,
+    blockedExtensions: config.outbound.blockedExtensions,
+    markdownAllowed: sender.account.markdown,
+    forcedTestMode: sender.account.testMode || sender.outbound.testMode,
+  });
+  const id = newUuid();
+  const composed = await composeMessage(draft, `<${id}@${config.hostname}>`, new Date(deps.clock.nowMs()));
+  checkSize(composed.raw, config.outbound.maxSizeBytes);
+  return enqueueMessage(
+    {
+      id,
+      accountId: sender.account.id,
+      outboundAccountId: sender.outbound.id,
+      from: draft.from,
+      to: draft.to,
+      cc: draft.cc,
+      bcc: [],
+      subject: composed.subject,
+      messageId: composed.messageId,
+      tags: draft.tags,
+      priority: draft.priority,
+      testMode: draft.testMode,
+      raw: composed.raw,
+    },
+    enqueueDeps(deps),
+  );
+}
+
+export interface SubmittedMessage {
+  id: string;
+  from: MailAddress;
+  to: MailAddress[];
+  cc: MailAddress[];
+  bcc: MailAddress[];
+  subject: string | null;
+  messageId: string;
+  tags: string[];
+  priority: Priority;
+  raw: Buffer;
+}
+
+/** SMTP submission: the client's message as it came (our headers already applied). */
+export async function sendFromSmtp(sender: Sender, m: SubmittedMessage, deps: SendDeps): Promise<OutboundMessage> {
+  checkSize(m.raw, deps.config().outbound.maxSizeBytes);
+  return enqueueMessage(
+    { ...m, accountId: sender.account.id, outboundAccountId: sender.outbound.id, testMode: sender.account.testMode || sender.outbound.testMode },
+    enqueueDeps(deps),
+  );
+}

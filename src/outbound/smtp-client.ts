@@ -1,0 +1,106 @@
+// One SMTP client connection to a remote server (nodemailer's SMTPConnection): connect to
+// the address the egress guard checked, opportunistic STARTTLS, then any number of
+// transactions on the same connection.
+import SMTPConnection from "nodemailer/lib/smtp-connection";
+
+export interface SmtpEndpoint {
+  /** Host name: for logs, SNI and the events' `mx`. */
+  host: string;
+  /** The checked address to connect to. */
+  ip: string;
+  port: number;
+  /** Implicit TLS (smtps://). */
+  secure: boolean;
+  auth: { user: string; pass: string } | null;
+}
+
+export interface ClientOptions {
+  heloName: string;
+  connectTimeoutMs: number;
+  commandTimeoutMs: number;
+}
+
+export interface TransactionResult {
+  /** The server's reply code, or null when there was none (connection lost, timeout). */
+  code: number | null;
+  response: string;
+}
+
+const replyCode = (response: string | undefined): number | null => {
+  const m = /^(\d{3})/.exec(response ?? "");
+  return m ? Number(m[1]) : null;
+};
+
+export class SmtpClient {
+  private constructor(
+    private readonly conn: SMTPConnection,
+    readonly endpoint: SmtpEndpoint,
+  ) {}
+
+  get usable(): boolean {
+    return !(this.conn as unknown as { _destroyed: boolean })._destroyed;
+  }
+
+  get tls(): boolean {
+    return this.conn.secure;
+  }
+
+  static open(endpoint: SmtpEndpoint, opts: ClientOptions): Promise<SmtpClient> {
+    const conn = new SMTPConnection({
+      host: endpoint.ip,
+      port: endpoint.port,
+      secure: endpoint.secure,
+      servername: endpoint.host,
+      name: opts.heloName,
+      // Opportunistic STARTTLS: used when offered, certificates not required to verify
+      // (as every MTA does for port 25 unless a policy such as MTA-STS says otherwise).
+      opportunisticTLS: true,
+      tls: { rejectUnauthorized: false, servername: endpoint.host },
+      connectionTimeout: opts.connectTimeoutMs,
+      greetingTimeout: opts.connectTimeoutMs,
+      socketTimeout: opts.commandTimeoutMs,
+      // The egress guard already judged the address we connect to.
+      allowInternalNetworkInterfaces: true,
+    } as SMTPConnection.Options);
+    return new Promise((resolve, reject) => {
+      const fail = (err: Error) => {
+        conn.close();
+        reject(err);
+      };
+      conn.once("error", fail);
+      conn.connect(() => {
+        const ready = () => {
+          conn.off("error", fail);
+          // Later errors surface through send(); keep the emitter from throwing.
+          conn.on("error", () => {});
+          resolve(new SmtpClient(conn, endpoint));
+        };
+        if (!endpoint.auth) return ready();
+        conn.login({ user: endpoint.auth.user, pass: endpoint.auth.pass }, (err) => (err ? fail(err) : ready()));
+      });
+    });
+  }
+
+  /** One transaction; a refusal is a result with its code, not a throw. */
+  send(from: string, to: string, raw: Buffer): Promise<TransactionResult> {
+    return new Promise((resolve) => {
+      this.conn.send({ from, to: [to] }, raw, (err, info) => {
+        if (!err) return resolve({ code: replyCode(info.response) ?? 250, response: info.response });
+        const e = err as Error & { response?: string; responseCode?: number; rejectedErrors?: { response?: string; responseCode?: number }[] };
+        const rejected = e.rejectedErrors?.[0];
+        const response = rejected?.response ?? e.response ?? e.message;
+        resolve({ code: rejected?.responseCode ?? e.responseCode ?? replyCode(response), response });
+      });
+    });
+  }
+
+  /** Clears a failed transaction so the connection can carry the next one. */
+  reset(): Promise<boolean> {
+    return new Promise((resolve) => this.conn.reset((err) => resolve(!err)));
+  }
+
+  close(): void {
+    this.conn.quit();
+    this.conn.close();
+  }
+}
