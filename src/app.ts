@@ -9,6 +9,8 @@ import { bodyLimitFor, createApiHandler, type ApiHandler } from "./api/front.ts"
 import { AccountRegistry } from "./auth/accounts.ts";
 import type { Config } from "./config/config.ts";
 import { LocalAttachmentStore } from "./inbound/attachment-files.ts";
+import { AuthChecker } from "./inbound/auth-checks.ts";
+import { ExtractPool } from "./inbound/extract-pool.ts";
 import { createAddressRepo } from "./inbound/addresses.repo.ts";
 import type { BounceHandler } from "./inbound/bounce-hook.ts";
 import { createCustomDomainRepo } from "./inbound/custom-domains.repo.ts";
@@ -69,6 +71,7 @@ export class App {
   private readonly deliverDeps: () => DeliverDeps;
   private readonly routeDeps: () => RouteDeps;
   private readonly statuses: StatusRepo;
+  private readonly extractor: ExtractPool;
   /** The outgoing queue's worker (tests kick it after moving their clock). */
   readonly delivery: DeliveryWorker;
 
@@ -84,6 +87,8 @@ export class App {
     const statuses = (this.statuses = createStatusRepo(store));
     const localAttachments = new LocalAttachmentStore(config.dataDir, loadOrCreateKey(config.dataDir, "url-signing"), () => this.current.http.publicUrl);
     const bounces = opts.bounces ?? noBounces;
+    const auth = new AuthChecker(resolver);
+    const extractor = (this.extractor = new ExtractPool(config.inbound.parseWorkers, logger.child({ component: "extract" })));
     const outbound = createOutboundRepo(store);
     const blobs = new MessageBlobs(config.dataDir);
     this.delivery = new DeliveryWorker({ repo: outbound, blobs, resolver, clock, logger: logger.child({ component: "delivery" }), config: () => this.current });
@@ -99,6 +104,7 @@ export class App {
       return {
         hostname: c.hostname,
         limits: { maxHeaderBytes: c.smtp.maxHeaderBytes, maxMimeDepth: c.smtp.maxMimeDepth, maxMimeParts: c.smtp.maxMimeParts },
+        extract: (raw, limits) => extractor.extract(raw, limits),
         attachmentUrlTtlMs: c.inbound.attachmentUrlTtlMs,
         post: {
           resolver,
@@ -109,6 +115,7 @@ export class App {
           userAgent: `Postroom/${VERSION}`,
         },
         resolver,
+        auth,
         statuses,
         localAttachments,
         bounces,
@@ -211,6 +218,7 @@ export class App {
     this.inbound = null;
     await this.http?.stop(true);
     this.http = null;
+    await this.extractor.close();
     await this.statuses.flush();
     this.store.close();
     this.logger.info("postroom stopped");

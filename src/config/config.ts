@@ -54,6 +54,7 @@ export interface Config {
     maxRedirects: number;
     targetResponseMaxBytes: number;
     attachmentUrlTtlMs: number;
+    parseWorkers: number;
   };
   outbound: {
     bounceHost: string;

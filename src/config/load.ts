@@ -2,6 +2,7 @@
 // that span several keys, and converts units. Every problem is collected with its key
 // path so one run of `postroom check-config` shows them all.
 import { Value } from "@sinclair/typebox/value";
+import { availableParallelism } from "node:os";
 import { parse as parseToml, TomlError } from "smol-toml";
 import "../lib/formats.ts";
 import { describeValueErrors, formatProblem, type Problem } from "../lib/validation.ts";
@@ -108,6 +109,8 @@ export function toConfig(raw: RawConfig): Config {
       maxRedirects: raw.inbound.max_redirects,
       targetResponseMaxBytes: bytes(raw.inbound.target_response_max),
       attachmentUrlTtlMs: ms(raw.inbound.attachment_url_ttl),
+      // Two cores are taken by the main thread and the runtime's own threads (I/O, GC).
+      parseWorkers: raw.inbound.parse_workers === "auto" ? Math.max(0, availableParallelism() - 2) : raw.inbound.parse_workers,
     },
     outbound: {
       bounceHost: raw.outbound.bounce_host.toLowerCase(),

@@ -10,11 +10,12 @@ import { reply, type SmtpReply } from "../lib/smtp-reply.ts";
 import type { Address } from "./addresses.repo.ts";
 import { LocalAttachmentStore } from "./attachment-files.ts";
 import { uploadToS3 } from "./attachment-s3.ts";
-import { checkMessageAuth } from "./auth-checks.ts";
+import type { AuthChecker } from "./auth-checks.ts";
 import type { BounceHandler } from "./bounce-hook.ts";
 import type { CustomDomain } from "./custom-domains.repo.ts";
-import { MessageRefused, parseMessage, type ParseLimits } from "./parse.ts";
-import { buildPayload, messageContent, payloadAttachment, toFormData, type MessageContent, type PayloadEnvelope } from "./payload.ts";
+import type { ExtractedMessage } from "./extract.ts";
+import { MessageRefused, type ParseLimits } from "./parse.ts";
+import { buildPayload, payloadAttachment, toFormData, type MessageContent, type PayloadEnvelope } from "./payload.ts";
 import type { IncomingStatus, StatusRepo } from "./statuses.repo.ts";
 import { postToTarget, type TargetPostContext } from "./target-post.ts";
 import { verdictFor, worstReply, type TargetOutcome, type TargetVerdict } from "./target-reply.ts";
@@ -39,9 +40,12 @@ export interface Transaction {
 export interface DeliverDeps {
   hostname: string;
   limits: ParseLimits;
+  /** Parses and extracts a message (on a worker thread when the pool has one). */
+  extract(raw: Buffer, limits: ParseLimits): Promise<ExtractedMessage>;
   attachmentUrlTtlMs: number;
   post: TargetPostContext;
   resolver: DnsResolver;
+  auth: AuthChecker;
   statuses: StatusRepo;
   localAttachments: LocalAttachmentStore;
   bounces: BounceHandler;
@@ -109,21 +113,17 @@ export async function deliverMessage(raw: Buffer, tx: Transaction, deps: Deliver
   const md5 = md5Hex(raw);
   const replies: SmtpReply[] = [];
   if (tx.groups.length > 0) {
-    let parsed;
+    let extracted: ExtractedMessage;
     try {
-      parsed = await parseMessage(raw, deps.limits);
+      extracted = await deps.extract(raw, deps.limits);
     } catch (err) {
       const refusal = err instanceof MessageRefused ? err.reply : reply(451, "4.3.0", "the message could not be processed; try again later");
       if (!(err instanceof MessageRefused)) deps.logger.error("inbound message failed to parse", { err, md5 });
       await deps.statuses.record(refusedStatuses(tx.groups, tx, refusal, raw.length, deps.clock.nowMs()));
       return refusal;
     }
-    const [auth, content] = await Promise.all([
-      checkMessageAuth(raw, { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname }, deps.resolver),
-      Promise.resolve(messageContent(parsed)),
-    ]);
-    const messageId = parsed.messageId ? parsed.messageId.replace(/^<|>$/g, "") : null;
-    const subject = parsed.subject ?? null;
+    const { content, facts, messageId, subject } = extracted;
+    const auth = await deps.auth.check(raw, { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname }, facts);
     const rows: IncomingStatus[] = [];
     await Promise.all(
       tx.groups.map(async (group) => {

@@ -5,11 +5,12 @@
 // (a) returns every character-string of a TXT record as a record of its own, which
 // breaks SPF and DKIM records longer than 255 characters, and (b) refuses, without
 // asking, names with characters RFC 7208 allows after macro expansion (":", "%", " ").
-// Answers are cached briefly, negative ones too, so a burst of mail from one domain
+// Answers are cached briefly, "no such name" too, so a burst of mail from one domain
 // costs one lookup.
 import dns2 from "dns2";
 import { getServers } from "node:dns";
 import { isIP } from "node:net";
+import { TtlCache } from "./ttl-cache.ts";
 
 export interface MxRecord {
   exchange: string;
@@ -93,39 +94,9 @@ function dnsClient(servers: readonly string[], timeoutMs: number) {
   };
 }
 
-class TtlCache {
-  private entries = new Map<string, { expiresMs: number; value: unknown; error: boolean }>();
-  constructor(
-    private ttlMs: number,
-    private maxEntries: number,
-  ) {}
-  async get<T>(key: string, load: () => Promise<T>): Promise<T> {
-    if (this.ttlMs <= 0) return load();
-    const now = Date.now();
-    const hit = this.entries.get(key);
-    if (hit && hit.expiresMs > now) {
-      if (hit.error) throw hit.value;
-      return hit.value as T;
-    }
-    try {
-      const value = await load();
-      this.put(key, value, false, now);
-      return value;
-    } catch (err) {
-      // Only "does not exist" is worth remembering; a timeout should be asked again.
-      if (isNoDataError(err)) this.put(key, err, true, now);
-      throw err;
-    }
-  }
-  private put(key: string, value: unknown, error: boolean, now: number) {
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, { expiresMs: now + this.ttlMs, value, error });
-  }
-}
-
 export function createResolver(opts: ResolverOptions): DnsResolver {
   const ask = dnsClient(opts.servers, opts.timeoutMs ?? 3000);
-  const cache = new TtlCache(opts.cacheTtlMs ?? 60_000, opts.cacheMaxEntries ?? 10_000);
+  const cache = new TtlCache<Answer[]>(opts.cacheTtlMs ?? 60_000, opts.cacheMaxEntries ?? 10_000, isNoDataError);
   const lookup = (name: string, type: keyof typeof TYPE_NUMBER) => cache.get(`${type} ${name.toLowerCase()}`, () => ask(name.replace(/\.$/, ""), type));
   const names = (type: "CNAME" | "PTR" | "NS") => async (n: string) => (await lookup(n, type)).map((a) => (a.domain ?? a.ns ?? "").replace(/\.$/, ""));
 

@@ -11,6 +11,13 @@ export class StoreError extends Error {
 
 export interface Store {
   readonly db: Database;
+  /**
+   * A second connection to the same database for logs (incoming statuses) that need not
+   * wait for fsync: synchronous=NORMAL. Its commits survive a crash of the process (they
+   * are in the WAL, in the OS); a power cut may lose the last of them, never mail, whose
+   * rows go through `db` with synchronous=FULL.
+   */
+  readonly logDb: Database;
   readonly path: string;
   /** Runs fn in one transaction: all of its writes commit together or none do. */
   tx<T>(fn: () => T): T;
@@ -37,14 +44,22 @@ export function openStore(dataDir: string, migrations: readonly Migration[] = MI
     db.close();
     throw err;
   }
+  const logDb = new Database(path, { strict: true });
+  logDb.exec("PRAGMA synchronous = NORMAL");
+  logDb.exec("PRAGMA foreign_keys = ON");
+  logDb.exec("PRAGMA busy_timeout = 5000");
   return {
     db,
+    logDb,
     path,
     tx: <T>(fn: () => T): T => db.transaction(fn)(),
     checkWritable: (nowMs) => {
       db.query("INSERT INTO store_meta (key, value) VALUES ('healthz_at', ?1) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(String(nowMs));
     },
-    close: () => db.close(),
+    close: () => {
+      logDb.close();
+      db.close();
+    },
   };
 }
 

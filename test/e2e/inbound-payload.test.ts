@@ -36,7 +36,8 @@ beforeAll(async () => {
   dns = await TestDnsServer.start();
   dns.set("sender.test", [{ type: "TXT", data: "v=spf1 ip4:127.0.0.1 -all" }]);
   target = TestTarget.start();
-  t = await startTestApp({ inbound: true, dnsServer: dns.address, clock });
+  // One parse worker, so the worker-thread path is the one under test here.
+  t = await startTestApp({ inbound: true, dnsServer: dns.address, clock, inboundKeys: "parse_workers = 1" });
 });
 afterAll(async () => {
   await t.stop();

@@ -1,5 +1,5 @@
 // The RFC 7208 (openspf.org, release 2014.04) SPF test suite through the production path:
-// checkMessageAuth (mailauth with our resolver), with each scenario's zone data served by
+// AuthChecker.check (mailauth with our resolver), with each scenario's zone data served by
 // a real DNS server on loopback. One describe per scenario, one test per case.
 //
 // The suite (and its licence, rfc7208-tests.LICENSE) lives in the shared corpus and is
@@ -14,9 +14,10 @@
 //   unanswered, so the client times out;
 // - a TXT (or SPF) given as a list is one record of several character-strings;
 // - CNAMEs are followed by the server like a recursive resolver would.
-// Only the result is compared: checkMessageAuth does not return the explanation.
+// Only the result is compared: AuthChecker.check does not return the explanation.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { checkMessageAuth } from "../../src/inbound/auth-checks.ts";
+import { parseMessage } from "../../src/inbound/parse.ts";
+import { AuthChecker, messageFacts } from "../../src/inbound/auth-checks.ts";
 import { createResolver } from "../../src/lib/dns.ts";
 import { TestDnsServer, type ZoneRecord } from "../helpers/dns-server.ts";
 
@@ -157,12 +158,12 @@ for (const scenario of scenarios) {
       test(name, async () => {
         // A fresh resolver without a cache: no answer may leak from one case to the next.
         const resolver = createResolver({ servers: [dns.address], timeoutMs: 300, cacheTtlMs: 0 });
-        const auth = await checkMessageAuth(
+        const auth = await new AuthChecker(resolver, 0).check(
           MESSAGE,
           { mailFrom: tc.mailfrom, helo: tc.helo, remoteIp: tc.host, mta: "mx.postroom.test" },
-          resolver,
+          messageFacts(await parseMessage(MESSAGE, { maxHeaderBytes: 65_536, maxMimeDepth: 20, maxMimeParts: 100 })),
         );
-        // checkMessageAuth reports temperror for everything when mailauth throws; with
+        // AuthChecker.check reports temperror for everything when mailauth throws; with
         // no DKIM signature in the message a real evaluation says dkim=none.
         expect({ dkim: auth.dkim.result }).toEqual({ dkim: "none" });
         expect(auth.spf.result).toBeOneOf(acceptable(tc.result));

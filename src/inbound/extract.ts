@@ -1,0 +1,24 @@
+// Everything a received message yields before delivery (parsed content, reply text,
+// facts for the SPF/DKIM/DMARC checks), computed from the raw bytes alone, so it can run
+// on a worker thread and keep the SMTP and HTTP event loop free.
+import { messageFacts, type MessageFacts } from "./auth-checks.ts";
+import { parseMessage, type ParseLimits } from "./parse.ts";
+import { messageContent, type MessageContent } from "./payload.ts";
+
+export interface ExtractedMessage {
+  content: MessageContent;
+  facts: MessageFacts;
+  /** Message-ID without angle brackets. */
+  messageId: string | null;
+  subject: string | null;
+}
+
+export async function extractMessage(raw: Buffer, limits: ParseLimits): Promise<ExtractedMessage> {
+  const parsed = await parseMessage(raw, limits);
+  return {
+    content: messageContent(parsed),
+    facts: messageFacts(parsed),
+    messageId: parsed.messageId ? parsed.messageId.replace(/^<|>$/g, "") : null,
+    subject: parsed.subject ?? null,
+  };
+}

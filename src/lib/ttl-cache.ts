@@ -1,0 +1,48 @@
+// A small bounded cache whose entries expire: DNS answers, SPF and DMARC verdicts.
+// Lookups under way are shared, so a burst of identical questions asks once.
+
+export class TtlCache<V> {
+  private entries = new Map<string, { expiresMs: number; value: V | undefined; error: unknown; failed: boolean }>();
+  private inFlight = new Map<string, Promise<V>>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries: number,
+    /** Which failures are worth remembering (e.g. "no such name"); others are asked again. */
+    private readonly cacheError: (err: unknown) => boolean = () => false,
+  ) {}
+
+  async get(key: string, load: () => Promise<V>): Promise<V> {
+    if (this.ttlMs <= 0) return load();
+    const now = Date.now();
+    const hit = this.entries.get(key);
+    if (hit && hit.expiresMs > now) {
+      if (hit.failed) throw hit.error;
+      return hit.value as V;
+    }
+    const pending = this.inFlight.get(key);
+    if (pending) return pending;
+    const lookup = load().then(
+      (value) => {
+        this.put(key, { expiresMs: now + this.ttlMs, value, error: undefined, failed: false });
+        return value;
+      },
+      (err) => {
+        if (this.cacheError(err)) this.put(key, { expiresMs: now + this.ttlMs, value: undefined, error: err, failed: true });
+        throw err;
+      },
+    );
+    this.inFlight.set(key, lookup);
+    try {
+      return await lookup;
+    } finally {
+      this.inFlight.delete(key);
+    }
+  }
+
+  private put(key: string, entry: { expiresMs: number; value: V | undefined; error: unknown; failed: boolean }): void {
+    // The oldest entry goes first (Map keeps insertion order).
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, entry);
+  }
+}
