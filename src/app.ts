@@ -15,12 +15,15 @@ import { createAddressRepo } from "./inbound/addresses.repo.ts";
 import type { BounceHandler } from "./inbound/bounce-hook.ts";
 import { createCustomDomainRepo } from "./inbound/custom-domains.repo.ts";
 import type { DeliverDeps } from "./inbound/deliver-message.ts";
-import { close as closeSmtp, createInboundServer, listen as listenSmtp } from "./inbound/smtp-listener.ts";
+import { createInboundServer } from "./inbound/smtp-listener.ts";
+import { closeSmtp, listenSmtp } from "./lib/smtp-listen.ts";
+import { createSubmissionServer } from "./outbound/submission-listener.ts";
 import type { RouteDeps } from "./inbound/route.ts";
 import { createStatusRepo, type StatusRepo } from "./inbound/statuses.repo.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
 import { createResolver, type DnsResolver } from "./lib/dns.ts";
 import { createLogger, type Logger } from "./lib/logger.ts";
+import { RateLimiter } from "./lib/rate-limit.ts";
 import { loadOrCreateKey } from "./lib/secret-key.ts";
 import { reply } from "./lib/smtp-reply.ts";
 import { MessageBlobs } from "./outbound/blobs.ts";
@@ -60,7 +63,10 @@ export class App {
   private timers: ReturnType<typeof setInterval>[] = [];
   private http: ReturnType<typeof Bun.serve> | null = null;
   private inbound: SMTPServer | null = null;
-  private ports: { http: number | null; inbound: number | null } = { http: null, inbound: null };
+  private submission: SMTPServer | null = null;
+  private submissionTls: SMTPServer | null = null;
+  private ports: { http: number | null; inbound: number | null; submission: number | null; submissionTls: number | null } = { http: null, inbound: null, submission: null, submissionTls: null };
+  private readonly send: SendDeps;
   /** The API as a function, for in-process tests (no socket). */
   readonly handle: ApiHandler;
   /** The API's route table (method and path pattern), for guard tests and docs. */
@@ -68,17 +74,19 @@ export class App {
   readonly registry: AccountRegistry;
   readonly store: Store;
   readonly logger: Logger;
+  private readonly clock: Clock;
   private readonly deliverDeps: () => DeliverDeps;
   private readonly routeDeps: () => RouteDeps;
   private readonly statuses: StatusRepo;
   private readonly extractor: ExtractPool;
+  private readonly limiter = new RateLimiter();
   /** The outgoing queue's worker (tests kick it after moving their clock). */
   readonly delivery: DeliveryWorker;
 
   private constructor(private readonly opts: AppOptions) {
     const config = (this.current = opts.config);
     const logger = (this.logger = opts.logger ?? createLogger({ level: config.log.level }));
-    const clock = opts.clock ?? systemClock;
+    const clock = (this.clock = opts.clock ?? systemClock);
     const resolver = opts.resolver ?? createResolver({ servers: config.dns.servers });
     const store = (this.store = openStore(config.dataDir));
     const registry = (this.registry = AccountRegistry.fromConfig(config));
@@ -92,11 +100,11 @@ export class App {
     const outbound = createOutboundRepo(store);
     const blobs = new MessageBlobs(config.dataDir);
     this.delivery = new DeliveryWorker({ repo: outbound, blobs, resolver, clock, logger: logger.child({ component: "delivery" }), config: () => this.current });
-    const send: SendDeps = { repo: outbound, blobs, clock, sign: opts.sign ?? unsigned, config: () => this.current, notify: () => this.delivery.kick() };
+    const send: SendDeps = (this.send = { repo: outbound, blobs, clock, sign: opts.sign ?? unsigned, config: () => this.current, notify: () => this.delivery.kick() });
 
     const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, health: () => this.health() };
     const elysia = buildElysiaApp(apiDeps, VERSION);
-    this.handle = createApiHandler(apiDeps, elysia);
+    this.handle = createApiHandler(apiDeps, elysia, this.limiter);
     this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));
     this.routeDeps = () => ({ inboundDomain: this.current.inbound.domain, bounceHost: this.current.outbound.bounceHost, addresses, customDomains, bounces });
     this.deliverDeps = () => {
@@ -166,6 +174,24 @@ export class App {
       this.ports.inbound = await listenSmtp(this.inbound, config.smtp.inboundListen);
       this.logger.info("inbound smtp listening", { address: config.smtp.inboundListen.host, port: this.ports.inbound, starttls: config.tls.mode === "files" });
     }
+    for (const implicitTls of [false, true]) {
+      const at = implicitTls ? config.smtp.submissionTlsListen : config.smtp.submissionListen;
+      if (!at) continue;
+      const server = createSubmissionServer({
+        config: () => this.current,
+        registry: this.registry,
+        limiter: this.limiter,
+        clock: this.clock,
+        send: this.send,
+        tls: tlsFiles(config),
+        implicitTls,
+        logger: this.logger.child({ component: implicitTls ? "submission-tls" : "submission" }),
+      });
+      const port = await listenSmtp(server, at);
+      if (implicitTls) [this.submissionTls, this.ports.submissionTls] = [server, port];
+      else [this.submission, this.ports.submission] = [server, port];
+      this.logger.info("submission smtp listening", { address: at.host, port, implicit_tls: implicitTls });
+    }
   }
 
   get config(): Config {
@@ -178,6 +204,14 @@ export class App {
 
   get inboundPort(): number | null {
     return this.ports.inbound;
+  }
+
+  get submissionPort(): number | null {
+    return this.ports.submission;
+  }
+
+  get submissionTlsPort(): number | null {
+    return this.ports.submissionTls;
   }
 
   /**
@@ -208,14 +242,16 @@ export class App {
     }
     if (this.current.http.listen) checks.http = this.http ? "ok" : "down";
     if (this.current.smtp.inboundListen) checks.smtp_inbound = this.inbound?.server.listening ? "ok" : "down";
+    if (this.current.smtp.submissionListen) checks.smtp_submission = this.submission?.server.listening ? "ok" : "down";
+    if (this.current.smtp.submissionTlsListen) checks.smtp_submission_tls = this.submissionTls?.server.listening ? "ok" : "down";
     return { ok: Object.values(checks).every((v) => v === "ok"), checks };
   }
 
   async stop(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
     await this.delivery.stop();
-    if (this.inbound) await closeSmtp(this.inbound);
-    this.inbound = null;
+    await Promise.all([this.inbound, this.submission, this.submissionTls].map((s) => s && closeSmtp(s)));
+    this.inbound = this.submission = this.submissionTls = null;
     await this.http?.stop(true);
     this.http = null;
     await this.extractor.close();

@@ -5,14 +5,13 @@
 import { authorize, parseAuthorization, type AuthScheme } from "../auth/authenticate.ts";
 import type { Principal } from "../auth/accounts.ts";
 import type { Config } from "../config/config.ts";
-import type { RateLimit } from "../config/units.ts";
 import { randomHex } from "../lib/ids.ts";
 import type { ApiDeps } from "./deps.ts";
 import type { ElysiaApp } from "./elysia-app.ts";
 import { API_PREFIX, OPENAPI_PATH } from "./paths.ts";
 import { parseJsonBody, readBodyCapped } from "./body.ts";
 import { ApiError, errorResponse } from "./errors.ts";
-import { RateLimiter, type RateDecision } from "./rate-limit.ts";
+import { principalKey, rateOf, type RateDecision, type RateLimiter } from "../lib/rate-limit.ts";
 import { setRequestState } from "./request-state.ts";
 
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
@@ -33,7 +32,6 @@ export function collapseSlashes(pathname: string): string {
   return pathname.replace(/\/{2,}/g, "/");
 }
 
-const rateOf = (p: Principal): RateLimit | null => (p.kind === "account" ? p.account.rateLimit : p.outbound.sendRateLimit);
 const idOf = (p: Principal): string => (p.kind === "account" ? p.account.id : p.outbound.id);
 
 function rateHeaders(d: RateDecision): Record<string, string> {
@@ -42,8 +40,8 @@ function rateHeaders(d: RateDecision): Record<string, string> {
 
 export type ApiHandler = (req: Request, remoteIp?: string) => Promise<Response>;
 
-export function createApiHandler(deps: ApiDeps, app: ElysiaApp): ApiHandler {
-  const limiter = new RateLimiter();
+/** `limiter` is shared with SMTP submission: one send budget per outbound account. */
+export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLimiter): ApiHandler {
 
   async function route(req: Request): Promise<{ res: Response; principal: Principal | null; extraHeaders: Record<string, string> }> {
     const url = new URL(req.url);
@@ -60,7 +58,7 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp): ApiHandler {
     let extraHeaders: Record<string, string> = {};
     const rate = rateOf(principal);
     if (rate) {
-      const decision = limiter.take(`${principal.kind}:${idOf(principal)}`, rate, deps.clock.nowMs());
+      const decision = limiter.take(principalKey(principal), rate, deps.clock.nowMs());
       extraHeaders = rateHeaders(decision);
       if (!decision.allowed) {
         return { res: errorResponse(429, undefined, { "Retry-After": String(decision.resetSeconds) }), principal, extraHeaders };

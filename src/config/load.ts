@@ -72,6 +72,9 @@ export function crossKeyProblems(raw: RawConfig): Problem[] {
     if (raw.tls.acme.domains.length === 0) problems.push({ path: "tls.acme.domains", message: 'needs at least one name when tls.mode is "acme"' });
     if (raw.tls.acme.challenge_listen === "") problems.push({ path: "tls.acme.challenge_listen", message: 'is required when tls.mode is "acme"' });
   }
+  if (raw.smtp.submission_tls_listen !== "" && raw.tls.mode === "off") {
+    problems.push({ path: "smtp.submission_tls_listen", message: 'needs a certificate: set tls.mode to "files" or "acme", or leave it ""' });
+  }
   if (raw.http.listen === "") problems.push({ path: "http.listen", message: "is required: the API and /healthz live there" });
   return problems;
 }

@@ -1,7 +1,6 @@
 // The inbound SMTP listener (port 25 in production): thin glue between smtp-server and
 // the routing and delivery decisions. No AUTH here; STARTTLS when a certificate is set.
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
-import type { ListenAddress } from "../config/units.ts";
 import type { Logger } from "../lib/logger.ts";
 import { reply, smtpError, smtpSuccessText } from "../lib/smtp-reply.ts";
 import { refusedStatuses, deliverMessage, type AddressGroup, type DeliverDeps, type Transaction } from "./deliver-message.ts";
@@ -150,20 +149,4 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
   });
   server.on("error", (err) => deps.logger.warn("inbound smtp error", { err: (err as Error).message }));
   return server;
-}
-
-export async function listen(server: SMTPServer, at: ListenAddress): Promise<number> {
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error) => reject(err);
-    server.server.once("error", onError);
-    server.listen(at.port, at.host, () => {
-      server.server.off("error", onError);
-      resolve();
-    });
-  });
-  return (server.server.address() as { port: number }).port;
-}
-
-export function close(server: SMTPServer): Promise<void> {
-  return new Promise((resolve) => server.close(() => resolve()));
 }

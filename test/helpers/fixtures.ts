@@ -38,6 +38,8 @@ export interface TestConfigOptions {
   extra?: string;
   /** Start the inbound SMTP listener on an ephemeral loopback port (targets on loopback allowed). */
   inbound?: boolean;
+  /** Start SMTP submission (STARTTLS port) on an ephemeral port, AUTH allowed without TLS. */
+  submission?: boolean;
   /** Overrides inbound.allow_private_targets (true whenever `inbound` is set). */
   allowPrivateTargets?: boolean;
   /** Extra lines inside [smtp], [inbound], [outbound], [tls]. */
@@ -60,7 +62,8 @@ listen = "127.0.0.1:0"
 public_url = "http://127.0.0.1:8080"
 [smtp]
 inbound_listen = "${opts.inbound ? "127.0.0.1:0" : ""}"
-submission_listen = ""
+submission_listen = "${opts.submission ? "127.0.0.1:0" : ""}"
+allow_insecure_auth = ${opts.submission ? "true" : "false"}
 ${opts.smtp ?? ""}
 [inbound]
 domain = "in.postroom.test"

@@ -1,7 +1,13 @@
-// Sliding-window rate limits per account (management) and per outbound account (sends),
-// API.md section 4. The window is exact: it keeps the time of each of the last `limit`
-// calls in a ring, so memory per key is bounded by the configured limit.
+// Sliding-window rate limits per account (management) and per outbound account (sends,
+// through the API and SMTP alike), API.md section 4. The window is exact: it keeps the
+// time of each of the last `limit` calls in a ring, so memory per key is bounded by the
+// configured limit.
+import type { Principal } from "../auth/accounts.ts";
 import type { RateLimit } from "../config/units.ts";
+
+/** The limit that applies to a caller: management calls per account, sends per outbound account. */
+export const rateOf = (p: Principal): RateLimit | null => (p.kind === "account" ? p.account.rateLimit : p.outbound.sendRateLimit);
+export const principalKey = (p: Principal): string => (p.kind === "account" ? `account:${p.account.id}` : `outbound:${p.outbound.id}`);
 
 export interface RateDecision {
   allowed: boolean;

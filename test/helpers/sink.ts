@@ -1,0 +1,103 @@
+// A real SMTP server on loopback standing in for remote MX hosts (and smarthosts): it
+// records every transaction and answers as the test scripts it, per recipient and attempt.
+import { SMTPServer } from "smtp-server";
+
+export interface SinkMessage {
+  mailFrom: string;
+  rcptTo: string[];
+  raw: string;
+  helo: string;
+  tls: boolean;
+  user: string | null;
+}
+
+/** What the sink does with one recipient: accept, refuse (at RCPT or after DATA), or hang up. */
+export type SinkAnswer = "accept" | "drop" | { code: number; text: string; at?: "rcpt" | "data" };
+
+export class SmtpSink {
+  readonly messages: SinkMessage[] = [];
+  /** Attempts seen per recipient (lowercase). */
+  readonly attempts = new Map<string, number>();
+  /** The answer for a recipient on its n-th attempt (1-based); default: accept. */
+  script: (rcpt: string, attempt: number) => SinkAnswer = () => "accept";
+
+  private constructor(
+    private readonly server: SMTPServer,
+    readonly port: number,
+  ) {}
+
+  static async start(opts: { auth?: { user: string; pass: string } } = {}): Promise<SmtpSink> {
+    let self: SmtpSink | null = null;
+    const answerFor = (rcpt: string, count: boolean) => {
+      const key = rcpt.toLowerCase();
+      const n = (self!.attempts.get(key) ?? 0) + (count ? 1 : 0);
+      if (count) self!.attempts.set(key, n);
+      return self!.script(rcpt, n);
+    };
+    const server = new SMTPServer({
+      authOptional: !opts.auth,
+      allowInsecureAuth: true,
+      disabledCommands: opts.auth ? ["STARTTLS"] : ["AUTH", "STARTTLS"],
+      logger: false,
+      onAuth(auth, _s, cb) {
+        if (opts.auth && auth.username === opts.auth.user && auth.password === opts.auth.pass) return cb(null, { user: auth.username });
+        cb(Object.assign(new Error("bad credentials"), { responseCode: 535 }));
+      },
+      onRcptTo(address, session, cb) {
+        const answer = answerFor(address.address, true);
+        if (answer === "drop") {
+          (session as unknown as { _sinkDrop?: boolean })._sinkDrop = true;
+          return cb();
+        }
+        if (answer !== "accept" && answer.at === "rcpt") return cb(Object.assign(new Error(answer.text), { responseCode: answer.code }));
+        cb();
+      },
+      onData(stream, session, cb) {
+        const chunks: Buffer[] = [];
+        stream.on("data", (c: Buffer) => chunks.push(c));
+        stream.on("end", () => {
+          const rcpts = session.envelope.rcptTo.map((r) => r.address);
+          if ((session as unknown as { _sinkDrop?: boolean })._sinkDrop) {
+            // Hang up without answering the final dot, as a crashing server would.
+            (server as unknown as { connections: Set<{ _socket: { destroy(): void } }> }).connections.forEach((c) => c._socket.destroy());
+            return;
+          }
+          const answer = answerFor(rcpts[0]!, false);
+          if (answer !== "accept" && answer !== "drop" && answer.at !== "rcpt") return cb(Object.assign(new Error(answer.text), { responseCode: answer.code }));
+          self!.messages.push({
+            mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
+            rcptTo: rcpts,
+            raw: Buffer.concat(chunks).toString("utf8"),
+            helo: session.hostNameAppearsAs,
+            tls: session.secure,
+            user: (session.user as string | undefined) ?? null,
+          });
+          cb(null, "OK queued as sink");
+        });
+      },
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+    self = new SmtpSink(server, (server.server.address() as { port: number }).port);
+    return self;
+  }
+
+  /** The messages delivered to `rcpt`. */
+  to(rcpt: string): SinkMessage[] {
+    return this.messages.filter((m) => m.rcptTo.some((r) => r.toLowerCase() === rcpt.toLowerCase()));
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** Polls `check` until it returns a value (not undefined/false) or the time runs out. */
+export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 10_000, what = "condition"): Promise<NonNullable<T>> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined && v !== null && v !== false) return v as NonNullable<T>;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(20);
+  }
+}
