@@ -149,7 +149,7 @@ export class App {
 
   private async listen(): Promise<void> {
     const config = this.current;
-    this.delivery.start();
+    await this.delivery.start();
     if (config.http.listen) {
       const handle = this.handle;
       this.http = Bun.serve({

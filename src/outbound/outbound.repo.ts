@@ -5,7 +5,7 @@ import { eventsOfRecipients, insertEvents, type MessageEvent, type NewEvent } fr
 import type { LifecycleKind } from "../events/kinds.ts";
 import type { SearchTerm } from "../lib/search-query.ts";
 import { termTimeMs } from "../lib/search-query.ts";
-import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
+import { containsPattern, newestFirst, prefixPattern, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import type { Store } from "../store/store.ts";
 
 export type Priority = "standard" | "priority" | "digest";
@@ -176,6 +176,8 @@ export interface OutboundRepo {
    * first, then the longest waiting; none of the domains in `busyDomains`.
    */
   claimDue(workerId: string, nowMs: number, leaseUntilMs: number, limit: number, busyDomains: readonly string[]): Promise<ClaimedRecipient[]>;
+  /** Releases every lease held by workers whose ID starts with `prefix` (this host's, at start-up). */
+  releaseHeldBy(prefix: string): Promise<number>;
   /** Gives leased recipients back unattempted. */
   release(recipientIds: readonly string[]): Promise<void>;
   /** Records an attempt's outcome and its events, and releases the lease. */
@@ -233,6 +235,11 @@ export function createOutboundRepo(store: Store): OutboundRepo {
           return { recipient: recipientFromRow(row), message: messageFromRow(m) };
         });
       });
+    },
+
+    async releaseHeldBy(prefix) {
+      const res = db.query("UPDATE outbound_recipients SET locked_by = NULL, locked_until = NULL WHERE state = 'queued' AND locked_by LIKE ? ESCAPE '\\'").run(prefixPattern(prefix));
+      return res.changes;
     },
 
     async release(ids) {

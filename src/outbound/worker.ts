@@ -37,7 +37,9 @@ export function bounceAddress(message: OutboundMessage, recipientId: string): st
 }
 
 export class DeliveryWorker {
-  private readonly id = `${osHostname()}-${process.pid}-${randomHex(4)}`;
+  /** Host name first: at start-up, leases of this host's earlier (crashed) process are released. */
+  private readonly hostPrefix = `${osHostname()}/`;
+  private readonly id = `${this.hostPrefix}${process.pid}-${randomHex(4)}`;
   private active = 0;
   private readonly perDomain = new Map<string, number>();
   private readonly running = new Set<Promise<void>>();
@@ -48,7 +50,11 @@ export class DeliveryWorker {
 
   constructor(private readonly deps: WorkerDeps) {}
 
-  start(): void {
+  async start(): Promise<void> {
+    // A process that died (kill -9, power loss) leaves leases behind; one process delivers
+    // per host, so whatever this host held is free again.
+    const released = await this.deps.repo.releaseHeldBy(this.hostPrefix);
+    if (released > 0) this.deps.logger.info("released recipients leased before a restart", { count: released });
     this.wake(0);
   }
 

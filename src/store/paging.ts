@@ -42,3 +42,8 @@ export function toPage<T>(rows: T[], limit: number): Page<T> {
 export function containsPattern(text: string): string {
   return "%" + text.toLowerCase().replace(/[\\%_]/g, (c) => "\\" + c) + "%";
 }
+
+/** A LIKE pattern matching strings that start with `text` exactly (use ESCAPE '\\'). */
+export function prefixPattern(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => "\\" + c) + "%";
+}

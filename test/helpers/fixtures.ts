@@ -40,6 +40,8 @@ export interface TestConfigOptions {
   inbound?: boolean;
   /** Start SMTP submission (STARTTLS port) on an ephemeral port, AUTH allowed without TLS. */
   submission?: boolean;
+  /** Overrides smtp.allow_insecure_auth (true whenever `submission` is set). */
+  allowInsecureAuth?: boolean;
   /** Overrides inbound.allow_private_targets (true whenever `inbound` is set). */
   allowPrivateTargets?: boolean;
   /** Extra lines inside [smtp], [inbound], [outbound], [tls]. */
@@ -63,7 +65,7 @@ public_url = "http://127.0.0.1:8080"
 [smtp]
 inbound_listen = "${opts.inbound ? "127.0.0.1:0" : ""}"
 submission_listen = "${opts.submission ? "127.0.0.1:0" : ""}"
-allow_insecure_auth = ${opts.submission ? "true" : "false"}
+allow_insecure_auth = ${opts.allowInsecureAuth ?? opts.submission ?? false}
 ${opts.smtp ?? ""}
 [inbound]
 domain = "in.postroom.test"

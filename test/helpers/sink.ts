@@ -16,6 +16,8 @@ export type SinkAnswer = "accept" | "drop" | { code: number; text: string; at?: 
 
 export class SmtpSink {
   readonly messages: SinkMessage[] = [];
+  /** SMTP connections accepted so far. */
+  connections = 0;
   /** Attempts seen per recipient (lowercase). */
   readonly attempts = new Map<string, number>();
   /** The answer for a recipient on its n-th attempt (1-based); default: accept. */
@@ -39,6 +41,10 @@ export class SmtpSink {
       allowInsecureAuth: true,
       disabledCommands: opts.auth ? ["STARTTLS"] : ["AUTH", "STARTTLS"],
       logger: false,
+      onConnect(_session, cb) {
+        self!.connections++;
+        cb();
+      },
       onAuth(auth, _s, cb) {
         if (opts.auth && auth.username === opts.auth.user && auth.password === opts.auth.pass) return cb(null, { user: auth.username });
         cb(Object.assign(new Error("bad credentials"), { responseCode: 535 }));

@@ -1,0 +1,80 @@
+// Durability: every message that got a 202 is delivered, even when the process is killed
+// with SIGKILL in the middle of a burst of sends and started again.
+import { afterAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { TestDnsServer } from "../helpers/dns-server.ts";
+import { ACCOUNT_A, testConfigToml } from "../helpers/fixtures.ts";
+import { ServeProcess } from "../helpers/process.ts";
+import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+const dir = tempDir();
+afterAll(() => dir.remove());
+
+describe("kill -9 during a burst of sends", () => {
+  test("every 202 is delivered after a restart, at least once", async () => {
+    const sink = await SmtpSink.start();
+    const dns = await TestDnsServer.start();
+    dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
+    dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
+    const config = join(dir.path, "postroom.toml");
+    await Bun.write(
+      config,
+      testConfigToml({ dataDir: join(dir.path, "data"), dnsServer: dns.address, accounts: [ACCOUNT_A], outbound: `mx_port = ${sink.port}\nallow_private_mx = true` }).replace('level = "warn"', 'level = "info"'),
+    );
+    const acknowledged = new Set<string>();
+    let refused = 0;
+    try {
+      const first = ServeProcess.spawn(config);
+      const port = await first.httpPort();
+      const url = `http://127.0.0.1:${port}/api/v0.1/${ACCOUNT_A.outboundId}/messages`;
+      let killed = false;
+      const sendOne = async (i: number) => {
+        try {
+          const res = await fetch(url, {
+            method: "POST",
+            headers: { authorization: `Bearer ${ACCOUNT_A.smtpKey}`, "content-type": "application/json" },
+            body: JSON.stringify({ from: "ann@sender.test", to: `r${i}@example.org`, subject: `burst ${i}`, plain: `message ${i}` }),
+          });
+          if (res.status === 202) acknowledged.add(((await res.json()) as { id: string }).id);
+          else refused++;
+        } catch {
+          refused++; // the connection died with the process: no 202, no promise made
+        }
+        if (!killed && acknowledged.size >= 150) {
+          killed = true;
+          first.signal("SIGKILL");
+        }
+      };
+      // 8 senders in parallel, 40 messages each; the kill lands in the middle.
+      await Promise.all(Array.from({ length: 8 }, (_, w) => (async () => {
+        for (let i = 0; i < 40; i++) await sendOne(w * 40 + i);
+      })()));
+      expect(killed).toBe(true);
+      expect(await first.exited()).not.toBe(0);
+      const deliveredBeforeRestart = new Set(sink.messages.map((m) => /^bounces\+([0-9a-f-]{36})-/.exec(m.mailFrom)?.[1]));
+
+      const second = ServeProcess.spawn(config);
+      await second.httpPort();
+      const delivered = () => new Set(sink.messages.map((m) => /^bounces\+([0-9a-f-]{36})-/.exec(m.mailFrom)?.[1]));
+      await eventually(() => [...acknowledged].every((id) => delivered().has(id)), 30_000, "every acknowledged message delivered");
+      const copies = new Map<string, number>();
+      for (const m of sink.messages) {
+        const id = /^bounces\+([0-9a-f-]{36})-/.exec(m.mailFrom)![1]!;
+        copies.set(id, (copies.get(id) ?? 0) + 1);
+      }
+      const duplicates = [...copies.values()].filter((n) => n > 1).length;
+      // The figures for the closing note: how many were acknowledged, delivered, duplicated.
+      console.info(
+        `crash test: ${acknowledged.size} acknowledged (202), ${refused} not acknowledged, ${deliveredBeforeRestart.size} delivered before the kill, ` +
+          `${[...acknowledged].filter((id) => delivered().has(id)).length} of the acknowledged delivered after the restart, ${duplicates} delivered twice`,
+      );
+      expect([...acknowledged].filter((id) => !delivered().has(id))).toEqual([]);
+      second.signal("SIGTERM");
+      expect(await second.exited()).toBe(0);
+    } finally {
+      await sink.stop();
+      await dns.stop();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,117 @@
+// How mail leaves: the smarthost instead of MX, the digest window, the priority lane,
+// and one connection carrying several messages to one host.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { ManualClock } from "../../src/lib/clock.ts";
+import { createOutboundRepo } from "../../src/outbound/outbound.repo.ts";
+import { openStore } from "../../src/store/store.ts";
+import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
+import { TestDnsServer } from "../helpers/dns-server.ts";
+import { ACCOUNT_A } from "../helpers/fixtures.ts";
+import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+const SEND = `/api/v0.1/${ACCOUNT_A.outboundId}/messages`;
+const body = (to: string, extra: Record<string, unknown> = {}) => ({ from: "ann@sender.test", to, subject: `to ${to}`, plain: "x", ...extra });
+
+describe("smarthost", () => {
+  let t: TestApp;
+  let relay: SmtpSink;
+  beforeAll(async () => {
+    relay = await SmtpSink.start({ auth: { user: "relayuser", pass: "relay pass" } });
+    t = await startTestApp({ outbound: `smarthost = "smtp://relayuser:relay%20pass@127.0.0.1:${relay.port}"` });
+  });
+  afterAll(async () => {
+    await t.stop();
+    await relay.stop();
+  });
+
+  test("every message goes through the smarthost, authenticated, whatever the recipient's domain", async () => {
+    for (const to of ["a@gmail.com", "b@nowhere.invalid"]) expect((await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: body(to) })).status).toBe(202);
+    await eventually(() => relay.messages.length === 2, 10_000, "two relayed");
+    expect(relay.messages.map((m) => [m.rcptTo[0], m.user]).sort()).toEqual([
+      ["a@gmail.com", "relayuser"],
+      ["b@nowhere.invalid", "relayuser"],
+    ]);
+  });
+});
+
+describe("digest and connection reuse", () => {
+  let t: TestApp;
+  let sink: SmtpSink;
+  let dns: TestDnsServer;
+  const clock = new ManualClock(Date.parse("2026-11-22T12:01:00Z"));
+  beforeAll(async () => {
+    sink = await SmtpSink.start();
+    dns = await TestDnsServer.start();
+    dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
+    dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
+    t = await startTestApp({ clock, dnsServer: dns.address, outbound: `mx_port = ${sink.port}\nallow_private_mx = true\ndigest_interval = "15m"` });
+  });
+  afterAll(async () => {
+    await t.stop();
+    await sink.stop();
+    await dns.stop();
+  });
+
+  test("digest mail waits for the next digest window, then goes out together, over one connection", async () => {
+    for (const to of ["d1@example.org", "d2@example.org", "d3@example.org", "d4@example.org"]) {
+      await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: body(to, { priority: "digest" }) });
+    }
+    await Bun.sleep(300);
+    expect(sink.messages).toHaveLength(0);
+    clock.set(Date.parse("2026-11-22T12:15:00Z"));
+    t.app.delivery.kick();
+    await eventually(() => sink.messages.length === 4, 10_000, "digest batch");
+    // Four messages to one domain in one batch: one connection carried them all.
+    expect(sink.connections).toBe(1);
+  });
+});
+
+describe("the queue (repository)", () => {
+  test("the priority lane is served first; a lease hides a recipient until it ends", async () => {
+    const dir = tempDir();
+    const store = openStore(dir.path);
+    const repo = createOutboundRepo(store);
+    const message = (id: string, priority: "standard" | "priority") => ({
+      id,
+      accountId: "a",
+      outboundAccountId: "o",
+      from: "a@b.c",
+      subject: null,
+      messageId: `<${id}@x>`,
+      to: ["x@y.z"],
+      cc: [],
+      tags: [],
+      testMode: false,
+      priority,
+      sizeBytes: 1,
+      blobPath: "x",
+      createdAtMs: 0,
+    });
+    const recipient = (id: string, messageId: string, lane: number) => ({
+      id,
+      messageId,
+      position: 0,
+      email: "x@y.z",
+      domain: "y.z",
+      type: "to" as const,
+      status: "registration" as const,
+      state: "queued" as const,
+      lane,
+      attempts: 0,
+      firstAttemptAtMs: null,
+      nextAttemptAtMs: 100,
+    });
+    await repo.insert(message("m1", "standard"), [recipient("r1", "m1", 1)], []);
+    await repo.insert(message("m2", "priority"), [recipient("r2", "m2", 0)], []);
+    const first = await repo.claimDue("w1", 200, 10_000, 1, []);
+    expect(first.map((c) => c.recipient.id)).toEqual(["r2"]);
+    expect((await repo.claimDue("w2", 300, 10_000, 5, [])).map((c) => c.recipient.id)).toEqual(["r1"]);
+    expect(await repo.claimDue("w3", 400, 10_000, 5, [])).toEqual([]);
+    // The first worker died: after its lease ends, another worker takes the recipient.
+    expect((await repo.claimDue("w3", 10_001, 20_000, 5, [])).map((c) => c.recipient.id).sort()).toEqual(["r1", "r2"]);
+    expect(await repo.claimDue("w4", 10_002, 20_000, 5, ["y.z"])).toEqual([]);
+    store.close();
+    dir.remove();
+  });
+});
