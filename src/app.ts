@@ -29,7 +29,10 @@ import { reply } from "./lib/smtp-reply.ts";
 import { MessageBlobs } from "./outbound/blobs.ts";
 import { createOutboundRepo } from "./outbound/outbound.repo.ts";
 import type { SendDeps } from "./outbound/send.ts";
-import { unsigned, type SignMessage } from "./outbound/signing.ts";
+import { senderDomains } from "./domains/sender-domains.ts";
+import { createSendingDomainRepo } from "./domains/sending-domains.repo.ts";
+import { DomainService } from "./domains/service.ts";
+import { Scheduler } from "./jobs/scheduler.ts";
 import { DeliveryWorker } from "./outbound/worker.ts";
 import { openStore, type Store } from "./store/store.ts";
 import { VERSION } from "./version.ts";
@@ -41,11 +44,8 @@ export interface AppOptions {
   resolver?: DnsResolver;
   /** Mail to our bounce addresses; until the outbound side knows its messages, all are refused. */
   bounces?: BounceHandler;
-  /** DKIM signing of outgoing mail; unsigned until sending domains provide keys. */
-  sign?: SignMessage;
 }
 
-const ATTACHMENT_PURGE_INTERVAL_MS = 3_600_000;
 
 /** Refuses every bounce address: no message was sent from this appliance that could bounce. */
 export const noBounces: BounceHandler = {
@@ -60,7 +60,9 @@ function tlsFiles(config: Config): { key: string; cert: string } | null {
 
 export class App {
   private current: Config;
-  private timers: ReturnType<typeof setInterval>[] = [];
+  private readonly scheduler: Scheduler;
+  /** Sending domains (tests run the verifier's due checks through it). */
+  readonly domains: DomainService;
   private http: ReturnType<typeof Bun.serve> | null = null;
   private inbound: SMTPServer | null = null;
   private submission: SMTPServer | null = null;
@@ -100,9 +102,11 @@ export class App {
     const outbound = createOutboundRepo(store);
     const blobs = new MessageBlobs(config.dataDir);
     this.delivery = new DeliveryWorker({ repo: outbound, blobs, resolver, clock, logger: logger.child({ component: "delivery" }), config: () => this.current });
-    const send: SendDeps = (this.send = { repo: outbound, blobs, clock, sign: opts.sign ?? unsigned, config: () => this.current, notify: () => this.delivery.kick() });
+    const sendingDomains = createSendingDomainRepo(store);
+    this.domains = new DomainService({ repo: sendingDomains, resolver, clock, logger: logger.child({ component: "domains" }), config: () => this.current, encryptionKey: loadOrCreateKey(config.dataDir, "dkim") });
+    const send: SendDeps = (this.send = { repo: outbound, blobs, clock, domains: senderDomains(this.domains), config: () => this.current, notify: () => this.delivery.kick() });
 
-    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, health: () => this.health() };
+    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, health: () => this.health() };
     const elysia = buildElysiaApp(apiDeps, VERSION);
     this.handle = createApiHandler(apiDeps, elysia, this.limiter);
     this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));
@@ -131,8 +135,9 @@ export class App {
         logger,
       };
     };
-    this.timers.push(setInterval(() => localAttachments.purgeExpired(clock.nowMs()), ATTACHMENT_PURGE_INTERVAL_MS));
-    for (const t of this.timers) t.unref?.();
+    this.scheduler = new Scheduler(logger.child({ component: "jobs" }));
+    this.scheduler.every("verify-sending-domains", "0 * * * * *", () => this.domains.verifyDue());
+    this.scheduler.every("purge-attachments", "0 17 * * * *", async () => localAttachments.purgeExpired(clock.nowMs()));
   }
 
   static async start(opts: AppOptions): Promise<App> {
@@ -248,7 +253,7 @@ export class App {
   }
 
   async stop(): Promise<void> {
-    for (const t of this.timers) clearInterval(t);
+    this.scheduler.stop();
     await this.delivery.stop();
     await Promise.all([this.inbound, this.submission, this.submissionTls].map((s) => s && closeSmtp(s)));
     this.inbound = this.submission = this.submissionTls = null;

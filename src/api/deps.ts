@@ -5,6 +5,8 @@ import type { AddressRepo } from "../inbound/addresses.repo.ts";
 import type { LocalAttachmentStore } from "../inbound/attachment-files.ts";
 import type { CustomDomainRepo } from "../inbound/custom-domains.repo.ts";
 import type { StatusRepo } from "../inbound/statuses.repo.ts";
+import type { SendingDomainRepo } from "../domains/sending-domains.repo.ts";
+import type { DomainService } from "../domains/service.ts";
 import type { OutboundRepo } from "../outbound/outbound.repo.ts";
 import type { SendDeps } from "../outbound/send.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -31,6 +33,8 @@ export interface ApiDeps {
   localAttachments: LocalAttachmentStore;
   outbound: OutboundRepo;
   send: SendDeps;
+  sendingDomains: SendingDomainRepo;
+  domains: DomainService;
   health(): HealthReport;
 }
 

@@ -8,6 +8,7 @@ import { attachmentRoutes } from "./attachments.ts";
 import { incomingStatusRoutes } from "./incoming-statuses.ts";
 import { messageRoutes } from "./messages.ts";
 import { outboundMessageRoutes } from "./outbound-messages.ts";
+import { sendingDomainRoutes } from "./sending-domains.ts";
 import { InputProblem } from "../outbound/message-input.ts";
 import { customDomainRoutes } from "./custom-domains.ts";
 import type { ApiDeps } from "./deps.ts";
@@ -40,7 +41,7 @@ export function buildElysiaApp(deps: ApiDeps, version: string) {
     .use(healthRoutes(deps))
     .use(attachmentRoutes(deps.localAttachments, deps.clock))
     .group(`${API_PREFIX}/:accountId`, (g) =>
-      g.use(addressRoutes(deps)).use(incomingStatusRoutes(deps)).use(customDomainRoutes(deps)).use(messageRoutes(deps.send)).use(outboundMessageRoutes(deps)),
+      g.use(addressRoutes(deps)).use(incomingStatusRoutes(deps)).use(customDomainRoutes(deps)).use(messageRoutes(deps.send)).use(outboundMessageRoutes(deps)).use(sendingDomainRoutes(deps)),
     );
   // Built on first request, once every route above is registered.
   let document: Record<string, unknown> | null = null;

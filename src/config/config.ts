@@ -74,6 +74,7 @@ export interface Config {
     leaseTimeMs: number;
     blockedExtensions: string[];
   };
+  domains: { recheckUnverifiedMs: number; recheckVerifiedMs: number; graceMs: number };
   dns: { servers: string[] };
   tls: {
     mode: "off" | "files" | "acme";

@@ -133,6 +133,7 @@ export function toConfig(raw: RawConfig): Config {
       leaseTimeMs: ms(raw.outbound.lease_time),
       blockedExtensions: raw.outbound.blocked_extensions.map((e) => e.toLowerCase()),
     },
+    domains: { recheckUnverifiedMs: ms(raw.domains.recheck_unverified), recheckVerifiedMs: ms(raw.domains.recheck_verified), graceMs: ms(raw.domains.grace_period) },
     dns: { servers: raw.dns.servers },
     tls: {
       mode: raw.tls.mode,

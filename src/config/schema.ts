@@ -164,6 +164,14 @@ export const ConfigSchema = Type.Object(
       },
       "sending mail",
     ),
+    domains: section(
+      {
+        recheck_unverified: duration("10m", "how often the DNS of a not yet verified sending domain is checked again"),
+        recheck_verified: duration("24h", "how often the DNS of a verified sending domain is checked again"),
+        grace_period: duration("72h", "how long a verified domain whose records fail keeps sending before it stops"),
+      },
+      "sending domains",
+    ),
     dns: section(
       {
         servers: Type.Array(Type.String({ pattern: "^(\\[[0-9a-fA-F:.]+\\]|[0-9.]+|[0-9a-fA-F:]+)(:\\d{1,5})?$", errorMessage: 'must be "ip" or "ip:port"' }), {

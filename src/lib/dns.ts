@@ -28,6 +28,8 @@ export interface DnsResolver {
   resolveCname(name: string): Promise<string[]>;
   /** node:dns.promises.resolve's shape, for libraries (mailauth) that take a resolver. */
   resolve(name: string, rrtype: string): Promise<unknown>;
+  /** The same servers without the cache: for checks that must see a record just published. */
+  uncached(): DnsResolver;
 }
 
 export interface ResolverOptions {
@@ -95,8 +97,11 @@ function dnsClient(servers: readonly string[], timeoutMs: number) {
 }
 
 export function createResolver(opts: ResolverOptions): DnsResolver {
-  const ask = dnsClient(opts.servers, opts.timeoutMs ?? 3000);
-  const cache = new TtlCache<Answer[]>(opts.cacheTtlMs ?? 60_000, opts.cacheMaxEntries ?? 10_000, isNoDataError);
+  return resolverOver(dnsClient(opts.servers, opts.timeoutMs ?? 3000), opts.cacheTtlMs ?? 60_000, opts.cacheMaxEntries ?? 10_000);
+}
+
+function resolverOver(ask: ReturnType<typeof dnsClient>, cacheTtlMs: number, cacheMaxEntries: number): DnsResolver {
+  const cache = new TtlCache<Answer[]>(cacheTtlMs, cacheMaxEntries, isNoDataError);
   const lookup = (name: string, type: keyof typeof TYPE_NUMBER) => cache.get(`${type} ${name.toLowerCase()}`, () => ask(name.replace(/\.$/, ""), type));
   const names = (type: "CNAME" | "PTR" | "NS") => async (n: string) => (await lookup(n, type)).map((a) => (a.domain ?? a.ns ?? "").replace(/\.$/, ""));
 
@@ -126,6 +131,7 @@ export function createResolver(opts: ResolverOptions): DnsResolver {
           return Promise.reject(new DnsError("ENODATA", n));
       }
     },
+    uncached: () => (cacheTtlMs <= 0 ? api : resolverOver(ask, 0, 0)),
   };
   return api;
 }

@@ -8,7 +8,7 @@ import { domainOf, formatAddress, type MailAddress } from "./addresses.ts";
 import type { MessageBlobs } from "./blobs.ts";
 import type { OutboundMessage, OutboundRecipient, OutboundRepo, Priority, RecipientType } from "./outbound.repo.ts";
 import { firstAttemptAt, LANES } from "./schedule.ts";
-import type { SignMessage } from "./signing.ts";
+import type { SenderDomains } from "./signing.ts";
 
 export interface EnqueueRequest {
   /** Chosen by the caller when the Message-ID must contain it; a new UUID v4 otherwise. */
@@ -32,7 +32,7 @@ export interface EnqueueDeps {
   repo: OutboundRepo;
   blobs: MessageBlobs;
   clock: Clock;
-  sign: SignMessage;
+  domains: SenderDomains;
   digestIntervalMs: number;
   /** Called after the commit, so delivery can start at once. */
   notify(): void;
@@ -41,7 +41,7 @@ export interface EnqueueDeps {
 export async function enqueueMessage(req: EnqueueRequest, deps: EnqueueDeps): Promise<OutboundMessage> {
   const id = req.id ?? newUuid();
   const now = deps.clock.nowMs();
-  const raw = req.testMode ? req.raw : await deps.sign(domainOf(req.from.address), req.raw);
+  const raw = req.testMode ? req.raw : await deps.domains.sign(req.accountId, domainOf(req.from.address), req.raw);
   const blobPath = deps.blobs.write(id, raw);
   const message: OutboundMessage = {
     id,

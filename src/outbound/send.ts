@@ -3,19 +3,19 @@
 import type { AccountConfig, Config, OutboundAccountConfig } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import { newUuid } from "../lib/ids.ts";
-import type { MailAddress } from "./addresses.ts";
+import { domainOf, type MailAddress } from "./addresses.ts";
 import type { MessageBlobs } from "./blobs.ts";
 import { composeMessage } from "./compose.ts";
 import { enqueueMessage, type EnqueueDeps } from "./enqueue.ts";
 import { draftFromBody, InputProblem, type MessageBody } from "./message-input.ts";
 import type { OutboundMessage, OutboundRepo, Priority } from "./outbound.repo.ts";
-import type { SignMessage } from "./signing.ts";
+import type { SenderDomains } from "./signing.ts";
 
 export interface SendDeps {
   repo: OutboundRepo;
   blobs: MessageBlobs;
   clock: Clock;
-  sign: SignMessage;
+  domains: SenderDomains;
   config(): Config;
   notify(): void;
 }
@@ -40,6 +40,8 @@ export async function sendFromApi(sender: Sender, body: MessageBody, deps: SendD
     markdownAllowed: sender.account.markdown,
     forcedTestMode: sender.account.testMode || sender.outbound.testMode,
   });
+  const refusal = await deps.domains.refusal(sender.account.id, domainOf(draft.from.address), draft.testMode);
+  if (refusal) throw new InputProblem({ path: "from", message: refusal });
   const id = newUuid();
   const composed = await composeMessage(draft, `<${id}@${config.hostname}>`, new Date(deps.clock.nowMs()));
   checkSize(composed.raw, config.outbound.maxSizeBytes);
@@ -76,9 +78,17 @@ export interface SubmittedMessage {
   raw: Buffer;
 }
 
+/** Thrown when the From domain may not send: SMTP answers 550 5.7.1 with the reason. */
+export class SenderRefused extends Error {
+  override name = "SenderRefused";
+}
+
 /** SMTP submission: the client's message as it came (our headers already applied). */
 export async function sendFromSmtp(sender: Sender, m: SubmittedMessage, deps: SendDeps): Promise<OutboundMessage> {
   checkSize(m.raw, deps.config().outbound.maxSizeBytes);
+  const testMode = sender.account.testMode || sender.outbound.testMode;
+  const refusal = await deps.domains.refusal(sender.account.id, domainOf(m.from.address), testMode);
+  if (refusal) throw new SenderRefused(refusal);
   return enqueueMessage(
     { ...m, accountId: sender.account.id, outboundAccountId: sender.outbound.id, testMode: sender.account.testMode || sender.outbound.testMode },
     enqueueDeps(deps),

@@ -1,6 +1,9 @@
-// The seam where outgoing messages get their DKIM signature: the sending-domains feature
-// fills it with the domain's key. Until a domain has a key, messages go out unsigned.
+// What sending needs from the sending-domains feature, as an interface (the domains
+// feature implements it): whether mail may go out from a domain, and its DKIM signature.
 
-export type SignMessage = (fromDomain: string, raw: Buffer) => Promise<Buffer>;
-
-export const unsigned: SignMessage = async (_domain, raw) => raw;
+export interface SenderDomains {
+  /** Why mail from `fromDomain` may not go out for this account, or null when it may. */
+  refusal(accountId: string, fromDomain: string, testMode: boolean): Promise<string | null>;
+  /** The message with its DKIM signature(s) prepended. */
+  sign(accountId: string, fromDomain: string, raw: Buffer): Promise<Buffer>;
+}

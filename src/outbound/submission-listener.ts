@@ -12,7 +12,7 @@ import { reply, smtpError, smtpSuccessText } from "../lib/smtp-reply.ts";
 import { isAddress, parseAddressList, type MailAddress } from "./addresses.ts";
 import { toCrlf } from "./compose.ts";
 import { joinMessage, splitMessage } from "./raw-headers.ts";
-import { sendFromSmtp, type SendDeps, type Sender } from "./send.ts";
+import { SenderRefused, sendFromSmtp, type SendDeps, type Sender } from "./send.ts";
 import { takeSendingHeaders } from "./submission-headers.ts";
 
 export interface SubmissionDeps {
@@ -145,6 +145,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
           callback(null, smtpSuccessText(reply(250, "2.0.0", `Thanks! Queued as: ${queued.id}`)));
         })
         .catch((err) => {
+          if (err instanceof SenderRefused) return callback(smtpError(reply(550, "5.7.1", err.message)));
           if ((err as { problem?: { message: string } }).problem) return callback(smtpError(reply(554, "5.6.0", (err as { message: string }).message)));
           deps.logger.error("submission failed", { err });
           callback(smtpError(reply(451, "4.3.0", "temporary failure; try again later")));

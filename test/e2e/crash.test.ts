@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A, testConfigToml } from "../helpers/fixtures.ts";
 import { ServeProcess } from "../helpers/process.ts";
+import { publishRecords, SENDING_KEYS } from "../helpers/sending-domain.ts";
 import { eventually, SmtpSink } from "../helpers/sink.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
@@ -20,13 +21,19 @@ describe("kill -9 during a burst of sends", () => {
     const config = join(dir.path, "postroom.toml");
     await Bun.write(
       config,
-      testConfigToml({ dataDir: join(dir.path, "data"), dnsServer: dns.address, accounts: [ACCOUNT_A], outbound: `mx_port = ${sink.port}\nallow_private_mx = true` }).replace('level = "warn"', 'level = "info"'),
+      testConfigToml({ dataDir: join(dir.path, "data"), dnsServer: dns.address, accounts: [ACCOUNT_A], outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true` }).replace('level = "warn"', 'level = "info"'),
     );
     const acknowledged = new Set<string>();
     let refused = 0;
     try {
       const first = ServeProcess.spawn(config);
       const port = await first.httpPort();
+      // The sender's domain, added and verified the way a customer does it.
+      const api = (path: string, method = "GET", body?: unknown) =>
+        fetch(`http://127.0.0.1:${port}/api/v0.1/${ACCOUNT_A.id}${path}`, { method, headers: { authorization: `Bearer ${ACCOUNT_A.token}`, "content-type": "application/json" }, body: body ? JSON.stringify(body) : undefined });
+      const domain = (await (await api("/sending_domains", "POST", { domain: "sender.test" })).json()) as { id: string; dns_records: { type: string; host: string; value: string }[] };
+      publishRecords(dns, domain);
+      expect((await api(`/sending_domains/${domain.id}/verify`, "POST")).status).toBe(200);
       const url = `http://127.0.0.1:${port}/api/v0.1/${ACCOUNT_A.outboundId}/messages`;
       let killed = false;
       const sendOne = async (i: number) => {

@@ -6,6 +6,7 @@ import { ManualClock } from "../../src/lib/clock.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
+import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
 import { eventually, SmtpSink } from "../helpers/sink.ts";
 
 const SEND = `/api/v0.1/${ACCOUNT_A.outboundId}/messages`;
@@ -29,7 +30,8 @@ beforeAll(async () => {
   for (const domain of ["example.org", "example.net"]) dns.set(domain, [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
   dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
   dns.set("nullmx.example", [{ type: "MX", exchange: ".", priority: 0 }]);
-  t = await startTestApp({ dnsServer: dns.address, clock, outbound: `mx_port = ${sink.port}\nallow_private_mx = true\nretry_delays = ["5m", "30m"]\nmax_queue_time = "2h"` });
+  t = await startTestApp({ dnsServer: dns.address, clock, outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\nretry_delays = ["5m", "30m"]\nmax_queue_time = "2h"` });
+  await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");
 });
 afterAll(async () => {
   await t.stop();

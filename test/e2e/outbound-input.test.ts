@@ -5,6 +5,7 @@ import { simpleParser } from "mailparser";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
+import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
 import { eventually, SmtpSink } from "../helpers/sink.ts";
 
 const SEND = `/api/v0.1/${ACCOUNT_A.outboundId}/messages`;
@@ -25,8 +26,10 @@ beforeAll(async () => {
   t = await startTestApp({
     dnsServer: dns.address,
     accounts: [{ ...ACCOUNT_A, extra: "markdown = true" }, ACCOUNT_B],
-    outbound: `mx_port = ${sink.port}\nallow_private_mx = true\nmax_recipients = 3\nmax_size = "64KB"`,
+    outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\nmax_recipients = 3\nmax_size = "64KB"`,
   });
+  await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");
+  await verifiedSendingDomain(t, dns, ACCOUNT_B, "sender.test");
 });
 afterAll(async () => {
   await t.stop();
@@ -102,8 +105,9 @@ describe("bodies and variants that are accepted", () => {
   });
 
   test("an MX on a private address is refused unless allowed", async () => {
-    const strict = await startTestApp({ dnsServer: dns.address, outbound: `mx_port = ${sink.port}` });
+    const strict = await startTestApp({ dnsServer: dns.address, outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}` });
     try {
+      await verifiedSendingDomain(strict, dns, ACCOUNT_A, "sender.test");
       const res = await strict.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { ...base, to: "x@private.example" } });
       const m = await eventually(async () => {
         const x = (await strict.json("GET", `/api/v0.1/${ACCOUNT_A.id}/outbound_messages/${res.body.id}`, { auth: bearer(ACCOUNT_A.token) })).body;

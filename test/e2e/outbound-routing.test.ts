@@ -7,6 +7,7 @@ import { openStore } from "../../src/store/store.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
+import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
 import { eventually, SmtpSink } from "../helpers/sink.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
@@ -16,13 +17,17 @@ const body = (to: string, extra: Record<string, unknown> = {}) => ({ from: "ann@
 describe("smarthost", () => {
   let t: TestApp;
   let relay: SmtpSink;
+  let dns: TestDnsServer;
   beforeAll(async () => {
     relay = await SmtpSink.start({ auth: { user: "relayuser", pass: "relay pass" } });
-    t = await startTestApp({ outbound: `smarthost = "smtp://relayuser:relay%20pass@127.0.0.1:${relay.port}"` });
+    dns = await TestDnsServer.start();
+    t = await startTestApp({ dnsServer: dns.address, outbound: `${SENDING_KEYS}\nsmarthost = "smtp://relayuser:relay%20pass@127.0.0.1:${relay.port}"` });
+    await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");
   });
   afterAll(async () => {
     await t.stop();
     await relay.stop();
+    await dns.stop();
   });
 
   test("every message goes through the smarthost, authenticated, whatever the recipient's domain", async () => {
@@ -45,7 +50,8 @@ describe("digest and connection reuse", () => {
     dns = await TestDnsServer.start();
     dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
     dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
-    t = await startTestApp({ clock, dnsServer: dns.address, outbound: `mx_port = ${sink.port}\nallow_private_mx = true\ndigest_interval = "15m"` });
+    t = await startTestApp({ clock, dnsServer: dns.address, outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\ndigest_interval = "15m"` });
+    await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");
   });
   afterAll(async () => {
     await t.stop();

@@ -6,6 +6,7 @@ import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { makeSelfSignedCert } from "../helpers/certs.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
+import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
 import { eventually, SmtpSink } from "../helpers/sink.ts";
 import { SmtpSession } from "../helpers/smtp-session.ts";
 import { swaksAvailable } from "../helpers/smtp.ts";
@@ -34,8 +35,9 @@ beforeAll(async () => {
     accounts: [{ ...ACCOUNT_A }, ACCOUNT_B],
     smtp: 'submission_tls_listen = "127.0.0.1:0"',
     tls: `mode = "files"\ncert_file = "${certFile}"\nkey_file = "${keyFile}"`,
-    outbound: `mx_port = ${sink.port}\nallow_private_mx = true`,
+    outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true`,
   });
+  await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");
 });
 afterAll(async () => {
   await t.stop();
@@ -91,7 +93,9 @@ describe("submission with nodemailer", () => {
       submission: true,
       allowInsecureAuth: false,
       tls: `mode = "files"\ncert_file = "${certs.path}/server.crt"\nkey_file = "${certs.path}/server.key"`,
+      outbound: SENDING_KEYS,
     });
+    await verifiedSendingDomain(strict, dns, ACCOUNT_A, "sender.test");
     const { session } = await SmtpSession.open(strict.app.submissionPort!);
     try {
       const ehlo = await session.command("EHLO client.example.org");

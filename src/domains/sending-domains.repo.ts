@@ -1,0 +1,169 @@
+// SQL for sending domains and their verification events. Reads are scoped by account and
+// skip deleted rows, except the ones the verifier job and the signer use.
+import type { Store } from "../store/store.ts";
+import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
+import { newId16 } from "../lib/ids.ts";
+
+export type CheckName = "dkim" | "ed25519" | "return_path" | "spf";
+
+export interface SendingDomain {
+  id: string;
+  accountId: string;
+  domain: string;
+  dkimSelector: string;
+  dkimPublicKey: string;
+  dkimPrivateKeyEnc: string;
+  ed25519Selector: string;
+  ed25519PublicKey: string;
+  ed25519PrivateKeyEnc: string;
+  checks: Record<CheckName, boolean>;
+  /** Why each failing check failed at the last look. */
+  reasons: Partial<Record<CheckName, string>>;
+  verifiedAtMs: number | null;
+  failingSinceMs: number | null;
+  checkedAtMs: number | null;
+  nextCheckAtMs: number;
+  createdAtMs: number;
+}
+
+interface Row {
+  id: string;
+  account_id: string;
+  domain: string;
+  dkim_selector: string;
+  dkim_public_key: string;
+  dkim_private_key_enc: string;
+  ed25519_selector: string;
+  ed25519_public_key: string;
+  ed25519_private_key_enc: string;
+  dkim_verified: number;
+  ed25519_verified: number;
+  return_path_verified: number;
+  spf_verified: number;
+  reasons_json: string;
+  verified_at: number | null;
+  failing_since: number | null;
+  checked_at: number | null;
+  next_check_at: number;
+  created_at: number;
+}
+
+const COLUMNS =
+  "id, account_id, domain, dkim_selector, dkim_public_key, dkim_private_key_enc, ed25519_selector, ed25519_public_key, ed25519_private_key_enc, dkim_verified, ed25519_verified, return_path_verified, spf_verified, reasons_json, verified_at, failing_since, checked_at, next_check_at, created_at";
+
+const fromRow = (r: Row): SendingDomain => ({
+  id: r.id,
+  accountId: r.account_id,
+  domain: r.domain,
+  dkimSelector: r.dkim_selector,
+  dkimPublicKey: r.dkim_public_key,
+  dkimPrivateKeyEnc: r.dkim_private_key_enc,
+  ed25519Selector: r.ed25519_selector,
+  ed25519PublicKey: r.ed25519_public_key,
+  ed25519PrivateKeyEnc: r.ed25519_private_key_enc,
+  checks: { dkim: r.dkim_verified === 1, ed25519: r.ed25519_verified === 1, return_path: r.return_path_verified === 1, spf: r.spf_verified === 1 },
+  reasons: JSON.parse(r.reasons_json),
+  verifiedAtMs: r.verified_at,
+  failingSinceMs: r.failing_since,
+  checkedAtMs: r.checked_at,
+  nextCheckAtMs: r.next_check_at,
+  createdAtMs: r.created_at,
+});
+
+export class SendingDomainTakenError extends Error {
+  override name = "SendingDomainTakenError";
+}
+
+export interface CheckOutcome {
+  checks: Record<CheckName, boolean>;
+  reasons: Partial<Record<CheckName, string>>;
+  verifiedAtMs: number | null;
+  failingSinceMs: number | null;
+  checkedAtMs: number;
+  nextCheckAtMs: number;
+}
+
+export interface SendingDomainRepo {
+  insert(d: SendingDomain): Promise<void>;
+  get(accountId: string, id: string): Promise<SendingDomain | null>;
+  list(accountId: string, query: string | null, page: PageRequest): Promise<Page<SendingDomain>>;
+  /** The account's live domains among `names` (a from domain and its parents). */
+  findForAccount(accountId: string, names: readonly string[]): Promise<SendingDomain[]>;
+  softDelete(accountId: string, id: string, nowMs: number): Promise<boolean>;
+  /** Stores a check's outcome and the events it caused, in one commit. */
+  recordCheck(id: string, outcome: CheckOutcome, events: { kind: string; details: Record<string, unknown> }[]): Promise<void>;
+  /** Live domains whose next check is due. */
+  due(nowMs: number, limit: number): Promise<SendingDomain[]>;
+}
+
+export function createSendingDomainRepo(store: Store): SendingDomainRepo {
+  const { db } = store;
+  return {
+    async insert(d) {
+      try {
+        db.query(`INSERT INTO sending_domains (${COLUMNS}) VALUES (${COLUMNS.split(", ").map(() => "?").join(", ")})`).run(
+          d.id,
+          d.accountId,
+          d.domain,
+          d.dkimSelector,
+          d.dkimPublicKey,
+          d.dkimPrivateKeyEnc,
+          d.ed25519Selector,
+          d.ed25519PublicKey,
+          d.ed25519PrivateKeyEnc,
+          d.checks.dkim ? 1 : 0,
+          d.checks.ed25519 ? 1 : 0,
+          d.checks.return_path ? 1 : 0,
+          d.checks.spf ? 1 : 0,
+          JSON.stringify(d.reasons),
+          d.verifiedAtMs,
+          d.failingSinceMs,
+          d.checkedAtMs,
+          d.nextCheckAtMs,
+          d.createdAtMs,
+        );
+      } catch (err) {
+        if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE") throw new SendingDomainTakenError(d.domain);
+        throw err;
+      }
+    },
+    async get(accountId, id) {
+      const row = db.query(`SELECT ${COLUMNS} FROM sending_domains WHERE id = ? AND account_id = ? AND deleted_at IS NULL`).get(id, accountId) as Row | null;
+      return row ? fromRow(row) : null;
+    },
+    async list(accountId, query, page) {
+      const params: unknown[] = [accountId];
+      let filter = "";
+      if (query) {
+        filter = " AND domain LIKE ? ESCAPE '\\'";
+        params.push(containsPattern(query));
+      }
+      const { where, tail } = newestFirst(page, params);
+      const rows = db.query(`SELECT ${COLUMNS} FROM sending_domains WHERE account_id = ? AND deleted_at IS NULL${filter}${where}${tail}`).all(...(params as never[])) as Row[];
+      return toPage(rows.map(fromRow), page.limit);
+    },
+    async findForAccount(accountId, names) {
+      if (names.length === 0) return [];
+      const rows = db
+        .query(`SELECT ${COLUMNS} FROM sending_domains WHERE account_id = ? AND deleted_at IS NULL AND domain IN (${names.map(() => "?").join(", ")})`)
+        .all(accountId, ...names) as Row[];
+      return rows.map(fromRow);
+    },
+    async softDelete(accountId, id, nowMs) {
+      return db.query("UPDATE sending_domains SET deleted_at = ? WHERE id = ? AND account_id = ? AND deleted_at IS NULL").run(nowMs, id, accountId).changes > 0;
+    },
+    async recordCheck(id, o, events) {
+      store.tx(() => {
+        db.query(
+          "UPDATE sending_domains SET dkim_verified = ?, ed25519_verified = ?, return_path_verified = ?, spf_verified = ?, reasons_json = ?, verified_at = ?, failing_since = ?, checked_at = ?, next_check_at = ? WHERE id = ?",
+        ).run(o.checks.dkim ? 1 : 0, o.checks.ed25519 ? 1 : 0, o.checks.return_path ? 1 : 0, o.checks.spf ? 1 : 0, JSON.stringify(o.reasons), o.verifiedAtMs, o.failingSinceMs, o.checkedAtMs, o.nextCheckAtMs, id);
+        const insert = db.query("INSERT INTO sending_domain_events (id, domain_id, kind, details_json, created_at) VALUES (?, ?, ?, ?, ?)");
+        for (const e of events) insert.run(newId16(), id, e.kind, JSON.stringify(e.details), o.checkedAtMs);
+      });
+    },
+    async due(nowMs, limit) {
+      const rows = db.query(`SELECT ${COLUMNS} FROM sending_domains WHERE deleted_at IS NULL AND next_check_at <= ? ORDER BY next_check_at LIMIT ?`).all(nowMs, limit) as Row[];
+      return rows.map(fromRow);
+    },
+  };
+}

@@ -1,0 +1,29 @@
+// Periodic jobs (DNS re-verification, attachment purge, ...): each on its own cron
+// pattern, never two runs of one job at once, a failure logged and the next run still on.
+import { Cron } from "croner";
+import type { Logger } from "../lib/logger.ts";
+
+export class Scheduler {
+  private readonly jobs: Cron[] = [];
+
+  constructor(private readonly logger: Logger) {}
+
+  /** Runs `fn` on `pattern` (cron syntax with seconds, e.g. "0 * * * * *" every minute). */
+  every(name: string, pattern: string, fn: () => Promise<unknown>): void {
+    this.jobs.push(
+      // Unnamed: croner keeps names in one registry per process, and tests run several appliances.
+      new Cron(pattern, { protect: true, unref: true }, async () => {
+        try {
+          await fn();
+        } catch (err) {
+          this.logger.error("job failed", { job: name, err });
+        }
+      }),
+    );
+  }
+
+  stop(): void {
+    for (const job of this.jobs) job.stop();
+    this.jobs.length = 0;
+  }
+}
