@@ -27,11 +27,15 @@ import { RateLimiter } from "./lib/rate-limit.ts";
 import { loadOrCreateKey } from "./lib/secret-key.ts";
 import { reply } from "./lib/smtp-reply.ts";
 import { MessageBlobs } from "./outbound/blobs.ts";
+import { copyPreparer } from "./outbound/prepare.ts";
+import { createSuppressionRepo } from "./outbound/suppressions.repo.ts";
 import { createOutboundRepo } from "./outbound/outbound.repo.ts";
 import type { SendDeps } from "./outbound/send.ts";
 import { senderDomains } from "./domains/sender-domains.ts";
 import { createSendingDomainRepo } from "./domains/sending-domains.repo.ts";
 import { DomainService } from "./domains/service.ts";
+import { WebhookDispatcher } from "./events/dispatcher.ts";
+import { createOutboxRepo } from "./events/outbox.repo.ts";
 import { Scheduler } from "./jobs/scheduler.ts";
 import { DeliveryWorker } from "./outbound/worker.ts";
 import { openStore, type Store } from "./store/store.ts";
@@ -84,6 +88,8 @@ export class App {
   private readonly limiter = new RateLimiter();
   /** The outgoing queue's worker (tests kick it after moving their clock). */
   readonly delivery: DeliveryWorker;
+  /** Posts message events to webhooks (tests kick it after moving their clock). */
+  readonly webhooks: WebhookDispatcher;
 
   private constructor(private readonly opts: AppOptions) {
     const config = (this.current = opts.config);
@@ -99,14 +105,28 @@ export class App {
     const bounces = opts.bounces ?? noBounces;
     const auth = new AuthChecker(resolver);
     const extractor = (this.extractor = new ExtractPool(config.inbound.parseWorkers, logger.child({ component: "extract" })));
-    const outbound = createOutboundRepo(store);
+    const outbound = createOutboundRepo(store, () => this.webhooks?.kick());
     const blobs = new MessageBlobs(config.dataDir);
-    this.delivery = new DeliveryWorker({ repo: outbound, blobs, resolver, clock, logger: logger.child({ component: "delivery" }), config: () => this.current });
+    const suppressions = createSuppressionRepo(store);
     const sendingDomains = createSendingDomainRepo(store);
     this.domains = new DomainService({ repo: sendingDomains, resolver, clock, logger: logger.child({ component: "domains" }), config: () => this.current, encryptionKey: loadOrCreateKey(config.dataDir, "dkim") });
-    const send: SendDeps = (this.send = { repo: outbound, blobs, clock, domains: senderDomains(this.domains), config: () => this.current, notify: () => this.delivery.kick() });
+    const domains = senderDomains(this.domains);
+    const trackingKey = loadOrCreateKey(config.dataDir, "tracking");
+    const preparer = copyPreparer({ domains, publicUrl: () => this.current.http.publicUrl, trackingKey });
+    this.delivery = new DeliveryWorker({ repo: outbound, blobs, resolver, clock, logger: logger.child({ component: "delivery" }), config: () => this.current, ...preparer });
+    const suppressed = (outboundId: string, emails: readonly string[]) => suppressions.suppressedAmong(outboundId, emails);
+    this.webhooks = new WebhookDispatcher({
+      repo: createOutboxRepo(store),
+      registry,
+      resolver,
+      clock,
+      logger: logger.child({ component: "webhooks" }),
+      config: () => this.current,
+      userAgent: `Postroom/${VERSION}`,
+    });
+    const send: SendDeps = (this.send = { repo: outbound, blobs, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick() });
 
-    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, health: () => this.health() };
+    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health() };
     const elysia = buildElysiaApp(apiDeps, VERSION);
     this.handle = createApiHandler(apiDeps, elysia, this.limiter);
     this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));
@@ -155,6 +175,7 @@ export class App {
   private async listen(): Promise<void> {
     const config = this.current;
     await this.delivery.start();
+    this.webhooks.start();
     if (config.http.listen) {
       const handle = this.handle;
       this.http = Bun.serve({
@@ -255,6 +276,7 @@ export class App {
   async stop(): Promise<void> {
     this.scheduler.stop();
     await this.delivery.stop();
+    await this.webhooks.stop();
     await Promise.all([this.inbound, this.submission, this.submissionTls].map((s) => s && closeSmtp(s)));
     this.inbound = this.submission = this.submissionTls = null;
     await this.http?.stop(true);

@@ -8,6 +8,7 @@ import type { StatusRepo } from "../inbound/statuses.repo.ts";
 import type { SendingDomainRepo } from "../domains/sending-domains.repo.ts";
 import type { DomainService } from "../domains/service.ts";
 import type { OutboundRepo } from "../outbound/outbound.repo.ts";
+import type { SuppressionRepo } from "../outbound/suppressions.repo.ts";
 import type { SendDeps } from "../outbound/send.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { DnsResolver } from "../lib/dns.ts";
@@ -35,6 +36,9 @@ export interface ApiDeps {
   send: SendDeps;
   sendingDomains: SendingDomainRepo;
   domains: DomainService;
+  suppressions: SuppressionRepo;
+  /** Signs tracking links (opens and clicks). */
+  trackingKey: Buffer;
   health(): HealthReport;
 }
 

@@ -9,6 +9,8 @@ import { incomingStatusRoutes } from "./incoming-statuses.ts";
 import { messageRoutes } from "./messages.ts";
 import { outboundMessageRoutes } from "./outbound-messages.ts";
 import { sendingDomainRoutes } from "./sending-domains.ts";
+import { suppressionRoutes } from "./suppressions.ts";
+import { trackingRoutes } from "./tracking.ts";
 import { InputProblem } from "../outbound/message-input.ts";
 import { customDomainRoutes } from "./custom-domains.ts";
 import type { ApiDeps } from "./deps.ts";
@@ -40,8 +42,9 @@ export function buildElysiaApp(deps: ApiDeps, version: string) {
     })
     .use(healthRoutes(deps))
     .use(attachmentRoutes(deps.localAttachments, deps.clock))
+    .use(trackingRoutes({ outbound: deps.outbound, clock: deps.clock, key: deps.trackingKey }))
     .group(`${API_PREFIX}/:accountId`, (g) =>
-      g.use(addressRoutes(deps)).use(incomingStatusRoutes(deps)).use(customDomainRoutes(deps)).use(messageRoutes(deps.send)).use(outboundMessageRoutes(deps)).use(sendingDomainRoutes(deps)),
+      g.use(addressRoutes(deps)).use(incomingStatusRoutes(deps)).use(customDomainRoutes(deps)).use(messageRoutes(deps.send)).use(outboundMessageRoutes(deps)).use(sendingDomainRoutes(deps)).use(suppressionRoutes(deps)),
     );
   // Built on first request, once every route above is registered.
   let document: Record<string, unknown> | null = null;

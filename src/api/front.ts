@@ -43,10 +43,13 @@ export type ApiHandler = (req: Request, remoteIp?: string) => Promise<Response>;
 /** `limiter` is shared with SMTP submission: one send budget per outbound account. */
 export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLimiter): ApiHandler {
 
-  async function route(req: Request): Promise<{ res: Response; principal: Principal | null; extraHeaders: Record<string, string> }> {
+  async function route(req: Request, remoteIp: string | null): Promise<{ res: Response; principal: Principal | null; extraHeaders: Record<string, string> }> {
     const url = new URL(req.url);
     const m = ACCOUNT_PATH.exec(url.pathname);
-    if (!m || PUBLIC_API_PATHS.has(url.pathname)) return { res: await app.handle(req), principal: null, extraHeaders: {} };
+    if (!m || PUBLIC_API_PATHS.has(url.pathname)) {
+      setRequestState(req, { principal: null, body: null, remoteIp });
+      return { res: await app.handle(req), principal: null, extraHeaders: {} };
+    }
 
     const scheme = schemeFor(req.method, m[2]!);
     const verdict = authorize(deps.registry, parseAuthorization(req.headers.get("authorization")), m[1]!, scheme);
@@ -76,7 +79,7 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
         throw err;
       }
     }
-    setRequestState(req, { principal, body });
+    setRequestState(req, { principal, body, remoteIp });
     return { res: await app.handle(req), principal, extraHeaders };
   }
 
@@ -92,7 +95,7 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
     }
     let result: Awaited<ReturnType<typeof route>>;
     try {
-      result = await route(req);
+      result = await route(req, remoteIp ?? null);
     } catch (err) {
       deps.logger.error("unhandled error in API front", { err, request_id: requestId });
       result = { res: errorResponse(500), principal: null, extraHeaders: {} };

@@ -7,6 +7,8 @@ export interface RequestState {
   principal: Principal | null;
   /** The JSON body, read and parsed by the front handler (null when empty). */
   body: unknown;
+  /** The client's address as the listener saw it (null in-process). */
+  remoteIp: string | null;
 }
 
 const states = new WeakMap<Request, RequestState>();

@@ -14,6 +14,8 @@ export interface OutboundAccountConfig {
   apiKeyHashes: string[];
   sendRateLimit: RateLimit | null;
   testMode: boolean;
+  /** Its own webhook, or null to use the account's. */
+  webhook: WebhookConfig | null;
 }
 
 export interface AccountConfig {
@@ -25,6 +27,8 @@ export interface AccountConfig {
   markdown: boolean;
   domainTargets: boolean;
   webhook: WebhookConfig | null;
+  tracking: { opens: boolean; clicks: boolean };
+  unsubscribe: { url: string | null; mailto: string | null };
   outbound: OutboundAccountConfig[];
 }
 
@@ -75,6 +79,7 @@ export interface Config {
     blockedExtensions: string[];
   };
   domains: { recheckUnverifiedMs: number; recheckVerifiedMs: number; graceMs: number };
+  webhooks: { timeoutMs: number; retryDelaysMs: number[]; maxAgeMs: number; batchSize: number; allowPrivate: boolean };
   dns: { servers: string[] };
   tls: {
     mode: "off" | "files" | "acme";

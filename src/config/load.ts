@@ -6,8 +6,8 @@ import { availableParallelism } from "node:os";
 import { parse as parseToml, TomlError } from "smol-toml";
 import "../lib/formats.ts";
 import { describeValueErrors, formatProblem, type Problem } from "../lib/validation.ts";
-import type { Config } from "./config.ts";
-import { ConfigSchema, type RawConfig } from "./schema.ts";
+import type { Config, WebhookConfig } from "./config.ts";
+import { ConfigSchema, type RawAccount, type RawConfig } from "./schema.ts";
 import { parseDurationMs, parseListen, parseRate, parseSizeBytes, type ListenAddress, type RateLimit } from "./units.ts";
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
@@ -85,6 +85,8 @@ const bytes = (s: string): number => parseSizeBytes(s)!;
 const rate = (s: string): RateLimit | null => parseRate(s)!;
 const listenOrOff = (s: string): ListenAddress | null => (s === "" ? null : parseListen(s));
 
+const webhookOf = (w: RawAccount["webhook"]): WebhookConfig | null => (w ? { url: w.url, token: w.token, signingSecret: w.signing_secret || null } : null);
+
 export function toConfig(raw: RawConfig): Config {
   return {
     hostname: raw.hostname.toLowerCase(),
@@ -133,6 +135,13 @@ export function toConfig(raw: RawConfig): Config {
       leaseTimeMs: ms(raw.outbound.lease_time),
       blockedExtensions: raw.outbound.blocked_extensions.map((e) => e.toLowerCase()),
     },
+    webhooks: {
+      timeoutMs: ms(raw.webhooks.timeout),
+      retryDelaysMs: raw.webhooks.retry_delays.map(ms),
+      maxAgeMs: ms(raw.webhooks.max_age),
+      batchSize: raw.webhooks.batch_size,
+      allowPrivate: raw.webhooks.allow_private,
+    },
     domains: { recheckUnverifiedMs: ms(raw.domains.recheck_unverified), recheckVerifiedMs: ms(raw.domains.recheck_verified), graceMs: ms(raw.domains.grace_period) },
     dns: { servers: raw.dns.servers },
     tls: {
@@ -155,8 +164,10 @@ export function toConfig(raw: RawConfig): Config {
       testMode: a.test_mode,
       markdown: a.markdown,
       domainTargets: a.domain_targets,
-      webhook: a.webhook ? { url: a.webhook.url, token: a.webhook.token, signingSecret: a.webhook.signing_secret || null } : null,
-      outbound: a.outbound.map((o) => ({ id: o.id, apiKeyHashes: o.api_keys, sendRateLimit: rate(o.send_rate_limit), testMode: o.test_mode || a.test_mode })),
+      webhook: webhookOf(a.webhook),
+      tracking: { opens: a.tracking.opens, clicks: a.tracking.clicks },
+      unsubscribe: { url: a.unsubscribe.url || null, mailto: a.unsubscribe.mailto || null },
+      outbound: a.outbound.map((o) => ({ id: o.id, apiKeyHashes: o.api_keys, sendRateLimit: rate(o.send_rate_limit), testMode: o.test_mode || a.test_mode, webhook: webhookOf(o.webhook) })),
     })),
   };
 }

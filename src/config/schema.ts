@@ -35,6 +35,25 @@ const Webhook = Type.Object(
   { additionalProperties: false, description: "where the account's message events are posted" },
 );
 
+const Tracking = Type.Object(
+  {
+    opens: bool(false, "add a 1x1 image to HTML parts and record an open event when it is fetched"),
+    clicks: bool(false, "rewrite http(s) links in HTML parts to signed redirects that record a click event"),
+  },
+  { additionalProperties: false, default: {}, description: "open and click tracking of the account's messages (opt-in)" },
+);
+
+const Unsubscribe = Type.Object(
+  {
+    url: str("", 'one-click unsubscribe URL (RFC 8058): gets a POST with the recipient and message, signed; "" = none', {
+      pattern: "^(https?://.+)?$",
+      errorMessage: "must be an http(s) URL or empty",
+    }),
+    mailto: str("", 'mailbox for unsubscribe requests (mailto:); "" = none', { pattern: "^([^@\\s]+@[^@\\s]+)?$", errorMessage: "must be an email address or empty" }),
+  },
+  { additionalProperties: false, default: {}, description: "List-Unsubscribe headers on the account's messages" },
+);
+
 const OutboundAccount = Type.Object(
   {
     id: Type.String({ pattern: HEX16, errorMessage: "must be 16 lowercase hex", description: "SMTP username and the {outboundAccountID} of POST /messages" }),
@@ -44,6 +63,7 @@ const OutboundAccount = Type.Object(
     }),
     send_rate_limit: rate("600/min", "sends allowed per window through the API and SMTP"),
     test_mode: bool(false, "force test mode on every message: validated and recorded, never sent"),
+    webhook: Type.Optional(Webhook),
   },
   { additionalProperties: false },
 );
@@ -61,6 +81,8 @@ const Account = Type.Object(
     markdown: bool(false, "allow the `markdown` body on POST /messages"),
     domain_targets: bool(false, "allow `domain_target` on custom domains"),
     webhook: Type.Optional(Webhook),
+    tracking: Tracking,
+    unsubscribe: Unsubscribe,
     outbound: Type.Array(OutboundAccount, { default: [], description: "SMTP credentials of the account" }),
   },
   { additionalProperties: false },
@@ -163,6 +185,20 @@ export const ConfigSchema = Type.Object(
         }),
       },
       "sending mail",
+    ),
+    webhooks: section(
+      {
+        timeout: duration("10s", "how long a webhook receiver may take to answer"),
+        retry_delays: Type.Array(Type.String({ pattern: DURATION_PATTERN, errorMessage: 'must be a duration such as "5m"' }), {
+          default: ["10s", "1m", "5m", "30m", "2h", "6h"],
+          minItems: 1,
+          description: "waits before posting a batch again after a failure (with 10% jitter); the last repeats",
+        }),
+        max_age: duration("3d", "how long an event is kept for a receiver that does not acknowledge it"),
+        batch_size: int(100, 1, 100, "most events in one POST"),
+        allow_private: bool(false, "allow webhook URLs on loopback, private and link-local addresses"),
+      },
+      "the message events webhook (E10)",
     ),
     domains: section(
       {

@@ -2,7 +2,7 @@
 // state they record commits with them); reads serve E12, E13 and, later, webhooks.
 import type { Database } from "bun:sqlite";
 import { newId16 } from "../lib/ids.ts";
-import type { EventKind } from "./kinds.ts";
+import { isInternalKind, type EventKind } from "./kinds.ts";
 
 export interface MessageEvent {
   id: string;
@@ -43,12 +43,19 @@ function nextSeq(nowMs: number): number {
   return lastSeq;
 }
 
-/** Records events; call inside the transaction that makes the change they describe. */
+/**
+ * Records events, and queues every one clients may see for the webhook, in the caller's
+ * transaction: an event is never stored without its webhook delivery, nor the reverse.
+ */
 export function insertEvents(db: Database, events: readonly NewEvent[]): MessageEvent[] {
   const stmt = db.query("INSERT INTO message_events (id, message_id, recipient_id, kind, details_json, created_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  const outbox = db.query(
+    "INSERT INTO webhook_outbox (event_id, account_id, outbound_account_id, message_id, seq, state, attempts, next_attempt_at, created_at) SELECT ?, account_id, outbound_account_id, id, ?, 'pending', 0, ?, ? FROM outbound_messages WHERE id = ?",
+  );
   return events.map((e) => {
     const event: MessageEvent = { ...e, id: newId16(), seq: nextSeq(e.createdAtMs) };
     stmt.run(event.id, event.messageId, event.recipientId, event.kind, JSON.stringify(event.details), event.createdAtMs, event.seq);
+    if (!isInternalKind(event.kind)) outbox.run(event.id, event.seq, event.createdAtMs, event.createdAtMs, event.messageId);
     return event;
   });
 }

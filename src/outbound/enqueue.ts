@@ -8,7 +8,8 @@ import { domainOf, formatAddress, type MailAddress } from "./addresses.ts";
 import type { MessageBlobs } from "./blobs.ts";
 import type { OutboundMessage, OutboundRecipient, OutboundRepo, Priority, RecipientType } from "./outbound.repo.ts";
 import { firstAttemptAt, LANES } from "./schedule.ts";
-import type { SenderDomains } from "./signing.ts";
+import { NO_TRACKING } from "./outbound.repo.ts";
+import type { Tracking } from "./personalize.ts";
 
 export interface EnqueueRequest {
   /** Chosen by the caller when the Message-ID must contain it; a new UUID v4 otherwise. */
@@ -25,6 +26,7 @@ export interface EnqueueRequest {
   tags: string[];
   priority: Priority;
   testMode: boolean;
+  tracking?: Tracking;
   raw: Buffer;
 }
 
@@ -32,8 +34,9 @@ export interface EnqueueDeps {
   repo: OutboundRepo;
   blobs: MessageBlobs;
   clock: Clock;
-  domains: SenderDomains;
   digestIntervalMs: number;
+  /** Addresses among these that the outbound account must not send to. */
+  suppressed(outboundAccountId: string, emails: readonly string[]): Promise<Set<string>>;
   /** Called after the commit, so delivery can start at once. */
   notify(): void;
 }
@@ -41,7 +44,8 @@ export interface EnqueueDeps {
 export async function enqueueMessage(req: EnqueueRequest, deps: EnqueueDeps): Promise<OutboundMessage> {
   const id = req.id ?? newUuid();
   const now = deps.clock.nowMs();
-  const raw = req.testMode ? req.raw : await deps.domains.sign(req.accountId, domainOf(req.from.address), req.raw);
+  // Stored unsigned: signing happens per recipient at delivery, after any tracking.
+  const raw = req.raw;
   const blobPath = deps.blobs.write(id, raw);
   const message: OutboundMessage = {
     id,
@@ -57,8 +61,10 @@ export async function enqueueMessage(req: EnqueueRequest, deps: EnqueueDeps): Pr
     priority: req.priority,
     sizeBytes: raw.length,
     blobPath,
+    tracking: req.tracking ?? NO_TRACKING,
     createdAtMs: now,
   };
+  const suppressed = await deps.suppressed(req.outboundAccountId, [...req.to, ...req.cc, ...req.bcc].map((a) => a.address));
   const seen = new Set<string>();
   const recipients: OutboundRecipient[] = [];
   const typed: (readonly [MailAddress, RecipientType])[] = [...req.to.map((a) => [a, "to"] as const), ...req.cc.map((a) => [a, "cc"] as const), ...req.bcc.map((a) => [a, "bcc"] as const)];
@@ -73,16 +79,19 @@ export async function enqueueMessage(req: EnqueueRequest, deps: EnqueueDeps): Pr
       email: a.address,
       domain: domainOf(a.address),
       type,
-      status: "registration",
-      // Test mode: validated and recorded, never sent.
-      state: req.testMode ? "done" : "queued",
+      status: suppressed.has(key) ? "suppressed" : "registration",
+      // Test mode: validated and recorded, never sent. A suppressed address: never sent either.
+      state: req.testMode || suppressed.has(key) ? "done" : "queued",
       lane: LANES[req.priority],
       attempts: 0,
       firstAttemptAtMs: null,
       nextAttemptAtMs: firstAttemptAt(req.priority, now, deps.digestIntervalMs),
     });
   }
-  const events: NewEvent[] = recipients.map((r) => ({ messageId: id, recipientId: r.id, kind: "registration", details: req.testMode ? { test_mode: true } : {}, createdAtMs: now }));
+  const events: NewEvent[] = recipients.flatMap((r): NewEvent[] => [
+    { messageId: id, recipientId: r.id, kind: "registration", details: req.testMode ? { test_mode: true } : {}, createdAtMs: now },
+    ...(r.status === "suppressed" ? [{ messageId: id, recipientId: r.id, kind: "suppressed" as const, details: { reason: "on the suppression list" }, createdAtMs: now }] : []),
+  ]);
   try {
     await deps.repo.insert(message, recipients, events);
   } catch (err) {

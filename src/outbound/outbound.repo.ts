@@ -5,6 +5,8 @@ import { eventsOfRecipients, insertEvents, type MessageEvent, type NewEvent } fr
 import type { LifecycleKind } from "../events/kinds.ts";
 import type { SearchTerm } from "../lib/search-query.ts";
 import { termTimeMs } from "../lib/search-query.ts";
+import type { Tracking } from "./personalize.ts";
+import { suppressRecipient } from "./suppressions.repo.ts";
 import { containsPattern, newestFirst, prefixPattern, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import type { Store } from "../store/store.ts";
 
@@ -25,6 +27,8 @@ export interface OutboundMessage {
   priority: Priority;
   sizeBytes: number;
   blobPath: string;
+  /** Open/click tracking and List-Unsubscribe, as the account had them when it was accepted. */
+  tracking: Tracking;
   createdAtMs: number;
 }
 
@@ -57,6 +61,7 @@ interface MessageRow {
   priority: Priority;
   size: number;
   blob_path: string;
+  tracking_json: string;
   created_at: number;
 }
 
@@ -75,7 +80,8 @@ interface RecipientRow {
   next_attempt_at: number;
 }
 
-const MESSAGE_COLUMNS = "id, account_id, outbound_account_id, mail_from, subject, message_id, to_json, cc_json, tags_json, test_mode, priority, size, blob_path, created_at";
+const MESSAGE_COLUMNS = "id, account_id, outbound_account_id, mail_from, subject, message_id, to_json, cc_json, tags_json, test_mode, priority, size, blob_path, tracking_json, created_at";
+export const NO_TRACKING: Tracking = { opens: false, clicks: false, unsubscribe: { url: null, mailto: null } };
 const RECIPIENT_COLUMNS = "id, message_id, position, email, domain, type, status, state, lane, attempts, first_attempt_at, next_attempt_at";
 
 const messageFromRow = (r: MessageRow): OutboundMessage => ({
@@ -92,6 +98,7 @@ const messageFromRow = (r: MessageRow): OutboundMessage => ({
   priority: r.priority,
   sizeBytes: r.size,
   blobPath: r.blob_path,
+  tracking: { ...NO_TRACKING, ...JSON.parse(r.tracking_json) },
   createdAtMs: r.created_at,
 });
 
@@ -195,9 +202,10 @@ export interface OutboundRepo {
   eventsOf(recipientIds: readonly string[]): Promise<MessageEvent[]>;
 }
 
-export function createOutboundRepo(store: Store): OutboundRepo {
+/** `onEvents` runs after a commit that recorded events (the webhook dispatcher wakes up). */
+export function createOutboundRepo(store: Store, onEvents: () => void = () => {}): OutboundRepo {
   const { db } = store;
-  const insertMessage = db.query(`INSERT INTO outbound_messages (${MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const insertMessage = db.query(`INSERT INTO outbound_messages (${MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const insertRecipient = db.query(`INSERT INTO outbound_recipients (${RECIPIENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const messageJoin = MESSAGE_COLUMNS.split(", ").map((c) => `m.${c} AS m_${c}`).join(", ");
   const recipientCols = RECIPIENT_COLUMNS.split(", ").map((c) => `r.${c}`).join(", ");
@@ -205,10 +213,11 @@ export function createOutboundRepo(store: Store): OutboundRepo {
   return {
     async insert(m, recipients, events) {
       store.tx(() => {
-        insertMessage.run(m.id, m.accountId, m.outboundAccountId, m.from, m.subject, m.messageId, JSON.stringify(m.to), JSON.stringify(m.cc), JSON.stringify(m.tags), m.testMode ? 1 : 0, m.priority, m.sizeBytes, m.blobPath, m.createdAtMs);
+        insertMessage.run(m.id, m.accountId, m.outboundAccountId, m.from, m.subject, m.messageId, JSON.stringify(m.to), JSON.stringify(m.cc), JSON.stringify(m.tags), m.testMode ? 1 : 0, m.priority, m.sizeBytes, m.blobPath, JSON.stringify(m.tracking), m.createdAtMs);
         for (const r of recipients) insertRecipient.run(r.id, r.messageId, r.position, r.email, r.domain, r.type, r.status, r.state, r.lane, r.attempts, r.firstAttemptAtMs, r.nextAttemptAtMs);
         insertEvents(db, events);
       });
+      onEvents();
     },
 
     async claimDue(workerId, nowMs, leaseUntilMs, limit, busyDomains) {
@@ -248,7 +257,7 @@ export function createOutboundRepo(store: Store): OutboundRepo {
     },
 
     async update(recipientId, u, events) {
-      return store.tx(() => {
+      const recorded = store.tx(() => {
         db.query("UPDATE outbound_recipients SET status = ?, state = ?, attempts = ?, first_attempt_at = ?, next_attempt_at = ?, locked_by = NULL, locked_until = NULL WHERE id = ?").run(
           u.status,
           u.state,
@@ -257,15 +266,24 @@ export function createOutboundRepo(store: Store): OutboundRepo {
           u.nextAttemptAtMs,
           recipientId,
         );
+        if (u.status === "bounce") suppressRecipient(db, recipientId, "bounce", events.at(-1)?.details ?? {}, events.at(-1)?.createdAtMs ?? 0);
         return insertEvents(db, events);
       });
+      onEvents();
+      return recorded;
     },
 
     async addEvents(recipientId, status, events) {
-      return store.tx(() => {
+      const recorded = store.tx(() => {
         if (status) db.query("UPDATE outbound_recipients SET status = ? WHERE id = ?").run(status, recipientId);
+        // A hard bounce reported later, or a complaint, suppresses the address too.
+        for (const e of events) {
+          if (e.kind === "bounce" || e.kind === "complaint") suppressRecipient(db, recipientId, e.kind, e.details, e.createdAtMs);
+        }
         return insertEvents(db, events);
       });
+      onEvents();
+      return recorded;
     },
 
     async nextDueMs() {

@@ -9,10 +9,12 @@ import { composeMessage } from "./compose.ts";
 import { enqueueMessage, type EnqueueDeps } from "./enqueue.ts";
 import { draftFromBody, InputProblem, type MessageBody } from "./message-input.ts";
 import type { OutboundMessage, OutboundRepo, Priority } from "./outbound.repo.ts";
+import type { Tracking } from "./personalize.ts";
 import type { SenderDomains } from "./signing.ts";
 
 export interface SendDeps {
   repo: OutboundRepo;
+  suppressed(outboundAccountId: string, emails: readonly string[]): Promise<Set<string>>;
   blobs: MessageBlobs;
   clock: Clock;
   domains: SenderDomains;
@@ -26,6 +28,9 @@ export interface Sender {
 }
 
 const enqueueDeps = (deps: SendDeps): EnqueueDeps => ({ ...deps, digestIntervalMs: deps.config().outbound.digestIntervalMs });
+
+/** The account's tracking and unsubscribe settings, fixed on the message when it is accepted. */
+const trackingOf = (sender: Sender): Tracking => ({ opens: sender.account.tracking.opens, clicks: sender.account.tracking.clicks, unsubscribe: sender.account.unsubscribe });
 
 function checkSize(raw: Buffer, maxBytes: number): void {
   if (raw.length > maxBytes) throw new InputProblem({ path: "message", message: `is ${raw.length} bytes; at most ${maxBytes} bytes are allowed` });
@@ -59,6 +64,7 @@ export async function sendFromApi(sender: Sender, body: MessageBody, deps: SendD
       tags: draft.tags,
       priority: draft.priority,
       testMode: draft.testMode,
+      tracking: trackingOf(sender),
       raw: composed.raw,
     },
     enqueueDeps(deps),
@@ -90,7 +96,7 @@ export async function sendFromSmtp(sender: Sender, m: SubmittedMessage, deps: Se
   const refusal = await deps.domains.refusal(sender.account.id, domainOf(m.from.address), testMode);
   if (refusal) throw new SenderRefused(refusal);
   return enqueueMessage(
-    { ...m, accountId: sender.account.id, outboundAccountId: sender.outbound.id, testMode: sender.account.testMode || sender.outbound.testMode },
+    { ...m, accountId: sender.account.id, outboundAccountId: sender.outbound.id, testMode, tracking: trackingOf(sender) },
     enqueueDeps(deps),
   );
 }

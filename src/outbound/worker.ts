@@ -19,6 +19,10 @@ import { SmtpClient, type TransactionResult } from "./smtp-client.ts";
 
 export interface WorkerDeps {
   repo: OutboundRepo;
+  /** A recipient's copy as it goes out: personalised (tracking, unsubscribe) and DKIM-signed. */
+  prepare(message: OutboundMessage, recipientId: string, recipient: string, raw: Buffer): Promise<Buffer>;
+  /** Whether every recipient gets the same bytes (then one prepared copy serves all). */
+  samePerRecipient(message: OutboundMessage): boolean;
   blobs: MessageBlobs;
   resolver: DnsResolver;
   clock: Clock;
@@ -192,8 +196,7 @@ export class DeliveryWorker {
         const attempt = item.recipient.attempts + 1;
         const details: AttemptDetails = { mx: client.endpoint.host, smtp_code: null, smtp_response: null, attempt };
         await this.deps.repo.addEvents(item.recipient.id, "dispatch", [this.event(item, "dispatch", { ...details })]);
-        let raw = blobs.get(item.message.id);
-        if (!raw) blobs.set(item.message.id, (raw = this.deps.blobs.read(item.message.blobPath)));
+        const raw = await this.copyFor(item, blobs);
         const result = await client.send(bounceAddress(item.message, item.recipient.id), item.recipient.email, raw);
         await this.settle(item, result, client.endpoint.host, false);
         if (result.code !== null && result.code >= 400) await client.reset();
@@ -202,6 +205,17 @@ export class DeliveryWorker {
       client.close();
       for (const item of pending) await this.settle(item, { code: null, response: "delivery was interrupted" }, null, false);
     }
+  }
+
+  /** The bytes for one recipient; read and prepared once per message when all copies are alike. */
+  private async copyFor(item: ClaimedRecipient, cache: Map<string, Buffer>): Promise<Buffer> {
+    const { message, recipient } = item;
+    const shared = this.deps.samePerRecipient(message);
+    const cached = shared ? cache.get(message.id) : undefined;
+    if (cached) return cached;
+    const raw = await this.deps.prepare(message, recipient.id, recipient.email, this.deps.blobs.read(message.blobPath));
+    if (shared) cache.set(message.id, raw);
+    return raw;
   }
 
   private event(item: ClaimedRecipient, kind: NewEvent["kind"], details: Record<string, unknown>): NewEvent {

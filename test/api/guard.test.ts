@@ -13,7 +13,8 @@ afterAll(() => t.stop());
 
 // Public by design: health, the API description, and attachment downloads, whose signed
 // URL is the credential (test/inbound/attachments-local.test.ts checks the signature).
-const PUBLIC = new Set(["GET /healthz", "GET /api/v0.1/openapi.json", "GET /attachments/:id/:name"]);
+// The same holds for tracking links (test/e2e/webhooks.test.ts checks forged ones are 404).
+const PUBLIC = new Set(["GET /healthz", "GET /api/v0.1/openapi.json", "GET /attachments/:id/:name", "GET /t/o/:token", "GET /t/c/:token"]);
 
 function concretePath(pattern: string, accountId: string): string {
   return pattern

@@ -13,7 +13,9 @@ const account = (id: string, token: string, outboundId: string, key: string): Ac
   markdown: false,
   domainTargets: false,
   webhook: null,
-  outbound: [{ id: outboundId, apiKeyHashes: [hashSecret(key)], sendRateLimit: null, testMode: false }],
+  tracking: { opens: false, clicks: false },
+  unsubscribe: { url: null, mailto: null },
+  outbound: [{ id: outboundId, apiKeyHashes: [hashSecret(key)], sendRateLimit: null, testMode: false, webhook: null }],
 });
 
 const registry = new AccountRegistry([account("aaaa000000000001", "tokA", "aaaa0000000000f1", "keyA"), account("bbbb000000000002", "tokB", "bbbb0000000000f2", "keyB")]);

@@ -2,7 +2,7 @@
 // and one connection carrying several messages to one host.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/lib/clock.ts";
-import { createOutboundRepo } from "../../src/outbound/outbound.repo.ts";
+import { createOutboundRepo, NO_TRACKING } from "../../src/outbound/outbound.repo.ts";
 import { openStore } from "../../src/store/store.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
@@ -92,6 +92,7 @@ describe("the queue (repository)", () => {
       priority,
       sizeBytes: 1,
       blobPath: "x",
+      tracking: NO_TRACKING,
       createdAtMs: 0,
     });
     const recipient = (id: string, messageId: string, lane: number) => ({

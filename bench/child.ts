@@ -1,0 +1,124 @@
+// A server under test as a child process that logs JSON lines on stdout (Postroom's
+// `serve`): wait for a start-up line, watch every later line (counted, and handed to an
+// optional listener), read its CPU time from /proc, stop it with SIGTERM. The same shape
+// as the Child of bench/inbound.ts, with a listener for the lines that arrive once the
+// server is ready (bench/outbound.ts counts delivery lines with it).
+import { readFileSync } from "node:fs";
+import type { Subprocess } from "bun";
+
+export type LogLine = Record<string, unknown>;
+
+export const CLK_TCK = (() => {
+  const out = Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim();
+  return Number(out) > 0 ? Number(out) : 100;
+})();
+
+/** Fields of /proc/PID/stat after the command name: index 11 utime, 12 stime, 13 cutime, 14 cstime, 1 ppid. */
+export function procStat(pid: number): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return null;
+  }
+}
+
+/** CPU time of a process (user + system, all threads) in ms; with `children`, also of its reaped children. */
+export function processCpuMs(pid: number, children = false): number {
+  const f = procStat(pid);
+  if (!f) return 0;
+  const ticks = Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0);
+  return (ticks * 1000) / CLK_TCK;
+}
+
+export class Child {
+  /** Lines kept until `ready()`; afterwards they are only counted and passed to `onLine`. */
+  readonly lines: LogLine[] = [];
+  private waiters: { match: (l: LogLine) => boolean; resolve: (l: LogLine) => void }[] = [];
+  private stderr = "";
+  private keep = true;
+  logLines = 0;
+  /** Every line (raw text) once the server is ready; parse only what you need. */
+  onLine: ((text: string) => void) | null = null;
+
+  constructor(
+    readonly name: string,
+    readonly proc: Subprocess<"ignore", "pipe", "pipe">,
+  ) {
+    void this.pump();
+    void (async () => {
+      this.stderr = await new Response(proc.stderr).text();
+    })();
+  }
+
+  static spawn(name: string, args: string[], cwd: string): Child {
+    return new Child(name, Bun.spawn([process.execPath, ...args], { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" }));
+  }
+
+  private async pump() {
+    const decoder = new TextDecoder();
+    let buf = "";
+    for await (const chunk of this.proc.stdout) {
+      buf += decoder.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const text = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        this.logLines++;
+        if (!this.keep) {
+          this.onLine?.(text);
+          continue;
+        }
+        let line: LogLine;
+        try {
+          line = JSON.parse(text);
+        } catch {
+          line = { raw: text };
+        }
+        this.lines.push(line);
+        this.waiters = this.waiters.filter((w) => (w.match(line) ? (w.resolve(line), false) : true));
+      }
+    }
+  }
+
+  waitFor(match: (l: LogLine) => boolean, timeoutMs = 15_000): Promise<LogLine> {
+    const seen = this.lines.find(match);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${this.name}: no matching log line within ${timeoutMs} ms; got:\n${this.lines.map((l) => JSON.stringify(l)).join("\n")}\n${this.stderr}`)), timeoutMs);
+      void this.proc.exited.then((code) => {
+        clearTimeout(timer);
+        reject(new Error(`${this.name} exited with code ${code} before it was ready:\n${this.lines.map((l) => JSON.stringify(l)).join("\n")}\n${this.stderr}`));
+      });
+      this.waiters.push({ match, resolve: (l) => (clearTimeout(timer), resolve(l)) });
+    });
+  }
+
+  ready() {
+    this.keep = false;
+    this.lines.length = 0;
+  }
+
+  get exited(): boolean {
+    return this.proc.exitCode !== null || this.proc.signalCode !== null;
+  }
+
+  get stderrText(): string {
+    return this.stderr;
+  }
+
+  cpuMs(): number {
+    return processCpuMs(this.proc.pid);
+  }
+
+  async stop(): Promise<number | null> {
+    if (this.exited) return this.proc.exitCode;
+    this.proc.kill("SIGTERM");
+    const timeout = new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 10_000).unref());
+    if ((await Promise.race([this.proc.exited, timeout])) === "timeout") {
+      this.proc.kill("SIGKILL");
+      await this.proc.exited;
+    }
+    return this.proc.exitCode;
+  }
+}

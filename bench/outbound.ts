@@ -1,0 +1,482 @@
+// `bun run bench:outbound`: outbound throughput of Postroom against Postfix, measured in
+// the same run, alternately (A B A B ...), reporting the median of each and the ratio.
+//   (a) accepted: API sends per second, each answered 202 (the message is on disk:
+//       SQLite synchronous=FULL and the raw message fsynced);
+//   (b) delivered: messages per second from the first send until the sink has received
+//       all N, for Postroom (API → queue → sink) and for Postfix (smtp-source → Postfix
+//       → sink); the ratio is Postroom's (b) over Postfix's (b).
+//
+//   bun run bench:outbound [--messages N] [--clients C] [--warmup W] [--rounds R]
+//                          [--route smarthost|mx] [--domains D] [--profile DIR]
+//   defaults: N=2000, C=8, W=1000 per side, R=3 (rounds of one Postfix run and one
+//   Postroom run), route smarthost, D=1 (or BENCH_MESSAGES, BENCH_CLIENTS, BENCH_WARMUP,
+//   BENCH_ROUNDS, BENCH_ROUTE, BENCH_DOMAINS, BENCH_PROFILE)
+//   --profile runs Postroom under `bun --cpu-prof` and prints where its main thread
+//   spends its time (bench/outbound-profile.ts); the profiler slows it down.
+//
+// Needs root and Debian's postfix package (for the peer, smtp-source and smtp-sink):
+//   echo "postfix postfix/main_mailer_type select No configuration" | debconf-set-selections
+//   DEBIAN_FRONTEND=noninteractive apt-get install -y postfix
+//
+// How it is set up, and why:
+// - One sink for both: Postfix's `smtp-sink` (C, accepts and discards every message), a
+//   child process on loopback (bench/smtp-sink.ts). Deliveries are counted from its
+//   running counter, read as it changes: the time the N-th message arrived is the end of
+//   the delivered measurement. Afterwards the count must be exactly N, and each side's
+//   own record must agree: N `status=sent` lines in Postfix's log, N "outbound attempt"
+//   lines with verdict "delivered" in Postroom's log (why Postroom runs at log level
+//   "info", its default: one such line per recipient, as in production).
+// - Postroom runs as `bun src/main.ts serve` with a generated config, relaying through
+//   `[outbound] smarthost = "smtp://127.0.0.1:<sink>"` (default; Postfix's `relayhost` is
+//   the same idea, so both sides make the same hop) or, with --route mx, through MX
+//   lookups answered by a loopback DNS server (test/helpers/dns-server.ts) with
+//   `mx_port = <sink>` and `allow_private_mx = true`. Delivery limits are the defaults
+//   (concurrency 20, domain_concurrency 5); both rate limits are off.
+// - Postfix runs privately in a temp dir (bench/postfix.ts), as shipped apart from what a
+//   loopback relay needs, with relayhost = the sink. smtp-source (C) feeds it with C
+//   sessions that stay connected (-d), distinct recipients (-N), and the same 4 KB message
+//   as bench:inbound (bench/message.ts, from a file: -F).
+// - Postroom gets the same content through the API: the plain text, HTML and subject of
+//   that message as {from, to, subject, plain, html}, which Postroom composes into its
+//   own MIME message (about the same size). This process is the API client: C workers,
+//   each POSTing its next message as soon as the previous one got its 202 (keep-alive).
+//   Bodies are built before the clock starts.
+// - With 2 cores, the client, the sink and the server share the CPU; each one's CPU time
+//   per message is printed (Postfix: its master and every daemon it ran) with the
+//   machine's total, so the share each side leaves to the others can be seen.
+// - Correctness is checked on every run, warm-up included: every POST must get 202 with
+//   an id, smtp-source must exit 0 (it aborts on any refusal), the sink must receive
+//   exactly N, and the sides' own logs must show N deliveries and no other outcome.
+//   Anything else aborts with exit code 1.
+import { mkdtempSync, mkdirSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { simpleParser } from "mailparser";
+import { hashSecret } from "../src/auth/secrets.ts";
+import { parseConfigText } from "../src/config/load.ts";
+import { TestDnsServer } from "../test/helpers/dns-server.ts";
+import { Child, CLK_TCK } from "./child.ts";
+import { buildMessage, MAIL_FROM, SENDER_DOMAIN } from "./message.ts";
+import { summarizeOutboundProfile } from "./outbound-profile.ts";
+import { PrivatePostfix } from "./postfix.ts";
+import { SmtpSinkProcess } from "./smtp-sink.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+const DEST = (n: number) => `dest${n}.bench.test`;
+const FROM_HEADER = `"Postroom News" <${MAIL_FROM}>`;
+
+// ---------------------------------------------------------------- options
+
+function options() {
+  const { values } = parseArgs({
+    args: Bun.argv.slice(2),
+    options: {
+      messages: { type: "string", short: "n" },
+      clients: { type: "string", short: "c" },
+      warmup: { type: "string" },
+      rounds: { type: "string" },
+      route: { type: "string" },
+      domains: { type: "string" },
+      profile: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    allowPositionals: false,
+    strict: true,
+  });
+  if (values.help) {
+    console.log("usage: bun run bench:outbound [--messages N] [--clients C] [--warmup W] [--rounds R] [--route smarthost|mx] [--domains D] [--profile DIR]");
+    process.exit(0);
+  }
+  const int = (flag: string | undefined, env: string, dflt: number, min: number) => {
+    const raw = flag ?? process.env[env];
+    const n = raw === undefined || raw === "" ? dflt : Number(raw);
+    if (!Number.isInteger(n) || n < min) throw new Error(`${env.toLowerCase().replace("bench_", "--")} must be an integer >= ${min}, got ${raw}`);
+    return n;
+  };
+  const messages = int(values.messages, "BENCH_MESSAGES", 2000, 1);
+  const clients = int(values.clients, "BENCH_CLIENTS", 8, 1);
+  const warmup = int(values.warmup, "BENCH_WARMUP", 1000, 0);
+  const rounds = int(values.rounds, "BENCH_ROUNDS", 3, 1);
+  const domains = int(values.domains, "BENCH_DOMAINS", 1, 1);
+  const route = values.route ?? process.env.BENCH_ROUTE ?? "smarthost";
+  if (route !== "smarthost" && route !== "mx") throw new Error(`--route must be smarthost or mx, got ${route}`);
+  if (clients > messages) throw new Error(`--clients (${clients}) must not exceed --messages (${messages})`);
+  if (warmup > 0 && clients > warmup) throw new Error(`--clients (${clients}) must not exceed --warmup (${warmup})`);
+  const profile = values.profile || process.env.BENCH_PROFILE;
+  return { messages, clients, warmup, rounds, domains, route: route as "smarthost" | "mx", profileDir: profile ? resolve(profile) : null };
+}
+
+// ---------------------------------------------------------------- machine CPU
+
+/** CPU time (ms) all cores have spent busy since boot (not idle, not waiting for I/O). */
+function machineBusyMs(): number {
+  const [cpu] = readFileSync("/proc/stat", "utf8").split("\n");
+  const f = cpu!.trim().split(/\s+/).slice(1).map(Number);
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+  return ((total - f[3]! - f[4]!) * 1000) / CLK_TCK;
+}
+
+// ---------------------------------------------------------------- Postroom
+
+const ACCOUNT = { id: "b0b0b0b0b0b0b0b0", token: "pr_bench_token", outboundId: "b0b0b0b0b0b0b0f1", smtpKey: "pr_bench_smtp_key" };
+
+function postroomConfig(dataDir: string, dnsServer: string, sinkPort: number, route: "smarthost" | "mx"): string {
+  const hop = route === "smarthost" ? `smarthost = "smtp://127.0.0.1:${sinkPort}"` : `mx_port = ${sinkPort}\nallow_private_mx = true`;
+  return `
+hostname = "mx.postroom.bench"
+data_dir = "${dataDir}"
+[log]
+# The default level: one "outbound attempt" line per recipient, as in production (and
+# the benchmark counts them).
+level = "info"
+[http]
+listen = "127.0.0.1:0"
+public_url = "http://127.0.0.1:8080"
+[smtp]
+inbound_listen = ""
+submission_listen = ""
+[inbound]
+domain = "in.postroom.bench"
+[outbound]
+bounce_host = "bounces.postroom.bench"
+# The address the sending domain's SPF record (published in the loopback DNS) authorises.
+sending_ips = ["127.0.0.1"]
+${hop}
+[dns]
+servers = ["${dnsServer}"]
+[[accounts]]
+id = "${ACCOUNT.id}"
+name = "bench"
+api_tokens = ["${hashSecret(ACCOUNT.token)}"]
+rate_limit = "off"
+  [[accounts.outbound]]
+  id = "${ACCOUNT.outboundId}"
+  api_keys = ["${hashSecret(ACCOUNT.smtpKey)}"]
+  send_rate_limit = "off"
+`;
+}
+
+interface PostroomTally {
+  delivered: number;
+  other: string[];
+  errors: string[];
+}
+
+async function startPostroom(workDir: string, dnsServer: string, sinkPort: number, route: "smarthost" | "mx", profileArgs: string[]) {
+  const configPath = join(workDir, "postroom.toml");
+  const text = postroomConfig(join(workDir, "data"), dnsServer, sinkPort, route);
+  const parsed = parseConfigText(text);
+  if (!parsed.ok) throw new Error(`the benchmark's Postroom config is invalid:\n${parsed.problems.join("\n")}`);
+  writeFileSync(configPath, text);
+  const child = Child.spawn("postroom", [...profileArgs, "src/main.ts", "serve", "--config", configPath], ROOT);
+  const httpPort = (await child.waitFor((l) => l.msg === "http listening")).port as number;
+  const tally: PostroomTally = { delivered: 0, other: [], errors: [] };
+  child.onLine = (line) => {
+    if (line.includes('"outbound attempt"')) {
+      if (line.includes('"verdict":"delivered"')) tally.delivered++;
+      else if (tally.other.length < 1000) tally.other.push(line);
+    } else if (line.includes('"level":"error"') && tally.errors.length < 1000) {
+      tally.errors.push(line);
+    }
+  };
+  child.ready();
+  return { child, httpPort, url: `http://127.0.0.1:${httpPort}/api/v0.1/${ACCOUNT.outboundId}/messages`, tally };
+}
+
+/**
+ * The sender's domain, added and verified the way a customer does it (E15, E18): created
+ * through the API, every record it lists published in the loopback DNS (the optional
+ * Ed25519 DKIM record too, so messages carry both signatures), then verified. Mail is
+ * only accepted from a verified domain, and DKIM-signed with its keys.
+ */
+async function verifiedSendingDomain(httpPort: number, dns: TestDnsServer, domain: string): Promise<void> {
+  const api = async (path: string, body?: unknown) => {
+    const res = await fetch(`http://127.0.0.1:${httpPort}/api/v0.1/${ACCOUNT.id}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ACCOUNT.token}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as { id?: string; dns_records?: { type: string; host: string; value: string; reason: string | null }[] } };
+  };
+  const created = await api("/sending_domains", { domain });
+  if (created.status !== 201 || !created.body.id || !created.body.dns_records) throw new Error(`creating the sending domain ${domain} failed: ${created.status} ${JSON.stringify(created.body)}`);
+  dns.followCnames = true;
+  for (const r of created.body.dns_records) {
+    if (r.type === "CNAME") dns.set(r.host, [{ type: "CNAME", domain: r.value }]);
+    else dns.set(r.host, [...(dns.zone.get(r.host) ?? []).filter((x) => x.type !== "TXT"), { type: "TXT", data: r.value.match(/.{1,255}/g) ?? [""] }]);
+  }
+  const verified = await api(`/sending_domains/${created.body.id}/verify`);
+  if (verified.status !== 200) throw new Error(`verifying the sending domain ${domain} failed: ${verified.status} ${JSON.stringify(verified.body.dns_records?.map((r) => r.reason))}`);
+}
+
+// ---------------------------------------------------------------- runs
+
+interface RunResult {
+  accepted: number;
+  delivered: number;
+  acceptMs: number;
+  deliverMs: number;
+  serverCpuUs: number;
+  clientCpuUs: number;
+  sinkCpuUs: number;
+  machineCpuUs: number;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+/** Waits until `check` is true, polling; false after `timeoutMs`. */
+async function until(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) return false;
+    await Bun.sleep(20);
+  }
+  return true;
+}
+
+const deliverTimeoutMs = (count: number) => Math.max(60_000, count * 30);
+/** After the sink has its N, wait this long for anything extra (duplicates) before checking the count. */
+const SETTLE_MS = 500;
+
+async function main() {
+  const opts = options();
+  if (process.getuid?.() !== 0) throw new Error("run as root: the Postfix peer needs `postfix start`");
+  const workDir = mkdtempSync(join(tmpdir(), "postroom-bench-outbound-"));
+  const cleanup: (() => Promise<unknown> | unknown)[] = [() => rmSync(workDir, { recursive: true, force: true })];
+  const runCleanup = async () => {
+    for (const step of cleanup.splice(0)) {
+      try {
+        await step();
+      } catch (err) {
+        console.error(`cleanup: ${(err as Error).message}`);
+      }
+    }
+  };
+  // Ctrl-C must not leave a private Postfix running or /etc/postfix/main.cf changed.
+  for (const sig of ["SIGINT", "SIGTERM"] as const) {
+    process.on(sig, () => {
+      console.error(`\n${sig}: stopping Postroom, Postfix and the sink`);
+      void runCleanup().then(() => process.exit(130));
+    });
+  }
+  try {
+    const message = buildMessage(`rcpt@${DEST(1)}`);
+    // The file smtp-source sends (-F): the wire form without the final dot and without
+    // dot-stuffing (smtp-source adds it back, and CRLF after each line).
+    const wire = Buffer.from(message.data(0)).toString("latin1");
+    const messageFile = join(workDir, "message.eml");
+    writeFileSync(messageFile, wire.slice(0, -3).replace(/(^|\r\n)\.\./g, "$1.").replace(/\r\n/g, "\n"), "latin1");
+    // What Postroom gets through the API: the same text, HTML and subject.
+    const parsed = await simpleParser(Buffer.from(message.data(0)));
+    const content = { subject: parsed.subject ?? "", plain: parsed.text ?? "", html: typeof parsed.html === "string" ? parsed.html : "" };
+    if (!content.plain || !content.html) throw new Error("the benchmark message has no text or HTML part");
+
+    const sink = await SmtpSinkProcess.start();
+    cleanup.unshift(() => sink.stop());
+
+    const dns = await TestDnsServer.start();
+    cleanup.unshift(() => dns.stop());
+    for (let d = 1; d <= opts.domains; d++) dns.set(DEST(d), [{ type: "MX", exchange: "mx.sink.bench.test", priority: 10 }]);
+    dns.set("mx.sink.bench.test", [{ type: "A", address: "127.0.0.1" }]);
+    const dnsQueries = new Map<string, number>();
+    const zoneGet = dns.zone.get.bind(dns.zone);
+    dns.zone.get = (name: string) => {
+      dnsQueries.set(name, (dnsQueries.get(name) ?? 0) + 1);
+      return zoneGet(name);
+    };
+
+    const postfix = await PrivatePostfix.start(sink.port);
+    cleanup.unshift(() => postfix.stop());
+
+    let profileArgs: string[] = [];
+    if (opts.profileDir) {
+      mkdirSync(opts.profileDir, { recursive: true });
+      profileArgs = ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${opts.profileDir}`, "--cpu-prof-name=postroom-outbound"];
+    }
+    const postroom = await startPostroom(workDir, dns.address, sink.port, opts.route, profileArgs);
+    cleanup.unshift(() => postroom.child.stop());
+    await verifiedSendingDomain(postroom.httpPort, dns, SENDER_DOMAIN);
+
+    let seq = 0;
+    const headers = { authorization: `Bearer ${ACCOUNT.smtpKey}`, "content-type": "application/json" };
+
+    /** Postroom: `count` API sends over C clients, then wait for the sink to have them all. */
+    const runPostroom = async (count: number): Promise<RunResult> => {
+      const bodies = Array.from({ length: count }, () => {
+        const n = seq++;
+        return JSON.stringify({ from: FROM_HEADER, to: `r${n}@${DEST((n % opts.domains) + 1)}`, ...content });
+      });
+      const sink0 = sink.count;
+      const tally0 = { delivered: postroom.tally.delivered, other: postroom.tally.other.length, errors: postroom.tally.errors.length };
+      const failures: string[] = [];
+      let failed = 0;
+      let next = 0;
+      const cpu0 = { server: postroom.child.cpuMs(), client: process.cpuUsage(), sink: sink.cpuMs(), machine: machineBusyMs() };
+      const t0 = performance.now();
+      const delivered = sink.reach(sink0 + count, deliverTimeoutMs(count), "postroom");
+      delivered.catch(() => undefined);
+      await Promise.all(
+        Array.from({ length: opts.clients }, async () => {
+          for (let i = next++; i < count; i = next++) {
+            try {
+              const res = await fetch(postroom.url, { method: "POST", headers, body: bodies[i] });
+              const text = await res.text();
+              if (res.status !== 202 || !(JSON.parse(text) as { id?: string }).id) {
+                failed++;
+                if (failures.length < 5) failures.push(`${res.status} ${text.slice(0, 300)}`);
+              }
+            } catch (err) {
+              failed++;
+              if (failures.length < 5) failures.push((err as Error).message);
+            }
+          }
+        }),
+      );
+      const tAccepted = performance.now();
+      if (failed > 0) throw new Error(`postroom: ${failed} of ${count} sends did not get 202; first answers:\n  ${failures.join("\n  ")}`);
+      const tDelivered = await delivered.catch((err: Error) => {
+        throw new Error(`${err.message}; Postroom logged ${postroom.tally.delivered - tally0.delivered} deliveries, other outcomes:\n  ${postroom.tally.other.slice(tally0.other, tally0.other + 5).join("\n  ")}\nerrors:\n  ${postroom.tally.errors.slice(tally0.errors, tally0.errors + 5).join("\n  ")}`);
+      });
+      const client = process.cpuUsage(cpu0.client);
+      const cpu = { server: postroom.child.cpuMs() - cpu0.server, client: (client.user + client.system) / 1000, sink: sink.cpuMs() - cpu0.sink, machine: machineBusyMs() - cpu0.machine };
+      // Postroom's own record: N delivery lines (the log line follows the commit that follows the sink's 250).
+      await until(() => postroom.tally.delivered - tally0.delivered >= count, 10_000);
+      await Bun.sleep(SETTLE_MS);
+      const logged = postroom.tally.delivered - tally0.delivered;
+      const other = postroom.tally.other.slice(tally0.other);
+      const errors = postroom.tally.errors.slice(tally0.errors);
+      if (sink.count - sink0 !== count || logged !== count || other.length > 0 || errors.length > 0) {
+        throw new Error(
+          `postroom: ${count} sends accepted, but the sink received ${sink.count - sink0} and Postroom logged ${logged} deliveries, ${other.length} other outcomes, ${errors.length} errors:\n  ${[...other, ...errors].slice(0, 5).join("\n  ")}`,
+        );
+      }
+      return result(count, t0, tAccepted, tDelivered, cpu);
+    };
+
+    /** Postfix: smtp-source sends `count` over C sessions, then wait for the sink to have them all. */
+    const runPostfix = async (count: number): Promise<RunResult> => {
+      const sink0 = sink.count;
+      const log0 = postfix.logCounts();
+      const cmd = ["smtp-source", "-4", "-s", String(opts.clients), "-m", String(count), "-d", "-N", "-F", messageFile, "-M", "client.sender.bench.test", "-f", MAIL_FROM, "-t", `rcpt@${DEST(1)}`, `127.0.0.1:${postfix.port}`];
+      const cpu0 = { server: postfix.cpuMs(), sink: sink.cpuMs(), machine: machineBusyMs() };
+      const t0 = performance.now();
+      const delivered = sink.reach(sink0 + count, deliverTimeoutMs(count), "postfix");
+      delivered.catch(() => undefined);
+      const source = Bun.spawn(cmd, { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, PATH: `${process.env.PATH ?? ""}:/usr/sbin` } });
+      const code = await source.exited;
+      const tAccepted = performance.now();
+      const out = (await new Response(source.stdout).text()) + (await new Response(source.stderr).text());
+      if (code !== 0 || out.trim() !== "") throw new Error(`postfix: smtp-source exited with ${code} (it stops at the first refusal):\n${out}`);
+      const tDelivered = await delivered.catch((err: Error) => {
+        const log = postfix.logCounts();
+        throw new Error(`${err.message}; Postfix logged ${log.sent - log0.sent} sent, ${log.deferred - log0.deferred} deferred, ${log.bounced - log0.bounced} bounced (log: ${postfix.logFile})`);
+      });
+      const usage = source.resourceUsage();
+      const sourceCpuMs = usage ? (Number(usage.cpuTime.user) + Number(usage.cpuTime.system)) / 1000 : 0;
+      const cpu = { server: postfix.cpuMs() - cpu0.server, client: sourceCpuMs, sink: sink.cpuMs() - cpu0.sink, machine: machineBusyMs() - cpu0.machine };
+      // Postfix's own record: N status=sent lines (postlogd writes them a moment later).
+      await until(() => postfix.logCounts().sent - log0.sent >= count, 10_000);
+      await Bun.sleep(SETTLE_MS);
+      const log = postfix.logCounts();
+      const d = { sent: log.sent - log0.sent, deferred: log.deferred - log0.deferred, bounced: log.bounced - log0.bounced, rejected: log.rejected - log0.rejected };
+      if (sink.count - sink0 !== count || d.sent !== count || d.deferred + d.bounced + d.rejected > 0) {
+        throw new Error(`postfix: smtp-source sent ${count}, but the sink received ${sink.count - sink0} and Postfix logged ${JSON.stringify(d)} (log: ${postfix.logFile})`);
+      }
+      return result(count, t0, tAccepted, tDelivered, cpu);
+    };
+
+    const result = (count: number, t0: number, tAccepted: number, tDelivered: number, cpu: { server: number; client: number; sink: number; machine: number }): RunResult => ({
+      accepted: (count * 1000) / (tAccepted - t0),
+      delivered: (count * 1000) / (tDelivered - t0),
+      acceptMs: tAccepted - t0,
+      deliverMs: tDelivered - t0,
+      serverCpuUs: (cpu.server * 1000) / count,
+      clientCpuUs: (cpu.client * 1000) / count,
+      sinkCpuUs: (cpu.sink * 1000) / count,
+      machineCpuUs: (cpu.machine * 1000) / count,
+    });
+
+    const sides = {
+      postfix: { label: "postfix", run: runPostfix, server: "postfix", client: "smtp-source", results: [] as RunResult[] },
+      postroom: { label: "postroom", run: runPostroom, server: "postroom", client: "API client", results: [] as RunResult[] },
+    };
+    type Side = (typeof sides)["postfix"];
+
+    console.log(
+      `outbound benchmark: N=${opts.messages} messages over C=${opts.clients} clients, ${opts.warmup} warm-up, ${opts.rounds} round${opts.rounds === 1 ? "" : "s"} (postfix, postroom, ...), ` +
+        `message ${message.size} bytes, ${opts.domains} recipient domain${opts.domains === 1 ? "" : "s"}, Postroom route: ${opts.route === "smarthost" ? "smarthost (the sink)" : "MX lookup (loopback DNS) to the sink"}`,
+    );
+    const load = () => loadavg().map((x) => x.toFixed(2)).join(" ");
+    console.log(`machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}, postfix ${PrivatePostfix.version()}; sink: smtp-sink on 127.0.0.1:${sink.port}; load average ${load()}`);
+
+    const measure = async (side: Side, count: number, warm: boolean) => {
+      const sess0 = sink.sessions;
+      const r = await side.run(count);
+      // Let the queue runners go idle; Postfix closes cached connections after 2 s idle,
+      // and only then does the sink count the sessions as ended.
+      await Bun.sleep(2500);
+      const sessions = sink.sessions - sess0;
+      const tag = warm ? "warm-up " : "";
+      console.log(
+        `  ${tag}${side.label.padEnd(9)} accepted ${r.accepted.toFixed(0).padStart(5)} msg/s  delivered ${r.delivered.toFixed(0).padStart(5)} msg/s  ` +
+          `(${count} in ${(r.acceptMs / 1000).toFixed(2)} s / ${(r.deliverMs / 1000).toFixed(2)} s; CPU µs/msg: ${side.server} ${r.serverCpuUs.toFixed(0)}, ${side.client} ${r.clientCpuUs.toFixed(0)}, ` +
+          `sink ${r.sinkCpuUs.toFixed(0)}, machine ${r.machineCpuUs.toFixed(0)}; ${sessions} SMTP sessions to the sink)`,
+      );
+      if (!warm) side.results.push(r);
+    };
+
+    if (opts.warmup > 0) {
+      await measure(sides.postfix, opts.warmup, true);
+      await measure(sides.postroom, opts.warmup, true);
+    }
+    const warmupQueries = new Map(dnsQueries);
+    dnsQueries.clear();
+    for (let round = 0; round < opts.rounds; round++) {
+      await measure(sides.postfix, opts.messages, false);
+      await measure(sides.postroom, opts.messages, false);
+    }
+
+    const med = (side: Side, key: keyof RunResult) => median(side.results.map((r) => r[key]));
+    const pr = { accepted: med(sides.postroom, "accepted"), delivered: med(sides.postroom, "delivered") };
+    const pf = { accepted: med(sides.postfix, "accepted"), delivered: med(sides.postfix, "delivered") };
+    const cpuLine = (side: Side) =>
+      `${side.server} ${med(side, "serverCpuUs").toFixed(0)}, ${side.client} ${med(side, "clientCpuUs").toFixed(0)}, sink ${med(side, "sinkCpuUs").toFixed(0)}, machine ${med(side, "machineCpuUs").toFixed(0)}`;
+    console.log("");
+    console.log(`medians of ${opts.rounds} run${opts.rounds === 1 ? "" : "s"} each:`);
+    console.log(`postroom accepted:   ${pr.accepted.toFixed(0)} msg/s (202, durable)`);
+    console.log(`postroom delivered:  ${pr.delivered.toFixed(0)} msg/s`);
+    console.log(`postfix delivered:   ${pf.delivered.toFixed(0)} msg/s  (accepted ${pf.accepted.toFixed(0)} msg/s)`);
+    console.log(`ratio delivered:     ${(pr.delivered / pf.delivered).toFixed(2)}`);
+    console.log(`ratio accepted:      ${(pr.accepted / pf.accepted).toFixed(2)}  (Postroom API 202s / Postfix SMTP 250s)`);
+    console.log(`CPU µs per message, median ("machine": every process on it, other users' too):`);
+    console.log(`  postroom side: ${cpuLine(sides.postroom)}`);
+    console.log(`  postfix side:  ${cpuLine(sides.postfix)}`);
+    console.log(`load average at the end: ${load()}`);
+    const listQueries = (q: Map<string, number>) => [...q].map(([n, c]) => `${n} x${c}`).join(", ");
+    console.log(`DNS queries from Postroom: warm-up: ${listQueries(warmupQueries) || "none"}; timed runs: ${listQueries(dnsQueries) || "none"}`);
+
+    if (opts.profileDir) {
+      // The profile is written when Postroom exits.
+      await postroom.child.stop();
+      const file = join(opts.profileDir, "postroom-outbound.cpuprofile");
+      const total = opts.warmup + opts.rounds * opts.messages;
+      console.log(`\npostroom main thread (${file}; markdown report next to it):`);
+      console.log(existsSync(file) ? summarizeOutboundProfile(file, total) : "  no profile was written");
+    }
+  } finally {
+    await runCleanup();
+  }
+}
+
+try {
+  await main();
+  process.exit(0);
+} catch (err) {
+  console.error(`bench:outbound failed: ${(err as Error).message}`);
+  process.exit(1);
+}

@@ -1,0 +1,44 @@
+// Open and click tracking endpoints (public: the signed token is the credential).
+// GET /t/o/{token}.gif records an open and answers a 1x1 GIF; GET /t/c/{token} records a
+// click and redirects (302) to the original link. A forged or altered token is 404, so
+// the redirect can never be aimed anywhere else.
+import { Elysia, t } from "elysia";
+import type { NewEvent } from "../events/events.repo.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { OutboundRepo } from "../outbound/outbound.repo.ts";
+import { readClickToken, readOpenToken, type OpenTarget } from "../outbound/tracking-tokens.ts";
+import { notFound } from "./errors.ts";
+import { requestState } from "./request-state.ts";
+
+// The smallest transparent GIF.
+const PIXEL = Buffer.from("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7", "base64");
+
+export function trackingRoutes(deps: { outbound: OutboundRepo; clock: Clock; key: Buffer }) {
+  const record = async (target: OpenTarget, request: Request, kind: "open" | "click", extra: Record<string, unknown>): Promise<boolean> => {
+    const recipient = await deps.outbound.getRecipient(target.messageId, target.recipientId);
+    if (!recipient) return false;
+    const details = { ...extra, ip: requestState(request)?.remoteIp ?? null, user_agent: request.headers.get("user-agent") };
+    const event: NewEvent = { messageId: target.messageId, recipientId: target.recipientId, kind, details, createdAtMs: deps.clock.nowMs() };
+    await deps.outbound.addEvents(recipient.id, kind, [event]);
+    return true;
+  };
+  return new Elysia({ name: "tracking" })
+    .get(
+      "/t/o/:token",
+      async ({ params, request }) => {
+        const target = readOpenToken(deps.key, params.token.replace(/\.gif$/, ""));
+        if (!target || !(await record(target, request, "open", {}))) throw notFound();
+        return new Response(PIXEL, { headers: { "content-type": "image/gif", "cache-control": "no-store, no-cache, must-revalidate, private" } });
+      },
+      { params: t.Object({ token: t.String() }), detail: { hide: true } },
+    )
+    .get(
+      "/t/c/:token",
+      async ({ params, request }) => {
+        const target = readClickToken(deps.key, params.token);
+        if (!target || !(await record(target, request, "click", { url: target.url }))) throw notFound();
+        return new Response(null, { status: 302, headers: { location: target.url, "cache-control": "no-store" } });
+      },
+      { params: t.Object({ token: t.String() }), detail: { hide: true } },
+    );
+}

@@ -1,0 +1,160 @@
+// Posts message events to each outbound account's webhook (or its account's): batches of
+// up to 100 in event order, one batch in flight per outbound account (so events of a
+// message never overtake each other), retried with backoff until a 2xx or until they
+// expire. Each POST carries the Bearer token and Standard Webhooks signature headers, and
+// passes the egress guard.
+import { Webhook } from "standardwebhooks";
+import type { AccountRegistry } from "../auth/accounts.ts";
+import type { Config, WebhookConfig } from "../config/config.ts";
+import { isoTime, type Clock } from "../lib/clock.ts";
+import type { DnsResolver } from "../lib/dns.ts";
+import { guardedFetch, readBodyPrefix } from "../lib/egress-fetch.ts";
+import type { Logger } from "../lib/logger.ts";
+import type { Batch, OutboxRepo } from "./outbox.repo.ts";
+import { retryAfterMs, webhookRetryAt } from "./webhook-schedule.ts";
+
+export interface DispatcherDeps {
+  repo: OutboxRepo;
+  registry: AccountRegistry;
+  resolver: DnsResolver;
+  clock: Clock;
+  logger: Logger;
+  config(): Config;
+  userAgent: string;
+  /** Counts expired events (metrics). */
+  onExpired?(count: number): void;
+}
+
+const IDLE_POLL_MS = 1000;
+
+export function webhookBody(batch: Batch): string {
+  return JSON.stringify({
+    events: batch.events.map((e) => ({
+      id: e.id,
+      kind: e.kind,
+      recipient: e.recipient,
+      message_id: e.messageId,
+      outbound_account_id: e.outboundAccountId,
+      created_at: isoTime(e.createdAtMs),
+      details: e.details,
+    })),
+  });
+}
+
+export class WebhookDispatcher {
+  private readonly inFlight = new Set<string>();
+  private readonly running = new Set<Promise<void>>();
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private stopping = false;
+  private ticking = false;
+
+  constructor(private readonly deps: DispatcherDeps) {}
+
+  start(): void {
+    this.wake(0);
+  }
+
+  kick(): void {
+    this.wake(0);
+  }
+
+  async idle(): Promise<void> {
+    while (this.running.size > 0 || this.ticking) await Promise.all([...this.running, Bun.sleep(1)]);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearTimeout(this.timer);
+    await Promise.race([Promise.all(this.running), Bun.sleep(this.deps.config().webhooks.timeoutMs + 1000)]);
+  }
+
+  /** The webhook for an outbound account: its own, else its account's. */
+  private webhookFor(outboundAccountId: string): WebhookConfig | null {
+    const found = this.deps.registry.outbound(outboundAccountId);
+    return found ? (found.outbound.webhook ?? found.account.webhook) : null;
+  }
+
+  private wake(delayMs: number): void {
+    if (this.stopping) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), delayMs);
+    this.timer.unref?.();
+  }
+
+  private async tick(): Promise<void> {
+    if (this.ticking) return;
+    this.ticking = true;
+    let nextWake = IDLE_POLL_MS;
+    try {
+      const now = this.deps.clock.nowMs();
+      const expired = await this.deps.repo.expire(now, this.deps.config().webhooks.maxAgeMs);
+      if (expired > 0) {
+        this.deps.logger.warn("webhook events expired unacknowledged", { count: expired });
+        this.deps.onExpired?.(expired);
+      }
+      for (const { outboundAccountId, dueMs } of await this.deps.repo.pendingTargets()) {
+        if (this.inFlight.has(outboundAccountId)) continue;
+        if (dueMs > now) {
+          nextWake = Math.min(nextWake, dueMs - now);
+          continue;
+        }
+        const webhook = this.webhookFor(outboundAccountId);
+        if (!webhook) {
+          const dropped = await this.deps.repo.drop(outboundAccountId);
+          if (dropped > 0) this.deps.logger.info("events not posted: no webhook configured", { outbound_account_id: outboundAccountId, count: dropped });
+          continue;
+        }
+        const batch = await this.deps.repo.takeBatch(outboundAccountId, now, this.deps.config().webhooks.batchSize);
+        if (!batch) continue;
+        this.inFlight.add(outboundAccountId);
+        const run = this.post(webhook, batch).finally(() => {
+          this.inFlight.delete(outboundAccountId);
+          this.running.delete(run);
+          this.kick();
+        });
+        this.running.add(run);
+      }
+    } catch (err) {
+      this.deps.logger.error("webhook dispatcher tick failed", { err });
+    } finally {
+      this.ticking = false;
+    }
+    this.wake(Math.max(0, nextWake));
+  }
+
+  private async post(webhook: WebhookConfig, batch: Batch): Promise<void> {
+    const c = this.deps.config().webhooks;
+    const body = webhookBody(batch);
+    const now = this.deps.clock.nowMs();
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      "user-agent": this.deps.userAgent,
+      authorization: `Bearer ${webhook.token}`,
+      "webhook-id": batch.id,
+      "webhook-timestamp": String(Math.floor(now / 1000)),
+    };
+    if (webhook.signingSecret) headers["webhook-signature"] = new Webhook(webhook.signingSecret).sign(batch.id, new Date(now), body);
+    let status: number | null = null;
+    let retryAfter: number | null = null;
+    let problem = "";
+    try {
+      const { response } = await guardedFetch(
+        { url: webhook.url, method: "POST", headers, body, maxRedirects: 0, signal: AbortSignal.timeout(c.timeoutMs) },
+        { resolver: this.deps.resolver, policy: { allowPrivate: c.allowPrivate } },
+      );
+      status = response.status;
+      retryAfter = retryAfterMs(response.headers.get("retry-after"), now);
+      problem = status >= 200 && status < 300 ? "" : (await readBodyPrefix(response, 512)).slice(0, 200);
+    } catch (err) {
+      problem = (err as Error).name === "TimeoutError" ? `no answer within ${c.timeoutMs} ms` : (err as Error).message;
+    }
+    if (status !== null && status >= 200 && status < 300) {
+      await this.deps.repo.acknowledge(batch.id);
+      return;
+    }
+    const attempts = batch.attempts + 1;
+    const at = webhookRetryAt(attempts, this.deps.clock.nowMs(), c.retryDelaysMs, retryAfter);
+    await this.deps.repo.retryLater(batch.id, at);
+    this.deps.logger.warn("webhook post failed; will retry", { url: new URL(webhook.url).origin, status, problem, batch: batch.id, events: batch.events.length, attempt: attempts, retry_at: isoTime(at) });
+  }
+}

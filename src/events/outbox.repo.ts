@@ -1,0 +1,99 @@
+// SQL for the webhook outbox: batches of pending events per outbound account, in event
+// order, one batch at a time per account, retried as the same batch until acknowledged.
+import { newId16 } from "../lib/ids.ts";
+import type { Store } from "../store/store.ts";
+
+export interface OutboxEvent {
+  id: string;
+  kind: string;
+  recipient: string;
+  messageId: string;
+  outboundAccountId: string;
+  accountId: string;
+  createdAtMs: number;
+  details: Record<string, unknown>;
+}
+
+export interface Batch {
+  id: string;
+  attempts: number;
+  events: OutboxEvent[];
+}
+
+interface Row {
+  event_id: string;
+  kind: string;
+  email: string;
+  message_id: string;
+  outbound_account_id: string;
+  account_id: string;
+  created_at: number;
+  details_json: string;
+  attempts: number;
+  batch_id: string | null;
+}
+
+export interface OutboxRepo {
+  /** Outbound accounts with pending events, and when their next batch is due. */
+  pendingTargets(): Promise<{ outboundAccountId: string; dueMs: number }[]>;
+  /** The batch to post now for this outbound account (the one being retried, or a new one), or null. */
+  takeBatch(outboundAccountId: string, nowMs: number, maxEvents: number): Promise<Batch | null>;
+  acknowledge(batchId: string): Promise<void>;
+  retryLater(batchId: string, atMs: number): Promise<void>;
+  /** Gives up on events older than `maxAgeMs`; returns how many. */
+  expire(nowMs: number, maxAgeMs: number): Promise<number>;
+  /** Drops the pending events of an outbound account that has no webhook. */
+  drop(outboundAccountId: string): Promise<number>;
+}
+
+export function createOutboxRepo(store: Store): OutboxRepo {
+  const { db } = store;
+  const select = `SELECT o.event_id, e.kind, r.email, o.message_id, o.outbound_account_id, o.account_id, e.created_at, e.details_json, o.attempts, o.batch_id
+    FROM webhook_outbox o JOIN message_events e ON e.id = o.event_id JOIN outbound_recipients r ON r.id = e.recipient_id`;
+  const toEvent = (r: Row): OutboxEvent => ({
+    id: r.event_id,
+    kind: r.kind,
+    recipient: r.email,
+    messageId: r.message_id,
+    outboundAccountId: r.outbound_account_id,
+    accountId: r.account_id,
+    createdAtMs: r.created_at,
+    details: JSON.parse(r.details_json),
+  });
+  return {
+    async pendingTargets() {
+      const rows = db.query("SELECT outbound_account_id, MIN(next_attempt_at) AS due FROM webhook_outbox WHERE state = 'pending' GROUP BY outbound_account_id").all() as { outbound_account_id: string; due: number }[];
+      return rows.map((r) => ({ outboundAccountId: r.outbound_account_id, dueMs: r.due }));
+    },
+    async takeBatch(outboundAccountId, nowMs, maxEvents) {
+      return store.tx(() => {
+        const retrying = db.query(`${select} WHERE o.outbound_account_id = ? AND o.state = 'pending' AND o.batch_id IS NOT NULL ORDER BY o.seq`).all(outboundAccountId) as Row[];
+        if (retrying.length > 0) {
+          const due = db.query("SELECT MIN(next_attempt_at) AS due FROM webhook_outbox WHERE batch_id = ? AND state = 'pending'").get(retrying[0]!.batch_id) as { due: number };
+          if (due.due > nowMs) return null;
+          return { id: retrying[0]!.batch_id!, attempts: retrying[0]!.attempts, events: retrying.map(toEvent) };
+        }
+        const fresh = db
+          .query(`${select} WHERE o.outbound_account_id = ? AND o.state = 'pending' AND o.batch_id IS NULL AND o.next_attempt_at <= ? ORDER BY o.seq LIMIT ?`)
+          .all(outboundAccountId, nowMs, maxEvents) as Row[];
+        if (fresh.length === 0) return null;
+        const id = `msg_${newId16()}${newId16()}`;
+        const mark = db.query("UPDATE webhook_outbox SET batch_id = ? WHERE event_id = ?");
+        for (const r of fresh) mark.run(id, r.event_id);
+        return { id, attempts: 0, events: fresh.map(toEvent) };
+      });
+    },
+    async acknowledge(batchId) {
+      db.query("UPDATE webhook_outbox SET state = 'sent', attempts = attempts + 1 WHERE batch_id = ? AND state = 'pending'").run(batchId);
+    },
+    async retryLater(batchId, atMs) {
+      db.query("UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE batch_id = ? AND state = 'pending'").run(atMs, batchId);
+    },
+    async expire(nowMs, maxAgeMs) {
+      return db.query("UPDATE webhook_outbox SET state = 'expired' WHERE state = 'pending' AND created_at < ?").run(nowMs - maxAgeMs).changes;
+    },
+    async drop(outboundAccountId) {
+      return db.query("UPDATE webhook_outbox SET state = 'dropped' WHERE state = 'pending' AND outbound_account_id = ?").run(outboundAccountId).changes;
+    },
+  };
+}

@@ -1,0 +1,54 @@
+// Signed tokens for tracking URLs: an open pixel names a message and recipient, a click
+// link also the original URL. HMAC-SHA256 with a key kept in data_dir: a forged or
+// altered link verifies as nothing (404), so the redirect can never be pointed elsewhere.
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+export interface OpenTarget {
+  messageId: string;
+  recipientId: string;
+}
+
+export interface ClickTarget extends OpenTarget {
+  url: string;
+}
+
+const SIG_BYTES = 16;
+
+function sign(key: Buffer, payload: string): string {
+  return createHmac("sha256", key).update(payload).digest().subarray(0, SIG_BYTES).toString("base64url");
+}
+
+function seal(key: Buffer, value: unknown): string {
+  const payload = Buffer.from(JSON.stringify(value)).toString("base64url");
+  return `${payload}.${sign(key, payload)}`;
+}
+
+function open(key: Buffer, token: string): unknown {
+  const dot = token.lastIndexOf(".");
+  if (dot <= 0) return null;
+  const payload = token.slice(0, dot);
+  const given = Buffer.from(token.slice(dot + 1), "base64url");
+  const expected = Buffer.from(sign(key, payload), "base64url");
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  try {
+    return JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+  } catch {
+    return null;
+  }
+}
+
+export const openToken = (key: Buffer, t: OpenTarget): string => seal(key, { m: t.messageId, r: t.recipientId });
+export const clickToken = (key: Buffer, t: ClickTarget): string => seal(key, { m: t.messageId, r: t.recipientId, u: t.url });
+
+export function readOpenToken(key: Buffer, token: string): OpenTarget | null {
+  const v = open(key, token) as { m?: unknown; r?: unknown } | null;
+  return v && typeof v.m === "string" && typeof v.r === "string" ? { messageId: v.m, recipientId: v.r } : null;
+}
+
+export function readClickToken(key: Buffer, token: string): ClickTarget | null {
+  const v = open(key, token) as { m?: unknown; r?: unknown; u?: unknown } | null;
+  if (!v || typeof v.m !== "string" || typeof v.r !== "string" || typeof v.u !== "string") return null;
+  // Only what we rewrote can come back: http(s) links.
+  if (!/^https?:\/\//i.test(v.u)) return null;
+  return { messageId: v.m, recipientId: v.r, url: v.u };
+}
