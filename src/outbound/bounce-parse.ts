@@ -1,0 +1,298 @@
+// What a message to a bounce address says. The address already names the message and
+// recipient (bounce-handler.ts); this decides whether the message is a delivery failure
+// (hard or soft, with the failed address, status and diagnostic as reported), an
+// automatic reply, or anything else (a complaint, a human, spam). Pure: no I/O.
+//
+// Order: a feedback report (RFC 5965) is never a bounce; an RFC 3464 DSN is read field by
+// field (from its message/delivery-status part, or from the raw text when the MIME
+// structure is broken or the report is wrapped in another message); other reports are
+// recognised by sender, subject and wording (bounce-patterns.ts). Only a message that is
+// not a bounce can be an auto-reply: mail delivery software sets Auto-Submitted too.
+//
+// Class: "soft" for 4.x.x, for Action: delayed and delay warnings, and for a full mailbox
+// or exceeded quota even with a 5.x.x code (X.2.2, or the wording; as sisimai treats
+// "mailboxfull"): the address exists and may accept mail later, so it is not suppressed.
+// Otherwise a 5.x.x status, then a 5xx/4xx reply code, then the wording decides; a
+// report that says nothing more is a permanent failure ("hard").
+import { simpleParser, type Attachment, type ParsedMail } from "mailparser";
+import { ADDRESS, AUTO_REPLY_SUBJECT, BOUNCE_BODY, BOUNCE_BODY_STRONG, BOUNCE_SUBJECT, DAEMON_SENDER, HARD_TEXT, MAILBOX_FULL, ORIGINAL_MARKERS, RECIPIENT_LINES, SOFT_TEXT } from "./bounce-patterns.ts";
+
+export type BounceClass = "hard" | "soft";
+export type BounceReport =
+  | { kind: "bounce"; recipient: string | null; class: BounceClass; status: string | null; diagnostic: string | null; reportingMta: string | null }
+  | { kind: "auto_reply" }
+  | { kind: "not_bounce" };
+
+/** One per-recipient block of a delivery-status report (lowercased field names). */
+export type DsnRecipient = Partial<Record<"final-recipient" | "original-recipient" | "x-actual-recipient" | "action" | "status" | "diagnostic-code" | "remote-mta", string>>;
+
+const NOT_BOUNCE: BounceReport = { kind: "not_bounce" };
+const MAX_BYTES = 2 * 1024 * 1024; // a report and the start of the original are enough
+const DSN_FIELDS = new Set(["final-recipient", "original-recipient", "x-actual-recipient", "action", "status", "diagnostic-code", "remote-mta"]);
+const STATUS = /(?<![\w.])([245])\.(\d{1,3})\.(\d{1,3})(?!\.?\d)/;
+const REPLY_CODE = /(?<![\w.:-])([45])[0-5]\d(?=[ -]+(?:[a-z<#(\[]|[245]\.\d))/i;
+const SUCCESS_ACTION = /^(?:delivered|relayed|expanded|deliverable)/i;
+
+// ---- small pure helpers (exported for the unit tests) ----
+
+/** "smtp; 550 5.1.1 <a@b>... User unknown" → "5.1.1"; the first RFC 3463 code in the text. */
+export function statusOf(text: string | null | undefined): string | null {
+  const m = STATUS.exec(text ?? "");
+  return m ? `${m[1]}.${Number(m[2])}.${Number(m[3])}` : null;
+}
+
+/** "550 5.1.1 user unknown" → 5 (the class digit of the first SMTP reply code), else null. */
+export function replyClassOf(text: string | null | undefined): 4 | 5 | null {
+  const m = REPLY_CODE.exec(text ?? "");
+  return m ? (Number(m[1]) as 4 | 5) : null;
+}
+
+/** Hard or soft, from the status, the DSN action and the report's wording (rules at the top). */
+export function classOf(status: string | null, text: string | null, action: string | null = null): BounceClass {
+  const words = (text ?? "").slice(0, 4000).replace(ADDRESS, " "); // "expired@..." says nothing
+  if (/^delayed/i.test(action ?? "")) return "soft";
+  if (/^\d\.2\.2$/.test(status ?? "") || MAILBOX_FULL.test(words)) return "soft";
+  if (status?.startsWith("5")) return "hard";
+  if (status?.startsWith("4")) return "soft";
+  const reply = replyClassOf(words);
+  if (reply) return reply === 5 ? "hard" : "soft";
+  if (HARD_TEXT.test(words)) return "hard";
+  return SOFT_TEXT.test(words) ? "soft" : "hard";
+}
+
+/** The first address in a value ("rfc822; <A@B.example>" → "a@b.example"), lowercased. */
+export function addressIn(value: string | null | undefined): string | null {
+  const m = (value ?? "").match(ADDRESS);
+  return m?.[0] ? m[0].toLowerCase() : null;
+}
+
+/** Reporting-MTA and the per-recipient blocks of delivery-status fields found in a text. */
+export function parseDsnFields(text: string): { reportingMta: string | null; recipients: DsnRecipient[] } {
+  let reportingMta: string | null = null;
+  const recipients: DsnRecipient[] = [];
+  let current: DsnRecipient | null = null;
+  let last: { rec: DsnRecipient; key: keyof DsnRecipient } | null = null;
+  for (const line of text.split(/\r?\n/)) {
+    if (line.trim() === "") {
+      current = null;
+      last = null;
+      continue;
+    }
+    if (/^[ \t]/.test(line) && last) {
+      last.rec[last.key] = `${last.rec[last.key] ?? ""} ${line.trim()}`.trim();
+      continue;
+    }
+    last = null;
+    const m = /^([A-Za-z][\w-]*)[ \t]*:[ \t]*(.*)$/.exec(line);
+    if (!m) continue;
+    const key = m[1]!.toLowerCase();
+    const value = m[2]!.trim();
+    if (key === "reporting-mta") reportingMta ??= value.replace(/^[\w-]+;\s*/, "") || null;
+    if (!DSN_FIELDS.has(key)) continue;
+    const field = key as keyof DsnRecipient;
+    if (!current || current[field] !== undefined) recipients.push((current = {}));
+    current[field] = value;
+    last = { rec: current, key: field };
+  }
+  return { reportingMta, recipients };
+}
+
+/** The report part of a non-standard bounce: the text before the quoted original message. */
+export function splitOriginal(text: string): { report: string; original: string } {
+  let at = text.length;
+  for (const marker of ORIGINAL_MARKERS) {
+    const m = marker.exec(text);
+    if (m && m.index > 0 && m.index < at) at = m.index;
+  }
+  return { report: text.slice(0, at), original: text.slice(at) };
+}
+
+/** The failed recipient named in a report's text, skipping the addresses in `exclude`. */
+export function findRecipient(report: string, exclude: ReadonlySet<string> = new Set()): string | null {
+  let named: string | null = null; // a labelled address that is also the sender's: the last resort
+  for (const pattern of RECIPIENT_LINES) {
+    for (const m of report.matchAll(new RegExp(pattern.source, `${pattern.flags}g`))) {
+      const address = addressIn(m[1]);
+      if (address && !exclude.has(address)) return address;
+      named ??= address;
+    }
+  }
+  for (const line of report.split(/\r?\n/)) {
+    if (/^\s*(?:message-id|references|in-reply-to|received|from|to|cc|reply-to|return-path|sender)\s*:|^\s*(?:by|id|with|for)\s/i.test(line) || /https?:\/\//i.test(line)) continue;
+    for (const m of line.matchAll(ADDRESS)) {
+      const address = m[0].toLowerCase();
+      if (!exclude.has(address)) return address;
+    }
+  }
+  return named;
+}
+
+// ---- the message as the rules see it ----
+
+interface View {
+  mail: ParsedMail;
+  subject: string;
+  from: string;
+  headers: Map<string, string[]>;
+  body: string;
+  rawBody: string;
+  dsText: string;
+  originals: Attachment[];
+}
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const squeeze = (text: string, max = 500) => {
+  const s = text.replace(/\s+/g, " ").trim();
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+};
+
+function view(mail: ParsedMail, raw: Buffer): View {
+  const headers = new Map<string, string[]>();
+  for (const { key, line } of mail.headerLines ?? []) {
+    const value = line.slice(line.indexOf(":") + 1).replace(/\r?\n[ \t]+/g, " ").trim();
+    headers.set(key.toLowerCase(), [...(headers.get(key.toLowerCase()) ?? []), value]);
+  }
+  const atts = mail.attachments ?? [];
+  const typed = (re: RegExp) => atts.filter((a) => re.test(a.contentType ?? ""));
+  const asText = (list: Attachment[]) => list.map((a) => a.content.toString("utf8")).join("\n\n");
+  const text = raw.toString("utf8");
+  const headEnd = /\r?\n\r?\n/.exec(text);
+  return {
+    mail,
+    subject: mail.subject ?? "",
+    from: `${mail.from?.value?.[0]?.name ?? ""} <${mail.from?.value?.[0]?.address ?? headers.get("from")?.[0] ?? ""}>`,
+    headers,
+    body: [mail.text ?? "", asText(typed(/^text\/plain/i))].join("\n\n"),
+    rawBody: headEnd ? text.slice(headEnd.index) : "",
+    dsText: asText(typed(/^message\/(?:global-)?delivery-status/i)),
+    originals: typed(/^(?:message\/(?:rfc822|global)|text\/rfc822-headers?)/i),
+  };
+}
+
+const header = (v: View, name: string) => v.headers.get(name)?.join("\n") ?? "";
+const reportType = (v: View) => (v.mail.headers.get("content-type") as { params?: Record<string, string> } | undefined)?.params?.["report-type"]?.toLowerCase() ?? "";
+
+/** Addresses that cannot be the failed recipient: the report's own and the original sender's. */
+function excluded(v: View, original: string): Set<string> {
+  const out = new Set<string>();
+  for (const name of ["from", "to", "cc", "reply-to", "return-path", "sender", "errors-to"]) for (const m of header(v, name).matchAll(ADDRESS)) out.add(m[0].toLowerCase());
+  for (const m of originalHeaders(v, original).matchAll(/^(?:from|sender|reply-to|return-path)[ \t]*:(.*)$/gim)) for (const a of (m[1] ?? "").matchAll(ADDRESS)) out.add(a[0].toLowerCase());
+  return out;
+}
+
+function originalHeaders(v: View, original: string): string {
+  const source = v.originals[0]?.content.toString("utf8") ?? original;
+  const start = source.search(/^[\w-]+:/m);
+  const block = start < 0 ? "" : source.slice(start);
+  const end = /\r?\n[ \t]*\r?\n/.exec(block);
+  return (end ? block.slice(0, end.index) : block).replace(/\r?\n[ \t]+/g, " ");
+}
+
+function originalTo(v: View, original: string): string | null {
+  const m = /^(?:to|x-original-to|delivered-to)[ \t]*:(.*)$/im.exec(originalHeaders(v, original));
+  return addressIn(m?.[1]);
+}
+
+// ---- the three kinds of report ----
+
+function fromDsn(v: View): BounceReport | null {
+  const usable = (r: DsnRecipient) => (r["final-recipient"] || r["original-recipient"]) && (r.action || r.status);
+  // the delivery-status part; else fields in the decoded text (a DSN pasted into the
+  // notification) or in the raw message (broken MIME, or a DSN wrapped in another message)
+  let dsn = parseDsnFields(v.dsText);
+  for (const text of [v.body, v.rawBody]) if (!dsn.recipients.some(usable)) dsn = parseDsnFields(text);
+  const records = dsn.recipients.filter(usable);
+  if (records.length === 0) return null;
+  const failed = (r: DsnRecipient) => /^(?:failed|expired|bounced?|undeliverable)/i.test(r.action ?? "");
+  const pick = records.find(failed) ?? records.find((r) => /^delayed/i.test(r.action ?? "")) ?? records.find((r) => /^[45]/.test(statusOf(r.status) ?? ""));
+  if (!pick && records.every((r) => SUCCESS_ACTION.test(r.action ?? "") || statusOf(r.status)?.startsWith("2"))) return NOT_BOUNCE;
+  const record = pick ?? records[0]!;
+  const diagnostic = record["diagnostic-code"]?.replace(/^[\w-]+;\s*/, "") || null;
+  let status = statusOf(record.status);
+  const detailed = statusOf(diagnostic);
+  if (detailed && (!status || (status.endsWith(".0.0") && detailed[0] === status[0]))) status = detailed;
+  const { report, original } = splitOriginal(v.body);
+  const recipient = addressIn(record["final-recipient"]) ?? addressIn(record["original-recipient"]) ?? addressIn(record["x-actual-recipient"]) ?? findRecipient(report, excluded(v, original));
+  const text = diagnostic ?? detailAround(report, recipient);
+  return { kind: "bounce", recipient, class: classOf(status, text, record.action ?? null), status, diagnostic: squeeze(text) || null, reportingMta: dsn.reportingMta };
+}
+
+/** Amazon SES notifications relayed by SNS as mail (JSON in the body). */
+function fromSesNotification(v: View): BounceReport | null {
+  const field = (name: string) => new RegExp(`\\\\?"${name}\\\\?"\\s*:\\s*\\\\?"([^"\\\\]*)`).exec(v.body)?.[1] ?? null;
+  const type = v.body.trimStart().startsWith("{") ? field("notificationType") : null;
+  if (!type) return null;
+  if (type !== "Bounce") return NOT_BOUNCE;
+  const diagnostic = field("diagnosticCode")?.replace(/^[\w-]+;\s*/, "") ?? null;
+  const status = statusOf(field("status")) ?? statusOf(diagnostic);
+  const klass = field("bounceType") === "Transient" ? "soft" : classOf(status, diagnostic);
+  return { kind: "bounce", recipient: addressIn(field("emailAddress")), class: klass, status, diagnostic, reportingMta: field("reportingMTA")?.replace(/^[\w-]+;\s*/, "") ?? null };
+}
+
+function looksLikeBounce(v: View): boolean {
+  if (reportType(v) === "delivery-status" || v.dsText !== "" || header(v, "x-failed-recipients") !== "") return true;
+  const start = (v.body.trim() === "" ? v.rawBody : v.body).slice(0, 8000);
+  if (BOUNCE_BODY_STRONG.test(start)) return true;
+  // a mailing list manager refusing a post (fml: "You are not a member of this mailing list")
+  if (v.headers.has("x-mlserver") && /\bnot (?:a )?member\b/i.test(`${v.subject}\n${start}`)) return true;
+  const signals = [DAEMON_SENDER.test(v.from), BOUNCE_SUBJECT.test(v.subject), BOUNCE_BODY.test(start)];
+  return signals.filter(Boolean).length >= 2;
+}
+
+function fromText(v: View): BounceReport | null {
+  if (!looksLikeBounce(v)) return null;
+  let { report, original } = splitOriginal(v.body);
+  const exclude = excluded(v, original);
+  let recipient = addressIn(header(v, "x-failed-recipients")) ?? findRecipient(report, exclude);
+  if (!recipient) {
+    const rawParts = splitOriginal(v.rawBody);
+    recipient = findRecipient(rawParts.report, exclude);
+    if (recipient || report.trim() === "") ({ report, original } = rawParts);
+  }
+  recipient ??= originalTo(v, original);
+  const detail = detailAround(report, recipient);
+  const status = statusOf(detail) ?? statusOf(report);
+  const delay = /delay|warning|could not send (?:mail|message) for past/i.test(v.subject) || /has been delayed|warning message only|will (?:be retried|continue trying)|still being retried/i.test(report);
+  const klass = classOf(status, `${detail}\n${v.subject}`, delay ? "delayed" : null);
+  const reportingMta = /\b(?:program|system|agent(?: v[\d.]+)?) at (?:host )?([a-z0-9-]+(?:\.[a-z0-9-]+)+)/i.exec(report)?.[1]?.toLowerCase() ?? null;
+  return { kind: "bounce", recipient, class: klass, status, diagnostic: detail || null, reportingMta };
+}
+
+/** The lines of the report that follow the recipient (its reason), squeezed. */
+function detailAround(report: string, recipient: string | null): string {
+  const lines = report.split(/\r?\n/);
+  const at = recipient ? lines.findIndex((l) => l.toLowerCase().includes(recipient)) : -1;
+  if (at < 0) return squeeze(report);
+  let end = at + 1;
+  // up to 12 lines, stopping where the next recipient's line starts
+  while (end < Math.min(lines.length, at + 12) && !new RegExp(`^[\\s"<*]*(?!${escape(recipient!)})${ADDRESS.source}`, "i").test(lines[end]!)) end++;
+  return squeeze(lines.slice(at, end).join("\n"));
+}
+
+function isAutoReply(v: View): boolean {
+  if (/^auto-replied/i.test(header(v, "auto-submitted"))) return true;
+  if (["x-autoreply", "x-autorespond", "x-autoresponder", "x-auto-reply"].some((h) => v.headers.has(h))) return true;
+  if (/^auto[_-]?reply/i.test(header(v, "precedence")) || /^auto[_-]?reply/i.test(header(v, "x-precedence"))) return true;
+  return AUTO_REPLY_SUBJECT.test(v.subject.trim());
+}
+
+/** A List-Unsubscribe request (Apple Mail sends it with Auto-Submitted: auto-replied). */
+const isUnsubscribe = (v: View) => v.headers.has("x-apple-unsubscribe") || /^unsubscribe$/i.test(v.subject.trim());
+
+const isComplaint = (v: View) => reportType(v) === "feedback-report" || (v.mail.attachments ?? []).some((a) => /^message\/feedback-report/i.test(a.contentType ?? ""));
+
+export async function parseBounce(raw: Buffer): Promise<BounceReport> {
+  const input = raw.length > MAX_BYTES ? raw.subarray(0, MAX_BYTES) : raw;
+  let mail: ParsedMail;
+  try {
+    mail = await (simpleParser as (input: Buffer, options: object) => Promise<ParsedMail>)(input, { keepDeliveryStatus: true, skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true, maxChildNodes: 256 });
+  } catch {
+    return NOT_BOUNCE;
+  }
+  const v = view(mail, input);
+  if (isComplaint(v)) return NOT_BOUNCE;
+  const report = fromDsn(v) ?? fromSesNotification(v) ?? fromText(v);
+  if (report) return report;
+  if (isUnsubscribe(v)) return NOT_BOUNCE;
+  return isAutoReply(v) ? { kind: "auto_reply" } : NOT_BOUNCE;
+}

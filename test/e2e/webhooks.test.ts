@@ -1,0 +1,162 @@
+// Message events reach the account's webhook (E10): signed, in order per message,
+// retried until acknowledged, across a restart; tracking adds open and click events;
+// a hard bounce suppresses the address for later sends.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { ManualClock } from "../../src/lib/clock.ts";
+import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
+import { TestDnsServer } from "../helpers/dns-server.ts";
+import { ACCOUNT_A, type AccountToml } from "../helpers/fixtures.ts";
+import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
+import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { tempDir } from "../helpers/tmp.ts";
+import { WebhookReceiver } from "../helpers/webhook-receiver.ts";
+
+const SECRET = "whsec_" + Buffer.from("postroom webhook test secret 123").toString("base64");
+const SEND = `/api/v0.1/${ACCOUNT_A.outboundId}/messages`;
+const clock = new ManualClock(Date.now());
+const dir = tempDir();
+
+let t: TestApp;
+let dns: TestDnsServer;
+let sink: SmtpSink;
+let hook: WebhookReceiver;
+
+const account = (): AccountToml => ({
+  ...ACCOUNT_A,
+  extra: `webhook = { url = "${hook.url}", token = "hook-token", signing_secret = "${SECRET}" }\ntracking = { opens = true, clicks = true }`,
+});
+const start = () =>
+  startTestApp({
+    dataDir: dir.path,
+    clock,
+    dnsServer: dns.address,
+    accounts: [account()],
+    outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true`,
+    // The receiver is on loopback.
+    extra: "[webhooks]\nallow_private = true",
+  });
+
+beforeAll(async () => {
+  sink = await SmtpSink.start();
+  dns = await TestDnsServer.start();
+  dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
+  dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
+  hook = WebhookReceiver.start(SECRET);
+  t = await start();
+  await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");
+});
+afterAll(async () => {
+  await t.stop();
+  await sink.stop();
+  await dns.stop();
+  await hook.stop();
+  dir.remove();
+});
+
+const eventsOf = (messageId: string) => hook.acknowledged().filter((e) => e.message_id === messageId);
+
+describe("events to the webhook", () => {
+  let id: string;
+
+  test("250 for one recipient, 550 for the other: registration, dispatch, delivery / bounce, in order, signed", async () => {
+    sink.script = (rcpt) => (rcpt === "bad@example.org" ? { code: 550, text: "no such user", at: "rcpt" } : "accept");
+    const res = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "ann@sender.test", to: ["good@example.org", "bad@example.org"], subject: "hello", html: '<p>Hi <a href="https://example.com/welcome?a=1&amp;b=2">there</a></p>', plain: "Hi" } });
+    expect(res.status).toBe(202);
+    id = res.body.id;
+    await eventually(() => eventsOf(id).length >= 6, 10_000, "six events");
+    const good = eventsOf(id).filter((e) => e.recipient === "good@example.org").map((e) => e.kind);
+    const bad = eventsOf(id).filter((e) => e.recipient === "bad@example.org").map((e) => e.kind);
+    expect(good).toEqual(["registration", "dispatch", "delivery"]);
+    expect(bad).toEqual(["registration", "dispatch", "bounce"]);
+    const bounce = eventsOf(id).find((e) => e.kind === "bounce");
+    expect(bounce).toEqual({
+      id: expect.stringMatching(/^[0-9a-f]{16}$/),
+      kind: "bounce",
+      recipient: "bad@example.org",
+      message_id: id,
+      outbound_account_id: ACCOUNT_A.outboundId,
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      details: { mx: "mx.sink.test", smtp_code: 550, smtp_response: "550 no such user", attempt: 1 },
+    });
+    for (const post of hook.posts) {
+      expect(post.verified).toBe(true);
+      expect(post.headers.authorization).toBe("Bearer hook-token");
+      expect(post.headers["webhook-id"]).toStartWith("msg_");
+      expect(post.body.events.length).toBeGreaterThanOrEqual(1);
+      expect(post.body.events.length).toBeLessThanOrEqual(100);
+    }
+  });
+
+  test("opening the pixel and following a link (with fetch, as a mail client would) give open and click events", async () => {
+    const raw = sink.to("good@example.org")[0]!.raw.replace(/=\r\n/g, "").replace(/=3D/g, "=");
+    const pixel = /<img src="(http:\/\/127\.0\.0\.1:8080\/t\/o\/[^"]+)"/.exec(raw)![1]!;
+    const link = /<a href="(http:\/\/127\.0\.0\.1:8080\/t\/c\/[^"]+)"/.exec(raw)![1]!;
+    const open = await t.call("GET", new URL(pixel).pathname, { headers: { "user-agent": "MailClient/1.0" } });
+    expect(open.status).toBe(200);
+    expect(open.headers.get("content-type")).toBe("image/gif");
+    const click = await t.call("GET", new URL(link).pathname, { headers: { "user-agent": "MailClient/1.0" } });
+    expect(click.status).toBe(302);
+    expect(click.headers.get("location")).toBe("https://example.com/welcome?a=1&b=2");
+    // Altered tokens are 404, never a redirect somewhere else.
+    const path = new URL(link).pathname;
+    expect((await t.call("GET", path.slice(0, -3) + (path.endsWith("A") ? "B" : "A") + path.slice(-2))).status).toBe(404);
+    expect((await t.call("GET", "/t/c/eyJtIjoieCIsInIiOiJ5IiwidSI6Imh0dHBzOi8vZXZpbC5leGFtcGxlIn0.AAAAAAAAAAAAAAAAAAAAAA")).status).toBe(404);
+
+    await eventually(() => eventsOf(id).some((e) => e.kind === "click"), 10_000, "click event");
+    const open1 = eventsOf(id).find((e) => e.kind === "open");
+    const click1 = eventsOf(id).find((e) => e.kind === "click");
+    expect(open1).toMatchObject({ recipient: "good@example.org", details: { user_agent: "MailClient/1.0" } });
+    expect(click1).toMatchObject({ recipient: "good@example.org", details: { url: "https://example.com/welcome?a=1&b=2", user_agent: "MailClient/1.0" } });
+    const m = (await t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/outbound_messages/${id}`, { auth: bearer(ACCOUNT_A.token) })).body;
+    const good = m.recipients.find((r: any) => r.email === "good@example.org");
+    expect(good.events.map((e: any) => e.kind)).toEqual(["registration", "dispatch", "delivery", "open", "click"]);
+    expect(good.status).toBe("click");
+  });
+
+  test("a second send to the bounced address is suppressed and never reaches the sink", async () => {
+    const before = sink.to("bad@example.org").length;
+    const res = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "ann@sender.test", to: "bad@example.org", subject: "again", plain: "x" } });
+    expect(res.status).toBe(202);
+    await eventually(() => eventsOf(res.body.id).length === 2, 10_000, "registration and suppressed");
+    expect(eventsOf(res.body.id).map((e) => e.kind)).toEqual(["registration", "suppressed"]);
+    await Bun.sleep(200);
+    expect(sink.to("bad@example.org").length).toBe(before);
+    const list = (await t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/suppressions?query=bad@`, { auth: bearer(ACCOUNT_A.token) })).body;
+    expect(list).toEqual([
+      { id: expect.any(String), outbound_account_id: ACCOUNT_A.outboundId, email: "bad@example.org", reason: "bounce", details: expect.objectContaining({ smtp_code: 550 }), created_at: expect.any(String) },
+    ]);
+    // Taken off the list, the address gets mail again.
+    expect((await t.json("DELETE", `/api/v0.1/${ACCOUNT_A.id}/suppressions/${list[0].id}`, { auth: bearer(ACCOUNT_A.token) })).status).toBe(202);
+  });
+});
+
+describe("retries", () => {
+  test("500 three times then 200: the events arrive once acknowledged, in order, across a restart", async () => {
+    hook.script.push(500, 500, 500);
+    const postsBefore = hook.posts.length;
+    const res = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "ann@sender.test", to: "retry@example.org", subject: "retry", plain: "x" } });
+    const id = res.body.id;
+    await eventually(() => hook.posts.length >= postsBefore + 1, 10_000, "first failed POST");
+    // Delivery finishes meanwhile; the failed batch holds back everything after it.
+    await eventually(() => sink.to("retry@example.org").length === 1, 10_000, "delivery");
+    clock.advance(11_000);
+    t.app.webhooks.kick();
+    await eventually(() => hook.posts.length >= postsBefore + 2, 10_000, "second failed POST");
+
+    // Restart between two retries: nothing is lost.
+    await t.app.stop();
+    t = await start();
+    clock.advance(70_000);
+    t.app.webhooks.kick();
+    await eventually(() => hook.posts.length >= postsBefore + 3, 10_000, "third failed POST");
+    clock.advance(330_000);
+    t.app.webhooks.kick();
+    await eventually(() => eventsOf(id).length === 3, 10_000, "acknowledged events");
+    expect(eventsOf(id).map((e) => e.kind)).toEqual(["registration", "dispatch", "delivery"]);
+    // The failed POSTs carried the same batch each time (same webhook-id), acknowledged once.
+    const mine = hook.posts.slice(postsBefore).filter((p) => p.body.events.some((e: any) => e.message_id === id));
+    expect(mine.map((p) => p.status)).toEqual([500, 500, 500, 200, ...mine.slice(4).map(() => 200)]);
+    expect(new Set(mine.slice(0, 4).map((p) => p.headers["webhook-id"])).size).toBe(1);
+    expect(hook.acknowledged().filter((e) => e.message_id === id).length).toBe(3);
+  });
+});

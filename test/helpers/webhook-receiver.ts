@@ -1,0 +1,57 @@
+// A real webhook receiver (Bun.serve) that verifies every POST with the
+// standardwebhooks library and records what it accepted; its answers are scripted.
+import { Webhook } from "standardwebhooks";
+
+export interface ReceivedPost {
+  headers: Record<string, string>;
+  body: { events: any[] };
+  verified: boolean;
+  status: number;
+}
+
+export class WebhookReceiver {
+  readonly posts: ReceivedPost[] = [];
+  /** Answers to give, in order; then 200. */
+  readonly script: number[] = [];
+
+  private constructor(
+    private server: ReturnType<typeof Bun.serve>,
+    readonly secret: string,
+  ) {}
+
+  static start(secret: string): WebhookReceiver {
+    let self: WebhookReceiver;
+    const server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(req) {
+        const raw = await req.text();
+        const headers = Object.fromEntries(req.headers);
+        let verified = true;
+        try {
+          new Webhook(secret).verify(raw, headers);
+        } catch {
+          verified = false;
+        }
+        const status = self.script.shift() ?? 200;
+        self.posts.push({ headers, body: JSON.parse(raw), verified, status });
+        return new Response(status === 200 ? "ok" : "try later", { status });
+      },
+    });
+    self = new WebhookReceiver(server, secret);
+    return self;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.server.port}/hook`;
+  }
+
+  /** Events of the POSTs that were acknowledged (2xx), in the order they arrived. */
+  acknowledged(): any[] {
+    return this.posts.filter((p) => p.status >= 200 && p.status < 300).flatMap((p) => p.body.events);
+  }
+
+  async stop(): Promise<void> {
+    await this.server.stop(true);
+  }
+}
