@@ -25,8 +25,8 @@ import { createResolver, type DnsResolver } from "./lib/dns.ts";
 import { createLogger, type Logger } from "./lib/logger.ts";
 import { RateLimiter } from "./lib/rate-limit.ts";
 import { loadOrCreateKey } from "./lib/secret-key.ts";
-import { reply } from "./lib/smtp-reply.ts";
 import { MessageBlobs } from "./outbound/blobs.ts";
+import { bounceHandler } from "./outbound/bounce-handler.ts";
 import { copyPreparer } from "./outbound/prepare.ts";
 import { createSuppressionRepo } from "./outbound/suppressions.repo.ts";
 import { createOutboundRepo } from "./outbound/outbound.repo.ts";
@@ -46,16 +46,10 @@ export interface AppOptions {
   clock?: Clock;
   logger?: Logger;
   resolver?: DnsResolver;
-  /** Mail to our bounce addresses; until the outbound side knows its messages, all are refused. */
+  /** Mail to our bounce addresses; by default the outbound side's handler (tests may replace it). */
   bounces?: BounceHandler;
 }
 
-
-/** Refuses every bounce address: no message was sent from this appliance that could bounce. */
-export const noBounces: BounceHandler = {
-  checkRecipient: async () => reply(550, "5.1.1", "unknown bounce address"),
-  receive: async () => reply(550, "5.1.1", "unknown bounce address"),
-};
 
 function tlsFiles(config: Config): { key: string; cert: string } | null {
   if (config.tls.mode !== "files") return null;
@@ -102,10 +96,10 @@ export class App {
     const customDomains = createCustomDomainRepo(store);
     const statuses = (this.statuses = createStatusRepo(store));
     const localAttachments = new LocalAttachmentStore(config.dataDir, loadOrCreateKey(config.dataDir, "url-signing"), () => this.current.http.publicUrl);
-    const bounces = opts.bounces ?? noBounces;
     const auth = new AuthChecker(resolver);
     const extractor = (this.extractor = new ExtractPool(config.inbound.parseWorkers, logger.child({ component: "extract" })));
     const outbound = createOutboundRepo(store, () => this.webhooks?.kick());
+    const bounces = opts.bounces ?? bounceHandler({ repo: outbound, clock, logger: logger.child({ component: "bounces" }) });
     const blobs = new MessageBlobs(config.dataDir);
     const suppressions = createSuppressionRepo(store);
     const sendingDomains = createSendingDomainRepo(store);

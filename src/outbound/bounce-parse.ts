@@ -9,11 +9,16 @@
 // recognised by sender, subject and wording (bounce-patterns.ts). Only a message that is
 // not a bounce can be an auto-reply: mail delivery software sets Auto-Submitted too.
 //
+// Recipient: Final-Recipient (the mailbox that failed), else Original-Recipient; in other
+// reports the address the report names (X-Failed-Recipients first), else the quoted
+// original's To. Lowercased.
+//
 // Class: "soft" for 4.x.x, for Action: delayed and delay warnings, and for a full mailbox
 // or exceeded quota even with a 5.x.x code (X.2.2, or the wording; as sisimai treats
 // "mailboxfull"): the address exists and may accept mail later, so it is not suppressed.
 // Otherwise a 5.x.x status, then a 5xx/4xx reply code, then the wording decides; a
 // report that says nothing more is a permanent failure ("hard").
+import libmime from "libmime";
 import { simpleParser, type Attachment, type ParsedMail } from "mailparser";
 import { ADDRESS, AUTO_REPLY_SUBJECT, BOUNCE_BODY, BOUNCE_BODY_STRONG, BOUNCE_SUBJECT, DAEMON_SENDER, HARD_TEXT, MAILBOX_FULL, ORIGINAL_MARKERS, RECIPIENT_LINES, SOFT_TEXT } from "./bounce-patterns.ts";
 
@@ -30,7 +35,8 @@ const NOT_BOUNCE: BounceReport = { kind: "not_bounce" };
 const MAX_BYTES = 2 * 1024 * 1024; // a report and the start of the original are enough
 const DSN_FIELDS = new Set(["final-recipient", "original-recipient", "x-actual-recipient", "action", "status", "diagnostic-code", "remote-mta"]);
 const STATUS = /(?<![\w.])([245])\.(\d{1,3})\.(\d{1,3})(?!\.?\d)/;
-const REPLY_CODE = /(?<![\w.:-])([45])[0-5]\d(?=[ -]+(?:[a-z<#(\[]|[245]\.\d))/i;
+// a reply code where reports put one: at a line start, after "said", ":", ";", "(", "[", "]" or "<<<"
+const REPLY_CODE = /(?:^|(?<=[:;(\[\]<>]\s{0,3})|(?<=said\s))([45])[0-5]\d(?=[ -]+(?:[a-z<#(\[]|[245]\.\d))/im;
 const SUCCESS_ACTION = /^(?:delivered|relayed|expanded|deliverable)/i;
 
 // ---- small pure helpers (exported for the unit tests) ----
@@ -49,7 +55,7 @@ export function replyClassOf(text: string | null | undefined): 4 | 5 | null {
 
 /** Hard or soft, from the status, the DSN action and the report's wording (rules at the top). */
 export function classOf(status: string | null, text: string | null, action: string | null = null): BounceClass {
-  const words = (text ?? "").slice(0, 4000).replace(ADDRESS, " "); // "expired@..." says nothing
+  const words = clip(text ?? "", 2000).replace(ADDRESS, " "); // "expired@..." says nothing
   if (/^delayed/i.test(action ?? "")) return "soft";
   if (/^\d\.2\.2$/.test(status ?? "") || MAILBOX_FULL.test(words)) return "soft";
   if (status?.startsWith("5")) return "hard";
@@ -62,7 +68,7 @@ export function classOf(status: string | null, text: string | null, action: stri
 
 /** The first address in a value ("rfc822; <A@B.example>" → "a@b.example"), lowercased. */
 export function addressIn(value: string | null | undefined): string | null {
-  const m = (value ?? "").match(ADDRESS);
+  const m = clip(value ?? "", 2000).match(ADDRESS);
   return m?.[0] ? m[0].toLowerCase() : null;
 }
 
@@ -87,7 +93,7 @@ export function parseDsnFields(text: string): { reportingMta: string | null; rec
     if (!m) continue;
     const key = m[1]!.toLowerCase();
     const value = m[2]!.trim();
-    if (key === "reporting-mta") reportingMta ??= value.replace(/^[\w-]+;\s*/, "") || null;
+    if (key === "reporting-mta") reportingMta ??= value.replace(/^[\w-]+;\s*/, "").replace(/\s*\(.*$/, "") || null;
     if (!DSN_FIELDS.has(key)) continue;
     const field = key as keyof DsnRecipient;
     if (!current || current[field] !== undefined) recipients.push((current = {}));
@@ -108,7 +114,8 @@ export function splitOriginal(text: string): { report: string; original: string 
 }
 
 /** The failed recipient named in a report's text, skipping the addresses in `exclude`. */
-export function findRecipient(report: string, exclude: ReadonlySet<string> = new Set()): string | null {
+export function findRecipient(text: string, exclude: ReadonlySet<string> = new Set()): string | null {
+  const report = clip(text, 32 * 1024);
   let named: string | null = null; // a labelled address that is also the sender's: the last resort
   for (const pattern of RECIPIENT_LINES) {
     for (const m of report.matchAll(new RegExp(pattern.source, `${pattern.flags}g`))) {
@@ -130,47 +137,53 @@ export function findRecipient(report: string, exclude: ReadonlySet<string> = new
 // ---- the message as the rules see it ----
 
 interface View {
-  mail: ParsedMail;
   subject: string;
   from: string;
   headers: Map<string, string[]>;
+  text: string;
   body: string;
   rawBody: string;
   dsText: string;
   originals: Attachment[];
+  attachmentTypes: string[];
 }
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+/** Text the address patterns can scan in linear time: lines cut at 500 characters, a total cap. */
+const clip = (text: string, max: number) => text.slice(0, max).replace(/[^\n]{500,}/g, (line) => line.slice(0, 500));
 const squeeze = (text: string, max = 500) => {
   const s = text.replace(/\s+/g, " ").trim();
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 };
 
-function view(mail: ParsedMail, raw: Buffer): View {
-  const headers = new Map<string, string[]>();
-  for (const { key, line } of mail.headerLines ?? []) {
-    const value = line.slice(line.indexOf(":") + 1).replace(/\r?\n[ \t]+/g, " ").trim();
-    headers.set(key.toLowerCase(), [...(headers.get(key.toLowerCase()) ?? []), value]);
-  }
-  const atts = mail.attachments ?? [];
-  const typed = (re: RegExp) => atts.filter((a) => re.test(a.contentType ?? ""));
-  const asText = (list: Attachment[]) => list.map((a) => a.content.toString("utf8")).join("\n\n");
+/** What the rules look at; `mail` is null when mailparser gave up (the raw text still counts). */
+function view(mail: ParsedMail | null, raw: Buffer): View {
   const text = raw.toString("utf8");
   const headEnd = /\r?\n\r?\n/.exec(text);
+  const rawHeaderLines = () => (headEnd ? text.slice(0, headEnd.index) : text).split(/\r?\n(?![ \t])/).map((line) => ({ key: line.slice(0, Math.max(0, line.indexOf(":"))).trim(), line }));
+  const headers = new Map<string, string[]>();
+  for (const { key, line } of mail?.headerLines ?? rawHeaderLines()) {
+    const value = line.slice(line.indexOf(":") + 1, 4000).replace(/\r?\n[ \t]+/g, " ").trim();
+    headers.set(key.toLowerCase(), [...(headers.get(key.toLowerCase()) ?? []), value]);
+  }
+  const atts = mail?.attachments ?? [];
+  const typed = (re: RegExp) => atts.filter((a) => re.test(a.contentType ?? ""));
+  const asText = (list: Attachment[]) => list.map((a) => a.content.toString("utf8")).join("\n\n");
   return {
-    mail,
-    subject: mail.subject ?? "",
-    from: `${mail.from?.value?.[0]?.name ?? ""} <${mail.from?.value?.[0]?.address ?? headers.get("from")?.[0] ?? ""}>`,
+    subject: (mail ? (mail.subject ?? "") : libmime.decodeWords(headers.get("subject")?.[0] ?? "")).slice(0, 1000),
+    from: `${mail?.from?.value?.[0]?.name ?? ""} <${mail?.from?.value?.[0]?.address ?? headers.get("from")?.[0] ?? ""}>`,
     headers,
-    body: [mail.text ?? "", asText(typed(/^text\/plain/i))].join("\n\n"),
-    rawBody: headEnd ? text.slice(headEnd.index) : "",
-    dsText: asText(typed(/^message\/(?:global-)?delivery-status/i)),
+    text: mail?.text ?? "",
+    body: clip([mail?.text ?? "", asText(typed(/^text\/plain/i))].join("\n\n"), 256 * 1024),
+    rawBody: headEnd ? clip(text.slice(headEnd.index), MAX_BYTES) : "",
+    dsText: clip(asText(typed(/^message\/(?:global-)?delivery-status/i)), 256 * 1024),
     originals: typed(/^(?:message\/(?:rfc822|global)|text\/rfc822-headers?)/i),
+    attachmentTypes: atts.map((a) => (a.contentType ?? "").toLowerCase()),
   };
 }
 
 const header = (v: View, name: string) => v.headers.get(name)?.join("\n") ?? "";
-const reportType = (v: View) => (v.mail.headers.get("content-type") as { params?: Record<string, string> } | undefined)?.params?.["report-type"]?.toLowerCase() ?? "";
+const reportType = (v: View) => /report-type\s*=\s*"?([\w-]+)/i.exec(header(v, "content-type"))?.[1]?.toLowerCase() ?? "";
 
 /** Addresses that cannot be the failed recipient: the report's own and the original sender's. */
 function excluded(v: View, original: string): Set<string> {
@@ -219,8 +232,8 @@ function fromDsn(v: View): BounceReport | null {
 
 /** Amazon SES notifications relayed by SNS as mail (JSON in the body). */
 function fromSesNotification(v: View): BounceReport | null {
-  const field = (name: string) => new RegExp(`\\\\?"${name}\\\\?"\\s*:\\s*\\\\?"([^"\\\\]*)`).exec(v.body)?.[1] ?? null;
-  const type = v.body.trimStart().startsWith("{") ? field("notificationType") : null;
+  const field = (name: string) => new RegExp(`\\\\?"${name}\\\\?"\\s*:\\s*\\\\?"([^"\\\\]*)`).exec(v.text)?.[1] ?? null;
+  const type = v.text.trimStart().startsWith("{") ? field("notificationType") : null;
   if (!type) return null;
   if (type !== "Bounce") return NOT_BOUNCE;
   const diagnostic = field("diagnosticCode")?.replace(/^[\w-]+;\s*/, "") ?? null;
@@ -239,8 +252,7 @@ function looksLikeBounce(v: View): boolean {
   return signals.filter(Boolean).length >= 2;
 }
 
-function fromText(v: View): BounceReport | null {
-  if (!looksLikeBounce(v)) return null;
+function fromText(v: View): BounceReport {
   let { report, original } = splitOriginal(v.body);
   const exclude = excluded(v, original);
   let recipient = addressIn(header(v, "x-failed-recipients")) ?? findRecipient(report, exclude);
@@ -279,19 +291,16 @@ function isAutoReply(v: View): boolean {
 /** A List-Unsubscribe request (Apple Mail sends it with Auto-Submitted: auto-replied). */
 const isUnsubscribe = (v: View) => v.headers.has("x-apple-unsubscribe") || /^unsubscribe$/i.test(v.subject.trim());
 
-const isComplaint = (v: View) => reportType(v) === "feedback-report" || (v.mail.attachments ?? []).some((a) => /^message\/feedback-report/i.test(a.contentType ?? ""));
+const isComplaint = (v: View) => reportType(v) === "feedback-report" || v.attachmentTypes.some((t) => t.startsWith("message/feedback-report"));
 
 export async function parseBounce(raw: Buffer): Promise<BounceReport> {
   const input = raw.length > MAX_BYTES ? raw.subarray(0, MAX_BYTES) : raw;
-  let mail: ParsedMail;
-  try {
-    mail = await (simpleParser as (input: Buffer, options: object) => Promise<ParsedMail>)(input, { keepDeliveryStatus: true, skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true, maxChildNodes: 256 });
-  } catch {
-    return NOT_BOUNCE;
-  }
+  const parse = simpleParser as (input: Buffer, options: object) => Promise<ParsedMail>;
+  const mail = await parse(input, { keepDeliveryStatus: true, skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true }).catch(() => null);
   const v = view(mail, input);
-  if (isComplaint(v)) return NOT_BOUNCE;
-  const report = fromDsn(v) ?? fromSesNotification(v) ?? fromText(v);
+  // a complaint (RFC 5965) or a read receipt (RFC 8098) is neither a bounce nor an auto-reply
+  if (isComplaint(v) || reportType(v) === "disposition-notification") return NOT_BOUNCE;
+  const report = fromSesNotification(v) ?? (looksLikeBounce(v) ? (fromDsn(v) ?? fromText(v)) : null);
   if (report) return report;
   if (isUnsubscribe(v)) return NOT_BOUNCE;
   return isAutoReply(v) ? { kind: "auto_reply" } : NOT_BOUNCE;
