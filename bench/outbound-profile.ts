@@ -32,8 +32,10 @@ const sqlite = inUrl("bun:sqlite", "outbound/outbound.repo", "events/events.repo
 
 const RULES: [stage: string, test: (s: Stack) => boolean][] = [
   ["start-up: sending domain created and verified (once)", (s) => any(s, inUrl("api/sending-domains", "domains/verification", "domains/checker"))],
-  ["API: DKIM signing (key decrypt + parse, RSA + Ed25519, mailauth)", (s) => any(s, inUrl("mailauth", "domains/keys")) || (any(s, inUrl("domains/service")) && any(s, fn("sign", "createPrivateKey")))],
-  ["API: sending-domain lookups (SQLite, twice per message)", (s) => any(s, inUrl("domains/"))],
+  ["DKIM signing (key decrypt + parse, RSA + Ed25519 sign, mailauth canonicalization)", (s) => any(s, inUrl("mailauth", "domains/keys")) || (any(s, inUrl("domains/service")) && any(s, fn("sign", "createPrivateKey")))],
+  ["sending-domain lookups (SQLite; on accept and again to sign)", (s) => any(s, inUrl("domains/"))],
+  ["webhook outbox (dispatcher reading and dropping rows)", (s) => any(s, inUrl("events/dispatcher", "events/outbox", "events/webhook-schedule"))],
+  ["API: suppression check (SQLite)", (s) => any(s, inUrl("suppressions"))],
   ["API: queue insert commit (SQLite, synchronous=FULL)", (s) => any(s, sqlite) && any(s, inUrl("outbound/enqueue"))],
   ["API: raw message file (mkdir, open, write, fsync file + dir, rename)", (s) => any(s, inUrl("lib/durable-file")) || (any(s, inUrl("outbound/blobs")) && any(s, inUrl("outbound/enqueue")))],
   ["delivery: claim (SQLite)", (s) => any(s, sqlite) && any(s, fn("claimDue", "claimAndStart", "release", "nextDueMs", "tick"))],
@@ -43,6 +45,7 @@ const RULES: [stage: string, test: (s: Stack) => boolean][] = [
   ["logging", (s) => any(s, inUrl("lib/logger"))],
   ["delivery: SMTP client (nodemailer smtp-connection, sockets)", (s) => any(s, inUrl("smtp-connection", "outbound/smtp-client", "node:net", "node:tls", "data-stream"))],
   ["delivery: hop planning (smarthost/MX, egress guard, DNS)", (s) => any(s, inUrl("outbound/route", "outbound/mx", "lib/egress", "lib/dns", "dns2", "ipaddr"))],
+  ["delivery: per-recipient copy (tracking, List-Unsubscribe)", (s) => any(s, inUrl("outbound/prepare", "outbound/personalize", "tracking-tokens"))],
   ["delivery: worker glue (grouping, events, schedule)", (s) => any(s, inUrl("outbound/worker", "outbound/schedule"))],
   ["API: compose (nodemailer mail-composer, libmime, QP)", (s) => any(s, inUrl("mail-composer", "mime-node", "mime-funcs", "libmime", "/qp/", "/base64/", "mime-types", "outbound/compose", "html-to-text", "marked"))],
   ["API: input checks (draft, addresses)", (s) => any(s, inUrl("outbound/message-input", "outbound/addresses", "outbound/send", "outbound/enqueue", "lib/ids"))],

@@ -48,7 +48,7 @@
 //   an id, smtp-source must exit 0 (it aborts on any refusal), the sink must receive
 //   exactly N, and the sides' own logs must show N deliveries and no other outcome.
 //   Anything else aborts with exit code 1.
-import { mkdtempSync, mkdirSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -457,6 +457,14 @@ async function main() {
     console.log(`  postroom side: ${cpuLine(sides.postroom)}`);
     console.log(`  postfix side:  ${cpuLine(sides.postfix)}`);
     console.log(`load average at the end: ${load()}`);
+    // What each side relayed: Postroom's queued file (the message it composed from the API
+    // body; DKIM signatures are added to it on the way out) and the size Postfix's queue
+    // manager logged (the client's message plus Postfix's Received header).
+    const messagesDir = join(workDir, "data", "messages");
+    const shard = existsSync(messagesDir) ? readdirSync(messagesDir).find((d) => !d.startsWith(".")) : undefined;
+    const blob = shard ? readdirSync(join(messagesDir, shard)).find((f) => f.endsWith(".eml")) : undefined;
+    const postroomSize = shard && blob ? statSync(join(messagesDir, shard, blob)).size : null;
+    console.log(`message as relayed: postroom ${postroomSize ?? "?"} bytes (its queued file, composed from the API body), postfix ${postfix.lastQueuedSize() ?? "?"} bytes (smtp-source's ${message.size}-byte message as queued)`);
     const listQueries = (q: Map<string, number>) => [...q].map(([n, c]) => `${n} x${c}`).join(", ");
     console.log(`DNS queries from Postroom: warm-up: ${listQueries(warmupQueries) || "none"}; timed runs: ${listQueries(dnsQueries) || "none"}`);
 

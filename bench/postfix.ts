@@ -161,6 +161,13 @@ maillog_file = ${join(log, "maillog")}
     return instance;
   }
 
+  /** The size Postfix gave the last message it queued (qmgr's size=, in bytes), or null. */
+  lastQueuedSize(): number | null {
+    const text = existsSync(this.logFile) ? readFileSync(this.logFile, "latin1") : "";
+    const all = [...text.matchAll(/ size=(\d+), nrcpt=/g)];
+    return all.length ? Number(all[all.length - 1]![1]) : null;
+  }
+
   /** Lines of its log so far, by outcome. */
   logCounts(): PostfixLogCounts {
     const text = existsSync(this.logFile) ? readFileSync(this.logFile, "latin1") : "";
