@@ -1,8 +1,6 @@
 // The appliance as one object: built from a validated Config, started, reloaded and
 // stopped as a whole, so a test can run a complete Postroom on ephemeral ports in a
 // temp dir. Nothing here reads global state: config, clock, resolver and logger come in.
-import { readFileSync } from "node:fs";
-import type { SMTPServer } from "smtp-server";
 import type { HealthReport } from "./api/deps.ts";
 import { buildElysiaApp } from "./api/elysia-app.ts";
 import { bodyLimitFor, createApiHandler, type ApiHandler } from "./api/front.ts";
@@ -16,7 +14,6 @@ import type { BounceHandler } from "./inbound/bounce-hook.ts";
 import { createCustomDomainRepo } from "./inbound/custom-domains.repo.ts";
 import type { DeliverDeps } from "./inbound/deliver-message.ts";
 import { createInboundServer } from "./inbound/smtp-listener.ts";
-import { closeSmtp, listenSmtp } from "./lib/smtp-listen.ts";
 import { createSubmissionServer } from "./outbound/submission-listener.ts";
 import type { RouteDeps } from "./inbound/route.ts";
 import { createStatusRepo, type StatusRepo } from "./inbound/statuses.repo.ts";
@@ -39,6 +36,11 @@ import { createOutboxRepo } from "./events/outbox.repo.ts";
 import { Scheduler } from "./jobs/scheduler.ts";
 import { DeliveryWorker } from "./outbound/worker.ts";
 import { openStore, type Store } from "./store/store.ts";
+import { Listeners } from "./listeners.ts";
+import { createMetrics, type Metrics } from "./metrics/metrics.ts";
+import { daysLeft } from "./tls/certificate.ts";
+import { ChallengeResponder } from "./tls/challenges.ts";
+import { TlsManager } from "./tls/manager.ts";
 import { VERSION } from "./version.ts";
 
 export interface AppOptions {
@@ -51,21 +53,15 @@ export interface AppOptions {
 }
 
 
-function tlsFiles(config: Config): { key: string; cert: string } | null {
-  if (config.tls.mode !== "files") return null;
-  return { key: readFileSync(config.tls.keyFile, "utf8"), cert: readFileSync(config.tls.certFile, "utf8") };
-}
-
 export class App {
   private current: Config;
   private readonly scheduler: Scheduler;
   /** Sending domains (tests run the verifier's due checks through it). */
   readonly domains: DomainService;
-  private http: ReturnType<typeof Bun.serve> | null = null;
-  private inbound: SMTPServer | null = null;
-  private submission: SMTPServer | null = null;
-  private submissionTls: SMTPServer | null = null;
-  private ports: { http: number | null; inbound: number | null; submission: number | null; submissionTls: number | null } = { http: null, inbound: null, submission: null, submissionTls: null };
+  /** The certificate of every listener (tests force renewals through it). */
+  readonly tls: TlsManager;
+  private readonly listeners: Listeners;
+  private readonly metrics: Metrics;
   private readonly send: SendDeps;
   /** The API as a function, for in-process tests (no socket). */
   readonly handle: ApiHandler;
@@ -117,10 +113,14 @@ export class App {
       logger: logger.child({ component: "webhooks" }),
       config: () => this.current,
       userAgent: `Postroom/${VERSION}`,
+      onExpired: (count) => this.metrics.webhookEventsExpired.inc(count),
     });
+    const responder = new ChallengeResponder();
+    this.tls = new TlsManager({ config: () => this.current, clock, resolver, responder, logger: logger.child({ component: "tls" }) });
+    this.metrics = createMetrics({ store, clock, tls: () => this.tls.status() });
     const send: SendDeps = (this.send = { repo: outbound, blobs, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick() });
 
-    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health() };
+    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics };
     const elysia = buildElysiaApp(apiDeps, VERSION);
     this.handle = createApiHandler(apiDeps, elysia, this.limiter);
     this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));
@@ -149,6 +149,36 @@ export class App {
         logger,
       };
     };
+    this.listeners = new Listeners({
+      config: () => this.current,
+      logger,
+      tls: this.tls,
+      responder,
+      make: {
+        api: this.handle,
+        maxRequestBodyBytes: bodyLimitFor("smtpAuth", config) + 1024 * 1024,
+        inbound: (tls) =>
+          createInboundServer({
+            hostname: config.hostname,
+            limits: () => this.current.smtp,
+            route: this.routeDeps,
+            deliver: this.deliverDeps,
+            tls,
+            logger: logger.child({ component: "inbound" }),
+          }),
+        submission: (implicitTls, tls) =>
+          createSubmissionServer({
+            config: () => this.current,
+            registry,
+            limiter: this.limiter,
+            clock,
+            send,
+            tls,
+            implicitTls,
+            logger: logger.child({ component: implicitTls ? "submission-tls" : "submission" }),
+          }),
+      },
+    });
     this.scheduler = new Scheduler(logger.child({ component: "jobs" }));
     this.scheduler.every("verify-sending-domains", "0 * * * * *", () => this.domains.verifyDue());
     this.scheduler.every("purge-attachments", "0 17 * * * *", async () => localAttachments.purgeExpired(clock.nowMs()));
@@ -167,51 +197,10 @@ export class App {
   }
 
   private async listen(): Promise<void> {
-    const config = this.current;
     await this.delivery.start();
     this.webhooks.start();
-    if (config.http.listen) {
-      const handle = this.handle;
-      this.http = Bun.serve({
-        hostname: config.http.listen.host,
-        port: config.http.listen.port,
-        // A backstop only: the API front refuses oversized bodies with its own 413 first.
-        maxRequestBodySize: bodyLimitFor("smtpAuth", config) + 1024 * 1024,
-        fetch: (req, srv) => handle(req, srv.requestIP(req)?.address),
-      });
-      this.ports.http = this.http.port ?? null;
-      this.logger.info("http listening", { address: config.http.listen.host, port: this.ports.http });
-    }
-    if (config.smtp.inboundListen) {
-      this.inbound = createInboundServer({
-        hostname: config.hostname,
-        limits: () => this.current.smtp,
-        route: this.routeDeps,
-        deliver: this.deliverDeps,
-        tls: tlsFiles(config),
-        logger: this.logger.child({ component: "inbound" }),
-      });
-      this.ports.inbound = await listenSmtp(this.inbound, config.smtp.inboundListen);
-      this.logger.info("inbound smtp listening", { address: config.smtp.inboundListen.host, port: this.ports.inbound, starttls: config.tls.mode === "files" });
-    }
-    for (const implicitTls of [false, true]) {
-      const at = implicitTls ? config.smtp.submissionTlsListen : config.smtp.submissionListen;
-      if (!at) continue;
-      const server = createSubmissionServer({
-        config: () => this.current,
-        registry: this.registry,
-        limiter: this.limiter,
-        clock: this.clock,
-        send: this.send,
-        tls: tlsFiles(config),
-        implicitTls,
-        logger: this.logger.child({ component: implicitTls ? "submission-tls" : "submission" }),
-      });
-      const port = await listenSmtp(server, at);
-      if (implicitTls) [this.submissionTls, this.ports.submissionTls] = [server, port];
-      else [this.submission, this.ports.submission] = [server, port];
-      this.logger.info("submission smtp listening", { address: at.host, port, implicit_tls: implicitTls });
-    }
+    this.tls.start();
+    await this.listeners.start();
   }
 
   get config(): Config {
@@ -219,19 +208,23 @@ export class App {
   }
 
   get httpPort(): number | null {
-    return this.ports.http;
+    return this.listeners.port("http");
   }
 
   get inboundPort(): number | null {
-    return this.ports.inbound;
+    return this.listeners.port("inbound");
   }
 
   get submissionPort(): number | null {
-    return this.ports.submission;
+    return this.listeners.port("submission");
   }
 
   get submissionTlsPort(): number | null {
-    return this.ports.submissionTls;
+    return this.listeners.port("submissionTls");
+  }
+
+  get challengePort(): number | null {
+    return this.listeners.port("challenges");
   }
 
   /**
@@ -260,21 +253,27 @@ export class App {
     } catch (err) {
       checks.store = `not writable: ${(err as Error).message}`;
     }
-    if (this.current.http.listen) checks.http = this.http ? "ok" : "down";
-    if (this.current.smtp.inboundListen) checks.smtp_inbound = this.inbound?.server.listening ? "ok" : "down";
-    if (this.current.smtp.submissionListen) checks.smtp_submission = this.submission?.server.listening ? "ok" : "down";
-    if (this.current.smtp.submissionTlsListen) checks.smtp_submission_tls = this.submissionTls?.server.listening ? "ok" : "down";
-    return { ok: Object.values(checks).every((v) => v === "ok"), checks };
+    Object.assign(checks, this.listeners.checks());
+    return { ok: Object.values(checks).every((v) => v === "ok"), checks, warnings: this.tlsWarnings() };
+  }
+
+  private tlsWarnings(): string[] {
+    const { certificate, problem } = this.tls.status();
+    const warnings: string[] = [];
+    const nowMs = this.clock.nowMs();
+    if (certificate && certificate.notAfterMs - nowMs < this.current.tls.expiryWarningMs) {
+      warnings.push(`tls certificate for ${certificate.names.join(", ")} expires in ${daysLeft(certificate, nowMs)} days (${new Date(certificate.notAfterMs).toISOString()})`);
+    }
+    if (problem && this.current.tls.mode !== "off") warnings.push(`tls: ${problem}`);
+    return warnings;
   }
 
   async stop(): Promise<void> {
     this.scheduler.stop();
+    this.tls.stop();
     await this.delivery.stop();
     await this.webhooks.stop();
-    await Promise.all([this.inbound, this.submission, this.submissionTls].map((s) => s && closeSmtp(s)));
-    this.inbound = this.submission = this.submissionTls = null;
-    await this.http?.stop(true);
-    this.http = null;
+    await this.listeners.stop();
     await this.extractor.close();
     await this.statuses.flush();
     this.store.close();

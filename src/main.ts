@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-// The command line: serve, check-config, secret, init, version.
+// The command line: serve, check-config, secret, init, tls status, version.
 // Exit codes (DESIGN.md section 5): 0 ok, 1 bad config or input, 2 runtime failure.
 import { parseArgs } from "node:util";
 import { existsSync } from "node:fs";
@@ -8,6 +8,8 @@ import { hashSecret, mintSecret } from "./auth/secrets.ts";
 import { loadConfigFile } from "./config/load.ts";
 import { starterConfig } from "./config/starter.ts";
 import { createLogger } from "./lib/logger.ts";
+import { loadConfigured } from "./tls/sources.ts";
+import { tlsStatusText } from "./tls/status-text.ts";
 import { VERSION } from "./version.ts";
 
 const HELP = `postroom ${VERSION}: a self-hosted mail appliance
@@ -19,6 +21,7 @@ Commands:
   check-config   validate the config file and list every problem
   secret         mint a random token or SMTP password and print the line for the config
   init           write a starter config with a fresh account and secrets
+  tls status     print the certificate's names, issuer and expiry (exit 1 when unusable)
   version        print the version
 
 Options:
@@ -121,6 +124,17 @@ async function main(argv: string[]): Promise<void> {
       out(`API token:        ${starter.apiToken}   (shown once)`);
       out(`SMTP username:    ${starter.outboundId}`);
       out(`SMTP password:    ${starter.smtpPassword}   (shown once)`);
+      return;
+    }
+    case "tls": {
+      if (positionals[1] !== "status") {
+        err(`usage: postroom tls status [--config FILE]`);
+        process.exit(1);
+      }
+      const config = await loadOrExit(path);
+      const status = tlsStatusText(config, loadConfigured(config, Date.now()), Date.now());
+      out(status.text);
+      if (!status.ok) process.exit(1);
       return;
     }
     case "version":

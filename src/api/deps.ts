@@ -13,12 +13,15 @@ import type { SendDeps } from "../outbound/send.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { DnsResolver } from "../lib/dns.ts";
 import type { Logger } from "../lib/logger.ts";
+import type { Metrics } from "../metrics/metrics.ts";
 import { ApiError } from "./errors.ts";
 import { requestState } from "./request-state.ts";
 
 export interface HealthReport {
   ok: boolean;
   checks: Record<string, string>;
+  /** Trouble ahead that does not fail the check yet (a certificate about to expire). */
+  warnings: string[];
 }
 
 export interface ApiDeps {
@@ -40,6 +43,7 @@ export interface ApiDeps {
   /** Signs tracking links (opens and clicks). */
   trackingKey: Buffer;
   health(): HealthReport;
+  metrics: Metrics;
 }
 
 /** The outbound account (and its account) behind a sending key (E11). */

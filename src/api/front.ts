@@ -13,6 +13,7 @@ import { parseJsonBody, readBodyCapped } from "./body.ts";
 import { ApiError, errorResponse } from "./errors.ts";
 import { principalKey, rateOf, type RateDecision, type RateLimiter } from "../lib/rate-limit.ts";
 import { setRequestState } from "./request-state.ts";
+import { METRICS_PATH, metricsResponse } from "./metrics.ts";
 
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 const ACCOUNT_PATH = /^\/api\/v0\.1\/([^/]+)\/(.+?)\/?$/;
@@ -45,6 +46,9 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
 
   async function route(req: Request, remoteIp: string | null): Promise<{ res: Response; principal: Principal | null; extraHeaders: Record<string, string> }> {
     const url = new URL(req.url);
+    if (url.pathname === METRICS_PATH && req.method === "GET") {
+      return { res: await metricsResponse(deps.metrics, deps.config().http.metricsTokenHash, req.headers.get("authorization")), principal: null, extraHeaders: {} };
+    }
     const m = ACCOUNT_PATH.exec(url.pathname);
     if (!m || PUBLIC_API_PATHS.has(url.pathname)) {
       setRequestState(req, { principal: null, body: null, remoteIp });

@@ -1,11 +1,19 @@
 // GET /healthz: 200 when the store takes a durable write and the listeners are up,
-// 503 otherwise, with each check named so an operator sees which one failed.
+// 503 otherwise, with each check named so an operator sees which one failed, and
+// warnings (a certificate expiring within tls.expiry_warning) that keep the 200.
 import { Elysia, t } from "elysia";
 import type { ApiDeps } from "./deps.ts";
 
 // Response schemas say additionalProperties: false themselves; Elysia would otherwise add
 // it to the shared object on first use, and the OpenAPI document would change with it.
-const HealthSchema = t.Object({ status: t.String(), checks: t.Record(t.String(), t.String()) }, { additionalProperties: false, title: "Health" });
+const HealthSchema = t.Object(
+  {
+    status: t.String({ description: '"ok" or "failing"' }),
+    checks: t.Record(t.String(), t.String(), { description: 'each check and "ok" or what is wrong' }),
+    warnings: t.Array(t.String(), { description: "trouble ahead that does not fail the check yet, such as a certificate about to expire" }),
+  },
+  { additionalProperties: false, title: "Health" },
+);
 
 export function healthRoutes(deps: ApiDeps) {
   return new Elysia({ name: "health" }).get(
@@ -13,7 +21,7 @@ export function healthRoutes(deps: ApiDeps) {
     ({ set }) => {
       const report = deps.health();
       set.status = report.ok ? 200 : 503;
-      return { status: report.ok ? "ok" : "failing", checks: report.checks };
+      return { status: report.ok ? "ok" : "failing", checks: report.checks, warnings: report.warnings };
     },
     {
       response: { 200: HealthSchema, 503: HealthSchema },

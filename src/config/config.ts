@@ -36,7 +36,15 @@ export interface Config {
   hostname: string;
   dataDir: string;
   log: { level: LogLevel };
-  http: { listen: ListenAddress | null; publicUrl: string; maxBodyBytes: number };
+  http: {
+    listen: ListenAddress | null;
+    publicUrl: string;
+    maxBodyBytes: number;
+    /** Serve the API over HTTPS with the [tls] certificate. */
+    tls: boolean;
+    /** sha256 hash of the /metrics token; null = /metrics off. */
+    metricsTokenHash: string | null;
+  };
   smtp: {
     inboundListen: ListenAddress | null;
     submissionListen: ListenAddress | null;
@@ -77,6 +85,9 @@ export interface Config {
     commandTimeoutMs: number;
     leaseTimeMs: number;
     blockedExtensions: string[];
+    /** Recipient domains never delivered to in clear ("example.com", or ".example.com" for its subdomains). */
+    requireTls: string[];
+    mtaSts: boolean;
   };
   domains: { recheckUnverifiedMs: number; recheckVerifiedMs: number; graceMs: number };
   webhooks: { timeoutMs: number; retryDelaysMs: number[]; maxAgeMs: number; batchSize: number; allowPrivate: boolean };
@@ -85,7 +96,18 @@ export interface Config {
     mode: "off" | "files" | "acme";
     certFile: string;
     keyFile: string;
-    acme: { directoryUrl: string; email: string; domains: string[]; challengeListen: ListenAddress | null; caFile: string };
+    checkIntervalMs: number;
+    renewBeforeMs: number;
+    expiryWarningMs: number;
+    acme: {
+      directoryUrl: string;
+      email: string;
+      domains: string[];
+      challengeListen: ListenAddress | null;
+      caFile: string;
+      keyType: "rsa" | "ecdsa";
+      failureBackoffMs: number;
+    };
   };
   accounts: AccountConfig[];
 }

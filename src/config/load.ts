@@ -75,6 +75,9 @@ export function crossKeyProblems(raw: RawConfig): Problem[] {
   if (raw.smtp.submission_tls_listen !== "" && raw.tls.mode === "off") {
     problems.push({ path: "smtp.submission_tls_listen", message: 'needs a certificate: set tls.mode to "files" or "acme", or leave it ""' });
   }
+  if (raw.http.tls && raw.tls.mode === "off") {
+    problems.push({ path: "http.tls", message: 'needs a certificate: set tls.mode to "files" or "acme", or set http.tls = false' });
+  }
   if (raw.http.listen === "") problems.push({ path: "http.listen", message: "is required: the API and /healthz live there" });
   return problems;
 }
@@ -92,7 +95,13 @@ export function toConfig(raw: RawConfig): Config {
     hostname: raw.hostname.toLowerCase(),
     dataDir: raw.data_dir,
     log: { level: raw.log.level },
-    http: { listen: listenOrOff(raw.http.listen), publicUrl: raw.http.public_url.replace(/\/+$/, ""), maxBodyBytes: bytes(raw.http.max_body_size) },
+    http: {
+      listen: listenOrOff(raw.http.listen),
+      publicUrl: raw.http.public_url.replace(/\/+$/, ""),
+      maxBodyBytes: bytes(raw.http.max_body_size),
+      tls: raw.http.tls,
+      metricsTokenHash: raw.http.metrics_token || null,
+    },
     smtp: {
       inboundListen: listenOrOff(raw.smtp.inbound_listen),
       submissionListen: listenOrOff(raw.smtp.submission_listen),
@@ -134,6 +143,8 @@ export function toConfig(raw: RawConfig): Config {
       commandTimeoutMs: ms(raw.outbound.command_timeout),
       leaseTimeMs: ms(raw.outbound.lease_time),
       blockedExtensions: raw.outbound.blocked_extensions.map((e) => e.toLowerCase()),
+      requireTls: raw.outbound.require_tls.map((d) => d.toLowerCase()),
+      mtaSts: raw.outbound.mta_sts,
     },
     webhooks: {
       timeoutMs: ms(raw.webhooks.timeout),
@@ -148,12 +159,17 @@ export function toConfig(raw: RawConfig): Config {
       mode: raw.tls.mode,
       certFile: raw.tls.cert_file,
       keyFile: raw.tls.key_file,
+      checkIntervalMs: ms(raw.tls.check_interval),
+      renewBeforeMs: ms(raw.tls.renew_before),
+      expiryWarningMs: ms(raw.tls.expiry_warning),
       acme: {
         directoryUrl: raw.tls.acme.directory_url,
         email: raw.tls.acme.email,
         domains: raw.tls.acme.domains,
         challengeListen: listenOrOff(raw.tls.acme.challenge_listen),
         caFile: raw.tls.acme.ca_file,
+        keyType: raw.tls.acme.key_type,
+        failureBackoffMs: ms(raw.tls.acme.failure_backoff),
       },
     },
     accounts: raw.accounts.map((a) => ({

@@ -113,6 +113,11 @@ export const ConfigSchema = Type.Object(
           errorMessage: "must be an http(s) URL",
         }),
         max_body_size: size("1MB", "largest request body of a management API call (413 beyond)"),
+        tls: bool(false, "serve the API over HTTPS with the [tls] certificate; plain HTTP stays on tls.acme.challenge_listen for challenges and redirects"),
+        metrics_token: str("", 'hash of the token that reads GET /metrics (Bearer); "" = /metrics off', {
+          pattern: "^(sha256:[0-9a-f]{64})?$",
+          errorMessage: "must be sha256:<64 lowercase hex> (mint one with `postroom secret`) or empty",
+        }),
       },
       "the HTTP API",
     ),
@@ -179,6 +184,11 @@ export const ConfigSchema = Type.Object(
         connect_timeout: duration("30s", "how long to wait for a remote server to connect and greet"),
         command_timeout: duration("5m", "how long to wait for a remote server's reply to a command"),
         lease_time: duration("15m", "how long a worker may hold a recipient before another may take it (crash recovery)"),
+        require_tls: Type.Array(Type.String({ pattern: "^\\.?[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?$", errorMessage: 'must be a domain ("example.com") or a parent with a dot (".example.com" = its subdomains)' }), {
+          default: [],
+          description: "recipient domains never delivered to in clear: without STARTTLS the attempt fails and is retried, then bounces",
+        }),
+        mta_sts: bool(true, "fetch and enforce the MTA-STS policy (RFC 8461) of recipient domains that publish one"),
         blocked_extensions: Type.Array(Type.String({ pattern: "^[A-Za-z0-9]{1,16}$", errorMessage: "must be a file extension without the dot" }), {
           default: ["vbs", "exe", "bin", "bat", "chm", "com", "hta", "pif", "reg", "vbe", "vba", "msc", "msi"],
           description: "attachment file name endings refused on POST /messages",
@@ -226,6 +236,9 @@ export const ConfigSchema = Type.Object(
         }),
         cert_file: str("", "PEM certificate chain (mode files)"),
         key_file: str("", "PEM private key (mode files)"),
+        check_interval: duration("1m", "how often the files are checked for a replaced certificate and the ACME certificate for renewal"),
+        renew_before: duration("30d", "an ACME certificate is renewed when less than this remains"),
+        expiry_warning: duration("14d", "/healthz warns about a certificate that expires within this"),
         acme: section(
           {
             directory_url: str("https://acme-v02.api.letsencrypt.org/directory", "ACME directory of the CA", { format: "http-url", errorMessage: "must be an http(s) URL" }),
@@ -233,6 +246,12 @@ export const ConfigSchema = Type.Object(
             domains: Type.Array(Type.String(), { default: [], description: "names the certificate covers" }),
             challenge_listen: listen("0.0.0.0:80", "where HTTP-01 challenges are answered"),
             ca_file: str("", "extra CA bundle to trust for the ACME server"),
+            key_type: Type.Union([Type.Literal("rsa"), Type.Literal("ecdsa")], {
+              default: "rsa",
+              description: "key of the certificate: RSA 2048 (every SMTP client) or ECDSA P-256",
+              errorMessage: 'must be "rsa" or "ecdsa"',
+            }),
+            failure_backoff: duration("1h", "wait after a failed order before the next; doubles with each failure, up to a day"),
           },
           "ACME (mode acme)",
         ),

@@ -17,7 +17,14 @@ export interface MxRecord {
   priority: number;
 }
 
-export type RrType = "A" | "AAAA" | "MX" | "TXT" | "CNAME" | "PTR" | "NS";
+export type RrType = "A" | "AAAA" | "MX" | "TXT" | "CNAME" | "PTR" | "NS" | "CAA";
+
+/** A CAA record (RFC 8659): flags (128 = critical), tag ("issue", "issuewild", "iodef") and value. */
+export interface CaaRecord {
+  flags: number;
+  tag: string;
+  value: string;
+}
 
 export interface DnsResolver {
   resolveMx(name: string): Promise<MxRecord[]>;
@@ -26,6 +33,7 @@ export interface DnsResolver {
   resolve4(name: string): Promise<string[]>;
   resolve6(name: string): Promise<string[]>;
   resolveCname(name: string): Promise<string[]>;
+  resolveCaa(name: string): Promise<CaaRecord[]>;
   /** node:dns.promises.resolve's shape, for libraries (mailauth) that take a resolver. */
   resolve(name: string, rrtype: string): Promise<unknown>;
   /** The same servers without the cache: for checks that must see a record just published. */
@@ -67,9 +75,20 @@ function splitServer(server: string): { host: string; port: number } {
 }
 
 const RCODE_ERRORS: Record<number, DnsError["code"]> = { 2: "ESERVFAIL", 3: "ENOTFOUND", 5: "EREFUSED" };
-const TYPE_NUMBER: Record<string, number> = { A: 1, NS: 2, CNAME: 5, PTR: 12, MX: 15, TXT: 16, AAAA: 28 };
+const TYPE_NUMBER: Record<string, number> = { A: 1, NS: 2, CNAME: 5, PTR: 12, MX: 15, TXT: 16, AAAA: 28, CAA: 257 };
 
-type Answer = { type: number; address?: string; exchange?: string; priority?: number; domain?: string; ns?: string; data?: string | string[] };
+type Answer = {
+  type: number;
+  address?: string;
+  exchange?: string;
+  priority?: number;
+  domain?: string;
+  ns?: string;
+  data?: string | string[];
+  flags?: number;
+  tag?: string;
+  value?: string;
+};
 
 /** One question asked of each server in turn until one answers; answers of `type` only. */
 function dnsClient(servers: readonly string[], timeoutMs: number) {
@@ -111,6 +130,7 @@ function resolverOver(ask: ReturnType<typeof dnsClient>, cacheTtlMs: number, cac
     resolve4: async (n) => (await lookup(n, "A")).map((a) => a.address!),
     resolve6: async (n) => (await lookup(n, "AAAA")).map((a) => a.address!),
     resolveCname: names("CNAME"),
+    resolveCaa: async (n) => (await lookup(n, "CAA")).map((a) => ({ flags: a.flags ?? 0, tag: a.tag ?? "", value: a.value ?? "" })),
     resolve: (n, rrtype) => {
       switch (rrtype.toUpperCase()) {
         case "TXT":

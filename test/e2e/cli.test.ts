@@ -2,6 +2,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { hashSecret } from "../../src/auth/secrets.ts";
+import { makeSelfSignedCert } from "../helpers/certs.ts";
+import { testConfigToml } from "../helpers/fixtures.ts";
 import { runCli, ServeProcess } from "../helpers/process.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
@@ -13,7 +15,7 @@ describe("postroom CLI", () => {
     expect(runCli(["version"]).stdout).toMatch(/^postroom \d+\.\d+\.\d+\n$/);
     const help = runCli(["--help"]);
     expect(help.code).toBe(0);
-    for (const cmd of ["serve", "check-config", "secret", "init", "version"]) expect(help.stdout).toContain(cmd);
+    for (const cmd of ["serve", "check-config", "secret", "init", "tls status", "version"]) expect(help.stdout).toContain(cmd);
     expect(runCli([]).code).toBe(1);
   });
 
@@ -22,6 +24,26 @@ describe("postroom CLI", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('unknown command "frobnicate"');
     expect(runCli(["serve", "--bogus"]).code).toBe(1);
+  });
+
+  test("tls status prints the names, issuer, serial and expiry; a key of another certificate is exit 1 with the reason", async () => {
+    const good = makeSelfSignedCert(dir.path, "mx.postroom.test", "status", 10);
+    const other = makeSelfSignedCert(dir.path, "mx.postroom.test", "other");
+    const path = join(dir.path, "tls.toml");
+    const serial = new (await import("node:crypto")).X509Certificate(await Bun.file(good.certFile).text()).serialNumber;
+    await Bun.write(path, testConfigToml({ dataDir: join(dir.path, "data"), tls: `mode = "files"\ncert_file = "${good.certFile}"\nkey_file = "${good.keyFile}"` }));
+    const ok = runCli(["tls", "status", "--config", path]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(
+      new RegExp(
+        `^mode:    files\nsource:  ${good.certFile} \\(key ${good.keyFile}\\)\nnames:   mx\\.postroom\\.test\nissuer:  mx\\.postroom\\.test\nserial:  ${serial}\n` +
+          `valid:   \\S+ to \\S+ \\(9 days left\\)\nwarning: expires within 14 days\n$`,
+      ),
+    );
+    await Bun.write(path, testConfigToml({ dataDir: join(dir.path, "data"), tls: `mode = "files"\ncert_file = "${good.certFile}"\nkey_file = "${other.keyFile}"` }));
+    const bad = runCli(["tls", "status", "--config", path]);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toContain("problem: the key does not match the certificate");
   });
 
   test("secret prints a token once and the line for the config", () => {

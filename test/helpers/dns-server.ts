@@ -13,6 +13,7 @@ export type ZoneRecord =
   /** Type 99 (RFC 4408, obsolete): served as its own type only, never as TXT. */
   | { type: "SPF"; data: string | string[] }
   | { type: "PTR"; domain: string }
+  | { type: "CAA"; flags: number; tag: string; value: string }
   /**
    * Not a record: a query for a type that has no record listed before this marker gets
    * no answer at all, so the client times out (the RFC 7208 test suite's TIMEOUT). Types

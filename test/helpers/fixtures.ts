@@ -44,7 +44,8 @@ export interface TestConfigOptions {
   allowInsecureAuth?: boolean;
   /** Overrides inbound.allow_private_targets (true whenever `inbound` is set). */
   allowPrivateTargets?: boolean;
-  /** Extra lines inside [smtp], [inbound], [outbound], [tls]. */
+  /** Extra lines inside [http], [smtp], [inbound], [outbound], [tls]. */
+  http?: string;
   smtp?: string;
   inboundKeys?: string;
   outbound?: string;
@@ -62,6 +63,7 @@ level = "warn"
 [http]
 listen = "127.0.0.1:0"
 public_url = "http://127.0.0.1:8080"
+${opts.http ?? ""}
 [smtp]
 inbound_listen = "${opts.inbound ? "127.0.0.1:0" : ""}"
 submission_listen = "${opts.submission ? "127.0.0.1:0" : ""}"

@@ -1,6 +1,7 @@
 // A line-level SMTP client for tests that need exact control of one connection:
 // several transactions on it, commands a library would not send, replies read one by one.
 import { connect, type Socket } from "node:net";
+import { connect as tlsConnect, type PeerCertificate, type TLSSocket } from "node:tls";
 
 export class SmtpSession {
   private buffer = "";
@@ -9,6 +10,10 @@ export class SmtpSession {
   closed = false;
 
   private constructor(private socket: Socket) {
+    this.listen(socket);
+  }
+
+  private listen(socket: Socket): void {
     socket.setEncoding("utf8");
     socket.on("data", (chunk: string) => {
       this.buffer += chunk;
@@ -52,6 +57,26 @@ export class SmtpSession {
       lines.push(l);
       if (!/^\d{3}-/.test(l)) return lines.join("\n");
     }
+  }
+
+  /**
+   * STARTTLS, then the handshake on this socket (any certificate accepted: the test reads
+   * it); returns the server's certificate.
+   */
+  async startTls(servername: string): Promise<PeerCertificate> {
+    const go = await this.command("STARTTLS");
+    if (!go.startsWith("220")) throw new Error(`STARTTLS refused: ${go}`);
+    const plain = this.socket;
+    plain.removeAllListeners("data");
+    plain.removeAllListeners("close");
+    const secure: TLSSocket = tlsConnect({ socket: plain, servername, rejectUnauthorized: false });
+    await new Promise<void>((resolve, reject) => {
+      secure.once("secureConnect", resolve);
+      secure.once("error", reject);
+    });
+    this.socket = secure;
+    this.listen(secure);
+    return secure.getPeerCertificate();
   }
 
   async command(cmd: string): Promise<string> {

@@ -30,8 +30,9 @@ export function swaksAvailable(): boolean {
   return found;
 }
 
-/** Runs swaks; returns its exit code and the transcript. */
-export function runSwaks(args: string[]): { code: number; transcript: string } {
-  const proc = Bun.spawnSync(["swaks", "--silent", "0", ...args], { stdout: "pipe", stderr: "pipe" });
-  return { code: proc.exitCode ?? -1, transcript: proc.stdout.toString() + proc.stderr.toString() };
+/** Runs swaks (without blocking: the server under test may run in this process). */
+export async function runSwaks(args: string[]): Promise<{ code: number; transcript: string }> {
+  const proc = Bun.spawn(["swaks", ...args], { stdout: "pipe", stderr: "pipe" });
+  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  return { code: await proc.exited, transcript: out + err };
 }

@@ -1,0 +1,65 @@
+// The API's HTTP(S) listener. Bun.serve cannot change its certificate in place, so a new
+// certificate starts a second server on the same port (SO_REUSEPORT) and the old one
+// stops accepting while its requests in flight finish: no restart, nothing dropped.
+import type { ListenAddress } from "../config/units.ts";
+import type { Logger } from "../lib/logger.ts";
+import type { TlsMaterial } from "../tls/certificate.ts";
+
+type Server = ReturnType<typeof Bun.serve>;
+
+export interface HttpListenerOptions {
+  at: ListenAddress;
+  /** Bun's own backstop; the API front refuses oversized bodies with its own 413 first. */
+  maxRequestBodyBytes: number;
+  handle(req: Request, remoteIp: string | undefined): Response | Promise<Response>;
+  logger: Logger;
+}
+
+export class HttpListener {
+  private server: Server | null = null;
+  private boundPort: number | null = null;
+
+  constructor(private readonly opts: HttpListenerOptions) {}
+
+  get port(): number | null {
+    return this.boundPort;
+  }
+
+  get listening(): boolean {
+    return this.server !== null;
+  }
+
+  /** Listens on HTTP (`tls` null) or HTTPS; returns the bound port. */
+  start(tls: TlsMaterial | null): number {
+    this.server = this.serve(this.opts.at.port, tls);
+    this.boundPort = this.server.port ?? null;
+    this.opts.logger.info("http listening", { address: this.opts.at.host, port: this.boundPort, https: tls !== null });
+    return this.boundPort!;
+  }
+
+  /** Serves new connections with `tls` from now on (HTTPS listeners only). */
+  useCertificate(tls: TlsMaterial): void {
+    const old = this.server;
+    if (!old || this.boundPort === null) return;
+    this.server = this.serve(this.boundPort, tls);
+    void old.stop(false);
+  }
+
+  async stop(): Promise<void> {
+    await this.server?.stop(true);
+    this.server = null;
+  }
+
+  private serve(port: number, tls: TlsMaterial | null): Server {
+    const handle = this.opts.handle;
+    return Bun.serve({
+      hostname: this.opts.at.host,
+      port,
+      // Lets the next certificate's server bind the port while this one drains.
+      reusePort: tls !== null,
+      maxRequestBodySize: this.opts.maxRequestBodyBytes,
+      ...(tls ? { tls: { key: tls.key, cert: tls.cert } } : {}),
+      fetch: (req, srv) => handle(req, srv.requestIP(req)?.address),
+    });
+  }
+}

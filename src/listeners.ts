@@ -1,0 +1,134 @@
+// Every socket the appliance listens on: the API (HTTP or HTTPS), the ACME challenge
+// port, inbound SMTP, submission with STARTTLS and with implicit TLS. Each gets the
+// certificate of the TLS manager when it starts and every later one while it runs;
+// a listener that cannot work without a certificate (HTTPS, implicit TLS) starts when
+// the first one arrives.
+import type { SMTPServer } from "smtp-server";
+import type { ApiHandler } from "./api/front.ts";
+import { HttpListener } from "./api/http-listener.ts";
+import type { Config } from "./config/config.ts";
+import type { ListenAddress } from "./config/units.ts";
+import type { Logger } from "./lib/logger.ts";
+import { closeSmtp, listenSmtp } from "./lib/smtp-listen.ts";
+import type { TlsMaterial } from "./tls/certificate.ts";
+import { listenForChallenges } from "./tls/challenge-listener.ts";
+import type { ChallengeResponder } from "./tls/challenges.ts";
+import type { TlsManager } from "./tls/manager.ts";
+import { useCertificate } from "./tls/smtp-tls.ts";
+
+export interface ListenerFactories {
+  api: ApiHandler;
+  maxRequestBodyBytes: number;
+  inbound(tls: TlsMaterial | null): SMTPServer;
+  submission(implicitTls: boolean, tls: TlsMaterial | null): SMTPServer;
+}
+
+export interface ListenersDeps {
+  config(): Config;
+  logger: Logger;
+  tls: TlsManager;
+  responder: ChallengeResponder;
+  make: ListenerFactories;
+}
+
+type SmtpKind = "inbound" | "submission" | "submissionTls";
+
+const WAITING = "waiting for a certificate";
+const sameAddress = (a: ListenAddress | null, b: ListenAddress | null) => a !== null && b !== null && a.host === b.host && a.port === b.port;
+
+export class Listeners {
+  private http: HttpListener | null = null;
+  private challenges: ReturnType<typeof Bun.serve> | null = null;
+  private readonly smtp: Record<SmtpKind, { server: SMTPServer; port: number } | null> = { inbound: null, submission: null, submissionTls: null };
+  private stopped = false;
+
+  constructor(private readonly deps: ListenersDeps) {
+    deps.tls.onChange((material) => {
+      if (!this.stopped) this.useCertificate(material).catch((err) => deps.logger.error("listener could not take the new certificate", { err }));
+    });
+  }
+
+  async start(): Promise<void> {
+    const config = this.deps.config();
+    const material = this.deps.tls.current();
+    const log = this.deps.logger;
+    if (config.http.listen) {
+      const responder = this.deps.responder;
+      const api = this.deps.make.api;
+      this.http = new HttpListener({
+        at: config.http.listen,
+        maxRequestBodyBytes: this.deps.make.maxRequestBodyBytes,
+        // The CA may also come to the API's port when it is port 80.
+        handle: (req, ip) => responder.answer(new URL(req.url).pathname) ?? api(req, ip),
+        logger: log,
+      });
+      if (!config.http.tls) this.http.start(null);
+      else if (material) this.http.start(material);
+      else log.warn("https api waits for a certificate", { listen: `${config.http.listen.host}:${config.http.listen.port}` });
+    }
+    const challengeAt = config.tls.mode === "acme" ? config.tls.acme.challengeListen : null;
+    if (challengeAt && (config.http.tls || !sameAddress(challengeAt, config.http.listen))) {
+      this.challenges = listenForChallenges(challengeAt, this.deps.responder, () => (this.deps.config().http.tls ? new URL(this.deps.config().http.publicUrl).origin : null));
+      log.info("acme challenge listener", { address: challengeAt.host, port: this.challenges.port });
+    }
+    if (config.smtp.inboundListen) await this.startSmtp("inbound", config.smtp.inboundListen, material);
+    if (config.smtp.submissionListen) await this.startSmtp("submission", config.smtp.submissionListen, material);
+    if (config.smtp.submissionTlsListen) {
+      if (material) await this.startSmtp("submissionTls", config.smtp.submissionTlsListen, material);
+      else log.warn("implicit-tls submission waits for a certificate", { listen: `${config.smtp.submissionTlsListen.host}:${config.smtp.submissionTlsListen.port}` });
+    }
+  }
+
+  port(kind: "http" | "challenges" | SmtpKind): number | null {
+    if (kind === "http") return this.http?.port ?? null;
+    if (kind === "challenges") return this.challenges?.port ?? null;
+    return this.smtp[kind]?.port ?? null;
+  }
+
+  /** One health check per configured listener: "ok", "down" or waiting for a certificate. */
+  checks(): Record<string, string> {
+    const config = this.deps.config();
+    const checks: Record<string, string> = {};
+    const smtpState = (kind: SmtpKind) => (this.smtp[kind]?.server.server.listening ? "ok" : "down");
+    if (config.http.listen) checks.http = this.http?.listening ? "ok" : config.http.tls ? WAITING : "down";
+    if (config.smtp.inboundListen) checks.smtp_inbound = smtpState("inbound");
+    if (config.smtp.submissionListen) checks.smtp_submission = smtpState("submission");
+    if (config.smtp.submissionTlsListen) checks.smtp_submission_tls = this.smtp.submissionTls || this.deps.tls.current() ? smtpState("submissionTls") : WAITING;
+    return checks;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(Object.values(this.smtp).map((s) => s && closeSmtp(s.server)));
+    this.smtp.inbound = this.smtp.submission = this.smtp.submissionTls = null;
+    await this.http?.stop();
+    await this.challenges?.stop(true);
+    this.http = this.challenges = null;
+  }
+
+  private async startSmtp(kind: SmtpKind, at: ListenAddress, material: TlsMaterial | null): Promise<void> {
+    const server = kind === "inbound" ? this.deps.make.inbound(material) : this.deps.make.submission(kind === "submissionTls", material);
+    const port = await listenSmtp(server, at);
+    this.smtp[kind] = { server, port };
+    this.deps.logger.info(`${kind === "inbound" ? "inbound" : "submission"} smtp listening`, {
+      address: at.host,
+      port,
+      tls: kind === "submissionTls" ? "implicit" : material ? "starttls" : "none",
+    });
+  }
+
+  private async useCertificate(material: TlsMaterial): Promise<void> {
+    const config = this.deps.config();
+    if (this.http && config.http.tls) {
+      if (this.http.listening) this.http.useCertificate(material);
+      else this.http.start(material);
+    }
+    for (const kind of ["inbound", "submission"] as const) {
+      const running = this.smtp[kind];
+      if (running) useCertificate(running.server, material, true);
+    }
+    const implicit = this.smtp.submissionTls;
+    if (implicit) useCertificate(implicit.server, material, false);
+    else if (config.smtp.submissionTlsListen) await this.startSmtp("submissionTls", config.smtp.submissionTlsListen, material);
+  }
+}

@@ -1,0 +1,60 @@
+// Prometheus metrics (GET /metrics, Bearer http.metrics_token). One registry per App, so
+// tests that run several appliances in one process do not share counters. Gauges that
+// describe stored state (queue depth, webhook backlog) are read from the store when
+// scraped, so they are right after a restart; counters count events of this process.
+import { Counter, Gauge, Registry } from "prom-client";
+import type { Clock } from "../lib/clock.ts";
+import type { Store } from "../store/store.ts";
+import type { TlsStatus } from "../tls/manager.ts";
+
+export interface MetricsDeps {
+  store: Store;
+  clock: Clock;
+  tls(): TlsStatus;
+}
+
+export interface Metrics {
+  registry: Registry;
+  webhookEventsExpired: Counter;
+}
+
+const DAY_MS = 86_400_000;
+
+export function createMetrics(deps: MetricsDeps): Metrics {
+  const registry = new Registry();
+  const count = (sql: string): number => (deps.store.db.query(sql).get() as { n: number }).n;
+
+  new Gauge({
+    name: "postroom_tls_certificate_days_left",
+    help: "Days until the certificate in use expires (absent when there is none)",
+    labelNames: ["names", "issuer"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const cert = deps.tls().certificate;
+      if (cert) this.set({ names: cert.names.join(","), issuer: cert.issuer }, Math.floor((cert.notAfterMs - deps.clock.nowMs()) / DAY_MS));
+    },
+  });
+  new Gauge({
+    name: "postroom_outbound_recipients_queued",
+    help: "Recipients of sent messages waiting for a delivery attempt",
+    registers: [registry],
+    collect() {
+      this.set(count("SELECT COUNT(*) AS n FROM outbound_recipients WHERE state = 'queued'"));
+    },
+  });
+  new Gauge({
+    name: "postroom_webhook_events_pending",
+    help: "Message events waiting to be acknowledged by a webhook receiver",
+    registers: [registry],
+    collect() {
+      this.set(count("SELECT COUNT(*) AS n FROM webhook_outbox WHERE state = 'pending'"));
+    },
+  });
+  const webhookEventsExpired = new Counter({
+    name: "postroom_webhook_events_expired_total",
+    help: "Message events dropped because their receiver did not acknowledge them within webhooks.max_age",
+    registers: [registry],
+  });
+  return { registry, webhookEventsExpired };
+}

@@ -1,0 +1,104 @@
+// ACME failure paths against pebble: a CAA record that forbids issuance and a CA that
+// refuses the order are logged with their reason, the back-off holds the next order,
+// and the listeners keep running (without STARTTLS, or on the old certificate).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { X509Certificate } from "node:crypto";
+import { createLogger } from "../../src/lib/logger.ts";
+import { startTestApp } from "../helpers/app.ts";
+import { TestDnsServer } from "../helpers/dns-server.ts";
+import { pebbleAvailable, startPebble, type Pebble } from "../helpers/pebble.ts";
+import { SmtpSession } from "../helpers/smtp-session.ts";
+
+const NAME = "mail.postroom.test";
+const hasPebble = pebbleAvailable();
+let dns: TestDnsServer;
+let pebble: Pebble;
+
+function acmeToml(domains: string[]): string {
+  return `mode = "acme"
+check_interval = "1h"
+[tls.acme]
+directory_url = "${pebble.directoryUrl}"
+domains = ${JSON.stringify(domains)}
+challenge_listen = "127.0.0.1:${pebble.challengePort}"
+ca_file = "${pebble.caFile}"
+failure_backoff = "1h"`;
+}
+
+async function waitFor<T>(what: string, probe: () => T | null | undefined, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\npebble log:\n${await pebble.log()}`);
+    await Bun.sleep(50);
+  }
+}
+
+async function ehlo(port: number): Promise<string> {
+  const { session } = await SmtpSession.open(port);
+  const reply = await session.command("EHLO client.postroom.test");
+  await session.close();
+  return reply;
+}
+
+beforeAll(async () => {
+  if (!hasPebble) return;
+  dns = await TestDnsServer.start();
+  pebble = await startPebble(dns.address);
+});
+
+afterAll(async () => {
+  await pebble?.stop();
+  await dns?.stop();
+});
+
+describe.if(hasPebble)("ACME failures keep the listeners up", () => {
+  test("a CAA record that forbids every CA: a clear log line, no STARTTLS, a back-off before the next order", async () => {
+    dns.set("forbidden.postroom.test", [{ type: "A", address: "127.0.0.1" }, { type: "CAA", flags: 0, tag: "issue", value: ";" }]);
+    const lines: string[] = [];
+    const app = await startTestApp({ dnsServer: dns.address, inbound: true, tls: acmeToml(["forbidden.postroom.test"]), logger: createLogger({ level: "info", sink: (l) => lines.push(l) }) });
+    try {
+      await waitFor("the failed order", () => lines.find((l) => l.includes('"acme order failed"')));
+      const failure = JSON.parse(lines.find((l) => l.includes('"acme order failed"'))!);
+      expect(failure.reason).toBe('CAA at forbidden.postroom.test forbids every CA to issue for forbidden.postroom.test (issue ";")');
+      expect(failure.still_using).toBe("no certificate (STARTTLS not offered)");
+      const reply = await ehlo(app.app.inboundPort!);
+      expect(reply).toStartWith("250");
+      expect(reply).not.toContain("STARTTLS");
+      const health = (await app.json("GET", "/healthz")).body;
+      expect(health.warnings.join("\n")).toContain("ACME order failed: CAA at forbidden.postroom.test");
+      const status = app.app.tls.status();
+      expect(status.retryAtMs! - Date.now()).toBeGreaterThan(59 * 60_000);
+      await app.app.tls.check(); // within the back-off: no new order
+      expect(lines.filter((l) => l.includes('"acme order"')).length).toBe(1);
+    } finally {
+      await app.stop();
+    }
+  }, 30_000);
+
+  test("a name the CA cannot validate (no DNS record): pebble refuses, the reason is logged, the old certificate stays", async () => {
+    const lines: string[] = [];
+    dns.set(NAME, [{ type: "A", address: "127.0.0.1" }]);
+    const app = await startTestApp({ dnsServer: dns.address, inbound: true, tls: acmeToml([NAME]), logger: createLogger({ level: "info", sink: (l) => lines.push(l) }) });
+    try {
+      await waitFor("a certificate", () => app.app.tls.current());
+      const serial = app.app.tls.status().certificate!.serial;
+      dns.set(NAME, []); // the CA can no longer resolve the name
+      expect(await app.app.tls.renew()).toBe(false);
+      const failure = JSON.parse(lines.find((l) => l.includes('"acme order failed"'))!);
+      // pebble's own words: it could not resolve the name to fetch the challenge.
+      expect(failure.reason).toContain(`http://${NAME}:${pebble.challengePort}/.well-known/acme-challenge/`);
+      expect(failure.reason).toContain("could not resolve");
+      expect(failure.still_using).toBe(serial);
+      expect(await ehlo(app.app.inboundPort!)).toContain("STARTTLS");
+      const { session } = await SmtpSession.open(app.app.inboundPort!);
+      await session.command("EHLO client.postroom.test");
+      const peer = await session.startTls(NAME);
+      await session.close();
+      expect(new X509Certificate(peer.raw).serialNumber).toBe(serial);
+    } finally {
+      await app.stop();
+    }
+  }, 60_000);
+});
