@@ -182,6 +182,7 @@ export class App {
     this.scheduler = new Scheduler(logger.child({ component: "jobs" }));
     this.scheduler.every("verify-sending-domains", "0 * * * * *", () => this.domains.verifyDue());
     this.scheduler.every("purge-attachments", "0 17 * * * *", async () => localAttachments.purgeExpired(clock.nowMs()));
+    if (config.tls.mode !== "off") this.scheduler.everyMs("check-certificate", config.tls.checkIntervalMs, () => this.tls.check());
   }
 
   static async start(opts: AppOptions): Promise<App> {
@@ -270,7 +271,6 @@ export class App {
 
   async stop(): Promise<void> {
     this.scheduler.stop();
-    this.tls.stop();
     await this.delivery.stop();
     await this.webhooks.stop();
     await this.listeners.stop();

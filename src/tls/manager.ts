@@ -40,7 +40,6 @@ export class TlsManager {
   private lastFailureMs: number | null = null;
   private retryAtMs: number | null = null;
   private ordering: Promise<boolean> | null = null;
-  private timer: ReturnType<typeof setInterval> | null = null;
   private readonly listeners: Listener[] = [];
 
   constructor(private readonly deps: TlsManagerDeps) {}
@@ -59,20 +58,16 @@ export class TlsManager {
     return { mode: this.deps.config().tls.mode, certificate: this.info, problem: this.problem, retryAtMs: this.retryAtMs };
   }
 
-  /** Loads what is on disk now; in ACME mode an order due starts in the background. */
+  /**
+   * Loads what is on disk now; in ACME mode an order due starts in the background. The
+   * scheduler then calls check() every tls.check_interval.
+   */
   start(): void {
     const config = this.deps.config();
     if (config.tls.mode === "off") return;
     this.stamp = config.tls.mode === "files" ? filesStamp(config) : "";
     this.load();
-    this.timer = setInterval(() => void this.check(), config.tls.checkIntervalMs);
-    this.timer.unref?.();
     if (config.tls.mode === "acme") void this.check();
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
   }
 
   /** One periodic check: a replaced file is loaded; an ACME certificate due is renewed. */
