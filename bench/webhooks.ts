@@ -1,0 +1,651 @@
+// `bun run bench:webhooks`: how fast Postroom's message events reach a webhook receiver
+// while it is sending, next to how fast it produces them.
+//   produced:  events Postroom records (registration on the 202, dispatch before the SMTP
+//              attempt, delivery after it: 3 per message of one recipient) per second,
+//              from the first API send until Postroom has recorded the last of the 3×N
+//              events (the moment its log shows the N-th "outbound attempt" line with
+//              verdict "delivered", which it writes after the commit that recorded the
+//              delivery event);
+//   delivered: events the receiver accepted (signature verified, 200) per second: both
+//              over the same window as "produced" and until the receiver has all 3×N;
+//   lag:       from the last 202 (and from the last event produced) until the receiver
+//              has all 3×N events;
+//   batches:   events per webhook POST (mean, max) and POSTs per run.
+//
+//   bun run bench:webhooks [--messages N] [--clients C] [--warmup W] [--rounds R]
+//                          [--receiver-delay MS] [--hold] [--profile DIR]
+//   defaults: N=2000, C=8, W=500, R=3 (median of the rounds), receiver delay 0 (or
+//   BENCH_MESSAGES, BENCH_CLIENTS, BENCH_WARMUP, BENCH_ROUNDS, BENCH_RECEIVER_DELAY,
+//   BENCH_PROFILE)
+//   --receiver-delay makes the receiver answer each POST MS ms after it has read it (a
+//   receiver across the Internet, or a slow one): the dispatcher keeps one batch in
+//   flight per outbound account, so this bounds what it can deliver.
+//   --hold (BENCH_HOLD=1) measures how fast the dispatcher drains a backlog: the
+//   receiver holds its answer to each run's first POST until Postroom has produced all
+//   3×N events (at most 8 s: the webhook timeout is 10 s), so they pile up in the outbox,
+//   then answers everything at once; "drain" is the events received after the release
+//   per second until the last one.
+//   --profile runs Postroom under `bun --cpu-prof` and prints where its main thread
+//   spends its time (bench/outbound-profile.ts); the profiler slows it down.
+//
+// Needs Postfix's `smtp-sink` (Debian package postfix; see bench/outbound.ts) as the sink.
+//
+// How it is set up:
+// - Postroom runs as `bun src/main.ts serve` with a generated config in a temp dir:
+//   HTTP on an ephemeral loopback port, no SMTP listeners, `[outbound] smarthost` = the
+//   sink (bench/smtp-sink.ts: one smtp-sink child process on loopback), both rate limits
+//   off, and the account's `webhook = { url, token, signing_secret }` pointing at the
+//   receiver. `[webhooks] allow_private = true`, because the receiver is on loopback (the
+//   dispatcher refuses private targets otherwise); everything else about webhooks is
+//   the default (batch_size 100, timeout 10 s).
+// - A loopback DNS server (test/helpers/dns-server.ts) holds the records of the sending
+//   domain, which is created, published and verified through the API as a customer does
+//   it (mail is only accepted from a verified domain, and DKIM-signed with its keys).
+// - The receiver is a Bun.serve in this process. It verifies every POST with the
+//   `standardwebhooks` package (Webhook(secret).verify(body, headers)) and the Bearer
+//   token, then checks every event: its id never seen before, its message one this run
+//   sent (checked at the end of the run: a registration can arrive before its 202), and
+//   the message's events in the order registration, dispatch, delivery.
+//   It answers 200 (after --receiver-delay ms, if set).
+// - This process is also the API client: C workers, each POSTing its next message
+//   (bench/message.ts's subject, text and HTML, one distinct recipient) as soon as the
+//   previous one got its 202 (keep-alive), as bench:outbound does.
+// - Every run is checked, warm-up included: every send got 202 with an id, the sink got
+//   exactly N messages, Postroom logged N deliveries and nothing else, no error and no
+//   webhook warning, and the receiver got exactly the 3×N events of the run's messages
+//   (nothing more in the 1.5 s after the last one: longer than the dispatcher's 1 s idle
+//   poll), every signature valid, in order, no event twice. Anything else aborts with
+//   exit code 1.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { randomBytes } from "node:crypto";
+import { simpleParser } from "mailparser";
+import { Webhook } from "standardwebhooks";
+import { hashSecret } from "../src/auth/secrets.ts";
+import { parseConfigText } from "../src/config/load.ts";
+import { TestDnsServer } from "../test/helpers/dns-server.ts";
+import { Child, CLK_TCK } from "./child.ts";
+import { buildMessage, MAIL_FROM, SENDER_DOMAIN } from "./message.ts";
+import { summarizeOutboundProfile } from "./outbound-profile.ts";
+import { SmtpSinkProcess } from "./smtp-sink.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+const DEST = "dest1.bench.test";
+const FROM_HEADER = `"Postroom News" <${MAIL_FROM}>`;
+const KINDS = ["registration", "dispatch", "delivery"] as const;
+const EVENTS_PER_MESSAGE = KINDS.length;
+
+// ---------------------------------------------------------------- options
+
+function options() {
+  const { values } = parseArgs({
+    args: Bun.argv.slice(2),
+    options: {
+      messages: { type: "string", short: "n" },
+      clients: { type: "string", short: "c" },
+      warmup: { type: "string" },
+      rounds: { type: "string" },
+      profile: { type: "string" },
+      "receiver-delay": { type: "string" },
+      hold: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+    allowPositionals: false,
+    strict: true,
+  });
+  if (values.help) {
+    console.log("usage: bun run bench:webhooks [--messages N] [--clients C] [--warmup W] [--rounds R] [--receiver-delay MS] [--hold] [--profile DIR]");
+    process.exit(0);
+  }
+  const int = (flag: string | undefined, env: string, dflt: number, min: number) => {
+    const raw = flag ?? process.env[env];
+    const n = raw === undefined || raw === "" ? dflt : Number(raw);
+    if (!Number.isInteger(n) || n < min) throw new Error(`${env.toLowerCase().replace("bench_", "--")} must be an integer >= ${min}, got ${raw}`);
+    return n;
+  };
+  const messages = int(values.messages, "BENCH_MESSAGES", 2000, 1);
+  const clients = int(values.clients, "BENCH_CLIENTS", 8, 1);
+  const warmup = int(values.warmup, "BENCH_WARMUP", 500, 0);
+  const rounds = int(values.rounds, "BENCH_ROUNDS", 3, 1);
+  const receiverDelayMs = int(values["receiver-delay"], "BENCH_RECEIVER_DELAY", 0, 0);
+  if (receiverDelayMs >= 9000) throw new Error("--receiver-delay must stay below Postroom's 10 s webhook timeout");
+  if (clients > messages) throw new Error(`--clients (${clients}) must not exceed --messages (${messages})`);
+  if (warmup > 0 && clients > warmup) throw new Error(`--clients (${clients}) must not exceed --warmup (${warmup})`);
+  const profile = values.profile || process.env.BENCH_PROFILE;
+  const hold = values.hold === true || process.env.BENCH_HOLD === "1";
+  return { messages, clients, warmup, rounds, receiverDelayMs, hold, profileDir: profile ? resolve(profile) : null };
+}
+
+/** CPU time (ms) all cores have spent busy since boot (not idle, not waiting for I/O). */
+function machineBusyMs(): number {
+  const [cpu] = readFileSync("/proc/stat", "utf8").split("\n");
+  const f = cpu!.trim().split(/\s+/).slice(1).map(Number);
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+  return ((total - f[3]! - f[4]!) * 1000) / CLK_TCK;
+}
+
+// ---------------------------------------------------------------- the receiver
+
+interface Post {
+  atMs: number;
+  events: number;
+}
+
+/**
+ * The webhook receiver: verifies each POST (Standard Webhooks signature, Bearer token),
+ * checks each event (new id, kinds of its message in order) and counts what it accepted.
+ * A problem is recorded in `problems` (the run aborts on it) and answered 400, so a bad
+ * batch is never silently taken.
+ */
+class Receiver {
+  readonly secret = `whsec_${randomBytes(32).toString("base64")}`;
+  readonly token = `pr_bench_hook_${randomBytes(8).toString("hex")}`;
+  private readonly webhook = new Webhook(this.secret);
+  /** Event ids seen (all runs). */
+  private readonly seen = new Set<string>();
+  /** webhook-id of each POST seen (a repeated one is a batch posted again). */
+  private readonly batchIds = new Set<string>();
+  /** message id → how many of its events arrived (index into KINDS of the next one). */
+  readonly stage = new Map<string, number>();
+  /** Events accepted, all runs. */
+  events = 0;
+  readonly posts: Post[] = [];
+  readonly problems: string[] = [];
+  repostedBatches = 0;
+  private waiter: { target: number; resolve: (atMs: number) => void } | null = null;
+  /** While set, answers wait for it (--hold). */
+  gate: Promise<void> | null = null;
+  private server: ReturnType<typeof Bun.serve>;
+
+  constructor(private readonly delayMs: number) {
+    this.server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: async (req) => {
+        const res = await this.handle(req);
+        if (this.gate) await this.gate;
+        if (this.delayMs > 0) await Bun.sleep(this.delayMs);
+        return res;
+      },
+    });
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.server.port}/hook`;
+  }
+
+  private problem(text: string): Response {
+    if (this.problems.length < 20) this.problems.push(text);
+    return new Response("refused by the benchmark", { status: 400 });
+  }
+
+  private async handle(req: Request): Promise<Response> {
+    const raw = await req.text();
+    const at = performance.now();
+    if (req.method !== "POST" || new URL(req.url).pathname !== "/hook") return this.problem(`unexpected request ${req.method} ${req.url}`);
+    if (req.headers.get("authorization") !== `Bearer ${this.token}`) return this.problem(`wrong Authorization header: ${req.headers.get("authorization")}`);
+    const headers = Object.fromEntries(req.headers);
+    let body: { events?: { id: string; kind: string; message_id: string; recipient: string }[] };
+    try {
+      body = this.webhook.verify(raw, headers) as typeof body;
+    } catch (err) {
+      return this.problem(`signature check failed (${(err as Error).message}) for webhook-id ${headers["webhook-id"]}`);
+    }
+    const batchId = headers["webhook-id"] ?? "";
+    if (this.batchIds.has(batchId)) this.repostedBatches++;
+    this.batchIds.add(batchId);
+    const events = body.events;
+    if (!Array.isArray(events) || events.length === 0) return this.problem(`a POST without events: ${raw.slice(0, 200)}`);
+    // Check the whole batch before taking any of it.
+    const stage = new Map<string, number>();
+    const ids = new Set<string>();
+    for (const e of events) {
+      if (this.seen.has(e.id) || ids.has(e.id)) return this.problem(`event ${e.id} (${e.kind} of message ${e.message_id}) arrived twice (webhook-id ${batchId})`);
+      ids.add(e.id);
+      const s = stage.get(e.message_id) ?? this.stage.get(e.message_id) ?? 0;
+      if (e.kind !== KINDS[s]) return this.problem(`message ${e.message_id}: got "${e.kind}" where "${KINDS[s] ?? "nothing more"}" was due (${s} of its events seen before)`);
+      stage.set(e.message_id, s + 1);
+    }
+    for (const id of ids) this.seen.add(id);
+    for (const [m, s] of stage) this.stage.set(m, s);
+    this.events += events.length;
+    this.posts.push({ atMs: at, events: events.length });
+    if (this.waiter && this.events >= this.waiter.target) {
+      this.waiter.resolve(at);
+      this.waiter = null;
+    }
+    return new Response("ok");
+  }
+
+  /** performance.now() of the POST that brought the total to `target` events. */
+  reach(target: number, timeoutMs: number): Promise<number> {
+    if (this.events >= target) return Promise.resolve(this.posts.at(-1)?.atMs ?? performance.now());
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiter = null;
+        reject(new Error(`the receiver got ${this.events} events, not ${target}, within ${(timeoutMs / 1000).toFixed(0)} s`));
+      }, timeoutMs);
+      this.waiter = {
+        target,
+        resolve: (at) => {
+          clearTimeout(timer);
+          resolve(at);
+        },
+      };
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.server.stop(true);
+  }
+}
+
+// ---------------------------------------------------------------- Postroom
+
+const ACCOUNT = { id: "b0b0b0b0b0b0b0b0", token: "pr_bench_token", outboundId: "b0b0b0b0b0b0b0f1", smtpKey: "pr_bench_smtp_key" };
+
+function postroomConfig(dataDir: string, dnsServer: string, sinkPort: number, hook: { url: string; token: string; secret: string }): string {
+  return `
+hostname = "mx.postroom.bench"
+data_dir = "${dataDir}"
+[log]
+# The default level: one "outbound attempt" line per recipient (the benchmark counts them).
+level = "info"
+[http]
+listen = "127.0.0.1:0"
+public_url = "http://127.0.0.1:8080"
+[smtp]
+inbound_listen = ""
+submission_listen = ""
+[inbound]
+domain = "in.postroom.bench"
+[outbound]
+bounce_host = "bounces.postroom.bench"
+# The address the sending domain's SPF record (published in the loopback DNS) authorises.
+sending_ips = ["127.0.0.1"]
+smarthost = "smtp://127.0.0.1:${sinkPort}"
+[webhooks]
+# The receiver is on loopback.
+allow_private = true
+[dns]
+servers = ["${dnsServer}"]
+[[accounts]]
+id = "${ACCOUNT.id}"
+name = "bench"
+api_tokens = ["${hashSecret(ACCOUNT.token)}"]
+rate_limit = "off"
+webhook = { url = "${hook.url}", token = "${hook.token}", signing_secret = "${hook.secret}" }
+  [[accounts.outbound]]
+  id = "${ACCOUNT.outboundId}"
+  api_keys = ["${hashSecret(ACCOUNT.smtpKey)}"]
+  send_rate_limit = "off"
+`;
+}
+
+interface PostroomTally {
+  delivered: number;
+  /** performance.now() of each "delivered" line, in order. */
+  deliveredAt: number[];
+  other: string[];
+  errors: string[];
+  webhookWarnings: string[];
+}
+
+async function startPostroom(workDir: string, dnsServer: string, sinkPort: number, hook: { url: string; token: string; secret: string }, profileArgs: string[]) {
+  const configPath = join(workDir, "postroom.toml");
+  const text = postroomConfig(join(workDir, "data"), dnsServer, sinkPort, hook);
+  const parsed = parseConfigText(text);
+  if (!parsed.ok) throw new Error(`the benchmark's Postroom config is invalid:\n${parsed.problems.join("\n")}`);
+  writeFileSync(configPath, text);
+  const child = Child.spawn("postroom", [...profileArgs, "src/main.ts", "serve", "--config", configPath], ROOT);
+  const httpPort = (await child.waitFor((l) => l.msg === "http listening")).port as number;
+  const tally: PostroomTally = { delivered: 0, deliveredAt: [], other: [], errors: [], webhookWarnings: [] };
+  child.onLine = (line) => {
+    if (line.includes('"outbound attempt"')) {
+      if (line.includes('"verdict":"delivered"')) {
+        tally.delivered++;
+        tally.deliveredAt.push(performance.now());
+      } else if (tally.other.length < 1000) tally.other.push(line);
+    } else if (line.includes('"level":"error"')) {
+      if (tally.errors.length < 1000) tally.errors.push(line);
+    } else if (/"msg":"(webhook|events not posted)/.test(line) && !line.includes('"level":"info"') && !line.includes('"level":"debug"')) {
+      if (tally.webhookWarnings.length < 1000) tally.webhookWarnings.push(line);
+    }
+  };
+  child.ready();
+  return { child, httpPort, url: `http://127.0.0.1:${httpPort}/api/v0.1/${ACCOUNT.outboundId}/messages`, tally };
+}
+
+/** The sender's domain, created, published in the loopback DNS and verified through the API (as bench/outbound.ts does). */
+async function verifiedSendingDomain(httpPort: number, dns: TestDnsServer, domain: string): Promise<void> {
+  const api = async (path: string, body?: unknown) => {
+    const res = await fetch(`http://127.0.0.1:${httpPort}/api/v0.1/${ACCOUNT.id}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ACCOUNT.token}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as { id?: string; dns_records?: { type: string; host: string; value: string; reason: string | null }[] } };
+  };
+  const created = await api("/sending_domains", { domain });
+  if (created.status !== 201 || !created.body.id || !created.body.dns_records) throw new Error(`creating the sending domain ${domain} failed: ${created.status} ${JSON.stringify(created.body)}`);
+  dns.followCnames = true;
+  for (const r of created.body.dns_records) {
+    if (r.type === "CNAME") dns.set(r.host, [{ type: "CNAME", domain: r.value }]);
+    else dns.set(r.host, [...(dns.zone.get(r.host) ?? []).filter((x) => x.type !== "TXT"), { type: "TXT", data: r.value.match(/.{1,255}/g) ?? [""] }]);
+  }
+  const verified = await api(`/sending_domains/${created.body.id}/verify`);
+  if (verified.status !== 200) throw new Error(`verifying the sending domain ${domain} failed: ${verified.status} ${JSON.stringify(verified.body.dns_records?.map((r) => r.reason))}`);
+}
+
+// ---------------------------------------------------------------- runs
+
+interface RunResult {
+  messages: number;
+  events: number;
+  acceptedPerS: number;
+  /** Events recorded per second: 3N over first send → N-th delivery logged. */
+  producedPerS: number;
+  /** Events received per second over the same window as producedPerS. */
+  deliveredInWindowPerS: number;
+  /** 3N over first send → the receiver has all 3N. */
+  deliveredPerS: number;
+  /** Receiver's share of the events by the time the last one was produced. */
+  receivedAtProducedEnd: number;
+  lagAfterLastAcceptMs: number;
+  lagAfterLastProducedMs: number;
+  /** Largest gap between produced (estimated: 202s + 2 × deliveries logged) and received, sampled every 20 ms. */
+  maxBacklog: number;
+  /** --hold: events received after the release, per second until the last one. */
+  drainPerS: number;
+  posts: number;
+  meanBatch: number;
+  maxBatch: number;
+  fullBatches: number;
+  acceptMs: number;
+  producedMs: number;
+  receivedMs: number;
+  serverCpuUsPerEvent: number;
+  benchCpuUsPerEvent: number;
+  machineCpuUsPerEvent: number;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+async function until(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) return false;
+    await Bun.sleep(20);
+  }
+  return true;
+}
+
+const timeoutMs = (count: number) => Math.max(60_000, count * 30);
+/** After the receiver has everything, wait this long for anything extra: longer than the dispatcher's 1 s idle poll. */
+const SETTLE_MS = 1500;
+
+// Cleanup steps, newest first (the temp dir goes last). One cleanup for everyone: a signal
+// and main's own `finally` (which a signal provokes: the children it stops make main
+// fail) share the same run, and a step added while it runs (a child started meanwhile)
+// is still taken, so the process exits only after every step.
+const cleanup: (() => Promise<unknown> | unknown)[] = [];
+let cleaning: Promise<void> | null = null;
+let interrupted = false;
+const runCleanup = (): Promise<void> =>
+  (cleaning ??= (async () => {
+    for (let step = cleanup.shift(); step; step = cleanup.shift()) {
+      try {
+        await step();
+      } catch (err) {
+        console.error(`cleanup: ${(err as Error).message}`);
+      }
+    }
+  })());
+for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  process.on(sig, () => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error(`\n${sig}: stopping Postroom, the sink, the DNS server and the receiver`);
+    void runCleanup().then(() => process.exit(130));
+  });
+}
+
+async function main() {
+  const opts = options();
+  const workDir = mkdtempSync(join(tmpdir(), "postroom-bench-webhooks-"));
+  cleanup.push(() => rmSync(workDir, { recursive: true, force: true }));
+  try {
+    const message = buildMessage(`rcpt@${DEST}`);
+    const parsed = await simpleParser(Buffer.from(message.data(0)));
+    const content = { subject: parsed.subject ?? "", plain: parsed.text ?? "", html: typeof parsed.html === "string" ? parsed.html : "" };
+    if (!content.plain || !content.html) throw new Error("the benchmark message has no text or HTML part");
+
+    const sink = await SmtpSinkProcess.start();
+    cleanup.unshift(() => sink.stop());
+    const dns = await TestDnsServer.start();
+    cleanup.unshift(() => dns.stop());
+    const receiver = new Receiver(opts.receiverDelayMs);
+    cleanup.unshift(() => receiver.stop());
+
+    let profileArgs: string[] = [];
+    if (opts.profileDir) {
+      mkdirSync(opts.profileDir, { recursive: true });
+      profileArgs = ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${opts.profileDir}`, "--cpu-prof-name=postroom-webhooks"];
+    }
+    const postroom = await startPostroom(workDir, dns.address, sink.port, { url: receiver.url, token: receiver.token, secret: receiver.secret }, profileArgs);
+    cleanup.unshift(() => postroom.child.stop());
+    await verifiedSendingDomain(postroom.httpPort, dns, SENDER_DOMAIN);
+
+    let seq = 0;
+    /** Ids of every message sent (202), all runs. */
+    const sent = new Set<string>();
+    const headers = { authorization: `Bearer ${ACCOUNT.smtpKey}`, "content-type": "application/json" };
+
+    const run = async (count: number): Promise<RunResult> => {
+      const bodies = Array.from({ length: count }, () => JSON.stringify({ from: FROM_HEADER, to: `r${seq++}@${DEST}`, ...content }));
+      const runIds: string[] = [];
+      const sink0 = sink.count;
+      const tally0 = { delivered: postroom.tally.delivered, other: postroom.tally.other.length, errors: postroom.tally.errors.length, warnings: postroom.tally.webhookWarnings.length };
+      const ev0 = receiver.events;
+      const posts0 = receiver.posts.length;
+      const problems0 = receiver.problems.length;
+      const target = ev0 + EVENTS_PER_MESSAGE * count;
+      const failures: string[] = [];
+      let failed = 0;
+      let accepted = 0;
+      let next = 0;
+      const cpu0 = { server: postroom.child.cpuMs(), bench: process.cpuUsage(), machine: machineBusyMs() };
+      // Backlog sampling: produced so far (registrations committed before each 202, plus a
+      // dispatch and a delivery per delivery logged) against events received.
+      let maxBacklog = 0;
+      const sampler = setInterval(() => {
+        const produced = accepted + 2 * (postroom.tally.delivered - tally0.delivered);
+        maxBacklog = Math.max(maxBacklog, produced - (receiver.events - ev0));
+      }, 20);
+      let release = () => {};
+      let released: { atMs: number; events: number } | null = null;
+      if (opts.hold) {
+        receiver.gate = new Promise<void>((r) => {
+          release = () => {
+            if (released) return;
+            released = { atMs: performance.now(), events: receiver.events };
+            receiver.gate = null;
+            r();
+          };
+        });
+      }
+      const holdTimer = opts.hold ? setTimeout(() => release(), 8000) : null;
+      const t0 = performance.now();
+      const received = receiver.reach(target, timeoutMs(count));
+      received.catch(() => undefined);
+      await Promise.all(
+        Array.from({ length: opts.clients }, async () => {
+          for (let i = next++; i < count; i = next++) {
+            try {
+              const res = await fetch(postroom.url, { method: "POST", headers, body: bodies[i] });
+              const text = await res.text();
+              const id = res.status === 202 ? (JSON.parse(text) as { id?: string }).id : undefined;
+              if (!id) {
+                failed++;
+                if (failures.length < 5) failures.push(`${res.status} ${text.slice(0, 300)}`);
+                continue;
+              }
+              // (The registration event is committed before the 202, so the receiver may see
+              // it before we see the 202: events of messages we did not send are looked
+              // for at the end of the run.)
+              runIds.push(id);
+              accepted++;
+            } catch (err) {
+              failed++;
+              if (failures.length < 5) failures.push((err as Error).message);
+            }
+          }
+        }),
+      );
+      const tAccepted = performance.now();
+      const fail = (text: string): never => {
+        clearInterval(sampler);
+        if (holdTimer) clearTimeout(holdTimer);
+        release();
+        throw new Error(text);
+      };
+      if (failed > 0) fail(`${failed} of ${count} sends did not get 202; first answers:\n  ${failures.join("\n  ")}`);
+      const produced = await until(() => postroom.tally.delivered - tally0.delivered >= count || receiver.problems.length > problems0, timeoutMs(count));
+      if (receiver.problems.length > problems0) fail(`the receiver refused a webhook POST:\n  ${receiver.problems.slice(problems0).join("\n  ")}`);
+      if (!produced) fail(`Postroom logged ${postroom.tally.delivered - tally0.delivered} deliveries of ${count} within ${timeoutMs(count) / 1000} s; other outcomes:\n  ${postroom.tally.other.slice(tally0.other, tally0.other + 5).join("\n  ")}`);
+      const tProduced = postroom.tally.deliveredAt[tally0.delivered + count - 1]!;
+      if (holdTimer) clearTimeout(holdTimer);
+      release();
+      // Events the receiver had when the last one was produced.
+      const receivedByProducedEnd = receiver.posts.slice(posts0).reduce((n, p) => (p.atMs <= tProduced ? n + p.events : n), 0);
+      let tReceived: number;
+      try {
+        tReceived = await Promise.race([
+          received,
+          until(() => receiver.problems.length > problems0, timeoutMs(count)).then(() => {
+            throw new Error("the receiver refused a webhook POST");
+          }),
+        ]);
+      } catch (err) {
+        const missing = runIds.filter((id) => (receiver.stage.get(id) ?? 0) < EVENTS_PER_MESSAGE);
+        const example = missing.slice(0, 5).map((id) => `${id}: ${receiver.stage.get(id) ?? 0} of 3 events`);
+        return fail(
+          `${(err as Error).message}; ${missing.length} messages lack events (${example.join(", ")}); problems:\n  ${receiver.problems.slice(problems0).join("\n  ")}\nPostroom webhook warnings:\n  ${postroom.tally.webhookWarnings.slice(tally0.warnings, tally0.warnings + 5).join("\n  ")}`,
+        );
+      }
+      clearInterval(sampler);
+      const bench = process.cpuUsage(cpu0.bench);
+      const cpu = { server: postroom.child.cpuMs() - cpu0.server, bench: (bench.user + bench.system) / 1000, machine: machineBusyMs() - cpu0.machine };
+      await Bun.sleep(SETTLE_MS);
+
+      // Everything checked: exactly 3N events, each message's three, nothing refused or
+      // logged wrong, exactly N deliveries at the sink.
+      const events = receiver.events - ev0;
+      const incomplete = runIds.filter((id) => receiver.stage.get(id) !== EVENTS_PER_MESSAGE);
+      for (const id of runIds) sent.add(id);
+      const strangers = [...receiver.stage.keys()].filter((id) => !sent.has(id));
+      if (strangers.length > 0) fail(`the receiver got events of ${strangers.length} messages this benchmark did not send, e.g. ${strangers.slice(0, 3).join(", ")}`);
+      const other = postroom.tally.other.slice(tally0.other);
+      const errors = postroom.tally.errors.slice(tally0.errors);
+      const warnings = postroom.tally.webhookWarnings.slice(tally0.warnings);
+      const problems = receiver.problems.slice(problems0);
+      if (events !== EVENTS_PER_MESSAGE * count || incomplete.length > 0 || problems.length > 0 || receiver.repostedBatches > 0) {
+        fail(
+          `the receiver got ${events} events for ${count} messages (expected ${EVENTS_PER_MESSAGE * count}), ${incomplete.length} messages without all three, ${receiver.repostedBatches} batches posted again; problems:\n  ${problems.join("\n  ")}`,
+        );
+      }
+      if (sink.count - sink0 !== count || postroom.tally.delivered - tally0.delivered !== count || other.length + errors.length + warnings.length > 0) {
+        fail(
+          `the sink received ${sink.count - sink0} of ${count}; Postroom logged ${postroom.tally.delivered - tally0.delivered} deliveries, ${other.length} other outcomes, ${errors.length} errors, ${warnings.length} webhook warnings:\n  ${[...other, ...errors, ...warnings].slice(0, 5).join("\n  ")}`,
+        );
+      }
+      const posts = receiver.posts.slice(posts0);
+      const total = EVENTS_PER_MESSAGE * count;
+      return {
+        messages: count,
+        events: total,
+        acceptedPerS: (count * 1000) / (tAccepted - t0),
+        producedPerS: (total * 1000) / (tProduced - t0),
+        deliveredInWindowPerS: (receivedByProducedEnd * 1000) / (tProduced - t0),
+        deliveredPerS: (total * 1000) / (tReceived - t0),
+        receivedAtProducedEnd: receivedByProducedEnd / total,
+        lagAfterLastAcceptMs: tReceived - tAccepted,
+        lagAfterLastProducedMs: tReceived - tProduced,
+        maxBacklog,
+        drainPerS: released ? ((target - (released as { events: number }).events) * 1000) / (tReceived - (released as { atMs: number }).atMs) : 0,
+        posts: posts.length,
+        meanBatch: total / posts.length,
+        maxBatch: Math.max(...posts.map((p) => p.events)),
+        fullBatches: posts.filter((p) => p.events >= 100).length,
+        acceptMs: tAccepted - t0,
+        producedMs: tProduced - t0,
+        receivedMs: tReceived - t0,
+        serverCpuUsPerEvent: (cpu.server * 1000) / total,
+        benchCpuUsPerEvent: (cpu.bench * 1000) / total,
+        machineCpuUsPerEvent: (cpu.machine * 1000) / total,
+      };
+    };
+
+    const load = () => loadavg().map((x) => x.toFixed(2)).join(" ");
+    console.log(
+      `webhooks benchmark: N=${opts.messages} messages (1 recipient each, ${EVENTS_PER_MESSAGE} events each: ${KINDS.join(", ")}) over C=${opts.clients} API clients, ${opts.warmup} warm-up, ${opts.rounds} round${opts.rounds === 1 ? "" : "s"}`,
+    );
+    console.log(`machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}; sink: smtp-sink on 127.0.0.1:${sink.port} (smarthost); receiver: ${receiver.url} (Bun.serve in this process, standardwebhooks verify${opts.receiverDelayMs ? `, answers ${opts.receiverDelayMs} ms after reading each POST` : ""}${opts.hold ? ", holds its first answer of each run until all events are produced (at most 8 s)" : ""}); load average ${load()}`);
+    console.log(`"produced" = 3N events recorded by Postroom over first send → its log's N-th delivery line (written after the commit of the last delivery event)`);
+
+    const results: RunResult[] = [];
+    const show = (r: RunResult, tag: string) =>
+      console.log(
+        `  ${tag.padEnd(8)} produced ${r.producedPerS.toFixed(0).padStart(4)} ev/s  delivered ${r.deliveredPerS.toFixed(0).padStart(4)} ev/s (${r.deliveredInWindowPerS.toFixed(0)} in the same window)  ` +
+          `accepted ${r.acceptedPerS.toFixed(0)} msg/s; ${r.events} events: last 202 ${(r.acceptMs / 1000).toFixed(2)} s, last produced ${(r.producedMs / 1000).toFixed(2)} s, all received ${(r.receivedMs / 1000).toFixed(2)} s; ` +
+          `lag ${r.lagAfterLastAcceptMs.toFixed(0)} ms after last 202; ${r.posts} POSTs, ${r.meanBatch.toFixed(1)} ev/POST (max ${r.maxBatch}, ${r.fullBatches} full), max backlog ${r.maxBacklog}${opts.hold ? `, drain after release ${r.drainPerS.toFixed(0)} ev/s` : ""}; ` +
+          `CPU µs/event: postroom ${r.serverCpuUsPerEvent.toFixed(0)}, bench ${r.benchCpuUsPerEvent.toFixed(0)}, machine ${r.machineCpuUsPerEvent.toFixed(0)}`,
+      );
+    if (opts.warmup > 0) show(await run(opts.warmup), "warm-up");
+    for (let round = 1; round <= opts.rounds; round++) {
+      const r = await run(opts.messages);
+      show(r, `run ${round}`);
+      results.push(r);
+    }
+
+    const med = (key: keyof RunResult) => median(results.map((r) => r[key]));
+    const fmtMs = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
+    console.log("");
+    console.log(`medians of ${opts.rounds} run${opts.rounds === 1 ? "" : "s"} of N=${opts.messages} (${EVENTS_PER_MESSAGE * opts.messages} events each):`);
+    console.log(`events produced:     ${med("producedPerS").toFixed(0)} events/s  (recorded by Postroom, first send → last event; API accepted ${med("acceptedPerS").toFixed(0)} msg/s)`);
+    console.log(`events delivered:    ${med("deliveredPerS").toFixed(0)} events/s  (verified by the receiver, first send → all received; ${med("deliveredInWindowPerS").toFixed(0)} events/s within the produced window)`);
+    console.log(`ratio delivered/produced: ${(med("deliveredPerS") / med("producedPerS")).toFixed(2)}  (within the produced window: ${(med("deliveredInWindowPerS") / med("producedPerS")).toFixed(2)}; received by the last event produced: ${(100 * med("receivedAtProducedEnd")).toFixed(1)}%)`);
+    console.log(`lag after last send: ${fmtMs(med("lagAfterLastAcceptMs"))} from the last 202 until the receiver had all events (${fmtMs(med("lagAfterLastProducedMs"))} after the last event was produced); max backlog ${med("maxBacklog").toFixed(0)} events`);
+    if (opts.hold) console.log(`drain (--hold):      ${med("drainPerS").toFixed(0)} events/s  (events received after the receiver released its first answer, until the last)`);
+    console.log(`webhook batches:     ${med("posts").toFixed(0)} POSTs per run, mean ${med("meanBatch").toFixed(1)} events/POST, max ${med("maxBatch").toFixed(0)}, ${med("fullBatches").toFixed(0)} full (100)`);
+    console.log(`CPU µs per event:    postroom ${med("serverCpuUsPerEvent").toFixed(0)}, bench process (API client + receiver) ${med("benchCpuUsPerEvent").toFixed(0)}, machine ${med("machineCpuUsPerEvent").toFixed(0)}`);
+    console.log(`checked: every signature valid, every event once, each message's events in order (${KINDS.join(" → ")}), exactly ${EVENTS_PER_MESSAGE}×N per run, N at the sink`);
+    console.log(`load average at the end: ${load()}`);
+
+    if (opts.profileDir) {
+      await postroom.child.stop();
+      const file = join(opts.profileDir, "postroom-webhooks.cpuprofile");
+      const total = opts.warmup + opts.rounds * opts.messages;
+      console.log(`\npostroom main thread (${file}; markdown report next to it):`);
+      console.log(existsSync(file) ? summarizeOutboundProfile(file, total) : "  no profile was written");
+    }
+  } finally {
+    await runCleanup();
+  }
+}
+
+try {
+  await main();
+  await runCleanup();
+  process.exit(interrupted ? 130 : 0);
+} catch (err) {
+  if (!interrupted) console.error(`bench:webhooks failed: ${(err as Error).message}`);
+  await runCleanup();
+  process.exit(interrupted ? 130 : 1);
+}
