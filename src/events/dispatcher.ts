@@ -26,6 +26,13 @@ export interface DispatcherDeps {
 }
 
 const IDLE_POLL_MS = 1000;
+/**
+ * How long a new event waits for company before its batch is posted: during a burst this
+ * turns one POST per event into one per window, at a cost of this much latency.
+ */
+export const BATCH_WINDOW_MS = 25;
+/** Expiry is a scan of the backlog's age index; once a minute is enough for a 3-day limit. */
+const EXPIRE_INTERVAL_MS = 60_000;
 
 export function webhookBody(batch: Batch): string {
   return JSON.stringify({
@@ -45,8 +52,12 @@ export class WebhookDispatcher {
   private readonly inFlight = new Set<string>();
   private readonly running = new Set<Promise<void>>();
   private timer: ReturnType<typeof setTimeout> | null = null;
+  private timerAtMs = Infinity;
   private stopping = false;
   private ticking = false;
+  /** A wake-up arrived during a tick: tick again right after it. */
+  private again = false;
+  private lastExpireMs = -Infinity;
 
   constructor(private readonly deps: DispatcherDeps) {}
 
@@ -54,8 +65,9 @@ export class WebhookDispatcher {
     this.wake(0);
   }
 
+  /** New events were committed: post them within BATCH_WINDOW_MS. */
   kick(): void {
-    this.wake(0);
+    this.wake(BATCH_WINDOW_MS);
   }
 
   async idle(): Promise<void> {
@@ -74,23 +86,39 @@ export class WebhookDispatcher {
     return found ? (found.outbound.webhook ?? found.account.webhook) : null;
   }
 
+  /** Ticks within `delayMs`; an earlier wake-up already planned stands. */
   private wake(delayMs: number): void {
     if (this.stopping) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    const atMs = performance.now() + delayMs;
+    if (this.timer && this.timerAtMs <= atMs) return;
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.tick(), delayMs);
+    this.timerAtMs = atMs;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.timerAtMs = Infinity;
+      void this.tick();
+    }, delayMs);
     this.timer.unref?.();
   }
 
   private async tick(): Promise<void> {
     if (this.ticking) return;
     this.ticking = true;
+    this.again = false;
     let nextWake = IDLE_POLL_MS;
     try {
       const now = this.deps.clock.nowMs();
-      const expired = await this.deps.repo.expire(now, this.deps.config().webhooks.maxAgeMs);
-      if (expired > 0) {
-        this.deps.logger.warn("webhook events expired unacknowledged", { count: expired });
-        this.deps.onExpired?.(expired);
+      if (now - this.lastExpireMs >= EXPIRE_INTERVAL_MS || now < this.lastExpireMs) {
+        this.lastExpireMs = now;
+        const expired = await this.deps.repo.expire(now, this.deps.config().webhooks.maxAgeMs);
+        if (expired > 0) {
+          this.deps.logger.warn("webhook events expired unacknowledged", { count: expired });
+          this.deps.onExpired?.(expired);
+        }
       }
       for (const { outboundAccountId, dueMs } of await this.deps.repo.pendingTargets()) {
         if (this.inFlight.has(outboundAccountId)) continue;
@@ -110,7 +138,8 @@ export class WebhookDispatcher {
         const run = this.post(webhook, batch).finally(() => {
           this.inFlight.delete(outboundAccountId);
           this.running.delete(run);
-          this.kick();
+          // What piled up during the POST is due now: no extra batch window.
+          this.wake(0);
         });
         this.running.add(run);
       }
@@ -119,7 +148,7 @@ export class WebhookDispatcher {
     } finally {
       this.ticking = false;
     }
-    this.wake(Math.max(0, nextWake));
+    this.wake(this.again ? 0 : Math.max(0, nextWake));
   }
 
   private async post(webhook: WebhookConfig, batch: Batch): Promise<void> {

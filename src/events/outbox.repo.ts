@@ -44,12 +44,20 @@ export interface OutboxRepo {
   expire(nowMs: number, maxAgeMs: number): Promise<number>;
   /** Drops the pending events of an outbound account that has no webhook. */
   drop(outboundAccountId: string): Promise<number>;
+  /** Forgets sent, expired and dropped events created before `beforeMs` (the events themselves stay). */
+  purgeFinished(beforeMs: number): Promise<number>;
 }
 
 export function createOutboxRepo(store: Store): OutboxRepo {
   const { db } = store;
   const select = `SELECT o.event_id, e.kind, r.email, o.message_id, o.outbound_account_id, o.account_id, e.created_at, e.details_json, o.attempts, o.batch_id
     FROM webhook_outbox o JOIN message_events e ON e.id = o.event_id JOIN outbound_recipients r ON r.id = e.recipient_id`;
+  const distinctPending = db.query(`WITH RECURSIVE accounts(id) AS (
+      SELECT MIN(outbound_account_id) FROM webhook_outbox WHERE state = 'pending'
+      UNION ALL
+      SELECT (SELECT MIN(outbound_account_id) FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id > accounts.id) FROM accounts WHERE accounts.id IS NOT NULL
+    ) SELECT id FROM accounts WHERE id IS NOT NULL`);
+  const firstPending = db.query("SELECT next_attempt_at, batch_id, attempts FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ? ORDER BY seq LIMIT 1");
   const toEvent = (r: Row): OutboxEvent => ({
     id: r.event_id,
     kind: r.kind,
@@ -61,17 +69,27 @@ export function createOutboxRepo(store: Store): OutboxRepo {
     details: JSON.parse(r.details_json),
   });
   return {
+    // Every query below is an index lookup, never a scan of the pending rows: a receiver
+    // that is down for days leaves a large backlog, and each event commit wakes the
+    // dispatcher, so a scan here would make sending slower the longer the outage lasts.
     async pendingTargets() {
-      const rows = db.query("SELECT outbound_account_id, MIN(next_attempt_at) AS due FROM webhook_outbox WHERE state = 'pending' GROUP BY outbound_account_id").all() as { outbound_account_id: string; due: number }[];
-      return rows.map((r) => ({ outboundAccountId: r.outbound_account_id, dueMs: r.due }));
+      // A loose index scan: one lookup per outbound account with pending events.
+      const accounts = distinctPending.all() as { id: string }[];
+      return accounts.map(({ id }) => {
+        // Batches are taken in seq order, so the first pending event belongs to the batch
+        // being retried (if any) and carries the account's due time.
+        const head = firstPending.get(id) as { next_attempt_at: number };
+        return { outboundAccountId: id, dueMs: head.next_attempt_at };
+      });
     },
     async takeBatch(outboundAccountId, nowMs, maxEvents) {
       return store.tx(() => {
-        const retrying = db.query(`${select} WHERE o.outbound_account_id = ? AND o.state = 'pending' AND o.batch_id IS NOT NULL ORDER BY o.seq`).all(outboundAccountId) as Row[];
-        if (retrying.length > 0) {
-          const due = db.query("SELECT MIN(next_attempt_at) AS due FROM webhook_outbox WHERE batch_id = ? AND state = 'pending'").get(retrying[0]!.batch_id) as { due: number };
-          if (due.due > nowMs) return null;
-          return { id: retrying[0]!.batch_id!, attempts: retrying[0]!.attempts, events: retrying.map(toEvent) };
+        const head = firstPending.get(outboundAccountId) as { next_attempt_at: number; batch_id: string | null; attempts: number } | null;
+        if (!head) return null;
+        if (head.batch_id !== null) {
+          if (head.next_attempt_at > nowMs) return null;
+          const retrying = db.query(`${select} WHERE o.batch_id = ? AND o.state = 'pending' ORDER BY o.seq`).all(head.batch_id) as Row[];
+          return { id: head.batch_id, attempts: head.attempts, events: retrying.map(toEvent) };
         }
         const fresh = db
           .query(`${select} WHERE o.outbound_account_id = ? AND o.state = 'pending' AND o.batch_id IS NULL AND o.next_attempt_at <= ? ORDER BY o.seq LIMIT ?`)
@@ -90,10 +108,13 @@ export function createOutboxRepo(store: Store): OutboxRepo {
       db.query("UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE batch_id = ? AND state = 'pending'").run(atMs, batchId);
     },
     async expire(nowMs, maxAgeMs) {
-      return db.query("UPDATE webhook_outbox SET state = 'expired' WHERE state = 'pending' AND created_at < ?").run(nowMs - maxAgeMs).changes;
+      return db.query("UPDATE webhook_outbox INDEXED BY webhook_outbox_pending_age SET state = 'expired' WHERE state = 'pending' AND created_at < ?").run(nowMs - maxAgeMs).changes;
     },
     async drop(outboundAccountId) {
       return db.query("UPDATE webhook_outbox SET state = 'dropped' WHERE state = 'pending' AND outbound_account_id = ?").run(outboundAccountId).changes;
+    },
+    async purgeFinished(beforeMs) {
+      return db.query("DELETE FROM webhook_outbox WHERE state != 'pending' AND created_at < ?").run(beforeMs).changes;
     },
   };
 }
