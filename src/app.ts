@@ -43,6 +43,9 @@ import { ChallengeResponder } from "./tls/challenges.ts";
 import { TlsManager } from "./tls/manager.ts";
 import { VERSION } from "./version.ts";
 
+/** How long posted webhook events stay in the outbox after they were created. */
+const FINISHED_OUTBOX_KEEP_MS = 86_400_000;
+
 export interface AppOptions {
   config: Config;
   clock?: Clock;
@@ -105,8 +108,9 @@ export class App {
     const preparer = copyPreparer({ domains, publicUrl: () => this.current.http.publicUrl, trackingKey });
     this.delivery = new DeliveryWorker({ repo: outbound, blobs, resolver, clock, logger: logger.child({ component: "delivery" }), config: () => this.current, ...preparer });
     const suppressed = (outboundId: string, emails: readonly string[]) => suppressions.suppressedAmong(outboundId, emails);
+    const outbox = createOutboxRepo(store);
     this.webhooks = new WebhookDispatcher({
-      repo: createOutboxRepo(store),
+      repo: outbox,
       registry,
       resolver,
       clock,
@@ -118,7 +122,7 @@ export class App {
     const responder = new ChallengeResponder();
     this.tls = new TlsManager({ config: () => this.current, clock, resolver, responder, logger: logger.child({ component: "tls" }) });
     this.metrics = createMetrics({ store, clock, tls: () => this.tls.status() });
-    const send: SendDeps = (this.send = { repo: outbound, blobs, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick() });
+    const send: SendDeps = (this.send = { repo: outbound, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick() });
 
     const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics };
     const elysia = buildElysiaApp(apiDeps, VERSION);
@@ -182,6 +186,8 @@ export class App {
     this.scheduler = new Scheduler(logger.child({ component: "jobs" }));
     this.scheduler.every("verify-sending-domains", "0 * * * * *", () => this.domains.verifyDue());
     this.scheduler.every("purge-attachments", "0 17 * * * *", async () => localAttachments.purgeExpired(clock.nowMs()));
+    // Posted, expired and dropped outbox rows are bookkeeping only: the events stay in E13.
+    this.scheduler.every("purge-webhook-outbox", "0 23 * * * *", () => outbox.purgeFinished(clock.nowMs() - FINISHED_OUTBOX_KEEP_MS));
     if (config.tls.mode !== "off") this.scheduler.everyMs("check-certificate", config.tls.checkIntervalMs, () => this.tls.check());
   }
 
@@ -276,6 +282,7 @@ export class App {
     await this.listeners.stop();
     await this.extractor.close();
     await this.statuses.flush();
+    this.domains.close();
     this.store.close();
     this.logger.info("postroom stopped");
   }

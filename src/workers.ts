@@ -2,3 +2,4 @@
 // module shares the binary's URL and the workers are embedded relative to src/ (the build
 // script names them as extra entry points), so paths must be taken from here.
 export const EXTRACT_WORKER_URL = new URL("./inbound/extract-worker.ts", import.meta.url).href;
+export const SIGN_WORKER_URL = new URL("./domains/sign-worker.ts", import.meta.url).href;

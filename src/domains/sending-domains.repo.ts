@@ -94,10 +94,16 @@ export interface SendingDomainRepo {
   recordCheck(id: string, outcome: CheckOutcome, events: { kind: string; details: Record<string, unknown> }[]): Promise<void>;
   /** Live domains whose next check is due. */
   due(nowMs: number, limit: number): Promise<SendingDomain[]>;
+  /** Calls `listener` with a domain's ID after every write to it (caches of domains and keys drop it). */
+  onChange(listener: (domainId: string) => void): void;
 }
 
 export function createSendingDomainRepo(store: Store): SendingDomainRepo {
   const { db } = store;
+  const listeners: ((domainId: string) => void)[] = [];
+  const changed = (domainId: string) => {
+    for (const l of listeners) l(domainId);
+  };
   return {
     async insert(d) {
       try {
@@ -126,6 +132,7 @@ export function createSendingDomainRepo(store: Store): SendingDomainRepo {
         if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE") throw new SendingDomainTakenError(d.domain);
         throw err;
       }
+      changed(d.id);
     },
     async get(accountId, id) {
       const row = db.query(`SELECT ${COLUMNS} FROM sending_domains WHERE id = ? AND account_id = ? AND deleted_at IS NULL`).get(id, accountId) as Row | null;
@@ -150,7 +157,9 @@ export function createSendingDomainRepo(store: Store): SendingDomainRepo {
       return rows.map(fromRow);
     },
     async softDelete(accountId, id, nowMs) {
-      return db.query("UPDATE sending_domains SET deleted_at = ? WHERE id = ? AND account_id = ? AND deleted_at IS NULL").run(nowMs, id, accountId).changes > 0;
+      const deleted = db.query("UPDATE sending_domains SET deleted_at = ? WHERE id = ? AND account_id = ? AND deleted_at IS NULL").run(nowMs, id, accountId).changes > 0;
+      if (deleted) changed(id);
+      return deleted;
     },
     async recordCheck(id, o, events) {
       store.tx(() => {
@@ -160,10 +169,14 @@ export function createSendingDomainRepo(store: Store): SendingDomainRepo {
         const insert = db.query("INSERT INTO sending_domain_events (id, domain_id, kind, details_json, created_at) VALUES (?, ?, ?, ?, ?)");
         for (const e of events) insert.run(newId16(), id, e.kind, JSON.stringify(e.details), o.checkedAtMs);
       });
+      changed(id);
     },
     async due(nowMs, limit) {
       const rows = db.query(`SELECT ${COLUMNS} FROM sending_domains WHERE deleted_at IS NULL AND next_check_at <= ? ORDER BY next_check_at LIMIT ?`).all(nowMs, limit) as Row[];
       return rows.map(fromRow);
+    },
+    onChange(listener) {
+      listeners.push(listener);
     },
   };
 }

@@ -1,21 +1,18 @@
 // Sending domains as the rest of the appliance uses them: creating one (keys and all),
 // checking its DNS now (E18) or when due (the background verifier), deciding whether
 // mail may go out from an address, and signing what does.
-import { dkimSign } from "mailauth";
 import type { Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { DnsResolver } from "../lib/dns.ts";
 import { newId16 } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
+import { BoundedCache } from "./bounded-cache.ts";
 import { checkDomain } from "./checker.ts";
-import { decryptSecret, encryptSecret, newEd25519Key, newRsaKey, newSelector } from "./keys.ts";
+import { encryptSecret, newEd25519Key, newRsaKey, newSelector } from "./keys.ts";
+import { SignPool, signWorkerCount } from "./sign-pool.ts";
 import type { SendingDomain, SendingDomainRepo } from "./sending-domains.repo.ts";
+import { SigningKeyCache } from "./signing-keys.ts";
 import { nextState, sendingStatus, type SendingStatus } from "./verification.ts";
-
-/** Headers every signature covers when present. */
-export const SIGNED_HEADERS = ["from", "to", "cc", "subject", "date", "message-id", "reply-to", "mime-version", "content-type", "content-transfer-encoding"];
-/** Listed once more than they occur, so none can be added after signing (see patches/mailauth). */
-export const OVERSIGNED_HEADERS = ["From"];
 
 export interface DomainServiceDeps {
   repo: SendingDomainRepo;
@@ -27,6 +24,9 @@ export interface DomainServiceDeps {
   encryptionKey: Buffer;
 }
 
+/** (account, from domain) pairs whose sending domains stay looked up in memory at once. */
+export const MAX_CACHED_DOMAIN_LOOKUPS = 1000;
+
 /** The domain and its parents: mail from a.b.example.com may use b.example.com or example.com. */
 export function domainAndParents(domain: string): string[] {
   const labels = domain.toLowerCase().split(".");
@@ -36,7 +36,27 @@ export function domainAndParents(domain: string): string[] {
 }
 
 export class DomainService {
-  constructor(private readonly deps: DomainServiceDeps) {}
+  /**
+   * The account's live domains for a from domain, as the repository returned them. A
+   * message looks its domain up when it is accepted and again for each signature; every
+   * write to a domain (added, checked, deleted) empties this, so the rows here are the rows
+   * in the database. The status is still worked out from them at each use (it moves with time).
+   */
+  private readonly lookups = new BoundedCache<string, SendingDomain[]>(MAX_CACHED_DOMAIN_LOOKUPS);
+  /** Counts writes, so a lookup that a write overtook is not kept. */
+  private writes = 0;
+  private readonly keys: SigningKeyCache;
+  private readonly signer: SignPool;
+
+  constructor(private readonly deps: DomainServiceDeps) {
+    this.keys = new SigningKeyCache(deps.encryptionKey);
+    this.signer = new SignPool(signWorkerCount(), deps.logger);
+    deps.repo.onChange((domainId) => {
+      this.writes++;
+      this.lookups.clear();
+      this.keys.forget(domainId);
+    });
+  }
 
   async create(accountId: string, domain: string): Promise<SendingDomain> {
     const rsa = newRsaKey();
@@ -104,27 +124,39 @@ export class DomainService {
    * domain and its parents), or null.
    */
   async domainFor(accountId: string, fromDomain: string): Promise<SendingDomain | null> {
-    const names = domainAndParents(fromDomain);
-    const found = await this.deps.repo.findForAccount(accountId, names);
-    found.sort((a, b) => b.domain.length - a.domain.length);
+    // Mail from a sending domain is about to be signed: have the signing workers ready.
+    this.signer.warm();
+    const key = `${accountId} ${fromDomain.toLowerCase()}`;
+    let found = this.lookups.get(key);
+    if (!found) {
+      const writesBefore = this.writes;
+      found = await this.deps.repo.findForAccount(accountId, domainAndParents(fromDomain));
+      found.sort((a, b) => b.domain.length - a.domain.length);
+      if (this.writes === writesBefore) this.lookups.set(key, found);
+    }
     return found.find((d) => this.status(d) !== "unverified") ?? found[0] ?? null;
+  }
+
+  /** Sending domains whose decrypted keys are in memory (tests). */
+  cachedKeyIds(): string[] {
+    return this.keys.cachedIds();
   }
 
   /** DKIM-signs with the domain's RSA key, and its Ed25519 key once that record is published. */
   async sign(d: SendingDomain, raw: Buffer): Promise<Buffer> {
-    const key = (enc: string) => decryptSecret(enc, this.deps.encryptionKey);
-    const signatureData = [{ signingDomain: d.domain, selector: d.dkimSelector, privateKey: key(d.dkimPrivateKeyEnc), algorithm: "rsa-sha256" }];
-    if (d.checks.ed25519) signatureData.push({ signingDomain: d.domain, selector: d.ed25519Selector, privateKey: key(d.ed25519PrivateKeyEnc), algorithm: "ed25519-sha256" });
-    const signed = await dkimSign(raw, {
-      signingDomain: d.domain,
-      selector: d.dkimSelector,
-      privateKey: signatureData[0]!.privateKey,
-      canonicalization: "relaxed/relaxed",
-      headerList: SIGNED_HEADERS,
-      signTime: new Date(this.deps.clock.nowMs()),
-      signatureData: signatureData.map((s) => ({ ...s, canonicalization: "relaxed/relaxed", headerList: SIGNED_HEADERS, oversign: OVERSIGNED_HEADERS })) as never,
+    const keys = this.keys.keysFor(d);
+    const signatures = await this.signer.sign({
+      raw,
+      domain: d.domain,
+      rsa: { selector: d.dkimSelector, keyPem: keys.rsaPem },
+      ed25519: d.checks.ed25519 ? { selector: d.ed25519Selector, keyPem: keys.ed25519Pem() } : null,
+      signTimeMs: this.deps.clock.nowMs(),
     });
-    if (signed.errors.length > 0) throw new Error(`DKIM signing failed: ${JSON.stringify(signed.errors)}`);
-    return Buffer.concat([Buffer.from(signed.signatures), raw]);
+    return Buffer.concat([Buffer.from(signatures), raw]);
+  }
+
+  /** Stops the signing workers (at shutdown; they do not keep the process alive meanwhile). */
+  close(): void {
+    this.signer.close();
   }
 }

@@ -46,8 +46,12 @@ function nextSeq(nowMs: number): number {
 /**
  * Records events, and queues every one clients may see for the webhook, in the caller's
  * transaction: an event is never stored without its webhook delivery, nor the reverse.
+ * `webhook: false` says the outbound account has no webhook now: the dispatcher would only
+ * mark its rows dropped, so none are written (events recorded later, once a webhook is
+ * configured, are posted as usual).
  */
-export function insertEvents(db: Database, events: readonly NewEvent[]): MessageEvent[] {
+export function insertEvents(db: Database, events: readonly NewEvent[], opts: { webhook?: boolean } = {}): MessageEvent[] {
+  const webhook = opts.webhook ?? true;
   const stmt = db.query("INSERT INTO message_events (id, message_id, recipient_id, kind, details_json, created_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?)");
   const outbox = db.query(
     "INSERT INTO webhook_outbox (event_id, account_id, outbound_account_id, message_id, seq, state, attempts, next_attempt_at, created_at) SELECT ?, account_id, outbound_account_id, id, ?, 'pending', 0, ?, ? FROM outbound_messages WHERE id = ?",
@@ -55,7 +59,7 @@ export function insertEvents(db: Database, events: readonly NewEvent[]): Message
   return events.map((e) => {
     const event: MessageEvent = { ...e, id: newId16(), seq: nextSeq(e.createdAtMs) };
     stmt.run(event.id, event.messageId, event.recipientId, event.kind, JSON.stringify(event.details), event.createdAtMs, event.seq);
-    if (!isInternalKind(event.kind)) outbox.run(event.id, event.seq, event.createdAtMs, event.createdAtMs, event.messageId);
+    if (webhook && !isInternalKind(event.kind)) outbox.run(event.id, event.seq, event.createdAtMs, event.createdAtMs, event.messageId);
     return event;
   });
 }

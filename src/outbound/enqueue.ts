@@ -1,11 +1,11 @@
-// Accepting a message for delivery: the raw message on disk first, then the message row,
-// one queue row per recipient and their registration events in one transaction. Only
-// after that commit do we answer 202 or 250 (durability rule).
+// Accepting a message for delivery: the message row with its raw bytes, one queue row per
+// recipient and their registration events in one transaction (shared with the other
+// messages accepted in the same moment). Only after that commit do we answer 202 or 250
+// (durability rule).
 import type { NewEvent } from "../events/events.repo.ts";
 import type { Clock } from "../lib/clock.ts";
 import { newId16, newUuid } from "../lib/ids.ts";
 import { domainOf, formatAddress, type MailAddress } from "./addresses.ts";
-import type { MessageBlobs } from "./blobs.ts";
 import type { OutboundMessage, OutboundRecipient, OutboundRepo, Priority, RecipientType } from "./outbound.repo.ts";
 import { firstAttemptAt, LANES } from "./schedule.ts";
 import { NO_TRACKING } from "./outbound.repo.ts";
@@ -32,9 +32,10 @@ export interface EnqueueRequest {
 
 export interface EnqueueDeps {
   repo: OutboundRepo;
-  blobs: MessageBlobs;
   clock: Clock;
   digestIntervalMs: number;
+  /** Whether the outbound account's events go to a webhook (else they get no outbox rows). */
+  webhookConfigured(outboundAccountId: string): boolean;
   /** Addresses among these that the outbound account must not send to. */
   suppressed(outboundAccountId: string, emails: readonly string[]): Promise<Set<string>>;
   /** Called after the commit, so delivery can start at once. */
@@ -46,7 +47,6 @@ export async function enqueueMessage(req: EnqueueRequest, deps: EnqueueDeps): Pr
   const now = deps.clock.nowMs();
   // Stored unsigned: signing happens per recipient at delivery, after any tracking.
   const raw = req.raw;
-  const blobPath = deps.blobs.write(id, raw);
   const message: OutboundMessage = {
     id,
     accountId: req.accountId,
@@ -60,7 +60,7 @@ export async function enqueueMessage(req: EnqueueRequest, deps: EnqueueDeps): Pr
     testMode: req.testMode,
     priority: req.priority,
     sizeBytes: raw.length,
-    blobPath,
+    blobPath: null,
     tracking: req.tracking ?? NO_TRACKING,
     createdAtMs: now,
   };
@@ -92,12 +92,7 @@ export async function enqueueMessage(req: EnqueueRequest, deps: EnqueueDeps): Pr
     { messageId: id, recipientId: r.id, kind: "registration", details: req.testMode ? { test_mode: true } : {}, createdAtMs: now },
     ...(r.status === "suppressed" ? [{ messageId: id, recipientId: r.id, kind: "suppressed" as const, details: { reason: "on the suppression list" }, createdAtMs: now }] : []),
   ]);
-  try {
-    await deps.repo.insert(message, recipients, events);
-  } catch (err) {
-    deps.blobs.remove(blobPath);
-    throw err;
-  }
+  await deps.repo.insert(message, recipients, events, { raw, webhook: deps.webhookConfigured(req.outboundAccountId) });
   if (!req.testMode) deps.notify();
   return message;
 }

@@ -1,11 +1,14 @@
-// SQL for the outgoing queue: messages, their recipients (leased by workers while an
-// attempt runs, so a crash leaves nothing claimed for longer than the lease) and the
-// events each change records, written in the same transaction as the change.
+// SQL for the outgoing queue: messages, their raw bytes, their recipients (leased by
+// workers while an attempt runs, so a crash leaves nothing claimed for longer than the
+// lease) and the events each change records, written in the same transaction as the change.
+// Accepting a message and recording an attempt's outcome are durable, grouped commits
+// (group-commit.ts); a lease is not: one lost in a crash is released at start-up anyway.
 import { eventsOfRecipients, insertEvents, type MessageEvent, type NewEvent } from "../events/events.repo.ts";
 import type { LifecycleKind } from "../events/kinds.ts";
 import type { SearchTerm } from "../lib/search-query.ts";
 import { termTimeMs } from "../lib/search-query.ts";
 import type { Tracking } from "./personalize.ts";
+import { GroupCommit } from "./group-commit.ts";
 import { suppressRecipient } from "./suppressions.repo.ts";
 import { containsPattern, newestFirst, prefixPattern, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import type { Store } from "../store/store.ts";
@@ -26,7 +29,8 @@ export interface OutboundMessage {
   testMode: boolean;
   priority: Priority;
   sizeBytes: number;
-  blobPath: string;
+  /** The raw message's file under data_dir (messages accepted before migration 0008), or null: it is in the database. */
+  blobPath: string | null;
   /** Open/click tracking and List-Unsubscribe, as the account had them when it was accepted. */
   tracking: Tracking;
   createdAtMs: number;
@@ -97,7 +101,7 @@ const messageFromRow = (r: MessageRow): OutboundMessage => ({
   testMode: r.test_mode === 1,
   priority: r.priority,
   sizeBytes: r.size,
-  blobPath: r.blob_path,
+  blobPath: r.blob_path === "" ? null : r.blob_path,
   tracking: { ...NO_TRACKING, ...JSON.parse(r.tracking_json) },
   createdAtMs: r.created_at,
 });
@@ -175,9 +179,19 @@ export interface ClaimedRecipient {
   message: OutboundMessage;
 }
 
+export interface EventOptions {
+  /** False when the outbound account has no webhook: the events get no webhook outbox rows. */
+  webhook?: boolean;
+}
+
 export interface OutboundRepo {
-  /** Message, recipients and their first events, all or nothing. */
-  insert(message: OutboundMessage, recipients: OutboundRecipient[], events: NewEvent[]): Promise<void>;
+  /**
+   * Message, its raw bytes (when given; else `message.blobPath` names its file),
+   * recipients and their first events, all or nothing; resolves once on disk.
+   */
+  insert(message: OutboundMessage, recipients: OutboundRecipient[], events: NewEvent[], opts?: { raw?: Buffer } & EventOptions): Promise<void>;
+  /** The raw message stored with it, or null (a message whose raw bytes are a file). */
+  rawMessage(messageId: string): Promise<Buffer | null>;
   /**
    * Leases up to `limit` due recipients to `workerId` until `leaseUntilMs`: lower lanes
    * first, then the longest waiting; none of the domains in `busyDomains`.
@@ -187,8 +201,8 @@ export interface OutboundRepo {
   releaseHeldBy(prefix: string): Promise<number>;
   /** Gives leased recipients back unattempted. */
   release(recipientIds: readonly string[]): Promise<void>;
-  /** Records an attempt's outcome and its events, and releases the lease. */
-  update(recipientId: string, update: RecipientUpdate, events: NewEvent[]): Promise<MessageEvent[]>;
+  /** Records an attempt's outcome and its events, and releases the lease; resolves once on disk. */
+  update(recipientId: string, update: RecipientUpdate, events: NewEvent[], opts?: EventOptions): Promise<MessageEvent[]>;
   /** Adds events that do not change the queue state (open, click, a late DSN). */
   addEvents(recipientId: string, status: LifecycleKind | null, events: NewEvent[]): Promise<MessageEvent[]>;
   /** The next time a queued recipient is due, or null when none waits. */
@@ -200,28 +214,42 @@ export interface OutboundRepo {
   recipientsOf(messageIds: readonly string[]): Promise<OutboundRecipient[]>;
   /** Every event of these recipients, oldest first. */
   eventsOf(recipientIds: readonly string[]): Promise<MessageEvent[]>;
+  /** Commits the grouped writes waiting for their window now (at shutdown). */
+  flush(): Promise<void>;
 }
 
 /** `onEvents` runs after a commit that recorded events (the webhook dispatcher wakes up). */
 export function createOutboundRepo(store: Store, onEvents: () => void = () => {}): OutboundRepo {
-  const { db } = store;
+  const { db, logDb } = store;
+  const commits = new GroupCommit(db);
   const insertMessage = db.query(`INSERT INTO outbound_messages (${MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const insertBody = db.query("INSERT INTO outbound_message_bodies (message_id, raw) VALUES (?, ?)");
   const insertRecipient = db.query(`INSERT INTO outbound_recipients (${RECIPIENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const messageJoin = MESSAGE_COLUMNS.split(", ").map((c) => `m.${c} AS m_${c}`).join(", ");
   const recipientCols = RECIPIENT_COLUMNS.split(", ").map((c) => `r.${c}`).join(", ");
 
   return {
-    async insert(m, recipients, events) {
-      store.tx(() => {
-        insertMessage.run(m.id, m.accountId, m.outboundAccountId, m.from, m.subject, m.messageId, JSON.stringify(m.to), JSON.stringify(m.cc), JSON.stringify(m.tags), m.testMode ? 1 : 0, m.priority, m.sizeBytes, m.blobPath, JSON.stringify(m.tracking), m.createdAtMs);
+    async insert(m, recipients, events, opts = {}) {
+      const raw = opts.raw;
+      await commits.run(() => {
+        insertMessage.run(m.id, m.accountId, m.outboundAccountId, m.from, m.subject, m.messageId, JSON.stringify(m.to), JSON.stringify(m.cc), JSON.stringify(m.tags), m.testMode ? 1 : 0, m.priority, m.sizeBytes, raw ? "" : (m.blobPath ?? ""), JSON.stringify(m.tracking), m.createdAtMs);
+        if (raw) insertBody.run(m.id, raw);
         for (const r of recipients) insertRecipient.run(r.id, r.messageId, r.position, r.email, r.domain, r.type, r.status, r.state, r.lane, r.attempts, r.firstAttemptAtMs, r.nextAttemptAtMs);
-        insertEvents(db, events);
+        insertEvents(db, events, { webhook: opts.webhook });
       });
-      onEvents();
+      if (opts.webhook !== false) onEvents();
+    },
+
+    async rawMessage(messageId) {
+      const row = db.query("SELECT raw FROM outbound_message_bodies WHERE message_id = ?").get(messageId) as { raw: Uint8Array } | null;
+      return row ? Buffer.from(row.raw.buffer, row.raw.byteOffset, row.raw.byteLength) : null;
     },
 
     async claimDue(workerId, nowMs, leaseUntilMs, limit, busyDomains) {
-      return store.tx(() => {
+      // Through the log connection (synchronous=NORMAL): a lease needs no fsync (see the top
+      // of this file). The next durable commit, on the same WAL, makes it durable too.
+      const db = logDb;
+      return db.transaction(() => {
         const params: unknown[] = [nowMs, nowMs];
         let exclude = "";
         if (busyDomains.length > 0) {
@@ -243,7 +271,7 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
           const m = Object.fromEntries(Object.entries(row).filter(([k]) => k.startsWith("m_")).map(([k, v]) => [k.slice(2), v])) as unknown as MessageRow;
           return { recipient: recipientFromRow(row), message: messageFromRow(m) };
         });
-      });
+      })();
     },
 
     async releaseHeldBy(prefix) {
@@ -253,11 +281,11 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
 
     async release(ids) {
       if (ids.length === 0) return;
-      db.query(`UPDATE outbound_recipients SET locked_by = NULL, locked_until = NULL WHERE id IN (${inList(ids.length)})`).run(...ids);
+      logDb.query(`UPDATE outbound_recipients SET locked_by = NULL, locked_until = NULL WHERE id IN (${inList(ids.length)})`).run(...ids);
     },
 
-    async update(recipientId, u, events) {
-      const recorded = store.tx(() => {
+    async update(recipientId, u, events, opts = {}) {
+      const recorded = await commits.run(() => {
         db.query("UPDATE outbound_recipients SET status = ?, state = ?, attempts = ?, first_attempt_at = ?, next_attempt_at = ?, locked_by = NULL, locked_until = NULL WHERE id = ?").run(
           u.status,
           u.state,
@@ -267,9 +295,9 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
           recipientId,
         );
         if (u.status === "bounce") suppressRecipient(db, recipientId, "bounce", events.at(-1)?.details ?? {}, events.at(-1)?.createdAtMs ?? 0);
-        return insertEvents(db, events);
+        return insertEvents(db, events, opts);
       });
-      onEvents();
+      if (opts.webhook !== false) onEvents();
       return recorded;
     },
 
@@ -318,6 +346,10 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
 
     async eventsOf(recipientIds) {
       return eventsOfRecipients(db, recipientIds);
+    },
+
+    async flush() {
+      commits.flush();
     },
 
     async recipientsOf(messageIds) {

@@ -4,18 +4,17 @@ import type { AccountConfig, Config, OutboundAccountConfig } from "../config/con
 import type { Clock } from "../lib/clock.ts";
 import { newUuid } from "../lib/ids.ts";
 import { domainOf, type MailAddress } from "./addresses.ts";
-import type { MessageBlobs } from "./blobs.ts";
 import { composeMessage } from "./compose.ts";
 import { enqueueMessage, type EnqueueDeps } from "./enqueue.ts";
 import { draftFromBody, InputProblem, type MessageBody } from "./message-input.ts";
 import type { OutboundMessage, OutboundRepo, Priority } from "./outbound.repo.ts";
 import type { Tracking } from "./personalize.ts";
 import type { SenderDomains } from "./signing.ts";
+import { webhookConfigured } from "./webhook-configured.ts";
 
 export interface SendDeps {
   repo: OutboundRepo;
   suppressed(outboundAccountId: string, emails: readonly string[]): Promise<Set<string>>;
-  blobs: MessageBlobs;
   clock: Clock;
   domains: SenderDomains;
   config(): Config;
@@ -27,7 +26,10 @@ export interface Sender {
   outbound: OutboundAccountConfig;
 }
 
-const enqueueDeps = (deps: SendDeps): EnqueueDeps => ({ ...deps, digestIntervalMs: deps.config().outbound.digestIntervalMs });
+const enqueueDeps = (deps: SendDeps): EnqueueDeps => {
+  const config = deps.config();
+  return { ...deps, digestIntervalMs: config.outbound.digestIntervalMs, webhookConfigured: (id) => webhookConfigured(config.accounts, id) };
+};
 
 /** The account's tracking and unsubscribe settings, fixed on the message when it is accepted. */
 const trackingOf = (sender: Sender): Tracking => ({ opens: sender.account.tracking.opens, clicks: sender.account.tracking.clicks, unsubscribe: sender.account.unsubscribe });

@@ -26,19 +26,28 @@ export interface TransactionResult {
   response: string;
 }
 
+/** How long QUIT waits for the server's 221 before the socket is closed anyway. */
+export const QUIT_REPLY_TIMEOUT_MS = 1000;
+
 const replyCode = (response: string | undefined): number | null => {
   const m = /^(\d{3})/.exec(response ?? "");
   return m ? Number(m[1]) : null;
 };
 
 export class SmtpClient {
+  /** When it was opened (performance.now()): a connection is reused only for so long. */
+  readonly openedAtMs = performance.now();
+  /** Whether any transaction on it was refused or got no reply: such a connection is not kept for reuse. */
+  sawError = false;
+  private closing = false;
+
   private constructor(
     private readonly conn: SMTPConnection,
     readonly endpoint: SmtpEndpoint,
   ) {}
 
   get usable(): boolean {
-    return !(this.conn as unknown as { _destroyed: boolean })._destroyed;
+    return !this.closing && !(this.conn as unknown as { _destroyed: boolean })._destroyed;
   }
 
   get tls(): boolean {
@@ -83,7 +92,7 @@ export class SmtpClient {
 
   /** One transaction; a refusal is a result with its code, not a throw. */
   send(from: string, to: string, raw: Buffer): Promise<TransactionResult> {
-    return new Promise((resolve) => {
+    return new Promise<TransactionResult>((resolve) => {
       this.conn.send({ from, to: [to] }, raw, (err, info) => {
         if (!err) return resolve({ code: replyCode(info.response) ?? 250, response: info.response });
         const e = err as Error & { response?: string; responseCode?: number; rejectedErrors?: { response?: string; responseCode?: number }[] };
@@ -91,16 +100,31 @@ export class SmtpClient {
         const response = rejected?.response ?? e.response ?? e.message;
         resolve({ code: rejected?.responseCode ?? e.responseCode ?? replyCode(response), response });
       });
+    }).then((result) => {
+      if (result.code === null || result.code < 200 || result.code >= 300) this.sawError = true;
+      return result;
     });
   }
 
   /** Clears a failed transaction so the connection can carry the next one. */
   reset(): Promise<boolean> {
-    return new Promise((resolve) => this.conn.reset((err) => resolve(!err)));
+    return new Promise((resolve) =>
+      this.conn.reset((err) => {
+        if (err) this.sawError = true;
+        resolve(!err);
+      }),
+    );
   }
 
+  /** Ends the session: QUIT, and the socket closes on the server's 221 (or after QUIT_REPLY_TIMEOUT_MS). */
   close(): void {
+    if (this.closing) return;
+    const live = this.usable;
+    this.closing = true;
+    if (!live) return this.conn.close();
     this.conn.quit();
-    this.conn.close();
+    const timer = setTimeout(() => this.conn.close(), QUIT_REPLY_TIMEOUT_MS);
+    timer.unref?.();
+    this.conn.once("end", () => clearTimeout(timer));
   }
 }

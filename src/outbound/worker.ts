@@ -1,21 +1,23 @@
 // The delivery worker: leases due recipients, groups them by destination domain, and
-// delivers each group over one connection, within the global and per-domain concurrency
-// limits. Every step is an event; every outcome updates the queue in the same commit.
+// delivers each group over one connection (kept open a moment for the next group to the
+// same destination), within the global and per-domain concurrency limits. Every attempt is
+// recorded, its dispatch and outcome events with the queue's new state, in one commit.
 import { hostname as osHostname } from "node:os";
 import type { NewEvent } from "../events/events.repo.ts";
 import type { AttemptDetails } from "../events/kinds.ts";
 import type { Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { DnsResolver } from "../lib/dns.ts";
-import { isoTime } from "../lib/clock.ts";
 import { randomHex } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
 import { domainOf, parseAddressList } from "./addresses.ts";
 import type { MessageBlobs } from "./blobs.ts";
 import type { ClaimedRecipient, OutboundMessage, OutboundRepo } from "./outbound.repo.ts";
-import { planHops } from "./route.ts";
-import { nextRetryAt, retriesExhausted, verdictForReply } from "./schedule.ts";
-import { SmtpClient, type TransactionResult } from "./smtp-client.ts";
+import { ConnectionCache, destinationKey } from "./connection-cache.ts";
+import { connectTo } from "./connect.ts";
+import { attemptOutcome } from "./outcome.ts";
+import { webhookConfigured } from "./webhook-configured.ts";
+import type { SmtpClient, TransactionResult } from "./smtp-client.ts";
 
 export interface WorkerDeps {
   repo: OutboundRepo;
@@ -23,6 +25,7 @@ export interface WorkerDeps {
   prepare(message: OutboundMessage, recipientId: string, recipient: string, raw: Buffer): Promise<Buffer>;
   /** Whether every recipient gets the same bytes (then one prepared copy serves all). */
   samePerRecipient(message: OutboundMessage): boolean;
+  /** The files of raw messages accepted before migration 0008 (newer ones are in the database). */
   blobs: MessageBlobs;
   resolver: DnsResolver;
   clock: Clock;
@@ -33,6 +36,15 @@ export interface WorkerDeps {
 /** Recipients given to one connection at most, so one busy domain cannot hold a slot forever. */
 const RECIPIENTS_PER_CONNECTION = 50;
 const IDLE_POLL_MS = 1000;
+/**
+ * How long a kick (an enqueue, a finished connection) waits before the worker claims: the
+ * messages accepted meanwhile are claimed with it, in one transaction, and go out over the
+ * same connections. A wake-up already set for sooner is never put off by a kick.
+ */
+export const KICK_DELAY_MS = 5;
+
+/** What a claim found: more than it could take, all that was due, or nothing it could start. */
+type ClaimOutcome = "more" | "claimed" | "blocked" | "none";
 
 /** The envelope sender of a recipient's copy: bounces come back to it and name the recipient. */
 export function bounceAddress(message: OutboundMessage, recipientId: string): string {
@@ -48,9 +60,13 @@ export class DeliveryWorker {
   private readonly perDomain = new Map<string, number>();
   private readonly running = new Set<Promise<void>>();
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** When the timer fires (performance.now()). */
+  private timerAtMs = Infinity;
   private ticking = false;
   private again = false;
   private stopping = false;
+  /** Idle connections to destinations we just delivered to; at most one per delivery slot. */
+  private readonly connections = new ConnectionCache<SmtpClient>({ maxIdle: () => this.deps.config().outbound.concurrency });
 
   constructor(private readonly deps: WorkerDeps) {}
 
@@ -62,9 +78,9 @@ export class DeliveryWorker {
     this.wake(0);
   }
 
-  /** Look for due work now (after an enqueue, or a test moving its clock). */
+  /** Look for due work shortly (after an enqueue, or a test moving its clock). */
   kick(): void {
-    this.wake(0);
+    this.wake(KICK_DELAY_MS);
   }
 
   /** Resolves when nothing is in flight (tests). */
@@ -77,12 +93,24 @@ export class DeliveryWorker {
     if (this.timer) clearTimeout(this.timer);
     // In-flight attempts finish; anything cut short is taken up again when its lease ends.
     await Promise.race([Promise.all(this.running), Bun.sleep(10_000)]);
+    this.connections.closeAll();
+    await this.deps.repo.flush();
   }
 
+  /** Ticks after `delayMs`, unless a tick is already set for sooner. */
   private wake(delayMs: number): void {
     if (this.stopping) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.tick(), delayMs);
+    const at = performance.now() + delayMs;
+    if (this.timer) {
+      if (this.timerAtMs <= at) return;
+      clearTimeout(this.timer);
+    }
+    this.timerAtMs = at;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.timerAtMs = Infinity;
+      void this.tick();
+    }, delayMs);
     this.timer.unref?.();
   }
 
@@ -92,31 +120,38 @@ export class DeliveryWorker {
       return;
     }
     this.ticking = true;
+    let outcome: ClaimOutcome = "none";
     try {
-      await this.claimAndStart();
+      outcome = await this.claimAndStart();
     } catch (err) {
       this.deps.logger.error("delivery worker tick failed", { err });
     } finally {
       this.ticking = false;
     }
-    if (this.again) {
+    if (this.again || outcome === "more") {
       this.again = false;
       this.wake(0);
-    } else {
+    } else if (outcome === "none") {
+      // Nothing due now: sleep until the next recipient is. Recipients due but not taken are
+      // leased, or wait for a busy domain or a free slot: a finished connection kicks for those.
       const due = await this.deps.repo.nextDueMs().catch(() => null);
-      const wait = due === null ? IDLE_POLL_MS : Math.min(IDLE_POLL_MS, Math.max(0, due - this.deps.clock.nowMs()));
-      this.wake(wait);
+      const untilDue = due === null ? IDLE_POLL_MS : due - this.deps.clock.nowMs();
+      this.wake(untilDue > 0 ? Math.min(IDLE_POLL_MS, untilDue) : IDLE_POLL_MS);
+    } else {
+      // Everything claimable was taken (or no slot is free): the next kick, or a poll.
+      this.wake(IDLE_POLL_MS);
     }
   }
 
-  private async claimAndStart(): Promise<void> {
+  private async claimAndStart(): Promise<ClaimOutcome> {
     const c = this.deps.config().outbound;
     const free = c.concurrency - this.active;
-    if (free <= 0) return;
+    if (free <= 0) return "blocked";
     const busy = [...this.perDomain].filter(([, n]) => n >= c.domainConcurrency).map(([d]) => d);
     const now = this.deps.clock.nowMs();
-    const claimed = await this.deps.repo.claimDue(this.id, now, now + c.leaseTimeMs, free * RECIPIENTS_PER_CONNECTION, busy);
-    if (claimed.length === 0) return;
+    const limit = free * RECIPIENTS_PER_CONNECTION;
+    const claimed = await this.deps.repo.claimDue(this.id, now, now + c.leaseTimeMs, limit, busy);
+    if (claimed.length === 0) return "none";
     const byDomain = new Map<string, ClaimedRecipient[]>();
     for (const item of claimed) byDomain.set(item.recipient.domain, [...(byDomain.get(item.recipient.domain) ?? []), item]);
     let slots = free;
@@ -134,7 +169,8 @@ export class DeliveryWorker {
     }
     // More domains than free connections: the rest wait for the next free slot.
     await this.deps.repo.release(unstarted);
-    this.again = unstarted.length === 0;
+    if (unstarted.length > 0) return "blocked";
+    return claimed.length === limit ? "more" : "claimed";
   }
 
   private startChunk(domain: string, items: ClaimedRecipient[]): void {
@@ -155,55 +191,60 @@ export class DeliveryWorker {
 
   private async deliverChunk(domain: string, items: ClaimedRecipient[]): Promise<void> {
     const config = this.deps.config();
-    const pending = new Set(items);
-    const plan = await planHops(domain, {
-      smarthost: config.outbound.smarthost,
-      mxPort: config.outbound.mxPort,
-      resolver: this.deps.resolver,
-      policy: { allowPrivate: config.outbound.allowPrivateMx },
-    });
-    if (!plan.ok) {
-      for (const item of items) await this.settle(item, { code: null, response: plan.reason }, null, plan.permanent);
-      return;
-    }
-    let client: SmtpClient | null = null;
-    const problems: string[] = [];
-    for await (const ep of plan.endpoints()) {
-      if ("refused" in ep) {
-        problems.push(ep.refused);
-        continue;
-      }
-      try {
-        client = await SmtpClient.open(ep, { heloName: config.hostname, connectTimeoutMs: config.outbound.connectTimeoutMs, commandTimeoutMs: config.outbound.commandTimeoutMs });
-        break;
-      } catch (err) {
-        problems.push(`${ep.host}: ${(err as Error).message}`);
-      }
-    }
+    const key = destinationKey(domain, config.outbound.smarthost);
+    // A connection left open by the last delivery to this destination, else a new one.
+    let client = this.connections.take(key);
+    let reused = client !== null;
     if (!client) {
-      const reason = problems.join("; ") || `no mail server for ${domain} could be reached`;
-      for (const item of items) await this.settle(item, { code: null, response: reason }, null, false);
-      return;
+      const opened = await connectTo(domain, config, this.deps.resolver);
+      if (!opened.ok) {
+        await Promise.all(items.map((item) => this.settle(item, { code: null, response: opened.reason }, null, opened.permanent)));
+        return;
+      }
+      client = opened.client;
     }
+    const pending = new Set(items);
     const blobs = new Map<string, Buffer>();
+    // Outcomes commit in groups while the next message goes out; the chunk ends once all have.
+    const recorded: Promise<void>[] = [];
     try {
       for (const item of items) {
         pending.delete(item);
         if (!client.usable) {
-          await this.settle(item, { code: null, response: "connection to the mail server was lost" }, client.endpoint.host, false);
+          recorded.push(this.settle(item, { code: null, response: "connection to the mail server was lost" }, client.endpoint.host, false));
           continue;
         }
         const attempt = item.recipient.attempts + 1;
-        const details: AttemptDetails = { mx: client.endpoint.host, smtp_code: null, smtp_response: null, attempt };
-        await this.deps.repo.addEvents(item.recipient.id, "dispatch", [this.event(item, "dispatch", { ...details })]);
+        const dispatch = this.event(item, "dispatch", { mx: client.endpoint.host, smtp_code: null, smtp_response: null, attempt } satisfies AttemptDetails);
         const raw = await this.copyFor(item, blobs);
-        const result = await client.send(bounceAddress(item.message, item.recipient.id), item.recipient.email, raw);
-        await this.settle(item, result, client.endpoint.host, false);
+        let result = await client.send(bounceAddress(item.message, item.recipient.id), item.recipient.email, raw);
+        if (result.code === null && reused) {
+          // The kept connection died as it was used again (the server dropped it while it
+          // waited): that says nothing about this message, so a fresh connection takes it.
+          client.close();
+          const opened = await connectTo(domain, config, this.deps.resolver);
+          if (!opened.ok) {
+            for (const failed of [item, ...pending]) recorded.push(this.settle(failed, { code: null, response: opened.reason }, null, opened.permanent));
+            pending.clear();
+            return;
+          }
+          client = opened.client;
+          dispatch.details = { ...dispatch.details, mx: client.endpoint.host };
+          result = await client.send(bounceAddress(item.message, item.recipient.id), item.recipient.email, raw);
+        }
+        reused = false;
+        recorded.push(this.settle(item, result, client.endpoint.host, false, dispatch));
         if (result.code !== null && result.code >= 400) await client.reset();
       }
     } finally {
-      client.close();
-      for (const item of pending) await this.settle(item, { code: null, response: "delivery was interrupted" }, null, false);
+      // Kept for the next message to this destination only if every transaction on it went well.
+      if (this.stopping) client.close();
+      else this.connections.put(key, client);
+      for (const item of pending) recorded.push(this.settle(item, { code: null, response: "delivery was interrupted" }, null, false));
+      for (const r of await Promise.allSettled(recorded)) {
+        // Not recorded: the lease keeps the recipient until it ends, then it is tried again.
+        if (r.status === "rejected") this.deps.logger.error("recording a delivery outcome failed", { err: r.reason, domain });
+      }
     }
   }
 
@@ -213,7 +254,9 @@ export class DeliveryWorker {
     const shared = this.deps.samePerRecipient(message);
     const cached = shared ? cache.get(message.id) : undefined;
     if (cached) return cached;
-    const raw = await this.deps.prepare(message, recipient.id, recipient.email, this.deps.blobs.read(message.blobPath));
+    const stored = message.blobPath === null ? await this.deps.repo.rawMessage(message.id) : this.deps.blobs.read(message.blobPath);
+    if (!stored) throw new Error(`the raw message of ${message.id} is missing`);
+    const raw = await this.deps.prepare(message, recipient.id, recipient.email, stored);
     if (shared) cache.set(message.id, raw);
     return raw;
   }
@@ -222,31 +265,17 @@ export class DeliveryWorker {
     return { messageId: item.message.id, recipientId: item.recipient.id, kind, details, createdAtMs: this.deps.clock.nowMs() };
   }
 
-  /** Records the outcome of one attempt (or of a decision made without one). */
-  private async settle(item: ClaimedRecipient, result: TransactionResult, mx: string | null, permanentWithoutReply: boolean): Promise<void> {
+  /**
+   * Records the outcome of one attempt (or of a decision made without one). `dispatch`, the
+   * event of the attempt's start, is recorded with it in the same commit: were the process
+   * to die before that commit, the recipient is still queued and the attempt is made again.
+   */
+  private settle(item: ClaimedRecipient, result: TransactionResult, mx: string | null, permanentWithoutReply: boolean, dispatch: NewEvent | null = null): Promise<void> {
     const c = this.deps.config().outbound;
-    const now = this.deps.clock.nowMs();
+    const o = attemptOutcome({ item, result, mx, permanentWithoutReply, nowMs: this.deps.clock.nowMs(), retryDelaysMs: c.retryDelaysMs, maxQueueTimeMs: c.maxQueueTimeMs });
     const r = item.recipient;
-    const attempts = r.attempts + 1;
-    const firstAttemptAtMs = r.firstAttemptAtMs ?? now;
-    const details: AttemptDetails = { mx, smtp_code: result.code, smtp_response: result.response, attempt: attempts };
-    const verdict = permanentWithoutReply ? "bounce" : verdictForReply(result.code);
-    const base = { attempts, firstAttemptAtMs, nextAttemptAtMs: now };
-    if (verdict === "delivered") {
-      await this.deps.repo.update(r.id, { ...base, status: "delivery", state: "done" }, [this.event(item, "delivery", { ...details })]);
-    } else if (verdict === "bounce") {
-      await this.deps.repo.update(r.id, { ...base, status: "bounce", state: "done" }, [this.event(item, "bounce", { ...details })]);
-    } else {
-      const next = nextRetryAt(attempts, now, c.retryDelaysMs);
-      if (retriesExhausted(item.message.createdAtMs, next, c.maxQueueTimeMs)) {
-        await this.deps.repo.update(r.id, { ...base, status: "retries_exhausted", state: "done" }, [
-          this.event(item, "soft_bounce", { ...details }),
-          this.event(item, "retries_exhausted", { attempts, first_attempt_at: isoTime(firstAttemptAtMs) }),
-        ]);
-      } else {
-        await this.deps.repo.update(r.id, { ...base, status: "soft_bounce", state: "queued", nextAttemptAtMs: next }, [this.event(item, "soft_bounce", { ...details })]);
-      }
-    }
-    this.deps.logger.info("outbound attempt", { message_id: item.message.id, recipient_id: r.id, domain: r.domain, verdict, smtp_code: result.code, attempt: attempts });
+    this.deps.logger.info("outbound attempt", { message_id: item.message.id, recipient_id: r.id, domain: r.domain, verdict: o.verdict, smtp_code: result.code, attempt: o.update.attempts });
+    const webhook = webhookConfigured(this.deps.config().accounts, item.message.outboundAccountId);
+    return this.deps.repo.update(r.id, o.update, dispatch ? [dispatch, ...o.events] : o.events, { webhook }).then(() => {});
   }
 }

@@ -205,3 +205,16 @@ describe("the remote server's answer decides", () => {
     expect(m.recipients[0].events.map((e: any) => [e.kind, e.details])).toEqual([["registration", { test_mode: true }]]);
   });
 });
+
+describe("an outbound account without a webhook", () => {
+  test("its events are recorded and shown, but queue nothing for a webhook", async () => {
+    const { body } = await send({ from: "ann@sender.test", to: "nohook@example.org", subject: "no webhook", plain: "x" });
+    const m = await eventually(async () => {
+      const x = await message(body.id);
+      return x.recipients[0].status === "delivery" ? x : null;
+    });
+    expect(kinds(m, "nohook@example.org")).toEqual(["registration", "dispatch", "delivery"]);
+    const outbox = t.app.store.db.query("SELECT COUNT(*) AS n FROM webhook_outbox WHERE message_id = ?").get(body.id) as { n: number };
+    expect(outbox.n).toBe(0);
+  });
+});

@@ -1,6 +1,8 @@
 // How mail leaves: the smarthost instead of MX, the digest window, the priority lane,
 // and one connection carrying several messages to one host.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { createOutboundRepo, NO_TRACKING } from "../../src/outbound/outbound.repo.ts";
 import { openStore } from "../../src/store/store.ts";
@@ -70,6 +72,41 @@ describe("digest and connection reuse", () => {
     await eventually(() => sink.messages.length === 4, 10_000, "digest batch");
     // Four messages to one domain in one batch: one connection carried them all.
     expect(sink.connections).toBe(1);
+  });
+
+  test("the connection stays open for the next message to that host; one that saw a refusal is closed", async () => {
+    const sendAndWait = async (to: string, done: () => boolean) => {
+      expect((await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: body(to) })).status).toBe(202);
+      await eventually(done, 10_000, `delivery to ${to}`);
+      await t.app.delivery.idle();
+    };
+    const before = sink.connections;
+    await sendAndWait("k1@example.org", () => sink.to("k1@example.org").length === 1);
+    await Bun.sleep(100);
+    await sendAndWait("k2@example.org", () => sink.to("k2@example.org").length === 1);
+    // Sent apart, each on its own claim: the second went over the first one's connection.
+    expect(sink.connections - before).toBeLessThanOrEqual(1);
+    sink.script = (rcpt) => (rcpt === "nobody@example.org" ? { code: 550, text: "no such user", at: "rcpt" } : "accept");
+    await sendAndWait("nobody@example.org", () => (sink.attempts.get("nobody@example.org") ?? 0) === 1);
+    const afterRefusal = sink.connections;
+    await sendAndWait("k3@example.org", () => sink.to("k3@example.org").length === 1);
+    expect(sink.connections).toBe(afterRefusal + 1);
+    sink.script = () => "accept";
+  });
+
+  test("a message queued before the upgrade, its raw bytes in a file, is still delivered", async () => {
+    const id = "0b5e0000-0000-4000-8000-000000000001";
+    const raw = "From: ann@sender.test\r\nTo: old@example.org\r\nSubject: queued before 0008\r\nMessage-ID: <old@x>\r\n\r\nkept in a file\r\n";
+    mkdirSync(join(t.dataDir, "messages", "0b"), { recursive: true });
+    writeFileSync(join(t.dataDir, "messages", "0b", `${id}.eml`), raw);
+    const repo = createOutboundRepo(t.app.store);
+    const message = { id, accountId: ACCOUNT_A.id, outboundAccountId: ACCOUNT_A.outboundId, from: "ann@sender.test", subject: "queued before 0008", messageId: "<old@x>", to: ["old@example.org"], cc: [], tags: [], testMode: false, priority: "standard" as const, sizeBytes: raw.length, blobPath: `messages/0b/${id}.eml`, tracking: NO_TRACKING, createdAtMs: clock.nowMs() };
+    const recipient = { id: "0b5e00000000r001", messageId: id, position: 0, email: "old@example.org", domain: "example.org", type: "to" as const, status: "registration" as const, state: "queued" as const, lane: 1, attempts: 0, firstAttemptAtMs: null, nextAttemptAtMs: clock.nowMs() };
+    await repo.insert(message, [recipient], []);
+    t.app.delivery.kick();
+    const [got] = await eventually(() => (sink.to("old@example.org").length === 1 ? sink.to("old@example.org") : null), 10_000, "the old message");
+    expect(got!.raw).toContain("kept in a file");
+    expect(got!.raw).toStartWith("DKIM-Signature:");
   });
 });
 

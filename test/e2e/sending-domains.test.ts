@@ -120,7 +120,8 @@ describe("E15 create, E18 verify, send, dkimverify", () => {
       ["rsa-sha256", "brand.example", true],
     ]);
     // A changed byte breaks it: the verifier really checks.
-    expect(dkimpyVerify(raw.replace("hi", "ho"), records).every((r) => !r.valid)).toBe(true);
+    expect(raw).toContain("<p>hi</p>");
+    expect(dkimpyVerify(raw.replace("<p>hi</p>", "<p>ho</p>"), records).every((r) => !r.valid)).toBe(true);
     expect(dkimpyVerify(sink.to("reader2@example.org")[0]!.raw, records).every((r) => r.valid && r.domain === "brand.example")).toBe(true);
   });
 

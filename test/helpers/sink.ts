@@ -82,6 +82,9 @@ export class SmtpSink {
         });
       },
     });
+    // A client that dies (kill -9) can leave a reset connection behind, which smtp-server
+    // reports as an 'error' event: a real MX shrugs that off, and so does the sink.
+    server.on("error", () => {});
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
     self = new SmtpSink(server, (server.server.address() as { port: number }).port);
     return self;

@@ -7,6 +7,7 @@ import m0004 from "./0004_outbound.sql" with { type: "text" };
 import m0005 from "./0005_sending_domains.sql" with { type: "text" };
 import m0006 from "./0006_webhooks_tracking_suppressions.sql" with { type: "text" };
 import m0007 from "./0007_mta_sts_outbox_indexes.sql" with { type: "text" };
+import m0008 from "./0008_outbound_bodies.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -22,4 +23,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 5, name: "sending_domains", sql: m0005 },
   { version: 6, name: "webhooks_tracking_suppressions", sql: m0006 },
   { version: 7, name: "mta_sts_outbox_indexes", sql: m0007 },
+  { version: 8, name: "outbound_bodies", sql: m0008 },
 ];

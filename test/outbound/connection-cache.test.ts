@@ -1,0 +1,96 @@
+import { describe, expect, test } from "bun:test";
+import { ConnectionCache, destinationKey, mayReuse } from "../../src/outbound/connection-cache.ts";
+
+describe("mayReuse", () => {
+  test.each([
+    // usable, sawError, age ms, reusable
+    [true, false, 0, true],
+    [true, false, 299_999, true],
+    [true, false, 300_000, false],
+    [false, false, 0, false],
+    [true, true, 0, false],
+  ])("usable %p, refused before %p, %p ms old → %p", (usable, sawError, ageMs, expected) => {
+    expect(mayReuse({ usable, sawError, openedAtMs: 1_000 }, 1_000 + ageMs)).toBe(expected);
+  });
+});
+
+describe("destinationKey", () => {
+  test.each([
+    ["Example.ORG", null, "mx example.org"],
+    ["example.org", "smtp://relay:587", "relay smtp://relay:587"],
+    ["other.net", "smtp://relay:587", "relay smtp://relay:587"],
+  ])("%p via %p → %p", (domain, smarthost, key) => expect(destinationKey(domain, smarthost)).toBe(key));
+});
+
+class FakeConnection {
+  usable = true;
+  sawError = false;
+  closed = 0;
+  constructor(
+    readonly name: string,
+    readonly openedAtMs = 0,
+  ) {}
+  close(): void {
+    this.closed++;
+    this.usable = false;
+  }
+}
+
+describe("ConnectionCache", () => {
+  const cache = (opts: { maxIdle?: number; idleMs?: number; now?: () => number } = {}) =>
+    new ConnectionCache<FakeConnection>({ maxIdle: () => opts.maxIdle ?? 5, idleMs: opts.idleMs ?? 10_000, nowMs: opts.now ?? (() => 0) });
+
+  test("gives a parked connection back for its destination only, the most recent first", () => {
+    const c = cache();
+    const a = new FakeConnection("a");
+    const b = new FakeConnection("b");
+    c.put("mx x", a);
+    c.put("mx x", b);
+    expect(c.take("mx y")).toBeNull();
+    expect(c.take("mx x")).toBe(b);
+    expect(c.take("mx x")).toBe(a);
+    expect(c.take("mx x")).toBeNull();
+    expect(a.closed + b.closed).toBe(0);
+  });
+
+  test("a connection that saw a refusal, broke, or is too old is closed, not kept", () => {
+    let now = 0;
+    const c = cache({ now: () => now });
+    const refused = Object.assign(new FakeConnection("refused"), { sawError: true });
+    c.put("k", refused);
+    expect(refused.closed).toBe(1);
+    const old = new FakeConnection("old", 0);
+    c.put("k", old);
+    now = 300_000;
+    expect(c.take("k")).toBeNull();
+    expect(old.closed).toBe(1);
+    const dropped = new FakeConnection("dropped", now);
+    c.put("k", dropped);
+    dropped.usable = false; // the server ended it while it waited
+    expect(c.take("k")).toBeNull();
+  });
+
+  test("beyond the bound, the longest idle is closed", () => {
+    const c = cache({ maxIdle: 2 });
+    const conns = ["a", "b", "c"].map((n) => new FakeConnection(n));
+    for (const conn of conns) c.put("k", conn);
+    expect(conns.map((x) => x.closed)).toEqual([1, 0, 0]);
+    expect(c.size).toBe(2);
+  });
+
+  test("an idle connection is closed when its idle time runs out, and all are closed at shutdown", async () => {
+    const c = cache({ idleMs: 20 });
+    const a = new FakeConnection("a");
+    c.put("k", a);
+    await Bun.sleep(60);
+    expect(a.closed).toBe(1);
+    expect(c.take("k")).toBeNull();
+    const b = new FakeConnection("b");
+    c.put("k", b);
+    c.closeAll();
+    expect(b.closed).toBe(1);
+    const late = new FakeConnection("late");
+    c.put("k", late);
+    expect(late.closed).toBe(1);
+  });
+});

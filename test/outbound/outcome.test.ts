@@ -1,0 +1,39 @@
+import { describe, expect, test } from "bun:test";
+import { attemptOutcome } from "../../src/outbound/outcome.ts";
+import type { ClaimedRecipient } from "../../src/outbound/outbound.repo.ts";
+
+const MIN = 60_000;
+const NOW = 100 * MIN;
+const item = (attempts: number, firstAttemptAtMs: number | null, createdAtMs = 0) =>
+  ({ message: { id: "m1", createdAtMs }, recipient: { id: "r1", attempts, firstAttemptAtMs } }) as unknown as ClaimedRecipient;
+
+describe("attemptOutcome", () => {
+  test.each([
+    // code, permanent without reply, attempts so far, → status, state, next attempt, event kinds
+    [250, false, 0, "delivery", "done", NOW, ["delivery"]],
+    [550, false, 0, "bounce", "done", NOW, ["bounce"]],
+    [null, true, 0, "bounce", "done", NOW, ["bounce"]],
+    [451, false, 0, "soft_bounce", "queued", NOW + 5 * MIN, ["soft_bounce"]],
+    [null, false, 1, "soft_bounce", "queued", NOW + 15 * MIN, ["soft_bounce"]],
+    [421, false, 2, "retries_exhausted", "done", NOW, ["soft_bounce", "retries_exhausted"]],
+  ])("%p (permanent %p) after %p attempts → %p", (code, permanentWithoutReply, attempts, status, state, next, kinds) => {
+    const o = attemptOutcome({
+      item: item(attempts, attempts === 0 ? null : MIN),
+      result: { code, response: code === null ? "connection lost" : `${code} text` },
+      mx: "mx.example.org",
+      permanentWithoutReply,
+      nowMs: NOW,
+      retryDelaysMs: [5 * MIN, 15 * MIN, 60 * MIN],
+      // Room for the first two retries only.
+      maxQueueTimeMs: NOW + 30 * MIN,
+    });
+    expect(o.update).toEqual({ status: status as never, state: state as never, attempts: attempts + 1, firstAttemptAtMs: attempts === 0 ? NOW : MIN, nextAttemptAtMs: next });
+    expect(o.events.map((e) => e.kind)).toEqual(kinds as never);
+    expect(o.events[0]!.details).toEqual({ mx: "mx.example.org", smtp_code: code, smtp_response: code === null ? "connection lost" : `${code} text`, attempt: attempts + 1 });
+  });
+
+  test("retries_exhausted carries the attempts and the first attempt's time", () => {
+    const o = attemptOutcome({ item: item(2, MIN), result: { code: 421, response: "421 busy" }, mx: null, permanentWithoutReply: false, nowMs: NOW, retryDelaysMs: [MIN], maxQueueTimeMs: 0 });
+    expect(o.events[1]!.details).toEqual({ attempts: 3, first_attempt_at: new Date(MIN).toISOString() });
+  });
+});
