@@ -35,6 +35,7 @@ import { WebhookDispatcher } from "./events/dispatcher.ts";
 import { createOutboxRepo } from "./events/outbox.repo.ts";
 import { Scheduler } from "./jobs/scheduler.ts";
 import { DeliveryWorker } from "./outbound/worker.ts";
+import { outboundTls } from "./outbound/destination-tls.ts";
 import { openStore, type Store } from "./store/store.ts";
 import { Listeners } from "./listeners.ts";
 import { createMetrics, type Metrics } from "./metrics/metrics.ts";
@@ -106,7 +107,8 @@ export class App {
     const domains = senderDomains(this.domains);
     const trackingKey = loadOrCreateKey(config.dataDir, "tracking");
     const preparer = copyPreparer({ domains, publicUrl: () => this.current.http.publicUrl, trackingKey });
-    this.delivery = new DeliveryWorker({ repo: outbound, blobs, resolver, clock, logger: logger.child({ component: "delivery" }), config: () => this.current, ...preparer });
+    const tlsFor = outboundTls({ store, resolver, clock, logger: logger.child({ component: "mta-sts" }), config: () => this.current });
+    this.delivery = new DeliveryWorker({ repo: outbound, blobs, resolver, clock, logger: logger.child({ component: "delivery" }), config: () => this.current, tlsFor, ...preparer });
     const suppressed = (outboundId: string, emails: readonly string[]) => suppressions.suppressedAmong(outboundId, emails);
     const outbox = createOutboxRepo(store);
     this.webhooks = new WebhookDispatcher({

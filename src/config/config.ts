@@ -88,6 +88,9 @@ export interface Config {
     /** Recipient domains never delivered to in clear ("example.com", or ".example.com" for its subdomains). */
     requireTls: string[];
     mtaSts: boolean;
+    mtaStsPort: number;
+    /** Extra CA bundle (path) for MX certificates and MTA-STS policy hosts; "" = none. */
+    tlsCaFile: string;
   };
   domains: { recheckUnverifiedMs: number; recheckVerifiedMs: number; graceMs: number };
   webhooks: { timeoutMs: number; retryDelaysMs: number[]; maxAgeMs: number; batchSize: number; allowPrivate: boolean };

@@ -145,6 +145,8 @@ export function toConfig(raw: RawConfig): Config {
       blockedExtensions: raw.outbound.blocked_extensions.map((e) => e.toLowerCase()),
       requireTls: raw.outbound.require_tls.map((d) => d.toLowerCase()),
       mtaSts: raw.outbound.mta_sts,
+      mtaStsPort: raw.outbound.mta_sts_port,
+      tlsCaFile: raw.outbound.tls_ca_file,
     },
     webhooks: {
       timeoutMs: ms(raw.webhooks.timeout),

@@ -189,6 +189,8 @@ export const ConfigSchema = Type.Object(
           description: "recipient domains never delivered to in clear: without STARTTLS the attempt fails and is retried, then bounces",
         }),
         mta_sts: bool(true, "fetch and enforce the MTA-STS policy (RFC 8461) of recipient domains that publish one"),
+        mta_sts_port: Type.Integer({ default: 443, minimum: 1, maximum: 65535, description: "port of MTA-STS policy hosts (tests and proxies)", errorMessage: "must be a port number (1-65535)" }),
+        tls_ca_file: str("", "extra CA bundle trusted, besides the public roots, for MX certificates under MTA-STS and for policy hosts (private PKI)"),
         blocked_extensions: Type.Array(Type.String({ pattern: "^[A-Za-z0-9]{1,16}$", errorMessage: "must be a file extension without the dot" }), {
           default: ["vbs", "exe", "bin", "bat", "chm", "com", "hta", "pif", "reg", "vbe", "vba", "msc", "msi"],
           description: "attachment file name endings refused on POST /messages",

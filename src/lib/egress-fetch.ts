@@ -14,6 +14,8 @@ export interface GuardedRequest {
   body?: string | Uint8Array;
   maxRedirects: number;
   signal: AbortSignal;
+  /** Certificate authorities to trust for https (default: the runtime's roots). */
+  tlsCa?: string[];
 }
 
 export interface GuardedContext {
@@ -35,7 +37,7 @@ export async function guardedFetch(req: GuardedRequest, ctx: GuardedContext): Pr
       body: req.body,
       redirect: "manual",
       signal: req.signal,
-      tls: url.protocol === "https:" ? { serverName: url.hostname } : undefined,
+      tls: url.protocol === "https:" ? { serverName: url.hostname, ...(req.tlsCa ? { ca: req.tlsCa } : {}) } : undefined,
     } as RequestInit);
     const location = response.headers.get("location");
     if (!FOLLOWED.has(response.status) || !location || hop >= req.maxRedirects) return { response, url: url.toString() };

@@ -4,10 +4,17 @@ import type { Config } from "../config/config.ts";
 import type { DnsResolver } from "../lib/dns.ts";
 import { planHops } from "./route.ts";
 import { SmtpClient } from "./smtp-client.ts";
+import { mxPermitted, type TlsRequirement } from "./tls-policy.ts";
 
 export type Connected = { ok: true; client: SmtpClient } | { ok: false; permanent: boolean; reason: string };
 
-export async function connectTo(domain: string, config: Config, resolver: DnsResolver): Promise<Connected> {
+/**
+ * `requirement` decides how the hops are used: "encrypt" never in clear, "verify" only the
+ * MX hosts the MTA-STS policy names, with a certificate valid for that name (`ca` adds
+ * private roots to the public ones). A refusal under a requirement is temporary: the
+ * recipient domain may fix its servers before the queue time runs out.
+ */
+export async function connectTo(domain: string, config: Config, resolver: DnsResolver, requirement: TlsRequirement = { level: "opportunistic" }, ca?: string[]): Promise<Connected> {
   const plan = await planHops(domain, {
     smarthost: config.outbound.smarthost,
     mxPort: config.outbound.mxPort,
@@ -21,11 +28,17 @@ export async function connectTo(domain: string, config: Config, resolver: DnsRes
       problems.push(ep.refused);
       continue;
     }
+    if (!mxPermitted(ep.host, requirement)) {
+      problems.push(`MX ${ep.host} is not named by ${requirement.level === "verify" ? requirement.why : "the policy"} (mx: ${requirement.level === "verify" ? requirement.policy.mx.join(", ") : ""})`);
+      continue;
+    }
+    const tls = requirement.level === "opportunistic" ? undefined : { require: true, verify: requirement.level === "verify", ca: requirement.level === "verify" ? ca : undefined };
     try {
-      const client = await SmtpClient.open(ep, { heloName: config.hostname, connectTimeoutMs: config.outbound.connectTimeoutMs, commandTimeoutMs: config.outbound.commandTimeoutMs });
+      const client = await SmtpClient.open(ep, { heloName: config.hostname, connectTimeoutMs: config.outbound.connectTimeoutMs, commandTimeoutMs: config.outbound.commandTimeoutMs, tls });
       return { ok: true, client };
     } catch (err) {
-      problems.push(`${ep.host}: ${(err as Error).message}`);
+      const why = requirement.level === "opportunistic" ? "" : ` (TLS is required: ${requirement.why})`;
+      problems.push(`${ep.host}: ${(err as Error).message}${why}`);
     }
   }
   return { ok: false, permanent: false, reason: problems.join("; ") || `no mail server for ${domain} could be reached` };

@@ -24,9 +24,13 @@ export function mayReuse(c: Pick<ReusableConnection, "usable" | "sawError" | "op
   return c.usable && !c.sawError && nowMs - c.openedAtMs < reuseLimitMs;
 }
 
-/** Pure: the destination a connection serves: the smarthost when one relays everything, else the domain's MX. */
-export function destinationKey(domain: string, smarthost: string | null): string {
-  return smarthost ? `relay ${smarthost}` : `mx ${domain.toLowerCase()}`;
+/**
+ * Pure: the destination a connection serves: the smarthost when one relays everything, else
+ * the domain's MX; and the TLS level it was opened under, so a connection opened without
+ * certificate checks never carries mail that requires them.
+ */
+export function destinationKey(domain: string, smarthost: string | null, tlsLevel = "opportunistic"): string {
+  return `${smarthost ? `relay ${smarthost}` : `mx ${domain.toLowerCase()}`} tls=${tlsLevel}`;
 }
 
 interface Idle<C> {

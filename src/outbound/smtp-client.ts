@@ -18,6 +18,8 @@ export interface ClientOptions {
   heloName: string;
   connectTimeoutMs: number;
   commandTimeoutMs: number;
+  /** Refuse to go on in clear (require_tls, MTA-STS); check the certificate against the MX name (MTA-STS enforce). */
+  tls?: { require: boolean; verify: boolean; ca?: string[] };
 }
 
 export interface TransactionResult {
@@ -61,10 +63,11 @@ export class SmtpClient {
       secure: endpoint.secure,
       servername: endpoint.host,
       name: opts.heloName,
-      // Opportunistic STARTTLS: used when offered, certificates not required to verify
-      // (as every MTA does for port 25 unless a policy such as MTA-STS says otherwise).
-      opportunisticTLS: true,
-      tls: { rejectUnauthorized: false, servername: endpoint.host },
+      // Opportunistic STARTTLS by default: used when offered, certificates not required to
+      // verify (as every MTA does for port 25 unless a policy such as MTA-STS says otherwise).
+      opportunisticTLS: !opts.tls?.require,
+      requireTLS: opts.tls?.require ?? false,
+      tls: { rejectUnauthorized: opts.tls?.verify ?? false, servername: endpoint.host, ...(opts.tls?.ca ? { ca: opts.tls.ca } : {}) },
       connectionTimeout: opts.connectTimeoutMs,
       greetingTimeout: opts.connectTimeoutMs,
       socketTimeout: opts.commandTimeoutMs,

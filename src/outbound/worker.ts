@@ -18,6 +18,7 @@ import { connectTo } from "./connect.ts";
 import { attemptOutcome } from "./outcome.ts";
 import { webhookConfigured } from "./webhook-configured.ts";
 import type { SmtpClient, TransactionResult } from "./smtp-client.ts";
+import type { TlsRequirement } from "./tls-policy.ts";
 
 export interface WorkerDeps {
   repo: OutboundRepo;
@@ -31,6 +32,14 @@ export interface WorkerDeps {
   clock: Clock;
   logger: Logger;
   config(): Config;
+  /** How a destination domain must be delivered to (require_tls, MTA-STS); opportunistic STARTTLS without it. */
+  tlsFor?(domain: string): Promise<DestinationTls>;
+}
+
+export interface DestinationTls {
+  requirement: TlsRequirement;
+  /** Roots to verify certificates against (public plus outbound.tls_ca_file), when verifying. */
+  ca?: string[];
 }
 
 /** Recipients given to one connection at most, so one busy domain cannot hold a slot forever. */
@@ -191,12 +200,13 @@ export class DeliveryWorker {
 
   private async deliverChunk(domain: string, items: ClaimedRecipient[]): Promise<void> {
     const config = this.deps.config();
-    const key = destinationKey(domain, config.outbound.smarthost);
+    const tls: DestinationTls = this.deps.tlsFor ? await this.deps.tlsFor(domain) : { requirement: { level: "opportunistic" } };
+    const key = destinationKey(domain, config.outbound.smarthost, tls.requirement.level);
     // A connection left open by the last delivery to this destination, else a new one.
     let client = this.connections.take(key);
     let reused = client !== null;
     if (!client) {
-      const opened = await connectTo(domain, config, this.deps.resolver);
+      const opened = await connectTo(domain, config, this.deps.resolver, tls.requirement, tls.ca);
       if (!opened.ok) {
         await Promise.all(items.map((item) => this.settle(item, { code: null, response: opened.reason }, null, opened.permanent)));
         return;
@@ -222,7 +232,7 @@ export class DeliveryWorker {
           // The kept connection died as it was used again (the server dropped it while it
           // waited): that says nothing about this message, so a fresh connection takes it.
           client.close();
-          const opened = await connectTo(domain, config, this.deps.resolver);
+          const opened = await connectTo(domain, config, this.deps.resolver, tls.requirement, tls.ca);
           if (!opened.ok) {
             for (const failed of [item, ...pending]) recorded.push(this.settle(failed, { code: null, response: opened.reason }, null, opened.permanent));
             pending.clear();

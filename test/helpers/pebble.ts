@@ -4,6 +4,7 @@
 // names resolved by the test's DNS server.
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { makeTestCa } from "./certs.ts";
 import { tempDir } from "./tmp.ts";
 
 export interface Pebble {
@@ -34,24 +35,11 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-function openssl(args: string[]): void {
-  const proc = Bun.spawnSync(["openssl", ...args], { stdout: "pipe", stderr: "pipe" });
-  if (proc.exitCode !== 0) throw new Error(`openssl ${args[0]} failed: ${proc.stderr.toString()}`);
-}
-
-/** A CA and a certificate for 127.0.0.1 signed by it, for pebble's API listener. */
-function listenerCertificate(dir: string): { caFile: string; certFile: string; keyFile: string } {
-  const [caKey, caFile, keyFile, csr, certFile, ext] = ["ca.key", "ca.crt", "srv.key", "srv.csr", "srv.crt", "ext.cnf"].map((f) => join(dir, f)) as [string, string, string, string, string, string];
-  openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", caKey, "-out", caFile, "-days", "2", "-subj", "/CN=postroom test pebble listener CA"]);
-  openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", keyFile, "-out", csr, "-subj", "/CN=127.0.0.1"]);
-  Bun.spawnSync(["sh", "-c", `printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > '${ext}'`]);
-  openssl(["x509", "-req", "-in", csr, "-CA", caFile, "-CAkey", caKey, "-CAcreateserial", "-out", certFile, "-days", "2", "-extfile", ext]);
-  return { caFile, certFile, keyFile };
-}
-
 export async function startPebble(dnsServer: string): Promise<Pebble> {
   const dir = tempDir();
-  const { caFile, certFile, keyFile } = listenerCertificate(dir.path);
+  const ca = makeTestCa(dir.path, "postroom test pebble listener CA");
+  const { certFile, keyFile } = ca.issue("listener", "IP:127.0.0.1,DNS:localhost");
+  const caFile = ca.certFile;
   const [apiPort, managementPort, challengePort, tlsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const configFile = join(dir.path, "pebble.json");
   await Bun.write(
@@ -77,12 +65,12 @@ export async function startPebble(dnsServer: string): Promise<Pebble> {
     stdout: Bun.file(logFile),
     stderr: Bun.file(logFile),
   });
-  const ca = await Bun.file(caFile).text();
+  const caPem = await Bun.file(caFile).text();
   const directoryUrl = `https://127.0.0.1:${apiPort}/dir`;
   const deadline = Date.now() + 10_000;
   for (;;) {
     try {
-      if ((await fetch(directoryUrl, { tls: { ca } })).ok) break;
+      if ((await fetch(directoryUrl, { tls: { ca: caPem } })).ok) break;
     } catch {
       // not listening yet
     }
@@ -96,7 +84,7 @@ export async function startPebble(dnsServer: string): Promise<Pebble> {
     directoryUrl,
     caFile,
     challengePort,
-    issuingRoot: async () => (await fetch(`https://127.0.0.1:${managementPort}/roots/0`, { tls: { ca } })).text(),
+    issuingRoot: async () => (await fetch(`https://127.0.0.1:${managementPort}/roots/0`, { tls: { ca: caPem } })).text(),
     log: () => Bun.file(logFile).text(),
     async stop() {
       proc.kill();

@@ -28,7 +28,8 @@ export class SmtpSink {
     readonly port: number,
   ) {}
 
-  static async start(opts: { auth?: { user: string; pass: string } } = {}): Promise<SmtpSink> {
+  /** `tls`: offer STARTTLS with this certificate (off by default: a server that offers no TLS). */
+  static async start(opts: { auth?: { user: string; pass: string }; tls?: { key: string; cert: string } } = {}): Promise<SmtpSink> {
     let self: SmtpSink | null = null;
     const answerFor = (rcpt: string, count: boolean) => {
       const key = rcpt.toLowerCase();
@@ -39,7 +40,8 @@ export class SmtpSink {
     const server = new SMTPServer({
       authOptional: !opts.auth,
       allowInsecureAuth: true,
-      disabledCommands: opts.auth ? ["STARTTLS"] : ["AUTH", "STARTTLS"],
+      disabledCommands: [...(opts.auth ? [] : ["AUTH"]), ...(opts.tls ? [] : ["STARTTLS"])],
+      ...(opts.tls ? { key: opts.tls.key, cert: opts.tls.cert } : { hideSTARTTLS: true }),
       logger: false,
       onConnect(_session, cb) {
         self!.connections++;

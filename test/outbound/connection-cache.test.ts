@@ -16,10 +16,12 @@ describe("mayReuse", () => {
 
 describe("destinationKey", () => {
   test.each([
-    ["Example.ORG", null, "mx example.org"],
-    ["example.org", "smtp://relay:587", "relay smtp://relay:587"],
-    ["other.net", "smtp://relay:587", "relay smtp://relay:587"],
-  ])("%p via %p → %p", (domain, smarthost, key) => expect(destinationKey(domain, smarthost)).toBe(key));
+    ["Example.ORG", null, "opportunistic", "mx example.org tls=opportunistic"],
+    ["example.org", "smtp://relay:587", "opportunistic", "relay smtp://relay:587 tls=opportunistic"],
+    ["other.net", "smtp://relay:587", "opportunistic", "relay smtp://relay:587 tls=opportunistic"],
+    // A connection opened without certificate checks never carries mail that needs them.
+    ["example.org", null, "verify", "mx example.org tls=verify"],
+  ])("%p via %p (%p) → %p", (domain, smarthost, level, key) => expect(destinationKey(domain, smarthost, level)).toBe(key));
 });
 
 class FakeConnection {
