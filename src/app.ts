@@ -66,7 +66,6 @@ export class App {
   readonly tls: TlsManager;
   private readonly listeners: Listeners;
   private readonly metrics: Metrics;
-  private readonly send: SendDeps;
   /** The API as a function, for in-process tests (no socket). */
   readonly handle: ApiHandler;
   /** The API's route table (method and path pattern), for guard tests and docs. */
@@ -85,7 +84,7 @@ export class App {
   /** Posts message events to webhooks (tests kick it after moving their clock). */
   readonly webhooks: WebhookDispatcher;
 
-  private constructor(private readonly opts: AppOptions) {
+  private constructor(opts: AppOptions) {
     const config = (this.current = opts.config);
     const logger = (this.logger = opts.logger ?? createLogger({ level: config.log.level }));
     const clock = (this.clock = opts.clock ?? systemClock);
@@ -124,7 +123,7 @@ export class App {
     const responder = new ChallengeResponder();
     this.tls = new TlsManager({ config: () => this.current, clock, resolver, responder, logger: logger.child({ component: "tls" }) });
     this.metrics = createMetrics({ store, clock, tls: () => this.tls.status() });
-    const send: SendDeps = (this.send = { repo: outbound, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick() });
+    const send: SendDeps = { repo: outbound, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick() };
 
     const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics };
     const elysia = buildElysiaApp(apiDeps, VERSION);

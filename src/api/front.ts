@@ -8,7 +8,7 @@ import type { Config } from "../config/config.ts";
 import { randomHex } from "../lib/ids.ts";
 import type { ApiDeps } from "./deps.ts";
 import type { ElysiaApp } from "./elysia-app.ts";
-import { API_PREFIX, OPENAPI_PATH } from "./paths.ts";
+import { OPENAPI_PATH } from "./paths.ts";
 import { parseJsonBody, readBodyCapped } from "./body.ts";
 import { ApiError, errorResponse } from "./errors.ts";
 import { principalKey, rateOf, type RateDecision, type RateLimiter } from "../lib/rate-limit.ts";

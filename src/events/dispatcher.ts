@@ -11,6 +11,7 @@ import type { DnsResolver } from "../lib/dns.ts";
 import { guardedFetch, readBodyPrefix } from "../lib/egress-fetch.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Batch, OutboxRepo } from "./outbox.repo.ts";
+import { WakeTimer } from "../lib/wake-timer.ts";
 import { retryAfterMs, webhookRetryAt } from "./webhook-schedule.ts";
 
 export interface DispatcherDeps {
@@ -51,8 +52,7 @@ export function webhookBody(batch: Batch): string {
 export class WebhookDispatcher {
   private readonly inFlight = new Set<string>();
   private readonly running = new Set<Promise<void>>();
-  private timer: ReturnType<typeof setTimeout> | null = null;
-  private timerAtMs = Infinity;
+  private readonly timer = new WakeTimer(() => void this.tick());
   private stopping = false;
   private ticking = false;
   /** A wake-up arrived during a tick: tick again right after it. */
@@ -76,7 +76,7 @@ export class WebhookDispatcher {
 
   async stop(): Promise<void> {
     this.stopping = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.timer.cancel();
     await Promise.race([Promise.all(this.running), Bun.sleep(this.deps.config().webhooks.timeoutMs + 1000)]);
   }
 
@@ -93,16 +93,7 @@ export class WebhookDispatcher {
       this.again = true;
       return;
     }
-    const atMs = performance.now() + delayMs;
-    if (this.timer && this.timerAtMs <= atMs) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timerAtMs = atMs;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.timerAtMs = Infinity;
-      void this.tick();
-    }, delayMs);
-    this.timer.unref?.();
+    this.timer.wake(delayMs);
   }
 
   private async tick(): Promise<void> {

@@ -6,12 +6,15 @@
 import { eventsOfRecipients, insertEvents, type MessageEvent, type NewEvent } from "../events/events.repo.ts";
 import type { LifecycleKind } from "../events/kinds.ts";
 import type { SearchTerm } from "../lib/search-query.ts";
-import { termTimeMs } from "../lib/search-query.ts";
 import type { Tracking } from "./personalize.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { suppressRecipient } from "./suppressions.repo.ts";
-import { containsPattern, newestFirst, prefixPattern, toPage, type Page, type PageRequest } from "../store/paging.ts";
+import { newestFirst, prefixPattern, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import type { Store } from "../store/store.ts";
+import { MESSAGE_COLUMNS, messageFromRow, NO_TRACKING, RECIPIENT_COLUMNS, recipientFromRow, type MessageRow, type RecipientRow } from "./outbound-rows.ts";
+import { MESSAGE_SEARCH_FIELDS, searchClause } from "./outbound-search.ts";
+
+export { MESSAGE_SEARCH_FIELDS, NO_TRACKING };
 
 export type Priority = "standard" | "priority" | "digest";
 export type RecipientType = "to" | "cc" | "bcc";
@@ -51,76 +54,6 @@ export interface OutboundRecipient {
   nextAttemptAtMs: number;
 }
 
-interface MessageRow {
-  id: string;
-  account_id: string;
-  outbound_account_id: string;
-  mail_from: string;
-  subject: string | null;
-  message_id: string;
-  to_json: string;
-  cc_json: string;
-  tags_json: string;
-  test_mode: number;
-  priority: Priority;
-  size: number;
-  blob_path: string;
-  tracking_json: string;
-  created_at: number;
-}
-
-interface RecipientRow {
-  id: string;
-  message_id: string;
-  position: number;
-  email: string;
-  domain: string;
-  type: RecipientType;
-  status: LifecycleKind;
-  state: "queued" | "done";
-  lane: number;
-  attempts: number;
-  first_attempt_at: number | null;
-  next_attempt_at: number;
-}
-
-const MESSAGE_COLUMNS = "id, account_id, outbound_account_id, mail_from, subject, message_id, to_json, cc_json, tags_json, test_mode, priority, size, blob_path, tracking_json, created_at";
-export const NO_TRACKING: Tracking = { opens: false, clicks: false, unsubscribe: { url: null, mailto: null } };
-const RECIPIENT_COLUMNS = "id, message_id, position, email, domain, type, status, state, lane, attempts, first_attempt_at, next_attempt_at";
-
-const messageFromRow = (r: MessageRow): OutboundMessage => ({
-  id: r.id,
-  accountId: r.account_id,
-  outboundAccountId: r.outbound_account_id,
-  from: r.mail_from,
-  subject: r.subject,
-  messageId: r.message_id,
-  to: JSON.parse(r.to_json),
-  cc: JSON.parse(r.cc_json),
-  tags: JSON.parse(r.tags_json),
-  testMode: r.test_mode === 1,
-  priority: r.priority,
-  sizeBytes: r.size,
-  blobPath: r.blob_path === "" ? null : r.blob_path,
-  tracking: { ...NO_TRACKING, ...JSON.parse(r.tracking_json) },
-  createdAtMs: r.created_at,
-});
-
-const recipientFromRow = (r: RecipientRow): OutboundRecipient => ({
-  id: r.id,
-  messageId: r.message_id,
-  position: r.position,
-  email: r.email,
-  domain: r.domain,
-  type: r.type,
-  status: r.status,
-  state: r.state,
-  lane: r.lane,
-  attempts: r.attempts,
-  firstAttemptAtMs: r.first_attempt_at,
-  nextAttemptAtMs: r.next_attempt_at,
-});
-
 const inList = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 
 /** A recipient's new queue state after an attempt (or a decision without one). */
@@ -130,48 +63,6 @@ export interface RecipientUpdate {
   attempts: number;
   firstAttemptAtMs: number | null;
   nextAttemptAtMs: number;
-}
-
-export const MESSAGE_SEARCH_FIELDS = ["status", "to", "from", "subject", "tag", "created_at"] as const;
-
-function searchClause(terms: readonly SearchTerm[], params: unknown[]): string {
-  let sql = "";
-  const recipientMatch = (column: string) => `EXISTS (SELECT 1 FROM outbound_recipients r WHERE r.message_id = m.id AND ${column})`;
-  for (const t of terms) {
-    const like = containsPattern(t.value);
-    switch (t.field) {
-      case null:
-        sql += ` AND (LOWER(COALESCE(m.subject, '')) LIKE ? ESCAPE '\\' OR LOWER(m.mail_from) LIKE ? ESCAPE '\\' OR ${recipientMatch("LOWER(r.email) LIKE ? ESCAPE '\\'")})`;
-        params.push(like, like, like);
-        break;
-      case "subject":
-        sql += " AND LOWER(COALESCE(m.subject, '')) LIKE ? ESCAPE '\\'";
-        params.push(like);
-        break;
-      case "from":
-        sql += " AND LOWER(m.mail_from) LIKE ? ESCAPE '\\'";
-        params.push(like);
-        break;
-      case "to":
-        sql += ` AND ${recipientMatch("LOWER(r.email) LIKE ? ESCAPE '\\'")}`;
-        params.push(like);
-        break;
-      case "status":
-        sql += ` AND ${recipientMatch("r.status = ?")}`;
-        params.push(t.value.toLowerCase());
-        break;
-      case "tag":
-        // Tags are stored as a JSON array of strings: match one element exactly.
-        sql += " AND LOWER(m.tags_json) LIKE ? ESCAPE '\\'";
-        params.push(containsPattern(JSON.stringify(t.value.toLowerCase())));
-        break;
-      case "created_at":
-        sql += ` AND m.created_at ${t.op} ?`;
-        params.push(termTimeMs(t.value));
-        break;
-    }
-  }
-  return sql;
 }
 
 export interface ClaimedRecipient {

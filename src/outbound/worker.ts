@@ -9,6 +9,7 @@ import type { Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { DnsResolver } from "../lib/dns.ts";
 import { randomHex } from "../lib/ids.ts";
+import { WakeTimer } from "../lib/wake-timer.ts";
 import type { Logger } from "../lib/logger.ts";
 import { domainOf, parseAddressList } from "./addresses.ts";
 import type { MessageBlobs } from "./blobs.ts";
@@ -68,9 +69,7 @@ export class DeliveryWorker {
   private active = 0;
   private readonly perDomain = new Map<string, number>();
   private readonly running = new Set<Promise<void>>();
-  private timer: ReturnType<typeof setTimeout> | null = null;
-  /** When the timer fires (performance.now()). */
-  private timerAtMs = Infinity;
+  private readonly timer = new WakeTimer(() => void this.tick());
   private ticking = false;
   private again = false;
   private stopping = false;
@@ -99,7 +98,7 @@ export class DeliveryWorker {
 
   async stop(): Promise<void> {
     this.stopping = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.timer.cancel();
     // In-flight attempts finish; anything cut short is taken up again when its lease ends.
     await Promise.race([Promise.all(this.running), Bun.sleep(10_000)]);
     this.connections.closeAll();
@@ -109,18 +108,7 @@ export class DeliveryWorker {
   /** Ticks after `delayMs`, unless a tick is already set for sooner. */
   private wake(delayMs: number): void {
     if (this.stopping) return;
-    const at = performance.now() + delayMs;
-    if (this.timer) {
-      if (this.timerAtMs <= at) return;
-      clearTimeout(this.timer);
-    }
-    this.timerAtMs = at;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.timerAtMs = Infinity;
-      void this.tick();
-    }, delayMs);
-    this.timer.unref?.();
+    this.timer.wake(delayMs);
   }
 
   private async tick(): Promise<void> {

@@ -7,7 +7,7 @@ import { ManualClock } from "../../src/lib/clock.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
-import { runSwaks, sendWithNodemailer, swaksAvailable } from "../helpers/smtp.ts";
+import { sendWithNodemailer, swaksAvailable } from "../helpers/smtp.ts";
 import { TestTarget } from "../helpers/target.ts";
 
 const A = `/api/v0.1/${ACCOUNT_A.id}`;
