@@ -7,8 +7,9 @@ import { AuthChecker } from "../../src/inbound/auth-checks.ts";
 import { extractMessage } from "../../src/inbound/extract.ts";
 import { createResolver } from "../../src/lib/dns.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
+import { corpusPath } from "../helpers/corpus.ts";
 
-const CORPUS = new URL("../../../shared/corpus/dkim/", import.meta.url);
+const CORPUS = new URL(`file://${corpusPath("dkim/")}`);
 let dns: TestDnsServer;
 
 beforeAll(async () => {

@@ -9,13 +9,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { sendWithNodemailer, type SmtpResult } from "../helpers/smtp.ts";
 import { TestTarget, type Received } from "../helpers/target.ts";
+import { corpusPath } from "../helpers/corpus.ts";
 
-const CORPUS_DIR = fileURLToPath(new URL("../../../shared/corpus/", import.meta.url));
+const CORPUS_DIR = corpusPath();
 const FOLDERS = ["mime/mailparser", "mime/postal-mime", "mime/enmime-good", "mime/enmime-broken", "bounces"] as const;
 
 /** Longest one SMTP transaction may take before it counts as a hang. */

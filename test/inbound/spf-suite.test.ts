@@ -20,6 +20,7 @@ import { parseMessage } from "../../src/inbound/parse.ts";
 import { AuthChecker, messageFacts } from "../../src/inbound/auth-checks.ts";
 import { createResolver } from "../../src/lib/dns.ts";
 import { TestDnsServer, type ZoneRecord } from "../helpers/dns-server.ts";
+import { corpusPath } from "../helpers/corpus.ts";
 
 /**
  * Cases that are not run, "<scenario description> / <case name>" → why. Every entry must
@@ -28,7 +29,7 @@ import { TestDnsServer, type ZoneRecord } from "../helpers/dns-server.ts";
  */
 const SKIPPED: Record<string, string> = {};
 
-const SUITE_URL = new URL("../../../shared/corpus/spf/rfc7208-tests.yml", import.meta.url);
+const SUITE_URL = new URL(`file://${corpusPath("spf/rfc7208-tests.yml")}`);
 const RESULTS = ["none", "neutral", "pass", "fail", "softfail", "temperror", "permerror"] as const;
 
 interface SuiteCase {

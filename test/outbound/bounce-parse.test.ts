@@ -7,13 +7,13 @@
 // Diagnostic-Code is soft). The counts may not get worse than BASELINE.
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { addressIn, classOf, findRecipient, parseBounce, parseDsnFields, replyClassOf, splitOriginal, statusOf, type BounceClass, type BounceReport } from "../../src/outbound/bounce-parse.ts";
+import { corpusPath } from "../helpers/corpus.ts";
 
 /** What the parser reached on the corpus; a change may improve these, never worsen them. */
 const BASELINE = { found: 600, misclassified: 0, notBounce: 29, noRecipient: 0, wrongKind: 0 };
 
-const CORPUS = fileURLToPath(new URL("../../../shared/corpus/bounces/", import.meta.url));
+const CORPUS = corpusPath("bounces/");
 const PER_FILE_LIMIT_MS = 2_000;
 
 type Kind = BounceReport["kind"];
