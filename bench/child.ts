@@ -1,9 +1,9 @@
 // A server under test as a child process that logs JSON lines on stdout (Postroom's
-// `serve`): wait for a start-up line, watch every later line (counted, and handed to an
-// optional listener), read its CPU time from /proc, stop it with SIGTERM. The same shape
-// as the Child of bench/inbound.ts, with a listener for the lines that arrive once the
-// server is ready (bench/outbound.ts counts delivery lines with it).
-import { readFileSync } from "node:fs";
+// `serve`, bench/bare-pipeline.ts): wait for a start-up line, watch every later line
+// (counted, and handed to an optional listener: bench/delivery-tally.ts counts delivery
+// lines with it), read its CPU time from /proc, stop it with SIGTERM.
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Subprocess } from "bun";
 
 export type LogLine = Record<string, unknown>;
@@ -29,6 +29,22 @@ export function processCpuMs(pid: number, children = false): number {
   if (!f) return 0;
   const ticks = Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0);
   return (ticks * 1000) / CLK_TCK;
+}
+
+/**
+ * Bun flags that profile a child's main thread (--profile): on exit it writes
+ * DIR/NAME.cpuprofile and a markdown report next to it. None without a DIR.
+ */
+export function cpuProfileArgs(dir: string | null, name: string): string[] {
+  if (!dir) return [];
+  mkdirSync(dir, { recursive: true });
+  return ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}`];
+}
+
+/** What the profile `cpuProfileArgs(dir, name)` asked for shows (`summarize` of DIR/NAME.cpuprofile), headed "LABEL main thread"; once the child has exited, as only then is it written. */
+export function cpuProfileReport(dir: string, name: string, label: string, summarize: (file: string) => string): string {
+  const file = join(dir, `${name}.cpuprofile`);
+  return `\n${label} main thread (${file}; markdown report next to it):\n${existsSync(file) ? summarize(file) : "  no profile was written"}`;
 }
 
 export class Child {

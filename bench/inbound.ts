@@ -10,13 +10,14 @@
 //   threads spend their time (bench/profile-summary.ts); the profiler slows them down.
 //
 // How it is set up, and why:
-// - Both servers run as child processes: Postroom as the real `bun src/main.ts serve`
-//   with a generated config, the bare pipeline as `bun bench/bare-pipeline.ts`. Each then
-//   has an event loop of its own and the client's JavaScript never runs on it, so the
-//   figure is the server's throughput, not a mix of client and server work (in one process
-//   the client's fixed cost per message would pull the ratio towards 1). It is also how
-//   Postroom runs in production, and lets us read each server's CPU time from /proc and
-//   profile it with --cpu-prof. Both get exactly the same treatment.
+// - Both servers run as child processes (bench/child.ts): Postroom as the real
+//   `bun src/main.ts serve` with a generated config (bench/postroom.ts), the bare
+//   pipeline as `bun bench/bare-pipeline.ts`. Each then has an event loop of its own and
+//   the client's JavaScript never runs on it, so the figure is the server's throughput,
+//   not a mix of client and server work (in one process the client's fixed cost per
+//   message would pull the ratio towards 1). It is also how Postroom runs in production,
+//   and lets us read each server's CPU time from /proc and profile it with --cpu-prof.
+//   Both get exactly the same treatment.
 // - This process holds the rest, shared by both runs: the SMTP client (bench/smtp-client.ts,
 //   raw SMTP with pipelining, C persistent connections each sending its share of N
 //   sequentially), the target (one Bun.serve on loopback answering 200 at once), and a DNS
@@ -28,15 +29,15 @@
 // - Correctness is checked on every run: every message must get 250, the target must get
 //   exactly one POST per message (per server), and Postroom's payload must show SPF "pass"
 //   (proof that the DNS server answered). Anything else aborts with exit code 1.
-import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
-import type { Subprocess } from "bun";
-import { hashSecret } from "../src/auth/secrets.ts";
-import { parseConfigText } from "../src/config/load.ts";
+import { join } from "node:path";
 import { TestDnsServer } from "../test/helpers/dns-server.ts";
+import { dirOption, intOption, parseOptions } from "./args.ts";
+import { Child, cpuProfileArgs, cpuProfileReport } from "./child.ts";
+import { countQueries, median } from "./measure.ts";
 import { buildMessage, MAIL_FROM, SENDER_DOMAIN } from "./message.ts";
+import { inboundAddress, startPostroom } from "./postroom.ts";
 import { summarizeProfile } from "./profile-summary.ts";
 import { SmtpConnection } from "./smtp-client.ts";
 
@@ -46,125 +47,19 @@ const TARGET_RATIO = 0.8;
 // ---------------------------------------------------------------- options
 
 function options() {
-  const { values } = parseArgs({
-    args: Bun.argv.slice(2),
-    options: {
-      messages: { type: "string", short: "n" },
-      connections: { type: "string", short: "c" },
-      warmup: { type: "string" },
-      rounds: { type: "string" },
-      profile: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-    allowPositionals: false,
-    strict: true,
+  const values = parseOptions("bun run bench:inbound [--messages N] [--connections C] [--warmup W] [--rounds R] [--profile DIR]", {
+    messages: { type: "string", short: "n" },
+    connections: { type: "string", short: "c" },
+    warmup: { type: "string" },
+    rounds: { type: "string" },
+    profile: { type: "string" },
   });
-  if (values.help) {
-    console.log("usage: bun run bench:inbound [--messages N] [--connections C] [--warmup W] [--rounds R] [--profile DIR]");
-    process.exit(0);
-  }
-  const int = (flag: string | undefined, env: string, dflt: number, min: number) => {
-    const raw = flag ?? process.env[env];
-    const n = raw === undefined || raw === "" ? dflt : Number(raw);
-    if (!Number.isInteger(n) || n < min) throw new Error(`${env.toLowerCase().replace("bench_", "--")} must be an integer >= ${min}, got ${raw}`);
-    return n;
-  };
-  const messages = int(values.messages, "BENCH_MESSAGES", 4000, 1);
-  const connections = int(values.connections, "BENCH_CONNECTIONS", 8, 1);
-  const warmup = int(values.warmup, "BENCH_WARMUP", 2000, 0);
-  const rounds = int(values.rounds, "BENCH_ROUNDS", 3, 1);
+  const messages = intOption(values.messages, "BENCH_MESSAGES", 4000, 1);
+  const connections = intOption(values.connections, "BENCH_CONNECTIONS", 8, 1);
+  const warmup = intOption(values.warmup, "BENCH_WARMUP", 2000, 0);
+  const rounds = intOption(values.rounds, "BENCH_ROUNDS", 3, 1);
   if (connections > messages) throw new Error(`--connections (${connections}) must not exceed --messages (${messages})`);
-  return { messages, connections, warmup, rounds, profileDir: values.profile || process.env.BENCH_PROFILE ? resolve(values.profile || process.env.BENCH_PROFILE!) : null };
-}
-
-// ---------------------------------------------------------------- child processes
-
-const CLK_TCK = (() => {
-  const out = Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim();
-  return Number(out) > 0 ? Number(out) : 100;
-})();
-
-class Child {
-  readonly lines: Record<string, unknown>[] = [];
-  private waiters: { match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
-  private stderr = "";
-  /** Log lines are kept only until the server is up; later ones are only counted. */
-  private keep = true;
-  logLines = 0;
-
-  constructor(
-    readonly name: string,
-    readonly proc: Subprocess<"ignore", "pipe", "pipe">,
-  ) {
-    void this.pump();
-    void (async () => {
-      this.stderr = await new Response(proc.stderr).text();
-    })();
-  }
-
-  static spawn(name: string, args: string[]): Child {
-    return new Child(name, Bun.spawn([process.execPath, ...args], { cwd: ROOT, stdin: "ignore", stdout: "pipe", stderr: "pipe" }));
-  }
-
-  private async pump() {
-    const decoder = new TextDecoder();
-    let buf = "";
-    for await (const chunk of this.proc.stdout) {
-      buf += decoder.decode(chunk, { stream: true });
-      let nl: number;
-      while ((nl = buf.indexOf("\n")) >= 0) {
-        const text = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        this.logLines++;
-        if (!this.keep) continue;
-        let line: Record<string, unknown>;
-        try {
-          line = JSON.parse(text);
-        } catch {
-          line = { raw: text };
-        }
-        this.lines.push(line);
-        this.waiters = this.waiters.filter((w) => (w.match(line) ? (w.resolve(line), false) : true));
-      }
-    }
-  }
-
-  waitFor(match: (l: Record<string, unknown>) => boolean, timeoutMs = 15_000): Promise<Record<string, unknown>> {
-    const seen = this.lines.find(match);
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${this.name}: no matching log line within ${timeoutMs} ms; got:\n${this.lines.map((l) => JSON.stringify(l)).join("\n")}\n${this.stderr}`)), timeoutMs);
-      void this.proc.exited.then((code) => {
-        clearTimeout(timer);
-        reject(new Error(`${this.name} exited with code ${code} before it was ready:\n${this.lines.map((l) => JSON.stringify(l)).join("\n")}\n${this.stderr}`));
-      });
-      this.waiters.push({ match, resolve: (l) => (clearTimeout(timer), resolve(l)) });
-    });
-  }
-
-  ready() {
-    this.keep = false;
-    this.lines.length = 0;
-  }
-
-  /** CPU time (user + system, all threads) the process has used so far, in ms. */
-  cpuMs(): number {
-    const stat = readFileSync(`/proc/${this.proc.pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // After the name: state is field 3, utime 14 and stime 15 (proc(5)), i.e. indexes 11 and 12 here.
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
-  }
-
-  async stop(): Promise<number | null> {
-    if (this.proc.exitCode !== null) return this.proc.exitCode;
-    this.proc.kill("SIGTERM");
-    const timeout = new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 10_000).unref());
-    if ((await Promise.race([this.proc.exited, timeout])) === "timeout") {
-      this.proc.kill("SIGKILL");
-      await this.proc.exited;
-    }
-    return this.proc.exitCode;
-  }
+  return { messages, connections, warmup, rounds, profileDir: dirOption(values.profile, "BENCH_PROFILE") };
 }
 
 // ---------------------------------------------------------------- the target
@@ -199,64 +94,19 @@ function startTarget() {
   return { server, url: (path: string) => `http://127.0.0.1:${server.port}${path}`, counter };
 }
 
-// ---------------------------------------------------------------- Postroom
+// ---------------------------------------------------------------- the servers
 
-const ACCOUNT = { id: "b0b0b0b0b0b0b0b0", token: "pr_bench_token", outboundId: "b0b0b0b0b0b0b0f1", smtpKey: "pr_bench_smtp_key" };
-
-function postroomConfig(dataDir: string, dnsServer: string): string {
-  return `
-hostname = "mx.postroom.bench"
-data_dir = "${dataDir}"
-[log]
-# The default level: one "inbound delivered" line per message, as in production.
-level = "info"
-[http]
-listen = "127.0.0.1:0"
-public_url = "http://127.0.0.1:8080"
-[smtp]
-inbound_listen = "127.0.0.1:0"
-submission_listen = ""
-[inbound]
-domain = "in.postroom.bench"
-allow_private_targets = true
-[outbound]
-bounce_host = "bounces.postroom.bench"
-[dns]
-servers = ["${dnsServer}"]
-[[accounts]]
-id = "${ACCOUNT.id}"
-name = "bench"
-api_tokens = ["${hashSecret(ACCOUNT.token)}"]
-rate_limit = "off"
-  [[accounts.outbound]]
-  id = "${ACCOUNT.outboundId}"
-  api_keys = ["${hashSecret(ACCOUNT.smtpKey)}"]
-  send_rate_limit = "off"
-`;
-}
-
-async function startPostroom(workDir: string, dnsServer: string, target: string, profileArgs: string[]) {
-  const configPath = join(workDir, "postroom.toml");
-  const text = postroomConfig(join(workDir, "data"), dnsServer);
-  const parsed = parseConfigText(text);
-  if (!parsed.ok) throw new Error(`the benchmark's Postroom config is invalid:\n${parsed.problems.join("\n")}`);
-  writeFileSync(configPath, text);
-  const child = Child.spawn("postroom", [...profileArgs, "src/main.ts", "serve", "--config", configPath]);
+/** Postroom taking mail in on an ephemeral port, with one address that POSTs to `target`. */
+async function startInboundPostroom(workDir: string, dnsServer: string, target: string, profileArgs: string[]) {
+  const { child, httpPort } = await startPostroom(workDir, dnsServer, { inboundListen: "127.0.0.1:0", inbound: "allow_private_targets = true" }, profileArgs);
   const smtpPort = (await child.waitFor((l) => l.msg === "inbound smtp listening")).port as number;
-  const httpPort = (await child.waitFor((l) => l.msg === "http listening")).port as number;
-  const res = await fetch(`http://127.0.0.1:${httpPort}/api/v0.1/${ACCOUNT.id}/addresses`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${ACCOUNT.token}`, "content-type": "application/json" },
-    body: JSON.stringify({ target, target_format: "json+n" }),
-  });
-  const created = (await res.json()) as { email?: string };
-  if (res.status !== 201 || !created.email) throw new Error(`creating the benchmark address failed: ${res.status} ${JSON.stringify(created)}`);
+  const rcpt = await inboundAddress(httpPort, target);
   child.ready();
-  return { child, smtpPort, rcpt: created.email };
+  return { child, smtpPort, rcpt };
 }
 
 async function startBare(target: string, profileArgs: string[]) {
-  const child = Child.spawn("bare pipeline", [...profileArgs, "bench/bare-pipeline.ts", "--target", target]);
+  const child = Child.spawn("bare pipeline", [...profileArgs, "bench/bare-pipeline.ts", "--target", target], ROOT);
   const smtpPort = (await child.waitFor((l) => l.msg === "bare smtp listening")).port as number;
   child.ready();
   return { child, smtpPort };
@@ -302,12 +152,6 @@ async function run(label: string, port: number, rcpt: string, count: number, con
   return { count, ms, rate: (count * 1000) / ms, serverCpuMs, clientCpuMs: (clientUsage.user + clientUsage.system) / 1000 };
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-
 // ---------------------------------------------------------------- main
 
 async function main() {
@@ -319,26 +163,14 @@ async function main() {
     const dns = await TestDnsServer.start();
     cleanup.unshift(() => dns.stop());
     dns.set(SENDER_DOMAIN, [{ type: "TXT", data: "v=spf1 ip4:127.0.0.1 -all" }]);
-    const dnsQueries = new Map<string, number>();
-    const zoneGet = dns.zone.get.bind(dns.zone);
-    dns.zone.get = (name: string) => {
-      dnsQueries.set(name, (dnsQueries.get(name) ?? 0) + 1);
-      return zoneGet(name);
-    };
+    const dnsQueries = countQueries(dns);
 
     const target = startTarget();
     cleanup.unshift(() => target.server.stop(true));
 
-    let profileArgs = (_name: string): string[] => [];
-    if (opts.profileDir) {
-      const dir = opts.profileDir;
-      mkdirSync(dir, { recursive: true });
-      profileArgs = (name) => ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}`];
-    }
-
-    const bare = await startBare(target.url("/bare"), profileArgs("bare-pipeline"));
+    const bare = await startBare(target.url("/bare"), cpuProfileArgs(opts.profileDir, "bare-pipeline"));
     cleanup.unshift(() => bare.child.stop());
-    const postroom = await startPostroom(workDir, dns.address, target.url("/postroom"), profileArgs("postroom"));
+    const postroom = await startInboundPostroom(workDir, dns.address, target.url("/postroom"), cpuProfileArgs(opts.profileDir, "postroom"));
     cleanup.unshift(() => postroom.child.stop());
 
     const message = buildMessage(postroom.rcpt);
@@ -399,11 +231,7 @@ async function main() {
       await bare.child.stop();
       await postroom.child.stop();
       const total = opts.warmup + opts.rounds * opts.messages;
-      for (const name of ["bare-pipeline", "postroom"]) {
-        const file = join(opts.profileDir, `${name}.cpuprofile`);
-        console.log(`\n${name} main thread (${file}; markdown report next to it):`);
-        console.log(existsSync(file) ? summarizeProfile(file, total) : "  no profile was written");
-      }
+      for (const name of ["bare-pipeline", "postroom"]) console.log(cpuProfileReport(opts.profileDir, name, name, (file) => summarizeProfile(file, total)));
     }
   } finally {
     for (const step of cleanup) await step();

@@ -48,167 +48,51 @@
 //   an id, smtp-source must exit 0 (it aborts on any refusal), the sink must receive
 //   exactly N, and the sides' own logs must show N deliveries and no other outcome.
 //   Anything else aborts with exit code 1.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
-import { simpleParser } from "mailparser";
-import { hashSecret } from "../src/auth/secrets.ts";
-import { parseConfigText } from "../src/config/load.ts";
+import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { TestDnsServer } from "../test/helpers/dns-server.ts";
-import { Child, CLK_TCK } from "./child.ts";
+import { apiContent, FROM_HEADER, sendAll } from "./api-client.ts";
+import { dirOption, intOption, parseOptions } from "./args.ts";
+import { cpuProfileArgs, cpuProfileReport } from "./child.ts";
+import { Cleanup } from "./cleanup.ts";
+import { DeliveryTally } from "./delivery-tally.ts";
+import { countQueries, loadAverage, machineBusyMs, median, runTimeoutMs, until } from "./measure.ts";
 import { buildMessage, MAIL_FROM, SENDER_DOMAIN } from "./message.ts";
 import { summarizeOutboundProfile } from "./outbound-profile.ts";
 import { PrivatePostfix } from "./postfix.ts";
+import { startPostroom, verifiedSendingDomain } from "./postroom.ts";
 import { SmtpSinkProcess } from "./smtp-sink.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
 const DEST = (n: number) => `dest${n}.bench.test`;
-const FROM_HEADER = `"Postroom News" <${MAIL_FROM}>`;
 
 // ---------------------------------------------------------------- options
 
 function options() {
-  const { values } = parseArgs({
-    args: Bun.argv.slice(2),
-    options: {
-      messages: { type: "string", short: "n" },
-      clients: { type: "string", short: "c" },
-      warmup: { type: "string" },
-      rounds: { type: "string" },
-      route: { type: "string" },
-      domains: { type: "string" },
-      profile: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-    allowPositionals: false,
-    strict: true,
+  const values = parseOptions("bun run bench:outbound [--messages N] [--clients C] [--warmup W] [--rounds R] [--route smarthost|mx] [--domains D] [--profile DIR]", {
+    messages: { type: "string", short: "n" },
+    clients: { type: "string", short: "c" },
+    warmup: { type: "string" },
+    rounds: { type: "string" },
+    route: { type: "string" },
+    domains: { type: "string" },
+    profile: { type: "string" },
   });
-  if (values.help) {
-    console.log("usage: bun run bench:outbound [--messages N] [--clients C] [--warmup W] [--rounds R] [--route smarthost|mx] [--domains D] [--profile DIR]");
-    process.exit(0);
-  }
-  const int = (flag: string | undefined, env: string, dflt: number, min: number) => {
-    const raw = flag ?? process.env[env];
-    const n = raw === undefined || raw === "" ? dflt : Number(raw);
-    if (!Number.isInteger(n) || n < min) throw new Error(`${env.toLowerCase().replace("bench_", "--")} must be an integer >= ${min}, got ${raw}`);
-    return n;
-  };
-  const messages = int(values.messages, "BENCH_MESSAGES", 2000, 1);
-  const clients = int(values.clients, "BENCH_CLIENTS", 8, 1);
-  const warmup = int(values.warmup, "BENCH_WARMUP", 1000, 0);
-  const rounds = int(values.rounds, "BENCH_ROUNDS", 3, 1);
-  const domains = int(values.domains, "BENCH_DOMAINS", 1, 1);
+  const messages = intOption(values.messages, "BENCH_MESSAGES", 2000, 1);
+  const clients = intOption(values.clients, "BENCH_CLIENTS", 8, 1);
+  const warmup = intOption(values.warmup, "BENCH_WARMUP", 1000, 0);
+  const rounds = intOption(values.rounds, "BENCH_ROUNDS", 3, 1);
+  const domains = intOption(values.domains, "BENCH_DOMAINS", 1, 1);
   const route = values.route ?? process.env.BENCH_ROUTE ?? "smarthost";
   if (route !== "smarthost" && route !== "mx") throw new Error(`--route must be smarthost or mx, got ${route}`);
   if (clients > messages) throw new Error(`--clients (${clients}) must not exceed --messages (${messages})`);
   if (warmup > 0 && clients > warmup) throw new Error(`--clients (${clients}) must not exceed --warmup (${warmup})`);
-  const profile = values.profile || process.env.BENCH_PROFILE;
-  return { messages, clients, warmup, rounds, domains, route: route as "smarthost" | "mx", profileDir: profile ? resolve(profile) : null };
-}
-
-// ---------------------------------------------------------------- machine CPU
-
-/** CPU time (ms) all cores have spent busy since boot (not idle, not waiting for I/O). */
-function machineBusyMs(): number {
-  const [cpu] = readFileSync("/proc/stat", "utf8").split("\n");
-  const f = cpu!.trim().split(/\s+/).slice(1).map(Number);
-  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
-  return ((total - f[3]! - f[4]!) * 1000) / CLK_TCK;
+  return { messages, clients, warmup, rounds, domains, route: route as "smarthost" | "mx", profileDir: dirOption(values.profile, "BENCH_PROFILE") };
 }
 
 // ---------------------------------------------------------------- Postroom
 
-const ACCOUNT = { id: "b0b0b0b0b0b0b0b0", token: "pr_bench_token", outboundId: "b0b0b0b0b0b0b0f1", smtpKey: "pr_bench_smtp_key" };
-
-function postroomConfig(dataDir: string, dnsServer: string, sinkPort: number, route: "smarthost" | "mx"): string {
-  const hop = route === "smarthost" ? `smarthost = "smtp://127.0.0.1:${sinkPort}"` : `mx_port = ${sinkPort}\nallow_private_mx = true`;
-  return `
-hostname = "mx.postroom.bench"
-data_dir = "${dataDir}"
-[log]
-# The default level: one "outbound attempt" line per recipient, as in production (and
-# the benchmark counts them).
-level = "info"
-[http]
-listen = "127.0.0.1:0"
-public_url = "http://127.0.0.1:8080"
-[smtp]
-inbound_listen = ""
-submission_listen = ""
-[inbound]
-domain = "in.postroom.bench"
-[outbound]
-bounce_host = "bounces.postroom.bench"
-# The address the sending domain's SPF record (published in the loopback DNS) authorises.
-sending_ips = ["127.0.0.1"]
-${hop}
-[dns]
-servers = ["${dnsServer}"]
-[[accounts]]
-id = "${ACCOUNT.id}"
-name = "bench"
-api_tokens = ["${hashSecret(ACCOUNT.token)}"]
-rate_limit = "off"
-  [[accounts.outbound]]
-  id = "${ACCOUNT.outboundId}"
-  api_keys = ["${hashSecret(ACCOUNT.smtpKey)}"]
-  send_rate_limit = "off"
-`;
-}
-
-interface PostroomTally {
-  delivered: number;
-  other: string[];
-  errors: string[];
-}
-
-async function startPostroom(workDir: string, dnsServer: string, sinkPort: number, route: "smarthost" | "mx", profileArgs: string[]) {
-  const configPath = join(workDir, "postroom.toml");
-  const text = postroomConfig(join(workDir, "data"), dnsServer, sinkPort, route);
-  const parsed = parseConfigText(text);
-  if (!parsed.ok) throw new Error(`the benchmark's Postroom config is invalid:\n${parsed.problems.join("\n")}`);
-  writeFileSync(configPath, text);
-  const child = Child.spawn("postroom", [...profileArgs, "src/main.ts", "serve", "--config", configPath], ROOT);
-  const httpPort = (await child.waitFor((l) => l.msg === "http listening")).port as number;
-  const tally: PostroomTally = { delivered: 0, other: [], errors: [] };
-  child.onLine = (line) => {
-    if (line.includes('"outbound attempt"')) {
-      if (line.includes('"verdict":"delivered"')) tally.delivered++;
-      else if (tally.other.length < 1000) tally.other.push(line);
-    } else if (line.includes('"level":"error"') && tally.errors.length < 1000) {
-      tally.errors.push(line);
-    }
-  };
-  child.ready();
-  return { child, httpPort, url: `http://127.0.0.1:${httpPort}/api/v0.1/${ACCOUNT.outboundId}/messages`, tally };
-}
-
-/**
- * The sender's domain, added and verified the way a customer does it (E15, E18): created
- * through the API, every record it lists published in the loopback DNS (the optional
- * Ed25519 DKIM record too, so messages carry both signatures), then verified. Mail is
- * only accepted from a verified domain, and DKIM-signed with its keys.
- */
-async function verifiedSendingDomain(httpPort: number, dns: TestDnsServer, domain: string): Promise<void> {
-  const api = async (path: string, body?: unknown) => {
-    const res = await fetch(`http://127.0.0.1:${httpPort}/api/v0.1/${ACCOUNT.id}${path}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${ACCOUNT.token}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as { id?: string; dns_records?: { type: string; host: string; value: string; reason: string | null }[] } };
-  };
-  const created = await api("/sending_domains", { domain });
-  if (created.status !== 201 || !created.body.id || !created.body.dns_records) throw new Error(`creating the sending domain ${domain} failed: ${created.status} ${JSON.stringify(created.body)}`);
-  dns.followCnames = true;
-  for (const r of created.body.dns_records) {
-    if (r.type === "CNAME") dns.set(r.host, [{ type: "CNAME", domain: r.value }]);
-    else dns.set(r.host, [...(dns.zone.get(r.host) ?? []).filter((x) => x.type !== "TXT"), { type: "TXT", data: r.value.match(/.{1,255}/g) ?? [""] }]);
-  }
-  const verified = await api(`/sending_domains/${created.body.id}/verify`);
-  if (verified.status !== 200) throw new Error(`verifying the sending domain ${domain} failed: ${verified.status} ${JSON.stringify(verified.body.dns_records?.map((r) => r.reason))}`);
-}
+/** How Postroom reaches the sink: as its smarthost, or as the MX of every recipient domain (answered by the loopback DNS). */
+const relay = (route: "smarthost" | "mx", sinkPort: number) => (route === "smarthost" ? `smarthost = "smtp://127.0.0.1:${sinkPort}"` : `mx_port = ${sinkPort}\nallow_private_mx = true`);
 
 // ---------------------------------------------------------------- runs
 
@@ -223,47 +107,17 @@ interface RunResult {
   machineCpuUs: number;
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-
-/** Waits until `check` is true, polling; false after `timeoutMs`. */
-async function until(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) return false;
-    await Bun.sleep(20);
-  }
-  return true;
-}
-
-const deliverTimeoutMs = (count: number) => Math.max(60_000, count * 30);
 /** After the sink has its N, wait this long for anything extra (duplicates) before checking the count. */
 const SETTLE_MS = 500;
+
+// Ctrl-C must not leave a private Postfix running or /etc/postfix/main.cf changed.
+const cleanup = new Cleanup();
+cleanup.onSignals("Postroom, Postfix and the sink");
 
 async function main() {
   const opts = options();
   if (process.getuid?.() !== 0) throw new Error("run as root: the Postfix peer needs `postfix start`");
-  const workDir = mkdtempSync(join(tmpdir(), "postroom-bench-outbound-"));
-  const cleanup: (() => Promise<unknown> | unknown)[] = [() => rmSync(workDir, { recursive: true, force: true })];
-  const runCleanup = async () => {
-    for (const step of cleanup.splice(0)) {
-      try {
-        await step();
-      } catch (err) {
-        console.error(`cleanup: ${(err as Error).message}`);
-      }
-    }
-  };
-  // Ctrl-C must not leave a private Postfix running or /etc/postfix/main.cf changed.
-  for (const sig of ["SIGINT", "SIGTERM"] as const) {
-    process.on(sig, () => {
-      console.error(`\n${sig}: stopping Postroom, Postfix and the sink`);
-      void runCleanup().then(() => process.exit(130));
-    });
-  }
+  const workDir = cleanup.tempDir("postroom-bench-outbound-");
   try {
     const message = buildMessage(`rcpt@${DEST(1)}`);
     // The file smtp-source sends (-F): the wire form without the final dot and without
@@ -272,38 +126,27 @@ async function main() {
     const messageFile = join(workDir, "message.eml");
     writeFileSync(messageFile, wire.slice(0, -3).replace(/(^|\r\n)\.\./g, "$1.").replace(/\r\n/g, "\n"), "latin1");
     // What Postroom gets through the API: the same text, HTML and subject.
-    const parsed = await simpleParser(Buffer.from(message.data(0)));
-    const content = { subject: parsed.subject ?? "", plain: parsed.text ?? "", html: typeof parsed.html === "string" ? parsed.html : "" };
-    if (!content.plain || !content.html) throw new Error("the benchmark message has no text or HTML part");
+    const content = await apiContent(message);
 
     const sink = await SmtpSinkProcess.start();
-    cleanup.unshift(() => sink.stop());
+    cleanup.add(() => sink.stop());
 
     const dns = await TestDnsServer.start();
-    cleanup.unshift(() => dns.stop());
+    cleanup.add(() => dns.stop());
     for (let d = 1; d <= opts.domains; d++) dns.set(DEST(d), [{ type: "MX", exchange: "mx.sink.bench.test", priority: 10 }]);
     dns.set("mx.sink.bench.test", [{ type: "A", address: "127.0.0.1" }]);
-    const dnsQueries = new Map<string, number>();
-    const zoneGet = dns.zone.get.bind(dns.zone);
-    dns.zone.get = (name: string) => {
-      dnsQueries.set(name, (dnsQueries.get(name) ?? 0) + 1);
-      return zoneGet(name);
-    };
+    const dnsQueries = countQueries(dns);
 
     const postfix = await PrivatePostfix.start(sink.port);
-    cleanup.unshift(() => postfix.stop());
+    cleanup.add(() => postfix.stop());
 
-    let profileArgs: string[] = [];
-    if (opts.profileDir) {
-      mkdirSync(opts.profileDir, { recursive: true });
-      profileArgs = ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${opts.profileDir}`, "--cpu-prof-name=postroom-outbound"];
-    }
-    const postroom = await startPostroom(workDir, dns.address, sink.port, opts.route, profileArgs);
-    cleanup.unshift(() => postroom.child.stop());
+    const postroom = await startPostroom(workDir, dns.address, { relay: relay(opts.route, sink.port) }, cpuProfileArgs(opts.profileDir, "postroom-outbound"));
+    cleanup.add(() => postroom.child.stop());
+    const tally = new DeliveryTally(postroom.child);
+    postroom.child.ready();
     await verifiedSendingDomain(postroom.httpPort, dns, SENDER_DOMAIN);
 
     let seq = 0;
-    const headers = { authorization: `Bearer ${ACCOUNT.smtpKey}`, "content-type": "application/json" };
 
     /** Postroom: `count` API sends over C clients, then wait for the sink to have them all. */
     const runPostroom = async (count: number): Promise<RunResult> => {
@@ -312,44 +155,25 @@ async function main() {
         return JSON.stringify({ from: FROM_HEADER, to: `r${n}@${DEST((n % opts.domains) + 1)}`, ...content });
       });
       const sink0 = sink.count;
-      const tally0 = { delivered: postroom.tally.delivered, other: postroom.tally.other.length, errors: postroom.tally.errors.length };
-      const failures: string[] = [];
-      let failed = 0;
-      let next = 0;
+      const tally0 = { delivered: tally.delivered, other: tally.other.length, errors: tally.errors.length };
       const cpu0 = { server: postroom.child.cpuMs(), client: process.cpuUsage(), sink: sink.cpuMs(), machine: machineBusyMs() };
       const t0 = performance.now();
-      const delivered = sink.reach(sink0 + count, deliverTimeoutMs(count), "postroom");
+      const delivered = sink.reach(sink0 + count, runTimeoutMs(count), "postroom");
       delivered.catch(() => undefined);
-      await Promise.all(
-        Array.from({ length: opts.clients }, async () => {
-          for (let i = next++; i < count; i = next++) {
-            try {
-              const res = await fetch(postroom.url, { method: "POST", headers, body: bodies[i] });
-              const text = await res.text();
-              if (res.status !== 202 || !(JSON.parse(text) as { id?: string }).id) {
-                failed++;
-                if (failures.length < 5) failures.push(`${res.status} ${text.slice(0, 300)}`);
-              }
-            } catch (err) {
-              failed++;
-              if (failures.length < 5) failures.push((err as Error).message);
-            }
-          }
-        }),
-      );
+      const { failed, failures } = await sendAll(postroom.httpPort, bodies, opts.clients);
       const tAccepted = performance.now();
       if (failed > 0) throw new Error(`postroom: ${failed} of ${count} sends did not get 202; first answers:\n  ${failures.join("\n  ")}`);
       const tDelivered = await delivered.catch((err: Error) => {
-        throw new Error(`${err.message}; Postroom logged ${postroom.tally.delivered - tally0.delivered} deliveries, other outcomes:\n  ${postroom.tally.other.slice(tally0.other, tally0.other + 5).join("\n  ")}\nerrors:\n  ${postroom.tally.errors.slice(tally0.errors, tally0.errors + 5).join("\n  ")}`);
+        throw new Error(`${err.message}; Postroom logged ${tally.delivered - tally0.delivered} deliveries, other outcomes:\n  ${tally.other.slice(tally0.other, tally0.other + 5).join("\n  ")}\nerrors:\n  ${tally.errors.slice(tally0.errors, tally0.errors + 5).join("\n  ")}`);
       });
       const client = process.cpuUsage(cpu0.client);
       const cpu = { server: postroom.child.cpuMs() - cpu0.server, client: (client.user + client.system) / 1000, sink: sink.cpuMs() - cpu0.sink, machine: machineBusyMs() - cpu0.machine };
       // Postroom's own record: N delivery lines (the log line follows the commit that follows the sink's 250).
-      await until(() => postroom.tally.delivered - tally0.delivered >= count, 10_000);
+      await until(() => tally.delivered - tally0.delivered >= count, 10_000);
       await Bun.sleep(SETTLE_MS);
-      const logged = postroom.tally.delivered - tally0.delivered;
-      const other = postroom.tally.other.slice(tally0.other);
-      const errors = postroom.tally.errors.slice(tally0.errors);
+      const logged = tally.delivered - tally0.delivered;
+      const other = tally.other.slice(tally0.other);
+      const errors = tally.errors.slice(tally0.errors);
       if (sink.count - sink0 !== count || logged !== count || other.length > 0 || errors.length > 0) {
         throw new Error(
           `postroom: ${count} sends accepted, but the sink received ${sink.count - sink0} and Postroom logged ${logged} deliveries, ${other.length} other outcomes, ${errors.length} errors:\n  ${[...other, ...errors].slice(0, 5).join("\n  ")}`,
@@ -365,7 +189,7 @@ async function main() {
       const cmd = ["smtp-source", "-4", "-s", String(opts.clients), "-m", String(count), "-d", "-N", "-F", messageFile, "-M", "client.sender.bench.test", "-f", MAIL_FROM, "-t", `rcpt@${DEST(1)}`, `127.0.0.1:${postfix.port}`];
       const cpu0 = { server: postfix.cpuMs(), sink: sink.cpuMs(), machine: machineBusyMs() };
       const t0 = performance.now();
-      const delivered = sink.reach(sink0 + count, deliverTimeoutMs(count), "postfix");
+      const delivered = sink.reach(sink0 + count, runTimeoutMs(count), "postfix");
       delivered.catch(() => undefined);
       const source = Bun.spawn(cmd, { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, PATH: `${process.env.PATH ?? ""}:/usr/sbin` } });
       const code = await source.exited;
@@ -411,8 +235,7 @@ async function main() {
       `outbound benchmark: N=${opts.messages} messages over C=${opts.clients} clients, ${opts.warmup} warm-up, ${opts.rounds} round${opts.rounds === 1 ? "" : "s"} (postfix, postroom, ...), ` +
         `message ${message.size} bytes, ${opts.domains} recipient domain${opts.domains === 1 ? "" : "s"}, Postroom route: ${opts.route === "smarthost" ? "smarthost (the sink)" : "MX lookup (loopback DNS) to the sink"}`,
     );
-    const load = () => loadavg().map((x) => x.toFixed(2)).join(" ");
-    console.log(`machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}, postfix ${PrivatePostfix.version()}; sink: smtp-sink on 127.0.0.1:${sink.port}; load average ${load()}`);
+    console.log(`machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}, postfix ${PrivatePostfix.version()}; sink: smtp-sink on 127.0.0.1:${sink.port}; load average ${loadAverage()}`);
 
     const measure = async (side: Side, count: number, warm: boolean) => {
       const sess0 = sink.sessions;
@@ -456,7 +279,7 @@ async function main() {
     console.log(`CPU µs per message, median ("machine": every process on it, other users' too):`);
     console.log(`  postroom side: ${cpuLine(sides.postroom)}`);
     console.log(`  postfix side:  ${cpuLine(sides.postfix)}`);
-    console.log(`load average at the end: ${load()}`);
+    console.log(`load average at the end: ${loadAverage()}`);
     // What each side relayed: Postroom's queued file (the message it composed from the API
     // body; DKIM signatures are added to it on the way out) and the size Postfix's queue
     // manager logged (the client's message plus Postfix's Received header).
@@ -471,13 +294,11 @@ async function main() {
     if (opts.profileDir) {
       // The profile is written when Postroom exits.
       await postroom.child.stop();
-      const file = join(opts.profileDir, "postroom-outbound.cpuprofile");
       const total = opts.warmup + opts.rounds * opts.messages;
-      console.log(`\npostroom main thread (${file}; markdown report next to it):`);
-      console.log(existsSync(file) ? summarizeOutboundProfile(file, total) : "  no profile was written");
+      console.log(cpuProfileReport(opts.profileDir, "postroom-outbound", "postroom", (file) => summarizeOutboundProfile(file, total)));
     }
   } finally {
-    await runCleanup();
+    await cleanup.run();
   }
 }
 

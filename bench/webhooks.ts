@@ -56,74 +56,46 @@
 //   (nothing more in the 1.5 s after the last one: longer than the dispatcher's 1 s idle
 //   poll), every signature valid, in order, no event twice. Anything else aborts with
 //   exit code 1.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { randomBytes } from "node:crypto";
-import { simpleParser } from "mailparser";
 import { Webhook } from "standardwebhooks";
-import { hashSecret } from "../src/auth/secrets.ts";
-import { parseConfigText } from "../src/config/load.ts";
 import { TestDnsServer } from "../test/helpers/dns-server.ts";
-import { Child, CLK_TCK } from "./child.ts";
-import { buildMessage, MAIL_FROM, SENDER_DOMAIN } from "./message.ts";
+import { apiContent, FROM_HEADER, sendAll } from "./api-client.ts";
+import { dirOption, intOption, parseOptions } from "./args.ts";
+import { cpuProfileArgs, cpuProfileReport } from "./child.ts";
+import { Cleanup } from "./cleanup.ts";
+import { DeliveryTally } from "./delivery-tally.ts";
+import { loadAverage, machineBusyMs, median, runTimeoutMs, until } from "./measure.ts";
+import { buildMessage, SENDER_DOMAIN } from "./message.ts";
 import { summarizeOutboundProfile } from "./outbound-profile.ts";
+import { startPostroom, verifiedSendingDomain } from "./postroom.ts";
 import { SmtpSinkProcess } from "./smtp-sink.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
 const DEST = "dest1.bench.test";
-const FROM_HEADER = `"Postroom News" <${MAIL_FROM}>`;
 const KINDS = ["registration", "dispatch", "delivery"] as const;
 const EVENTS_PER_MESSAGE = KINDS.length;
 
 // ---------------------------------------------------------------- options
 
 function options() {
-  const { values } = parseArgs({
-    args: Bun.argv.slice(2),
-    options: {
-      messages: { type: "string", short: "n" },
-      clients: { type: "string", short: "c" },
-      warmup: { type: "string" },
-      rounds: { type: "string" },
-      profile: { type: "string" },
-      "receiver-delay": { type: "string" },
-      hold: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-    allowPositionals: false,
-    strict: true,
+  const values = parseOptions("bun run bench:webhooks [--messages N] [--clients C] [--warmup W] [--rounds R] [--receiver-delay MS] [--hold] [--profile DIR]", {
+    messages: { type: "string", short: "n" },
+    clients: { type: "string", short: "c" },
+    warmup: { type: "string" },
+    rounds: { type: "string" },
+    profile: { type: "string" },
+    "receiver-delay": { type: "string" },
+    hold: { type: "boolean" },
   });
-  if (values.help) {
-    console.log("usage: bun run bench:webhooks [--messages N] [--clients C] [--warmup W] [--rounds R] [--receiver-delay MS] [--hold] [--profile DIR]");
-    process.exit(0);
-  }
-  const int = (flag: string | undefined, env: string, dflt: number, min: number) => {
-    const raw = flag ?? process.env[env];
-    const n = raw === undefined || raw === "" ? dflt : Number(raw);
-    if (!Number.isInteger(n) || n < min) throw new Error(`${env.toLowerCase().replace("bench_", "--")} must be an integer >= ${min}, got ${raw}`);
-    return n;
-  };
-  const messages = int(values.messages, "BENCH_MESSAGES", 2000, 1);
-  const clients = int(values.clients, "BENCH_CLIENTS", 8, 1);
-  const warmup = int(values.warmup, "BENCH_WARMUP", 500, 0);
-  const rounds = int(values.rounds, "BENCH_ROUNDS", 3, 1);
-  const receiverDelayMs = int(values["receiver-delay"], "BENCH_RECEIVER_DELAY", 0, 0);
+  const messages = intOption(values.messages, "BENCH_MESSAGES", 2000, 1);
+  const clients = intOption(values.clients, "BENCH_CLIENTS", 8, 1);
+  const warmup = intOption(values.warmup, "BENCH_WARMUP", 500, 0);
+  const rounds = intOption(values.rounds, "BENCH_ROUNDS", 3, 1);
+  const receiverDelayMs = intOption(values["receiver-delay"], "BENCH_RECEIVER_DELAY", 0, 0);
   if (receiverDelayMs >= 9000) throw new Error("--receiver-delay must stay below Postroom's 10 s webhook timeout");
   if (clients > messages) throw new Error(`--clients (${clients}) must not exceed --messages (${messages})`);
   if (warmup > 0 && clients > warmup) throw new Error(`--clients (${clients}) must not exceed --warmup (${warmup})`);
-  const profile = values.profile || process.env.BENCH_PROFILE;
   const hold = values.hold === true || process.env.BENCH_HOLD === "1";
-  return { messages, clients, warmup, rounds, receiverDelayMs, hold, profileDir: profile ? resolve(profile) : null };
-}
-
-/** CPU time (ms) all cores have spent busy since boot (not idle, not waiting for I/O). */
-function machineBusyMs(): number {
-  const [cpu] = readFileSync("/proc/stat", "utf8").split("\n");
-  const f = cpu!.trim().split(/\s+/).slice(1).map(Number);
-  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
-  return ((total - f[3]! - f[4]!) * 1000) / CLK_TCK;
+  return { messages, clients, warmup, rounds, receiverDelayMs, hold, profileDir: dirOption(values.profile, "BENCH_PROFILE") };
 }
 
 // ---------------------------------------------------------------- the receiver
@@ -244,100 +216,12 @@ class Receiver {
 
 // ---------------------------------------------------------------- Postroom
 
-const ACCOUNT = { id: "b0b0b0b0b0b0b0b0", token: "pr_bench_token", outboundId: "b0b0b0b0b0b0b0f1", smtpKey: "pr_bench_smtp_key" };
-
-function postroomConfig(dataDir: string, dnsServer: string, sinkPort: number, hook: { url: string; token: string; secret: string }): string {
-  return `
-hostname = "mx.postroom.bench"
-data_dir = "${dataDir}"
-[log]
-# The default level: one "outbound attempt" line per recipient (the benchmark counts them).
-level = "info"
-[http]
-listen = "127.0.0.1:0"
-public_url = "http://127.0.0.1:8080"
-[smtp]
-inbound_listen = ""
-submission_listen = ""
-[inbound]
-domain = "in.postroom.bench"
-[outbound]
-bounce_host = "bounces.postroom.bench"
-# The address the sending domain's SPF record (published in the loopback DNS) authorises.
-sending_ips = ["127.0.0.1"]
-smarthost = "smtp://127.0.0.1:${sinkPort}"
-[webhooks]
-# The receiver is on loopback.
-allow_private = true
-[dns]
-servers = ["${dnsServer}"]
-[[accounts]]
-id = "${ACCOUNT.id}"
-name = "bench"
-api_tokens = ["${hashSecret(ACCOUNT.token)}"]
-rate_limit = "off"
-webhook = { url = "${hook.url}", token = "${hook.token}", signing_secret = "${hook.secret}" }
-  [[accounts.outbound]]
-  id = "${ACCOUNT.outboundId}"
-  api_keys = ["${hashSecret(ACCOUNT.smtpKey)}"]
-  send_rate_limit = "off"
-`;
-}
-
-interface PostroomTally {
-  delivered: number;
-  /** performance.now() of each "delivered" line, in order. */
-  deliveredAt: number[];
-  other: string[];
-  errors: string[];
-  webhookWarnings: string[];
-}
-
-async function startPostroom(workDir: string, dnsServer: string, sinkPort: number, hook: { url: string; token: string; secret: string }, profileArgs: string[]) {
-  const configPath = join(workDir, "postroom.toml");
-  const text = postroomConfig(join(workDir, "data"), dnsServer, sinkPort, hook);
-  const parsed = parseConfigText(text);
-  if (!parsed.ok) throw new Error(`the benchmark's Postroom config is invalid:\n${parsed.problems.join("\n")}`);
-  writeFileSync(configPath, text);
-  const child = Child.spawn("postroom", [...profileArgs, "src/main.ts", "serve", "--config", configPath], ROOT);
-  const httpPort = (await child.waitFor((l) => l.msg === "http listening")).port as number;
-  const tally: PostroomTally = { delivered: 0, deliveredAt: [], other: [], errors: [], webhookWarnings: [] };
-  child.onLine = (line) => {
-    if (line.includes('"outbound attempt"')) {
-      if (line.includes('"verdict":"delivered"')) {
-        tally.delivered++;
-        tally.deliveredAt.push(performance.now());
-      } else if (tally.other.length < 1000) tally.other.push(line);
-    } else if (line.includes('"level":"error"')) {
-      if (tally.errors.length < 1000) tally.errors.push(line);
-    } else if (/"msg":"(webhook|events not posted)/.test(line) && !line.includes('"level":"info"') && !line.includes('"level":"debug"')) {
-      if (tally.webhookWarnings.length < 1000) tally.webhookWarnings.push(line);
-    }
-  };
-  child.ready();
-  return { child, httpPort, url: `http://127.0.0.1:${httpPort}/api/v0.1/${ACCOUNT.outboundId}/messages`, tally };
-}
-
-/** The sender's domain, created, published in the loopback DNS and verified through the API (as bench/outbound.ts does). */
-async function verifiedSendingDomain(httpPort: number, dns: TestDnsServer, domain: string): Promise<void> {
-  const api = async (path: string, body?: unknown) => {
-    const res = await fetch(`http://127.0.0.1:${httpPort}/api/v0.1/${ACCOUNT.id}${path}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${ACCOUNT.token}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as { id?: string; dns_records?: { type: string; host: string; value: string; reason: string | null }[] } };
-  };
-  const created = await api("/sending_domains", { domain });
-  if (created.status !== 201 || !created.body.id || !created.body.dns_records) throw new Error(`creating the sending domain ${domain} failed: ${created.status} ${JSON.stringify(created.body)}`);
-  dns.followCnames = true;
-  for (const r of created.body.dns_records) {
-    if (r.type === "CNAME") dns.set(r.host, [{ type: "CNAME", domain: r.value }]);
-    else dns.set(r.host, [...(dns.zone.get(r.host) ?? []).filter((x) => x.type !== "TXT"), { type: "TXT", data: r.value.match(/.{1,255}/g) ?? [""] }]);
-  }
-  const verified = await api(`/sending_domains/${created.body.id}/verify`);
-  if (verified.status !== 200) throw new Error(`verifying the sending domain ${domain} failed: ${verified.status} ${JSON.stringify(verified.body.dns_records?.map((r) => r.reason))}`);
-}
+/** Postroom's config for this benchmark: relaying to the sink, the account's webhook pointing at the receiver. */
+const webhookConfig = (sinkPort: number, receiver: Receiver) => ({
+  relay: `smarthost = "smtp://127.0.0.1:${sinkPort}"`,
+  sections: "[webhooks]\n# The receiver is on loopback.\nallow_private = true",
+  account: `webhook = { url = "${receiver.url}", token = "${receiver.token}", signing_secret = "${receiver.secret}" }`,
+});
 
 // ---------------------------------------------------------------- runs
 
@@ -371,101 +255,53 @@ interface RunResult {
   machineCpuUsPerEvent: number;
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-
-async function until(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) return false;
-    await Bun.sleep(20);
-  }
-  return true;
-}
-
-const timeoutMs = (count: number) => Math.max(60_000, count * 30);
 /** After the receiver has everything, wait this long for anything extra: longer than the dispatcher's 1 s idle poll. */
 const SETTLE_MS = 1500;
 
-// Cleanup steps, newest first (the temp dir goes last). One cleanup for everyone: a signal
-// and main's own `finally` (which a signal provokes: the children it stops make main
-// fail) share the same run, and a step added while it runs (a child started meanwhile)
-// is still taken, so the process exits only after every step.
-const cleanup: (() => Promise<unknown> | unknown)[] = [];
-let cleaning: Promise<void> | null = null;
-let interrupted = false;
-const runCleanup = (): Promise<void> =>
-  (cleaning ??= (async () => {
-    for (let step = cleanup.shift(); step; step = cleanup.shift()) {
-      try {
-        await step();
-      } catch (err) {
-        console.error(`cleanup: ${(err as Error).message}`);
-      }
-    }
-  })());
-for (const sig of ["SIGINT", "SIGTERM"] as const) {
-  process.on(sig, () => {
-    if (interrupted) return;
-    interrupted = true;
-    console.error(`\n${sig}: stopping Postroom, the sink, the DNS server and the receiver`);
-    void runCleanup().then(() => process.exit(130));
-  });
-}
+// Stops the children and removes the temp dir however the run ends, Ctrl-C included.
+const cleanup = new Cleanup();
+cleanup.onSignals("Postroom, the sink, the DNS server and the receiver");
 
 async function main() {
   const opts = options();
-  const workDir = mkdtempSync(join(tmpdir(), "postroom-bench-webhooks-"));
-  cleanup.push(() => rmSync(workDir, { recursive: true, force: true }));
+  const workDir = cleanup.tempDir("postroom-bench-webhooks-");
   try {
     const message = buildMessage(`rcpt@${DEST}`);
-    const parsed = await simpleParser(Buffer.from(message.data(0)));
-    const content = { subject: parsed.subject ?? "", plain: parsed.text ?? "", html: typeof parsed.html === "string" ? parsed.html : "" };
-    if (!content.plain || !content.html) throw new Error("the benchmark message has no text or HTML part");
+    const content = await apiContent(message);
 
     const sink = await SmtpSinkProcess.start();
-    cleanup.unshift(() => sink.stop());
+    cleanup.add(() => sink.stop());
     const dns = await TestDnsServer.start();
-    cleanup.unshift(() => dns.stop());
+    cleanup.add(() => dns.stop());
     const receiver = new Receiver(opts.receiverDelayMs);
-    cleanup.unshift(() => receiver.stop());
+    cleanup.add(() => receiver.stop());
 
-    let profileArgs: string[] = [];
-    if (opts.profileDir) {
-      mkdirSync(opts.profileDir, { recursive: true });
-      profileArgs = ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${opts.profileDir}`, "--cpu-prof-name=postroom-webhooks"];
-    }
-    const postroom = await startPostroom(workDir, dns.address, sink.port, { url: receiver.url, token: receiver.token, secret: receiver.secret }, profileArgs);
-    cleanup.unshift(() => postroom.child.stop());
+    const postroom = await startPostroom(workDir, dns.address, webhookConfig(sink.port, receiver), cpuProfileArgs(opts.profileDir, "postroom-webhooks"));
+    cleanup.add(() => postroom.child.stop());
+    const tally = new DeliveryTally(postroom.child);
+    postroom.child.ready();
     await verifiedSendingDomain(postroom.httpPort, dns, SENDER_DOMAIN);
 
     let seq = 0;
     /** Ids of every message sent (202), all runs. */
     const sent = new Set<string>();
-    const headers = { authorization: `Bearer ${ACCOUNT.smtpKey}`, "content-type": "application/json" };
 
     const run = async (count: number): Promise<RunResult> => {
       const bodies = Array.from({ length: count }, () => JSON.stringify({ from: FROM_HEADER, to: `r${seq++}@${DEST}`, ...content }));
       const runIds: string[] = [];
       const sink0 = sink.count;
-      const tally0 = { delivered: postroom.tally.delivered, other: postroom.tally.other.length, errors: postroom.tally.errors.length, warnings: postroom.tally.webhookWarnings.length };
+      const tally0 = { delivered: tally.delivered, other: tally.other.length, errors: tally.errors.length, warnings: tally.webhookWarnings.length };
       const ev0 = receiver.events;
       const posts0 = receiver.posts.length;
       const problems0 = receiver.problems.length;
       const target = ev0 + EVENTS_PER_MESSAGE * count;
-      const failures: string[] = [];
-      let failed = 0;
       let accepted = 0;
-      let next = 0;
       const cpu0 = { server: postroom.child.cpuMs(), bench: process.cpuUsage(), machine: machineBusyMs() };
       // Backlog sampling: produced so far (registrations committed before each 202, plus a
       // dispatch and a delivery per delivery logged) against events received.
       let maxBacklog = 0;
       const sampler = setInterval(() => {
-        const produced = accepted + 2 * (postroom.tally.delivered - tally0.delivered);
+        const produced = accepted + 2 * (tally.delivered - tally0.delivered);
         maxBacklog = Math.max(maxBacklog, produced - (receiver.events - ev0));
       }, 20);
       let release = () => {};
@@ -482,32 +318,15 @@ async function main() {
       }
       const holdTimer = opts.hold ? setTimeout(() => release(), 8000) : null;
       const t0 = performance.now();
-      const received = receiver.reach(target, timeoutMs(count));
+      const received = receiver.reach(target, runTimeoutMs(count));
       received.catch(() => undefined);
-      await Promise.all(
-        Array.from({ length: opts.clients }, async () => {
-          for (let i = next++; i < count; i = next++) {
-            try {
-              const res = await fetch(postroom.url, { method: "POST", headers, body: bodies[i] });
-              const text = await res.text();
-              const id = res.status === 202 ? (JSON.parse(text) as { id?: string }).id : undefined;
-              if (!id) {
-                failed++;
-                if (failures.length < 5) failures.push(`${res.status} ${text.slice(0, 300)}`);
-                continue;
-              }
-              // (The registration event is committed before the 202, so the receiver may see
-              // it before we see the 202: events of messages we did not send are looked
-              // for at the end of the run.)
-              runIds.push(id);
-              accepted++;
-            } catch (err) {
-              failed++;
-              if (failures.length < 5) failures.push((err as Error).message);
-            }
-          }
-        }),
-      );
+      // (The registration event is committed before the 202, so the receiver may see it
+      // before we see the 202: events of messages we did not send are looked for at the
+      // end of the run.)
+      const { failed, failures } = await sendAll(postroom.httpPort, bodies, opts.clients, (id) => {
+        runIds.push(id);
+        accepted++;
+      });
       const tAccepted = performance.now();
       const fail = (text: string): never => {
         clearInterval(sampler);
@@ -516,10 +335,10 @@ async function main() {
         throw new Error(text);
       };
       if (failed > 0) fail(`${failed} of ${count} sends did not get 202; first answers:\n  ${failures.join("\n  ")}`);
-      const produced = await until(() => postroom.tally.delivered - tally0.delivered >= count || receiver.problems.length > problems0, timeoutMs(count));
+      const produced = await until(() => tally.delivered - tally0.delivered >= count || receiver.problems.length > problems0, runTimeoutMs(count));
       if (receiver.problems.length > problems0) fail(`the receiver refused a webhook POST:\n  ${receiver.problems.slice(problems0).join("\n  ")}`);
-      if (!produced) fail(`Postroom logged ${postroom.tally.delivered - tally0.delivered} deliveries of ${count} within ${timeoutMs(count) / 1000} s; other outcomes:\n  ${postroom.tally.other.slice(tally0.other, tally0.other + 5).join("\n  ")}`);
-      const tProduced = postroom.tally.deliveredAt[tally0.delivered + count - 1]!;
+      if (!produced) fail(`Postroom logged ${tally.delivered - tally0.delivered} deliveries of ${count} within ${runTimeoutMs(count) / 1000} s; other outcomes:\n  ${tally.other.slice(tally0.other, tally0.other + 5).join("\n  ")}`);
+      const tProduced = tally.deliveredAt[tally0.delivered + count - 1]!;
       if (holdTimer) clearTimeout(holdTimer);
       release();
       // Events the receiver had when the last one was produced.
@@ -528,7 +347,7 @@ async function main() {
       try {
         tReceived = await Promise.race([
           received,
-          until(() => receiver.problems.length > problems0, timeoutMs(count)).then(() => {
+          until(() => receiver.problems.length > problems0, runTimeoutMs(count)).then(() => {
             throw new Error("the receiver refused a webhook POST");
           }),
         ]);
@@ -536,7 +355,7 @@ async function main() {
         const missing = runIds.filter((id) => (receiver.stage.get(id) ?? 0) < EVENTS_PER_MESSAGE);
         const example = missing.slice(0, 5).map((id) => `${id}: ${receiver.stage.get(id) ?? 0} of 3 events`);
         return fail(
-          `${(err as Error).message}; ${missing.length} messages lack events (${example.join(", ")}); problems:\n  ${receiver.problems.slice(problems0).join("\n  ")}\nPostroom webhook warnings:\n  ${postroom.tally.webhookWarnings.slice(tally0.warnings, tally0.warnings + 5).join("\n  ")}`,
+          `${(err as Error).message}; ${missing.length} messages lack events (${example.join(", ")}); problems:\n  ${receiver.problems.slice(problems0).join("\n  ")}\nPostroom webhook warnings:\n  ${tally.webhookWarnings.slice(tally0.warnings, tally0.warnings + 5).join("\n  ")}`,
         );
       }
       clearInterval(sampler);
@@ -551,18 +370,18 @@ async function main() {
       for (const id of runIds) sent.add(id);
       const strangers = [...receiver.stage.keys()].filter((id) => !sent.has(id));
       if (strangers.length > 0) fail(`the receiver got events of ${strangers.length} messages this benchmark did not send, e.g. ${strangers.slice(0, 3).join(", ")}`);
-      const other = postroom.tally.other.slice(tally0.other);
-      const errors = postroom.tally.errors.slice(tally0.errors);
-      const warnings = postroom.tally.webhookWarnings.slice(tally0.warnings);
+      const other = tally.other.slice(tally0.other);
+      const errors = tally.errors.slice(tally0.errors);
+      const warnings = tally.webhookWarnings.slice(tally0.warnings);
       const problems = receiver.problems.slice(problems0);
       if (events !== EVENTS_PER_MESSAGE * count || incomplete.length > 0 || problems.length > 0 || receiver.repostedBatches > 0) {
         fail(
           `the receiver got ${events} events for ${count} messages (expected ${EVENTS_PER_MESSAGE * count}), ${incomplete.length} messages without all three, ${receiver.repostedBatches} batches posted again; problems:\n  ${problems.join("\n  ")}`,
         );
       }
-      if (sink.count - sink0 !== count || postroom.tally.delivered - tally0.delivered !== count || other.length + errors.length + warnings.length > 0) {
+      if (sink.count - sink0 !== count || tally.delivered - tally0.delivered !== count || other.length + errors.length + warnings.length > 0) {
         fail(
-          `the sink received ${sink.count - sink0} of ${count}; Postroom logged ${postroom.tally.delivered - tally0.delivered} deliveries, ${other.length} other outcomes, ${errors.length} errors, ${warnings.length} webhook warnings:\n  ${[...other, ...errors, ...warnings].slice(0, 5).join("\n  ")}`,
+          `the sink received ${sink.count - sink0} of ${count}; Postroom logged ${tally.delivered - tally0.delivered} deliveries, ${other.length} other outcomes, ${errors.length} errors, ${warnings.length} webhook warnings:\n  ${[...other, ...errors, ...warnings].slice(0, 5).join("\n  ")}`,
         );
       }
       const posts = receiver.posts.slice(posts0);
@@ -592,11 +411,10 @@ async function main() {
       };
     };
 
-    const load = () => loadavg().map((x) => x.toFixed(2)).join(" ");
     console.log(
       `webhooks benchmark: N=${opts.messages} messages (1 recipient each, ${EVENTS_PER_MESSAGE} events each: ${KINDS.join(", ")}) over C=${opts.clients} API clients, ${opts.warmup} warm-up, ${opts.rounds} round${opts.rounds === 1 ? "" : "s"}`,
     );
-    console.log(`machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}; sink: smtp-sink on 127.0.0.1:${sink.port} (smarthost); receiver: ${receiver.url} (Bun.serve in this process, standardwebhooks verify${opts.receiverDelayMs ? `, answers ${opts.receiverDelayMs} ms after reading each POST` : ""}${opts.hold ? ", holds its first answer of each run until all events are produced (at most 8 s)" : ""}); load average ${load()}`);
+    console.log(`machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}; sink: smtp-sink on 127.0.0.1:${sink.port} (smarthost); receiver: ${receiver.url} (Bun.serve in this process, standardwebhooks verify${opts.receiverDelayMs ? `, answers ${opts.receiverDelayMs} ms after reading each POST` : ""}${opts.hold ? ", holds its first answer of each run until all events are produced (at most 8 s)" : ""}); load average ${loadAverage()}`);
     console.log(`"produced" = 3N events recorded by Postroom over first send → its log's N-th delivery line (written after the commit of the last delivery event)`);
 
     const results: RunResult[] = [];
@@ -626,26 +444,24 @@ async function main() {
     console.log(`webhook batches:     ${med("posts").toFixed(0)} POSTs per run, mean ${med("meanBatch").toFixed(1)} events/POST, max ${med("maxBatch").toFixed(0)}, ${med("fullBatches").toFixed(0)} full (100)`);
     console.log(`CPU µs per event:    postroom ${med("serverCpuUsPerEvent").toFixed(0)}, bench process (API client + receiver) ${med("benchCpuUsPerEvent").toFixed(0)}, machine ${med("machineCpuUsPerEvent").toFixed(0)}`);
     console.log(`checked: every signature valid, every event once, each message's events in order (${KINDS.join(" → ")}), exactly ${EVENTS_PER_MESSAGE}×N per run, N at the sink`);
-    console.log(`load average at the end: ${load()}`);
+    console.log(`load average at the end: ${loadAverage()}`);
 
     if (opts.profileDir) {
       await postroom.child.stop();
-      const file = join(opts.profileDir, "postroom-webhooks.cpuprofile");
       const total = opts.warmup + opts.rounds * opts.messages;
-      console.log(`\npostroom main thread (${file}; markdown report next to it):`);
-      console.log(existsSync(file) ? summarizeOutboundProfile(file, total) : "  no profile was written");
+      console.log(cpuProfileReport(opts.profileDir, "postroom-webhooks", "postroom", (file) => summarizeOutboundProfile(file, total)));
     }
   } finally {
-    await runCleanup();
+    await cleanup.run();
   }
 }
 
 try {
   await main();
-  await runCleanup();
-  process.exit(interrupted ? 130 : 0);
+  await cleanup.run();
+  process.exit(cleanup.interrupted ? 130 : 0);
 } catch (err) {
-  if (!interrupted) console.error(`bench:webhooks failed: ${(err as Error).message}`);
-  await runCleanup();
-  process.exit(interrupted ? 130 : 1);
+  if (!cleanup.interrupted) console.error(`bench:webhooks failed: ${(err as Error).message}`);
+  await cleanup.run();
+  process.exit(cleanup.interrupted ? 130 : 1);
 }
