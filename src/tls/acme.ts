@@ -1,6 +1,6 @@
 // One ACME order (RFC 8555) with acme-client: account key kept under data_dir, CAA
 // checked first, HTTP-01 answered by our responder, a fresh certificate key per order.
-import acme from "acme-client";
+import type * as AcmeClient from "acme-client";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { Agent } from "node:https";
 import { join } from "node:path";
@@ -29,14 +29,19 @@ export interface AcmeDeps {
 /** An order that failed for a reason worth a sentence (CAA, unreadable CA file, CA refusal). */
 export class AcmeError extends Error {}
 
+// acme-client (axios, @peculiar/x509, node-forge) takes over 100 ms to load: loaded on the
+// first order, not at every start of a process that may never order.
+const loadAcme = async (): Promise<typeof AcmeClient> => ((await import("acme-client")) as { default: typeof AcmeClient }).default;
+
 export async function orderCertificate(settings: AcmeSettings, deps: AcmeDeps): Promise<TlsMaterial> {
+  const acme = await loadAcme();
   // acme-client talks through one shared axios instance; a private CA (Pebble, an internal
   // step-ca) is trusted for it alone, never process-wide.
   acme.axios.defaults.httpsAgent = settings.caFile ? new Agent({ ca: readCaFile(settings.caFile) }) : undefined;
   const knownUrl = accountUrl(deps.tlsDir, settings.directoryUrl);
   const client = new acme.Client({
     directoryUrl: settings.directoryUrl,
-    accountKey: await accountKey(deps.tlsDir),
+    accountKey: await accountKey(acme, deps.tlsDir),
     ...(knownUrl ? { accountUrl: knownUrl } : {}),
     backoffAttempts: 8,
   });
@@ -92,7 +97,7 @@ function readCaFile(path: string): string {
 }
 
 /** The ACME account key, made once and kept: a new key each time would be a new account. */
-async function accountKey(tlsDir: string): Promise<Buffer> {
+async function accountKey(acme: typeof AcmeClient, tlsDir: string): Promise<Buffer> {
   const path = join(tlsDir, "acme-account.key");
   if (existsSync(path)) return readFileSync(path);
   mkdirSync(tlsDir, { recursive: true, mode: 0o700 });
@@ -101,7 +106,7 @@ async function accountKey(tlsDir: string): Promise<Buffer> {
   return key;
 }
 
-async function directoryCaaIdentities(client: acme.Client): Promise<string[]> {
+async function directoryCaaIdentities(client: AcmeClient.Client): Promise<string[]> {
   // Not in acme-client's typed surface: the directory's meta.caaIdentities (RFC 8555 7.1.1).
   const http = (client as unknown as { http: { getMetaField(field: string): Promise<unknown> } }).http;
   const ids = await http.getMetaField("caaIdentities");

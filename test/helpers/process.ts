@@ -21,8 +21,9 @@ export class ServeProcess {
     })();
   }
 
-  static spawn(configPath: string, cwd?: string): ServeProcess {
-    return new ServeProcess(Bun.spawn([process.execPath, MAIN, "serve", "--config", configPath], { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" }));
+  /** `command`: how to run postroom (default: this Bun on src/main.ts; the smoke test passes the binary). */
+  static spawn(configPath: string, cwd?: string, command: string[] = [process.execPath, MAIN]): ServeProcess {
+    return new ServeProcess(Bun.spawn([...command, "serve", "--config", configPath], { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" }));
   }
 
   private async pump() {
