@@ -13,10 +13,10 @@ export const CLK_TCK = (() => {
   return Number(out) > 0 ? Number(out) : 100;
 })();
 
-/** Fields of /proc/PID/stat after the command name: index 11 utime, 12 stime, 13 cutime, 14 cstime, 1 ppid. */
-export function procStat(pid: number): string[] | null {
+/** Fields of /proc/PID/stat (of its thread TID, if given) after the command name: index 11 utime, 12 stime, 13 cutime, 14 cstime, 1 ppid. */
+export function procStat(pid: number, tid?: number): string[] | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, "utf8");
     return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
     return null;
@@ -125,6 +125,12 @@ export class Child {
 
   cpuMs(): number {
     return processCpuMs(this.proc.pid);
+  }
+
+  /** CPU time of its main thread in ms: the event loop, which one core bounds, where cpuMs() also counts worker threads. */
+  mainThreadCpuMs(): number {
+    const f = procStat(this.proc.pid, this.proc.pid);
+    return f ? ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK : 0;
   }
 
   async stop(): Promise<number | null> {

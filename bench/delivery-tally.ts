@@ -1,6 +1,7 @@
 // Postroom's own record of what it sent, read from its log as the lines arrive: one
-// "outbound attempt" line per recipient (at level "info"), written after the commit that
-// records the outcome. The sending benchmarks check it against what the sink received.
+// "outbound attempt" line per recipient (at level "info"), written just before the group
+// commit that records the outcome and its events (src/outbound/worker.ts settle; the
+// commit follows within its 1 ms window, later when the event loop is busy). The sending benchmarks check it against what the sink received.
 // Lines are matched as text, not parsed: there is one per message, and the parsing would
 // cost the benchmark process CPU it shares with the server.
 import type { Child } from "./child.ts";

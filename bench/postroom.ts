@@ -2,7 +2,7 @@
 // (bench/child.ts) with a config generated into the run's temp dir, one account with
 // known credentials, and, for the benchmarks that send, a sending domain verified the way
 // a customer does it. Each benchmark adds only what it is about (a relay, SMTP in,
-// webhooks) to the same config.
+// webhooks, /metrics) to the same config.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hashSecret } from "../src/auth/secrets.ts";
@@ -17,6 +17,8 @@ export const ACCOUNT = { id: "b0b0b0b0b0b0b0b0", token: "pr_bench_token", outbou
 
 /** What a benchmark adds to the common config (TOML lines). */
 export interface ConfigParts {
+  /** Lines at the end of [http] (METRICS_CONFIG, to read /metrics). */
+  http?: string;
   /** `[smtp] inbound_listen`; none ("") unless the benchmark sends mail in. */
   inboundListen?: string;
   /** Lines at the end of [inbound]. */
@@ -42,7 +44,7 @@ level = "info"
 [http]
 listen = "127.0.0.1:0"
 public_url = "http://127.0.0.1:8080"
-[smtp]
+${line(parts.http)}[smtp]
 inbound_listen = "${parts.inboundListen ?? ""}"
 submission_listen = ""
 [inbound]
@@ -78,6 +80,27 @@ export async function startPostroom(workDir: string, dnsServer: string, parts: C
   const child = Child.spawn("postroom", [...profileArgs, "src/main.ts", "serve", "--config", configPath], ROOT);
   const httpPort = (await child.waitFor((l) => l.msg === "http listening")).port as number;
   return { child, httpPort };
+}
+
+/** The Bearer token of GET /metrics; the config holds its hash (METRICS_CONFIG). */
+const METRICS_TOKEN = "pr_bench_metrics_token";
+
+/** The [http] line that turns Postroom's /metrics on (ConfigParts.http): off by default, as in production. */
+export const METRICS_CONFIG = `metrics_token = "${hashSecret(METRICS_TOKEN)}"`;
+
+/**
+ * The value of the unlabelled metric `name` on Postroom's /metrics (needs METRICS_CONFIG).
+ * Its gauges are read from the store when scraped (postroom_webhook_events_pending is a
+ * COUNT of the pending outbox rows), so a scrape costs Postroom a query: read them now
+ * and then, not in a tight loop.
+ */
+export async function readMetric(httpPort: number, name: string): Promise<number> {
+  const res = await fetch(`http://127.0.0.1:${httpPort}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}: ${text.slice(0, 200)}`);
+  const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+  if (!line) throw new Error(`GET /metrics has no unlabelled ${name}`);
+  return Number(line.slice(name.length + 1));
 }
 
 /** POSTs to the account's API (as its owner, with the API token); the status and the JSON answer. */

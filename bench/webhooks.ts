@@ -1,11 +1,11 @@
 // `bun run bench:webhooks`: how fast Postroom's message events reach a webhook receiver
 // while it is sending, next to how fast it produces them.
-//   produced:  events Postroom records (registration on the 202, dispatch before the SMTP
-//              attempt, delivery after it: 3 per message of one recipient) per second,
-//              from the first API send until Postroom has recorded the last of the 3×N
-//              events (the moment its log shows the N-th "outbound attempt" line with
-//              verdict "delivered", which it writes after the commit that recorded the
-//              delivery event);
+//   produced:  events Postroom records (registration on the 202; dispatch, stamped before
+//              the SMTP attempt, and delivery, committed together after it: 3 per message
+//              of one recipient) per second, from the first API send until Postroom has
+//              recorded the last of the 3×N events (the moment its log shows the N-th
+//              "outbound attempt" line with verdict "delivered", which it writes just
+//              before the group commit of that dispatch and delivery: ~1 ms early);
 //   delivered: events the receiver accepted (signature verified, 200) per second: both
 //              over the same window as "produced" and until the receiver has all 3×N;
 //   lag:       from the last 202 (and from the last event produced) until the receiver
@@ -13,10 +13,11 @@
 //   batches:   events per webhook POST (mean, max) and POSTs per run.
 //
 //   bun run bench:webhooks [--messages N] [--clients C] [--warmup W] [--rounds R]
-//                          [--receiver-delay MS] [--hold] [--profile DIR]
-//   defaults: N=2000, C=8, W=500, R=3 (median of the rounds), receiver delay 0 (or
-//   BENCH_MESSAGES, BENCH_CLIENTS, BENCH_WARMUP, BENCH_ROUNDS, BENCH_RECEIVER_DELAY,
-//   BENCH_PROFILE)
+//                          [--receiver-delay MS] [--hold] [--receiver-down [--slice S]]
+//                          [--profile DIR]
+//   defaults: N=2000, C=8, W=500, R=3 (median of the rounds), receiver delay 0, slice
+//   10 s (or BENCH_MESSAGES, BENCH_CLIENTS, BENCH_WARMUP, BENCH_ROUNDS,
+//   BENCH_RECEIVER_DELAY, BENCH_HOLD=1, BENCH_RECEIVER_DOWN=1, BENCH_SLICE, BENCH_PROFILE)
 //   --receiver-delay makes the receiver answer each POST MS ms after it has read it (a
 //   receiver across the Internet, or a slow one): the dispatcher keeps one batch in
 //   flight per outbound account, so this bounds what it can deliver.
@@ -25,6 +26,14 @@
 //   3×N events (at most 8 s: the webhook timeout is 10 s), so they pile up in the outbox,
 //   then answers everything at once; "drain" is the events received after the release
 //   per second until the last one.
+//   --receiver-down (BENCH_RECEIVER_DOWN=1) asks whether a receiver outage slows sending
+//   down (bench/webhooks-outage.ts): after the warm-up (receiver up, checked as usual),
+//   one run of N messages during which the receiver answers 503 to every POST, so the
+//   events pile up pending and the dispatcher retries on its backoff schedule. It prints
+//   the 202s and the sink's deliveries per second and the events pending (Postroom's
+//   /metrics) per slice of S seconds, then the first slice's send rate against the last.
+//   The checks that every event reached the receiver give way to: none did, and exactly
+//   3N are pending at the end. Use a large N (30,000: a backlog of 90,000 events).
 //   --profile runs Postroom under `bun --cpu-prof` and prints where its main thread
 //   spends its time (bench/outbound-profile.ts); the profiler slows it down.
 //
@@ -55,9 +64,8 @@
 //   webhook warning, and the receiver got exactly the 3×N events of the run's messages
 //   (nothing more in the 1.5 s after the last one: longer than the dispatcher's 1 s idle
 //   poll), every signature valid, in order, no event twice. Anything else aborts with
-//   exit code 1.
-import { randomBytes } from "node:crypto";
-import { Webhook } from "standardwebhooks";
+//   exit code 1. With --receiver-down the measured run is checked as
+//   bench/webhooks-outage.ts says.
 import { TestDnsServer } from "../test/helpers/dns-server.ts";
 import { apiContent, FROM_HEADER, sendAll } from "./api-client.ts";
 import { dirOption, intOption, parseOptions } from "./args.ts";
@@ -67,17 +75,17 @@ import { DeliveryTally } from "./delivery-tally.ts";
 import { loadAverage, machineBusyMs, median, runTimeoutMs, until } from "./measure.ts";
 import { buildMessage, SENDER_DOMAIN } from "./message.ts";
 import { summarizeOutboundProfile } from "./outbound-profile.ts";
-import { startPostroom, verifiedSendingDomain } from "./postroom.ts";
+import { METRICS_CONFIG, startPostroom, verifiedSendingDomain } from "./postroom.ts";
 import { SmtpSinkProcess } from "./smtp-sink.ts";
+import { EVENTS_PER_MESSAGE, KINDS, Receiver } from "./webhook-receiver.ts";
+import { runReceiverDown } from "./webhooks-outage.ts";
 
 const DEST = "dest1.bench.test";
-const KINDS = ["registration", "dispatch", "delivery"] as const;
-const EVENTS_PER_MESSAGE = KINDS.length;
 
 // ---------------------------------------------------------------- options
 
 function options() {
-  const values = parseOptions("bun run bench:webhooks [--messages N] [--clients C] [--warmup W] [--rounds R] [--receiver-delay MS] [--hold] [--profile DIR]", {
+  const values = parseOptions("bun run bench:webhooks [--messages N] [--clients C] [--warmup W] [--rounds R] [--receiver-delay MS] [--hold] [--receiver-down [--slice S]] [--profile DIR]", {
     messages: { type: "string", short: "n" },
     clients: { type: "string", short: "c" },
     warmup: { type: "string" },
@@ -85,139 +93,32 @@ function options() {
     profile: { type: "string" },
     "receiver-delay": { type: "string" },
     hold: { type: "boolean" },
+    "receiver-down": { type: "boolean" },
+    slice: { type: "string" },
   });
+  const receiverDown = values["receiver-down"] === true || process.env.BENCH_RECEIVER_DOWN === "1";
   const messages = intOption(values.messages, "BENCH_MESSAGES", 2000, 1);
   const clients = intOption(values.clients, "BENCH_CLIENTS", 8, 1);
   const warmup = intOption(values.warmup, "BENCH_WARMUP", 500, 0);
-  const rounds = intOption(values.rounds, "BENCH_ROUNDS", 3, 1);
+  // Down, the backlog is what is measured: one long run, which a next round would start on top of.
+  const rounds = intOption(values.rounds, "BENCH_ROUNDS", receiverDown ? 1 : 3, 1);
+  if (receiverDown && rounds !== 1) throw new Error("--receiver-down makes one long run: --rounds must be 1");
+  const sliceMs = 1000 * intOption(values.slice, "BENCH_SLICE", 10, 1);
+  if (!receiverDown && values.slice !== undefined) throw new Error("--slice only applies to --receiver-down");
   const receiverDelayMs = intOption(values["receiver-delay"], "BENCH_RECEIVER_DELAY", 0, 0);
   if (receiverDelayMs >= 9000) throw new Error("--receiver-delay must stay below Postroom's 10 s webhook timeout");
   if (clients > messages) throw new Error(`--clients (${clients}) must not exceed --messages (${messages})`);
   if (warmup > 0 && clients > warmup) throw new Error(`--clients (${clients}) must not exceed --warmup (${warmup})`);
   const hold = values.hold === true || process.env.BENCH_HOLD === "1";
-  return { messages, clients, warmup, rounds, receiverDelayMs, hold, profileDir: dirOption(values.profile, "BENCH_PROFILE") };
-}
-
-// ---------------------------------------------------------------- the receiver
-
-interface Post {
-  atMs: number;
-  events: number;
-}
-
-/**
- * The webhook receiver: verifies each POST (Standard Webhooks signature, Bearer token),
- * checks each event (new id, kinds of its message in order) and counts what it accepted.
- * A problem is recorded in `problems` (the run aborts on it) and answered 400, so a bad
- * batch is never silently taken.
- */
-class Receiver {
-  readonly secret = `whsec_${randomBytes(32).toString("base64")}`;
-  readonly token = `pr_bench_hook_${randomBytes(8).toString("hex")}`;
-  private readonly webhook = new Webhook(this.secret);
-  /** Event ids seen (all runs). */
-  private readonly seen = new Set<string>();
-  /** webhook-id of each POST seen (a repeated one is a batch posted again). */
-  private readonly batchIds = new Set<string>();
-  /** message id → how many of its events arrived (index into KINDS of the next one). */
-  readonly stage = new Map<string, number>();
-  /** Events accepted, all runs. */
-  events = 0;
-  readonly posts: Post[] = [];
-  readonly problems: string[] = [];
-  repostedBatches = 0;
-  private waiter: { target: number; resolve: (atMs: number) => void } | null = null;
-  /** While set, answers wait for it (--hold). */
-  gate: Promise<void> | null = null;
-  private server: ReturnType<typeof Bun.serve>;
-
-  constructor(private readonly delayMs: number) {
-    this.server = Bun.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      fetch: async (req) => {
-        const res = await this.handle(req);
-        if (this.gate) await this.gate;
-        if (this.delayMs > 0) await Bun.sleep(this.delayMs);
-        return res;
-      },
-    });
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${this.server.port}/hook`;
-  }
-
-  private problem(text: string): Response {
-    if (this.problems.length < 20) this.problems.push(text);
-    return new Response("refused by the benchmark", { status: 400 });
-  }
-
-  private async handle(req: Request): Promise<Response> {
-    const raw = await req.text();
-    const at = performance.now();
-    if (req.method !== "POST" || new URL(req.url).pathname !== "/hook") return this.problem(`unexpected request ${req.method} ${req.url}`);
-    if (req.headers.get("authorization") !== `Bearer ${this.token}`) return this.problem(`wrong Authorization header: ${req.headers.get("authorization")}`);
-    const headers = Object.fromEntries(req.headers);
-    let body: { events?: { id: string; kind: string; message_id: string; recipient: string }[] };
-    try {
-      body = this.webhook.verify(raw, headers) as typeof body;
-    } catch (err) {
-      return this.problem(`signature check failed (${(err as Error).message}) for webhook-id ${headers["webhook-id"]}`);
-    }
-    const batchId = headers["webhook-id"] ?? "";
-    if (this.batchIds.has(batchId)) this.repostedBatches++;
-    this.batchIds.add(batchId);
-    const events = body.events;
-    if (!Array.isArray(events) || events.length === 0) return this.problem(`a POST without events: ${raw.slice(0, 200)}`);
-    // Check the whole batch before taking any of it.
-    const stage = new Map<string, number>();
-    const ids = new Set<string>();
-    for (const e of events) {
-      if (this.seen.has(e.id) || ids.has(e.id)) return this.problem(`event ${e.id} (${e.kind} of message ${e.message_id}) arrived twice (webhook-id ${batchId})`);
-      ids.add(e.id);
-      const s = stage.get(e.message_id) ?? this.stage.get(e.message_id) ?? 0;
-      if (e.kind !== KINDS[s]) return this.problem(`message ${e.message_id}: got "${e.kind}" where "${KINDS[s] ?? "nothing more"}" was due (${s} of its events seen before)`);
-      stage.set(e.message_id, s + 1);
-    }
-    for (const id of ids) this.seen.add(id);
-    for (const [m, s] of stage) this.stage.set(m, s);
-    this.events += events.length;
-    this.posts.push({ atMs: at, events: events.length });
-    if (this.waiter && this.events >= this.waiter.target) {
-      this.waiter.resolve(at);
-      this.waiter = null;
-    }
-    return new Response("ok");
-  }
-
-  /** performance.now() of the POST that brought the total to `target` events. */
-  reach(target: number, timeoutMs: number): Promise<number> {
-    if (this.events >= target) return Promise.resolve(this.posts.at(-1)?.atMs ?? performance.now());
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiter = null;
-        reject(new Error(`the receiver got ${this.events} events, not ${target}, within ${(timeoutMs / 1000).toFixed(0)} s`));
-      }, timeoutMs);
-      this.waiter = {
-        target,
-        resolve: (at) => {
-          clearTimeout(timer);
-          resolve(at);
-        },
-      };
-    });
-  }
-
-  async stop(): Promise<void> {
-    await this.server.stop(true);
-  }
+  if (receiverDown && (hold || receiverDelayMs > 0)) throw new Error("--receiver-down answers every POST 503 at once: it does not go with --hold or --receiver-delay");
+  return { messages, clients, warmup, rounds, receiverDelayMs, hold, receiverDown, sliceMs, profileDir: dirOption(values.profile, "BENCH_PROFILE") };
 }
 
 // ---------------------------------------------------------------- Postroom
 
-/** Postroom's config for this benchmark: relaying to the sink, the account's webhook pointing at the receiver. */
-const webhookConfig = (sinkPort: number, receiver: Receiver) => ({
+/** Postroom's config for this benchmark: relaying to the sink, the account's webhook pointing at the receiver; /metrics on if `metrics` (the pending count). */
+const webhookConfig = (sinkPort: number, receiver: Receiver, metrics: boolean) => ({
+  http: metrics ? METRICS_CONFIG : "",
   relay: `smarthost = "smtp://127.0.0.1:${sinkPort}"`,
   sections: "[webhooks]\n# The receiver is on loopback.\nallow_private = true",
   account: `webhook = { url = "${receiver.url}", token = "${receiver.token}", signing_secret = "${receiver.secret}" }`,
@@ -276,7 +177,7 @@ async function main() {
     const receiver = new Receiver(opts.receiverDelayMs);
     cleanup.add(() => receiver.stop());
 
-    const postroom = await startPostroom(workDir, dns.address, webhookConfig(sink.port, receiver), cpuProfileArgs(opts.profileDir, "postroom-webhooks"));
+    const postroom = await startPostroom(workDir, dns.address, webhookConfig(sink.port, receiver, opts.receiverDown), cpuProfileArgs(opts.profileDir, "postroom-webhooks"));
     cleanup.add(() => postroom.child.stop());
     const tally = new DeliveryTally(postroom.child);
     postroom.child.ready();
@@ -286,8 +187,11 @@ async function main() {
     /** Ids of every message sent (202), all runs. */
     const sent = new Set<string>();
 
+    /** The next `count` sends, each to a recipient of its own. */
+    const nextBodies = (count: number) => Array.from({ length: count }, () => JSON.stringify({ from: FROM_HEADER, to: `r${seq++}@${DEST}`, ...content }));
+
     const run = async (count: number): Promise<RunResult> => {
-      const bodies = Array.from({ length: count }, () => JSON.stringify({ from: FROM_HEADER, to: `r${seq++}@${DEST}`, ...content }));
+      const bodies = nextBodies(count);
       const runIds: string[] = [];
       const sink0 = sink.count;
       const tally0 = { delivered: tally.delivered, other: tally.other.length, errors: tally.errors.length, warnings: tally.webhookWarnings.length };
@@ -412,10 +316,10 @@ async function main() {
     };
 
     console.log(
-      `webhooks benchmark: N=${opts.messages} messages (1 recipient each, ${EVENTS_PER_MESSAGE} events each: ${KINDS.join(", ")}) over C=${opts.clients} API clients, ${opts.warmup} warm-up, ${opts.rounds} round${opts.rounds === 1 ? "" : "s"}`,
+      `webhooks benchmark: N=${opts.messages} messages (1 recipient each, ${EVENTS_PER_MESSAGE} events each: ${KINDS.join(", ")}) over C=${opts.clients} API clients, ${opts.warmup} warm-up, ${opts.receiverDown ? "then one run with the receiver down" : `${opts.rounds} round${opts.rounds === 1 ? "" : "s"}`}`,
     );
-    console.log(`machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}; sink: smtp-sink on 127.0.0.1:${sink.port} (smarthost); receiver: ${receiver.url} (Bun.serve in this process, standardwebhooks verify${opts.receiverDelayMs ? `, answers ${opts.receiverDelayMs} ms after reading each POST` : ""}${opts.hold ? ", holds its first answer of each run until all events are produced (at most 8 s)" : ""}); load average ${loadAverage()}`);
-    console.log(`"produced" = 3N events recorded by Postroom over first send → its log's N-th delivery line (written after the commit of the last delivery event)`);
+    console.log(`machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}; sink: smtp-sink on 127.0.0.1:${sink.port} (smarthost); receiver: ${receiver.url} (Bun.serve in this process, standardwebhooks verify${opts.receiverDelayMs ? `, answers ${opts.receiverDelayMs} ms after reading each POST` : ""}${opts.hold ? ", holds its first answer of each run until all events are produced (at most 8 s)" : ""}${opts.receiverDown ? ", up for the warm-up, then answers 503 to every POST" : ""}); load average ${loadAverage()}`);
+    console.log(`"produced" = 3N events recorded by Postroom over first send → its log's N-th delivery line (written just before the group commit of the last delivery event, ~1 ms)`);
 
     const results: RunResult[] = [];
     const show = (r: RunResult, tag: string) =>
@@ -426,24 +330,29 @@ async function main() {
           `CPU µs/event: postroom ${r.serverCpuUsPerEvent.toFixed(0)}, bench ${r.benchCpuUsPerEvent.toFixed(0)}, machine ${r.machineCpuUsPerEvent.toFixed(0)}`,
       );
     if (opts.warmup > 0) show(await run(opts.warmup), "warm-up");
-    for (let round = 1; round <= opts.rounds; round++) {
-      const r = await run(opts.messages);
-      show(r, `run ${round}`);
-      results.push(r);
-    }
+    if (opts.receiverDown) {
+      const setup = { httpPort: postroom.httpPort, postroom: postroom.child, sink, tally, receiver, clients: opts.clients, sliceMs: opts.sliceMs };
+      await runReceiverDown(setup, nextBodies(opts.messages));
+    } else {
+      for (let round = 1; round <= opts.rounds; round++) {
+        const r = await run(opts.messages);
+        show(r, `run ${round}`);
+        results.push(r);
+      }
 
-    const med = (key: keyof RunResult) => median(results.map((r) => r[key]));
-    const fmtMs = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
-    console.log("");
-    console.log(`medians of ${opts.rounds} run${opts.rounds === 1 ? "" : "s"} of N=${opts.messages} (${EVENTS_PER_MESSAGE * opts.messages} events each):`);
-    console.log(`events produced:     ${med("producedPerS").toFixed(0)} events/s  (recorded by Postroom, first send → last event; API accepted ${med("acceptedPerS").toFixed(0)} msg/s)`);
-    console.log(`events delivered:    ${med("deliveredPerS").toFixed(0)} events/s  (verified by the receiver, first send → all received; ${med("deliveredInWindowPerS").toFixed(0)} events/s within the produced window)`);
-    console.log(`ratio delivered/produced: ${(med("deliveredPerS") / med("producedPerS")).toFixed(2)}  (within the produced window: ${(med("deliveredInWindowPerS") / med("producedPerS")).toFixed(2)}; received by the last event produced: ${(100 * med("receivedAtProducedEnd")).toFixed(1)}%)`);
-    console.log(`lag after last send: ${fmtMs(med("lagAfterLastAcceptMs"))} from the last 202 until the receiver had all events (${fmtMs(med("lagAfterLastProducedMs"))} after the last event was produced); max backlog ${med("maxBacklog").toFixed(0)} events`);
-    if (opts.hold) console.log(`drain (--hold):      ${med("drainPerS").toFixed(0)} events/s  (events received after the receiver released its first answer, until the last)`);
-    console.log(`webhook batches:     ${med("posts").toFixed(0)} POSTs per run, mean ${med("meanBatch").toFixed(1)} events/POST, max ${med("maxBatch").toFixed(0)}, ${med("fullBatches").toFixed(0)} full (100)`);
-    console.log(`CPU µs per event:    postroom ${med("serverCpuUsPerEvent").toFixed(0)}, bench process (API client + receiver) ${med("benchCpuUsPerEvent").toFixed(0)}, machine ${med("machineCpuUsPerEvent").toFixed(0)}`);
-    console.log(`checked: every signature valid, every event once, each message's events in order (${KINDS.join(" → ")}), exactly ${EVENTS_PER_MESSAGE}×N per run, N at the sink`);
+      const med = (key: keyof RunResult) => median(results.map((r) => r[key]));
+      const fmtMs = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
+      console.log("");
+      console.log(`medians of ${opts.rounds} run${opts.rounds === 1 ? "" : "s"} of N=${opts.messages} (${EVENTS_PER_MESSAGE * opts.messages} events each):`);
+      console.log(`events produced:     ${med("producedPerS").toFixed(0)} events/s  (recorded by Postroom, first send → last event; API accepted ${med("acceptedPerS").toFixed(0)} msg/s)`);
+      console.log(`events delivered:    ${med("deliveredPerS").toFixed(0)} events/s  (verified by the receiver, first send → all received; ${med("deliveredInWindowPerS").toFixed(0)} events/s within the produced window)`);
+      console.log(`ratio delivered/produced: ${(med("deliveredPerS") / med("producedPerS")).toFixed(2)}  (within the produced window: ${(med("deliveredInWindowPerS") / med("producedPerS")).toFixed(2)}; received by the last event produced: ${(100 * med("receivedAtProducedEnd")).toFixed(1)}%)`);
+      console.log(`lag after last send: ${fmtMs(med("lagAfterLastAcceptMs"))} from the last 202 until the receiver had all events (${fmtMs(med("lagAfterLastProducedMs"))} after the last event was produced); max backlog ${med("maxBacklog").toFixed(0)} events`);
+      if (opts.hold) console.log(`drain (--hold):      ${med("drainPerS").toFixed(0)} events/s  (events received after the receiver released its first answer, until the last)`);
+      console.log(`webhook batches:     ${med("posts").toFixed(0)} POSTs per run, mean ${med("meanBatch").toFixed(1)} events/POST, max ${med("maxBatch").toFixed(0)}, ${med("fullBatches").toFixed(0)} full (100)`);
+      console.log(`CPU µs per event:    postroom ${med("serverCpuUsPerEvent").toFixed(0)}, bench process (API client + receiver) ${med("benchCpuUsPerEvent").toFixed(0)}, machine ${med("machineCpuUsPerEvent").toFixed(0)}`);
+      console.log(`checked: every signature valid, every event once, each message's events in order (${KINDS.join(" → ")}), exactly ${EVENTS_PER_MESSAGE}×N per run, N at the sink`);
+    }
     console.log(`load average at the end: ${loadAverage()}`);
 
     if (opts.profileDir) {
