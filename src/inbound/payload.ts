@@ -1,8 +1,8 @@
 // The body posted to a target (API.md section 7), built once per message and address:
 // the json+n object, and the same content as multipart+n form fields.
-import EmailReplyParser from "email-reply-parser";
 import type { ParsedMail } from "mailparser";
 import { normalizeHeaders, type PayloadHeaders } from "./headers.ts";
+import { replyText } from "./reply-text.ts";
 
 export interface AuthResult {
   result: string;
@@ -60,21 +60,10 @@ export interface MessageContent {
   attachments: MessageAttachment[];
 }
 
-// Reply extraction scans the text line by line with many patterns; past this size a
-// message is no reply worth extracting, and the scan would only cost time.
-const REPLY_PARSE_MAX_CHARS = 256 * 1024;
-
 export function messageContent(parsed: ParsedMail): MessageContent {
   const plain = typeof parsed.text === "string" && parsed.text !== "" ? parsed.text : undefined;
   const html = typeof parsed.html === "string" && parsed.html !== "" ? parsed.html : undefined;
-  let reply_plain: string | undefined;
-  if (plain !== undefined && plain.length <= REPLY_PARSE_MAX_CHARS) {
-    try {
-      reply_plain = new EmailReplyParser().parseReply(plain).trim();
-    } catch {
-      reply_plain = undefined;
-    }
-  }
+  const reply_plain = replyText(plain);
   return {
     headers: normalizeHeaders(parsed.headerLines),
     plain,
