@@ -121,6 +121,8 @@ interface RunResult {
   ms: number;
   rate: number;
   serverCpuMs: number;
+  /** The server's main thread (its event loop, which one core bounds): near ms means saturated. */
+  mainThreadCpuMs: number;
   clientCpuMs: number;
 }
 
@@ -131,6 +133,7 @@ async function run(label: string, port: number, rcpt: string, count: number, con
   const failures: string[] = [];
   let failed = 0;
   const cpu0 = server.cpuMs();
+  const main0 = server.mainThreadCpuMs();
   const client0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
@@ -147,9 +150,10 @@ async function run(label: string, port: number, rcpt: string, count: number, con
   const ms = performance.now() - t0;
   const clientUsage = process.cpuUsage(client0);
   const serverCpuMs = server.cpuMs() - cpu0;
+  const mainThreadCpuMs = server.mainThreadCpuMs() - main0;
   await Promise.all(conns.map((c) => c.quit()));
   if (failed > 0) throw new Error(`${label}: ${failed} of ${count} messages did not get 250; first replies:\n  ${failures.join("\n  ")}`);
-  return { count, ms, rate: (count * 1000) / ms, serverCpuMs, clientCpuMs: (clientUsage.user + clientUsage.system) / 1000 };
+  return { count, ms, rate: (count * 1000) / ms, serverCpuMs, mainThreadCpuMs, clientCpuMs: (clientUsage.user + clientUsage.system) / 1000 };
 }
 
 // ---------------------------------------------------------------- main
@@ -194,7 +198,7 @@ async function main() {
       }
       const tag = warm ? "warm-up " : "";
       console.log(
-        `  ${tag}${side.label.padEnd(14)} ${r.rate.toFixed(0).padStart(5)} msg/s  (${count} in ${(r.ms / 1000).toFixed(2)} s; server CPU ${((r.serverCpuMs * 1000) / count).toFixed(0)} µs/msg, client+target+DNS CPU ${((r.clientCpuMs * 1000) / count).toFixed(0)} µs/msg)`,
+        `  ${tag}${side.label.padEnd(14)} ${r.rate.toFixed(0).padStart(5)} msg/s  (${count} in ${(r.ms / 1000).toFixed(2)} s; server CPU ${((r.serverCpuMs * 1000) / count).toFixed(0)} µs/msg, main thread ${((100 * r.mainThreadCpuMs) / r.ms).toFixed(0)}% busy, client+target+DNS CPU ${((r.clientCpuMs * 1000) / count).toFixed(0)} µs/msg)`,
       );
       if (!warm) {
         side.rates.push(r.rate);

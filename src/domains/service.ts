@@ -6,7 +6,7 @@ import type { Clock } from "../lib/clock.ts";
 import type { DnsResolver } from "../lib/dns.ts";
 import { newId16 } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
-import { BoundedCache } from "./bounded-cache.ts";
+import { BoundedCache } from "../lib/bounded-cache.ts";
 import { checkDomain } from "./checker.ts";
 import { encryptSecret, newEd25519Key, newRsaKey, newSelector } from "./keys.ts";
 import { SignPool, signWorkerCount } from "./sign-pool.ts";

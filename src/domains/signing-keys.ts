@@ -2,7 +2,7 @@
 // AES-GCM decryption of both keys (and the key derivation setup) each time it is signed.
 // An entry is used only while the row still holds the same encrypted keys, so a key that
 // changes is decrypted afresh; a domain written to (deleted, re-checked) is forgotten.
-import { BoundedCache } from "./bounded-cache.ts";
+import { BoundedCache } from "../lib/bounded-cache.ts";
 import { decryptSecret } from "./keys.ts";
 import type { SendingDomain } from "./sending-domains.repo.ts";
 

@@ -1,5 +1,6 @@
 // SQL for the addresses table. Every read is scoped by account and skips deleted rows,
 // except findLive, which inbound routing uses to resolve a recipient on any account.
+import { BoundedCache } from "../lib/bounded-cache.ts";
 import type { Store } from "../store/store.ts";
 import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import type { AttachmentStore } from "./attachment-store.ts";
@@ -57,8 +58,18 @@ export interface AddressRepo {
   softDelete(accountId: string, id: string, nowMs: number): Promise<boolean>;
 }
 
-export function createAddressRepo(store: Store): AddressRepo {
+/**
+ * Addresses routing keeps in memory (RCPT TO looks one up per recipient). Every change
+ * goes through this repository, which drops the entry at once, so a deleted or changed
+ * address is never served from here; the age limit only covers edits made to the
+ * database by hand while Postroom runs.
+ */
+export const ROUTING_CACHE_MAX_ENTRIES = 10_000;
+export const ROUTING_CACHE_MAX_AGE_MS = 10_000;
+
+export function createAddressRepo(store: Store, nowMs: () => number = Date.now): AddressRepo {
   const { db } = store;
+  const live = new BoundedCache<string, { address: Address; loadedMs: number }>(ROUTING_CACHE_MAX_ENTRIES);
   return {
     async insert(a) {
       db.query(`INSERT INTO addresses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
@@ -79,8 +90,16 @@ export function createAddressRepo(store: Store): AddressRepo {
       return row ? fromRow(row) : null;
     },
     async findLive(id) {
+      const cached = live.get(id);
+      if (cached && nowMs() - cached.loadedMs < ROUTING_CACHE_MAX_AGE_MS) return cached.address;
       const row = db.query(`SELECT ${COLUMNS} FROM addresses WHERE id = ? AND deleted_at IS NULL`).get(id) as Row | null;
-      return row ? fromRow(row) : null;
+      if (!row) {
+        live.delete(id);
+        return null;
+      }
+      const address = fromRow(row);
+      live.set(id, { address, loadedMs: nowMs() });
+      return address;
     },
     async list(accountId, query, page) {
       const params: unknown[] = [accountId];
@@ -95,6 +114,7 @@ export function createAddressRepo(store: Store): AddressRepo {
       return toPage(rows.map(fromRow), page.limit);
     },
     async update(a) {
+      live.delete(a.id);
       db.query("UPDATE addresses SET target = ?, target_password = ?, target_format = ?, nickname = ?, attachments_json = ?, signing_secret = ?, updated_at = ? WHERE id = ? AND account_id = ?").run(
         a.target.url,
         a.target.password,
@@ -107,11 +127,12 @@ export function createAddressRepo(store: Store): AddressRepo {
         a.accountId,
       );
     },
-    async softDelete(accountId, id, nowMs) {
+    async softDelete(accountId, id, deletedAtMs) {
+      live.delete(id);
       return store.tx(() => {
-        const res = db.query("UPDATE addresses SET deleted_at = ? WHERE id = ? AND account_id = ? AND deleted_at IS NULL").run(nowMs, id, accountId);
+        const res = db.query("UPDATE addresses SET deleted_at = ? WHERE id = ? AND account_id = ? AND deleted_at IS NULL").run(deletedAtMs, id, accountId);
         if (res.changes === 0) return false;
-        db.query("UPDATE custom_domains SET deleted_at = ? WHERE address_id = ? AND deleted_at IS NULL").run(nowMs, id);
+        db.query("UPDATE custom_domains SET deleted_at = ? WHERE address_id = ? AND deleted_at IS NULL").run(deletedAtMs, id);
         return true;
       });
     },

@@ -86,9 +86,6 @@ function searchClause(terms: readonly SearchTerm[], params: unknown[]): string {
   return sql;
 }
 
-/** How long a status waits for others to share its commit; the SMTP reply waits this long too. */
-export const STATUS_COMMIT_WINDOW_MS = 1;
-
 export interface StatusRepo {
   /** Resolves once the rows are committed. */
   record(rows: IncomingStatus[]): Promise<void>;
@@ -134,8 +131,11 @@ export function createStatusRepo(store: Store): StatusRepo {
     }
   };
 
-  // Rows arriving within the window share one commit (one fsync) instead of paying one each.
-  const schedule = (): Promise<void> => (scheduled ??= new Promise<void>((resolve) => setTimeout(() => (commit(), resolve()), STATUS_COMMIT_WINDOW_MS)));
+  // Rows recorded during one turn of the event loop share one commit, made right after
+  // its I/O callbacks (setImmediate). Under load a turn handles many messages; when idle a
+  // status is committed at once. A timed window (1 ms was tried) made every SMTP reply
+  // wait for it and left the event loop idle: 1,709 against 1,823 msg/s in bench:inbound.
+  const schedule = (): Promise<void> => (scheduled ??= new Promise<void>((resolve) => setImmediate(() => (commit(), resolve()))));
 
   return {
     record(rows) {

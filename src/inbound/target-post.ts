@@ -28,13 +28,17 @@ export interface TargetPost {
   nowMs: number;
 }
 
-/** The exact bytes and content type to send: signatures cover bytes, and redirects resend them. */
-async function serialize(body: string | FormData): Promise<{ bytes: Uint8Array; contentType: string }> {
-  if (typeof body === "string") return { bytes: new TextEncoder().encode(body), contentType: "application/json" };
+/**
+ * The exact body and content type to send: signatures cover the bytes, and redirects
+ * resend them. JSON text stays a string (sent and signed as its UTF-8 bytes, no copy);
+ * a form is encoded once, so that its boundary and bytes are fixed.
+ */
+async function serialize(body: string | FormData): Promise<{ bytes: string | Buffer; contentType: string }> {
+  if (typeof body === "string") return { bytes: body, contentType: "application/json" };
   const encoded = new Response(body);
   // Read the type (it carries the boundary) before the body: Bun drops it once the body is consumed.
   const contentType = encoded.headers.get("content-type")!;
-  return { bytes: new Uint8Array(await encoded.arrayBuffer()), contentType };
+  return { bytes: Buffer.from(await encoded.arrayBuffer()), contentType };
 }
 
 export async function postToTarget(post: TargetPost, ctx: TargetPostContext): Promise<TargetOutcome> {
@@ -46,7 +50,7 @@ export async function postToTarget(post: TargetPost, ctx: TargetPostContext): Pr
     const timestamp = new Date(post.nowMs);
     headers["webhook-id"] = post.messageKey;
     headers["webhook-timestamp"] = String(Math.floor(post.nowMs / 1000));
-    headers["webhook-signature"] = new Webhook(post.signingSecret).sign(post.messageKey, timestamp, Buffer.from(bytes));
+    headers["webhook-signature"] = new Webhook(post.signingSecret).sign(post.messageKey, timestamp, bytes);
   }
   const signal = AbortSignal.timeout(ctx.timeoutMs);
   try {

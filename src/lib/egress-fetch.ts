@@ -56,6 +56,14 @@ export async function guardedFetch(req: GuardedRequest, ctx: GuardedContext): Pr
 /** Up to `limitBytes` of a response body as text; the rest is discarded unread. */
 export async function readBodyPrefix(response: Response, limitBytes: number): Promise<string> {
   if (!response.body) return "";
+  // A body announced within the limit is read whole, without a stream reader's overhead
+  // (fetch fails the read if the server sends other than the announced length). Not when
+  // it is compressed: the announced length is then the compressed one.
+  const announced = Number(response.headers.get("content-length") ?? Number.NaN);
+  const encoding = response.headers.get("content-encoding");
+  if (Number.isSafeInteger(announced) && announced >= 0 && announced <= limitBytes && (encoding === null || encoding === "identity")) {
+    return new TextDecoder().decode(await response.arrayBuffer());
+  }
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { BoundedCache } from "../../src/domains/bounded-cache.ts";
+import { BoundedCache } from "../../src/lib/bounded-cache.ts";
 import { encryptSecret } from "../../src/domains/keys.ts";
 import { createSendingDomainRepo, type SendingDomain } from "../../src/domains/sending-domains.repo.ts";
 import { DomainService } from "../../src/domains/service.ts";
