@@ -1,5 +1,6 @@
 // JSON-lines logger. One object per line on stdout so journald and log shippers can
 // parse it; never pass secrets in fields (callers mask them before logging).
+import { writeSync } from "node:fs";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 const LEVEL_RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -15,7 +16,53 @@ export interface Logger {
   child(fields: LogFields): Logger;
 }
 
-const stdoutSink: LogSink = (line) => process.stdout.write(line + "\n");
+/** Bytes of log lines held before they are written at once rather than at the end of the turn. */
+export const LOG_BATCH_MAX_BYTES = 64 * 1024;
+
+/**
+ * Lines logged during one turn of the event loop go out in one write at its end
+ * (setImmediate), not one write each: the inbound path logs a line per message, and a
+ * write per line was a system call per message. Whatever is held is written
+ * synchronously when the process exits, so an exit or a fatal error loses no line.
+ */
+export function batchedSink(write: (text: string) => void, writeAtExit: (text: string) => void = write): LogSink {
+  let held: string[] = [];
+  let heldBytes = 0;
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (held.length === 0) return;
+    const text = held.join("");
+    held = [];
+    heldBytes = 0;
+    write(text);
+  };
+  process.once("exit", () => {
+    if (held.length === 0) return;
+    try {
+      writeAtExit(held.join(""));
+    } catch {
+      // stdout closed or full at exit: nothing else can take the lines.
+    }
+    held = [];
+  });
+  return (line) => {
+    held.push(line + "\n");
+    heldBytes += line.length + 1;
+    if (heldBytes >= LOG_BATCH_MAX_BYTES) return flush();
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+}
+
+let stdoutSinkShared: LogSink | null = null;
+const stdoutSink: LogSink = (line) =>
+  (stdoutSinkShared ??= batchedSink(
+    (text) => process.stdout.write(text),
+    (text) => writeSync(1, text),
+  ))(line);
 
 export function createLogger(opts: { level?: LogLevel; sink?: LogSink; fields?: LogFields } = {}): Logger {
   const minRank = LEVEL_RANK[opts.level ?? "info"];

@@ -1,0 +1,55 @@
+// The JSON-lines logger: lines of one event-loop turn leave in one write, a large burst
+// does not wait for the turn's end, and a process that exits right after logging still
+// prints the line (a real child process, its stdout a pipe as under systemd).
+import { describe, expect, test } from "bun:test";
+import { batchedSink, createLogger, LOG_BATCH_MAX_BYTES } from "../../src/lib/logger.ts";
+
+const LOGGER = new URL("../../src/lib/logger.ts", import.meta.url).pathname;
+
+describe("batchedSink", () => {
+  test("lines of one turn are written together at its end, in order", async () => {
+    const writes: string[] = [];
+    const sink = batchedSink((t) => writes.push(t));
+    sink("one");
+    sink("two");
+    expect(writes).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toEqual(["one\ntwo\n"]);
+    sink("three");
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toEqual(["one\ntwo\n", "three\n"]);
+  });
+
+  test("a burst past the batch size is written at once", () => {
+    const writes: string[] = [];
+    const sink = batchedSink((t) => writes.push(t));
+    const line = "x".repeat(1023);
+    for (let i = 0; i < LOG_BATCH_MAX_BYTES / 1024; i++) sink(line);
+    expect(writes).toHaveLength(1);
+    expect(writes[0]!.length).toBe(LOG_BATCH_MAX_BYTES);
+  });
+
+  test("lines logged just before process.exit are printed", () => {
+    const script = `import { createLogger } from ${JSON.stringify(LOGGER)};
+const log = createLogger();
+log.info("first");
+log.error("fatal: giving up", { code: 7 });
+process.exit(3);`;
+    const proc = Bun.spawnSync([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
+    expect(proc.exitCode).toBe(3);
+    const lines = proc.stdout.toString().trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      ["info", "first"],
+      ["error", "fatal: giving up"],
+    ]);
+    expect(lines[1].code).toBe(7);
+  });
+
+  test("levels below the configured one are dropped", () => {
+    const lines: string[] = [];
+    const log = createLogger({ level: "warn", sink: (l) => lines.push(l) });
+    log.info("quiet");
+    log.warn("loud");
+    expect(lines.map((l) => JSON.parse(l).msg)).toEqual(["loud"]);
+  });
+});
