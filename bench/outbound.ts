@@ -51,14 +51,15 @@
 import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TestDnsServer } from "../test/helpers/dns-server.ts";
-import { apiContent, FROM_HEADER, sendAll } from "./api-client.ts";
+import { apiContent, FROM_HEADER } from "./api-client.ts";
 import { dirOption, intOption, parseOptions } from "./args.ts";
 import { cpuProfileArgs, cpuProfileReport } from "./child.ts";
 import { Cleanup } from "./cleanup.ts";
 import { DeliveryTally } from "./delivery-tally.ts";
-import { countQueries, loadAverage, machineBusyMs, median, runTimeoutMs, until } from "./measure.ts";
-import { buildMessage, MAIL_FROM, SENDER_DOMAIN } from "./message.ts";
+import { countQueries, loadAverage, median } from "./measure.ts";
+import { buildMessage, SENDER_DOMAIN } from "./message.ts";
 import { summarizeOutboundProfile } from "./outbound-profile.ts";
+import { runPostfix, runPostroom, type PostfixSide, type PostroomSide, type RunResult } from "./outbound-run.ts";
 import { PrivatePostfix } from "./postfix.ts";
 import { startPostroom, verifiedSendingDomain } from "./postroom.ts";
 import { SmtpSinkProcess } from "./smtp-sink.ts";
@@ -93,22 +94,6 @@ function options() {
 
 /** How Postroom reaches the sink: as its smarthost, or as the MX of every recipient domain (answered by the loopback DNS). */
 const relay = (route: "smarthost" | "mx", sinkPort: number) => (route === "smarthost" ? `smarthost = "smtp://127.0.0.1:${sinkPort}"` : `mx_port = ${sinkPort}\nallow_private_mx = true`);
-
-// ---------------------------------------------------------------- runs
-
-interface RunResult {
-  accepted: number;
-  delivered: number;
-  acceptMs: number;
-  deliverMs: number;
-  serverCpuUs: number;
-  clientCpuUs: number;
-  sinkCpuUs: number;
-  machineCpuUs: number;
-}
-
-/** After the sink has its N, wait this long for anything extra (duplicates) before checking the count. */
-const SETTLE_MS = 500;
 
 // Ctrl-C must not leave a private Postfix running or /etc/postfix/main.cf changed.
 const cleanup = new Cleanup();
@@ -148,86 +133,20 @@ async function main() {
 
     let seq = 0;
 
-    /** Postroom: `count` API sends over C clients, then wait for the sink to have them all. */
-    const runPostroom = async (count: number): Promise<RunResult> => {
-      const bodies = Array.from({ length: count }, () => {
+    const postroomSide: PostroomSide = { httpPort: postroom.httpPort, postroom: postroom.child, sink, tally, clients: opts.clients };
+    const postfixSide: PostfixSide = { postfix, sink, clients: opts.clients, messageFile, rcpt: `rcpt@${DEST(1)}` };
+    /** The next `count` API bodies, each to a recipient of its own, spread over the domains. */
+    const nextBodies = (count: number) =>
+      Array.from({ length: count }, () => {
         const n = seq++;
         return JSON.stringify({ from: FROM_HEADER, to: `r${n}@${DEST((n % opts.domains) + 1)}`, ...content });
       });
-      const sink0 = sink.count;
-      const tally0 = { delivered: tally.delivered, other: tally.other.length, errors: tally.errors.length };
-      const cpu0 = { server: postroom.child.cpuMs(), client: process.cpuUsage(), sink: sink.cpuMs(), machine: machineBusyMs() };
-      const t0 = performance.now();
-      const delivered = sink.reach(sink0 + count, runTimeoutMs(count), "postroom");
-      delivered.catch(() => undefined);
-      const { failed, failures } = await sendAll(postroom.httpPort, bodies, opts.clients);
-      const tAccepted = performance.now();
-      if (failed > 0) throw new Error(`postroom: ${failed} of ${count} sends did not get 202; first answers:\n  ${failures.join("\n  ")}`);
-      const tDelivered = await delivered.catch((err: Error) => {
-        throw new Error(`${err.message}; Postroom logged ${tally.delivered - tally0.delivered} deliveries, other outcomes:\n  ${tally.other.slice(tally0.other, tally0.other + 5).join("\n  ")}\nerrors:\n  ${tally.errors.slice(tally0.errors, tally0.errors + 5).join("\n  ")}`);
-      });
-      const client = process.cpuUsage(cpu0.client);
-      const cpu = { server: postroom.child.cpuMs() - cpu0.server, client: (client.user + client.system) / 1000, sink: sink.cpuMs() - cpu0.sink, machine: machineBusyMs() - cpu0.machine };
-      // Postroom's own record: N delivery lines (the log line follows the commit that follows the sink's 250).
-      await until(() => tally.delivered - tally0.delivered >= count, 10_000);
-      await Bun.sleep(SETTLE_MS);
-      const logged = tally.delivered - tally0.delivered;
-      const other = tally.other.slice(tally0.other);
-      const errors = tally.errors.slice(tally0.errors);
-      if (sink.count - sink0 !== count || logged !== count || other.length > 0 || errors.length > 0) {
-        throw new Error(
-          `postroom: ${count} sends accepted, but the sink received ${sink.count - sink0} and Postroom logged ${logged} deliveries, ${other.length} other outcomes, ${errors.length} errors:\n  ${[...other, ...errors].slice(0, 5).join("\n  ")}`,
-        );
-      }
-      return result(count, t0, tAccepted, tDelivered, cpu);
-    };
-
-    /** Postfix: smtp-source sends `count` over C sessions, then wait for the sink to have them all. */
-    const runPostfix = async (count: number): Promise<RunResult> => {
-      const sink0 = sink.count;
-      const log0 = postfix.logCounts();
-      const cmd = ["smtp-source", "-4", "-s", String(opts.clients), "-m", String(count), "-d", "-N", "-F", messageFile, "-M", "client.sender.bench.test", "-f", MAIL_FROM, "-t", `rcpt@${DEST(1)}`, `127.0.0.1:${postfix.port}`];
-      const cpu0 = { server: postfix.cpuMs(), sink: sink.cpuMs(), machine: machineBusyMs() };
-      const t0 = performance.now();
-      const delivered = sink.reach(sink0 + count, runTimeoutMs(count), "postfix");
-      delivered.catch(() => undefined);
-      const source = Bun.spawn(cmd, { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, PATH: `${process.env.PATH ?? ""}:/usr/sbin` } });
-      const code = await source.exited;
-      const tAccepted = performance.now();
-      const out = (await new Response(source.stdout).text()) + (await new Response(source.stderr).text());
-      if (code !== 0 || out.trim() !== "") throw new Error(`postfix: smtp-source exited with ${code} (it stops at the first refusal):\n${out}`);
-      const tDelivered = await delivered.catch((err: Error) => {
-        const log = postfix.logCounts();
-        throw new Error(`${err.message}; Postfix logged ${log.sent - log0.sent} sent, ${log.deferred - log0.deferred} deferred, ${log.bounced - log0.bounced} bounced (log: ${postfix.logFile})`);
-      });
-      const usage = source.resourceUsage();
-      const sourceCpuMs = usage ? (Number(usage.cpuTime.user) + Number(usage.cpuTime.system)) / 1000 : 0;
-      const cpu = { server: postfix.cpuMs() - cpu0.server, client: sourceCpuMs, sink: sink.cpuMs() - cpu0.sink, machine: machineBusyMs() - cpu0.machine };
-      // Postfix's own record: N status=sent lines (postlogd writes them a moment later).
-      await until(() => postfix.logCounts().sent - log0.sent >= count, 10_000);
-      await Bun.sleep(SETTLE_MS);
-      const log = postfix.logCounts();
-      const d = { sent: log.sent - log0.sent, deferred: log.deferred - log0.deferred, bounced: log.bounced - log0.bounced, rejected: log.rejected - log0.rejected };
-      if (sink.count - sink0 !== count || d.sent !== count || d.deferred + d.bounced + d.rejected > 0) {
-        throw new Error(`postfix: smtp-source sent ${count}, but the sink received ${sink.count - sink0} and Postfix logged ${JSON.stringify(d)} (log: ${postfix.logFile})`);
-      }
-      return result(count, t0, tAccepted, tDelivered, cpu);
-    };
-
-    const result = (count: number, t0: number, tAccepted: number, tDelivered: number, cpu: { server: number; client: number; sink: number; machine: number }): RunResult => ({
-      accepted: (count * 1000) / (tAccepted - t0),
-      delivered: (count * 1000) / (tDelivered - t0),
-      acceptMs: tAccepted - t0,
-      deliverMs: tDelivered - t0,
-      serverCpuUs: (cpu.server * 1000) / count,
-      clientCpuUs: (cpu.client * 1000) / count,
-      sinkCpuUs: (cpu.sink * 1000) / count,
-      machineCpuUs: (cpu.machine * 1000) / count,
-    });
+    const runPostroomSide = (count: number) => runPostroom(postroomSide, nextBodies(count));
+    const runPostfixSide = (count: number) => runPostfix(postfixSide, count);
 
     const sides = {
-      postfix: { label: "postfix", run: runPostfix, server: "postfix", client: "smtp-source", results: [] as RunResult[] },
-      postroom: { label: "postroom", run: runPostroom, server: "postroom", client: "API client", results: [] as RunResult[] },
+      postfix: { label: "postfix", run: runPostfixSide, server: "postfix", client: "smtp-source", results: [] as RunResult[] },
+      postroom: { label: "postroom", run: runPostroomSide, server: "postroom", client: "API client", results: [] as RunResult[] },
     };
     type Side = (typeof sides)["postfix"];
 

@@ -67,18 +67,19 @@
 //   exit code 1. With --receiver-down the measured run is checked as
 //   bench/webhooks-outage.ts says.
 import { TestDnsServer } from "../test/helpers/dns-server.ts";
-import { apiContent, FROM_HEADER, sendAll } from "./api-client.ts";
+import { apiContent, FROM_HEADER } from "./api-client.ts";
 import { dirOption, intOption, parseOptions } from "./args.ts";
 import { cpuProfileArgs, cpuProfileReport } from "./child.ts";
 import { Cleanup } from "./cleanup.ts";
 import { DeliveryTally } from "./delivery-tally.ts";
-import { loadAverage, machineBusyMs, median, runTimeoutMs, until } from "./measure.ts";
+import { loadAverage, median } from "./measure.ts";
 import { buildMessage, SENDER_DOMAIN } from "./message.ts";
 import { summarizeOutboundProfile } from "./outbound-profile.ts";
 import { METRICS_CONFIG, startPostroom, verifiedSendingDomain } from "./postroom.ts";
 import { SmtpSinkProcess } from "./smtp-sink.ts";
 import { EVENTS_PER_MESSAGE, KINDS, Receiver } from "./webhook-receiver.ts";
 import { runReceiverDown } from "./webhooks-outage.ts";
+import { measureRun, type RunContext, type RunResult } from "./webhooks-run.ts";
 
 const DEST = "dest1.bench.test";
 
@@ -124,41 +125,6 @@ const webhookConfig = (sinkPort: number, receiver: Receiver, metrics: boolean) =
   account: `webhook = { url = "${receiver.url}", token = "${receiver.token}", signing_secret = "${receiver.secret}" }`,
 });
 
-// ---------------------------------------------------------------- runs
-
-interface RunResult {
-  messages: number;
-  events: number;
-  acceptedPerS: number;
-  /** Events recorded per second: 3N over first send → N-th delivery logged. */
-  producedPerS: number;
-  /** Events received per second over the same window as producedPerS. */
-  deliveredInWindowPerS: number;
-  /** 3N over first send → the receiver has all 3N. */
-  deliveredPerS: number;
-  /** Receiver's share of the events by the time the last one was produced. */
-  receivedAtProducedEnd: number;
-  lagAfterLastAcceptMs: number;
-  lagAfterLastProducedMs: number;
-  /** Largest gap between produced (estimated: 202s + 2 × deliveries logged) and received, sampled every 20 ms. */
-  maxBacklog: number;
-  /** --hold: events received after the release, per second until the last one. */
-  drainPerS: number;
-  posts: number;
-  meanBatch: number;
-  maxBatch: number;
-  fullBatches: number;
-  acceptMs: number;
-  producedMs: number;
-  receivedMs: number;
-  serverCpuUsPerEvent: number;
-  benchCpuUsPerEvent: number;
-  machineCpuUsPerEvent: number;
-}
-
-/** After the receiver has everything, wait this long for anything extra: longer than the dispatcher's 1 s idle poll. */
-const SETTLE_MS = 1500;
-
 // Stops the children and removes the temp dir however the run ends, Ctrl-C included.
 const cleanup = new Cleanup();
 cleanup.onSignals("Postroom, the sink, the DNS server and the receiver");
@@ -184,136 +150,12 @@ async function main() {
     await verifiedSendingDomain(postroom.httpPort, dns, SENDER_DOMAIN);
 
     let seq = 0;
-    /** Ids of every message sent (202), all runs. */
-    const sent = new Set<string>();
+    const runContext: RunContext = { httpPort: postroom.httpPort, postroom: postroom.child, sink, tally, receiver, clients: opts.clients, hold: opts.hold, sent: new Set() };
 
     /** The next `count` sends, each to a recipient of its own. */
     const nextBodies = (count: number) => Array.from({ length: count }, () => JSON.stringify({ from: FROM_HEADER, to: `r${seq++}@${DEST}`, ...content }));
 
-    const run = async (count: number): Promise<RunResult> => {
-      const bodies = nextBodies(count);
-      const runIds: string[] = [];
-      const sink0 = sink.count;
-      const tally0 = { delivered: tally.delivered, other: tally.other.length, errors: tally.errors.length, warnings: tally.webhookWarnings.length };
-      const ev0 = receiver.events;
-      const posts0 = receiver.posts.length;
-      const problems0 = receiver.problems.length;
-      const target = ev0 + EVENTS_PER_MESSAGE * count;
-      let accepted = 0;
-      const cpu0 = { server: postroom.child.cpuMs(), bench: process.cpuUsage(), machine: machineBusyMs() };
-      // Backlog sampling: produced so far (registrations committed before each 202, plus a
-      // dispatch and a delivery per delivery logged) against events received.
-      let maxBacklog = 0;
-      const sampler = setInterval(() => {
-        const produced = accepted + 2 * (tally.delivered - tally0.delivered);
-        maxBacklog = Math.max(maxBacklog, produced - (receiver.events - ev0));
-      }, 20);
-      let release = () => {};
-      let released: { atMs: number; events: number } | null = null;
-      if (opts.hold) {
-        receiver.gate = new Promise<void>((r) => {
-          release = () => {
-            if (released) return;
-            released = { atMs: performance.now(), events: receiver.events };
-            receiver.gate = null;
-            r();
-          };
-        });
-      }
-      const holdTimer = opts.hold ? setTimeout(() => release(), 8000) : null;
-      const t0 = performance.now();
-      const received = receiver.reach(target, runTimeoutMs(count));
-      received.catch(() => undefined);
-      // (The registration event is committed before the 202, so the receiver may see it
-      // before we see the 202: events of messages we did not send are looked for at the
-      // end of the run.)
-      const { failed, failures } = await sendAll(postroom.httpPort, bodies, opts.clients, (id) => {
-        runIds.push(id);
-        accepted++;
-      });
-      const tAccepted = performance.now();
-      const fail = (text: string): never => {
-        clearInterval(sampler);
-        if (holdTimer) clearTimeout(holdTimer);
-        release();
-        throw new Error(text);
-      };
-      if (failed > 0) fail(`${failed} of ${count} sends did not get 202; first answers:\n  ${failures.join("\n  ")}`);
-      const produced = await until(() => tally.delivered - tally0.delivered >= count || receiver.problems.length > problems0, runTimeoutMs(count));
-      if (receiver.problems.length > problems0) fail(`the receiver refused a webhook POST:\n  ${receiver.problems.slice(problems0).join("\n  ")}`);
-      if (!produced) fail(`Postroom logged ${tally.delivered - tally0.delivered} deliveries of ${count} within ${runTimeoutMs(count) / 1000} s; other outcomes:\n  ${tally.other.slice(tally0.other, tally0.other + 5).join("\n  ")}`);
-      const tProduced = tally.deliveredAt[tally0.delivered + count - 1]!;
-      if (holdTimer) clearTimeout(holdTimer);
-      release();
-      // Events the receiver had when the last one was produced.
-      const receivedByProducedEnd = receiver.posts.slice(posts0).reduce((n, p) => (p.atMs <= tProduced ? n + p.events : n), 0);
-      let tReceived: number;
-      try {
-        tReceived = await Promise.race([
-          received,
-          until(() => receiver.problems.length > problems0, runTimeoutMs(count)).then(() => {
-            throw new Error("the receiver refused a webhook POST");
-          }),
-        ]);
-      } catch (err) {
-        const missing = runIds.filter((id) => (receiver.stage.get(id) ?? 0) < EVENTS_PER_MESSAGE);
-        const example = missing.slice(0, 5).map((id) => `${id}: ${receiver.stage.get(id) ?? 0} of 3 events`);
-        return fail(
-          `${(err as Error).message}; ${missing.length} messages lack events (${example.join(", ")}); problems:\n  ${receiver.problems.slice(problems0).join("\n  ")}\nPostroom webhook warnings:\n  ${tally.webhookWarnings.slice(tally0.warnings, tally0.warnings + 5).join("\n  ")}`,
-        );
-      }
-      clearInterval(sampler);
-      const bench = process.cpuUsage(cpu0.bench);
-      const cpu = { server: postroom.child.cpuMs() - cpu0.server, bench: (bench.user + bench.system) / 1000, machine: machineBusyMs() - cpu0.machine };
-      await Bun.sleep(SETTLE_MS);
-
-      // Everything checked: exactly 3N events, each message's three, nothing refused or
-      // logged wrong, exactly N deliveries at the sink.
-      const events = receiver.events - ev0;
-      const incomplete = runIds.filter((id) => receiver.stage.get(id) !== EVENTS_PER_MESSAGE);
-      for (const id of runIds) sent.add(id);
-      const strangers = [...receiver.stage.keys()].filter((id) => !sent.has(id));
-      if (strangers.length > 0) fail(`the receiver got events of ${strangers.length} messages this benchmark did not send, e.g. ${strangers.slice(0, 3).join(", ")}`);
-      const other = tally.other.slice(tally0.other);
-      const errors = tally.errors.slice(tally0.errors);
-      const warnings = tally.webhookWarnings.slice(tally0.warnings);
-      const problems = receiver.problems.slice(problems0);
-      if (events !== EVENTS_PER_MESSAGE * count || incomplete.length > 0 || problems.length > 0 || receiver.repostedBatches > 0) {
-        fail(
-          `the receiver got ${events} events for ${count} messages (expected ${EVENTS_PER_MESSAGE * count}), ${incomplete.length} messages without all three, ${receiver.repostedBatches} batches posted again; problems:\n  ${problems.join("\n  ")}`,
-        );
-      }
-      if (sink.count - sink0 !== count || tally.delivered - tally0.delivered !== count || other.length + errors.length + warnings.length > 0) {
-        fail(
-          `the sink received ${sink.count - sink0} of ${count}; Postroom logged ${tally.delivered - tally0.delivered} deliveries, ${other.length} other outcomes, ${errors.length} errors, ${warnings.length} webhook warnings:\n  ${[...other, ...errors, ...warnings].slice(0, 5).join("\n  ")}`,
-        );
-      }
-      const posts = receiver.posts.slice(posts0);
-      const total = EVENTS_PER_MESSAGE * count;
-      return {
-        messages: count,
-        events: total,
-        acceptedPerS: (count * 1000) / (tAccepted - t0),
-        producedPerS: (total * 1000) / (tProduced - t0),
-        deliveredInWindowPerS: (receivedByProducedEnd * 1000) / (tProduced - t0),
-        deliveredPerS: (total * 1000) / (tReceived - t0),
-        receivedAtProducedEnd: receivedByProducedEnd / total,
-        lagAfterLastAcceptMs: tReceived - tAccepted,
-        lagAfterLastProducedMs: tReceived - tProduced,
-        maxBacklog,
-        drainPerS: released ? ((target - (released as { events: number }).events) * 1000) / (tReceived - (released as { atMs: number }).atMs) : 0,
-        posts: posts.length,
-        meanBatch: total / posts.length,
-        maxBatch: Math.max(...posts.map((p) => p.events)),
-        fullBatches: posts.filter((p) => p.events >= 100).length,
-        acceptMs: tAccepted - t0,
-        producedMs: tProduced - t0,
-        receivedMs: tReceived - t0,
-        serverCpuUsPerEvent: (cpu.server * 1000) / total,
-        benchCpuUsPerEvent: (cpu.bench * 1000) / total,
-        machineCpuUsPerEvent: (cpu.machine * 1000) / total,
-      };
-    };
+    const run = (count: number): Promise<RunResult> => measureRun(runContext, nextBodies(count));
 
     console.log(
       `webhooks benchmark: N=${opts.messages} messages (1 recipient each, ${EVENTS_PER_MESSAGE} events each: ${KINDS.join(", ")}) over C=${opts.clients} API clients, ${opts.warmup} warm-up, ${opts.receiverDown ? "then one run with the receiver down" : `${opts.rounds} round${opts.rounds === 1 ? "" : "s"}`}`,
