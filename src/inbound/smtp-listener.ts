@@ -2,6 +2,7 @@
 // the routing and delivery decisions. No AUTH here; STARTTLS when a certificate is set.
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
 import type { Logger } from "../lib/logger.ts";
+import { batchRepliesOf } from "../lib/smtp-reply-batching.ts";
 import { reply, smtpError, smtpSuccessText } from "../lib/smtp-reply.ts";
 import { refusedStatuses, deliverMessage, type AddressGroup, type DeliverDeps, type Transaction } from "./deliver-message.ts";
 import { routeRecipient, type RouteDeps } from "./route.ts";
@@ -148,5 +149,6 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
     },
   });
   server.on("error", (err) => deps.logger.warn("inbound smtp error", { err: (err as Error).message }));
+  batchRepliesOf(server);
   return server;
 }

@@ -7,6 +7,7 @@ import type { Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import { newUuid } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
+import { batchRepliesOf } from "../lib/smtp-reply-batching.ts";
 import { principalKey, rateOf, type RateLimiter } from "../lib/rate-limit.ts";
 import { reply, smtpError, smtpSuccessText } from "../lib/smtp-reply.ts";
 import { isAddress, parseAddressList, type MailAddress } from "./addresses.ts";
@@ -153,5 +154,6 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     },
   });
   server.on("error", (err) => deps.logger.warn("submission smtp error", { err: (err as Error).message }));
+  if (!deps.implicitTls) batchRepliesOf(server);
   return server;
 }
