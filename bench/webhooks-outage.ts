@@ -21,12 +21,10 @@
 // flight per outbound account, posted again until acknowledged), and at the end exactly
 // 3N more events are pending than before the run (none lost, expired or dropped).
 import { sendAll } from "./api-client.ts";
-import type { Child } from "./child.ts";
-import type { DeliveryTally } from "./delivery-tally.ts";
 import { loadAverage, machineBusyMs, runTimeoutMs, until } from "./measure.ts";
 import { readMetric } from "./postroom.ts";
-import type { SmtpSinkProcess } from "./smtp-sink.ts";
-import { EVENTS_PER_MESSAGE, type Receiver } from "./webhook-receiver.ts";
+import { EVENTS_PER_MESSAGE } from "./webhook-receiver.ts";
+import type { WebhookBench } from "./webhooks-run.ts";
 
 const PENDING_METRIC = "postroom_webhook_events_pending";
 /** The dispatcher's log line for a POST that failed (src/events/dispatcher.ts); with status 503 it is this run's expected warning. */
@@ -34,13 +32,7 @@ const RETRY_WARNING = '"msg":"webhook post failed; will retry"';
 /** How long the last events may take to be committed after the N-th delivery line (one group commit, normally ~1 ms). */
 const PENDING_SETTLE_MS = 5000;
 
-export interface OutageSetup {
-  httpPort: number;
-  postroom: Child;
-  sink: SmtpSinkProcess;
-  tally: DeliveryTally;
-  receiver: Receiver;
-  clients: number;
+export interface OutageSetup extends WebhookBench {
   sliceMs: number;
 }
 

@@ -8,13 +8,17 @@ import { machineBusyMs, runTimeoutMs, until } from "./measure.ts";
 import type { SmtpSinkProcess } from "./smtp-sink.ts";
 import { EVENTS_PER_MESSAGE, type Receiver } from "./webhook-receiver.ts";
 
-export interface RunContext {
+/** What every run of bench:webhooks works with: Postroom, the sink, the tally of its log, the receiver. */
+export interface WebhookBench {
   httpPort: number;
   postroom: Child;
   sink: SmtpSinkProcess;
   tally: DeliveryTally;
   receiver: Receiver;
   clients: number;
+}
+
+export interface RunContext extends WebhookBench {
   /** --hold: the receiver holds its first answer until every event is produced (at most 8 s). */
   hold: boolean;
   /** Ids of every message sent (202), all runs: events of any other message are a failure. */
