@@ -226,6 +226,10 @@ async function main() {
     console.log(`bare pipeline: ${bareRate.toFixed(0)} msg/s  (median of ${sides.bare.rates.length}; server CPU ${(median(sides.bare.cpu) * 1000).toFixed(0)} µs/msg; POST body ${bodyBytes(sides.bare)} B)`);
     console.log(`postroom:      ${postroomRate.toFixed(0)} msg/s  (median of ${sides.postroom.rates.length}; server CPU ${(median(sides.postroom.cpu) * 1000).toFixed(0)} µs/msg; POST body ${bodyBytes(sides.postroom)} B)`);
     console.log(`ratio:         ${ratio.toFixed(2)} (target >= ${TARGET_RATIO.toFixed(2)})${ratio >= TARGET_RATIO ? "" : "  BELOW TARGET"}`);
+    // Each round runs the two back to back; the machine's speed drifts between rounds, so the
+    // spread of the per-round ratios says how far one run's ratio can be trusted.
+    const perRound = sides.postroom.rates.map((r, i) => r / sides.bare.rates[i]!);
+    console.log(`per round:     ${perRound.map((r) => r.toFixed(2)).join(", ")} (postroom / the bare run just before it)`);
     const listQueries = (q: Map<string, number>) => [...q].map(([n, c]) => `${n} x${c} (${dns.zone.has(n) ? "answered" : "NXDOMAIN"})`).join(", ");
     console.log(`DNS queries (loopback server: SPF TXT for ${SENDER_DOMAIN}, NXDOMAIN for the rest):`);
     console.log(`  warm-up: ${listQueries(warmupQueries) || "none"}`);
