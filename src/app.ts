@@ -122,7 +122,7 @@ export class App {
     });
     const responder = new ChallengeResponder();
     this.tls = new TlsManager({ config: () => this.current, clock, resolver, responder, logger: logger.child({ component: "tls" }) });
-    this.metrics = createMetrics({ store, clock, tls: () => this.tls.status() });
+    this.metrics = createMetrics({ queuedRecipients: () => outbound.countQueued(), pendingEvents: () => outbox.countPending(), clock, tls: () => this.tls.status() });
     const send: SendDeps = { repo: outbound, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick() };
 
     const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics };

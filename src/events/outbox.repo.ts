@@ -46,6 +46,8 @@ export interface OutboxRepo {
   drop(outboundAccountId: string): Promise<number>;
   /** Forgets sent, expired and dropped events created before `beforeMs` (the events themselves stay). */
   purgeFinished(beforeMs: number): Promise<number>;
+  /** Events waiting to be acknowledged (the webhook backlog on /metrics). */
+  countPending(): Promise<number>;
 }
 
 export function createOutboxRepo(store: Store): OutboxRepo {
@@ -115,6 +117,9 @@ export function createOutboxRepo(store: Store): OutboxRepo {
     },
     async purgeFinished(beforeMs) {
       return db.query("DELETE FROM webhook_outbox WHERE state != 'pending' AND created_at < ?").run(beforeMs).changes;
+    },
+    async countPending() {
+      return (db.query("SELECT COUNT(*) AS n FROM webhook_outbox WHERE state = 'pending'").get() as { n: number }).n;
     },
   };
 }

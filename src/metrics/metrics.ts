@@ -4,11 +4,13 @@
 // scraped, so they are right after a restart; counters count events of this process.
 import { Counter, Gauge, Registry } from "prom-client";
 import type { Clock } from "../lib/clock.ts";
-import type { Store } from "../store/store.ts";
 import type { TlsStatus } from "../tls/manager.ts";
 
 export interface MetricsDeps {
-  store: Store;
+  /** Recipients waiting for a delivery attempt (OutboundRepo.countQueued). */
+  queuedRecipients(): Promise<number>;
+  /** Events waiting for their webhook receiver (OutboxRepo.countPending). */
+  pendingEvents(): Promise<number>;
   clock: Clock;
   tls(): TlsStatus;
 }
@@ -22,7 +24,6 @@ const DAY_MS = 86_400_000;
 
 export function createMetrics(deps: MetricsDeps): Metrics {
   const registry = new Registry();
-  const count = (sql: string): number => (deps.store.db.query(sql).get() as { n: number }).n;
 
   new Gauge({
     name: "postroom_tls_certificate_days_left",
@@ -39,16 +40,16 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     name: "postroom_outbound_recipients_queued",
     help: "Recipients of sent messages waiting for a delivery attempt",
     registers: [registry],
-    collect() {
-      this.set(count("SELECT COUNT(*) AS n FROM outbound_recipients WHERE state = 'queued'"));
+    async collect() {
+      this.set(await deps.queuedRecipients());
     },
   });
   new Gauge({
     name: "postroom_webhook_events_pending",
     help: "Message events waiting to be acknowledged by a webhook receiver",
     registers: [registry],
-    collect() {
-      this.set(count("SELECT COUNT(*) AS n FROM webhook_outbox WHERE state = 'pending'"));
+    async collect() {
+      this.set(await deps.pendingEvents());
     },
   });
   const webhookEventsExpired = new Counter({

@@ -12,7 +12,7 @@ import { suppressRecipient } from "./suppressions.repo.ts";
 import { newestFirst, prefixPattern, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import type { Store } from "../store/store.ts";
 import { MESSAGE_COLUMNS, messageFromRow, NO_TRACKING, RECIPIENT_COLUMNS, recipientFromRow, type MessageRow, type RecipientRow } from "./outbound-rows.ts";
-import { MESSAGE_SEARCH_FIELDS, searchClause } from "./outbound-search.ts";
+import { MESSAGE_SEARCH_FIELDS, searchClause } from "./outbound-search.repo.ts";
 
 export { MESSAGE_SEARCH_FIELDS, NO_TRACKING };
 
@@ -98,6 +98,8 @@ export interface OutboundRepo {
   addEvents(recipientId: string, status: LifecycleKind | null, events: NewEvent[]): Promise<MessageEvent[]>;
   /** The next time a queued recipient is due, or null when none waits. */
   nextDueMs(): Promise<number | null>;
+  /** Recipients waiting for a delivery attempt (the queue depth on /metrics). */
+  countQueued(): Promise<number>;
   getMessage(accountId: string, id: string): Promise<OutboundMessage | null>;
   getMessageById(id: string): Promise<OutboundMessage | null>;
   getRecipient(messageId: string, recipientId: string): Promise<OutboundRecipient | null>;
@@ -208,6 +210,9 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
     async nextDueMs() {
       const row = db.query("SELECT MIN(next_attempt_at) AS due FROM outbound_recipients WHERE state = 'queued'").get() as { due: number | null };
       return row.due;
+    },
+    async countQueued() {
+      return (db.query("SELECT COUNT(*) AS n FROM outbound_recipients WHERE state = 'queued'").get() as { n: number }).n;
     },
 
     async getMessage(accountId, id) {

@@ -2,6 +2,7 @@
 // retried until acknowledged, across a restart; tracking adds open and click events;
 // a hard bounce suppresses the address for later sends.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { hashSecret } from "../../src/auth/secrets.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
@@ -13,6 +14,9 @@ import { WebhookReceiver } from "../helpers/webhook-receiver.ts";
 
 const SECRET = "whsec_" + Buffer.from("postroom webhook test secret 123").toString("base64");
 const SEND = `/api/v0.1/${ACCOUNT_A.outboundId}/messages`;
+const METRICS_TOKEN = "pr_metrics_token_for_tests";
+/** webhooks.max_age by default. */
+const MAX_AGE_MS = 3 * 86_400_000;
 const clock = new ManualClock(Date.now());
 const dir = tempDir();
 
@@ -32,6 +36,7 @@ const start = () =>
     dnsServer: dns.address,
     accounts: [account()],
     outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true`,
+    http: `metrics_token = "${hashSecret(METRICS_TOKEN)}"`,
     // The receiver is on loopback.
     extra: "[webhooks]\nallow_private = true",
   });
@@ -160,5 +165,34 @@ describe("retries", () => {
     expect(mine.map((p) => p.status)).toEqual([500, 500, 500, 200, ...mine.slice(4).map(() => 200)]);
     expect(new Set(mine.slice(0, 4).map((p) => p.headers["webhook-id"])).size).toBe(1);
     expect(hook.acknowledged().filter((e) => e.message_id === id).length).toBe(3);
+  });
+});
+
+describe("a receiver that never acknowledges", () => {
+  /** The value of an unlabelled metric on /metrics. */
+  const metric = async (name: string): Promise<number> => {
+    const text = await (await t.call("GET", "/metrics", { auth: `Bearer ${METRICS_TOKEN}` })).text();
+    const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+    if (!line) throw new Error(`no ${name} on /metrics:\n${text}`);
+    return Number(line.slice(name.length + 1));
+  };
+
+  test("its events wait (counted on /metrics), then expire after webhooks.max_age, counted too", async () => {
+    hook.script.push(...Array.from({ length: 50 }, () => 503));
+    const postsBefore = hook.posts.length;
+    const expiredBefore = await metric("postroom_webhook_events_expired_total");
+    const res = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "ann@sender.test", to: "never@example.org", subject: "never", plain: "x" } });
+    expect(res.status).toBe(202);
+    await eventually(() => sink.to("never@example.org").length === 1, 10_000, "delivery");
+    await eventually(() => hook.posts.length > postsBefore, 10_000, "a refused POST");
+    expect(await metric("postroom_outbound_recipients_queued")).toBe(0);
+    await eventually(async () => (await metric("postroom_webhook_events_pending")) === 3, 10_000, "3 pending events");
+
+    clock.advance(MAX_AGE_MS + 60_000);
+    t.app.webhooks.kick();
+    await eventually(async () => (await metric("postroom_webhook_events_pending")) === 0, 10_000, "the events expired");
+    expect((await metric("postroom_webhook_events_expired_total")) - expiredBefore).toBe(3);
+    expect(eventsOf(res.body.id)).toEqual([]);
+    hook.script.length = 0;
   });
 });
