@@ -11,6 +11,7 @@ import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
 import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { queuedMessage, queuedRecipient } from "../helpers/queue-rows.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const SEND = `/api/v0.1/${ACCOUNT_A.outboundId}/messages`;
@@ -115,37 +116,8 @@ describe("the queue (repository)", () => {
     const dir = tempDir();
     const store = openStore(dir.path);
     const repo = createOutboundRepo(store);
-    const message = (id: string, priority: "standard" | "priority") => ({
-      id,
-      accountId: "a",
-      outboundAccountId: "o",
-      from: "a@b.c",
-      subject: null,
-      messageId: `<${id}@x>`,
-      to: ["x@y.z"],
-      cc: [],
-      tags: [],
-      testMode: false,
-      priority,
-      sizeBytes: 1,
-      blobPath: "x",
-      tracking: NO_TRACKING,
-      createdAtMs: 0,
-    });
-    const recipient = (id: string, messageId: string, lane: number) => ({
-      id,
-      messageId,
-      position: 0,
-      email: "x@y.z",
-      domain: "y.z",
-      type: "to" as const,
-      status: "registration" as const,
-      state: "queued" as const,
-      lane,
-      attempts: 0,
-      firstAttemptAtMs: null,
-      nextAttemptAtMs: 100,
-    });
+    const message = (id: string, priority: "standard" | "priority") => queuedMessage(id, { priority, blobPath: "x" });
+    const recipient = (id: string, messageId: string, lane: number) => queuedRecipient(id, messageId, { lane, nextAttemptAtMs: 100 });
     await repo.insert(message("m1", "standard"), [recipient("r1", "m1", 1)], []);
     await repo.insert(message("m2", "priority"), [recipient("r2", "m2", 0)], []);
     const first = await repo.claimDue("w1", 200, 10_000, 1, []);

@@ -4,8 +4,9 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { randomBytes } from "node:crypto";
 import { GroupCommit } from "../../src/outbound/group-commit.ts";
-import { createOutboundRepo, NO_TRACKING, type OutboundMessage } from "../../src/outbound/outbound.repo.ts";
+import { createOutboundRepo } from "../../src/outbound/outbound.repo.ts";
 import { openStore } from "../../src/store/store.ts";
+import { queuedMessage, queuedRecipient } from "../helpers/queue-rows.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 describe("GroupCommit", () => {
@@ -51,37 +52,8 @@ describe("the queue's raw messages", () => {
     store.close();
     dir.remove();
   });
-  const message = (id: string, blobPath: string | null): OutboundMessage => ({
-    id,
-    accountId: "a",
-    outboundAccountId: "o",
-    from: "a@b.c",
-    subject: null,
-    messageId: `<${id}@x>`,
-    to: ["x@y.z"],
-    cc: [],
-    tags: [],
-    testMode: false,
-    priority: "standard",
-    sizeBytes: 1,
-    blobPath,
-    tracking: NO_TRACKING,
-    createdAtMs: 0,
-  });
-  const recipient = (id: string, messageId: string) => ({
-    id,
-    messageId,
-    position: 0,
-    email: "x@y.z",
-    domain: "y.z",
-    type: "to" as const,
-    status: "registration" as const,
-    state: "queued" as const,
-    lane: 1,
-    attempts: 0,
-    firstAttemptAtMs: null,
-    nextAttemptAtMs: 0,
-  });
+  const message = (id: string, blobPath: string | null) => queuedMessage(id, { blobPath });
+  const recipient = (id: string, messageId: string) => queuedRecipient(id, messageId);
 
   test("stored with the message, a 10 MB one byte for byte; an older message still names its file", async () => {
     const big = randomBytes(10 * 1024 * 1024);
