@@ -2,12 +2,12 @@
 // workers while an attempt runs, so a crash leaves nothing claimed for longer than the
 // lease) and the events each change records, written in the same transaction as the change.
 // Accepting a message and recording an attempt's outcome are durable, grouped commits
-// (group-commit.ts); a lease is not: one lost in a crash is released at start-up anyway.
+// (src/store/group-commit.ts); a lease is not: one lost in a crash is released at start-up anyway.
 import { eventsOfRecipients, insertEvents, type MessageEvent, type NewEvent } from "../events/events.repo.ts";
 import type { LifecycleKind } from "../events/kinds.ts";
 import type { SearchTerm } from "../lib/search-query.ts";
 import type { Tracking } from "./personalize.ts";
-import { GroupCommit } from "./group-commit.ts";
+import { GroupCommit } from "../store/group-commit.ts";
 import { suppressRecipient } from "./suppressions.repo.ts";
 import { newestFirst, prefixPattern, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import type { Store } from "../store/store.ts";

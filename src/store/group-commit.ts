@@ -1,11 +1,16 @@
-// Durable writes of the outgoing queue (accepting a message, recording an attempt's outcome)
-// that arrive within a short window share one transaction, and so one fsync of the WAL
-// (synchronous=FULL), instead of paying one each. Each write runs in a savepoint of its own:
-// one that fails is rolled back alone and rejects alone. Every caller's promise settles only
-// after the shared commit, so a 202 or 250 still means the rows are on disk.
+// Writes that arrive close together share one transaction, and so one commit (one fsync
+// of the WAL under synchronous=FULL), instead of paying one each: the outgoing queue
+// (accepting a message, recording an attempt's outcome) and the incoming statuses. Each
+// write runs in a savepoint of its own: one that fails is rolled back alone and rejects
+// alone. Every caller's promise settles only after the shared commit, so a 202 or 250
+// still means the rows are on disk.
 import type { Database } from "bun:sqlite";
 
-/** How long a write waits for others to share its commit; the 202 or 250 waits this long too. */
+/**
+ * How long a write waits for others to share its commit; the 202 or 250 waits this long
+ * too. 0: the writes of one turn of the event loop share a commit made right after its
+ * I/O callbacks (setImmediate), and an idle server commits at once.
+ */
 export const COMMIT_WINDOW_MS = 1;
 
 interface Queued {
@@ -16,7 +21,7 @@ interface Queued {
 
 export class GroupCommit {
   private queued: Queued[] = [];
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  private scheduled = false;
 
   constructor(
     private readonly db: Database,
@@ -27,7 +32,10 @@ export class GroupCommit {
   run<T>(write: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queued.push({ write, resolve: resolve as (v: unknown) => void, reject });
-      this.timer ??= setTimeout(() => this.commit(), this.windowMs);
+      if (this.scheduled) return;
+      this.scheduled = true;
+      if (this.windowMs > 0) setTimeout(() => this.commit(), this.windowMs);
+      else setImmediate(() => this.commit());
     });
   }
 
@@ -37,8 +45,7 @@ export class GroupCommit {
   }
 
   private commit(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.scheduled = false;
     const batch = this.queued;
     this.queued = [];
     if (batch.length === 0) return;

@@ -1,0 +1,49 @@
+// Grouped commits (src/store/group-commit.ts): writes close together share one
+// transaction, each settles only after it, and one that fails is rolled back alone.
+import { describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { GroupCommit } from "../../src/store/group-commit.ts";
+
+describe("GroupCommit", () => {
+  const db = new Database(":memory:");
+  db.exec("CREATE TABLE t (x INTEGER PRIMARY KEY)");
+  const commits = new GroupCommit(db, 5);
+  const insert = (x: number) => () => db.query("INSERT INTO t VALUES (?)").run(x).changes;
+  const rows = () => (db.query("SELECT x FROM t ORDER BY x").all() as { x: number }[]).map((r) => r.x);
+
+  test("writes within the window share one transaction; each settles only after its commit", async () => {
+    let settled = 0;
+    const all = [1, 2, 3].map((x) => commits.run(insert(x)).then((v) => (settled++, v)));
+    await Bun.sleep(0);
+    expect(settled).toBe(0);
+    expect(rows()).toEqual([]);
+    expect(await Promise.all(all)).toEqual([1, 1, 1]);
+    expect(rows()).toEqual([1, 2, 3]);
+  });
+
+  test("a write that fails is rolled back alone", async () => {
+    const results = await Promise.allSettled([commits.run(insert(4)), commits.run(insert(1)), commits.run(() => (insert(5)(), insert(5)())), commits.run(insert(6))]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "rejected", "fulfilled"]);
+    // The failing write's own first insert (5) is gone with it.
+    expect(rows()).toEqual([1, 2, 3, 4, 6]);
+  });
+
+  test("with no window, the writes of one event-loop turn share a commit made at its end", async () => {
+    const perTurn = new GroupCommit(db, 0);
+    const first = [7, 8].map((x) => perTurn.run(insert(x)));
+    expect(rows()).not.toContain(7);
+    await new Promise((r) => setImmediate(r));
+    expect(rows()).toEqual([1, 2, 3, 4, 6, 7, 8]);
+    expect(await Promise.all(first)).toEqual([1, 1]);
+  });
+
+  test("a failed commit rejects every write of the batch; flush commits at once", async () => {
+    const closed = new Database(":memory:");
+    closed.exec("CREATE TABLE t (x INTEGER PRIMARY KEY)");
+    const c = new GroupCommit(closed, 1000);
+    const pending = Promise.allSettled([c.run(() => 1), c.run(() => 2)]);
+    closed.close();
+    c.flush();
+    expect((await pending).map((r) => r.status)).toEqual(["rejected", "rejected"]);
+  });
+});
