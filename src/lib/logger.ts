@@ -1,6 +1,7 @@
 // JSON-lines logger. One object per line on stdout so journald and log shippers can
 // parse it; never pass secrets in fields (callers mask them before logging).
 import { writeSync } from "node:fs";
+import { TurnBuffer } from "./turn-buffer.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 const LEVEL_RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -16,8 +17,8 @@ export interface Logger {
   child(fields: LogFields): Logger;
 }
 
-/** Bytes of log lines held before they are written at once rather than at the end of the turn. */
-export const LOG_BATCH_MAX_BYTES = 64 * 1024;
+/** Characters of log lines held before they are written at once rather than at the end of the turn. */
+export const LOG_BATCH_MAX_CHARS = 64 * 1024;
 
 /**
  * Lines logged during one turn of the event loop go out in one write at its end
@@ -26,35 +27,17 @@ export const LOG_BATCH_MAX_BYTES = 64 * 1024;
  * synchronously when the process exits, so an exit or a fatal error loses no line.
  */
 export function batchedSink(write: (text: string) => void, writeAtExit: (text: string) => void = write): LogSink {
-  let held: string[] = [];
-  let heldBytes = 0;
-  let scheduled = false;
-  const flush = () => {
-    scheduled = false;
-    if (held.length === 0) return;
-    const text = held.join("");
-    held = [];
-    heldBytes = 0;
-    write(text);
-  };
+  const lines = new TurnBuffer(write, LOG_BATCH_MAX_CHARS);
   process.once("exit", () => {
-    if (held.length === 0) return;
+    const text = lines.take();
+    if (text === "") return;
     try {
-      writeAtExit(held.join(""));
+      writeAtExit(text);
     } catch {
       // stdout closed or full at exit: nothing else can take the lines.
     }
-    held = [];
   });
-  return (line) => {
-    held.push(line + "\n");
-    heldBytes += line.length + 1;
-    if (heldBytes >= LOG_BATCH_MAX_BYTES) return flush();
-    if (!scheduled) {
-      scheduled = true;
-      setImmediate(flush);
-    }
-  };
+  return (line) => lines.add(line + "\n");
 }
 
 let stdoutSinkShared: LogSink | null = null;

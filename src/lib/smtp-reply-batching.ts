@@ -10,36 +10,26 @@
 // whatever is held first. (Socket.cork() does the same job, but measured slower in Bun:
 // its writev path cost more than the system calls it saved.)
 import type { Server, Socket } from "node:net";
+import { TurnBuffer } from "./turn-buffer.ts";
 
 export function batchRepliesPerTurn(socket: Socket): void {
   const write = socket.write.bind(socket) as (chunk: unknown, ...rest: unknown[]) => boolean;
-  let held = "";
-  let scheduled = false;
-  const flush = () => {
-    scheduled = false;
-    if (held === "" || socket.destroyed) return;
-    const text = held;
-    held = "";
-    write(text);
-  };
+  const replies = new TurnBuffer((text) => {
+    if (!socket.destroyed) write(text);
+  });
   socket.write = ((chunk: unknown, ...rest: unknown[]) => {
     // Only reply lines without a callback are held; anything else keeps its order behind them.
     if (typeof chunk !== "string" || rest.length > 0) {
-      flush();
+      replies.flush();
       return write(chunk, ...rest);
     }
-    held += chunk;
-    if (chunk.startsWith("220")) {
-      flush();
-    } else if (!scheduled) {
-      scheduled = true;
-      setImmediate(flush);
-    }
+    replies.add(chunk);
+    if (chunk.startsWith("220")) replies.flush();
     return true;
   }) as Socket["write"];
   const end = socket.end.bind(socket) as (...args: unknown[]) => Socket;
   socket.end = ((...args: unknown[]) => {
-    flush();
+    replies.flush();
     return end(...args);
   }) as Socket["end"];
 }

@@ -2,7 +2,7 @@
 // does not wait for the turn's end, and a process that exits right after logging still
 // prints the line (a real child process, its stdout a pipe as under systemd).
 import { describe, expect, test } from "bun:test";
-import { batchedSink, createLogger, LOG_BATCH_MAX_BYTES } from "../../src/lib/logger.ts";
+import { batchedSink, createLogger, LOG_BATCH_MAX_CHARS } from "../../src/lib/logger.ts";
 
 const LOGGER = new URL("../../src/lib/logger.ts", import.meta.url).pathname;
 
@@ -24,9 +24,9 @@ describe("batchedSink", () => {
     const writes: string[] = [];
     const sink = batchedSink((t) => writes.push(t));
     const line = "x".repeat(1023);
-    for (let i = 0; i < LOG_BATCH_MAX_BYTES / 1024; i++) sink(line);
+    for (let i = 0; i < LOG_BATCH_MAX_CHARS / 1024; i++) sink(line);
     expect(writes).toHaveLength(1);
-    expect(writes[0]!.length).toBe(LOG_BATCH_MAX_BYTES);
+    expect(writes[0]!.length).toBe(LOG_BATCH_MAX_CHARS);
   });
 
   test("lines logged just before process.exit are printed", () => {
