@@ -8,6 +8,7 @@ import m0005 from "./0005_sending_domains.sql" with { type: "text" };
 import m0006 from "./0006_webhooks_tracking_suppressions.sql" with { type: "text" };
 import m0007 from "./0007_mta_sts_outbox_indexes.sql" with { type: "text" };
 import m0008 from "./0008_outbound_bodies.sql" with { type: "text" };
+import m0009 from "./0009_incoming_statuses_rowid.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -24,4 +25,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 6, name: "webhooks_tracking_suppressions", sql: m0006 },
   { version: 7, name: "mta_sts_outbox_indexes", sql: m0007 },
   { version: 8, name: "outbound_bodies", sql: m0008 },
+  { version: 9, name: "incoming_statuses_rowid", sql: m0009 },
 ];

@@ -1,0 +1,44 @@
+// Migration 9 rebuilds incoming_statuses as a rowid table: statuses recorded before it
+// must survive, list in the same order, and new ones must follow them.
+import { afterEach, expect, test } from "bun:test";
+import { createStatusRepo, type IncomingStatus } from "../../src/inbound/statuses.repo.ts";
+import { MIGRATIONS } from "../../src/store/migrations/index.ts";
+import { openStore } from "../../src/store/store.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+const dirs: { remove(): void }[] = [];
+afterEach(() => dirs.splice(0).forEach((d) => d.remove()));
+
+const status = (id: string, createdAtMs: number): IncomingStatus => ({
+  id,
+  accountId: "a000000000000001",
+  addressId: "addr0000000000000001",
+  messageId: `${id}@sender.test`,
+  mailFrom: "alice@sender.test",
+  rcptTo: "addr0000000000000001@in.postroom.test",
+  subject: `message ${id}`,
+  status: "delivered",
+  statusCategory: "successful",
+  tls: null,
+  sizeBytes: 1234,
+  remoteIp: "192.0.2.1",
+  response: null,
+  createdAtMs,
+});
+
+test("statuses recorded before migration 9 survive it, in order, and new ones list first", async () => {
+  const d = tempDir();
+  dirs.push(d);
+  const before = openStore(d.path, MIGRATIONS.filter((m) => m.version < 9));
+  await createStatusRepo(before).record([status("f000000000000001", 1000), status("0000000000000002", 2000), status("8000000000000003", 2000)]);
+  before.close();
+
+  const after = openStore(d.path);
+  expect(after.db.query("SELECT sql FROM sqlite_master WHERE name = 'incoming_statuses'").get()).not.toEqual(expect.objectContaining({ sql: expect.stringContaining("PRIMARY KEY") }));
+  const repo = createStatusRepo(after);
+  await repo.record([status("1000000000000004", 3000)]);
+  const page = await repo.list("a000000000000001", "addr0000000000000001", [], { limit: 10 });
+  expect(page.items.map((s) => s.id)).toEqual(["1000000000000004", "8000000000000003", "0000000000000002", "f000000000000001"]);
+  expect(page.items[3]).toEqual(status("f000000000000001", 1000));
+  after.close();
+});
