@@ -27,6 +27,19 @@ const CASES: [name: string, text: string, reply: string][] = [
   ["signature after the -- separator", "Yes.\n\n-- \nAlice\nCEO", "Yes."],
   ["nothing to cut", "Plain note with no quote, a date 2024-05-20 and a from: word.\n\nBye", "Plain note with no quote, a date 2024-05-20 and a from: word.\n\nBye"],
   ["only quoted lines", "> only quoted\n> lines", ""],
+  // Signatures the patch's literal gate must still see (exact and caseless literals).
+  ["Cheers sign-off", "Yes\n\nCheers,\nAlice", "Yes"],
+  ["regards, any case", "Yes\n\nKind regards,\nAlice", "Yes"],
+  ["BEST WISHES in capitals", "Yes\n\nBEST WISHES,\nAlice", "Yes"],
+  ["French cordialement", "Oui\n\nBien cordialement,\nAlice", "Oui"],
+  ["French Bonne journée", "Oui\n\nBonne journée!\nAlice", "Oui"],
+  ["German mobile signature", "Ja\n\nVon meinem iPhone gesendet", "Ja"],
+  ["Spanish mobile signature", "Sí\n\nEnviado desde mi iPhone", "Sí"],
+  ["Dutch mobile signature", "Ja\n\nVerstuurd vanaf mijn iPhone", "Ja"],
+  ["underscore separator", "Yes\n\n____\nAlice", "Yes"],
+  ["-- separator with trailing blanks", "Yes\n\n--   \nAlice", "Yes"],
+  ["signature words inside a sentence are text", "No signature here, only a word like regard and a -- dash inside.\n\nBye", "No signature here, only a word like regard and a -- dash inside.\n\nBye"],
+  ["trailing tildes", "Fine~~~", "Fine"],
 ];
 
 describe("replyText", () => {
