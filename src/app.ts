@@ -6,6 +6,7 @@ import { buildElysiaApp } from "./api/elysia-app.ts";
 import { bodyLimitFor, createApiHandler, type ApiHandler } from "./api/front.ts";
 import { AccountRegistry } from "./auth/accounts.ts";
 import type { Config } from "./config/config.ts";
+import { perConfig } from "./config/per-config.ts";
 import { LocalAttachmentStore } from "./inbound/attachment-files.ts";
 import { AuthChecker } from "./inbound/auth-checks.ts";
 import { ExtractPool } from "./inbound/extract-pool.ts";
@@ -129,9 +130,9 @@ export class App {
     const elysia = buildElysiaApp(apiDeps, VERSION);
     this.handle = createApiHandler(apiDeps, elysia, this.limiter);
     this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));
-    this.routeDeps = () => ({ inboundDomain: this.current.inbound.domain, bounceHost: this.current.outbound.bounceHost, addresses, customDomains, bounces });
-    this.deliverDeps = () => {
-      const c = this.current;
+    const current = () => this.current;
+    this.routeDeps = perConfig(current, (c) => ({ inboundDomain: c.inbound.domain, bounceHost: c.outbound.bounceHost, addresses, customDomains, bounces }));
+    this.deliverDeps = perConfig(current, (c): DeliverDeps => {
       return {
         hostname: c.hostname,
         limits: { maxHeaderBytes: c.smtp.maxHeaderBytes, maxMimeDepth: c.smtp.maxMimeDepth, maxMimeParts: c.smtp.maxMimeParts },
@@ -153,7 +154,7 @@ export class App {
         clock,
         logger,
       };
-    };
+    });
     this.listeners = new Listeners({
       config: () => this.current,
       logger,

@@ -51,7 +51,17 @@ export function splitTarget(input: string): StoredTarget {
   return { url: url.toString(), password };
 }
 
+// Calls of the targets in use, kept with the stored target they came from (addresses
+// are cached for routing, so the same object comes back message after message).
+const calls = new WeakMap<StoredTarget, TargetCall>();
+
 export function targetCall(t: StoredTarget): TargetCall {
+  let call = calls.get(t);
+  if (call === undefined) calls.set(t, (call = Object.freeze(buildCall(t))));
+  return call;
+}
+
+function buildCall(t: StoredTarget): TargetCall {
   const url = new URL(t.url);
   if (url.username === "" && t.password === null) return { url: url.toString(), authorization: null };
   const user = decodeURIComponent(url.username);

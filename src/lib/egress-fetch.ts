@@ -29,8 +29,9 @@ export async function guardedFetch(req: GuardedRequest, ctx: GuardedContext): Pr
   let headers = { ...req.headers };
   for (let hop = 0; ; hop++) {
     const ip = await checkedAddress(url.hostname, ctx.resolver, ctx.policy);
-    const pinned = new URL(url);
-    pinned.hostname = ip.includes(":") ? `[${ip}]` : ip;
+    const host = ip.includes(":") ? `[${ip}]` : ip;
+    // A URL written with the checked address needs no copy pinned to it.
+    const pinned = url.hostname === host ? url : Object.assign(new URL(url), { hostname: host });
     const response = await fetch(pinned, {
       method: req.method,
       headers: { ...headers, host: url.host },
