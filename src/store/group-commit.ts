@@ -49,20 +49,40 @@ export class GroupCommit {
     const batch = this.queued;
     this.queued = [];
     if (batch.length === 0) return;
+    // Plain statements rather than db.transaction(), which builds a new wrapper (and
+    // defines its properties) on every call: twice per write here, on the inbound path.
+    const { db } = this;
     const outcomes: ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = [];
+    let nested = false;
     try {
-      this.db.transaction(() => {
-        for (const q of batch) {
-          try {
-            // Nested: a savepoint, released into the shared transaction or rolled back alone.
-            outcomes.push({ ok: true, value: this.db.transaction(q.write)() });
-          } catch (err) {
-            outcomes.push({ ok: false, err });
-          }
+      nested = db.inTransaction;
+      db.query(nested ? "SAVEPOINT group_commit" : "BEGIN").run();
+    } catch (err) {
+      for (const q of batch) q.reject(err);
+      return;
+    }
+    try {
+      for (const q of batch) {
+        // Each write in a savepoint of its own: released into the shared transaction, or
+        // rolled back alone.
+        db.query("SAVEPOINT group_commit_write").run();
+        try {
+          outcomes.push({ ok: true, value: q.write() });
+        } catch (err) {
+          db.query("ROLLBACK TO group_commit_write").run();
+          outcomes.push({ ok: false, err });
         }
-      })();
+        db.query("RELEASE group_commit_write").run();
+      }
+      db.query(nested ? "RELEASE group_commit" : "COMMIT").run();
     } catch (err) {
       // The commit itself failed (disk full, I/O error): nothing of the batch is stored.
+      try {
+        if (nested) db.query("ROLLBACK TO group_commit").run();
+        else if (db.inTransaction) db.query("ROLLBACK").run();
+      } catch {
+        // The connection is gone; nothing is left to undo.
+      }
       for (const q of batch) q.reject(err);
       return;
     }

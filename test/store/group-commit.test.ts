@@ -37,6 +37,14 @@ describe("GroupCommit", () => {
     expect(await Promise.all(first)).toEqual([1, 1]);
   });
 
+  test("a flush inside an open transaction commits with it, and a failing write is still undone alone", async () => {
+    const inner = new GroupCommit(db, 1000);
+    const results = Promise.allSettled([inner.run(insert(9)), inner.run(() => (insert(10)(), insert(9)()))]);
+    db.transaction(() => inner.flush())();
+    expect((await results).map((r) => r.status)).toEqual(["fulfilled", "rejected"]);
+    expect(rows()).toEqual([1, 2, 3, 4, 6, 7, 8, 9]);
+  });
+
   test("a failed commit rejects every write of the batch; flush commits at once", async () => {
     const closed = new Database(":memory:");
     closed.exec("CREATE TABLE t (x INTEGER PRIMARY KEY)");
