@@ -51,9 +51,12 @@ export function createLogger(opts: { level?: LogLevel; sink?: LogSink; fields?: 
   const minRank = LEVEL_RANK[opts.level ?? "info"];
   const sink = opts.sink ?? stdoutSink;
   const base = opts.fields ?? {};
+  const baseNeedsReplacer = needsReplacer(base);
   const emit = (level: LogLevel, msg: string, fields?: LogFields) => {
     if (LEVEL_RANK[level] < minRank) return;
-    sink(JSON.stringify({ ts: new Date().toISOString(), level, msg, ...base, ...fields }, errorReplacer));
+    const line = { ts: new Date().toISOString(), level, msg, ...base, ...fields };
+    // A replacer sends every value through a call; only lines holding objects need it.
+    sink(baseNeedsReplacer || (fields !== undefined && needsReplacer(fields)) ? JSON.stringify(line, errorReplacer) : JSON.stringify(line));
   };
   return {
     debug: (m, f) => emit("debug", m, f),
@@ -66,6 +69,15 @@ export function createLogger(opts: { level?: LogLevel; sink?: LogSink; fields?: 
 
 /** A logger that drops everything; for tests that do not read logs. */
 export const silentLogger: Logger = createLogger({ sink: () => {} });
+
+/** Whether a value of `fields` is an object (maybe an Error, or holding one) or a bigint. */
+function needsReplacer(fields: LogFields): boolean {
+  for (const key in fields) {
+    const type = typeof fields[key];
+    if (type === "object" || type === "bigint") return true;
+  }
+  return false;
+}
 
 function errorReplacer(_key: string, value: unknown): unknown {
   if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };

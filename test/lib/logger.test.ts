@@ -53,3 +53,18 @@ process.exit(3);`;
     expect(lines.map((l) => JSON.parse(l).msg)).toEqual(["loud"]);
   });
 });
+
+describe("createLogger", () => {
+  test("errors, nested or not, and bigints are written readably; plain fields as they are", () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = createLogger({ sink: (l) => lines.push(JSON.parse(l)) });
+    log.error("failed", { err: new TypeError("bad input"), n: 2n });
+    log.warn("nested", { detail: { cause: new Error("deep") } });
+    log.child({ component: "inbound" }).info("delivered", { reply: 250, md5: "abc", ok: true });
+    expect(lines[0]).toMatchObject({ level: "error", msg: "failed", err: { name: "TypeError", message: "bad input" }, n: "2" });
+    expect((lines[0]!.err as { stack: string }).stack).toContain("bad input");
+    expect(lines[1]).toMatchObject({ detail: { cause: { name: "Error", message: "deep" } } });
+    expect(lines[2]).toMatchObject({ level: "info", msg: "delivered", component: "inbound", reply: 250, md5: "abc", ok: true });
+    expect(typeof lines[2]!.ts).toBe("string");
+  });
+});
