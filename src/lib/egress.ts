@@ -6,6 +6,7 @@
 // so a second DNS answer cannot swap in another one.
 import ipaddr from "ipaddr.js";
 import { isIP } from "node:net";
+import { BoundedCache } from "./bounded-cache.ts";
 import type { DnsResolver } from "./dns.ts";
 
 export type AddressClass = "public" | "private" | "metadata" | "invalid";
@@ -15,8 +16,19 @@ const METADATA = new Set(["169.254.169.254", "fd00:ec2::254", "100.100.100.200"]
 // Ranges that are neither private nor reachable: never a valid destination.
 const INVALID_RANGES = new Set(["multicast", "broadcast", "reserved", "discard"]);
 
+// The class of an address never changes, and the same few (targets, MX hosts) come back
+// for every message: parsing them each time was most of the guard's cost.
+const CLASS_CACHE_ENTRIES = 4096;
+const classes = new BoundedCache<string, AddressClass>(CLASS_CACHE_ENTRIES);
+
 /** What kind of address `ip` is, for deciding whether we may connect to it. */
 export function classifyIp(ip: string): AddressClass {
+  let known = classes.get(ip);
+  if (known === undefined) classes.set(ip, (known = classify(ip)));
+  return known;
+}
+
+function classify(ip: string): AddressClass {
   // node:net's isIP accepts only the standard forms ("1.2.3" is not an address here,
   // though ipaddr.js would read it the classful way).
   if (isIP(ip) === 0) return "invalid";
