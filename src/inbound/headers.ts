@@ -2,15 +2,27 @@
 // "-" replaced by "_", a header seen once is a string, one seen more often an array in
 // message order (top first); values unfolded and MIME-decoded to UTF-8.
 import libmime from "libmime";
+import { BoundedCache } from "../lib/bounded-cache.ts";
 
 export type PayloadHeaders = Record<string, string | string[]>;
 
 export const headerKey = (name: string): string => name.trim().toLowerCase().replace(/-/g, "_");
 
+// Messages carry the same few dozen header names; their payload keys are kept rather
+// than made again for every header of every message. Bounded: names are sender-chosen.
+const KEY_CACHE_ENTRIES = 1024;
+const keys = new BoundedCache<string, string>(KEY_CACHE_ENTRIES);
+const cachedHeaderKey = (name: string): string => {
+  let key = keys.get(name);
+  if (key === undefined) keys.set(name, (key = headerKey(name)));
+  return key;
+};
+
 /** The value of a raw header line ("Subject: =?utf-8?...") unfolded and decoded. */
 export function headerValue(line: string): string {
   const colon = line.indexOf(":");
-  const raw = (colon >= 0 ? line.slice(colon + 1) : "").replace(/\r?\n(?=[ \t])/g, "").trim();
+  const value = colon >= 0 ? line.slice(colon + 1) : "";
+  const raw = (value.includes("\n") ? value.replace(/\r?\n(?=[ \t])/g, "") : value).trim();
   if (!raw.includes("=?")) return raw;
   try {
     return libmime.decodeWords(raw);
@@ -22,7 +34,7 @@ export function headerValue(line: string): string {
 export function normalizeHeaders(lines: readonly { key: string; line: string }[]): PayloadHeaders {
   const out: PayloadHeaders = {};
   for (const { key, line } of lines) {
-    const name = headerKey(key);
+    const name = cachedHeaderKey(key);
     if (name === "") continue;
     const value = headerValue(line);
     const prior = out[name];
