@@ -49,10 +49,10 @@ const NESTING_MARKERS = /boundary\s*=|message\/(rfc822|global)/gi;
 
 // The top-level headers mailparser decodes for us (the payload's headers come from
 // headerLines, decoded by headers.ts): From for DMARC, Subject and Message-ID for the
-// status, and the content headers for a message that is a single attachment. Decoding
-// every other header too (addresses, dates) cost a sixth of the parse. Patched option,
-// see patches/mailparser@3.9.31.patch.
-export const ROOT_HEADER_KEYS: ReadonlySet<string> = new Set(["from", "subject", "message-id", "content-type", "content-disposition", "content-id"]);
+// status, and Content-ID for a message that is a single attachment. Decoding every
+// other header too (addresses, dates, the content type mailsplit has parsed already)
+// cost a sixth of the parse. Patched option, see patches/mailparser@3.9.31.patch.
+export const ROOT_HEADER_KEYS: ReadonlySet<string> = new Set(["from", "subject", "message-id", "content-id"]);
 
 export async function parseMessage(raw: Buffer, limits: ParseLimits): Promise<ParsedMail> {
   const headerBytes = headerSectionBytes(raw);
