@@ -61,28 +61,30 @@ export class GroupCommit {
       for (const q of batch) q.reject(err);
       return;
     }
+    // A write alone needs no savepoint of its own: the transaction is one.
+    const alone = batch.length === 1;
     try {
       for (const q of batch) {
         // Each write in a savepoint of its own: released into the shared transaction, or
         // rolled back alone.
-        db.query("SAVEPOINT group_commit_write").run();
+        if (!alone) db.query("SAVEPOINT group_commit_write").run();
         try {
           outcomes.push({ ok: true, value: q.write() });
         } catch (err) {
+          if (alone) {
+            this.undo(nested);
+            q.reject(err);
+            return;
+          }
           db.query("ROLLBACK TO group_commit_write").run();
           outcomes.push({ ok: false, err });
         }
-        db.query("RELEASE group_commit_write").run();
+        if (!alone) db.query("RELEASE group_commit_write").run();
       }
       db.query(nested ? "RELEASE group_commit" : "COMMIT").run();
     } catch (err) {
       // The commit itself failed (disk full, I/O error): nothing of the batch is stored.
-      try {
-        if (nested) db.query("ROLLBACK TO group_commit").run();
-        else if (db.inTransaction) db.query("ROLLBACK").run();
-      } catch {
-        // The connection is gone; nothing is left to undo.
-      }
+      this.undo(nested);
       for (const q of batch) q.reject(err);
       return;
     }
@@ -91,5 +93,19 @@ export class GroupCommit {
       if (o.ok) q.resolve(o.value);
       else q.reject(o.err);
     });
+  }
+
+  /** Drops what the open batch wrote: its savepoint inside an outer transaction, else the transaction. */
+  private undo(nested: boolean): void {
+    try {
+      if (nested) {
+        this.db.query("ROLLBACK TO group_commit").run();
+        this.db.query("RELEASE group_commit").run();
+      } else if (this.db.inTransaction) {
+        this.db.query("ROLLBACK").run();
+      }
+    } catch {
+      // The connection is gone; nothing is left to undo.
+    }
   }
 }

@@ -37,6 +37,16 @@ describe("GroupCommit", () => {
     expect(await Promise.all(first)).toEqual([1, 1]);
   });
 
+  test("a write alone in its batch that fails leaves nothing, and the next batch commits", async () => {
+    const single = new GroupCommit(db, 0);
+    await expect(single.run(() => (insert(20)(), insert(20)()))).rejects.toThrow();
+    expect(db.inTransaction).toBe(false);
+    expect(rows()).not.toContain(20);
+    expect(await single.run(insert(21))).toBe(1);
+    expect(rows()).toContain(21);
+    db.query("DELETE FROM t WHERE x = 21").run();
+  });
+
   test("a flush inside an open transaction commits with it, and a failing write is still undone alone", async () => {
     const inner = new GroupCommit(db, 1000);
     const results = Promise.allSettled([inner.run(insert(9)), inner.run(() => (insert(10)(), insert(9)()))]);
