@@ -23,6 +23,7 @@ interface Profile {
 }
 
 type Rule = [stage: string, test: (url: string, fn: string) => boolean];
+const SMTP_STAGE = "smtp-server, sockets";
 const has = (url: string, parts: string[]) => parts.some((p) => url.includes(p));
 
 // Checked innermost frame first; the first frame that matches a rule decides the stage.
@@ -36,7 +37,7 @@ const RULES: Rule[] = [
   ["POST (egress guard, fetch, answer read)", (u, f) => has(u, ["lib/egress", "inbound/target-post", "inbound/target-url", "ipaddr"]) || f === "fetch"],
   ["DNS cache, dns2 client", (u) => has(u, ["lib/dns", "dns2"])],
   ["logging", (u) => u.includes("lib/logger")],
-  ["smtp-server, sockets", (u) => has(u, ["smtp-server", "inbound/smtp-listener", "lib/smtp-reply"]) || u === "node:net"],
+  [SMTP_STAGE, (u) => has(u, ["smtp-server", "inbound/smtp-listener", "lib/smtp-reply"]) || u === "node:net"],
   ["delivery glue (md5, message key, status rows)", (u) => has(u, ["inbound/deliver-message", "bench/bare-pipeline"])],
 ];
 const OTHER = "other (runtime, streams, GC)";
@@ -57,15 +58,22 @@ export function summarizeProfile(path: string, messages: number): string {
     stageOf.set(id, stage);
     return stage;
   };
+  // Start-up (loading modules, opening the store) is not per-message work: samples
+  // before the first one in smtp-server (the first SMTP session) are left out.
+  const first = p.samples.findIndex((s) => classify(s) === SMTP_STAGE);
+  const counted = first < 0 ? p.samples : p.samples.slice(first);
   const counts = new Map<string, number>();
-  for (const s of p.samples) {
+  for (const s of counted) {
     const stage = classify(s);
     counts.set(stage, (counts.get(stage) ?? 0) + 1);
   }
   const deltas = [...p.timeDeltas].sort((a, b) => a - b);
   const intervalUs = deltas[deltas.length >> 1] ?? 1000;
-  const total = p.samples.length;
-  const lines = [`${total} samples of ~${(intervalUs / 1000).toFixed(2)} ms for ${messages} messages: ${((total * intervalUs) / messages).toFixed(0)} µs of main-thread time per message`];
+  const total = counted.length;
+  const lines = [
+    `${total} samples of ~${(intervalUs / 1000).toFixed(2)} ms for ${messages} messages: ${((total * intervalUs) / messages).toFixed(0)} µs of main-thread time per message ` +
+      `(${p.samples.length - total} samples of start-up before the first SMTP session not counted)`,
+  ];
   for (const [stage, n] of [...counts].sort((a, b) => b[1] - a[1])) {
     lines.push(`  ${((100 * n) / total).toFixed(1).padStart(5)}%  ${((n * intervalUs) / messages).toFixed(0).padStart(5)} µs/msg  ${stage}`);
   }

@@ -30,16 +30,19 @@ export async function guardedFetch(req: GuardedRequest, ctx: GuardedContext): Pr
   for (let hop = 0; ; hop++) {
     const ip = await checkedAddress(url.hostname, ctx.resolver, ctx.policy);
     const host = ip.includes(":") ? `[${ip}]` : ip;
-    // A URL written with the checked address needs no copy pinned to it.
-    const pinned = url.hostname === host ? url : Object.assign(new URL(url), { hostname: host });
-    const response = await fetch(pinned, {
+    // A URL written with the checked address needs no copy pinned to it, nor a Host
+    // header of its own; a name is kept as Host (and as TLS server name) while the
+    // request goes to the address checked for it.
+    const literal = url.hostname === host;
+    const init: RequestInit & { tls?: object } = {
       method: req.method,
-      headers: { ...headers, host: url.host },
+      headers: literal ? headers : { ...headers, host: url.host },
       body: req.body,
       redirect: "manual",
       signal: req.signal,
-      tls: url.protocol === "https:" ? { serverName: url.hostname, ...(req.tlsCa ? { ca: req.tlsCa } : {}) } : undefined,
-    } as RequestInit);
+    };
+    if (url.protocol === "https:") init.tls = { serverName: url.hostname, ...(req.tlsCa ? { ca: req.tlsCa } : {}) };
+    const response = await fetch(literal ? url : Object.assign(new URL(url), { hostname: host }), init);
     const location = response.headers.get("location");
     if (!FOLLOWED.has(response.status) || !location || hop >= req.maxRedirects) return { response, url: url.toString() };
     await response.body?.cancel();
