@@ -12,11 +12,6 @@ export const headerKey = (name: string): string => name.trim().toLowerCase().rep
 // than made again for every header of every message. Bounded: names are sender-chosen.
 const KEY_CACHE_ENTRIES = 1024;
 const keys = new BoundedCache<string, string>(KEY_CACHE_ENTRIES);
-const cachedHeaderKey = (name: string): string => {
-  let key = keys.get(name);
-  if (key === undefined) keys.set(name, (key = headerKey(name)));
-  return key;
-};
 
 /** The value of a raw header line ("Subject: =?utf-8?...") unfolded and decoded. */
 export function headerValue(line: string): string {
@@ -34,7 +29,7 @@ export function headerValue(line: string): string {
 export function normalizeHeaders(lines: readonly { key: string; line: string }[]): PayloadHeaders {
   const out: PayloadHeaders = {};
   for (const { key, line } of lines) {
-    const name = cachedHeaderKey(key);
+    const name = keys.getOrMake(key, headerKey);
     if (name === "") continue;
     const value = headerValue(line);
     const prior = out[name];

@@ -22,6 +22,13 @@ export class BoundedCache<K, V> {
     return value;
   }
 
+  /** The value, made by `make(key)` and stored when absent (pure derivations of the key). */
+  getOrMake(key: K, make: (key: K) => V): V {
+    let value = this.get(key);
+    if (value === undefined) this.set(key, (value = make(key)));
+    return value;
+  }
+
   /** Stores the value as the most recently used, dropping the least recently used beyond the bound. */
   set(key: K, value: V): void {
     this.entries.delete(key);

@@ -23,9 +23,7 @@ const classes = new BoundedCache<string, AddressClass>(CLASS_CACHE_ENTRIES);
 
 /** What kind of address `ip` is, for deciding whether we may connect to it. */
 export function classifyIp(ip: string): AddressClass {
-  let known = classes.get(ip);
-  if (known === undefined) classes.set(ip, (known = classify(ip)));
-  return known;
+  return classes.getOrMake(ip, classify);
 }
 
 function classify(ip: string): AddressClass {

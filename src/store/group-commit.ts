@@ -71,11 +71,8 @@ export class GroupCommit {
         try {
           outcomes.push({ ok: true, value: q.write() });
         } catch (err) {
-          if (alone) {
-            this.undo(nested);
-            q.reject(err);
-            return;
-          }
+          // Alone, its failure is the batch's: undone and rejected below.
+          if (alone) throw err;
           db.query("ROLLBACK TO group_commit_write").run();
           outcomes.push({ ok: false, err });
         }
@@ -83,7 +80,8 @@ export class GroupCommit {
       }
       db.query(nested ? "RELEASE group_commit" : "COMMIT").run();
     } catch (err) {
-      // The commit itself failed (disk full, I/O error): nothing of the batch is stored.
+      // The commit itself failed (disk full, I/O error), or the only write did: nothing
+      // of the batch is stored.
       this.undo(nested);
       for (const q of batch) q.reject(err);
       return;

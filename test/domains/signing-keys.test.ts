@@ -18,16 +18,26 @@ describe("BoundedCache: least recently used first out", () => {
     [["set a", "set b", "delete a", "set c"], ["b", "c"]],
     [["set a", "get z", "set b"], ["a", "b"]],
     [["set a", "set b", "clear"], []],
+    [["set a", "set b", "make a", "make c"], ["a", "c"]],
   ])("%j → %j", (ops, left) => {
     const cache = new BoundedCache<string, number>(2);
     for (const op of ops) {
       const [verb, key] = op.split(" ") as [string, string];
       if (verb === "set") cache.set(key, 1);
       else if (verb === "get") cache.get(key);
+      else if (verb === "make") cache.getOrMake(key, () => 1);
       else if (verb === "delete") cache.delete(key);
       else cache.clear();
     }
     expect(cache.keys()).toEqual(left);
+  });
+
+  test("getOrMake makes a value only when it is absent", () => {
+    const cache = new BoundedCache<string, string>(2);
+    const made: string[] = [];
+    const make = (k: string) => (made.push(k), k.toUpperCase());
+    expect([cache.getOrMake("a", make), cache.getOrMake("a", make), cache.getOrMake("b", make)]).toEqual(["A", "A", "B"]);
+    expect(made).toEqual(["a", "b"]);
   });
 
   test("a bound below one is refused", () => {
