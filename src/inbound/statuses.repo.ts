@@ -101,7 +101,7 @@ export function createStatusRepo(store: Store): StatusRepo {
   // Statuses of one turn of the event loop share a commit (GroupCommit with no window):
   // a timed window (1 ms was tried) made every SMTP reply wait for it and left the event
   // loop idle, 1,709 against 1,823 msg/s in bench:inbound.
-  const commits = new GroupCommit(store.logDb, 0);
+  const commits = new GroupCommit(store.logDb, 0, { rerunnable: true });
   const insertAll = (rows: IncomingStatus[]) => {
     for (const s of rows)
       insert.run(s.id, s.accountId, s.addressId, s.messageId, s.mailFrom, s.rcptTo, s.subject, s.status, s.statusCategory, s.tls, s.sizeBytes, s.remoteIp, s.response, s.createdAtMs);
