@@ -2,7 +2,7 @@
 // `serve`, bench/bare-pipeline.ts): wait for a start-up line, watch every later line
 // (counted, and handed to an optional listener: bench/delivery-tally.ts counts delivery
 // lines with it), read its CPU time from /proc, stop it with SIGTERM.
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 
@@ -131,6 +131,31 @@ export class Child {
   mainThreadCpuMs(): number {
     const f = procStat(this.proc.pid, this.proc.pid);
     return f ? ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK : 0;
+  }
+
+  /**
+   * CPU time in ms of its JIT compiler threads (JavaScriptCore names them "JITWorker"):
+   * while they still compile, the server is not yet at the speed it runs at for days.
+   */
+  jitCpuMs(): number {
+    const pid = this.proc.pid;
+    let ticks = 0;
+    let tids: string[] = [];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      return 0;
+    }
+    for (const tid of tids) {
+      try {
+        if (!readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").startsWith("JITWorker")) continue;
+      } catch {
+        continue;
+      }
+      const f = procStat(pid, Number(tid));
+      if (f) ticks += Number(f[11]) + Number(f[12]);
+    }
+    return (ticks * 1000) / CLK_TCK;
   }
 
   async stop(): Promise<number | null> {
