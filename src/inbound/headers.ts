@@ -13,10 +13,26 @@ export const headerKey = (name: string): string => name.trim().toLowerCase().rep
 const KEY_CACHE_ENTRIES = 1024;
 const keys = new BoundedCache<string, string>(KEY_CACHE_ENTRIES);
 
+const NON_ASCII = /[\x80-\xff]/;
+const NOT_A_BYTE = /[^\x00-\xff]/;
+
+/**
+ * A header's bytes (mailparser's header lines hold one character per byte) as text: raw
+ * UTF-8, which SMTPUTF8 allows and many mailers send anyway, is read as UTF-8; bytes that
+ * are not valid UTF-8 are kept one character each (Latin-1), as mailparser does for the
+ * header values it decodes itself.
+ */
+export function headerText(bytes: string): string {
+  // A string that is not one of bytes was decoded already.
+  if (!NON_ASCII.test(bytes) || NOT_A_BYTE.test(bytes)) return bytes;
+  const utf8 = Buffer.from(bytes, "latin1").toString("utf8");
+  return utf8.includes("\uFFFD") ? bytes : utf8;
+}
+
 /** The value of a raw header line ("Subject: =?utf-8?...") unfolded and decoded. */
 export function headerValue(line: string): string {
   const colon = line.indexOf(":");
-  const value = colon >= 0 ? line.slice(colon + 1) : "";
+  const value = colon >= 0 ? headerText(line.slice(colon + 1)) : "";
   const raw = (value.includes("\n") ? value.replace(/\r?\n(?=[ \t])/g, "") : value).trim();
   if (!raw.includes("=?")) return raw;
   try {

@@ -187,6 +187,22 @@ describe("attachments kept on the appliance ({\"store\": \"local\"})", () => {
   });
 });
 
+describe("raw UTF-8 headers (SMTPUTF8)", () => {
+  test("reach the target as text in both formats, not as bytes read one by one", async () => {
+    const json = await address("/utf8-json", "json+n");
+    const multi = await address("/utf8-multi", "multipart+n");
+    const raw = Buffer.from(`From: Jörg Müller <joerg@sender.test>\r\nTo: ${json.email}, ${multi.email}\r\nSubject: Grüße aus Köln ✓\r\nMessage-ID: <utf8-headers@sender.test>\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\nHallo\r\n`, "utf8");
+    const result = await sendWithNodemailer(t.app.inboundPort!, { raw }, { envelope: { from: "joerg@sender.test", to: [json.email, multi.email] } });
+    expect(result.response).toBe("250 2.0.0 Accepted");
+    const body = target.at("/utf8-json")[0]!.json;
+    expect(body.headers).toMatchObject({ from: "Jörg Müller <joerg@sender.test>", subject: "Grüße aus Köln ✓" });
+    const [post] = target.at("/utf8-multi");
+    const form = await new Request("http://target/", { method: "POST", headers: { "content-type": post!.contentType }, body: post!.raw }).formData();
+    expect(form.get("headers[subject]")).toBe("Grüße aus Köln ✓");
+    expect(form.get("headers[from]")).toBe("Jörg Müller <joerg@sender.test>");
+  });
+});
+
 describe("swaks as the client", () => {
   test("swaks sends, the target receives it", async () => {
     if (!swaksAvailable()) return;
