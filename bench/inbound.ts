@@ -202,6 +202,8 @@ async function main() {
     console.log(`inbound benchmark: N=${opts.messages} messages over C=${opts.connections} connections, warm-up in batches of ${opts.warmup} until the JIT is quiet, ${opts.rounds} round${opts.rounds === 1 ? "" : "s"} (bare, postroom, bare, postroom, ...), message ${message.size} bytes`);
     console.log(`machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}`);
 
+    /** The JIT threads' share of the server's CPU in a run, in percent. */
+    const jitShare = (r: RunResult) => (r.serverCpuMs > 0 ? (100 * r.jitCpuMs) / r.serverCpuMs : 0).toFixed(0);
     const measure = async (side: (typeof sides)["bare"], count: number, warm: boolean) => {
       const counter = target.counter(side.path);
       const before = counter.posts;
@@ -223,7 +225,6 @@ async function main() {
       }
       return r;
     };
-    const jitShare = (r: RunResult) => (r.serverCpuMs > 0 ? (100 * r.jitCpuMs) / r.serverCpuMs : 0).toFixed(0);
 
     // Warm-up, one server after the other, until each one's compiler is nearly idle.
     const warmedUp = { bare: 0, postroom: 0 };
