@@ -249,6 +249,8 @@ export class App {
     }
     if (next.dataDir !== this.current.dataDir) needRestart.push("data_dir");
     if (!same(next.tls, this.current.tls)) needRestart.push("tls");
+    // The logger is made once at start-up, with its level.
+    if (!same(next.log, this.current.log)) needRestart.push("log");
     this.registry.replace(next.accounts);
     this.current = next;
     this.logger.info("config reloaded", { accounts: next.accounts.length, restart_needed_for: needRestart.length ? needRestart : undefined });

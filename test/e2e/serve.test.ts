@@ -11,9 +11,9 @@ afterAll(() => dir.remove());
 
 const TOKEN_1 = { id: "c000000000000003", token: "pr_first_token", outboundId: "c0000000000000f3", smtpKey: "pr_first_key" };
 
-async function writeConfig(name: string, accounts = [TOKEN_1]) {
+async function writeConfig(name: string, accounts = [TOKEN_1], logLevel = "info") {
   const path = join(dir.path, name);
-  await Bun.write(path, testConfigToml({ dataDir: join(dir.path, "data"), accounts }).replace('level = "warn"', 'level = "info"'));
+  await Bun.write(path, testConfigToml({ dataDir: join(dir.path, "data"), accounts }).replace('level = "warn"', `level = "${logLevel}"`));
   return path;
 }
 
@@ -51,15 +51,17 @@ describe("postroom serve", () => {
     expect(await p.exited()).toBe(0);
   });
 
-  test("SIGHUP reloads accounts: the new token works at once, the old one is refused; a bad file is refused", async () => {
+  test("SIGHUP reloads accounts: the new token works at once, the old one is refused; a bad file is refused; what needs a restart is named", async () => {
     const config = await writeConfig("reload.toml");
     const p = ServeProcess.spawn(config);
     const port = await p.httpPort();
     expect((await api(port, "/addresses", TOKEN_1.token)).status).toBe(200);
 
-    await writeConfig("reload.toml", [{ ...TOKEN_1, token: "pr_second_token" }]);
+    await writeConfig("reload.toml", [{ ...TOKEN_1, token: "pr_second_token" }], "debug");
     p.signal("SIGHUP");
-    await p.waitFor((l) => l.msg === "config reloaded");
+    const reloaded = await p.waitFor((l) => l.msg === "config reloaded");
+    // The logger keeps the level it started with.
+    expect(reloaded.restart_needed_for).toEqual(["log"]);
     expect((await api(port, "/addresses", "pr_second_token")).status).toBe(200);
     expect((await api(port, "/addresses", TOKEN_1.token)).status).toBe(401);
 
