@@ -7,7 +7,7 @@ import { App } from "./app.ts";
 import { hashSecret, mintSecret } from "./auth/secrets.ts";
 import { loadConfigFile } from "./config/load.ts";
 import { starterConfig } from "./config/starter.ts";
-import { createLogger } from "./lib/logger.ts";
+import { createLogger, setStdoutFlushInterval } from "./lib/logger.ts";
 import { loadConfigured } from "./tls/sources.ts";
 import { tlsStatusText } from "./tls/status-text.ts";
 import { VERSION } from "./version.ts";
@@ -51,6 +51,7 @@ async function loadOrExit(path: string) {
 
 async function serve(path: string): Promise<void> {
   const config = await loadOrExit(path);
+  setStdoutFlushInterval(config.log.flushIntervalMs);
   const logger = createLogger({ level: config.log.level });
   let app: App;
   try {

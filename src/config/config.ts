@@ -35,7 +35,7 @@ export interface AccountConfig {
 export interface Config {
   hostname: string;
   dataDir: string;
-  log: { level: LogLevel };
+  log: { level: LogLevel; flushIntervalMs: number };
   http: {
     listen: ListenAddress | null;
     publicUrl: string;

@@ -94,7 +94,7 @@ export function toConfig(raw: RawConfig): Config {
   return {
     hostname: raw.hostname.toLowerCase(),
     dataDir: raw.data_dir,
-    log: { level: raw.log.level },
+    log: { level: raw.log.level, flushIntervalMs: ms(raw.log.flush_interval) },
     http: {
       listen: listenOrOff(raw.http.listen),
       publicUrl: raw.http.public_url.replace(/\/+$/, ""),

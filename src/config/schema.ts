@@ -102,6 +102,10 @@ export const ConfigSchema = Type.Object(
           description: "least severe level written to the log",
           errorMessage: 'must be "debug", "info", "warn" or "error"',
         }),
+        flush_interval: duration(
+          "100ms",
+          'how long debug and info lines may be held to be written together (warn and error lines go out at once); "0ms" writes every line at once',
+        ),
       },
       "logging (JSON lines on stdout)",
     ),

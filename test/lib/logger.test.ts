@@ -29,6 +29,47 @@ describe("batchedSink", () => {
     expect(writes[0]!.length).toBe(LOG_BATCH_MAX_CHARS);
   });
 
+  test("with a hold time, routine lines wait for it across turns and leave in one write", async () => {
+    const writes: string[] = [];
+    const sink = batchedSink((t) => writes.push(t), undefined, 40);
+    sink("one");
+    await new Promise((r) => setImmediate(r));
+    sink("two");
+    await Bun.sleep(10);
+    expect(writes).toEqual([]);
+    await Bun.sleep(60);
+    expect(writes).toEqual(["one\ntwo\n"]);
+  });
+
+  test("an urgent line goes out at the end of its turn, after the routine lines held before it", async () => {
+    const writes: string[] = [];
+    const sink = batchedSink((t) => writes.push(t), undefined, 10_000);
+    sink("routine");
+    sink("failure", true);
+    sink("after");
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toEqual(["routine\nfailure\nafter\n"]);
+    // Nothing is left waiting for the old hold timer.
+    sink("later");
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toHaveLength(1);
+  });
+
+  test("warn and error lines are urgent, info and debug lines are not", () => {
+    const seen: [string, boolean | undefined][] = [];
+    const log = createLogger({ level: "debug", sink: (l, urgent) => seen.push([JSON.parse(l).level, urgent]) });
+    log.debug("d");
+    log.info("i");
+    log.warn("w");
+    log.error("e");
+    expect(seen).toEqual([
+      ["debug", false],
+      ["info", false],
+      ["warn", true],
+      ["error", true],
+    ]);
+  });
+
   test("lines logged just before process.exit are printed", () => {
     const script = `import { createLogger } from ${JSON.stringify(LOGGER)};
 const log = createLogger();
