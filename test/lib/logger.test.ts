@@ -31,13 +31,15 @@ describe("batchedSink", () => {
 
   test("with a hold time, routine lines wait for it across turns and leave in one write", async () => {
     const writes: string[] = [];
-    const sink = batchedSink((t) => writes.push(t), undefined, 40);
+    const sink = batchedSink((t) => writes.push(t), undefined, 300);
+    const startedMs = performance.now();
     sink("one");
     await new Promise((r) => setImmediate(r));
     sink("two");
-    await Bun.sleep(10);
+    await new Promise((r) => setImmediate(r));
     expect(writes).toEqual([]);
-    await Bun.sleep(60);
+    while (writes.length === 0 && performance.now() - startedMs < 5000) await Bun.sleep(5);
+    expect(performance.now() - startedMs).toBeGreaterThanOrEqual(290);
     expect(writes).toEqual(["one\ntwo\n"]);
   });
 
