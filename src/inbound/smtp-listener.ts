@@ -2,7 +2,7 @@
 // the routing and delivery decisions. No AUTH here; STARTTLS when a certificate is set.
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
 import type { Logger } from "../lib/logger.ts";
-import { batchRepliesOf } from "../lib/smtp-reply-batching.ts";
+import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
 import { reply, smtpError, smtpSuccessText } from "../lib/smtp-reply.ts";
 import { refusedStatuses, deliverMessage, type AddressGroup, type DeliverDeps, type Transaction } from "./deliver-message.ts";
 import { routeRecipient, type RouteDeps } from "./route.ts";
@@ -127,7 +127,8 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
         });
     },
 
-    onData(stream, session, callback) {
+    onData(stream, session, answer) {
+      const callback = answeredAtOnce(answer);
       const st = stateOf(session);
       const limit = deps.limits().maxMessageSizeBytes;
       readCapped(stream, limit)

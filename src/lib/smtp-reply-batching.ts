@@ -8,9 +8,33 @@
 // once with whatever is held: the greeting, and the answer to STARTTLS, after which the
 // socket turns into a TLS one and nothing held in plaintext may follow it. end() sends
 // whatever is held first. (Socket.cork() does the same job, but measured slower in Bun:
-// its writev path cost more than the system calls it saved.)
+// its writev path cost more than the system calls it saved.) The reply that ends a
+// transaction goes out at once too (answeredAtOnce).
 import type { Server, Socket } from "node:net";
 import { TurnBuffer } from "./turn-buffer.ts";
+
+/** Set while a callback wrapped by answeredAtOnce runs. */
+let replyAtOnce = false;
+
+/**
+ * The end-of-DATA callback, wrapped so that the reply it writes leaves at once instead of
+ * at the end of the turn. That reply ends the transaction: the client sends nothing more
+ * before it has read it, so holding it batches nothing. And it comes after the message's
+ * commit, itself made at the end of a turn (setImmediate): held there, it would wait for
+ * the next turn, behind every other connection's input. (A reply that smtp-server defers
+ * until the message has been read to its end is not written inside the callback, and is
+ * held as usual.)
+ */
+export function answeredAtOnce<A extends unknown[]>(callback: (...args: A) => void): (...args: A) => void {
+  return (...args) => {
+    replyAtOnce = true;
+    try {
+      callback(...args);
+    } finally {
+      replyAtOnce = false;
+    }
+  };
+}
 
 export function batchRepliesPerTurn(socket: Socket): void {
   const write = socket.write.bind(socket) as (chunk: unknown, ...rest: unknown[]) => boolean;
@@ -24,7 +48,7 @@ export function batchRepliesPerTurn(socket: Socket): void {
       return write(chunk, ...rest);
     }
     replies.add(chunk);
-    if (chunk.startsWith("220")) replies.flush();
+    if (replyAtOnce || chunk.startsWith("220")) replies.flush();
     return true;
   }) as Socket["write"];
   const end = socket.end.bind(socket) as (...args: unknown[]) => Socket;

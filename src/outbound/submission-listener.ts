@@ -7,7 +7,7 @@ import type { Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import { newUuid } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
-import { batchRepliesOf } from "../lib/smtp-reply-batching.ts";
+import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
 import { principalKey, rateOf, type RateLimiter } from "../lib/rate-limit.ts";
 import { reply, smtpError, smtpSuccessText } from "../lib/smtp-reply.ts";
 import { isAddress, parseAddressList, type MailAddress } from "./addresses.ts";
@@ -100,7 +100,8 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
       callback();
     },
 
-    onData(stream, session, callback) {
+    onData(stream, session, answer) {
+      const callback = answeredAtOnce(answer);
       const sender = senderOf(session.user);
       const limit = deps.config().outbound.maxSizeBytes;
       readCapped(stream, limit)

@@ -4,7 +4,7 @@
 // which a real TCP peer cannot observe reliably (it may split or merge reads).
 import { describe, expect, test } from "bun:test";
 import type { Socket } from "node:net";
-import { batchRepliesPerTurn } from "../../src/lib/smtp-reply-batching.ts";
+import { answeredAtOnce, batchRepliesPerTurn } from "../../src/lib/smtp-reply-batching.ts";
 
 function recordingSocket() {
   const writes: string[] = [];
@@ -46,6 +46,28 @@ describe("batchRepliesPerTurn", () => {
     socket.write("250 2.0.0 OK\r\n");
     socket.write("220 2.0.0 Ready to start TLS\r\n");
     expect(writes).toEqual(["250 2.0.0 OK\r\n220 2.0.0 Ready to start TLS\r\n"]);
+  });
+
+  test("the reply written by an end-of-DATA callback leaves at once; later replies are held again", async () => {
+    const { socket, writes } = recordingSocket();
+    const answer = answeredAtOnce((code: number, text: string) => socket.write(`${code} ${text}\r\n`));
+    socket.write("250 2.1.0 held\r\n");
+    answer(250, "2.0.0 Accepted");
+    expect(writes).toEqual(["250 2.1.0 held\r\n250 2.0.0 Accepted\r\n"]);
+    socket.write("250 2.1.0 next\r\n");
+    expect(writes).toHaveLength(1);
+    await nextTurn();
+    expect(writes.at(-1)).toBe("250 2.1.0 next\r\n");
+  });
+
+  test("a callback that throws still ends the at-once window", () => {
+    const { socket, writes } = recordingSocket();
+    const answer = answeredAtOnce(() => {
+      throw new Error("boom");
+    });
+    expect(() => answer()).toThrow("boom");
+    socket.write("250 later\r\n");
+    expect(writes).toEqual([]);
   });
 
   test("end() sends what is held first (421 then close)", () => {
