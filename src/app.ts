@@ -94,7 +94,7 @@ export class App {
     const registry = (this.registry = AccountRegistry.fromConfig(config));
     const addresses = createAddressRepo(store);
     const customDomains = createCustomDomainRepo(store);
-    const statuses = (this.statuses = createStatusRepo(store));
+    const statuses = (this.statuses = createStatusRepo(store, (err) => logger.error("incoming statuses could not be stored; they stay journaled and are tried again", { err })));
     const localAttachments = new LocalAttachmentStore(config.dataDir, loadOrCreateKey(config.dataDir, "url-signing"), () => this.current.http.publicUrl);
     const auth = new AuthChecker(resolver);
     const extractor = (this.extractor = new ExtractPool(config.inbound.parseWorkers, logger.child({ component: "extract" })));
@@ -285,7 +285,7 @@ export class App {
     await this.webhooks.stop();
     await this.listeners.stop();
     await this.extractor.close();
-    await this.statuses.flush();
+    this.statuses.close();
     this.domains.close();
     this.store.close();
     this.logger.info("postroom stopped");

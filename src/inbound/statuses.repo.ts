@@ -1,11 +1,11 @@
-// SQL for incoming statuses. Writes are grouped (the statuses of one event-loop turn
-// share one commit) and go through the store's log connection, which does not
-// wait for fsync: a status is the record of what a target answered, not mail we hold.
+// SQL for incoming statuses. Writes go through a journal (status-journal.ts) and then,
+// grouped, through the store's log connection, which does not wait for fsync: a status
+// is the record of what a target answered, not mail we hold.
 import type { SearchTerm } from "../lib/search-query.ts";
 import { termTimeMs } from "../lib/search-query.ts";
-import { GroupCommit } from "../store/group-commit.ts";
 import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import type { Store } from "../store/store.ts";
+import { StatusJournal } from "./status-journal.ts";
 import type { StatusCategory } from "./target-reply.ts";
 
 export interface IncomingStatus {
@@ -88,30 +88,32 @@ function searchClause(terms: readonly SearchTerm[], params: unknown[]): string {
 }
 
 export interface StatusRepo {
-  /** Resolves once the rows are committed. */
+  /** Resolves once the rows survive a crash of the process (journaled; in SQLite shortly). */
   record(rows: IncomingStatus[]): Promise<void>;
+  /** Lists from SQLite, once every status recorded so far is stored there. */
   list(accountId: string, addressId: string, terms: readonly SearchTerm[], page: PageRequest): Promise<Page<IncomingStatus>>;
-  /** Commits whatever is queued (at shutdown). */
+  /** Stores every journaled status in SQLite now. */
   flush(): Promise<void>;
+  /** Stores what is left and lets the journal go (at shutdown). */
+  close(): void;
 }
 
-export function createStatusRepo(store: Store): StatusRepo {
+/** `onStoreFailed`: a grouped commit failed; the statuses stay journaled and it is tried again. */
+export function createStatusRepo(store: Store, onStoreFailed: (err: unknown) => void = () => {}): StatusRepo {
   const { db } = store;
   const insert = store.logDb.query(`INSERT INTO incoming_statuses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-  // Statuses of one turn of the event loop share a commit (GroupCommit with no window):
-  // a timed window (1 ms was tried) made every SMTP reply wait for it and left the event
-  // loop idle, 1,709 against 1,823 msg/s in bench:inbound.
-  const commits = new GroupCommit(store.logDb, 0, { rerunnable: true });
-  const insertAll = (rows: IncomingStatus[]) => {
+  const insertAll = (rows: readonly IncomingStatus[]) => {
     for (const s of rows)
       insert.run(s.id, s.accountId, s.addressId, s.messageId, s.mailFrom, s.rcptTo, s.subject, s.status, s.statusCategory, s.tls, s.sizeBytes, s.remoteIp, s.response, s.createdAtMs);
   };
+  const journal = new StatusJournal(store, insertAll, onStoreFailed);
 
   return {
     async record(rows) {
-      if (rows.length > 0) await commits.run(() => insertAll(rows));
+      journal.record(rows);
     },
     async list(accountId, addressId, terms, page) {
+      journal.move();
       const params: unknown[] = [accountId, addressId];
       const search = searchClause(terms, params);
       const { where, tail } = newestFirst(page, params);
@@ -121,7 +123,10 @@ export function createStatusRepo(store: Store): StatusRepo {
       return toPage(rows.map(fromRow), page.limit);
     },
     async flush() {
-      commits.flush();
+      journal.move();
+    },
+    close() {
+      journal.close();
     },
   };
 }

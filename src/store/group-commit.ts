@@ -1,8 +1,7 @@
 // Writes that arrive close together share one transaction, and so one commit (one fsync
 // of the WAL under synchronous=FULL), instead of paying one each: the outgoing queue
-// (accepting a message, recording an attempt's outcome) and the incoming statuses. A write
-// that fails is rolled back alone and rejects alone (each write runs in a savepoint of its
-// own, or, for rerunnable writes, the batch runs again that way once one has failed).
+// (accepting a message, recording an attempt's outcome). A write that fails is rolled
+// back alone and rejects alone (each write runs in a savepoint of its own).
 // Every caller's promise settles only after the shared commit, so a 202 or 250 still
 // means the rows are on disk.
 import type { Database } from "bun:sqlite";
@@ -20,30 +19,16 @@ interface Queued {
   reject: (err: unknown) => void;
 }
 
-export interface GroupCommitOptions {
-  /**
-   * The writes touch nothing but the database, so one can run twice. A batch of them then
-   * runs without a savepoint for each write; only when one fails is the batch undone and
-   * run again with a savepoint each, so the failing write still fails alone. A savepoint
-   * and its release cost two statements per write, more than the insert they guard.
-   */
-  rerunnable?: boolean;
-}
-
 type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
 
 export class GroupCommit {
   private queued: Queued[] = [];
   private scheduled = false;
-  private readonly rerunnable: boolean;
 
   constructor(
     private readonly db: Database,
     private readonly windowMs = COMMIT_WINDOW_MS,
-    options: GroupCommitOptions = {},
-  ) {
-    this.rerunnable = options.rerunnable ?? false;
-  }
+  ) {}
 
   /** Runs `write` in the next shared transaction; resolves with its result once committed. */
   run<T>(write: () => T): Promise<T> {
@@ -66,20 +51,16 @@ export class GroupCommit {
     const batch = this.queued;
     this.queued = [];
     if (batch.length === 0) return;
-    // A write alone needs no savepoint of its own: the transaction is one, and its failure
-    // is the batch's. Rerunnable writes try first without them too.
-    const together = batch.length === 1 || this.rerunnable;
-    if (together && this.runBatch(batch, false)) return;
-    this.runBatch(batch, true);
+    this.runBatch(batch);
   }
 
   /**
    * Runs the batch in one transaction (a savepoint inside an open one) and settles every
-   * write; each write in a savepoint of its own if `isolate`. Without, a failing write
-   * undoes the batch: alone, it is rejected; among others, nothing is settled and the
-   * answer is false, for the caller to run the batch again isolated.
+   * write. Each write runs in a savepoint of its own, so that a failing one is rolled back
+   * alone; a write alone needs none (the transaction is one, and its failure the batch's).
    */
-  private runBatch(batch: Queued[], isolate: boolean): boolean {
+  private runBatch(batch: Queued[]): void {
+    const isolate = batch.length > 1;
     // Plain statements rather than db.transaction(), which builds a new wrapper (and
     // defines its properties) on every call: twice per write here, on the inbound path.
     const { db } = this;
@@ -89,7 +70,7 @@ export class GroupCommit {
       db.query(nested ? "SAVEPOINT group_commit" : "BEGIN").run();
     } catch (err) {
       for (const q of batch) q.reject(err);
-      return true;
+      return;
     }
     const outcomes: Outcome[] = [];
     try {
@@ -113,16 +94,14 @@ export class GroupCommit {
       // A write failed outside a savepoint, or the commit itself did (disk full, I/O
       // error): nothing of the batch is stored.
       this.undo(nested);
-      if (!isolate && batch.length > 1 && outcomes.length < batch.length) return false;
       for (const q of batch) q.reject(err);
-      return true;
+      return;
     }
     batch.forEach((q, i) => {
       const o = outcomes[i]!;
       if (o.ok) q.resolve(o.value);
       else q.reject(o.err);
     });
-    return true;
   }
 
   /** Drops what the open batch wrote: its savepoint inside an outer transaction, else the transaction. */

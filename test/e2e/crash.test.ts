@@ -1,5 +1,6 @@
-// Durability: every message that got a 202 is delivered, even when the process is killed
-// with SIGKILL in the middle of a burst of sends and started again.
+// Durability: every message that got a 202 is delivered, and every message that got a 250
+// on port 25 has its incoming status, even when the process is killed with SIGKILL in the
+// middle of a burst and started again.
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { TestDnsServer } from "../helpers/dns-server.ts";
@@ -7,6 +8,8 @@ import { ACCOUNT_A, testConfigToml } from "../helpers/fixtures.ts";
 import { ServeProcess } from "../helpers/process.ts";
 import { publishRecords, SENDING_KEYS } from "../helpers/sending-domain.ts";
 import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { sendWithNodemailer } from "../helpers/smtp.ts";
+import { TestTarget } from "../helpers/target.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const dir = tempDir();
@@ -81,6 +84,62 @@ describe("kill -9 during a burst of sends", () => {
       expect(await second.exited()).toBe(0);
     } finally {
       await sink.stop();
+      await dns.stop();
+    }
+  }, 60_000);
+});
+
+describe("kill -9 during a burst of inbound mail", () => {
+  test("every message that got a 250 has its incoming status after a restart, exactly once", async () => {
+    const target = TestTarget.start();
+    const dns = await TestDnsServer.start();
+    const config = join(dir.path, "inbound.toml");
+    await Bun.write(config, testConfigToml({ dataDir: join(dir.path, "data-inbound"), dnsServer: dns.address, accounts: [ACCOUNT_A], inbound: true }).replace('level = "warn"', 'level = "info"'));
+    const A = `/api/v0.1/${ACCOUNT_A.id}`;
+    const api = (port: number, path: string, init: RequestInit = {}) =>
+      fetch(`http://127.0.0.1:${port}${path}`, { ...init, headers: { authorization: `Bearer ${ACCOUNT_A.token}`, "content-type": "application/json" } });
+    const accepted = new Set<string>();
+    try {
+      const first = ServeProcess.spawn(config);
+      const httpPort = await first.httpPort();
+      const smtpPort = (await first.waitFor((l) => l.msg === "inbound smtp listening")).port as number;
+      const address = (await (await api(httpPort, `${A}/addresses`, { method: "POST", body: JSON.stringify({ target: target.url("/in"), target_format: "json+n" }) })).json()) as { id: string; email: string };
+      let killed = false;
+      // 4 senders in parallel, 30 messages each; the kill lands in the middle.
+      await Promise.all(
+        Array.from({ length: 4 }, (_, w) =>
+          (async () => {
+            for (let i = 0; i < 30 && !killed; i++) {
+              const messageId = `<burst-${w}-${i}@sender.test>`;
+              const result = await sendWithNodemailer(smtpPort, { from: "alice@sender.test", to: address.email, subject: `burst ${w}-${i}`, text: "x", messageId });
+              if (result.code === 250) accepted.add(messageId.slice(1, -1));
+              if (!killed && accepted.size >= 40) {
+                killed = true;
+                first.signal("SIGKILL");
+              }
+            }
+          })(),
+        ),
+      );
+      expect(killed).toBe(true);
+      expect(await first.exited()).not.toBe(0);
+
+      const second = ServeProcess.spawn(config);
+      const port = await second.httpPort();
+      const listed: string[] = [];
+      for (let path: string | null = `${A}/incoming_statuses?address_id=${address.id}`; path; ) {
+        const res = await api(port, path);
+        expect(res.status).toBe(200);
+        listed.push(...((await res.json()) as { message_id: string }[]).map((s) => s.message_id));
+        path = /<([^>]+)>; rel="next"/.exec(res.headers.get("link") ?? "")?.[1] ?? null;
+      }
+      console.info(`inbound crash test: ${accepted.size} messages got 250 before the kill; ${listed.length} incoming statuses after the restart`);
+      expect([...accepted].filter((id) => !listed.includes(id))).toEqual([]);
+      expect(listed.length).toBe(new Set(listed).size);
+      second.signal("SIGTERM");
+      expect(await second.exited()).toBe(0);
+    } finally {
+      await target.stop();
       await dns.stop();
     }
   }, 60_000);

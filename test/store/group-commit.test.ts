@@ -64,32 +64,4 @@ describe("GroupCommit", () => {
     c.flush();
     expect((await pending).map((r) => r.status)).toEqual(["rejected", "rejected"]);
   });
-
-  test("rerunnable writes run once each when none fails; when one fails, it alone is rolled back and the others run again and commit", async () => {
-    const rerun = new GroupCommit(db, 1000, { rerunnable: true });
-    const runs = new Map<number, number>();
-    const counted = (x: number, write: () => number) => () => (runs.set(x, (runs.get(x) ?? 0) + 1), write());
-    const ok = Promise.all([30, 31, 32].map((x) => rerun.run(counted(x, insert(x)))));
-    rerun.flush();
-    expect(await ok).toEqual([1, 1, 1]);
-    expect([...runs.values()]).toEqual([1, 1, 1]);
-
-    runs.clear();
-    const mixed = Promise.allSettled([rerun.run(counted(33, insert(33))), rerun.run(counted(34, () => (insert(34)(), insert(30)()))), rerun.run(counted(35, insert(35)))]);
-    rerun.flush();
-    expect((await mixed).map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
-    // The first run stopped at the failing write and was undone whole; the second ran
-    // each write in a savepoint.
-    expect([...runs.entries()]).toEqual([[33, 2], [34, 2], [35, 1]]);
-    expect(rows().filter((x) => x >= 30)).toEqual([30, 31, 32, 33, 35]);
-    expect(db.inTransaction).toBe(false);
-  });
-
-  test("a rerunnable write alone that fails is rejected once, not run again", async () => {
-    const rerun = new GroupCommit(db, 0, { rerunnable: true });
-    let runs = 0;
-    await expect(rerun.run(() => (runs++, insert(36)(), insert(36)()))).rejects.toThrow();
-    expect(runs).toBe(1);
-    expect(rows()).not.toContain(36);
-  });
 });

@@ -30,7 +30,10 @@ test("statuses recorded before migration 9 survive it, in order, and new ones li
   const d = tempDir();
   dirs.push(d);
   const before = openStore(d.path, MIGRATIONS.filter((m) => m.version < 9));
-  await createStatusRepo(before).record([status("f000000000000001", 1000), status("0000000000000002", 2000), status("8000000000000003", 2000)]);
+  const old = createStatusRepo(before);
+  await old.record([status("f000000000000001", 1000), status("0000000000000002", 2000), status("8000000000000003", 2000)]);
+  old.close();
+  expect(before.db.query("SELECT COUNT(*) AS n FROM incoming_statuses").get()).toEqual({ n: 3 });
   before.close();
 
   const after = openStore(d.path);
@@ -40,5 +43,6 @@ test("statuses recorded before migration 9 survive it, in order, and new ones li
   const page = await repo.list("a000000000000001", "addr0000000000000001", [], { limit: 10 });
   expect(page.items.map((s) => s.id)).toEqual(["1000000000000004", "8000000000000003", "0000000000000002", "f000000000000001"]);
   expect(page.items[3]).toEqual(status("f000000000000001", 1000));
+  repo.close();
   after.close();
 });
