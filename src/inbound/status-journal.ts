@@ -13,8 +13,12 @@ import { MappedJournal } from "../store/mapped-journal.ts";
 import type { Store } from "../store/store.ts";
 import type { IncomingStatus } from "./statuses.repo.ts";
 
-/** Room for ~13,000 statuses: minutes of the fastest inbound traffic between two moves. */
-export const STATUS_JOURNAL_BYTES = 4 * 1024 * 1024;
+/**
+ * Room for ~3,000 statuses (~350 bytes each): over a second of the fastest inbound traffic
+ * measured here, where the move empties it every STATUS_MOVE_INTERVAL_MS; when it fills up
+ * anyway it is emptied at once. Written whole at every start of a fresh data_dir.
+ */
+export const STATUS_JOURNAL_BYTES = 1024 * 1024;
 /** How long a status waits in the journal at most before it is stored in SQLite. */
 export const STATUS_MOVE_INTERVAL_MS = 100;
 export const STATUS_JOURNAL_FILE = "incoming-statuses.journal";
