@@ -30,7 +30,7 @@ const has = (url: string, parts: string[]) => parts.some((p) => url.includes(p))
 const RULES: Rule[] = [
   ["reply_plain extraction (email-reply-parser)", (u) => u.includes("email-reply-parser")],
   ["SPF/DKIM/DMARC (mailauth)", (u) => has(u, ["mailauth", "inbound/auth-checks"])],
-  ["status commit (bun:sqlite, synchronous=FULL)", (u) => has(u, ["inbound/statuses.repo", "bun:sqlite"])],
+  ["incoming statuses (journal, grouped commits)", (u) => has(u, ["inbound/statuses.repo", "inbound/status-journal", "store/mapped-journal", "bun:sqlite"])],
   ["recipient routing (address lookup)", (u) => has(u, ["inbound/route", "inbound/addresses.repo"])],
   ["MIME parsing (mailparser, mailsplit, libmime, libqp)", (u) => has(u, ["mailparser", "mailsplit", "libmime", "libqp", "iconv", "encoding-japanese", "punycode", "linkify", "/he/"])],
   ["payload (headers, JSON.stringify)", (u, f) => has(u, ["inbound/payload", "inbound/headers"]) || f === "stringify"],
