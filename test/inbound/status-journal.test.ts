@@ -8,6 +8,7 @@ import { STATUS_JOURNAL_FILE, STATUS_MOVE_INTERVAL_MS, StatusJournal } from "../
 import { createStatusRepo, type IncomingStatus } from "../../src/inbound/statuses.repo.ts";
 import { MappedJournal } from "../../src/store/mapped-journal.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
+import { eventually } from "../helpers/sink.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const ACCOUNT = "a000000000000001";
@@ -45,9 +46,11 @@ describe("incoming statuses through the journal", () => {
   test("a recorded status is listed at once and reaches SQLite within the move interval", async () => {
     const store = newStore();
     const repo = createStatusRepo(store);
+    const recordedMs = performance.now();
     await repo.record([status(1), status(2)]);
     expect(inSqlite(store)).toEqual([]);
-    await Bun.sleep(STATUS_MOVE_INTERVAL_MS * 3);
+    await eventually(() => inSqlite(store).length === 2, 5000, "the move");
+    expect(performance.now() - recordedMs).toBeGreaterThanOrEqual(STATUS_MOVE_INTERVAL_MS - 5);
     expect(inSqlite(store)).toEqual([1, 2]);
     await repo.record([status(3)]);
     const page = await repo.list(ACCOUNT, ADDRESS, [], { limit: 10 });
@@ -108,11 +111,11 @@ describe("incoming statuses through the journal", () => {
       (err) => failures.push(err),
     );
     journal.record([status(1)]);
-    await Bun.sleep(STATUS_MOVE_INTERVAL_MS * 2.5);
-    expect(failures.length).toBeGreaterThanOrEqual(1);
+    await eventually(() => failures.length >= 2, 5000, "two refused moves");
+    expect(String(failures[0])).toContain("disk I/O error");
     expect(inSqlite(store)).toEqual([]);
     refuse = false;
-    await Bun.sleep(STATUS_MOVE_INTERVAL_MS * 2.5);
+    await eventually(() => inSqlite(store).length === 1, 5000, "the move after SQLite came back");
     expect(inSqlite(store)).toEqual([1]);
     journal.close();
   });
