@@ -37,6 +37,7 @@ import { createOutboxRepo } from "./events/outbox.repo.ts";
 import { Scheduler } from "./jobs/scheduler.ts";
 import { DeliveryWorker } from "./outbound/worker.ts";
 import { outboundTls } from "./outbound/destination-tls.ts";
+import { lockDataDir, type DataDirLock } from "./store/data-dir-lock.ts";
 import { openStore, type Store } from "./store/store.ts";
 import { Listeners } from "./listeners.ts";
 import { createMetrics, type Metrics } from "./metrics/metrics.ts";
@@ -85,7 +86,10 @@ export class App {
   /** Posts message events to webhooks (tests kick it after moving their clock). */
   readonly webhooks: WebhookDispatcher;
 
-  private constructor(opts: AppOptions) {
+  private constructor(
+    opts: AppOptions,
+    private readonly dataDirLock: DataDirLock,
+  ) {
     const config = (this.current = opts.config);
     const logger = (this.logger = opts.logger ?? createLogger({ level: config.log.level }));
     const clock = (this.clock = opts.clock ?? systemClock);
@@ -194,7 +198,14 @@ export class App {
   }
 
   static async start(opts: AppOptions): Promise<App> {
-    const app = new App(opts);
+    const lock = lockDataDir(opts.config.dataDir);
+    let app: App;
+    try {
+      app = new App(opts, lock);
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
     try {
       await app.listen();
     } catch (err) {
@@ -288,6 +299,7 @@ export class App {
     this.statuses.close();
     this.domains.close();
     this.store.close();
+    this.dataDirLock.release();
     this.logger.info("postroom stopped");
   }
 }

@@ -11,9 +11,9 @@ afterAll(() => dir.remove());
 
 const TOKEN_1 = { id: "c000000000000003", token: "pr_first_token", outboundId: "c0000000000000f3", smtpKey: "pr_first_key" };
 
-async function writeConfig(name: string, accounts = [TOKEN_1], logLevel = "info") {
+async function writeConfig(name: string, accounts = [TOKEN_1], logLevel = "info", dataDir = "data") {
   const path = join(dir.path, name);
-  await Bun.write(path, testConfigToml({ dataDir: join(dir.path, "data"), accounts }).replace('level = "warn"', `level = "${logLevel}"`));
+  await Bun.write(path, testConfigToml({ dataDir: join(dir.path, dataDir), accounts }).replace('level = "warn"', `level = "${logLevel}"`));
   return path;
 }
 
@@ -82,6 +82,24 @@ describe("postroom serve", () => {
     expect(await p.exited()).toBe(2);
     const line = await p.waitFor((l) => l.msg === "postroom failed to start");
     expect(line.err.message).toContain("the database is at schema version 999");
+  });
+
+  test("a second postroom on the same data_dir is refused (exit 2) and the first serves on", async () => {
+    const config = await writeConfig("first.toml", [TOKEN_1], "info", "data-shared");
+    const first = ServeProcess.spawn(config);
+    const port = await first.httpPort();
+    const second = ServeProcess.spawn(await writeConfig("second.toml", [TOKEN_1], "info", "data-shared"));
+    expect(await second.exited()).toBe(2);
+    const line = await second.waitFor((l) => l.msg === "postroom failed to start");
+    expect(line.err.message).toContain(`is in use by process ${first.proc.pid}`);
+    expect((await api(port, "/addresses", TOKEN_1.token)).status).toBe(200);
+    first.signal("SIGTERM");
+    expect(await first.exited()).toBe(0);
+    // Stopped, it leaves the data_dir free.
+    const third = ServeProcess.spawn(config);
+    await third.httpPort();
+    third.signal("SIGTERM");
+    expect(await third.exited()).toBe(0);
   });
 
   test("a port already in use is a runtime failure (exit 2)", async () => {
