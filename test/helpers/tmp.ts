@@ -1,3 +1,4 @@
+import { afterEach } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,4 +7,15 @@ import { join } from "node:path";
 export function tempDir(prefix = "postroom-test-"): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** For a test file: makes fresh directories, each removed after the test that made it. */
+export function tempDirsPerTest(): () => string {
+  const made: { remove(): void }[] = [];
+  afterEach(() => made.splice(0).forEach((d) => d.remove()));
+  return () => {
+    const d = tempDir();
+    made.push(d);
+    return d.path;
+  };
 }

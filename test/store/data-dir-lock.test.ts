@@ -1,18 +1,12 @@
 // One Postroom per data_dir: the lock names its owner, refuses a second taker while the
 // owner runs, and is taken over from a process that is gone or whose PID was reused.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LOCK_FILE, lockDataDir, ownerRuns, processStartTicks } from "../../src/store/data-dir-lock.ts";
-import { tempDir } from "../helpers/tmp.ts";
+import { tempDirsPerTest } from "../helpers/tmp.ts";
 
-const dirs: { remove(): void }[] = [];
-afterEach(() => dirs.splice(0).forEach((d) => d.remove()));
-const newDir = () => {
-  const d = tempDir();
-  dirs.push(d);
-  return d.path;
-};
+const newDir = tempDirsPerTest();
 
 describe("ownerRuns", () => {
   const alive = (pid: number) => pid === 100 || pid === 200;

@@ -1,19 +1,13 @@
 // The memory-mapped journal: records read back in order up to the end or to a record cut
 // short; a full journal says so; records survive kill -9 of the process that wrote them
 // (a real child process) and are handed to the next one that opens the file.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MappedJournal, readRecords } from "../../src/store/mapped-journal.ts";
-import { tempDir } from "../helpers/tmp.ts";
+import { tempDirsPerTest } from "../helpers/tmp.ts";
 
-const dirs: { remove(): void }[] = [];
-afterEach(() => dirs.splice(0).forEach((d) => d.remove()));
-const newDir = () => {
-  const d = tempDir();
-  dirs.push(d);
-  return d.path;
-};
+const newDir = tempDirsPerTest();
 
 /** Journal bytes built by hand: [u32 length][u32 crc32][payload] per record, then `tail`. */
 function bytes(records: (string | { payload: string; crc?: number; length?: number })[], tail: number[] = [0, 0, 0, 0], size = 256): Uint8Array {

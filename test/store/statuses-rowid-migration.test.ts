@@ -1,13 +1,12 @@
 // Migration 9 rebuilds incoming_statuses as a rowid table: statuses recorded before it
 // must survive, list in the same order, and new ones must follow them.
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { createStatusRepo, type IncomingStatus } from "../../src/inbound/statuses.repo.ts";
 import { MIGRATIONS } from "../../src/store/migrations/index.ts";
 import { openStore } from "../../src/store/store.ts";
-import { tempDir } from "../helpers/tmp.ts";
+import { tempDirsPerTest } from "../helpers/tmp.ts";
 
-const dirs: { remove(): void }[] = [];
-afterEach(() => dirs.splice(0).forEach((d) => d.remove()));
+const newDir = tempDirsPerTest();
 
 const status = (id: string, createdAtMs: number): IncomingStatus => ({
   id,
@@ -27,16 +26,15 @@ const status = (id: string, createdAtMs: number): IncomingStatus => ({
 });
 
 test("statuses recorded before migration 9 survive it, in order, and new ones list first", async () => {
-  const d = tempDir();
-  dirs.push(d);
-  const before = openStore(d.path, MIGRATIONS.filter((m) => m.version < 9));
+  const dir = newDir();
+  const before = openStore(dir, MIGRATIONS.filter((m) => m.version < 9));
   const old = createStatusRepo(before);
   await old.record([status("f000000000000001", 1000), status("0000000000000002", 2000), status("8000000000000003", 2000)]);
   old.close();
   expect(before.db.query("SELECT COUNT(*) AS n FROM incoming_statuses").get()).toEqual({ n: 3 });
   before.close();
 
-  const after = openStore(d.path);
+  const after = openStore(dir);
   expect(after.db.query("SELECT sql FROM sqlite_master WHERE name = 'incoming_statuses'").get()).not.toEqual(expect.objectContaining({ sql: expect.stringContaining("PRIMARY KEY") }));
   const repo = createStatusRepo(after);
   await repo.record([status("1000000000000004", 3000)]);

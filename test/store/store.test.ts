@@ -1,15 +1,9 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { MIGRATIONS } from "../../src/store/migrations/index.ts";
 import { openStore, schemaVersion, StoreError } from "../../src/store/store.ts";
-import { tempDir } from "../helpers/tmp.ts";
+import { tempDirsPerTest } from "../helpers/tmp.ts";
 
-const dirs: { remove(): void }[] = [];
-const fresh = () => {
-  const d = tempDir();
-  dirs.push(d);
-  return d.path;
-};
-afterEach(() => dirs.splice(0).forEach((d) => d.remove()));
+const fresh = tempDirsPerTest();
 
 describe("openStore", () => {
   test("creates the database in data_dir with WAL, synchronous=FULL and foreign keys", () => {
