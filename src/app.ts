@@ -7,6 +7,7 @@ import { bodyLimitFor, createApiHandler, type ApiHandler } from "./api/front.ts"
 import { AccountRegistry } from "./auth/accounts.ts";
 import type { Config } from "./config/config.ts";
 import { perConfig } from "./config/per-config.ts";
+import { restartNeededFor } from "./config/reload.ts";
 import { LocalAttachmentStore } from "./inbound/attachment-files.ts";
 import { AuthChecker } from "./inbound/auth-checks.ts";
 import { ExtractPool } from "./inbound/extract-pool.ts";
@@ -252,16 +253,7 @@ export class App {
    * take effect at once; listener addresses and data_dir need a restart (logged).
    */
   reload(next: Config): void {
-    const needRestart: string[] = [];
-    const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-    if (!same(next.http.listen, this.current.http.listen)) needRestart.push("http.listen");
-    for (const key of ["inboundListen", "submissionListen", "submissionTlsListen"] as const) {
-      if (!same(next.smtp[key], this.current.smtp[key])) needRestart.push(`smtp.${key}`);
-    }
-    if (next.dataDir !== this.current.dataDir) needRestart.push("data_dir");
-    if (!same(next.tls, this.current.tls)) needRestart.push("tls");
-    // The logger is made once at start-up, with its level.
-    if (!same(next.log, this.current.log)) needRestart.push("log");
+    const needRestart = restartNeededFor(this.current, next);
     this.registry.replace(next.accounts);
     this.current = next;
     this.logger.info("config reloaded", { accounts: next.accounts.length, restart_needed_for: needRestart.length ? needRestart : undefined });

@@ -6,11 +6,9 @@
 // in bench:inbound's profile; the journal and the grouped commits cost 12.
 //
 // Exactly once: each journaled status carries a sequence number, and the commit that
-// stores a batch also records the last number it holds (store_meta), so statuses that
-// were stored just before a crash, and were still in the journal, are not stored again.
-import { join, dirname } from "node:path";
+// stores a batch also records the last number it holds, so statuses that were stored just
+// before a crash, and were still in the journal, are not stored again.
 import { MappedJournal } from "../store/mapped-journal.ts";
-import type { Store } from "../store/store.ts";
 import type { IncomingStatus } from "./statuses.repo.ts";
 
 /**
@@ -22,9 +20,16 @@ export const STATUS_JOURNAL_BYTES = 1024 * 1024;
 /** How long a status waits in the journal at most before it is stored in SQLite. */
 export const STATUS_MOVE_INTERVAL_MS = 100;
 export const STATUS_JOURNAL_FILE = "incoming-statuses.journal";
-const SEQUENCE_KEY = "incoming_statuses_journal_seq";
 
-type Journaled = IncomingStatus & { seq: number };
+export type Journaled = IncomingStatus & { seq: number };
+
+/** Where journaled statuses are stored for good (statuses.repo.ts). */
+export interface JournaledStore {
+  /** The sequence number of the last status stored, 0 before the first. */
+  lastStoredSeq(): number;
+  /** Stores the rows and their last sequence number in one transaction; throws on failure, storing none. */
+  store(rows: readonly Journaled[]): void;
+}
 
 export class StatusJournal {
   private readonly journal: MappedJournal;
@@ -33,19 +38,17 @@ export class StatusJournal {
   private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
-    private readonly store: Store,
-    /** Inserts rows (inside the transaction this class opens). */
-    private readonly insertAll: (rows: readonly IncomingStatus[]) => void,
+    private readonly target: JournaledStore,
+    path: string,
     private readonly onMoveFailed: (err: unknown) => void,
     sizeBytes = STATUS_JOURNAL_BYTES,
   ) {
-    const stored = store.logDb.query("SELECT value FROM store_meta WHERE key = ?1").get(SEQUENCE_KEY) as { value: string } | null;
-    this.seq = stored ? Number(stored.value) : 0;
-    this.journal = MappedJournal.open(join(dirname(store.path), STATUS_JOURNAL_FILE), sizeBytes, (records) => {
+    this.seq = target.lastStoredSeq();
+    this.journal = MappedJournal.open(path, sizeBytes, (records) => {
       // Left by a run that stopped before it stored them (or before it emptied the journal).
       const left = (records as Journaled[]).filter((r) => r.seq > this.seq);
       if (left.length === 0) return;
-      this.commit(left);
+      target.store(left);
       this.seq = left.at(-1)!.seq;
     });
   }
@@ -60,7 +63,7 @@ export class StatusJournal {
         // goes to SQLite directly.
         this.move();
         if (!this.journal.append(entry)) {
-          this.commit([entry]);
+          this.target.store([entry]);
           this.seq = entry.seq;
           continue;
         }
@@ -78,7 +81,7 @@ export class StatusJournal {
       this.timer = null;
     }
     if (this.pending.length === 0) return;
-    this.commit(this.pending);
+    this.target.store(this.pending);
     this.pending = [];
     this.journal.clear();
   }
@@ -102,18 +105,5 @@ export class StatusJournal {
     }, STATUS_MOVE_INTERVAL_MS);
     // Journaled statuses never keep the process alive: the next start stores them.
     this.timer.unref?.();
-  }
-
-  private commit(rows: readonly Journaled[]): void {
-    const db = this.store.logDb;
-    db.query("BEGIN").run();
-    try {
-      this.insertAll(rows);
-      db.query("INSERT INTO store_meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(SEQUENCE_KEY, String(rows.at(-1)!.seq));
-      db.query("COMMIT").run();
-    } catch (err) {
-      if (db.inTransaction) db.query("ROLLBACK").run();
-      throw err;
-    }
   }
 }

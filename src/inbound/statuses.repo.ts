@@ -5,7 +5,8 @@ import type { SearchTerm } from "../lib/search-query.ts";
 import { termTimeMs } from "../lib/search-query.ts";
 import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import type { Store } from "../store/store.ts";
-import { StatusJournal } from "./status-journal.ts";
+import { dirname, join } from "node:path";
+import { STATUS_JOURNAL_FILE, StatusJournal, type Journaled, type JournaledStore } from "./status-journal.ts";
 import type { StatusCategory } from "./target-reply.ts";
 
 export interface IncomingStatus {
@@ -98,15 +99,31 @@ export interface StatusRepo {
   close(): void;
 }
 
+const SEQUENCE_KEY = "incoming_statuses_journal_seq";
+
+/**
+ * Journaled statuses stored for good through the log connection: the rows and, in the same
+ * transaction, the sequence number of the last one (store_meta), which says after a crash
+ * which journaled statuses are stored already.
+ */
+export function journaledStore(store: Store): JournaledStore {
+  const db = store.logDb;
+  const insert = db.query(`INSERT INTO incoming_statuses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const saveSeq = db.query("INSERT INTO store_meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+  return {
+    lastStoredSeq: () => Number((db.query("SELECT value FROM store_meta WHERE key = ?1").get(SEQUENCE_KEY) as { value: string } | null)?.value ?? 0),
+    store: db.transaction((rows: readonly Journaled[]) => {
+      for (const s of rows)
+        insert.run(s.id, s.accountId, s.addressId, s.messageId, s.mailFrom, s.rcptTo, s.subject, s.status, s.statusCategory, s.tls, s.sizeBytes, s.remoteIp, s.response, s.createdAtMs);
+      saveSeq.run(SEQUENCE_KEY, String(rows.at(-1)!.seq));
+    }),
+  };
+}
+
 /** `onStoreFailed`: a grouped commit failed; the statuses stay journaled and it is tried again. */
 export function createStatusRepo(store: Store, onStoreFailed: (err: unknown) => void = () => {}): StatusRepo {
   const { db } = store;
-  const insert = store.logDb.query(`INSERT INTO incoming_statuses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-  const insertAll = (rows: readonly IncomingStatus[]) => {
-    for (const s of rows)
-      insert.run(s.id, s.accountId, s.addressId, s.messageId, s.mailFrom, s.rcptTo, s.subject, s.status, s.statusCategory, s.tls, s.sizeBytes, s.remoteIp, s.response, s.createdAtMs);
-  };
-  const journal = new StatusJournal(store, insertAll, onStoreFailed);
+  const journal = new StatusJournal(journaledStore(store), join(dirname(store.path), STATUS_JOURNAL_FILE), onStoreFailed);
 
   return {
     async record(rows) {

@@ -19,9 +19,9 @@ let replyAtOnce = false;
 /**
  * The end-of-DATA callback, wrapped so that the reply it writes leaves at once instead of
  * at the end of the turn. That reply ends the transaction: the client sends nothing more
- * before it has read it, so holding it batches nothing. And it comes after the message's
- * commit, itself made at the end of a turn (setImmediate): held there, it would wait for
- * the next turn, behind every other connection's input. (A reply that smtp-server defers
+ * before it has read it, so holding it batches nothing. And it is often written from a timer
+ * or an immediate (after a grouped commit): held there, it would wait for the next I/O
+ * poll, behind every other connection's input. (A reply that smtp-server defers
  * until the message has been read to its end is not written inside the callback, and is
  * held as usual.)
  */

@@ -79,11 +79,6 @@ export class MappedJournal {
     return new MappedJournal(Bun.mmap(path, { shared: true }));
   }
 
-  /** Bytes the records take now. */
-  get usedBytes(): number {
-    return this.endBytes;
-  }
-
   /** Appends a record; false when the journal has no room left for it. */
   append(record: unknown): boolean {
     const { map, view } = this.mapped();

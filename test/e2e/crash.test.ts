@@ -15,6 +15,11 @@ import { tempDir } from "../helpers/tmp.ts";
 const dir = tempDir();
 afterAll(() => dir.remove());
 
+/** The API on `port` as account A (`path` from the host on, as Link headers give it). */
+const api = (port: number, path: string, method = "GET", body?: unknown) =>
+  fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { authorization: `Bearer ${ACCOUNT_A.token}`, "content-type": "application/json" }, body: body ? JSON.stringify(body) : undefined });
+const A = `/api/v0.1/${ACCOUNT_A.id}`;
+
 describe("kill -9 during a burst of sends", () => {
   test("every 202 is delivered after a restart, at least once", async () => {
     const sink = await SmtpSink.start();
@@ -32,11 +37,9 @@ describe("kill -9 during a burst of sends", () => {
       const first = ServeProcess.spawn(config);
       const port = await first.httpPort();
       // The sender's domain, added and verified the way a customer does it.
-      const api = (path: string, method = "GET", body?: unknown) =>
-        fetch(`http://127.0.0.1:${port}/api/v0.1/${ACCOUNT_A.id}${path}`, { method, headers: { authorization: `Bearer ${ACCOUNT_A.token}`, "content-type": "application/json" }, body: body ? JSON.stringify(body) : undefined });
-      const domain = (await (await api("/sending_domains", "POST", { domain: "sender.test" })).json()) as { id: string; dns_records: { type: string; host: string; value: string }[] };
+      const domain = (await (await api(port, `${A}/sending_domains`, "POST", { domain: "sender.test" })).json()) as { id: string; dns_records: { type: string; host: string; value: string }[] };
       publishRecords(dns, domain);
-      expect((await api(`/sending_domains/${domain.id}/verify`, "POST")).status).toBe(200);
+      expect((await api(port, `${A}/sending_domains/${domain.id}/verify`, "POST")).status).toBe(200);
       const url = `http://127.0.0.1:${port}/api/v0.1/${ACCOUNT_A.outboundId}/messages`;
       let killed = false;
       const sendOne = async (i: number) => {
@@ -95,15 +98,12 @@ describe("kill -9 during a burst of inbound mail", () => {
     const dns = await TestDnsServer.start();
     const config = join(dir.path, "inbound.toml");
     await Bun.write(config, testConfigToml({ dataDir: join(dir.path, "data-inbound"), dnsServer: dns.address, accounts: [ACCOUNT_A], inbound: true }).replace('level = "warn"', 'level = "info"'));
-    const A = `/api/v0.1/${ACCOUNT_A.id}`;
-    const api = (port: number, path: string, init: RequestInit = {}) =>
-      fetch(`http://127.0.0.1:${port}${path}`, { ...init, headers: { authorization: `Bearer ${ACCOUNT_A.token}`, "content-type": "application/json" } });
     const accepted = new Set<string>();
     try {
       const first = ServeProcess.spawn(config);
       const httpPort = await first.httpPort();
       const smtpPort = (await first.waitFor((l) => l.msg === "inbound smtp listening")).port as number;
-      const address = (await (await api(httpPort, `${A}/addresses`, { method: "POST", body: JSON.stringify({ target: target.url("/in"), target_format: "json+n" }) })).json()) as { id: string; email: string };
+      const address = (await (await api(httpPort, `${A}/addresses`, "POST", { target: target.url("/in"), target_format: "json+n" })).json()) as { id: string; email: string };
       let killed = false;
       // 4 senders in parallel, 30 messages each; the kill lands in the middle.
       await Promise.all(

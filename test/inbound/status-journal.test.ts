@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { STATUS_JOURNAL_FILE, STATUS_MOVE_INTERVAL_MS, StatusJournal } from "../../src/inbound/status-journal.ts";
-import { createStatusRepo, type IncomingStatus } from "../../src/inbound/statuses.repo.ts";
+import { createStatusRepo, journaledStore, type IncomingStatus } from "../../src/inbound/statuses.repo.ts";
 import { MappedJournal } from "../../src/store/mapped-journal.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
 import { eventually } from "../helpers/sink.ts";
@@ -40,6 +40,7 @@ const status = (n: number, subject = `message ${n}`): IncomingStatus => ({
   createdAtMs: 1_000_000 + n,
 });
 
+const journalPath = (store: Store) => join(store.path, "..", STATUS_JOURNAL_FILE);
 const inSqlite = (store: Store) => (store.db.query("SELECT id FROM incoming_statuses ORDER BY rowid").all() as { id: string }[]).map((r) => parseInt(r.id, 16));
 
 describe("incoming statuses through the journal", () => {
@@ -67,8 +68,7 @@ describe("incoming statuses through the journal", () => {
     first.close();
     // As if the run had been killed after storing 1 and 2 but before emptying the journal,
     // with 3 journaled after them.
-    const path = join(store.path, "..", STATUS_JOURNAL_FILE);
-    const journal = MappedJournal.open(path, 64 * 1024, () => {});
+    const journal = MappedJournal.open(journalPath(store), 64 * 1024, () => {});
     for (const [n, seq] of [[1, 1], [2, 2], [3, 3]] as const) journal.append({ ...status(n), seq });
     journal.close();
 
@@ -82,8 +82,7 @@ describe("incoming statuses through the journal", () => {
 
   test("a full journal is emptied into SQLite first; a status larger than the journal goes there directly, in order", () => {
     const store = newStore();
-    const insert = store.logDb.query("INSERT INTO incoming_statuses (id, account_id, address_id, mail_from, rcpt_to, status, status_category, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-    const journal = new StatusJournal(store, (rows) => rows.forEach((s) => insert.run(s.id, s.accountId, s.addressId, s.mailFrom, s.rcptTo, s.status, s.statusCategory, s.createdAtMs)), () => {}, 2048);
+    const journal = new StatusJournal(journaledStore(store), journalPath(store), () => {}, 2048);
     for (let n = 1; n <= 12; n++) journal.record([status(n)]);
     // About 400 bytes each: the journal was emptied whenever the next one did not fit.
     const moved = inSqlite(store);
@@ -101,13 +100,16 @@ describe("incoming statuses through the journal", () => {
     const store = newStore();
     const failures: unknown[] = [];
     let refuse = true;
-    const insert = store.logDb.query("INSERT INTO incoming_statuses (id, account_id, address_id, mail_from, rcpt_to, status, status_category, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    const stored = journaledStore(store);
     const journal = new StatusJournal(
-      store,
-      (rows) => {
-        if (refuse) throw new Error("disk I/O error");
-        rows.forEach((s) => insert.run(s.id, s.accountId, s.addressId, s.mailFrom, s.rcptTo, s.status, s.statusCategory, s.createdAtMs));
+      {
+        lastStoredSeq: stored.lastStoredSeq,
+        store: (rows) => {
+          if (refuse) throw new Error("disk I/O error");
+          stored.store(rows);
+        },
       },
+      journalPath(store),
       (err) => failures.push(err),
     );
     journal.record([status(1)]);

@@ -1,0 +1,20 @@
+// What a SIGHUP reload cannot apply to the running appliance: the settings read once at
+// start-up (listener addresses, data_dir, TLS, the logger). Accounts, credentials and
+// limits are read from the current config on every use and need nothing.
+import type { Config } from "./config.ts";
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** The config keys that changed from `current` to `next` but take effect only after a restart. */
+export function restartNeededFor(current: Config, next: Config): string[] {
+  const needRestart: string[] = [];
+  if (!same(next.http.listen, current.http.listen)) needRestart.push("http.listen");
+  for (const key of ["inboundListen", "submissionListen", "submissionTlsListen"] as const) {
+    if (!same(next.smtp[key], current.smtp[key])) needRestart.push(`smtp.${key}`);
+  }
+  if (next.dataDir !== current.dataDir) needRestart.push("data_dir");
+  if (!same(next.tls, current.tls)) needRestart.push("tls");
+  // The logger is made once at start-up, with its level.
+  if (!same(next.log, current.log)) needRestart.push("log");
+  return needRestart;
+}

@@ -1,0 +1,22 @@
+// What a SIGHUP reload reports as needing a restart: the settings read once at start-up.
+import { expect, test } from "bun:test";
+import { parseConfigText } from "../../src/config/load.ts";
+import { restartNeededFor } from "../../src/config/reload.ts";
+import { ACCOUNT_A, testConfigToml } from "../helpers/fixtures.ts";
+
+const base = testConfigToml({ dataDir: "/tmp/postroom-reload-test", accounts: [ACCOUNT_A] });
+const config = (text: string) => {
+  const parsed = parseConfigText(text);
+  if (!parsed.ok) throw new Error(parsed.problems.join("\n"));
+  return parsed.config;
+};
+
+test.each([
+  ["nothing changed", base, []],
+  ["an account (applied at once)", base.replace(`"${ACCOUNT_A.id}"`, '"a0a0a0a0a0a0a0a9"'), []],
+  ["the HTTP listener", base.replace('listen = "127.0.0.1:0"', 'listen = "127.0.0.1:8081"'), ["http.listen"]],
+  ["data_dir", base.replace("/tmp/postroom-reload-test", "/tmp/elsewhere"), ["data_dir"]],
+  ["the log level", base.replace('level = "warn"', 'level = "debug"'), ["log"]],
+])("%s", (_name, nextText, expected) => {
+  expect(restartNeededFor(config(base), config(nextText))).toEqual(expected);
+});
