@@ -22,6 +22,7 @@ describe("config errors name the key path and the rule", () => {
     ["token not a hash", `[[accounts]]\nid = "0123456789abcdef"\napi_tokens = ["plaintext"]`, "accounts[0].api_tokens[0]: must be sha256:<64 lowercase hex> (mint one with `postroom secret`)"],
     ["rate limit", `[[accounts]]\nid = "0123456789abcdef"\nrate_limit = "5/day"`, 'accounts[0].rate_limit: must be "N/s", "N/min", "N/h" or "off"'],
     ["duration", `[inbound]\ntarget_timeout = "30"`, 'inbound.target_timeout: must be a duration such as "30s", "5m", "2h" or "5d"'],
+    ["log flush interval", `[log]\nflush_interval = "soon"`, 'log.flush_interval: must be a duration such as "30s", "5m", "2h" or "5d"'],
     ["duration of wrong type", `[inbound]\ntarget_timeout = 30`, 'inbound.target_timeout: must be a duration such as "30s", "5m", "2h" or "5d"'],
     ["size", `[smtp]\nmax_message_size = "25 megs"`, 'smtp.max_message_size: must be a size such as "512KB", "25MB" or "1GB"'],
     ["listen address", `[http]\nlisten = "8080"`, 'http.listen: must be "host:port" (e.g. "0.0.0.0:25", "[::]:25") or "" for off'],
