@@ -1,5 +1,6 @@
 // One ACME order (RFC 8555) with acme-client: account key kept under data_dir, CAA
-// checked first, HTTP-01 answered by our responder, a fresh certificate key per order.
+// checked first (only a definite answer that forbids our CA stops the order), HTTP-01
+// answered by our responder, a fresh certificate key per order.
 import type * as AcmeClient from "acme-client";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { Agent } from "node:https";
@@ -7,7 +8,7 @@ import { join } from "node:path";
 import type { DnsResolver } from "../lib/dns.ts";
 import { writeFileDurably } from "../lib/durable-file.ts";
 import type { Logger } from "../lib/logger.ts";
-import { caaProblem } from "./caa.ts";
+import { checkCaa } from "./caa.ts";
 import type { TlsMaterial } from "./certificate.ts";
 import type { ChallengeResponder } from "./challenges.ts";
 
@@ -46,8 +47,9 @@ export async function orderCertificate(settings: AcmeSettings, deps: AcmeDeps): 
     backoffAttempts: 8,
   });
   const caIdentities = await directoryCaaIdentities(client);
-  const refused = await caaProblem(deps.resolver, settings.domains, caIdentities);
-  if (refused) throw new AcmeError(refused);
+  const caa = await checkCaa(deps.resolver, settings.domains, caIdentities);
+  if (caa.refusal) throw new AcmeError(caa.refusal);
+  for (const reason of caa.warnings) deps.logger.warn("caa lookup failed", { domains: settings.domains, reason });
 
   const certKey = settings.keyType === "ecdsa" ? await acme.crypto.createPrivateEcdsaKey() : await acme.crypto.createPrivateRsaKey(2048);
   const [, csr] = await acme.crypto.createCsr({ commonName: settings.domains[0], altNames: settings.domains }, certKey);

@@ -19,7 +19,13 @@ export type ZoneRecord =
    * no answer at all, so the client times out (the RFC 7208 test suite's TIMEOUT). Types
    * listed before it are answered as usual.
    */
-  | { type: "TIMEOUT" };
+  | { type: "TIMEOUT" }
+  /**
+   * Not a record: a query of type `qtype` for this name is answered with `rcode` and no
+   * records (SERVFAIL, REFUSED) or not at all (TIMEOUT), as a broken resolver would;
+   * queries of other types are answered as usual.
+   */
+  | { type: "FAIL"; qtype: "A" | "AAAA" | "MX" | "TXT" | "CNAME" | "PTR" | "CAA"; rcode: "SERVFAIL" | "REFUSED" | "TIMEOUT" };
 
 export class TestDnsServer {
   /** name (lowercase, no final dot) → records. Tests change it at will. */
@@ -45,7 +51,11 @@ export class TestDnsServer {
       const [question] = request.questions;
       const name = String(question.name).toLowerCase().replace(/\.$/, "");
       const records = self?.zone.get(name);
-      if (!records) {
+      const failure = records?.find((r): r is Extract<ZoneRecord, { type: "FAIL" }> => r.type === "FAIL" && Packet.TYPE[r.qtype] === question.type);
+      if (failure?.rcode === "TIMEOUT") return; // never answer
+      if (failure) {
+        response.header.rcode = Packet.RCODE[failure.rcode];
+      } else if (!records) {
         response.header.rcode = Packet.RCODE.NXDOMAIN;
       } else if (timesOut(records, question.type)) {
         return; // never answer: the client's timeout is the point
