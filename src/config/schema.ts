@@ -257,7 +257,7 @@ export const ConfigSchema = Type.Object(
               description: "key of the certificate: RSA 2048 (every SMTP client) or ECDSA P-256",
               errorMessage: 'must be "rsa" or "ecdsa"',
             }),
-            failure_backoff: duration("1h", "wait after a failed order before the next; doubles with each failure, up to a day"),
+            failure_backoff: duration("5m", "wait after a failed order before the first retry; doubles with each further failure, up to a day"),
           },
           "ACME (mode acme)",
         ),

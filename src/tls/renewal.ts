@@ -16,7 +16,10 @@ export type RenewalDecision = { order: true; why: string } | { order: false; ret
 /**
  * Order when there is no certificate, when it lacks a configured name, or when less
  * than `renewBeforeMs` remains; but after a failure wait `backoffMs`, doubled with each
- * further failure up to a day, so a refusing CA is not hammered every check.
+ * further failure up to a day, so a refusing CA is not hammered every check. The first
+ * wait is short (tls.acme.failure_backoff, 5 minutes by default): most failures are a
+ * record just published or a port just opened, fixed within minutes, and a listener
+ * without a certificate should not stay so for an hour.
  */
 export function renewalDecision(state: RenewalState, names: readonly string[], nowMs: number, renewBeforeMs: number, backoffMs: number): RenewalDecision {
   const why =
