@@ -10,7 +10,7 @@ import { AcmeError, orderCertificate } from "./acme.ts";
 import { describeCertificate, pairProblem, type CertificateInfo, type TlsMaterial } from "./certificate.ts";
 import type { ChallengeResponder } from "./challenges.ts";
 import { failureBackoffMs, renewalDecision } from "./renewal.ts";
-import { filesStamp, loadConfigured, saveAcmeMaterial, tlsDir } from "./sources.ts";
+import { filesStamp, loadConfigured, saveAcmeMaterial, saveOrderFailure, tlsDir, type OrderFailure } from "./sources.ts";
 
 export interface TlsManagerDeps {
   config(): Config;
@@ -111,6 +111,7 @@ export class TlsManager {
       const problem = pairProblem(material, this.deps.clock.nowMs());
       if (problem) throw new AcmeError(`the CA returned an unusable certificate: ${problem}`);
       saveAcmeMaterial(config.dataDir, material);
+      this.keepOrderFailure(config.dataDir, null);
       this.failures = 0;
       this.lastFailureMs = this.retryAtMs = null;
       this.use(material);
@@ -120,6 +121,7 @@ export class TlsManager {
       this.lastFailureMs = this.deps.clock.nowMs();
       this.retryAtMs = this.lastFailureMs + failureBackoffMs(this.failures, acme.failureBackoffMs);
       this.problem = `ACME order failed: ${(err as Error).message}`;
+      this.keepOrderFailure(config.dataDir, { atMs: this.lastFailureMs, reason: (err as Error).message, retryAtMs: this.retryAtMs });
       log.error("acme order failed", {
         domains: acme.domains,
         reason: (err as Error).message,
@@ -128,6 +130,15 @@ export class TlsManager {
         still_using: this.info ? this.info.serial : "no certificate (STARTTLS not offered)",
       });
       return false;
+    }
+  }
+
+  /** For `postroom tls status`; a disk that refuses this write must not hide the order's own outcome. */
+  private keepOrderFailure(dataDir: string, failure: OrderFailure | null): void {
+    try {
+      saveOrderFailure(dataDir, failure);
+    } catch (err) {
+      this.deps.logger.warn("acme order outcome not kept for tls status", { err });
     }
   }
 

@@ -10,6 +10,10 @@ export function tlsStatusText(config: Config, loaded: Loaded, nowMs: number): { 
   if (mode === "off") return { text: 'tls.mode is "off": no certificate, STARTTLS not offered', ok: true };
   const source = mode === "files" ? `${config.tls.certFile} (key ${config.tls.keyFile})` : `${tlsDir(config.dataDir)}/certificate.pem (ACME: ${config.tls.acme.directoryUrl})`;
   const lines = [`mode:    ${mode}`, `source:  ${source}`];
+  const failure = loaded.orderFailure;
+  if (failure) {
+    lines.push(`last order failed at ${new Date(failure.atMs).toISOString()}: ${failure.reason} (next try after ${new Date(failure.retryAtMs).toISOString()})`);
+  }
   if (!loaded.material) {
     lines.push(`problem: ${loaded.problem}`);
     return { text: lines.join("\n"), ok: false };

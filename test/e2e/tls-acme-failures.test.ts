@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { X509Certificate } from "node:crypto";
 import { createLogger } from "../../src/lib/logger.ts";
+import { loadConfigured } from "../../src/tls/sources.ts";
+import { tlsStatusText } from "../../src/tls/status-text.ts";
 import { startTestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { pebbleAvailable, startPebble, type Pebble } from "../helpers/pebble.ts";
@@ -73,6 +75,13 @@ describe.if(hasPebble)("ACME failures keep the listeners up", () => {
       expect(retryInMs).toBeGreaterThan(4 * 60_000);
       expect(retryInMs).toBeLessThanOrEqual(5 * 60_000);
       expect(failure.retry_at).toBe(new Date(status.retryAtMs!).toISOString());
+      // `postroom tls status`, run beside the server, says why there is no certificate.
+      const text = tlsStatusText(app.app.config, loadConfigured(app.app.config, Date.now()), Date.now());
+      expect(text.ok).toBe(false);
+      const at = /last order failed at (\S+): /.exec(text.text)?.[1];
+      expect(Math.abs(Date.parse(at!) - Date.parse(failure.ts))).toBeLessThan(1000);
+      expect(text.text).toContain(`: ${failure.reason} (next try after ${failure.retry_at})`);
+      expect(text.text).toContain("problem: no certificate obtained yet");
       await app.app.tls.check(); // within the back-off: no new order
       expect(lines.filter((l) => l.includes('"acme order"')).length).toBe(1);
     } finally {
@@ -100,6 +109,10 @@ describe.if(hasPebble)("ACME failures keep the listeners up", () => {
       expect(failure.reason).toContain(`http://${NAME}:${pebble.challengePort}/.well-known/acme-challenge/`);
       expect(failure.reason).toContain("could not resolve");
       expect(failure.still_using).toBe(serial);
+      const text = tlsStatusText(app.app.config, loadConfigured(app.app.config, Date.now()), Date.now());
+      expect(text.ok).toBe(true);
+      expect(text.text).toContain(`serial:  ${serial}`);
+      expect(text.text).toContain(`: ${failure.reason} (next try after ${failure.retry_at})`);
       expect(await ehlo(app.app.inboundPort!)).toContain("STARTTLS");
       const { session } = await SmtpSession.open(app.app.inboundPort!);
       await session.command("EHLO client.postroom.test");
