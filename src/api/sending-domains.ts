@@ -52,8 +52,15 @@ const SendingDomainSchema = t.Object(
 
 type Record = Static<typeof SendingDomainSchema>;
 
-function spfValue(ips: readonly string[]): string {
-  return `v=spf1 ${ips.map((ip) => (ip.includes(":") ? `ip6:${ip}` : `ip4:${ip}`)).join(" ")} -all`.replace("  ", " ");
+/**
+ * The SPF record the bounce host must carry, or null while outbound.sending_ips is empty:
+ * then the only record there is to offer is `v=spf1 -all`, which authorises nobody and
+ * would make every message fail SPF, so none is offered until the addresses are known
+ * (`postroom check-config` warns about it).
+ */
+function spfValue(ips: readonly string[]): string | null {
+  if (ips.length === 0) return null;
+  return `v=spf1 ${ips.map((ip) => (ip.includes(":") ? `ip6:${ip}` : `ip4:${ip}`)).join(" ")} -all`;
 }
 
 export function sendingDomainRoutes(deps: ApiDeps) {
@@ -61,6 +68,7 @@ export function sendingDomainRoutes(deps: ApiDeps) {
     const config = deps.config();
     const names = namesOf(d, config.outbound.bounceHost);
     const status = deps.domains.status(d);
+    const spf = spfValue(config.outbound.sendingIps);
     const row = (type: string, host: string, value: string, purpose: string, required: boolean, check: keyof SendingDomain["checks"]) => ({
       type,
       host,
@@ -86,7 +94,7 @@ export function sendingDomainRoutes(deps: ApiDeps) {
       dns_records: [
         row("TXT", names.dkimDomain, rsaRecord(d.dkimPublicKey), "dkim", true, "dkim"),
         row("CNAME", names.mtaDomain, names.requiredCname, "return_path", true, "return_path"),
-        row("TXT", names.requiredCname, spfValue(config.outbound.sendingIps), "spf", true, "spf"),
+        ...(spf === null ? [] : [row("TXT", names.requiredCname, spf, "spf", true, "spf")]),
         row("TXT", names.ed25519Domain, ed25519Record(d.ed25519PublicKey), "dkim_ed25519", false, "ed25519"),
       ],
       sending_status: status,

@@ -35,6 +35,8 @@ domain = "in.${hostname}"
 
 [outbound]
 bounce_host = "bounces.${hostname}"
+# This host's public addresses, e.g. ["203.0.113.7", "2001:db8::7"]. Until they are set,
+# no SPF record is offered and no sending domain can be verified.
 sending_ips = []
 
 [[accounts]]

@@ -41,7 +41,9 @@ export function cnameVerdict(host: string, targets: readonly string[], required:
 
 /** SPF results per sending address → one verdict: every address must pass. */
 export function spfVerdict(host: string, results: readonly { ip: string; result: string }[]): Verdict {
-  if (results.length === 0) return fail("no sending address is configured (outbound.sending_ips), so SPF cannot be checked");
+  // Said in words, not left as a bare `false`: with no addresses there is nothing SPF could
+  // authorise, no SPF record is offered, and only the operator can fix it.
+  if (results.length === 0) return fail("outbound.sending_ips is empty: the operator has not set the addresses mail leaves from, so no SPF record is offered and SPF cannot be checked");
   const failing = results.filter((r) => r.result !== "pass");
   if (failing.length === 0) return pass;
   return fail(`the SPF policy reached at ${host} does not authorise ${failing.map((r) => `${r.ip} (${r.result})`).join(", ")}`);
