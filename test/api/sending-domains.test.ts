@@ -7,7 +7,7 @@ import { ACCOUNT_A } from "../helpers/fixtures.ts";
 
 const A = `/api/v0.1/${ACCOUNT_A.id}`;
 const auth = bearer(ACCOUNT_A.token);
-type Row = { type: string; host: string; value: string; purpose: string; required: boolean };
+type Row = { type: string; host: string; value: string; purpose: string; required: boolean; verified: boolean; reason: string | null };
 
 describe("outbound.sending_ips empty (as `postroom init` writes it)", () => {
   let t: TestApp;
