@@ -40,6 +40,10 @@ export class Listeners {
   private http: HttpListener | null = null;
   private challenges: ReturnType<typeof Bun.serve> | null = null;
   private readonly smtp: Record<SmtpKind, { server: SMTPServer; port: number } | null> = { inbound: null, submission: null, submissionTls: null };
+  // A listener whose start is awaiting its bind. The first certificate can arrive while
+  // start() is still binding the others, and both paths start the implicit-TLS listener:
+  // it must be bound once (twice was EADDRINUSE on a fixed port, two listeners on port 0).
+  private readonly starting: Partial<Record<SmtpKind, Promise<void>>> = {};
   private stopped = false;
 
   constructor(private readonly deps: ListenersDeps) {
@@ -106,7 +110,15 @@ export class Listeners {
     this.http = this.challenges = null;
   }
 
-  private async startSmtp(kind: SmtpKind, at: ListenAddress, material: TlsMaterial | null): Promise<void> {
+  /** Starts a listener once: a call while it is binding waits for that bind; one after it is up does nothing. */
+  private startSmtp(kind: SmtpKind, at: ListenAddress, material: TlsMaterial | null): Promise<void> {
+    if (this.smtp[kind]) return Promise.resolve();
+    const pending = this.starting[kind] ?? this.bindSmtp(kind, at, material).finally(() => delete this.starting[kind]);
+    this.starting[kind] = pending;
+    return pending;
+  }
+
+  private async bindSmtp(kind: SmtpKind, at: ListenAddress, material: TlsMaterial | null): Promise<void> {
     const server = kind === "inbound" ? this.deps.make.inbound(material) : this.deps.make.submission(kind === "submissionTls", material);
     const port = await listenSmtp(server, at);
     this.smtp[kind] = { server, port };
@@ -123,12 +135,14 @@ export class Listeners {
       if (this.http.listening) this.http.useCertificate(material);
       else this.http.start(material);
     }
+    // A listener still binding takes this certificate once it is up (it may have started with an older one).
+    await Promise.allSettled(Object.values(this.starting));
     for (const kind of ["inbound", "submission"] as const) {
       const running = this.smtp[kind];
       if (running) useCertificate(running.server, material, true);
     }
     const implicit = this.smtp.submissionTls;
     if (implicit) useCertificate(implicit.server, material, false);
-    else if (config.smtp.submissionTlsListen) await this.startSmtp("submissionTls", config.smtp.submissionTlsListen, material);
+    else if (config.smtp.submissionTlsListen && !this.stopped) await this.startSmtp("submissionTls", config.smtp.submissionTlsListen, material);
   }
 }

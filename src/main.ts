@@ -1,36 +1,17 @@
 #!/usr/bin/env bun
 // The command line: serve, check-config, secret, init, tls status, version.
 // Exit codes (DESIGN.md section 5): 0 ok, 1 bad config or input, 2 runtime failure.
-import { parseArgs } from "node:util";
-import { existsSync } from "node:fs";
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { App } from "./app.ts";
 import { hashSecret, mintSecret } from "./auth/secrets.ts";
+import { parseCommandLine } from "./cli/command-line.ts";
+import { describeAccessError } from "./config/files.ts";
 import { loadConfigFile } from "./config/load.ts";
 import { starterConfig } from "./config/starter.ts";
 import { createLogger, setStdoutFlushInterval } from "./lib/logger.ts";
 import { loadConfigured } from "./tls/sources.ts";
 import { tlsStatusText } from "./tls/status-text.ts";
 import { VERSION } from "./version.ts";
-
-const HELP = `postroom ${VERSION}: a self-hosted mail appliance
-
-Usage: postroom <command> [options]
-
-Commands:
-  serve          run the appliance
-  check-config   validate the config file and list every problem
-  secret         mint a random token or SMTP password and print the line for the config
-  init           write a starter config with a fresh account and secrets
-  tls status     print the certificate's names, issuer and expiry (exit 1 when unusable)
-  version        print the version
-
-Options:
-  -c, --config FILE   config file (default: $POSTROOM_CONFIG, else ./postroom.toml)
-  -f, --force         init: overwrite an existing file
-  -h, --help          show this help
-
-Exit codes: 0 ok, 1 bad config or input, 2 runtime failure.
-`;
 
 const out = (s: string) => process.stdout.write(s.endsWith("\n") ? s : s + "\n");
 const err = (s: string) => process.stderr.write(s.endsWith("\n") ? s : s + "\n");
@@ -81,25 +62,20 @@ async function serve(path: string): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<void> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { config: { type: "string", short: "c" }, force: { type: "boolean", short: "f" }, help: { type: "boolean", short: "h" } },
-    });
-  } catch (e) {
-    err(`${(e as Error).message}\n\n${HELP}`);
-    process.exit(1);
+  const line = parseCommandLine(argv);
+  switch (line.kind) {
+    case "help":
+      out(line.text);
+      process.exit(line.exitCode);
+    case "version":
+      out(`postroom ${VERSION}`);
+      return;
+    case "error":
+      err(`${line.message}\n\n${line.usage}`);
+      process.exit(1);
   }
-  const { values, positionals } = parsed;
-  const command = positionals[0] ?? (values.help ? "help" : undefined);
-  if (values.help || command === "help" || command === undefined) {
-    out(HELP);
-    process.exit(command === undefined && !values.help ? 1 : 0);
-  }
-  const path = configPath(values.config);
-  switch (command) {
+  const path = configPath(line.config);
+  switch (line.command) {
     case "serve":
       return serve(path);
     case "check-config": {
@@ -113,25 +89,9 @@ async function main(argv: string[]): Promise<void> {
       out(`config line (the only form Postroom keeps):  "${hashSecret(secret)}"`);
       return;
     }
-    case "init": {
-      if (existsSync(path) && !values.force) {
-        err(`${path} already exists; use --force to overwrite it`);
-        process.exit(1);
-      }
-      const starter = starterConfig("mx.example.com");
-      await Bun.write(path, starter.text);
-      out(`wrote ${path}; edit hostname and domains, then run: postroom serve --config ${path}`);
-      out(`account ID:       ${starter.accountId}`);
-      out(`API token:        ${starter.apiToken}   (shown once)`);
-      out(`SMTP username:    ${starter.outboundId}`);
-      out(`SMTP password:    ${starter.smtpPassword}   (shown once)`);
-      return;
-    }
+    case "init":
+      return init(path, line.force);
     case "tls": {
-      if (positionals[1] !== "status") {
-        err(`usage: postroom tls status [--config FILE]`);
-        process.exit(1);
-      }
       const config = await loadOrExit(path);
       const status = tlsStatusText(config, loadConfigured(config, Date.now()), Date.now());
       out(status.text);
@@ -141,10 +101,28 @@ async function main(argv: string[]): Promise<void> {
     case "version":
       out(`postroom ${VERSION}`);
       return;
-    default:
-      err(`unknown command "${command}"\n\n${HELP}`);
-      process.exit(1);
   }
+}
+
+/** The starter config, readable by the service's group and no one else (it names webhook secrets). */
+async function init(path: string, force: boolean): Promise<void> {
+  if (existsSync(path) && !force) {
+    err(`${path} already exists; use --force to overwrite it`);
+    process.exit(1);
+  }
+  const starter = starterConfig("mx.example.com");
+  try {
+    writeFileSync(path, starter.text, { mode: 0o640 });
+    chmodSync(path, 0o640);
+  } catch (e) {
+    err(`${path}: ${describeAccessError(e as NodeJS.ErrnoException)}`);
+    process.exit(1);
+  }
+  out(`wrote ${path}; edit hostname and domains, then run: postroom serve --config ${path}`);
+  out(`account ID:       ${starter.accountId}`);
+  out(`API token:        ${starter.apiToken}   (shown once)`);
+  out(`SMTP username:    ${starter.outboundId}`);
+  out(`SMTP password:    ${starter.smtpPassword}   (shown once)`);
 }
 
 await main(Bun.argv.slice(2));

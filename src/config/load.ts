@@ -7,31 +7,43 @@ import { parse as parseToml, TomlError } from "smol-toml";
 import "../lib/formats.ts";
 import { describeValueErrors, formatProblem, type Problem } from "../lib/validation.ts";
 import type { Config, WebhookConfig } from "./config.ts";
+import { describeAccessError, fileProblems } from "./files.ts";
 import { ConfigSchema, type RawAccount, type RawConfig } from "./schema.ts";
 import { parseDurationMs, parseListen, parseRate, parseSizeBytes, type ListenAddress, type RateLimit } from "./units.ts";
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
 
+/** The file and every file it names (certificates, CA bundles): all problems at once. */
 export async function loadConfigFile(path: string): Promise<ConfigResult> {
-  const file = Bun.file(path);
-  if (!(await file.exists())) return { ok: false, problems: ["no such file"] };
   let text: string;
   try {
-    text = await file.text();
+    text = await Bun.file(path).text();
   } catch (err) {
-    return { ok: false, problems: [`cannot be read (${(err as Error).message})`] };
+    return { ok: false, problems: [describeAccessError(err as NodeJS.ErrnoException)] };
   }
-  return parseConfigText(text);
+  const data = parseTomlText(text);
+  if (!data.ok) return data;
+  const checked = validateConfigData(data.value);
+  const files = (await fileProblems(data.value)).map(formatProblem);
+  if (files.length === 0) return checked;
+  return { ok: false, problems: [...(checked.ok ? [] : checked.problems), ...files] };
 }
 
 export function parseConfigText(text: string): ConfigResult {
-  let data: unknown;
+  const data = parseTomlText(text);
+  return data.ok ? validateConfigData(data.value) : data;
+}
+
+function parseTomlText(text: string): { ok: true; value: unknown } | { ok: false; problems: string[] } {
   try {
-    data = parseToml(text);
+    return { ok: true, value: parseToml(text) };
   } catch (err) {
     if (err instanceof TomlError) return { ok: false, problems: [`line ${err.line}, column ${err.column}: ${err.message.split("\n")[0]}`] };
     return { ok: false, problems: [(err as Error).message] };
   }
+}
+
+function validateConfigData(data: unknown): ConfigResult {
   const withDefaults = Value.Default(ConfigSchema, structuredClone(data));
   const problems = describeValueErrors(Value.Errors(ConfigSchema, withDefaults), "key");
   if (problems.length > 0) return { ok: false, problems: problems.map(formatProblem) };

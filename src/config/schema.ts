@@ -1,12 +1,14 @@
 // The TOML config file's schema. Every key has a type, a default and a description;
 // config.example.toml documents the same keys and a test keeps the two in step.
 // Key names follow DESIGN.md section 4 and are never renamed.
-import { Type, type Static, type TSchema } from "@sinclair/typebox";
-import { DURATION_PATTERN, RATE_PATTERN, SIZE_PATTERN } from "./units.ts";
+import { FormatRegistry, Type, type Static, type TSchema } from "@sinclair/typebox";
+import { DURATION_PATTERN, parseListen, RATE_PATTERN, SIZE_PATTERN } from "./units.ts";
 
 const HEX16 = "^[0-9a-f]{16}$";
 const SECRET_HASH = "^sha256:[0-9a-f]{64}$";
-const LISTEN = "^((\\[[0-9a-fA-F:.]+\\]|[^:\\s\\[\\]]+):\\d{1,5})?$";
+// A listener is off only when its key is ""; an address that cannot be bound (a port past
+// 65535, no port) is a config error, never a listener silently left out.
+if (!FormatRegistry.Has("listen")) FormatRegistry.Set("listen", (v) => v === "" || parseListen(v) !== null);
 
 const str = (def: string, description: string, extra: object = {}) => Type.String({ default: def, description, ...extra });
 const bool = (def: boolean, description: string) => Type.Boolean({ default: def, description });
@@ -15,7 +17,7 @@ const duration = (def: string, description: string) =>
 const size = (def: string, description: string) =>
   str(def, description, { pattern: SIZE_PATTERN, errorMessage: 'must be a size such as "512KB", "25MB" or "1GB"' });
 const listen = (def: string, description: string) =>
-  str(def, description, { pattern: LISTEN, errorMessage: 'must be "host:port" (e.g. "0.0.0.0:25", "[::]:25") or "" for off' });
+  str(def, description, { format: "listen", errorMessage: 'must be "host:port" with a port from 0 to 65535 (e.g. "0.0.0.0:25", "[::]:25"), or "" for off' });
 const rate = (def: string, description: string) =>
   str(def, description, { pattern: RATE_PATTERN, errorMessage: 'must be "N/s", "N/min", "N/h" or "off"' });
 const int = (def: number, min: number, max: number, description: string) =>

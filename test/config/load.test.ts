@@ -25,7 +25,9 @@ describe("config errors name the key path and the rule", () => {
     ["log flush interval", `[log]\nflush_interval = "soon"`, 'log.flush_interval: must be a duration such as "30s", "5m", "2h" or "5d"'],
     ["duration of wrong type", `[inbound]\ntarget_timeout = 30`, 'inbound.target_timeout: must be a duration such as "30s", "5m", "2h" or "5d"'],
     ["size", `[smtp]\nmax_message_size = "25 megs"`, 'smtp.max_message_size: must be a size such as "512KB", "25MB" or "1GB"'],
-    ["listen address", `[http]\nlisten = "8080"`, 'http.listen: must be "host:port" (e.g. "0.0.0.0:25", "[::]:25") or "" for off'],
+    ["listen address", `[http]\nlisten = "8080"`, 'http.listen: must be "host:port" with a port from 0 to 65535 (e.g. "0.0.0.0:25", "[::]:25"), or "" for off'],
+    ["listen port past 65535", `[http]\nlisten = "127.0.0.1:99999"`, 'http.listen: must be "host:port" with a port from 0 to 65535 (e.g. "0.0.0.0:25", "[::]:25"), or "" for off'],
+    ["listen port past 65535 on an SMTP listener", `[smtp]\nsubmission_tls_listen = "[::1]:65536"`, 'smtp.submission_tls_listen: must be "host:port" with a port from 0 to 65535 (e.g. "0.0.0.0:25", "[::]:25"), or "" for off'],
     ["boolean", `[smtp]\nallow_insecure_auth = "yes"`, "smtp.allow_insecure_auth: must be boolean"],
     ["integer range", `[outbound]\nmx_port = 0`, "outbound.mx_port: must be a port number (1-65535)"],
     ["sending ip", `[outbound]\nsending_ips = ["203.0.113.300"]`, "outbound.sending_ips[0]: must be an IPv4 or IPv6 address"],
@@ -61,7 +63,7 @@ describe("config errors name the key path and the rule", () => {
     const problems = problemsOf(`colour = 1\n[http]\nlisten = "x"\n[inbound]\ntarget_timeout = "x"\n[[accounts]]\nid = "no"`);
     expect(problems).toEqual([
       "colour: unknown key",
-      'http.listen: must be "host:port" (e.g. "0.0.0.0:25", "[::]:25") or "" for off',
+      'http.listen: must be "host:port" with a port from 0 to 65535 (e.g. "0.0.0.0:25", "[::]:25"), or "" for off',
       'inbound.target_timeout: must be a duration such as "30s", "5m", "2h" or "5d"',
       "accounts[0].id: must be 16 lowercase hex",
     ]);

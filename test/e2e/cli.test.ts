@@ -59,9 +59,43 @@ describe("postroom CLI", () => {
     const r = runCli(["check-config", "--config", path]);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(
-      `${path}: 2 problems:\n  http.listen: must be "host:port" (e.g. "0.0.0.0:25", "[::]:25") or "" for off\n  accounts[0].id: must be 16 lowercase hex\n`,
+      `${path}: 2 problems:\n  http.listen: must be "host:port" with a port from 0 to 65535 (e.g. "0.0.0.0:25", "[::]:25"), or "" for off\n  accounts[0].id: must be 16 lowercase hex\n`,
     );
     expect(runCli(["check-config", "--config", join(dir.path, "missing.toml")]).stderr).toContain("no such file");
+  });
+
+  test("check-config lists an impossible port, a misspelled key, a bad duration and a missing certificate file together", async () => {
+    const path = join(dir.path, "four.toml");
+    const certFile = join(dir.path, "no-such-cert.pem");
+    const keyFile = join(dir.path, "no-such-key.pem");
+    await Bun.write(
+      path,
+      testConfigToml({ dataDir: join(dir.path, "data"), inboundKeys: 'target_timout = "30s"\ntarget_timeout = "soon"', tls: `mode = "files"\ncert_file = "${certFile}"\nkey_file = "${keyFile}"` }).replace(
+        'listen = "127.0.0.1:0"',
+        'listen = "127.0.0.1:99999"',
+      ),
+    );
+    const r = runCli(["check-config", "--config", path]);
+    expect(r.code).toBe(1);
+    const problems = r.stderr.split("\n").slice(1).filter(Boolean).map((l) => l.trim()).sort();
+    expect(problems).toEqual(
+      [
+        'http.listen: must be "host:port" with a port from 0 to 65535 (e.g. "0.0.0.0:25", "[::]:25"), or "" for off',
+        "inbound.target_timout: unknown key",
+        'inbound.target_timeout: must be a duration such as "30s", "5m", "2h" or "5d"',
+        `tls.cert_file: ${certFile}: no such file`,
+        `tls.key_file: ${keyFile}: no such file`,
+      ].sort(),
+    );
+    expect(r.stderr.split("\n")[0]).toBe(`${path}: 5 problems:`);
+  });
+
+  test("an impossible listen port is refused by serve, never a listener silently left out", async () => {
+    const path = join(dir.path, "port.toml");
+    await Bun.write(path, testConfigToml({ dataDir: join(dir.path, "data"), inbound: true }).replace('inbound_listen = "127.0.0.1:0"', 'inbound_listen = "127.0.0.1:70000"'));
+    const r = runCli(["serve", "--config", path]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('smtp.inbound_listen: must be "host:port" with a port from 0 to 65535');
   });
 
   test("serve with a bad config exits 1 before listening", async () => {

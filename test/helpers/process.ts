@@ -23,7 +23,12 @@ export class ServeProcess {
 
   /** `command`: how to run postroom (default: this Bun on src/main.ts; the smoke test passes the binary). */
   static spawn(configPath: string, cwd?: string, command: string[] = [process.execPath, MAIN]): ServeProcess {
-    return new ServeProcess(Bun.spawn([...command, "serve", "--config", configPath], { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" }));
+    return ServeProcess.run([...command, "serve", "--config", configPath], cwd);
+  }
+
+  /** A whole command line that serves (e.g. a unit's ExecStart under setpriv). */
+  static run(argv: string[], cwd?: string): ServeProcess {
+    return new ServeProcess(Bun.spawn(argv, { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" }));
   }
 
   private async pump() {
