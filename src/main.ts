@@ -7,6 +7,7 @@ import { hashSecret, mintSecret } from "./auth/secrets.ts";
 import { parseCommandLine } from "./cli/command-line.ts";
 import { describeAccessError } from "./config/files.ts";
 import { loadConfigFile } from "./config/load.ts";
+import { configWarnings } from "./config/warnings.ts";
 import { starterConfig } from "./config/starter.ts";
 import { createLogger, setStdoutFlushInterval } from "./lib/logger.ts";
 import { loadConfigured } from "./tls/sources.ts";
@@ -34,6 +35,7 @@ async function serve(path: string): Promise<void> {
   const config = await loadOrExit(path);
   setStdoutFlushInterval(config.log.flushIntervalMs);
   const logger = createLogger({ level: config.log.level });
+  for (const warning of configWarnings(config)) logger.warn("config warning", { warning });
   let app: App;
   try {
     app = await App.start({ config, logger });
@@ -80,7 +82,9 @@ async function main(argv: string[]): Promise<void> {
       return serve(path);
     case "check-config": {
       const config = await loadOrExit(path);
-      out(`${path}: ok (${config.accounts.length} account${config.accounts.length === 1 ? "" : "s"})`);
+      const warnings = configWarnings(config);
+      for (const w of warnings) err(`warning: ${w}`);
+      out(`${path}: ok (${config.accounts.length} account${config.accounts.length === 1 ? "" : "s"}${warnings.length ? `, ${warnings.length} warning${warnings.length === 1 ? "" : "s"}` : ""})`);
       return;
     }
     case "secret": {
