@@ -36,6 +36,8 @@ import { DomainService } from "./domains/service.ts";
 import { WebhookDispatcher } from "./events/dispatcher.ts";
 import { createOutboxRepo } from "./events/outbox.repo.ts";
 import { Scheduler } from "./jobs/scheduler.ts";
+import { RetentionPurge } from "./jobs/retention-purge.ts";
+import { retentionPurges } from "./jobs/retention-tables.ts";
 import { DeliveryWorker } from "./outbound/worker.ts";
 import { outboundTls } from "./outbound/destination-tls.ts";
 import { lockDataDir, type DataDirLock } from "./store/data-dir-lock.ts";
@@ -46,9 +48,6 @@ import { daysLeft } from "./tls/certificate.ts";
 import { ChallengeResponder } from "./tls/challenges.ts";
 import { TlsManager } from "./tls/manager.ts";
 import { VERSION } from "./version.ts";
-
-/** How long posted webhook events stay in the outbox after they were created. */
-const FINISHED_OUTBOX_KEEP_MS = 86_400_000;
 
 export interface AppOptions {
   config: Config;
@@ -86,6 +85,8 @@ export class App {
   readonly delivery: DeliveryWorker;
   /** Posts message events to webhooks (tests kick it after moving their clock). */
   readonly webhooks: WebhookDispatcher;
+  /** Deletes what is older than its retention (tests run it after moving their clock). */
+  readonly retention: RetentionPurge;
 
   private constructor(
     opts: AppOptions,
@@ -193,8 +194,9 @@ export class App {
     this.scheduler = new Scheduler(logger.child({ component: "jobs" }));
     this.scheduler.every("verify-sending-domains", "0 * * * * *", () => this.domains.verifyDue());
     this.scheduler.every("purge-attachments", "0 17 * * * *", async () => localAttachments.purgeExpired(clock.nowMs()));
-    // Posted, expired and dropped outbox rows are bookkeeping only: the events stay in E13.
-    this.scheduler.every("purge-webhook-outbox", "0 23 * * * *", () => outbox.purgeFinished(clock.nowMs() - FINISHED_OUTBOX_KEEP_MS));
+    const purges = retentionPurges(store, { statuses, outbox, sendingDomains });
+    this.retention = new RetentionPurge({ purges, clock, logger: logger.child({ component: "retention" }), settings: () => this.current.retention });
+    this.scheduler.everyMs("retention-purge", config.retention.intervalMs, () => this.retention.run());
     if (config.tls.mode !== "off") this.scheduler.everyMs("check-certificate", config.tls.checkIntervalMs, () => this.tls.check());
   }
 
@@ -284,6 +286,7 @@ export class App {
 
   async stop(): Promise<void> {
     this.scheduler.stop();
+    await this.retention.stop();
     await this.delivery.stop();
     await this.webhooks.stop();
     await this.listeners.stop();

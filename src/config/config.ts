@@ -93,6 +93,21 @@ export interface Config {
     tlsCaFile: string;
   };
   domains: { recheckUnverifiedMs: number; recheckVerifiedMs: number; graceMs: number };
+  retention: {
+    /** How long the rows of each table are kept, by its key in [retention]; null: forever ("off"). */
+    keepMs: {
+      incoming_statuses: number | null;
+      messages: number | null;
+      bodies: number | null;
+      events: number | null;
+      webhook_outbox: number | null;
+      domain_events: number | null;
+      mta_sts_policies: number | null;
+    };
+    intervalMs: number;
+    batchSize: number;
+    batchPauseMs: number;
+  };
   webhooks: { timeoutMs: number; retryDelaysMs: number[]; maxAgeMs: number; batchSize: number; allowPrivate: boolean };
   dns: { servers: string[] };
   tls: {

@@ -98,6 +98,7 @@ export function crossKeyProblems(raw: RawConfig): Problem[] {
 const ms = (s: string): number => parseDurationMs(s)!;
 const bytes = (s: string): number => parseSizeBytes(s)!;
 const rate = (s: string): RateLimit | null => parseRate(s)!;
+const keepMs = (s: string): number | null => (s.trim() === "off" ? null : ms(s));
 const listenOrOff = (s: string): ListenAddress | null => (s === "" ? null : parseListen(s));
 
 const webhookOf = (w: RawAccount["webhook"]): WebhookConfig | null => (w ? { url: w.url, token: w.token, signingSecret: w.signing_secret || null } : null);
@@ -168,6 +169,20 @@ export function toConfig(raw: RawConfig): Config {
       allowPrivate: raw.webhooks.allow_private,
     },
     domains: { recheckUnverifiedMs: ms(raw.domains.recheck_unverified), recheckVerifiedMs: ms(raw.domains.recheck_verified), graceMs: ms(raw.domains.grace_period) },
+    retention: {
+      keepMs: {
+        incoming_statuses: keepMs(raw.retention.incoming_statuses),
+        messages: keepMs(raw.retention.messages),
+        bodies: keepMs(raw.retention.bodies),
+        events: keepMs(raw.retention.events),
+        webhook_outbox: keepMs(raw.retention.webhook_outbox),
+        domain_events: keepMs(raw.retention.domain_events),
+        mta_sts_policies: keepMs(raw.retention.mta_sts_policies),
+      },
+      intervalMs: ms(raw.retention.interval),
+      batchSize: raw.retention.batch_size,
+      batchPauseMs: ms(raw.retention.batch_pause),
+    },
     dns: { servers: raw.dns.servers },
     tls: {
       mode: raw.tls.mode,

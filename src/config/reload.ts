@@ -16,5 +16,7 @@ export function restartNeededFor(current: Config, next: Config): string[] {
   if (!same(next.tls, current.tls)) needRestart.push("tls");
   // The logger is made once at start-up, with its level.
   if (!same(next.log, current.log)) needRestart.push("log");
+  // The purge's timer is set once; the retentions and batches are read at every run.
+  if (next.retention.intervalMs !== current.retention.intervalMs) needRestart.push("retention.interval");
   return needRestart;
 }

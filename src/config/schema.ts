@@ -20,6 +20,11 @@ const listen = (def: string, description: string) =>
   str(def, description, { format: "listen", errorMessage: 'must be "host:port" with a port from 0 to 65535 (e.g. "0.0.0.0:25", "[::]:25"), or "" for off' });
 const rate = (def: string, description: string) =>
   str(def, description, { pattern: RATE_PATTERN, errorMessage: 'must be "N/s", "N/min", "N/h" or "off"' });
+// A retention: a duration other than zero, or "off" (kept forever). Zero is refused
+// rather than read as either: "0" means "forever" to some and "at once" to others.
+const NONZERO_DURATION = "(?=[0-9.]*[1-9])\\d+(\\.\\d+)?\\s*(ms|s|m|min|h|d)";
+const retention = (def: string, description: string) =>
+  str(def, `${description}; "off" = kept forever`, { pattern: `^\\s*(off|${NONZERO_DURATION})\\s*$`, errorMessage: 'must be a duration above zero such as "7d" or "30d", or "off" to keep forever' });
 const int = (def: number, min: number, max: number, description: string) =>
   Type.Integer({ default: def, minimum: min, maximum: max, description, errorMessage: `must be an integer from ${min} to ${max}` });
 const section = <T extends Record<string, TSchema>>(props: T, description: string) =>
@@ -225,6 +230,21 @@ export const ConfigSchema = Type.Object(
         grace_period: duration("72h", "how long a verified domain whose records fail keeps sending before it stops"),
       },
       "sending domains",
+    ),
+    retention: section(
+      {
+        incoming_statuses: retention("30d", "how long incoming statuses (E6) are kept"),
+        messages: retention("30d", "how long sent messages (E12, E13) are kept, with their recipients, events and bodies; a message still queued, or with events not yet posted to its webhook, is kept whatever its age"),
+        bodies: retention("7d", "how long the raw body of a sent message is kept; a message still queued keeps its body whatever its age"),
+        events: retention("30d", "how long message events are kept (for messages kept longer than their events); an event not yet posted to its webhook is kept"),
+        webhook_outbox: retention("1d", "how long the webhook bookkeeping of an event is kept once the event was posted, expired or dropped (the event itself stays)"),
+        domain_events: retention("30d", "how long the verification history of sending domains is kept"),
+        mta_sts_policies: retention("1d", "how long a recipient domain's cached MTA-STS policy is kept after it expired (an expired policy is never applied)"),
+        interval: str("10m", "how often the purge runs", { pattern: `^\\s*${NONZERO_DURATION}\\s*$`, errorMessage: 'must be a duration above zero such as "10m"' }),
+        batch_size: int(1000, 1, 100_000, "rows each purge statement deletes at most (messages: with their recipients, events and bodies)"),
+        batch_pause: duration("10ms", "wait between two purge statements, in which SMTP and the API are served; \"0ms\" = only hand over to pending I/O"),
+      },
+      "how long what grows with traffic is kept; one job purges it in small batches",
     ),
     dns: section(
       {

@@ -1,7 +1,10 @@
 // SQL for message events. Inserts run inside the caller's transaction (the change of
-// state they record commits with them); reads serve E12, E13 and, later, webhooks.
+// state they record commits with them); reads serve E12, E13 and, later, webhooks; the
+// retention purge deletes old ones, never one still waiting for its webhook.
 import type { Database } from "bun:sqlite";
 import { newId16 } from "../lib/ids.ts";
+import { planWindow, rowidsParam, type Purge, type WindowRow } from "../store/purge-window.ts";
+import type { Store } from "../store/store.ts";
 import { isInternalKind, type EventKind } from "./kinds.ts";
 
 export interface MessageEvent {
@@ -80,4 +83,47 @@ export function lastEventOfRecipients(db: Database, recipientIds: readonly strin
   const last = new Map<string, MessageEvent>();
   for (const e of eventsOfRecipients(db, recipientIds)) if (!exceptKinds.includes(e.kind)) last.set(e.recipientId, e);
   return last;
+}
+
+// ---------------------------------------------------------------- retention
+
+/** The messages among `messageIds` (a JSON array) with an event still waiting for its webhook POST. */
+export function messagesWithPendingEvents(db: Database, messageIds: string): Set<string> {
+  // CROSS JOIN fixes the order: from the few messages to their events, not from every
+  // pending event (a webhook outage leaves days of them) to the messages.
+  const rows = db
+    .query("SELECT DISTINCT e.message_id AS id FROM json_each(?) j CROSS JOIN message_events e ON e.message_id = j.value CROSS JOIN webhook_outbox o ON o.event_id = e.id WHERE o.state = 'pending'")
+    .all(messageIds) as { id: string }[];
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Deletes every event of the messages (a JSON array of IDs) and their webhook bookkeeping, in the caller's transaction. */
+export function deleteEventsOfMessages(db: Database, messageIds: string): void {
+  db.query("DELETE FROM webhook_outbox WHERE event_id IN (SELECT id FROM message_events WHERE message_id IN (SELECT value FROM json_each(?)))").run(messageIds);
+  db.query("DELETE FROM message_events WHERE message_id IN (SELECT value FROM json_each(?))").run(messageIds);
+}
+
+/**
+ * The events retention: deletes events created before the cutoff, with their webhook
+ * bookkeeping, but never one still waiting to be posted (the dispatcher reads the event
+ * when it posts) nor one of a recipient still queued (its delivery is not over). Through
+ * the log connection: a purge lost in a power cut is done again at the next run.
+ */
+export function createEventPurge(store: Store): Purge {
+  const db = store.logDb;
+  const needed =
+    "EXISTS (SELECT 1 FROM webhook_outbox o WHERE o.event_id = e.id AND o.state = 'pending') OR EXISTS (SELECT 1 FROM outbound_recipients r WHERE r.id = e.recipient_id AND r.state = 'queued')";
+  const window = db.query<WindowRow, [number, number]>(`SELECT e.rowid AS rowid, e.created_at AS at, (${needed}) AS keep FROM message_events e WHERE e.rowid > ? ORDER BY e.rowid LIMIT ?`);
+  const removeOutbox = db.query("DELETE FROM webhook_outbox WHERE event_id IN (SELECT id FROM message_events WHERE rowid IN (SELECT value FROM json_each(?)))");
+  const removeEvents = db.query("DELETE FROM message_events WHERE rowid IN (SELECT value FROM json_each(?))");
+  const purgeWindow = db.transaction((beforeMs: number, afterRowid: number, limit: number) => {
+    const plan = planWindow(window.all(afterRowid, limit), beforeMs, limit, true);
+    if (plan.remove.length > 0) {
+      const rowids = rowidsParam(plan.remove);
+      removeOutbox.run(rowids);
+      removeEvents.run(rowids);
+    }
+    return { deleted: plan.remove.length, next: plan.next };
+  });
+  return async (beforeMs, afterRowid, limit) => purgeWindow(beforeMs, afterRowid, limit);
 }

@@ -1,5 +1,7 @@
-// SQL for the MTA-STS policy cache (one row per recipient domain, replaced on refresh).
+// SQL for the MTA-STS policy cache (one row per recipient domain, replaced on refresh,
+// deleted by the retention purge some time after it expired).
 import type { Clock } from "../lib/clock.ts";
+import { planWindow, rowidsParam, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
 import type { StsStore } from "./mta-sts.ts";
 import type { StsPolicy } from "./tls-policy.ts";
@@ -28,4 +30,22 @@ export function createStsRepo(store: Store, clock: Clock): StsStore {
       upsert.run(domain, p.id, p.mode, JSON.stringify(p.mx), p.maxAgeSeconds, clock.nowMs(), p.expiresAtMs);
     },
   };
+}
+
+/**
+ * The retention purge: deletes policies that expired before the cutoff (one that expired
+ * is never applied; a domain that still publishes one gets it fetched again). The table
+ * is not in expiry order (a refresh rewrites a row in place), so the walk covers all of
+ * it, a window at a time; it holds a row per recipient domain that has a policy.
+ */
+export function createStsPurge(store: Store): Purge {
+  const db = store.logDb;
+  const window = db.query<WindowRow, [number, number]>("SELECT rowid, expires_at AS at, 0 AS keep FROM mta_sts_policies WHERE rowid > ? ORDER BY rowid LIMIT ?");
+  const remove = db.query("DELETE FROM mta_sts_policies WHERE rowid IN (SELECT value FROM json_each(?))");
+  const purgeWindow = db.transaction((beforeMs: number, afterRowid: number, limit: number) => {
+    const plan = planWindow(window.all(afterRowid, limit), beforeMs, limit, false);
+    if (plan.remove.length > 0) remove.run(rowidsParam(plan.remove));
+    return { deleted: plan.remove.length, next: plan.next };
+  });
+  return async (beforeMs, afterRowid, limit) => purgeWindow(beforeMs, afterRowid, limit);
 }

@@ -17,6 +17,8 @@ test.each([
   ["the HTTP listener", base.replace('listen = "127.0.0.1:0"', 'listen = "127.0.0.1:8081"'), ["http.listen"]],
   ["data_dir", base.replace("/tmp/postroom-reload-test", "/tmp/elsewhere"), ["data_dir"]],
   ["the log level", base.replace('level = "warn"', 'level = "debug"'), ["log"]],
+  ["a retention (read at every purge)", `${base}\n[retention]\nincoming_statuses = "90d"\nbatch_size = 10`, []],
+  ["the purge interval", `${base}\n[retention]\ninterval = "1h"`, ["retention.interval"]],
 ])("%s", (_name, nextText, expected) => {
   expect(restartNeededFor(config(base), config(nextText))).toEqual(expected);
 });
