@@ -16,6 +16,7 @@ import type { CustomDomain } from "./custom-domains.repo.ts";
 import type { ExtractedMessage } from "./extract.ts";
 import { MessageRefused, type ParseLimits } from "./parse.ts";
 import { buildPayload, payloadAttachment, toFormData, type MessageContent, type PayloadEnvelope } from "./payload.ts";
+import { recipientsOfAccount, type AcceptedRecipient } from "./recipients.ts";
 import type { IncomingStatus, StatusRepo } from "./statuses.repo.ts";
 import { postToTarget, type TargetPostContext } from "./target-post.ts";
 import { verdictFor, worstReply, type TargetOutcome, type TargetVerdict } from "./target-reply.ts";
@@ -35,6 +36,8 @@ export interface Transaction {
   tls: { protocol: string; cipher: string } | null;
   groups: AddressGroup[];
   bounceRcpts: string[];
+  /** Every accepted recipient, in RCPT order. */
+  accepted: AcceptedRecipient[];
 }
 
 export interface DeliverDeps {
@@ -129,7 +132,7 @@ export async function deliverMessage(raw: Buffer, tx: Transaction, deps: Deliver
       tx.groups.map(async (group) => {
         const envelope: PayloadEnvelope = {
           to: group.rcpts[0]!,
-          recipients: group.rcpts,
+          recipients: recipientsOfAccount(tx.accepted, group.address.accountId),
           from: tx.mailFrom,
           helo_domain: tx.helo,
           remote_ip: tx.remoteIp,

@@ -32,3 +32,19 @@ export function classifyRecipient(address: string, own: { inboundDomain: string;
   }
   return { kind: "domain", localPart, domain };
 }
+
+/** A recipient the transaction accepted, with the account it reached (null for a bounce address). */
+export interface AcceptedRecipient {
+  rcpt: string;
+  accountId: string | null;
+}
+
+/**
+ * envelope.recipients of a POST for an address of `accountId`: every accepted recipient
+ * of the transaction that reached that account (any of its addresses, sub-addresses or
+ * custom domains), in RCPT order. Another account's recipients are never listed: they are
+ * another tenant's business.
+ */
+export function recipientsOfAccount(accepted: readonly AcceptedRecipient[], accountId: string): string[] {
+  return accepted.filter((r) => r.accountId === accountId).map((r) => r.rcpt);
+}

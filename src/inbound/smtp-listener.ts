@@ -5,6 +5,7 @@ import type { Logger } from "../lib/logger.ts";
 import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
 import { reply, smtpError, smtpSuccessText } from "../lib/smtp-reply.ts";
 import { refusedStatuses, deliverMessage, type AddressGroup, type DeliverDeps, type Transaction } from "./deliver-message.ts";
+import type { AcceptedRecipient } from "./recipients.ts";
 import { routeRecipient, type RouteDeps } from "./route.ts";
 
 export interface InboundLimits {
@@ -28,13 +29,15 @@ export interface InboundListenerDeps {
 interface ConnectionState {
   groups: Map<string, AddressGroup>;
   bounceRcpts: string[];
+  /** Every accepted recipient in RCPT order (the groups lose the order across addresses). */
+  accepted: AcceptedRecipient[];
   refusedRcpts: number;
 }
 
 const states = new WeakMap<SMTPServerSession, ConnectionState>();
 const stateOf = (s: SMTPServerSession): ConnectionState => {
   let st = states.get(s);
-  if (!st) states.set(s, (st = { groups: new Map(), bounceRcpts: [], refusedRcpts: 0 }));
+  if (!st) states.set(s, (st = { groups: new Map(), bounceRcpts: [], accepted: [], refusedRcpts: 0 }));
   return st;
 };
 
@@ -47,6 +50,7 @@ export function transactionOf(session: SMTPServerSession, st: ConnectionState): 
     tls,
     groups: [...st.groups.values()],
     bounceRcpts: st.bounceRcpts,
+    accepted: st.accepted,
   };
 }
 
@@ -95,20 +99,28 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
       const st = stateOf(session);
       st.groups = new Map();
       st.bounceRcpts = [];
+      st.accepted = [];
       callback();
     },
 
     onRcptTo(address, session, callback) {
       const st = stateOf(session);
+      // The same recipient again (in any case): smtp-server keeps it once in the envelope,
+      // and so do we, so it is neither posted nor listed twice.
+      const lower = address.address.toLowerCase();
+      if (st.accepted.some((r) => r.rcpt.toLowerCase() === lower)) return callback();
       routeRecipient(address.address, deps.route())
         .then(async (result) => {
           if (result.ok) {
-            if (result.route.kind === "bounce") st.bounceRcpts.push(address.address);
-            else {
+            if (result.route.kind === "bounce") {
+              st.bounceRcpts.push(address.address);
+              st.accepted.push({ rcpt: address.address, accountId: null });
+            } else {
               const { address: addr, customDomain } = result.route;
               const group = st.groups.get(addr.id) ?? { address: addr, customDomain, rcpts: [] };
               group.rcpts.push(address.address);
               st.groups.set(addr.id, group);
+              st.accepted.push({ rcpt: address.address, accountId: addr.accountId });
             }
             return callback();
           }

@@ -75,7 +75,8 @@ describe("json+n and multipart+n, one message to two addresses", () => {
     const [post] = target.at("/json");
     expect(post!.json.envelope).toEqual({
       to: `${json.id}+invoices@in.postroom.test`,
-      recipients: [`${json.id}+invoices@in.postroom.test`],
+      // Both addresses are account A's: each POST lists both recipients.
+      recipients: [`${json.id}+invoices@in.postroom.test`, multi.email],
       from: "joerg@sender.test",
       helo_domain: "client.example.org",
       remote_ip: "127.0.0.1",
@@ -123,7 +124,8 @@ describe("json+n and multipart+n, one message to two addresses", () => {
     const form = await TestTarget.formData(target.at("/multi")[0]!);
     const field = (name: string) => form.get(name);
     expect(field("envelope[to]")).toBe(multi.email);
-    expect(field("envelope[recipients][0]")).toBe(multi.email);
+    expect(field("envelope[recipients][0]")).toBe(`${json.id}+invoices@in.postroom.test`);
+    expect(field("envelope[recipients][1]")).toBe(multi.email);
     expect(field("envelope[from]")).toBe("joerg@sender.test");
     expect(field("envelope[helo_domain]")).toBe("client.example.org");
     expect(field("envelope[remote_ip]")).toBe("127.0.0.1");

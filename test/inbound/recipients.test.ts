@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { classifyRecipient } from "../../src/inbound/recipients.ts";
+import { classifyRecipient, recipientsOfAccount, type AcceptedRecipient } from "../../src/inbound/recipients.ts";
 
 const own = { inboundDomain: "in.example.com", bounceHost: "bounces.example.com" };
 const ID = "0123456789abcdef0123";
@@ -21,4 +21,19 @@ describe("classifyRecipient", () => {
     ["no-at-sign", { kind: "invalid" }],
     ["@customer.org", { kind: "invalid" }],
   ])("%p", (rcpt, kind) => expect(classifyRecipient(rcpt, own)).toEqual(kind as never));
+});
+
+describe("recipientsOfAccount", () => {
+  const accepted: AcceptedRecipient[] = [
+    { rcpt: "a2@in.example.com", accountId: "A" },
+    { rcpt: "b1@in.example.com", accountId: "B" },
+    { rcpt: "a1@in.example.com", accountId: "A" },
+    { rcpt: `bounces+${UUID}-x@bounces.example.com`, accountId: null },
+    { rcpt: "Sales@shop.example", accountId: "A" },
+  ];
+  test.each([
+    ["A", ["a2@in.example.com", "a1@in.example.com", "Sales@shop.example"]],
+    ["B", ["b1@in.example.com"]],
+    ["C", []],
+  ])("account %p: its recipients in RCPT order, no other account's, no bounce address", (account, expected) => expect(recipientsOfAccount(accepted, account)).toEqual(expected));
 });
