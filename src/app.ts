@@ -142,7 +142,7 @@ export class App {
       return {
         hostname: c.hostname,
         limits: { maxHeaderBytes: c.smtp.maxHeaderBytes, maxMimeDepth: c.smtp.maxMimeDepth, maxMimeParts: c.smtp.maxMimeParts },
-        extract: (raw, limits) => extractor.extract(raw, limits),
+        extract: (raw, limits, traceBytes) => extractor.extract(raw, limits, traceBytes),
         attachmentUrlTtlMs: c.inbound.attachmentUrlTtlMs,
         post: {
           resolver,

@@ -1,6 +1,7 @@
-// The end of DATA: parse the message once, check SPF/DKIM/DMARC, then POST it to the
-// target of every address it reached (in parallel), record an incoming status for each,
-// and answer the sender with the worst of the replies (API.md section 7).
+// The end of DATA: put our trace lines in front of the message, parse it once, check
+// SPF/DKIM/DMARC, then POST it to the target of every address it reached (in parallel),
+// record an incoming status for each, and answer the sender with the worst of the
+// replies (API.md section 7).
 import { createHash } from "node:crypto";
 import type { Clock } from "../lib/clock.ts";
 import type { DnsResolver } from "../lib/dns.ts";
@@ -20,6 +21,7 @@ import { recipientsOfAccount, type AcceptedRecipient } from "./recipients.ts";
 import type { IncomingStatus, StatusRepo } from "./statuses.repo.ts";
 import { postToTarget, type TargetPostContext } from "./target-post.ts";
 import { verdictFor, worstReply, type TargetOutcome, type TargetVerdict } from "./target-reply.ts";
+import { receivedHeader, returnPathHeader, withTraceHeaders } from "./trace-headers.ts";
 
 /** The recipients of one transaction that reach one address. */
 export interface AddressGroup {
@@ -31,9 +33,12 @@ export interface AddressGroup {
 export interface Transaction {
   mailFrom: string;
   helo: string;
+  /** The client greeted with EHLO (not HELO). */
+  ehlo: boolean;
   remoteIp: string;
   /** TLS protocol and cipher of the session, when it was encrypted. */
   tls: { protocol: string; cipher: string } | null;
+  authenticated: boolean;
   groups: AddressGroup[];
   bounceRcpts: string[];
   /** Every accepted recipient, in RCPT order. */
@@ -43,8 +48,11 @@ export interface Transaction {
 export interface DeliverDeps {
   hostname: string;
   limits: ParseLimits;
-  /** Parses and extracts a message (on a worker thread when the pool has one). */
-  extract(raw: Buffer, limits: ParseLimits): Promise<ExtractedMessage>;
+  /**
+   * Parses and extracts a message (on a worker thread when the pool has one); its first
+   * `traceBytes` are our own trace lines, not counted against the sender's header limit.
+   */
+  extract(raw: Buffer, limits: ParseLimits, traceBytes: number): Promise<ExtractedMessage>;
   attachmentUrlTtlMs: number;
   post: TargetPostContext;
   resolver: DnsResolver;
@@ -112,20 +120,42 @@ async function deliverToAddress(group: AddressGroup, content: MessageContent, en
   return postToTarget({ target, body, messageKey: key, signingSecret: group.address.signingSecret, nowMs: deps.clock.nowMs() }, deps.post);
 }
 
+/** The Return-Path and Received lines of this transaction (RFC 5321 section 4.4), in that order. */
+function traceLines(tx: Transaction, id: string, hostname: string, nowMs: number): string {
+  const received = receivedHeader({
+    helo: tx.helo,
+    remoteIp: tx.remoteIp,
+    ehlo: tx.ehlo,
+    tls: tx.tls,
+    authenticated: tx.authenticated,
+    hostname,
+    id,
+    recipients: tx.accepted.map((r) => r.rcpt),
+    nowMs,
+  });
+  return returnPathHeader(tx.mailFrom) + received;
+}
+
 export async function deliverMessage(raw: Buffer, tx: Transaction, deps: DeliverDeps): Promise<SmtpReply> {
+  // md5 (and the message key made from it) is of the message as the sender sent it: our
+  // lines differ at every delivery, and a target drops a redelivery by that key.
   const md5 = md5Hex(raw);
+  // The id of our Received line, and of this transaction in our log.
+  const id = newId16();
   const replies: SmtpReply[] = [];
   if (tx.groups.length > 0) {
+    const trace = traceLines(tx, id, deps.hostname, deps.clock.nowMs());
     let extracted: ExtractedMessage;
     try {
-      extracted = await deps.extract(raw, deps.limits);
+      extracted = await deps.extract(withTraceHeaders(raw, trace), deps.limits, Buffer.byteLength(trace));
     } catch (err) {
       const refusal = err instanceof MessageRefused ? err.reply : reply(451, "4.3.0", "the message could not be processed; try again later");
-      if (!(err instanceof MessageRefused)) deps.logger.error("inbound message failed to parse", { err, md5 });
+      if (!(err instanceof MessageRefused)) deps.logger.error("inbound message failed to parse", { err, id, md5 });
       await deps.statuses.record(refusedStatuses(tx.groups, tx, refusal, raw.length, deps.clock.nowMs()));
       return refusal;
     }
     const { content, facts, messageId, subject } = extracted;
+    // DKIM is verified on the message as sent: a signature may cover a Return-Path we replaced.
     const auth = await deps.auth.check(raw, { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname }, facts);
     const rows: IncomingStatus[] = [];
     await Promise.all(
@@ -147,7 +177,7 @@ export async function deliverMessage(raw: Buffer, tx: Transaction, deps: Deliver
         const verdict = verdictFor(outcome);
         replies.push(verdict.reply);
         rows.push(...statusRow(group, tx, verdict, { messageId, subject, size: raw.length }, deps.clock.nowMs()));
-        deps.logger.info("inbound delivered", { address_id: group.address.id, status: verdict.status, reply: verdict.reply.code, md5 });
+        deps.logger.info("inbound delivered", { id, address_id: group.address.id, status: verdict.status, reply: verdict.reply.code, md5 });
       }),
     );
     await deps.statuses.record(rows);

@@ -10,6 +10,7 @@ import { MessageRefused, type ParseLimits } from "./parse.ts";
 interface Pending {
   raw: Buffer;
   limits: ParseLimits;
+  traceBytes: number;
   resolve: (r: ExtractedMessage) => void;
   reject: (e: unknown) => void;
 }
@@ -71,7 +72,7 @@ export class ExtractPool {
     this.workers = this.workers.filter((x) => x !== w);
     w.worker.terminate();
     // The messages it held are extracted here instead: a worker failure loses no mail.
-    for (const p of w.pending.values()) extractMessage(p.raw, p.limits).then(p.resolve, p.reject);
+    for (const p of w.pending.values()) extractMessage(p.raw, p.limits, p.traceBytes).then(p.resolve, p.reject);
     const now = Date.now();
     this.restarts = [...this.restarts.filter((t) => now - t < RESTART_WINDOW_MS), now];
     const giveUp = this.restarts.length > MAX_RESTARTS;
@@ -81,14 +82,14 @@ export class ExtractPool {
     if (!giveUp) this.spawn();
   }
 
-  extract(raw: Buffer, limits: ParseLimits): Promise<ExtractedMessage> {
-    if (this.workers.length === 0) return extractMessage(raw, limits);
+  extract(raw: Buffer, limits: ParseLimits, traceBytes = 0): Promise<ExtractedMessage> {
+    if (this.workers.length === 0) return extractMessage(raw, limits, traceBytes);
     // The least busy worker takes it.
     const w = this.workers.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      w.pending.set(id, { raw, limits, resolve, reject });
-      w.worker.postMessage({ id, raw, limits });
+      w.pending.set(id, { raw, limits, traceBytes, resolve, reject });
+      w.worker.postMessage({ id, raw, limits, traceBytes });
     });
   }
 

@@ -13,8 +13,9 @@ export interface ExtractedMessage {
   subject: string | null;
 }
 
-export async function extractMessage(raw: Buffer, limits: ParseLimits): Promise<ExtractedMessage> {
-  const parsed = await parseMessage(raw, limits);
+/** `traceBytes`: our own trace lines at the front of `raw` (see parseMessage). */
+export async function extractMessage(raw: Buffer, limits: ParseLimits, traceBytes = 0): Promise<ExtractedMessage> {
+  const parsed = await parseMessage(raw, limits, traceBytes);
   return {
     content: messageContent(parsed),
     facts: messageFacts(parsed),

@@ -54,8 +54,12 @@ const NESTING_MARKERS = /boundary\s*=|message\/(rfc822|global)/gi;
 // cost a sixth of the parse. Patched option, see patches/mailparser@3.9.31.patch.
 export const ROOT_HEADER_KEYS: ReadonlySet<string> = new Set(["from", "subject", "message-id", "content-id"]);
 
-export async function parseMessage(raw: Buffer, limits: ParseLimits): Promise<ParsedMail> {
-  const headerBytes = headerSectionBytes(raw);
+/**
+ * Parses `raw`, whose first `traceBytes` are our own trace lines (trace-headers.ts): the
+ * header limit is the sender's, so those bytes are not counted against it.
+ */
+export async function parseMessage(raw: Buffer, limits: ParseLimits, traceBytes = 0): Promise<ParsedMail> {
+  const headerBytes = headerSectionBytes(raw) - traceBytes;
   if (headerBytes > limits.maxHeaderBytes) {
     throw new MessageRefused(reply(552, "5.3.4", `message header is larger than ${limits.maxHeaderBytes} bytes`));
   }
@@ -72,7 +76,7 @@ export async function parseMessage(raw: Buffer, limits: ParseLimits): Promise<Pa
       skipTextLinks: true,
       keepCidLinks: true,
       rootHeaderKeys: ROOT_HEADER_KEYS,
-      maxHeadSize: limits.maxHeaderBytes,
+      maxHeadSize: limits.maxHeaderBytes + traceBytes,
       maxChildNodes: limits.maxMimeParts,
     });
   } catch (err) {

@@ -46,8 +46,10 @@ export function transactionOf(session: SMTPServerSession, st: ConnectionState): 
   return {
     mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
     helo: session.hostNameAppearsAs || session.remoteAddress,
+    ehlo: session.openingCommand === "EHLO",
     remoteIp: session.remoteAddress,
     tls,
+    authenticated: Boolean(session.user),
     groups: [...st.groups.values()],
     bounceRcpts: st.bounceRcpts,
     accepted: st.accepted,
