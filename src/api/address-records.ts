@@ -6,16 +6,17 @@ import type { Address, TargetFormat } from "../inbound/addresses.repo.ts";
 import { maskTarget, resolveTarget, targetAddressProblem, targetProblem, type StoredTarget } from "../inbound/target-url.ts";
 import { isoTime } from "../lib/clock.ts";
 import { invalid } from "./errors.ts";
+import { oneLine } from "./text-checks.ts";
 
-const secret = (description: string) => t.String({ minLength: 1, maxLength: 256, description });
+const secret = (description: string) => oneLine(256, { minLength: 1, description });
 
 export const AttachmentStoreSchema = t.Object(
   {
     store: t.Optional(t.Union([t.Literal("local"), t.Literal("s3")], { errorMessage: 'must be "local" or "s3"', description: "omit to embed attachments Base64 in the payload" })),
-    bucket: t.Optional(t.String({ maxLength: 63, description: "S3 bucket (store s3)" })),
-    path_prefix: t.Optional(t.String({ maxLength: 512, description: "key prefix inside the bucket (store s3)" })),
-    region: t.Optional(t.String({ maxLength: 64, description: "S3 region (store s3)" })),
-    endpoint: t.Optional(t.String({ maxLength: 2048, description: "S3-compatible endpoint URL (store s3)" })),
+    bucket: t.Optional(oneLine(63, { description: "S3 bucket (store s3)" })),
+    path_prefix: t.Optional(oneLine(512, { description: "key prefix inside the bucket (store s3)" })),
+    region: t.Optional(oneLine(64, { description: "S3 region (store s3)" })),
+    endpoint: t.Optional(oneLine(2048, { description: "S3-compatible endpoint URL (store s3)" })),
     access_key_id: t.Optional(secret("S3 access key ID (store s3)")),
     secret_access_key: t.Optional(secret("S3 secret key (store s3); reads back as ***")),
   },
@@ -23,9 +24,9 @@ export const AttachmentStoreSchema = t.Object(
 );
 
 const addressFields = {
-  target: t.String({ maxLength: 2048, description: "http(s) URL that receives a POST per email; credentials in it are sent as Basic auth" }),
+  target: oneLine(2048, { description: "http(s) URL that receives a POST per email; credentials in it are sent as Basic auth" }),
   target_format: t.Union([t.Literal("json+n"), t.Literal("multipart+n")], { errorMessage: 'must be "json+n" or "multipart+n"', description: "format of the POST" }),
-  nickname: t.Optional(t.Union([t.String({ maxLength: 255 }), t.Null()], { errorMessage: "must be a string of at most 255 characters, or null", description: "a label" })),
+  nickname: t.Optional(t.Union([oneLine(255), t.Null()], { errorMessage: "must be one line of at most 255 characters without control characters, or null", description: "a label" })),
   attachments: t.Optional(AttachmentStoreSchema),
   signed: t.Optional(
     t.Boolean({

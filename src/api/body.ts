@@ -1,7 +1,9 @@
 // Request bodies are JSON, read with a hard cap: a body larger than the route's limit
 // is refused with 413 as soon as the cap is passed, whether or not it declared its
 // length, so a client cannot make us buffer without bound.
+import { formatProblem } from "../lib/validation.ts";
 import { ApiError } from "./errors.ts";
+import { bodyTextProblem } from "./text-checks.ts";
 
 export async function readBodyCapped(req: Request, limitBytes: number): Promise<Uint8Array> {
   if (!req.body) return new Uint8Array(0);
@@ -30,9 +32,13 @@ export function parseJsonBody(bytes: Uint8Array): unknown {
   } catch {
     throw new ApiError(422, "body is not valid UTF-8");
   }
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch {
     throw new ApiError(422, "body is not valid JSON");
   }
+  const problem = bodyTextProblem(body);
+  if (problem) throw new ApiError(422, formatProblem(problem));
+  return body;
 }

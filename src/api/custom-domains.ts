@@ -9,15 +9,16 @@ import { newId16 } from "../lib/ids.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
 import { errorResponses, invalid, notFound } from "./errors.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
+import { oneLine } from "./text-checks.ts";
 
 const security = [{ bearerAPIToken: [] }];
 const addressIdQuery = t.String({ description: "the address the domains belong to" });
 
 const CustomDomainBody = t.Object(
   {
-    domain: t.String({ maxLength: 253, description: "domain whose mail goes to the address; point its MX at this server" }),
-    auth_regex: t.Optional(t.Union([t.String(), t.Null()], { errorMessage: "must be a string or null", description: "regular expression the whole recipient must match" })),
-    domain_target: t.Optional(t.Union([t.String({ maxLength: 2048 }), t.Null()], { errorMessage: "must be a URL string or null", description: "replaces the address target for this domain" })),
+    domain: oneLine(253, { description: "domain whose mail goes to the address; point its MX at this server" }),
+    auth_regex: t.Optional(t.Union([oneLine(1000), t.Null()], { errorMessage: "must be one line of at most 1000 characters without control characters, or null", description: "regular expression the whole recipient must match" })),
+    domain_target: t.Optional(t.Union([oneLine(2048), t.Null()], { errorMessage: "must be a URL string (one line, at most 2048 characters) or null", description: "replaces the address target for this domain" })),
   },
   { additionalProperties: false, title: "CustomDomainInput" },
 );

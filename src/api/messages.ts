@@ -4,18 +4,19 @@ import type { SendDeps } from "../outbound/send.ts";
 import { sendFromApi } from "../outbound/send.ts";
 import { callerOutbound } from "./deps.ts";
 import { errorResponses } from "./errors.ts";
+import { ONE_LINE_RULE, oneLine } from "./text-checks.ts";
 
 const addressList = (description: string) =>
-  t.Union([t.String({ maxLength: 20_000 }), t.Array(t.String({ maxLength: 1000 }), { maxItems: 1000 })], { errorMessage: "must be a string or an array of strings", description });
+  t.Union([oneLine(20_000), t.Array(oneLine(1000), { maxItems: 1000 })], { errorMessage: `must be a string or an array of strings, ${ONE_LINE_RULE}`, description });
 
 const MessageBodySchema = t.Object(
   {
-    from: t.String({ maxLength: 1000, description: "sender; the envelope sender becomes a bounce address" }),
+    from: oneLine(1000, { description: "sender; the envelope sender becomes a bounce address" }),
     to: addressList("recipients: an array, or one comma-separated string; \"Name <a@b.c>\" allowed"),
     cc: t.Optional(addressList("copy recipients")),
     test_mode: t.Optional(t.Boolean({ errorMessage: "must be true or false", description: "validate and record, never send" })),
-    subject: t.Optional(t.String({ maxLength: 2000, description: "replaces any Subject of headers or raw" })),
-    tags: t.Optional(t.Union([t.String({ maxLength: 5000 }), t.Array(t.String({ maxLength: 1000 }), { maxItems: 100 })], { errorMessage: "must be a string or an array of strings" })),
+    subject: t.Optional(oneLine(2000, { description: "replaces any Subject of headers or raw" })),
+    tags: t.Optional(t.Union([oneLine(5000), t.Array(oneLine(1000), { maxItems: 100 })], { errorMessage: `must be a string or an array of strings, ${ONE_LINE_RULE}` })),
     plain: t.Optional(t.String({ description: "plain text body" })),
     html: t.Optional(t.String({ description: "HTML body" })),
     markdown: t.Optional(t.String({ description: "Markdown body, turned into HTML (and plain text when plain is not given)" })),
@@ -30,10 +31,10 @@ const MessageBodySchema = t.Object(
       t.Array(
         t.Object(
           {
-            file_name: t.String({ minLength: 1, maxLength: 255 }),
+            file_name: oneLine(255, { minLength: 1 }),
             content: t.String({ description: "Base64, without newlines" }),
-            content_type: t.String({ maxLength: 255 }),
-            content_id: t.Optional(t.Union([t.String({ maxLength: 255 }), t.Null()], { description: "makes the attachment inline (cid:), with or without <>" })),
+            content_type: oneLine(255),
+            content_id: t.Optional(t.Union([oneLine(255), t.Null()], { description: "makes the attachment inline (cid:), with or without <>" })),
           },
           { additionalProperties: false, title: "MessageAttachment" },
         ),

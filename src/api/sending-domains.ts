@@ -8,6 +8,7 @@ import { normalizeDomain } from "../lib/domain-name.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
 import { errorResponses, invalid, notFound } from "./errors.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
+import { oneLine } from "./text-checks.ts";
 
 const security = [{ bearerAPIToken: [] }];
 
@@ -143,7 +144,7 @@ export function sendingDomainRoutes(deps: ApiDeps) {
         }
       },
       {
-        body: t.Object({ domain: t.String({ maxLength: 253, description: "the domain mail will come from" }) }, { additionalProperties: false, title: "SendingDomainInput" }),
+        body: t.Object({ domain: oneLine(253, { description: "the domain mail will come from" }) }, { additionalProperties: false, title: "SendingDomainInput" }),
         response: { 201: SendingDomainSchema, ...errorResponses(401, 403, 413, 422, 429) },
         detail: { operationId: "createSendingDomain", summary: "E15: add a sending domain; publish its dns_records, then verify", tags: ["Sending domains"], security },
       },

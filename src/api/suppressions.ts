@@ -9,6 +9,7 @@ import type { Suppression } from "../outbound/suppressions.repo.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
 import { errorResponses, invalid, notFound } from "./errors.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
+import { oneLine } from "./text-checks.ts";
 
 const security = [{ bearerAPIToken: [] }];
 
@@ -72,7 +73,7 @@ export function suppressionRoutes(deps: ApiDeps) {
         return record(s);
       },
       {
-        body: t.Object({ outbound_account_id: t.String(), email: t.String({ maxLength: 320 }) }, { additionalProperties: false, title: "SuppressionInput" }),
+        body: t.Object({ outbound_account_id: t.String(), email: oneLine(320) }, { additionalProperties: false, title: "SuppressionInput" }),
         response: { 201: SuppressionSchema, ...errorResponses(401, 403, 404, 413, 422, 429) },
         detail: { operationId: "createSuppression", summary: "(beyond) stop sending to an address (idempotent: an existing entry is returned)", tags: ["Suppressions"], security },
       },

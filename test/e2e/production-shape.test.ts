@@ -43,6 +43,7 @@ async function editConfig(path: string, stateDir: string, ports: Ports, tls: Rec
   config.http = { ...config.http, listen: `127.0.0.1:${ports.http}`, public_url: `http://127.0.0.1:${ports.http}` };
   config.smtp = { inbound_listen: `127.0.0.1:${ports.inbound}`, submission_listen: `127.0.0.1:${ports.submission}`, submission_tls_listen: `127.0.0.1:${ports.submissionTls}` };
   config.inbound = { ...config.inbound, domain: "in.postroom.test", allow_private_targets: true };
+  config.outbound = { ...config.outbound, sending_ips: ["192.0.2.25"] };
   config.tls = tls;
   // writeFileSync on the existing file keeps its owner, group and mode, as an editor saving in place does.
   await Bun.write(path, stringify(config));
