@@ -3,7 +3,7 @@
 // temp dir. Nothing here reads global state: config, clock, resolver and logger come in.
 import type { HealthReport } from "./api/deps.ts";
 import { buildElysiaApp } from "./api/elysia-app.ts";
-import { bodyLimitFor, createApiHandler, type ApiHandler } from "./api/front.ts";
+import { createApiHandler, type ApiHandler } from "./api/front.ts";
 import { AccountRegistry } from "./auth/accounts.ts";
 import type { Config } from "./config/config.ts";
 import { perConfig } from "./config/per-config.ts";
@@ -168,7 +168,6 @@ export class App {
       responder,
       make: {
         api: this.handle,
-        maxRequestBodyBytes: bodyLimitFor("smtpAuth", config) + 1024 * 1024,
         inbound: (tls) =>
           createInboundServer({
             hostname: config.hostname,

@@ -18,7 +18,6 @@ import { useCertificate } from "./tls/smtp-tls.ts";
 
 export interface ListenerFactories {
   api: ApiHandler;
-  maxRequestBodyBytes: number;
   inbound(tls: TlsMaterial | null): SMTPServer;
   submission(implicitTls: boolean, tls: TlsMaterial | null): SMTPServer;
 }
@@ -61,7 +60,6 @@ export class Listeners {
       const api = this.deps.make.api;
       this.http = new HttpListener({
         at: config.http.listen,
-        maxRequestBodyBytes: this.deps.make.maxRequestBodyBytes,
         // The CA may also come to the API's port when it is port 80.
         handle: (req, ip) => responder.answer(new URL(req.url).pathname) ?? api(req, ip),
         logger: log,

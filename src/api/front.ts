@@ -77,7 +77,7 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
       const declared = Number(req.headers.get("content-length") ?? "0");
       if (declared > limitBytes) return { res: errorResponse(413), principal, extraHeaders };
       try {
-        body = parseJsonBody(await readBodyCapped(req, limitBytes));
+        body = parseJsonBody(await readBodyCapped(req, limitBytes), deps.config().http.maxJsonDepth);
       } catch (err) {
         if (err instanceof ApiError) return { res: errorResponse(err.status, err.message), principal, extraHeaders };
         throw err;

@@ -4,13 +4,12 @@
 import type { ListenAddress } from "../config/units.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { TlsMaterial } from "../tls/certificate.ts";
+import { errorResponse } from "./errors.ts";
 
 type Server = ReturnType<typeof Bun.serve>;
 
 export interface HttpListenerOptions {
   at: ListenAddress;
-  /** Bun's own backstop; the API front refuses oversized bodies with its own 413 first. */
-  maxRequestBodyBytes: number;
   handle(req: Request, remoteIp: string | undefined): Response | Promise<Response>;
   logger: Logger;
 }
@@ -51,15 +50,33 @@ export class HttpListener {
   }
 
   private serve(port: number, tls: TlsMaterial | null): Server {
-    const handle = this.opts.handle;
+    const { handle, logger } = this.opts;
     return Bun.serve({
       hostname: this.opts.at.host,
       port,
       // Lets the next certificate's server bind the port while this one drains.
       reusePort: tls !== null,
-      maxRequestBodySize: this.opts.maxRequestBodyBytes,
+      // Bodies are capped by the API front, which reads them as a stream and answers 413
+      // as {status, error}. Bun's own cap would answer a declared length over it first,
+      // with an empty body; it buffers nothing we do not read, so it has no other use.
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      // Never Bun's development error page (source lines, working directory), whatever NODE_ENV says.
+      development: false,
       ...(tls ? { tls: { key: tls.key, cert: tls.cert } } : {}),
-      fetch: (req, srv) => handle(req, srv.requestIP(req)?.address),
+      fetch: async (req, srv) => {
+        // HTTP/1.0 without Host (or a request line Bun keeps as it came) gives no absolute URL.
+        if (!URL.canParse(req.url)) return errorResponse(400, "the request needs a Host header and a path starting with /");
+        try {
+          return await handle(req, srv.requestIP(req)?.address);
+        } catch (err) {
+          logger.error("unhandled error in http listener", { err, method: req.method });
+          return errorResponse(500);
+        }
+      },
+      error: (err) => {
+        logger.error("unhandled error in http listener", { err });
+        return errorResponse(500);
+      },
     });
   }
 }

@@ -40,6 +40,7 @@ export interface Config {
     listen: ListenAddress | null;
     publicUrl: string;
     maxBodyBytes: number;
+    maxJsonDepth: number;
     /** Serve the API over HTTPS with the [tls] certificate. */
     tls: boolean;
     /** sha256 hash of the /metrics token; null = /metrics off. */

@@ -112,6 +112,7 @@ export function toConfig(raw: RawConfig): Config {
       listen: listenOrOff(raw.http.listen),
       publicUrl: raw.http.public_url.replace(/\/+$/, ""),
       maxBodyBytes: bytes(raw.http.max_body_size),
+      maxJsonDepth: raw.http.max_json_depth,
       tls: raw.http.tls,
       metricsTokenHash: raw.http.metrics_token || null,
     },

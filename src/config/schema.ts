@@ -124,6 +124,7 @@ export const ConfigSchema = Type.Object(
           errorMessage: "must be an http(s) URL",
         }),
         max_body_size: size("1MB", "largest request body of a management API call (413 beyond)"),
+        max_json_depth: int(32, 2, 1000, "deepest nesting of arrays and objects in a request body (422 beyond, refused before parsing)"),
         tls: bool(false, "serve the API over HTTPS with the [tls] certificate; plain HTTP stays on tls.acme.challenge_listen for challenges and redirects"),
         metrics_token: str("", 'hash of the token that reads GET /metrics (Bearer); "" = /metrics off', {
           pattern: "^(sha256:[0-9a-f]{64})?$",
