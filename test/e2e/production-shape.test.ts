@@ -175,14 +175,28 @@ describe.if(hasTools)("the README's service steps as an unprivileged user, certi
     }
   });
 
-  test("a certificate left in certbot's root-only directory is 'permission denied' with its key path", async () => {
-    const copy = join(service.root, "etc/postroom/root-only.toml");
-    const config = (await Bun.file(service.configPath).text()).replace(/key_file = ".*"/, `key_file = "${join(lineage.path, "privkey.pem")}"`);
+  test("check-config as the service user lists an impossible port, a misspelled key, a bad duration and a root-only certificate key, each with its key path", async () => {
+    const copy = join(service.root, "etc/postroom/broken.toml");
+    const rootOnlyKey = join(lineage.path, "privkey.pem");
+    const config = parse(await Bun.file(service.configPath).text()) as Record<string, any>;
+    config.http.listen = "127.0.0.1:99999";
+    config.inbound.target_timout = "30s";
+    config.inbound.target_timeout = "half a minute";
+    config.tls.key_file = rootOnlyKey;
     service.sh(`install -m 640 -g ${SERVICE_ID} /dev/null ${copy}`);
-    await Bun.write(copy, config);
+    await Bun.write(copy, stringify(config));
     const r = Bun.spawnSync([...asServiceUser(service), join(service.root, "usr/local/bin/postroom"), "check-config", "--config", copy], { stdout: "pipe", stderr: "pipe" });
     expect(r.exitCode).toBe(1);
-    expect(r.stderr.toString()).toContain(`tls.key_file: ${join(lineage.path, "privkey.pem")}: permission denied for uid ${SERVICE_ID}`);
+    const [head, ...problems] = r.stderr.toString().trimEnd().split("\n");
+    expect(head).toBe(`${copy}: 4 problems:`);
+    expect(problems.map((p) => p.trim()).sort()).toEqual(
+      [
+        'http.listen: must be "host:port" with a port from 0 to 65535 (e.g. "0.0.0.0:25", "[::]:25"), or "" for off',
+        "inbound.target_timout: unknown key",
+        'inbound.target_timeout: must be a duration such as "30s", "5m", "2h" or "5d"',
+        `tls.key_file: ${rootOnlyKey}: permission denied for uid ${SERVICE_ID} gid ${SERVICE_ID} (give that user or its group read access)`,
+      ].sort(),
+    );
   });
 });
 
