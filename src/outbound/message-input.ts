@@ -2,6 +2,7 @@
 // checks: a request body becomes a MessageDraft, or a Problem naming the field and rule.
 import type { Problem } from "../lib/validation.ts";
 import { parseAddressList, type MailAddress } from "./addresses.ts";
+import { blockedExtensionOf } from "./attachment-names.ts";
 import type { Priority } from "./outbound.repo.ts";
 
 export interface MessageBody {
@@ -108,8 +109,8 @@ function attachmentsOf(value: MessageBody["attachments"], blocked: readonly stri
     const path = `attachments[${i}]`;
     const name = a.file_name.trim();
     if (name === "" || /[\u0000-\u001f\u007f/\\]/.test(name)) fail(`${path}.file_name`, "must be a file name without slashes or control characters");
-    const ext = /\.([^.]+)$/.exec(name)?.[1]?.toLowerCase();
-    if (ext && blocked.includes(ext)) fail(`${path}.file_name`, `files ending in .${ext} are not allowed`);
+    const ext = blockedExtensionOf(name, blocked);
+    if (ext) fail(`${path}.file_name`, `files ending in .${ext} are not allowed`);
     if (!BASE64.test(a.content)) fail(`${path}.content`, "must be Base64 without newlines");
     if (!CONTENT_TYPE.test(a.content_type)) fail(`${path}.content_type`, "must be a MIME type such as image/png");
     const cid = a.content_id ? a.content_id.trim().replace(/^<|>$/g, "") : null;

@@ -52,6 +52,7 @@ describe("422 for what breaks the rules", () => {
     ["half a surrogate pair in an attachment name", { ...base, attachments: [{ file_name: "a\udc00.txt", content: "AAAA", content_type: "text/plain" }] }, "attachments[0].file_name: is not well-formed Unicode (it holds half of a surrogate pair)"],
     ["a line break in a tag", { ...base, tags: ["ok", "a\nb"] }, "tags: must be a string or an array of strings, one line each, without control characters"],
     ["a blocked file type", { ...base, attachments: [{ file_name: "invoice.PDF.exe", content: "AAAA", content_type: "application/octet-stream" }] }, "attachments[0].file_name: files ending in .exe are not allowed"],
+    ["a blocked file type behind a trailing dot (Windows drops it)", { ...base, attachments: [{ file_name: "evil.exe.", content: "AAAA", content_type: "application/octet-stream" }] }, "attachments[0].file_name: files ending in .exe are not allowed"],
     ["content that is not Base64", { ...base, attachments: [{ file_name: "a.txt", content: "not base64!", content_type: "text/plain" }] }, "attachments[0].content: must be Base64 without newlines"],
     ["Base64 with newlines", { ...base, attachments: [{ file_name: "a.txt", content: "AAAA\nAAAA", content_type: "text/plain" }] }, "attachments[0].content: must be Base64 without newlines"],
     ["a bad content type", { ...base, attachments: [{ file_name: "a.txt", content: "AAAA", content_type: "text" }] }, "attachments[0].content_type: must be a MIME type such as image/png"],
