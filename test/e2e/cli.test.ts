@@ -20,6 +20,20 @@ describe("postroom CLI", () => {
     expect(runCli([]).code).toBe(1);
   });
 
+  test("--version, and COMMAND --help prints that command's usage", () => {
+    expect(runCli(["--version"])).toEqual({ code: 0, stdout: runCli(["version"]).stdout, stderr: "" });
+    const help = runCli(["init", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toStartWith("Usage: postroom init [options]\n");
+    expect(help.stdout).toContain("-f, --force");
+  });
+
+  test("an unknown option names itself and prints the command's usage", () => {
+    const r = runCli(["check-config", "--confg", "x.toml"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toStartWith('check-config: unknown option "--confg"\n\nUsage: postroom check-config [options]\n');
+  });
+
   test("an unknown command or option is exit 1 with the help", () => {
     const r = runCli(["frobnicate"]);
     expect(r.code).toBe(1);
