@@ -29,9 +29,14 @@ export function classifyIp(ip: string): AddressClass {
 function classify(ip: string): AddressClass {
   // node:net's isIP accepts only the standard forms ("1.2.3" is not an address here,
   // though ipaddr.js would read it the classful way).
-  if (isIP(ip) === 0) return "invalid";
-  let addr = ipaddr.parse(ip);
-  if (addr.kind() === "ipv6" && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
+  const family = isIP(ip);
+  if (family === 0) return "invalid";
+  // ipaddr.js reads "::a.b.c.d" as "::ffff:a.b.c.d": the dotted tail goes in as hex first.
+  const addr = ipaddr.parse(family === 6 ? dottedTailAsHex(ip) : ip);
+  if (addr.kind() === "ipv6") {
+    const v4 = embeddedIpv4(addr as ipaddr.IPv6);
+    if (v4) return classify(v4);
+  }
   const normalized = addr.toString();
   if (METADATA.has(normalized)) return "metadata";
   const range = addr.range();
@@ -40,6 +45,35 @@ function classify(ip: string): AddressClass {
   // loopback, private, linkLocal, uniqueLocal, carrierGradeNat, unspecified, 6to4,
   // teredo and the other special ranges: all can reach inside the host or its network.
   return "private";
+}
+
+/**
+ * The IPv4 address inside an IPv6 address that carries one to an IPv4 host: IPv4-mapped
+ * (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d, deprecated), IPv4-translated
+ * (::ffff:0:a.b.c.d, RFC 6145), the well-known NAT64 prefix (64:ff9b::/96, RFC 6052) and
+ * 6to4 (2002:aabb:ccdd::/48, RFC 3056). Such an address is judged as that IPv4 address:
+ * [::127.0.0.1] is loopback, 64:ff9b::a9fe:a9fe the metadata service. :: and ::1 are
+ * themselves, not 0.0.0.0 and 0.0.0.1.
+ */
+export function embeddedIpv4(addr: ipaddr.IPv6): string | null {
+  const p = addr.parts;
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+  const zeroUpTo = (n: number) => p.slice(0, n).every((x) => x === 0);
+  if (zeroUpTo(4) && ((p[4] === 0 && (p[5] === 0 || p[5] === 0xffff)) || (p[4] === 0xffff && p[5] === 0))) {
+    if (zeroUpTo(7) && p[7]! <= 1) return null;
+    return v4(p[6]!, p[7]!);
+  }
+  if (p[0] === 0x64 && p[1] === 0xff9b && p[2] === 0 && p[3] === 0 && p[4] === 0 && p[5] === 0) return v4(p[6]!, p[7]!);
+  if (p[0] === 0x2002) return v4(p[1]!, p[2]!);
+  return null;
+}
+
+/** "::1.2.3.4" → "::102:304" (valid input only: node:net has checked it). */
+function dottedTailAsHex(ip: string): string {
+  const m = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(ip);
+  if (!m) return ip;
+  const [a, b, c, d] = m.slice(1).map(Number) as [number, number, number, number];
+  return ip.slice(0, m.index) + ((a << 8) | b).toString(16) + ":" + ((c << 8) | d).toString(16);
 }
 
 export interface EgressPolicy {

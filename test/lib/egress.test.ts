@@ -33,6 +33,50 @@ describe("classifyIp", () => {
   ])("%p is %p", (ip, cls) => expect(classifyIp(ip)).toBe(cls as never));
 });
 
+describe("classifyIp: an IPv6 address that carries an IPv4 address is judged as that IPv4 address", () => {
+  test.each([
+    // IPv4-compatible (::a.b.c.d), as written and as a URL normalizes it ([::7f00:1])
+    ["::127.0.0.1", "private"],
+    ["::7f00:1", "private"],
+    ["::a00:1", "private"],
+    ["::a9fe:a9fe", "metadata"],
+    ["::0.0.0.2", "private"],
+    ["::5db8:d822", "public"],
+    // IPv4-mapped (::ffff:a.b.c.d)
+    ["::ffff:7f00:1", "private"],
+    ["0:0:0:0:0:ffff:a9fe:a9fe", "metadata"],
+    ["::ffff:93.184.216.34", "public"],
+    // IPv4-translated (::ffff:0:a.b.c.d, RFC 6145)
+    ["::ffff:0:7f00:1", "private"],
+    ["::ffff:0:5db8:d822", "public"],
+    // NAT64 well-known prefix (64:ff9b::/96, RFC 6052)
+    ["64:ff9b::7f00:1", "private"],
+    ["64:ff9b::127.0.0.1", "private"],
+    ["64:ff9b::a9fe:a9fe", "metadata"],
+    ["64:ff9b::c0a8:101", "private"],
+    ["64:ff9b::5db8:d822", "public"],
+    // 6to4 (2002:aabb:ccdd::/48, RFC 3056)
+    ["2002:7f00:1::", "private"],
+    ["2002:7f00:1::1", "private"],
+    ["2002:a9fe:a9fe::1", "metadata"],
+    ["2002:a00:1::", "private"],
+    ["2002:5db8:d822::1", "public"],
+    // themselves, not 0.0.0.0 and 0.0.0.1
+    ["::", "private"],
+    ["::1", "private"],
+    // local-use NAT64 (64:ff9b:1::/48) and Teredo: where the IPv4 address sits is not fixed; refused
+    ["64:ff9b:1::7f00:1", "private"],
+    ["2001::5db8:d822", "private"],
+  ])("%p is %p", (ip, cls) => expect(classifyIp(ip)).toBe(cls as never));
+
+  test("a target URL written with one is refused like the IPv4 address", async () => {
+    const { targetAddressProblem } = await import("../../src/inbound/target-url.ts");
+    expect(targetAddressProblem("http://[::127.0.0.1]:8080/hook", false)).toBe("points at a private, loopback or link-local address (::7f00:1)");
+    expect(targetAddressProblem("http://[64:ff9b::169.254.169.254]/", true)).toBe("points at a cloud metadata address (64:ff9b::a9fe:a9fe)");
+    expect(targetAddressProblem("http://[2002:7f00:1::]/", false)).toBe("points at a private, loopback or link-local address (2002:7f00:1::)");
+  });
+});
+
 describe("checkedAddress and guardedFetch", () => {
   let dns: TestDnsServer;
   let server: ReturnType<typeof Bun.serve>;
