@@ -58,7 +58,12 @@ export async function postToTarget(post: TargetPost, ctx: TargetPostContext): Pr
   const { signal } = controller;
   const timer = setTimeout(() => controller.abort(new DOMException("target did not answer in time", "TimeoutError")), ctx.timeoutMs);
   try {
-    const { response } = await guardedFetch({ url: call.url, method: "POST", headers, body: bytes, maxRedirects: ctx.maxRedirects, signal }, ctx);
+    const { response, refusedRedirect } = await guardedFetch({ url: call.url, method: "POST", headers, body: bytes, maxRedirects: ctx.maxRedirects, signal }, ctx);
+    if (refusedRedirect) {
+      // The target answered, with a redirect we will not follow: its status, and why.
+      await response.body?.cancel();
+      return { kind: "answered", status: response.status, contentType: null, body: refusedRedirect };
+    }
     const body = await readBodyPrefix(response, ctx.responseMaxBytes);
     return { kind: "answered", status: response.status, contentType: response.headers.get("content-type"), body };
   } catch (err) {

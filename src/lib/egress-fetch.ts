@@ -23,8 +23,18 @@ export interface GuardedContext {
   policy: EgressPolicy;
 }
 
+export interface GuardedResponse {
+  response: Response;
+  url: string;
+  /**
+   * Set when the response is a redirect we refused to follow because it leads off the
+   * web (file:, ftp:, data: ...): why, for the caller to record. The body is left unread.
+   */
+  refusedRedirect?: string;
+}
+
 /** Fetches with redirects followed by hand (each one checked); the final response and URL. */
-export async function guardedFetch(req: GuardedRequest, ctx: GuardedContext): Promise<{ response: Response; url: string }> {
+export async function guardedFetch(req: GuardedRequest, ctx: GuardedContext): Promise<GuardedResponse> {
   let url = new URL(req.url);
   let headers = { ...req.headers };
   for (let hop = 0; ; hop++) {
@@ -45,9 +55,10 @@ export async function guardedFetch(req: GuardedRequest, ctx: GuardedContext): Pr
     const response = await fetch(literal ? url : Object.assign(new URL(url), { hostname: host }), init);
     const location = response.headers.get("location");
     if (!FOLLOWED.has(response.status) || !location || hop >= req.maxRedirects) return { response, url: url.toString() };
+    const next = URL.parse(location, url);
+    if (next === null) return { response, url: url.toString(), refusedRedirect: "redirect to an unparsable URL refused" };
+    if (next.protocol !== "http:" && next.protocol !== "https:") return { response, url: url.toString(), refusedRedirect: `redirect to a non-http(s) URL refused (${next.protocol})` };
     await response.body?.cancel();
-    const next = new URL(location, url);
-    if (next.protocol !== "http:" && next.protocol !== "https:") return { response, url: url.toString() };
     // Credentials were meant for the first origin only.
     if (next.origin !== url.origin) {
       const { authorization: _dropped, ...rest } = headers;

@@ -103,6 +103,7 @@ describe("checkedAddress and guardedFetch", () => {
         if (hop) return new Response(null, { status: 307, headers: { location: `/hop${Number(hop[1]) + 1}` } });
         if (url.pathname === "/to-other") return new Response(null, { status: 302, headers: { location: `http://other.test:${server.port}/landing` } });
         if (url.pathname === "/to-metadata") return new Response(null, { status: 301, headers: { location: "http://169.254.169.254/latest/meta-data" } });
+        if (url.pathname === "/to-file") return new Response("see there", { status: 302, headers: { location: "file:///etc/passwd" } });
         return new Response("landed");
       },
     });
@@ -160,6 +161,13 @@ describe("checkedAddress and guardedFetch", () => {
       ["/to-other", `target.test:${server.port}`, "Basic dTpw"],
       ["/landing", `other.test:${server.port}`, null],
     ]);
+  });
+
+  test("a redirect off the web (file:) is not followed: the response comes back, marked refused, its body unread", async () => {
+    const got = await guardedFetch(request("/to-file"), { resolver: resolver(), policy: { allowPrivate: true } });
+    expect(got.response.status).toBe(302);
+    expect(got.refusedRedirect).toBe("redirect to a non-http(s) URL refused (file:)");
+    expect(await got.response.text()).toBe("see there");
   });
 
   test("a redirect to a refused address is refused", async () => {
