@@ -1,10 +1,10 @@
-// Corpus sweep of the inbound path: every message of ../shared/corpus/mime/* and
-// ../shared/corpus/bounces goes through real SMTP to two addresses (json+n and
+// Corpus sweep of the inbound path: every message of test/corpus/mime/* and
+// test/corpus/bounces goes through real SMTP to two addresses (json+n and
 // multipart+n) of a running appliance, and each must be answered 250 (or refused by a
 // documented limit, listed below) with a payload a real parser takes. Nothing hangs,
 // nothing crashes, and the appliance is healthy afterwards.
 //
-// The corpus is read in place (never copied into the project); see its README.md.
+// The corpus is stored unchanged in test/corpus/; see its README.md.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -48,7 +48,7 @@ function listFolder(folder: string): string[] {
   try {
     const dir = join(CORPUS_DIR, folder);
     return readdirSync(dir)
-      .filter((name) => !/^LICENSE/i.test(name) && !name.startsWith(".") && statSync(join(dir, name)).isFile())
+      .filter((name) => !/^(LICENSE|README)/i.test(name) && !name.startsWith(".") && statSync(join(dir, name)).isFile())
       .sort();
   } catch {
     return []; // a missing folder counts 0 and fails the enumeration test

@@ -2,8 +2,8 @@
 // AuthChecker.check (mailauth with our resolver), with each scenario's zone data served by
 // a real DNS server on loopback. One describe per scenario, one test per case.
 //
-// The suite (and its licence, rfc7208-tests.LICENSE) lives in the shared corpus and is
-// read at test time, never copied into the project.
+// The suite (and its licence, rfc7208-tests.LICENSE) is stored unchanged in
+// test/corpus/spf/ and read at test time.
 //
 // Zone data is loaded the way the suite's reference driver (pyspf's testspf.py) does:
 // - names are case-insensitive and may end with a dot;

@@ -1,5 +1,5 @@
-// The bounce parser against sisimai's set-of-emails (../shared/corpus/bounces, read in
-// place, never copied): every file is parsed without a throw or a hang; each file's
+// The bounce parser against sisimai's set-of-emails (test/corpus/bounces, stored
+// unchanged): every file is parsed without a throw or a hang; each file's
 // expected kind comes from its name (arf-* complaints, rfc3834-* auto-replies, the rest
 // bounces) except for the exceptions listed below with their reasons; where a message
 // carries a standard Status: field the expected class is derived from it (4.x.x soft,
@@ -76,7 +76,7 @@ const parseFile = async (name: string) => (await parseBounce(readFileSync(CORPUS
 describe("parseBounce on the sisimai corpus", () => {
   test("every file parses in time; the counts are no worse than the baseline", async () => {
     const files = readdirSync(CORPUS)
-      .filter((f) => f !== "LICENSE" && !f.startsWith("."))
+      .filter((f) => f !== "LICENSE" && f !== "README.md" && !f.startsWith("."))
       .sort();
     expect(files.length).toBeGreaterThanOrEqual(600);
     for (const name of Object.keys(EXCEPTIONS)) expect(files).toContain(name);
