@@ -55,7 +55,7 @@ export async function guardedFetch(req: GuardedRequest, ctx: GuardedContext): Pr
     const response = await fetch(literal ? url : Object.assign(new URL(url), { hostname: host }), init);
     const location = response.headers.get("location");
     if (!FOLLOWED.has(response.status) || !location || hop >= req.maxRedirects) return { response, url: url.toString() };
-    const next = URL.parse(location, url);
+    const next = URL.parse(location, url.toString());
     if (next === null) return { response, url: url.toString(), refusedRedirect: "redirect to an unparsable URL refused" };
     if (next.protocol !== "http:" && next.protocol !== "https:") return { response, url: url.toString(), refusedRedirect: `redirect to a non-http(s) URL refused (${next.protocol})` };
     await response.body?.cancel();
