@@ -103,7 +103,7 @@ export function addressValues(
   const target = resolveTarget(input.target, stored?.target ?? null);
   if (target === null) throw invalid("target", "the password *** is the mask shown on read; send the real password");
   const attachmentsIn = input.attachments ?? {};
-  const problems = attachmentStoreProblems(attachmentsIn);
+  const problems = attachmentStoreProblems(attachmentsIn, allowPrivateTargets);
   if (problems[0]) throw invalid(problems[0].path, problems[0].message);
   const attachments = restoreMaskedAttachmentSecret(attachmentsIn, stored?.attachments ?? null);
   if (attachments === null) throw invalid("attachments.secret_access_key", "*** is the mask shown on read; send the real key");

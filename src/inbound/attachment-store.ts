@@ -3,7 +3,7 @@
 // behind signed, expiring URLs; {"store": "s3", ...} uploads them to S3-compatible storage.
 import { isHttpUrl } from "../lib/formats.ts";
 import type { Problem } from "../lib/validation.ts";
-import { MASKED_SECRET } from "./target-url.ts";
+import { MASKED_SECRET, targetAddressProblem } from "./target-url.ts";
 
 export interface AttachmentStore {
   store?: "local" | "s3";
@@ -18,13 +18,21 @@ export interface AttachmentStore {
 const S3_FIELDS = ["bucket", "path_prefix", "region", "endpoint", "access_key_id", "secret_access_key"] as const;
 const S3_REQUIRED = ["bucket", "region", "access_key_id", "secret_access_key"] as const;
 
-/** Rules the schema cannot say: which fields each store needs or forbids. */
-export function attachmentStoreProblems(a: AttachmentStore): Problem[] {
+/**
+ * Rules the schema cannot say: which fields each store needs or forbids. An endpoint
+ * written as an IP address is judged at once, as a target is (private ones only when
+ * `allowPrivateEndpoints`, metadata ones never); a name is judged at each upload.
+ */
+export function attachmentStoreProblems(a: AttachmentStore, allowPrivateEndpoints = false): Problem[] {
   const problems: Problem[] = [];
   if (a.store === "s3") {
     for (const f of S3_REQUIRED) if (!a[f]) problems.push({ path: `attachments.${f}`, message: 'is required with store "s3"' });
     if (a.bucket && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(a.bucket)) problems.push({ path: "attachments.bucket", message: "must be a valid S3 bucket name" });
     if (a.endpoint && !isHttpUrl(a.endpoint)) problems.push({ path: "attachments.endpoint", message: "must be an http or https URL" });
+    else if (a.endpoint) {
+      const refused = targetAddressProblem(a.endpoint, allowPrivateEndpoints);
+      if (refused) problems.push({ path: "attachments.endpoint", message: refused });
+    }
     if (a.path_prefix && /[\u0000-\u001f\u007f]/.test(a.path_prefix)) problems.push({ path: "attachments.path_prefix", message: "must not contain control characters" });
   } else {
     for (const f of S3_FIELDS) if (a[f] !== undefined) problems.push({ path: `attachments.${f}`, message: 'is only allowed with store "s3"' });

@@ -102,7 +102,7 @@ async function deliverToAddress(group: AddressGroup, content: MessageContent, en
     urls = await Promise.all(
       content.attachments.map(async (a) => {
         if (store.store === "local") return deps.localAttachments.save(a, deps.clock.nowMs(), deps.attachmentUrlTtlMs);
-        if (store.store === "s3") return uploadToS3(store, a, { nowMs: deps.clock.nowMs(), ttlMs: deps.attachmentUrlTtlMs, resolver: deps.resolver, policy: deps.post.policy });
+        if (store.store === "s3") return uploadToS3(store, a, { nowMs: deps.clock.nowMs(), ttlMs: deps.attachmentUrlTtlMs, resolver: deps.resolver, policy: deps.post.policy, timeoutMs: deps.post.timeoutMs });
         return null;
       }),
     );

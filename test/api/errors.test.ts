@@ -6,6 +6,7 @@ import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
 
 const A = `/api/v0.1/${ACCOUNT_A.id}`;
 const validAddress = { target: "https://hooks.example.com/in", target_format: "json+n" };
+const s3Store = { store: "s3", bucket: "mail-files", region: "us-east-1", access_key_id: "AK", secret_access_key: "SK" };
 
 let t: TestApp;
 beforeAll(async () => {
@@ -101,9 +102,21 @@ describe("422 validation", () => {
     ["a loopback target (not allowed by this config)", { ...validAddress, target: "http://127.0.0.1:8080/in" }, "target: points at a private, loopback or link-local address (127.0.0.1)"],
     ["a metadata target", { ...validAddress, target: "http://169.254.169.254/latest" }, "target: points at a cloud metadata address (169.254.169.254)"],
     ["a bad attachment store", { ...validAddress, attachments: { store: "dropbox" } }, 'attachments.store: must be "local" or "s3"'],
+    ["an S3 endpoint on loopback (not allowed by this config)", { ...validAddress, attachments: { ...s3Store, endpoint: "http://127.0.0.1:9000" } }, "attachments.endpoint: points at a private, loopback or link-local address (127.0.0.1)"],
+    ["an S3 endpoint on a private address as IPv4-compatible IPv6", { ...validAddress, attachments: { ...s3Store, endpoint: "http://[::10.0.0.1]:9000" } }, "attachments.endpoint: points at a private, loopback or link-local address (::a00:1)"],
+    ["an S3 endpoint on the metadata address", { ...validAddress, attachments: { ...s3Store, endpoint: "http://169.254.169.254" } }, "attachments.endpoint: points at a cloud metadata address (169.254.169.254)"],
   ])("%s", async (_name, body, error) => {
     const res = await t.json("POST", `${A}/addresses`, { auth: bearer(ACCOUNT_A.token), body });
     expect(res).toEqual({ status: 422, body: { status: 422, error }, headers: res.headers });
+  });
+  test("E4: a PUT or PATCH that points the S3 endpoint at a refused address", async () => {
+    const created = await t.json("POST", `${A}/addresses`, { auth: bearer(ACCOUNT_A.token), body: { ...validAddress, attachments: { ...s3Store, endpoint: "https://s3.example.com" } } });
+    expect(created.status).toBe(201);
+    const path = `${A}/addresses/${created.body.id}`;
+    const put = await t.json("PUT", path, { auth: bearer(ACCOUNT_A.token), body: { ...validAddress, attachments: { ...s3Store, endpoint: "http://192.168.1.20:9000" } } });
+    expect(put.body).toEqual({ status: 422, error: "attachments.endpoint: points at a private, loopback or link-local address (192.168.1.20)" });
+    const patch = await t.json("PATCH", path, { auth: bearer(ACCOUNT_A.token), body: { attachments: { ...s3Store, endpoint: "http://[fd00:ec2::254]/" } } });
+    expect(patch.body).toEqual({ status: 422, error: "attachments.endpoint: points at a cloud metadata address (fd00:ec2::254)" });
   });
   test("a bad query parameter", async () => {
     const res = await t.json("GET", `${A}/addresses?page=0`, { auth: bearer(ACCOUNT_A.token) });

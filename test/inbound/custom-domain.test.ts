@@ -59,5 +59,14 @@ describe("attachment store rules", () => {
     [{ bucket: "b" }, ["attachments.bucket"]],
     [{ store: "s3", bucket: "Bad_Bucket", region: "r", access_key_id: "a", secret_access_key: "s" }, ["attachments.bucket"]],
     [{ store: "s3", bucket: "bucket", region: "r", access_key_id: "a", secret_access_key: "s", endpoint: "ftp://x" }, ["attachments.endpoint"]],
+    [{ store: "s3", bucket: "bucket", region: "r", access_key_id: "a", secret_access_key: "s", endpoint: "http://127.0.0.1:9000" }, ["attachments.endpoint"]],
+    [{ store: "s3", bucket: "bucket", region: "r", access_key_id: "a", secret_access_key: "s", endpoint: "http://s3.internal:9000" }, []],
+    [{ store: "s3", bucket: "bucket", region: "r", access_key_id: "a", secret_access_key: "s", endpoint: "https://93.184.216.34" }, []],
   ])("%j", (input, paths) => expect(attachmentStoreProblems(input as never).map((p) => p.path)).toEqual(paths));
+
+  test("an IP endpoint: private ones only when allowed, metadata ones never", () => {
+    const s3 = (endpoint: string) => ({ store: "s3" as const, bucket: "bucket", region: "r", access_key_id: "a", secret_access_key: "s", endpoint });
+    expect(attachmentStoreProblems(s3("http://10.1.2.3:9000"), true)).toEqual([]);
+    expect(attachmentStoreProblems(s3("http://[::ffff:169.254.169.254]/"), true)).toEqual([{ path: "attachments.endpoint", message: "points at a cloud metadata address (::ffff:a9fe:a9fe)" }]);
+  });
 });
