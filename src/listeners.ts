@@ -7,7 +7,7 @@ import type { SMTPServer } from "smtp-server";
 import type { ApiHandler } from "./api/front.ts";
 import { HttpListener } from "./api/http-listener.ts";
 import type { Config } from "./config/config.ts";
-import type { ListenAddress } from "./config/units.ts";
+import { formatListen, type ListenAddress } from "./config/units.ts";
 import type { Logger } from "./lib/logger.ts";
 import { closeSmtp, listenSmtp } from "./lib/smtp-listen.ts";
 import type { TlsMaterial } from "./tls/certificate.ts";
@@ -34,6 +34,7 @@ type SmtpKind = "inbound" | "submission" | "submissionTls";
 
 const WAITING = "waiting for a certificate";
 const sameAddress = (a: ListenAddress | null, b: ListenAddress | null) => a !== null && b !== null && a.host === b.host && a.port === b.port;
+const isLoopbackHost = (host: string) => host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
 
 export class Listeners {
   private http: HttpListener | null = null;
@@ -125,6 +126,25 @@ export class Listeners {
       port,
       tls: kind === "submissionTls" ? "implicit" : material ? "starttls" : "none",
     });
+    if (kind === "submission" && !material) this.warnAuthInClear(at, port);
+  }
+
+  /** Submission without a certificate: why AUTH is refused, or that it goes in clear. */
+  private warnAuthInClear(at: ListenAddress, port: number): void {
+    const config = this.deps.config();
+    const listen = formatListen({ host: at.host, port });
+    if (!config.smtp.allowInsecureAuth) {
+      const waiting = config.tls.mode === "acme" ? " until the ACME certificate arrives" : "";
+      this.deps.logger.warn(`submission smtp refuses AUTH${waiting}: no TLS certificate, so clients get 538 5.7.11`, {
+        listen,
+        fix: 'a certificate in [tls] (mode = "files" or "acme") so clients can STARTTLS, or smtp.allow_insecure_auth = true for tests on loopback',
+      });
+    } else if (!isLoopbackHost(at.host)) {
+      this.deps.logger.warn("submission smtp accepts AUTH in clear on a non-loopback address: passwords cross the network readable", {
+        listen,
+        fix: 'a certificate in [tls] (mode = "files" or "acme"), or smtp.allow_insecure_auth = false, or listen on 127.0.0.1',
+      });
+    }
   }
 
   private async useCertificate(material: TlsMaterial): Promise<void> {

@@ -59,6 +59,13 @@ export interface Config {
     maxMimeParts: number;
     maxConnections: number;
     socketTimeoutMs: number;
+    maxConnectionsPerIp: number;
+    maxJunkCommands: number;
+    maxSessionMs: number;
+    /** Bytes per second during DATA; 0 = no minimum. */
+    minDataRate: number;
+    dataRateWindowMs: number;
+    authTimeoutMs: number;
   };
   inbound: {
     domain: string;

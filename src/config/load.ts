@@ -129,6 +129,12 @@ export function toConfig(raw: RawConfig): Config {
       maxMimeParts: raw.smtp.max_mime_parts,
       maxConnections: raw.smtp.max_connections,
       socketTimeoutMs: ms(raw.smtp.socket_timeout),
+      maxConnectionsPerIp: raw.smtp.max_connections_per_ip,
+      maxJunkCommands: raw.smtp.max_junk_commands,
+      maxSessionMs: ms(raw.smtp.max_session_time),
+      minDataRate: raw.smtp.min_data_rate,
+      dataRateWindowMs: ms(raw.smtp.data_rate_window),
+      authTimeoutMs: ms(raw.smtp.auth_timeout),
     },
     inbound: {
       domain: raw.inbound.domain.toLowerCase(),

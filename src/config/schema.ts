@@ -23,6 +23,8 @@ const rate = (def: string, description: string) =>
 // A retention: a duration other than zero, or "off" (kept forever). Zero is refused
 // rather than read as either: "0" means "forever" to some and "at once" to others.
 const NONZERO_DURATION = "(?=[0-9.]*[1-9])\\d+(\\.\\d+)?\\s*(ms|s|m|min|h|d)";
+const nonzeroDuration = (def: string, description: string) =>
+  str(def, description, { pattern: `^\\s*${NONZERO_DURATION}\\s*$`, errorMessage: 'must be a duration above zero such as "30s", "10m" or "1h"' });
 const retention = (def: string, description: string) =>
   str(def, `${description}; "off" = kept forever`, { pattern: `^\\s*(off|${NONZERO_DURATION})\\s*$`, errorMessage: 'must be a duration above zero such as "7d" or "30d", or "off" to keep forever' });
 const int = (def: number, min: number, max: number, description: string) =>
@@ -147,6 +149,12 @@ export const ConfigSchema = Type.Object(
         max_mime_parts: int(500, 1, 100_000, "most MIME parts in an inbound message; more get 554"),
         max_connections: int(1000, 1, 1_000_000, "simultaneous SMTP connections per listener; more get 421"),
         socket_timeout: duration("5m", "idle time after which an SMTP connection is closed"),
+        max_connections_per_ip: int(50, 1, 1_000_000, "simultaneous connections one client may hold on each SMTP listener (an IPv6 client by its /64; loopback too); more get 421 4.7.0"),
+        max_junk_commands: int(100, 1, 1_000_000, "NOOP, RSET, VRFY, EXPN, HELP, ETRN, HELO and EHLO one SMTP session may send since its last message; more get 421 4.7.0"),
+        max_session_time: nonzeroDuration("10m", "longest an SMTP session may last, busy or not; then 421 4.4.2 (a message still arriving is not accepted)"),
+        min_data_rate: int(500, 0, 1_000_000_000, "bytes per second a client must send during DATA, over each data_rate_window; slower gets 421 4.4.2 and the message is not accepted; 0 = no minimum"),
+        data_rate_window: nonzeroDuration("30s", "the window over which min_data_rate is measured"),
+        auth_timeout: nonzeroDuration("60s", "how long a submission session may go without a successful AUTH; then 421 4.7.0"),
       },
       "SMTP listeners",
     ),

@@ -2,6 +2,7 @@
 // the routing and delivery decisions. No AUTH here; STARTTLS when a certificate is set.
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
 import type { Logger } from "../lib/logger.ts";
+import { guardSessions } from "../lib/smtp-guard.ts";
 import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
 import { reply, smtpError, smtpSuccessText } from "../lib/smtp-reply.ts";
 import { refusedStatuses, deliverMessage, type AddressGroup, type DeliverDeps, type Transaction } from "./deliver-message.ts";
@@ -14,6 +15,11 @@ export interface InboundLimits {
   maxUnknownRecipients: number;
   maxConnections: number;
   socketTimeoutMs: number;
+  maxConnectionsPerIp: number;
+  maxJunkCommands: number;
+  maxSessionMs: number;
+  minDataRate: number;
+  dataRateWindowMs: number;
 }
 
 export interface InboundListenerDeps {
@@ -158,12 +164,24 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
           else callback(smtpError(result));
         })
         .catch((err) => {
-          deps.logger.error("inbound delivery failed", { err });
+          // The client left in the middle of the message, or a limit cut it off (the
+          // limit logged why): nothing was received, nothing went wrong here.
+          if ((err as { code?: string }).code === "ECONNECTION") deps.logger.info("inbound message not received in full", { ip: session.remoteAddress, bytes: stream.byteLength });
+          else deps.logger.error("inbound delivery failed", { err });
           callback(smtpError(reply(451, "4.3.0", "temporary failure; try again later")));
         });
     },
   });
   server.on("error", (err) => deps.logger.warn("inbound smtp error", { err: (err as Error).message }));
+  // Every limit is read from the current config when a session opens (a reload reaches the next one).
+  guardSessions(server, {
+    limits: () => ({ ...deps.limits(), authTimeoutMs: null }),
+    serverOptions: () => {
+      const l = deps.limits();
+      return { maxClients: l.maxConnections, socketTimeout: l.socketTimeoutMs, maxRecipients: l.maxRecipients, size: l.maxMessageSizeBytes };
+    },
+    logger: deps.logger,
+  });
   batchRepliesOf(server);
   return server;
 }

@@ -7,6 +7,7 @@ import type { Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import { newUuid } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
+import { guardSessions } from "../lib/smtp-guard.ts";
 import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
 import { principalKey, rateOf, type RateLimiter } from "../lib/rate-limit.ts";
 import { reply, smtpError, smtpSuccessText } from "../lib/smtp-reply.ts";
@@ -155,6 +156,17 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     },
   });
   server.on("error", (err) => deps.logger.warn("submission smtp error", { err: (err as Error).message }));
+  // AUTH only over TLS (unless allow_insecure_auth), and every limit, read from the
+  // current config when a session opens (a reload reaches the next one).
+  guardSessions(server, {
+    limits: () => deps.config().smtp,
+    serverOptions: () => {
+      const c = deps.config();
+      return { maxClients: c.smtp.maxConnections, socketTimeout: c.smtp.socketTimeoutMs, maxRecipients: c.outbound.maxRecipients, size: c.outbound.maxSizeBytes, allowInsecureAuth: c.smtp.allowInsecureAuth };
+    },
+    allowInsecureAuth: () => deps.config().smtp.allowInsecureAuth,
+    logger: deps.logger,
+  });
   if (!deps.implicitTls) batchRepliesOf(server);
   return server;
 }

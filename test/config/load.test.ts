@@ -29,6 +29,7 @@ describe("config errors name the key path and the rule", () => {
     ["listen port past 65535", `[http]\nlisten = "127.0.0.1:99999"`, 'http.listen: must be "host:port" with a port from 0 to 65535 (e.g. "0.0.0.0:25", "[::]:25"), or "" for off'],
     ["listen port past 65535 on an SMTP listener", `[smtp]\nsubmission_tls_listen = "[::1]:65536"`, 'smtp.submission_tls_listen: must be "host:port" with a port from 0 to 65535 (e.g. "0.0.0.0:25", "[::]:25"), or "" for off'],
     ["boolean", `[smtp]\nallow_insecure_auth = "yes"`, "smtp.allow_insecure_auth: must be boolean"],
+    ["a session time of zero", `[smtp]\nmax_session_time = "0s"`, 'smtp.max_session_time: must be a duration above zero such as "30s", "10m" or "1h"'],
     ["integer range", `[outbound]\nmx_port = 0`, "outbound.mx_port: must be a port number (1-65535)"],
     ["sending ip", `[outbound]\nsending_ips = ["203.0.113.300"]`, "outbound.sending_ips[0]: must be an IPv4 or IPv6 address"],
     ["smarthost", `[outbound]\nsmarthost = "relay.example.com"`, 'outbound.smarthost: must be "smtp://[user:pass@]host[:port]" or "smtps://..."'],

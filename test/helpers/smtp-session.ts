@@ -32,8 +32,9 @@ export class SmtpSession {
     });
   }
 
-  static async open(port: number): Promise<{ session: SmtpSession; greeting: string }> {
-    const socket = connect(port, "127.0.0.1");
+  /** `localAddress`: the client's own address (127.0.0.2 is another client on Linux loopback). */
+  static async open(port: number, opts: { localAddress?: string } = {}): Promise<{ session: SmtpSession; greeting: string }> {
+    const socket = connect({ port, host: "127.0.0.1", localAddress: opts.localAddress });
     await new Promise<void>((resolve, reject) => {
       socket.once("connect", resolve);
       socket.once("error", reject);
@@ -92,6 +93,11 @@ export class SmtpSession {
     const stuffed = text.replace(/^\./gm, "..");
     this.socket.write(Buffer.from(stuffed + (stuffed.endsWith("\r\n") ? "" : "\r\n") + ".\r\n", "latin1"));
     return this.reply();
+  }
+
+  /** Writes raw bytes (a line in pieces, a message a few bytes at a time) without reading a reply. */
+  write(bytes: string): void {
+    this.socket.write(bytes);
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,234 @@
+// Holds every session of an smtp-server listener to the limits of smtp-limits.ts: thin
+// glue around smtp-server's connection object, which is where the information is (the
+// open connections, the command names, the DATA bytes, whether the client waits for us).
+// smtp-server gives no per-connection hook for these, so, as smtp-reply.ts does, its
+// SMTPConnection prototype is wrapped once; the wrappers do nothing for a listener that
+// guardSessions() was not called on (the test sinks, for instance).
+//
+// The limits and smtp-server's own options (max_connections, socket_timeout, max
+// recipients, message size) are read from the current config when a connection opens, so
+// a SIGHUP reload reaches every session opened after it.
+import type { SMTPServer } from "smtp-server";
+import { SMTPConnection } from "smtp-server/lib/smtp-connection.js";
+import type { Logger } from "./logger.ts";
+import { authTimeReply, authVerdict, clientKey, commandVerdict, connectionVerdict, dataRateVerdict, deadlineAction, sessionTimeReply, type SessionLimits } from "./smtp-limits.ts";
+import type { SmtpReply } from "./smtp-reply.ts";
+
+/** smtp-server options that are read at use, refreshed at every new connection. */
+export interface LiveServerOptions {
+  maxClients: number;
+  socketTimeout: number;
+  maxRecipients: number;
+  size: number;
+  allowInsecureAuth?: boolean;
+}
+
+export interface GuardOptions {
+  /** The limits from the current config. */
+  limits(): SessionLimits;
+  /** smtp-server's own limits from the current config. */
+  serverOptions(): LiveServerOptions;
+  /** Submission: AUTH only over TLS unless this says so. Absent: AUTH is not this guard's business. */
+  allowInsecureAuth?(): boolean;
+  logger: Logger;
+}
+
+// The parts of smtp-server's SMTPConnection the guard reads (all plain fields or methods).
+interface Connection {
+  _server: { options: Record<string | symbol, unknown>; connections: Set<Connection> };
+  _socket: { bytesRead?: number };
+  _parser: { _dataMode?: boolean; dataBytes?: number } | false;
+  _dataStream: unknown;
+  _handlerPending?: boolean;
+  _nextHandler: unknown;
+  _closing: boolean;
+  _closed: boolean;
+  _transactionCounter: number;
+  secure: boolean;
+  remoteAddress: string;
+  session: { user?: unknown };
+  send(code: number, data: string, context?: unknown): void;
+  _isSupported(command: string): boolean;
+}
+
+interface ConnectionState {
+  key: string;
+  limits: SessionLimits;
+  junk: number;
+  transactions: number;
+  timers: Set<ReturnType<typeof setTimeout>>;
+}
+
+const GUARD = Symbol.for("postroom.smtpGuard");
+const states = new WeakMap<Connection, ConnectionState>();
+// setTimeout fires at once past 2^31 - 1 ms (24.8 days): longer limits are that long.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+class Guard {
+  constructor(private readonly opts: GuardOptions) {}
+
+  /** Before smtp-server's init(), which checks max_connections: today's options. */
+  refresh(c: Connection): void {
+    const live = this.opts.serverOptions();
+    Object.assign(c._server.options, live);
+  }
+
+  /** After init(): the per-client count, then the session's deadlines. */
+  opened(c: Connection): void {
+    if (c._closing || c._closed) return; // refused by max_connections already
+    const limits = this.opts.limits();
+    const state: ConnectionState = { key: clientKey(c.remoteAddress), limits, junk: 0, transactions: c._transactionCounter, timers: new Set() };
+    states.set(c, state);
+    const keys = (function* () {
+      for (const other of c._server.connections) {
+        const s = states.get(other);
+        if (s && !other._closing) yield s.key;
+      }
+    })();
+    const refusal = connectionVerdict(keys, state.key, limits.maxConnectionsPerIp);
+    if (refusal) return this.close(c, refusal, "max_connections_per_ip");
+    this.at(c, limits.maxSessionMs, () => sessionTimeReply(limits.maxSessionMs), "max_session_time");
+    if (limits.authTimeoutMs !== null) {
+      const authMs = limits.authTimeoutMs;
+      this.at(c, authMs, () => (c.session.user ? null : authTimeReply(authMs)), "auth_timeout");
+    }
+  }
+
+  closed(c: Connection): void {
+    const state = states.get(c);
+    if (!state) return;
+    for (const t of state.timers) clearTimeout(t);
+    state.timers.clear();
+  }
+
+  /** A command (not a line of an AUTH exchange): the junk count, reset by every message. */
+  command(c: Connection, name: string): SmtpReply | null {
+    const state = states.get(c);
+    if (!state) return null;
+    if (c._transactionCounter !== state.transactions) {
+      state.transactions = c._transactionCounter;
+      state.junk = 0;
+    }
+    const { junk, refusal } = commandVerdict(state.junk, name, state.limits.maxJunkCommands);
+    state.junk = junk;
+    if (refusal) this.logLimit(c, "max_junk_commands");
+    return refusal;
+  }
+
+  auth(c: Connection): SmtpReply | null {
+    if (!this.opts.allowInsecureAuth) return null;
+    const refusal = authVerdict({ secure: c.secure, starttlsOffered: c._isSupported("STARTTLS") && !c._server.options.hideSTARTTLS, allowInsecureAuth: this.opts.allowInsecureAuth() });
+    if (refusal) this.opts.logger.info("smtp auth refused without tls", { ip: c.remoteAddress });
+    return refusal;
+  }
+
+  /** DATA has started: its bytes are measured over every window until the message is in. */
+  dataStarted(c: Connection): void {
+    const state = states.get(c);
+    const parser = c._parser;
+    if (!state || !parser || !parser._dataMode || state.limits.minDataRate <= 0) return;
+    const { minDataRate, dataRateWindowMs } = state.limits;
+    const bytesNow = () => (typeof c._socket.bytesRead === "number" ? c._socket.bytesRead : (parser.dataBytes ?? 0));
+    let bytes = bytesNow();
+    let since = performance.now();
+    const tick = () => {
+      state.timers.delete(timer);
+      if (c._closing || c._closed || c._parser !== parser || !parser._dataMode) return;
+      const now = performance.now();
+      const read = bytesNow();
+      const refusal = dataRateVerdict(read - bytes, now - since, minDataRate);
+      if (refusal) return this.close(c, refusal, "min_data_rate", { bytes: read - bytes, ms: Math.round(now - since) });
+      bytes = read;
+      since = now;
+      timer = this.timer(state, dataRateWindowMs, tick);
+    };
+    let timer = this.timer(state, dataRateWindowMs, tick);
+  }
+
+  /** A deadline `ms` after now: its reply (if it still has one) once the client owes us input. */
+  private at(c: Connection, ms: number, replyOf: () => SmtpReply | null, limit: string): void {
+    const state = states.get(c)!;
+    const fire = () => {
+      if (c._closing || c._closed) return;
+      const refusal = replyOf();
+      if (!refusal) return;
+      // What smtp-server's own idle timeout counts as the client waiting for us.
+      const waiting = Boolean(c._handlerPending || (c._dataStream && c._parser && !c._parser._dataMode));
+      if (deadlineAction(waiting) === "wait") return void this.timer(state, 1000, fire);
+      this.close(c, refusal, limit);
+    };
+    this.timer(state, ms, fire);
+  }
+
+  private timer(state: ConnectionState, ms: number, run: () => void): ReturnType<typeof setTimeout> {
+    const t = setTimeout(() => {
+      state.timers.delete(t);
+      run();
+    }, Math.min(ms, MAX_TIMER_MS));
+    t.unref?.();
+    state.timers.add(t);
+    return t;
+  }
+
+  /** Sends a 421 (smtp-server closes the connection after any 421). */
+  private close(c: Connection, r: SmtpReply, limit: string, fields: Record<string, unknown> = {}): void {
+    this.logLimit(c, limit, fields);
+    c.send(r.code, `${r.enhanced} ${r.text}`);
+  }
+
+  private logLimit(c: Connection, limit: string, fields: Record<string, unknown> = {}): void {
+    this.opts.logger.info("smtp session closed by a limit", { limit, ip: c.remoteAddress, ...fields });
+  }
+}
+
+const guardOf = (c: Connection): Guard | undefined => c._server.options[GUARD] as Guard | undefined;
+
+interface Proto {
+  init(this: Connection): void;
+  _onClose(this: Connection): void;
+  _onCommand(this: Connection, command: Buffer | string, callback?: () => void): void;
+  handler_AUTH(this: Connection, command: Buffer | string, callback: () => void): void;
+  handler_DATA(this: Connection, command: Buffer | string, callback: () => void): void;
+  __postroomGuard?: boolean;
+}
+const proto = SMTPConnection.prototype as unknown as Proto;
+if (!proto.__postroomGuard) {
+  const { init, _onClose, _onCommand, handler_AUTH, handler_DATA } = proto;
+  proto.init = function () {
+    const guard = guardOf(this);
+    guard?.refresh(this);
+    init.call(this);
+    guard?.opened(this);
+  };
+  proto._onClose = function () {
+    _onClose.call(this);
+    guardOf(this)?.closed(this);
+  };
+  proto._onCommand = function (command, callback) {
+    const guard = guardOf(this);
+    // A line of an AUTH exchange is no command; nor is anything before the greeting or
+    // after the connection started closing (smtp-server answers those itself).
+    if (guard && !this._nextHandler && !this._closing) {
+      const name = (command || "").toString().split(" ")[0]!.toUpperCase();
+      const refusal = guard.command(this, name);
+      if (refusal) return this.send(refusal.code, `${refusal.enhanced} ${refusal.text}`);
+    }
+    return _onCommand.call(this, command, callback);
+  };
+  proto.handler_AUTH = function (command, callback) {
+    const refusal = guardOf(this)?.auth(this);
+    if (!refusal) return handler_AUTH.call(this, command, callback);
+    this.send(refusal.code, `${refusal.enhanced} ${refusal.text}`);
+    callback();
+  };
+  proto.handler_DATA = function (command, callback) {
+    handler_DATA.call(this, command, callback);
+    guardOf(this)?.dataStarted(this);
+  };
+  proto.__postroomGuard = true;
+}
+
+/** Holds every session of `server` to the limits; call once, right after creating it. */
+export function guardSessions(server: SMTPServer, opts: GuardOptions): void {
+  (server.options as unknown as Record<symbol, unknown>)[GUARD] = new Guard(opts);
+}
