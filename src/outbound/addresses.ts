@@ -34,7 +34,14 @@ export function parseAddressList(value: string | readonly string[]): MailAddress
   return out;
 }
 
-/** "Name <a@b.c>" or "a@b.c": how the address reads back. */
-export const formatAddress = (a: MailAddress): string => (a.name ? `${a.name} <${a.address}>` : a.address);
+// Characters that would make a bare display name parse as something else ("a, b", "x <y@z>").
+const NAME_SPECIALS = /[()<>\[\]:;@\\,"]/;
+
+/** "Name <a@b.c>" or "a@b.c": how the address reads back; a name with specials is quoted so it parses back as itself. */
+export const formatAddress = (a: MailAddress): string => {
+  if (!a.name) return a.address;
+  const name = NAME_SPECIALS.test(a.name) ? `"${a.name.replace(/["\\]/g, "\\$&")}"` : a.name;
+  return `${name} <${a.address}>`;
+};
 
 export const domainOf = (address: string): string => address.slice(address.lastIndexOf("@") + 1).toLowerCase();

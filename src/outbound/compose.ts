@@ -5,6 +5,7 @@ import { convert as htmlToText } from "html-to-text";
 import { marked } from "marked";
 import MailComposer from "nodemailer/lib/mail-composer";
 import { formatAddress, parseAddressList, type MailAddress } from "./addresses.ts";
+import { authorFieldsOf, authorOf } from "./author.ts";
 import { InputProblem, type MessageDraft } from "./message-input.ts";
 import { joinMessage, splitMessage } from "./raw-headers.ts";
 
@@ -13,6 +14,8 @@ export interface ComposedMessage {
   /** With angle brackets, as in the header. */
   messageId: string;
   subject: string | null;
+  /** Raw messages: every mailbox their From and Sender fields name (each needs a domain of the account). */
+  named?: MailAddress[];
 }
 
 /** Every line ending CRLF, as SMTP and DKIM want it. */
@@ -67,9 +70,10 @@ function headerAddresses(values: string[]): MailAddress[] {
 function composeRaw(draft: MessageDraft, messageId: string, date: Date): ComposedMessage {
   const message = splitMessage(toCrlf(Buffer.from(draft.raw!, "utf8")));
   const h = message.headers;
-  if (!h.has("from")) throw new InputProblem({ path: "raw", message: "has no From header" });
+  const author = authorOf(authorFieldsOf(h));
+  if (!author.ok) throw new InputProblem({ path: "raw", message: author.reason });
   const mismatch = (field: string) => new InputProblem({ path: field, message: `must match the ${field === "cc" ? "Cc" : field === "to" ? "To" : "From"} header of raw` });
-  if (!sameAddresses(headerAddresses(h.all("from")), [draft.from])) throw mismatch("from");
+  if (author.author.address.toLowerCase() !== draft.from.address.toLowerCase()) throw mismatch("from");
   if (!sameAddresses(headerAddresses(h.all("to")), draft.to)) throw mismatch("to");
   if (!sameAddresses(headerAddresses(h.all("cc")), draft.cc)) throw mismatch("cc");
   h.remove("bcc");
@@ -78,5 +82,5 @@ function composeRaw(draft: MessageDraft, messageId: string, date: Date): Compose
   const existing = h.first("message-id")?.trim();
   const id = existing && /^<[^<>\s]+@[^<>\s]+>$/.test(existing) ? existing : messageId;
   if (id === messageId) h.set("Message-ID", messageId);
-  return { raw: joinMessage(message), messageId: id, subject: draft.subject ?? h.first("subject") };
+  return { raw: joinMessage(message), messageId: id, subject: draft.subject ?? h.first("subject"), named: author.named };
 }

@@ -8,14 +8,28 @@ export interface SplitMessage {
   body: Buffer;
 }
 
+const OBSOLETE_FIRST_FIELD = /^([!-9;-~]+)[ \t]+:/;
+
 export class MessageHeaders {
   private readonly h: InstanceType<typeof Headers>;
   constructor(section: Buffer) {
-    this.h = new Headers(section);
+    // A first line "From : x" (obsolete syntax, space before the colon) is a From field to
+    // receivers, but mailsplit takes it for an mbox separator, hides it and drops it on
+    // rebuild: without the space it is the header it is everywhere.
+    const head = section.subarray(0, 200).toString("binary");
+    const obsolete = OBSOLETE_FIRST_FIELD.exec(head);
+    this.h = new Headers(obsolete ? Buffer.concat([Buffer.from(obsolete[1]! + ":", "binary"), section.subarray(obsolete[0].length)]) : section);
   }
   /** Every value of a header, unfolded and MIME-decoded, top first. */
   all(name: string): string[] {
     return (this.h.getDecoded(name) as { value: string }[]).map((l) => decode(l.value));
+  }
+  /**
+   * Every value of a header as written: unfolded, not MIME-decoded, empty ones kept, top
+   * first. For address fields, whose encoded words must stay text.
+   */
+  rawValues(name: string): string[] {
+    return (this.h.get(name) as string[]).map((line) => unfold(line.slice(line.indexOf(":") + 1)));
   }
   first(name: string): string | null {
     return this.all(name)[0] ?? null;
@@ -38,6 +52,8 @@ export class MessageHeaders {
     return this.h.build();
   }
 }
+
+const unfold = (value: string): string => value.replace(/\r?\n(?=[ \t])/g, "").trim();
 
 function decode(value: string): string {
   try {

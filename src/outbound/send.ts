@@ -34,6 +34,22 @@ const enqueueDeps = (deps: SendDeps): EnqueueDeps => {
 /** The account's tracking and unsubscribe settings, fixed on the message when it is accepted. */
 const trackingOf = (sender: Sender): Tracking => ({ opens: sender.account.tracking.opens, clicks: sender.account.tracking.clicks, unsubscribe: sender.account.unsubscribe });
 
+/**
+ * Why one of the other mailboxes a message names in From or Sender may not be used by this
+ * account, or null: the author's domain is checked first, the others must pass the same check.
+ */
+async function namedRefusal(deps: SendDeps, accountId: string, author: MailAddress, named: readonly MailAddress[], testMode: boolean): Promise<string | null> {
+  const checked = new Set([domainOf(author.address)]);
+  for (const a of named) {
+    const domain = domainOf(a.address);
+    if (checked.has(domain)) continue;
+    checked.add(domain);
+    const refusal = await deps.domains.refusal(accountId, domain, testMode);
+    if (refusal) return `the message also names ${a.address}: ${refusal}`;
+  }
+  return null;
+}
+
 function checkSize(raw: Buffer, maxBytes: number): void {
   if (raw.length > maxBytes) throw new InputProblem({ path: "message", message: `is ${raw.length} bytes; at most ${maxBytes} bytes are allowed` });
 }
@@ -52,6 +68,8 @@ export async function sendFromApi(sender: Sender, body: MessageBody, deps: SendD
   const id = newUuid();
   const composed = await composeMessage(draft, `<${id}@${config.hostname}>`, new Date(deps.clock.nowMs()));
   checkSize(composed.raw, config.outbound.maxSizeBytes);
+  const alsoNamed = await namedRefusal(deps, sender.account.id, draft.from, composed.named ?? [], draft.testMode);
+  if (alsoNamed) throw new InputProblem({ path: "raw", message: alsoNamed });
   return enqueueMessage(
     {
       id,
@@ -84,6 +102,8 @@ export interface SubmittedMessage {
   tags: string[];
   priority: Priority;
   raw: Buffer;
+  /** Every mailbox the From and Sender fields name (`from`, the one responsible, among them). */
+  named?: MailAddress[];
 }
 
 /** Thrown when the From domain may not send: SMTP answers 550 5.7.1 with the reason. */
@@ -97,8 +117,11 @@ export async function sendFromSmtp(sender: Sender, m: SubmittedMessage, deps: Se
   const testMode = sender.account.testMode || sender.outbound.testMode;
   const refusal = await deps.domains.refusal(sender.account.id, domainOf(m.from.address), testMode);
   if (refusal) throw new SenderRefused(refusal);
+  const alsoNamed = await namedRefusal(deps, sender.account.id, m.from, m.named ?? [], testMode);
+  if (alsoNamed) throw new SenderRefused(alsoNamed);
+  const { named: _named, ...message } = m;
   return enqueueMessage(
-    { ...m, accountId: sender.account.id, outboundAccountId: sender.outbound.id, testMode, tracking: trackingOf(sender) },
+    { ...message, accountId: sender.account.id, outboundAccountId: sender.outbound.id, testMode, tracking: trackingOf(sender) },
     enqueueDeps(deps),
   );
 }

@@ -60,6 +60,10 @@ describe("422 for what breaks the rules", () => {
     ["an unknown field", { ...base, bcc: "x@example.org" }, "bcc: unknown field"],
     ["raw with plain", { ...base, raw: "From: ann@sender.test\r\nTo: bob@example.org\r\n\r\nx" }, "plain: cannot be combined with raw (put it in the raw message)"],
     ["raw whose To does not match", { from: "ann@sender.test", to: "bob@example.org", raw: "From: ann@sender.test\r\nTo: eve@example.org\r\n\r\nx" }, "to: must match the To header of raw"],
+    ["raw without From", { from: "ann@sender.test", to: "bob@example.org", raw: "To: bob@example.org\r\n\r\nx" }, "raw: message has no From header; one naming the sender is required (RFC 5322)"],
+    ["raw with two From headers", { from: "ann@sender.test", to: "bob@example.org", raw: "From: ann@sender.test\r\nFrom: ann@sender.test\r\nTo: bob@example.org\r\n\r\nx" }, "raw: message has 2 From headers; RFC 5322 allows one"],
+    ["raw whose From names two addresses", { from: "ann@sender.test", to: "bob@example.org", raw: "From: ann@sender.test, ann@sender.test\r\nTo: bob@example.org\r\n\r\nx" }, "raw: the From header names 2 addresses; name one, or add a Sender header naming the one that sends"],
+    ["raw with a Sender of another domain", { from: "ann@sender.test", to: "bob@example.org", raw: "From: ann@sender.test\r\nSender: ceo@bank.example\r\nTo: bob@example.org\r\n\r\nx" }, "raw: the message also names ceo@bank.example: domain bank.example is not a sending domain of this account"],
     ["raw whose From does not match", { from: "ann@sender.test", to: "bob@example.org", raw: "From: mallory@evil.test\r\nTo: bob@example.org\r\n\r\nx" }, "from: must match the From header of raw"],
     ["a message over max_size", { ...base, plain: "x".repeat(70 * 1024) }, expect.stringMatching(/^message: is \d+ bytes; at most 65536 bytes are allowed$/)],
   ])("%s", async (_name, body, error) => {

@@ -9,7 +9,7 @@ import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
 import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
 import { eventually, SmtpSink } from "../helpers/sink.ts";
 import { SmtpSession } from "../helpers/smtp-session.ts";
-import { swaksAvailable } from "../helpers/smtp.ts";
+import { runSwaks, swaksAvailable } from "../helpers/smtp.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 let t: TestApp;
@@ -134,5 +134,69 @@ describe("submission with swaks", () => {
       expect(transcript).toMatch(/<- {2}250 2\.0\.0 Thanks! Queued as: [0-9a-f-]{36}/);
       await eventually(() => sink.to(`swaks-${method.toLowerCase()}@example.org`).length === 1);
     }
+  });
+});
+
+describe("the author must be unambiguous (issue 14): refused at the end of DATA, nothing queued", () => {
+  const listed = async (rcpt: string) =>
+    (await t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/outbound_messages?outbound_account_id=${ACCOUNT_A.outboundId}&query=to:${rcpt}`, { auth: bearer(ACCOUNT_A.token) })).body;
+  const rawMail = (rcpt: string, headers: string) => `${headers}\r\nTo: ${rcpt}\r\nSubject: who sends?\r\n\r\nbody\r\n`;
+
+  test.each([
+    ["two From headers", "From: ann@sender.test\r\nFrom: ceo@bank.example", "550 5.7.1 message has 2 From headers; RFC 5322 allows one"],
+    ["one From with two addresses", "From: ann@sender.test, ceo@bank.example", "550 5.7.1 the From header names 2 addresses; name one, or add a Sender header naming the one that sends"],
+    ["no From at all", "Reply-To: ann@sender.test", "550 5.7.1 message has no From header; one naming the sender is required (RFC 5322)"],
+    ["an empty From", "From: ", "550 5.7.1 the From header names no address"],
+    ["a group as From", "From: undisclosed-recipients:;", "550 5.7.1 the From header is a group; it must name the sender's address"],
+    ["an address behind an address", "From: ann@sender.test <ceo@bank.example>", "550 5.7.1 the From header is malformed (text outside its addresses)"],
+    ["several From addresses and a Sender of another domain", "From: ann@sender.test, bob@sender.test\r\nSender: ceo@bank.example", "550 5.7.1 domain bank.example is not a sending domain of this account"],
+    ["several From addresses, one of another domain, and a good Sender", "From: ann@sender.test, ceo@bank.example\r\nSender: ann@sender.test", "550 5.7.1 the message also names ceo@bank.example: domain bank.example is not a sending domain of this account"],
+  ])("nodemailer, %s", async (name, headers, response) => {
+    const rcpt = `author-${name.replace(/\W+/g, "-").slice(0, 50)}@example.org`.toLowerCase();
+    const sent = transport().sendMail({ envelope: { from: "ann@sender.test", to: [rcpt] }, raw: rawMail(rcpt, headers) });
+    await expect(sent).rejects.toMatchObject({ responseCode: 550, response });
+    expect(await listed(rcpt)).toEqual([]);
+  });
+
+  test("swaks: two From headers, two addresses in one, and none, each 550 5.7.1 with the reason", async () => {
+    if (!swaksAvailable()) return;
+    const base = ["--server", "127.0.0.1", "--port", String(t.app.submissionPort), "--auth", "PLAIN", "--auth-user", ACCOUNT_A.outboundId, "--auth-password", ACCOUNT_A.smtpKey, "--from", "ann@sender.test"];
+    const cases: [string, string[], string][] = [
+      ["swaks-two-from@example.org", ["--header", "From: ann@sender.test", "--add-header", "From: ceo@bank.example"], "550 5.7.1 message has 2 From headers; RFC 5322 allows one"],
+      ["swaks-two-in-one@example.org", ["--header", "From: Ann <ann@sender.test>, CEO <ceo@bank.example>"], "550 5.7.1 the From header names 2 addresses; name one, or add a Sender header naming the one that sends"],
+      ["swaks-no-from@example.org", ["--data", "To: swaks-no-from@example.org\\nSubject: no from\\n\\nbody\\n"], "550 5.7.1 message has no From header; one naming the sender is required (RFC 5322)"],
+    ];
+    for (const [rcpt, args, response] of cases) {
+      const { code, transcript } = await runSwaks([...base, "--to", rcpt, ...args]);
+      expect(code).not.toBe(0);
+      expect(transcript).toContain(`<** ${response}`);
+      expect(await listed(rcpt)).toEqual([]);
+    }
+  });
+
+  test("several From addresses with a Sender of a verified domain: the Sender's domain signs and is the sent message's from", async () => {
+    await verifiedSendingDomain(t, dns, ACCOUNT_A, "second.test");
+    const rcpt = "with-sender@example.org";
+    const info = await transport().sendMail({
+      envelope: { from: "bob@second.test", to: [rcpt] },
+      raw: rawMail(rcpt, "From: Ann <ann@sender.test>, Bob <bob@second.test>\r\nSender: Bob <bob@second.test>"),
+    });
+    const id = QUEUED.exec(info.response)?.[1];
+    expect(id).toBeDefined();
+    const [got] = await eventually(() => (sink.to(rcpt).length === 1 ? sink.to(rcpt) : null), 10_000, "the copy");
+    expect(got!.raw).toMatch(/^DKIM-Signature:[^]*?\bd=second\.test;/);
+    expect(got!.mailFrom).toStartWith(`bounces+${id}-`);
+    expect(got!.mailFrom).toEndWith("@mta.second.test");
+    expect(got!.raw).toContain("From: Ann <ann@sender.test>, Bob <bob@second.test>\r\n");
+    expect((await sentMessage(id!)).from).toBe("Bob <bob@second.test>");
+  });
+
+  test("an encoded display name holding a comma and an address is one mailbox: the one in angle brackets", async () => {
+    const rcpt = "encoded-name@example.org";
+    const info = await transport().sendMail({ envelope: { from: "ann@sender.test", to: [rcpt] }, raw: rawMail(rcpt, "From: =?utf-8?Q?Smith=2C_John_=3Cceo=40bank.example=3E?= <ann@sender.test>") });
+    const id = QUEUED.exec(info.response)?.[1];
+    expect((await sentMessage(id!)).from).toBe('"Smith, John <ceo@bank.example>" <ann@sender.test>');
+    const [got] = await eventually(() => (sink.to(rcpt).length === 1 ? sink.to(rcpt) : null), 10_000, "the copy");
+    expect(got!.raw).toMatch(/^DKIM-Signature:[^]*?\bd=sender\.test;/);
   });
 });
