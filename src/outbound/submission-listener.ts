@@ -12,6 +12,7 @@ import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
 import { principalKey, rateOf, type RateLimiter } from "../lib/rate-limit.ts";
 import { reply, smtpError, smtpSuccessText } from "../lib/smtp-reply.ts";
 import { isAddress, parseAddressList, type MailAddress } from "./addresses.ts";
+import { authorFieldsOf, authorOf } from "./author.ts";
 import { toCrlf } from "./compose.ts";
 import { joinMessage, splitMessage } from "./raw-headers.ts";
 import { SenderRefused, sendFromSmtp, type SendDeps, type Sender } from "./send.ts";
@@ -113,9 +114,10 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
           const message = splitMessage(toCrlf(raw));
           const h = message.headers;
           const { tags, priority } = takeSendingHeaders(h);
-          const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
-          const from = addressesOf(h.all("from"))[0] ?? (envelopeFrom ? { address: envelopeFrom, name: "" } : null);
-          if (!from) return callback(smtpError(reply(550, "5.6.0", "message has no From address")));
+          // One unambiguous author (From, or Sender when From names several), else nothing is queued.
+          const author = authorOf(authorFieldsOf(h));
+          if (!author.ok) return callback(smtpError(reply(550, "5.7.1", author.reason)));
+          const from = author.author;
           const to = addressesOf(h.all("to"));
           const cc = addressesOf(h.all("cc"));
           const listed = new Set([...to, ...cc].map((a) => a.address.toLowerCase()));
@@ -142,6 +144,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
               tags,
               priority,
               raw: joinMessage(message),
+              named: author.named,
             },
             deps.send,
           );
