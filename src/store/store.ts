@@ -1,8 +1,9 @@
 // The SQLite store: opening, pragmas, migrations and transactions. Feature SQL lives
 // in each feature's *.repo.ts; this module knows no table but its own bookkeeping.
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from "node:fs";
 import { join } from "node:path";
+import type { Logger } from "../lib/logger.ts";
 import { MIGRATIONS, type Migration } from "./migrations/index.ts";
 
 export class StoreError extends Error {
@@ -28,9 +29,17 @@ export interface Store {
 
 export const DATABASE_FILE = "postroom.db";
 
-export function openStore(dataDir: string, migrations: readonly Migration[] = MIGRATIONS): Store {
+/** Mode of the database file and of SQLite's -wal and -shm files beside it: the owner's only. */
+export const DATABASE_FILE_MODE = 0o600;
+
+/** `logger` hears of a database file found empty (0 bytes): a restore gone wrong, usually. */
+export function openStore(dataDir: string, migrations: readonly Migration[] = MIGRATIONS, logger?: Pick<Logger, "warn">): Store {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, DATABASE_FILE);
+  if (fileSize(path) === 0) {
+    logger?.warn("the database file is empty (0 bytes): starting with an empty database. If a restore wrote it, the restore went wrong", { path });
+  }
+  ownerOnly(path);
   const db = new Database(path, { create: true, strict: true });
   try {
     // WAL lets readers run during writes; synchronous=FULL makes every commit durable
@@ -61,6 +70,41 @@ export function openStore(dataDir: string, migrations: readonly Migration[] = MI
       db.close();
     },
   };
+}
+
+function fileSize(path: string): number | null {
+  try {
+    return statSync(path).size;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Creates the database file with mode 0600 before SQLite writes to it (SQLite gives the
+ * -wal and -shm files it creates the database file's mode), and brings an existing file
+ * and its -wal and -shm, made by an older postroom under the process umask, down to 0600.
+ */
+function ownerOnly(path: string): void {
+  closeSync(openSync(path, "a", DATABASE_FILE_MODE));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    const mode = fileMode(file);
+    if (mode === null || mode === DATABASE_FILE_MODE) continue;
+    try {
+      chmodSync(file, DATABASE_FILE_MODE);
+    } catch (err) {
+      // Another user's file that we may still write to: left as it is.
+      if ((err as { code?: string }).code !== "EPERM") throw err;
+    }
+  }
+}
+
+function fileMode(path: string): number | null {
+  try {
+    return statSync(path).mode & 0o777;
+  } catch {
+    return null;
+  }
 }
 
 export function schemaVersion(db: Database): number {
