@@ -28,6 +28,8 @@ public_url = "http://localhost:8080"
 
 [smtp]
 inbound_listen = "0.0.0.0:2525"
+# Submission clients must AUTH, and AUTH needs TLS: until [tls] gives a certificate
+# (see config.example.toml), AUTH here is refused with 538.
 submission_listen = "0.0.0.0:5870"
 
 [inbound]
