@@ -2,7 +2,9 @@
 // List-Unsubscribe, then DKIM-signed (signing comes last, over the final bytes).
 import { domainOf, parseAddressList } from "./addresses.ts";
 import type { OutboundMessage } from "./outbound.repo.ts";
+import { UnsendableMessage } from "./outcome.ts";
 import { needsPersonalizing, personalize } from "./personalize.ts";
+import { splitMessage } from "./raw-headers.ts";
 import type { SenderDomains } from "./signing.ts";
 
 export function copyPreparer(deps: { domains: SenderDomains; publicUrl: () => string; trackingKey: Buffer }) {
@@ -12,6 +14,9 @@ export function copyPreparer(deps: { domains: SenderDomains; publicUrl: () => st
       const copy = needsPersonalizing(m.tracking)
         ? await personalize(raw, m.tracking, { publicUrl: deps.publicUrl(), key: deps.trackingKey, messageId: m.id, recipientId, recipient })
         : raw;
+      // RFC 6376 makes From the one header a signature must cover. Only a message accepted
+      // before From was required can lack it: it can never be signed, so never sent.
+      if (!splitMessage(copy).headers.has("from")) throw new UnsendableMessage("the message has no From header, so it cannot be DKIM-signed; send it again with one");
       const from = parseAddressList(m.from)[0]?.address ?? m.from;
       return deps.domains.sign(m.accountId, domainOf(from), copy);
     },

@@ -16,7 +16,7 @@ import type { MessageBlobs } from "./blobs.ts";
 import type { ClaimedRecipient, OutboundMessage, OutboundRepo } from "./outbound.repo.ts";
 import { ConnectionCache, destinationKey } from "./connection-cache.ts";
 import { connectTo } from "./connect.ts";
-import { attemptOutcome } from "./outcome.ts";
+import { attemptOutcome, UnsendableMessage, unpreparedOutcome } from "./outcome.ts";
 import { webhookConfigured } from "./webhook-configured.ts";
 import type { SmtpClient, TransactionResult } from "./smtp-client.ts";
 import type { TlsRequirement } from "./tls-policy.ts";
@@ -214,7 +214,14 @@ export class DeliveryWorker {
         }
         const attempt = item.recipient.attempts + 1;
         const dispatch = this.event(item, "dispatch", { mx: client.endpoint.host, smtp_code: null, smtp_response: null, attempt } satisfies AttemptDetails);
-        const raw = await this.copyFor(item, blobs);
+        let raw: Buffer;
+        try {
+          raw = await this.copyFor(item, blobs);
+        } catch (err) {
+          // Nothing was sent: the attempt could not even be made. E13 and the webhook say why.
+          recorded.push(this.unprepared(item, err));
+          continue;
+        }
         let result = await client.send(bounceAddress(item.message, item.recipient.id), item.recipient.email, raw);
         if (result.code === null && reused) {
           // The kept connection died as it was used again (the server dropped it while it
@@ -253,10 +260,22 @@ export class DeliveryWorker {
     const cached = shared ? cache.get(message.id) : undefined;
     if (cached) return cached;
     const stored = message.blobPath === null ? await this.deps.repo.rawMessage(message.id) : this.deps.blobs.read(message.blobPath);
-    if (!stored) throw new Error(`the raw message of ${message.id} is missing`);
+    if (!stored) throw new UnsendableMessage("the message's stored bytes are missing, so it cannot be sent");
     const raw = await this.deps.prepare(message, recipient.id, recipient.email, stored);
     if (shared) cache.set(message.id, raw);
     return raw;
+  }
+
+  /** Records an `error` event for a copy that could not be made; retried unless the message itself is at fault. */
+  private unprepared(item: ClaimedRecipient, err: unknown): Promise<void> {
+    const permanent = err instanceof UnsendableMessage;
+    // Our own failure: its details go to the log; the account sees a sentence without internals.
+    const reason = permanent ? (err as Error).message : "the message could not be prepared for delivery (DKIM signing or tracking failed on our side)";
+    this.deps.logger.error("outbound copy could not be prepared", { message_id: item.message.id, recipient_id: item.recipient.id, permanent, err });
+    const c = this.deps.config().outbound;
+    const o = unpreparedOutcome({ item, reason, permanent, nowMs: this.deps.clock.nowMs(), retryDelaysMs: c.retryDelaysMs, maxQueueTimeMs: c.maxQueueTimeMs });
+    const webhook = webhookConfigured(this.deps.config().accounts, item.message.outboundAccountId);
+    return this.deps.repo.update(item.recipient.id, o.update, o.events, { webhook }).then(() => {});
   }
 
   private event(item: ClaimedRecipient, kind: NewEvent["kind"], details: Record<string, unknown>): NewEvent {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { attemptOutcome } from "../../src/outbound/outcome.ts";
+import { attemptOutcome, unpreparedOutcome } from "../../src/outbound/outcome.ts";
 import type { ClaimedRecipient } from "../../src/outbound/outbound.repo.ts";
 
 const MIN = 60_000;
@@ -35,5 +35,28 @@ describe("attemptOutcome", () => {
   test("retries_exhausted carries the attempts and the first attempt's time", () => {
     const o = attemptOutcome({ item: item(2, MIN), result: { code: 421, response: "421 busy" }, mx: null, permanentWithoutReply: false, nowMs: NOW, retryDelaysMs: [MIN], maxQueueTimeMs: 0 });
     expect(o.events[1]!.details).toEqual({ attempts: 3, first_attempt_at: new Date(MIN).toISOString() });
+  });
+});
+
+describe("unpreparedOutcome: a copy that could not be made is an error event, never silence", () => {
+  test.each([
+    // permanent, attempts so far → status, state, next attempt, event kinds, retried
+    [true, 0, "error", "done", NOW, ["error"], false],
+    [true, 3, "error", "done", NOW, ["error"], false],
+    [false, 0, "error", "queued", NOW + 5 * MIN, ["error"], true],
+    [false, 1, "error", "queued", NOW + 15 * MIN, ["error"], true],
+    [false, 2, "retries_exhausted", "done", NOW, ["error", "retries_exhausted"], false],
+  ])("permanent %p after %p attempts → %p, %p", (permanent, attempts, status, state, next, kinds, retried) => {
+    const o = unpreparedOutcome({
+      item: item(attempts, attempts === 0 ? null : MIN),
+      reason: "why",
+      permanent,
+      nowMs: NOW,
+      retryDelaysMs: [5 * MIN, 15 * MIN, 60 * MIN],
+      maxQueueTimeMs: NOW + 30 * MIN,
+    });
+    expect(o.update).toEqual({ status: status as never, state: state as never, attempts: attempts + 1, firstAttemptAtMs: attempts === 0 ? NOW : MIN, nextAttemptAtMs: next });
+    expect(o.events.map((e) => e.kind)).toEqual(kinds as never);
+    expect(o.events[0]).toEqual({ messageId: "m1", recipientId: "r1", kind: "error", details: { message: "why", attempt: attempts + 1, retried }, createdAtMs: NOW });
   });
 });
