@@ -33,11 +33,16 @@ export interface GuardOptions {
   logger: Logger;
 }
 
+interface Parser {
+  _dataMode?: boolean;
+  dataBytes?: number;
+}
+
 // The parts of smtp-server's SMTPConnection the guard reads (all plain fields or methods).
 interface Connection {
   _server: { options: Record<string | symbol, unknown>; connections: Set<Connection> };
   _socket: { bytesRead?: number };
-  _parser: { _dataMode?: boolean; dataBytes?: number } | false;
+  _parser: Parser | false;
   _dataStream: unknown;
   _handlerPending?: boolean;
   _nextHandler: unknown;
@@ -57,6 +62,8 @@ interface ConnectionState {
   junk: number;
   transactions: number;
   timers: Set<ReturnType<typeof setTimeout>>;
+  /** The DATA being measured: its parser, the bytes read and the time at its window's start. */
+  data: { parser: Parser; bytes: number; since: number; bytesNow: () => number } | null;
 }
 
 const GUARD = Symbol.for("postroom.smtpGuard");
@@ -77,7 +84,7 @@ class Guard {
   opened(c: Connection): void {
     if (c._closing || c._closed) return; // refused by max_connections already
     const limits = this.opts.limits();
-    const state: ConnectionState = { key: clientKey(c.remoteAddress), limits, junk: 0, transactions: c._transactionCounter, timers: new Set() };
+    const state: ConnectionState = { key: clientKey(c.remoteAddress), limits, junk: 0, transactions: c._transactionCounter, timers: new Set(), data: null };
     states.set(c, state);
     const keys = (function* () {
       for (const other of c._server.connections) {
@@ -122,27 +129,40 @@ class Guard {
     return refusal;
   }
 
-  /** DATA has started: its bytes are measured over every window until the message is in. */
+  /**
+   * DATA has started: its bytes are measured over every window until the message is in.
+   * One timer per connection at most, kept across its messages (a busy connection sends
+   * many a second; a timer each would pile up for a window).
+   */
   dataStarted(c: Connection): void {
     const state = states.get(c);
     const parser = c._parser;
     if (!state || !parser || !parser._dataMode || state.limits.minDataRate <= 0) return;
-    const { minDataRate, dataRateWindowMs } = state.limits;
     const bytesNow = () => (typeof c._socket.bytesRead === "number" ? c._socket.bytesRead : (parser.dataBytes ?? 0));
-    let bytes = bytesNow();
-    let since = performance.now();
+    const running = state.data !== null;
+    state.data = { parser, bytes: bytesNow(), since: performance.now(), bytesNow };
+    if (running) return;
+    const { minDataRate, dataRateWindowMs } = state.limits;
     const tick = () => {
-      state.timers.delete(timer);
-      if (c._closing || c._closed || c._parser !== parser || !parser._dataMode) return;
+      const data = state.data;
+      if (!data || c._closing || c._closed || c._parser !== data.parser || !data.parser._dataMode) {
+        state.data = null;
+        return;
+      }
       const now = performance.now();
-      const read = bytesNow();
-      const refusal = dataRateVerdict(read - bytes, now - since, minDataRate);
-      if (refusal) return this.close(c, refusal, "min_data_rate", { bytes: read - bytes, ms: Math.round(now - since) });
-      bytes = read;
-      since = now;
-      timer = this.timer(state, dataRateWindowMs, tick);
+      // A window not yet full (DATA started after this timer did): measure it at its end.
+      if (now - data.since < dataRateWindowMs) return void this.timer(state, dataRateWindowMs - (now - data.since), tick);
+      const read = data.bytesNow();
+      const refusal = dataRateVerdict(read - data.bytes, now - data.since, minDataRate);
+      if (refusal) {
+        state.data = null;
+        return this.close(c, refusal, "min_data_rate", { bytes: read - data.bytes, ms: Math.round(now - data.since) });
+      }
+      data.bytes = read;
+      data.since = now;
+      this.timer(state, dataRateWindowMs, tick);
     };
-    let timer = this.timer(state, dataRateWindowMs, tick);
+    this.timer(state, dataRateWindowMs, tick);
   }
 
   /** A deadline `ms` after now: its reply (if it still has one) once the client owes us input. */
