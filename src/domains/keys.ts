@@ -1,7 +1,7 @@
 // DKIM keys of sending domains: a 2048-bit RSA key (the record clients publish) and an
 // Ed25519 key (RFC 8463, beyond), each under its own random selector. Private keys are
 // stored encrypted (AES-256-GCM) under a key kept in data_dir, and never leave the server.
-import { createCipheriv, createDecipheriv, generateKeyPairSync, randomBytes } from "node:crypto";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 
 export interface DkimKeyPair {
   /** PKCS#8 PEM. */
@@ -36,18 +36,5 @@ export function newEd25519Key(): DkimKeyPair {
 export const rsaRecord = (publicKey: string): string => `v=DKIM1; k=rsa; p=${publicKey}`;
 export const ed25519Record = (publicKey: string): string => `v=DKIM1; k=ed25519; p=${publicKey}`;
 
-/** "v1:" + base64(iv | tag | ciphertext). */
-export function encryptSecret(plaintext: string, key: Buffer): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv("aes-256-gcm", key, iv);
-  const data = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
-  return "v1:" + Buffer.concat([iv, cipher.getAuthTag(), data]).toString("base64");
-}
-
-export function decryptSecret(sealed: string, key: Buffer): string {
-  if (!sealed.startsWith("v1:")) throw new Error("unknown encrypted key format");
-  const raw = Buffer.from(sealed.slice(3), "base64");
-  const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12));
-  decipher.setAuthTag(raw.subarray(12, 28));
-  return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8");
-}
+// The scheme is shared with the other secrets kept at rest (src/lib/secret-key.ts).
+export { decryptSecret, encryptSecret } from "../lib/secret-key.ts";

@@ -1,6 +1,9 @@
 // SQL for the addresses table. Every read is scoped by account and skips deleted rows,
 // except findLive, which inbound routing uses to resolve a recipient on any account.
+// The target's password, the S3 secret key and the signing secret are stored encrypted
+// (store.secrets) and decrypted as rows are read.
 import { BoundedCache } from "../lib/bounded-cache.ts";
+import type { SecretBox } from "../lib/secret-key.ts";
 import type { Store } from "../store/store.ts";
 import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import type { AttachmentStore } from "./attachment-store.ts";
@@ -36,17 +39,28 @@ interface Row {
 
 const COLUMNS = "id, account_id, target, target_password, target_format, nickname, attachments_json, signing_secret, created_at, updated_at";
 
-const fromRow = (r: Row): Address => ({
+const fromRow = (r: Row, box: SecretBox): Address => ({
   id: r.id,
   accountId: r.account_id,
-  target: { url: r.target, password: r.target_password },
+  target: { url: r.target, password: r.target_password === null ? null : box.open(r.target_password) },
   targetFormat: r.target_format,
   nickname: r.nickname,
-  attachments: JSON.parse(r.attachments_json) as AttachmentStore,
-  signingSecret: r.signing_secret,
+  attachments: attachmentsFrom(r.attachments_json, box),
+  signingSecret: r.signing_secret === null ? null : box.open(r.signing_secret),
   createdAtMs: r.created_at,
   updatedAtMs: r.updated_at,
 });
+
+function attachmentsFrom(json: string, box: SecretBox): AttachmentStore {
+  const a = JSON.parse(json) as AttachmentStore;
+  return a.secret_access_key ? { ...a, secret_access_key: box.open(a.secret_access_key) } : a;
+}
+
+function attachmentsJson(a: AttachmentStore, box: SecretBox): string {
+  return JSON.stringify(a.secret_access_key ? { ...a, secret_access_key: box.seal(a.secret_access_key) } : a);
+}
+
+const sealed = (value: string | null, box: SecretBox) => (value === null ? null : box.seal(value));
 
 export interface AddressRepo {
   insert(a: Address): Promise<void>;
@@ -68,7 +82,7 @@ export const ROUTING_CACHE_MAX_ENTRIES = 10_000;
 export const ROUTING_CACHE_MAX_AGE_MS = 10_000;
 
 export function createAddressRepo(store: Store, nowMs: () => number = Date.now): AddressRepo {
-  const { db } = store;
+  const { db, secrets } = store;
   const live = new BoundedCache<string, { address: Address; loadedMs: number }>(ROUTING_CACHE_MAX_ENTRIES);
   return {
     async insert(a) {
@@ -76,18 +90,18 @@ export function createAddressRepo(store: Store, nowMs: () => number = Date.now):
         a.id,
         a.accountId,
         a.target.url,
-        a.target.password,
+        sealed(a.target.password, secrets),
         a.targetFormat,
         a.nickname,
-        JSON.stringify(a.attachments),
-        a.signingSecret,
+        attachmentsJson(a.attachments, secrets),
+        sealed(a.signingSecret, secrets),
         a.createdAtMs,
         a.updatedAtMs,
       );
     },
     async get(accountId, id) {
       const row = db.query(`SELECT ${COLUMNS} FROM addresses WHERE id = ? AND account_id = ? AND deleted_at IS NULL`).get(id, accountId) as Row | null;
-      return row ? fromRow(row) : null;
+      return row ? fromRow(row, secrets) : null;
     },
     async findLive(id) {
       const cached = live.get(id);
@@ -97,7 +111,7 @@ export function createAddressRepo(store: Store, nowMs: () => number = Date.now):
         live.delete(id);
         return null;
       }
-      const address = fromRow(row);
+      const address = fromRow(row, secrets);
       live.set(id, { address, loadedMs: nowMs() });
       return address;
     },
@@ -111,17 +125,17 @@ export function createAddressRepo(store: Store, nowMs: () => number = Date.now):
       }
       const { where, tail } = newestFirst(page, params);
       const rows = db.query(`SELECT ${COLUMNS} FROM addresses WHERE account_id = ? AND deleted_at IS NULL${filter}${where}${tail}`).all(...(params as never[])) as Row[];
-      return toPage(rows.map(fromRow), page.limit);
+      return toPage(rows.map((r) => fromRow(r, secrets)), page.limit);
     },
     async update(a) {
       live.delete(a.id);
       db.query("UPDATE addresses SET target = ?, target_password = ?, target_format = ?, nickname = ?, attachments_json = ?, signing_secret = ?, updated_at = ? WHERE id = ? AND account_id = ?").run(
         a.target.url,
-        a.target.password,
+        sealed(a.target.password, secrets),
         a.targetFormat,
         a.nickname,
-        JSON.stringify(a.attachments),
-        a.signingSecret,
+        attachmentsJson(a.attachments, secrets),
+        sealed(a.signingSecret, secrets),
         a.updatedAtMs,
         a.id,
         a.accountId,

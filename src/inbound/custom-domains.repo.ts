@@ -1,5 +1,6 @@
 // SQL for the custom_domains table. A live domain is unique server-wide (partial unique
 // index), so a second claim fails at insert even when two requests race.
+import type { SecretBox } from "../lib/secret-key.ts";
 import type { Store } from "../store/store.ts";
 import type { StoredTarget } from "./target-url.ts";
 import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
@@ -31,13 +32,14 @@ interface Row {
 
 const COLUMNS = "id, account_id, address_id, domain, auth_regex, domain_target, domain_target_password, mx_verified, mx_checked_at, created_at";
 
-const fromRow = (r: Row): CustomDomain => ({
+/** The domain target's password is stored encrypted (store.secrets). */
+const fromRow = (r: Row, box: SecretBox): CustomDomain => ({
   id: r.id,
   accountId: r.account_id,
   addressId: r.address_id,
   domain: r.domain,
   authRegex: r.auth_regex,
-  domainTarget: r.domain_target === null ? null : { url: r.domain_target, password: r.domain_target_password },
+  domainTarget: r.domain_target === null ? null : { url: r.domain_target, password: r.domain_target_password === null ? null : box.open(r.domain_target_password) },
   mxVerified: r.mx_verified === 1,
   mxCheckedAtMs: r.mx_checked_at,
   createdAtMs: r.created_at,
@@ -58,7 +60,7 @@ export interface CustomDomainRepo {
 }
 
 export function createCustomDomainRepo(store: Store): CustomDomainRepo {
-  const { db } = store;
+  const { db, secrets } = store;
   return {
     async insert(d) {
       try {
@@ -69,7 +71,7 @@ export function createCustomDomainRepo(store: Store): CustomDomainRepo {
           d.domain,
           d.authRegex,
           d.domainTarget?.url ?? null,
-          d.domainTarget?.password ?? null,
+          d.domainTarget?.password == null ? null : secrets.seal(d.domainTarget.password),
           d.mxVerified ? 1 : 0,
           d.mxCheckedAtMs,
           d.createdAtMs,
@@ -83,11 +85,11 @@ export function createCustomDomainRepo(store: Store): CustomDomainRepo {
       const row = db
         .query(`SELECT ${COLUMNS} FROM custom_domains WHERE id = ? AND account_id = ? AND address_id = ? AND deleted_at IS NULL`)
         .get(id, accountId, addressId) as Row | null;
-      return row ? fromRow(row) : null;
+      return row ? fromRow(row, secrets) : null;
     },
     async findLiveByDomain(domain) {
       const row = db.query(`SELECT ${COLUMNS} FROM custom_domains WHERE domain = ? AND deleted_at IS NULL`).get(domain) as Row | null;
-      return row ? fromRow(row) : null;
+      return row ? fromRow(row, secrets) : null;
     },
     async list(accountId, addressId, query, page) {
       const params: unknown[] = [accountId, addressId];
@@ -100,7 +102,7 @@ export function createCustomDomainRepo(store: Store): CustomDomainRepo {
       const rows = db
         .query(`SELECT ${COLUMNS} FROM custom_domains WHERE account_id = ? AND address_id = ? AND deleted_at IS NULL${filter}${where}${tail}`)
         .all(...(params as never[])) as Row[];
-      return toPage(rows.map(fromRow), page.limit);
+      return toPage(rows.map((r) => fromRow(r, secrets)), page.limit);
     },
     async softDelete(accountId, addressId, id, nowMs) {
       const res = db

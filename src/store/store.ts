@@ -4,7 +4,8 @@ import { Database } from "bun:sqlite";
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../lib/logger.ts";
-import { MIGRATIONS, type Migration } from "./migrations/index.ts";
+import { loadOrCreateKey, secretBox, type SecretBox } from "../lib/secret-key.ts";
+import { MIGRATIONS, type Migration, type MigrationContext } from "./migrations/index.ts";
 
 export class StoreError extends Error {
   override name = "StoreError";
@@ -20,6 +21,8 @@ export interface Store {
    */
   readonly logDb: Database;
   readonly path: string;
+  /** Encrypts the secrets repositories keep (passwords, keys), under data_dir/keys/secrets.key. */
+  readonly secrets: SecretBox;
   /** Runs fn in one transaction: all of its writes commit together or none do. */
   tx<T>(fn: () => T): T;
   /** Proves the database accepts a durable write (for /healthz). */
@@ -28,6 +31,9 @@ export interface Store {
 }
 
 export const DATABASE_FILE = "postroom.db";
+
+/** The key (data_dir/keys/secrets.key) secrets in the database are encrypted with. */
+export const SECRETS_KEY = "secrets";
 
 /** Mode of the database file and of SQLite's -wal and -shm files beside it: the owner's only. */
 export const DATABASE_FILE_MODE = 0o600;
@@ -40,6 +46,7 @@ export function openStore(dataDir: string, migrations: readonly Migration[] = MI
     logger?.warn("the database file is empty (0 bytes): starting with an empty database. If a restore wrote it, the restore went wrong", { path });
   }
   ownerOnly(path);
+  const secrets = secretBox(() => loadOrCreateKey(dataDir, SECRETS_KEY));
   const db = new Database(path, { create: true, strict: true });
   try {
     // WAL lets readers run during writes; synchronous=FULL makes every commit durable
@@ -48,7 +55,7 @@ export function openStore(dataDir: string, migrations: readonly Migration[] = MI
     db.exec("PRAGMA synchronous = FULL");
     db.exec("PRAGMA foreign_keys = ON");
     db.exec("PRAGMA busy_timeout = 5000");
-    migrate(db, migrations);
+    migrate(db, migrations, { secrets });
   } catch (err) {
     db.close();
     throw err;
@@ -61,6 +68,7 @@ export function openStore(dataDir: string, migrations: readonly Migration[] = MI
     db,
     logDb,
     path,
+    secrets,
     tx: <T>(fn: () => T): T => db.transaction(fn)(),
     checkWritable: (nowMs) => {
       db.query("INSERT INTO store_meta (key, value) VALUES ('healthz_at', ?1) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(String(nowMs));
@@ -112,7 +120,7 @@ export function schemaVersion(db: Database): number {
   return row?.v ?? 0;
 }
 
-function migrate(db: Database, migrations: readonly Migration[]): void {
+function migrate(db: Database, migrations: readonly Migration[], ctx: MigrationContext): void {
   db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
   const current = schemaVersion(db);
   const latest = migrations.at(-1)?.version ?? 0;
@@ -122,11 +130,21 @@ function migrate(db: Database, migrations: readonly Migration[]): void {
         `it was written by a newer postroom. Run that version (or newer), or restore a backup taken before the upgrade.`,
     );
   }
+  let rewrote = false;
   for (const m of migrations) {
     if (m.version <= current) continue;
+    // A migration in code replaces values (secrets in clear): what it deletes is overwritten.
+    if (m.run) db.exec("PRAGMA secure_delete = ON");
     db.transaction(() => {
-      db.exec(m.sql);
+      if (m.sql) db.exec(m.sql);
+      m.run?.(db, ctx);
       db.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?1, ?2, ?3)").run(m.version, m.name, Date.now());
     })();
+    if (m.run) {
+      db.exec("PRAGMA secure_delete = OFF");
+      rewrote = true;
+    }
   }
+  // The old pages go from the WAL too, once the new ones are in the database file.
+  if (rewrote) db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
 }

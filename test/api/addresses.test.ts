@@ -92,8 +92,11 @@ describe("update (E4)", () => {
     const rec = await create({ target: "https://bob:pw@a.example/in", target_format: "json+n" });
     const put = await t.json("PUT", `${A}/addresses/${rec.id}`, { auth, body: { target: rec.target, target_format: "multipart+n" } });
     expect(put.status).toBe(200);
-    const stored = t.app.store.db.query("SELECT target, target_password FROM addresses WHERE id = ?").get(rec.id);
-    expect(stored).toEqual({ target: "https://bob@a.example/in", target_password: "pw" });
+    const stored = t.app.store.db.query("SELECT target, target_password FROM addresses WHERE id = ?").get(rec.id) as { target: string; target_password: string };
+    expect(stored.target).toBe("https://bob@a.example/in");
+    // Kept encrypted at rest; it is still the real one.
+    expect(stored.target_password).toStartWith("v1:");
+    expect(t.app.store.secrets.open(stored.target_password)).toBe("pw");
     const moved = await t.json("PATCH", `${A}/addresses/${rec.id}`, { auth, body: { target: "https://bob:***@b.example/in" } });
     expect(moved.body).toEqual({ status: 422, error: "target: the password *** is the mask shown on read; send the real password" });
   });

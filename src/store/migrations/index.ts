@@ -9,11 +9,26 @@ import m0006 from "./0006_webhooks_tracking_suppressions.sql" with { type: "text
 import m0007 from "./0007_mta_sts_outbox_indexes.sql" with { type: "text" };
 import m0008 from "./0008_outbound_bodies.sql" with { type: "text" };
 import m0009 from "./0009_incoming_statuses_rowid.sql" with { type: "text" };
+import { encryptSecretsAtRest } from "./0010_secrets_encrypted.ts";
+import type { Database } from "bun:sqlite";
+import type { SecretBox } from "../../lib/secret-key.ts";
+
+/** What a migration written in code may use besides the database. */
+export interface MigrationContext {
+  /** Encrypts secrets at rest under data_dir/keys/secrets.key. */
+  secrets: SecretBox;
+}
 
 export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /**
+   * Work SQL cannot do (encryption), run after `sql` in the same transaction. The store
+   * then checkpoints the WAL, and deleted content is overwritten, so that the values it
+   * replaced do not stay in the files.
+   */
+  run?: (db: Database, ctx: MigrationContext) => void;
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -26,4 +41,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 7, name: "mta_sts_outbox_indexes", sql: m0007 },
   { version: 8, name: "outbound_bodies", sql: m0008 },
   { version: 9, name: "incoming_statuses_rowid", sql: m0009 },
+  { version: 10, name: "secrets_encrypted", sql: "", run: encryptSecretsAtRest },
 ];
