@@ -8,6 +8,7 @@
 // The limits and smtp-server's own options (max_connections, socket_timeout, max
 // recipients, message size) are read from the current config when a connection opens, so
 // a SIGHUP reload reaches every session opened after it.
+import type { Socket } from "node:net";
 import type { SMTPServer } from "smtp-server";
 import { SMTPConnection } from "smtp-server/lib/smtp-connection.js";
 import type { Logger } from "./logger.ts";
@@ -56,6 +57,12 @@ interface Connection {
   _isSupported(command: string): boolean;
 }
 
+interface AcceptingServer {
+  _pendingSockets: Map<Socket, unknown>;
+  connections: Set<Connection>;
+  _acceptSocket(socket: Socket, handshake: boolean): (() => void) | false;
+}
+
 interface ConnectionState {
   key: string;
   limits: SessionLimits;
@@ -99,6 +106,23 @@ class Guard {
       const authMs = limits.authTimeoutMs;
       this.at(c, authMs, () => (c.session.user ? null : authTimeReply(authMs)), "auth_timeout");
     }
+  }
+
+  /** A socket waiting for its implicit-TLS handshake: past the per-client limit with the others? */
+  tooManyWaiting(server: AcceptingServer, socket: Socket): boolean {
+    const limits = this.opts.limits();
+    const key = clientKey(socket.remoteAddress ?? "");
+    const keys = (function* () {
+      for (const waiting of server._pendingSockets.keys()) yield clientKey(waiting.remoteAddress ?? "");
+      yield key;
+      for (const c of server.connections) {
+        const s = states.get(c);
+        if (s && !c._closing) yield s.key;
+      }
+    })();
+    if (!connectionVerdict(keys, key, limits.maxConnectionsPerIp)) return false;
+    this.opts.logger.info("smtp session closed by a limit", { limit: "max_connections_per_ip", ip: socket.remoteAddress, tls: "handshake" });
+    return true;
   }
 
   closed(c: Connection): void {
@@ -250,5 +274,20 @@ if (!proto.__postroomGuard) {
 
 /** Holds every session of `server` to the limits; call once, right after creating it. */
 export function guardSessions(server: SMTPServer, opts: GuardOptions): void {
-  (server.options as unknown as Record<symbol, unknown>)[GUARD] = new Guard(opts);
+  const guard = new Guard(opts);
+  (server.options as unknown as Record<symbol, unknown>)[GUARD] = guard;
+  // On implicit TLS a socket waits for its handshake (up to socket_timeout) before it is a
+  // connection, and smtp-server lets max_connections of them wait: one client could hold
+  // every one. The per-client limit counts them too, and drops the one past it (nothing
+  // can be written before the handshake).
+  const internals = server as unknown as AcceptingServer;
+  const accept = internals._acceptSocket.bind(server);
+  internals._acceptSocket = (socket, handshake) => {
+    if (handshake && guard.tooManyWaiting(internals, socket)) {
+      socket.on("error", () => {});
+      socket.destroy();
+      return false;
+    }
+    return accept(socket, handshake);
+  };
 }

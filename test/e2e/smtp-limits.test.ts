@@ -3,12 +3,16 @@
 // AUTH only over TLS, and a SIGHUP reload reaching the next session. In-process, with
 // short limits; abuse-smtp.test.ts runs the same attacks against the built binary.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { connect } from "node:net";
+import { connect as tlsConnect } from "node:tls";
 import { parseConfigText } from "../../src/config/load.ts";
 import { createLogger } from "../../src/lib/logger.ts";
+import { makeSelfSignedCert } from "../helpers/certs.ts";
 import { bearer, startTestApp, type TestApp, type TestAppOptions } from "../helpers/app.ts";
 import { ACCOUNT_A, testConfigToml } from "../helpers/fixtures.ts";
 import { SmtpSession } from "../helpers/smtp-session.ts";
 import { TestTarget } from "../helpers/target.ts";
+import { tempDir } from "../helpers/tmp.ts";
 
 const A = `/api/v0.1/${ACCOUNT_A.id}`;
 const auth = bearer(ACCOUNT_A.token);
@@ -202,6 +206,52 @@ describe("submission without a certificate", () => {
       expect(await session.command("NOOP")).toStartWith("250");
     } finally {
       await session.close();
+    }
+  });
+});
+
+describe("submission with implicit TLS", () => {
+  let s: TestApp;
+  const certs = tempDir();
+
+  beforeAll(async () => {
+    const { certFile, keyFile } = makeSelfSignedCert(certs.path, "mx.postroom.test");
+    s = await startTestApp({
+      submission: true,
+      accounts: [ACCOUNT_A],
+      smtp: 'submission_tls_listen = "127.0.0.1:0"\nmax_connections_per_ip = 3',
+      tls: `mode = "files"\ncert_file = "${certFile}"\nkey_file = "${keyFile}"`,
+    });
+  });
+  afterAll(async () => {
+    await s.stop();
+    certs.remove();
+  });
+
+  /** A TCP connection that never starts its TLS handshake; resolves once it is open, tells when it is closed. */
+  async function silentSocket(port: number) {
+    const socket = connect({ port, host: "127.0.0.1" });
+    await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
+    const closed = new Promise<boolean>((resolve) => socket.once("close", () => resolve(true)));
+    socket.on("error", () => {});
+    return { socket, closed: () => Promise.race([closed, Bun.sleep(500).then(() => false)]) };
+  }
+
+  test("sockets waiting for their handshake count against max_connections_per_ip: the one past it is dropped; another client gets its greeting", async () => {
+    const port = s.app.submissionTlsPort!;
+    const waiting = [await silentSocket(port), await silentSocket(port), await silentSocket(port)];
+    const extra = await silentSocket(port);
+    try {
+      expect(await extra.closed()).toBe(true);
+      for (const w of waiting) expect(await w.closed()).toBe(false);
+      const greeting = await new Promise<string>((resolve, reject) => {
+        const tls = tlsConnect({ port, host: "127.0.0.1", localAddress: "127.0.0.2", rejectUnauthorized: false, servername: "mx.postroom.test" });
+        tls.once("data", (d: Buffer) => (resolve(d.toString()), tls.end()));
+        tls.once("error", reject);
+      });
+      expect(greeting).toStartWith("220 mx.postroom.test");
+    } finally {
+      for (const w of [...waiting, extra]) w.socket.destroy();
     }
   });
 });
