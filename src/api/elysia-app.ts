@@ -42,7 +42,7 @@ export function buildElysiaApp(deps: ApiDeps, version: string) {
     })
     .use(healthRoutes(deps))
     .use(attachmentRoutes(deps.localAttachments, deps.clock))
-    .use(trackingRoutes({ outbound: deps.outbound, clock: deps.clock, key: deps.trackingKey }))
+    .use(trackingRoutes({ outbound: deps.outbound, clock: deps.clock, key: deps.trackingKey, linkTtlMs: () => deps.config().outbound.trackingLinkTtlMs }))
     .group(`${API_PREFIX}/:accountId`, (g) =>
       g.use(addressRoutes(deps)).use(incomingStatusRoutes(deps)).use(customDomainRoutes(deps)).use(messageRoutes(deps.send)).use(outboundMessageRoutes(deps)).use(sendingDomainRoutes(deps)).use(suppressionRoutes(deps)),
     );

@@ -1,19 +1,24 @@
 // Open and click tracking endpoints (public: the signed token is the credential).
 // GET /t/o/{token}.gif records an open and answers a 1x1 GIF; GET /t/c/{token} records a
 // click and redirects (302) to the original link. A forged or altered token is 404, so
-// the redirect can never be aimed anywhere else.
+// the redirect can never be aimed anywhere else. A click link works for
+// outbound.tracking_link_ttl after its message was accepted (the click is recorded while
+// the message is kept); after that it is 410 Gone with a short page, and records nothing.
 import { Elysia, t } from "elysia";
 import type { NewEvent } from "../events/events.repo.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { OutboundRepo } from "../outbound/outbound.repo.ts";
-import { readClickToken, readOpenToken, type OpenTarget } from "../outbound/tracking-tokens.ts";
+import { clickLinkExpiresAtMs, readClickToken, readOpenToken, type OpenTarget } from "../outbound/tracking-tokens.ts";
 import { notFound } from "./errors.ts";
 import { requestState } from "./request-state.ts";
 
 // The smallest transparent GIF.
 const PIXEL = Buffer.from("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7", "base64");
 
-export function trackingRoutes(deps: { outbound: OutboundRepo; clock: Clock; key: Buffer }) {
+// What a recipient's browser shows for an expired link: no redirect, no trace of where it led.
+const EXPIRED_PAGE = '<!doctype html><html lang="en"><meta charset="utf-8"><title>Link expired</title><p>This link has expired.</p></html>\n';
+
+export function trackingRoutes(deps: { outbound: OutboundRepo; clock: Clock; key: Buffer; linkTtlMs: () => number }) {
   const record = async (target: OpenTarget, request: Request, kind: "open" | "click", extra: Record<string, unknown>): Promise<boolean> => {
     const recipient = await deps.outbound.getRecipient(target.messageId, target.recipientId);
     if (!recipient) return false;
@@ -36,7 +41,14 @@ export function trackingRoutes(deps: { outbound: OutboundRepo; clock: Clock; key
       "/t/c/:token",
       async ({ params, request }) => {
         const target = readClickToken(deps.key, params.token);
-        if (!target || !(await record(target, request, "click", { url: target.url }))) throw notFound();
+        if (!target) throw notFound();
+        // Links from before links carried an expiry count from their message's acceptance.
+        const createdAtMs = target.expiresAtMs === null ? ((await deps.outbound.getMessageById(target.messageId))?.createdAtMs ?? null) : null;
+        if (deps.clock.nowMs() >= clickLinkExpiresAtMs(target, createdAtMs, deps.linkTtlMs())) {
+          return new Response(EXPIRED_PAGE, { status: 410, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
+        }
+        // Recorded while the message is kept (retention); the link works all the same.
+        await record(target, request, "click", { url: target.url });
         return new Response(null, { status: 302, headers: { location: target.url, "cache-control": "no-store" } });
       },
       { params: t.Object({ token: t.String() }), detail: { hide: true } },

@@ -93,6 +93,8 @@ export interface Config {
     commandTimeoutMs: number;
     leaseTimeMs: number;
     blockedExtensions: string[];
+    /** How long a click-tracking link redirects after its message was accepted. */
+    trackingLinkTtlMs: number;
     /** Recipient domains never delivered to in clear ("example.com", or ".example.com" for its subdomains). */
     requireTls: string[];
     mtaSts: boolean;

@@ -163,6 +163,7 @@ export function toConfig(raw: RawConfig): Config {
       commandTimeoutMs: ms(raw.outbound.command_timeout),
       leaseTimeMs: ms(raw.outbound.lease_time),
       blockedExtensions: raw.outbound.blocked_extensions.map((e) => e.toLowerCase()),
+      trackingLinkTtlMs: ms(raw.outbound.tracking_link_ttl),
       requireTls: raw.outbound.require_tls.map((d) => d.toLowerCase()),
       mtaSts: raw.outbound.mta_sts,
       mtaStsPort: raw.outbound.mta_sts_port,

@@ -215,6 +215,7 @@ export const ConfigSchema = Type.Object(
           default: ["vbs", "exe", "bin", "bat", "chm", "com", "hta", "pif", "reg", "vbe", "vba", "msc", "msi"],
           description: "attachment file name endings refused on POST /messages",
         }),
+        tracking_link_ttl: duration("180d", "how long a click-tracking link redirects, counted from when its message was accepted; then 410 Gone"),
       },
       "sending mail",
     ),

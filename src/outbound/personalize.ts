@@ -17,6 +17,8 @@ export interface PersonalizeContext {
   messageId: string;
   recipientId: string;
   recipient: string;
+  /** When the click links of this copy stop redirecting (outbound.tracking_link_ttl after acceptance). */
+  linkExpiresAtMs: number;
 }
 
 export const needsPersonalizing = (t: Tracking): boolean => t.opens || t.clicks || t.unsubscribe.url !== null || t.unsubscribe.mailto !== null;
@@ -31,7 +33,7 @@ export function trackHtml(html: string, t: Pick<Tracking, "opens" | "clicks">, c
   const target = { messageId: ctx.messageId, recipientId: ctx.recipientId };
   if (t.clicks) {
     out = out.replace(HREF, (_all, before: string, quote: string, url: string) => {
-      const tracked = `${ctx.publicUrl}/t/c/${clickToken(ctx.key, { ...target, url: unescapeHtml(url) })}`;
+      const tracked = `${ctx.publicUrl}/t/c/${clickToken(ctx.key, { ...target, url: unescapeHtml(url), expiresAtMs: ctx.linkExpiresAtMs })}`;
       return `${before}${quote}${escapeHtml(tracked)}${quote}`;
     });
   }

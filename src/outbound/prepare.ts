@@ -7,12 +7,19 @@ import { needsPersonalizing, personalize } from "./personalize.ts";
 import { splitMessage } from "./raw-headers.ts";
 import type { SenderDomains } from "./signing.ts";
 
-export function copyPreparer(deps: { domains: SenderDomains; publicUrl: () => string; trackingKey: Buffer }) {
+export function copyPreparer(deps: { domains: SenderDomains; publicUrl: () => string; trackingKey: Buffer; trackingLinkTtlMs: () => number }) {
   return {
     samePerRecipient: (m: OutboundMessage) => !needsPersonalizing(m.tracking),
     async prepare(m: OutboundMessage, recipientId: string, recipient: string, raw: Buffer): Promise<Buffer> {
       const copy = needsPersonalizing(m.tracking)
-        ? await personalize(raw, m.tracking, { publicUrl: deps.publicUrl(), key: deps.trackingKey, messageId: m.id, recipientId, recipient })
+        ? await personalize(raw, m.tracking, {
+            publicUrl: deps.publicUrl(),
+            key: deps.trackingKey,
+            messageId: m.id,
+            recipientId,
+            recipient,
+            linkExpiresAtMs: m.createdAtMs + deps.trackingLinkTtlMs(),
+          })
         : raw;
       // RFC 6376 makes From the one header a signature must cover. Only a message accepted
       // before From was required can lack it: it can never be signed, so never sent.

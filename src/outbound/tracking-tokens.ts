@@ -1,6 +1,8 @@
 // Signed tokens for tracking URLs: an open pixel names a message and recipient, a click
-// link also the original URL. HMAC-SHA256 with a key kept in data_dir: a forged or
-// altered link verifies as nothing (404), so the redirect can never be pointed elsewhere.
+// link also the original URL and when it stops working (outbound.tracking_link_ttl after
+// the message was accepted). HMAC-SHA256 with a key kept in data_dir: a forged or altered
+// link verifies as nothing (404), so the redirect can never be pointed elsewhere, and a
+// link we signed does not stay an open redirect forever.
 import { createHmac, timingSafeEqual } from "node:crypto";
 
 export interface OpenTarget {
@@ -10,6 +12,8 @@ export interface OpenTarget {
 
 export interface ClickTarget extends OpenTarget {
   url: string;
+  /** When the link stops redirecting; null in links issued before links carried an expiry. */
+  expiresAtMs: number | null;
 }
 
 const SIG_BYTES = 16;
@@ -38,7 +42,9 @@ function open(key: Buffer, token: string): unknown {
 }
 
 export const openToken = (key: Buffer, t: OpenTarget): string => seal(key, { m: t.messageId, r: t.recipientId });
-export const clickToken = (key: Buffer, t: ClickTarget): string => seal(key, { m: t.messageId, r: t.recipientId, u: t.url });
+/** A click link's token; its expiry is kept to the second. */
+export const clickToken = (key: Buffer, t: OpenTarget & { url: string; expiresAtMs: number }): string =>
+  seal(key, { m: t.messageId, r: t.recipientId, u: t.url, e: Math.ceil(t.expiresAtMs / 1000) });
 
 export function readOpenToken(key: Buffer, token: string): OpenTarget | null {
   const v = open(key, token) as { m?: unknown; r?: unknown } | null;
@@ -46,9 +52,20 @@ export function readOpenToken(key: Buffer, token: string): OpenTarget | null {
 }
 
 export function readClickToken(key: Buffer, token: string): ClickTarget | null {
-  const v = open(key, token) as { m?: unknown; r?: unknown; u?: unknown } | null;
+  const v = open(key, token) as { m?: unknown; r?: unknown; u?: unknown; e?: unknown } | null;
   if (!v || typeof v.m !== "string" || typeof v.r !== "string" || typeof v.u !== "string") return null;
+  if (v.e !== undefined && !Number.isSafeInteger(v.e)) return null;
   // Only what we rewrote can come back: http(s) links.
   if (!/^https?:\/\//i.test(v.u)) return null;
-  return { messageId: v.m, recipientId: v.r, url: v.u };
+  return { messageId: v.m, recipientId: v.r, url: v.u, expiresAtMs: v.e === undefined ? null : (v.e as number) * 1000 };
+}
+
+/**
+ * When a click link stops working: the expiry it carries; for a link issued before links
+ * carried one, tracking_link_ttl after its message was accepted, or at once when the
+ * message is no longer kept (retention), since then nothing says how old the link is.
+ */
+export function clickLinkExpiresAtMs(target: ClickTarget, messageCreatedAtMs: number | null, ttlMs: number): number {
+  if (target.expiresAtMs !== null) return target.expiresAtMs;
+  return messageCreatedAtMs === null ? 0 : messageCreatedAtMs + ttlMs;
 }

@@ -1,0 +1,41 @@
+import { describe, expect, test } from "bun:test";
+import { clickLinkExpiresAtMs, clickToken, readClickToken, type ClickTarget } from "../../src/outbound/tracking-tokens.ts";
+
+const KEY = Buffer.alloc(32, 0x2a);
+/** Issued by Postroom before click links carried an expiry, with KEY (message 0e77…aa, recipient r000000000000001). */
+const LEGACY_CLICK_TOKEN =
+  "eyJtIjoiMGU3NzAwMDAtMDAwMC00MDAwLTgwMDAtMDAwMDAwMDAwMGFhIiwiciI6InIwMDAwMDAwMDAwMDAwMDEiLCJ1IjoiaHR0cHM6Ly9leGFtcGxlLmNvbS9vbGQtbmV3c2xldHRlciJ9.fjyb3p7XRu91lmzxS72rVQ";
+
+describe("click tokens carry their expiry", () => {
+  test("what is signed comes back, the expiry to the second (rounded up)", () => {
+    const token = clickToken(KEY, { messageId: "m", recipientId: "r", url: "https://example.com/a?b=1", expiresAtMs: 1_700_000_000_123 });
+    expect(readClickToken(KEY, token)).toEqual({ messageId: "m", recipientId: "r", url: "https://example.com/a?b=1", expiresAtMs: 1_700_000_001_000 });
+  });
+
+  test("a link from before links carried an expiry still reads, without one", () => {
+    expect(readClickToken(KEY, LEGACY_CLICK_TOKEN)).toEqual({ messageId: "0e770000-0000-4000-8000-0000000000aa", recipientId: "r000000000000001", url: "https://example.com/old-newsletter", expiresAtMs: null });
+  });
+
+  test("another key, an altered payload or expiry: nothing", () => {
+    const token = clickToken(KEY, { messageId: "m", recipientId: "r", url: "https://example.com/", expiresAtMs: 1000 });
+    expect(readClickToken(Buffer.alloc(32, 1), token)).toBeNull();
+    const [payload, sig] = token.split(".");
+    const later = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, "base64url").toString()), e: 9_999_999_999 })).toString("base64url");
+    expect(readClickToken(KEY, `${later}.${sig}`)).toBeNull();
+  });
+});
+
+describe("clickLinkExpiresAtMs", () => {
+  const DAY = 86_400_000;
+  const target = (expiresAtMs: number | null): ClickTarget => ({ messageId: "m", recipientId: "r", url: "https://example.com/", expiresAtMs });
+  test.each([
+    // the link's own expiry, its message's acceptance (null: no longer kept), ttl → stops working at
+    [5 * DAY, 1 * DAY, 180 * DAY, 5 * DAY],
+    [5 * DAY, null, 180 * DAY, 5 * DAY],
+    [null, 1 * DAY, 180 * DAY, 181 * DAY],
+    [null, 1 * DAY, 30 * DAY, 31 * DAY],
+    [null, null, 180 * DAY, 0],
+  ])("link expiry %p, message accepted at %p, ttl %p → %p", (own, createdAt, ttl, expected) => {
+    expect(clickLinkExpiresAtMs(target(own), createdAt, ttl)).toBe(expected);
+  });
+});
