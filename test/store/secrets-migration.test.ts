@@ -46,7 +46,7 @@ test("secrets stored in clear before migration 10 are encrypted by it, stay read
   const after = openStore(dir);
   const bytes = databaseBytes(dir);
   expect([PASSWORD, S3_SECRET, SIGNING, DOMAIN_PASSWORD, `${PASSWORD}-deleted`].filter((secret) => bytes.includes(secret))).toEqual([]);
-  const raw = after.db.query("SELECT target_password, attachments_json, signing_secret FROM addresses WHERE id = 'a1a1a1a1a1a1a1a1a1a1'").get() as Record<string, string>;
+  const raw = after.db.query("SELECT target_password, attachments_json, signing_secret FROM addresses WHERE id = 'a1a1a1a1a1a1a1a1a1a1'").get() as { target_password: string; attachments_json: string; signing_secret: string };
   expect(raw.target_password).toStartWith("v1:");
   expect(raw.signing_secret).toStartWith("v1:");
   expect(JSON.parse(raw.attachments_json).secret_access_key).toStartWith("v1:");
