@@ -21,6 +21,7 @@ import type { RouteDeps } from "./inbound/route.ts";
 import { createStatusRepo, type StatusRepo } from "./inbound/statuses.repo.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
 import { createResolver, type DnsResolver } from "./lib/dns.ts";
+import { DiskFullLog, isDiskFull } from "./lib/disk-full.ts";
 import { createLogger, type Logger } from "./lib/logger.ts";
 import { RateLimiter } from "./lib/rate-limit.ts";
 import { loadOrCreateKey } from "./lib/secret-key.ts";
@@ -95,12 +96,16 @@ export class App {
     const config = (this.current = opts.config);
     const logger = (this.logger = opts.logger ?? createLogger({ level: config.log.level }));
     const clock = (this.clock = opts.clock ?? systemClock);
+    const diskFull = new DiskFullLog(logger);
     const resolver = opts.resolver ?? createResolver({ servers: config.dns.servers });
     const store = (this.store = openStore(config.dataDir, undefined, logger));
     const registry = (this.registry = AccountRegistry.fromConfig(config));
     const addresses = createAddressRepo(store);
     const customDomains = createCustomDomainRepo(store);
-    const statuses = (this.statuses = createStatusRepo(store, (err) => logger.error("incoming statuses could not be stored; they stay journaled and are tried again", { err })));
+    const statuses = (this.statuses = createStatusRepo(store, (err) =>
+      // Tried again every 100 ms: a full disk is reported once a minute, not ten times a second.
+      isDiskFull(err) ? diskFull.report("incoming statuses", err) : logger.error("incoming statuses could not be stored; they stay journaled and are tried again", { err }),
+    ));
     const localAttachments = new LocalAttachmentStore(config.dataDir, loadOrCreateKey(config.dataDir, "url-signing"), () => this.current.http.publicUrl);
     const auth = new AuthChecker(resolver);
     const extractor = (this.extractor = new ExtractPool(config.inbound.parseWorkers, logger.child({ component: "extract" })));
@@ -132,7 +137,7 @@ export class App {
     this.metrics = createMetrics({ queuedRecipients: () => outbound.countQueued(), pendingEvents: () => outbox.countPending(), clock, tls: () => this.tls.status() });
     const send: SendDeps = { repo: outbound, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick() };
 
-    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics };
+    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics, diskFull };
     const elysia = buildElysiaApp(apiDeps, VERSION);
     this.handle = createApiHandler(apiDeps, elysia, this.limiter);
     this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));
@@ -159,6 +164,7 @@ export class App {
         bounces,
         clock,
         logger,
+        diskFull,
       };
     });
     this.listeners = new Listeners({

@@ -11,6 +11,7 @@ import type { OutboundRepo } from "../outbound/outbound.repo.ts";
 import type { SuppressionRepo } from "../outbound/suppressions.repo.ts";
 import type { SendDeps } from "../outbound/send.ts";
 import type { Clock } from "../lib/clock.ts";
+import type { DiskFullLog } from "../lib/disk-full.ts";
 import type { DnsResolver } from "../lib/dns.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Metrics } from "../metrics/metrics.ts";
@@ -44,6 +45,8 @@ export interface ApiDeps {
   trackingKey: Buffer;
   health(): HealthReport;
   metrics: Metrics;
+  /** Where a full disk is reported (rate-limited). */
+  diskFull: DiskFullLog;
 }
 
 /** The outbound account (and its account) behind a sending key (E11). */

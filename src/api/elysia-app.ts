@@ -2,6 +2,7 @@
 // mapping of every error to {status, error}. Authentication and rate limits happen in
 // front of it (front.ts), before any body is read.
 import { Elysia } from "elysia";
+import { isDiskFull } from "../lib/disk-full.ts";
 import { describeValueErrors, formatProblem, type Problem } from "../lib/validation.ts";
 import { addressRoutes } from "./addresses.ts";
 import { attachmentRoutes } from "./attachments.ts";
@@ -36,6 +37,11 @@ export function buildElysiaApp(deps: ApiDeps, version: string) {
         case "NOT_FOUND":
           return errorResponse(404);
         default:
+          // A full disk is not a bug: 507, and one log line a minute however many writes fail.
+          if (isDiskFull(error)) {
+            deps.diskFull.report("api", error);
+            return errorResponse(507);
+          }
           deps.logger.error("unhandled error in API route", { err: error, method: request.method, path: new URL(request.url).pathname });
           return errorResponse(500);
       }

@@ -9,6 +9,7 @@ export const STATUS_MESSAGE: Record<number, string> = {
   413: "Payload Too Large",
   429: "Too Many Requests",
   500: "Internal Server Error",
+  507: "Insufficient Storage",
 };
 
 export class ApiError extends Error {

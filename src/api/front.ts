@@ -5,6 +5,7 @@
 import { authorize, parseAuthorization, type AuthScheme } from "../auth/authenticate.ts";
 import type { Principal } from "../auth/accounts.ts";
 import type { Config } from "../config/config.ts";
+import { isDiskFull } from "../lib/disk-full.ts";
 import { randomHex } from "../lib/ids.ts";
 import type { ApiDeps } from "./deps.ts";
 import type { ElysiaApp } from "./elysia-app.ts";
@@ -101,8 +102,13 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
     try {
       result = await route(req, remoteIp ?? null);
     } catch (err) {
-      deps.logger.error("unhandled error in API front", { err, request_id: requestId });
-      result = { res: errorResponse(500), principal: null, extraHeaders: {} };
+      if (isDiskFull(err)) {
+        deps.diskFull.report("api", err);
+        result = { res: errorResponse(507), principal: null, extraHeaders: {} };
+      } else {
+        deps.logger.error("unhandled error in API front", { err, request_id: requestId });
+        result = { res: errorResponse(500), principal: null, extraHeaders: {} };
+      }
     }
     const { res, principal, extraHeaders } = result;
     for (const [k, v] of Object.entries(extraHeaders)) res.headers.set(k, v);

@@ -4,6 +4,7 @@
 // replies (API.md section 7).
 import { createHash } from "node:crypto";
 import type { Clock } from "../lib/clock.ts";
+import { isDiskFull, type DiskFullLog } from "../lib/disk-full.ts";
 import type { DnsResolver } from "../lib/dns.ts";
 import { newId16 } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
@@ -62,6 +63,7 @@ export interface DeliverDeps {
   bounces: BounceHandler;
   clock: Clock;
   logger: Logger;
+  diskFull: DiskFullLog;
 }
 
 const md5Hex = (raw: Buffer) => createHash("md5").update(raw).digest("hex");
@@ -107,7 +109,12 @@ async function deliverToAddress(group: AddressGroup, content: MessageContent, en
       }),
     );
   } catch (err) {
-    return { kind: "unreachable", reason: `attachment store failed: ${(err as Error).message}` };
+    if (store.store === "s3") return { kind: "unreachable", reason: `attachment store failed: ${(err as Error).message}` };
+    // Our own disk: the details (paths) go to the log, not to the sender or the status.
+    const diskFull = isDiskFull(err);
+    if (diskFull) deps.diskFull.report("local attachments", err);
+    else deps.logger.error("local attachment store failed", { err, address_id: group.address.id });
+    return { kind: "local_failure", diskFull };
   }
   const payload = buildPayload(
     content,

@@ -1,6 +1,7 @@
 // The inbound SMTP listener (port 25 in production): thin glue between smtp-server and
 // the routing and delivery decisions. No AUTH here; STARTTLS when a certificate is set.
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
+import { isDiskFull } from "../lib/disk-full.ts";
 import type { Logger } from "../lib/logger.ts";
 import { guardSessions } from "../lib/smtp-guard.ts";
 import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
@@ -8,6 +9,7 @@ import { reply, smtpError, smtpSuccessText } from "../lib/smtp-reply.ts";
 import { refusedStatuses, deliverMessage, type AddressGroup, type DeliverDeps, type Transaction } from "./deliver-message.ts";
 import type { AcceptedRecipient } from "./recipients.ts";
 import { routeRecipient, type RouteDeps } from "./route.ts";
+import { localStorageReply } from "./target-reply.ts";
 
 export interface InboundLimits {
   maxMessageSizeBytes: number;
@@ -142,6 +144,10 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
           callback(smtpError(result.reply));
         })
         .catch((err) => {
+          if (isDiskFull(err)) {
+            deps.deliver().diskFull.report("inbound", err);
+            return callback(smtpError(localStorageReply(true)));
+          }
           deps.logger.error("recipient routing failed", { err });
           callback(smtpError(reply(451, "4.3.0", "temporary failure; try again later")));
         });
@@ -167,7 +173,11 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
           // The client left in the middle of the message, or a limit cut it off (the
           // limit logged why): nothing was received, nothing went wrong here.
           if ((err as { code?: string }).code === "ECONNECTION") deps.logger.info("inbound message not received in full", { ip: session.remoteAddress, bytes: stream.byteLength });
-          else deps.logger.error("inbound delivery failed", { err });
+          else if (isDiskFull(err)) {
+            // The statuses could be kept neither in the journal nor in SQLite: the sender retries.
+            deps.deliver().diskFull.report("inbound", err);
+            return callback(smtpError(localStorageReply(true)));
+          } else deps.logger.error("inbound delivery failed", { err });
           callback(smtpError(reply(451, "4.3.0", "temporary failure; try again later")));
         });
     },

@@ -5,7 +5,9 @@ import { reply, type SmtpReply } from "../lib/smtp-reply.ts";
 export type TargetOutcome =
   | { kind: "answered"; status: number; contentType: string | null; body: string }
   | { kind: "timeout" }
-  | { kind: "unreachable"; reason: string };
+  | { kind: "unreachable"; reason: string }
+  /** Postroom could not store what the POST needs (attachments kept locally): not the target's fault. */
+  | { kind: "local_failure"; diskFull: boolean };
 
 export type StatusCategory = "successful" | "rejected" | "delayed";
 
@@ -28,8 +30,16 @@ export function replyTextFrom(contentType: string | null, body: string): string 
   return clean === "" ? null : clean.slice(0, REPLY_TEXT_MAX_CHARS);
 }
 
+/** Our own storage failed: the sender is asked to retry, and told it is not the target. */
+export function localStorageReply(diskFull: boolean): SmtpReply {
+  return reply(451, "4.3.0", diskFull ? "Local storage on this server is full; try again later" : "Local storage on this server failed; try again later");
+}
+
 export function verdictFor(outcome: TargetOutcome): TargetVerdict {
   switch (outcome.kind) {
+    case "local_failure":
+      // Postroom itself refused the mail, for now: the sender will try again.
+      return { reply: localStorageReply(outcome.diskFull), status: "rejected", category: "delayed", response: null };
     case "timeout":
       return { reply: reply(451, "4.4.7", "The target did not answer in time; try again later"), status: "client_timeout", category: "delayed", response: null };
     case "unreachable":

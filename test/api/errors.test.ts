@@ -147,3 +147,30 @@ describe("500 Internal Server Error", () => {
     }
   });
 });
+
+describe("507 Insufficient Storage", () => {
+  test("a database that cannot grow (SQLITE_FULL): writes answer 507 and 'disk full' is logged once; reads work; freed, writes work again", async () => {
+    const lines: { msg: string; where?: string; code?: string }[] = [];
+    const full = await startTestApp({ logger: createLogger({ sink: (l) => lines.push(JSON.parse(l)) }) });
+    const create = () => full.json("POST", `${A}/addresses`, { auth: bearer(ACCOUNT_A.token), body: { ...validAddress, nickname: "n".repeat(200) } });
+    try {
+      // SQLite refuses to grow the file past max_page_count, as it would a full disk.
+      const { db } = full.app.store;
+      const { page_count } = db.query("PRAGMA page_count").get() as { page_count: number };
+      db.exec(`PRAGMA max_page_count = ${page_count}`);
+      const statuses: number[] = [];
+      while (statuses.length < 300 && statuses.at(-1) !== 507) statuses.push((await create()).status);
+      expect(statuses.at(-1)).toBe(507);
+      expect(statuses.filter((s) => s !== 201 && s !== 507)).toEqual([]);
+      for (let i = 0; i < 20; i++) expect((await create()).body).toEqual({ status: 507, error: "Insufficient Storage" });
+      expect((await full.json("GET", `${A}/addresses`, { auth: bearer(ACCOUNT_A.token) })).status).toBe(200);
+      expect(lines.filter((l) => l.msg === "disk full").map((l) => [l.where, l.code])).toEqual([["api", "SQLITE_FULL"]]);
+      expect(lines.filter((l) => l.msg.startsWith("unhandled error"))).toEqual([]);
+
+      db.exec("PRAGMA max_page_count = 1073741823");
+      expect((await create()).status).toBe(201);
+    } finally {
+      await full.stop();
+    }
+  });
+});

@@ -19,6 +19,8 @@ describe("the target's answer decides the SMTP reply (API.md section 7)", () => 
     [answered(302), "451 4.3.0 The target failed; try again later", "302", "delayed"],
     [{ kind: "timeout" } as TargetOutcome, "451 4.4.7 The target did not answer in time; try again later", "client_timeout", "delayed"],
     [{ kind: "unreachable", reason: "ECONNREFUSED" } as TargetOutcome, "451 4.4.1 The target could not be reached; try again later", "unreachable", "delayed"],
+    [{ kind: "local_failure", diskFull: true } as TargetOutcome, "451 4.3.0 Local storage on this server is full; try again later", "rejected", "delayed"],
+    [{ kind: "local_failure", diskFull: false } as TargetOutcome, "451 4.3.0 Local storage on this server failed; try again later", "rejected", "delayed"],
   ])("%j → %s", (outcome, smtp, status, category) => {
     const v = verdictFor(outcome);
     expect(formatReply(v.reply)).toBe(smtp);
