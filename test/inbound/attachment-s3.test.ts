@@ -122,6 +122,13 @@ describe("uploads connect to the address the egress guard checked", () => {
     await expect(uploadToS3(store(`http://localhost:${port}`), attachment, ctx(false))).rejects.toThrow("localhost resolves to 127.0.0.2, a private");
     await expect(uploadToS3(store(`http://test-net.postroom.test:${port}`), attachment, ctx(true))).rejects.toThrow("test-net.postroom.test resolves to 192.0.2.10, not a usable address");
     await expect(uploadToS3(store(`http://169.254.169.254:${port}`), attachment, ctx(true))).rejects.toThrow("169.254.169.254 is a cloud metadata address");
+    // localhost, which the system resolves to 127.0.0.1, answered by [dns] with a TEST-NET address.
+    dns.set("localhost", [{ type: "A", address: "192.0.2.10" }]);
+    try {
+      await expect(uploadToS3(store(`http://localhost:${port}`), attachment, ctx(true))).rejects.toThrow("localhost resolves to 192.0.2.10, not a usable address");
+    } finally {
+      dns.set("localhost", [{ type: "A", address: "127.0.0.2" }]);
+    }
     await Bun.sleep(50);
     expect(created.system.length + created.checked.length).toBe(before);
   });
