@@ -245,7 +245,8 @@ describe("submission with implicit TLS", () => {
       expect(await extra.closed()).toBe(true);
       for (const w of waiting) expect(await w.closed()).toBe(false);
       const greeting = await new Promise<string>((resolve, reject) => {
-        const tls = tlsConnect({ port, host: "127.0.0.1", localAddress: "127.0.0.2", rejectUnauthorized: false, servername: "mx.postroom.test" });
+        // Another client: a TCP socket from 127.0.0.2, then TLS over it.
+        const tls = tlsConnect({ socket: connect({ port, host: "127.0.0.1", localAddress: "127.0.0.2" }), rejectUnauthorized: false, servername: "mx.postroom.test" });
         tls.once("data", (d: Buffer) => (resolve(d.toString()), tls.end()));
         tls.once("error", reject);
       });
