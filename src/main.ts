@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 // The command line: serve, check-config, secret, init, tls status, version.
-// Exit codes (DESIGN.md section 5): 0 ok, 1 bad config or input, 2 runtime failure.
+// Exit codes (docs/operations.md): 0 ok, 1 bad config or input, 2 runtime failure.
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { App } from "./app.ts";
 import { hashSecret, mintSecret } from "./auth/secrets.ts";

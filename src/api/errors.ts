@@ -1,5 +1,5 @@
-// The one error type of the HTTP boundary (DESIGN.md section 2): ApiError(status,
-// message) becomes {"status": <int>, "error": "<message>"} (API.md section 3).
+// The one error type of the HTTP boundary: ApiError(status, message) becomes
+// {"status": <int>, "error": "<message>"} (docs/api.md, Errors).
 import { t } from "elysia";
 
 export const STATUS_MESSAGE: Record<number, string> = {

@@ -1,4 +1,4 @@
-// List paging on the wire (API.md section 5): at most 50 records, newest first; the
+// List paging on the wire (docs/api.md, Lists and paging): at most 50 records, newest first; the
 // deprecated `page` still works; `before=<cursor>` and a `Link: <...>; rel="next"`
 // header are the way forward because they stay correct while records arrive.
 import { t } from "elysia";

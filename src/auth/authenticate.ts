@@ -1,5 +1,5 @@
 // Who is calling, and may they call this path? Pure decisions over the Authorization
-// header; the HTTP layer turns the verdict into 401 or 403 (API.md sections 2 and 3).
+// header; the HTTP layer turns the verdict into 401 or 403 (docs/api.md, Authentication and Errors).
 import type { AccountRegistry, Principal } from "./accounts.ts";
 
 /** bearerAPIToken: an account's management token. smtpAuth: an outbound account's key (E11). */

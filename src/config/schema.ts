@@ -1,6 +1,6 @@
 // The TOML config file's schema. Every key has a type, a default and a description;
 // config.example.toml documents the same keys and a test keeps the two in step.
-// Key names follow DESIGN.md section 4 and are never renamed.
+// Key names are never renamed: a config that worked keeps working after an upgrade.
 import { FormatRegistry, Type, type Static, type TSchema } from "@sinclair/typebox";
 import { DURATION_PATTERN, parseListen, RATE_PATTERN, SIZE_PATTERN } from "./units.ts";
 

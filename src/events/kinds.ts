@@ -1,4 +1,4 @@
-// Event kinds of a sent message's recipients (API.md section 6, Sent message).
+// Event kinds of a sent message's recipients (docs/webhooks.md, Event kinds).
 
 export const LIFECYCLE_KINDS = [
   "registration",

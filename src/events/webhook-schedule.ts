@@ -1,4 +1,4 @@
-// When a failed webhook batch is posted again (API.md section 8): about 10 s, 1 min,
+// When a failed webhook batch is posted again (docs/webhooks.md): about 10 s, 1 min,
 // 5 min, 30 min, 2 h, then every 6 h, with jitter, never sooner than the receiver's
 // Retry-After. Pure, table-tested.
 

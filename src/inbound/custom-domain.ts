@@ -17,7 +17,7 @@ export function authRegexProblem(source: string): string | null {
 }
 
 /**
- * The whole recipient address must match (API.md section 6), so the pattern is anchored.
+ * The whole recipient address must match (docs/receiving.md, Custom domains), so the pattern is anchored.
  * Matching ignores case: mail systems treat addresses case-insensitively in practice.
  */
 export function compileAuthRegex(source: string): RegExp {

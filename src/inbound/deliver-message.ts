@@ -1,7 +1,7 @@
 // The end of DATA: put our trace lines in front of the message, parse it once, check
 // SPF/DKIM/DMARC, then POST it to the target of every address it reached (in parallel),
 // record an incoming status for each, and answer the sender with the worst of the
-// replies (API.md section 7).
+// replies (docs/receiving.md).
 import { createHash } from "node:crypto";
 import type { Clock } from "../lib/clock.ts";
 import { isDiskFull, type DiskFullLog } from "../lib/disk-full.ts";

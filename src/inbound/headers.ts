@@ -1,4 +1,4 @@
-// Message headers as the payload carries them (API.md section 7): names lower case with
+// Message headers as the payload carries them (docs/receiving.md, Headers): names lower case with
 // "-" replaced by "_", a header seen once is a string, one seen more often an array in
 // message order (top first); values unfolded and MIME-decoded to UTF-8.
 import libmime from "libmime";

@@ -1,4 +1,4 @@
-// The body posted to a target (API.md section 7), built once per message and address:
+// The body posted to a target (docs/receiving.md, json+n and multipart+n), built once per message and address:
 // the json+n object, and the same content as multipart+n form fields.
 import type { ParsedMail } from "mailparser";
 import { normalizeHeaders, type PayloadHeaders } from "./headers.ts";

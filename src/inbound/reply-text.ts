@@ -1,4 +1,4 @@
-// reply_plain (API.md section 7): the new text of a reply, with the quoted history and
+// reply_plain (docs/receiving.md, json+n): the new text of a reply, with the quoted history and
 // the signature removed, by email-reply-parser. The package is patched (patches/) to
 // run in a fraction of its time with the same result; the patch was checked against the
 // unpatched package on every text of the shared corpus and on quote headers in each

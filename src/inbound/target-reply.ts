@@ -1,4 +1,4 @@
-// The target's answer decides the SMTP reply (API.md section 7). Pure decisions with
+// The target's answer decides the SMTP reply (docs/receiving.md shows the table). Pure decisions with
 // table tests: outcome → reply and incoming status; several addresses → the worst reply.
 import { reply, type SmtpReply } from "../lib/smtp-reply.ts";
 

@@ -1,7 +1,7 @@
 // Target URLs carry their Basic credentials inline (https://user:pass@host/path,
 // URL-encoded). We keep the password apart from the URL, call the URL without
 // credentials, send them as Authorization: Basic, and never show the password again
-// (API.md section 6, Address).
+// (docs/receiving.md, Addresses).
 import { isIP } from "node:net";
 import { egressProblem } from "../lib/egress.ts";
 import { isHttpUrl } from "../lib/formats.ts";

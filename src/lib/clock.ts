@@ -20,5 +20,5 @@ export class ManualClock implements Clock {
   }
 }
 
-/** API timestamps: ISO 8601 UTC with milliseconds (API.md section 1). */
+/** API timestamps: ISO 8601 UTC with milliseconds (docs/api.md). */
 export const isoTime = (ms: number): string => new Date(ms).toISOString();

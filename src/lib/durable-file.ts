@@ -1,6 +1,6 @@
 // Files that must survive a crash once we said so: written to a temporary name, fsynced,
 // renamed into place, and the directory fsynced so the rename itself is on disk
-// (DESIGN.md section 3).
+// (the durability rule: nothing is acknowledged before it is on disk).
 import { closeSync, fsyncSync, openSync, renameSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 

@@ -1,4 +1,4 @@
-// The egress guard (DESIGN.md section 9): every connection to a host a user gave us
+// The egress guard (docs/security.md): every connection to a host a user gave us
 // (targets, webhooks, MX hosts, S3 endpoints) is checked here first. A name is judged
 // by all of its addresses; loopback, private and link-local ones are refused unless the
 // config allows them; cloud metadata addresses are refused always; an address that

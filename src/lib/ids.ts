@@ -1,4 +1,4 @@
-// Identifiers are random, never sequential (API.md section 1), so they leak nothing
+// Identifiers are random, never sequential (docs/api.md, Identifiers), so they leak nothing
 // about volume or order and cannot be guessed from one another.
 
 /** `bytes` random bytes as lowercase hex (so 2 * bytes characters). */

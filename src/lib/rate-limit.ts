@@ -1,5 +1,5 @@
 // Sliding-window rate limits per account (management) and per outbound account (sends,
-// through the API and SMTP alike), API.md section 4. The window is exact: it keeps the
+// through the API and SMTP alike), docs/api.md, Rate limits. The window is exact: it keeps the
 // time of each of the last `limit` calls in a ring, so memory per key is bounded by the
 // configured limit.
 import type { Principal } from "../auth/accounts.ts";

@@ -1,4 +1,4 @@
-// The `query` parameter of E6 and E12 (API.md section 5): whitespace-separated terms,
+// The `query` parameter of E6 and E12 (docs/api.md, Search): whitespace-separated terms,
 // all of which must match. `field:value` matches one field, a bare word matches the
 // default fields, "quoted phrases" keep their spaces, and `*` or empty matches all.
 

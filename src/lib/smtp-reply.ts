@@ -1,4 +1,4 @@
-// The one reply type of the SMTP boundary (DESIGN.md section 2): decisions return an
+// The one reply type of the SMTP boundary: decisions return an
 // SmtpReply; the listener glue turns it into what smtp-server sends.
 import { SMTPConnection } from "smtp-server/lib/smtp-connection.js";
 
@@ -24,7 +24,7 @@ export function smtpError(r: SmtpReply): Error & { responseCode: number } {
 export const smtpSuccessText = (r: SmtpReply): string => `${r.enhanced} ${r.text}`;
 
 // smtp-server picks the enhanced status code from the reply code alone (550 is always
-// 5.1.1, a DATA 250 always 2.6.0), but API.md fixes other pairs: "550 5.7.1 relay not
+// 5.1.1, a DATA 250 always 2.6.0), but our wire contract fixes other pairs (docs/receiving.md): "550 5.7.1 relay not
 // permitted", "554 5.1.1", "250 2.0.0 Accepted". Our replies carry their enhanced code at
 // the start of the text; this wrapper moves it into place. Other replies are untouched.
 const ENHANCED_PREFIX = /^([245]\.\d{1,3}\.\d{1,3}) ([\s\S]*)$/;

@@ -1,5 +1,5 @@
 // Recipient and sender addresses as clients give them: an array of strings or one
-// comma-separated string, each "a@b.c" or "Name <a@b.c>" (API.md section 6).
+// comma-separated string, each "a@b.c" or "Name <a@b.c>" (docs/sending.md, E11).
 import addressparser from "nodemailer/lib/addressparser";
 
 export interface MailAddress {

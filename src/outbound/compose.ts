@@ -21,7 +21,7 @@ export interface ComposedMessage {
 /** Every line ending CRLF, as SMTP and DKIM want it. */
 export const toCrlf = (raw: Buffer): Buffer => Buffer.from(raw.toString("binary").replace(/\r?\n/g, "\r\n"), "binary");
 
-/** Markdown → HTML (and plain text when the draft gave none): SPEC.md rules 2-4. */
+/** Markdown → HTML (and plain text when the draft gave none): html wins, markdown fills in (docs/sending.md, E11 body rules). */
 export function bodiesOf(draft: MessageDraft): { html: string | null; plain: string | null } {
   // html wins over markdown; markdown only fills in what is missing.
   const html = draft.html ?? (draft.markdown !== null ? (marked.parse(draft.markdown, { async: false }) as string) : null);

@@ -1,4 +1,4 @@
-// The rules of a message to send (SPEC.md "Message to send", API.md section 6), as pure
+// The rules of a message to send (docs/sending.md, E11), as pure
 // checks: a request body becomes a MessageDraft, or a Problem naming the field and rule.
 import type { Problem } from "../lib/validation.ts";
 import { parseAddressList, type MailAddress } from "./addresses.ts";

@@ -1,5 +1,5 @@
 // When a recipient is next tried, and what an SMTP reply means for it: pure decisions
-// with table tests (DESIGN.md section 2).
+// with table tests.
 import type { Priority } from "./outbound.repo.ts";
 
 export const LANES: Record<Priority, number> = { priority: 0, standard: 1, digest: 2 };

@@ -1,4 +1,4 @@
-// What a submitted message's own headers say about how to send it (API.md section 9):
+// What a submitted message's own headers say about how to send it (docs/sending.md, SMTP submission):
 // tags and class, in Postroom's names or the hosted service's, read and then removed so
 // they never leave the server.
 import type { Priority } from "./outbound.repo.ts";

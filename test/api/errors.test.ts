@@ -1,4 +1,4 @@
-// Every row of API.md section 3's error table, on the routes that exist.
+// Every row of the error table (docs/api.md, Errors), on the routes that exist.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createLogger } from "../../src/lib/logger.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";

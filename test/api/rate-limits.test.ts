@@ -1,4 +1,4 @@
-// API.md section 4 through the API: the default management limit is 5 calls a minute.
+// Rate limits (docs/api.md) through the API: the default management limit is 5 calls a minute.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";

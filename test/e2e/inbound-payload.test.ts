@@ -1,5 +1,5 @@
 // What a target receives for real mail, field by field, in both formats, sent by
-// nodemailer and by swaks over real SMTP (API.md section 7).
+// nodemailer and by swaks over real SMTP (docs/receiving.md).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import MailComposer from "nodemailer/lib/mail-composer";

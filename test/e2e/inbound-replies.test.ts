@@ -1,5 +1,5 @@
 // The target's answer decides the SMTP reply, and every outcome is an incoming status
-// (API.md sections 6 and 7): real SMTP in, a real HTTP target out.
+// (docs/receiving.md): real SMTP in, a real HTTP target out.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";

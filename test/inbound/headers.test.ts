@@ -1,4 +1,4 @@
-// Payload headers (src/inbound/headers.ts, API.md section 7): keys, unfolding, MIME
+// Payload headers (src/inbound/headers.ts, docs/receiving.md): keys, unfolding, MIME
 // decoding, and the bytes of raw 8-bit headers read as UTF-8 where they are UTF-8.
 import { describe, expect, test } from "bun:test";
 import { headerText, headerValue, normalizeHeaders } from "../../src/inbound/headers.ts";

@@ -4,7 +4,7 @@ import { formatReply, reply } from "../../src/lib/smtp-reply.ts";
 
 const answered = (status: number, body = "", contentType: string | null = null): TargetOutcome => ({ kind: "answered", status, body, contentType });
 
-describe("the target's answer decides the SMTP reply (API.md section 7)", () => {
+describe("the target's answer decides the SMTP reply (docs/receiving.md)", () => {
   test.each([
     [answered(200), "250 2.0.0 Accepted", "200", "successful"],
     [answered(201), "250 2.0.0 Accepted", "201", "successful"],
