@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ordinaryMessageAccepted as accepted, startBinaryAppliance, type BinaryAppliance } from "../helpers/binary-appliance.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { SmtpSession } from "../helpers/smtp-session.ts";
-import { runSwaks, swaksAvailable } from "../helpers/smtp.ts";
+import { runSwaks } from "../helpers/smtp.ts";
+import { requireTools } from "../helpers/tools.ts";
 
 const PER_IP = 20;
 const LIMITS = `max_connections_per_ip = ${PER_IP}\nmin_data_rate = 200\ndata_rate_window = "2s"`;
@@ -85,11 +86,13 @@ describe("SMTP abuse against the binary", () => {
     } finally {
       await session.close();
     }
-    if (swaksAvailable()) {
-      const r = await runSwaks(["--server", `127.0.0.1:${appliance.submissionPort}`, "--auth", "LOGIN", "--auth-user", ACCOUNT_A.outboundId, "--auth-password", ACCOUNT_A.smtpKey, "--quit-after", "AUTH", "--timeout", "10"]);
-      expect(r.transcript).toContain(ENCRYPTION_REQUIRED);
-      expect(r.transcript).not.toMatch(/^<\S* +235 /m);
-    }
     await ordinaryMessageAccepted("after AUTH in clear");
+  }, 30_000);
+
+  requireTools("swaks")("swaks AUTH LOGIN in clear on submission without a certificate: 538 5.7.11, never 235", async () => {
+    const r = await runSwaks(["--server", `127.0.0.1:${appliance.submissionPort}`, "--auth", "LOGIN", "--auth-user", ACCOUNT_A.outboundId, "--auth-password", ACCOUNT_A.smtpKey, "--quit-after", "AUTH", "--timeout", "10"]);
+    expect(r.transcript).toContain(`<** ${ENCRYPTION_REQUIRED}`);
+    expect(r.transcript).not.toMatch(/^<\S* +235 /m);
+    await ordinaryMessageAccepted("after swaks AUTH in clear");
   }, 30_000);
 });

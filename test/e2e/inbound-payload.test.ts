@@ -7,8 +7,9 @@ import { ManualClock } from "../../src/lib/clock.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
-import { sendWithNodemailer, swaksAvailable } from "../helpers/smtp.ts";
+import { sendWithNodemailer } from "../helpers/smtp.ts";
 import { TestTarget } from "../helpers/target.ts";
+import { requireTools } from "../helpers/tools.ts";
 
 const A = `/api/v0.1/${ACCOUNT_A.id}`;
 const auth = bearer(ACCOUNT_A.token);
@@ -205,8 +206,7 @@ describe("raw UTF-8 headers (SMTPUTF8)", () => {
 });
 
 describe("swaks as the client", () => {
-  test("swaks sends, the target receives it", async () => {
-    if (!swaksAvailable()) return;
+  requireTools("swaks")("swaks sends, the target receives it", async () => {
     const addr = await address("/swaks", "json+n");
     const file = `/tmp/postroom-swaks-${process.pid}.txt`;
     await Bun.write(file, "attached by swaks\n");

@@ -4,9 +4,10 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
-import { runSwaks, swaksAvailable } from "../helpers/smtp.ts";
+import { runSwaks } from "../helpers/smtp.ts";
 import { SmtpSession } from "../helpers/smtp-session.ts";
 import { TestTarget, type Received } from "../helpers/target.ts";
+import { requireTools } from "../helpers/tools.ts";
 
 let t: TestApp;
 let target: TestTarget;
@@ -28,8 +29,7 @@ afterAll(async () => {
   await target.stop();
 });
 
-test("envelope.recipients lists every recipient of the same account and none of another's", async () => {
-  if (!swaksAvailable()) return;
+requireTools("swaks")("envelope.recipients lists every recipient of the same account and none of another's", async () => {
   const a1 = await address(ACCOUNT_A, "/a1", "multipart+n");
   const a2 = await address(ACCOUNT_A, "/a2");
   const b1 = await address(ACCOUNT_B, "/b1");

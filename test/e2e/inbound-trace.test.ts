@@ -7,9 +7,10 @@ import { createHash } from "node:crypto";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
-import { runSwaks, sendWithNodemailer, swaksAvailable } from "../helpers/smtp.ts";
+import { runSwaks, sendWithNodemailer } from "../helpers/smtp.ts";
 import { SmtpSession } from "../helpers/smtp-session.ts";
 import { TestTarget } from "../helpers/target.ts";
+import { requireTools } from "../helpers/tools.ts";
 
 const A = `/api/v0.1/${ACCOUNT_A.id}`;
 const auth = bearer(ACCOUNT_A.token);
@@ -108,8 +109,7 @@ test("multipart+n carries the same lines: headers[received][0] is ours, headers[
   expect(target.at("/both-json")[0]!.json.headers.received[0]).toBe(ours);
 });
 
-test("a bounce (null sender, sent by swaks) has return_path <>", async () => {
-  if (!swaksAvailable()) return;
+requireTools("swaks")("a bounce (null sender, sent by swaks) has return_path <>", async () => {
   const addr = await address("/null-sender");
   const { code, transcript } = await runSwaks(["--server", "127.0.0.1", "--port", String(t.app.inboundPort), "--helo", "mta.sender.test", "--from", "<>", "--to", addr.email, "--header", "Subject: Undelivered Mail"]);
   expect(code).toBe(0);

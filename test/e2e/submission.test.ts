@@ -9,8 +9,9 @@ import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
 import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
 import { eventually, SmtpSink } from "../helpers/sink.ts";
 import { SmtpSession } from "../helpers/smtp-session.ts";
-import { runSwaks, swaksAvailable } from "../helpers/smtp.ts";
+import { runSwaks } from "../helpers/smtp.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { requireTools } from "../helpers/tools.ts";
 
 let t: TestApp;
 let sink: SmtpSink;
@@ -120,8 +121,7 @@ describe("submission with nodemailer", () => {
 });
 
 describe("submission with swaks", () => {
-  test("AUTH PLAIN and LOGIN, then the queued-as reply", async () => {
-    if (!swaksAvailable()) return;
+  requireTools("swaks")("AUTH PLAIN and LOGIN, then the queued-as reply", async () => {
     for (const method of ["PLAIN", "LOGIN"]) {
       const run = Bun.spawn(
         ["swaks", "--server", "127.0.0.1", "--port", String(t.app.submissionPort), "--auth", method, "--auth-user", ACCOUNT_A.outboundId, "--auth-password", ACCOUNT_A.smtpKey,
@@ -158,8 +158,7 @@ describe("the author must be unambiguous (issue 14): refused at the end of DATA,
     expect(await listed(rcpt)).toEqual([]);
   });
 
-  test("swaks: two From headers, two addresses in one, and none, each 550 5.7.1 with the reason", async () => {
-    if (!swaksAvailable()) return;
+  requireTools("swaks")("swaks: two From headers, two addresses in one, and none, each 550 5.7.1 with the reason", async () => {
     const base = ["--server", "127.0.0.1", "--port", String(t.app.submissionPort), "--auth", "PLAIN", "--auth-user", ACCOUNT_A.outboundId, "--auth-password", ACCOUNT_A.smtpKey, "--from", "ann@sender.test"];
     const cases: [string, string[], string][] = [
       ["swaks-two-from@example.org", ["--header", "From: ann@sender.test", "--add-header", "From: ceo@bank.example"], "550 5.7.1 message has 2 From headers; RFC 5322 allows one"],
