@@ -1,6 +1,8 @@
 // When the delivery worker claims: a burst of kicks is one claim, and recipients that are
-// due but leased (in flight) do not make it claim again and again until they finish.
-import { afterEach, describe, expect, test } from "bun:test";
+// due but leased (in flight) do not make it claim again and again until they finish. The
+// worker's timers run on Bun's fake timers: each step moves the time by hand, so what is
+// counted does not depend on how busy the machine is.
+import { afterEach, describe, expect, jest, test } from "bun:test";
 import { silentLogger } from "../../src/lib/logger.ts";
 import type { OutboundRepo } from "../../src/outbound/outbound.repo.ts";
 import { DeliveryWorker, KICK_DELAY_MS } from "../../src/outbound/worker.ts";
@@ -8,6 +10,7 @@ import { DeliveryWorker, KICK_DELAY_MS } from "../../src/outbound/worker.ts";
 const NOW = 1_000_000;
 
 function workerWith(nextDueMs: number | null) {
+  /** When each claim was made (fake time). */
   const claims: number[] = [];
   const repo = {
     releaseHeldBy: async () => 0,
@@ -33,34 +36,49 @@ function workerWith(nextDueMs: number | null) {
   return { worker, claims };
 }
 
+/** Moves the fake clock by `ms`, firing the timers due, and lets the worker's async steps after each finish. */
+async function advance(ms: number): Promise<void> {
+  for (let i = 0; i < ms; i++) {
+    jest.advanceTimersByTime(1);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 let running: DeliveryWorker | null = null;
 afterEach(async () => {
+  jest.useRealTimers();
   await running?.stop();
   running = null;
 });
 
 describe("DeliveryWorker scheduling", () => {
-  test("kicks within the delay are one claim", async () => {
+  test("kicks within the delay are one claim, made the delay after the first", async () => {
+    jest.useFakeTimers();
     const { worker, claims } = workerWith(null);
     running = worker;
     await worker.start();
-    await Bun.sleep(20);
-    claims.length = 0;
-    // Three enqueues a timer turn apart (each would have been a claim of its own).
+    await advance(1);
+    // The claim at start; nothing due, so the worker sleeps until its idle poll.
+    expect(claims).toHaveLength(1);
+    // Three enqueues a millisecond apart: each would be a claim of its own without the delay.
+    const firstKickMs = performance.now();
     for (let i = 0; i < 3; i++) {
       worker.kick();
-      await new Promise((resolve) => setTimeout(resolve, 0));
+      await advance(1);
     }
-    await Bun.sleep(KICK_DELAY_MS + 40);
-    expect(claims.length).toBeLessThan(3);
+    expect(claims).toHaveLength(1);
+    await advance(20);
+    expect(claims.slice(1)).toEqual([firstKickMs + KICK_DELAY_MS]);
   });
 
-  test("recipients due but leased do not make the worker claim in a loop", async () => {
+  test("recipients due but leased do not make the worker claim in a loop: it polls once a second", async () => {
+    jest.useFakeTimers();
     // Due a second ago, yet nothing can be claimed: they are in flight on this worker.
     const { worker, claims } = workerWith(NOW - 1000);
     running = worker;
     await worker.start();
-    await Bun.sleep(200);
-    expect(claims.length).toBeLessThanOrEqual(2);
+    await advance(2500);
+    // The claim at start, then one a second.
+    expect(claims.map((ms) => ms - claims[0]!)).toEqual([0, 1000, 2000]);
   });
 });

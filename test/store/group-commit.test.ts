@@ -1,24 +1,62 @@
 // Grouped commits (src/store/group-commit.ts): writes close together share one
 // transaction, each settles only after it, and one that fails is rolled back alone.
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, jest, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { join } from "node:path";
 import { GroupCommit } from "../../src/store/group-commit.ts";
+import { tempDir } from "../helpers/tmp.ts";
 
 describe("GroupCommit", () => {
-  const db = new Database(":memory:");
+  const dir = tempDir();
+  const db = new Database(join(dir.path, "t.db"));
+  db.exec("PRAGMA journal_mode = WAL");
   db.exec("CREATE TABLE t (x INTEGER PRIMARY KEY)");
+  // Another connection to the same file sees only what is committed.
+  const other = new Database(join(dir.path, "t.db"), { readonly: true });
+  afterAll(() => {
+    other.close();
+    db.close();
+    dir.remove();
+  });
   const commits = new GroupCommit(db, 5);
   const insert = (x: number) => () => db.query("INSERT INTO t VALUES (?)").run(x).changes;
   const rows = () => (db.query("SELECT x FROM t ORDER BY x").all() as { x: number }[]).map((r) => r.x);
+  const committed = () => (other.query("SELECT x FROM t ORDER BY x").all() as { x: number }[]).map((r) => r.x);
 
   test("writes within the window share one transaction; each settles only after its commit", async () => {
-    let settled = 0;
-    const all = [1, 2, 3].map((x) => commits.run(insert(x)).then((v) => (settled++, v)));
-    await Bun.sleep(0);
-    expect(settled).toBe(0);
-    expect(rows()).toEqual([]);
-    expect(await Promise.all(all)).toEqual([1, 1, 1]);
-    expect(rows()).toEqual([1, 2, 3]);
+    // Bun's fake timers: the window's 5 ms pass when the test says, however busy the machine is.
+    jest.useFakeTimers();
+    try {
+      // What was committed when each write ran, and when each caller heard back.
+      const seenByWrite: number[][] = [];
+      const seenAtSettle: number[][] = [];
+      const write = (x: number) =>
+        commits
+          .run(() => (seenByWrite.push(committed()), insert(x)()))
+          .then((v) => (seenAtSettle.push(committed()), v));
+      // Three writes 2 ms apart, the first opening the window.
+      const all = [write(1)];
+      for (const x of [2, 3]) {
+        jest.advanceTimersByTime(2);
+        await Promise.resolve();
+        all.push(write(x));
+      }
+      // 4 ms on: nothing is committed, nobody has heard back.
+      expect(committed()).toEqual([]);
+      expect(seenAtSettle).toEqual([]);
+      jest.advanceTimersByTime(1);
+      expect(await Promise.all(all)).toEqual([1, 1, 1]);
+      // One transaction: no write saw another's row committed (one commit each would show [], [1], [1, 2]).
+      expect(seenByWrite).toEqual([[], [], []]);
+      // Each caller heard back once all three were on disk.
+      expect(seenAtSettle).toEqual([
+        [1, 2, 3],
+        [1, 2, 3],
+        [1, 2, 3],
+      ]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   test("a write that fails is rolled back alone", async () => {
