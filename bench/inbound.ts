@@ -48,6 +48,7 @@ import { buildMessage, MAIL_FROM, SENDER_DOMAIN } from "./message.ts";
 import { inboundAddress, startPostroom } from "./postroom.ts";
 import { summarizeProfile } from "./profile-summary.ts";
 import { SmtpConnection } from "./smtp-client.ts";
+import { startTarget } from "./target.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const TARGET_RATIO = 0.8;
@@ -72,38 +73,6 @@ function options() {
   const rounds = intOption(values.rounds, "BENCH_ROUNDS", 5, 1);
   if (connections > messages) throw new Error(`--connections (${connections}) must not exceed --messages (${messages})`);
   return { messages, connections, warmup, rounds, profileDir: dirOption(values.profile, "BENCH_PROFILE") };
-}
-
-// ---------------------------------------------------------------- the target
-
-interface TargetCounter {
-  posts: number;
-  bytes: number;
-  last: string;
-}
-
-function startTarget() {
-  const counters = new Map<string, TargetCounter>();
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      const path = new URL(req.url).pathname;
-      let c = counters.get(path);
-      if (!c) counters.set(path, (c = { posts: 0, bytes: 0, last: "" }));
-      const body = await req.text();
-      if (req.method === "POST") c.posts++;
-      c.bytes += body.length;
-      c.last = body;
-      return new Response("ok");
-    },
-  });
-  const counter = (path: string): TargetCounter => {
-    let c = counters.get(path);
-    if (!c) counters.set(path, (c = { posts: 0, bytes: 0, last: "" }));
-    return c;
-  };
-  return { server, url: (path: string) => `http://127.0.0.1:${server.port}${path}`, counter };
 }
 
 // ---------------------------------------------------------------- the servers

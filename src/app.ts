@@ -38,7 +38,7 @@ import { WebhookDispatcher } from "./events/dispatcher.ts";
 import { createOutboxRepo } from "./events/outbox.repo.ts";
 import { Scheduler } from "./jobs/scheduler.ts";
 import { RetentionPurge } from "./jobs/retention-purge.ts";
-import { retentionPurges } from "./jobs/retention-tables.ts";
+import { PurgeThread } from "./jobs/purge-thread.ts";
 import { DeliveryWorker } from "./outbound/worker.ts";
 import { outboundTls } from "./outbound/destination-tls.ts";
 import { lockDataDir, type DataDirLock } from "./store/data-dir-lock.ts";
@@ -199,8 +199,8 @@ export class App {
     this.scheduler = new Scheduler(logger.child({ component: "jobs" }));
     this.scheduler.every("verify-sending-domains", "0 * * * * *", () => this.domains.verifyDue());
     this.scheduler.every("purge-attachments", "0 17 * * * *", async () => localAttachments.purgeExpired(clock.nowMs()));
-    const purges = retentionPurges(store, { statuses, outbox, sendingDomains });
-    this.retention = new RetentionPurge({ purges, clock, logger: logger.child({ component: "retention" }), settings: () => this.current.retention });
+    const purgeThread = new PurgeThread(config.dataDir, logger.child({ component: "retention" }));
+    this.retention = new RetentionPurge({ purges: purgeThread.purges(), close: () => purgeThread.close(), clock, logger: logger.child({ component: "retention" }), settings: () => this.current.retention });
     this.scheduler.everyMs("retention-purge", config.retention.intervalMs, () => this.retention.run());
     if (config.tls.mode !== "off") this.scheduler.everyMs("check-certificate", config.tls.checkIntervalMs, () => this.tls.check());
   }

@@ -3,3 +3,4 @@
 // script names them as extra entry points), so paths must be taken from here.
 export const EXTRACT_WORKER_URL = new URL("./inbound/extract-worker.ts", import.meta.url).href;
 export const SIGN_WORKER_URL = new URL("./domains/sign-worker.ts", import.meta.url).href;
+export const PURGE_WORKER_URL = new URL("./jobs/purge-worker.ts", import.meta.url).href;

@@ -252,7 +252,7 @@ export const ConfigSchema = Type.Object(
         mta_sts_policies: retention("1d", "how long a recipient domain's cached MTA-STS policy is kept after it expired (an expired policy is never applied)"),
         interval: str("10m", "how often the purge runs", { pattern: `^\\s*${NONZERO_DURATION}\\s*$`, errorMessage: 'must be a duration above zero such as "10m"' }),
         batch_size: int(1000, 1, 100_000, "rows each purge statement deletes at most (messages: with their recipients, events and bodies)"),
-        batch_pause: duration("10ms", "wait between two purge statements, in which SMTP and the API are served; \"0ms\" = only hand over to pending I/O"),
+        batch_pause: duration("50ms", "wait between two purge statements, in which SMTP and the API are served; \"0ms\" = only hand over to pending I/O"),
       },
       "how long what grows with traffic is kept; one job purges it in small batches",
     ),

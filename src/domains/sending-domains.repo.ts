@@ -2,7 +2,7 @@
 // skip deleted rows, except the ones the verifier job and the signer use.
 import type { Store } from "../store/store.ts";
 import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
-import { planWindow, rowidsParam, type Purge, type WindowRow } from "../store/purge-window.ts";
+import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import { newId16 } from "../lib/ids.ts";
 
 export type CheckName = "dkim" | "ed25519" | "return_path" | "spf";
@@ -97,8 +97,6 @@ export interface SendingDomainRepo {
   due(nowMs: number, limit: number): Promise<SendingDomain[]>;
   /** Calls `listener` with a domain's ID after every write to it (caches of domains and keys drop it). */
   onChange(listener: (domainId: string) => void): void;
-  /** Deletes verification events created before the cutoff, a window at a time (the retention purge). */
-  purgeEvents: Purge;
 }
 
 export function createSendingDomainRepo(store: Store): SendingDomainRepo {
@@ -107,14 +105,6 @@ export function createSendingDomainRepo(store: Store): SendingDomainRepo {
   const changed = (domainId: string) => {
     for (const l of listeners) l(domainId);
   };
-  // Through the log connection: history, whose purge, lost in a power cut, is done again.
-  const eventWindow = store.logDb.query<WindowRow, [number, number]>("SELECT rowid, created_at AS at, 0 AS keep FROM sending_domain_events WHERE rowid > ? ORDER BY rowid LIMIT ?");
-  const removeEvents = store.logDb.query("DELETE FROM sending_domain_events WHERE rowid IN (SELECT value FROM json_each(?))");
-  const purgeEventWindow = store.logDb.transaction((beforeMs: number, afterRowid: number, limit: number) => {
-    const plan = planWindow(eventWindow.all(afterRowid, limit), beforeMs, limit, true);
-    if (plan.remove.length > 0) removeEvents.run(rowidsParam(plan.remove));
-    return { deleted: plan.remove.length, next: plan.next };
-  });
   return {
     async insert(d) {
       try {
@@ -189,8 +179,17 @@ export function createSendingDomainRepo(store: Store): SendingDomainRepo {
     onChange(listener) {
       listeners.push(listener);
     },
-    async purgeEvents(beforeMs, afterRowid, limit) {
-      return purgeEventWindow(beforeMs, afterRowid, limit);
-    },
   };
+}
+
+/**
+ * The retention purge: deletes verification events created before the cutoff, a window at
+ * a time. Through the log connection: history, whose purge, lost in a power cut, is done
+ * again at the next run.
+ */
+export function createDomainEventPurge(store: Store): Purge {
+  const db = store.logDb;
+  const window = db.query<WindowRow, [number, number]>("SELECT rowid, created_at AS at, 0 AS keep FROM sending_domain_events WHERE rowid > ? ORDER BY rowid LIMIT ?");
+  const remove = db.query("DELETE FROM sending_domain_events WHERE rowid IN (SELECT value FROM json_each(?))");
+  return rowidPurge(db, window, (rowids) => remove.run(rowids));
 }

@@ -3,7 +3,7 @@
 // retention purge deletes old ones, never one still waiting for its webhook.
 import type { Database } from "bun:sqlite";
 import { newId16 } from "../lib/ids.ts";
-import { planWindow, rowidsParam, type Purge, type WindowRow } from "../store/purge-window.ts";
+import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
 import { isInternalKind, type EventKind } from "./kinds.ts";
 
@@ -116,14 +116,8 @@ export function createEventPurge(store: Store): Purge {
   const window = db.query<WindowRow, [number, number]>(`SELECT e.rowid AS rowid, e.created_at AS at, (${needed}) AS keep FROM message_events e WHERE e.rowid > ? ORDER BY e.rowid LIMIT ?`);
   const removeOutbox = db.query("DELETE FROM webhook_outbox WHERE event_id IN (SELECT id FROM message_events WHERE rowid IN (SELECT value FROM json_each(?)))");
   const removeEvents = db.query("DELETE FROM message_events WHERE rowid IN (SELECT value FROM json_each(?))");
-  const purgeWindow = db.transaction((beforeMs: number, afterRowid: number, limit: number) => {
-    const plan = planWindow(window.all(afterRowid, limit), beforeMs, limit, true);
-    if (plan.remove.length > 0) {
-      const rowids = rowidsParam(plan.remove);
-      removeOutbox.run(rowids);
-      removeEvents.run(rowids);
-    }
-    return { deleted: plan.remove.length, next: plan.next };
+  return rowidPurge(db, window, (rowids) => {
+    removeOutbox.run(rowids);
+    removeEvents.run(rowids);
   });
-  return async (beforeMs, afterRowid, limit) => purgeWindow(beforeMs, afterRowid, limit);
 }

@@ -1,7 +1,7 @@
 // SQL for the webhook outbox: batches of pending events per outbound account, in event
 // order, one batch at a time per account, retried as the same batch until acknowledged.
 import { newId16 } from "../lib/ids.ts";
-import { planWindow, rowidsParam, type Purge, type WindowRow } from "../store/purge-window.ts";
+import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
 
 export interface OutboxEvent {
@@ -45,8 +45,6 @@ export interface OutboxRepo {
   expire(nowMs: number, maxAgeMs: number): Promise<number>;
   /** Drops the pending events of an outbound account that has no webhook. */
   drop(outboundAccountId: string): Promise<number>;
-  /** Forgets sent, expired and dropped events created before the cutoff (the events themselves stay), a window at a time. */
-  purgeFinished: Purge;
   /** Events waiting to be acknowledged (the webhook backlog on /metrics). */
   countPending(): Promise<number>;
 }
@@ -61,15 +59,6 @@ export function createOutboxRepo(store: Store): OutboxRepo {
       SELECT (SELECT MIN(outbound_account_id) FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id > accounts.id) FROM accounts WHERE accounts.id IS NOT NULL
     ) SELECT id FROM accounts WHERE id IS NOT NULL`);
   const firstPending = db.query("SELECT next_attempt_at, batch_id, attempts FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ? ORDER BY seq LIMIT 1");
-  // The retention purge, through the log connection: bookkeeping whose purge, lost in a
-  // power cut, is done again at the next run. Pending rows are the webhook's queue: kept.
-  const finishedWindow = store.logDb.query<WindowRow, [number, number]>("SELECT rowid, created_at AS at, state = 'pending' AS keep FROM webhook_outbox WHERE rowid > ? ORDER BY rowid LIMIT ?");
-  const removeFinished = store.logDb.query("DELETE FROM webhook_outbox WHERE rowid IN (SELECT value FROM json_each(?))");
-  const purgeWindow = store.logDb.transaction((beforeMs: number, afterRowid: number, limit: number) => {
-    const plan = planWindow(finishedWindow.all(afterRowid, limit), beforeMs, limit, true);
-    if (plan.remove.length > 0) removeFinished.run(rowidsParam(plan.remove));
-    return { deleted: plan.remove.length, next: plan.next };
-  });
   const toEvent = (r: Row): OutboxEvent => ({
     id: r.event_id,
     kind: r.kind,
@@ -125,11 +114,21 @@ export function createOutboxRepo(store: Store): OutboxRepo {
     async drop(outboundAccountId) {
       return db.query("UPDATE webhook_outbox SET state = 'dropped' WHERE state = 'pending' AND outbound_account_id = ?").run(outboundAccountId).changes;
     },
-    async purgeFinished(beforeMs, afterRowid, limit) {
-      return purgeWindow(beforeMs, afterRowid, limit);
-    },
     async countPending() {
       return (db.query("SELECT COUNT(*) AS n FROM webhook_outbox WHERE state = 'pending'").get() as { n: number }).n;
     },
   };
+}
+
+/**
+ * The retention purge: forgets sent, expired and dropped events created before the cutoff
+ * (the events themselves stay), a window at a time. Pending rows are the webhook's queue:
+ * kept. Through the log connection: bookkeeping whose purge, lost in a power cut, is done
+ * again at the next run.
+ */
+export function createOutboxPurge(store: Store): Purge {
+  const db = store.logDb;
+  const window = db.query<WindowRow, [number, number]>("SELECT rowid, created_at AS at, state = 'pending' AS keep FROM webhook_outbox WHERE rowid > ? ORDER BY rowid LIMIT ?");
+  const remove = db.query("DELETE FROM webhook_outbox WHERE rowid IN (SELECT value FROM json_each(?))");
+  return rowidPurge(db, window, (rowids) => remove.run(rowids));
 }

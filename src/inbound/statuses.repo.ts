@@ -4,7 +4,7 @@
 import type { SearchTerm } from "../lib/search-query.ts";
 import { termTimeMs } from "../lib/search-query.ts";
 import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
-import { planWindow, rowidsParam, type Purge, type WindowRow } from "../store/purge-window.ts";
+import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
 import { dirname, join } from "node:path";
 import { STATUS_JOURNAL_FILE, StatusJournal, type Journaled, type JournaledStore } from "./status-journal.ts";
@@ -98,8 +98,6 @@ export interface StatusRepo {
   flush(): Promise<void>;
   /** Stores what is left and lets the journal go (at shutdown). */
   close(): void;
-  /** Deletes statuses stored before the cutoff, a window at a time (the retention purge). */
-  purge: Purge;
 }
 
 const SEQUENCE_KEY = "incoming_statuses_journal_seq";
@@ -127,15 +125,6 @@ export function journaledStore(store: Store): JournaledStore {
 export function createStatusRepo(store: Store, onStoreFailed: (err: unknown) => void = () => {}): StatusRepo {
   const { db } = store;
   const journal = new StatusJournal(journaledStore(store), join(dirname(store.path), STATUS_JOURNAL_FILE), onStoreFailed);
-  // Through the log connection, as the statuses came: a purge lost in a power cut is
-  // done again at the next run, so its commits need not wait for fsync.
-  const window = store.logDb.query<WindowRow, [number, number]>("SELECT rowid, created_at AS at, 0 AS keep FROM incoming_statuses WHERE rowid > ? ORDER BY rowid LIMIT ?");
-  const remove = store.logDb.query("DELETE FROM incoming_statuses WHERE rowid IN (SELECT value FROM json_each(?))");
-  const purgeWindow = store.logDb.transaction((beforeMs: number, afterRowid: number, limit: number) => {
-    const plan = planWindow(window.all(afterRowid, limit), beforeMs, limit, true);
-    if (plan.remove.length > 0) remove.run(rowidsParam(plan.remove));
-    return { deleted: plan.remove.length, next: plan.next };
-  });
 
   return {
     async record(rows) {
@@ -157,8 +146,18 @@ export function createStatusRepo(store: Store, onStoreFailed: (err: unknown) => 
     close() {
       journal.close();
     },
-    async purge(beforeMs, afterRowid, limit) {
-      return purgeWindow(beforeMs, afterRowid, limit);
-    },
   };
+}
+
+/**
+ * The retention purge: deletes statuses stored before the cutoff, a window at a time.
+ * Statuses still in the journal are the last 100 ms: never old enough. Through the log
+ * connection, as the statuses came: a purge lost in a power cut is done again at the next
+ * run, so its commits need not wait for fsync.
+ */
+export function createStatusPurge(store: Store): Purge {
+  const db = store.logDb;
+  const window = db.query<WindowRow, [number, number]>("SELECT rowid, created_at AS at, 0 AS keep FROM incoming_statuses WHERE rowid > ? ORDER BY rowid LIMIT ?");
+  const remove = db.query("DELETE FROM incoming_statuses WHERE rowid IN (SELECT value FROM json_each(?))");
+  return rowidPurge(db, window, (rowids) => remove.run(rowids));
 }

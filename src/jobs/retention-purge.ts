@@ -2,7 +2,8 @@
 // what is older than its retention, in windows of retention.batch_size rows, one
 // transaction each, handing the event loop back between windows (after
 // retention.batch_pause) so that SMTP and the API keep being served while a large backlog
-// goes. Which rows a table may lose, and its SQL, are its repository's (a Purge each).
+// goes. Which rows a table may lose, and its SQL, are its repository's (a Purge each);
+// in the appliance the windows run on a thread of their own (purge-thread.ts).
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Purge } from "../store/purge-window.ts";
@@ -16,6 +17,8 @@ export interface RetentionPurgeDeps {
   logger: Logger;
   /** Read at each run, so a reload (SIGHUP) changes retentions from the next run on. */
   settings(): RetentionSettings;
+  /** Called by stop() once no window runs any more (the purge thread's close). */
+  close?(): Promise<void>;
 }
 
 /** Hands the event loop back: after `ms`, or at least after the pending I/O (0). */
@@ -37,6 +40,7 @@ export class RetentionPurge {
   async stop(): Promise<void> {
     this.stopping = true;
     await this.running?.catch(() => undefined);
+    await this.deps.close?.();
   }
 
   private async walkAll(): Promise<PurgeCounts> {

@@ -1,7 +1,7 @@
 // SQL for the MTA-STS policy cache (one row per recipient domain, replaced on refresh,
 // deleted by the retention purge some time after it expired).
 import type { Clock } from "../lib/clock.ts";
-import { planWindow, rowidsParam, type Purge, type WindowRow } from "../store/purge-window.ts";
+import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
 import type { StsStore } from "./mta-sts.ts";
 import type { StsPolicy } from "./tls-policy.ts";
@@ -42,10 +42,5 @@ export function createStsPurge(store: Store): Purge {
   const db = store.logDb;
   const window = db.query<WindowRow, [number, number]>("SELECT rowid, expires_at AS at, 0 AS keep FROM mta_sts_policies WHERE rowid > ? ORDER BY rowid LIMIT ?");
   const remove = db.query("DELETE FROM mta_sts_policies WHERE rowid IN (SELECT value FROM json_each(?))");
-  const purgeWindow = db.transaction((beforeMs: number, afterRowid: number, limit: number) => {
-    const plan = planWindow(window.all(afterRowid, limit), beforeMs, limit, false);
-    if (plan.remove.length > 0) remove.run(rowidsParam(plan.remove));
-    return { deleted: plan.remove.length, next: plan.next };
-  });
-  return async (beforeMs, afterRowid, limit) => purgeWindow(beforeMs, afterRowid, limit);
+  return rowidPurge(db, window, (rowids) => remove.run(rowids), false);
 }

@@ -7,7 +7,7 @@
 // Through the log connection: these are not mail we still hold, and a purge lost in a
 // power cut is done again at the next run, so its commits need not wait for fsync.
 import { deleteEventsOfMessages, messagesWithPendingEvents } from "../events/events.repo.ts";
-import { planWindow, rowidsParam, type Purge, type WindowRow } from "../store/purge-window.ts";
+import { planWindow, rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
 
 type MessageWindowRow = WindowRow & { id: string };
@@ -51,14 +51,10 @@ export function createOutboundPurge(store: Store): OutboundPurge {
     `SELECT b.rowid AS rowid, m.created_at AS at, ${QUEUED} AS keep FROM outbound_message_bodies b JOIN outbound_messages m ON m.id = b.message_id WHERE b.rowid > ? ORDER BY b.rowid LIMIT ?`,
   );
   const removeBodyRows = db.query("DELETE FROM outbound_message_bodies WHERE rowid IN (SELECT value FROM json_each(?))");
-  const purgeBodies = db.transaction((beforeMs: number, afterRowid: number, limit: number) => {
-    const plan = planWindow(bodyWindow.all(afterRowid, limit), beforeMs, limit, true);
-    if (plan.remove.length > 0) removeBodyRows.run(rowidsParam(plan.remove));
-    return { deleted: plan.remove.length, next: plan.next };
-  });
 
   return {
-    messages: async (beforeMs, afterRowid, limit) => purgeMessages(beforeMs, afterRowid, limit),
-    bodies: async (beforeMs, afterRowid, limit) => purgeBodies(beforeMs, afterRowid, limit),
+    // IMMEDIATE: read, then delete from, while the appliance commits from another thread.
+    messages: async (beforeMs, afterRowid, limit) => purgeMessages.immediate(beforeMs, afterRowid, limit),
+    bodies: rowidPurge(db, bodyWindow, (rowids) => removeBodyRows.run(rowids)),
   };
 }

@@ -141,6 +141,7 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
     async claimDue(workerId, nowMs, leaseUntilMs, limit, busyDomains) {
       // Through the log connection (synchronous=NORMAL): a lease needs no fsync (see the top
       // of this file). The next durable commit, on the same WAL, makes it durable too.
+      // IMMEDIATE: it reads, then writes, and the purge thread may commit in between (store.ts, tx).
       const db = logDb;
       return db.transaction(() => {
         const params: unknown[] = [nowMs, nowMs];
@@ -164,7 +165,7 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
           const m = Object.fromEntries(Object.entries(row).filter(([k]) => k.startsWith("m_")).map(([k, v]) => [k.slice(2), v])) as unknown as MessageRow;
           return { recipient: recipientFromRow(row), message: messageFromRow(m) };
         });
-      })();
+      }).immediate();
     },
 
     async releaseHeldBy(prefix) {

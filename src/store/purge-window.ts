@@ -8,6 +8,7 @@
 // row the largest rowid plus one), and the oldest rows are at the head of the table. An
 // index on created_at would cost every insert, incoming statuses on the inbound path among
 // them; the walk costs nothing until the purge runs.
+import type { Database, Statement } from "bun:sqlite";
 
 /** One window's outcome: rows deleted, and the rowid to go on after (null: the walk is done). */
 export interface PurgeStep {
@@ -43,3 +44,19 @@ export function planWindow<T extends WindowRow>(rows: readonly T[], beforeMs: nu
 
 /** The rowids of `rows` as one JSON parameter, for `rowid IN (SELECT value FROM json_each(?))`. */
 export const rowidsParam = (rows: readonly WindowRow[]): string => JSON.stringify(rows.map((r) => r.rowid));
+
+/**
+ * A Purge from a repository's two statements: `window` selects the rows after a rowid
+ * (rowid, at, keep; parameters: after, limit) and `remove` deletes rowids given as one
+ * JSON array. Each window is one transaction on `db`.
+ */
+export function rowidPurge(db: Database, window: Statement<WindowRow, [number, number]>, remove: (rowids: string) => void, timeOrdered = true): Purge {
+  const purgeWindow = db.transaction((beforeMs: number, afterRowid: number, limit: number): PurgeStep => {
+    const plan = planWindow(window.all(afterRowid, limit), beforeMs, limit, timeOrdered);
+    if (plan.remove.length > 0) remove(rowidsParam(plan.remove));
+    return { deleted: plan.remove.length, next: plan.next };
+  });
+  // IMMEDIATE: the window is read, then deleted from, and the appliance's own connections
+  // commit from another thread meanwhile.
+  return async (beforeMs, afterRowid, limit) => purgeWindow.immediate(beforeMs, afterRowid, limit);
+}

@@ -23,7 +23,12 @@ export interface Store {
   readonly path: string;
   /** Encrypts the secrets repositories keep (passwords, keys), under data_dir/keys/secrets.key. */
   readonly secrets: SecretBox;
-  /** Runs fn in one transaction: all of its writes commit together or none do. */
+  /**
+   * Runs fn in one transaction: all of its writes commit together or none do. It takes the
+   * write lock at once (BEGIN IMMEDIATE): the retention purge commits from a thread of its
+   * own, and a transaction that read before that commit could not write after it
+   * (SQLITE_BUSY_SNAPSHOT); waiting for the lock first, it reads what it then writes on.
+   */
   tx<T>(fn: () => T): T;
   /** Proves the database accepts a durable write (for /healthz). */
   checkWritable(nowMs: number): void;
@@ -69,7 +74,7 @@ export function openStore(dataDir: string, migrations: readonly Migration[] = MI
     logDb,
     path,
     secrets,
-    tx: <T>(fn: () => T): T => db.transaction(fn)(),
+    tx: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     checkWritable: (nowMs) => {
       db.query("INSERT INTO store_meta (key, value) VALUES ('healthz_at', ?1) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(String(nowMs));
     },

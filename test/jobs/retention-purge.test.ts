@@ -37,7 +37,7 @@ function setUp(settings: RetentionSettings = DEFAULTS) {
   const outbox = createOutboxRepo(store);
   const sendingDomains = createSendingDomainRepo(store);
   const outbound = createOutboundRepo(store);
-  const purges = retentionPurges(store, { statuses, outbox, sendingDomains });
+  const purges = retentionPurges(store);
   const current = { settings };
   const job = (p: Record<string, Purge> = purges) => new RetentionPurge({ purges: p as typeof purges, clock, logger: silentLogger, settings: () => current.settings });
   const close = () => {

@@ -54,13 +54,13 @@ describe("planWindow", () => {
 describe("[retention] keys", () => {
   const parse = (section: string) => parseConfigText(testConfigToml({ dataDir: "/tmp/x", extra: `[retention]\n${section}` }));
 
-  test("defaults: bodies 7 days; statuses, messages, events, domain events 30; outbox and expired MTA-STS policies 1; every 10 minutes, 1,000 rows, 10 ms apart", () => {
+  test("defaults: bodies 7 days; statuses, messages, events, domain events 30; outbox and expired MTA-STS policies 1; every 10 minutes, 1,000 rows, 50 ms apart", () => {
     const r = parse("");
     expect(r.ok && r.config.retention).toEqual({
       keepMs: { incoming_statuses: 30 * DAY, messages: 30 * DAY, bodies: 7 * DAY, events: 30 * DAY, webhook_outbox: DAY, domain_events: 30 * DAY, mta_sts_policies: DAY },
       intervalMs: 600_000,
       batchSize: 1000,
-      batchPauseMs: 10,
+      batchPauseMs: 50,
     });
   });
 

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { MIGRATIONS } from "../../src/store/migrations/index.ts";
 import { openStore, schemaVersion, StoreError } from "../../src/store/store.ts";
 import { tempDirsPerTest } from "../helpers/tmp.ts";
@@ -57,6 +58,21 @@ describe("openStore", () => {
       `the database is at schema version 999, but this postroom only knows versions up to ${MIGRATIONS.at(-1)!.version}: ` +
         "it was written by a newer postroom. Run that version (or newer), or restore a backup taken before the upgrade.",
     );
+  });
+
+  test("tx takes the write lock at its start: another connection (the purge thread) cannot commit between its read and its write", () => {
+    const store = openStore(fresh());
+    const other = new Database(store.path);
+    other.exec("PRAGMA busy_timeout = 0");
+    store.tx(() => {
+      store.db.query("SELECT * FROM store_meta").all();
+      // Deferred, this insert would commit, and the write below fail with SQLITE_BUSY_SNAPSHOT.
+      expect(() => other.query("INSERT INTO store_meta (key, value) VALUES ('other', '1')").run()).toThrow(/locked/);
+      store.db.query("INSERT INTO store_meta (key, value) VALUES ('mine', '1')").run();
+    });
+    expect(store.db.query("SELECT key FROM store_meta ORDER BY key").all()).toEqual([{ key: "mine" }]);
+    other.close();
+    store.close();
   });
 
   test("tx commits all or nothing", () => {
