@@ -130,7 +130,9 @@ describe.if(hasTools)("the README's service steps as an unprivileged user, certi
 
   test("the binary starts as the service user: /healthz answers 200 on its fixed port, and it still runs", async () => {
     expect(await healthz(ports.http, server)).toBe(200);
-    await Bun.sleep(500);
+    // Logged once every listener is up: a listener that failed to start would have failed
+    // (and been logged) before it.
+    await server.waitFor((l) => l.msg === "postroom started");
     expect(server.proc.exitCode).toBeNull();
     expect(server.lines.filter((l) => l.level === "error")).toEqual([]);
   }, 40_000);
