@@ -78,8 +78,11 @@ describe("receivedHeader", () => {
   ];
   for (const [name, facts, expected] of cases) test(name, () => expect(receivedHeader({ ...base, ...facts })).toBe(expected));
 
-  test("a HELO name of any length keeps every line under 998 octets", () => {
+  test("a HELO name of any length keeps every line under 998 octets: cut at 255, a long recipient kept", () => {
     const text = receivedHeader({ ...base, helo: "a".repeat(5000), recipients: [`${"b".repeat(890)}@x.example`] });
+    expect(text).toBe(
+      `Received: from ${"a".repeat(255)} ([192.0.2.1])\r\n\tby mx.example.com (Postroom) with ESMTP id 0123456789abcdef\r\n\tfor <${"b".repeat(890)}@x.example>; Tue, 24 Nov 2026 06:39:11 +0000\r\n`,
+    );
     for (const line of text.split("\r\n")) expect(line.length).toBeLessThan(998);
   });
 });
