@@ -244,14 +244,21 @@ describe("batches", () => {
     for (let i = 0; i < 20; i++) await s.statuses.record([status(`old-${i}`, T0 + i)]);
     await s.statuses.flush();
     s.clock.set(T0 + 31 * DAY);
-    const job = s.job();
-    const run = job.run();
-    await Bun.sleep(12);
-    await job.stop();
-    const deleted = (await run).incoming_statuses;
-    expect(deleted).toBeGreaterThan(0);
-    expect(deleted).toBeLessThan(20);
-    expect(count(s.store, "incoming_statuses")).toBe(20 - deleted);
+    // stop() called while the third window runs (not awaited there: it waits for the run).
+    let windows = 0;
+    let stopped: Promise<void> | null = null;
+    const job: RetentionPurge = s.job({
+      ...s.purges,
+      incoming_statuses: async (beforeMs, after, limit) => {
+        const step = await s.purges.incoming_statuses(beforeMs, after, limit);
+        if (++windows === 3) stopped = job.stop();
+        return step;
+      },
+    });
+    const deleted = (await job.run()).incoming_statuses;
+    await stopped;
+    expect({ windows, deleted }).toEqual({ windows: 3, deleted: 3 });
+    expect(count(s.store, "incoming_statuses")).toBe(17);
     s.close();
   });
 });
