@@ -47,8 +47,16 @@ export function withProtocol(ehlo: boolean, tls: boolean, authenticated: boolean
   return `ESMTP${tls ? "S" : ""}${authenticated ? "A" : ""}`;
 }
 
+// Messages of the same second share the date text: formatting it cost as much as all the
+// rest of the Received line.
+let lastDate = { second: NaN, text: "" };
+
 /** RFC 5322 date-time in UTC: "Tue, 24 Nov 2026 06:39:11 +0000". */
-export const rfc5322Date = (ms: number): string => new Date(ms).toUTCString().replace("GMT", "+0000");
+export function rfc5322Date(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== lastDate.second) lastDate = { second, text: new Date(second * 1000).toUTCString().replace("GMT", "+0000") };
+  return lastDate.text;
+}
 
 /**
  * Our Received header field, folded as Postfix folds it, ending in CRLF:
@@ -79,13 +87,20 @@ export function returnPathHeader(mailFrom: string): string {
   return `Return-Path: <${mailFrom.replace(NOT_MAILBOX_CHAR, "?")}>\r\n`;
 }
 
-/** Bytes of the header section, with the line break of its last line (the whole message if it has no body). */
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * Bytes of the header section, with the line break of its last line (the whole message if
+ * it has no body). Line by line, so only the header section is read: searching the whole
+ * message for "\n\n", which a CRLF message never has, read all of it.
+ */
 function headerSectionWithLastBreak(raw: Buffer): number {
-  if (raw[0] === 0x0a || (raw[0] === 0x0d && raw[1] === 0x0a)) return 0;
-  const crlf = raw.indexOf("\r\n\r\n");
-  const lf = raw.indexOf("\n\n");
-  if (crlf >= 0 && (lf < 0 || crlf < lf)) return crlf + 2;
-  if (lf >= 0) return lf + 1;
+  if (raw[0] === LF || (raw[0] === CR && raw[1] === LF)) return 0;
+  for (let lf = raw.indexOf(LF); lf >= 0; lf = raw.indexOf(LF, lf + 1)) {
+    const next = raw[lf + 1];
+    if (next === LF || (next === CR && raw[lf + 2] === LF)) return lf + 1;
+  }
   return raw.length;
 }
 
@@ -100,15 +115,22 @@ const LEADING_CONTINUATION = /^(?:[ \t][^\n]*\n?)+/;
  * The message as a target receives it: `trace` (our header fields, in order) in front of
  * the sender's message, less the sender's own Return-Path fields and any orphan
  * continuation lines at its top. Most messages have neither; they are copied once, not
- * parsed or re-serialised.
+ * parsed or re-serialised; with `frontRoom` bytes free in front of it in its buffer (the
+ * listener keeps room there), not even copied: the lines are written into that room.
  */
-export function withTraceHeaders(raw: Buffer, trace: string): Buffer {
+export function withTraceHeaders(raw: Buffer, trace: string, frontRoom = 0): Buffer {
   const front = Buffer.from(trace, "utf8");
   const startsFolded = raw[0] === 0x20 || raw[0] === 0x09;
   const headLength = headerSectionWithLastBreak(raw);
   const head = raw.toString("latin1", 0, headLength);
   RETURN_PATH_FIELD.lastIndex = 0;
-  if (!startsFolded && !RETURN_PATH_FIELD.test(head)) return Buffer.concat([front, raw]);
+  if (!startsFolded && !RETURN_PATH_FIELD.test(head)) {
+    // `frontRoom` bytes in front of the message are the caller's to write: no copy of it.
+    if (front.length > frontRoom) return Buffer.concat([front, raw]);
+    const whole = Buffer.from(raw.buffer, raw.byteOffset - front.length, front.length + raw.length);
+    front.copy(whole, 0);
+    return whole;
+  }
   const kept = head.replace(LEADING_CONTINUATION, "").replace(RETURN_PATH_FIELD, "");
   return Buffer.concat([front, Buffer.from(kept, "latin1"), raw.subarray(headLength)]);
 }

@@ -1,7 +1,7 @@
 // Our Received and Return-Path lines (src/inbound/trace-headers.ts): what they say, how
 // they fold, that nothing a client sends can break them, and how they join the message.
 import { describe, expect, test } from "bun:test";
-import { addressLiteral, receivedHeader, returnPathHeader, withProtocol, withTraceHeaders, type ReceivedFacts } from "../../src/inbound/trace-headers.ts";
+import { addressLiteral, receivedHeader, returnPathHeader, rfc5322Date, withProtocol, withTraceHeaders, type ReceivedFacts } from "../../src/inbound/trace-headers.ts";
 import { extractMessage } from "../../src/inbound/extract.ts";
 
 const NOW = Date.parse("2026-11-24T06:39:11Z");
@@ -111,6 +111,18 @@ describe("addressLiteral", () => {
   for (const [ip, expected] of cases) test(JSON.stringify(ip), () => expect(addressLiteral(ip)).toBe(expected));
 });
 
+describe("rfc5322Date", () => {
+  const cases: [ms: number, expected: string][] = [
+    [NOW, "Tue, 24 Nov 2026 06:39:11 +0000"],
+    [NOW + 999, "Tue, 24 Nov 2026 06:39:11 +0000"],
+    [NOW + 1000, "Tue, 24 Nov 2026 06:39:12 +0000"],
+    [NOW, "Tue, 24 Nov 2026 06:39:11 +0000"],
+    [Date.parse("2027-01-02T03:04:05.678Z"), "Sat, 02 Jan 2027 03:04:05 +0000"],
+  ];
+  // In this order: the same second again, the next one, and back, past the one kept.
+  test("each time in order", () => expect(cases.map(([ms]) => rfc5322Date(ms))).toEqual(cases.map(([, text]) => text)));
+});
+
 describe("returnPathHeader", () => {
   const cases: [mailFrom: string, expected: string][] = [
     ["joerg@sender.test", "Return-Path: <joerg@sender.test>\r\n"],
@@ -128,6 +140,7 @@ describe("withTraceHeaders", () => {
     ["a folded Return-Path removed with its continuation, in any case", "Subject: hi\r\nRETURN-PATH :\r\n <forged@x.test>\r\nTo: a@b\r\n\r\nbody\r\n", TRACE + "Subject: hi\r\nTo: a@b\r\n\r\nbody\r\n"],
     ["a Return-Path as the last header: the blank line stays one", "Subject: hi\r\nReturn-Path: <f@x.test>\r\n\r\nbody\r\n", TRACE + "Subject: hi\r\n\r\nbody\r\n"],
     ["with LF line ends too", "Subject: hi\nReturn-Path: <f@x.test>\n\nbody\n", TRACE + "Subject: hi\n\nbody\n"],
+    ["a Return-Path after the first blank line, whatever its line ends, is the body's", "Subject: hi\n\r\nReturn-Path: <b@x.test>\r\n", TRACE + "Subject: hi\n\r\nReturn-Path: <b@x.test>\r\n"],
     ["a Return-Path line in the body is the body's", "Subject: hi\r\n\r\nReturn-Path: <b@x.test>\r\n", TRACE + "Subject: hi\r\n\r\nReturn-Path: <b@x.test>\r\n"],
     ["X-Return-Path is another field", "X-Return-Path: <k@x.test>\r\n\r\nb\r\n", TRACE + "X-Return-Path: <k@x.test>\r\n\r\nb\r\n"],
     ["orphan continuation lines at the top dropped: they would continue our Received line", "\tby forged.example id 0\r\n for <x@y>\r\nSubject: hi\r\n\r\nb\r\n", TRACE + "Subject: hi\r\n\r\nb\r\n"],
