@@ -21,6 +21,8 @@ export interface ConfigParts {
   http?: string;
   /** `[smtp] inbound_listen`; none ("") unless the benchmark sends mail in. */
   inboundListen?: string;
+  /** `[smtp] submission_listen`; none ("") unless the benchmark submits mail (AUTH then allowed without TLS). */
+  submissionListen?: string;
   /** Lines at the end of [inbound]. */
   inbound?: string;
   /** Where outbound mail goes (`smarthost = ...`, or `mx_port`...); with it, the sending IP the SPF record authorises. */
@@ -46,7 +48,8 @@ listen = "127.0.0.1:0"
 public_url = "http://127.0.0.1:8080"
 ${line(parts.http)}[smtp]
 inbound_listen = "${parts.inboundListen ?? ""}"
-submission_listen = ""
+submission_listen = "${parts.submissionListen ?? ""}"
+allow_insecure_auth = ${parts.submissionListen ? "true" : "false"}
 [inbound]
 domain = "in.postroom.bench"
 ${line(parts.inbound)}[outbound]
