@@ -14,7 +14,7 @@ import { ExtractPool } from "./inbound/extract-pool.ts";
 import { createAddressRepo } from "./inbound/addresses.repo.ts";
 import type { BounceHandler } from "./inbound/bounce-hook.ts";
 import { createCustomDomainRepo } from "./inbound/custom-domains.repo.ts";
-import type { DeliverDeps } from "./inbound/deliver-message.ts";
+import { inboundMessageCost, type DeliverDeps } from "./inbound/deliver-message.ts";
 import { createInboundServer } from "./inbound/smtp-listener.ts";
 import { createSubmissionServer } from "./outbound/submission-listener.ts";
 import type { RouteDeps } from "./inbound/route.ts";
@@ -23,6 +23,7 @@ import { systemClock, type Clock } from "./lib/clock.ts";
 import { createResolver, type DnsResolver } from "./lib/dns.ts";
 import { DiskFullLog, isDiskFull } from "./lib/disk-full.ts";
 import { createLogger, type Logger } from "./lib/logger.ts";
+import { MemoryBudget } from "./lib/memory-budget.ts";
 import { RateLimiter } from "./lib/rate-limit.ts";
 import { loadOrCreateKey } from "./lib/secret-key.ts";
 import { MessageBlobs } from "./outbound/blobs.ts";
@@ -88,6 +89,8 @@ export class App {
   readonly webhooks: WebhookDispatcher;
   /** Deletes what is older than its retention (tests run it after moving their clock). */
   readonly retention: RetentionPurge;
+  /** Memory held by mail in flight (limits.mail_in_flight), shared by every listener and E11. */
+  readonly budget: MemoryBudget;
 
   private constructor(
     opts: AppOptions,
@@ -97,6 +100,7 @@ export class App {
     const logger = (this.logger = opts.logger ?? createLogger({ level: config.log.level }));
     const clock = (this.clock = opts.clock ?? systemClock);
     const diskFull = new DiskFullLog(logger);
+    const budget = (this.budget = new MemoryBudget(() => this.current.limits.mailInFlightBytes, { refused: (listener) => this.metrics.mailRefusedMemory.inc({ listener }) }));
     const resolver = opts.resolver ?? createResolver({ servers: config.dns.servers });
     const store = (this.store = openStore(config.dataDir, undefined, logger));
     const registry = (this.registry = AccountRegistry.fromConfig(config));
@@ -119,7 +123,7 @@ export class App {
     const trackingKey = loadOrCreateKey(config.dataDir, "tracking");
     const preparer = copyPreparer({ domains, publicUrl: () => this.current.http.publicUrl, trackingKey, trackingLinkTtlMs: () => this.current.outbound.trackingLinkTtlMs });
     const tlsFor = outboundTls({ store, resolver, clock, logger: logger.child({ component: "mta-sts" }), config: () => this.current });
-    this.delivery = new DeliveryWorker({ repo: outbound, blobs, resolver, clock, logger: logger.child({ component: "delivery" }), config: () => this.current, tlsFor, ...preparer });
+    this.delivery = new DeliveryWorker({ repo: outbound, blobs, resolver, clock, logger: logger.child({ component: "delivery" }), config: () => this.current, tlsFor, budget, ...preparer });
     const suppressed = (outboundId: string, emails: readonly string[]) => suppressions.suppressedAmong(outboundId, emails);
     const outbox = createOutboxRepo(store);
     this.webhooks = new WebhookDispatcher({
@@ -134,10 +138,10 @@ export class App {
     });
     const responder = new ChallengeResponder();
     this.tls = new TlsManager({ config: () => this.current, clock, resolver, responder, logger: logger.child({ component: "tls" }) });
-    this.metrics = createMetrics({ queuedRecipients: () => outbound.countQueued(), pendingEvents: () => outbox.countPending(), clock, tls: () => this.tls.status() });
+    this.metrics = createMetrics({ queuedRecipients: () => outbound.countQueued(), pendingEvents: () => outbox.countPending(), clock, tls: () => this.tls.status(), mailInFlight: () => ({ bytes: budget.inFlightBytes, budget: budget.capacityBytes }) });
     const send: SendDeps = { repo: outbound, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick() };
 
-    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics, diskFull };
+    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics, diskFull, budget };
     const elysia = buildElysiaApp(apiDeps, VERSION);
     this.handle = createApiHandler(apiDeps, elysia, this.limiter);
     this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));
@@ -181,6 +185,8 @@ export class App {
             route: this.routeDeps,
             deliver: this.deliverDeps,
             tls,
+            budget,
+            messageCost: () => inboundMessageCost(extractor.workerCount),
             logger: logger.child({ component: "inbound" }),
           }),
         submission: (implicitTls, tls) =>
@@ -192,6 +198,7 @@ export class App {
             send,
             tls,
             implicitTls,
+            budget,
             logger: logger.child({ component: implicitTls ? "submission-tls" : "submission" }),
           }),
       },

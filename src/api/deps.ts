@@ -14,6 +14,7 @@ import type { Clock } from "../lib/clock.ts";
 import type { DiskFullLog } from "../lib/disk-full.ts";
 import type { DnsResolver } from "../lib/dns.ts";
 import type { Logger } from "../lib/logger.ts";
+import type { MemoryBudget } from "../lib/memory-budget.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import { ApiError } from "./errors.ts";
 import { requestState } from "./request-state.ts";
@@ -47,6 +48,8 @@ export interface ApiDeps {
   metrics: Metrics;
   /** Where a full disk is reported (rate-limited). */
   diskFull: DiskFullLog;
+  /** Memory held by mail in flight (limits.mail_in_flight): E11 reserves in it. */
+  budget: MemoryBudget;
 }
 
 /** The outbound account (and its account) behind a sending key (E11). */

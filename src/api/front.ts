@@ -7,6 +7,8 @@ import type { Principal } from "../auth/accounts.ts";
 import type { Config } from "../config/config.ts";
 import { isDiskFull } from "../lib/disk-full.ts";
 import { randomHex } from "../lib/ids.ts";
+import { garbageMade, LARGE_MESSAGE_BYTES } from "../lib/gc-pacer.ts";
+import { costOf, type MessageCost, type Reservation } from "../lib/memory-budget.ts";
 import type { ApiDeps } from "./deps.ts";
 import type { ElysiaApp } from "./elysia-app.ts";
 import { OPENAPI_PATH } from "./paths.ts";
@@ -29,6 +31,17 @@ export function schemeFor(method: string, subPath: string): AuthScheme {
 export function bodyLimitFor(scheme: AuthScheme, config: Config): number {
   return scheme === "smtpAuth" ? Math.ceil((config.outbound.maxSizeBytes * 4) / 3) + 256 * 1024 : config.http.maxBodyBytes;
 }
+
+/**
+ * What an E11 request holds at its peak until its message is queued, as a multiple of its
+ * body's size (measured with bench:memory, bench/RESULTS.md): the body, its text and the
+ * parsed JSON while it is parsed; then the decoded attachments and the composed message
+ * (built, and copied by SQLite as it is stored).
+ */
+export const API_MESSAGE_COST: MessageCost = { copies: 3, fixedBytes: 64 * 1024 };
+
+/** Retry-After of a 503 for lack of memory: about how long a large send takes to be queued. */
+export const MEMORY_RETRY_AFTER_S = 5;
 
 export function collapseSlashes(pathname: string): string {
   return pathname.replace(/\/{2,}/g, "/");
@@ -73,19 +86,39 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
       }
     }
     let body: unknown = null;
-    if (METHODS_WITH_BODY.has(req.method)) {
-      const limitBytes = bodyLimitFor(scheme, deps.config());
-      const declared = Number(req.headers.get("content-length") ?? "0");
-      if (declared > limitBytes) return { res: errorResponse(413), principal, extraHeaders };
-      try {
-        body = parseJsonBody(await readBodyCapped(req, limitBytes), deps.config().http.maxJsonDepth);
-      } catch (err) {
-        if (err instanceof ApiError) return { res: errorResponse(err.status, err.message), principal, extraHeaders };
-        throw err;
+    // E11 carries a whole message: it reserves its memory before its body is read, and
+    // holds it until the message is queued (or refused).
+    let reservation: Reservation | null = null;
+    try {
+      if (METHODS_WITH_BODY.has(req.method)) {
+        const limitBytes = bodyLimitFor(scheme, deps.config());
+        const declared = Number(req.headers.get("content-length") ?? "0");
+        if (declared > limitBytes) return { res: errorResponse(413), principal, extraHeaders };
+        if (scheme === "smtpAuth") {
+          const expected = req.headers.has("content-length") && Number.isSafeInteger(declared) && declared >= 0 ? declared : limitBytes;
+          reservation = deps.budget.reserve(costOf(API_MESSAGE_COST, expected), "api");
+          if (!reservation) {
+            deps.logger.info("send deferred: memory budget full", { outbound_account_id: idOf(principal), bytes: expected });
+            return { res: errorResponse(503, "insufficient system resources, try again later", { "Retry-After": String(MEMORY_RETRY_AFTER_S) }), principal, extraHeaders };
+          }
+        }
+        try {
+          body = parseJsonBody(await readBodyCapped(req, limitBytes, declared), deps.config().http.maxJsonDepth);
+        } catch (err) {
+          if (err instanceof ApiError) return { res: errorResponse(err.status, err.message), principal, extraHeaders };
+          throw err;
+        }
+      }
+      setRequestState(req, { principal, body, remoteIp });
+      return { res: await app.handle(req), principal, extraHeaders };
+    } finally {
+      if (reservation) {
+        // The body, its text, the parsed JSON and the composer's work are garbage now.
+        const bytes = Number(req.headers.get("content-length") ?? "0");
+        if (bytes > LARGE_MESSAGE_BYTES) garbageMade(API_MESSAGE_COST.copies * bytes);
+        reservation.release();
       }
     }
-    setRequestState(req, { principal, body, remoteIp });
-    return { res: await app.handle(req), principal, extraHeaders };
   }
 
   return async (incoming, remoteIp) => {

@@ -70,7 +70,7 @@ export function messageRoutes(deps: SendDeps) {
     },
     {
       body: MessageBodySchema,
-      response: { 202: MessageCommonSchema, ...errorResponses(401, 403, 413, 422, 429) },
+      response: { 202: MessageCommonSchema, ...errorResponses(401, 403, 413, 422, 429, 503) },
       detail: {
         operationId: "sendMessage",
         summary: "E11: send a message (the account ID in the path is the outbound account ID)",

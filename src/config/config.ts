@@ -67,6 +67,10 @@ export interface Config {
     dataRateWindowMs: number;
     authTimeoutMs: number;
   };
+  limits: {
+    /** The memory budget for mail in flight (src/lib/memory-budget.ts). */
+    mailInFlightBytes: number;
+  };
   inbound: {
     domain: string;
     targetTimeoutMs: number;

@@ -136,6 +136,7 @@ export function toConfig(raw: RawConfig): Config {
       dataRateWindowMs: ms(raw.smtp.data_rate_window),
       authTimeoutMs: ms(raw.smtp.auth_timeout),
     },
+    limits: { mailInFlightBytes: bytes(raw.limits.mail_in_flight) },
     inbound: {
       domain: raw.inbound.domain.toLowerCase(),
       targetTimeoutMs: ms(raw.inbound.target_timeout),

@@ -158,6 +158,15 @@ export const ConfigSchema = Type.Object(
       },
       "SMTP listeners",
     ),
+    limits: section(
+      {
+        mail_in_flight: size(
+          "256MB",
+          "memory that mail being received or sent (inbound SMTP, submission, E11, deliveries) may hold at once, as Postroom counts it (a few times each message's size); a message that would pass it is deferred: 451 4.3.1 at MAIL FROM (SIZE=) or DATA, 503 with Retry-After from E11; a delivery waits",
+        ),
+      },
+      "memory held by mail in flight",
+    ),
     inbound: section(
       {
         domain: str("in.example.com", "addresses are <addressID>@<domain>", {

@@ -8,6 +8,7 @@ import { isDiskFull, type DiskFullLog } from "../lib/disk-full.ts";
 import type { DnsResolver } from "../lib/dns.ts";
 import { newId16 } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
+import type { MessageCost } from "../lib/memory-budget.ts";
 import { reply, type SmtpReply } from "../lib/smtp-reply.ts";
 import type { Address } from "./addresses.repo.ts";
 import { LocalAttachmentStore } from "./attachment-files.ts";
@@ -143,7 +144,24 @@ function traceLines(tx: Transaction, id: string, hostname: string, nowMs: number
   return returnPathHeader(tx.mailFrom) + received;
 }
 
-export async function deliverMessage(raw: Buffer, tx: Transaction, deps: DeliverDeps): Promise<SmtpReply> {
+/**
+ * What a received message holds at its peak while it is parsed and posted, as a multiple of
+ * its size (measured with bench:memory, bench/RESULTS.md): its raw bytes, what parsing
+ * leaves behind until the garbage collector runs, the decoded attachments, the body being
+ * posted. A worker thread parses a copy of the message, held until the worker collects it.
+ */
+export function inboundMessageCost(parseWorkers: number): MessageCost {
+  return { copies: 4 + (parseWorkers > 0 ? 1 : 0), fixedBytes: 256 * 1024 };
+}
+
+/** Room kept in front of a received message for our trace lines, so adding them copies nothing. */
+export const TRACE_ROOM_BYTES = 8192;
+
+/**
+ * `frontRoom`: bytes of `raw`'s buffer right in front of it that are ours to write (the
+ * listener keeps TRACE_ROOM_BYTES there), so the trace lines go in without a copy.
+ */
+export async function deliverMessage(raw: Buffer, tx: Transaction, deps: DeliverDeps, frontRoom = 0): Promise<SmtpReply> {
   // md5 (and the message key made from it) is of the message as the sender sent it: our
   // lines differ at every delivery, and a target drops a redelivery by that key.
   const md5 = md5Hex(raw);
@@ -154,7 +172,7 @@ export async function deliverMessage(raw: Buffer, tx: Transaction, deps: Deliver
     const trace = traceLines(tx, id, deps.hostname, deps.clock.nowMs());
     let extracted: ExtractedMessage;
     try {
-      extracted = await deps.extract(withTraceHeaders(raw, trace), deps.limits, Buffer.byteLength(trace));
+      extracted = await deps.extract(withTraceHeaders(raw, trace, frontRoom), deps.limits, Buffer.byteLength(trace));
     } catch (err) {
       const refusal = err instanceof MessageRefused ? err.reply : reply(451, "4.3.0", "the message could not be processed; try again later");
       if (!(err instanceof MessageRefused)) deps.logger.error("inbound message failed to parse", { err, id, md5 });

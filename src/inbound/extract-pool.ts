@@ -82,6 +82,11 @@ export class ExtractPool {
     if (!giveUp) this.spawn();
   }
 
+  /** Worker threads running now (0: extraction on the main thread). */
+  get workerCount(): number {
+    return this.workers.length;
+  }
+
   extract(raw: Buffer, limits: ParseLimits, traceBytes = 0): Promise<ExtractedMessage> {
     if (this.workers.length === 0) return extractMessage(raw, limits, traceBytes);
     // The least busy worker takes it.

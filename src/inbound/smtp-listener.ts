@@ -1,12 +1,14 @@
 // The inbound SMTP listener (port 25 in production): thin glue between smtp-server and
 // the routing and delivery decisions. No AUTH here; STARTTLS when a certificate is set.
-import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
+import { SMTPServer, type SMTPServerSession } from "smtp-server";
 import { isDiskFull } from "../lib/disk-full.ts";
 import type { Logger } from "../lib/logger.ts";
+import type { MemoryBudget, MessageCost } from "../lib/memory-budget.ts";
+import { INSUFFICIENT_MEMORY, readData, SessionBudget } from "../lib/smtp-data.ts";
 import { guardSessions } from "../lib/smtp-guard.ts";
 import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
 import { reply, smtpError, smtpSuccessText } from "../lib/smtp-reply.ts";
-import { refusedStatuses, deliverMessage, type AddressGroup, type DeliverDeps, type Transaction } from "./deliver-message.ts";
+import { refusedStatuses, deliverMessage, TRACE_ROOM_BYTES, type AddressGroup, type DeliverDeps, type Transaction } from "./deliver-message.ts";
 import type { AcceptedRecipient } from "./recipients.ts";
 import { routeRecipient, type RouteDeps } from "./route.ts";
 import { localStorageReply } from "./target-reply.ts";
@@ -30,6 +32,9 @@ export interface InboundListenerDeps {
   route: () => RouteDeps;
   deliver: () => DeliverDeps;
   tls: { key: string; cert: string } | null;
+  /** Mail in flight (limits.mail_in_flight) and what one inbound message costs in it. */
+  budget: MemoryBudget;
+  messageCost(): MessageCost;
   logger: Logger;
 }
 
@@ -64,29 +69,9 @@ export function transactionOf(session: SMTPServerSession, st: ConnectionState): 
   };
 }
 
-/** Reads the message, keeping at most `limit` bytes; the rest is drained unread. */
-function readCapped(stream: SMTPServerDataStream, limit: number): Promise<{ raw: Buffer; oversized: boolean }> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let oversized = false;
-    stream.on("data", (chunk: Buffer) => {
-      if (oversized) return;
-      size += chunk.length;
-      if (size > limit) {
-        oversized = true;
-        chunks.length = 0;
-        return;
-      }
-      chunks.push(chunk);
-    });
-    stream.once("end", () => resolve({ raw: Buffer.concat(chunks), oversized: oversized || stream.sizeExceeded }));
-    stream.once("error", reject);
-  });
-}
-
 export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
   const limits = deps.limits();
+  const budget = new SessionBudget(deps.budget, "inbound", () => ({ cost: deps.messageCost(), frontRoom: TRACE_ROOM_BYTES, limitBytes: deps.limits().maxMessageSizeBytes }));
   const server = new SMTPServer({
     name: deps.hostname,
     banner: "Postroom ESMTP",
@@ -105,11 +90,17 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
     logger: false,
     ...(deps.tls ? { key: deps.tls.key, cert: deps.tls.cert } : {}),
 
-    onMailFrom(_address, session, callback) {
+    onMailFrom(address, session, callback) {
       const st = stateOf(session);
       st.groups = new Map();
       st.bounceRcpts = [];
       st.accepted = [];
+      const declared = ((address.args || {}) as Record<string, unknown>).SIZE;
+      const refusal = budget.mailFrom(session, declared);
+      if (refusal) {
+        deps.logger.info("inbound message deferred: memory budget full", { ip: session.remoteAddress, at: "MAIL FROM", size: Number(declared) });
+        return callback(smtpError(refusal));
+      }
       callback();
     },
 
@@ -156,16 +147,27 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
     onData(stream, session, answer) {
       const callback = answeredAtOnce(answer);
       const st = stateOf(session);
-      const limit = deps.limits().maxMessageSizeBytes;
-      readCapped(stream, limit)
-        .then(async ({ raw, oversized }) => {
+      const options = budget.take(session);
+      if (!options) {
+        stream.resume();
+        return callback(smtpError(INSUFFICIENT_MEMORY));
+      }
+      const limit = options.limitBytes;
+      readData(stream, options)
+        .then(async (read) => {
+          SessionBudget.settle(read, options);
           const tx = transactionOf(session, st);
-          if (oversized) {
+          if (read.oversized) {
             const refusal = reply(552, "5.3.4", `message exceeds the size limit of ${limit} bytes`);
             await deps.deliver().statuses.record(refusedStatuses(tx.groups, tx, refusal, stream.byteLength, deps.deliver().clock.nowMs()));
             return callback(smtpError(refusal));
           }
-          const result = await deliverMessage(raw, tx, deps.deliver());
+          if (read.outgrown) {
+            deps.budget.refused("inbound");
+            deps.logger.info("inbound message deferred: memory budget full", { ip: session.remoteAddress, at: "end of DATA", bytes: read.bytes });
+            return callback(smtpError(INSUFFICIENT_MEMORY));
+          }
+          const result = await deliverMessage(read.raw, tx, deps.deliver(), read.frontRoom);
           if (result.code < 400) callback(null, smtpSuccessText(result));
           else callback(smtpError(result));
         })
@@ -179,13 +181,20 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
             return callback(smtpError(localStorageReply(true)));
           } else deps.logger.error("inbound delivery failed", { err });
           callback(smtpError(reply(451, "4.3.0", "temporary failure; try again later")));
-        });
+        })
+        // Posted, refused or failed, or the client gone: the message holds nothing any more.
+        .finally(() => options.reservation.release());
     },
   });
   server.on("error", (err) => deps.logger.warn("inbound smtp error", { err: (err as Error).message }));
   // Every limit is read from the current config when a session opens (a reload reaches the next one).
   guardSessions(server, {
     limits: () => ({ ...deps.limits(), authTimeoutMs: null }),
+    beforeData: (session) => {
+      const refusal = budget.beforeData(session);
+      if (refusal) deps.logger.info("inbound message deferred: memory budget full", { ip: session.remoteAddress, at: "DATA" });
+      return refusal;
+    },
     serverOptions: () => {
       const l = deps.limits();
       return { maxClients: l.maxConnections, socketTimeout: l.socketTimeoutMs, maxRecipients: l.maxRecipients, size: l.maxMessageSizeBytes };

@@ -9,7 +9,7 @@
 // recipients, message size) are read from the current config when a connection opens, so
 // a SIGHUP reload reaches every session opened after it.
 import type { Socket } from "node:net";
-import type { SMTPServer } from "smtp-server";
+import type { SMTPServer, SMTPServerSession } from "smtp-server";
 import { SMTPConnection } from "smtp-server/lib/smtp-connection.js";
 import type { Logger } from "./logger.ts";
 import { authTimeReply, authVerdict, clientKey, commandVerdict, connectionVerdict, dataRateVerdict, deadlineAction, sessionTimeReply, type SessionLimits } from "./smtp-limits.ts";
@@ -31,6 +31,12 @@ export interface GuardOptions {
   serverOptions(): LiveServerOptions;
   /** Submission: AUTH only over TLS unless this says so. Absent: AUTH is not this guard's business. */
   allowInsecureAuth?(): boolean;
+  /**
+   * A DATA command that smtp-server is about to accept (there are recipients): a reply
+   * refuses it before the 354, so the client sends no message (the memory budget). When
+   * it returns null, the listener's onData runs next, synchronously, for this session.
+   */
+  beforeData?(session: SMTPServerSession): SmtpReply | null;
   logger: Logger;
 }
 
@@ -52,7 +58,7 @@ interface Connection {
   _transactionCounter: number;
   secure: boolean;
   remoteAddress: string;
-  session: { user?: unknown };
+  session: SMTPServerSession;
   send(code: number, data: string, context?: unknown): void;
   _isSupported(command: string): boolean;
 }
@@ -144,6 +150,12 @@ class Guard {
     state.junk = junk;
     if (refusal) this.logLimit(c, "max_junk_commands");
     return refusal;
+  }
+
+  /** Before a DATA that will start: the listener's verdict (see GuardOptions.beforeData). */
+  data(c: Connection): SmtpReply | null {
+    if (!this.opts.beforeData || !c._parser || c.session.envelope.rcptTo.length === 0) return null;
+    return this.opts.beforeData(c.session);
   }
 
   auth(c: Connection): SmtpReply | null {
@@ -266,8 +278,14 @@ if (!proto.__postroomGuard) {
     callback();
   };
   proto.handler_DATA = function (command, callback) {
+    const guard = guardOf(this);
+    const refusal = guard?.data(this);
+    if (refusal) {
+      this.send(refusal.code, `${refusal.enhanced} ${refusal.text}`);
+      return callback();
+    }
     handler_DATA.call(this, command, callback);
-    guardOf(this)?.dataStarted(this);
+    guard?.dataStarted(this);
   };
   proto.__postroomGuard = true;
 }

@@ -13,11 +13,15 @@ export interface MetricsDeps {
   pendingEvents(): Promise<number>;
   clock: Clock;
   tls(): TlsStatus;
+  /** Bytes the memory budget holds for mail in flight now, and the budget (src/lib/memory-budget.ts). */
+  mailInFlight(): { bytes: number; budget: number };
 }
 
 export interface Metrics {
   registry: Registry;
   webhookEventsExpired: Counter;
+  /** Messages deferred because the memory budget had no room, by listener (inbound, submission, api). */
+  mailRefusedMemory: Counter<"listener">;
 }
 
 const DAY_MS = 86_400_000;
@@ -57,5 +61,28 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     help: "Message events dropped because their receiver did not acknowledge them within webhooks.max_age",
     registers: [registry],
   });
-  return { registry, webhookEventsExpired };
+  new Gauge({
+    name: "postroom_mail_in_flight_bytes",
+    help: "Memory reserved by mail in flight (received, submitted or sent through the API and not yet posted, queued or refused), as limits.mail_in_flight counts it",
+    registers: [registry],
+    collect() {
+      this.set(deps.mailInFlight().bytes);
+    },
+  });
+  new Gauge({
+    name: "postroom_mail_in_flight_budget_bytes",
+    help: "limits.mail_in_flight: the memory mail in flight may hold at once",
+    registers: [registry],
+    collect() {
+      this.set(deps.mailInFlight().budget);
+    },
+  });
+  const mailRefusedMemory = new Counter({
+    name: "postroom_mail_refused_memory_total",
+    help: "Messages deferred (SMTP 451 4.3.1, API 503) because limits.mail_in_flight had no room for them, by listener",
+    labelNames: ["listener"] as const,
+    registers: [registry],
+  });
+  for (const listener of ["inbound", "submission", "api"]) mailRefusedMemory.inc({ listener }, 0);
+  return { registry, webhookEventsExpired, mailRefusedMemory };
 }

@@ -1,12 +1,15 @@
 // SMTP submission (587 with STARTTLS, 465 with implicit TLS): authenticated clients hand
 // us mail to send. Thin glue: AUTH against the outbound accounts, the same limits as the
 // API, and the same queue; "250 2.0.0 Thanks! Queued as: <uuid>" names the sent message.
-import { SMTPServer, type SMTPServerDataStream } from "smtp-server";
+import { SMTPServer } from "smtp-server";
 import type { AccountRegistry } from "../auth/accounts.ts";
 import type { Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import { newUuid } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
+import { garbageMade, LARGE_MESSAGE_BYTES } from "../lib/gc-pacer.ts";
+import type { MemoryBudget, MessageCost } from "../lib/memory-budget.ts";
+import { INSUFFICIENT_MEMORY, readData, SessionBudget } from "../lib/smtp-data.ts";
 import { guardSessions } from "../lib/smtp-guard.ts";
 import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
 import { principalKey, rateOf, type RateLimiter } from "../lib/rate-limit.ts";
@@ -27,23 +30,19 @@ export interface SubmissionDeps {
   tls: { key: string; cert: string } | null;
   /** Implicit TLS (465) rather than STARTTLS (587). */
   implicitTls: boolean;
+  /** Mail in flight (limits.mail_in_flight). */
+  budget: MemoryBudget;
   logger: Logger;
 }
 
 const AUTH_FAILED = reply(535, "5.7.8", "authentication failed");
 
-function readCapped(stream: SMTPServerDataStream, limit: number): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    stream.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-    });
-    stream.once("end", () => resolve(size > limit || stream.sizeExceeded ? null : Buffer.concat(chunks)));
-    stream.once("error", reject);
-  });
-}
+/**
+ * What a submitted message holds at its peak until it is queued, as a multiple of its size
+ * (measured with bench:memory, bench/RESULTS.md): the bytes read, the message with our
+ * header edits, and the copy SQLite takes while it stores it.
+ */
+export const SUBMISSION_MESSAGE_COST: MessageCost = { copies: 3, fixedBytes: 64 * 1024 };
 
 const addressesOf = (values: string[]): MailAddress[] => {
   try {
@@ -59,6 +58,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     const found = deps.registry.outbound(String(user));
     return found ? { account: found.account, outbound: found.outbound } : null;
   };
+  const budget = new SessionBudget(deps.budget, "submission", () => ({ cost: SUBMISSION_MESSAGE_COST, frontRoom: 0, limitBytes: deps.config().outbound.maxSizeBytes }));
   const server = new SMTPServer({
     name: config.hostname,
     banner: "Postroom ESMTP submission",
@@ -86,13 +86,19 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
       callback(null, { user: principal.outbound.id });
     },
 
-    onMailFrom(_address, session, callback) {
+    onMailFrom(address, session, callback) {
       const sender = senderOf(session.user);
       if (!sender) return callback(smtpError(AUTH_FAILED));
       const principal = { kind: "outbound" as const, ...sender };
       const rate = rateOf(principal);
       if (rate && !deps.limiter.take(principalKey(principal), rate, deps.clock.nowMs()).allowed) {
         return callback(smtpError(reply(450, "4.7.1", "sending rate limit reached; try again later")));
+      }
+      const declared = ((address.args || {}) as Record<string, unknown>).SIZE;
+      const refusal = budget.mailFrom(session, declared);
+      if (refusal) {
+        deps.logger.info("submission deferred: memory budget full", { outbound_account_id: sender.outbound.id, at: "MAIL FROM", size: Number(declared) });
+        return callback(smtpError(refusal));
       }
       callback();
     },
@@ -105,13 +111,24 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     onData(stream, session, answer) {
       const callback = answeredAtOnce(answer);
       const sender = senderOf(session.user);
-      const limit = deps.config().outbound.maxSizeBytes;
-      readCapped(stream, limit)
-        .then(async (raw) => {
+      const options = budget.take(session);
+      if (!options) {
+        stream.resume();
+        return callback(smtpError(INSUFFICIENT_MEMORY));
+      }
+      const limit = options.limitBytes;
+      readData(stream, options)
+        .then(async (read) => {
+          SessionBudget.settle(read, options);
           if (!sender) return callback(smtpError(AUTH_FAILED));
-          if (!raw) return callback(smtpError(reply(552, "5.3.4", `message exceeds the size limit of ${limit} bytes`)));
+          if (read.oversized) return callback(smtpError(reply(552, "5.3.4", `message exceeds the size limit of ${limit} bytes`)));
+          if (read.outgrown) {
+            deps.budget.refused("submission");
+            deps.logger.info("submission deferred: memory budget full", { outbound_account_id: sender.outbound.id, at: "end of DATA", bytes: read.bytes });
+            return callback(smtpError(INSUFFICIENT_MEMORY));
+          }
           const id = newUuid();
-          const message = splitMessage(toCrlf(raw));
+          const message = splitMessage(toCrlf(read.raw));
           const h = message.headers;
           const { tags, priority } = takeSendingHeaders(h);
           // One unambiguous author (From, or Sender when From names several), else nothing is queued.
@@ -153,8 +170,15 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
         .catch((err) => {
           if (err instanceof SenderRefused) return callback(smtpError(reply(550, "5.7.1", err.message)));
           if ((err as { problem?: { message: string } }).problem) return callback(smtpError(reply(554, "5.6.0", (err as { message: string }).message)));
-          deps.logger.error("submission failed", { err });
+          if ((err as { code?: string }).code === "ECONNECTION") deps.logger.info("submitted message not received in full", { ip: session.remoteAddress });
+          else deps.logger.error("submission failed", { err });
           callback(smtpError(reply(451, "4.3.0", "temporary failure; try again later")));
+        })
+        // Queued, refused or failed, or the client gone: the message holds nothing any more.
+        .finally(() => {
+          // What SQLite copied and the header edits made are garbage now.
+          if (stream.byteLength > LARGE_MESSAGE_BYTES) garbageMade(2 * stream.byteLength);
+          options.reservation.release();
         });
     },
   });
@@ -168,6 +192,11 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
       return { maxClients: c.smtp.maxConnections, socketTimeout: c.smtp.socketTimeoutMs, maxRecipients: c.outbound.maxRecipients, size: c.outbound.maxSizeBytes, allowInsecureAuth: c.smtp.allowInsecureAuth };
     },
     allowInsecureAuth: () => deps.config().smtp.allowInsecureAuth,
+    beforeData: (session) => {
+      const refusal = budget.beforeData(session);
+      if (refusal) deps.logger.info("submission deferred: memory budget full", { ip: session.remoteAddress, at: "DATA" });
+      return refusal;
+    },
     logger: deps.logger,
   });
   if (!deps.implicitTls) batchRepliesOf(server);

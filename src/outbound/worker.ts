@@ -11,6 +11,8 @@ import type { DnsResolver } from "../lib/dns.ts";
 import { randomHex } from "../lib/ids.ts";
 import { WakeTimer } from "../lib/wake-timer.ts";
 import type { Logger } from "../lib/logger.ts";
+import { garbageMade, LARGE_MESSAGE_BYTES } from "../lib/gc-pacer.ts";
+import { costOf, type MemoryBudget, type MessageCost, type Reservation } from "../lib/memory-budget.ts";
 import { domainOf, parseAddressList } from "./addresses.ts";
 import type { MessageBlobs } from "./blobs.ts";
 import type { ClaimedRecipient, OutboundMessage, OutboundRepo } from "./outbound.repo.ts";
@@ -35,7 +37,22 @@ export interface WorkerDeps {
   config(): Config;
   /** How a destination domain must be delivered to (require_tls, MTA-STS); opportunistic STARTTLS without it. */
   tlsFor?(domain: string): Promise<DestinationTls>;
+  /**
+   * Mail in flight (limits.mail_in_flight): a message's copy being delivered is held in it.
+   * When it has no room, the recipient waits (lease given back, no attempt counted).
+   */
+  budget?: MemoryBudget;
 }
+
+/**
+ * What a message holds while it is delivered, as a multiple of its size (measured with
+ * bench:memory, bench/RESULTS.md): its stored bytes, the copy a signing thread reads,
+ * the signed copy, and what the SMTP client makes of it as it writes it.
+ */
+export const DELIVERY_MESSAGE_COST: MessageCost = { copies: 3, fixedBytes: 64 * 1024 };
+
+/** How long deliveries wait when the memory budget had no room for the next one. */
+const MEMORY_WAIT_MS = 500;
 
 export interface DestinationTls {
   requirement: TlsRequirement;
@@ -72,6 +89,8 @@ export class DeliveryWorker {
   private readonly timer = new WakeTimer(() => void this.tick());
   private ticking = false;
   private again = false;
+  /** No claims before this (the memory budget was full). */
+  private memoryWaitUntilMs = 0;
   private stopping = false;
   /** Idle connections to destinations we just delivered to; at most one per delivery slot. */
   private readonly connections = new ConnectionCache<SmtpClient>({ maxIdle: () => this.deps.config().outbound.concurrency });
@@ -143,7 +162,7 @@ export class DeliveryWorker {
   private async claimAndStart(): Promise<ClaimOutcome> {
     const c = this.deps.config().outbound;
     const free = c.concurrency - this.active;
-    if (free <= 0) return "blocked";
+    if (free <= 0 || performance.now() < this.memoryWaitUntilMs) return "blocked";
     const busy = [...this.perDomain].filter(([, n]) => n >= c.domainConcurrency).map(([d]) => d);
     const now = this.deps.clock.nowMs();
     const limit = free * RECIPIENTS_PER_CONNECTION;
@@ -203,6 +222,21 @@ export class DeliveryWorker {
     }
     const pending = new Set(items);
     const blobs = new Map<string, Buffer>();
+    // Each message's copy is held (and counted in the memory budget) until its last
+    // recipient of this chunk has had its attempt.
+    const left = new Map<string, number>();
+    for (const item of items) left.set(item.message.id, (left.get(item.message.id) ?? 0) + 1);
+    const held = new Map<string, Reservation>();
+    const done = (item: ClaimedRecipient) => {
+      const n = (left.get(item.message.id) ?? 1) - 1;
+      left.set(item.message.id, n);
+      if (n > 0) return;
+      // Its stored bytes, the signing thread's copy and the SMTP client's slices are garbage now.
+      if (item.message.sizeBytes > LARGE_MESSAGE_BYTES) garbageMade(2 * item.message.sizeBytes);
+      blobs.delete(item.message.id);
+      held.get(item.message.id)?.release();
+      held.delete(item.message.id);
+    };
     // Outcomes commit in groups while the next message goes out; the chunk ends once all have.
     const recorded: Promise<void>[] = [];
     try {
@@ -212,6 +246,18 @@ export class DeliveryWorker {
           recorded.push(this.settle(item, { code: null, response: "connection to the mail server was lost" }, client.endpoint.host, false));
           continue;
         }
+        if (this.deps.budget && !held.has(item.message.id)) {
+          const reservation = this.deps.budget.reserve(costOf(DELIVERY_MESSAGE_COST, item.message.sizeBytes), null);
+          if (!reservation) {
+            // No room in memory now: this recipient and the rest of the chunk wait, unattempted.
+            this.memoryWaitUntilMs = performance.now() + MEMORY_WAIT_MS;
+            const waiting = [item, ...pending];
+            pending.clear();
+            recorded.push(this.deps.repo.release(waiting.map((i) => i.recipient.id)));
+            break;
+          }
+          held.set(item.message.id, reservation);
+        }
         const attempt = item.recipient.attempts + 1;
         const dispatch = this.event(item, "dispatch", { mx: client.endpoint.host, smtp_code: null, smtp_response: null, attempt } satisfies AttemptDetails);
         let raw: Buffer;
@@ -220,6 +266,7 @@ export class DeliveryWorker {
         } catch (err) {
           // Nothing was sent: the attempt could not even be made. E13 and the webhook say why.
           recorded.push(this.unprepared(item, err));
+          done(item);
           continue;
         }
         let result = await client.send(bounceAddress(item.message, item.recipient.id), item.recipient.email, raw);
@@ -239,9 +286,11 @@ export class DeliveryWorker {
         }
         reused = false;
         recorded.push(this.settle(item, result, client.endpoint.host, false, dispatch));
+        done(item);
         if (result.code !== null && result.code >= 400) await client.reset();
       }
     } finally {
+      for (const reservation of held.values()) reservation.release();
       // Kept for the next message to this destination only if every transaction on it went well.
       if (this.stopping) client.close();
       else this.connections.put(key, client);
