@@ -21,7 +21,8 @@ import { MessageRefused, type ParseLimits } from "./parse.ts";
 import { buildPayload, payloadAttachment, toFormData, type MessageContent, type PayloadEnvelope } from "./payload.ts";
 import { recipientsOfAccount, type AcceptedRecipient } from "./recipients.ts";
 import type { IncomingStatus, StatusRepo } from "./statuses.repo.ts";
-import { postToTarget, type TargetPostContext } from "./target-post.ts";
+import { formBody, jsonBody, STREAMED_FROM_BYTES } from "./payload-body.ts";
+import { postToTarget, type TargetPost, type TargetPostContext } from "./target-post.ts";
 import { verdictFor, worstReply, type TargetOutcome, type TargetVerdict } from "./target-reply.ts";
 import { receivedHeader, returnPathHeader, withTraceHeaders } from "./trace-headers.ts";
 
@@ -117,13 +118,22 @@ async function deliverToAddress(group: AddressGroup, content: MessageContent, en
     else deps.logger.error("local attachment store failed", { err, address_id: group.address.id });
     return { kind: "local_failure", diskFull };
   }
-  const payload = buildPayload(
-    content,
-    envelope,
-    content.attachments.map((a, i) => payloadAttachment(a, urls[i]!)),
-  );
   const embedded = store.store === undefined;
-  const body = group.address.targetFormat === "json+n" ? JSON.stringify(payload) : toFormData(payload, embedded ? content.attachments : null);
+  const payloadWith = (contentOf?: (i: number) => string) =>
+    buildPayload(
+      content,
+      envelope,
+      content.attachments.map((a, i) => payloadAttachment(a, urls[i]!, contentOf?.(i))),
+    );
+  const json = group.address.targetFormat === "json+n";
+  let body: TargetPost["body"];
+  if (embedded && content.attachments.reduce((n, a) => n + a.content.length, 0) >= STREAMED_FROM_BYTES) {
+    // Large attachments are written into the POST as it goes out, never into one string.
+    body = json ? jsonBody(content.attachments, payloadWith) : await formBody(content.attachments, (contentOf) => toFormData(payloadWith(contentOf), content.attachments, contentOf));
+  } else {
+    const payload = payloadWith();
+    body = json ? JSON.stringify(payload) : toFormData(payload, embedded ? content.attachments : null);
+  }
   const target = group.customDomain?.domainTarget ?? group.address.target;
   return postToTarget({ target, body, messageKey: key, signingSecret: group.address.signingSecret, nowMs: deps.clock.nowMs() }, deps.post);
 }

@@ -84,10 +84,13 @@ function extensionFor(contentType: string): string {
   return sub && /^[a-z0-9]{1,8}$/.test(sub) ? `.${sub}` : "";
 }
 
-/** The attachment as the payload lists it: Base64 content, or the URL of the stored copy. */
-export function payloadAttachment(a: MessageAttachment, url: string | null): PayloadAttachment {
+/**
+ * The attachment as the payload lists it: Base64 content, or the URL of the stored copy.
+ * `content`: what to put as the content instead of the Base64 (a streamed body's marker).
+ */
+export function payloadAttachment(a: MessageAttachment, url: string | null, content?: string): PayloadAttachment {
   const base = { file_name: a.fileName, content_type: a.contentType, size: a.content.length, disposition: a.disposition, content_id: a.contentId };
-  return url === null ? { ...base, content: a.content.toString("base64") } : { ...base, url };
+  return url === null ? { ...base, content: content ?? a.content.toString("base64") } : { ...base, url };
 }
 
 export function buildPayload(content: MessageContent, envelope: PayloadEnvelope, attachments: PayloadAttachment[]): Payload {
@@ -102,9 +105,10 @@ export function buildPayload(content: MessageContent, envelope: PayloadEnvelope,
  * multipart+n: every field of the payload as a form field named by its path
  * (`headers[received][0]`, `envelope[spf][result]`), booleans as "true"/"false", nulls
  * left out. Embedded attachments are file parts named `attachments[]`; stored ones are
- * `attachments[][file_name]`-style fields.
+ * `attachments[][file_name]`-style fields. `contentOf(i)`: what to put as embedded file i's
+ * content instead of its bytes (a streamed body's marker).
  */
-export function toFormData(payload: Payload, embedded: MessageAttachment[] | null): FormData {
+export function toFormData(payload: Payload, embedded: MessageAttachment[] | null, contentOf?: (i: number) => string): FormData {
   const form = new FormData();
   const put = (name: string, value: unknown) => {
     if (value === null || value === undefined) return;
@@ -116,7 +120,7 @@ export function toFormData(payload: Payload, embedded: MessageAttachment[] | nul
   put("headers", payload.headers);
   put("envelope", payload.envelope);
   if (embedded) {
-    for (const a of embedded) form.append("attachments[]", new Blob([a.content], { type: a.contentType }), a.fileName);
+    embedded.forEach((a, i) => form.append("attachments[]", new Blob([contentOf ? contentOf(i) : a.content], { type: a.contentType }), a.fileName));
   } else {
     for (const a of payload.attachments) {
       for (const key of ["file_name", "content_type", "size", "disposition", "content_id", "url"] as const) {

@@ -5,6 +5,7 @@ import { Webhook } from "standardwebhooks";
 import type { DnsResolver } from "../lib/dns.ts";
 import { guardedFetch, readBodyPrefix } from "../lib/egress-fetch.ts";
 import { EgressRefused, type EgressPolicy } from "../lib/egress.ts";
+import { signatureOf, streamOf, type StreamedBody } from "./payload-body.ts";
 import type { TargetOutcome } from "./target-reply.ts";
 import { targetCall, type StoredTarget } from "./target-url.ts";
 
@@ -19,8 +20,8 @@ export interface TargetPostContext {
 
 export interface TargetPost {
   target: StoredTarget;
-  /** JSON text (json+n) or form fields (multipart+n). */
-  body: string | FormData;
+  /** JSON text (json+n), form fields (multipart+n), or either with large attachments, streamed. */
+  body: string | FormData | StreamedBody;
   /** Stable per message and address, so a target can drop a message it already took. */
   messageKey: string;
   /** (beyond) Standard Webhooks secret of the address, or null. */
@@ -35,6 +36,7 @@ export interface TargetPost {
  */
 async function serialize(body: string | FormData): Promise<{ bytes: string | Buffer; contentType: string }> {
   if (typeof body === "string") return { bytes: body, contentType: "application/json" };
+  // (A streamed body is never serialised: see postToTarget.)
   const encoded = new Response(body);
   // Read the type (it carries the boundary) before the body: Bun drops it once the body is consumed.
   const contentType = encoded.headers.get("content-type")!;
@@ -43,14 +45,16 @@ async function serialize(body: string | FormData): Promise<{ bytes: string | Buf
 
 export async function postToTarget(post: TargetPost, ctx: TargetPostContext): Promise<TargetOutcome> {
   const call = targetCall(post.target);
-  const { bytes, contentType } = await serialize(post.body);
+  const streamed = typeof post.body === "object" && "parts" in post.body ? post.body : null;
+  const { bytes, contentType } = streamed ? { bytes: null, contentType: streamed.contentType } : await serialize(post.body as string | FormData);
   const headers: Record<string, string> = { "user-agent": ctx.userAgent, "content-type": contentType, "x-postroom-message-id": post.messageKey };
+  if (streamed) headers["content-length"] = String(streamed.length);
   if (call.authorization) headers.authorization = call.authorization;
   if (post.signingSecret) {
     const timestamp = new Date(post.nowMs);
     headers["webhook-id"] = post.messageKey;
     headers["webhook-timestamp"] = String(Math.floor(post.nowMs / 1000));
-    headers["webhook-signature"] = new Webhook(post.signingSecret).sign(post.messageKey, timestamp, bytes);
+    headers["webhook-signature"] = streamed ? signatureOf(post.signingSecret, post.messageKey, Math.floor(post.nowMs / 1000), streamed) : new Webhook(post.signingSecret).sign(post.messageKey, timestamp, bytes!);
   }
   // A timer of our own, cleared when the exchange ends: AbortSignal.timeout() keeps its
   // timer and signal alive for the whole timeout, tens of thousands of them under load.
@@ -58,7 +62,8 @@ export async function postToTarget(post: TargetPost, ctx: TargetPostContext): Pr
   const { signal } = controller;
   const timer = setTimeout(() => controller.abort(new DOMException("target did not answer in time", "TimeoutError")), ctx.timeoutMs);
   try {
-    const { response, refusedRedirect } = await guardedFetch({ url: call.url, method: "POST", headers, body: bytes, maxRedirects: ctx.maxRedirects, signal }, ctx);
+    const requestBody = streamed ? () => streamOf(streamed) : bytes!;
+    const { response, refusedRedirect } = await guardedFetch({ url: call.url, method: "POST", headers, body: requestBody, maxRedirects: ctx.maxRedirects, signal }, ctx);
     if (refusedRedirect) {
       // The target answered, with a redirect we will not follow: its status, and why.
       await response.body?.cancel();

@@ -10,8 +10,8 @@ export interface GuardedRequest {
   url: string;
   method: string;
   headers: Record<string, string>;
-  /** Replayable, so a redirect can send it again. */
-  body?: string | Uint8Array;
+  /** Replayable, so a redirect can send it again: a stream is made anew for each request. */
+  body?: string | Uint8Array | (() => ReadableStream<Uint8Array>);
   maxRedirects: number;
   signal: AbortSignal;
   /** Certificate authorities to trust for https (default: the runtime's roots). */
@@ -47,7 +47,7 @@ export async function guardedFetch(req: GuardedRequest, ctx: GuardedContext): Pr
     const init: RequestInit & { tls?: object } = {
       method: req.method,
       headers: literal ? headers : { ...headers, host: url.host },
-      body: req.body,
+      body: typeof req.body === "function" ? req.body() : req.body,
       redirect: "manual",
       signal: req.signal,
     };
