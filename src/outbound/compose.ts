@@ -18,8 +18,26 @@ export interface ComposedMessage {
   named?: MailAddress[];
 }
 
-/** Every line ending CRLF, as SMTP and DKIM want it. */
-export const toCrlf = (raw: Buffer): Buffer => Buffer.from(raw.toString("binary").replace(/\r?\n/g, "\r\n"), "binary");
+/**
+ * Every line ending CRLF, as SMTP and DKIM want it. A message that has them already (what
+ * MailComposer and most clients write) is returned as it is: no copies of a large message.
+ */
+export function toCrlf(raw: Buffer): Buffer {
+  let bare = 0;
+  for (let at = raw.indexOf(0x0a); at >= 0; at = raw.indexOf(0x0a, at + 1)) if (at === 0 || raw[at - 1] !== 0x0d) bare++;
+  if (bare === 0) return raw;
+  const out = Buffer.allocUnsafe(raw.length + bare);
+  let from = 0;
+  let to = 0;
+  for (let at = raw.indexOf(0x0a); at >= 0; at = raw.indexOf(0x0a, at + 1)) {
+    if (at > 0 && raw[at - 1] === 0x0d) continue;
+    to += raw.copy(out, to, from, at);
+    out[to++] = 0x0d;
+    from = at;
+  }
+  raw.copy(out, to, from);
+  return out;
+}
 
 /** Markdown → HTML (and plain text when the draft gave none): html wins, markdown fills in (docs/sending.md, E11 body rules). */
 export function bodiesOf(draft: MessageDraft): { html: string | null; plain: string | null } {

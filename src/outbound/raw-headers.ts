@@ -78,9 +78,18 @@ export function splitMessage(raw: Buffer): SplitMessage {
   return { headers: new MessageHeaders(raw.subarray(0, end + sep / 2)), body: raw.subarray(end + sep) };
 }
 
-/** Header section and body back together, with the blank line between them. */
-export function joinMessage(m: SplitMessage): Buffer {
+/**
+ * Header section and body back together, with the blank line between them. With
+ * `writableFrom` (an offset into the body's buffer: the bytes from there up to the body
+ * are the caller's, its old header section among them), the section is written in front
+ * of the body when it fits, and the message is not copied; `m.headers` is then spent.
+ */
+export function joinMessage(m: SplitMessage, writableFrom?: number): Buffer {
   // mailsplit ends a rebuilt section with a blank line and an untouched one without.
-  const head = m.headers.build().toString("binary").replace(/(\r?\n)+$/, "");
-  return Buffer.concat([Buffer.from(head + "\r\n\r\n", "binary"), m.body]);
+  const head = Buffer.from(m.headers.build().toString("binary").replace(/(\r?\n)+$/, "") + "\r\n\r\n", "binary");
+  const start = m.body.byteOffset - head.length;
+  if (writableFrom === undefined || start < writableFrom) return Buffer.concat([head, m.body]);
+  const whole = Buffer.from(m.body.buffer, start, head.length + m.body.length);
+  head.copy(whole, 0);
+  return whole;
 }

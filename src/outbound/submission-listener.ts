@@ -44,6 +44,9 @@ const AUTH_FAILED = reply(535, "5.7.8", "authentication failed");
  */
 export const SUBMISSION_MESSAGE_COST: MessageCost = { copies: 3, fixedBytes: 64 * 1024 };
 
+/** Room kept in front of a submitted message for the header lines we add (Message-ID, Date). */
+const HEADER_ROOM_BYTES = 4096;
+
 const addressesOf = (values: string[]): MailAddress[] => {
   try {
     return parseAddressList(values);
@@ -58,7 +61,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     const found = deps.registry.outbound(String(user));
     return found ? { account: found.account, outbound: found.outbound } : null;
   };
-  const budget = new SessionBudget(deps.budget, "submission", () => ({ cost: SUBMISSION_MESSAGE_COST, frontRoom: 0, limitBytes: deps.config().outbound.maxSizeBytes }));
+  const budget = new SessionBudget(deps.budget, "submission", () => ({ cost: SUBMISSION_MESSAGE_COST, frontRoom: HEADER_ROOM_BYTES, limitBytes: deps.config().outbound.maxSizeBytes }));
   const server = new SMTPServer({
     name: config.hostname,
     banner: "Postroom ESMTP submission",
@@ -128,7 +131,8 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
             return callback(smtpError(INSUFFICIENT_MEMORY));
           }
           const id = newUuid();
-          const message = splitMessage(toCrlf(read.raw));
+          const crlf = toCrlf(read.raw);
+          const message = splitMessage(crlf);
           const h = message.headers;
           const { tags, priority } = takeSendingHeaders(h);
           // One unambiguous author (From, or Sender when From names several), else nothing is queued.
@@ -148,6 +152,10 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
             h.set("Message-ID", messageId);
           }
           if (!h.has("date")) h.prepend("Date", new Date(deps.clock.nowMs()).toUTCString().replace("GMT", "+0000"));
+          const subject = h.first("subject");
+          // The header section goes back in front of the body in the same buffer (its old
+          // section and the room kept in front of it are ours): the message is not copied.
+          const raw = joinMessage(message, crlf === read.raw ? read.raw.byteOffset - read.frontRoom : crlf.byteOffset);
           const queued = await sendFromSmtp(
             sender,
             {
@@ -156,11 +164,11 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
               to: to.filter((a) => envelope.has(a.address.toLowerCase())),
               cc: cc.filter((a) => envelope.has(a.address.toLowerCase())),
               bcc: rcpts.filter((r) => !listed.has(r.toLowerCase())).map((address) => ({ address, name: "" })),
-              subject: h.first("subject"),
+              subject,
               messageId,
               tags,
               priority,
-              raw: joinMessage(message),
+              raw,
               named: author.named,
             },
             deps.send,
