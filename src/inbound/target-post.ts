@@ -54,7 +54,10 @@ export async function postToTarget(post: TargetPost, ctx: TargetPostContext): Pr
     const timestamp = new Date(post.nowMs);
     headers["webhook-id"] = post.messageKey;
     headers["webhook-timestamp"] = String(Math.floor(post.nowMs / 1000));
-    headers["webhook-signature"] = streamed ? signatureOf(post.signingSecret, post.messageKey, Math.floor(post.nowMs / 1000), streamed) : new Webhook(post.signingSecret).sign(post.messageKey, timestamp, bytes!);
+    // Over the bytes sent. The library's sign() takes JSON text as it is, but decodes a
+    // Buffer (a form, with files in it) as UTF-8 first, which changes binary bytes.
+    const signed = streamed ?? (typeof bytes === "string" ? null : { parts: [{ bytes: bytes! }], length: bytes!.length, contentType });
+    headers["webhook-signature"] = signed ? signatureOf(post.signingSecret, post.messageKey, Math.floor(post.nowMs / 1000), signed) : new Webhook(post.signingSecret).sign(post.messageKey, timestamp, bytes as string);
   }
   // A timer of our own, cleared when the exchange ends: AbortSignal.timeout() keeps its
   // timer and signal alive for the whole timeout, tens of thousands of them under load.

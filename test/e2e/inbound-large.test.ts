@@ -4,7 +4,7 @@
 // Base64, multipart+n as they are), with a Content-Length, a valid signature, and the
 // same bytes the small-message path would post. Sent by nodemailer over real SMTP.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
@@ -78,5 +78,26 @@ describe("a message of 1 MB with a 700 KB attachment", () => {
 
   test("the budget is back to zero", () => {
     expect(t.app.budget.inFlightBytes).toBe(0);
+  });
+});
+
+describe("signatures cover the bytes sent", () => {
+  /** docs/receiving.md's check: HMAC-SHA256 over "<id>.<timestamp>." and the raw body. */
+  const verifies = (secret: string, post: { headers: Record<string, string>; raw: Uint8Array }) => {
+    const key = Buffer.from(secret.slice("whsec_".length), "base64");
+    const expected = createHmac("sha256", key).update(`${post.headers["webhook-id"]}.${post.headers["webhook-timestamp"]}.`).update(post.raw).digest("base64");
+    return post.headers["webhook-signature"] === `v1,${expected}`;
+  };
+
+  test("multipart+n with binary files, small (one buffer) and large (streamed)", async () => {
+    const created = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url("/signed-multi"), target_format: "multipart+n", signed: true } });
+    const binary = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0xc3, 0x28, 0xe2, 0x82]);
+    for (const content of [binary, big]) {
+      const result = await sendWithNodemailer(t.app.inboundPort!, { from: "sender@sender.test", to: created.body.email, subject: "signed", text: "x", attachments: [{ filename: "b.bin", content }] });
+      expect(result.code).toBe(250);
+    }
+    const posts = target.at("/signed-multi");
+    expect(posts).toHaveLength(2);
+    for (const post of posts) expect(verifies(created.body.signing_secret, post)).toBe(true);
   });
 });
