@@ -1,101 +1,11 @@
 // The TOML config file's schema. Every key has a type, a default and a description;
 // config.example.toml documents the same keys and a test keeps the two in step.
 // Key names are never renamed: a config that worked keeps working after an upgrade.
-import { FormatRegistry, Type, type Static, type TSchema } from "@sinclair/typebox";
-import { DURATION_PATTERN, parseListen, RATE_PATTERN, SIZE_PATTERN } from "./units.ts";
+import { Type, type Static } from "@sinclair/typebox";
+import { Account } from "./schema-accounts.ts";
+import { bool, duration, int, listen, NONZERO_DURATION, nonzeroDuration, rate, retention, section, size, str } from "./schema-keys.ts";
+import { DURATION_PATTERN } from "./units.ts";
 
-const HEX16 = "^[0-9a-f]{16}$";
-const SECRET_HASH = "^sha256:[0-9a-f]{64}$";
-// A listener is off only when its key is ""; an address that cannot be bound (a port past
-// 65535, no port) is a config error, never a listener silently left out.
-if (!FormatRegistry.Has("listen")) FormatRegistry.Set("listen", (v) => v === "" || parseListen(v) !== null);
-
-const str = (def: string, description: string, extra: object = {}) => Type.String({ default: def, description, ...extra });
-const bool = (def: boolean, description: string) => Type.Boolean({ default: def, description });
-const duration = (def: string, description: string) =>
-  str(def, description, { pattern: DURATION_PATTERN, errorMessage: 'must be a duration such as "30s", "5m", "2h" or "5d"' });
-const size = (def: string, description: string) =>
-  str(def, description, { pattern: SIZE_PATTERN, errorMessage: 'must be a size such as "512KB", "25MB" or "1GB"' });
-const listen = (def: string, description: string) =>
-  str(def, description, { format: "listen", errorMessage: 'must be "host:port" with a port from 0 to 65535 (e.g. "0.0.0.0:25", "[::]:25"), or "" for off' });
-const rate = (def: string, description: string) =>
-  str(def, description, { pattern: RATE_PATTERN, errorMessage: 'must be "N/s", "N/min", "N/h" or "off"' });
-// A retention: a duration other than zero, or "off" (kept forever). Zero is refused
-// rather than read as either: "0" means "forever" to some and "at once" to others.
-const NONZERO_DURATION = "(?=[0-9.]*[1-9])\\d+(\\.\\d+)?\\s*(ms|s|m|min|h|d)";
-const nonzeroDuration = (def: string, description: string) =>
-  str(def, description, { pattern: `^\\s*${NONZERO_DURATION}\\s*$`, errorMessage: 'must be a duration above zero such as "30s", "10m" or "1h"' });
-const retention = (def: string, description: string) =>
-  str(def, `${description}; "off" = kept forever`, { pattern: `^\\s*(off|${NONZERO_DURATION})\\s*$`, errorMessage: 'must be a duration above zero such as "7d" or "30d", or "off" to keep forever' });
-const int = (def: number, min: number, max: number, description: string) =>
-  Type.Integer({ default: def, minimum: min, maximum: max, description, errorMessage: `must be an integer from ${min} to ${max}` });
-const section = <T extends Record<string, TSchema>>(props: T, description: string) =>
-  Type.Object(props, { default: {}, description, additionalProperties: false });
-
-const Webhook = Type.Object(
-  {
-    url: Type.String({ format: "http-url", errorMessage: "must be an http(s) URL", description: "URL that receives the message events (POST, JSON)" }),
-    token: Type.String({ minLength: 1, errorMessage: "must be a non-empty string", description: "sent as `Authorization: Bearer <token>` with every webhook POST" }),
-    signing_secret: str("", 'Standard Webhooks secret ("whsec_..."); "" = unsigned', {
-      pattern: "^(whsec_[A-Za-z0-9+/=]+)?$",
-      errorMessage: 'must start with "whsec_" followed by Base64',
-    }),
-  },
-  { additionalProperties: false, description: "where the account's message events are posted" },
-);
-
-const Tracking = Type.Object(
-  {
-    opens: bool(false, "add a 1x1 image to HTML parts and record an open event when it is fetched"),
-    clicks: bool(false, "rewrite http(s) links in HTML parts to signed redirects that record a click event"),
-  },
-  { additionalProperties: false, default: {}, description: "open and click tracking of the account's messages (opt-in)" },
-);
-
-const Unsubscribe = Type.Object(
-  {
-    url: str("", 'one-click unsubscribe URL (RFC 8058): gets a POST with the recipient and message, signed; "" = none', {
-      pattern: "^(https?://.+)?$",
-      errorMessage: "must be an http(s) URL or empty",
-    }),
-    mailto: str("", 'mailbox for unsubscribe requests (mailto:); "" = none', { pattern: "^([^@\\s]+@[^@\\s]+)?$", errorMessage: "must be an email address or empty" }),
-  },
-  { additionalProperties: false, default: {}, description: "List-Unsubscribe headers on the account's messages" },
-);
-
-const OutboundAccount = Type.Object(
-  {
-    id: Type.String({ pattern: HEX16, errorMessage: "must be 16 lowercase hex", description: "SMTP username and the {outboundAccountID} of POST /messages" }),
-    api_keys: Type.Array(Type.String({ pattern: SECRET_HASH, errorMessage: "must be sha256:<64 lowercase hex> (mint one with `postroom secret`)" }), {
-      default: [],
-      description: "hashes of the SMTP passwords / smtpAuth keys",
-    }),
-    send_rate_limit: rate("600/min", "sends allowed per window through the API and SMTP"),
-    test_mode: bool(false, "force test mode on every message: validated and recorded, never sent"),
-    webhook: Type.Optional(Webhook),
-  },
-  { additionalProperties: false },
-);
-
-const Account = Type.Object(
-  {
-    id: Type.String({ pattern: HEX16, errorMessage: "must be 16 lowercase hex", description: "the {accountID} in every API path" }),
-    name: str("", "a label for logs and the operator"),
-    api_tokens: Type.Array(Type.String({ pattern: SECRET_HASH, errorMessage: "must be sha256:<64 lowercase hex> (mint one with `postroom secret`)" }), {
-      default: [],
-      description: "hashes of the management API tokens (Bearer)",
-    }),
-    rate_limit: rate("5/min", "management API calls allowed per window"),
-    test_mode: bool(false, "force test mode on every message of every outbound account"),
-    markdown: bool(false, "allow the `markdown` body on POST /messages"),
-    domain_targets: bool(false, "allow `domain_target` on custom domains"),
-    webhook: Type.Optional(Webhook),
-    tracking: Tracking,
-    unsubscribe: Unsubscribe,
-    outbound: Type.Array(OutboundAccount, { default: [], description: "SMTP credentials of the account" }),
-  },
-  { additionalProperties: false },
-);
 
 export const ConfigSchema = Type.Object(
   {
