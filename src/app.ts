@@ -46,8 +46,8 @@ import { lockDataDir, type DataDirLock } from "./store/data-dir-lock.ts";
 import { openStore, type Store } from "./store/store.ts";
 import { Listeners } from "./listeners.ts";
 import { createMetrics, type Metrics } from "./metrics/metrics.ts";
-import { daysLeft } from "./tls/certificate.ts";
 import { ChallengeResponder } from "./tls/challenges.ts";
+import { tlsHealthWarnings } from "./tls/health-warnings.ts";
 import { TlsManager } from "./tls/manager.ts";
 import { VERSION } from "./version.ts";
 
@@ -245,19 +245,15 @@ export class App {
   get httpPort(): number | null {
     return this.listeners.port("http");
   }
-
   get inboundPort(): number | null {
     return this.listeners.port("inbound");
   }
-
   get submissionPort(): number | null {
     return this.listeners.port("submission");
   }
-
   get submissionTlsPort(): number | null {
     return this.listeners.port("submissionTls");
   }
-
   get challengePort(): number | null {
     return this.listeners.port("challenges");
   }
@@ -282,18 +278,7 @@ export class App {
       checks.store = `not writable: ${(err as Error).message}`;
     }
     Object.assign(checks, this.listeners.checks());
-    return { ok: Object.values(checks).every((v) => v === "ok"), checks, warnings: this.tlsWarnings() };
-  }
-
-  private tlsWarnings(): string[] {
-    const { certificate, problem } = this.tls.status();
-    const warnings: string[] = [];
-    const nowMs = this.clock.nowMs();
-    if (certificate && certificate.notAfterMs - nowMs < this.current.tls.expiryWarningMs) {
-      warnings.push(`tls certificate for ${certificate.names.join(", ")} expires in ${daysLeft(certificate, nowMs)} days (${new Date(certificate.notAfterMs).toISOString()})`);
-    }
-    if (problem && this.current.tls.mode !== "off") warnings.push(`tls: ${problem}`);
-    return warnings;
+    return { ok: Object.values(checks).every((v) => v === "ok"), checks, warnings: tlsHealthWarnings(this.tls.status(), this.current.tls.expiryWarningMs, this.clock.nowMs()) };
   }
 
   async stop(): Promise<void> {
