@@ -8,11 +8,15 @@ import { Addresses } from "./pages/addresses.tsx";
 import { Incoming } from "./pages/incoming.tsx";
 import { Sent, SentMessage } from "./pages/sent.tsx";
 import { NotFound } from "./pages/not-found.tsx";
+import { Domain, Domains } from "./pages/domains.tsx";
+import { Suppressions } from "./pages/suppressions.tsx";
 
 const NAV: { path: string; label: string }[] = [
   { path: "/addresses", label: "Addresses" },
   { path: "/incoming", label: "Incoming" },
   { path: "/sent", label: "Sent" },
+  { path: "/domains", label: "Domains" },
+  { path: "/suppressions", label: "Suppressions" },
 ];
 
 export function App() {
@@ -70,5 +74,9 @@ function view(session: Session, path: string, search: URLSearchParams) {
   if (path === "/sent") return <Sent session={session} outboundId={search.get("outbound")} query={search.get("query") ?? ""} />;
   const sent = /^\/sent\/([0-9a-f-]{36})$/.exec(path);
   if (sent) return <SentMessage session={session} id={sent[1]!} />;
+  if (path === "/domains") return <Domains session={session} />;
+  const domain = /^\/domains\/([0-9a-f]{16})$/.exec(path);
+  if (domain) return <Domain session={session} id={domain[1]!} />;
+  if (path === "/suppressions") return <Suppressions session={session} outboundId={search.get("outbound")} query={search.get("query") ?? ""} />;
   return <NotFound />;
 }
