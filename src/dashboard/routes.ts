@@ -63,7 +63,7 @@ async function session(deps: DashboardDeps, req: Request, remoteIp: string | nul
   if (req.method === "GET") {
     const who = deps.auth.authenticate(req);
     if (who.kind !== "session") return errorResponse(401, "not signed in", who.kind === "ended" ? { "Set-Cookie": deps.auth.clearCookie() } : {});
-    return Response.json(sessionBody(who.account, who.session.expiresAtMs));
+    return Response.json(sessionBody(deps.config(), who.account, who.session.expiresAtMs));
   }
   if (!cookieWriteAllowed(req.method, req.headers, origin)) {
     return errorResponse(403, "this request must come from the dashboard's own page (X-Postroom-Dashboard: 1, same origin)");
@@ -102,13 +102,23 @@ async function signIn(deps: DashboardDeps, req: Request, remoteIp: string | null
     return errorResponse(401, "that API token does not belong to any account");
   }
   deps.logger.info("dashboard sign-in", { account_id: opened.account.id, remote_ip: remoteIp ?? undefined });
-  return Response.json(sessionBody(opened.account, opened.expiresAtMs), { status: 201, headers: { "Set-Cookie": opened.setCookie } });
+  return Response.json(sessionBody(deps.config(), opened.account, opened.expiresAtMs), { status: 201, headers: { "Set-Cookie": opened.setCookie } });
 }
 
-/** What the dashboard learns of its session: the account, its outbound account IDs (the SMTP usernames), the end. */
-const sessionBody = (account: AccountConfig, expiresAtMs: number) => ({
+/**
+ * What the dashboard learns of its session: the account, its outbound account IDs (the
+ * SMTP usernames), where SMTP submission listens, the end. Never a secret: keys are hashes.
+ */
+const sessionBody = (config: Config, account: AccountConfig, expiresAtMs: number) => ({
   account_id: account.id,
   account_name: account.name,
   outbound_account_ids: account.outbound.map((o) => o.id),
+  smtp: {
+    host: config.hostname,
+    submission_port: config.smtp.submissionListen?.port ?? null,
+    submission_tls_port: config.smtp.submissionTlsListen?.port ?? null,
+    /** STARTTLS is offered on the submission port once there is a certificate. */
+    starttls: config.tls.mode !== "off",
+  },
   expires_at: new Date(expiresAtMs).toISOString(),
 });

@@ -18,7 +18,7 @@ let w: WatchedPage;
 let page: Page;
 
 beforeAll(async () => {
-  appliance = await startBinaryAppliance({ accounts: [ACCOUNT_A, ACCOUNT_B] });
+  appliance = await startBinaryAppliance({ accounts: [ACCOUNT_A, ACCOUNT_B], submission: true });
   appliance.target.answers.set("/refuse", { status: 422, body: "no such customer here" });
   browser = await launchBrowser();
   w = await watchedPage(browser, appliance.http);
@@ -117,6 +117,17 @@ describe("dashboard in chromium", () => {
     await phone.page.context().close();
   }, 60_000);
 
+  browserTest("the SMTP page gives the username, host and port to send with, and no key", async () => {
+    await page.goto(`${appliance.http}/dashboard/smtp`);
+    await page.getByRole("heading", { name: "SMTP credentials" }).waitFor();
+    const text = (await page.locator("main").textContent())!;
+    expect(text).toContain(ACCOUNT_A.outboundId);
+    expect(text).toContain(`port: ${appliance.submissionPort}`);
+    expect(text).toContain(`--server mx.postroom.test:${appliance.submissionPort}`);
+    expect(text).not.toContain(ACCOUNT_A.smtpKey);
+    await pageIsClean("09-smtp");
+  }, 60_000);
+
   browserTest("sign out ends the session: the sign-in page again, and the old cookie opens nothing", async () => {
     const cookie = (await page.context().cookies()).find((c) => c.name === "postroom_session")!;
     await page.getByRole("button", { name: "Sign out" }).click();
@@ -125,6 +136,6 @@ describe("dashboard in chromium", () => {
     await page.getByLabel("API token").waitFor();
     const res = await fetch(`${appliance.http}/api/v0.1/${ACCOUNT_A.id}/addresses`, { headers: { cookie: `postroom_session=${cookie.value}` } });
     expect(res.status).toBe(401);
-    await pageIsClean("09-signed-out");
+    await pageIsClean("10-signed-out");
   }, 60_000);
 });

@@ -49,4 +49,5 @@ export interface Session {
   account_name: string;
   expires_at: string;
   outbound_account_ids: string[];
+  smtp: { host: string; submission_port: number | null; submission_tls_port: number | null; starttls: boolean };
 }

@@ -10,6 +10,7 @@ import { Sent, SentMessage } from "./pages/sent.tsx";
 import { NotFound } from "./pages/not-found.tsx";
 import { Domain, Domains } from "./pages/domains.tsx";
 import { Suppressions } from "./pages/suppressions.tsx";
+import { Smtp } from "./pages/smtp.tsx";
 
 const NAV: { path: string; label: string }[] = [
   { path: "/addresses", label: "Addresses" },
@@ -17,6 +18,7 @@ const NAV: { path: string; label: string }[] = [
   { path: "/sent", label: "Sent" },
   { path: "/domains", label: "Domains" },
   { path: "/suppressions", label: "Suppressions" },
+  { path: "/smtp", label: "SMTP" },
 ];
 
 export function App() {
@@ -77,6 +79,7 @@ function view(session: Session, path: string, search: URLSearchParams) {
   if (path === "/domains") return <Domains session={session} />;
   const domain = /^\/domains\/([0-9a-f]{16})$/.exec(path);
   if (domain) return <Domain session={session} id={domain[1]!} />;
+  if (path === "/smtp") return <Smtp session={session} />;
   if (path === "/suppressions") return <Suppressions session={session} outboundId={search.get("outbound")} query={search.get("query") ?? ""} />;
   return <NotFound />;
 }
