@@ -4,12 +4,14 @@
 import type { AccountConfig, Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
-import type { RateLimiter } from "../lib/rate-limit.ts";
+import { RateLimiter } from "../lib/rate-limit.ts";
+import type { Store } from "../store/store.ts";
+import { createSessionRepo } from "./sessions.repo.ts";
 import { readBodyCapped } from "../api/body.ts";
 import { ApiError, errorResponse } from "../api/errors.ts";
 import { dashboardAssets } from "./assets.ts";
 import { cookieWriteAllowed } from "./session.ts";
-import type { SessionAuth } from "./session-auth.ts";
+import { SessionAuth, type SessionAuthDeps } from "./session-auth.ts";
 import { SECURITY_HEADERS, shellHtml } from "./shell.ts";
 
 export const DASHBOARD_PREFIX = "/dashboard";
@@ -122,3 +124,10 @@ const sessionBody = (config: Config, account: AccountConfig, expiresAtMs: number
   },
   expires_at: new Date(expiresAtMs).toISOString(),
 });
+
+/** The dashboard's parts, built from what the app has. */
+export function dashboardDeps(deps: Omit<SessionAuthDeps, "sessions" | "logger"> & { logger: Logger; store: Store }): DashboardDeps {
+  const logger = deps.logger.child({ component: "dashboard" });
+  const auth = new SessionAuth({ config: deps.config, registry: deps.registry, clock: deps.clock, logger, sessions: createSessionRepo(deps.store) });
+  return { config: deps.config, clock: deps.clock, logger, auth, limiter: new RateLimiter(DASHBOARD_RATE_KEYS) };
+}
