@@ -97,7 +97,7 @@ describe("/metrics before and after real traffic", () => {
   let before: Scrape;
   let after: Scrape;
   /** How much a series grew between the two scrapes. */
-  const moved = (name: string, labels: Record<string, string> = {}) => (after.sum(name, labels) ?? 0) - (before.sum(name, labels) ?? 0);
+  const moved = (name: string, labels: Record<string, string> = {}) => after.sum(name, labels) - before.sum(name, labels);
 
   test("inbound mail, refusals, API sends, webhook posts and API requests move their series", async () => {
     const ok = await addressFor("/takes");
