@@ -31,6 +31,14 @@ export interface DashboardDeps {
   limiter: RateLimiter;
 }
 
+/** The dashboard's routes, as /metrics labels them. */
+export const DASHBOARD_ROUTES = [
+  { method: "GET", path: "/" },
+  { method: "GET", path: "/dashboard/*" },
+  { method: "GET", path: "/dashboard/assets/:name" },
+  { method: "ALL", path: "/dashboard/session" },
+];
+
 /** Whether `path` is the dashboard's (or `/`, which leads to it). */
 export const isDashboardPath = (path: string): boolean => path === "/" || path === DASHBOARD_PREFIX || path.startsWith(DASHBOARD_PREFIX + "/");
 
