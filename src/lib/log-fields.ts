@@ -8,6 +8,7 @@ export const LOG_FIELDS = [
   "ts",
   "level",
   "msg",
+  "component",
   // One SMTP session (a connection) and one message.
   "session_id",
   "message_id",
