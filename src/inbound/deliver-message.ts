@@ -77,7 +77,13 @@ const md5Hex = (raw: Buffer) => createHash("md5").update(raw).digest("hex");
 /** Stable for the same message bytes and address, so a target can drop a redelivery. */
 export const messageKey = (md5: string, addressId: string): string => createHash("sha256").update(`${md5}:${addressId}`).digest("hex").slice(0, 32);
 
-function statusRow(group: AddressGroup, tx: Transaction, v: Pick<TargetVerdict, "status" | "category" | "response" | "reply">, extra: { messageId: string | null; subject: string | null; size: number }, nowMs: number): IncomingStatus[] {
+function statusRow(
+  group: AddressGroup,
+  tx: Transaction,
+  v: Pick<TargetVerdict, "status" | "category" | "response" | "reply">,
+  extra: { messageId: string | null; subject: string | null; size: number; postroomMessageId: string | null },
+  nowMs: number,
+): IncomingStatus[] {
   return group.rcpts.map((rcpt) => ({
     id: newId16(),
     accountId: group.address.accountId,
@@ -92,6 +98,7 @@ function statusRow(group: AddressGroup, tx: Transaction, v: Pick<TargetVerdict, 
     sizeBytes: extra.size,
     remoteIp: tx.remoteIp,
     response: v.response ?? (v.category === "successful" ? null : `${v.reply.code} ${v.reply.enhanced} ${v.reply.text}`),
+    postroomMessageId: extra.postroomMessageId,
     createdAtMs: nowMs,
   }));
 }
@@ -99,7 +106,7 @@ function statusRow(group: AddressGroup, tx: Transaction, v: Pick<TargetVerdict, 
 /** Records refusals Postroom made itself (size, limits, regexp) for addresses it knows. */
 function refusedStatuses(groups: readonly AddressGroup[], tx: Transaction, refusal: SmtpReply, size: number | null, nowMs: number): IncomingStatus[] {
   return groups.flatMap((g) =>
-    statusRow(g, tx, { status: "rejected", category: "rejected", response: null, reply: refusal }, { messageId: null, subject: null, size: size ?? 0 }, nowMs).map((r) => ({ ...r, sizeBytes: size })),
+    statusRow(g, tx, { status: "rejected", category: "rejected", response: null, reply: refusal }, { messageId: null, subject: null, size: size ?? 0, postroomMessageId: null }, nowMs).map((r) => ({ ...r, sizeBytes: size })),
   );
 }
 
@@ -232,7 +239,7 @@ export async function deliverMessage(raw: Buffer, tx: Transaction, deps: Deliver
         const outcome = await deliverToAddress(group, content, envelope, key, deps, tx.log);
         const verdict = verdictFor(outcome);
         replies.push(verdict.reply);
-        const groupRows = statusRow(group, tx, verdict, { messageId, subject, size: raw.length }, deps.clock.nowMs());
+        const groupRows = statusRow(group, tx, verdict, { messageId, subject, size: raw.length, postroomMessageId: key }, deps.clock.nowMs());
         rows.push(...groupRows);
         logStatuses(tx.log, "inbound delivered", groupRows, { message_id_header: messageId, reply: formatReply(verdict.reply), md5, x_postroom_message_id: key });
       }),

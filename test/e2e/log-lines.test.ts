@@ -52,7 +52,7 @@ afterAll(async () => {
 
 describe("one received message, followed by its message_id", () => {
   let address: { id: string; email: string };
-  let status: { id: string; message_id: string };
+  let status: { id: string; message_id: string; x_postroom_message_id: string | null };
   let delivered: Line;
 
   beforeAll(async () => {
@@ -86,11 +86,17 @@ describe("one received message, followed by its message_id", () => {
     expect(delivered.session_id).toEqual(expect.any(String));
   });
 
-  test("the X-Postroom-Message-Id the target received is on the line with the status id E6 shows", () => {
+  test("the X-Postroom-Message-Id the target received is in E6, found by it, and on the line with the status id", async () => {
     const posts = target.at("/hook");
     expect(posts).toHaveLength(1);
-    expect(delivered.x_postroom_message_id).toBe(posts[0]!.headers["x-postroom-message-id"]!);
-    expect(withField("x_postroom_message_id", posts[0]!.headers["x-postroom-message-id"]).map((l) => l.status_id)).toEqual([status.id]);
+    const header = posts[0]!.headers["x-postroom-message-id"]!;
+    expect(header).toMatch(/^[0-9a-f]{32}$/);
+    expect(status.x_postroom_message_id).toBe(header);
+    const found = await t.json("GET", `${A}/incoming_statuses?address_id=${address.id}&query=x_postroom_message_id:${header}`, { auth: token });
+    expect(found.body.map((s: { id: string }) => s.id)).toEqual([status.id]);
+    const other = await t.json("GET", `${A}/incoming_statuses?address_id=${address.id}&query=x_postroom_message_id:${header.slice(0, 31)}`, { auth: token });
+    expect(other.body).toEqual([]);
+    expect(withField("x_postroom_message_id", header).map((l) => l.status_id)).toEqual([status.id]);
   });
 
   test("the message_id is our Received line's id, and every line of the session names the session", () => {
