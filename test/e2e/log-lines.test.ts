@@ -3,6 +3,7 @@
 // in the captured JSON lines by one id, with sender, recipient, Message-ID and outcome;
 // refused recipients and API 422s logged at info with what the client was told, no secret.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import nodemailer from "nodemailer";
 import { LOG_FIELDS } from "../../src/lib/log-fields.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
@@ -20,7 +21,7 @@ const A = `/api/v0.1/${ACCOUNT_A.id}`;
 const token = bearer(ACCOUNT_A.token);
 const sendKey = bearer(ACCOUNT_A.smtpKey);
 /** The lines about mail and API requests: every field they carry is a documented one. */
-const MAIL_MESSAGES = ["inbound delivered", "inbound recipient refused", "outbound message queued", "outbound attempt", "http request"];
+const MAIL_MESSAGES = ["inbound delivered", "inbound recipient refused", "inbound message refused", "outbound message queued", "outbound attempt", "submission refused", "http request"];
 
 let t: TestApp;
 let target: TestTarget;
@@ -37,6 +38,8 @@ beforeAll(async () => {
   dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
   t = await startTestApp({
     inbound: true,
+    submission: true,
+    smtp: 'max_message_size = "64KB"',
     dnsServer: dns.address,
     outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true`,
     logger: createLogger({ level: "info", sink: (l) => lines.push(JSON.parse(l)) }),
@@ -134,6 +137,30 @@ describe("one E11 send, followed by its message UUID", () => {
   });
 });
 
+describe("one message submitted over SMTP, followed by its message UUID", () => {
+  test("the queued line names the session, and the attempt line the outcome", async () => {
+    const sent = await sendWithSubmission({ from: "ann@sender.test", to: "carol@example.org", subject: "Submitted", messageId: "<log-lines-2@sender.test>", text: "x" });
+    const id = /Queued as: ([0-9a-f-]{36})/.exec(sent)![1]!;
+    await eventually(() => sink.to("carol@example.org").length === 1, 10_000, "the submitted message at the sink");
+    await t.app.delivery.idle();
+    const ofMessage = withField("message_id", id);
+    expect(ofMessage.map((l) => l.msg)).toEqual(["outbound message queued", "outbound attempt"]);
+    expect(ofMessage[0]).toMatchObject({ source: "submission", from: "ann@sender.test", to: "carol@example.org", message_id_header: "<log-lines-2@sender.test>", ip: "127.0.0.1", outbound_account_id: ACCOUNT_A.outboundId });
+    expect(ofMessage[0]!.session_id).toEqual(expect.any(String));
+    expect(ofMessage[1]).toMatchObject({ to: "carol@example.org", message_id_header: "<log-lines-2@sender.test>", verdict: "delivered", smtp_code: 250 });
+  });
+});
+
+/** Submits with nodemailer (AUTH PLAIN without TLS, as the test config allows); the 250's text. */
+async function sendWithSubmission(mail: Record<string, string>): Promise<string> {
+  const transport = nodemailer.createTransport({ host: "127.0.0.1", port: t.app.submissionPort!, secure: false, ignoreTLS: true, auth: { user: ACCOUNT_A.outboundId, pass: ACCOUNT_A.smtpKey } });
+  try {
+    return (await transport.sendMail(mail)).response;
+  } finally {
+    transport.close();
+  }
+}
+
 describe("refusals are logged with the reply sent", () => {
   test("RCPT TO an unknown address (550 5.1.1) and to a foreign domain (550 5.7.1), on the session's lines", async () => {
     const { session } = await SmtpSession.open(t.app.inboundPort!);
@@ -149,6 +176,31 @@ describe("refusals are logged with the reply sent", () => {
     ]);
     // One session, one transaction: both lines carry the same ids.
     expect(new Set(refused.map((l) => `${l.session_id} ${l.message_id}`)).size).toBe(1);
+  });
+
+  test("a message over max_message_size: 552 at the end of DATA, and a line with the reply and the status E6 records", async () => {
+    const created = await t.json("POST", `${A}/addresses`, { auth: token, body: { target: target.url("/big"), target_format: "json+n" } });
+    const sent = await sendWithNodemailer(t.app.inboundPort!, { from: "big@sender.test", to: created.body.email, subject: "big", text: "x".repeat(100 * 1024) });
+    expect(sent.code).toBe(552);
+    const statuses = (await t.json("GET", `${A}/incoming_statuses?address_id=${created.body.id}`, { auth: token })).body;
+    const refused = lines.filter((l) => l.msg === "inbound message refused" && l.from === "big@sender.test");
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({ level: "info", to: created.body.email, address_id: created.body.id, status_id: statuses[0].id, status: "rejected", reply: "552 5.3.4 message exceeds the size limit of 65536 bytes" });
+    expect(statuses[0].x_postroom_message_id).toBeNull();
+  });
+
+  test("submission: a message without a From is refused at the end of DATA, logged with the reply and the session", async () => {
+    const { session } = await SmtpSession.open(t.app.submissionPort!);
+    await session.command("EHLO client.example.org");
+    expect(await session.command(`AUTH PLAIN ${Buffer.from(`\0${ACCOUNT_A.outboundId}\0${ACCOUNT_A.smtpKey}`).toString("base64")}`)).toStartWith("235");
+    await session.command("MAIL FROM:<ann@sender.test>");
+    await session.command("RCPT TO:<dave@example.org>");
+    const answer = await session.data("To: dave@example.org\r\nSubject: no author\r\n\r\nx\r\n");
+    expect(answer).toStartWith("550 5.7.1");
+    await session.command("QUIT");
+    const line = lines.findLast((l) => l.msg === "submission refused")!;
+    expect(line).toMatchObject({ level: "info", at: "end of DATA", from: "ann@sender.test", reply: answer, outbound_account_id: ACCOUNT_A.outboundId, ip: "127.0.0.1" });
+    expect(line.session_id).toEqual(expect.any(String));
   });
 
   test("an E11 422 is logged with its sentence, and no credential of the request", async () => {
