@@ -108,6 +108,7 @@ function fillStatuses(dataDir: string, rows: number, bands: number): number {
         sizeBytes: 4100,
         remoteIp: "127.0.0.1",
         response: null,
+        postroomMessageId: null,
         createdAtMs: oldestMs + Math.floor((i * bands) / rows) * DAY_MS + Math.floor((((i * bands) % rows) / rows) * BAND_MS),
         seq: i + 1,
       });

@@ -7,6 +7,7 @@ import type { Principal } from "../auth/accounts.ts";
 import type { Config } from "../config/config.ts";
 import { isDiskFull } from "../lib/disk-full.ts";
 import { randomHex } from "../lib/ids.ts";
+import type { LogFields } from "../lib/logger.ts";
 import { garbageMade, LARGE_MESSAGE_BYTES } from "../lib/gc-pacer.ts";
 import { costOf, type MessageCost, type Reservation } from "../lib/memory-budget.ts";
 import type { ApiDeps } from "./deps.ts";
@@ -59,12 +60,27 @@ function rateHeaders(d: RateDecision): Record<string, string> {
 
 export type ApiHandler = (req: Request, remoteIp?: string) => Promise<Response>;
 
+/**
+ * The sentence of an error answer ({status, error}), for the request's log line. Error
+ * sentences name the field and the rule, never a credential or a body; only error answers
+ * (small, and rarer than the rest) are read again.
+ */
+async function errorSentence(res: Response): Promise<string | undefined> {
+  if (res.status < 400 || !res.headers.get("content-type")?.includes("json")) return undefined;
+  try {
+    const body = (await res.clone().json()) as { error?: unknown };
+    return typeof body.error === "string" ? body.error : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** `limiter` is shared with SMTP submission: one send budget per outbound account. */
 export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLimiter): ApiHandler {
   // Requests are counted by the route they match, never by their path (/metrics).
   const routeOf = routeMatcher([...app.routes, { method: "GET", path: METRICS_PATH }, ...DASHBOARD_ROUTES]);
 
-  async function route(req: Request, remoteIp: string | null): Promise<{ res: Response; principal: Principal | null; extraHeaders: Record<string, string> }> {
+  async function route(req: Request, remoteIp: string | null, requestId: string, logFields: LogFields): Promise<{ res: Response; principal: Principal | null; extraHeaders: Record<string, string> }> {
     const url = new URL(req.url);
     if (url.pathname === METRICS_PATH && req.method === "GET") {
       return { res: await metricsResponse(deps.metrics, deps.config().http.metricsTokenHash, req.headers.get("authorization")), principal: null, extraHeaders: {} };
@@ -74,7 +90,7 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
     }
     const m = ACCOUNT_PATH.exec(url.pathname);
     if (!m || PUBLIC_API_PATHS.has(url.pathname)) {
-      setRequestState(req, { principal: null, body: null, remoteIp });
+      setRequestState(req, { principal: null, body: null, remoteIp, requestId, logFields });
       return { res: await app.handle(req), principal: null, extraHeaders: {} };
     }
 
@@ -130,7 +146,7 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
           throw err;
         }
       }
-      setRequestState(req, { principal, body, remoteIp });
+      setRequestState(req, { principal, body, remoteIp, requestId, logFields });
       return { res: await app.handle(req), principal, extraHeaders };
     } finally {
       if (reservation) {
@@ -152,9 +168,10 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
       url.pathname = path;
       req = new Request(url.toString(), incoming);
     }
+    const logFields: LogFields = {};
     let result: Awaited<ReturnType<typeof route>>;
     try {
-      result = await route(req, remoteIp ?? null);
+      result = await route(req, remoteIp ?? null, requestId, logFields);
     } catch (err) {
       if (isDiskFull(err)) {
         deps.diskFull.report("api", err);
@@ -175,6 +192,8 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
       duration_ms: Math.round((performance.now() - startedMs) * 10) / 10,
       account_id: principal ? idOf(principal) : undefined,
       remote_ip: remoteIp,
+      error: await errorSentence(res),
+      ...logFields,
     });
     deps.metrics.httpRequest(req.method, routeOf(req.method, path), res.status, (performance.now() - startedMs) / 1000);
     return res;

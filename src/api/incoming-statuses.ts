@@ -22,6 +22,7 @@ const IncomingStatusSchema = t.Object(
     size: t.Union([t.Integer(), t.Null()], { description: "message size in bytes" }),
     remote_ip: t.Union([t.String(), t.Null()]),
     response: t.Union([t.String(), t.Null()], { description: "the target's answer (first bytes) or our refusal, for every non-2xx" }),
+    x_postroom_message_id: t.Union([t.String(), t.Null()], { description: "the X-Postroom-Message-Id header of the POST to the target (also in the log); null when Postroom refused the mail itself" }),
     created_at: t.String({ format: "date-time" }),
   },
   { additionalProperties: false, title: "IncomingStatus" },
@@ -41,6 +42,7 @@ export function statusRecord(s: IncomingStatus): Static<typeof IncomingStatusSch
     size: s.sizeBytes,
     remote_ip: s.remoteIp,
     response: s.response,
+    x_postroom_message_id: s.postroomMessageId,
     created_at: isoTime(s.createdAtMs),
   };
 }
@@ -74,7 +76,7 @@ export function incomingStatusRoutes(deps: ApiDeps) {
         operationId: "listIncomingStatuses",
         summary: "E6: received messages of an address, newest first (50 a page)",
         description:
-          "query: terms that must all match; field:value for status, status_category, to, from, subject, created_at:>=2026-11-01; a bare word matches subject, from or to; \"quoted phrases\"; * or empty for all.",
+          "query: terms that must all match; field:value for status, status_category, to, from, subject, x_postroom_message_id, created_at:>=2026-11-01; a bare word matches subject, from or to; \"quoted phrases\"; * or empty for all.",
         tags: ["Incoming statuses"],
         security: [{ bearerAPIToken: [] }],
       },

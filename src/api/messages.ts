@@ -1,9 +1,11 @@
 // E11: POST /api/v0.1/{outboundAccountID}/messages, authorised with the sending key.
 import { Elysia, t } from "elysia";
+import type { Logger } from "../lib/logger.ts";
 import type { SendDeps } from "../outbound/send.ts";
 import { sendFromApi } from "../outbound/send.ts";
 import { callerOutbound } from "./deps.ts";
 import { errorResponses } from "./errors.ts";
+import { requestState } from "./request-state.ts";
 import { ONE_LINE_RULE, oneLine } from "./text-checks.ts";
 
 const addressList = (description: string) =>
@@ -59,12 +61,15 @@ const MessageCommonSchema = t.Object(
   { additionalProperties: false, title: "MessageCommon" },
 );
 
-export function messageRoutes(deps: SendDeps) {
+export function messageRoutes(deps: SendDeps, logger: Logger) {
   return new Elysia({ name: "messages" }).post(
     "/messages",
     async ({ request, body, set }) => {
       const sender = callerOutbound(request);
-      const m = await sendFromApi(sender, body, deps);
+      const state = requestState(request);
+      const m = await sendFromApi(sender, body, deps, state ? logger.child({ request_id: state.requestId }) : logger);
+      // The 202's line names the message it queued.
+      if (state) state.logFields.message_id = m.id;
       set.status = 202;
       return { id: m.id, from: m.from, to: m.to, cc: m.cc, test_mode: m.testMode, subject: m.subject, tags: m.tags };
     },

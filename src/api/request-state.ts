@@ -2,6 +2,7 @@
 // be) handed to the Elysia routes. Keyed by the Request object, so it lives exactly as
 // long as the request does.
 import type { Principal } from "../auth/accounts.ts";
+import type { LogFields } from "../lib/logger.ts";
 
 export interface RequestState {
   principal: Principal | null;
@@ -9,6 +10,10 @@ export interface RequestState {
   body: unknown;
   /** The client's address as the listener saw it (null in-process). */
   remoteIp: string | null;
+  /** The request's id: its X-Request-Id, request_id in the log. */
+  requestId: string;
+  /** Fields a route adds to the request's `http request` line (E11: the message_id it queued). */
+  logFields: LogFields;
 }
 
 const states = new WeakMap<Request, RequestState>();

@@ -164,7 +164,7 @@ class Guard {
   auth(c: Connection): SmtpReply | null {
     if (!this.opts.allowInsecureAuth) return null;
     const refusal = authVerdict({ secure: c.secure, starttlsOffered: c._isSupported("STARTTLS") && !c._server.options.hideSTARTTLS, allowInsecureAuth: this.opts.allowInsecureAuth() });
-    if (refusal) this.opts.logger.info("smtp auth refused without tls", { ip: c.remoteAddress });
+    if (refusal) this.opts.logger.info("smtp auth refused without tls", { session_id: c.session.id, ip: c.remoteAddress });
     return refusal;
   }
 
@@ -236,7 +236,7 @@ class Guard {
   }
 
   private logLimit(c: Connection, limit: string, fields: Record<string, unknown> = {}): void {
-    this.opts.logger.info("smtp session closed by a limit", { limit, ip: c.remoteAddress, ...fields });
+    this.opts.logger.info("smtp session closed by a limit", { limit, session_id: c.session.id, ip: c.remoteAddress, ...fields });
     this.opts.limited?.(limit);
   }
 }

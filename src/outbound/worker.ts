@@ -322,7 +322,7 @@ export class DeliveryWorker {
     const permanent = err instanceof UnsendableMessage;
     // Our own failure: its details go to the log; the account sees a sentence without internals.
     const reason = permanent ? (err as Error).message : "the message could not be prepared for delivery (DKIM signing or tracking failed on our side)";
-    this.deps.logger.error("outbound copy could not be prepared", { message_id: item.message.id, recipient_id: item.recipient.id, permanent, err });
+    this.deps.logger.error("outbound copy could not be prepared", { message_id: item.message.id, to: item.recipient.email, recipient_id: item.recipient.id, permanent, err });
     const c = this.deps.config().outbound;
     const o = unpreparedOutcome({ item, reason, permanent, nowMs: this.deps.clock.nowMs(), retryDelaysMs: c.retryDelaysMs, maxQueueTimeMs: c.maxQueueTimeMs });
     const webhook = webhookConfigured(this.deps.config().accounts, item.message.outboundAccountId);
@@ -342,7 +342,21 @@ export class DeliveryWorker {
     const c = this.deps.config().outbound;
     const o = attemptOutcome({ item, result, mx, permanentWithoutReply, nowMs: this.deps.clock.nowMs(), retryDelaysMs: c.retryDelaysMs, maxQueueTimeMs: c.maxQueueTimeMs });
     const r = item.recipient;
-    this.deps.logger.info("outbound attempt", { message_id: item.message.id, recipient_id: r.id, domain: r.domain, verdict: o.verdict, smtp_code: result.code, attempt: o.update.attempts });
+    const m = item.message;
+    this.deps.logger.info("outbound attempt", {
+      message_id: m.id,
+      message_id_header: m.messageId,
+      from: m.from,
+      to: r.email,
+      recipient_id: r.id,
+      outbound_account_id: m.outboundAccountId,
+      domain: r.domain,
+      mx,
+      verdict: o.verdict,
+      smtp_code: result.code,
+      reply: result.response,
+      attempt: o.update.attempts,
+    });
     const webhook = webhookConfigured(this.deps.config().accounts, item.message.outboundAccountId);
     return this.deps.repo.update(r.id, o.update, dispatch ? [dispatch, ...o.events] : o.events, { webhook }).then(() => this.deps.recorded?.(o.update, item.message.createdAtMs));
   }

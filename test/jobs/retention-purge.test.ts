@@ -61,6 +61,7 @@ const status = (id: string, createdAtMs: number): IncomingStatus => ({
   sizeBytes: 1,
   remoteIp: null,
   response: null,
+  postroomMessageId: null,
   createdAtMs,
 });
 

@@ -22,6 +22,7 @@ const status = (id: string, createdAtMs: number): IncomingStatus => ({
   sizeBytes: 1234,
   remoteIp: "192.0.2.1",
   response: null,
+  postroomMessageId: null,
   createdAtMs,
 });
 
