@@ -64,7 +64,7 @@ export function incomingStatusRoutes(deps: ApiDeps) {
     async ({ request, query, set }) => {
       const address = await deps.addresses.get(callerAccount(request).id, query.address_id);
       if (!address) throw notFound();
-      const page = await deps.statuses.list(address.accountId, address.id, searchTerms(query.query), pageRequest(query));
+      const page = await deps.statuses.list(address.accountId, address.id, searchTerms(query.query), pageRequest(query), deps.config().http.searchWindowRows);
       const link = nextLink(request.url, query, page);
       if (link) set.headers["link"] = link;
       return page.items.map(statusRecord);

@@ -41,6 +41,8 @@ export interface Config {
     publicUrl: string;
     maxBodyBytes: number;
     maxJsonDepth: number;
+    /** Records one search request reads at most (http.search_window). */
+    searchWindowRows: number;
     /** Serve the API over HTTPS with the [tls] certificate. */
     tls: boolean;
     /** sha256 hash of the /metrics token; null = /metrics off. */

@@ -113,6 +113,7 @@ export function toConfig(raw: RawConfig): Config {
       publicUrl: raw.http.public_url.replace(/\/+$/, ""),
       maxBodyBytes: bytes(raw.http.max_body_size),
       maxJsonDepth: raw.http.max_json_depth,
+      searchWindowRows: raw.http.search_window,
       tls: raw.http.tls,
       metricsTokenHash: raw.http.metrics_token || null,
     },

@@ -4,7 +4,7 @@
 import { countInto } from "../stats/stats.repo.ts";
 import type { SearchTerm } from "../lib/search-query.ts";
 import { termTimeMs } from "../lib/search-query.ts";
-import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
+import { containsPattern, newestFirst, searchedPage, searchWindow, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
 import { dirname, join } from "node:path";
@@ -98,7 +98,7 @@ export interface StatusRepo {
   /** Resolves once the rows survive a crash of the process (journaled; in SQLite shortly). */
   record(rows: IncomingStatus[]): Promise<void>;
   /** Lists from SQLite, once every status recorded so far is stored there. */
-  list(accountId: string, addressId: string, terms: readonly SearchTerm[], page: PageRequest): Promise<Page<IncomingStatus>>;
+  list(accountId: string, addressId: string, terms: readonly SearchTerm[], page: PageRequest, windowRows?: number): Promise<Page<IncomingStatus>>;
   /** Stores every journaled status in SQLite now. */
   flush(): Promise<void>;
   /** Stores what is left and lets the journal go (at shutdown). */
@@ -137,15 +137,18 @@ export function createStatusRepo(store: Store, onStoreFailed: (err: unknown) => 
     async record(rows) {
       journal.record(rows);
     },
-    async list(accountId, addressId, terms, page) {
+    async list(accountId, addressId, terms, page, windowRows = Number.POSITIVE_INFINITY) {
       journal.move();
       const params: unknown[] = [accountId, addressId];
+      const from = "incoming_statuses WHERE account_id = ? AND address_id = ?";
+      // A search reads at most windowRows statuses per request (paging.ts, searchWindow).
+      const window = terms.length > 0 && !page.offset && Number.isFinite(windowRows) ? searchWindow(db, from, params, page, windowRows, params) : null;
       const search = searchClause(terms, params);
       const { where, tail } = newestFirst(page, params);
       const rows = db
-        .query(`SELECT ${COLUMNS} FROM incoming_statuses WHERE account_id = ? AND address_id = ?${search}${where}${tail}`)
+        .query(`SELECT ${COLUMNS} FROM ${from}${window?.where ?? ""}${search}${where}${tail}`)
         .all(...(params as never[])) as Row[];
-      return toPage(rows.map(fromRow), page.limit);
+      return window ? searchedPage(rows.map(fromRow), page.limit, window) : toPage(rows.map(fromRow), page.limit);
     },
     async flush() {
       journal.move();

@@ -9,7 +9,7 @@ import type { SearchTerm } from "../lib/search-query.ts";
 import type { Tracking } from "./personalize.ts";
 import { GroupCommit } from "../store/group-commit.ts";
 import { suppressRecipient } from "./suppressions.repo.ts";
-import { newestFirst, prefixPattern, toPage, type Page, type PageRequest } from "../store/paging.ts";
+import { newestFirst, prefixPattern, searchedPage, searchWindow, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import type { Store } from "../store/store.ts";
 import { MESSAGE_COLUMNS, messageFromRow, NO_TRACKING, RECIPIENT_COLUMNS, recipientFromRow, type MessageRow, type RecipientRow } from "./outbound-rows.ts";
 import { MESSAGE_SEARCH_FIELDS, searchClause } from "./outbound-search.repo.ts";
@@ -104,7 +104,7 @@ export interface OutboundRepo {
   getMessage(accountId: string, id: string): Promise<OutboundMessage | null>;
   getMessageById(id: string): Promise<OutboundMessage | null>;
   getRecipient(messageId: string, recipientId: string): Promise<OutboundRecipient | null>;
-  listMessages(outboundAccountId: string, terms: readonly SearchTerm[], page: PageRequest): Promise<Page<OutboundMessage>>;
+  listMessages(outboundAccountId: string, terms: readonly SearchTerm[], page: PageRequest, windowRows?: number): Promise<Page<OutboundMessage>>;
   recipientsOf(messageIds: readonly string[]): Promise<OutboundRecipient[]>;
   /** Every event of these recipients, oldest first. */
   eventsOf(recipientIds: readonly string[]): Promise<MessageEvent[]>;
@@ -237,14 +237,17 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
       return row ? recipientFromRow(row) : null;
     },
 
-    async listMessages(outboundAccountId, terms, page) {
+    async listMessages(outboundAccountId, terms, page, windowRows = Number.POSITIVE_INFINITY) {
       const params: unknown[] = [outboundAccountId];
+      const from = "outbound_messages m WHERE m.outbound_account_id = ?";
+      // A search reads at most windowRows messages per request (paging.ts, searchWindow).
+      const window = terms.length > 0 && !page.offset && Number.isFinite(windowRows) ? searchWindow(db, from, params, page, windowRows, params, "m.") : null;
       const search = searchClause(terms, params);
       const { where, tail } = newestFirst(page, params, "m.");
       const rows = db
-        .query(`SELECT ${MESSAGE_COLUMNS.split(", ").map((c) => `m.${c}`).join(", ")} FROM outbound_messages m WHERE m.outbound_account_id = ?${search}${where}${tail}`)
+        .query(`SELECT ${MESSAGE_COLUMNS.split(", ").map((c) => `m.${c}`).join(", ")} FROM ${from}${window?.where ?? ""}${search}${where}${tail}`)
         .all(...(params as never[])) as MessageRow[];
-      return toPage(rows.map(messageFromRow), page.limit);
+      return window ? searchedPage(rows.map(messageFromRow), page.limit, window) : toPage(rows.map(messageFromRow), page.limit);
     },
 
     async eventsOf(recipientIds) {

@@ -80,7 +80,9 @@ export function Incoming({ session, addressId, query }: { session: Session; addr
           ))}
         </tbody>
       </table>
-      {chosen && !statuses.loading && statuses.items.length === 0 && !statuses.error && <p>No messages{query ? " match this search" : " yet"}.</p>}
+      {chosen && !statuses.loading && statuses.items.length === 0 && !statuses.error && (
+        <p>{statuses.next ? "No match among the newest messages searched so far: Load more searches older ones." : `No messages${query ? " match this search" : " yet"}.`}</p>
+      )}
       <More list={statuses} />
     </section>
   );

@@ -93,7 +93,9 @@ export function Sent({ session, outboundId, query }: { session: Session; outboun
           ))}
         </tbody>
       </table>
-      {chosen && !messages.loading && messages.items.length === 0 && !messages.error && <p>No messages{query ? " match this search" : " yet"}.</p>}
+      {chosen && !messages.loading && messages.items.length === 0 && !messages.error && (
+        <p>{messages.next ? "No match among the newest messages searched so far: Load more searches older ones." : `No messages${query ? " match this search" : " yet"}.`}</p>
+      )}
       <More list={messages} />
     </section>
   );
