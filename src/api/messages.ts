@@ -4,47 +4,62 @@ import type { SendDeps } from "../outbound/send.ts";
 import { sendFromApi } from "../outbound/send.ts";
 import { callerOutbound } from "./deps.ts";
 import { errorResponses } from "./errors.ts";
+import { DOCUMENTED_BODY } from "./openapi.ts";
+import { asOpenApi } from "./openapi-schemas.ts";
 import { ONE_LINE_RULE, oneLine } from "./text-checks.ts";
 
 const addressList = (description: string) =>
   t.Union([oneLine(20_000), t.Array(oneLine(1000), { maxItems: 1000 })], { errorMessage: `must be a string or an array of strings, ${ONE_LINE_RULE}`, description });
 
-const MessageBodySchema = t.Object(
-  {
-    from: oneLine(1000, { description: "sender; the envelope sender becomes a bounce address" }),
-    to: addressList("recipients: an array, or one comma-separated string; \"Name <a@b.c>\" allowed"),
-    cc: t.Optional(addressList("copy recipients")),
-    test_mode: t.Optional(t.Boolean({ errorMessage: "must be true or false", description: "validate and record, never send" })),
-    subject: t.Optional(oneLine(2000, { description: "replaces any Subject of headers or raw" })),
-    tags: t.Optional(t.Union([oneLine(5000), t.Array(oneLine(1000), { maxItems: 100 })], { errorMessage: `must be a string or an array of strings, ${ONE_LINE_RULE}` })),
-    plain: t.Optional(t.String({ description: "plain text body" })),
-    html: t.Optional(t.String({ description: "HTML body" })),
-    markdown: t.Optional(t.String({ description: "Markdown body, turned into HTML (and plain text when plain is not given)" })),
-    headers: t.Optional(
-      t.Record(t.String(), t.Union([t.String({ maxLength: 10_000 }), t.Array(t.String({ maxLength: 10_000 }), { maxItems: 100 })]), {
-        errorMessage: "must be an object of strings or arrays of strings",
-        description: "extra headers; an array gives one header line per value",
-      }),
-    ),
-    priority: t.Optional(t.Union([t.Literal("standard"), t.Literal("priority"), t.Literal("digest")], { errorMessage: 'must be "standard", "priority" or "digest"' })),
-    attachments: t.Optional(
-      t.Array(
-        t.Object(
-          {
-            file_name: oneLine(255, { minLength: 1 }),
-            content: t.String({ description: "Base64, without newlines" }),
-            content_type: oneLine(255),
-            content_id: t.Optional(t.Union([oneLine(255), t.Null()], { description: "makes the attachment inline (cid:), with or without <>" })),
-          },
-          { additionalProperties: false, title: "MessageAttachment" },
-        ),
-        { maxItems: 100 },
+// Every field of E11, defined once. The body is checked against them all in one object
+// (field by field errors; message-input.ts refuses raw with the composed fields); the
+// document shows its two variants, composed and raw, as oneOf.
+const rawMessage = t.String({ description: "a complete RFC 5322 message; its From/To/Cc must match from/to/cc" });
+const messageFields = {
+  from: oneLine(1000, { description: "sender; the envelope sender becomes a bounce address" }),
+  to: addressList("recipients: an array, or one comma-separated string; \"Name <a@b.c>\" allowed"),
+  cc: t.Optional(addressList("copy recipients")),
+  test_mode: t.Optional(t.Boolean({ errorMessage: "must be true or false", description: "validate and record, never send" })),
+  subject: t.Optional(oneLine(2000, { description: "replaces any Subject of headers or raw" })),
+  tags: t.Optional(t.Union([oneLine(5000), t.Array(oneLine(1000), { maxItems: 100 })], { errorMessage: `must be a string or an array of strings, ${ONE_LINE_RULE}` })),
+  plain: t.Optional(t.String({ description: "plain text body" })),
+  html: t.Optional(t.String({ description: "HTML body" })),
+  markdown: t.Optional(t.String({ description: "Markdown body, turned into HTML (and plain text when plain is not given)" })),
+  headers: t.Optional(
+    t.Record(t.String(), t.Union([t.String({ maxLength: 10_000 }), t.Array(t.String({ maxLength: 10_000 }), { maxItems: 100 })]), {
+      errorMessage: "must be an object of strings or arrays of strings",
+      description: "extra headers; an array gives one header line per value",
+    }),
+  ),
+  priority: t.Optional(t.Union([t.Literal("standard"), t.Literal("priority"), t.Literal("digest")], { errorMessage: 'must be "standard", "priority" or "digest"' })),
+  attachments: t.Optional(
+    t.Array(
+      t.Object(
+        {
+          file_name: oneLine(255, { minLength: 1 }),
+          content: t.String({ description: "Base64, without newlines" }),
+          content_type: oneLine(255),
+          content_id: t.Optional(t.Union([oneLine(255), t.Null()], { description: "makes the attachment inline (cid:), with or without <>" })),
+        },
+        { additionalProperties: false, title: "MessageAttachment" },
       ),
+      { maxItems: 100 },
     ),
-    raw: t.Optional(t.String({ description: "a complete RFC 5322 message; its From/To/Cc must match from/to/cc" })),
-  },
-  { additionalProperties: false, title: "Message" },
-);
+  ),
+  raw: t.Optional(rawMessage),
+};
+
+const MessageBodySchema = t.Object(messageFields, { additionalProperties: false });
+
+const { raw: _raw, plain, html, markdown, headers, attachments, ...commonFields } = messageFields;
+/** E11's body for clients: composed from parts, or a raw RFC 5322 message. */
+const MessageToSendSchema = {
+  title: "MessageToSend",
+  oneOf: [
+    t.Object({ ...commonFields, plain, html, markdown, headers, attachments }, { additionalProperties: false, title: "ComposedMessage", description: "give at least one of plain, html and markdown" }),
+    t.Object({ ...commonFields, raw: rawMessage }, { additionalProperties: false, title: "RawMessage" }),
+  ].map(asOpenApi),
+};
 
 const MessageCommonSchema = t.Object(
   {
@@ -76,6 +91,7 @@ export function messageRoutes(deps: SendDeps) {
         summary: "E11: send a message (the account ID in the path is the outbound account ID)",
         tags: ["Sending"],
         security: [{ smtpAuth: [] }],
+        [DOCUMENTED_BODY]: MessageToSendSchema,
       },
     },
   );

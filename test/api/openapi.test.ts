@@ -28,8 +28,8 @@ describe("GET /api/v0.1/openapi.json", () => {
     const ops = Object.entries<Record<string, any>>(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })));
     for (const { path, method, op } of ops) {
       if (path === "/healthz") expect(op.security).toEqual([]);
-      else if (method === "post" && path.endsWith("/messages")) expect(op.security).toEqual([{ smtpAuth: [] }]);
-      else expect(op.security).toEqual([{ bearerAPIToken: [] }]);
+      else if (method === "post" && path.endsWith("/messages")) expect(op.security).toEqual([{ smtpAuth: [] }, { bearerSMTPKey: [] }]);
+      else expect(op.security).toEqual([{ bearerAPIToken: [] }, { basicAPIToken: [] }]);
       expect(op.operationId).toBeString();
     }
     expect(ops.map((o) => o.op.operationId).sort()).toEqual(
