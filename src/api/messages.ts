@@ -56,8 +56,17 @@ const { raw: _raw, plain, html, markdown, headers, attachments, ...commonFields 
 const MessageToSendSchema = {
   title: "MessageToSend",
   oneOf: [
-    t.Object({ ...commonFields, plain, html, markdown, headers, attachments }, { additionalProperties: false, title: "ComposedMessage", description: "give at least one of plain, html and markdown" }),
-    t.Object({ ...commonFields, raw: rawMessage }, { additionalProperties: false, title: "RawMessage" }),
+    t.Object({ ...commonFields, plain, html, markdown, headers, attachments }, {
+      additionalProperties: false,
+      title: "ComposedMessage",
+      description: "give at least one of plain, html and markdown",
+      examples: [{ from: "Shop <billing@shop.example.com>", to: ["ann@example.org"], subject: "Invoice 118", html: "<p>Your invoice.</p>", tags: ["invoice"], attachments: [{ file_name: "invoice.txt", content: "SW52b2ljZSAxMTg=", content_type: "text/plain" }] }],
+    }),
+    t.Object({ ...commonFields, raw: rawMessage }, {
+      additionalProperties: false,
+      title: "RawMessage",
+      examples: [{ from: "billing@shop.example.com", to: "ann@example.org", raw: "From: billing@shop.example.com\r\nTo: ann@example.org\r\nSubject: Hi\r\n\r\nHello\r\n" }],
+    }),
   ].map(asOpenApi),
 };
 

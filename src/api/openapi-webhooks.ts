@@ -12,10 +12,11 @@ export const WEBHOOK_SECURITY_SCHEMES = {
   targetCredentials: { type: "http", scheme: "basic", description: "the user and password written in the target URL, when it has them" },
 };
 
-const signatureHeaders = (idDescription: string) => [
-  { name: "webhook-id", in: "header", required: false, description: `Standard Webhooks: ${idDescription} (signed POSTs)`, schema: { type: "string" } },
-  { name: "webhook-timestamp", in: "header", required: false, description: "Standard Webhooks: Unix seconds of the signature", schema: { type: "string", pattern: "^[0-9]+$" } },
-  { name: "webhook-signature", in: "header", required: false, description: "Standard Webhooks: v1,<Base64 HMAC-SHA256 of id.timestamp.body>", schema: { type: "string" } },
+const header = (name: string, required: boolean, description: string, schema: Record<string, unknown> = { type: "string" }) => ({ name, in: "header", required, description, schema });
+const signatureHeaders = (idDescription: string, always: boolean) => [
+  header("webhook-id", always, `Standard Webhooks: ${idDescription}`),
+  header("webhook-timestamp", always, "Standard Webhooks: Unix seconds of the signature", { type: "string", pattern: "^[0-9]+$" }),
+  header("webhook-signature", false, "Standard Webhooks: v1,<Base64 HMAC-SHA256 of id.timestamp.body>, when a signing secret is set"),
 ];
 
 const answer = (description: string) => ({ description });
@@ -31,7 +32,11 @@ export function openApiWebhooks(): Record<string, unknown> {
           "json+n sends the payload as JSON; multipart+n the same content as form fields, embedded attachments as file parts named attachments[].",
         tags: ["Webhooks"],
         security: [{}, { targetCredentials: [] }],
-        parameters: signatureHeaders("the message's key, the same for every retry of the sender"),
+        parameters: [
+          header("X-Postroom-Message-Id", true, "the same for the same message to the same address, also when the sender retries", { type: "string", pattern: "^[0-9a-f]{32}$" }),
+          // Sent only to signed addresses.
+          ...signatureHeaders("the message's key, as X-Postroom-Message-Id", false),
+        ],
         requestBody: {
           required: true,
           content: {
@@ -54,7 +59,7 @@ export function openApiWebhooks(): Record<string, unknown> {
         description: "Up to 100 events a POST, in order. Anything but a 2xx (or no answer in time) is retried with backoff for 3 days.",
         tags: ["Webhooks"],
         security: [{ webhookToken: [] }],
-        parameters: signatureHeaders("the batch's ID, the same for every retry of it"),
+        parameters: signatureHeaders("the batch's ID, the same for every retry of it", true),
         requestBody: { required: true, content: { "application/json": { schema: asOpenApi(WebhookBodySchema) } } },
         responses: { "2XX": answer("every event of the POST is acknowledged"), default: answer("the POST is retried later") },
       },

@@ -19,7 +19,21 @@ export const MessageEventSchema = Type.Object(
         "by kind: dispatch, delivery, soft_bounce, bounce {mx, smtp_code, smtp_response, attempt}; click {url, ip, user_agent}; open {ip, user_agent}; retries_exhausted {attempts, first_attempt_at}",
     }),
   },
-  { additionalProperties: false, title: "MessageEvent" },
+  {
+    additionalProperties: false,
+    title: "MessageEvent",
+    examples: [
+      {
+        id: "5c1e0f3a9b2d4e61",
+        kind: "delivery",
+        recipient: "ann@example.org",
+        message_id: "37d94576-e788-476b-b0ff-59189bd65240",
+        outbound_account_id: "a0000000000000f1",
+        created_at: "2026-11-24T15:45:37.080Z",
+        details: { mx: "mx.example.org", smtp_code: 250, smtp_response: "250 2.0.0 OK", attempt: 1 },
+      },
+    ],
+  },
 );
 
 export const WebhookBodySchema = Type.Object(

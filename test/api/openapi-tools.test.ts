@@ -53,7 +53,9 @@ describe("the served OpenAPI document", () => {
   test("Redocly finds no error", () => {
     const r = run("redocly", ["lint", "--format", "json", docFile]);
     const report = JSON.parse(r.out) as { totals: { errors: number }; problems: { severity: string; ruleId: string; message: string }[] };
-    expect(report.problems.filter((p) => p.severity === "error").map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
+    // Invalid examples are only warnings in Redocly's rules: here they count as errors.
+    const errors = report.problems.filter((p) => p.severity === "error" || p.ruleId.startsWith("no-invalid-"));
+    expect(errors.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
     expect(report.totals.errors).toBe(0);
     expect(r.code).toBe(0);
   }, 60_000);

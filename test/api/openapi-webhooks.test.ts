@@ -36,6 +36,14 @@ function bodyValidator(webhook: string, mediaType: string) {
   return ajv.compile({ $ref: `openapi.json#/webhooks/${webhook}/post/requestBody/content/${mediaType.replace("/", "~1")}/schema` });
 }
 
+/** The header parameters the document says a webhook's POST always carries, missing from a real one. */
+function missingHeaders(webhook: string, post: Received): string[] {
+  const params = doc.webhooks[webhook].post.parameters as { in: string; name: string; required: boolean }[];
+  const required = params.filter((p) => p.in === "header" && p.required).map((p) => p.name.toLowerCase());
+  expect(required.length).toBeGreaterThan(0);
+  return required.filter((name) => post.headers[name] === undefined);
+}
+
 /** A multipart+n body as the object its schema describes: a field sent once is a string, unless the schema says it may repeat. */
 async function formObject(r: Received, schema: Record<string, any>): Promise<Record<string, unknown>> {
   const form = await TestTarget.formData(r);
@@ -100,6 +108,7 @@ describe("the webhooks of the OpenAPI document", () => {
     for (const path of ["/json-embedded", "/json-stored"]) {
       const [post] = target.at(path);
       expect(post!.json.attachments.length).toBe(2);
+      expect(missingHeaders("inboundMessage", post!)).toEqual([]);
       json(post!.json);
       expect({ path, errors: json.errors ?? [] }).toEqual({ path, errors: [] });
     }
@@ -140,6 +149,7 @@ describe("the webhooks of the OpenAPI document", () => {
     expect(events[0]!.headers.authorization).toBe("Bearer hook-token");
     const validate = bodyValidator("messageEvents", "application/json");
     for (const post of events) {
+      expect(missingHeaders("messageEvents", post)).toEqual([]);
       validate(post.json);
       expect(validate.errors ?? []).toEqual([]);
     }
