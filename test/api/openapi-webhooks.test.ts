@@ -5,17 +5,15 @@
 // events of a message sent through E11 and delivered to an SMTP sink (E10).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Ajv2020 from "ajv/dist/2020";
-import { generateKeyPairSync } from "node:crypto";
 import { bearer, basic, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
 import { eventually, SmtpSink } from "../helpers/sink.ts";
-import { sendWithNodemailer } from "../helpers/smtp.ts";
+import { sendSampleReply } from "../helpers/sample-reply.ts";
 import { TestTarget, type Received } from "../helpers/target.ts";
 
 const A = `/api/v0.1/${ACCOUNT_A.id}`;
-const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a6a30000000049454e44ae426082", "hex");
 const ADDRESSES = [
   ["/json-embedded", "json+n", {}],
   ["/json-stored", "json+n", { store: "local" }],
@@ -88,21 +86,7 @@ describe("the webhooks of the OpenAPI document", () => {
       expect(res.status).toBe(201);
       emails.push(res.body.email);
     }
-    const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-    const result = await sendWithNodemailer(t.app.inboundPort!, {
-      from: '"Alice Example" <alice@sender.example.org>',
-      to: emails,
-      cc: "Bob <bob@elsewhere.example>",
-      subject: "Re: Invoice 2026-118",
-      text: "Thanks, paid today.\n\nOn Mon, 23 Nov 2026, Shop <billing@shop.example.net> wrote:\n> Your invoice is attached.\n",
-      html: '<p>Thanks, paid today.</p><p><img src="cid:logo@sender.example.org"></p>',
-      attachments: [
-        { filename: "logo.png", content: PNG, contentType: "image/png", cid: "logo@sender.example.org" },
-        { filename: "receipt.txt", content: "Paid: 118.00 EUR\n", contentType: "text/plain" },
-      ],
-      dkim: { domainName: "sender.example.org", keySelector: "s2026", privateKey: privateKey.export({ type: "pkcs1", format: "pem" }).toString() },
-    }, { envelope: { from: "alice@sender.example.org", to: emails } });
-    expect(result.response).toBe("250 2.0.0 Accepted");
+    await sendSampleReply(t.app.inboundPort!, emails);
 
     const json = bodyValidator("inboundMessage", "application/json");
     for (const path of ["/json-embedded", "/json-stored"]) {
