@@ -11,47 +11,46 @@ import { ONE_LINE_RULE, oneLine } from "./text-checks.ts";
 const addressList = (description: string) =>
   t.Union([oneLine(20_000), t.Array(oneLine(1000), { maxItems: 1000 })], { errorMessage: `must be a string or an array of strings, ${ONE_LINE_RULE}`, description });
 
-// Every field of E11, defined once. The body is checked against them all in one object
-// (field by field errors; message-input.ts refuses raw with the composed fields); the
-// document shows its two variants, composed and raw, as oneOf.
-const rawMessage = t.String({ description: "a complete RFC 5322 message; its From/To/Cc must match from/to/cc" });
-const messageFields = {
-  from: oneLine(1000, { description: "sender; the envelope sender becomes a bounce address" }),
-  to: addressList("recipients: an array, or one comma-separated string; \"Name <a@b.c>\" allowed"),
-  cc: t.Optional(addressList("copy recipients")),
-  test_mode: t.Optional(t.Boolean({ errorMessage: "must be true or false", description: "validate and record, never send" })),
-  subject: t.Optional(oneLine(2000, { description: "replaces any Subject of headers or raw" })),
-  tags: t.Optional(t.Union([oneLine(5000), t.Array(oneLine(1000), { maxItems: 100 })], { errorMessage: `must be a string or an array of strings, ${ONE_LINE_RULE}` })),
-  plain: t.Optional(t.String({ description: "plain text body" })),
-  html: t.Optional(t.String({ description: "HTML body" })),
-  markdown: t.Optional(t.String({ description: "Markdown body, turned into HTML (and plain text when plain is not given)" })),
-  headers: t.Optional(
-    t.Record(t.String(), t.Union([t.String({ maxLength: 10_000 }), t.Array(t.String({ maxLength: 10_000 }), { maxItems: 100 })]), {
-      errorMessage: "must be an object of strings or arrays of strings",
-      description: "extra headers; an array gives one header line per value",
-    }),
-  ),
-  priority: t.Optional(t.Union([t.Literal("standard"), t.Literal("priority"), t.Literal("digest")], { errorMessage: 'must be "standard", "priority" or "digest"' })),
-  attachments: t.Optional(
-    t.Array(
-      t.Object(
-        {
-          file_name: oneLine(255, { minLength: 1 }),
-          content: t.String({ description: "Base64, without newlines" }),
-          content_type: oneLine(255),
-          content_id: t.Optional(t.Union([oneLine(255), t.Null()], { description: "makes the attachment inline (cid:), with or without <>" })),
-        },
-        { additionalProperties: false, title: "MessageAttachment" },
-      ),
-      { maxItems: 100 },
+const MessageBodySchema = t.Object(
+  {
+    from: oneLine(1000, { description: "sender; the envelope sender becomes a bounce address" }),
+    to: addressList("recipients: an array, or one comma-separated string; \"Name <a@b.c>\" allowed"),
+    cc: t.Optional(addressList("copy recipients")),
+    test_mode: t.Optional(t.Boolean({ errorMessage: "must be true or false", description: "validate and record, never send" })),
+    subject: t.Optional(oneLine(2000, { description: "replaces any Subject of headers or raw" })),
+    tags: t.Optional(t.Union([oneLine(5000), t.Array(oneLine(1000), { maxItems: 100 })], { errorMessage: `must be a string or an array of strings, ${ONE_LINE_RULE}` })),
+    plain: t.Optional(t.String({ description: "plain text body" })),
+    html: t.Optional(t.String({ description: "HTML body" })),
+    markdown: t.Optional(t.String({ description: "Markdown body, turned into HTML (and plain text when plain is not given)" })),
+    headers: t.Optional(
+      t.Record(t.String(), t.Union([t.String({ maxLength: 10_000 }), t.Array(t.String({ maxLength: 10_000 }), { maxItems: 100 })]), {
+        errorMessage: "must be an object of strings or arrays of strings",
+        description: "extra headers; an array gives one header line per value",
+      }),
     ),
-  ),
-  raw: t.Optional(rawMessage),
-};
+    priority: t.Optional(t.Union([t.Literal("standard"), t.Literal("priority"), t.Literal("digest")], { errorMessage: 'must be "standard", "priority" or "digest"' })),
+    attachments: t.Optional(
+      t.Array(
+        t.Object(
+          {
+            file_name: oneLine(255, { minLength: 1 }),
+            content: t.String({ description: "Base64, without newlines" }),
+            content_type: oneLine(255),
+            content_id: t.Optional(t.Union([oneLine(255), t.Null()], { description: "makes the attachment inline (cid:), with or without <>" })),
+          },
+          { additionalProperties: false, title: "MessageAttachment" },
+        ),
+        { maxItems: 100 },
+      ),
+    ),
+    raw: t.Optional(t.String({ description: "a complete RFC 5322 message; its From/To/Cc must match from/to/cc" })),
+  },
+  { additionalProperties: false, title: "Message" },
+);
 
-const MessageBodySchema = t.Object(messageFields, { additionalProperties: false });
-
-const { raw: _raw, plain, html, markdown, headers, attachments, ...commonFields } = messageFields;
+// The body is checked as one object (field-by-field errors; message-input.ts refuses raw with
+// the composed fields); clients see its two variants, made of the same fields, as oneOf.
+const { raw, plain, html, markdown, headers, attachments, ...commonFields } = MessageBodySchema.properties;
 /** E11's body for clients: composed from parts, or a raw RFC 5322 message. */
 const MessageToSendSchema = {
   title: "MessageToSend",
@@ -62,7 +61,7 @@ const MessageToSendSchema = {
       description: "give at least one of plain, html and markdown",
       examples: [{ from: "Shop <billing@shop.example.com>", to: ["ann@example.org"], subject: "Invoice 118", html: "<p>Your invoice.</p>", tags: ["invoice"], attachments: [{ file_name: "invoice.txt", content: "SW52b2ljZSAxMTg=", content_type: "text/plain" }] }],
     }),
-    t.Object({ ...commonFields, raw: rawMessage }, {
+    t.Object({ ...commonFields, raw: t.Optional(raw, false) }, {
       additionalProperties: false,
       title: "RawMessage",
       examples: [{ from: "billing@shop.example.com", to: "ann@example.org", raw: "From: billing@shop.example.com\r\nTo: ann@example.org\r\nSubject: Hi\r\n\r\nHello\r\n" }],
