@@ -46,6 +46,9 @@ import { lockDataDir, type DataDirLock } from "./store/data-dir-lock.ts";
 import { openStore, type Store } from "./store/store.ts";
 import { Listeners } from "./listeners.ts";
 import { createMetrics, type Metrics } from "./metrics/metrics.ts";
+import { SessionAuth } from "./dashboard/session-auth.ts";
+import { createSessionRepo } from "./dashboard/sessions.repo.ts";
+import { DASHBOARD_RATE_KEYS } from "./dashboard/routes.ts";
 import { ChallengeResponder } from "./tls/challenges.ts";
 import { tlsHealthWarnings } from "./tls/health-warnings.ts";
 import { TlsManager } from "./tls/manager.ts";
@@ -141,7 +144,9 @@ export class App {
     this.metrics = createMetrics({ queuedRecipients: () => outbound.countQueued(), pendingEvents: () => outbox.countPending(), clock, tls: () => this.tls.status(), mailInFlight: () => ({ bytes: budget.inFlightBytes, budget: budget.capacityBytes }) });
     const send: SendDeps = { repo: outbound, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick() };
 
-    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics, diskFull, budget };
+    const sessionAuth = new SessionAuth({ config: () => this.current, registry, clock, logger, sessions: createSessionRepo(store) });
+    const dashboard = { config: () => this.current, clock, logger: logger.child({ component: "dashboard" }), auth: sessionAuth, limiter: new RateLimiter(DASHBOARD_RATE_KEYS) };
+    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics, diskFull, budget, dashboard };
     const elysia = buildElysiaApp(apiDeps, VERSION);
     this.handle = createApiHandler(apiDeps, elysia, this.limiter);
     this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));

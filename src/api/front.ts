@@ -17,6 +17,8 @@ import { ApiError, errorResponse } from "./errors.ts";
 import { principalKey, rateOf, type RateDecision, type RateLimiter } from "../lib/rate-limit.ts";
 import { setRequestState } from "./request-state.ts";
 import { METRICS_PATH, metricsResponse } from "./metrics.ts";
+import { handleDashboard, isDashboardPath } from "../dashboard/routes.ts";
+import { cookieApiVerdict } from "../dashboard/session-auth.ts";
 
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 const ACCOUNT_PATH = /^\/api\/v0\.1\/([^/]+)\/(.+?)\/?$/;
@@ -64,6 +66,9 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
     if (url.pathname === METRICS_PATH && req.method === "GET") {
       return { res: await metricsResponse(deps.metrics, deps.config().http.metricsTokenHash, req.headers.get("authorization")), principal: null, extraHeaders: {} };
     }
+    if (deps.config().dashboard.enabled && isDashboardPath(url.pathname)) {
+      return { res: await handleDashboard(deps.dashboard, req, remoteIp), principal: null, extraHeaders: {} };
+    }
     const m = ACCOUNT_PATH.exec(url.pathname);
     if (!m || PUBLIC_API_PATHS.has(url.pathname)) {
       setRequestState(req, { principal: null, body: null, remoteIp });
@@ -71,16 +76,26 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
     }
 
     const scheme = schemeFor(req.method, m[2]!);
-    const verdict = authorize(deps.registry, parseAuthorization(req.headers.get("authorization")), m[1]!, scheme);
-    if (!verdict.ok) {
-      const challenge: Record<string, string> = verdict.status === 401 ? { "WWW-Authenticate": 'Bearer realm="postroom", Basic realm="postroom"' } : {};
-      return { res: errorResponse(verdict.status, undefined, challenge), principal: null, extraHeaders: {} };
+    const authorization = req.headers.get("authorization");
+    // The dashboard calls the API with its session cookie instead of a token.
+    const cookie = authorization === null && deps.config().dashboard.enabled ? cookieApiVerdict(deps.dashboard.auth, req, m[1]!, scheme) : { kind: "none" as const };
+    if (cookie.kind === "refused") return { res: cookie.res, principal: null, extraHeaders: {} };
+    let principal: Principal;
+    if (cookie.kind === "ok") principal = cookie.principal;
+    else {
+      const verdict = authorize(deps.registry, parseAuthorization(authorization), m[1]!, scheme);
+      if (!verdict.ok) {
+        const challenge: Record<string, string> = verdict.status === 401 ? { "WWW-Authenticate": 'Bearer realm="postroom", Basic realm="postroom"' } : {};
+        return { res: errorResponse(verdict.status, undefined, challenge), principal: null, extraHeaders: {} };
+      }
+      principal = verdict.principal;
     }
-    const { principal } = verdict;
     let extraHeaders: Record<string, string> = {};
-    const rate = rateOf(principal);
+    // A dashboard session has its own budget (dashboard.rate_limit), apart from the account's integrations.
+    const rate = cookie.kind === "ok" ? deps.config().dashboard.rateLimit : rateOf(principal);
     if (rate) {
-      const decision = limiter.take(principalKey(principal), rate, deps.clock.nowMs());
+      const decision =
+        cookie.kind === "ok" ? deps.dashboard.limiter.take(cookie.rateKey, rate, deps.clock.nowMs()) : limiter.take(principalKey(principal), rate, deps.clock.nowMs());
       extraHeaders = rateHeaders(decision);
       if (!decision.allowed) {
         return { res: errorResponse(429, undefined, { "Retry-After": String(decision.resetSeconds) }), principal, extraHeaders };

@@ -122,6 +122,13 @@ export interface Config {
     batchSize: number;
     batchPauseMs: number;
   };
+  dashboard: {
+    enabled: boolean;
+    sessionLifetimeMs: number;
+    sessionIdleMs: number;
+    signInRate: RateLimit | null;
+    rateLimit: RateLimit | null;
+  };
   webhooks: { timeoutMs: number; retryDelaysMs: number[]; maxAgeMs: number; batchSize: number; allowPrivate: boolean };
   dns: { servers: string[] };
   tls: {

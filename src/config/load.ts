@@ -170,6 +170,13 @@ export function toConfig(raw: RawConfig): Config {
       mtaStsPort: raw.outbound.mta_sts_port,
       tlsCaFile: raw.outbound.tls_ca_file,
     },
+    dashboard: {
+      enabled: raw.dashboard.enabled,
+      sessionLifetimeMs: ms(raw.dashboard.session_lifetime),
+      sessionIdleMs: ms(raw.dashboard.session_idle),
+      signInRate: rate(raw.dashboard.sign_in_rate),
+      rateLimit: rate(raw.dashboard.rate_limit),
+    },
     webhooks: {
       timeoutMs: ms(raw.webhooks.timeout),
       retryDelaysMs: raw.webhooks.retry_delays.map(ms),

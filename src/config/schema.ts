@@ -152,6 +152,16 @@ export const ConfigSchema = Type.Object(
       },
       "the message events webhook (E10)",
     ),
+    dashboard: section(
+      {
+        enabled: bool(true, "serve the dashboard at /dashboard/ on the HTTP listener (sign in with an account's API token)"),
+        session_lifetime: nonzeroDuration("12h", "how long a dashboard session lasts after sign-in, however active"),
+        session_idle: nonzeroDuration("2h", "a dashboard session unused for this long ends"),
+        sign_in_rate: rate("10/min", "sign-in attempts allowed per client IP address per window (429 beyond)"),
+        rate_limit: rate("600/min", "API calls allowed per dashboard session per window; the account's own rate_limit is for its integrations and is not used"),
+      },
+      "the dashboard in the browser",
+    ),
     domains: section(
       {
         recheck_unverified: duration("10m", "how often the DNS of a not yet verified sending domain is checked again"),
