@@ -17,8 +17,9 @@ import { ApiError, errorResponse } from "./errors.ts";
 import { principalKey, rateOf, type RateDecision, type RateLimiter } from "../lib/rate-limit.ts";
 import { setRequestState } from "./request-state.ts";
 import { METRICS_PATH, metricsResponse } from "./metrics.ts";
-import { handleDashboard, isDashboardPath } from "../dashboard/routes.ts";
+import { DASHBOARD_ROUTES, handleDashboard, isDashboardPath } from "../dashboard/routes.ts";
 import { cookieApiVerdict } from "../dashboard/session-auth.ts";
+import { routeMatcher } from "../metrics/labels.ts";
 
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 const ACCOUNT_PATH = /^\/api\/v0\.1\/([^/]+)\/(.+?)\/?$/;
@@ -60,6 +61,8 @@ export type ApiHandler = (req: Request, remoteIp?: string) => Promise<Response>;
 
 /** `limiter` is shared with SMTP submission: one send budget per outbound account. */
 export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLimiter): ApiHandler {
+  // Requests are counted by the route they match, never by their path (/metrics).
+  const routeOf = routeMatcher([...app.routes, { method: "GET", path: METRICS_PATH }, ...DASHBOARD_ROUTES]);
 
   async function route(req: Request, remoteIp: string | null): Promise<{ res: Response; principal: Principal | null; extraHeaders: Record<string, string> }> {
     const url = new URL(req.url);
@@ -173,6 +176,7 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
       account_id: principal ? idOf(principal) : undefined,
       remote_ip: remoteIp,
     });
+    deps.metrics.httpRequest(req.method, routeOf(req.method, path), res.status, (performance.now() - startedMs) / 1000);
     return res;
   };
 }

@@ -9,6 +9,26 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 /** A TypeBox schema as the library writes the others (unions of literals as enum, nullable as a type list). */
 export const asOpenApi = (schema: unknown): unknown => unwrapSchema(schema as never, undefined, "input", "3.1.0");
 
+/**
+ * Elysia's t.Integer and t.Number also take numeric strings (for query parameters), and
+ * are written as anyOf [a string of format integer or numeric, with default 0; the number].
+ * On the wire of a JSON body or answer only the number is right, and in a query string the
+ * number's schema says the same: keep the number.
+ */
+export function withPlainNumbers(node: Json): Json {
+  if (Array.isArray(node)) return node.map(withPlainNumbers);
+  if (node === null || typeof node !== "object") return node;
+  const out: { [key: string]: Json } = {};
+  for (const [k, v] of Object.entries(node)) out[k] = withPlainNumbers(v);
+  const anyOf = out.anyOf;
+  if (!Array.isArray(anyOf) || anyOf.length !== 2) return out;
+  const isNumericString = (b: Json) => typeof b === "object" && b !== null && !Array.isArray(b) && b.type === "string" && (b.format === "integer" || b.format === "numeric");
+  const number = anyOf.find((b) => !isNumericString(b));
+  if (!anyOf.some(isNumericString) || typeof number !== "object" || number === null || Array.isArray(number)) return out;
+  const { anyOf: _, ...rest } = out;
+  return { ...rest, ...number };
+}
+
 /** The document with its titled schemas under components/schemas; two different schemas with one title are a bug. */
 export function withNamedSchemas<T extends Record<string, unknown>>(doc: T): T {
   const schemas: Record<string, Json> = {};

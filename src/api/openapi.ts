@@ -5,7 +5,7 @@
 // the headers front.ts adds, the credentials authenticate.ts accepts, and the webhooks.
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import type { AnyElysia } from "elysia";
-import { asOpenApi, withNamedSchemas } from "./openapi-schemas.ts";
+import { asOpenApi, withNamedSchemas, withPlainNumbers } from "./openapi-schemas.ts";
 import { openApiWebhooks, WEBHOOK_SECURITY_SCHEMES } from "./openapi-webhooks.ts";
 import { OPENAPI_PATH } from "./paths.ts";
 
@@ -33,29 +33,28 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
       op.description ??= op.summary;
     }
   }
-  return withNamedSchemas(
-    withoutErrorMessages({
-      openapi: "3.1.0",
-      info: {
-        title: "Postroom API",
-        version,
-        description:
-          "Receive email as HTTP POSTs to your targets, send email over HTTP or SMTP, and read delivery events. " +
-          "Wire-compatible with the hosted service's API v0.1. Errors are {status, error}.",
-        license: { name: "UNLICENSED", identifier: "UNLICENSED" },
-        contact: { name: "the operator of this Postroom server" },
-      },
-      servers: [{ url: "/", description: "this server" }],
-      tags: TAGS,
-      paths,
-      webhooks: openApiWebhooks(),
-      components: {
-        schemas: {},
-        headers: HEADERS,
-        securitySchemes: { ...SECURITY_SCHEMES, ...WEBHOOK_SECURITY_SCHEMES },
-      },
-    }),
-  );
+  const document = withoutErrorMessages({
+    openapi: "3.1.0",
+    info: {
+      title: "Postroom API",
+      version,
+      description:
+        "Receive email as HTTP POSTs to your targets, send email over HTTP or SMTP, and read delivery events. " +
+        "Wire-compatible with the hosted service's API v0.1. Errors are {status, error}.",
+      license: { name: "UNLICENSED" },
+      contact: { name: "the operator of this Postroom server" },
+    },
+    servers: [{ url: "/", description: "this server" }],
+    tags: TAGS,
+    paths,
+    webhooks: openApiWebhooks(),
+    components: {
+      schemas: {},
+      headers: HEADERS,
+      securitySchemes: { ...SECURITY_SCHEMES, ...WEBHOOK_SECURITY_SCHEMES },
+    },
+  });
+  return withNamedSchemas({ ...document, paths: withPlainNumbers(document.paths as never) });
 }
 
 const TAGS = [
@@ -66,6 +65,7 @@ const TAGS = [
   { name: "Sent messages", description: "E12-E13: sent messages and their events" },
   { name: "Sending domains", description: "E14-E18: domains mail is sent from, with DKIM" },
   { name: "Suppressions", description: "addresses that are not sent to" },
+  { name: "Stats", description: "counts over the last day or week" },
   { name: "Operations", description: "whether the server is up" },
   { name: "Webhooks", description: "POSTs Postroom makes to your URLs" },
 ];

@@ -178,6 +178,7 @@ export const ConfigSchema = Type.Object(
         events: retention("30d", "how long message events are kept (for messages kept longer than their events); an event not yet posted to its webhook is kept"),
         webhook_outbox: retention("1d", "how long the webhook bookkeeping of an event is kept once the event was posted, expired or dropped (the event itself stays)"),
         domain_events: retention("30d", "how long the verification history of sending domains is kept"),
+        stats: retention("400d", "how long the hourly counts behind the dashboard's charts are kept (a few hundred small rows per account and day)"),
         mta_sts_policies: retention("1d", "how long a recipient domain's cached MTA-STS policy is kept after it expired (an expired policy is never applied)"),
         interval: str("10m", "how often the purge runs", { pattern: `^\\s*${NONZERO_DURATION}\\s*$`, errorMessage: 'must be a duration above zero such as "10m"' }),
         batch_size: int(1000, 1, 100_000, "rows each purge statement deletes at most (messages: with their recipients, events and bodies)"),

@@ -4,12 +4,14 @@
 import type { AccountConfig, Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
-import type { RateLimiter } from "../lib/rate-limit.ts";
+import { RateLimiter } from "../lib/rate-limit.ts";
+import type { Store } from "../store/store.ts";
+import { createSessionRepo } from "./sessions.repo.ts";
 import { readBodyCapped } from "../api/body.ts";
 import { ApiError, errorResponse } from "../api/errors.ts";
 import { dashboardAssets } from "./assets.ts";
 import { cookieWriteAllowed } from "./session.ts";
-import type { SessionAuth } from "./session-auth.ts";
+import { SessionAuth, type SessionAuthDeps } from "./session-auth.ts";
 import { SECURITY_HEADERS, shellHtml } from "./shell.ts";
 
 export const DASHBOARD_PREFIX = "/dashboard";
@@ -28,6 +30,14 @@ export interface DashboardDeps {
   /** Counts sign-in attempts per client IP (dashboard.sign_in_rate) and API calls per session (dashboard.rate_limit). */
   limiter: RateLimiter;
 }
+
+/** The dashboard's routes, as /metrics labels them. */
+export const DASHBOARD_ROUTES = [
+  { method: "GET", path: "/" },
+  { method: "GET", path: "/dashboard/*" },
+  { method: "GET", path: "/dashboard/assets/:name" },
+  { method: "ALL", path: "/dashboard/session" },
+];
 
 /** Whether `path` is the dashboard's (or `/`, which leads to it). */
 export const isDashboardPath = (path: string): boolean => path === "/" || path === DASHBOARD_PREFIX || path.startsWith(DASHBOARD_PREFIX + "/");
@@ -122,3 +132,10 @@ const sessionBody = (config: Config, account: AccountConfig, expiresAtMs: number
   },
   expires_at: new Date(expiresAtMs).toISOString(),
 });
+
+/** The dashboard's parts, built from what the app has. */
+export function dashboardDeps(deps: Omit<SessionAuthDeps, "sessions" | "logger"> & { logger: Logger; store: Store }): DashboardDeps {
+  const logger = deps.logger.child({ component: "dashboard" });
+  const auth = new SessionAuth({ config: deps.config, registry: deps.registry, clock: deps.clock, logger, sessions: createSessionRepo(deps.store) });
+  return { config: deps.config, clock: deps.clock, logger, auth, limiter: new RateLimiter(DASHBOARD_RATE_KEYS) };
+}

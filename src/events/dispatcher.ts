@@ -25,6 +25,8 @@ export interface DispatcherDeps {
   userAgent: string;
   /** Counts expired events (metrics). */
   onExpired?(count: number): void;
+  /** Counts POSTs by result: the answer's status, or none and whether it timed out (metrics). */
+  onPosted?(status: number | null, timedOut: boolean): void;
 }
 
 const IDLE_POLL_MS = 1000;
@@ -160,6 +162,7 @@ export class WebhookDispatcher {
     let status: number | null = null;
     let retryAfter: number | null = null;
     let problem = "";
+    let timedOut = false;
     try {
       const { response } = await guardedFetch(
         { url: webhook.url, method: "POST", headers, body, maxRedirects: 0, signal: AbortSignal.timeout(c.timeoutMs) },
@@ -169,8 +172,10 @@ export class WebhookDispatcher {
       retryAfter = retryAfterMs(response.headers.get("retry-after"), now);
       problem = status >= 200 && status < 300 ? "" : (await readBodyPrefix(response, 512)).slice(0, 200);
     } catch (err) {
-      problem = (err as Error).name === "TimeoutError" ? `no answer within ${c.timeoutMs} ms` : (err as Error).message;
+      timedOut = (err as Error).name === "TimeoutError";
+      problem = timedOut ? `no answer within ${c.timeoutMs} ms` : (err as Error).message;
     }
+    this.deps.onPosted?.(status, timedOut);
     if (status !== null && status >= 200 && status < 300) {
       await this.deps.repo.acknowledge(batch.id);
       return;

@@ -8,6 +8,7 @@ import { INSUFFICIENT_MEMORY, readData, SessionBudget } from "../lib/smtp-data.t
 import { guardSessions } from "../lib/smtp-guard.ts";
 import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
 import { reply, smtpError, smtpSuccessText } from "../lib/smtp-reply.ts";
+import { limitRefusalReason, type SmtpRefusalReason } from "../metrics/labels.ts";
 import { refusedStatuses, deliverMessage, TRACE_ROOM_BYTES, type AddressGroup, type DeliverDeps, type Transaction } from "./deliver-message.ts";
 import type { AcceptedRecipient } from "./recipients.ts";
 import { routeRecipient, type RouteDeps } from "./route.ts";
@@ -36,6 +37,21 @@ export interface InboundListenerDeps {
   budget: MemoryBudget;
   messageCost(): MessageCost;
   logger: Logger;
+  /** Counts messages by their reply and refusals by reason (/metrics). */
+  metrics?: InboundMetrics;
+}
+
+export interface InboundMetrics {
+  inboundMessage(replyCode: number): void;
+  smtpRefusal(reason: SmtpRefusalReason): void;
+}
+
+/** The end-of-DATA answer, counted by the reply it gives (an error's code, else 250). */
+function countedAnswer<T>(answer: (err?: (Error & { responseCode?: number }) | null, text?: T) => void, metrics: InboundMetrics | undefined): typeof answer {
+  return (err, text) => {
+    metrics?.inboundMessage(err ? (err.responseCode ?? 451) : 250);
+    answer(err, text);
+  };
 }
 
 /** Per-connection state: the transaction being built and the refused-recipient count. */
@@ -130,11 +146,13 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
             await deps.deliver().statuses.record(refused);
           }
           st.refusedRcpts++;
+          deps.metrics?.smtpRefusal(st.refusedRcpts > deps.limits().maxUnknownRecipients ? "too_many_refused_recipients" : result.reason);
           // Past the limit the client is probing for addresses: answer, then hang up.
           if (st.refusedRcpts > deps.limits().maxUnknownRecipients) return callback(smtpError(reply(421, "4.7.0", "too many refused recipients; closing connection")));
           callback(smtpError(result.reply));
         })
         .catch((err) => {
+          deps.metrics?.smtpRefusal("temporary_failure");
           if (isDiskFull(err)) {
             deps.deliver().diskFull.report("inbound", err);
             return callback(smtpError(localStorageReply(true)));
@@ -145,7 +163,7 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
     },
 
     onData(stream, session, answer) {
-      const callback = answeredAtOnce(answer);
+      const callback = answeredAtOnce(countedAnswer(answer, deps.metrics));
       const st = stateOf(session);
       const options = budget.take(session);
       if (!options) {
@@ -159,6 +177,7 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
           const tx = transactionOf(session, st);
           if (read.oversized) {
             const refusal = reply(552, "5.3.4", `message exceeds the size limit of ${limit} bytes`);
+            deps.metrics?.smtpRefusal("message_too_large");
             await deps.deliver().statuses.record(refusedStatuses(tx.groups, tx, refusal, stream.byteLength, deps.deliver().clock.nowMs()));
             return callback(smtpError(refusal));
           }
@@ -200,6 +219,10 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
       return { maxClients: l.maxConnections, socketTimeout: l.socketTimeoutMs, maxRecipients: l.maxRecipients, size: l.maxMessageSizeBytes };
     },
     logger: deps.logger,
+    limited: (limit) => {
+      const reason = limitRefusalReason(limit);
+      if (reason) deps.metrics?.smtpRefusal(reason);
+    },
   });
   batchRepliesOf(server);
   return server;

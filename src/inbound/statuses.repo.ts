@@ -1,6 +1,7 @@
 // SQL for incoming statuses. Writes go through a journal (status-journal.ts) and then,
 // grouped, through the store's log connection, which does not wait for fsync: a status
 // is the record of what a target answered, not mail we hold.
+import { countInto } from "../stats/stats.repo.ts";
 import type { SearchTerm } from "../lib/search-query.ts";
 import { termTimeMs } from "../lib/search-query.ts";
 import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
@@ -117,6 +118,7 @@ export function journaledStore(store: Store): JournaledStore {
       for (const s of rows)
         insert.run(s.id, s.accountId, s.addressId, s.messageId, s.mailFrom, s.rcptTo, s.subject, s.status, s.statusCategory, s.tls, s.sizeBytes, s.remoteIp, s.response, s.createdAtMs);
       saveSeq.run(SEQUENCE_KEY, String(rows.at(-1)!.seq));
+      countInto(db, rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory })));
     }),
   };
 }

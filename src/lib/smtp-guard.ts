@@ -38,6 +38,8 @@ export interface GuardOptions {
    */
   beforeData?(session: SMTPServerSession): SmtpReply | null;
   logger: Logger;
+  /** A session closed (or a connection dropped) by the limit named, as logged (/metrics). */
+  limited?(limit: string): void;
 }
 
 interface Parser {
@@ -128,6 +130,7 @@ class Guard {
     })();
     if (!connectionVerdict(keys, key, limits.maxConnectionsPerIp)) return false;
     this.opts.logger.info("smtp session closed by a limit", { limit: "max_connections_per_ip", ip: socket.remoteAddress, tls: "handshake" });
+    this.opts.limited?.("max_connections_per_ip");
     return true;
   }
 
@@ -234,6 +237,7 @@ class Guard {
 
   private logLimit(c: Connection, limit: string, fields: Record<string, unknown> = {}): void {
     this.opts.logger.info("smtp session closed by a limit", { limit, ip: c.remoteAddress, ...fields });
+    this.opts.limited?.(limit);
   }
 }
 

@@ -13,6 +13,7 @@ import { newestFirst, prefixPattern, toPage, type Page, type PageRequest } from 
 import type { Store } from "../store/store.ts";
 import { MESSAGE_COLUMNS, messageFromRow, NO_TRACKING, RECIPIENT_COLUMNS, recipientFromRow, type MessageRow, type RecipientRow } from "./outbound-rows.ts";
 import { MESSAGE_SEARCH_FIELDS, searchClause } from "./outbound-search.repo.ts";
+import { LANES } from "./schedule.ts";
 
 export { MESSAGE_SEARCH_FIELDS, NO_TRACKING };
 
@@ -98,8 +99,8 @@ export interface OutboundRepo {
   addEvents(recipientId: string, status: LifecycleKind | null, events: NewEvent[]): Promise<MessageEvent[]>;
   /** The next time a queued recipient is due, or null when none waits. */
   nextDueMs(): Promise<number | null>;
-  /** Recipients waiting for a delivery attempt (the queue depth on /metrics). */
-  countQueued(): Promise<number>;
+  /** Recipients waiting for a delivery attempt, due at `nowMs` or later (the queue depth on /metrics). */
+  queueDepth(nowMs: number): Promise<{ due: number; scheduled: number }>;
   getMessage(accountId: string, id: string): Promise<OutboundMessage | null>;
   getMessageById(id: string): Promise<OutboundMessage | null>;
   getRecipient(messageId: string, recipientId: string): Promise<OutboundRecipient | null>;
@@ -120,6 +121,8 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
   const insertRecipient = db.query(`INSERT INTO outbound_recipients (${RECIPIENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const messageJoin = MESSAGE_COLUMNS.split(", ").map((c) => `m.${c} AS m_${c}`).join(", ");
   const recipientCols = RECIPIENT_COLUMNS.split(", ").map((c) => `r.${c}`).join(", ");
+  const laneMin = (lane: number) => `SELECT MIN(next_attempt_at) AS due FROM outbound_recipients WHERE state = 'queued' AND lane = ${lane}`;
+  const nextDue = db.query(`SELECT MIN(due) AS due FROM (${Object.values(LANES).map(laneMin).join(" UNION ALL ")})`);
 
   return {
     async insert(m, recipients, events, opts = {}) {
@@ -209,11 +212,14 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
     },
 
     async nextDueMs() {
-      const row = db.query("SELECT MIN(next_attempt_at) AS due FROM outbound_recipients WHERE state = 'queued'").get() as { due: number | null };
-      return row.due;
+      // One MIN per lane, each the first entry of outbound_recipients_due (state, lane,
+      // next_attempt_at); a MIN over all lanes at once reads every queued entry.
+      return (nextDue.get() as { due: number | null }).due;
     },
-    async countQueued() {
-      return (db.query("SELECT COUNT(*) AS n FROM outbound_recipients WHERE state = 'queued'").get() as { n: number }).n;
+    async queueDepth(nowMs) {
+      // Counted on the covering index outbound_recipients_due: the queued entries only.
+      const row = db.query("SELECT COUNT(*) AS queued, COALESCE(SUM(next_attempt_at <= ?), 0) AS due FROM outbound_recipients WHERE state = 'queued'").get(nowMs) as { queued: number; due: number };
+      return { due: row.due, scheduled: row.queued - row.due };
     },
 
     async getMessage(accountId, id) {

@@ -2,7 +2,7 @@
 // and multipart+n's form fields are derived from the json+n payload schema.
 import { describe, expect, test } from "bun:test";
 import { formFieldsSchema } from "../../src/api/openapi-webhooks.ts";
-import { withNamedSchemas } from "../../src/api/openapi-schemas.ts";
+import { withNamedSchemas, withPlainNumbers } from "../../src/api/openapi-schemas.ts";
 import { PayloadSchema } from "../../src/inbound/payload-schema.ts";
 import { buildPayload, toFormData, type PayloadEnvelope } from "../../src/inbound/payload.ts";
 
@@ -46,6 +46,18 @@ describe("withNamedSchemas", () => {
     const other = { ...thing, properties: { name: { type: "string" } } };
     expect(() => withNamedSchemas({ paths: { a: thing, b: other } })).toThrow("two different schemas are titled Thing");
   });
+});
+
+describe("withPlainNumbers", () => {
+  const numericString = (format: string) => ({ type: "string", format, default: 0 });
+  const cases: [string, unknown, unknown][] = [
+    ["Elysia's integer is the integer", { description: "d", anyOf: [numericString("integer"), { type: "integer", minimum: 0 }] }, { description: "d", type: "integer", minimum: 0 }],
+    ["Elysia's number is the number", { anyOf: [numericString("numeric"), { type: "number" }] }, { type: "number" }],
+    ["inside properties and arrays", { properties: { n: { type: "array", items: { anyOf: [numericString("integer"), { type: "integer" }] } } } }, { properties: { n: { type: "array", items: { type: "integer" } } } }],
+    ["another anyOf stays", { anyOf: [{ type: "string" }, { type: "integer" }] }, { anyOf: [{ type: "string" }, { type: "integer" }] }],
+    ["a string with a date format stays", { anyOf: [{ type: "string", format: "date-time" }, { type: "null" }] }, { anyOf: [{ type: "string", format: "date-time" }, { type: "null" }] }],
+  ];
+  for (const [name, input, expected] of cases) test(name, () => expect(withPlainNumbers(input as never)).toEqual(expected as never));
 });
 
 describe("formFieldsSchema (multipart+n)", () => {

@@ -34,7 +34,7 @@ beforeAll(async () => {
   await page.goto(`${appliance.http}/dashboard/`);
   await page.getByLabel("API token").fill(ACCOUNT_A.token);
   await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("heading", { name: "Addresses" }).waitFor();
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
 }, 60_000);
 
 afterAll(async () => {
@@ -100,6 +100,12 @@ describe("dashboard outbound pages in chromium", () => {
     expect(await gone.textContent()).toMatch(/bounce/);
     expect(await gone.textContent()).toContain("no such mailbox here");
     await pageIsClean("13-sent-timeline");
+
+    await page.getByRole("link", { name: "Overview" }).click();
+    await page.getByRole("img", { name: "Sent mail: recipients by event: delivery 1, bounce 1, deferral 0, open 0, click 0" }).waitFor();
+    expect(await page.locator(".tile").nth(1).textContent()).toBe("1 delivered");
+    expect(await page.locator(".tile").nth(2).textContent()).toBe("1 bounced");
+    await pageIsClean("13b-overview-sent");
   }, 60_000);
 
   browserTest("a suppression is added, found by search, and removed with the bulk action", async () => {

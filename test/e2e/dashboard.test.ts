@@ -53,7 +53,8 @@ describe("dashboard in chromium", () => {
     await pageIsClean("01-sign-in-refused");
     await page.getByLabel("API token").fill(ACCOUNT_A.token);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("heading", { name: "Addresses" }).waitFor();
+    await page.getByRole("heading", { name: "Overview" }).waitFor();
+    await page.getByRole("link", { name: "Addresses" }).click();
     await page.getByText(appliance.email, { exact: true }).waitFor();
     const cookie = (await page.context().cookies()).find((c) => c.name === "postroom_session");
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Strict" });
@@ -88,6 +89,16 @@ describe("dashboard in chromium", () => {
     await page.getByRole("button", { name: "Search" }).click();
     await page.getByText("No messages match this search.").waitFor();
     await pageIsClean("05-incoming-search");
+
+    await page.getByRole("link", { name: "Overview" }).click();
+    const warnings = page.getByRole("region", { name: "Warnings" });
+    await warnings.getByText("1 received message was not accepted by its target in this period").waitFor();
+    expect(await page.locator(".tile").first().textContent()).toBe("2 received");
+    expect(await page.getByRole("img", { name: /^Received mail by outcome/ }).getAttribute("aria-label")).toBe("Received mail by outcome: successful 1, rejected 1, delayed 0");
+    await page.getByRole("button", { name: "Last 7 days" }).click();
+    await page.getByRole("button", { name: "Last 7 days", pressed: true }).waitFor();
+    expect(await page.getByRole("img", { name: /^Received mail by outcome/ }).getAttribute("aria-label")).toBe("Received mail by outcome: successful 1, rejected 1, delayed 0");
+    await pageIsClean("05b-overview");
   }, 60_000);
 
   browserTest("another account's address cannot be opened by URL: not found, nothing of it shown", async () => {

@@ -11,8 +11,10 @@ import { NotFound } from "./pages/not-found.tsx";
 import { Domain, Domains } from "./pages/domains.tsx";
 import { Suppressions } from "./pages/suppressions.tsx";
 import { Smtp } from "./pages/smtp.tsx";
+import { Overview } from "./pages/overview.tsx";
 
 const NAV: { path: string; label: string }[] = [
+  { path: "/overview", label: "Overview" },
   { path: "/addresses", label: "Addresses" },
   { path: "/incoming", label: "Incoming" },
   { path: "/sent", label: "Sent" },
@@ -35,7 +37,7 @@ export function App() {
 function SignedIn({ session, onSignedOut }: { session: Session; onSignedOut: () => void }) {
   const { path, search } = useLocation();
   useEffect(() => {
-    if (path === "/" || path === "/sign-in") navigate("/addresses");
+    if (path === "/" || path === "/sign-in") navigate("/overview");
   }, [path]);
   const signOut = async () => {
     await call("DELETE", "/dashboard/session").catch(() => {});
@@ -71,6 +73,7 @@ function SignedIn({ session, onSignedOut }: { session: Session; onSignedOut: () 
 
 function view(session: Session, path: string, search: URLSearchParams) {
   if (path === "/" || path === "/sign-in") return null;
+  if (path === "/overview") return <Overview session={session} />;
   if (path === "/addresses") return <Addresses session={session} />;
   if (path === "/incoming") return <Incoming session={session} addressId={search.get("address")} query={search.get("query") ?? ""} />;
   if (path === "/sent") return <Sent session={session} outboundId={search.get("outbound")} query={search.get("query") ?? ""} />;

@@ -11,6 +11,7 @@ import m0008 from "./0008_outbound_bodies.sql" with { type: "text" };
 import m0009 from "./0009_incoming_statuses_rowid.sql" with { type: "text" };
 import { encryptSecretsAtRest } from "./0010_secrets_encrypted.ts";
 import m0011 from "./0011_dashboard_sessions.sql" with { type: "text" };
+import m0012 from "./0012_stats_hourly.sql" with { type: "text" };
 import type { Database } from "bun:sqlite";
 import type { SecretBox } from "../../lib/secret-key.ts";
 
@@ -44,4 +45,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 9, name: "incoming_statuses_rowid", sql: m0009 },
   { version: 10, name: "secrets_encrypted", sql: "", run: encryptSecretsAtRest },
   { version: 11, name: "dashboard_sessions", sql: m0011 },
+  { version: 12, name: "stats_hourly", sql: m0012 },
 ];

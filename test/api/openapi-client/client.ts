@@ -72,6 +72,11 @@ export async function callEveryOperation(baseUrl: string, account: { id: string;
   const suppressionId = suppression.data?.id ?? "0";
   note("deleteSuppression", await api.DELETE("/api/v0.1/{accountId}/suppressions/{suppressionId}", { params: { path: { accountId, suppressionId } } }));
 
+  const stats = await api.GET("/api/v0.1/{accountId}/stats", { params: { path: { accountId }, query: { period: "7d" } } });
+  note("getStats", stats);
+  stats.data?.buckets[0]?.at satisfies string | undefined;
+  stats.data?.queue.recipients satisfies number | undefined;
+
   note("deleteAddress", await api.DELETE("/api/v0.1/{accountId}/addresses/{addressId}", { params: { path: { accountId, addressId } } }));
   return seen;
 }
