@@ -1,4 +1,5 @@
 // E6: incoming statuses of an address, newest first, with search and paging.
+import { Type } from "@sinclair/typebox";
 import { Elysia, t, type Static } from "elysia";
 import type { IncomingStatus } from "../inbound/statuses.repo.ts";
 import { STATUS_SEARCH_FIELDS } from "../inbound/statuses.repo.ts";
@@ -19,7 +20,7 @@ const IncomingStatusSchema = t.Object(
     status: t.String({ description: 'the target\'s HTTP status ("200", "404"), client_timeout, unreachable, or rejected' }),
     status_category: t.Union([t.Literal("successful"), t.Literal("rejected"), t.Literal("delayed")]),
     tls: t.Union([t.String(), t.Null()], { description: "TLS protocol of the SMTP session, or null" }),
-    size: t.Union([t.Integer(), t.Null()], { description: "message size in bytes" }),
+    size: t.Union([Type.Integer({ minimum: 0 }), t.Null()], { description: "message size in bytes" }),
     remote_ip: t.Union([t.String(), t.Null()]),
     response: t.Union([t.String(), t.Null()], { description: "the target's answer (first bytes) or our refusal, for every non-2xx" }),
     x_postroom_message_id: t.Union([t.String(), t.Null()], { description: "the X-Postroom-Message-Id header of the POST to the target (also in the log); null when Postroom refused the mail itself" }),

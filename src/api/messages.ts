@@ -6,6 +6,8 @@ import { sendFromApi } from "../outbound/send.ts";
 import { callerOutbound } from "./deps.ts";
 import { errorResponses } from "./errors.ts";
 import { requestState } from "./request-state.ts";
+import { DOCUMENTED_BODY } from "./openapi.ts";
+import { asOpenApi } from "./openapi-schemas.ts";
 import { ONE_LINE_RULE, oneLine } from "./text-checks.ts";
 
 const addressList = (description: string) =>
@@ -48,6 +50,27 @@ const MessageBodySchema = t.Object(
   { additionalProperties: false, title: "Message" },
 );
 
+// The body is checked as one object (field-by-field errors; message-input.ts refuses raw with
+// the composed fields); clients see its two variants, made of the same fields, as oneOf.
+const { raw, plain, html, markdown, headers, attachments, ...commonFields } = MessageBodySchema.properties;
+/** E11's body for clients: composed from parts, or a raw RFC 5322 message. */
+const MessageToSendSchema = {
+  title: "MessageToSend",
+  oneOf: [
+    t.Object({ ...commonFields, plain, html, markdown, headers, attachments }, {
+      additionalProperties: false,
+      title: "ComposedMessage",
+      description: "give at least one of plain, html and markdown",
+      examples: [{ from: "Shop <billing@shop.example.com>", to: ["ann@example.org"], subject: "Invoice 118", html: "<p>Your invoice.</p>", tags: ["invoice"], attachments: [{ file_name: "invoice.txt", content: "SW52b2ljZSAxMTg=", content_type: "text/plain" }] }],
+    }),
+    t.Object({ ...commonFields, raw: t.Optional(raw, false) }, {
+      additionalProperties: false,
+      title: "RawMessage",
+      examples: [{ from: "billing@shop.example.com", to: "ann@example.org", raw: "From: billing@shop.example.com\r\nTo: ann@example.org\r\nSubject: Hi\r\n\r\nHello\r\n" }],
+    }),
+  ].map(asOpenApi),
+};
+
 const MessageCommonSchema = t.Object(
   {
     id: t.String({ format: "uuid" }),
@@ -81,6 +104,7 @@ export function messageRoutes(deps: SendDeps, logger: Logger) {
         summary: "E11: send a message (the account ID in the path is the outbound account ID)",
         tags: ["Sending"],
         security: [{ smtpAuth: [] }],
+        [DOCUMENTED_BODY]: MessageToSendSchema,
       },
     },
   );

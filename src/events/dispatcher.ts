@@ -11,6 +11,7 @@ import type { DnsResolver } from "../lib/dns.ts";
 import { guardedFetch, readBodyPrefix } from "../lib/egress-fetch.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Batch, OutboxRepo } from "./outbox.repo.ts";
+import type { WebhookBody, WebhookEvent } from "./event-schema.ts";
 import { WakeTimer } from "../lib/wake-timer.ts";
 import { retryAfterMs, webhookRetryAt } from "./webhook-schedule.ts";
 
@@ -38,17 +39,19 @@ export const BATCH_WINDOW_MS = 25;
 const EXPIRE_INTERVAL_MS = 60_000;
 
 export function webhookBody(batch: Batch): string {
-  return JSON.stringify({
+  const body: WebhookBody = {
     events: batch.events.map((e) => ({
       id: e.id,
-      kind: e.kind,
+      // Only lifecycle kinds reach the outbox (internal kinds are never posted).
+      kind: e.kind as WebhookEvent["kind"],
       recipient: e.recipient,
       message_id: e.messageId,
       outbound_account_id: e.outboundAccountId,
       created_at: isoTime(e.createdAtMs),
       details: e.details,
     })),
-  });
+  };
+  return JSON.stringify(body);
 }
 
 export class WebhookDispatcher {
