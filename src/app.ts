@@ -47,6 +47,7 @@ import { openStore, type Store } from "./store/store.ts";
 import { Listeners } from "./listeners.ts";
 import { createMetrics, type Metrics } from "./metrics/metrics.ts";
 import { createStatsRepo } from "./stats/stats.repo.ts";
+import { createWebhookPostRepo } from "./events/webhook-posts.repo.ts";
 import { dashboardDeps } from "./dashboard/routes.ts";
 import { ChallengeResponder } from "./tls/challenges.ts";
 import { tlsHealthWarnings } from "./tls/health-warnings.ts";
@@ -61,7 +62,6 @@ export interface AppOptions {
   /** Mail to our bounce addresses; by default the outbound side's handler (tests may replace it). */
   bounces?: BounceHandler;
 }
-
 
 export class App {
   private current: Config;
@@ -129,15 +129,10 @@ export class App {
     const suppressed = (outboundId: string, emails: readonly string[]) => suppressions.suppressedAmong(outboundId, emails);
     const outbox = createOutboxRepo(store);
     this.webhooks = new WebhookDispatcher({
-      repo: outbox,
-      registry,
-      resolver,
-      clock,
-      logger: logger.child({ component: "webhooks" }),
-      config: () => this.current,
-      userAgent: `Postroom/${VERSION}`,
+      repo: outbox, registry, resolver, clock, logger: logger.child({ component: "webhooks" }), config: () => this.current, userAgent: `Postroom/${VERSION}`,
       onExpired: (count) => this.metrics.webhookEventsExpired.inc(count),
       onPosted: (status, timedOut) => this.metrics.webhookPost(status, timedOut),
+      posts: createWebhookPostRepo(store),
     });
     const responder = new ChallengeResponder();
     this.tls = new TlsManager({ config: () => this.current, clock, resolver, responder, logger: logger.child({ component: "tls" }) });
@@ -145,7 +140,7 @@ export class App {
     const send: SendDeps = { repo: outbound, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick() };
 
     const dashboard = dashboardDeps({ config: () => this.current, registry, clock, logger, store });
-    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics, diskFull, budget, dashboard, stats: createStatsRepo(store) };
+    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics, diskFull, budget, dashboard, stats: createStatsRepo(store), webhooks: this.webhooks };
     const elysia = buildElysiaApp(apiDeps, VERSION);
     this.handle = createApiHandler(apiDeps, elysia, this.limiter);
     this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));

@@ -18,6 +18,7 @@ import type { MemoryBudget } from "../lib/memory-budget.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { DashboardDeps } from "../dashboard/routes.ts";
 import type { StatsRepo } from "../stats/stats.repo.ts";
+import type { WebhookDispatcher } from "../events/dispatcher.ts";
 import { ApiError } from "./errors.ts";
 import { requestState } from "./request-state.ts";
 
@@ -52,6 +53,8 @@ export interface ApiDeps {
   diskFull: DiskFullLog;
   /** Memory held by mail in flight (limits.mail_in_flight): E11 reserves in it. */
   budget: MemoryBudget;
+  /** The webhook dispatcher: the webhook page's reads, test POST and retry now. */
+  webhooks: WebhookDispatcher;
   /** Hourly counts and the overview's reads (GET /stats). */
   stats: StatsRepo;
   /** The dashboard's page, assets and sessions (the API takes its session cookie). */

@@ -179,6 +179,7 @@ export const ConfigSchema = Type.Object(
         events: retention("30d", "how long message events are kept (for messages kept longer than their events); an event not yet posted to its webhook is kept"),
         webhook_outbox: retention("1d", "how long the webhook bookkeeping of an event is kept once the event was posted, expired or dropped (the event itself stays)"),
         domain_events: retention("30d", "how long the verification history of sending domains is kept"),
+        webhook_posts: retention("7d", "how long the record of each POST to a webhook receiver (status, first bytes of its answer) is kept for the dashboard"),
         stats: retention("400d", "how long the hourly counts behind the dashboard's charts are kept (a few hundred small rows per account and day)"),
         mta_sts_policies: retention("1d", "how long a recipient domain's cached MTA-STS policy is kept after it expired (an expired policy is never applied)"),
         interval: str("10m", "how often the purge runs", { pattern: `^\\s*${NONZERO_DURATION}\\s*$`, errorMessage: 'must be a duration above zero such as "10m"' }),

@@ -11,6 +11,9 @@ import type { DnsResolver } from "../lib/dns.ts";
 import { guardedFetch, readBodyPrefix } from "../lib/egress-fetch.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Batch, OutboxRepo } from "./outbox.repo.ts";
+import type { WebhookPost, WebhookPostRepo } from "./webhook-posts.repo.ts";
+import { newId16 } from "../lib/ids.ts";
+import type { PageRequest } from "../store/paging.ts";
 import type { WebhookBody, WebhookEvent } from "./event-schema.ts";
 import { WakeTimer } from "../lib/wake-timer.ts";
 import { retryAfterMs, webhookRetryAt } from "./webhook-schedule.ts";
@@ -27,7 +30,27 @@ export interface DispatcherDeps {
   onExpired?(count: number): void;
   /** Counts POSTs by result: the answer's status, or none and whether it timed out (metrics). */
   onPosted?(status: number | null, timedOut: boolean): void;
+  /** Where each POST and the receiver's answer are recorded (the dashboard's webhook page). */
+  posts?: WebhookPostRepo;
 }
+
+/** What a receiver made of one POST. */
+interface Exchange {
+  status: number | null;
+  retryAfter: number | null;
+  problem: string;
+  timedOut: boolean;
+  durationMs: number;
+}
+
+/** A webhook URL as the dashboard shows it: no credentials, no query (it may carry a token). */
+export function shownUrl(url: string): string {
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}${u.pathname}${u.search ? "?…" : ""}`;
+}
+
+/** The nil UUID: the message of the sample event a test POST carries (no message has it). */
+export const TEST_MESSAGE_ID = "00000000-0000-0000-0000-000000000000";
 
 const IDLE_POLL_MS = 1000;
 /**
@@ -147,35 +170,77 @@ export class WebhookDispatcher {
     this.wake(this.again ? 0 : Math.max(0, nextWake));
   }
 
-  private async post(webhook: WebhookConfig, batch: Batch): Promise<void> {
+  /** POSTs `body` under the Bearer token and signature headers, through the egress guard; records the answer. */
+  private async exchange(webhook: WebhookConfig, outboundAccountId: string, batchId: string, body: string, events: number, test: boolean): Promise<Exchange> {
     const c = this.deps.config().webhooks;
-    const body = webhookBody(batch);
     const now = this.deps.clock.nowMs();
     const headers: Record<string, string> = {
       "content-type": "application/json",
       "user-agent": this.deps.userAgent,
       authorization: `Bearer ${webhook.token}`,
-      "webhook-id": batch.id,
+      "webhook-id": batchId,
       "webhook-timestamp": String(Math.floor(now / 1000)),
     };
-    if (webhook.signingSecret) headers["webhook-signature"] = new Webhook(webhook.signingSecret).sign(batch.id, new Date(now), body);
-    let status: number | null = null;
-    let retryAfter: number | null = null;
-    let problem = "";
-    let timedOut = false;
+    if (webhook.signingSecret) headers["webhook-signature"] = new Webhook(webhook.signingSecret).sign(batchId, new Date(now), body);
+    const result: Exchange = { status: null, retryAfter: null, problem: "", timedOut: false, durationMs: 0 };
+    const startedMs = performance.now();
     try {
       const { response } = await guardedFetch(
         { url: webhook.url, method: "POST", headers, body, maxRedirects: 0, signal: AbortSignal.timeout(c.timeoutMs) },
         { resolver: this.deps.resolver, policy: { allowPrivate: c.allowPrivate } },
       );
-      status = response.status;
-      retryAfter = retryAfterMs(response.headers.get("retry-after"), now);
-      problem = status >= 200 && status < 300 ? "" : (await readBodyPrefix(response, 512)).slice(0, 200);
+      result.status = response.status;
+      result.retryAfter = retryAfterMs(response.headers.get("retry-after"), now);
+      result.problem = response.status >= 200 && response.status < 300 ? "" : (await readBodyPrefix(response, 512)).slice(0, 200);
     } catch (err) {
-      timedOut = (err as Error).name === "TimeoutError";
-      problem = timedOut ? `no answer within ${c.timeoutMs} ms` : (err as Error).message;
+      result.timedOut = (err as Error).name === "TimeoutError";
+      result.problem = result.timedOut ? `no answer within ${c.timeoutMs} ms` : (err as Error).message;
     }
-    this.deps.onPosted?.(status, timedOut);
+    result.durationMs = Math.round(performance.now() - startedMs);
+    this.deps.onPosted?.(result.status, result.timedOut);
+    this.deps.posts?.record({ outboundAccountId, batchId, events, test, status: result.status, problem: result.problem, durationMs: result.durationMs, createdAtMs: now });
+    return result;
+  }
+
+  /**
+   * The dashboard's "send a test event": one sample delivery event (details.test true, the
+   * nil UUID as message) posted now to the outbound account's webhook, outside the outbox
+   * (nothing is retried). Null when the outbound account has no webhook.
+   */
+  async testPost(outboundAccountId: string): Promise<WebhookPost | null> {
+    const webhook = this.webhookFor(outboundAccountId);
+    if (!webhook) return null;
+    const nowMs = this.deps.clock.nowMs();
+    const batchId = `msg_test_${newId16()}`;
+    const body = webhookBody({
+      id: batchId,
+      attempts: 0,
+      events: [{ id: `test_${newId16()}`, kind: "delivery", recipient: "test@example.com", messageId: TEST_MESSAGE_ID, outboundAccountId, accountId: "", createdAtMs: nowMs, details: { test: true, mx: "mx.example.com", smtp_code: 250, smtp_response: "250 2.0.0 OK (test)", attempt: 1 } }],
+    });
+    const r = await this.exchange(webhook, outboundAccountId, batchId, body, 1, true);
+    return { id: batchId, outboundAccountId, batchId, events: 1, test: true, status: r.status, problem: r.problem, durationMs: r.durationMs, createdAtMs: nowMs };
+  }
+
+  /** What the dashboard's webhook page shows of an outbound account: its webhook (without secrets), its backlog, its recent POSTs. */
+  async overview(outboundAccountId: string, page: PageRequest) {
+    const webhook = this.webhookFor(outboundAccountId);
+    return {
+      webhook: webhook ? { url: shownUrl(webhook.url), signed: webhook.signingSecret !== null } : null,
+      pending: await this.deps.repo.pendingOf(outboundAccountId),
+      posts: this.deps.posts?.list(outboundAccountId, page) ?? { items: [], hasMore: false },
+    };
+  }
+
+  /** The dashboard's "retry now": the outbound account's pending events are due at once. Returns how many wait. */
+  async retryNow(outboundAccountId: string): Promise<number> {
+    const pending = await this.deps.repo.dueNow(outboundAccountId, this.deps.clock.nowMs());
+    this.wake(0);
+    return pending;
+  }
+
+  private async post(webhook: WebhookConfig, batch: Batch): Promise<void> {
+    const c = this.deps.config().webhooks;
+    const { status, retryAfter, problem } = await this.exchange(webhook, batch.events[0]!.outboundAccountId, batch.id, webhookBody(batch), batch.events.length, false);
     if (status !== null && status >= 200 && status < 300) {
       await this.deps.repo.acknowledge(batch.id);
       return;

@@ -49,6 +49,10 @@ export interface OutboxRepo {
   countPending(): Promise<number>;
   /** When the oldest pending event was created; null when none is pending. */
   oldestPendingMs(): Promise<number | null>;
+  /** Makes an outbound account's pending events due at `nowMs` (retry now); returns how many are pending. */
+  dueNow(outboundAccountId: string, nowMs: number): Promise<number>;
+  /** An outbound account's pending events: how many, the oldest's time, and when the next POST is due. */
+  pendingOf(outboundAccountId: string): Promise<{ events: number; oldestMs: number | null; dueMs: number | null }>;
 }
 
 export function createOutboxRepo(store: Store): OutboxRepo {
@@ -118,6 +122,14 @@ export function createOutboxRepo(store: Store): OutboxRepo {
     },
     async countPending() {
       return (db.query("SELECT COUNT(*) AS n FROM webhook_outbox WHERE state = 'pending'").get() as { n: number }).n;
+    },
+    async dueNow(outboundAccountId, nowMs) {
+      db.query("UPDATE webhook_outbox SET next_attempt_at = ? WHERE state = 'pending' AND outbound_account_id = ? AND next_attempt_at > ?").run(nowMs, outboundAccountId, nowMs);
+      return (db.query("SELECT COUNT(*) AS n FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ?").get(outboundAccountId) as { n: number }).n;
+    },
+    async pendingOf(outboundAccountId) {
+      const r = db.query("SELECT COUNT(*) AS n, MIN(created_at) AS oldest, MIN(next_attempt_at) AS due FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ?").get(outboundAccountId) as { n: number; oldest: number | null; due: number | null };
+      return { events: r.n, oldestMs: r.oldest, dueMs: r.due };
     },
     async oldestPendingMs() {
       // The first entry of the partial index on pending rows' age (the planner picks the other one unless told).

@@ -5,6 +5,7 @@
 import { createDomainEventPurge } from "../domains/sending-domains.repo.ts";
 import { createEventPurge } from "../events/events.repo.ts";
 import { createOutboxPurge } from "../events/outbox.repo.ts";
+import { createWebhookPostPurge } from "../events/webhook-posts.repo.ts";
 import { createStatusPurge } from "../inbound/statuses.repo.ts";
 import { createStsPurge } from "../outbound/mta-sts.repo.ts";
 import { createOutboundPurge } from "../outbound/outbound-purge.repo.ts";
@@ -24,5 +25,6 @@ export function retentionPurges(store: Store): Record<RetentionTable, Purge> {
     domain_events: createDomainEventPurge(store),
     mta_sts_policies: createStsPurge(store),
     stats: createStatsPurge(store),
+    webhook_posts: createWebhookPostPurge(store),
   };
 }

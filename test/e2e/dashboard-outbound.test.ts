@@ -12,6 +12,7 @@ import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { publishRecords, SENDING_KEYS } from "../helpers/sending-domain.ts";
 import { eventually, SmtpSink } from "../helpers/sink.ts";
 import { requireTools } from "../helpers/tools.ts";
+import { WebhookReceiver } from "../helpers/webhook-receiver.ts";
 
 const browserTest = requireTools("chromium");
 let appliance: BinaryAppliance;
@@ -20,6 +21,8 @@ let sink: SmtpSink;
 let browser: Browser;
 let w: WatchedPage;
 let page: Page;
+let hook: WebhookReceiver;
+const SECRET = "whsec_" + Buffer.from("dashboard webhook page secret").toString("base64");
 
 beforeAll(async () => {
   sink = await SmtpSink.start();
@@ -27,7 +30,14 @@ beforeAll(async () => {
   dns = await TestDnsServer.start();
   dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
   dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
-  appliance = await startBinaryAppliance({ accounts: [ACCOUNT_A], dnsServer: dns.address, outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true` });
+  hook = WebhookReceiver.start(SECRET);
+  hook.script.push(503);
+  appliance = await startBinaryAppliance({
+    accounts: [{ ...ACCOUNT_A, extra: `webhook = { url = "${hook.url}", token = "hook-token", signing_secret = "${SECRET}" }` }],
+    dnsServer: dns.address,
+    outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true`,
+    extra: "[webhooks]\nallow_private = true",
+  });
   browser = await launchBrowser();
   w = await watchedPage(browser, appliance.http);
   page = w.page;
@@ -42,6 +52,7 @@ afterAll(async () => {
   await appliance?.stop();
   await sink?.stop();
   await dns?.stop();
+  await hook?.stop();
 });
 
 async function pageIsClean(name: string): Promise<void> {
@@ -106,6 +117,26 @@ describe("dashboard outbound pages in chromium", () => {
     expect(await page.locator(".tile").nth(1).textContent()).toBe("1 delivered");
     expect(await page.locator(".tile").nth(2).textContent()).toBe("1 bounced");
     await pageIsClean("13b-overview-sent");
+  }, 60_000);
+
+  browserTest("the webhook page shows the receiver's refusal, retries now, and sends a test event", async () => {
+    // The receiver refused the first POST (503 "try later") of the message sent above.
+    await eventually(() => hook.posts.length >= 1, 20_000, "the first webhook POST");
+    await page.getByRole("link", { name: "Webhook" }).click();
+    await page.getByRole("heading", { name: "Latest POSTs" }).waitFor();
+    const refused = page.getByRole("row", { name: /503/ });
+    expect(await refused.textContent()).toContain("try later");
+    await pageIsClean("14a-webhook-refused");
+    await page.getByRole("button", { name: "Retry now" }).click();
+    await page.getByRole("status").getByText(/will be posted now/).waitFor();
+    await eventually(() => hook.posts.some((p) => p.status === 200), 20_000, "the retried POST");
+    await page.getByRole("button", { name: "Send a test event" }).click();
+    await page.getByRole("status").getByText("The receiver answered 200.").waitFor();
+    const test = hook.posts.at(-1)!;
+    expect(test.verified).toBe(true);
+    expect(test.body.events[0].details.test).toBe(true);
+    await page.getByRole("cell", { name: /test/ }).first().waitFor();
+    await pageIsClean("14b-webhook-test");
   }, 60_000);
 
   browserTest("a suppression is added, found by search, and removed with the bulk action", async () => {

@@ -13,6 +13,7 @@ import { Suppressions } from "./pages/suppressions.tsx";
 import { Smtp } from "./pages/smtp.tsx";
 import { Overview } from "./pages/overview.tsx";
 import { AddressPage } from "./pages/address.tsx";
+import { Webhook } from "./pages/webhook.tsx";
 
 const NAV: { path: string; label: string }[] = [
   { path: "/overview", label: "Overview" },
@@ -21,6 +22,7 @@ const NAV: { path: string; label: string }[] = [
   { path: "/sent", label: "Sent" },
   { path: "/domains", label: "Domains" },
   { path: "/suppressions", label: "Suppressions" },
+  { path: "/webhook", label: "Webhook" },
   { path: "/smtp", label: "SMTP" },
 ];
 
@@ -86,6 +88,7 @@ function view(session: Session, path: string, search: URLSearchParams) {
   const domain = /^\/domains\/([0-9a-f]{16})$/.exec(path);
   if (domain) return <Domain session={session} id={domain[1]!} />;
   if (path === "/smtp") return <Smtp session={session} />;
+  if (path === "/webhook") return <Webhook session={session} outboundId={search.get("outbound")} />;
   if (path === "/suppressions") return <Suppressions session={session} outboundId={search.get("outbound")} query={search.get("query") ?? ""} />;
   return <NotFound />;
 }

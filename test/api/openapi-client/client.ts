@@ -77,6 +77,16 @@ export async function callEveryOperation(baseUrl: string, account: { id: string;
   stats.data?.buckets[0]?.at satisfies string | undefined;
   stats.data?.queue.recipients satisfies number | undefined;
 
+  const outbound = { params: { path: { accountId }, query: { outbound_account_id: account.outboundId } } };
+  const webhook = await api.GET("/api/v0.1/{accountId}/webhook", outbound);
+  note("getWebhook", webhook);
+  webhook.data?.pending.events satisfies number | undefined;
+  note("listWebhookPosts", await api.GET("/api/v0.1/{accountId}/webhook/posts", outbound));
+  const tested = await api.POST("/api/v0.1/{accountId}/webhook/test", outbound);
+  note("testWebhook", tested);
+  tested.data?.status satisfies number | null | undefined;
+  note("retryWebhook", await api.POST("/api/v0.1/{accountId}/webhook/retry", outbound));
+
   note("deleteAddress", await api.DELETE("/api/v0.1/{accountId}/addresses/{addressId}", { params: { path: { accountId, addressId } } }));
   return seen;
 }

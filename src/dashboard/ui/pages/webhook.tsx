@@ -1,0 +1,138 @@
+// The webhook of an outbound account: its URL, the events waiting and when they are tried
+// again, the latest POSTs with the receiver's status and answer; "Send a test event" and
+// "Retry now".
+import { useEffect, useState } from "preact/hooks";
+import { accountPath, ApiFailure, call, get, type Session } from "../api.ts";
+import { ErrorNote, Time } from "../parts.tsx";
+import { navigate } from "../router.ts";
+
+interface Post {
+  id: string;
+  webhook_id: string;
+  events: number;
+  test: boolean;
+  status: number | null;
+  problem: string;
+  duration_ms: number;
+  created_at: string;
+}
+
+interface WebhookStatus {
+  webhook: { url: string; signed: boolean } | null;
+  pending: { events: number; oldest_at: string | null; next_attempt_at: string | null };
+  posts: Post[];
+}
+
+const message = (err: unknown) => (err instanceof ApiFailure ? err.message : String(err));
+
+export function Webhook({ session, outboundId }: { session: Session; outboundId: string | null }) {
+  const chosen = outboundId ?? session.outbound_account_ids[0] ?? null;
+  const q = `outbound_account_id=${chosen}`;
+  const [status, setStatus] = useState<WebhookStatus | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [note, setNote] = useState<string | null>(null);
+  const load = () => {
+    if (chosen) get<WebhookStatus>(accountPath(session.account_id, `webhook?${q}`)).then(setStatus, (err) => setError(message(err)));
+  };
+  useEffect(load, [session.account_id, chosen]);
+  const test = async () => {
+    setError(null);
+    try {
+      const post = await call<Post>("POST", accountPath(session.account_id, `webhook/test?${q}`));
+      setNote(post.status !== null && post.status < 300 ? `The receiver answered ${post.status}.` : `The receiver answered ${post.status ?? "nothing"}: ${post.problem}`);
+      load();
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  const retry = async () => {
+    setError(null);
+    try {
+      const r = await call<{ pending: number }>("POST", accountPath(session.account_id, `webhook/retry?${q}`));
+      setNote(`${r.pending} event${r.pending === 1 ? "" : "s"} will be posted now.`);
+      setTimeout(load, 1000);
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <section aria-labelledby="h-webhook">
+      <h1 id="h-webhook">Webhook</h1>
+      <div class="toolbar">
+        <div>
+          <label for="outbound">Outbound account</label>
+          <select id="outbound" value={chosen ?? ""} onChange={(e) => navigate(`/webhook?outbound=${e.currentTarget.value}`)}>
+            {session.outbound_account_ids.map((id) => (
+              <option key={id} value={id}>
+                {id}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
+      <ErrorNote error={error} />
+      {note && <p role="status">{note}</p>}
+      {status && (
+        <>
+          <dl class="facts">
+            <dt>URL</dt>
+            <dd>{status.webhook ? <code class="wrap">{status.webhook.url}</code> : "none: set webhook = { url, token } for the account or outbound account in the config"}</dd>
+            <dt>Signed</dt>
+            <dd>{status.webhook ? (status.webhook.signed ? "yes (Standard Webhooks)" : "no") : "—"}</dd>
+            <dt>Waiting</dt>
+            <dd>
+              {status.pending.events} event{status.pending.events === 1 ? "" : "s"}
+              {status.pending.oldest_at && (
+                <>
+                  , the oldest since <Time iso={status.pending.oldest_at} />
+                </>
+              )}
+            </dd>
+            <dt>Next POST</dt>
+            <dd>
+              <Time iso={status.pending.next_attempt_at} />
+            </dd>
+          </dl>
+          <div class="buttons">
+            <button type="button" onClick={test} disabled={!status.webhook}>
+              Send a test event
+            </button>
+            <button type="button" class="secondary" onClick={retry} disabled={!status.webhook || status.pending.events === 0}>
+              Retry now
+            </button>
+          </div>
+          <h2>Latest POSTs</h2>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Events</th>
+                <th scope="col">Answer</th>
+                <th scope="col">Took</th>
+              </tr>
+            </thead>
+            <tbody>
+              {status.posts.map((p) => (
+                <tr key={p.id}>
+                  <td>
+                    <Time iso={p.created_at} />
+                    {p.test && <span class="tag">test</span>}
+                  </td>
+                  <td>
+                    {p.events} <code class="small">{p.webhook_id}</code>
+                  </td>
+                  <td>
+                    <span class={`status ${p.status !== null && p.status < 300 ? "successful" : "rejected"}`}>{p.status ?? "no answer"}</span>
+                    {p.problem && <p class="hint">{p.problem}</p>}
+                  </td>
+                  <td>{p.duration_ms} ms</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {status.posts.length === 0 && <p>No POSTs yet.</p>}
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,67 @@
+// SQL for the record of webhook POSTs (migration 0014): one row per POST, with the
+// receiver's status and the first bytes of a non-2xx answer, for the dashboard.
+import { newId16 } from "../lib/ids.ts";
+import { newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
+import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
+import type { Store } from "../store/store.ts";
+
+export interface WebhookPost {
+  id: string;
+  outboundAccountId: string;
+  /** The webhook-id header: a retry posts the same batch again under the same id. */
+  batchId: string;
+  events: number;
+  /** A test POST from the dashboard (one sample event), not a batch of the outbox. */
+  test: boolean;
+  /** The receiver's HTTP status, or null when it gave none (timeout, refused connection...). */
+  status: number | null;
+  /** What went wrong, in words or as the receiver's first bytes; "" for a 2xx. */
+  problem: string;
+  durationMs: number;
+  createdAtMs: number;
+}
+
+export interface WebhookPostRepo {
+  record(post: Omit<WebhookPost, "id">): void;
+  /** An outbound account's POSTs, newest first. */
+  list(outboundAccountId: string, page: PageRequest): Page<WebhookPost>;
+}
+
+interface Row {
+  id: string;
+  outbound_account_id: string;
+  batch_id: string;
+  events: number;
+  test: number;
+  status: number | null;
+  problem: string;
+  duration_ms: number;
+  created_at: number;
+}
+
+export function createWebhookPostRepo(store: Store): WebhookPostRepo {
+  const { db } = store;
+  const insert = db.query(
+    "INSERT INTO webhook_posts (id, outbound_account_id, batch_id, events, test, status, problem, duration_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  );
+  return {
+    record: (p) => void insert.run(newId16(), p.outboundAccountId, p.batchId, p.events, p.test ? 1 : 0, p.status, p.problem, p.durationMs, p.createdAtMs),
+    list(outboundAccountId, page) {
+      const params: unknown[] = [outboundAccountId];
+      const { where, tail } = newestFirst(page, params);
+      const rows = db.query(`SELECT * FROM webhook_posts WHERE outbound_account_id = ?${where}${tail}`).all(...(params as never[])) as Row[];
+      return toPage(
+        rows.map((r) => ({ id: r.id, outboundAccountId: r.outbound_account_id, batchId: r.batch_id, events: r.events, test: r.test === 1, status: r.status, problem: r.problem, durationMs: r.duration_ms, createdAtMs: r.created_at })),
+        page.limit,
+      );
+    },
+  };
+}
+
+/** The retention purge (retention.webhook_posts): POSTs made before the cutoff. */
+export function createWebhookPostPurge(store: Store): Purge {
+  const db = store.logDb;
+  const window = db.query<WindowRow, [number, number]>("SELECT rowid, created_at AS at, 0 AS keep FROM webhook_posts WHERE rowid > ? ORDER BY rowid LIMIT ?");
+  const remove = db.query("DELETE FROM webhook_posts WHERE rowid IN (SELECT value FROM json_each(?))");
+  return rowidPurge(db, window, (rowids) => remove.run(rowids));
+}
