@@ -33,7 +33,7 @@ const MessageBodySchema = t.Object(
           {
             file_name: oneLine(255, { minLength: 1 }),
             content: t.String({ description: "Base64, without newlines" }),
-            content_type: oneLine(255),
+            content_type: t.Optional(oneLine(255, { description: "MIME type, parameters allowed; empty or absent: inferred from file_name (application/octet-stream when it says nothing)" })),
             content_id: t.Optional(t.Union([oneLine(255), t.Null()], { description: "makes the attachment inline (cid:), with or without <>" })),
           },
           { additionalProperties: false, title: "MessageAttachment" },

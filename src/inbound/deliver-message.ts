@@ -203,7 +203,8 @@ export async function deliverMessage(raw: Buffer, tx: Transaction, deps: Deliver
           remote_ip: tx.remoteIp,
           spf: auth.spf,
           tls: tx.tls !== null,
-          tls_cipher: tx.tls?.cipher ?? null,
+          // The protocol, as the hosted service fills it (`TLSv1.3`); the cipher is in our Received line.
+          tls_cipher: tx.tls?.protocol ?? null,
           md5,
           dkim: auth.dkim,
           dmarc: auth.dmarc,

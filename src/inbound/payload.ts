@@ -28,6 +28,7 @@ export interface MessageAttachment {
   fileName: string;
   contentType: string;
   disposition: "attachment" | "inline";
+  /** As the message gives it, angle brackets included (`<logo@example.org>`). */
   contentId: string | null;
   content: Buffer;
 }
@@ -35,7 +36,8 @@ export interface MessageAttachment {
 export interface PayloadAttachment {
   file_name: string;
   content_type: string;
-  size: number;
+  /** Bytes, as a decimal string: the hosted service sends it so (see buildPayload's note). */
+  size: string;
   disposition: string;
   content_id: string | null;
   content?: string;
@@ -73,10 +75,19 @@ export function messageContent(parsed: ParsedMail): MessageContent {
       fileName: a.filename ?? `attachment-${i + 1}${extensionFor(a.contentType)}`,
       contentType: a.contentType || "application/octet-stream",
       disposition: a.contentDisposition === "inline" ? "inline" : "attachment",
-      contentId: a.cid ? a.cid.replace(/^<|>$/g, "") : null,
+      contentId: contentIdOf(a.contentId),
       content: a.content,
     })),
   };
+}
+
+/**
+ * The Content-ID with its angle brackets, as the hosted service sends it (its official Go
+ * client's fixture, a real capture, has `"<f_kcd6ejvs1>"`); added when the message left them out.
+ */
+function contentIdOf(header: string | undefined): string | null {
+  const id = header?.trim().replace(/^<|>$/g, "").trim();
+  return id ? `<${id}>` : null;
 }
 
 function extensionFor(contentType: string): string {
@@ -86,10 +97,13 @@ function extensionFor(contentType: string): string {
 
 /**
  * The attachment as the payload lists it: Base64 content, or the URL of the stored copy.
+ * `size` is a decimal string and `content_id` keeps its <>, as the hosted service sends
+ * them: the official Go client declares `size` as `json:"size,string"` and refuses a number
+ * (docs/compatibility.md); the Node client reads either.
  * `content`: what to put as the content instead of the Base64 (a streamed body's marker).
  */
 export function payloadAttachment(a: MessageAttachment, url: string | null, content?: string): PayloadAttachment {
-  const base = { file_name: a.fileName, content_type: a.contentType, size: a.content.length, disposition: a.disposition, content_id: a.contentId };
+  const base = { file_name: a.fileName, content_type: a.contentType, size: String(a.content.length), disposition: a.disposition, content_id: a.contentId };
   return url === null ? { ...base, content: content ?? a.content.toString("base64") } : { ...base, url };
 }
 
