@@ -2,8 +2,11 @@
 import { Elysia, t } from "elysia";
 import type { SendDeps } from "../outbound/send.ts";
 import { sendFromApi } from "../outbound/send.ts";
+import { MAX_IDEMPOTENCY_KEY_CHARS } from "../outbound/idempotency.ts";
+import type { OutboundMessage } from "../outbound/outbound.repo.ts";
 import { callerOutbound } from "./deps.ts";
 import { errorResponses } from "./errors.ts";
+import { requestState } from "./request-state.ts";
 import { ONE_LINE_RULE, oneLine } from "./text-checks.ts";
 
 const addressList = (description: string) =>
@@ -59,23 +62,39 @@ const MessageCommonSchema = t.Object(
   { additionalProperties: false, title: "MessageCommon" },
 );
 
+/** The 202 body (MessageCommon). */
+const messageCommon = (m: OutboundMessage) => ({ id: m.id, from: m.from, to: m.to, cc: m.cc, test_mode: m.testMode, subject: m.subject, tags: m.tags });
+
 export function messageRoutes(deps: SendDeps) {
   return new Elysia({ name: "messages" }).post(
     "/messages",
     async ({ request, body, set }) => {
       const sender = callerOutbound(request);
-      const m = await sendFromApi(sender, body, deps);
+      // With an Idempotency-Key, the answer is stored with the message: a replay gets these bytes.
+      const remember = requestState(request)?.idempotent?.remember((m) => JSON.stringify(messageCommon(m)));
+      const m = await sendFromApi(sender, body, deps, remember);
       set.status = 202;
-      return { id: m.id, from: m.from, to: m.to, cc: m.cc, test_mode: m.testMode, subject: m.subject, tags: m.tags };
+      return messageCommon(m);
     },
     {
       body: MessageBodySchema,
-      response: { 202: MessageCommonSchema, ...errorResponses(401, 403, 413, 422, 429, 503) },
+      response: { 202: MessageCommonSchema, ...errorResponses(401, 403, 409, 413, 422, 429, 503) },
       detail: {
         operationId: "sendMessage",
         summary: "E11: send a message (the account ID in the path is the outbound account ID)",
         tags: ["Sending"],
         security: [{ smtpAuth: [] }],
+        // Read by the front handler (idempotent-request.ts) before the body, so not a route schema.
+        parameters: [
+          {
+            name: "Idempotency-Key",
+            in: "header",
+            required: false,
+            description:
+              "(beyond) up to 256 characters, alias X-Idempotency-Key; kept 24 hours per outbound account (retention.idempotency_keys): the same key and body get the first answer again with Idempotent-Replayed: true, another body or a request still in flight with the key gets 409",
+            schema: { type: "string", minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_CHARS },
+          },
+        ],
       },
     },
   );

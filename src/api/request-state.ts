@@ -2,6 +2,7 @@
 // be) handed to the Elysia routes. Keyed by the Request object, so it lives exactly as
 // long as the request does.
 import type { Principal } from "../auth/accounts.ts";
+import type { IdempotentRequest } from "./idempotent-request.ts";
 
 export interface RequestState {
   principal: Principal | null;
@@ -9,6 +10,8 @@ export interface RequestState {
   body: unknown;
   /** The client's address as the listener saw it (null in-process). */
   remoteIp: string | null;
+  /** E11 with an Idempotency-Key it claimed. */
+  idempotent?: IdempotentRequest | null;
 }
 
 const states = new WeakMap<Request, RequestState>();

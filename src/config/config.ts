@@ -117,6 +117,7 @@ export interface Config {
       webhook_outbox: number | null;
       domain_events: number | null;
       mta_sts_policies: number | null;
+      idempotency_keys: number | null;
     };
     intervalMs: number;
     batchSize: number;

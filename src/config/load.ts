@@ -187,6 +187,7 @@ export function toConfig(raw: RawConfig): Config {
         webhook_outbox: keepMs(raw.retention.webhook_outbox),
         domain_events: keepMs(raw.retention.domain_events),
         mta_sts_policies: keepMs(raw.retention.mta_sts_policies),
+        idempotency_keys: keepMs(raw.retention.idempotency_keys),
       },
       intervalMs: ms(raw.retention.interval),
       batchSize: raw.retention.batch_size,

@@ -169,6 +169,7 @@ export const ConfigSchema = Type.Object(
         webhook_outbox: retention("1d", "how long the webhook bookkeeping of an event is kept once the event was posted, expired or dropped (the event itself stays)"),
         domain_events: retention("30d", "how long the verification history of sending domains is kept"),
         mta_sts_policies: retention("1d", "how long a recipient domain's cached MTA-STS policy is kept after it expired (an expired policy is never applied)"),
+        idempotency_keys: retention("24h", "how long an E11 Idempotency-Key, and the Message-ID of a submitted message, is remembered: the same request within it is answered as the first was and not queued again"),
         interval: str("10m", "how often the purge runs", { pattern: `^\\s*${NONZERO_DURATION}\\s*$`, errorMessage: 'must be a duration above zero such as "10m"' }),
         batch_size: int(1000, 1, 100_000, "rows each purge statement deletes at most (messages: with their recipients, events and bodies)"),
         batch_pause: duration("50ms", "wait between two purge statements, in which SMTP and the API are served; \"0ms\" = only hand over to pending I/O"),

@@ -10,6 +10,7 @@ import m0007 from "./0007_mta_sts_outbox_indexes.sql" with { type: "text" };
 import m0008 from "./0008_outbound_bodies.sql" with { type: "text" };
 import m0009 from "./0009_incoming_statuses_rowid.sql" with { type: "text" };
 import { encryptSecretsAtRest } from "./0010_secrets_encrypted.ts";
+import m0011 from "./0011_idempotency_keys.sql" with { type: "text" };
 import type { Database } from "bun:sqlite";
 import type { SecretBox } from "../../lib/secret-key.ts";
 
@@ -42,4 +43,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 8, name: "outbound_bodies", sql: m0008 },
   { version: 9, name: "incoming_statuses_rowid", sql: m0009 },
   { version: 10, name: "secrets_encrypted", sql: "", run: encryptSecretsAtRest },
+  { version: 11, name: "idempotency_keys", sql: m0011 },
 ];
