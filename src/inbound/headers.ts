@@ -55,11 +55,7 @@ export function originalHeaders(lines: readonly { key: string; line: string }[])
     if (written === "") continue;
     const name = nameOf.get(key) ?? written;
     nameOf.set(key, name);
-    const value = headerValue(line);
-    const prior = out[name];
-    if (prior === undefined) out[name] = value;
-    else if (Array.isArray(prior)) prior.push(value);
-    else out[name] = [prior, value];
+    addHeader(out, name, headerValue(line));
   }
   return out;
 }
@@ -69,11 +65,15 @@ export function normalizeHeaders(lines: readonly { key: string; line: string }[]
   for (const { key, line } of lines) {
     const name = keys.getOrMake(key, headerKey);
     if (name === "") continue;
-    const value = headerValue(line);
-    const prior = out[name];
-    if (prior === undefined) out[name] = value;
-    else if (Array.isArray(prior)) prior.push(value);
-    else out[name] = [prior, value];
+    addHeader(out, name, headerValue(line));
   }
   return out;
+}
+
+/** A header seen once is a string, one seen again an array in message order. */
+function addHeader(out: PayloadHeaders, name: string, value: string): void {
+  const prior = out[name];
+  if (prior === undefined) out[name] = value;
+  else if (Array.isArray(prior)) prior.push(value);
+  else out[name] = [prior, value];
 }
