@@ -108,6 +108,7 @@ function fillStatuses(dataDir: string, rows: number, bands: number): number {
         sizeBytes: 4100,
         remoteIp: "127.0.0.1",
         response: null,
+        postroomMessageId: null,
         createdAtMs: oldestMs + Math.floor((i * bands) / rows) * DAY_MS + Math.floor((((i * bands) % rows) / rows) * BAND_MS),
         seq: i + 1,
       });
@@ -164,6 +165,9 @@ const percentile = (samples: readonly Sample[], p: number): number => {
 const spanOf = (samples: readonly Sample[]) => Math.max(1, Math.max(...samples.map((s) => s.atMs + s.ms)) - Math.min(...samples.map((s) => s.atMs)));
 const describe = (label: string, samples: readonly Sample[], spanMs = spanOf(samples)) =>
   `  ${label.padEnd(20)} ${String(samples.length).padStart(6)} messages  p50 ${percentile(samples, 50).toFixed(2).padStart(6)} ms  p99 ${percentile(samples, 99).toFixed(2).padStart(6)} ms  max ${percentile(samples, 100).toFixed(1).padStart(6)} ms  (${((samples.length * 1000) / spanMs).toFixed(0)} msg/s)`;
+/** Postroom's CPU (all threads, and its main thread alone) over a phase, as shares of one core. */
+const cpuShare = (before: { all: number; main: number; atMs: number }, after: { all: number; main: number; atMs: number }) =>
+  `postroom CPU ${((100 * (after.all - before.all)) / (after.atMs - before.atMs)).toFixed(0)}% (main thread ${((100 * (after.main - before.main)) / (after.atMs - before.atMs)).toFixed(0)}%)`;
 
 interface PurgeRun {
   atMs: number;
@@ -218,6 +222,7 @@ async function main() {
       if (reloads === before) throw new Error("postroom did not log the config reload");
     };
 
+    const cpu = () => ({ all: child.cpuMs(), main: child.mainThreadCpuMs(), atMs: performance.now() });
     const message = buildMessage(rcpt);
     const conns = await Promise.all(Array.from({ length: opts.connections }, () => SmtpConnection.open("127.0.0.1", smtpPort, "client.sender.bench.test")));
     let sent = 0;
@@ -230,10 +235,11 @@ async function main() {
     const purging: Sample[][] = [];
     const runs: PurgeRun[] = [];
     const baseline = async (k: number) => {
+      const cpu0 = cpu();
       const b = await sendPhase(conns, rcpt, message, opts.rate, opts.messages);
       sent += b.length;
       baselines.push(b);
-      console.log(describe(`baseline ${k}`, b));
+      console.log(`${describe(`baseline ${k}`, b)}  ${cpuShare(cpu0, cpu())}`);
     };
     await baseline(0);
     for (let k = 1; k <= opts.slices; k++) {
@@ -241,6 +247,7 @@ async function main() {
       const keepMinutes = (OLDEST_DAYS * DAY_MS - (k - 1) * DAY_MS - BAND_MS - BAND_MS / 2) / 60_000;
       purgeRun = null;
       await reload(`${keepMinutes}m`);
+      const cpu0 = cpu();
       const deadline = Date.now() + 30 * 60_000;
       const during = await sendPhase(conns, rcpt, message, opts.rate, Infinity, () => finished() !== null || Date.now() > deadline);
       sent += during.length;
@@ -251,7 +258,7 @@ async function main() {
       const startMs = run.atMs - run.durationMs - 100;
       const inRun = during.filter((s) => s.atMs >= startMs);
       purging.push(inRun);
-      console.log(`${describe(`purge ${k}`, inRun, run.durationMs + 100)}  ${run.deleted} rows in ${(run.durationMs / 1000).toFixed(1)} s`);
+      console.log(`${describe(`purge ${k}`, inRun, run.durationMs + 100)}  ${cpuShare(cpu0, cpu())}  ${run.deleted} rows in ${(run.durationMs / 1000).toFixed(1)} s`);
       await baseline(k);
     }
     await Promise.all(conns.map((c) => c.quit()));

@@ -47,6 +47,8 @@ import { lockDataDir, type DataDirLock } from "./store/data-dir-lock.ts";
 import { openStore, type Store } from "./store/store.ts";
 import { Listeners } from "./listeners.ts";
 import { createMetrics, type Metrics } from "./metrics/metrics.ts";
+import { createStatsRepo } from "./stats/stats.repo.ts";
+import { dashboardDeps } from "./dashboard/routes.ts";
 import { ChallengeResponder } from "./tls/challenges.ts";
 import { tlsHealthWarnings } from "./tls/health-warnings.ts";
 import { TlsManager } from "./tls/manager.ts";
@@ -101,7 +103,7 @@ export class App {
     const logger = (this.logger = opts.logger ?? createLogger({ level: config.log.level }));
     const clock = (this.clock = opts.clock ?? systemClock);
     const diskFull = new DiskFullLog(logger);
-    const budget = (this.budget = new MemoryBudget(() => this.current.limits.mailInFlightBytes, { refused: (listener) => this.metrics.mailRefusedMemory.inc({ listener }) }));
+    const budget = (this.budget = new MemoryBudget(() => this.current.limits.mailInFlightBytes, { refused: (listener) => this.metrics.memoryRefusal(listener) }));
     const resolver = opts.resolver ?? createResolver({ servers: config.dns.servers });
     const store = (this.store = openStore(config.dataDir, undefined, logger));
     const registry = (this.registry = AccountRegistry.fromConfig(config));
@@ -124,7 +126,7 @@ export class App {
     const trackingKey = loadOrCreateKey(config.dataDir, "tracking");
     const preparer = copyPreparer({ domains, publicUrl: () => this.current.http.publicUrl, trackingKey, trackingLinkTtlMs: () => this.current.outbound.trackingLinkTtlMs });
     const tlsFor = outboundTls({ store, resolver, clock, logger: logger.child({ component: "mta-sts" }), config: () => this.current });
-    this.delivery = new DeliveryWorker({ repo: outbound, blobs, resolver, clock, logger: logger.child({ component: "delivery" }), config: () => this.current, tlsFor, budget, ...preparer });
+    this.delivery = new DeliveryWorker({ repo: outbound, blobs, resolver, clock, logger: logger.child({ component: "delivery" }), config: () => this.current, tlsFor, budget, ...preparer, recorded: (update, acceptedAtMs) => this.metrics.delivery(update, acceptedAtMs) });
     const suppressed = (outboundId: string, emails: readonly string[]) => suppressions.suppressedAmong(outboundId, emails);
     const outbox = createOutboxRepo(store);
     this.webhooks = new WebhookDispatcher({
@@ -136,16 +138,18 @@ export class App {
       config: () => this.current,
       userAgent: `Postroom/${VERSION}`,
       onExpired: (count) => this.metrics.webhookEventsExpired.inc(count),
+      onPosted: (status, timedOut) => this.metrics.webhookPost(status, timedOut),
     });
     const responder = new ChallengeResponder();
     this.tls = new TlsManager({ config: () => this.current, clock, resolver, responder, logger: logger.child({ component: "tls" }) });
-    this.metrics = createMetrics({ queuedRecipients: () => outbound.countQueued(), pendingEvents: () => outbox.countPending(), clock, tls: () => this.tls.status(), mailInFlight: () => ({ bytes: budget.inFlightBytes, budget: budget.capacityBytes }) });
+    this.metrics = createMetrics({ queue: outbound, outbox, clock, tls: () => this.tls.status(), mailInFlight: () => ({ bytes: budget.inFlightBytes, budget: budget.capacityBytes }), version: VERSION });
     const idempotency = createIdempotencyRepo(store);
     // One process holds the data dir: a claim without an answer is a request that is gone.
     idempotency.dropUnanswered();
     const send: SendDeps = { repo: outbound, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick(), idempotency };
 
-    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics, diskFull, budget };
+    const dashboard = dashboardDeps({ config: () => this.current, registry, clock, logger, store });
+    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics, diskFull, budget, dashboard, stats: createStatsRepo(store) };
     const elysia = buildElysiaApp(apiDeps, VERSION);
     this.handle = createApiHandler(apiDeps, elysia, this.limiter);
     this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));
@@ -164,6 +168,7 @@ export class App {
           maxRedirects: c.inbound.maxRedirects,
           responseMaxBytes: c.inbound.targetResponseMaxBytes,
           userAgent: `Postroom/${VERSION}`,
+          observe: (outcome, seconds) => this.metrics.targetPost(outcome, seconds),
         },
         resolver,
         auth,
@@ -192,6 +197,7 @@ export class App {
             budget,
             messageCost: () => inboundMessageCost(extractor.workerCount),
             logger: logger.child({ component: "inbound" }),
+            metrics: this.metrics,
           }),
         submission: (implicitTls, tls) =>
           createSubmissionServer({

@@ -43,7 +43,11 @@ const addressFields = {
   ),
 };
 
-export const AddressCreateBody = t.Object(addressFields, { additionalProperties: false, title: "AddressInput" });
+export const AddressCreateBody = t.Object(addressFields, {
+  additionalProperties: false,
+  title: "AddressInput",
+  examples: [{ target: "https://hook:s3cret@app.example.com/mail", target_format: "json+n", nickname: "invoices", attachments: { store: "local" }, signed: true }],
+});
 
 export const AddressPatchBody = t.Object(
   {

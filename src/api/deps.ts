@@ -16,6 +16,8 @@ import type { DnsResolver } from "../lib/dns.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { MemoryBudget } from "../lib/memory-budget.ts";
 import type { Metrics } from "../metrics/metrics.ts";
+import type { DashboardDeps } from "../dashboard/routes.ts";
+import type { StatsRepo } from "../stats/stats.repo.ts";
 import { ApiError } from "./errors.ts";
 import { requestState } from "./request-state.ts";
 
@@ -50,6 +52,10 @@ export interface ApiDeps {
   diskFull: DiskFullLog;
   /** Memory held by mail in flight (limits.mail_in_flight): E11 reserves in it. */
   budget: MemoryBudget;
+  /** Hourly counts and the overview's reads (GET /stats). */
+  stats: StatsRepo;
+  /** The dashboard's page, assets and sessions (the API takes its session cookie). */
+  dashboard: DashboardDeps;
 }
 
 /** The outbound account (and its account) behind a sending key (E11). */

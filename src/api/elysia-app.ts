@@ -11,6 +11,7 @@ import { messageRoutes } from "./messages.ts";
 import { outboundMessageRoutes } from "./outbound-messages.ts";
 import { sendingDomainRoutes } from "./sending-domains.ts";
 import { suppressionRoutes } from "./suppressions.ts";
+import { statsRoutes } from "./stats.ts";
 import { trackingRoutes } from "./tracking.ts";
 import { InputProblem } from "../outbound/message-input.ts";
 import { customDomainRoutes } from "./custom-domains.ts";
@@ -50,7 +51,7 @@ export function buildElysiaApp(deps: ApiDeps, version: string) {
     .use(attachmentRoutes(deps.localAttachments, deps.clock))
     .use(trackingRoutes({ outbound: deps.outbound, clock: deps.clock, key: deps.trackingKey, linkTtlMs: () => deps.config().outbound.trackingLinkTtlMs }))
     .group(`${API_PREFIX}/:accountId`, (g) =>
-      g.use(addressRoutes(deps)).use(incomingStatusRoutes(deps)).use(customDomainRoutes(deps)).use(messageRoutes(deps.send)).use(outboundMessageRoutes(deps)).use(sendingDomainRoutes(deps)).use(suppressionRoutes(deps)),
+      g.use(addressRoutes(deps)).use(incomingStatusRoutes(deps)).use(customDomainRoutes(deps)).use(messageRoutes(deps.send, deps.logger)).use(outboundMessageRoutes(deps)).use(sendingDomainRoutes(deps)).use(suppressionRoutes(deps)).use(statsRoutes(deps)),
     );
   // Built on first request, once every route above is registered.
   let document: Record<string, unknown> | null = null;

@@ -1,5 +1,6 @@
 // The one error type of the HTTP boundary: ApiError(status, message) becomes
 // {"status": <int>, "error": "<message>"} (docs/api.md, Errors).
+import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 
 export const STATUS_MESSAGE: Record<number, string> = {
@@ -35,8 +36,10 @@ export function errorResponse(status: number, message: string = STATUS_MESSAGE[s
 }
 
 export const ErrorSchema = t.Object(
-  { status: t.Integer({ description: "the HTTP status again" }), error: t.String({ description: "what went wrong, in words" }) },
-  { additionalProperties: false, title: "Error", description: "Every error answer of the API" },
+  // TypeBox's Integer, not Elysia's: t.Integer also takes numeric strings (for query
+  // parameters), which made the documented status a string-or-integer.
+  { status: Type.Integer({ minimum: 400, maximum: 599, description: "the HTTP status again" }), error: t.String({ description: "what went wrong, in words" }) },
+  { additionalProperties: false, title: "Error", description: "Every error answer of the API", examples: [{ status: 422, error: "to: at most 20 recipients" }] },
 );
 
 /** Error responses of an operation, for the OpenAPI document. */

@@ -7,6 +7,7 @@ import type { Principal } from "../auth/accounts.ts";
 import type { Config } from "../config/config.ts";
 import { isDiskFull } from "../lib/disk-full.ts";
 import { randomHex } from "../lib/ids.ts";
+import type { LogFields } from "../lib/logger.ts";
 import { garbageMade, LARGE_MESSAGE_BYTES } from "../lib/gc-pacer.ts";
 import { costOf, type MessageCost, type Reservation } from "../lib/memory-budget.ts";
 import type { ApiDeps } from "./deps.ts";
@@ -18,6 +19,9 @@ import { principalKey, rateOf, type RateDecision, type RateLimiter } from "../li
 import { IdempotentRequest } from "./idempotent-request.ts";
 import { setRequestState } from "./request-state.ts";
 import { METRICS_PATH, metricsResponse } from "./metrics.ts";
+import { DASHBOARD_ROUTES, handleDashboard, isDashboardPath } from "../dashboard/routes.ts";
+import { cookieApiVerdict } from "../dashboard/session-auth.ts";
+import { routeMatcher } from "../metrics/labels.ts";
 
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 const ACCOUNT_PATH = /^\/api\/v0\.1\/([^/]+)\/(.+?)\/?$/;
@@ -57,32 +61,62 @@ function rateHeaders(d: RateDecision): Record<string, string> {
 
 export type ApiHandler = (req: Request, remoteIp?: string) => Promise<Response>;
 
+/**
+ * The sentence of an error answer ({status, error}), for the request's log line. Error
+ * sentences name the field and the rule, never a credential or a body; only error answers
+ * (small, and rarer than the rest) are read again.
+ */
+async function errorSentence(res: Response): Promise<string | undefined> {
+  if (res.status < 400 || !res.headers.get("content-type")?.includes("json")) return undefined;
+  try {
+    const body = (await res.clone().json()) as { error?: unknown };
+    return typeof body.error === "string" ? body.error : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** `limiter` is shared with SMTP submission: one send budget per outbound account. */
 export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLimiter): ApiHandler {
+  // Requests are counted by the route they match, never by their path (/metrics).
+  const routeOf = routeMatcher([...app.routes, { method: "GET", path: METRICS_PATH }, ...DASHBOARD_ROUTES]);
   const idempotencyDeps = { repo: deps.send.idempotency, nowMs: () => deps.clock.nowMs(), keepMs: () => deps.config().retention.keepMs.idempotency_keys };
 
-  async function route(req: Request, remoteIp: string | null): Promise<{ res: Response; principal: Principal | null; extraHeaders: Record<string, string> }> {
+  async function route(req: Request, remoteIp: string | null, requestId: string, logFields: LogFields): Promise<{ res: Response; principal: Principal | null; extraHeaders: Record<string, string> }> {
     const url = new URL(req.url);
     if (url.pathname === METRICS_PATH && req.method === "GET") {
       return { res: await metricsResponse(deps.metrics, deps.config().http.metricsTokenHash, req.headers.get("authorization")), principal: null, extraHeaders: {} };
     }
+    if (deps.config().dashboard.enabled && isDashboardPath(url.pathname)) {
+      return { res: await handleDashboard(deps.dashboard, req, remoteIp), principal: null, extraHeaders: {} };
+    }
     const m = ACCOUNT_PATH.exec(url.pathname);
     if (!m || PUBLIC_API_PATHS.has(url.pathname)) {
-      setRequestState(req, { principal: null, body: null, remoteIp });
+      setRequestState(req, { principal: null, body: null, remoteIp, requestId, logFields });
       return { res: await app.handle(req), principal: null, extraHeaders: {} };
     }
 
     const scheme = schemeFor(req.method, m[2]!);
-    const verdict = authorize(deps.registry, parseAuthorization(req.headers.get("authorization")), m[1]!, scheme);
-    if (!verdict.ok) {
-      const challenge: Record<string, string> = verdict.status === 401 ? { "WWW-Authenticate": 'Bearer realm="postroom", Basic realm="postroom"' } : {};
-      return { res: errorResponse(verdict.status, undefined, challenge), principal: null, extraHeaders: {} };
+    const authorization = req.headers.get("authorization");
+    // The dashboard calls the API with its session cookie instead of a token.
+    const cookie = authorization === null && deps.config().dashboard.enabled ? cookieApiVerdict(deps.dashboard.auth, req, m[1]!, scheme) : { kind: "none" as const };
+    if (cookie.kind === "refused") return { res: cookie.res, principal: null, extraHeaders: {} };
+    let principal: Principal;
+    if (cookie.kind === "ok") principal = cookie.principal;
+    else {
+      const verdict = authorize(deps.registry, parseAuthorization(authorization), m[1]!, scheme);
+      if (!verdict.ok) {
+        const challenge: Record<string, string> = verdict.status === 401 ? { "WWW-Authenticate": 'Bearer realm="postroom", Basic realm="postroom"' } : {};
+        return { res: errorResponse(verdict.status, undefined, challenge), principal: null, extraHeaders: {} };
+      }
+      principal = verdict.principal;
     }
-    const { principal } = verdict;
     let extraHeaders: Record<string, string> = {};
-    const rate = rateOf(principal);
+    // A dashboard session has its own budget (dashboard.rate_limit), apart from the account's integrations.
+    const rate = cookie.kind === "ok" ? deps.config().dashboard.rateLimit : rateOf(principal);
     if (rate) {
-      const decision = limiter.take(principalKey(principal), rate, deps.clock.nowMs());
+      const decision =
+        cookie.kind === "ok" ? deps.dashboard.limiter.take(cookie.rateKey, rate, deps.clock.nowMs()) : limiter.take(principalKey(principal), rate, deps.clock.nowMs());
       extraHeaders = rateHeaders(decision);
       if (!decision.allowed) {
         return { res: errorResponse(429, undefined, { "Retry-After": String(decision.resetSeconds) }), principal, extraHeaders };
@@ -122,7 +156,7 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
           throw err;
         }
       }
-      setRequestState(req, { principal, body, remoteIp, idempotent });
+      setRequestState(req, { principal, body, remoteIp, requestId, logFields, idempotent });
       const res = await app.handle(req);
       answered = res.status;
       return { res, principal, extraHeaders };
@@ -147,9 +181,10 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
       url.pathname = path;
       req = new Request(url.toString(), incoming);
     }
+    const logFields: LogFields = {};
     let result: Awaited<ReturnType<typeof route>>;
     try {
-      result = await route(req, remoteIp ?? null);
+      result = await route(req, remoteIp ?? null, requestId, logFields);
     } catch (err) {
       if (isDiskFull(err)) {
         deps.diskFull.report("api", err);
@@ -170,7 +205,10 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
       duration_ms: Math.round((performance.now() - startedMs) * 10) / 10,
       account_id: principal ? idOf(principal) : undefined,
       remote_ip: remoteIp,
+      error: await errorSentence(res),
+      ...logFields,
     });
+    deps.metrics.httpRequest(req.method, routeOf(req.method, path), res.status, (performance.now() - startedMs) / 1000);
     return res;
   };
 }

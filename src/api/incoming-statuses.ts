@@ -1,4 +1,5 @@
 // E6: incoming statuses of an address, newest first, with search and paging.
+import { Type } from "@sinclair/typebox";
 import { Elysia, t, type Static } from "elysia";
 import type { IncomingStatus } from "../inbound/statuses.repo.ts";
 import { STATUS_SEARCH_FIELDS } from "../inbound/statuses.repo.ts";
@@ -19,9 +20,10 @@ const IncomingStatusSchema = t.Object(
     status: t.String({ description: 'the target\'s HTTP status ("200", "404"), client_timeout, unreachable, or rejected' }),
     status_category: t.Union([t.Literal("successful"), t.Literal("rejected"), t.Literal("delayed")]),
     tls: t.Union([t.String(), t.Null()], { description: "TLS protocol of the SMTP session, or null" }),
-    size: t.Union([t.Integer(), t.Null()], { description: "message size in bytes" }),
+    size: t.Union([Type.Integer({ minimum: 0 }), t.Null()], { description: "message size in bytes" }),
     remote_ip: t.Union([t.String(), t.Null()]),
     response: t.Union([t.String(), t.Null()], { description: "the target's answer (first bytes) or our refusal, for every non-2xx" }),
+    x_postroom_message_id: t.Union([t.String(), t.Null()], { description: "the X-Postroom-Message-Id header of the POST to the target (also in the log); null when Postroom refused the mail itself" }),
     created_at: t.String({ format: "date-time" }),
   },
   { additionalProperties: false, title: "IncomingStatus" },
@@ -41,6 +43,7 @@ export function statusRecord(s: IncomingStatus): Static<typeof IncomingStatusSch
     size: s.sizeBytes,
     remote_ip: s.remoteIp,
     response: s.response,
+    x_postroom_message_id: s.postroomMessageId,
     created_at: isoTime(s.createdAtMs),
   };
 }
@@ -62,7 +65,7 @@ export function incomingStatusRoutes(deps: ApiDeps) {
     async ({ request, query, set }) => {
       const address = await deps.addresses.get(callerAccount(request).id, query.address_id);
       if (!address) throw notFound();
-      const page = await deps.statuses.list(address.accountId, address.id, searchTerms(query.query), pageRequest(query));
+      const page = await deps.statuses.list(address.accountId, address.id, searchTerms(query.query), pageRequest(query), deps.config().http.searchWindowRows);
       const link = nextLink(request.url, query, page);
       if (link) set.headers["link"] = link;
       return page.items.map(statusRecord);
@@ -74,7 +77,7 @@ export function incomingStatusRoutes(deps: ApiDeps) {
         operationId: "listIncomingStatuses",
         summary: "E6: received messages of an address, newest first (50 a page)",
         description:
-          "query: terms that must all match; field:value for status, status_category, to, from, subject, created_at:>=2026-11-01; a bare word matches subject, from or to; \"quoted phrases\"; * or empty for all.",
+          "query: terms that must all match; field:value for status, status_category, to, from, subject, x_postroom_message_id, created_at:>=2026-11-01; a bare word matches subject, from or to; \"quoted phrases\"; * or empty for all.",
         tags: ["Incoming statuses"],
         security: [{ bearerAPIToken: [] }],
       },

@@ -1,5 +1,6 @@
 // E11: POST /api/v0.1/{outboundAccountID}/messages, authorised with the sending key.
 import { Elysia, t } from "elysia";
+import type { Logger } from "../lib/logger.ts";
 import type { SendDeps } from "../outbound/send.ts";
 import { sendFromApi } from "../outbound/send.ts";
 import { MAX_IDEMPOTENCY_KEY_CHARS } from "../outbound/idempotency.ts";
@@ -7,6 +8,8 @@ import type { OutboundMessage } from "../outbound/outbound.repo.ts";
 import { callerOutbound } from "./deps.ts";
 import { errorResponses } from "./errors.ts";
 import { requestState } from "./request-state.ts";
+import { DOCUMENTED_BODY } from "./openapi.ts";
+import { asOpenApi } from "./openapi-schemas.ts";
 import { ONE_LINE_RULE, oneLine } from "./text-checks.ts";
 
 const addressList = (description: string) =>
@@ -49,6 +52,27 @@ const MessageBodySchema = t.Object(
   { additionalProperties: false, title: "Message" },
 );
 
+// The body is checked as one object (field-by-field errors; message-input.ts refuses raw with
+// the composed fields); clients see its two variants, made of the same fields, as oneOf.
+const { raw, plain, html, markdown, headers, attachments, ...commonFields } = MessageBodySchema.properties;
+/** E11's body for clients: composed from parts, or a raw RFC 5322 message. */
+const MessageToSendSchema = {
+  title: "MessageToSend",
+  oneOf: [
+    t.Object({ ...commonFields, plain, html, markdown, headers, attachments }, {
+      additionalProperties: false,
+      title: "ComposedMessage",
+      description: "give at least one of plain, html and markdown",
+      examples: [{ from: "Shop <billing@shop.example.com>", to: ["ann@example.org"], subject: "Invoice 118", html: "<p>Your invoice.</p>", tags: ["invoice"], attachments: [{ file_name: "invoice.txt", content: "SW52b2ljZSAxMTg=", content_type: "text/plain" }] }],
+    }),
+    t.Object({ ...commonFields, raw: t.Optional(raw, false) }, {
+      additionalProperties: false,
+      title: "RawMessage",
+      examples: [{ from: "billing@shop.example.com", to: "ann@example.org", raw: "From: billing@shop.example.com\r\nTo: ann@example.org\r\nSubject: Hi\r\n\r\nHello\r\n" }],
+    }),
+  ].map(asOpenApi),
+};
+
 const MessageCommonSchema = t.Object(
   {
     id: t.String({ format: "uuid" }),
@@ -65,36 +89,40 @@ const MessageCommonSchema = t.Object(
 /** The 202 body (MessageCommon). */
 const messageCommon = (m: OutboundMessage) => ({ id: m.id, from: m.from, to: m.to, cc: m.cc, test_mode: m.testMode, subject: m.subject, tags: m.tags });
 
-export function messageRoutes(deps: SendDeps) {
+export function messageRoutes(deps: SendDeps, logger: Logger) {
   return new Elysia({ name: "messages" }).post(
     "/messages",
     async ({ request, body, set }) => {
       const sender = callerOutbound(request);
+      const state = requestState(request);
       // With an Idempotency-Key, the answer is stored with the message: a replay gets these bytes.
-      const remember = requestState(request)?.idempotent?.remember((m) => JSON.stringify(messageCommon(m)));
-      const m = await sendFromApi(sender, body, deps, remember);
+      const remember = state?.idempotent?.remember((m) => JSON.stringify(messageCommon(m)));
+      const m = await sendFromApi(sender, body, deps, state ? logger.child({ request_id: state.requestId }) : logger, remember);
+      // The 202's line names the message it queued.
+      if (state) state.logFields.message_id = m.id;
       set.status = 202;
       return messageCommon(m);
     },
     {
       body: MessageBodySchema,
+      // Checked by the front handler (idempotent-request.ts) before the body is read; here for the document.
+      headers: t.Object({
+        "idempotency-key": t.Optional(
+          t.String({
+            minLength: 1,
+            maxLength: MAX_IDEMPOTENCY_KEY_CHARS,
+            description:
+              "(beyond) alias X-Idempotency-Key; remembered 24 hours per outbound account (retention.idempotency_keys): the same key and body get the first 202 again with Idempotent-Replayed: true; another body, or a request with the key still in flight, gets 409",
+          }),
+        ),
+      }),
       response: { 202: MessageCommonSchema, ...errorResponses(401, 403, 409, 413, 422, 429, 503) },
       detail: {
         operationId: "sendMessage",
         summary: "E11: send a message (the account ID in the path is the outbound account ID)",
         tags: ["Sending"],
         security: [{ smtpAuth: [] }],
-        // Read by the front handler (idempotent-request.ts) before the body, so not a route schema.
-        parameters: [
-          {
-            name: "Idempotency-Key",
-            in: "header",
-            required: false,
-            description:
-              "(beyond) up to 256 characters, alias X-Idempotency-Key; kept 24 hours per outbound account (retention.idempotency_keys): the same key and body get the first answer again with Idempotent-Replayed: true, another body or a request still in flight with the key gets 409",
-            schema: { type: "string", minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_CHARS },
-          },
-        ],
+        [DOCUMENTED_BODY]: MessageToSendSchema,
       },
     },
   );

@@ -14,5 +14,5 @@ export async function metricsResponse(metrics: Metrics, tokenHash: string | null
   if (!credential || credential.type !== "bearer" || !secretMatchesAny(credential.secret, [tokenHash])) {
     return errorResponse(401, undefined, { "WWW-Authenticate": 'Bearer realm="postroom metrics"' });
   }
-  return new Response(await metrics.registry.metrics(), { headers: { "content-type": metrics.registry.contentType } });
+  return new Response(await metrics.scrape(), { headers: { "content-type": metrics.contentType } });
 }

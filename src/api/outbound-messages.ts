@@ -81,7 +81,7 @@ export function outboundMessageRoutes(deps: ApiDeps) {
           if (err instanceof SearchQueryError) throw invalid("query", err.message);
           throw err;
         }
-        const page = await deps.outbound.listMessages(query.outbound_account_id, terms, pageRequest(query));
+        const page = await deps.outbound.listMessages(query.outbound_account_id, terms, pageRequest(query), deps.config().http.searchWindowRows);
         const recipients = await deps.outbound.recipientsOf(page.items.map((m) => m.id));
         const events = await visibleEvents(deps, recipients);
         const link = nextLink(request.url, query, page);

@@ -39,7 +39,7 @@ export function pageRequest(q: { page?: string; before?: string }): PageRequest 
  * next page number; everyone else gets a cursor.
  */
 export function nextLink<T extends { createdAtMs: number; id: string }>(requestUrl: string, q: { page?: string }, page: Page<T>): string | null {
-  const last = page.items.at(-1);
+  const last = page.next ?? page.items.at(-1);
   if (!page.hasMore || !last) return null;
   const url = new URL(requestUrl);
   if (q.page !== undefined) {

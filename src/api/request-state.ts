@@ -2,6 +2,7 @@
 // be) handed to the Elysia routes. Keyed by the Request object, so it lives exactly as
 // long as the request does.
 import type { Principal } from "../auth/accounts.ts";
+import type { LogFields } from "../lib/logger.ts";
 import type { IdempotentRequest } from "./idempotent-request.ts";
 
 export interface RequestState {
@@ -10,6 +11,10 @@ export interface RequestState {
   body: unknown;
   /** The client's address as the listener saw it (null in-process). */
   remoteIp: string | null;
+  /** The request's id: its X-Request-Id, request_id in the log. */
+  requestId: string;
+  /** Fields a route adds to the request's `http request` line (E11: the message_id it queued). */
+  logFields: LogFields;
   /** E11 with an Idempotency-Key it claimed. */
   idempotent?: IdempotentRequest | null;
 }

@@ -41,6 +41,8 @@ export interface Config {
     publicUrl: string;
     maxBodyBytes: number;
     maxJsonDepth: number;
+    /** Records one search request reads at most (http.search_window). */
+    searchWindowRows: number;
     /** Serve the API over HTTPS with the [tls] certificate. */
     tls: boolean;
     /** sha256 hash of the /metrics token; null = /metrics off. */
@@ -117,11 +119,19 @@ export interface Config {
       webhook_outbox: number | null;
       domain_events: number | null;
       mta_sts_policies: number | null;
+      stats: number | null;
       idempotency_keys: number | null;
     };
     intervalMs: number;
     batchSize: number;
     batchPauseMs: number;
+  };
+  dashboard: {
+    enabled: boolean;
+    sessionLifetimeMs: number;
+    sessionIdleMs: number;
+    signInRate: RateLimit | null;
+    rateLimit: RateLimit | null;
   };
   webhooks: { timeoutMs: number; retryDelaysMs: number[]; maxAgeMs: number; batchSize: number; allowPrivate: boolean };
   dns: { servers: string[] };

@@ -36,6 +36,7 @@ export const ConfigSchema = Type.Object(
           errorMessage: "must be an http(s) URL",
         }),
         max_body_size: size("1MB", "largest request body of a management API call (413 beyond)"),
+        search_window: int(20_000, 100, 10_000_000, "most records one search of incoming statuses (E6) or sent messages (E12) reads per request; with fewer matches than a page among them, the page ends with a Link to search on"),
         max_json_depth: int(32, 2, 1000, "deepest nesting of arrays and objects in a request body (422 beyond, refused before parsing)"),
         tls: bool(false, "serve the API over HTTPS with the [tls] certificate; plain HTTP stays on tls.acme.challenge_listen for challenges and redirects"),
         metrics_token: str("", 'hash of the token that reads GET /metrics (Bearer); "" = /metrics off', {
@@ -152,6 +153,16 @@ export const ConfigSchema = Type.Object(
       },
       "the message events webhook (E10)",
     ),
+    dashboard: section(
+      {
+        enabled: bool(true, "serve the dashboard at /dashboard/ on the HTTP listener (sign in with an account's API token)"),
+        session_lifetime: nonzeroDuration("12h", "how long a dashboard session lasts after sign-in, however active"),
+        session_idle: nonzeroDuration("2h", "a dashboard session unused for this long ends"),
+        sign_in_rate: rate("10/min", "sign-in attempts allowed per client IP address per window (429 beyond)"),
+        rate_limit: rate("600/min", "API calls allowed per dashboard session per window; the account's own rate_limit is for its integrations and is not used"),
+      },
+      "the dashboard in the browser",
+    ),
     domains: section(
       {
         recheck_unverified: duration("10m", "how often the DNS of a not yet verified sending domain is checked again"),
@@ -168,6 +179,7 @@ export const ConfigSchema = Type.Object(
         events: retention("30d", "how long message events are kept (for messages kept longer than their events); an event not yet posted to its webhook is kept"),
         webhook_outbox: retention("1d", "how long the webhook bookkeeping of an event is kept once the event was posted, expired or dropped (the event itself stays)"),
         domain_events: retention("30d", "how long the verification history of sending domains is kept"),
+        stats: retention("400d", "how long the hourly counts behind the dashboard's charts are kept (a few hundred small rows per account and day)"),
         mta_sts_policies: retention("1d", "how long a recipient domain's cached MTA-STS policy is kept after it expired (an expired policy is never applied)"),
         idempotency_keys: retention("24h", "how long an E11 Idempotency-Key, and the Message-ID of a submitted message, is remembered: the same request within it is answered as the first was and not queued again"),
         interval: str("10m", "how often the purge runs", { pattern: `^\\s*${NONZERO_DURATION}\\s*$`, errorMessage: 'must be a duration above zero such as "10m"' }),

@@ -11,6 +11,7 @@ import type { DnsResolver } from "../lib/dns.ts";
 import { guardedFetch, readBodyPrefix } from "../lib/egress-fetch.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Batch, OutboxRepo } from "./outbox.repo.ts";
+import type { WebhookBody, WebhookEvent } from "./event-schema.ts";
 import { WakeTimer } from "../lib/wake-timer.ts";
 import { retryAfterMs, webhookRetryAt } from "./webhook-schedule.ts";
 
@@ -24,6 +25,8 @@ export interface DispatcherDeps {
   userAgent: string;
   /** Counts expired events (metrics). */
   onExpired?(count: number): void;
+  /** Counts POSTs by result: the answer's status, or none and whether it timed out (metrics). */
+  onPosted?(status: number | null, timedOut: boolean): void;
 }
 
 const IDLE_POLL_MS = 1000;
@@ -36,17 +39,19 @@ export const BATCH_WINDOW_MS = 25;
 const EXPIRE_INTERVAL_MS = 60_000;
 
 export function webhookBody(batch: Batch): string {
-  return JSON.stringify({
+  const body: WebhookBody = {
     events: batch.events.map((e) => ({
       id: e.id,
-      kind: e.kind,
+      // Only lifecycle kinds reach the outbox (internal kinds are never posted).
+      kind: e.kind as WebhookEvent["kind"],
       recipient: e.recipient,
       message_id: e.messageId,
       outbound_account_id: e.outboundAccountId,
       created_at: isoTime(e.createdAtMs),
       details: e.details,
     })),
-  });
+  };
+  return JSON.stringify(body);
 }
 
 export class WebhookDispatcher {
@@ -157,6 +162,7 @@ export class WebhookDispatcher {
     let status: number | null = null;
     let retryAfter: number | null = null;
     let problem = "";
+    let timedOut = false;
     try {
       const { response } = await guardedFetch(
         { url: webhook.url, method: "POST", headers, body, maxRedirects: 0, signal: AbortSignal.timeout(c.timeoutMs) },
@@ -166,8 +172,10 @@ export class WebhookDispatcher {
       retryAfter = retryAfterMs(response.headers.get("retry-after"), now);
       problem = status >= 200 && status < 300 ? "" : (await readBodyPrefix(response, 512)).slice(0, 200);
     } catch (err) {
-      problem = (err as Error).name === "TimeoutError" ? `no answer within ${c.timeoutMs} ms` : (err as Error).message;
+      timedOut = (err as Error).name === "TimeoutError";
+      problem = timedOut ? `no answer within ${c.timeoutMs} ms` : (err as Error).message;
     }
+    this.deps.onPosted?.(status, timedOut);
     if (status !== null && status >= 200 && status < 300) {
       await this.deps.repo.acknowledge(batch.id);
       return;

@@ -5,6 +5,7 @@ import type { Database } from "bun:sqlite";
 import { newId16 } from "../lib/ids.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
+import { countEvents } from "../stats/stats.repo.ts";
 import { isInternalKind, type EventKind } from "./kinds.ts";
 
 export interface MessageEvent {
@@ -59,12 +60,14 @@ export function insertEvents(db: Database, events: readonly NewEvent[], opts: { 
   const outbox = db.query(
     "INSERT INTO webhook_outbox (event_id, account_id, outbound_account_id, message_id, seq, state, attempts, next_attempt_at, created_at) SELECT ?, account_id, outbound_account_id, id, ?, 'pending', 0, ?, ? FROM outbound_messages WHERE id = ?",
   );
-  return events.map((e) => {
+  const stored = events.map((e) => {
     const event: MessageEvent = { ...e, id: newId16(), seq: nextSeq(e.createdAtMs) };
     stmt.run(event.id, event.messageId, event.recipientId, event.kind, JSON.stringify(event.details), event.createdAtMs, event.seq);
     if (webhook && !isInternalKind(event.kind)) outbox.run(event.id, event.seq, event.createdAtMs, event.createdAtMs, event.messageId);
     return event;
   });
+  countEvents(db, stored);
+  return stored;
 }
 
 const inList = (n: number) => Array.from({ length: n }, () => "?").join(", ");

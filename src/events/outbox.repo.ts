@@ -47,6 +47,8 @@ export interface OutboxRepo {
   drop(outboundAccountId: string): Promise<number>;
   /** Events waiting to be acknowledged (the webhook backlog on /metrics). */
   countPending(): Promise<number>;
+  /** When the oldest pending event was created; null when none is pending. */
+  oldestPendingMs(): Promise<number | null>;
 }
 
 export function createOutboxRepo(store: Store): OutboxRepo {
@@ -116,6 +118,10 @@ export function createOutboxRepo(store: Store): OutboxRepo {
     },
     async countPending() {
       return (db.query("SELECT COUNT(*) AS n FROM webhook_outbox WHERE state = 'pending'").get() as { n: number }).n;
+    },
+    async oldestPendingMs() {
+      // The first entry of the partial index on pending rows' age (the planner picks the other one unless told).
+      return (db.query("SELECT MIN(created_at) AS oldest FROM webhook_outbox INDEXED BY webhook_outbox_pending_age WHERE state = 'pending'").get() as { oldest: number | null }).oldest;
     },
   };
 }

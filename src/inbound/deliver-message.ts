@@ -7,9 +7,9 @@ import type { Clock } from "../lib/clock.ts";
 import { isDiskFull, type DiskFullLog } from "../lib/disk-full.ts";
 import type { DnsResolver } from "../lib/dns.ts";
 import { newId16 } from "../lib/ids.ts";
-import type { Logger } from "../lib/logger.ts";
+import type { LogFields, Logger } from "../lib/logger.ts";
 import type { MessageCost } from "../lib/memory-budget.ts";
-import { reply, type SmtpReply } from "../lib/smtp-reply.ts";
+import { formatReply, reply, type SmtpReply } from "../lib/smtp-reply.ts";
 import type { Address } from "./addresses.repo.ts";
 import { LocalAttachmentStore } from "./attachment-files.ts";
 import { uploadToS3 } from "./attachment-s3.ts";
@@ -34,6 +34,10 @@ export interface AddressGroup {
 }
 
 export interface Transaction {
+  /** Our id of the transaction: its Received line's id, and message_id in the log. */
+  id: string;
+  /** Logs with the session's and the transaction's fields bound (session_id, message_id, from, ip, tls). */
+  log: Logger;
   mailFrom: string;
   helo: string;
   /** The client greeted with EHLO (not HELO). */
@@ -73,7 +77,13 @@ const md5Hex = (raw: Buffer) => createHash("md5").update(raw).digest("hex");
 /** Stable for the same message bytes and address, so a target can drop a redelivery. */
 export const messageKey = (md5: string, addressId: string): string => createHash("sha256").update(`${md5}:${addressId}`).digest("hex").slice(0, 32);
 
-function statusRow(group: AddressGroup, tx: Transaction, v: Pick<TargetVerdict, "status" | "category" | "response" | "reply">, extra: { messageId: string | null; subject: string | null; size: number }, nowMs: number): IncomingStatus[] {
+function statusRow(
+  group: AddressGroup,
+  tx: Transaction,
+  v: Pick<TargetVerdict, "status" | "category" | "response" | "reply">,
+  extra: { messageId: string | null; subject: string | null; size: number; postroomMessageId: string | null },
+  nowMs: number,
+): IncomingStatus[] {
   return group.rcpts.map((rcpt) => ({
     id: newId16(),
     accountId: group.address.accountId,
@@ -88,19 +98,35 @@ function statusRow(group: AddressGroup, tx: Transaction, v: Pick<TargetVerdict, 
     sizeBytes: extra.size,
     remoteIp: tx.remoteIp,
     response: v.response ?? (v.category === "successful" ? null : `${v.reply.code} ${v.reply.enhanced} ${v.reply.text}`),
+    postroomMessageId: extra.postroomMessageId,
     createdAtMs: nowMs,
   }));
 }
 
 /** Records refusals Postroom made itself (size, limits, regexp) for addresses it knows. */
-export function refusedStatuses(groups: readonly AddressGroup[], tx: Transaction, refusal: SmtpReply, size: number | null, nowMs: number): IncomingStatus[] {
+function refusedStatuses(groups: readonly AddressGroup[], tx: Transaction, refusal: SmtpReply, size: number | null, nowMs: number): IncomingStatus[] {
   return groups.flatMap((g) =>
-    statusRow(g, tx, { status: "rejected", category: "rejected", response: null, reply: refusal }, { messageId: null, subject: null, size: size ?? 0 }, nowMs).map((r) => ({ ...r, sizeBytes: size })),
+    statusRow(g, tx, { status: "rejected", category: "rejected", response: null, reply: refusal }, { messageId: null, subject: null, size: size ?? 0, postroomMessageId: null }, nowMs).map((r) => ({ ...r, sizeBytes: size })),
   );
 }
 
+/** One line per recipient with its incoming status (E6's id as status_id). */
+function logStatuses(log: Logger, msg: string, rows: readonly IncomingStatus[], fields: LogFields): void {
+  for (const r of rows) log.info(msg, { to: r.rcptTo, address_id: r.addressId, status_id: r.id, status: r.status, ...fields });
+}
+
+/**
+ * A refusal Postroom made itself (size, regexp, an unparseable message): an incoming status
+ * for each recipient of an address it knows, and a line `msg` for each with the reply sent.
+ */
+export async function recordRefusal(msg: string, groups: readonly AddressGroup[], tx: Transaction, refusal: SmtpReply, size: number | null, deps: Pick<DeliverDeps, "statuses" | "clock">): Promise<void> {
+  const rows = refusedStatuses(groups, tx, refusal, size, deps.clock.nowMs());
+  logStatuses(tx.log, msg, rows, { reply: formatReply(refusal) });
+  await deps.statuses.record(rows);
+}
+
 /** `raw`: the message as the sender sent it (the raw and rfc822 formats post it). */
-async function deliverToAddress(group: AddressGroup, content: MessageContent, envelope: PayloadEnvelope, key: string, raw: Buffer, deps: DeliverDeps): Promise<TargetOutcome> {
+async function deliverToAddress(group: AddressGroup, content: MessageContent, envelope: PayloadEnvelope, key: string, raw: Buffer, deps: DeliverDeps, log: Logger): Promise<TargetOutcome> {
   const store = group.address.attachments;
   // raw and rfc822 post the message itself: its attachments are not stored apart.
   const format = group.address.targetFormat;
@@ -119,7 +145,7 @@ async function deliverToAddress(group: AddressGroup, content: MessageContent, en
     // Our own disk: the details (paths) go to the log, not to the sender or the status.
     const diskFull = isDiskFull(err);
     if (diskFull) deps.diskFull.report("local attachments", err);
-    else deps.logger.error("local attachment store failed", { err, address_id: group.address.id });
+    else log.error("local attachment store failed", { err, address_id: group.address.id });
     return { kind: "local_failure", diskFull };
   }
   const body = await targetBody({ format: group.address.targetFormat, content, envelope, urls, raw });
@@ -164,8 +190,8 @@ export async function deliverMessage(raw: Buffer, tx: Transaction, deps: Deliver
   // md5 (and the message key made from it) is of the message as the sender sent it: our
   // lines differ at every delivery, and a target drops a redelivery by that key.
   const md5 = md5Hex(raw);
-  // The id of our Received line, and of this transaction in our log.
-  const id = newId16();
+  // The id of our Received line, and of this transaction in our log (message_id).
+  const id = tx.id;
   const replies: SmtpReply[] = [];
   if (tx.groups.length > 0) {
     const trace = traceLines(tx, id, deps.hostname, deps.clock.nowMs());
@@ -174,8 +200,8 @@ export async function deliverMessage(raw: Buffer, tx: Transaction, deps: Deliver
       extracted = await deps.extract(withTraceHeaders(raw, trace, frontRoom), deps.limits, Buffer.byteLength(trace));
     } catch (err) {
       const refusal = err instanceof MessageRefused ? err.reply : reply(451, "4.3.0", "the message could not be processed; try again later");
-      if (!(err instanceof MessageRefused)) deps.logger.error("inbound message failed to parse", { err, id, md5 });
-      await deps.statuses.record(refusedStatuses(tx.groups, tx, refusal, raw.length, deps.clock.nowMs()));
+      if (!(err instanceof MessageRefused)) tx.log.error("inbound message failed to parse", { err, md5 });
+      await recordRefusal("inbound message refused", tx.groups, tx, refusal, raw.length, deps);
       return refusal;
     }
     const { content, facts, messageId, subject } = extracted;
@@ -198,11 +224,14 @@ export async function deliverMessage(raw: Buffer, tx: Transaction, deps: Deliver
           dkim: auth.dkim,
           dmarc: auth.dmarc,
         };
-        const outcome = await deliverToAddress(group, content, envelope, messageKey(md5, group.address.id), raw, deps);
+        // Sent to the target as X-Postroom-Message-Id: the log ties it to the statuses' ids.
+        const key = messageKey(md5, group.address.id);
+        const outcome = await deliverToAddress(group, content, envelope, key, raw, deps, tx.log);
         const verdict = verdictFor(outcome);
         replies.push(verdict.reply);
-        rows.push(...statusRow(group, tx, verdict, { messageId, subject, size: raw.length }, deps.clock.nowMs()));
-        deps.logger.info("inbound delivered", { id, address_id: group.address.id, status: verdict.status, reply: verdict.reply.code, md5 });
+        const groupRows = statusRow(group, tx, verdict, { messageId, subject, size: raw.length, postroomMessageId: key }, deps.clock.nowMs());
+        rows.push(...groupRows);
+        logStatuses(tx.log, "inbound delivered", groupRows, { message_id_header: messageId, reply: formatReply(verdict.reply), md5, x_postroom_message_id: key });
       }),
     );
     await deps.statuses.record(rows);

@@ -4,7 +4,8 @@
 import libmime from "libmime";
 import { BoundedCache } from "../lib/bounded-cache.ts";
 
-export type PayloadHeaders = Record<string, string | string[]>;
+export type { PayloadHeaders } from "./payload-schema.ts";
+import type { PayloadHeaders } from "./payload-schema.ts";
 
 export const headerKey = (name: string): string => name.trim().toLowerCase().replace(/-/g, "_");
 

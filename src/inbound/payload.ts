@@ -2,26 +2,10 @@
 // the json+n object, and the same content as multipart+n form fields.
 import type { ParsedMail } from "mailparser";
 import { normalizeHeaders, originalHeaders, type PayloadHeaders } from "./headers.ts";
+import type { Payload, PayloadAttachment, PayloadEnvelope } from "./payload-schema.ts";
+
+export type { AuthResult, Payload, PayloadAttachment, PayloadEnvelope } from "./payload-schema.ts";
 import { replyText } from "./reply-text.ts";
-
-export interface AuthResult {
-  result: string;
-  domain: string | null;
-}
-
-export interface PayloadEnvelope {
-  to: string;
-  recipients: string[];
-  from: string;
-  helo_domain: string;
-  remote_ip: string;
-  spf: AuthResult;
-  tls: boolean;
-  tls_cipher: string | null;
-  md5: string;
-  dkim: { result: string; signatures: { domain: string; selector: string; result: string }[] };
-  dmarc: AuthResult & { policy: string | null };
-}
 
 /** An attachment of the message, before we decide to embed it or store it. */
 export interface MessageAttachment {
@@ -31,26 +15,6 @@ export interface MessageAttachment {
   /** As the message gives it, angle brackets included (`<logo@example.org>`). */
   contentId: string | null;
   content: Buffer;
-}
-
-export interface PayloadAttachment {
-  file_name: string;
-  content_type: string;
-  /** Bytes, as a decimal string: the hosted service sends it so (see buildPayload's note). */
-  size: string;
-  disposition: string;
-  content_id: string | null;
-  content?: string;
-  url?: string;
-}
-
-export interface Payload {
-  envelope: PayloadEnvelope;
-  headers: PayloadHeaders;
-  plain?: string;
-  html?: string;
-  reply_plain?: string;
-  attachments: PayloadAttachment[];
 }
 
 /** What every address reached by one message shares: headers, bodies, attachments. */

@@ -2,13 +2,15 @@
 // the routing and delivery decisions. No AUTH here; STARTTLS when a certificate is set.
 import { SMTPServer, type SMTPServerSession } from "smtp-server";
 import { isDiskFull } from "../lib/disk-full.ts";
+import { newId16 } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { MemoryBudget, MessageCost } from "../lib/memory-budget.ts";
 import { INSUFFICIENT_MEMORY, readData, SessionBudget } from "../lib/smtp-data.ts";
 import { guardSessions } from "../lib/smtp-guard.ts";
 import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
-import { reply, smtpError, smtpSuccessText } from "../lib/smtp-reply.ts";
-import { refusedStatuses, deliverMessage, TRACE_ROOM_BYTES, type AddressGroup, type DeliverDeps, type Transaction } from "./deliver-message.ts";
+import { formatReply, reply, smtpError, smtpSuccessText, type SmtpReply } from "../lib/smtp-reply.ts";
+import { limitRefusalReason, type SmtpRefusalReason } from "../metrics/labels.ts";
+import { recordRefusal, deliverMessage, TRACE_ROOM_BYTES, type AddressGroup, type DeliverDeps, type Transaction } from "./deliver-message.ts";
 import type { AcceptedRecipient } from "./recipients.ts";
 import { routeRecipient, type RouteDeps } from "./route.ts";
 import { localStorageReply } from "./target-reply.ts";
@@ -36,6 +38,21 @@ export interface InboundListenerDeps {
   budget: MemoryBudget;
   messageCost(): MessageCost;
   logger: Logger;
+  /** Counts messages by their reply and refusals by reason (/metrics). */
+  metrics?: InboundMetrics;
+}
+
+export interface InboundMetrics {
+  inboundMessage(replyCode: number): void;
+  smtpRefusal(reason: SmtpRefusalReason): void;
+}
+
+/** The end-of-DATA answer, counted by the reply it gives (an error's code, else 250). */
+function countedAnswer<T>(answer: (err?: (Error & { responseCode?: number }) | null, text?: T) => void, metrics: InboundMetrics | undefined): typeof answer {
+  return (err, text) => {
+    metrics?.inboundMessage(err ? (err.responseCode ?? 451) : 250);
+    answer(err, text);
+  };
 }
 
 /** Per-connection state: the transaction being built and the refused-recipient count. */
@@ -45,23 +62,33 @@ interface ConnectionState {
   /** Every accepted recipient in RCPT order (the groups lose the order across addresses). */
   accepted: AcceptedRecipient[];
   refusedRcpts: number;
+  /** Our id of the transaction (its Received line's id), new at every MAIL FROM. */
+  id: string;
+  /**
+   * The session's lines carry session_id (smtp-server's id of the connection) and ip; from
+   * MAIL FROM on, also the transaction's message_id, from and tls (docs/operations.md, Log lines).
+   */
+  log: Logger;
 }
 
 const states = new WeakMap<SMTPServerSession, ConnectionState>();
-const stateOf = (s: SMTPServerSession): ConnectionState => {
+const stateOf = (s: SMTPServerSession, logger: Logger): ConnectionState => {
   let st = states.get(s);
-  if (!st) states.set(s, (st = { groups: new Map(), bounceRcpts: [], accepted: [], refusedRcpts: 0 }));
+  if (!st) states.set(s, (st = { groups: new Map(), bounceRcpts: [], accepted: [], refusedRcpts: 0, id: "", log: logger.child({ session_id: s.id, ip: s.remoteAddress }) }));
   return st;
 };
 
+const tlsOf = (session: SMTPServerSession) => (session.secure && session.tlsOptions ? { protocol: session.tlsOptions.version ?? "TLS", cipher: session.tlsOptions.name } : null);
+
 export function transactionOf(session: SMTPServerSession, st: ConnectionState): Transaction {
-  const tls = session.secure && session.tlsOptions ? { protocol: session.tlsOptions.version ?? "TLS", cipher: session.tlsOptions.name } : null;
   return {
+    id: st.id,
+    log: st.log,
     mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
     helo: session.hostNameAppearsAs || session.remoteAddress,
     ehlo: session.openingCommand === "EHLO",
     remoteIp: session.remoteAddress,
-    tls,
+    tls: tlsOf(session),
     authenticated: Boolean(session.user),
     groups: [...st.groups.values()],
     bounceRcpts: st.bounceRcpts,
@@ -72,6 +99,9 @@ export function transactionOf(session: SMTPServerSession, st: ConnectionState): 
 export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
   const limits = deps.limits();
   const budget = new SessionBudget(deps.budget, "inbound", () => ({ cost: deps.messageCost(), frontRoom: TRACE_ROOM_BYTES, limitBytes: deps.limits().maxMessageSizeBytes }));
+  /** A deferral for lack of memory: logged (at `at`) with the reply the client gets. */
+  const deferred = (st: ConnectionState, at: string, refusal: SmtpReply, fields: Record<string, number> = {}) =>
+    st.log.info("inbound message deferred: memory budget full", { at, reply: formatReply(refusal), ...fields });
   const server = new SMTPServer({
     name: deps.hostname,
     banner: "Postroom ESMTP",
@@ -91,21 +121,23 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
     ...(deps.tls ? { key: deps.tls.key, cert: deps.tls.cert } : {}),
 
     onMailFrom(address, session, callback) {
-      const st = stateOf(session);
+      const st = stateOf(session, deps.logger);
       st.groups = new Map();
       st.bounceRcpts = [];
       st.accepted = [];
+      st.id = newId16();
+      st.log = deps.logger.child({ session_id: session.id, ip: session.remoteAddress, tls: tlsOf(session)?.protocol ?? null, message_id: st.id, from: address.address });
       const declared = ((address.args || {}) as Record<string, unknown>).SIZE;
       const refusal = budget.mailFrom(session, declared);
       if (refusal) {
-        deps.logger.info("inbound message deferred: memory budget full", { ip: session.remoteAddress, at: "MAIL FROM", size: Number(declared) });
+        deferred(st, "MAIL FROM", refusal, { size: Number(declared) });
         return callback(smtpError(refusal));
       }
       callback();
     },
 
     onRcptTo(address, session, callback) {
-      const st = stateOf(session);
+      const st = stateOf(session, deps.logger);
       // The same recipient again (in any case): smtp-server keeps it once in the envelope,
       // and so do we, so it is neither posted nor listed twice.
       const lower = address.address.toLowerCase();
@@ -125,28 +157,29 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
             }
             return callback();
           }
-          if (result.address) {
-            const refused = refusedStatuses([{ address: result.address, customDomain: null, rcpts: [address.address] }], transactionOf(session, st), result.reply, null, deps.deliver().clock.nowMs());
-            await deps.deliver().statuses.record(refused);
-          }
           st.refusedRcpts++;
+          deps.metrics?.smtpRefusal(st.refusedRcpts > deps.limits().maxUnknownRecipients ? "too_many_refused_recipients" : result.reason);
           // Past the limit the client is probing for addresses: answer, then hang up.
-          if (st.refusedRcpts > deps.limits().maxUnknownRecipients) return callback(smtpError(reply(421, "4.7.0", "too many refused recipients; closing connection")));
-          callback(smtpError(result.reply));
+          const refusal = st.refusedRcpts > deps.limits().maxUnknownRecipients ? reply(421, "4.7.0", "too many refused recipients; closing connection") : result.reply;
+          // A known address gets an incoming status (its line names it); any other is only logged.
+          if (result.address) await recordRefusal("inbound recipient refused", [{ address: result.address, customDomain: null, rcpts: [address.address] }], transactionOf(session, st), refusal, null, deps.deliver());
+          else st.log.info("inbound recipient refused", { to: address.address, reply: formatReply(refusal) });
+          callback(smtpError(refusal));
         })
         .catch((err) => {
+          deps.metrics?.smtpRefusal("temporary_failure");
           if (isDiskFull(err)) {
             deps.deliver().diskFull.report("inbound", err);
             return callback(smtpError(localStorageReply(true)));
           }
-          deps.logger.error("recipient routing failed", { err });
+          st.log.error("recipient routing failed", { err, to: address.address });
           callback(smtpError(reply(451, "4.3.0", "temporary failure; try again later")));
         });
     },
 
     onData(stream, session, answer) {
-      const callback = answeredAtOnce(answer);
-      const st = stateOf(session);
+      const callback = answeredAtOnce(countedAnswer(answer, deps.metrics));
+      const st = stateOf(session, deps.logger);
       const options = budget.take(session);
       if (!options) {
         stream.resume();
@@ -159,12 +192,13 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
           const tx = transactionOf(session, st);
           if (read.oversized) {
             const refusal = reply(552, "5.3.4", `message exceeds the size limit of ${limit} bytes`);
-            await deps.deliver().statuses.record(refusedStatuses(tx.groups, tx, refusal, stream.byteLength, deps.deliver().clock.nowMs()));
+            deps.metrics?.smtpRefusal("message_too_large");
+            await recordRefusal("inbound message refused", tx.groups, tx, refusal, stream.byteLength, deps.deliver());
             return callback(smtpError(refusal));
           }
           if (read.outgrown) {
             deps.budget.refused("inbound");
-            deps.logger.info("inbound message deferred: memory budget full", { ip: session.remoteAddress, at: "end of DATA", bytes: read.bytes });
+            deferred(st, "end of DATA", INSUFFICIENT_MEMORY, { bytes: read.bytes });
             return callback(smtpError(INSUFFICIENT_MEMORY));
           }
           const result = await deliverMessage(read.raw, tx, deps.deliver(), read.frontRoom);
@@ -174,12 +208,12 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
         .catch((err) => {
           // The client left in the middle of the message, or a limit cut it off (the
           // limit logged why): nothing was received, nothing went wrong here.
-          if ((err as { code?: string }).code === "ECONNECTION") deps.logger.info("inbound message not received in full", { ip: session.remoteAddress, bytes: stream.byteLength });
+          if ((err as { code?: string }).code === "ECONNECTION") st.log.info("inbound message not received in full", { bytes: stream.byteLength });
           else if (isDiskFull(err)) {
             // The statuses could be kept neither in the journal nor in SQLite: the sender retries.
             deps.deliver().diskFull.report("inbound", err);
             return callback(smtpError(localStorageReply(true)));
-          } else deps.logger.error("inbound delivery failed", { err });
+          } else st.log.error("inbound delivery failed", { err });
           callback(smtpError(reply(451, "4.3.0", "temporary failure; try again later")));
         })
         // Posted, refused or failed, or the client gone: the message holds nothing any more.
@@ -192,7 +226,7 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
     limits: () => ({ ...deps.limits(), authTimeoutMs: null }),
     beforeData: (session) => {
       const refusal = budget.beforeData(session);
-      if (refusal) deps.logger.info("inbound message deferred: memory budget full", { ip: session.remoteAddress, at: "DATA" });
+      if (refusal) deferred(stateOf(session, deps.logger), "DATA", refusal);
       return refusal;
     },
     serverOptions: () => {
@@ -200,6 +234,10 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
       return { maxClients: l.maxConnections, socketTimeout: l.socketTimeoutMs, maxRecipients: l.maxRecipients, size: l.maxMessageSizeBytes };
     },
     logger: deps.logger,
+    limited: (limit) => {
+      const reason = limitRefusalReason(limit);
+      if (reason) deps.metrics?.smtpRefusal(reason);
+    },
   });
   batchRepliesOf(server);
   return server;

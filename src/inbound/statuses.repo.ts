@@ -1,9 +1,10 @@
 // SQL for incoming statuses. Writes go through a journal (status-journal.ts) and then,
 // grouped, through the store's log connection, which does not wait for fsync: a status
 // is the record of what a target answered, not mail we hold.
+import { countInto } from "../stats/stats.repo.ts";
 import type { SearchTerm } from "../lib/search-query.ts";
 import { termTimeMs } from "../lib/search-query.ts";
-import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
+import { containsPattern, newestFirst, searchedPage, searchWindow, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
 import { dirname, join } from "node:path";
@@ -24,6 +25,8 @@ export interface IncomingStatus {
   sizeBytes: number | null;
   remoteIp: string | null;
   response: string | null;
+  /** The X-Postroom-Message-Id of the POST the status records; null when none was made. */
+  postroomMessageId: string | null;
   createdAtMs: number;
 }
 
@@ -41,10 +44,11 @@ interface Row {
   size: number | null;
   remote_ip: string | null;
   response: string | null;
+  x_postroom_message_id: string | null;
   created_at: number;
 }
 
-const COLUMNS = "id, account_id, address_id, message_id, mail_from, rcpt_to, subject, status, status_category, tls, size, remote_ip, response, created_at";
+const COLUMNS = "id, account_id, address_id, message_id, mail_from, rcpt_to, subject, status, status_category, tls, size, remote_ip, response, x_postroom_message_id, created_at";
 
 const fromRow = (r: Row): IncomingStatus => ({
   id: r.id,
@@ -60,12 +64,13 @@ const fromRow = (r: Row): IncomingStatus => ({
   sizeBytes: r.size,
   remoteIp: r.remote_ip,
   response: r.response,
+  postroomMessageId: r.x_postroom_message_id,
   createdAtMs: r.created_at,
 });
 
-export const STATUS_SEARCH_FIELDS = ["status", "status_category", "to", "from", "subject", "created_at"] as const;
+export const STATUS_SEARCH_FIELDS = ["status", "status_category", "to", "from", "subject", "created_at", "x_postroom_message_id"] as const;
 
-const FIELD_COLUMN: Record<string, string> = { to: "rcpt_to", from: "mail_from", subject: "subject", status: "status", status_category: "status_category" };
+const FIELD_COLUMN: Record<string, string> = { to: "rcpt_to", from: "mail_from", subject: "subject", status: "status", status_category: "status_category", x_postroom_message_id: "x_postroom_message_id" };
 
 /** WHERE fragments for search terms; every term must match. */
 function searchClause(terms: readonly SearchTerm[], params: unknown[]): string {
@@ -78,7 +83,7 @@ function searchClause(terms: readonly SearchTerm[], params: unknown[]): string {
     } else if (t.field === "created_at") {
       sql += ` AND created_at ${t.op} ?`;
       params.push(termTimeMs(t.value));
-    } else if (t.field === "status" || t.field === "status_category") {
+    } else if (t.field === "status" || t.field === "status_category" || t.field === "x_postroom_message_id") {
       sql += ` AND LOWER(${FIELD_COLUMN[t.field]}) = ?`;
       params.push(t.value.toLowerCase());
     } else {
@@ -93,7 +98,7 @@ export interface StatusRepo {
   /** Resolves once the rows survive a crash of the process (journaled; in SQLite shortly). */
   record(rows: IncomingStatus[]): Promise<void>;
   /** Lists from SQLite, once every status recorded so far is stored there. */
-  list(accountId: string, addressId: string, terms: readonly SearchTerm[], page: PageRequest): Promise<Page<IncomingStatus>>;
+  list(accountId: string, addressId: string, terms: readonly SearchTerm[], page: PageRequest, windowRows?: number): Promise<Page<IncomingStatus>>;
   /** Stores every journaled status in SQLite now. */
   flush(): Promise<void>;
   /** Stores what is left and lets the journal go (at shutdown). */
@@ -109,14 +114,16 @@ const SEQUENCE_KEY = "incoming_statuses_journal_seq";
  */
 export function journaledStore(store: Store): JournaledStore {
   const db = store.logDb;
-  const insert = db.query(`INSERT INTO incoming_statuses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const insert = db.query(`INSERT INTO incoming_statuses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const saveSeq = db.query("INSERT INTO store_meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
   return {
     lastStoredSeq: () => Number((db.query("SELECT value FROM store_meta WHERE key = ?1").get(SEQUENCE_KEY) as { value: string } | null)?.value ?? 0),
     store: db.transaction((rows: readonly Journaled[]) => {
       for (const s of rows)
-        insert.run(s.id, s.accountId, s.addressId, s.messageId, s.mailFrom, s.rcptTo, s.subject, s.status, s.statusCategory, s.tls, s.sizeBytes, s.remoteIp, s.response, s.createdAtMs);
+        // (A status journaled by an older version has no postroomMessageId.)
+        insert.run(s.id, s.accountId, s.addressId, s.messageId, s.mailFrom, s.rcptTo, s.subject, s.status, s.statusCategory, s.tls, s.sizeBytes, s.remoteIp, s.response, s.postroomMessageId ?? null, s.createdAtMs);
       saveSeq.run(SEQUENCE_KEY, String(rows.at(-1)!.seq));
+      countInto(db, rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory })));
     }),
   };
 }
@@ -130,15 +137,18 @@ export function createStatusRepo(store: Store, onStoreFailed: (err: unknown) => 
     async record(rows) {
       journal.record(rows);
     },
-    async list(accountId, addressId, terms, page) {
+    async list(accountId, addressId, terms, page, windowRows = Number.POSITIVE_INFINITY) {
       journal.move();
       const params: unknown[] = [accountId, addressId];
+      const from = "incoming_statuses WHERE account_id = ? AND address_id = ?";
+      // A search reads at most windowRows statuses per request (paging.ts, searchWindow).
+      const window = terms.length > 0 && !page.offset && Number.isFinite(windowRows) ? searchWindow(db, from, params, page, windowRows, params) : null;
       const search = searchClause(terms, params);
       const { where, tail } = newestFirst(page, params);
       const rows = db
-        .query(`SELECT ${COLUMNS} FROM incoming_statuses WHERE account_id = ? AND address_id = ?${search}${where}${tail}`)
+        .query(`SELECT ${COLUMNS} FROM ${from}${window?.where ?? ""}${search}${where}${tail}`)
         .all(...(params as never[])) as Row[];
-      return toPage(rows.map(fromRow), page.limit);
+      return window ? searchedPage(rows.map(fromRow), page.limit, window) : toPage(rows.map(fromRow), page.limit);
     },
     async flush() {
       journal.move();

@@ -16,6 +16,8 @@ export interface TargetPostContext {
   maxRedirects: number;
   responseMaxBytes: number;
   userAgent: string;
+  /** Every POST's outcome and how long it took, redirects included (/metrics). */
+  observe?(outcome: TargetOutcome, seconds: number): void;
 }
 
 export interface TargetPost {
@@ -44,6 +46,13 @@ async function serialize(body: string | FormData): Promise<{ bytes: string | Buf
 }
 
 export async function postToTarget(post: TargetPost, ctx: TargetPostContext): Promise<TargetOutcome> {
+  const startedMs = performance.now();
+  const outcome = await exchange(post, ctx);
+  ctx.observe?.(outcome, (performance.now() - startedMs) / 1000);
+  return outcome;
+}
+
+async function exchange(post: TargetPost, ctx: TargetPostContext): Promise<TargetOutcome> {
   const call = targetCall(post.target);
   const streamed = typeof post.body === "object" && "parts" in post.body ? post.body : null;
   const { bytes, contentType } = streamed ? { bytes: null, contentType: streamed.contentType } : await serialize(post.body as string | FormData);

@@ -23,7 +23,10 @@ self.onmessage = async (event: MessageEvent<PurgeRequest>) => {
         const store = openStore(request.dataDir);
         opened = { store, purges: retentionPurges(store) };
       }
-      reply = { id: request.id, ok: true, step: await opened.purges[request.table](request.beforeMs, request.afterRowid, request.limit) };
+      const step = await opened.purges[request.table](request.beforeMs, request.afterRowid, request.limit);
+      // Here, not in the next commit on the event loop (store.ts, checkpoint).
+      if (step.deleted > 0) opened.store.checkpoint();
+      reply = { id: request.id, ok: true, step };
     }
   } catch (err) {
     reply = { id: request.id, ok: false, message: (err as Error).message };

@@ -9,6 +9,7 @@ import { createStatusPurge } from "../inbound/statuses.repo.ts";
 import { createStsPurge } from "../outbound/mta-sts.repo.ts";
 import { createIdempotencyPurge } from "../outbound/idempotency.repo.ts";
 import { createOutboundPurge } from "../outbound/outbound-purge.repo.ts";
+import { createStatsPurge } from "../stats/stats.repo.ts";
 import type { Purge } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
 import type { RetentionTable } from "./retention.ts";
@@ -23,6 +24,7 @@ export function retentionPurges(store: Store): Record<RetentionTable, Purge> {
     webhook_outbox: createOutboxPurge(store),
     domain_events: createDomainEventPurge(store),
     mta_sts_policies: createStsPurge(store),
+    stats: createStatsPurge(store),
     idempotency_keys: createIdempotencyPurge(store),
   };
 }

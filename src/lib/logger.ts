@@ -86,11 +86,12 @@ export function createLogger(opts: { level?: LogLevel; sink?: LogSink; fields?: 
 /** A logger that drops everything; for tests that do not read logs. */
 export const silentLogger: Logger = createLogger({ sink: () => {} });
 
-/** Whether a value of `fields` is an object (maybe an Error, or holding one) or a bigint. */
+/** Whether a value of `fields` is an object (maybe an Error, or holding one) or a bigint; null is neither. */
 function needsReplacer(fields: LogFields): boolean {
   for (const key in fields) {
-    const type = typeof fields[key];
-    if (type === "object" || type === "bigint") return true;
+    const value = fields[key];
+    const type = typeof value;
+    if ((type === "object" && value !== null) || type === "bigint") return true;
   }
   return false;
 }

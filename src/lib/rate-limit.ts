@@ -51,12 +51,21 @@ class Window {
 export class RateLimiter {
   private windows = new Map<string, { window: Window; windowMs: number }>();
 
+  /**
+   * `maxKeys` bounds the memory when keys come from outside (client IPs, sessions): past
+   * it, the key that was created first is forgotten (its window starts afresh if it comes
+   * back). Accounts from the config need no bound.
+   */
+  constructor(private readonly maxKeys = Number.POSITIVE_INFINITY) {}
+
   /** Counts one call for `key` at `nowMs` if the limit allows it. */
   take(key: string, rate: RateLimit, nowMs: number): RateDecision {
     let entry = this.windows.get(key);
     // A new limit after SIGHUP starts a fresh window rather than guessing at the old counts.
     if (!entry || entry.window.limit !== rate.limit || entry.windowMs !== rate.windowMs) {
       entry = { window: new Window(rate.limit), windowMs: rate.windowMs };
+      this.windows.delete(key);
+      if (this.windows.size >= this.maxKeys) this.windows.delete(this.windows.keys().next().value!);
       this.windows.set(key, entry);
     }
     const { window } = entry;

@@ -38,6 +38,8 @@ export interface GuardOptions {
    */
   beforeData?(session: SMTPServerSession): SmtpReply | null;
   logger: Logger;
+  /** A session closed (or a connection dropped) by the limit named, as logged (/metrics). */
+  limited?(limit: string): void;
 }
 
 interface Parser {
@@ -128,6 +130,7 @@ class Guard {
     })();
     if (!connectionVerdict(keys, key, limits.maxConnectionsPerIp)) return false;
     this.opts.logger.info("smtp session closed by a limit", { limit: "max_connections_per_ip", ip: socket.remoteAddress, tls: "handshake" });
+    this.opts.limited?.("max_connections_per_ip");
     return true;
   }
 
@@ -161,7 +164,7 @@ class Guard {
   auth(c: Connection): SmtpReply | null {
     if (!this.opts.allowInsecureAuth) return null;
     const refusal = authVerdict({ secure: c.secure, starttlsOffered: c._isSupported("STARTTLS") && !c._server.options.hideSTARTTLS, allowInsecureAuth: this.opts.allowInsecureAuth() });
-    if (refusal) this.opts.logger.info("smtp auth refused without tls", { ip: c.remoteAddress });
+    if (refusal) this.opts.logger.info("smtp auth refused without tls", { session_id: c.session.id, ip: c.remoteAddress });
     return refusal;
   }
 
@@ -233,7 +236,8 @@ class Guard {
   }
 
   private logLimit(c: Connection, limit: string, fields: Record<string, unknown> = {}): void {
-    this.opts.logger.info("smtp session closed by a limit", { limit, ip: c.remoteAddress, ...fields });
+    this.opts.logger.info("smtp session closed by a limit", { limit, session_id: c.session.id, ip: c.remoteAddress, ...fields });
+    this.opts.limited?.(limit);
   }
 }
 

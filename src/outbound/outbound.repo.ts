@@ -10,10 +10,11 @@ import type { Tracking } from "./personalize.ts";
 import { GroupCommit } from "../store/group-commit.ts";
 import { recordAnswer, type KeyAnswer } from "./idempotency.repo.ts";
 import { suppressRecipient } from "./suppressions.repo.ts";
-import { newestFirst, prefixPattern, toPage, type Page, type PageRequest } from "../store/paging.ts";
+import { newestFirst, prefixPattern, searchedPage, searchWindow, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import type { Store } from "../store/store.ts";
 import { MESSAGE_COLUMNS, messageFromRow, NO_TRACKING, RECIPIENT_COLUMNS, recipientFromRow, type MessageRow, type RecipientRow } from "./outbound-rows.ts";
 import { MESSAGE_SEARCH_FIELDS, searchClause } from "./outbound-search.repo.ts";
+import { LANES } from "./schedule.ts";
 
 export { MESSAGE_SEARCH_FIELDS, NO_TRACKING };
 
@@ -100,12 +101,12 @@ export interface OutboundRepo {
   addEvents(recipientId: string, status: LifecycleKind | null, events: NewEvent[]): Promise<MessageEvent[]>;
   /** The next time a queued recipient is due, or null when none waits. */
   nextDueMs(): Promise<number | null>;
-  /** Recipients waiting for a delivery attempt (the queue depth on /metrics). */
-  countQueued(): Promise<number>;
+  /** Recipients waiting for a delivery attempt, due at `nowMs` or later (the queue depth on /metrics). */
+  queueDepth(nowMs: number): Promise<{ due: number; scheduled: number }>;
   getMessage(accountId: string, id: string): Promise<OutboundMessage | null>;
   getMessageById(id: string): Promise<OutboundMessage | null>;
   getRecipient(messageId: string, recipientId: string): Promise<OutboundRecipient | null>;
-  listMessages(outboundAccountId: string, terms: readonly SearchTerm[], page: PageRequest): Promise<Page<OutboundMessage>>;
+  listMessages(outboundAccountId: string, terms: readonly SearchTerm[], page: PageRequest, windowRows?: number): Promise<Page<OutboundMessage>>;
   recipientsOf(messageIds: readonly string[]): Promise<OutboundRecipient[]>;
   /** Every event of these recipients, oldest first. */
   eventsOf(recipientIds: readonly string[]): Promise<MessageEvent[]>;
@@ -122,6 +123,8 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
   const insertRecipient = db.query(`INSERT INTO outbound_recipients (${RECIPIENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const messageJoin = MESSAGE_COLUMNS.split(", ").map((c) => `m.${c} AS m_${c}`).join(", ");
   const recipientCols = RECIPIENT_COLUMNS.split(", ").map((c) => `r.${c}`).join(", ");
+  const laneMin = (lane: number) => `SELECT MIN(next_attempt_at) AS due FROM outbound_recipients WHERE state = 'queued' AND lane = ${lane}`;
+  const nextDue = db.query(`SELECT MIN(due) AS due FROM (${Object.values(LANES).map(laneMin).join(" UNION ALL ")})`);
 
   return {
     async insert(m, recipients, events, opts = {}) {
@@ -212,11 +215,14 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
     },
 
     async nextDueMs() {
-      const row = db.query("SELECT MIN(next_attempt_at) AS due FROM outbound_recipients WHERE state = 'queued'").get() as { due: number | null };
-      return row.due;
+      // One MIN per lane, each the first entry of outbound_recipients_due (state, lane,
+      // next_attempt_at); a MIN over all lanes at once reads every queued entry.
+      return (nextDue.get() as { due: number | null }).due;
     },
-    async countQueued() {
-      return (db.query("SELECT COUNT(*) AS n FROM outbound_recipients WHERE state = 'queued'").get() as { n: number }).n;
+    async queueDepth(nowMs) {
+      // Counted on the covering index outbound_recipients_due: the queued entries only.
+      const row = db.query("SELECT COUNT(*) AS queued, COALESCE(SUM(next_attempt_at <= ?), 0) AS due FROM outbound_recipients WHERE state = 'queued'").get(nowMs) as { queued: number; due: number };
+      return { due: row.due, scheduled: row.queued - row.due };
     },
 
     async getMessage(accountId, id) {
@@ -234,14 +240,17 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
       return row ? recipientFromRow(row) : null;
     },
 
-    async listMessages(outboundAccountId, terms, page) {
+    async listMessages(outboundAccountId, terms, page, windowRows = Number.POSITIVE_INFINITY) {
       const params: unknown[] = [outboundAccountId];
+      const from = "outbound_messages m WHERE m.outbound_account_id = ?";
+      // A search reads at most windowRows messages per request (paging.ts, searchWindow).
+      const window = terms.length > 0 && !page.offset && Number.isFinite(windowRows) ? searchWindow(db, from, params, page, windowRows, params, "m.") : null;
       const search = searchClause(terms, params);
       const { where, tail } = newestFirst(page, params, "m.");
       const rows = db
-        .query(`SELECT ${MESSAGE_COLUMNS.split(", ").map((c) => `m.${c}`).join(", ")} FROM outbound_messages m WHERE m.outbound_account_id = ?${search}${where}${tail}`)
+        .query(`SELECT ${MESSAGE_COLUMNS.split(", ").map((c) => `m.${c}`).join(", ")} FROM ${from}${window?.where ?? ""}${search}${where}${tail}`)
         .all(...(params as never[])) as MessageRow[];
-      return toPage(rows.map(messageFromRow), page.limit);
+      return window ? searchedPage(rows.map(messageFromRow), page.limit, window) : toPage(rows.map(messageFromRow), page.limit);
     },
 
     async eventsOf(recipientIds) {

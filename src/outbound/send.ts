@@ -3,9 +3,10 @@
 import type { AccountConfig, Config, OutboundAccountConfig } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import { newUuid } from "../lib/ids.ts";
+import type { Logger } from "../lib/logger.ts";
 import { domainOf, type MailAddress } from "./addresses.ts";
 import { composeMessage } from "./compose.ts";
-import { enqueueMessage, type EnqueueDeps, type RememberedAnswer } from "./enqueue.ts";
+import { enqueueMessage, type EnqueueDeps, type EnqueueRequest, type RememberedAnswer } from "./enqueue.ts";
 import type { IdempotencyRepo } from "./idempotency.repo.ts";
 import { draftFromBody, InputProblem, type MessageBody } from "./message-input.ts";
 import type { OutboundMessage, OutboundRepo, Priority } from "./outbound.repo.ts";
@@ -53,12 +54,23 @@ async function namedRefusal(deps: SendDeps, accountId: string, author: MailAddre
   return null;
 }
 
+/**
+ * Queues the message and logs it: its id (E11's `id`, submission's "Queued as:"), sender,
+ * every envelope recipient and Message-ID, so that its delivery lines can be followed by it.
+ */
+async function enqueueLogged(req: EnqueueRequest, deps: SendDeps, log: Logger, source: "api" | "submission"): Promise<OutboundMessage> {
+  const m = await enqueueMessage(req, enqueueDeps(deps));
+  const to = [...req.to, ...req.cc, ...req.bcc].map((a) => a.address).join(", ");
+  log.info("outbound message queued", { message_id: m.id, message_id_header: m.messageId, from: m.from, to, outbound_account_id: m.outboundAccountId, source, test_mode: m.testMode });
+  return m;
+}
+
 function checkSize(raw: Buffer, maxBytes: number): void {
   if (raw.length > maxBytes) throw new InputProblem({ path: "message", message: `is ${raw.length} bytes; at most ${maxBytes} bytes are allowed` });
 }
 
 /** E11: a request body becomes a queued message (or an InputProblem for a 422); `remember`: its claimed Idempotency-Key. */
-export async function sendFromApi(sender: Sender, body: MessageBody, deps: SendDeps, remember?: RememberedAnswer): Promise<OutboundMessage> {
+export async function sendFromApi(sender: Sender, body: MessageBody, deps: SendDeps, log: Logger, remember?: RememberedAnswer): Promise<OutboundMessage> {
   const config = deps.config();
   const draft = draftFromBody(body, {
     maxRecipients: config.outbound.maxRecipients,
@@ -76,7 +88,7 @@ export async function sendFromApi(sender: Sender, body: MessageBody, deps: SendD
   checkSize(composed.raw, config.outbound.maxSizeBytes);
   const alsoNamed = await namedRefusal(deps, sender.account.id, draft.from, composed.named ?? [], draft.testMode);
   if (alsoNamed) throw new InputProblem({ path: "raw", message: alsoNamed });
-  return enqueueMessage(
+  return enqueueLogged(
     {
       id,
       accountId: sender.account.id,
@@ -94,7 +106,9 @@ export async function sendFromApi(sender: Sender, body: MessageBody, deps: SendD
       raw: composed.raw,
       remember,
     },
-    enqueueDeps(deps),
+    deps,
+    log,
+    "api",
   );
 }
 
@@ -121,7 +135,7 @@ export class SenderRefused extends Error {
 }
 
 /** SMTP submission: the client's message as it came (our headers already applied). */
-export async function sendFromSmtp(sender: Sender, m: SubmittedMessage, deps: SendDeps): Promise<OutboundMessage> {
+export async function sendFromSmtp(sender: Sender, m: SubmittedMessage, deps: SendDeps, log: Logger): Promise<OutboundMessage> {
   checkSize(m.raw, deps.config().outbound.maxSizeBytes);
   const testMode = sender.account.testMode || sender.outbound.testMode;
   const refusal = await deps.domains.refusal(sender.account.id, domainOf(m.from.address), testMode);
@@ -129,8 +143,5 @@ export async function sendFromSmtp(sender: Sender, m: SubmittedMessage, deps: Se
   const alsoNamed = await namedRefusal(deps, sender.account.id, m.from, m.named ?? [], testMode);
   if (alsoNamed) throw new SenderRefused(alsoNamed);
   const { named: _named, ...message } = m;
-  return enqueueMessage(
-    { ...message, accountId: sender.account.id, outboundAccountId: sender.outbound.id, testMode, tracking: trackingOf(sender) },
-    enqueueDeps(deps),
-  );
+  return enqueueLogged({ ...message, accountId: sender.account.id, outboundAccountId: sender.outbound.id, testMode, tracking: trackingOf(sender) }, deps, log, "submission");
 }

@@ -1,7 +1,7 @@
 // SMTP submission (587 with STARTTLS, 465 with implicit TLS): authenticated clients hand
 // us mail to send. Thin glue: AUTH against the outbound accounts, the same limits as the
 // API, and the same queue; "250 2.0.0 Thanks! Queued as: <uuid>" names the sent message.
-import { SMTPServer } from "smtp-server";
+import { SMTPServer, type SMTPServerSession } from "smtp-server";
 import type { AccountRegistry } from "../auth/accounts.ts";
 import type { Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -13,7 +13,7 @@ import { INSUFFICIENT_MEMORY, readData, SessionBudget } from "../lib/smtp-data.t
 import { guardSessions } from "../lib/smtp-guard.ts";
 import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
 import { principalKey, rateOf, type RateLimiter } from "../lib/rate-limit.ts";
-import { reply, smtpError, smtpSuccessText, type SmtpReply } from "../lib/smtp-reply.ts";
+import { formatReply, reply, smtpError, smtpSuccessText, type SmtpReply } from "../lib/smtp-reply.ts";
 import { isAddress, parseAddressList, type MailAddress } from "./addresses.ts";
 import { authorFieldsOf, authorOf } from "./author.ts";
 import { toCrlf } from "./compose.ts";
@@ -80,6 +80,18 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     return found ? { account: found.account, outbound: found.outbound } : null;
   };
   const budget = new SessionBudget(deps.budget, "submission", () => ({ cost: SUBMISSION_MESSAGE_COST, frontRoom: HEADER_ROOM_BYTES, limitBytes: deps.config().outbound.maxSizeBytes }));
+  /** The fields of every line about a session (docs/operations.md, Log lines). */
+  const sessionFields = (session: SMTPServerSession) => ({
+    session_id: session.id,
+    ip: session.remoteAddress,
+    tls: session.secure && session.tlsOptions ? (session.tlsOptions.version ?? "TLS") : null,
+    outbound_account_id: session.user === undefined ? undefined : String(session.user),
+  });
+  /** A refusal, logged with the reply the client gets. */
+  const refused = (session: SMTPServerSession, at: string, r: SmtpReply, fields: Record<string, string> = {}) => {
+    deps.logger.info("submission refused", { ...sessionFields(session), from: session.envelope.mailFrom ? session.envelope.mailFrom.address : undefined, at, reply: formatReply(r), ...fields });
+    return smtpError(r);
+  };
   const server = new SMTPServer({
     name: config.hostname,
     banner: "Postroom ESMTP submission",
@@ -113,7 +125,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
       const principal = { kind: "outbound" as const, ...sender };
       const rate = rateOf(principal);
       if (rate && !deps.limiter.take(principalKey(principal), rate, deps.clock.nowMs()).allowed) {
-        return callback(smtpError(reply(450, "4.7.1", "sending rate limit reached; try again later")));
+        return callback(refused(session, "MAIL FROM", reply(450, "4.7.1", "sending rate limit reached; try again later"), { from: address.address }));
       }
       const declared = ((address.args || {}) as Record<string, unknown>).SIZE;
       const refusal = budget.mailFrom(session, declared);
@@ -124,8 +136,8 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
       callback();
     },
 
-    onRcptTo(address, _session, callback) {
-      if (!isAddress(address.address)) return callback(smtpError(reply(553, "5.1.3", "recipient address is not valid")));
+    onRcptTo(address, session, callback) {
+      if (!isAddress(address.address)) return callback(refused(session, "RCPT TO", reply(553, "5.1.3", "recipient address is not valid"), { to: address.address }));
       callback();
     },
 
@@ -143,7 +155,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
         .then(async (read) => {
           SessionBudget.settle(read, options);
           if (!sender) return callback(smtpError(AUTH_FAILED));
-          if (read.oversized) return callback(smtpError(reply(552, "5.3.4", `message exceeds the size limit of ${limit} bytes`)));
+          if (read.oversized) return callback(refused(session, "end of DATA", reply(552, "5.3.4", `message exceeds the size limit of ${limit} bytes`)));
           if (read.outgrown) {
             deps.budget.refused("submission");
             deps.logger.info("submission deferred: memory budget full", { outbound_account_id: sender.outbound.id, at: "end of DATA", bytes: read.bytes });
@@ -156,7 +168,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
           const { tags, priority } = takeSendingHeaders(h);
           // One unambiguous author (From, or Sender when From names several), else nothing is queued.
           const author = authorOf(authorFieldsOf(h));
-          if (!author.ok) return callback(smtpError(reply(550, "5.7.1", author.reason)));
+          if (!author.ok) return callback(refused(session, "end of DATA", reply(550, "5.7.1", author.reason)));
           const from = author.author;
           const to = addressesOf(h.all("to"));
           const cc = addressesOf(h.all("cc"));
@@ -199,15 +211,16 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
               remember,
             },
             deps.send,
+            deps.logger.child(sessionFields(session)),
           );
           claimed = null;
           callback(null, smtpSuccessText(queuedReply(queued.id)));
         })
         .catch((err) => {
-          if (err instanceof SenderRefused) return callback(smtpError(reply(550, "5.7.1", err.message)));
-          if ((err as { problem?: { message: string } }).problem) return callback(smtpError(reply(554, "5.6.0", (err as { message: string }).message)));
-          if ((err as { code?: string }).code === "ECONNECTION") deps.logger.info("submitted message not received in full", { ip: session.remoteAddress });
-          else deps.logger.error("submission failed", { err });
+          if (err instanceof SenderRefused) return callback(refused(session, "end of DATA", reply(550, "5.7.1", err.message)));
+          if ((err as { problem?: { message: string } }).problem) return callback(refused(session, "end of DATA", reply(554, "5.6.0", (err as { message: string }).message)));
+          if ((err as { code?: string }).code === "ECONNECTION") deps.logger.info("submitted message not received in full", sessionFields(session));
+          else deps.logger.error("submission failed", { ...sessionFields(session), err });
           callback(smtpError(reply(451, "4.3.0", "temporary failure; try again later")));
         })
         // Queued, refused or failed, or the client gone: the message holds nothing any more.

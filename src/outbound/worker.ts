@@ -15,7 +15,7 @@ import { garbageMade, LARGE_MESSAGE_BYTES } from "../lib/gc-pacer.ts";
 import { costOf, type MemoryBudget, type MessageCost, type Reservation } from "../lib/memory-budget.ts";
 import { domainOf, parseAddressList } from "./addresses.ts";
 import type { MessageBlobs } from "./blobs.ts";
-import type { ClaimedRecipient, OutboundMessage, OutboundRepo } from "./outbound.repo.ts";
+import type { ClaimedRecipient, OutboundMessage, OutboundRepo, RecipientUpdate } from "./outbound.repo.ts";
 import { ConnectionCache, destinationKey } from "./connection-cache.ts";
 import { connectTo } from "./connect.ts";
 import { attemptOutcome, UnsendableMessage, unpreparedOutcome } from "./outcome.ts";
@@ -42,6 +42,8 @@ export interface WorkerDeps {
    * When it has no room, the recipient waits (lease given back, no attempt counted).
    */
   budget?: MemoryBudget;
+  /** An attempt's outcome, once committed, and the message's acceptance time (/metrics). */
+  recorded?(update: RecipientUpdate, acceptedAtMs: number): void;
 }
 
 /**
@@ -320,11 +322,11 @@ export class DeliveryWorker {
     const permanent = err instanceof UnsendableMessage;
     // Our own failure: its details go to the log; the account sees a sentence without internals.
     const reason = permanent ? (err as Error).message : "the message could not be prepared for delivery (DKIM signing or tracking failed on our side)";
-    this.deps.logger.error("outbound copy could not be prepared", { message_id: item.message.id, recipient_id: item.recipient.id, permanent, err });
+    this.deps.logger.error("outbound copy could not be prepared", { message_id: item.message.id, to: item.recipient.email, recipient_id: item.recipient.id, permanent, err });
     const c = this.deps.config().outbound;
     const o = unpreparedOutcome({ item, reason, permanent, nowMs: this.deps.clock.nowMs(), retryDelaysMs: c.retryDelaysMs, maxQueueTimeMs: c.maxQueueTimeMs });
     const webhook = webhookConfigured(this.deps.config().accounts, item.message.outboundAccountId);
-    return this.deps.repo.update(item.recipient.id, o.update, o.events, { webhook }).then(() => {});
+    return this.deps.repo.update(item.recipient.id, o.update, o.events, { webhook }).then(() => this.deps.recorded?.(o.update, item.message.createdAtMs));
   }
 
   private event(item: ClaimedRecipient, kind: NewEvent["kind"], details: Record<string, unknown>): NewEvent {
@@ -340,8 +342,22 @@ export class DeliveryWorker {
     const c = this.deps.config().outbound;
     const o = attemptOutcome({ item, result, mx, permanentWithoutReply, nowMs: this.deps.clock.nowMs(), retryDelaysMs: c.retryDelaysMs, maxQueueTimeMs: c.maxQueueTimeMs });
     const r = item.recipient;
-    this.deps.logger.info("outbound attempt", { message_id: item.message.id, recipient_id: r.id, domain: r.domain, verdict: o.verdict, smtp_code: result.code, attempt: o.update.attempts });
+    const m = item.message;
+    this.deps.logger.info("outbound attempt", {
+      message_id: m.id,
+      message_id_header: m.messageId,
+      from: m.from,
+      to: r.email,
+      recipient_id: r.id,
+      outbound_account_id: m.outboundAccountId,
+      domain: r.domain,
+      mx,
+      verdict: o.verdict,
+      smtp_code: result.code,
+      reply: result.response,
+      attempt: o.update.attempts,
+    });
     const webhook = webhookConfigured(this.deps.config().accounts, item.message.outboundAccountId);
-    return this.deps.repo.update(r.id, o.update, dispatch ? [dispatch, ...o.events] : o.events, { webhook }).then(() => {});
+    return this.deps.repo.update(r.id, o.update, dispatch ? [dispatch, ...o.events] : o.events, { webhook }).then(() => this.deps.recorded?.(o.update, item.message.createdAtMs));
   }
 }

@@ -1,5 +1,6 @@
 // Newest-first paging shared by every list: by creation time, then ID, so the order is
 // total and a cursor (the last record seen) stays correct while new records arrive.
+import type { Database } from "bun:sqlite";
 
 export interface Cursor {
   createdAtMs: number;
@@ -19,23 +20,68 @@ export interface PageRequest {
  * Asks for one record more than the page so the caller knows whether another page exists.
  */
 export function newestFirst(page: PageRequest, params: unknown[], prefix = ""): { where: string; tail: string } {
-  let where = "";
-  if (page.before) {
-    where = ` AND (${prefix}created_at < ? OR (${prefix}created_at = ? AND ${prefix}id < ?))`;
-    params.push(page.before.createdAtMs, page.before.createdAtMs, page.before.id);
-  }
+  const where = beforeCursor(page, params, prefix);
   const tail = ` ORDER BY ${prefix}created_at DESC, ${prefix}id DESC LIMIT ? OFFSET ?`;
   params.push(page.limit + 1, page.offset ?? 0);
   return { where, tail };
 }
 
+/** The WHERE fragment for records strictly older than the page's cursor ("" without one). */
+function beforeCursor(page: PageRequest, params: unknown[], prefix: string): string {
+  if (!page.before) return "";
+  params.push(page.before.createdAtMs, page.before.createdAtMs, page.before.id);
+  return ` AND (${prefix}created_at < ? OR (${prefix}created_at = ? AND ${prefix}id < ?))`;
+}
+
 export interface Page<T> {
   items: T[];
   hasMore: boolean;
+  /**
+   * Where the next page starts (strictly before it), when that is not the last item: a
+   * search that stopped at the edge of its window (searchWindow) with fewer matches than a page.
+   */
+  next?: Cursor;
 }
 
 export function toPage<T>(rows: T[], limit: number): Page<T> {
   return rows.length > limit ? { items: rows.slice(0, limit), hasMore: true } : { items: rows, hasMore: false };
+}
+
+/**
+ * A search reads at most `rows` records of a list per request, newest first from its
+ * cursor. Matching a part of a text (LIKE '%x%') can use no index, so without a bound a
+ * search that matches little reads the whole list: a second and more for a million sent
+ * messages. The window is the `rows` records after the cursor; the search runs inside it;
+ * when it finds fewer than a page there, the page ends at the window's edge with a link
+ * to search on from there (an empty page with a Link is "nothing here yet, go on").
+ */
+export interface SearchWindow {
+  /** SQL condition that keeps a record inside the window ("" when the window holds the rest of the list). */
+  where: string;
+  /** The window's oldest record, or null when the window reaches the end of the list. */
+  edge: Cursor | null;
+}
+
+/**
+ * The window of `rows` records after `page`'s cursor in the list `from` (a table and its
+ * WHERE over the list's scope, with `scopeParams`), read on the list's index.
+ */
+export function searchWindow(db: Database, from: string, scopeParams: readonly unknown[], page: PageRequest, rows: number, params: unknown[], prefix = ""): SearchWindow {
+  const edgeParams = [...scopeParams];
+  const where = beforeCursor(page, edgeParams, prefix);
+  const edge = db
+    .query(`SELECT ${prefix}created_at AS created_at, ${prefix}id AS id FROM ${from}${where} ORDER BY ${prefix}created_at DESC, ${prefix}id DESC LIMIT 1 OFFSET ?`)
+    .get(...(edgeParams as never[]), rows - 1) as { created_at: number; id: string } | null;
+  if (!edge) return { where: "", edge: null };
+  params.push(edge.created_at, edge.created_at, edge.id);
+  return { where: ` AND (${prefix}created_at > ? OR (${prefix}created_at = ? AND ${prefix}id >= ?))`, edge: { createdAtMs: edge.created_at, id: edge.id } };
+}
+
+/** The page of a windowed search: as toPage, and when the window ran out first, the window's edge as the next cursor. */
+export function searchedPage<T>(rows: T[], limit: number, window: SearchWindow): Page<T> {
+  const page = toPage(rows, limit);
+  if (page.hasMore || !window.edge) return page;
+  return { ...page, hasMore: true, next: window.edge };
 }
 
 /** A LIKE pattern matching `text` anywhere, with LIKE's wildcards escaped (use ESCAPE '\'). */

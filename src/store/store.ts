@@ -32,6 +32,12 @@ export interface Store {
   tx<T>(fn: () => T): T;
   /** Proves the database accepts a durable write (for /healthz). */
   checkWritable(nowMs: number): void;
+  /**
+   * Copies what the WAL holds into the database file now, as far as it can without waiting
+   * for readers or writers (PASSIVE). The purge thread calls it after each window: else a
+   * commit on the event loop would find the WAL full of purged pages and copy them there.
+   */
+  checkpoint(): void;
   close(): void;
 }
 
@@ -77,6 +83,9 @@ export function openStore(dataDir: string, migrations: readonly Migration[] = MI
     tx: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     checkWritable: (nowMs) => {
       db.query("INSERT INTO store_meta (key, value) VALUES ('healthz_at', ?1) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(String(nowMs));
+    },
+    checkpoint: () => {
+      logDb.exec("PRAGMA wal_checkpoint(PASSIVE)");
     },
     close: () => {
       logDb.close();

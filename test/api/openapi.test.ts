@@ -3,6 +3,7 @@
 // change with: UPDATE_SNAPSHOTS=1 bun test test/api/openapi.test.ts
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { validate } from "@readme/openapi-parser";
+import Ajv2020 from "ajv/dist/2020";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 
 const SNAPSHOT = new URL("./openapi.snapshot.json", import.meta.url);
@@ -28,13 +29,30 @@ describe("GET /api/v0.1/openapi.json", () => {
     const ops = Object.entries<Record<string, any>>(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })));
     for (const { path, method, op } of ops) {
       if (path === "/healthz") expect(op.security).toEqual([]);
-      else if (method === "post" && path.endsWith("/messages")) expect(op.security).toEqual([{ smtpAuth: [] }]);
-      else expect(op.security).toEqual([{ bearerAPIToken: [] }]);
+      else if (method === "post" && path.endsWith("/messages")) expect(op.security).toEqual([{ smtpAuth: [] }, { bearerSMTPKey: [] }]);
+      else expect(op.security).toEqual([{ bearerAPIToken: [] }, { basicAPIToken: [] }]);
       expect(op.operationId).toBeString();
     }
     expect(ops.map((o) => o.op.operationId).sort()).toEqual(
-      ["createAddress", "createCustomDomain", "deleteAddress", "deleteCustomDomain", "getAddress", "health", "listAddresses", "listCustomDomains", "listIncomingStatuses", "replaceAddress", "updateAddress", "sendMessage", "listOutboundMessages", "getOutboundMessage", "listSendingDomains", "createSendingDomain", "getSendingDomain", "deleteSendingDomain", "verifySendingDomain", "listSuppressions", "createSuppression", "deleteSuppression"].sort(),
+      ["createAddress", "createCustomDomain", "deleteAddress", "deleteCustomDomain", "getAddress", "health", "listAddresses", "listCustomDomains", "listIncomingStatuses", "replaceAddress", "updateAddress", "sendMessage", "listOutboundMessages", "getOutboundMessage", "listSendingDomains", "createSendingDomain", "getSendingDomain", "deleteSendingDomain", "verifySendingDomain", "listSuppressions", "createSuppression", "deleteSuppression", "getStats"].sort(),
     );
+  });
+
+  test("every example validates against its schema", () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+    ajv.addSchema(doc, "openapi.json");
+    const invalid: string[] = [];
+    let checked = 0;
+    for (const [name, schema] of Object.entries<Record<string, any>>(doc.components.schemas)) {
+      for (const example of schema.examples ?? []) {
+        checked++;
+        const check = ajv.compile({ $ref: `openapi.json#/components/schemas/${name}` });
+        if (!check(example)) invalid.push(`${name}: ${ajv.errorsText(check.errors)}`);
+      }
+    }
+    expect(invalid).toEqual([]);
+    for (const name of ["Error", "AddressInput", "ComposedMessage", "RawMessage", "MessageEvent"]) expect(doc.components.schemas[name].examples?.length).toBeGreaterThan(0);
+    expect(checked).toBeGreaterThanOrEqual(5);
   });
 
   test("matches the committed snapshot", async () => {

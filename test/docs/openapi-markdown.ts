@@ -99,7 +99,29 @@ export function recordTables(doc: Schema): string {
 export const GENERATED_BEGIN = "<!-- generated from test/api/openapi.snapshot.json: UPDATE_SNAPSHOTS=1 bun test test/docs/api-operations.test.ts -->";
 export const GENERATED_END = "<!-- end of generated part -->";
 
+/**
+ * The document with every schema $ref replaced by the schema it names, and a named schema
+ * that may be null ({anyOf: [$ref, null]}) written as its type or null, as the tables read them.
+ */
+export function dereferenced(doc: Schema): Schema {
+  const named: Record<string, Schema> = doc.components?.schemas ?? {};
+  const walk = (node: any): any => {
+    if (Array.isArray(node)) return node.map(walk);
+    if (node === null || typeof node !== "object") return node;
+    if (typeof node.$ref === "string" && node.$ref.startsWith("#/components/schemas/")) return walk(named[node.$ref.slice("#/components/schemas/".length)]);
+    const out = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, walk(v)]));
+    const anyOf = out.anyOf as Schema[] | undefined;
+    if (anyOf?.length === 2 && anyOf[1]?.type === "null" && typeof anyOf[0]?.type === "string") {
+      const { anyOf: _, ...rest } = out;
+      return { ...rest, ...anyOf[0], type: [anyOf[0].type, "null"] };
+    }
+    return out;
+  };
+  return { ...doc, paths: walk(doc.paths) };
+}
+
 /** The generated part of docs/api.md, markers included. */
-export function generatedApiSection(doc: Schema): string {
+export function generatedApiSection(document: Schema): string {
+  const doc = dereferenced(document);
   return [GENERATED_BEGIN, "", "### Operations", "", operationsTable(doc), "", "### Records", "", recordTables(doc), "", GENERATED_END].join("\n");
 }

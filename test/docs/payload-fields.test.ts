@@ -4,16 +4,14 @@
 // kept locally behind URLs); every key path of the two POSTs must be a row of the field
 // table, and every row a key path. `headers` is one row: its keys are the message's.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { generateKeyPairSync } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
-import { sendWithNodemailer } from "../helpers/smtp.ts";
+import { sendSampleReply } from "../helpers/sample-reply.ts";
 import { TestTarget } from "../helpers/target.ts";
 
 const RECEIVING_MD = new URL("../../docs/receiving.md", import.meta.url);
 const A = `/api/v0.1/${ACCOUNT_A.id}`;
-const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a6a30000000049454e44ae426082", "hex");
 
 /** Every key path of a JSON value: `a.b`, `list[].c`; the keys inside `headers` are the message's own. */
 function keyPaths(value: unknown, prefix = ""): string[] {
@@ -44,21 +42,7 @@ beforeAll(async () => {
     expect(res.status).toBe(201);
     addresses.push(res.body.email);
   }
-  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-  const result = await sendWithNodemailer(t.app.inboundPort!, {
-    from: '"Alice Example" <alice@sender.example.org>',
-    to: addresses,
-    subject: "Re: Invoice 2026-118",
-    inReplyTo: "<inv-2026-118@shop.example.net>",
-    text: "Thanks, paid today.\n\nAlice\n\nOn Mon, 23 Nov 2026, Shop <billing@shop.example.net> wrote:\n> Your invoice is attached.\n",
-    html: '<p>Thanks, paid today.</p><p><img src="cid:logo@sender.example.org"></p>',
-    attachments: [
-      { filename: "logo.png", content: PNG, contentType: "image/png", cid: "logo@sender.example.org" },
-      { filename: "receipt.txt", content: "Paid: 118.00 EUR\n", contentType: "text/plain" },
-    ],
-    dkim: { domainName: "sender.example.org", keySelector: "s2026", privateKey: privateKey.export({ type: "pkcs1", format: "pem" }).toString() },
-  });
-  expect(result.response).toBe("250 2.0.0 Accepted");
+  await sendSampleReply(t.app.inboundPort!, addresses);
   const posts = [...target.at("/embedded"), ...target.at("/stored")];
   expect(posts.length).toBe(2);
   paths = [...new Set(posts.flatMap((p) => keyPaths(p.json)))].sort();

@@ -6,6 +6,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { ConfigSchema } from "../../src/config/schema.ts";
 import { webhookBody } from "../../src/events/dispatcher.ts";
 import { INTERNAL_KINDS, LIFECYCLE_KINDS } from "../../src/events/kinds.ts";
+import { LOG_FIELDS } from "../../src/lib/log-fields.ts";
 
 const DOCS = new URL("../../docs/", import.meta.url);
 const read = (name: string) => readFileSync(new URL(name, DOCS), "utf8");
@@ -72,6 +73,17 @@ describe("configuration", () => {
     for (const [, header] of example.matchAll(/^\s*(\[\[?[a-z_.]+\]\]?)\s*$/gm)) names.push(header!);
     expect(names).toContain("[tls.acme]");
     expect([...new Set(names)].filter((n) => !operations.includes(`\`${n}\``))).toEqual([]);
+  });
+});
+
+describe("log lines", () => {
+  test("docs/operations.md's table of log fields has a row for every field of src/lib/log-fields.ts, and no other", () => {
+    const table = section(section(read("operations.md"), "## Log lines"), "### Fields");
+    // The first cell of each row names one field or several (`method`, `path`).
+    const documented = [...table.matchAll(/^\| ([^|]+) \|/gm)].flatMap((m) => [...m[1]!.matchAll(/`([a-z0-9_]+)`/g)].map((f) => f[1]!));
+    expect(documented.length).toBeGreaterThan(20);
+    expect([...LOG_FIELDS].filter((f) => !documented.includes(f))).toEqual([]);
+    expect(documented.filter((f) => !(LOG_FIELDS as readonly string[]).includes(f))).toEqual([]);
   });
 });
 

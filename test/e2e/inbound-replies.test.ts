@@ -137,7 +137,7 @@ describe("E6: incoming statuses", () => {
   test("bad queries and foreign addresses are refused", async () => {
     expect((await t.json("GET", `${A}/incoming_statuses?address_id=${addr.id}&query=colour:red`, { auth })).body).toEqual({
       status: 422,
-      error: 'query: unknown field "colour" (known: status, status_category, to, from, subject, created_at)',
+      error: 'query: unknown field "colour" (known: status, status_category, to, from, subject, created_at, x_postroom_message_id)',
     });
     expect((await t.json("GET", `${A}/incoming_statuses?address_id=${addr.id}&query=created_at:%3Esoon`, { auth })).body.error).toBe('query: created_at needs a date such as 2026-11-01, not "soon"');
     expect((await t.json("GET", `${A}/incoming_statuses?address_id=00000000000000000000`, { auth })).status).toBe(404);

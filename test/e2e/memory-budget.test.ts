@@ -141,6 +141,7 @@ describe("inbound SMTP", () => {
     await eventually(() => inFlight() === 0, 5000, "the budget back to zero");
     expect(await metric("postroom_mail_in_flight_bytes ")).toEqual(["postroom_mail_in_flight_bytes 0"]);
     expect(await metric('postroom_mail_refused_memory_total{listener="inbound"}')).toEqual(['postroom_mail_refused_memory_total{listener="inbound"} 5']);
+    expect(await metric('postroom_inbound_smtp_refusals_total{reason="memory_budget"}')).toEqual(['postroom_inbound_smtp_refusals_total{reason="memory_budget"} 5']);
     // With the budget free again, a deferred sender's next try goes through.
     expect((await transaction(messageOf(3 * MB, rcpt, "again"), true)).at(-1)).toStartWith("250");
   });

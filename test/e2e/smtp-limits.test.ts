@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
 import { connect as tlsConnect } from "node:tls";
+import { hashSecret } from "../../src/auth/secrets.ts";
 import { parseConfigText } from "../../src/config/load.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { makeSelfSignedCert } from "../helpers/certs.ts";
@@ -14,9 +15,11 @@ import { eventually } from "../helpers/sink.ts";
 import { SmtpSession } from "../helpers/smtp-session.ts";
 import { TestTarget } from "../helpers/target.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { scrapeMetrics } from "../helpers/metrics.ts";
 
 const A = `/api/v0.1/${ACCOUNT_A.id}`;
 const auth = bearer(ACCOUNT_A.token);
+const METRICS_TOKEN = "pr_metrics_token_for_tests";
 const INBOUND_LIMITS = 'max_connections_per_ip = 3\nmax_junk_commands = 5\nmax_session_time = "3s"\nmin_data_rate = 100\ndata_rate_window = "1s"\nmax_recipients = 5';
 
 let target: TestTarget;
@@ -45,7 +48,7 @@ async function unpromptedReply(session: SmtpSession): Promise<{ reply: string; m
 
 beforeAll(async () => {
   target = TestTarget.start();
-  t = await startTestApp({ inbound: true, accounts: [ACCOUNT_A], smtp: INBOUND_LIMITS, logger: createLogger({ level: "info", sink: (line) => logLines.push(line) }) });
+  t = await startTestApp({ inbound: true, accounts: [ACCOUNT_A], smtp: INBOUND_LIMITS, http: `metrics_token = "${hashSecret(METRICS_TOKEN)}"`, logger: createLogger({ level: "info", sink: (line) => logLines.push(line) }) });
 });
 afterAll(async () => {
   await t.stop();
@@ -93,6 +96,8 @@ describe("inbound", () => {
     for (let i = 0; i < 5; i++) expect(await session.command("NOOP")).toStartWith("250");
     expect(await session.command("NOOP")).toBe("421 4.7.0 Too many commands without mail; closing connection");
     await eventually(() => session.closed, 5000, "the connection closed");
+    // Counted on /metrics by the limit's name.
+    expect((await scrapeMetrics(t.app.httpPort!, METRICS_TOKEN)).value("postroom_inbound_smtp_refusals_total", { reason: "max_junk_commands" })).toBe(1);
   });
 
   test("min_data_rate: DATA dripping a few bytes a second is cut with 421 4.4.2 and the message is not accepted", async () => {

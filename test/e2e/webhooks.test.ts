@@ -179,7 +179,7 @@ describe("retries", () => {
 });
 
 describe("a receiver that never acknowledges", () => {
-  /** The value of an unlabelled metric on /metrics. */
+  /** The value of a series on /metrics (its name with its labels, as written there). */
   const metric = async (name: string): Promise<number> => {
     const text = await (await t.call("GET", "/metrics", { auth: `Bearer ${METRICS_TOKEN}` })).text();
     const line = text.split("\n").find((l) => l.startsWith(`${name} `));
@@ -196,7 +196,7 @@ describe("a receiver that never acknowledges", () => {
     await eventually(() => sink.to("never@example.org").length === 1, 10_000, "delivery");
     await eventually(() => hook.posts.length > postsBefore, 10_000, "a refused POST");
     // The sink has the message a moment before Postroom has recorded the outcome.
-    await eventually(async () => (await metric("postroom_outbound_recipients_queued")) === 0, 10_000, "nothing queued once delivered");
+    await eventually(async () => (await metric('postroom_outbound_recipients_queued{state="due"}')) + (await metric('postroom_outbound_recipients_queued{state="scheduled"}')) === 0, 10_000, "nothing queued once delivered");
     await eventually(async () => (await metric("postroom_webhook_events_pending")) === 3, 10_000, "3 pending events");
 
     clock.advance(MAX_AGE_MS + 60_000);

@@ -1,4 +1,4 @@
-// Tests that need a tool from Debian (swaks, pebble, python3-dkim, golang-go, ruby-rack). In CI (CI=true) a
+// Tests that need a tool from Debian (swaks, pebble, python3-dkim, promtool, chromium, golang-go, ruby-rack). In CI (CI=true) a
 // missing tool fails the run: the check throws when this file's caller loads. Elsewhere
 // each test that needs it is skipped where everyone sees it, its name saying what is
 // missing. Never a `return` inside a test, which would report a test that did not run as
@@ -9,8 +9,16 @@ import { goAvailable } from "./go-client.ts";
 import { rackAvailable } from "./griddler.ts";
 import { pebbleAvailable } from "./pebble.ts";
 import { swaksAvailable } from "./smtp.ts";
+import { chromiumAvailable } from "./browser.ts";
 
-const CHECKS = { swaks: swaksAvailable, pebble: pebbleAvailable, "python3-dkim": dkimpyAvailable, "golang-go": goAvailable, "ruby-rack": rackAvailable } as const;
+/** promtool, from Debian's prometheus package: checks /metrics text and alert rules. */
+export function promtoolAvailable(): boolean {
+  const found = Bun.which("promtool") !== null;
+  if (!found && process.env.CI === "true") throw new Error("promtool is required in CI (.ci/run installs the prometheus package)");
+  return found;
+}
+
+const CHECKS = { swaks: swaksAvailable, pebble: pebbleAvailable, "python3-dkim": dkimpyAvailable, promtool: promtoolAvailable, chromium: chromiumAvailable, "golang-go": goAvailable, "ruby-rack": rackAvailable } as const;
 export type Tool = keyof typeof CHECKS;
 
 type TestBody = () => void | Promise<unknown>;

@@ -37,6 +37,7 @@ const status = (n: number, subject = `message ${n}`): IncomingStatus => ({
   sizeBytes: 1000 + n,
   remoteIp: "192.0.2.1",
   response: null,
+  postroomMessageId: null,
   createdAtMs: 1_000_000 + n,
 });
 
@@ -83,6 +84,19 @@ describe("incoming statuses through the journal", () => {
     await second.flush();
     expect(inSqlite(store)).toEqual([1, 2, 3, 4]);
     second.close();
+  });
+
+  test("a status journaled by a version before x_postroom_message_id is stored after an upgrade, with null for it", async () => {
+    const store = newStore();
+    const journal = MappedJournal.open(journalPath(store), 64 * 1024, () => {});
+    const { postroomMessageId: _none, ...older } = status(1);
+    journal.append({ ...older, seq: 1 });
+    journal.close();
+    const repo = createStatusRepo(store);
+    const listed = await repo.list(ACCOUNT, ADDRESS, [], { limit: 10 });
+    expect(listed.items).toEqual([status(1)]);
+    expect(listed.items[0]!.postroomMessageId).toBeNull();
+    repo.close();
   });
 
   test("a full journal is emptied into SQLite first; a status larger than the journal goes there directly, in order", () => {

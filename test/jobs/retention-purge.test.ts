@@ -25,7 +25,7 @@ const DAY = 86_400_000;
 const T0 = Date.parse("2026-10-01T00:00:00Z");
 
 const DEFAULTS: RetentionSettings = {
-  keepMs: { incoming_statuses: 30 * DAY, messages: 30 * DAY, bodies: 7 * DAY, events: 30 * DAY, webhook_outbox: DAY, domain_events: 30 * DAY, mta_sts_policies: DAY, idempotency_keys: DAY },
+  keepMs: { incoming_statuses: 30 * DAY, messages: 30 * DAY, bodies: 7 * DAY, events: 30 * DAY, webhook_outbox: DAY, domain_events: 30 * DAY, mta_sts_policies: DAY, stats: 400 * DAY, idempotency_keys: DAY },
   intervalMs: 600_000,
   batchSize: 1000,
   batchPauseMs: 0,
@@ -62,6 +62,7 @@ const status = (id: string, createdAtMs: number): IncomingStatus => ({
   sizeBytes: 1,
   remoteIp: null,
   response: null,
+  postroomMessageId: null,
   createdAtMs,
 });
 
@@ -142,7 +143,7 @@ describe("one run", () => {
 
     const deleted = await s.job().run();
 
-    expect(deleted).toEqual({ incoming_statuses: 2, messages: 1, bodies: 3, events: 0, webhook_outbox: 2, domain_events: 1, mta_sts_policies: 1, idempotency_keys: 1 });
+    expect(deleted).toEqual({ incoming_statuses: 2, messages: 1, bodies: 3, events: 0, webhook_outbox: 2, domain_events: 1, mta_sts_policies: 1, stats: 0, idempotency_keys: 1 });
     expect(await listedStatuses(s.statuses)).toEqual(["s-young"]);
     const messages = (await outbound.listMessages("o", [], { limit: 100 })).items.map((m) => m.id).sort();
     expect(messages).toEqual(["m-body-old", "m-old-queued", "m-posted", "m-young"]);

@@ -116,3 +116,22 @@ describe("createLogger", () => {
     expect(typeof lines[2]!.ts).toBe("string");
   });
 });
+
+describe("child loggers", () => {
+  // What each logger of a session's chain writes for the same call: the fields bound by
+  // every ancestor, the nearest binding winning, and the line's own fields over all of them.
+  const CASES: [name: string, log: (root: ReturnType<typeof createLogger>) => ReturnType<typeof createLogger>, fields: Record<string, unknown> | undefined, expected: Record<string, unknown>][] = [
+    ["the root", (root) => root, { to: "a@b.c" }, { to: "a@b.c" }],
+    ["a session", (root) => root.child({ session_id: "s1", ip: "127.0.0.1" }), undefined, { session_id: "s1", ip: "127.0.0.1" }],
+    ["a message of the session", (root) => root.child({ session_id: "s1" }).child({ message_id: "m1", tls: null }), { to: "a@b.c" }, { session_id: "s1", message_id: "m1", tls: null, to: "a@b.c" }],
+    ["a rebinding wins over its parent", (root) => root.child({ message_id: "m1" }).child({ message_id: "m2" }), undefined, { message_id: "m2" }],
+    ["the line's own field wins", (root) => root.child({ to: "x@b.c" }), { to: "a@b.c" }, { to: "a@b.c" }],
+  ];
+  test.each(CASES)("%s", (_name, make, fields, expected) => {
+    const lines: Record<string, unknown>[] = [];
+    make(createLogger({ sink: (l) => lines.push(JSON.parse(l)) })).info("inbound delivered", fields);
+    const { ts, level, msg, ...rest } = lines[0]!;
+    expect({ level, msg }).toEqual({ level: "info", msg: "inbound delivered" });
+    expect(rest).toEqual(expected);
+  });
+});

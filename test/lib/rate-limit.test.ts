@@ -52,3 +52,18 @@ describe("RateLimiter (sliding window)", () => {
     expect(rl.take("a", FIVE_PER_MIN, 60_500).remaining).toBe(3);
   });
 });
+
+describe("RateLimiter with maxKeys (keys from outside: client IPs, sessions)", () => {
+  test("holds at most maxKeys windows: past it the oldest key is forgotten and starts afresh", () => {
+    const one = { limit: 1, windowMs: 60_000 };
+    const rl = new RateLimiter(2);
+    expect(rl.take("ip1", one, 0).allowed).toBe(true);
+    expect(rl.take("ip2", one, 0).allowed).toBe(true);
+    expect(rl.take("ip1", one, 1).allowed).toBe(false);
+    expect(rl.take("ip2", one, 1).allowed).toBe(false);
+    // A third key pushes out ip1, the first created; ip2 is still counted.
+    expect(rl.take("ip3", one, 2).allowed).toBe(true);
+    expect(rl.take("ip2", one, 3).allowed).toBe(false);
+    expect(rl.take("ip1", one, 4).allowed).toBe(true);
+  });
+});

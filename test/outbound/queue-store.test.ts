@@ -35,3 +35,32 @@ describe("the queue's raw messages", () => {
     expect(await repo.getMessageById("m-dup")).toBeNull();
   });
 });
+
+describe("the queue as /metrics reads it", () => {
+  const dir = tempDir();
+  const store = openStore(dir.path);
+  const repo = createOutboundRepo(store);
+  afterAll(() => {
+    store.close();
+    dir.remove();
+  });
+
+  test("empty: nothing due, nothing scheduled", async () => {
+    expect(await repo.nextDueMs()).toBeNull();
+    expect(await repo.queueDepth(1000)).toEqual({ due: 0, scheduled: 0 });
+  });
+
+  test("the first due time across every lane, and the queued recipients split at a time; done ones are not counted", async () => {
+    const rows = [
+      { id: "r-digest", lane: 2, nextAttemptAtMs: 500 },
+      { id: "r-standard", lane: 1, nextAttemptAtMs: 300 },
+      { id: "r-priority", lane: 0, nextAttemptAtMs: 900 },
+      { id: "r-done", lane: 0, nextAttemptAtMs: 100, state: "done" as const },
+    ];
+    for (const r of rows) await repo.insert(queuedMessage(`m-${r.id}`), [queuedRecipient(r.id, `m-${r.id}`, r)], []);
+    expect(await repo.nextDueMs()).toBe(300);
+    expect(await repo.queueDepth(299)).toEqual({ due: 0, scheduled: 3 });
+    expect(await repo.queueDepth(500)).toEqual({ due: 2, scheduled: 1 });
+    expect(await repo.queueDepth(900)).toEqual({ due: 3, scheduled: 0 });
+  });
+});

@@ -22,15 +22,19 @@ const status = (id: string, createdAtMs: number): IncomingStatus => ({
   sizeBytes: 1234,
   remoteIp: "192.0.2.1",
   response: null,
+  postroomMessageId: null,
   createdAtMs,
 });
 
 test("statuses recorded before migration 9 survive it, in order, and new ones list first", async () => {
   const dir = newDir();
   const before = openStore(dir, MIGRATIONS.filter((m) => m.version < 9));
-  const old = createStatusRepo(before);
-  await old.record([status("f000000000000001", 1000), status("0000000000000002", 2000), status("8000000000000003", 2000)]);
-  old.close();
+  // Written as the versions before migration 9 wrote them (today's repository writes columns of later migrations).
+  const insert = before.db.query(
+    "INSERT INTO incoming_statuses (id, account_id, address_id, message_id, mail_from, rcpt_to, subject, status, status_category, tls, size, remote_ip, response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  );
+  for (const s of [status("f000000000000001", 1000), status("0000000000000002", 2000), status("8000000000000003", 2000)])
+    insert.run(s.id, s.accountId, s.addressId, s.messageId, s.mailFrom, s.rcptTo, s.subject, s.status, s.statusCategory, s.tls, s.sizeBytes, s.remoteIp, s.response, s.createdAtMs);
   expect(before.db.query("SELECT COUNT(*) AS n FROM incoming_statuses").get()).toEqual({ n: 3 });
   before.close();
 

@@ -10,7 +10,10 @@ import m0007 from "./0007_mta_sts_outbox_indexes.sql" with { type: "text" };
 import m0008 from "./0008_outbound_bodies.sql" with { type: "text" };
 import m0009 from "./0009_incoming_statuses_rowid.sql" with { type: "text" };
 import { encryptSecretsAtRest } from "./0010_secrets_encrypted.ts";
-import m0011 from "./0011_idempotency_keys.sql" with { type: "text" };
+import m0011 from "./0011_dashboard_sessions.sql" with { type: "text" };
+import m0012 from "./0012_incoming_statuses_postroom_message_id.sql" with { type: "text" };
+import m0013 from "./0013_stats_hourly.sql" with { type: "text" };
+import m0014 from "./0014_idempotency_keys.sql" with { type: "text" };
 import type { Database } from "bun:sqlite";
 import type { SecretBox } from "../../lib/secret-key.ts";
 
@@ -43,5 +46,8 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 8, name: "outbound_bodies", sql: m0008 },
   { version: 9, name: "incoming_statuses_rowid", sql: m0009 },
   { version: 10, name: "secrets_encrypted", sql: "", run: encryptSecretsAtRest },
-  { version: 11, name: "idempotency_keys", sql: m0011 },
+  { version: 11, name: "dashboard_sessions", sql: m0011 },
+  { version: 12, name: "incoming_statuses_postroom_message_id", sql: m0012 },
+  { version: 13, name: "stats_hourly", sql: m0013 },
+  { version: 14, name: "idempotency_keys", sql: m0014 },
 ];

@@ -1,0 +1,88 @@
+// (beyond) GET /api/v0.1/{accountId}/stats: what the dashboard's overview shows, from the
+// hourly counts (src/stats/): inbound messages by outcome and outbound events by kind over
+// the last 24 hours or 7 days, the account's queue and webhook backlog, and warnings.
+import { Elysia, t } from "elysia";
+import { isoTime } from "../lib/clock.ts";
+import { buckets, periodStartMs, PERIODS, SERIES, type PeriodName } from "../stats/hourly.ts";
+import type { StatsRepo } from "../stats/stats.repo.ts";
+import { callerAccount, type ApiDeps } from "./deps.ts";
+import { errorResponses } from "./errors.ts";
+
+const counts = (keys: readonly string[]) => t.Object(Object.fromEntries(keys.map((k) => [k, t.Integer({ minimum: 0 })])), { additionalProperties: false });
+
+const StatsSchema = t.Object(
+  {
+    period: t.Union([t.Literal("24h"), t.Literal("7d")]),
+    bucket_seconds: t.Integer({ description: "the span of each bucket" }),
+    buckets: t.Array(
+      t.Object({ at: t.String({ format: "date-time", description: "start of the bucket" }), inbound: counts(SERIES.inbound), outbound: counts(SERIES.outbound) }, { additionalProperties: false }),
+      { description: "oldest first; the last one holds now" },
+    ),
+    totals: t.Object({ inbound: counts(SERIES.inbound), outbound: counts(SERIES.outbound) }, { additionalProperties: false }),
+    queue: t.Object({ recipients: t.Integer({ description: "recipients of the account's messages waiting for a delivery attempt" }) }),
+    webhook_backlog: t.Object({ events: t.Integer(), oldest_at: t.Union([t.String({ format: "date-time" }), t.Null()]) }),
+    warnings: t.Array(t.String(), { description: "what needs a look, in words" }),
+  },
+  { additionalProperties: false, title: "Stats" },
+);
+
+
+export function statsRoutes(deps: ApiDeps) {
+  return new Elysia({ name: "stats" }).get(
+    "/stats",
+    async ({ request, query }) => {
+      const account = callerAccount(request);
+      // Statuses wait up to 100 ms in their journal; they are counted when stored.
+      await deps.statuses.flush();
+      const name: PeriodName = query.period ?? "24h";
+      const period = PERIODS[name];
+      const nowMs = deps.clock.nowMs();
+      const from = periodStartMs(period, nowMs);
+      const inbound = buckets(deps.stats.hourly(account.id, "inbound", from), "inbound", period, nowMs);
+      const outbound = buckets(deps.stats.hourly(account.id, "outbound", from), "outbound", period, nowMs);
+      const sum = (bs: typeof inbound) => bs.reduce<Record<string, number>>((acc, b) => {
+        for (const [k, v] of Object.entries(b.counts)) acc[k] = (acc[k] ?? 0) + v;
+        return acc;
+      }, {});
+      const totals = { inbound: sum(inbound), outbound: sum(outbound) };
+      const backlog = deps.stats.webhookBacklog(account.outbound.map((o) => o.id));
+      const domains = deps.stats.domainsNeedingCare(account.id);
+      return {
+        period: name,
+        bucket_seconds: period.bucketMs / 1000,
+        buckets: inbound.map((b, i) => ({ at: isoTime(b.atMs), inbound: b.counts, outbound: outbound[i]!.counts })),
+        totals,
+        queue: { recipients: deps.stats.queuedRecipients(account.id) },
+        webhook_backlog: { events: backlog.events, oldest_at: backlog.oldestMs === null ? null : isoTime(backlog.oldestMs) },
+        warnings: overviewWarnings({ ...totals, domains, backlogOldestMs: backlog.oldestMs, nowMs, tls: deps.health().warnings }),
+      };
+    },
+    {
+      query: t.Object({ period: t.Optional(t.Union([t.Literal("24h"), t.Literal("7d")], { description: "how far back (default 24h)", errorMessage: 'must be "24h" or "7d"' })) }),
+      response: { 200: StatsSchema, ...errorResponses(401, 403, 422, 429) },
+      detail: { operationId: "getStats", summary: "(beyond) counts for the dashboard's overview", tags: ["Stats"], security: [{ bearerAPIToken: [] }] },
+    },
+  );
+}
+
+/** An hour of webhook backlog is worth a warning: the receiver is down or refusing. */
+export const BACKLOG_WARNING_MS = 3_600_000;
+
+/** The overview's warnings, in words (pure). */
+export function overviewWarnings(s: {
+  inbound: Record<string, number>;
+  domains: { unverified: number; failing: number };
+  backlogOldestMs: number | null;
+  nowMs: number;
+  tls: readonly string[];
+}): string[] {
+  const out = [...s.tls];
+  const refused = (s.inbound.rejected ?? 0) + (s.inbound.delayed ?? 0);
+  if (refused > 0) out.push(`${refused} received message${refused === 1 ? " was" : "s were"} not accepted by ${refused === 1 ? "its target" : "their targets"} in this period`);
+  if (s.domains.failing > 0) out.push(`${s.domains.failing} sending domain${s.domains.failing === 1 ? "'s" : "s'"} DNS records fail: sending stops after the grace period`);
+  if (s.domains.unverified > 0) out.push(`${s.domains.unverified} sending domain${s.domains.unverified === 1 ? " is" : "s are"} not verified yet`);
+  if (s.backlogOldestMs !== null && s.nowMs - s.backlogOldestMs >= BACKLOG_WARNING_MS) {
+    out.push(`webhook events have waited ${Math.floor((s.nowMs - s.backlogOldestMs) / 3_600_000)} h for the receiver`);
+  }
+  return out;
+}

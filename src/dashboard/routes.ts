@@ -1,0 +1,141 @@
+// The dashboard's own URLs on the HTTP listener: its page and assets, and its session
+// (sign in, who am I, sign out). Everything else it shows comes from the public API,
+// which accepts the session cookie in place of the account's token (api/front.ts).
+import type { AccountConfig, Config } from "../config/config.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { Logger } from "../lib/logger.ts";
+import { RateLimiter } from "../lib/rate-limit.ts";
+import type { Store } from "../store/store.ts";
+import { createSessionRepo } from "./sessions.repo.ts";
+import { readBodyCapped } from "../api/body.ts";
+import { ApiError, errorResponse } from "../api/errors.ts";
+import { dashboardAssets } from "./assets.ts";
+import { cookieWriteAllowed } from "./session.ts";
+import { SessionAuth, type SessionAuthDeps } from "./session-auth.ts";
+import { SECURITY_HEADERS, shellHtml } from "./shell.ts";
+
+export const DASHBOARD_PREFIX = "/dashboard";
+const SESSION_PATH = "/dashboard/session";
+const ASSET_PATH = /^\/dashboard\/assets\/([A-Za-z0-9._-]+)$/;
+/** Keys (client IPs signing in, sessions calling the API) counted at once; the oldest is forgotten past it. */
+export const DASHBOARD_RATE_KEYS = 10_000;
+/** A sign-in body holds one token: nothing bigger is read. */
+const SIGN_IN_MAX_BYTES = 4096;
+
+export interface DashboardDeps {
+  config(): Config;
+  clock: Clock;
+  logger: Logger;
+  auth: SessionAuth;
+  /** Counts sign-in attempts per client IP (dashboard.sign_in_rate) and API calls per session (dashboard.rate_limit). */
+  limiter: RateLimiter;
+}
+
+/** The dashboard's routes, as /metrics labels them. */
+export const DASHBOARD_ROUTES = [
+  { method: "GET", path: "/" },
+  { method: "GET", path: "/dashboard/*" },
+  { method: "GET", path: "/dashboard/assets/:name" },
+  { method: "ALL", path: "/dashboard/session" },
+];
+
+/** Whether `path` is the dashboard's (or `/`, which leads to it). */
+export const isDashboardPath = (path: string): boolean => path === "/" || path === DASHBOARD_PREFIX || path.startsWith(DASHBOARD_PREFIX + "/");
+
+const withHeaders = (res: Response, headers: Record<string, string>): Response => {
+  for (const [k, v] of Object.entries(headers)) res.headers.set(k, v);
+  return res;
+};
+
+export async function handleDashboard(deps: DashboardDeps, req: Request, remoteIp: string | null): Promise<Response> {
+  const path = new URL(req.url).pathname;
+  if (path === "/" || path === DASHBOARD_PREFIX) return redirect("/dashboard/");
+  if (path === SESSION_PATH) return withHeaders(await session(deps, req, remoteIp), { "Cache-Control": "no-store" });
+  if (req.method !== "GET" && req.method !== "HEAD") return errorResponse(405, undefined, { Allow: "GET, HEAD" });
+  const asset = ASSET_PATH.exec(path);
+  const assets = await dashboardAssets();
+  if (asset) {
+    const file = assets.files.get(asset[1]!);
+    if (!file) return errorResponse(404);
+    // The names carry a hash of the content: a new build has new names.
+    return withHeaders(new Response(file.body, { headers: { "Content-Type": file.contentType, "Cache-Control": "public, max-age=31536000, immutable" } }), SECURITY_HEADERS);
+  }
+  const html = new Response(shellHtml(assets.scripts, assets.styles), { headers: { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" } });
+  return withHeaders(html, SECURITY_HEADERS);
+}
+
+function redirect(location: string): Response {
+  return new Response(null, { status: 302, headers: { Location: location } });
+}
+
+async function session(deps: DashboardDeps, req: Request, remoteIp: string | null): Promise<Response> {
+  const origin = new URL(req.url).origin;
+  if (req.method === "GET") {
+    const who = deps.auth.authenticate(req);
+    if (who.kind !== "session") return errorResponse(401, "not signed in", who.kind === "ended" ? { "Set-Cookie": deps.auth.clearCookie() } : {});
+    return Response.json(sessionBody(deps.config(), who.account, who.session.expiresAtMs));
+  }
+  if (!cookieWriteAllowed(req.method, req.headers, origin)) {
+    return errorResponse(403, "this request must come from the dashboard's own page (X-Postroom-Dashboard: 1, same origin)");
+  }
+  if (req.method === "DELETE") {
+    deps.logger.info("dashboard sign-out", { remote_ip: remoteIp ?? undefined });
+    return new Response(null, { status: 204, headers: { "Set-Cookie": deps.auth.signOut(req) } });
+  }
+  if (req.method !== "POST") return errorResponse(405, undefined, { Allow: "GET, POST, DELETE" });
+  return signIn(deps, req, remoteIp);
+}
+
+async function signIn(deps: DashboardDeps, req: Request, remoteIp: string | null): Promise<Response> {
+  const rate = deps.config().dashboard.signInRate;
+  if (rate) {
+    const decision = deps.limiter.take(`sign-in:${remoteIp ?? "unknown"}`, rate, deps.clock.nowMs());
+    if (!decision.allowed) {
+      deps.logger.info("dashboard sign-in refused: too many attempts", { remote_ip: remoteIp ?? undefined });
+      return errorResponse(429, "too many sign-in attempts, try again later", { "Retry-After": String(decision.resetSeconds) });
+    }
+  }
+  let token: unknown;
+  try {
+    const declared = Number(req.headers.get("content-length") ?? "0");
+    if (declared > SIGN_IN_MAX_BYTES) return errorResponse(413);
+    const text = new TextDecoder().decode(await readBodyCapped(req, SIGN_IN_MAX_BYTES, declared));
+    token = (JSON.parse(text) as { token?: unknown }).token;
+  } catch (err) {
+    if (err instanceof ApiError) return errorResponse(err.status, err.message);
+    return errorResponse(400, 'the body must be JSON: {"token": "<API token>"}');
+  }
+  if (typeof token !== "string" || token.trim() === "") return errorResponse(422, "token: enter an API token");
+  const opened = deps.auth.signIn(token.trim());
+  if (!opened) {
+    deps.logger.info("dashboard sign-in refused: unknown token", { remote_ip: remoteIp ?? undefined });
+    return errorResponse(401, "that API token does not belong to any account");
+  }
+  deps.logger.info("dashboard sign-in", { account_id: opened.account.id, remote_ip: remoteIp ?? undefined });
+  return Response.json(sessionBody(deps.config(), opened.account, opened.expiresAtMs), { status: 201, headers: { "Set-Cookie": opened.setCookie } });
+}
+
+/**
+ * What the dashboard learns of its session: the account, its outbound account IDs (the
+ * SMTP usernames), where SMTP submission listens, the end. Never a secret: keys are hashes.
+ */
+const sessionBody = (config: Config, account: AccountConfig, expiresAtMs: number) => ({
+  account_id: account.id,
+  account_name: account.name,
+  outbound_account_ids: account.outbound.map((o) => o.id),
+  smtp: {
+    host: config.hostname,
+    submission_port: config.smtp.submissionListen?.port ?? null,
+    submission_tls_port: config.smtp.submissionTlsListen?.port ?? null,
+    /** STARTTLS is offered on the submission port once there is a certificate. */
+    starttls: config.tls.mode !== "off",
+  },
+  expires_at: new Date(expiresAtMs).toISOString(),
+});
+
+/** The dashboard's parts, built from what the app has. */
+export function dashboardDeps(deps: Omit<SessionAuthDeps, "sessions" | "logger"> & { logger: Logger; store: Store }): DashboardDeps {
+  const logger = deps.logger.child({ component: "dashboard" });
+  const auth = new SessionAuth({ config: deps.config, registry: deps.registry, clock: deps.clock, logger, sessions: createSessionRepo(deps.store) });
+  return { config: deps.config, clock: deps.clock, logger, auth, limiter: new RateLimiter(DASHBOARD_RATE_KEYS) };
+}

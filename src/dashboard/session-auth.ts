@@ -1,0 +1,107 @@
+// Sign-in, sign-out and "who is this cookie": the glue between the session cookie, the
+// stored rows and the accounts in the config. The API front asks `authenticate` when a
+// request to an account path comes without an Authorization header.
+import { hashSecret, mintSecret } from "../auth/secrets.ts";
+import type { AccountRegistry, Principal } from "../auth/accounts.ts";
+import type { AuthScheme } from "../auth/authenticate.ts";
+import { errorResponse } from "../api/errors.ts";
+import type { AccountConfig, Config } from "../config/config.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { Logger } from "../lib/logger.ts";
+import { clearedSessionCookie, cookieValue, cookieWriteAllowed, judgeSession, SESSION_COOKIE, sessionCookie, type DashboardSession } from "./session.ts";
+import { sessionIdHash, type SessionRepo } from "./sessions.repo.ts";
+
+export interface SessionAuthDeps {
+  config(): Config;
+  registry: AccountRegistry;
+  clock: Clock;
+  logger: Logger;
+  sessions: SessionRepo;
+}
+
+export type CookieAuth =
+  | { kind: "none" }
+  | { kind: "session"; session: DashboardSession; account: AccountConfig }
+  /** The cookie named a session that is gone or no longer good: 401, and the cookie is cleared. */
+  | { kind: "ended" };
+
+/** Cookies are Secure when the dashboard is reached over HTTPS. */
+export const cookiesSecure = (config: Config): boolean => config.http.tls || config.http.publicUrl.startsWith("https:");
+
+export class SessionAuth {
+  constructor(private readonly deps: SessionAuthDeps) {}
+
+  /** The session behind a request's cookie, if any. */
+  authenticate(req: Request): CookieAuth {
+    const secret = cookieValue(req.headers.get("cookie"), SESSION_COOKIE);
+    if (!secret) return { kind: "none" };
+    const { sessions, clock, registry, logger } = this.deps;
+    const session = sessions.find(sessionIdHash(secret));
+    if (!session) return { kind: "ended" };
+    const nowMs = clock.nowMs();
+    const verdict = judgeSession(session, registry.account(session.accountId), nowMs, this.deps.config().dashboard.sessionIdleMs);
+    if (!verdict.ok) {
+      sessions.remove(session.idHash);
+      logger.info("dashboard session ended", { account_id: session.accountId, reason: verdict.reason });
+      return { kind: "ended" };
+    }
+    if (verdict.touch) sessions.touch(session.idHash, nowMs);
+    return { kind: "session", session, account: verdict.account };
+  }
+
+  /**
+   * Opens a session for the account that owns `token` (an account API token; sending keys
+   * do not sign in). Returns the Set-Cookie value, or null when the token is no account's.
+   */
+  signIn(token: string): { account: AccountConfig; setCookie: string; expiresAtMs: number } | null {
+    const { registry, sessions, clock, config } = this.deps;
+    const principal = registry.principalForSecret(token);
+    if (!principal || principal.kind !== "account") return null;
+    const nowMs = clock.nowMs();
+    sessions.removeExpired(nowMs);
+    const secret = mintSecret();
+    const lifetimeMs = config().dashboard.sessionLifetimeMs;
+    const expiresAtMs = nowMs + lifetimeMs;
+    sessions.create({
+      idHash: sessionIdHash(secret),
+      accountId: principal.account.id,
+      tokenHash: hashSecret(token),
+      createdAtMs: nowMs,
+      expiresAtMs,
+      lastSeenAtMs: nowMs,
+    });
+    return { account: principal.account, setCookie: sessionCookie(secret, Math.floor(lifetimeMs / 1000), cookiesSecure(config())), expiresAtMs };
+  }
+
+  /** Ends the request's session (if any); returns the Set-Cookie that clears the cookie. */
+  signOut(req: Request): string {
+    const secret = cookieValue(req.headers.get("cookie"), SESSION_COOKIE);
+    if (secret) this.deps.sessions.remove(sessionIdHash(secret));
+    return clearedSessionCookie(cookiesSecure(this.deps.config()));
+  }
+
+  clearCookie(): string {
+    return clearedSessionCookie(cookiesSecure(this.deps.config()));
+  }
+}
+
+export type ApiCookieVerdict =
+  | { kind: "none" }
+  | { kind: "refused"; res: Response }
+  | { kind: "ok"; principal: Principal; rateKey: string };
+
+/**
+ * A call to the account API carried by the session cookie instead of a token: the
+ * session's account, on its own paths only, with the dashboard's write rule (CSRF).
+ * Management routes only: a session cannot send (E11 takes a sending key).
+ */
+export function cookieApiVerdict(auth: SessionAuth, req: Request, pathAccountId: string, scheme: AuthScheme): ApiCookieVerdict {
+  const who = auth.authenticate(req);
+  if (who.kind === "none") return { kind: "none" };
+  if (who.kind === "ended") return { kind: "refused", res: errorResponse(401, "the dashboard session ended: sign in again", { "Set-Cookie": auth.clearCookie() }) };
+  if (!cookieWriteAllowed(req.method, req.headers, new URL(req.url).origin)) {
+    return { kind: "refused", res: errorResponse(403, "this request must come from the dashboard's own page (X-Postroom-Dashboard: 1, same origin)") };
+  }
+  if (scheme !== "bearerAPIToken" || who.account.id !== pathAccountId) return { kind: "refused", res: errorResponse(403) };
+  return { kind: "ok", principal: { kind: "account", account: who.account }, rateKey: `session:${who.session.idHash}` };
+}

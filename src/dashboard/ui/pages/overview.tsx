@@ -1,0 +1,80 @@
+// The overview: inbound messages by outcome and outbound events by kind over the last 24
+// hours or 7 days (GET /stats), the queue, the webhook backlog and what needs a look.
+import { useEffect, useState } from "preact/hooks";
+import { accountPath, ApiFailure, get, type Session } from "../api.ts";
+import { StackedBars } from "../chart.tsx";
+import { ErrorNote, Time } from "../parts.tsx";
+
+interface Stats {
+  period: "24h" | "7d";
+  buckets: { at: string; inbound: Record<string, number>; outbound: Record<string, number> }[];
+  totals: { inbound: Record<string, number>; outbound: Record<string, number> };
+  queue: { recipients: number };
+  webhook_backlog: { events: number; oldest_at: string | null };
+  warnings: string[];
+}
+
+const INBOUND = ["successful", "rejected", "delayed"] as const;
+const OUTBOUND = ["delivery", "bounce", "deferral", "open", "click"] as const;
+
+export function Overview({ session }: { session: Session }) {
+  const [period, setPeriod] = useState<"24h" | "7d">("24h");
+  const [stats, setStats] = useState<Stats | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    get<Stats>(accountPath(session.account_id, `stats?period=${period}`)).then(setStats, (err) => setError(err instanceof ApiFailure ? err.message : String(err)));
+  }, [session.account_id, period]);
+  const label = (at: string) => new Date(at).toLocaleString([], period === "24h" ? { hour: "2-digit", minute: "2-digit" } : { weekday: "short", hour: "2-digit" });
+  return (
+    <section aria-labelledby="h-overview">
+      <h1 id="h-overview">Overview</h1>
+      <div class="buttons" role="group" aria-label="Period">
+        {(["24h", "7d"] as const).map((p) => (
+          <button key={p} type="button" class={p === period ? "" : "secondary"} aria-pressed={p === period} onClick={() => setPeriod(p)}>
+            {p === "24h" ? "Last 24 hours" : "Last 7 days"}
+          </button>
+        ))}
+      </div>
+      <ErrorNote error={error} />
+      {stats && (
+        <>
+          {stats.warnings.length > 0 && (
+            <div class="card warnings" role="region" aria-label="Warnings">
+              <h2>Needs a look</h2>
+              <ul>
+                {stats.warnings.map((w) => (
+                  <li key={w}>{w}</li>
+                ))}
+              </ul>
+            </div>
+          )}
+          <div class="tiles">
+            <p class="tile">
+              <span class="n">{Object.values(stats.totals.inbound).reduce((a, b) => a + b, 0)}</span> received
+            </p>
+            <p class="tile">
+              <span class="n">{stats.totals.outbound.delivery ?? 0}</span> delivered
+            </p>
+            <p class="tile">
+              <span class="n">{stats.totals.outbound.bounce ?? 0}</span> bounced
+            </p>
+            <p class="tile">
+              <span class="n">{stats.queue.recipients}</span> in the queue
+            </p>
+            <p class="tile">
+              <span class="n">{stats.webhook_backlog.events}</span> webhook events waiting
+              {stats.webhook_backlog.oldest_at && (
+                <>
+                  {" "}
+                  since <Time iso={stats.webhook_backlog.oldest_at} />
+                </>
+              )}
+            </p>
+          </div>
+          <StackedBars title="Received mail by outcome" keys={INBOUND} buckets={stats.buckets.map((b) => ({ at: b.at, counts: b.inbound }))} label={label} />
+          <StackedBars title="Sent mail: recipients by event" keys={OUTBOUND} buckets={stats.buckets.map((b) => ({ at: b.at, counts: b.outbound }))} label={label} />
+        </>
+      )}
+    </section>
+  );
+}

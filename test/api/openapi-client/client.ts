@@ -1,0 +1,98 @@
+// A client of the Postroom API made only from the OpenAPI document: `./api` is what
+// openapi-typescript generates from the served document (test/api/openapi-tools.test.ts
+// writes it beside a copy of this file and runs tsc on both). One typed call to every
+// operation, and typed handlers of both webhooks. Not part of the project's own typecheck
+// (tsconfig.json excludes this folder): `./api` exists only in the test's temp dir.
+import createClient from "openapi-fetch";
+import type { components, paths, webhooks } from "./api";
+
+type Schemas = components["schemas"];
+
+export async function callEveryOperation(baseUrl: string, account: { id: string; token: string; outboundId: string; smtpKey: string }): Promise<[string, number][]> {
+  const api = createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${account.token}` } });
+  const sending = createClient<paths>({ baseUrl, headers: { authorization: `Basic ${btoa(`${account.outboundId}:${account.smtpKey}`)}` } });
+  const accountId = account.id;
+  const seen: [string, number][] = [];
+  const note = (operationId: string, r: { response: Response }) => seen.push([operationId, r.response.status]);
+
+  const health = await api.GET("/healthz");
+  note("health", health);
+  if (health.data) health.data.status satisfies string;
+
+  const input: Schemas["AddressInput"] = { target: "https://hooks.example.com/in", target_format: "json+n", nickname: "orders", attachments: { store: "local" } };
+  const created = await api.POST("/api/v0.1/{accountId}/addresses", { params: { path: { accountId } }, body: input });
+  note("createAddress", created);
+  const addressId = created.data?.id ?? "0".repeat(20);
+  const listed = await api.GET("/api/v0.1/{accountId}/addresses", { params: { path: { accountId }, query: { query: "orders" } } });
+  note("listAddresses", listed);
+  const first: Schemas["Address"] | undefined = listed.data?.[0];
+  if (first) first.email satisfies string;
+  note("getAddress", await api.GET("/api/v0.1/{accountId}/addresses/{addressId}", { params: { path: { accountId, addressId } } }));
+  note("replaceAddress", await api.PUT("/api/v0.1/{accountId}/addresses/{addressId}", { params: { path: { accountId, addressId } }, body: { ...input, target_format: "multipart+n" } }));
+  note("updateAddress", await api.PATCH("/api/v0.1/{accountId}/addresses/{addressId}", { params: { path: { accountId, addressId } }, body: { nickname: null, signed: true } }));
+
+  const statuses = await api.GET("/api/v0.1/{accountId}/incoming_statuses", { params: { path: { accountId }, query: { address_id: addressId, query: "status:200" } } });
+  note("listIncomingStatuses", statuses);
+  statuses.data?.[0]?.status_category satisfies string | undefined;
+
+  const domain = await api.POST("/api/v0.1/{accountId}/custom_domains", { params: { path: { accountId }, query: { address_id: addressId } }, body: { domain: "shop.example.net", auth_regex: null } });
+  note("createCustomDomain", domain);
+  note("listCustomDomains", await api.GET("/api/v0.1/{accountId}/custom_domains", { params: { path: { accountId }, query: { address_id: addressId } } }));
+  const customDomainId = domain.data?.id ?? "0".repeat(16);
+  note("deleteCustomDomain", await api.DELETE("/api/v0.1/{accountId}/custom_domains/{customDomainId}", { params: { path: { accountId, customDomainId }, query: { address_id: addressId } } }));
+
+  // In test mode the sender's domain need only be a sending domain of the account.
+  const sendingDomain = await api.POST("/api/v0.1/{accountId}/sending_domains", { params: { path: { accountId } }, body: { domain: "mail.example.net" } });
+  note("createSendingDomain", sendingDomain);
+  const sendingDomainId = sendingDomain.data?.id ?? "0".repeat(16);
+  const composed: Schemas["MessageToSend"] = { from: "news@mail.example.net", to: ["reader@example.org"], subject: "Hello", plain: "Hi", test_mode: true, attachments: [{ file_name: "a.txt", content: btoa("a"), content_type: "text/plain" }] };
+  const raw: Schemas["RawMessage"] = { from: "news@mail.example.net", to: "reader@example.org", raw: "From: news@mail.example.net\r\nTo: reader@example.org\r\nSubject: Hi\r\n\r\nHi\r\n", test_mode: true };
+  const sent = await sending.POST("/api/v0.1/{accountId}/messages", { params: { path: { accountId: account.outboundId } }, body: composed });
+  note("sendMessage", sent);
+  note("sendMessage", await sending.POST("/api/v0.1/{accountId}/messages", { params: { path: { accountId: account.outboundId } }, body: raw }));
+  if (sent.error) sent.error.status satisfies number;
+
+  const messages = await api.GET("/api/v0.1/{accountId}/outbound_messages", { params: { path: { accountId }, query: { outbound_account_id: account.outboundId } } });
+  note("listOutboundMessages", messages);
+  const outboundMessageId = messages.data?.[0]?.id ?? sent.data?.id ?? "00000000-0000-4000-8000-000000000000";
+  const message = await api.GET("/api/v0.1/{accountId}/outbound_messages/{outboundMessageId}", { params: { path: { accountId, outboundMessageId } } });
+  note("getOutboundMessage", message);
+  message.data?.recipients[0]?.events[0]?.kind satisfies string | undefined;
+
+  note("listSendingDomains", await api.GET("/api/v0.1/{accountId}/sending_domains", { params: { path: { accountId }, query: { page: "1" } } }));
+  note("getSendingDomain", await api.GET("/api/v0.1/{accountId}/sending_domains/{sendingDomainId}", { params: { path: { accountId, sendingDomainId } } }));
+  const verified = await api.POST("/api/v0.1/{accountId}/sending_domains/{sendingDomainId}/verify", { params: { path: { accountId, sendingDomainId } } });
+  note("verifySendingDomain", verified);
+  verified.data?.dns_records[0]?.verified satisfies boolean | undefined;
+  note("deleteSendingDomain", await api.DELETE("/api/v0.1/{accountId}/sending_domains/{sendingDomainId}", { params: { path: { accountId, sendingDomainId } } }));
+
+  const suppression = await api.POST("/api/v0.1/{accountId}/suppressions", { params: { path: { accountId } }, body: { outbound_account_id: account.outboundId, email: "gone@example.org" } });
+  note("createSuppression", suppression);
+  note("listSuppressions", await api.GET("/api/v0.1/{accountId}/suppressions", { params: { path: { accountId }, query: { outbound_account_id: account.outboundId } } }));
+  const suppressionId = suppression.data?.id ?? "0";
+  note("deleteSuppression", await api.DELETE("/api/v0.1/{accountId}/suppressions/{suppressionId}", { params: { path: { accountId, suppressionId } } }));
+
+  const stats = await api.GET("/api/v0.1/{accountId}/stats", { params: { path: { accountId }, query: { period: "7d" } } });
+  note("getStats", stats);
+  stats.data?.buckets[0]?.at satisfies string | undefined;
+  stats.data?.queue.recipients satisfies number | undefined;
+
+  note("deleteAddress", await api.DELETE("/api/v0.1/{accountId}/addresses/{addressId}", { params: { path: { accountId, addressId } } }));
+  return seen;
+}
+
+/** What a target's handler gets: the json+n payload, or the multipart+n form. */
+export function subjectOf(payload: NonNullable<webhooks["inboundMessage"]["post"]["requestBody"]>["content"]["application/json"]): string | undefined {
+  const subject = payload.headers.subject;
+  const size: string | undefined = payload.attachments[0]?.size;
+  return size === undefined ? undefined : Array.isArray(subject) ? subject[0] : subject;
+}
+
+export function tlsOf(form: NonNullable<webhooks["inboundMessage"]["post"]["requestBody"]>["content"]["multipart/form-data"]): boolean {
+  return form["envelope[tls]"] === "true";
+}
+
+/** What an events webhook gets (E10). */
+export function deliveredTo(body: NonNullable<webhooks["messageEvents"]["post"]["requestBody"]>["content"]["application/json"]): string[] {
+  return body.events.filter((e) => e.kind === "delivery").map((e) => e.recipient);
+}

@@ -1,0 +1,125 @@
+// The dashboard's outbound pages in a real browser against the built binary, with a real
+// DNS server and a real SMTP sink as the recipients' MX: a sending domain added in the
+// page shows its records and turns verified once the DNS server publishes them; a message
+// sent through E11 shows each recipient's timeline with the sink's reply, and the bounce of
+// the recipient the sink refuses; a suppression is added and removed (bulk).
+import { afterAll, beforeAll, describe, expect } from "bun:test";
+import type { Browser, Page } from "playwright-core";
+import { startBinaryAppliance, type BinaryAppliance } from "../helpers/binary-appliance.ts";
+import { launchBrowser, screenshot, seriousA11yViolations, watchedPage, type WatchedPage } from "../helpers/browser.ts";
+import { TestDnsServer } from "../helpers/dns-server.ts";
+import { ACCOUNT_A } from "../helpers/fixtures.ts";
+import { publishRecords, SENDING_KEYS } from "../helpers/sending-domain.ts";
+import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { requireTools } from "../helpers/tools.ts";
+
+const browserTest = requireTools("chromium");
+let appliance: BinaryAppliance;
+let dns: TestDnsServer;
+let sink: SmtpSink;
+let browser: Browser;
+let w: WatchedPage;
+let page: Page;
+
+beforeAll(async () => {
+  sink = await SmtpSink.start();
+  sink.script = (rcpt) => (rcpt.startsWith("gone@") ? { code: 550, text: "5.1.1 gone@example.org: no such mailbox here", at: "rcpt" } : "accept");
+  dns = await TestDnsServer.start();
+  dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
+  dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
+  appliance = await startBinaryAppliance({ accounts: [ACCOUNT_A], dnsServer: dns.address, outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true` });
+  browser = await launchBrowser();
+  w = await watchedPage(browser, appliance.http);
+  page = w.page;
+  await page.goto(`${appliance.http}/dashboard/`);
+  await page.getByLabel("API token").fill(ACCOUNT_A.token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await appliance?.stop();
+  await sink?.stop();
+  await dns?.stop();
+});
+
+async function pageIsClean(name: string): Promise<void> {
+  await screenshot(page, name);
+  expect(w.consoleErrors).toEqual([]);
+  expect(w.foreignRequests).toEqual([]);
+  expect(await seriousA11yViolations(page)).toEqual([]);
+}
+
+const api = (path: string, init: RequestInit & { key?: string } = {}) =>
+  fetch(`${appliance.http}/api/v0.1/${path}`, { ...init, headers: { authorization: `Bearer ${init.key ?? ACCOUNT_A.token}`, "content-type": "application/json" } });
+
+describe("dashboard outbound pages in chromium", () => {
+  browserTest("a sending domain shows its records, and turns verified once the DNS server publishes them", async () => {
+    await page.getByRole("link", { name: "Domains" }).click();
+    await page.getByLabel("Domain", { exact: true }).fill("sender.test");
+    await page.getByRole("button", { name: "Add domain" }).click();
+    await page.getByRole("heading", { name: "sender.test" }).waitFor();
+    expect(await page.getByRole("status").textContent()).toContain("not verified");
+    const dkimRow = page.getByRole("row", { name: /dkim/ }).first();
+    expect(await dkimRow.textContent()).toContain("not found");
+    await page.getByRole("button", { name: "Verify now" }).click();
+    await page.locator("p.hint").first().waitFor();
+    await pageIsClean("10-domain-unverified");
+
+    const [domain] = (await (await api(`${ACCOUNT_A.id}/sending_domains`)).json()) as { dns_records: { type: string; host: string; value: string }[] }[];
+    publishRecords(dns, domain!);
+    await page.getByRole("button", { name: "Verify now" }).click();
+    await page.getByRole("status").getByText("verified", { exact: true }).waitFor();
+    expect(await page.locator("p.hint").count()).toBe(0);
+    await pageIsClean("11-domain-verified");
+  }, 60_000);
+
+  browserTest("a sent message shows each recipient's timeline: the sink's reply, and the bounce", async () => {
+    const sent = await api(`${ACCOUNT_A.outboundId}/messages`, {
+      method: "POST",
+      key: ACCOUNT_A.smtpKey,
+      body: JSON.stringify({ from: "ann@sender.test", to: "bob@example.org, gone@example.org", subject: "Quarterly figures", plain: "Hello" }),
+    });
+    expect(sent.status).toBe(202);
+    const { id } = (await sent.json()) as { id: string };
+    await eventually(async () => {
+      const m = (await (await api(`${ACCOUNT_A.id}/outbound_messages/${id}`)).json()) as { recipients: { status: string }[] };
+      return m.recipients.every((r) => r.status === "delivery" || r.status === "bounce");
+    }, 20_000, "delivery and bounce");
+
+    await page.getByRole("link", { name: "Sent" }).click();
+    await page.getByRole("cell", { name: "Quarterly figures" }).waitFor();
+    await pageIsClean("12-sent-list");
+    await page.getByRole("row", { name: /Quarterly figures/ }).getByRole("link").click();
+    await page.getByRole("heading", { name: "Quarterly figures" }).waitFor();
+    const bob = page.getByRole("region", { name: "Events for bob@example.org" });
+    expect(await bob.textContent()).toMatch(/delivery/);
+    expect(await bob.textContent()).toMatch(/250/);
+    const gone = page.getByRole("region", { name: "Events for gone@example.org" });
+    expect(await gone.textContent()).toMatch(/bounce/);
+    expect(await gone.textContent()).toContain("no such mailbox here");
+    await pageIsClean("13-sent-timeline");
+
+    await page.getByRole("link", { name: "Overview" }).click();
+    await page.getByRole("img", { name: "Sent mail: recipients by event: delivery 1, bounce 1, deferral 0, open 0, click 0" }).waitFor();
+    expect(await page.locator(".tile").nth(1).textContent()).toBe("1 delivered");
+    expect(await page.locator(".tile").nth(2).textContent()).toBe("1 bounced");
+    await pageIsClean("13b-overview-sent");
+  }, 60_000);
+
+  browserTest("a suppression is added, found by search, and removed with the bulk action", async () => {
+    await page.getByRole("link", { name: "Suppressions" }).click();
+    await page.getByLabel("Email address").fill("stop@example.org");
+    await page.getByRole("button", { name: "Add suppression" }).click();
+    await page.getByRole("cell", { name: "stop@example.org", exact: true }).waitFor();
+    await pageIsClean("14-suppressions");
+    await page.getByRole("checkbox", { name: "Select stop@example.org" }).check();
+    await page.getByRole("button", { name: /Remove selected/ }).click();
+    await page.getByText("1 removed").waitFor();
+    expect(await page.getByRole("cell", { name: "stop@example.org", exact: true }).count()).toBe(0);
+    const left = (await (await api(`${ACCOUNT_A.id}/suppressions?outbound_account_id=${ACCOUNT_A.outboundId}&query=stop@`)).json()) as unknown[];
+    expect(left).toEqual([]);
+    await pageIsClean("15-suppression-removed");
+  }, 60_000);
+});
