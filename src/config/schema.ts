@@ -36,7 +36,7 @@ export const ConfigSchema = Type.Object(
           errorMessage: "must be an http(s) URL",
         }),
         max_body_size: size("1MB", "largest request body of a management API call (413 beyond)"),
-        search_window: int(20_000, 100, 10_000_000, "most records one search of incoming statuses (E6) or sent messages (E12) reads per request; with fewer matches than a page among them, the page ends with a Link to search on"),
+        search_window: int(10_000, 100, 10_000_000, "most records one search of incoming statuses (E6) or sent messages (E12) reads per request; with fewer matches than a page among them, the page ends with a Link to search on"),
         max_json_depth: int(32, 2, 1000, "deepest nesting of arrays and objects in a request body (422 beyond, refused before parsing)"),
         tls: bool(false, "serve the API over HTTPS with the [tls] certificate; plain HTTP stays on tls.acme.challenge_listen for challenges and redirects"),
         metrics_token: str("", 'hash of the token that reads GET /metrics (Bearer); "" = /metrics off', {

@@ -9,16 +9,20 @@ import { startBinaryAppliance, type BinaryAppliance } from "../helpers/binary-ap
 import { launchBrowser, screenshot, seriousA11yViolations, watchedPage, type WatchedPage } from "../helpers/browser.ts";
 import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
 import { runSwaks } from "../helpers/smtp.ts";
+import { TestDnsServer } from "../helpers/dns-server.ts";
 import { requireTools } from "../helpers/tools.ts";
 
 const browserTest = requireTools("chromium", "swaks");
 let appliance: BinaryAppliance;
+let dns: TestDnsServer;
 let browser: Browser;
 let w: WatchedPage;
 let page: Page;
 
 beforeAll(async () => {
-  appliance = await startBinaryAppliance({ accounts: [ACCOUNT_A, ACCOUNT_B], submission: true });
+  dns = await TestDnsServer.start();
+  dns.set("shop.example.net", [{ type: "MX", exchange: "mx.postroom.test", priority: 10 }]);
+  appliance = await startBinaryAppliance({ accounts: [ACCOUNT_A, ACCOUNT_B], submission: true, dnsServer: dns.address });
   appliance.target.answers.set("/refuse", { status: 422, body: "no such customer here" });
   browser = await launchBrowser();
   w = await watchedPage(browser, appliance.http);
@@ -28,6 +32,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await appliance?.stop();
+  await dns?.stop();
 });
 
 /** What every page must hold to: checked after each step. */
@@ -99,6 +104,26 @@ describe("dashboard in chromium", () => {
     await page.getByRole("button", { name: "Last 7 days", pressed: true }).waitFor();
     expect(await page.getByRole("img", { name: /^Received mail by outcome/ }).getAttribute("aria-label")).toBe("Received mail by outcome: successful 1, rejected 1, delayed 0");
     await pageIsClean("05b-overview");
+  }, 60_000);
+
+  browserTest("an address's page edits its nickname and adds custom domains with their MX status", async () => {
+    await page.getByRole("link", { name: "Addresses" }).click();
+    await page.getByRole("link", { name: appliance.email }).click();
+    await page.getByLabel("Nickname (optional)").fill("main inbox");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("status").getByText("Saved.").waitFor();
+    await page.getByLabel("Domain", { exact: true }).fill("shop.example.net");
+    await page.getByRole("button", { name: "Add custom domain" }).click();
+    await page.getByRole("row", { name: /shop\.example\.net/ }).getByText("points here").waitFor();
+    await page.getByLabel("Domain", { exact: true }).fill("elsewhere.example.net");
+    await page.getByRole("button", { name: "Add custom domain" }).click();
+    await page.getByRole("row", { name: /elsewhere\.example\.net/ }).getByText("not pointing here").waitFor();
+    await pageIsClean("05c-address-page");
+    page.once("dialog", (d) => void d.accept());
+    await page.getByRole("button", { name: "Remove elsewhere.example.net" }).click();
+    await page.getByRole("row", { name: /elsewhere\.example\.net/ }).waitFor({ state: "detached" });
+    const list = (await (await fetch(`${appliance.http}/api/v0.1/${ACCOUNT_A.id}/addresses`, { headers: { authorization: `Bearer ${ACCOUNT_A.token}` } })).json()) as { email: string; nickname: string | null }[];
+    expect(list.find((a) => a.email === appliance.email)?.nickname).toBe("main inbox");
   }, 60_000);
 
   browserTest("another account's address cannot be opened by URL: not found, nothing of it shown", async () => {

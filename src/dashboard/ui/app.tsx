@@ -12,6 +12,7 @@ import { Domain, Domains } from "./pages/domains.tsx";
 import { Suppressions } from "./pages/suppressions.tsx";
 import { Smtp } from "./pages/smtp.tsx";
 import { Overview } from "./pages/overview.tsx";
+import { AddressPage } from "./pages/address.tsx";
 
 const NAV: { path: string; label: string }[] = [
   { path: "/overview", label: "Overview" },
@@ -75,6 +76,8 @@ function view(session: Session, path: string, search: URLSearchParams) {
   if (path === "/" || path === "/sign-in") return null;
   if (path === "/overview") return <Overview session={session} />;
   if (path === "/addresses") return <Addresses session={session} />;
+  const address = /^\/addresses\/([0-9a-f]{20})$/.exec(path);
+  if (address) return <AddressPage session={session} id={address[1]!} />;
   if (path === "/incoming") return <Incoming session={session} addressId={search.get("address")} query={search.get("query") ?? ""} />;
   if (path === "/sent") return <Sent session={session} outboundId={search.get("outbound")} query={search.get("query") ?? ""} />;
   const sent = /^\/sent\/([0-9a-f-]{36})$/.exec(path);

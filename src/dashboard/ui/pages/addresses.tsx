@@ -49,7 +49,10 @@ export function Addresses({ session }: { session: Session }) {
           {addresses.items.map((a) => (
             <tr key={a.id}>
               <td>
-                <code>{a.email}</code> <CopyButton text={a.email} label={`Copy ${a.email}`} />
+                <a {...link(`/addresses/${a.id}`)}>
+                  <code>{a.email}</code>
+                </a>{" "}
+                <CopyButton text={a.email} label={`Copy ${a.email}`} />
               </td>
               <td>{a.nickname ?? ""}</td>
               <td>

@@ -1,0 +1,171 @@
+// One address: edit its target, format and nickname (E4 PATCH), and its custom domains
+// (E7-E9) with whether their MX points here.
+import { useEffect, useState } from "preact/hooks";
+import { accountPath, ApiFailure, call, get, type Session } from "../api.ts";
+import { CopyButton, ErrorNote, More, Time } from "../parts.tsx";
+import { link } from "../router.ts";
+import { useList } from "../use-list.ts";
+import type { Address } from "./addresses.tsx";
+import { NotFound } from "./not-found.tsx";
+
+interface CustomDomain {
+  id: string;
+  domain: string;
+  auth_regex: string | null;
+  domain_target: string | null;
+  mx_host: string;
+  mx_verified: boolean;
+  created_at: string;
+}
+
+const message = (err: unknown) => (err instanceof ApiFailure ? err.message : String(err));
+
+export function AddressPage({ session, id }: { session: Session; id: string }) {
+  const path = accountPath(session.account_id, `addresses/${id}`);
+  const [address, setAddress] = useState<Address | null | undefined>(undefined);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    get<Address>(path).then(setAddress, (err) => (err instanceof ApiFailure && err.status === 404 ? setAddress(null) : setError(message(err))));
+  }, [path]);
+  if (address === null) return <NotFound what="address" />;
+  if (address === undefined) return <ErrorNote error={error} />;
+  return (
+    <section aria-labelledby="h-address">
+      <p>
+        <a {...link("/addresses")}>← Addresses</a>
+      </p>
+      <h1 id="h-address">
+        <code>{address.email}</code> <CopyButton text={address.email} label={`Copy ${address.email}`} />
+      </h1>
+      <p>
+        Created <Time iso={address.created_at} />. <a {...link(`/incoming?address=${address.id}`)}>Received mail</a>
+      </p>
+      <EditAddress path={path} address={address} onSaved={setAddress} />
+      <CustomDomains session={session} address={address} />
+    </section>
+  );
+}
+
+function EditAddress({ path, address, onSaved }: { path: string; address: Address; onSaved: (a: Address) => void }) {
+  const [target, setTarget] = useState(address.target);
+  const [format, setFormat] = useState(address.target_format);
+  const [nickname, setNickname] = useState(address.nickname ?? "");
+  const [error, setError] = useState<string | null>(null);
+  const [saved, setSaved] = useState(false);
+  const save = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    setSaved(false);
+    try {
+      onSaved(await call<Address>("PATCH", path, { target, target_format: format, nickname: nickname.trim() || null }));
+      setSaved(true);
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <form class="card" onSubmit={save} aria-labelledby="h-edit">
+      <h2 id="h-edit">Target</h2>
+      <div class="fields">
+        <div>
+          <label for="target">Target URL</label>
+          <input id="target" required value={target} onInput={(e) => setTarget(e.currentTarget.value)} />
+          <p class="hint">A password in the URL shows as ***; leave it so to keep it.</p>
+        </div>
+        <div>
+          <label for="format">Format</label>
+          <select id="format" value={format} onChange={(e) => setFormat(e.currentTarget.value)}>
+            {["json+n", "multipart+n"].includes(format) ? null : <option value={format}>{format}</option>}
+            <option value="json+n">json+n</option>
+            <option value="multipart+n">multipart+n</option>
+          </select>
+        </div>
+        <div>
+          <label for="nickname">Nickname (optional)</label>
+          <input id="nickname" value={nickname} onInput={(e) => setNickname(e.currentTarget.value)} />
+        </div>
+      </div>
+      <ErrorNote error={error} />
+      {saved && <p role="status">Saved.</p>}
+      <button type="submit">Save</button>
+    </form>
+  );
+}
+
+function CustomDomains({ session, address }: { session: Session; address: Address }) {
+  const domains = useList<CustomDomain>(accountPath(session.account_id, `custom_domains?address_id=${address.id}`));
+  const [domain, setDomain] = useState("");
+  const [authRegex, setAuthRegex] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const add = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      const body: Record<string, string> = { domain: domain.trim() };
+      if (authRegex.trim()) body.auth_regex = authRegex.trim();
+      await call("POST", accountPath(session.account_id, `custom_domains?address_id=${address.id}`), body);
+      setDomain("");
+      setAuthRegex("");
+      domains.reload();
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  const remove = async (d: CustomDomain) => {
+    if (!confirm(`Remove ${d.domain}? Mail to it is refused from then on.`)) return;
+    await call("DELETE", accountPath(session.account_id, `custom_domains/${d.id}?address_id=${address.id}`)).then(domains.reload, (err) => setError(message(err)));
+  };
+  return (
+    <section class="card" aria-labelledby="h-custom">
+      <h2 id="h-custom">Custom domains</h2>
+      <p class="hint">Mail to a custom domain comes to this address once the domain's MX points at the host shown.</p>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Domain</th>
+            <th scope="col">MX must point at</th>
+            <th scope="col">MX</th>
+            <th scope="col">Recipients</th>
+            <th scope="col">
+              <span class="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {domains.items.map((d) => (
+            <tr key={d.id}>
+              <td>{d.domain}</td>
+              <td>
+                <code>{d.mx_host}</code>
+              </td>
+              <td>
+                <span class={`status ${d.mx_verified ? "successful" : "rejected"}`}>{d.mx_verified ? "points here" : "not pointing here"}</span>
+              </td>
+              <td>{d.auth_regex ? <code>{d.auth_regex}</code> : "any"}</td>
+              <td>
+                <button type="button" class="small danger" onClick={() => remove(d)} aria-label={`Remove ${d.domain}`}>
+                  Remove
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <More list={domains} />
+      <form onSubmit={add} aria-label="Add a custom domain">
+        <div class="fields">
+          <div>
+            <label for="cd-domain">Domain</label>
+            <input id="cd-domain" required value={domain} onInput={(e) => setDomain(e.currentTarget.value)} placeholder="shop.example.net" />
+          </div>
+          <div>
+            <label for="cd-regex">Accepted recipients (regular expression, optional)</label>
+            <input id="cd-regex" value={authRegex} onInput={(e) => setAuthRegex(e.currentTarget.value)} placeholder="(orders|billing)@shop\.example\.net" />
+          </div>
+        </div>
+        <ErrorNote error={error ?? domains.error} />
+        <button type="submit">Add custom domain</button>
+      </form>
+    </section>
+  );
+}
