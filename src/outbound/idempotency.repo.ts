@@ -63,6 +63,16 @@ export function createIdempotencyRepo(store: Store): IdempotencyRepo {
   };
 }
 
+/**
+ * The repository as the appliance starts: one process holds the data dir, so a claim without
+ * an answer belongs to a request that is gone, and is dropped (its key is free again).
+ */
+export function idempotencyAtStart(store: Store): IdempotencyRepo {
+  const repo = createIdempotencyRepo(store);
+  repo.dropUnanswered();
+  return repo;
+}
+
 /** Stores a claimed key's answer; run inside the transaction that queues its message. */
 export function recordAnswer(db: Database, a: KeyAnswer, nowMs: number): void {
   db.query(

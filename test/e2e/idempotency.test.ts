@@ -135,10 +135,16 @@ describe("E11 with an Idempotency-Key", () => {
     expect(await sentSubjects(ACCOUNT_B)).toEqual(["per account"]);
   });
 
-  test("remembered across a restart, for 24 hours; after that the same request is a new message", async () => {
+  test("remembered across a restart, for 24 hours (a claim left by a crash is not); after that the same request is a new message", async () => {
     const first = await send(message("a day"), { "Idempotency-Key": "order-1007" });
     await t.stop();
+    // As a crash leaves it: a key claimed by a request that never got its answer.
+    const db = new Database(join(dir.path, "postroom.db"));
+    db.query("INSERT INTO idempotency_keys (outbound_account_id, scope, key, created_at) VALUES (?, 'api', 'order-crashed', ?)").run(ACCOUNT_A.outboundId, clock.nowMs());
+    db.close();
     t = await start();
+    const afterCrash = await send(message("after a crash"), { "Idempotency-Key": "order-crashed" });
+    expect({ status: afterCrash.status, replayed: afterCrash.replayed }).toEqual({ status: 202, replayed: null });
     clock.advance(24 * HOUR - 1);
     const within = await send(message("a day"), { "Idempotency-Key": "order-1007" });
     expect({ replayed: within.replayed, text: within.text }).toEqual({ replayed: "true", text: first.text });
