@@ -30,6 +30,7 @@ import { MessageBlobs } from "./outbound/blobs.ts";
 import { bounceHandler } from "./outbound/bounce-handler.ts";
 import { copyPreparer } from "./outbound/prepare.ts";
 import { createSuppressionRepo } from "./outbound/suppressions.repo.ts";
+import { idempotencyAtStart } from "./outbound/idempotency.repo.ts";
 import { createOutboundRepo } from "./outbound/outbound.repo.ts";
 import type { SendDeps } from "./outbound/send.ts";
 import { senderDomains } from "./domains/sender-domains.ts";
@@ -137,7 +138,8 @@ export class App {
     const responder = new ChallengeResponder();
     this.tls = new TlsManager({ config: () => this.current, clock, resolver, responder, logger: logger.child({ component: "tls" }) });
     this.metrics = createMetrics({ queue: outbound, outbox, clock, tls: () => this.tls.status(), mailInFlight: () => ({ bytes: budget.inFlightBytes, budget: budget.capacityBytes }), version: VERSION });
-    const send: SendDeps = { repo: outbound, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick() };
+    const idempotency = idempotencyAtStart(store);
+    const send: SendDeps = { repo: outbound, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick(), idempotency };
 
     const dashboard = dashboardDeps({ config: () => this.current, registry, clock, logger, store });
     const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics, diskFull, budget, dashboard, stats: createStatsRepo(store), webhooks: this.webhooks };

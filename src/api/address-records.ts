@@ -2,7 +2,7 @@
 // masked), and the checks that turn a body into stored values.
 import { t, type Static } from "elysia";
 import { attachmentStoreProblems, maskAttachmentStore, restoreMaskedAttachmentSecret, type AttachmentStore } from "../inbound/attachment-store.ts";
-import type { Address, TargetFormat } from "../inbound/addresses.repo.ts";
+import { TARGET_FORMATS, type Address, type TargetFormat } from "../inbound/addresses.repo.ts";
 import { maskTarget, resolveTarget, targetAddressProblem, targetProblem, type StoredTarget } from "../inbound/target-url.ts";
 import { isoTime } from "../lib/clock.ts";
 import { invalid } from "./errors.ts";
@@ -25,7 +25,14 @@ export const AttachmentStoreSchema = t.Object(
 
 const addressFields = {
   target: oneLine(2048, { description: "http(s) URL that receives a POST per email; credentials in it are sent as Basic auth" }),
-  target_format: t.Union([t.Literal("json+n"), t.Literal("multipart+n")], { errorMessage: 'must be "json+n" or "multipart+n"', description: "format of the POST" }),
+  target_format: t.Union(
+    TARGET_FORMATS.map((f) => t.Literal(f)),
+    {
+      errorMessage: `must be one of ${TARGET_FORMATS.map((f) => `"${f}"`).join(", ")}`,
+      description:
+        "format of the POST: json+n, multipart+n (normalised); json, multipart (header names as written, attachments[0]...); raw (a form with the message in `message` and the envelope); rfc822 (beyond: the message itself, Content-Type message/rfc822)",
+    },
+  ),
   nickname: t.Optional(t.Union([oneLine(255), t.Null()], { errorMessage: "must be one line of at most 255 characters without control characters, or null", description: "a label" })),
   attachments: t.Optional(AttachmentStoreSchema),
   signed: t.Optional(

@@ -16,6 +16,7 @@ import { OPENAPI_PATH } from "./paths.ts";
 import { parseJsonBody, readBodyCapped } from "./body.ts";
 import { ApiError, errorResponse } from "./errors.ts";
 import { principalKey, rateOf, type RateDecision, type RateLimiter } from "../lib/rate-limit.ts";
+import { IdempotentRequest } from "./idempotent-request.ts";
 import { setRequestState } from "./request-state.ts";
 import { METRICS_PATH, metricsResponse } from "./metrics.ts";
 import { DASHBOARD_ROUTES, handleDashboard, isDashboardPath } from "../dashboard/routes.ts";
@@ -79,6 +80,7 @@ async function errorSentence(res: Response): Promise<string | undefined> {
 export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLimiter): ApiHandler {
   // Requests are counted by the route they match, never by their path (/metrics).
   const routeOf = routeMatcher([...app.routes, { method: "GET", path: METRICS_PATH }, ...DASHBOARD_ROUTES]);
+  const idempotencyDeps = { repo: deps.send.idempotency, nowMs: () => deps.clock.nowMs(), keepMs: () => deps.config().retention.keepMs.idempotency_keys };
 
   async function route(req: Request, remoteIp: string | null, requestId: string, logFields: LogFields): Promise<{ res: Response; principal: Principal | null; extraHeaders: Record<string, string> }> {
     const url = new URL(req.url);
@@ -120,6 +122,11 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
         return { res: errorResponse(429, undefined, { "Retry-After": String(decision.resetSeconds) }), principal, extraHeaders };
       }
     }
+    // E11 with an Idempotency-Key: the key is claimed (or found answered) before the body is read.
+    const keyed = scheme === "smtpAuth" ? IdempotentRequest.begin(req, idOf(principal), idempotencyDeps) : null;
+    if (keyed && "refused" in keyed) return { res: keyed.refused, principal, extraHeaders };
+    const idempotent = keyed?.request ?? null;
+    let answered: number | null = null;
     let body: unknown = null;
     // E11 carries a whole message: it reserves its memory before its body is read, and
     // holds it until the message is queued (or refused).
@@ -138,7 +145,10 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
           }
         }
         try {
-          body = parseJsonBody(await readBodyCapped(req, limitBytes, declared), deps.config().http.maxJsonDepth);
+          const bytes = await readBodyCapped(req, limitBytes, declared);
+          const replay = idempotent?.answerFor(bytes);
+          if (replay) return { res: replay, principal, extraHeaders };
+          body = parseJsonBody(bytes, deps.config().http.maxJsonDepth);
           // The body's bytes and text are garbage once parsed: a large one's count.
           if (reservation && declared > LARGE_MESSAGE_BYTES) garbageMade(2 * declared);
         } catch (err) {
@@ -146,9 +156,12 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
           throw err;
         }
       }
-      setRequestState(req, { principal, body, remoteIp, requestId, logFields });
-      return { res: await app.handle(req), principal, extraHeaders };
+      setRequestState(req, { principal, body, remoteIp, requestId, logFields, idempotent });
+      const res = await app.handle(req);
+      answered = res.status;
+      return { res, principal, extraHeaders };
     } finally {
+      idempotent?.finish(answered);
       if (reservation) {
         // The body, its text, the parsed JSON and the composer's work are garbage now.
         const bytes = Number(req.headers.get("content-length") ?? "0");

@@ -3,6 +3,8 @@ import { Elysia, t } from "elysia";
 import type { Logger } from "../lib/logger.ts";
 import type { SendDeps } from "../outbound/send.ts";
 import { sendFromApi } from "../outbound/send.ts";
+import { MAX_IDEMPOTENCY_KEY_CHARS } from "../outbound/idempotency.ts";
+import type { OutboundMessage } from "../outbound/outbound.repo.ts";
 import { callerOutbound } from "./deps.ts";
 import { errorResponses } from "./errors.ts";
 import { requestState } from "./request-state.ts";
@@ -37,7 +39,7 @@ const MessageBodySchema = t.Object(
           {
             file_name: oneLine(255, { minLength: 1 }),
             content: t.String({ description: "Base64, without newlines" }),
-            content_type: oneLine(255),
+            content_type: t.Optional(oneLine(255, { description: "MIME type, parameters allowed; empty or absent: inferred from file_name (application/octet-stream when it says nothing)" })),
             content_id: t.Optional(t.Union([oneLine(255), t.Null()], { description: "makes the attachment inline (cid:), with or without <>" })),
           },
           { additionalProperties: false, title: "MessageAttachment" },
@@ -84,21 +86,37 @@ const MessageCommonSchema = t.Object(
   { additionalProperties: false, title: "MessageCommon" },
 );
 
+/** The 202 body (MessageCommon). */
+const messageCommon = (m: OutboundMessage) => ({ id: m.id, from: m.from, to: m.to, cc: m.cc, test_mode: m.testMode, subject: m.subject, tags: m.tags });
+
 export function messageRoutes(deps: SendDeps, logger: Logger) {
   return new Elysia({ name: "messages" }).post(
     "/messages",
     async ({ request, body, set }) => {
       const sender = callerOutbound(request);
       const state = requestState(request);
-      const m = await sendFromApi(sender, body, deps, state ? logger.child({ request_id: state.requestId }) : logger);
+      // With an Idempotency-Key, the answer is stored with the message: a replay gets these bytes.
+      const remember = state?.idempotent?.remember((m) => JSON.stringify(messageCommon(m)));
+      const m = await sendFromApi(sender, body, deps, state ? logger.child({ request_id: state.requestId }) : logger, remember);
       // The 202's line names the message it queued.
       if (state) state.logFields.message_id = m.id;
       set.status = 202;
-      return { id: m.id, from: m.from, to: m.to, cc: m.cc, test_mode: m.testMode, subject: m.subject, tags: m.tags };
+      return messageCommon(m);
     },
     {
       body: MessageBodySchema,
-      response: { 202: MessageCommonSchema, ...errorResponses(401, 403, 413, 422, 429, 503) },
+      // Checked by the front handler (idempotent-request.ts) before the body is read; here for the document.
+      headers: t.Object({
+        "idempotency-key": t.Optional(
+          t.String({
+            minLength: 1,
+            maxLength: MAX_IDEMPOTENCY_KEY_CHARS,
+            description:
+              "(beyond) alias X-Idempotency-Key; remembered 24 hours per outbound account (retention.idempotency_keys): the same key and body get the first 202 again with Idempotent-Replayed: true; another body, or a request with the key still in flight, gets 409",
+          }),
+        ),
+      }),
+      response: { 202: MessageCommonSchema, ...errorResponses(401, 403, 409, 413, 422, 429, 503) },
       detail: {
         operationId: "sendMessage",
         summary: "E11: send a message (the account ID in the path is the outbound account ID)",

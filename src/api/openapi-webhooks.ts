@@ -29,7 +29,8 @@ export function openApiWebhooks(): Record<string, unknown> {
         summary: "A received message, posted to the address's target",
         description:
           "One POST per message and address, made while the sending server waits at the end of DATA. " +
-          "json+n sends the payload as JSON; multipart+n the same content as form fields, embedded attachments as file parts named attachments[].",
+          "json+n sends the payload as JSON; multipart+n the same content as form fields, embedded attachments as file parts named attachments[]. " +
+          "The other target formats (json and multipart with header names as written, raw, rfc822) are described in docs/receiving.md.",
         tags: ["Webhooks"],
         security: [{}, { targetCredentials: [] }],
         parameters: [
@@ -143,5 +144,5 @@ function textOf(schema: Schema): Schema {
   if (schema.anyOf) return textOf({ ...schema.anyOf.find((b: Schema) => b.type !== "null"), ...description });
   if (schema.type === "boolean") return { type: "string", enum: ["true", "false"], ...description };
   if (schema.type === "integer" || schema.type === "number") return { type: "string", pattern: "^[0-9]+$", ...description };
-  return { type: "string", ...description };
+  return { type: "string", ...(schema.pattern ? { pattern: schema.pattern } : {}), ...description };
 }

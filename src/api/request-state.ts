@@ -3,6 +3,7 @@
 // long as the request does.
 import type { Principal } from "../auth/accounts.ts";
 import type { LogFields } from "../lib/logger.ts";
+import type { IdempotentRequest } from "./idempotent-request.ts";
 
 export interface RequestState {
   principal: Principal | null;
@@ -14,6 +15,8 @@ export interface RequestState {
   requestId: string;
   /** Fields a route adds to the request's `http request` line (E11: the message_id it queued). */
   logFields: LogFields;
+  /** E11 with an Idempotency-Key it claimed. */
+  idempotent?: IdempotentRequest | null;
 }
 
 const states = new WeakMap<Request, RequestState>();

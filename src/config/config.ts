@@ -120,6 +120,7 @@ export interface Config {
       domain_events: number | null;
       mta_sts_policies: number | null;
       stats: number | null;
+      idempotency_keys: number | null;
       webhook_posts: number | null;
     };
     intervalMs: number;

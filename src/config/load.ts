@@ -196,6 +196,7 @@ export function toConfig(raw: RawConfig): Config {
         domain_events: keepMs(raw.retention.domain_events),
         mta_sts_policies: keepMs(raw.retention.mta_sts_policies),
         stats: keepMs(raw.retention.stats),
+        idempotency_keys: keepMs(raw.retention.idempotency_keys),
         webhook_posts: keepMs(raw.retention.webhook_posts),
       },
       intervalMs: ms(raw.retention.interval),

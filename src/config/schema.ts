@@ -182,6 +182,7 @@ export const ConfigSchema = Type.Object(
         webhook_posts: retention("7d", "how long the record of each POST to a webhook receiver (status, first bytes of its answer) is kept for the dashboard"),
         stats: retention("400d", "how long the hourly counts behind the dashboard's charts are kept (a few hundred small rows per account and day)"),
         mta_sts_policies: retention("1d", "how long a recipient domain's cached MTA-STS policy is kept after it expired (an expired policy is never applied)"),
+        idempotency_keys: retention("24h", "how long an E11 Idempotency-Key, and the Message-ID of a submitted message, is remembered: the same request within it is answered as the first was and not queued again"),
         interval: str("10m", "how often the purge runs", { pattern: `^\\s*${NONZERO_DURATION}\\s*$`, errorMessage: 'must be a duration above zero such as "10m"' }),
         batch_size: int(1000, 1, 100_000, "rows each purge statement deletes at most (messages: with their recipients, events and bodies)"),
         batch_pause: duration("50ms", "wait between two purge statements, in which SMTP and the API are served; \"0ms\" = only hand over to pending I/O"),

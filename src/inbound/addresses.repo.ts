@@ -9,7 +9,9 @@ import { containsPattern, newestFirst, toPage, type Page, type PageRequest } fro
 import type { AttachmentStore } from "./attachment-store.ts";
 import type { StoredTarget } from "./target-url.ts";
 
-export type TargetFormat = "json+n" | "multipart+n";
+/** docs/receiving.md: the normalised formats, the hosted service's original ones, and the message itself (beyond). */
+export const TARGET_FORMATS = ["json+n", "multipart+n", "json", "multipart", "raw", "rfc822"] as const;
+export type TargetFormat = (typeof TARGET_FORMATS)[number];
 
 export interface Address {
   id: string;

@@ -18,11 +18,11 @@ import type { BounceHandler } from "./bounce-hook.ts";
 import type { CustomDomain } from "./custom-domains.repo.ts";
 import type { ExtractedMessage } from "./extract.ts";
 import { MessageRefused, type ParseLimits } from "./parse.ts";
-import { buildPayload, payloadAttachment, toFormData, type MessageContent, type PayloadEnvelope } from "./payload.ts";
+import type { MessageContent, PayloadEnvelope } from "./payload.ts";
 import { recipientsOfAccount, type AcceptedRecipient } from "./recipients.ts";
 import type { IncomingStatus, StatusRepo } from "./statuses.repo.ts";
-import { formBody, jsonBody, STREAMED_FROM_BYTES } from "./payload-body.ts";
-import { postToTarget, type TargetPost, type TargetPostContext } from "./target-post.ts";
+import { targetBody } from "./target-body.ts";
+import { postToTarget, type TargetPostContext } from "./target-post.ts";
 import { verdictFor, worstReply, type TargetOutcome, type TargetVerdict } from "./target-reply.ts";
 import { receivedHeader, returnPathHeader, withTraceHeaders } from "./trace-headers.ts";
 
@@ -125,12 +125,16 @@ export async function recordRefusal(msg: string, groups: readonly AddressGroup[]
   await deps.statuses.record(rows);
 }
 
-async function deliverToAddress(group: AddressGroup, content: MessageContent, envelope: PayloadEnvelope, key: string, deps: DeliverDeps, log: Logger): Promise<TargetOutcome> {
+/** `raw`: the message as the sender sent it (the raw and rfc822 formats post it). */
+async function deliverToAddress(group: AddressGroup, content: MessageContent, envelope: PayloadEnvelope, key: string, raw: Buffer, deps: DeliverDeps, log: Logger): Promise<TargetOutcome> {
   const store = group.address.attachments;
+  // raw and rfc822 post the message itself: its attachments are not stored apart.
+  const format = group.address.targetFormat;
+  const apart = format === "raw" || format === "rfc822" ? [] : content.attachments;
   let urls: (string | null)[];
   try {
     urls = await Promise.all(
-      content.attachments.map(async (a) => {
+      apart.map(async (a) => {
         if (store.store === "local") return deps.localAttachments.save(a, deps.clock.nowMs(), deps.attachmentUrlTtlMs);
         if (store.store === "s3") return uploadToS3(store, a, { nowMs: deps.clock.nowMs(), ttlMs: deps.attachmentUrlTtlMs, resolver: deps.resolver, policy: deps.post.policy, timeoutMs: deps.post.timeoutMs });
         return null;
@@ -144,22 +148,7 @@ async function deliverToAddress(group: AddressGroup, content: MessageContent, en
     else log.error("local attachment store failed", { err, address_id: group.address.id });
     return { kind: "local_failure", diskFull };
   }
-  const embedded = store.store === undefined;
-  const payloadWith = (contentOf?: (i: number) => string) =>
-    buildPayload(
-      content,
-      envelope,
-      content.attachments.map((a, i) => payloadAttachment(a, urls[i]!, contentOf?.(i))),
-    );
-  const json = group.address.targetFormat === "json+n";
-  let body: TargetPost["body"];
-  if (embedded && content.attachments.reduce((n, a) => n + a.content.length, 0) >= STREAMED_FROM_BYTES) {
-    // Large attachments are written into the POST as it goes out, never into one string.
-    body = json ? jsonBody(content.attachments, payloadWith) : await formBody(content.attachments, (contentOf) => toFormData(payloadWith(contentOf), content.attachments, contentOf));
-  } else {
-    const payload = payloadWith();
-    body = json ? JSON.stringify(payload) : toFormData(payload, embedded ? content.attachments : null);
-  }
+  const body = await targetBody({ format: group.address.targetFormat, content, envelope, urls, raw });
   const target = group.customDomain?.domainTarget ?? group.address.target;
   return postToTarget({ target, body, messageKey: key, signingSecret: group.address.signingSecret, nowMs: deps.clock.nowMs() }, deps.post);
 }
@@ -229,14 +218,15 @@ export async function deliverMessage(raw: Buffer, tx: Transaction, deps: Deliver
           remote_ip: tx.remoteIp,
           spf: auth.spf,
           tls: tx.tls !== null,
-          tls_cipher: tx.tls?.cipher ?? null,
+          // The protocol, as the hosted service fills it (`TLSv1.3`); the cipher is in our Received line.
+          tls_cipher: tx.tls?.protocol ?? null,
           md5,
           dkim: auth.dkim,
           dmarc: auth.dmarc,
         };
         // Sent to the target as X-Postroom-Message-Id: the log ties it to the statuses' ids.
         const key = messageKey(md5, group.address.id);
-        const outcome = await deliverToAddress(group, content, envelope, key, deps, tx.log);
+        const outcome = await deliverToAddress(group, content, envelope, key, raw, deps, tx.log);
         const verdict = verdictFor(outcome);
         replies.push(verdict.reply);
         const groupRows = statusRow(group, tx, verdict, { messageId, subject, size: raw.length, postroomMessageId: key }, deps.clock.nowMs());

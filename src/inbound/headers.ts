@@ -43,16 +43,38 @@ export function headerValue(line: string): string {
   }
 }
 
+/**
+ * The headers with their names as the message writes them (`From`, `X-Mailer`), for the
+ * original `json` and `multipart` formats; a name seen again in another case joins the
+ * first one's array.
+ */
+export function originalHeaders(lines: readonly { key: string; line: string }[]): PayloadHeaders {
+  const out: PayloadHeaders = {};
+  const nameOf = new Map<string, string>();
+  for (const { key, line } of lines) {
+    const written = line.slice(0, Math.max(0, line.indexOf(":"))).trim();
+    if (written === "") continue;
+    const name = nameOf.get(key) ?? written;
+    nameOf.set(key, name);
+    addHeader(out, name, headerValue(line));
+  }
+  return out;
+}
+
 export function normalizeHeaders(lines: readonly { key: string; line: string }[]): PayloadHeaders {
   const out: PayloadHeaders = {};
   for (const { key, line } of lines) {
     const name = keys.getOrMake(key, headerKey);
     if (name === "") continue;
-    const value = headerValue(line);
-    const prior = out[name];
-    if (prior === undefined) out[name] = value;
-    else if (Array.isArray(prior)) prior.push(value);
-    else out[name] = [prior, value];
+    addHeader(out, name, headerValue(line));
   }
   return out;
+}
+
+/** A header seen once is a string, one seen again an array in message order. */
+function addHeader(out: PayloadHeaders, name: string, value: string): void {
+  const prior = out[name];
+  if (prior === undefined) out[name] = value;
+  else if (Array.isArray(prior)) prior.push(value);
+  else out[name] = [prior, value];
 }

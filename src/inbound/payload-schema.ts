@@ -28,7 +28,7 @@ export const PayloadEnvelopeSchema = Type.Object(
     remote_ip: Type.String({ description: "the client's IP address" }),
     spf: Type.Object(AuthResultSchema.properties, { additionalProperties: false, description: "the SPF check of the sender" }),
     tls: Type.Boolean({ description: "whether the SMTP session was encrypted" }),
-    tls_cipher: nullable(Type.String(), "the cipher of the session, null without TLS"),
+    tls_cipher: nullable(Type.String(), "the TLS protocol of the session (TLSv1.3), as the hosted service fills this field; null without TLS"),
     md5: Type.String({ pattern: "^[0-9a-f]{32}$", description: "hex MD5 of the message as the sender sent it" }),
     dkim: Type.Object(
       {
@@ -57,9 +57,9 @@ export const PayloadAttachmentSchema = Type.Object(
   {
     file_name: Type.String(),
     content_type: Type.String({ description: "the part's MIME type, without parameters" }),
-    size: Type.Integer({ minimum: 0, description: "the decoded size in bytes" }),
+    size: Type.String({ pattern: "^(0|[1-9][0-9]*)$", description: "the decoded size in bytes, as a decimal string (as the hosted service sends it)" }),
     disposition: Type.String({ description: "inline or attachment" }),
-    content_id: nullable(Type.String(), "the part's Content-ID without angle brackets, null when it has none"),
+    content_id: nullable(Type.String(), "the part's Content-ID with its angle brackets (<logo@example.org>), null when it has none"),
     content: Type.Optional(Type.String({ contentEncoding: "base64", description: "the content in Base64 (default store only)" })),
     url: Type.Optional(Type.String({ format: "uri", description: "a link to the stored copy (local or S3 store)" })),
   },

@@ -1,5 +1,5 @@
 // Which repository purges which table of [retention]: the statuses, messages, events,
-// webhook outbox, domain events and MTA-STS cache each have their own SQL and their own
+// webhook outbox, domain events, MTA-STS cache and idempotency keys each have their own SQL and their own
 // rule for what is still needed. Built from a store alone, so that the purge thread
 // (purge-worker.ts) can build them on its own connection.
 import { createDomainEventPurge } from "../domains/sending-domains.repo.ts";
@@ -8,6 +8,7 @@ import { createOutboxPurge } from "../events/outbox.repo.ts";
 import { createWebhookPostPurge } from "../events/webhook-posts.repo.ts";
 import { createStatusPurge } from "../inbound/statuses.repo.ts";
 import { createStsPurge } from "../outbound/mta-sts.repo.ts";
+import { createIdempotencyPurge } from "../outbound/idempotency.repo.ts";
 import { createOutboundPurge } from "../outbound/outbound-purge.repo.ts";
 import { createStatsPurge } from "../stats/stats.repo.ts";
 import type { Purge } from "../store/purge-window.ts";
@@ -25,6 +26,7 @@ export function retentionPurges(store: Store): Record<RetentionTable, Purge> {
     domain_events: createDomainEventPurge(store),
     mta_sts_policies: createStsPurge(store),
     stats: createStatsPurge(store),
+    idempotency_keys: createIdempotencyPurge(store),
     webhook_posts: createWebhookPostPurge(store),
   };
 }

@@ -8,6 +8,7 @@ import { newId16, newUuid } from "../lib/ids.ts";
 import { domainOf, formatAddress, type MailAddress } from "./addresses.ts";
 import type { OutboundMessage, OutboundRecipient, OutboundRepo, Priority, RecipientType } from "./outbound.repo.ts";
 import { firstAttemptAt, LANES } from "./schedule.ts";
+import type { IdempotencyScope } from "./idempotency.ts";
 import { NO_TRACKING } from "./outbound.repo.ts";
 import type { Tracking } from "./personalize.ts";
 
@@ -28,6 +29,16 @@ export interface EnqueueRequest {
   testMode: boolean;
   tracking?: Tracking;
   raw: Buffer;
+  /** The idempotency key claimed for this request: its answer is stored with the message. */
+  remember?: RememberedAnswer;
+}
+
+/** A claimed key, and how to write the answer the request gets, from the message queued. */
+export interface RememberedAnswer {
+  scope: IdempotencyScope;
+  key: string;
+  requestSha256: string | null;
+  answerOf(message: OutboundMessage): string;
 }
 
 export interface EnqueueDeps {
@@ -92,7 +103,9 @@ export async function enqueueMessage(req: EnqueueRequest, deps: EnqueueDeps): Pr
     { messageId: id, recipientId: r.id, kind: "registration", details: req.testMode ? { test_mode: true } : {}, createdAtMs: now },
     ...(r.status === "suppressed" ? [{ messageId: id, recipientId: r.id, kind: "suppressed" as const, details: { reason: "on the suppression list" }, createdAtMs: now }] : []),
   ]);
-  await deps.repo.insert(message, recipients, events, { raw, webhook: deps.webhookConfigured(req.outboundAccountId) });
+  const r = req.remember;
+  const answer = r ? { outboundAccountId: req.outboundAccountId, scope: r.scope, key: r.key, requestSha256: r.requestSha256, answer: r.answerOf(message) } : undefined;
+  await deps.repo.insert(message, recipients, events, { raw, webhook: deps.webhookConfigured(req.outboundAccountId), answer });
   if (!req.testMode) deps.notify();
   return message;
 }

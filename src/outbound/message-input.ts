@@ -2,6 +2,7 @@
 // checks: a request body becomes a MessageDraft, or a Problem naming the field and rule.
 import type { Problem } from "../lib/validation.ts";
 import { parseAddressList, type MailAddress } from "./addresses.ts";
+import { detectMimeType } from "nodemailer/lib/mime-funcs/mime-types";
 import { blockedExtensionOf } from "./attachment-names.ts";
 import type { Priority } from "./outbound.repo.ts";
 
@@ -17,7 +18,7 @@ export interface MessageBody {
   markdown?: string;
   headers?: Record<string, string | string[]>;
   priority?: Priority;
-  attachments?: { file_name: string; content: string; content_type: string; content_id?: string | null }[];
+  attachments?: { file_name: string; content: string; content_type?: string; content_id?: string | null }[];
   raw?: string;
 }
 
@@ -71,7 +72,10 @@ const HEADER_NAME = /^[\x21-\x39\x3b-\x7e]{1,76}$/;
 // 7 MB and more in JavaScriptCore, which refused attachments E11 allows (issue 15).
 const BASE64_CHARS = /^[A-Za-z0-9+/]*={0,2}$/;
 export const isBase64 = (text: string): boolean => text.length % 4 === 0 && BASE64_CHARS.test(text);
-const CONTENT_TYPE = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/i;
+const TOKEN = "[a-z0-9!#$&^_.+-]+";
+// A type, and parameters such as `; charset=utf-8` (Go's http.DetectContentType, which the
+// official Go client's AttachmentFromFile uses, gives `text/plain; charset=utf-8`).
+const CONTENT_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[\\x20-\\x21\\x23-\\x7e]*"))*$`, "i");
 export const MAX_TAGS = 20;
 export const MAX_TAG_CHARS = 100;
 
@@ -108,6 +112,15 @@ function headersOf(value: Record<string, string | string[]> | undefined): [strin
   return out;
 }
 
+/**
+ * The attachment's type: as given, or, when it is empty (some clients send none), the one
+ * its file name's extension says, application/octet-stream when that says nothing.
+ */
+export function contentTypeOf(given: string | undefined, fileName: string): string {
+  const type = (given ?? "").trim();
+  return type === "" ? detectMimeType(fileName) : type;
+}
+
 function attachmentsOf(value: MessageBody["attachments"], blocked: readonly string[]): DraftAttachment[] {
   return (value ?? []).map((a, i) => {
     const path = `attachments[${i}]`;
@@ -116,10 +129,11 @@ function attachmentsOf(value: MessageBody["attachments"], blocked: readonly stri
     const ext = blockedExtensionOf(name, blocked);
     if (ext) fail(`${path}.file_name`, `files ending in .${ext} are not allowed`);
     if (!isBase64(a.content)) fail(`${path}.content`, "must be Base64 without newlines");
-    if (!CONTENT_TYPE.test(a.content_type)) fail(`${path}.content_type`, "must be a MIME type such as image/png");
+    const contentType = contentTypeOf(a.content_type, name);
+    if (!CONTENT_TYPE.test(contentType)) fail(`${path}.content_type`, "must be a MIME type such as image/png");
     const cid = a.content_id ? a.content_id.trim().replace(/^<|>$/g, "") : null;
     if (cid !== null && !/^[\x21-\x7e]{1,250}$/.test(cid)) fail(`${path}.content_id`, "must be printable ASCII without spaces");
-    return { fileName: name, content: Buffer.from(a.content, "base64"), contentType: a.content_type, contentId: cid || null };
+    return { fileName: name, content: Buffer.from(a.content, "base64"), contentType, contentId: cid || null };
   });
 }
 

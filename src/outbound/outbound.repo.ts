@@ -8,6 +8,7 @@ import type { LifecycleKind } from "../events/kinds.ts";
 import type { SearchTerm } from "../lib/search-query.ts";
 import type { Tracking } from "./personalize.ts";
 import { GroupCommit } from "../store/group-commit.ts";
+import { recordAnswer, type KeyAnswer } from "./idempotency.repo.ts";
 import { suppressRecipient } from "./suppressions.repo.ts";
 import { newestFirst, prefixPattern, searchedPage, searchWindow, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import type { Store } from "../store/store.ts";
@@ -79,9 +80,10 @@ export interface EventOptions {
 export interface OutboundRepo {
   /**
    * Message, its raw bytes (when given; else `message.blobPath` names its file),
-   * recipients and their first events, all or nothing; resolves once on disk.
+   * recipients and their first events, and the answer of the idempotency key it was sent
+   * with (a replay then returns exactly that answer), all or nothing; resolves once on disk.
    */
-  insert(message: OutboundMessage, recipients: OutboundRecipient[], events: NewEvent[], opts?: { raw?: Buffer } & EventOptions): Promise<void>;
+  insert(message: OutboundMessage, recipients: OutboundRecipient[], events: NewEvent[], opts?: { raw?: Buffer; answer?: KeyAnswer } & EventOptions): Promise<void>;
   /** The raw message stored with it, or null (a message whose raw bytes are a file). */
   rawMessage(messageId: string): Promise<Buffer | null>;
   /**
@@ -132,6 +134,7 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
         if (raw) insertBody.run(m.id, raw);
         for (const r of recipients) insertRecipient.run(r.id, r.messageId, r.position, r.email, r.domain, r.type, r.status, r.state, r.lane, r.attempts, r.firstAttemptAtMs, r.nextAttemptAtMs);
         insertEvents(db, events, { webhook: opts.webhook });
+        if (opts.answer) recordAnswer(db, opts.answer, m.createdAtMs);
       });
       if (opts.webhook !== false) onEvents();
     },

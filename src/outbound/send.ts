@@ -6,7 +6,8 @@ import { newUuid } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
 import { domainOf, type MailAddress } from "./addresses.ts";
 import { composeMessage } from "./compose.ts";
-import { enqueueMessage, type EnqueueDeps, type EnqueueRequest } from "./enqueue.ts";
+import { enqueueMessage, type EnqueueDeps, type EnqueueRequest, type RememberedAnswer } from "./enqueue.ts";
+import type { IdempotencyRepo } from "./idempotency.repo.ts";
 import { draftFromBody, InputProblem, type MessageBody } from "./message-input.ts";
 import type { OutboundMessage, OutboundRepo, Priority } from "./outbound.repo.ts";
 import type { Tracking } from "./personalize.ts";
@@ -20,6 +21,8 @@ export interface SendDeps {
   domains: SenderDomains;
   config(): Config;
   notify(): void;
+  /** Idempotency keys of E11 and Message-IDs of submitted messages. */
+  idempotency: IdempotencyRepo;
 }
 
 export interface Sender {
@@ -66,8 +69,8 @@ function checkSize(raw: Buffer, maxBytes: number): void {
   if (raw.length > maxBytes) throw new InputProblem({ path: "message", message: `is ${raw.length} bytes; at most ${maxBytes} bytes are allowed` });
 }
 
-/** E11: a request body becomes a queued message (or an InputProblem for a 422). */
-export async function sendFromApi(sender: Sender, body: MessageBody, deps: SendDeps, log: Logger): Promise<OutboundMessage> {
+/** E11: a request body becomes a queued message (or an InputProblem for a 422); `remember`: its claimed Idempotency-Key. */
+export async function sendFromApi(sender: Sender, body: MessageBody, deps: SendDeps, log: Logger, remember?: RememberedAnswer): Promise<OutboundMessage> {
   const config = deps.config();
   const draft = draftFromBody(body, {
     maxRecipients: config.outbound.maxRecipients,
@@ -101,6 +104,7 @@ export async function sendFromApi(sender: Sender, body: MessageBody, deps: SendD
       testMode: draft.testMode,
       tracking: trackingOf(sender),
       raw: composed.raw,
+      remember,
     },
     deps,
     log,
@@ -121,6 +125,8 @@ export interface SubmittedMessage {
   raw: Buffer;
   /** Every mailbox the From and Sender fields name (`from`, the one responsible, among them). */
   named?: MailAddress[];
+  /** Its Message-ID, claimed: the queued message's ID is stored as its answer. */
+  remember?: RememberedAnswer;
 }
 
 /** Thrown when the From domain may not send: SMTP answers 550 5.7.1 with the reason. */

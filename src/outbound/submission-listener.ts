@@ -17,6 +17,8 @@ import { formatReply, reply, smtpError, smtpSuccessText, type SmtpReply } from "
 import { isAddress, parseAddressList, type MailAddress } from "./addresses.ts";
 import { authorFieldsOf, authorOf } from "./author.ts";
 import { toCrlf } from "./compose.ts";
+import type { RememberedAnswer } from "./enqueue.ts";
+import type { KeyRef } from "./idempotency.repo.ts";
 import { joinMessage, splitMessage } from "./raw-headers.ts";
 import { SenderRefused, sendFromSmtp, type SendDeps, type Sender } from "./send.ts";
 import { takeSendingHeaders } from "./submission-headers.ts";
@@ -55,8 +57,24 @@ const addressesOf = (values: string[]): MailAddress[] => {
   }
 };
 
+const queuedReply = (id: string) => reply(250, "2.0.0", `Thanks! Queued as: ${id}`);
+
 export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
   const config = deps.config();
+  /**
+   * A Message-ID this outbound account submitted within retention.idempotency_keys: the
+   * first one's 250 again (nothing queued), or 451 while that one is being queued; null
+   * when it is new (claimed now).
+   */
+  const claimMessageId = (outboundAccountId: string, messageId: string): { ok: boolean; reply: SmtpReply } | null => {
+    const found = deps.send.idempotency.claim({ outboundAccountId, scope: "smtp", key: messageId }, deps.clock.nowMs(), deps.config().retention.keepMs.idempotency_keys);
+    if (found.kind === "answered") {
+      deps.logger.info("submission: Message-ID sent before, not queued again", { outbound_account_id: outboundAccountId, id: found.answer });
+      return { ok: true, reply: queuedReply(found.answer) };
+    }
+    if (found.kind === "in_flight") return { ok: false, reply: reply(451, "4.3.0", "a message with this Message-ID is being queued; try again later") };
+    return null;
+  };
   const senderOf = (user: unknown): Sender | null => {
     const found = deps.registry.outbound(String(user));
     return found ? { account: found.account, outbound: found.outbound } : null;
@@ -132,6 +150,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
         return callback(smtpError(INSUFFICIENT_MEMORY));
       }
       const limit = options.limitBytes;
+      let claimed: KeyRef | null = null;
       readData(stream, options)
         .then(async (read) => {
           SessionBudget.settle(read, options);
@@ -159,7 +178,14 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
           const envelope = new Set(rcpts.map((r) => r.toLowerCase()));
           h.remove("bcc");
           let messageId = h.first("message-id")?.trim() ?? "";
-          if (!/^<[^<>\s]+@[^<>\s]+>$/.test(messageId)) {
+          // The client's own Message-ID: a message sent again with it is not queued again.
+          let remember: RememberedAnswer | undefined;
+          if (/^<[^<>\s]+@[^<>\s]+>$/.test(messageId)) {
+            const repeated = claimMessageId(sender.outbound.id, messageId);
+            if (repeated) return repeated.ok ? callback(null, smtpSuccessText(repeated.reply)) : callback(smtpError(repeated.reply));
+            remember = { scope: "smtp", key: messageId, requestSha256: null, answerOf: (m) => m.id };
+            claimed = { outboundAccountId: sender.outbound.id, scope: "smtp", key: messageId };
+          } else {
             messageId = `<${id}@${deps.config().hostname}>`;
             h.set("Message-ID", messageId);
           }
@@ -182,11 +208,13 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
               priority,
               raw,
               named: author.named,
+              remember,
             },
             deps.send,
             deps.logger.child(sessionFields(session)),
           );
-          callback(null, smtpSuccessText(reply(250, "2.0.0", `Thanks! Queued as: ${queued.id}`)));
+          claimed = null;
+          callback(null, smtpSuccessText(queuedReply(queued.id)));
         })
         .catch((err) => {
           if (err instanceof SenderRefused) return callback(refused(session, "end of DATA", reply(550, "5.7.1", err.message)));
@@ -197,6 +225,8 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
         })
         // Queued, refused or failed, or the client gone: the message holds nothing any more.
         .finally(() => {
+          // Not queued: its Message-ID may be sent again.
+          if (claimed) deps.send.idempotency.release(claimed);
           // What SQLite copied and the header edits made are garbage now.
           if (stream.byteLength > LARGE_MESSAGE_BYTES) garbageMade(2 * stream.byteLength);
           options.reservation.release();

@@ -90,7 +90,7 @@ describe("422 validation", () => {
     ["an empty body", "", "body must be a JSON object"],
     ["an unknown field", { ...validAddress, colour: "red" }, "colour: unknown field"],
     ["a missing field", { target: "https://x.example/" }, "target_format: is required"],
-    ["a wrong enum", { ...validAddress, target_format: "xml" }, 'target_format: must be "json+n" or "multipart+n"'],
+    ["a wrong enum", { ...validAddress, target_format: "xml" }, 'target_format: must be one of "json+n", "multipart+n", "json", "multipart", "raw", "rfc822"'],
     ["a wrong type", { ...validAddress, nickname: 5 }, "nickname: must be one line of at most 255 characters without control characters, or null"],
     ["a nickname holding NUL", { ...validAddress, nickname: "a\u0000b" }, "nickname: must not contain control characters"],
     ["a nickname holding CR/LF", { ...validAddress, nickname: "a\r\nX-Injected: 1" }, "nickname: must be one line of at most 255 characters without control characters, or null"],

@@ -66,7 +66,7 @@ describe("formFieldsSchema (multipart+n)", () => {
   test("names each field by its path; nullable fields are optional; values are text", () => {
     expect(form.properties["envelope[spf][result]"]).toMatchObject({ type: "string" });
     expect(form.properties["envelope[tls]"]).toMatchObject({ type: "string", enum: ["true", "false"] });
-    expect(form.properties["attachments[][size]"]).toMatchObject({ type: "array", items: { type: "string", pattern: "^[0-9]+$" } });
+    expect(form.properties["attachments[][size]"]).toMatchObject({ type: "array", items: { type: "string", pattern: "^(0|[1-9][0-9]*)$" } });
     expect(form.required).toContain("envelope[to]");
     expect(form.required).toContain("envelope[dkim][result]");
     for (const optional of ["envelope[tls_cipher]", "envelope[dmarc][policy]", "plain"]) expect(form.required).not.toContain(optional);
@@ -94,8 +94,8 @@ describe("formFieldsSchema (multipart+n)", () => {
       dkim: { result: "pass", signatures: [{ domain: "example.org", selector: "s1", result: "pass" }] },
       dmarc: { result: "pass", domain: "example.org", policy: null },
     };
-    const attachment = { file_name: "a.txt", content_type: "text/plain", size: 3, disposition: "attachment", content_id: "x@y", url: "https://files.example/a" };
-    const payload = buildPayload({ headers: { subject: "Hi", received: ["one", "two"] }, plain: "hi", attachments: [] }, envelope, [attachment]);
+    const attachment = { file_name: "a.txt", content_type: "text/plain", size: "3", disposition: "attachment", content_id: "<x@y>", url: "https://files.example/a" };
+    const payload = buildPayload({ headers: { subject: "Hi", received: ["one", "two"] }, originalHeaders: { Subject: "Hi", Received: ["one", "two"] }, plain: "hi", attachments: [] }, envelope, [attachment]);
     const names = [...new Set(toFormData(payload, null).keys())];
     const patterns = Object.keys(form.patternProperties).map((p) => new RegExp(p));
     expect(names.length).toBeGreaterThan(15);

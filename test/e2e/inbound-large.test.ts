@@ -49,8 +49,8 @@ describe("a message of 1 MB with a 700 KB attachment", () => {
     const [post] = target.at("/json");
     expect(post!.headers["content-length"]).toBe(String(post!.raw.length));
     expect(post!.json.attachments).toEqual([
-      { file_name: "big.bin", content_type: "application/octet-stream", size: big.length, disposition: "attachment", content_id: null, content: big.toString("base64") },
-      { file_name: "small.pdf", content_type: "application/pdf", size: small.length, disposition: "attachment", content_id: null, content: small.toString("base64") },
+      { file_name: "big.bin", content_type: "application/octet-stream", size: String(big.length), disposition: "attachment", content_id: null, content: big.toString("base64") },
+      { file_name: "small.pdf", content_type: "application/pdf", size: String(small.length), disposition: "attachment", content_id: null, content: small.toString("base64") },
     ]);
     expect(post!.json.plain).toBe("Two files attached.");
     // Our trace lines are in front of the sender's headers, as for any message.

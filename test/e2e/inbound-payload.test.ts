@@ -107,8 +107,8 @@ describe("json+n and multipart+n, one message to two addresses", () => {
     expect(body.html).toBe('<p>Thanks, that works! <img src="cid:logo@sender.test"></p>');
     expect(body.reply_plain).toBe("Thanks, that works!\n\nJörg");
     expect(body.attachments).toEqual([
-      { file_name: "logo.png", content_type: "image/png", size: PNG.length, disposition: "inline", content_id: "logo@sender.test", content: PNG.toString("base64") },
-      { file_name: "Rechnung März.pdf", content_type: "application/pdf", size: 13, disposition: "attachment", content_id: null, content: Buffer.from("%PDF-1.4 fake").toString("base64") },
+      { file_name: "logo.png", content_type: "image/png", size: String(PNG.length), disposition: "inline", content_id: "<logo@sender.test>", content: PNG.toString("base64") },
+      { file_name: "Rechnung März.pdf", content_type: "application/pdf", size: "13", disposition: "attachment", content_id: null, content: Buffer.from("%PDF-1.4 fake").toString("base64") },
     ]);
   });
 
@@ -169,7 +169,7 @@ describe("attachments kept on the appliance ({\"store\": \"local\"})", () => {
     });
     expect(result.code).toBe(250);
     const [att] = target.at("/stored")[0]!.json.attachments;
-    expect(att).toEqual({ file_name: "report 1.csv", content_type: "text/csv", size: 8, disposition: "attachment", content_id: null, url: expect.any(String) });
+    expect(att).toEqual({ file_name: "report 1.csv", content_type: "text/csv", size: "8", disposition: "attachment", content_id: null, url: expect.any(String) });
     expect(att.content).toBeUndefined();
     const url = new URL(att.url);
     expect(url.origin).toBe("http://127.0.0.1:8080");
@@ -278,7 +278,7 @@ describe('attachments uploaded to S3 ({"store": "s3"}), against s3rver as the S3
       });
       expect(result.code).toBe(250);
       const [att] = target.at("/s3")[0]!.json.attachments;
-      expect(att).toMatchObject({ file_name: "data.json", content_type: "application/json", size: 7 });
+      expect(att).toMatchObject({ file_name: "data.json", content_type: "application/json", size: "7" });
       const url = new URL(att.url);
       expect(url.pathname).toMatch(/^\/mail-files\/inbound\/\d{4}\/\d{2}\/\d{2}\/[0-9a-f]{24}\/data\.json$/);
       expect(url.searchParams.get("X-Amz-Signature")).toMatch(/^[0-9a-f]{64}$/);

@@ -1,10 +1,12 @@
-// Tests that need a tool from Debian (swaks, pebble, python3-dkim, promtool, chromium). In CI (CI=true) a
+// Tests that need a tool from Debian (swaks, pebble, python3-dkim, promtool, chromium, golang-go, ruby-rack). In CI (CI=true) a
 // missing tool fails the run: the check throws when this file's caller loads. Elsewhere
 // each test that needs it is skipped where everyone sees it, its name saying what is
 // missing. Never a `return` inside a test, which would report a test that did not run as
 // passed.
 import { test } from "bun:test";
 import { dkimpyAvailable } from "./dkimpy.ts";
+import { goAvailable } from "./go-client.ts";
+import { rackAvailable } from "./griddler.ts";
 import { pebbleAvailable } from "./pebble.ts";
 import { swaksAvailable } from "./smtp.ts";
 import { chromiumAvailable } from "./browser.ts";
@@ -16,7 +18,7 @@ export function promtoolAvailable(): boolean {
   return found;
 }
 
-const CHECKS = { swaks: swaksAvailable, pebble: pebbleAvailable, "python3-dkim": dkimpyAvailable, promtool: promtoolAvailable, chromium: chromiumAvailable } as const;
+const CHECKS = { swaks: swaksAvailable, pebble: pebbleAvailable, "python3-dkim": dkimpyAvailable, promtool: promtoolAvailable, chromium: chromiumAvailable, "golang-go": goAvailable, "ruby-rack": rackAvailable } as const;
 export type Tool = keyof typeof CHECKS;
 
 type TestBody = () => void | Promise<unknown>;

@@ -161,10 +161,13 @@ function checkJson(file: CorpusFile, expectedMd5: string, problems: string[]): {
       if (!isObject(a)) return problems.push(`${at} is not an object`);
       if (typeof a.file_name !== "string" || a.file_name === "") problems.push(`${at}.file_name ${JSON.stringify(a.file_name)}`);
       if (typeof a.content_type !== "string" || a.content_type === "") problems.push(`${at}.content_type ${JSON.stringify(a.content_type)}`);
-      if (typeof a.size !== "number" || !Number.isInteger(a.size) || a.size < 0) problems.push(`${at}.size ${JSON.stringify(a.size)}`);
+      // A decimal string, as the hosted service sends it (docs/compatibility.md).
+      const size = typeof a.size === "string" && /^(0|[1-9][0-9]*)$/.test(a.size) ? Number(a.size) : -1;
+      if (size < 0) problems.push(`${at}.size ${JSON.stringify(a.size)} is not a decimal string`);
+      if (a.content_id !== null && (typeof a.content_id !== "string" || !/^<.+>$/.test(a.content_id))) problems.push(`${at}.content_id ${JSON.stringify(a.content_id)} is not null or <...>`);
       if (typeof a.content !== "string" || !BASE64.test(a.content)) problems.push(`${at}.content is not Base64`);
-      else if (Buffer.from(a.content, "base64").length !== a.size) problems.push(`${at}: content decodes to ${Buffer.from(a.content, "base64").length} bytes, size says ${a.size}`);
-      sizes.push(typeof a.size === "number" ? a.size : -1);
+      else if (Buffer.from(a.content, "base64").length !== size) problems.push(`${at}: content decodes to ${Buffer.from(a.content, "base64").length} bytes, size says ${a.size}`);
+      sizes.push(size);
     });
   }
   return { md5, sizes };

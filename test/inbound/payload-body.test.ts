@@ -28,6 +28,7 @@ const attachment = (fileName: string, content: Buffer): MessageAttachment => ({ 
 // and text with characters JSON escapes and multi-byte UTF-8.
 const content: MessageContent = {
   headers: { subject: 'Grüße "quoted" \\ back\nslash', from: "Sender <sender@example.org>" } as never,
+  originalHeaders: { Subject: "Grüße", From: "Sender <sender@example.org>" },
   plain: "Körper ✓ \u0000 \u2028 text",
   html: "<p>hé</p>",
   attachments: [attachment("one.bin", random(300_001)), attachment('two "x".bin', random(49_152)), attachment("three.bin", random(2)), attachment("empty.bin", Buffer.alloc(0))],

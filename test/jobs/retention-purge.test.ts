@@ -12,6 +12,7 @@ import type { RetentionSettings } from "../../src/jobs/retention.ts";
 import { retentionPurges } from "../../src/jobs/retention-tables.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/logger.ts";
+import { createIdempotencyRepo, recordAnswer } from "../../src/outbound/idempotency.repo.ts";
 import { createStsRepo } from "../../src/outbound/mta-sts.repo.ts";
 import { createOutboundRepo } from "../../src/outbound/outbound.repo.ts";
 import type { Purge } from "../../src/store/purge-window.ts";
@@ -24,7 +25,7 @@ const DAY = 86_400_000;
 const T0 = Date.parse("2026-10-01T00:00:00Z");
 
 const DEFAULTS: RetentionSettings = {
-  keepMs: { incoming_statuses: 30 * DAY, messages: 30 * DAY, bodies: 7 * DAY, events: 30 * DAY, webhook_outbox: DAY, domain_events: 30 * DAY, mta_sts_policies: DAY, stats: 400 * DAY, webhook_posts: 7 * DAY },
+  keepMs: { incoming_statuses: 30 * DAY, messages: 30 * DAY, bodies: 7 * DAY, events: 30 * DAY, webhook_outbox: DAY, domain_events: 30 * DAY, mta_sts_policies: DAY, stats: 400 * DAY, idempotency_keys: DAY, webhook_posts: 7 * DAY },
   intervalMs: 600_000,
   batchSize: 1000,
   batchPauseMs: 0,
@@ -106,8 +107,17 @@ describe("one run", () => {
     const sts = createStsRepo(s.store, clock);
     const policy = (id: string, expiresAtMs: number) => ({ id, mode: "enforce" as const, mx: ["mx.example"], maxAgeSeconds: 86_400, expiresAtMs });
 
+    const keys = createIdempotencyRepo(s.store);
+    const answeredKey = (key: string) => {
+      const ref = { outboundAccountId: "o", scope: "api" as const, key };
+      keys.claim(ref, clock.nowMs(), DAY);
+      recordAnswer(s.store.db, { ...ref, requestSha256: "0".repeat(64), answer: "{}" }, clock.nowMs());
+    };
+
     // Day 0: the old rows.
     await s.statuses.record([status("s-old-1", clock.nowMs()), status("s-old-2", clock.nowMs())]);
+    answeredKey("k-old");
+    keys.claim({ outboundAccountId: "o", scope: "api", key: "k-in-flight" }, clock.nowMs(), DAY);
     await send("m-old", true);
     await send("m-old-queued", false);
     await send("m-old-webhook", true, true, "o-waiting");
@@ -126,13 +136,14 @@ describe("one run", () => {
     clock.set(T0 + 39 * DAY);
     await s.statuses.record([status("s-young", clock.nowMs())]);
     await send("m-young", true);
+    answeredKey("k-young");
     await check();
     clock.set(T0 + 40 * DAY);
     await s.statuses.flush();
 
     const deleted = await s.job().run();
 
-    expect(deleted).toEqual({ incoming_statuses: 2, messages: 1, bodies: 3, events: 0, webhook_outbox: 2, domain_events: 1, mta_sts_policies: 1, stats: 0, webhook_posts: 0 });
+    expect(deleted).toEqual({ incoming_statuses: 2, messages: 1, bodies: 3, events: 0, webhook_outbox: 2, domain_events: 1, mta_sts_policies: 1, stats: 0, idempotency_keys: 1, webhook_posts: 0 });
     expect(await listedStatuses(s.statuses)).toEqual(["s-young"]);
     const messages = (await outbound.listMessages("o", [], { limit: 100 })).items.map((m) => m.id).sort();
     expect(messages).toEqual(["m-body-old", "m-old-queued", "m-posted", "m-young"]);
@@ -158,6 +169,8 @@ describe("one run", () => {
     expect(sts.get("expired.example")).toBeNull();
     expect(sts.get("just-expired.example")?.id).toBe("p2");
     expect(sts.get("valid.example")?.id).toBe("p3");
+    // An answered key goes after a day; a claim still waiting for its answer stays.
+    expect(s.store.db.query("SELECT key FROM idempotency_keys ORDER BY key").all()).toEqual([{ key: "k-in-flight" }, { key: "k-young" }]);
 
     // A second run finds nothing more.
     expect(Object.values(await s.job().run()).reduce((a, b) => a + b)).toBe(0);

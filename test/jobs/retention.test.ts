@@ -18,15 +18,16 @@ const keep = (overrides: Partial<RetentionSettings["keepMs"]> = {}): RetentionSe
   domain_events: 30 * DAY,
   mta_sts_policies: DAY,
   stats: 400 * DAY,
+  idempotency_keys: DAY,
   webhook_posts: 7 * DAY,
   ...overrides,
 });
 
 describe("purgeCutoffs", () => {
   test.each([
-    ["defaults", keep(), { incoming_statuses: NOW - 30 * DAY, messages: NOW - 30 * DAY, bodies: NOW - 7 * DAY, events: NOW - 30 * DAY, webhook_outbox: NOW - DAY, domain_events: NOW - 30 * DAY, mta_sts_policies: NOW - DAY, stats: NOW - 400 * DAY, webhook_posts: NOW - 7 * DAY }],
+    ["defaults", keep(), { incoming_statuses: NOW - 30 * DAY, messages: NOW - 30 * DAY, bodies: NOW - 7 * DAY, events: NOW - 30 * DAY, webhook_outbox: NOW - DAY, domain_events: NOW - 30 * DAY, mta_sts_policies: NOW - DAY, stats: NOW - 400 * DAY, idempotency_keys: NOW - DAY, webhook_posts: NOW - 7 * DAY }],
     ["statuses off", keep({ incoming_statuses: null }), { incoming_statuses: null }],
-    ["everything off", keep({ incoming_statuses: null, messages: null, bodies: null, events: null, webhook_outbox: null, domain_events: null, mta_sts_policies: null, stats: null, webhook_posts: null }), { messages: null, bodies: null, mta_sts_policies: null, stats: null, webhook_posts: null }],
+    ["everything off", keep({ incoming_statuses: null, messages: null, bodies: null, events: null, webhook_outbox: null, domain_events: null, mta_sts_policies: null, stats: null, idempotency_keys: null, webhook_posts: null }), { messages: null, bodies: null, mta_sts_policies: null, stats: null, idempotency_keys: null, webhook_posts: null }],
     ["bodies kept longer than messages (the message's purge takes its body)", keep({ bodies: 90 * DAY }), { bodies: NOW - 90 * DAY, messages: NOW - 30 * DAY }],
     ["an hour", keep({ events: 3_600_000 }), { events: NOW - 3_600_000 }],
   ])("%s", (_name, keepMs, expected) => {
@@ -56,10 +57,10 @@ describe("planWindow", () => {
 describe("[retention] keys", () => {
   const parse = (section: string) => parseConfigText(testConfigToml({ dataDir: "/tmp/x", extra: `[retention]\n${section}` }));
 
-  test("defaults: bodies 7 days; statuses, messages, events, domain events 30; outbox and expired MTA-STS policies 1; every 10 minutes, 1,000 rows, 50 ms apart", () => {
+  test("defaults: bodies 7 days; statuses, messages, events, domain events 30; outbox, expired MTA-STS policies and idempotency keys 1; every 10 minutes, 1,000 rows, 50 ms apart", () => {
     const r = parse("");
     expect(r.ok && r.config.retention).toEqual({
-      keepMs: { incoming_statuses: 30 * DAY, messages: 30 * DAY, bodies: 7 * DAY, events: 30 * DAY, webhook_outbox: DAY, domain_events: 30 * DAY, mta_sts_policies: DAY, stats: 400 * DAY, webhook_posts: 7 * DAY },
+      keepMs: { incoming_statuses: 30 * DAY, messages: 30 * DAY, bodies: 7 * DAY, events: 30 * DAY, webhook_outbox: DAY, domain_events: 30 * DAY, mta_sts_policies: DAY, stats: 400 * DAY, idempotency_keys: DAY, webhook_posts: 7 * DAY },
       intervalMs: 600_000,
       batchSize: 1000,
       batchPauseMs: 50,

@@ -13,7 +13,8 @@ import { encryptSecretsAtRest } from "./0010_secrets_encrypted.ts";
 import m0011 from "./0011_dashboard_sessions.sql" with { type: "text" };
 import m0012 from "./0012_incoming_statuses_postroom_message_id.sql" with { type: "text" };
 import m0013 from "./0013_stats_hourly.sql" with { type: "text" };
-import m0014 from "./0014_webhook_posts.sql" with { type: "text" };
+import m0014 from "./0014_idempotency_keys.sql" with { type: "text" };
+import m0015 from "./0015_webhook_posts.sql" with { type: "text" };
 import type { Database } from "bun:sqlite";
 import type { SecretBox } from "../../lib/secret-key.ts";
 
@@ -49,5 +50,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 11, name: "dashboard_sessions", sql: m0011 },
   { version: 12, name: "incoming_statuses_postroom_message_id", sql: m0012 },
   { version: 13, name: "stats_hourly", sql: m0013 },
-  { version: 14, name: "webhook_posts", sql: m0014 },
+  { version: 14, name: "idempotency_keys", sql: m0014 },
+  { version: 15, name: "webhook_posts", sql: m0015 },
 ];

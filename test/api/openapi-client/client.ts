@@ -94,7 +94,7 @@ export async function callEveryOperation(baseUrl: string, account: { id: string;
 /** What a target's handler gets: the json+n payload, or the multipart+n form. */
 export function subjectOf(payload: NonNullable<webhooks["inboundMessage"]["post"]["requestBody"]>["content"]["application/json"]): string | undefined {
   const subject = payload.headers.subject;
-  const size: number | undefined = payload.attachments[0]?.size;
+  const size: string | undefined = payload.attachments[0]?.size;
   return size === undefined ? undefined : Array.isArray(subject) ? subject[0] : subject;
 }
 

@@ -75,9 +75,13 @@ function EditAddress({ path, address, onSaved }: { path: string; address: Addres
         <div>
           <label for="format">Format</label>
           <select id="format" value={format} onChange={(e) => setFormat(e.currentTarget.value)}>
-            {["json+n", "multipart+n"].includes(format) ? null : <option value={format}>{format}</option>}
+            {["json+n", "multipart+n", "json", "multipart", "raw", "rfc822"].includes(format) ? null : <option value={format}>{format}</option>}
             <option value="json+n">json+n</option>
             <option value="multipart+n">multipart+n</option>
+            <option value="json">json (header names as written)</option>
+            <option value="multipart">multipart (header names as written)</option>
+            <option value="raw">raw (the message and the envelope)</option>
+            <option value="rfc822">rfc822 (the message itself)</option>
           </select>
         </div>
         <div>

@@ -110,6 +110,10 @@ function NewAddress({ session, onCreated }: { session: Session; onCreated: () =>
           <select id="format" value={format} onChange={(e) => setFormat(e.currentTarget.value)}>
             <option value="json+n">json+n</option>
             <option value="multipart+n">multipart+n</option>
+            <option value="json">json (header names as written)</option>
+            <option value="multipart">multipart (header names as written)</option>
+            <option value="raw">raw (the message and the envelope)</option>
+            <option value="rfc822">rfc822 (the message itself)</option>
           </select>
         </div>
         <div>

@@ -1,0 +1,3 @@
+module github.com/cloudmailin/cloudmailin-go
+
+go 1.16
