@@ -29,8 +29,9 @@ export function newestFirst(page: PageRequest, params: unknown[], prefix = ""): 
 /** The WHERE fragment for records strictly older than the page's cursor ("" without one). */
 function beforeCursor(page: PageRequest, params: unknown[], prefix: string): string {
   if (!page.before) return "";
-  params.push(page.before.createdAtMs, page.before.createdAtMs, page.before.id);
-  return ` AND (${prefix}created_at < ? OR (${prefix}created_at = ? AND ${prefix}id < ?))`;
+  params.push(page.before.createdAtMs, page.before.createdAtMs, page.before.createdAtMs, page.before.id);
+  // The plain `created_at <= ?` bounds the index range; SQLite cannot take a bound from the OR.
+  return ` AND ${prefix}created_at <= ? AND (${prefix}created_at < ? OR (${prefix}created_at = ? AND ${prefix}id < ?))`;
 }
 
 export interface Page<T> {
@@ -73,8 +74,9 @@ export function searchWindow(db: Database, from: string, scopeParams: readonly u
     .query(`SELECT ${prefix}created_at AS created_at, ${prefix}id AS id FROM ${from}${where} ORDER BY ${prefix}created_at DESC, ${prefix}id DESC LIMIT 1 OFFSET ?`)
     .get(...(edgeParams as never[]), rows - 1) as { created_at: number; id: string } | null;
   if (!edge) return { where: "", edge: null };
-  params.push(edge.created_at, edge.created_at, edge.id);
-  return { where: ` AND (${prefix}created_at > ? OR (${prefix}created_at = ? AND ${prefix}id >= ?))`, edge: { createdAtMs: edge.created_at, id: edge.id } };
+  params.push(edge.created_at, edge.created_at, edge.created_at, edge.id);
+  // `created_at >= ?` bounds the index range (the OR alone would be tested on every entry to the end of the list).
+  return { where: ` AND ${prefix}created_at >= ? AND (${prefix}created_at > ? OR (${prefix}created_at = ? AND ${prefix}id >= ?))`, edge: { createdAtMs: edge.created_at, id: edge.id } };
 }
 
 /** The page of a windowed search: as toPage, and when the window ran out first, the window's edge as the next cursor. */
