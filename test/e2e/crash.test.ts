@@ -7,7 +7,7 @@ import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A, testConfigToml } from "../helpers/fixtures.ts";
 import { ServeProcess } from "../helpers/process.ts";
 import { publishRecords, SENDING_KEYS } from "../helpers/sending-domain.ts";
-import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { eventually, SmtpSink, routeToSink } from "../helpers/sink.ts";
 import { sendWithNodemailer } from "../helpers/smtp.ts";
 import { TestTarget } from "../helpers/target.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -24,8 +24,7 @@ describe("kill -9 during a burst of sends", () => {
   test("every 202 is delivered after a restart, at least once", async () => {
     const sink = await SmtpSink.start();
     const dns = await TestDnsServer.start();
-    dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
-    dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
+    routeToSink(dns, "example.org");
     const config = join(dir.path, "postroom.toml");
     await Bun.write(
       config,

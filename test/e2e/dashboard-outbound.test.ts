@@ -10,7 +10,7 @@ import { launchBrowser, screenshot, seriousA11yViolations, watchedPage, type Wat
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { publishRecords, SENDING_KEYS } from "../helpers/sending-domain.ts";
-import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { eventually, SmtpSink, routeToSink } from "../helpers/sink.ts";
 import { requireTools } from "../helpers/tools.ts";
 import { WebhookReceiver } from "../helpers/webhook-receiver.ts";
 
@@ -28,8 +28,7 @@ beforeAll(async () => {
   sink = await SmtpSink.start();
   sink.script = (rcpt) => (rcpt.startsWith("gone@") ? { code: 550, text: "5.1.1 gone@example.org: no such mailbox here", at: "rcpt" } : "accept");
   dns = await TestDnsServer.start();
-  dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
-  dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
+  routeToSink(dns, "example.org");
   hook = WebhookReceiver.start(SECRET);
   hook.script.push(503);
   appliance = await startBinaryAppliance({

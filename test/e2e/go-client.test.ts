@@ -11,7 +11,7 @@ import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { GoTarget, goConsumer, goSend, removeGoConsumer } from "../helpers/go-client.ts";
 import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
-import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { eventually, SmtpSink, routeToSink } from "../helpers/sink.ts";
 import { sendWithNodemailer } from "../helpers/smtp.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { requireTools } from "../helpers/tools.ts";
@@ -29,8 +29,7 @@ const files = tempDir();
 beforeAll(async () => {
   sink = await SmtpSink.start();
   dns = await TestDnsServer.start();
-  dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
-  dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
+  routeToSink(dns, "example.org");
   t = await startTestApp({ inbound: true, dnsServer: dns.address, outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true` });
   await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");
   // Outside CI without Go, the tests below are skipped by name; nothing to build.

@@ -16,7 +16,7 @@ import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { scrapeMetrics, type Scrape } from "../helpers/metrics.ts";
 import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
-import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { eventually, SmtpSink, routeToSink } from "../helpers/sink.ts";
 import { sendWithNodemailer } from "../helpers/smtp.ts";
 import { SmtpSession } from "../helpers/smtp-session.ts";
 import { TestTarget } from "../helpers/target.ts";
@@ -56,8 +56,7 @@ beforeAll(async () => {
   silent = createServer((socket) => void silentSockets.push(socket));
   await new Promise<void>((resolve) => silent.listen(sink.port, "127.0.0.2", resolve));
   dns = await TestDnsServer.start();
-  dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
-  dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
+  routeToSink(dns, "example.org");
   dns.set("silent.example", [{ type: "MX", exchange: "mx.silent.test", priority: 10 }]);
   dns.set("mx.silent.test", [{ type: "A", address: "127.0.0.2" }]);
   hook = WebhookReceiver.start(SECRET);

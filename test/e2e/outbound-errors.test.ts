@@ -10,7 +10,7 @@ import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
-import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { eventually, SmtpSink, routeToSink } from "../helpers/sink.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { WebhookReceiver } from "../helpers/webhook-receiver.ts";
 
@@ -37,8 +37,7 @@ const hooked = (id: string) => hook.acknowledged().filter((e) => e.message_id ==
 beforeAll(async () => {
   sink = await SmtpSink.start();
   dns = await TestDnsServer.start();
-  dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
-  dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
+  routeToSink(dns, "example.org");
   hook = WebhookReceiver.start(SECRET);
   t = await start();
   await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");

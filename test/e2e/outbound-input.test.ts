@@ -6,7 +6,7 @@ import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
 import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
-import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { eventually, SmtpSink, routeToSink } from "../helpers/sink.ts";
 
 const SEND = `/api/v0.1/${ACCOUNT_A.outboundId}/messages`;
 let t: TestApp;
@@ -19,8 +19,7 @@ const base = { from: "ann@sender.test", to: "bob@example.org", subject: "s", pla
 beforeAll(async () => {
   sink = await SmtpSink.start();
   dns = await TestDnsServer.start();
-  dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
-  dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
+  routeToSink(dns, "example.org");
   dns.set("private.example", [{ type: "MX", exchange: "internal.example", priority: 10 }]);
   dns.set("internal.example", [{ type: "A", address: "10.1.2.3" }]);
   t = await startTestApp({

@@ -10,7 +10,7 @@ import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
-import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { eventually, SmtpSink, routeToSink } from "../helpers/sink.ts";
 import { queuedMessage, queuedRecipient } from "../helpers/queue-rows.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
@@ -53,8 +53,7 @@ describe("digest and connection reuse", () => {
     dns = await TestDnsServer.start();
     dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
     // Another domain on the same sink: its mail never shares a connection with example.org's.
-    dns.set("probe.example", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
-    dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
+    routeToSink(dns, "probe.example");
     t = await startTestApp({ clock, dnsServer: dns.address, outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\ndigest_interval = "15m"` });
     await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");
   });

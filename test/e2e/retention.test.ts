@@ -8,7 +8,7 @@ import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
-import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { eventually, SmtpSink, routeToSink } from "../helpers/sink.ts";
 import { sendWithNodemailer } from "../helpers/smtp.ts";
 import { TestTarget } from "../helpers/target.ts";
 
@@ -30,8 +30,7 @@ beforeAll(async () => {
   // The greylisting MX: "later" is refused for a while (its message stays queued), then taken.
   sink.script = (rcpt, attempt) => (rcpt.startsWith("later@") && attempt === 1 ? { code: 451, text: "4.7.1 Greylisted, try again later", at: "rcpt" } : "accept");
   dns = await TestDnsServer.start();
-  dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
-  dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
+  routeToSink(dns, "example.org");
   target = TestTarget.start();
   t = await startTestApp({
     inbound: true,

@@ -9,7 +9,7 @@ import { dkimpyVerify } from "../helpers/dkimpy.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
 import { publishRecords, SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
-import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { eventually, SmtpSink, routeToSink } from "../helpers/sink.ts";
 import { requireTools } from "../helpers/tools.ts";
 
 const A = `/api/v0.1/${ACCOUNT_A.id}`;
@@ -24,8 +24,7 @@ let sink: SmtpSink;
 beforeAll(async () => {
   sink = await SmtpSink.start();
   dns = await TestDnsServer.start();
-  dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
-  dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
+  routeToSink(dns, "example.org");
   t = await startTestApp({ clock, dnsServer: dns.address, submission: true, outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true` });
 });
 afterAll(async () => {

@@ -7,7 +7,7 @@ import { makeSelfSignedCert } from "../helpers/certs.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
 import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
-import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { eventually, SmtpSink, routeToSink } from "../helpers/sink.ts";
 import { SmtpSession } from "../helpers/smtp-session.ts";
 import { runSwaks } from "../helpers/smtp.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -28,8 +28,7 @@ beforeAll(async () => {
   const { certFile, keyFile } = makeSelfSignedCert(certs.path, "mx.postroom.test");
   sink = await SmtpSink.start();
   dns = await TestDnsServer.start();
-  dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
-  dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
+  routeToSink(dns, "example.org");
   t = await startTestApp({
     submission: true,
     dnsServer: dns.address,

@@ -11,7 +11,7 @@ import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
-import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { eventually, SmtpSink, routeToSink } from "../helpers/sink.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const DAY = 86_400_000;
@@ -38,8 +38,7 @@ beforeAll(async () => {
   writeFileSync(join(dir.path, "keys", "tracking.key"), Buffer.alloc(32, 0x2a), { mode: 0o600 });
   sink = await SmtpSink.start();
   dns = await TestDnsServer.start();
-  dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
-  dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
+  routeToSink(dns, "example.org");
   t = await startTestApp({
     dataDir: dir.path,
     clock,

@@ -7,7 +7,7 @@ import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
 import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
-import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { eventually, SmtpSink, routeToSink } from "../helpers/sink.ts";
 import { WebhookReceiver } from "../helpers/webhook-receiver.ts";
 
 const SECRET = "whsec_" + Buffer.from("postroom webhook page test secret").toString("base64");
@@ -22,8 +22,7 @@ const page = (path = "") => t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/webhook${pa
 beforeAll(async () => {
   sink = await SmtpSink.start();
   dns = await TestDnsServer.start();
-  dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
-  dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
+  routeToSink(dns, "example.org");
   hook = WebhookReceiver.start(SECRET);
   t = await startTestApp({
     clock,

@@ -112,3 +112,12 @@ export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 10_
     await Bun.sleep(20);
   }
 }
+
+/** The MX host the tests' recipient domains point at: 127.0.0.1, where the sink listens (on the config's mx_port). */
+export const SINK_MX = "mx.sink.test";
+
+/** Publishes in `dns` an MX to SINK_MX for each domain, and SINK_MX's address. */
+export function routeToSink(dns: { set(name: string, records: unknown[]): void }, ...domains: string[]): void {
+  for (const domain of domains) dns.set(domain, [{ type: "MX", exchange: SINK_MX, priority: 10 }]);
+  dns.set(SINK_MX, [{ type: "A", address: "127.0.0.1" }]);
+}

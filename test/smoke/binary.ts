@@ -10,7 +10,7 @@ import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A, testConfigToml } from "../helpers/fixtures.ts";
 import { ServeProcess } from "../helpers/process.ts";
 import { publishRecords, SENDING_KEYS } from "../helpers/sending-domain.ts";
-import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { eventually, SmtpSink, routeToSink } from "../helpers/sink.ts";
 import { TestTarget } from "../helpers/target.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
@@ -19,8 +19,7 @@ const dir = tempDir("postroom-smoke-");
 const dns = await TestDnsServer.start();
 const sink = await SmtpSink.start();
 const target = TestTarget.start();
-dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
-dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
+routeToSink(dns, "example.org");
 const configPath = join(dir.path, "postroom.toml");
 await Bun.write(
   configPath,

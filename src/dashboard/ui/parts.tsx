@@ -63,3 +63,46 @@ export function SearchBox({ value, onSearch, label }: { value: string; onSearch:
     </form>
   );
 }
+
+/** The target formats an address can have (docs/receiving.md), as the forms offer them. */
+const TARGET_FORMATS: [string, string][] = [
+  ["json+n", "json+n"],
+  ["multipart+n", "multipart+n"],
+  ["json", "json (header names as written)"],
+  ["multipart", "multipart (header names as written)"],
+  ["raw", "raw (the message and the envelope)"],
+  ["rfc822", "rfc822 (the message itself)"],
+];
+
+/** The "Format" field of the address forms. */
+export function FormatSelect({ value, onChange }: { value: string; onChange: (format: string) => void }) {
+  return (
+    <div>
+      <label for="format">Format</label>
+      <select id="format" value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+        {TARGET_FORMATS.some(([v]) => v === value) ? null : <option value={value}>{value}</option>}
+        {TARGET_FORMATS.map(([v, label]) => (
+          <option key={v} value={v}>
+            {label}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+/** The choice of outbound account on the pages that show one at a time. */
+export function OutboundSelect({ ids, value, onChange }: { ids: readonly string[]; value: string | null; onChange: (id: string) => void }) {
+  return (
+    <div>
+      <label for="outbound">Outbound account</label>
+      <select id="outbound" value={value ?? ""} onChange={(e) => onChange(e.currentTarget.value)}>
+        {ids.map((id) => (
+          <option key={id} value={id}>
+            {id}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}

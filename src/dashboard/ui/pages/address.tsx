@@ -2,7 +2,7 @@
 // (E7-E9) with whether their MX points here.
 import { useEffect, useState } from "preact/hooks";
 import { accountPath, ApiFailure, call, get, type Session } from "../api.ts";
-import { CopyButton, ErrorNote, More, Time } from "../parts.tsx";
+import { CopyButton, ErrorNote, More, Time, FormatSelect } from "../parts.tsx";
 import { link } from "../router.ts";
 import { useList } from "../use-list.ts";
 import type { Address } from "./addresses.tsx";
@@ -72,18 +72,7 @@ function EditAddress({ path, address, onSaved }: { path: string; address: Addres
           <input id="target" required value={target} onInput={(e) => setTarget(e.currentTarget.value)} />
           <p class="hint">A password in the URL shows as ***; leave it so to keep it.</p>
         </div>
-        <div>
-          <label for="format">Format</label>
-          <select id="format" value={format} onChange={(e) => setFormat(e.currentTarget.value)}>
-            {["json+n", "multipart+n", "json", "multipart", "raw", "rfc822"].includes(format) ? null : <option value={format}>{format}</option>}
-            <option value="json+n">json+n</option>
-            <option value="multipart+n">multipart+n</option>
-            <option value="json">json (header names as written)</option>
-            <option value="multipart">multipart (header names as written)</option>
-            <option value="raw">raw (the message and the envelope)</option>
-            <option value="rfc822">rfc822 (the message itself)</option>
-          </select>
-        </div>
+        <FormatSelect value={format} onChange={setFormat} />
         <div>
           <label for="nickname">Nickname (optional)</label>
           <input id="nickname" value={nickname} onInput={(e) => setNickname(e.currentTarget.value)} />

@@ -2,7 +2,7 @@
 // a link to the mail each received.
 import { useState } from "preact/hooks";
 import { accountPath, ApiFailure, call, type Session } from "../api.ts";
-import { CopyButton, ErrorNote, More, Time } from "../parts.tsx";
+import { CopyButton, ErrorNote, More, Time, FormatSelect } from "../parts.tsx";
 import { link } from "../router.ts";
 import { useList } from "../use-list.ts";
 
@@ -105,17 +105,7 @@ function NewAddress({ session, onCreated }: { session: Session; onCreated: () =>
           <label for="target">Target URL</label>
           <input id="target" type="url" required value={target} onInput={(e) => setTarget(e.currentTarget.value)} placeholder="https://example.com/incoming" />
         </div>
-        <div>
-          <label for="format">Format</label>
-          <select id="format" value={format} onChange={(e) => setFormat(e.currentTarget.value)}>
-            <option value="json+n">json+n</option>
-            <option value="multipart+n">multipart+n</option>
-            <option value="json">json (header names as written)</option>
-            <option value="multipart">multipart (header names as written)</option>
-            <option value="raw">raw (the message and the envelope)</option>
-            <option value="rfc822">rfc822 (the message itself)</option>
-          </select>
-        </div>
+        <FormatSelect value={format} onChange={setFormat} />
         <div>
           <label for="nickname">Nickname (optional)</label>
           <input id="nickname" value={nickname} onInput={(e) => setNickname(e.currentTarget.value)} />

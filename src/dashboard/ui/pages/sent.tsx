@@ -4,7 +4,7 @@
 import { Fragment } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { accountPath, ApiFailure, get, type Session } from "../api.ts";
-import { ErrorNote, More, SearchBox, Time } from "../parts.tsx";
+import { ErrorNote, More, SearchBox, Time, OutboundSelect } from "../parts.tsx";
 import { link, navigate } from "../router.ts";
 import { useList } from "../use-list.ts";
 import { NotFound } from "./not-found.tsx";
@@ -47,16 +47,7 @@ export function Sent({ session, outboundId, query }: { session: Session; outboun
       <h1 id="h-sent">Sent mail</h1>
       {!chosen && <p>This account has no outbound accounts ([[accounts.outbound]] in the config).</p>}
       <div class="toolbar">
-        <div>
-          <label for="outbound">Outbound account</label>
-          <select id="outbound" value={chosen ?? ""} onChange={(e) => go(e.currentTarget.value, query)}>
-            {session.outbound_account_ids.map((id) => (
-              <option key={id} value={id}>
-                {id}
-              </option>
-            ))}
-          </select>
-        </div>
+        <OutboundSelect ids={session.outbound_account_ids} value={chosen} onChange={(id) => go(id, query)} />
         <SearchBox key={query} value={query} label="Search" onSearch={(q) => go(chosen, q)} />
       </div>
       <ErrorNote error={messages.error} />

@@ -2,7 +2,7 @@
 // added by hand). List with search, add, remove one or several at once.
 import { useState } from "preact/hooks";
 import { accountPath, ApiFailure, call, type Session } from "../api.ts";
-import { ErrorNote, More, SearchBox, Time } from "../parts.tsx";
+import { ErrorNote, More, SearchBox, Time, OutboundSelect } from "../parts.tsx";
 import { navigate } from "../router.ts";
 import { useList } from "../use-list.ts";
 
@@ -60,16 +60,7 @@ export function Suppressions({ session, outboundId, query }: { session: Session;
     <section aria-labelledby="h-suppressions">
       <h1 id="h-suppressions">Suppressions</h1>
       <div class="toolbar">
-        <div>
-          <label for="outbound">Outbound account</label>
-          <select id="outbound" value={chosen ?? ""} onChange={(e) => go(e.currentTarget.value, query)}>
-            {session.outbound_account_ids.map((id) => (
-              <option key={id} value={id}>
-                {id}
-              </option>
-            ))}
-          </select>
-        </div>
+        <OutboundSelect ids={session.outbound_account_ids} value={chosen} onChange={(id) => go(id, query)} />
         <SearchBox key={query} value={query} label="Search" onSearch={(q) => go(chosen, q)} />
       </div>
       <form class="card" onSubmit={add} aria-labelledby="h-add-suppression">

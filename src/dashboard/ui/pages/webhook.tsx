@@ -3,7 +3,7 @@
 // "Retry now".
 import { useEffect, useState } from "preact/hooks";
 import { accountPath, ApiFailure, call, get, type Session } from "../api.ts";
-import { ErrorNote, Time } from "../parts.tsx";
+import { ErrorNote, Time, OutboundSelect } from "../parts.tsx";
 import { navigate } from "../router.ts";
 
 interface Post {
@@ -59,16 +59,7 @@ export function Webhook({ session, outboundId }: { session: Session; outboundId:
     <section aria-labelledby="h-webhook">
       <h1 id="h-webhook">Webhook</h1>
       <div class="toolbar">
-        <div>
-          <label for="outbound">Outbound account</label>
-          <select id="outbound" value={chosen ?? ""} onChange={(e) => navigate(`/webhook?outbound=${e.currentTarget.value}`)}>
-            {session.outbound_account_ids.map((id) => (
-              <option key={id} value={id}>
-                {id}
-              </option>
-            ))}
-          </select>
-        </div>
+        <OutboundSelect ids={session.outbound_account_ids} value={chosen} onChange={(id) => navigate(`/webhook?outbound=${id}`)} />
       </div>
       <ErrorNote error={error} />
       {note && <p role="status">{note}</p>}
