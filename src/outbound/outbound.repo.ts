@@ -112,6 +112,14 @@ export interface OutboundRepo {
   eventsOf(recipientIds: readonly string[]): Promise<MessageEvent[]>;
   /** Commits the grouped writes waiting for their window now (at shutdown). */
   flush(): Promise<void>;
+  /** Makes a message's queued recipients due at `nowMs` (the dashboard's "retry now"); returns how many. */
+  dueNow(messageId: string, nowMs: number): Promise<number>;
+  /**
+   * Cancels a message's queued recipients that no worker holds now: each gets an `error`
+   * event and leaves the queue. Returns how many were cancelled and how many are being
+   * delivered at this moment (those finish their attempt).
+   */
+  cancelQueued(messageId: string, nowMs: number, opts?: EventOptions): Promise<{ cancelled: number; inDelivery: number }>;
 }
 
 /** `onEvents` runs after a commit that recorded events (the webhook dispatcher wakes up). */
@@ -259,6 +267,23 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
 
     async flush() {
       commits.flush();
+    },
+
+    async dueNow(messageId, nowMs) {
+      return db.query("UPDATE outbound_recipients SET next_attempt_at = ? WHERE message_id = ? AND state = 'queued' AND next_attempt_at > ?").run(nowMs, messageId, nowMs).changes;
+    },
+
+    async cancelQueued(messageId, nowMs, opts = {}) {
+      const result = store.tx(() => {
+        const rows = db.query("SELECT id, attempts, locked_until FROM outbound_recipients WHERE message_id = ? AND state = 'queued'").all(messageId) as { id: string; attempts: number; locked_until: number | null }[];
+        const free = rows.filter((r) => r.locked_until === null || r.locked_until < nowMs);
+        const done = db.query("UPDATE outbound_recipients SET status = 'error', state = 'done' WHERE id = ? AND state = 'queued'");
+        for (const r of free) done.run(r.id);
+        insertEvents(db, free.map((r) => ({ messageId, recipientId: r.id, kind: "error" as const, details: { message: "cancelled from the dashboard", attempt: r.attempts, retried: false }, createdAtMs: nowMs })), opts);
+        return { cancelled: free.length, inDelivery: rows.length - free.length };
+      });
+      if (result.cancelled > 0 && opts.webhook !== false) onEvents();
+      return result;
     },
 
     async recipientsOf(messageIds) {

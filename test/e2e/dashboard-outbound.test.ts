@@ -26,7 +26,8 @@ const SECRET = "whsec_" + Buffer.from("dashboard webhook page secret").toString(
 
 beforeAll(async () => {
   sink = await SmtpSink.start();
-  sink.script = (rcpt) => (rcpt.startsWith("gone@") ? { code: 550, text: "5.1.1 gone@example.org: no such mailbox here", at: "rcpt" } : "accept");
+  sink.script = (rcpt) =>
+    rcpt.startsWith("gone@") ? { code: 550, text: "5.1.1 gone@example.org: no such mailbox here", at: "rcpt" } : rcpt.startsWith("later@") ? { code: 451, text: "4.2.0 try later", at: "rcpt" } : "accept";
   dns = await TestDnsServer.start();
   routeToSink(dns, "example.org");
   hook = WebhookReceiver.start(SECRET);
@@ -116,6 +117,30 @@ describe("dashboard outbound pages in chromium", () => {
     expect(await page.locator(".tile").nth(1).textContent()).toBe("1 delivered");
     expect(await page.locator(".tile").nth(2).textContent()).toBe("1 bounced");
     await pageIsClean("13b-overview-sent");
+  }, 60_000);
+
+  browserTest("a sent message's page shows its HTML sandboxed, its headers, the source; cancel takes a deferred recipient off the queue", async () => {
+    const sent = await api(`${ACCOUNT_A.outboundId}/messages`, {
+      method: "POST",
+      key: ACCOUNT_A.smtpKey,
+      body: JSON.stringify({ from: "ann@sender.test", to: "later@example.org", subject: "Deferred figures", plain: "Plain", html: "<h1>Rich figures</h1>" }),
+    });
+    const { id } = (await sent.json()) as { id: string };
+    await eventually(async () => ((await (await api(`${ACCOUNT_A.id}/outbound_messages/${id}`)).json()) as { recipients: { status: string }[] }).recipients[0]!.status === "soft_bounce", 20_000, "the deferral");
+    await page.goto(`${appliance.http}/dashboard/sent/${id}`);
+    await page.getByRole("heading", { name: "Deferred figures" }).waitFor();
+    const frame = page.frameLocator('iframe[title="The HTML part of the message"]');
+    await frame.getByRole("heading", { name: "Rich figures" }).waitFor();
+    expect(await page.locator("iframe.html-part").getAttribute("sandbox")).toBe("");
+    await page.getByText("Headers").click();
+    await page.getByText("Deferred figures", { exact: true }).last().waitFor();
+    expect(await page.getByRole("link", { name: "Download source (.eml)" }).getAttribute("href")).toBe(`/api/v0.1/${ACCOUNT_A.id}/outbound_messages/${id}/raw`);
+    await pageIsClean("13c-sent-message");
+    page.once("dialog", (d) => void d.accept());
+    await page.getByRole("button", { name: "Cancel queued recipients" }).click();
+    await page.getByRole("status").getByText("1 recipient(s) cancelled.").waitFor();
+    await page.getByRole("region", { name: "Events for later@example.org" }).getByText("cancelled from the dashboard").waitFor();
+    await pageIsClean("13d-sent-cancelled");
   }, 60_000);
 
   browserTest("the webhook page shows the receiver's refusal, retries now, and sends a test event", async () => {

@@ -58,6 +58,15 @@ export async function callEveryOperation(baseUrl: string, account: { id: string;
   const message = await api.GET("/api/v0.1/{accountId}/outbound_messages/{outboundMessageId}", { params: { path: { accountId, outboundMessageId } } });
   note("getOutboundMessage", message);
   message.data?.recipients[0]?.events[0]?.kind satisfies string | undefined;
+  const one = { params: { path: { accountId, outboundMessageId } } };
+  note("getOutboundMessageSource", await api.GET("/api/v0.1/{accountId}/outbound_messages/{outboundMessageId}/raw", { ...one, parseAs: "text" }));
+  const content = await api.GET("/api/v0.1/{accountId}/outbound_messages/{outboundMessageId}/content", one);
+  note("getOutboundMessageContent", content);
+  content.data?.headers[0]?.name satisfies string | undefined;
+  note("retryOutboundMessage", await api.POST("/api/v0.1/{accountId}/outbound_messages/{outboundMessageId}/retry", one));
+  const cancelled = await api.POST("/api/v0.1/{accountId}/outbound_messages/{outboundMessageId}/cancel", one);
+  note("cancelOutboundMessage", cancelled);
+  cancelled.data?.in_delivery satisfies number | undefined;
 
   note("listSendingDomains", await api.GET("/api/v0.1/{accountId}/sending_domains", { params: { path: { accountId }, query: { page: "1" } } }));
   note("getSendingDomain", await api.GET("/api/v0.1/{accountId}/sending_domains/{sendingDomainId}", { params: { path: { accountId, sendingDomainId } } }));

@@ -3,7 +3,7 @@
 // bounces with their text, opens, clicks.
 import { Fragment } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { accountPath, ApiFailure, get, type Session } from "../api.ts";
+import { accountPath, ApiFailure, call, get, type Session } from "../api.ts";
 import { ErrorNote, More, SearchBox, Time, OutboundSelect } from "../parts.tsx";
 import { link, navigate } from "../router.ts";
 import { useList } from "../use-list.ts";
@@ -95,12 +95,12 @@ export function Sent({ session, outboundId, query }: { session: Session; outboun
 export function SentMessage({ session, id }: { session: Session; id: string }) {
   const [message, setMessage] = useState<SentMessage | null | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
+  const reload = () =>
     get<SentMessage>(accountPath(session.account_id, `outbound_messages/${id}`)).then(setMessage, (err) => {
       if (err instanceof ApiFailure && err.status === 404) setMessage(null);
       else setError(err instanceof ApiFailure ? err.message : String(err));
     });
-  }, [session.account_id, id]);
+  useEffect(() => void reload(), [session.account_id, id]);
   if (message === null) return <NotFound what="message" />;
   if (message === undefined) return <ErrorNote error={error} />;
   return (
@@ -127,6 +127,7 @@ export function SentMessage({ session, id }: { session: Session; id: string }) {
           </>
         )}
       </dl>
+      <MessageActions session={session} message={message} onChanged={reload} />
       {message.recipients.map((r) => (
         <section key={r.email + r.type} class="card" aria-label={`Events for ${r.email}`}>
           <h2>
@@ -159,5 +160,95 @@ function EventDetails({ details }: { details: Record<string, unknown> }) {
         </Fragment>
       ))}
     </dl>
+  );
+}
+
+/** Statuses of a recipient still in the queue (waiting for its first or next attempt). */
+const QUEUED = new Set(["registration", "dispatch", "soft_bounce"]);
+
+interface Content {
+  headers: { name: string; value: string }[];
+  text: string | null;
+  html: string | null;
+  attachments: { filename: string | null; content_type: string; size: number }[];
+}
+
+/** Retry now and cancel for queued recipients; the message's headers, text, HTML (sandboxed) and source. */
+function MessageActions({ session, message, onChanged }: { session: Session; message: SentMessage; onChanged: () => void }) {
+  const base = accountPath(session.account_id, `outbound_messages/${message.id}`);
+  const [note, setNote] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [content, setContent] = useState<Content | null>(null);
+  useEffect(() => {
+    get<Content>(`${base}/content`).then(setContent, (err) => setError(err instanceof ApiFailure ? err.message : String(err)));
+  }, [base]);
+  const queued = message.recipients.some((r) => QUEUED.has(r.status));
+  const act = async (what: "retry" | "cancel") => {
+    setError(null);
+    try {
+      if (what === "retry") setNote(`${(await call<{ due: number }>("POST", `${base}/retry`)).due} recipient(s) will be tried now.`);
+      else {
+        if (!confirm("Cancel delivery to the recipients still in the queue? They get an error event and are not tried again.")) return;
+        const r = await call<{ cancelled: number; in_delivery: number }>("POST", `${base}/cancel`);
+        setNote(`${r.cancelled} recipient(s) cancelled${r.in_delivery ? `; ${r.in_delivery} being delivered right now could not be` : ""}.`);
+      }
+      setTimeout(onChanged, 500);
+    } catch (err) {
+      setError(err instanceof ApiFailure ? err.message : String(err));
+    }
+  };
+  return (
+    <>
+      <div class="buttons">
+        {queued && (
+          <>
+            <button type="button" onClick={() => act("retry")}>
+              Retry now
+            </button>
+            <button type="button" class="danger" onClick={() => act("cancel")}>
+              Cancel queued recipients
+            </button>
+          </>
+        )}
+        <a class="button-link" href={`${base}/raw`} download={`${message.id}.eml`}>
+          Download source (.eml)
+        </a>
+      </div>
+      {note && <p role="status">{note}</p>}
+      <ErrorNote error={error} />
+      {content && (
+        <>
+          {content.html !== null && (
+            <details open>
+              <summary>HTML</summary>
+              {/* No scripts, no forms, no same-origin access; remote images stay blocked by the page's CSP. */}
+              <iframe class="html-part" sandbox="" srcdoc={content.html} title="The HTML part of the message" />
+            </details>
+          )}
+          {content.text !== null && (
+            <details>
+              <summary>Plain text</summary>
+              <pre>{content.text}</pre>
+            </details>
+          )}
+          <details>
+            <summary>Headers</summary>
+            <dl class="details">
+              {content.headers.map((h, i) => (
+                <Fragment key={i}>
+                  <dt>{h.name}</dt>
+                  <dd>{h.value}</dd>
+                </Fragment>
+              ))}
+            </dl>
+          </details>
+          {content.attachments.length > 0 && (
+            <p>
+              Attachments: {content.attachments.map((a) => `${a.filename ?? "(no name)"} (${a.content_type}, ${a.size} bytes)`).join(", ")}
+            </p>
+          )}
+        </>
+      )}
+    </>
   );
 }

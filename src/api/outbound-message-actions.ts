@@ -1,0 +1,103 @@
+// (beyond) What the dashboard does with one sent message: its source (as stored, for the
+// .eml download), its content parsed (headers, text, HTML, attachment names), retry now for
+// recipients waiting in the queue, and cancel for those not being delivered this moment.
+import { Elysia, t } from "elysia";
+import { simpleParser } from "mailparser";
+import { MessageBlobs } from "../outbound/blobs.ts";
+import { webhookConfigured } from "../outbound/webhook-configured.ts";
+import { callerAccount, type ApiDeps } from "./deps.ts";
+import { ApiError, errorResponses, notFound } from "./errors.ts";
+
+const security = [{ bearerAPIToken: [] }];
+const params = t.Object({ accountId: t.String(), outboundMessageId: t.String() });
+
+const ContentSchema = t.Object(
+  {
+    headers: t.Array(t.Object({ name: t.String(), value: t.String() }), { description: "in the order of the message" }),
+    text: t.Union([t.String(), t.Null()]),
+    html: t.Union([t.String(), t.Null()], { description: "as sent: show it only in a sandboxed frame that loads nothing remote" }),
+    attachments: t.Array(t.Object({ filename: t.Union([t.String(), t.Null()]), content_type: t.String(), size: t.Integer() })),
+  },
+  { additionalProperties: false, title: "SentMessageContent" },
+);
+
+export function outboundMessageActionRoutes(deps: ApiDeps) {
+  /** The caller's message and its stored source, or 404 (another account's, or a body past retention.bodies). */
+  const source = async (request: Request, id: string) => {
+    const m = await deps.outbound.getMessage(callerAccount(request).id, id);
+    if (!m) throw notFound();
+    const raw = m.blobPath === null ? await deps.outbound.rawMessage(m.id) : new MessageBlobs(deps.config().dataDir).read(m.blobPath);
+    if (!raw) throw new ApiError(404, "the source of this message is no longer kept (retention.bodies)");
+    return { message: m, raw };
+  };
+  return new Elysia({ name: "outbound-message-actions" })
+    .get(
+      "/outbound_messages/:outboundMessageId/raw",
+      async ({ request, params }) => {
+        const { message, raw } = await source(request, params.outboundMessageId);
+        return new Response(raw, { headers: { "content-type": "message/rfc822", "content-disposition": `attachment; filename="${message.id}.eml"` } });
+      },
+      {
+        params,
+        detail: {
+          operationId: "getOutboundMessageSource",
+          summary: "(beyond) the message as stored (before per-recipient changes and DKIM), for download as .eml",
+          tags: ["Sent messages"],
+          security,
+          responses: {
+            200: { description: "the message", content: { "message/rfc822": { schema: { type: "string", format: "binary" } } } },
+            ...Object.fromEntries([401, 403, 404, 429].map((c) => [c, { description: "error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } }])),
+          },
+        },
+      },
+    )
+    .get(
+      "/outbound_messages/:outboundMessageId/content",
+      async ({ request, params }) => {
+        const parsed = await simpleParser((await source(request, params.outboundMessageId)).raw, { skipImageLinks: true, skipTextToHtml: true });
+        return {
+          headers: parsed.headerLines.map((h) => ({ name: h.line.slice(0, h.line.indexOf(":")), value: h.line.slice(h.line.indexOf(":") + 1).trim() })),
+          text: parsed.text ?? null,
+          html: typeof parsed.html === "string" ? parsed.html : null,
+          attachments: parsed.attachments.map((a) => ({ filename: a.filename ?? null, content_type: a.contentType, size: a.size })),
+        };
+      },
+      {
+        params,
+        response: { 200: ContentSchema, ...errorResponses(401, 403, 404, 429) },
+        detail: { operationId: "getOutboundMessageContent", summary: "(beyond) a sent message's headers, text, HTML and attachment names", tags: ["Sent messages"], security },
+      },
+    )
+    .post(
+      "/outbound_messages/:outboundMessageId/retry",
+      async ({ request, params }) => {
+        const m = await deps.outbound.getMessage(callerAccount(request).id, params.outboundMessageId);
+        if (!m) throw notFound();
+        const due = await deps.outbound.dueNow(m.id, deps.clock.nowMs());
+        deps.send.notify();
+        return { due };
+      },
+      {
+        params,
+        response: { 200: t.Object({ due: t.Integer({ description: "recipients made due now" }) }, { title: "RetryResult" }), ...errorResponses(401, 403, 404, 429) },
+        detail: { operationId: "retryOutboundMessage", summary: "(beyond) try the queued recipients of a message now instead of at their next retry", tags: ["Sent messages"], security },
+      },
+    )
+    .post(
+      "/outbound_messages/:outboundMessageId/cancel",
+      async ({ request, params }) => {
+        const m = await deps.outbound.getMessage(callerAccount(request).id, params.outboundMessageId);
+        if (!m) throw notFound();
+        const r = await deps.outbound.cancelQueued(m.id, deps.clock.nowMs(), { webhook: webhookConfigured(deps.config().accounts, m.outboundAccountId) });
+        return { cancelled: r.cancelled, in_delivery: r.inDelivery };
+      },
+      {
+        params,
+        response: {
+          200: t.Object({ cancelled: t.Integer({ description: "queued recipients taken off the queue (each with an error event)" }), in_delivery: t.Integer({ description: "recipients being delivered this moment: their attempt goes on" }) }, { title: "CancelResult" }),
+          ...errorResponses(401, 403, 404, 429),
+        },
+        detail: { operationId: "cancelOutboundMessage", summary: "(beyond) stop delivering a message to its queued recipients", tags: ["Sent messages"], security },
+      },
+    );
+}
