@@ -11,7 +11,8 @@ import { restartNeededFor } from "./config/reload.ts";
 import { LocalAttachmentStore } from "./inbound/attachment-files.ts";
 import { AuthChecker } from "./inbound/auth-checks.ts";
 import { ExtractPool } from "./inbound/extract-pool.ts";
-import { createAddressRepo } from "./inbound/addresses.repo.ts";
+import { createAddressRepo, type Address } from "./inbound/addresses.repo.ts";
+import { sendTestPost } from "./inbound/test-post.ts";
 import type { BounceHandler } from "./inbound/bounce-hook.ts";
 import { createCustomDomainRepo } from "./inbound/custom-domains.repo.ts";
 import { inboundMessageCost, type DeliverDeps } from "./inbound/deliver-message.ts";
@@ -142,7 +143,7 @@ export class App {
     const send: SendDeps = { repo: outbound, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick(), idempotency };
 
     const dashboard = dashboardDeps({ config: () => this.current, registry, clock, logger, store });
-    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics, diskFull, budget, dashboard, stats: createStatsRepo(store), webhooks: this.webhooks };
+    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics, diskFull, budget, dashboard, stats: createStatsRepo(store), webhooks: this.webhooks, testPost: (a: Address, email: string) => sendTestPost(a, email, this.deliverDeps()) };
     const elysia = buildElysiaApp(apiDeps, VERSION);
     this.handle = createApiHandler(apiDeps, elysia, this.limiter);
     this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));
@@ -163,14 +164,7 @@ export class App {
           userAgent: `Postroom/${VERSION}`,
           observe: (outcome, seconds) => this.metrics.targetPost(outcome, seconds),
         },
-        resolver,
-        auth,
-        statuses,
-        localAttachments,
-        bounces,
-        clock,
-        logger,
-        diskFull,
+        resolver, auth, statuses, localAttachments, bounces, clock, logger, diskFull,
       };
     });
     this.listeners = new Listeners({

@@ -19,6 +19,7 @@ import type { Metrics } from "../metrics/metrics.ts";
 import type { DashboardDeps } from "../dashboard/routes.ts";
 import type { StatsRepo } from "../stats/stats.repo.ts";
 import type { WebhookDispatcher } from "../events/dispatcher.ts";
+import type { TestPost } from "./address-test.ts";
 import { ApiError } from "./errors.ts";
 import { requestState } from "./request-state.ts";
 
@@ -53,6 +54,8 @@ export interface ApiDeps {
   diskFull: DiskFullLog;
   /** Memory held by mail in flight (limits.mail_in_flight): E11 reserves in it. */
   budget: MemoryBudget;
+  /** The dashboard's "send a test POST" to an address's target. */
+  testPost: TestPost;
   /** The webhook dispatcher: the webhook page's reads, test POST and retry now. */
   webhooks: WebhookDispatcher;
   /** Hourly counts and the overview's reads (GET /stats). */

@@ -72,7 +72,7 @@ export interface DeliverDeps {
   diskFull: DiskFullLog;
 }
 
-const md5Hex = (raw: Buffer) => createHash("md5").update(raw).digest("hex");
+export const md5Hex = (raw: Buffer) => createHash("md5").update(raw).digest("hex");
 
 /** Stable for the same message bytes and address, so a target can drop a redelivery. */
 export const messageKey = (md5: string, addressId: string): string => createHash("sha256").update(`${md5}:${addressId}`).digest("hex").slice(0, 32);
@@ -126,7 +126,7 @@ export async function recordRefusal(msg: string, groups: readonly AddressGroup[]
 }
 
 /** `raw`: the message as the sender sent it (the raw and rfc822 formats post it). */
-async function deliverToAddress(group: AddressGroup, content: MessageContent, envelope: PayloadEnvelope, key: string, raw: Buffer, deps: DeliverDeps, log: Logger): Promise<TargetOutcome> {
+export async function deliverToAddress(group: AddressGroup, content: MessageContent, envelope: PayloadEnvelope, key: string, raw: Buffer, deps: DeliverDeps, log: Logger): Promise<TargetOutcome> {
   const store = group.address.attachments;
   // raw and rfc822 post the message itself: its attachments are not stored apart.
   const format = group.address.targetFormat;

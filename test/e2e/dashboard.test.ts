@@ -109,6 +109,9 @@ describe("dashboard in chromium", () => {
   browserTest("an address's page edits its nickname and adds custom domains with their MX status", async () => {
     await page.getByRole("link", { name: "Addresses" }).click();
     await page.getByRole("link", { name: appliance.email }).click();
+    await page.getByRole("button", { name: "Send a test POST" }).click();
+    await page.getByRole("status").getByText(/The target answered 200/).waitFor();
+    expect(appliance.target.at("/in").at(-1)!.json.headers.subject).toBe("Postroom test POST");
     await page.getByLabel("Nickname (optional)").fill("main inbox");
     await page.getByRole("button", { name: "Save" }).click();
     await page.getByRole("status").getByText("Saved.").waitFor();

@@ -40,6 +40,7 @@ export function AddressPage({ session, id }: { session: Session; id: string }) {
       <p>
         Created <Time iso={address.created_at} />. <a {...link(`/incoming?address=${address.id}`)}>Received mail</a>
       </p>
+      <TestPost path={path} />
       <EditAddress path={path} address={address} onSaved={setAddress} />
       <CustomDomains session={session} address={address} />
     </section>
@@ -160,5 +161,51 @@ function CustomDomains({ session, address }: { session: Session; address: Addres
         <button type="submit">Add custom domain</button>
       </form>
     </section>
+  );
+}
+
+interface TestPostResult {
+  status: string;
+  status_category: "successful" | "rejected" | "delayed";
+  smtp_reply: string;
+  response: string | null;
+  duration_ms: number;
+}
+
+/** "Send a test POST": a sample message to the target now, and what it answered. */
+function TestPost({ path }: { path: string }) {
+  const [result, setResult] = useState<TestPostResult | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const run = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      setResult(await call<TestPostResult>("POST", `${path}/test`));
+    } catch (err) {
+      setError(message(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="card">
+      <div class="buttons">
+        <button type="button" onClick={run} disabled={busy}>
+          Send a test POST
+        </button>
+      </div>
+      <p class="hint">Posts a sample message to the target now, in the address's format. Nothing is recorded.</p>
+      <ErrorNote error={error} />
+      {result && (
+        <div role="status">
+          <p>
+            The target answered <span class={`status ${result.status_category}`}>{result.status}</span> in {result.duration_ms} ms; a sender would have been told{" "}
+            <code>{result.smtp_reply}</code>.
+          </p>
+          {result.response && <pre>{result.response}</pre>}
+        </div>
+      )}
+    </div>
   );
 }
