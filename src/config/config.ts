@@ -133,6 +133,8 @@ export interface Config {
     sessionIdleMs: number;
     signInRate: RateLimit | null;
     rateLimit: RateLimit | null;
+    /** Hashes of the operator tokens of the admin view. */
+    adminTokenHashes: string[];
   };
   webhooks: { timeoutMs: number; retryDelaysMs: number[]; maxAgeMs: number; batchSize: number; allowPrivate: boolean };
   dns: { servers: string[] };

@@ -76,6 +76,7 @@ export function crossKeyProblems(raw: RawConfig): Problem[] {
       o.api_keys.forEach((h, j) => claimSecret(h, `accounts[${i}].outbound[${k}].api_keys[${j}]`));
     });
   });
+  raw.dashboard.admin_tokens.forEach((h, j) => claimSecret(h, `dashboard.admin_tokens[${j}]`));
   if (raw.tls.mode === "files") {
     if (raw.tls.cert_file === "") problems.push({ path: "tls.cert_file", message: 'is required when tls.mode is "files"' });
     if (raw.tls.key_file === "") problems.push({ path: "tls.key_file", message: 'is required when tls.mode is "files"' });
@@ -177,6 +178,7 @@ export function toConfig(raw: RawConfig): Config {
       sessionIdleMs: ms(raw.dashboard.session_idle),
       signInRate: rate(raw.dashboard.sign_in_rate),
       rateLimit: rate(raw.dashboard.rate_limit),
+      adminTokenHashes: raw.dashboard.admin_tokens,
     },
     webhooks: {
       timeoutMs: ms(raw.webhooks.timeout),

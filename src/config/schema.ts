@@ -3,7 +3,7 @@
 // Key names are never renamed: a config that worked keeps working after an upgrade.
 import { Type, type Static } from "@sinclair/typebox";
 import { Account } from "./schema-accounts.ts";
-import { bool, duration, int, listen, NONZERO_DURATION, nonzeroDuration, rate, retention, section, size, str } from "./schema-keys.ts";
+import { bool, duration, int, listen, NONZERO_DURATION, nonzeroDuration, rate, retention, SECRET_HASH, section, size, str } from "./schema-keys.ts";
 import { DURATION_PATTERN } from "./units.ts";
 
 
@@ -160,6 +160,10 @@ export const ConfigSchema = Type.Object(
         session_idle: nonzeroDuration("2h", "a dashboard session unused for this long ends"),
         sign_in_rate: rate("10/min", "sign-in attempts allowed per client IP address per window (429 beyond)"),
         rate_limit: rate("600/min", "API calls allowed per dashboard session per window; the account's own rate_limit is for its integrations and is not used"),
+        admin_tokens: Type.Array(Type.String({ pattern: SECRET_HASH, errorMessage: "must be sha256:<64 lowercase hex> (mint one with `postroom secret`)" }), {
+          default: [],
+          description: "hashes of operator tokens: they sign in to the dashboard's admin view, which switches between every account and shows the system; they open no API path by themselves",
+        }),
       },
       "the dashboard in the browser",
     ),

@@ -16,6 +16,7 @@ import { SECURITY_HEADERS, shellHtml } from "./shell.ts";
 
 export const DASHBOARD_PREFIX = "/dashboard";
 const SESSION_PATH = "/dashboard/session";
+const SYSTEM_PATH = "/dashboard/system";
 const ASSET_PATH = /^\/dashboard\/assets\/([A-Za-z0-9._-]+)$/;
 /** Keys (client IPs signing in, sessions calling the API) counted at once; the oldest is forgotten past it. */
 export const DASHBOARD_RATE_KEYS = 10_000;
@@ -29,6 +30,8 @@ export interface DashboardDeps {
   auth: SessionAuth;
   /** Counts sign-in attempts per client IP (dashboard.sign_in_rate) and API calls per session (dashboard.rate_limit). */
   limiter: RateLimiter;
+  /** What the admin view's System page shows (health, certificate, listeners, queue, version). */
+  system(): Promise<Record<string, unknown>>;
 }
 
 /** The dashboard's routes, as /metrics labels them. */
@@ -37,6 +40,7 @@ export const DASHBOARD_ROUTES = [
   { method: "GET", path: "/dashboard/*" },
   { method: "GET", path: "/dashboard/assets/:name" },
   { method: "ALL", path: "/dashboard/session" },
+  { method: "GET", path: "/dashboard/system" },
 ];
 
 /** Whether `path` is the dashboard's (or `/`, which leads to it). */
@@ -51,6 +55,13 @@ export async function handleDashboard(deps: DashboardDeps, req: Request, remoteI
   const path = new URL(req.url).pathname;
   if (path === "/" || path === DASHBOARD_PREFIX) return redirect("/dashboard/");
   if (path === SESSION_PATH) return withHeaders(await session(deps, req, remoteIp), { "Cache-Control": "no-store" });
+  if (path === SYSTEM_PATH && req.method === "GET") {
+    // The system is the operator's: admin sessions only (an account's session gets 404, as for another account's resource).
+    const who = deps.auth.authenticate(req);
+    if (who.kind !== "session") return errorResponse(401, "not signed in");
+    if (who.account !== null) return errorResponse(404);
+    return withHeaders(Response.json(await deps.system()), { "Cache-Control": "no-store" });
+  }
   if (req.method !== "GET" && req.method !== "HEAD") return errorResponse(405, undefined, { Allow: "GET, HEAD" });
   const asset = ASSET_PATH.exec(path);
   const assets = await dashboardAssets();
@@ -111,18 +122,18 @@ async function signIn(deps: DashboardDeps, req: Request, remoteIp: string | null
     deps.logger.info("dashboard sign-in refused: unknown token", { remote_ip: remoteIp ?? undefined });
     return errorResponse(401, "that API token does not belong to any account");
   }
-  deps.logger.info("dashboard sign-in", { account_id: opened.account.id, remote_ip: remoteIp ?? undefined });
+  deps.logger.info(opened.account ? "dashboard sign-in" : "dashboard admin sign-in", { account_id: opened.account?.id, remote_ip: remoteIp ?? undefined });
   return Response.json(sessionBody(deps.config(), opened.account, opened.expiresAtMs), { status: 201, headers: { "Set-Cookie": opened.setCookie } });
 }
 
 /**
- * What the dashboard learns of its session: the account, its outbound account IDs (the
- * SMTP usernames), where SMTP submission listens, the end. Never a secret: keys are hashes.
+ * What the dashboard learns of its session: the accounts it may open (its own; every
+ * account for an admin session) with their outbound account IDs (the SMTP usernames),
+ * where SMTP submission listens, when it ends. Never a secret: keys are hashes.
  */
-const sessionBody = (config: Config, account: AccountConfig, expiresAtMs: number) => ({
-  account_id: account.id,
-  account_name: account.name,
-  outbound_account_ids: account.outbound.map((o) => o.id),
+const sessionBody = (config: Config, account: AccountConfig | null, expiresAtMs: number) => ({
+  admin: account === null,
+  accounts: (account ? [account] : config.accounts).map((a) => ({ id: a.id, name: a.name, outbound_account_ids: a.outbound.map((o) => o.id) })),
   smtp: {
     host: config.hostname,
     submission_port: config.smtp.submissionListen?.port ?? null,
@@ -134,8 +145,8 @@ const sessionBody = (config: Config, account: AccountConfig, expiresAtMs: number
 });
 
 /** The dashboard's parts, built from what the app has. */
-export function dashboardDeps(deps: Omit<SessionAuthDeps, "sessions" | "logger"> & { logger: Logger; store: Store }): DashboardDeps {
+export function dashboardDeps(deps: Omit<SessionAuthDeps, "sessions" | "logger"> & { logger: Logger; store: Store; system: DashboardDeps["system"] }): DashboardDeps {
   const logger = deps.logger.child({ component: "dashboard" });
   const auth = new SessionAuth({ config: deps.config, registry: deps.registry, clock: deps.clock, logger, sessions: createSessionRepo(deps.store) });
-  return { config: deps.config, clock: deps.clock, logger, auth, limiter: new RateLimiter(DASHBOARD_RATE_KEYS) };
+  return { config: deps.config, clock: deps.clock, logger, auth, limiter: new RateLimiter(DASHBOARD_RATE_KEYS), system: deps.system };
 }

@@ -1,7 +1,7 @@
 // Sign-in, sign-out and "who is this cookie": the glue between the session cookie, the
 // stored rows and the accounts in the config. The API front asks `authenticate` when a
 // request to an account path comes without an Authorization header.
-import { hashSecret, mintSecret } from "../auth/secrets.ts";
+import { hashSecret, mintSecret, secretMatchesAny } from "../auth/secrets.ts";
 import type { AccountRegistry, Principal } from "../auth/accounts.ts";
 import type { AuthScheme } from "../auth/authenticate.ts";
 import { errorResponse } from "../api/errors.ts";
@@ -21,7 +21,8 @@ export interface SessionAuthDeps {
 
 export type CookieAuth =
   | { kind: "none" }
-  | { kind: "session"; session: DashboardSession; account: AccountConfig }
+  /** `account` is null for an admin session (it picks an account per request). */
+  | { kind: "session"; session: DashboardSession; account: AccountConfig | null }
   /** The cookie named a session that is gone or no longer good: 401, and the cookie is cleared. */
   | { kind: "ended" };
 
@@ -39,24 +40,30 @@ export class SessionAuth {
     const session = sessions.find(sessionIdHash(secret));
     if (!session) return { kind: "ended" };
     const nowMs = clock.nowMs();
-    const verdict = judgeSession(session, registry.account(session.accountId), nowMs, this.deps.config().dashboard.sessionIdleMs);
+    const config = this.deps.config();
+    const account = session.admin ? null : registry.account(session.accountId);
+    const owner = session.admin ? { apiTokenHashes: config.dashboard.adminTokenHashes } : (account ?? undefined);
+    const verdict = judgeSession(session, owner, nowMs, config.dashboard.sessionIdleMs);
     if (!verdict.ok) {
       sessions.remove(session.idHash);
       logger.info("dashboard session ended", { account_id: session.accountId, reason: verdict.reason });
       return { kind: "ended" };
     }
     if (verdict.touch) sessions.touch(session.idHash, nowMs);
-    return { kind: "session", session, account: verdict.account };
+    return { kind: "session", session, account: account ?? null };
   }
 
   /**
    * Opens a session for the account that owns `token` (an account API token; sending keys
-   * do not sign in). Returns the Set-Cookie value, or null when the token is no account's.
+   * do not sign in), or an admin session for an operator token (dashboard.admin_tokens).
+   * Returns the Set-Cookie value, or null when the token is neither.
    */
-  signIn(token: string): { account: AccountConfig; setCookie: string; expiresAtMs: number } | null {
+  signIn(token: string): { account: AccountConfig | null; setCookie: string; expiresAtMs: number } | null {
     const { registry, sessions, clock, config } = this.deps;
-    const principal = registry.principalForSecret(token);
-    if (!principal || principal.kind !== "account") return null;
+    const admin = secretMatchesAny(token, config().dashboard.adminTokenHashes);
+    const principal = admin ? null : registry.principalForSecret(token);
+    if (!admin && (!principal || principal.kind !== "account")) return null;
+    const account = principal?.account ?? null;
     const nowMs = clock.nowMs();
     sessions.removeExpired(nowMs);
     const secret = mintSecret();
@@ -64,13 +71,14 @@ export class SessionAuth {
     const expiresAtMs = nowMs + lifetimeMs;
     sessions.create({
       idHash: sessionIdHash(secret),
-      accountId: principal.account.id,
+      accountId: account?.id ?? "",
+      admin,
       tokenHash: hashSecret(token),
       createdAtMs: nowMs,
       expiresAtMs,
       lastSeenAtMs: nowMs,
     });
-    return { account: principal.account, setCookie: sessionCookie(secret, Math.floor(lifetimeMs / 1000), cookiesSecure(config())), expiresAtMs };
+    return { account, setCookie: sessionCookie(secret, Math.floor(lifetimeMs / 1000), cookiesSecure(config())), expiresAtMs };
   }
 
   /** Ends the request's session (if any); returns the Set-Cookie that clears the cookie. */
@@ -78,6 +86,11 @@ export class SessionAuth {
     const secret = cookieValue(req.headers.get("cookie"), SESSION_COOKIE);
     if (secret) this.deps.sessions.remove(sessionIdHash(secret));
     return clearedSessionCookie(cookiesSecure(this.deps.config()));
+  }
+
+  /** An account by ID (an admin session's choice). */
+  account(id: string): AccountConfig | undefined {
+    return this.deps.registry.account(id);
   }
 
   clearCookie(): string {
@@ -102,6 +115,8 @@ export function cookieApiVerdict(auth: SessionAuth, req: Request, pathAccountId:
   if (!cookieWriteAllowed(req.method, req.headers, new URL(req.url).origin)) {
     return { kind: "refused", res: errorResponse(403, "this request must come from the dashboard's own page (X-Postroom-Dashboard: 1, same origin)") };
   }
-  if (scheme !== "bearerAPIToken" || who.account.id !== pathAccountId) return { kind: "refused", res: errorResponse(403) };
-  return { kind: "ok", principal: { kind: "account", account: who.account }, rateKey: `session:${who.session.idHash}` };
+  // An admin session opens every account's management paths; an account's session its own.
+  const account = who.account ?? auth.account(pathAccountId);
+  if (scheme !== "bearerAPIToken" || !account || account.id !== pathAccountId) return { kind: "refused", res: errorResponse(403) };
+  return { kind: "ok", principal: { kind: "account", account }, rateKey: `session:${who.session.idHash}` };
 }

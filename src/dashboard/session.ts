@@ -7,7 +7,10 @@ import type { AccountConfig } from "../config/config.ts";
 export interface DashboardSession {
   /** SHA-256 (hex) of the cookie's secret; the secret itself is never stored. */
   idHash: string;
+  /** The account signed in to; "" for an admin session. */
   accountId: string;
+  /** Opened with an operator token (dashboard.admin_tokens): every account's pages, and the system. */
+  admin: boolean;
   /** The stored form ("sha256:...") of the API token it was opened with. */
   tokenHash: string;
   createdAtMs: number;
@@ -24,9 +27,10 @@ export const SESSION_COOKIE = "postroom_session";
  */
 export const DASHBOARD_HEADER = "x-postroom-dashboard";
 
-export type SessionVerdict =
-  | { ok: true; account: AccountConfig; touch: boolean }
-  | { ok: false; reason: "expired" | "idle" | "account removed" | "token removed" };
+export type SessionVerdict = { ok: true; touch: boolean } | { ok: false; reason: "expired" | "idle" | "account removed" | "token removed" };
+
+/** Who a session belongs to now: the account's API tokens, or the config's operator tokens for an admin session; undefined when the account is gone. */
+export type SessionOwner = Pick<AccountConfig, "apiTokenHashes"> | undefined;
 
 /** How often last_seen_at is written: not on every request, a write each would cost more than it tells. */
 export const TOUCH_INTERVAL_MS = 60_000;
@@ -36,12 +40,12 @@ export const TOUCH_INTERVAL_MS = 60_000;
  * longer than `idleMs`, and its account still in the config with the token it was
  * opened with (removing a token from the config ends its sessions at the next request).
  */
-export function judgeSession(session: DashboardSession, account: AccountConfig | undefined, nowMs: number, idleMs: number): SessionVerdict {
+export function judgeSession(session: DashboardSession, owner: SessionOwner, nowMs: number, idleMs: number): SessionVerdict {
   if (nowMs >= session.expiresAtMs) return { ok: false, reason: "expired" };
   if (nowMs - session.lastSeenAtMs >= idleMs) return { ok: false, reason: "idle" };
-  if (!account) return { ok: false, reason: "account removed" };
-  if (!account.apiTokenHashes.includes(session.tokenHash)) return { ok: false, reason: "token removed" };
-  return { ok: true, account, touch: nowMs - session.lastSeenAtMs >= TOUCH_INTERVAL_MS };
+  if (!owner) return { ok: false, reason: "account removed" };
+  if (!owner.apiTokenHashes.includes(session.tokenHash)) return { ok: false, reason: "token removed" };
+  return { ok: true, touch: nowMs - session.lastSeenAtMs >= TOUCH_INTERVAL_MS };
 }
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);

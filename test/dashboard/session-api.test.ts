@@ -3,6 +3,7 @@
 // header, sessions survive a restart and end on sign out, expiry, or when the token leaves
 // the config; sign-in attempts are rate limited.
 import { afterEach, describe, expect, test } from "bun:test";
+import { hashSecret } from "../../src/auth/secrets.ts";
 import { parseConfigText } from "../../src/config/load.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
@@ -35,7 +36,7 @@ describe("sign-in", () => {
     const { res } = await signIn(app, ACCOUNT_A.token);
     expect(res.status).toBe(201);
     expect(res.headers.get("set-cookie")).toMatch(/^postroom_session=pr_[A-Za-z0-9_-]{43}; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict$/);
-    expect(await res.json()).toMatchObject({ account_id: ACCOUNT_A.id, outbound_account_ids: [ACCOUNT_A.outboundId] });
+    expect(await res.json()).toMatchObject({ admin: false, accounts: [{ id: ACCOUNT_A.id, outbound_account_ids: [ACCOUNT_A.outboundId] }] });
   });
 
   test.each([
@@ -166,5 +167,39 @@ describe("the end of a session", () => {
     } finally {
       dir.remove();
     }
+  });
+});
+
+describe("admin sessions (dashboard.admin_tokens)", () => {
+  const ADMIN = "pr_operator_token_for_tests";
+  const adminConfig = { extra: `[dashboard]\nadmin_tokens = ["${hashSecret(ADMIN)}"]` };
+
+  test("an operator token opens an admin session: every account's management paths, the system; never a send", async () => {
+    const app = await start(adminConfig);
+    const { res, cookie } = await signIn(app, ADMIN);
+    expect(res.status).toBe(201);
+    expect(await res.json()).toMatchObject({ admin: true, accounts: [{ id: ACCOUNT_A.id }, { id: ACCOUNT_B.id }] });
+    for (const account of [ACCOUNT_A, ACCOUNT_B]) expect((await app.call("GET", `/api/v0.1/${account.id}/addresses`, { headers: withCookie(cookie!) })).status).toBe(200);
+    expect((await app.call("GET", "/api/v0.1/ffffffffffffffff/addresses", { headers: withCookie(cookie!) })).status).toBe(403);
+    expect((await app.call("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, { body: {}, headers: withCookie(cookie!, DASH) })).status).toBe(403);
+    const system = await app.call("GET", "/dashboard/system", { headers: withCookie(cookie!) });
+    expect(system.status).toBe(200);
+    expect(await system.json()).toMatchObject({ version: expect.any(String), health: { ok: true }, tls: { mode: "off" }, queue: { due: 0, scheduled: 0 }, webhook_events_pending: 0 });
+  });
+
+  test("an account's session cannot see the system (404), and an operator token is no API token", async () => {
+    const app = await start(adminConfig);
+    const { cookie } = await signIn(app, ACCOUNT_A.token);
+    expect((await app.call("GET", "/dashboard/system", { headers: withCookie(cookie!) })).status).toBe(404);
+    expect((await app.call("GET", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { auth: `Bearer ${ADMIN}` })).status).toBe(401);
+  });
+
+  test("removing the operator token from the config ends its sessions", async () => {
+    const app = await start(adminConfig);
+    const { cookie } = await signIn(app, ADMIN);
+    const next = parseConfigText(testConfigToml({ dataDir: app.dataDir, accounts: [ACCOUNT_A, ACCOUNT_B] }));
+    if (!next.ok) throw new Error(next.problems.join("\n"));
+    app.app.reload({ ...next.config, dns: app.app.config.dns } as typeof next.config);
+    expect((await app.call("GET", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { headers: withCookie(cookie!) })).status).toBe(401);
   });
 });

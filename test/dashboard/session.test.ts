@@ -6,7 +6,7 @@ import { clearedSessionCookie, cookieValue, cookieWriteAllowed, judgeSession, se
 
 const HOUR = 3_600_000;
 const account = { id: "a1", apiTokenHashes: [hashSecret("t1"), hashSecret("t2")] } as AccountConfig;
-const session: DashboardSession = { idHash: "h", accountId: "a1", tokenHash: hashSecret("t1"), createdAtMs: 0, expiresAtMs: 12 * HOUR, lastSeenAtMs: 0 };
+const session: DashboardSession = { idHash: "h", accountId: "a1", admin: false, tokenHash: hashSecret("t1"), createdAtMs: 0, expiresAtMs: 12 * HOUR, lastSeenAtMs: 0 };
 
 describe("judgeSession", () => {
   test.each([

@@ -9,11 +9,13 @@ import { startBinaryAppliance, type BinaryAppliance } from "../helpers/binary-ap
 import { launchBrowser, screenshot, seriousA11yViolations, watchedPage, type WatchedPage } from "../helpers/browser.ts";
 import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
 import { runSwaks } from "../helpers/smtp.ts";
+import { hashSecret } from "../../src/auth/secrets.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { requireTools } from "../helpers/tools.ts";
 
 const browserTest = requireTools("chromium", "swaks");
 let appliance: BinaryAppliance;
+const OPERATOR_TOKEN = "pr_operator_token_dashboard_test";
 let dns: TestDnsServer;
 let browser: Browser;
 let w: WatchedPage;
@@ -22,7 +24,7 @@ let page: Page;
 beforeAll(async () => {
   dns = await TestDnsServer.start();
   dns.set("shop.example.net", [{ type: "MX", exchange: "mx.postroom.test", priority: 10 }]);
-  appliance = await startBinaryAppliance({ accounts: [ACCOUNT_A, ACCOUNT_B], submission: true, dnsServer: dns.address });
+  appliance = await startBinaryAppliance({ accounts: [ACCOUNT_A, ACCOUNT_B], submission: true, dnsServer: dns.address, extra: `[dashboard]\nadmin_tokens = ["${hashSecret(OPERATOR_TOKEN)}"]` });
   appliance.target.answers.set("/refuse", { status: 422, body: "no such customer here" });
   browser = await launchBrowser();
   w = await watchedPage(browser, appliance.http);
@@ -176,5 +178,24 @@ describe("dashboard in chromium", () => {
     const res = await fetch(`${appliance.http}/api/v0.1/${ACCOUNT_A.id}/addresses`, { headers: { cookie: `postroom_session=${cookie.value}` } });
     expect(res.status).toBe(401);
     await pageIsClean("10-signed-out");
+  }, 60_000);
+
+  browserTest("an operator token opens the admin view: the System page, and every account by the switcher", async () => {
+    await page.goto(`${appliance.http}/dashboard/`);
+    await page.getByLabel("API token").fill(OPERATOR_TOKEN);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Overview" }).waitFor();
+    await page.getByRole("link", { name: "System" }).click();
+    await page.getByRole("heading", { name: "System" }).waitFor();
+    const facts = (await page.locator("dl.facts").textContent())!;
+    expect(facts).toContain("Health" + "ok");
+    expect(facts).toContain("none (tls.mode off)");
+    await pageIsClean("11-admin-system");
+    await page.getByLabel("Account").selectOption({ label: `test ${ACCOUNT_B.id}` });
+    await page.getByRole("link", { name: "Addresses" }).click();
+    await page.getByRole("cell", { name: "account B secret" }).waitFor();
+    await page.getByLabel("Account").selectOption({ label: `test ${ACCOUNT_A.id}` });
+    await page.getByRole("cell", { name: "main inbox" }).waitFor();
+    await pageIsClean("12-admin-accounts");
   }, 60_000);
 });

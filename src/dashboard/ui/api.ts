@@ -44,10 +44,30 @@ export const get = <T>(path: string) => call<T>("GET", path);
 /** The account API's base path for the signed-in account. */
 export const accountPath = (accountId: string, rest: string) => `/api/v0.1/${encodeURIComponent(accountId)}/${rest}`;
 
-export interface Session {
+/** GET /dashboard/session: the accounts the session may open (every one for an admin). */
+export interface ServerSession {
+  admin: boolean;
+  accounts: { id: string; name: string; outbound_account_ids: string[] }[];
+  expires_at: string;
+  smtp: { host: string; submission_port: number | null; submission_tls_port: number | null; starttls: boolean };
+}
+
+/** The session as the pages see it: the account shown now. */
+export interface Session extends ServerSession {
   account_id: string;
   account_name: string;
-  expires_at: string;
   outbound_account_ids: string[];
-  smtp: { host: string; submission_port: number | null; submission_tls_port: number | null; starttls: boolean };
+}
+
+const CHOSEN_KEY = "postroom-account";
+
+/** The account to show: the one chosen before in this tab if the session may still open it, else the first. */
+export function sessionView(s: ServerSession, chosen: string | null = sessionStorage.getItem(CHOSEN_KEY)): Session | null {
+  const a = s.accounts.find((x) => x.id === chosen) ?? s.accounts[0];
+  if (!a) return null;
+  return { ...s, account_id: a.id, account_name: a.name, outbound_account_ids: a.outbound_account_ids };
+}
+
+export function chooseAccount(id: string): void {
+  sessionStorage.setItem(CHOSEN_KEY, id);
 }

@@ -1,7 +1,7 @@
 // The dashboard: the session decides between the sign-in page and the signed-in layout
 // (navigation, the view of the current path, sign out).
 import { useEffect, useState } from "preact/hooks";
-import { call, get, whenSignedOut, type Session } from "./api.ts";
+import { call, chooseAccount, get, sessionView, whenSignedOut, type ServerSession, type Session } from "./api.ts";
 import { link, navigate, useLocation } from "./router.ts";
 import { SignIn } from "./pages/sign-in.tsx";
 import { Addresses } from "./pages/addresses.tsx";
@@ -14,6 +14,7 @@ import { Smtp } from "./pages/smtp.tsx";
 import { Overview } from "./pages/overview.tsx";
 import { AddressPage } from "./pages/address.tsx";
 import { Webhook } from "./pages/webhook.tsx";
+import { System } from "./pages/system.tsx";
 
 const NAV: { path: string; label: string }[] = [
   { path: "/overview", label: "Overview" },
@@ -27,17 +28,24 @@ const NAV: { path: string; label: string }[] = [
 ];
 
 export function App() {
-  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const [server, setServer] = useState<ServerSession | null | undefined>(undefined);
+  const [chosen, setChosen] = useState<string | null>(null);
   useEffect(() => {
-    whenSignedOut(() => setSession(null));
-    get<Session>("/dashboard/session").then(setSession, () => setSession(null));
+    whenSignedOut(() => setServer(null));
+    get<ServerSession>("/dashboard/session").then(setServer, () => setServer(null));
   }, []);
-  if (session === undefined) return <p class="loading">Loading…</p>;
-  if (session === null) return <SignIn onSignedIn={setSession} />;
-  return <SignedIn session={session} onSignedOut={() => setSession(null)} />;
+  if (server === undefined) return <p class="loading">Loading…</p>;
+  if (server === null) return <SignIn onSignedIn={setServer} />;
+  const session = sessionView(server, chosen ?? undefined);
+  if (!session) return <p class="loading">No account is configured yet.</p>;
+  const choose = (id: string) => {
+    chooseAccount(id);
+    setChosen(id);
+  };
+  return <SignedIn key={session.account_id} session={session} onChoose={choose} onSignedOut={() => setServer(null)} />;
 }
 
-function SignedIn({ session, onSignedOut }: { session: Session; onSignedOut: () => void }) {
+function SignedIn({ session, onChoose, onSignedOut }: { session: Session; onChoose: (id: string) => void; onSignedOut: () => void }) {
   const { path, search } = useLocation();
   useEffect(() => {
     if (path === "/" || path === "/sign-in") navigate("/overview");
@@ -53,7 +61,7 @@ function SignedIn({ session, onSignedOut }: { session: Session; onSignedOut: () 
         <span class="brand">Postroom</span>
         <nav aria-label="Main">
           <ul>
-            {NAV.map((n) => (
+            {[...NAV, ...(session.admin ? [{ path: "/system", label: "System" }] : [])].map((n) => (
               <li key={n.path}>
                 <a {...link(n.path)} aria-current={path.startsWith(n.path) ? "page" : undefined}>
                   {n.label}
@@ -62,9 +70,24 @@ function SignedIn({ session, onSignedOut }: { session: Session; onSignedOut: () 
             ))}
           </ul>
         </nav>
-        <span class="who" title={session.account_id}>
-          {session.account_name || session.account_id}
-        </span>
+        {session.admin ? (
+          <span class="who">
+            <label for="account" class="inline">
+              Account
+            </label>{" "}
+            <select id="account" value={session.account_id} onChange={(e) => onChoose(e.currentTarget.value)}>
+              {session.accounts.map((a) => (
+                <option key={a.id} value={a.id}>
+                  {a.name || a.id}
+                </option>
+              ))}
+            </select>
+          </span>
+        ) : (
+          <span class="who" title={session.account_id}>
+            {session.account_name || session.account_id}
+          </span>
+        )}
         <button type="button" class="secondary" onClick={signOut}>
           Sign out
         </button>
@@ -88,6 +111,7 @@ function view(session: Session, path: string, search: URLSearchParams) {
   const domain = /^\/domains\/([0-9a-f]{16})$/.exec(path);
   if (domain) return <Domain session={session} id={domain[1]!} />;
   if (path === "/smtp") return <Smtp session={session} />;
+  if (path === "/system" && session.admin) return <System />;
   if (path === "/webhook") return <Webhook session={session} outboundId={search.get("outbound")} />;
   if (path === "/suppressions") return <Suppressions session={session} outboundId={search.get("outbound")} query={search.get("query") ?? ""} />;
   return <NotFound />;

@@ -2,10 +2,12 @@
 -- HttpOnly cookie, so that they survive a restart and can be ended from here. The cookie
 -- holds a random secret; only its SHA-256 is stored, like API tokens. token_hash is the
 -- API token the session was opened with: the session ends when that token leaves the
--- config.
+-- config. An admin session (dashboard.admin_tokens) has no account of its own: it may
+-- open every account's pages, and its token_hash is that of the operator token.
 CREATE TABLE dashboard_sessions (
   id_hash TEXT PRIMARY KEY,
   account_id TEXT NOT NULL,
+  admin INTEGER NOT NULL DEFAULT 0,
   token_hash TEXT NOT NULL,
   created_at INTEGER NOT NULL,
   expires_at INTEGER NOT NULL,

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
-import { ApiFailure, call, type Session } from "../api.ts";
+import { ApiFailure, call, type ServerSession } from "../api.ts";
 
-export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+export function SignIn({ onSignedIn }: { onSignedIn: (s: ServerSession) => void }) {
   const [token, setToken] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -10,7 +10,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
     setBusy(true);
     setError(null);
     try {
-      onSignedIn(await call<Session>("POST", "/dashboard/session", { token }));
+      onSignedIn(await call<ServerSession>("POST", "/dashboard/session", { token }));
     } catch (err) {
       setError(err instanceof ApiFailure ? err.message : "The server could not be reached.");
     } finally {
@@ -23,7 +23,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
       <form onSubmit={submit}>
         <label for="token">API token</label>
         <input id="token" name="token" type="password" autoComplete="current-password" required value={token} onInput={(e) => setToken(e.currentTarget.value)} />
-        <p class="hint">One of your account's API tokens (api_tokens in the config).</p>
+        <p class="hint">One of your account's API tokens (api_tokens in the config), or an operator token (dashboard.admin_tokens).</p>
         {error && (
           <p class="error" role="alert">
             {error}
