@@ -13,6 +13,7 @@ import { AuthChecker } from "./inbound/auth-checks.ts";
 import { ExtractPool } from "./inbound/extract-pool.ts";
 import { createAddressRepo, type Address } from "./inbound/addresses.repo.ts";
 import { sendTestPost } from "./inbound/test-post.ts";
+import { spamdFor } from "./inbound/spamd.ts";
 import type { BounceHandler } from "./inbound/bounce-hook.ts";
 import { createCustomDomainRepo } from "./inbound/custom-domains.repo.ts";
 import { inboundMessageCost, type DeliverDeps } from "./inbound/deliver-message.ts";
@@ -166,6 +167,7 @@ export class App {
           observe: (outcome, seconds) => this.metrics.targetPost(outcome, seconds),
         },
         resolver, auth, statuses, localAttachments, bounces, clock, logger, diskFull,
+        spamd: spamdFor(c.inbound.spamd),
       };
     });
     this.listeners = new Listeners({

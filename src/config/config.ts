@@ -81,6 +81,8 @@ export interface Config {
     targetResponseMaxBytes: number;
     attachmentUrlTtlMs: number;
     parseWorkers: number;
+    /** spamd to score received mail with, or null (off). */
+    spamd: { at: ListenAddress; timeoutMs: number; maxBytes: number } | null;
   };
   outbound: {
     bounceHost: string;

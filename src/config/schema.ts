@@ -94,6 +94,14 @@ export const ConfigSchema = Type.Object(
           description: 'worker threads that parse received mail; 0 = the main thread; "auto" = one per core beyond two',
           errorMessage: 'must be "auto" or an integer from 0 to 64',
         }),
+        spamd: section(
+          {
+            address: listen("", 'host:port of a SpamAssassin spamd that scores received mail (envelope.spamd in the payload); "" = off'),
+            timeout: nonzeroDuration("2s", "how long mail waits for spamd's score at most; then it goes on without one (success false)"),
+            max_size: size("512KB", "larger messages are not scanned (success false)"),
+          },
+          "(beyond) spam scores from SpamAssassin",
+        ),
       },
       "receiving mail",
     ),

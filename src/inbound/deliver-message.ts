@@ -2,6 +2,7 @@
 // SPF/DKIM/DMARC, then POST it to the target of every address it reached (in parallel),
 // record an incoming status for each, and answer the sender with the worst of the
 // replies (docs/receiving.md).
+import type { SpamdResult } from "./spamd.ts";
 import { createHash } from "node:crypto";
 import type { Clock } from "../lib/clock.ts";
 import { isDiskFull, type DiskFullLog } from "../lib/disk-full.ts";
@@ -70,6 +71,8 @@ export interface DeliverDeps {
   clock: Clock;
   logger: Logger;
   diskFull: DiskFullLog;
+  /** (beyond) Scores a message with SpamAssassin (inbound.spamd), or null when that is off. */
+  spamd: ((raw: Buffer) => Promise<SpamdResult>) | null;
 }
 
 export const md5Hex = (raw: Buffer) => createHash("md5").update(raw).digest("hex");
@@ -206,7 +209,8 @@ export async function deliverMessage(raw: Buffer, tx: Transaction, deps: Deliver
     }
     const { content, facts, messageId, subject } = extracted;
     // DKIM is verified on the message as sent: a signature may cover a Return-Path we replaced.
-    const auth = await deps.auth.check(raw, { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname }, facts);
+    // spamd scores the message as the sender sent it too, at the same time (it never waits past inbound.spamd.timeout).
+    const [auth, spamd] = await Promise.all([deps.auth.check(raw, { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname }, facts), deps.spamd?.(raw) ?? null]);
     const rows: IncomingStatus[] = [];
     await Promise.all(
       tx.groups.map(async (group) => {
@@ -223,6 +227,7 @@ export async function deliverMessage(raw: Buffer, tx: Transaction, deps: Deliver
           md5,
           dkim: auth.dkim,
           dmarc: auth.dmarc,
+          ...(spamd ? { spamd } : {}),
         };
         // Sent to the target as X-Postroom-Message-Id: the log ties it to the statuses' ids.
         const key = messageKey(md5, group.address.id);

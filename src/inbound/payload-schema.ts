@@ -44,6 +44,17 @@ export const PayloadEnvelopeSchema = Type.Object(
       },
       { additionalProperties: false, description: "the DMARC evaluation of the From domain" },
     ),
+    spamd: Type.Optional(
+      Type.Object(
+        {
+          score: Type.String({ pattern: "^-?[0-9]+(\\.[0-9]+)?$", description: "SpamAssassin's score as a decimal string (as the hosted service sends it); \"0.0\" when there was none" }),
+          symbols: Type.Array(Type.String(), { description: "the rules that hit" }),
+          success: Type.Boolean({ description: "false when spamd gave no score (down, too slow, message too large)" }),
+          description: Type.String({ description: "\"SpamAssassin score\", or why there is none" }),
+        },
+        { additionalProperties: false, description: "(beyond) only with inbound.spamd configured: the message's SpamAssassin score" },
+      ),
+    ),
   },
   { additionalProperties: false, title: "InboundEnvelope", description: "the SMTP transaction" },
 );

@@ -69,12 +69,13 @@ describe("formFieldsSchema (multipart+n)", () => {
     expect(form.properties["attachments[][size]"]).toMatchObject({ type: "array", items: { type: "string", pattern: "^(0|[1-9][0-9]*)$" } });
     expect(form.required).toContain("envelope[to]");
     expect(form.required).toContain("envelope[dkim][result]");
-    for (const optional of ["envelope[tls_cipher]", "envelope[dmarc][policy]", "plain"]) expect(form.required).not.toContain(optional);
+    for (const optional of ["envelope[tls_cipher]", "envelope[dmarc][policy]", "plain", "envelope[spamd][score]"]) expect(form.required).not.toContain(optional);
     expect(Object.keys(form.patternProperties).sort()).toEqual([
       "^envelope\\[dkim\\]\\[signatures\\]\\[[0-9]+\\]\\[domain\\]$",
       "^envelope\\[dkim\\]\\[signatures\\]\\[[0-9]+\\]\\[result\\]$",
       "^envelope\\[dkim\\]\\[signatures\\]\\[[0-9]+\\]\\[selector\\]$",
       "^envelope\\[recipients\\]\\[[0-9]+\\]$",
+      "^envelope\\[spamd\\]\\[symbols\\]\\[[0-9]+\\]$",
       "^headers\\[[^\\]]+\\]$",
       "^headers\\[[^\\]]+\\]\\[[0-9]+\\]$",
     ]);
@@ -88,6 +89,7 @@ describe("formFieldsSchema (multipart+n)", () => {
       helo_domain: "mx.example.org",
       remote_ip: "192.0.2.1",
       spf: { result: "pass", domain: "example.org" },
+      spamd: { score: "2.5", symbols: ["BAYES_50", "HTML_MESSAGE"], success: true, description: "SpamAssassin score" },
       tls: true,
       tls_cipher: null,
       md5: "0".repeat(32),

@@ -9,6 +9,7 @@ import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { sendSampleReply } from "../helpers/sample-reply.ts";
 import { TestTarget } from "../helpers/target.ts";
+import { freePort } from "../helpers/pebble.ts";
 
 const RECEIVING_MD = new URL("../../docs/receiving.md", import.meta.url);
 const A = `/api/v0.1/${ACCOUNT_A.id}`;
@@ -35,7 +36,8 @@ let paths: string[] = [];
 
 beforeAll(async () => {
   target = TestTarget.start();
-  t = await startTestApp({ inbound: true });
+  // inbound.spamd at a port where nothing listens: envelope.spamd is there with every field (success false).
+  t = await startTestApp({ inbound: true, inboundKeys: `[inbound.spamd]\naddress = "127.0.0.1:${await freePort()}"` });
   const addresses: string[] = [];
   for (const [path, attachments] of [["/embedded", {}], ["/stored", { store: "local" }]] as const) {
     const res = await t.json("POST", `${A}/addresses`, { auth: bearer(ACCOUNT_A.token), body: { target: target.url(path), target_format: "json+n", attachments } });

@@ -10,6 +10,7 @@ import { rackAvailable } from "./griddler.ts";
 import { pebbleAvailable } from "./pebble.ts";
 import { swaksAvailable } from "./smtp.ts";
 import { chromiumAvailable } from "./browser.ts";
+import { spamdAvailable } from "./spamd.ts";
 
 /** promtool, from Debian's prometheus package: checks /metrics text and alert rules. */
 export function promtoolAvailable(): boolean {
@@ -18,7 +19,7 @@ export function promtoolAvailable(): boolean {
   return found;
 }
 
-const CHECKS = { swaks: swaksAvailable, pebble: pebbleAvailable, "python3-dkim": dkimpyAvailable, promtool: promtoolAvailable, chromium: chromiumAvailable, "golang-go": goAvailable, "ruby-rack": rackAvailable } as const;
+const CHECKS = { swaks: swaksAvailable, pebble: pebbleAvailable, "python3-dkim": dkimpyAvailable, promtool: promtoolAvailable, chromium: chromiumAvailable, spamd: spamdAvailable, "golang-go": goAvailable, "ruby-rack": rackAvailable } as const;
 export type Tool = keyof typeof CHECKS;
 
 type TestBody = () => void | Promise<unknown>;
