@@ -87,6 +87,10 @@ describe("dashboard in chromium", () => {
     expect(await row.locator(".status").textContent()).toBe("422");
     await row.getByText("Response").click();
     expect(await row.locator("pre").textContent()).toContain("no such customer here");
+    await row.getByText("Details").click();
+    const details = (await row.locator("dl.details").textContent())!;
+    expect(details).toContain("127.0.0.1 without TLS");
+    expect(details).toMatch(/X-Postroom-Message-Id[0-9a-f]{32}/);
     await pageIsClean("04-incoming-refused");
 
     await page.getByLabel("Address").selectOption({ label: appliance.email });

@@ -17,6 +17,9 @@ interface IncomingStatus {
   status_category: "successful" | "rejected" | "delayed";
   response: string | null;
   size: number | null;
+  tls: string | null;
+  remote_ip: string | null;
+  x_postroom_message_id: string | null;
   created_at: string;
 }
 
@@ -66,7 +69,29 @@ export function Incoming({ session, addressId, query }: { session: Session; addr
               </td>
               <td>{s.from || "<>"}</td>
               <td>{s.to}</td>
-              <td>{s.subject ?? ""}</td>
+              <td>
+                {s.subject ?? ""}
+                <details>
+                  <summary>Details</summary>
+                  <dl class="details">
+                    <dt>Message-ID</dt>
+                    <dd>{s.message_id ?? "—"}</dd>
+                    <dt>Client</dt>
+                    <dd>
+                      {s.remote_ip ?? "—"}
+                      {s.tls ? ` over ${s.tls}` : " without TLS"}
+                    </dd>
+                    <dt>Size</dt>
+                    <dd>{s.size === null ? "—" : `${s.size} bytes`}</dd>
+                    <dt>X-Postroom-Message-Id</dt>
+                    <dd>{s.x_postroom_message_id ? <code>{s.x_postroom_message_id}</code> : "none: Postroom refused it itself"}</dd>
+                    <dt>Status ID</dt>
+                    <dd>
+                      <code>{s.id}</code>
+                    </dd>
+                  </dl>
+                </details>
+              </td>
               <td>
                 <span class={`status ${s.status_category}`}>{s.status}</span>
                 {s.response && (
