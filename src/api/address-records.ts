@@ -41,6 +41,12 @@ const addressFields = {
       description: "(beyond) sign every POST with Standard Webhooks headers; the secret is returned once, in the answer that turns signing on. Left out: unchanged.",
     }),
   ),
+  store_messages: t.Optional(
+    t.Boolean({
+      errorMessage: "must be true or false",
+      description: "(beyond) keep each received message (in the attachment store; locally when there is none) and send its signed URL as envelope.store_url. Left out: unchanged.",
+    }),
+  ),
 };
 
 export const AddressCreateBody = t.Object(addressFields, {
@@ -56,6 +62,7 @@ export const AddressPatchBody = t.Object(
     nickname: addressFields.nickname,
     attachments: addressFields.attachments,
     signed: addressFields.signed,
+    store_messages: addressFields.store_messages,
   },
   { additionalProperties: false, title: "AddressPatch" },
 );
@@ -70,6 +77,7 @@ export const AddressRecordSchema = t.Object(
     attachments: AttachmentStoreSchema,
     signed: t.Boolean({ description: "(beyond) whether POSTs carry Standard Webhooks signatures" }),
     signing_secret: t.Optional(t.String({ description: "(beyond) the whsec_ secret, only in the answer that turned signing on" })),
+    store_messages: t.Boolean({ description: "(beyond) whether received messages are kept and linked as envelope.store_url" }),
     created_at: t.String({ format: "date-time" }),
     updated_at: t.String({ format: "date-time" }),
   },
@@ -88,6 +96,7 @@ export function addressRecord(a: Address, inboundDomain: string, revealSecret = 
     attachments: maskAttachmentStore(a.attachments),
     signed: a.signingSecret !== null,
     ...(revealSecret && a.signingSecret ? { signing_secret: a.signingSecret } : {}),
+    store_messages: a.storeMessages === true,
     created_at: isoTime(a.createdAtMs),
     updated_at: isoTime(a.updatedAtMs),
   };
@@ -101,11 +110,12 @@ export interface AddressValues {
   nickname: string | null;
   attachments: AttachmentStore;
   signingSecret: string | null;
+  storeMessages: boolean;
 }
 
 /** Checks a create/PUT body (or a PATCH merged onto the stored address); throws 422. */
 export function addressValues(
-  input: { target: string; target_format: TargetFormat; nickname?: string | null; attachments?: AttachmentStore; signed?: boolean },
+  input: { target: string; target_format: TargetFormat; nickname?: string | null; attachments?: AttachmentStore; signed?: boolean; store_messages?: boolean },
   stored: Address | null,
   allowPrivateTargets: boolean,
 ): AddressValues {
@@ -121,5 +131,7 @@ export function addressValues(
   // Left out, signing stays as it was: a client that knows nothing of it must not turn it off.
   const prior = stored?.signingSecret ?? null;
   const signingSecret = input.signed === undefined ? prior : input.signed ? (prior ?? newSigningSecret()) : null;
-  return { target, targetFormat: input.target_format, nickname: input.nickname ?? null, attachments, signingSecret };
+  // Left out, kept as it was (a PUT from a client that knows nothing of it must not turn it off).
+  const storeMessages = input.store_messages ?? stored?.storeMessages === true;
+  return { target, targetFormat: input.target_format, nickname: input.nickname ?? null, attachments, signingSecret, storeMessages };
 }

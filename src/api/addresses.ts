@@ -92,6 +92,7 @@ export function addressRoutes(deps: ApiDeps) {
           nickname: body.nickname === undefined ? stored.nickname : body.nickname,
           attachments: body.attachments ?? stored.attachments,
           signed: body.signed,
+          store_messages: body.store_messages,
         };
         const updated = { ...stored, ...addressValues(merged, stored, deps.config().inbound.allowPrivateTargets), updatedAtMs: deps.clock.nowMs() };
         await deps.addresses.update(updated);

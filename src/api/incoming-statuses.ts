@@ -23,6 +23,7 @@ const IncomingStatusSchema = t.Object(
     size: t.Union([Type.Integer({ minimum: 0 }), t.Null()], { description: "message size in bytes" }),
     remote_ip: t.Union([t.String(), t.Null()]),
     response: t.Union([t.String(), t.Null()], { description: "the target's answer (first bytes) or our refusal, for every non-2xx" }),
+    store_url: t.Union([t.String(), t.Null()], { description: "(beyond) the signed URL of the message, when its address keeps messages (store_messages); it works for inbound.attachment_url_ttl" }),
     x_postroom_message_id: t.Union([t.String(), t.Null()], { description: "the X-Postroom-Message-Id header of the POST to the target (also in the log); null when Postroom refused the mail itself" }),
     created_at: t.String({ format: "date-time" }),
   },
@@ -44,6 +45,7 @@ export function statusRecord(s: IncomingStatus): Static<typeof IncomingStatusSch
     remote_ip: s.remoteIp,
     response: s.response,
     x_postroom_message_id: s.postroomMessageId,
+    store_url: s.storeUrl ?? null,
     created_at: isoTime(s.createdAtMs),
   };
 }

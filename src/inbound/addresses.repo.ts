@@ -22,6 +22,8 @@ export interface Address {
   attachments: AttachmentStore;
   /** Standard Webhooks secret ("whsec_..."), or null when POSTs are not signed. */
   signingSecret: string | null;
+  /** (beyond) Keep each received message in the attachment store; its URL goes out as envelope.store_url. */
+  storeMessages?: boolean;
   createdAtMs: number;
   updatedAtMs: number;
 }
@@ -35,11 +37,12 @@ interface Row {
   nickname: string | null;
   attachments_json: string;
   signing_secret: string | null;
+  store_messages: number;
   created_at: number;
   updated_at: number;
 }
 
-const COLUMNS = "id, account_id, target, target_password, target_format, nickname, attachments_json, signing_secret, created_at, updated_at";
+const COLUMNS = "id, account_id, target, target_password, target_format, nickname, attachments_json, signing_secret, store_messages, created_at, updated_at";
 
 const fromRow = (r: Row, box: SecretBox): Address => ({
   id: r.id,
@@ -49,6 +52,7 @@ const fromRow = (r: Row, box: SecretBox): Address => ({
   nickname: r.nickname,
   attachments: attachmentsFrom(r.attachments_json, box),
   signingSecret: r.signing_secret === null ? null : box.open(r.signing_secret),
+  storeMessages: r.store_messages === 1,
   createdAtMs: r.created_at,
   updatedAtMs: r.updated_at,
 });
@@ -88,7 +92,7 @@ export function createAddressRepo(store: Store, nowMs: () => number = Date.now):
   const live = new BoundedCache<string, { address: Address; loadedMs: number }>(ROUTING_CACHE_MAX_ENTRIES);
   return {
     async insert(a) {
-      db.query(`INSERT INTO addresses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+      db.query(`INSERT INTO addresses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
         a.id,
         a.accountId,
         a.target.url,
@@ -97,6 +101,7 @@ export function createAddressRepo(store: Store, nowMs: () => number = Date.now):
         a.nickname,
         attachmentsJson(a.attachments, secrets),
         sealed(a.signingSecret, secrets),
+        a.storeMessages ? 1 : 0,
         a.createdAtMs,
         a.updatedAtMs,
       );
@@ -131,13 +136,14 @@ export function createAddressRepo(store: Store, nowMs: () => number = Date.now):
     },
     async update(a) {
       live.delete(a.id);
-      db.query("UPDATE addresses SET target = ?, target_password = ?, target_format = ?, nickname = ?, attachments_json = ?, signing_secret = ?, updated_at = ? WHERE id = ? AND account_id = ?").run(
+      db.query("UPDATE addresses SET target = ?, target_password = ?, target_format = ?, nickname = ?, attachments_json = ?, signing_secret = ?, store_messages = ?, updated_at = ? WHERE id = ? AND account_id = ?").run(
         a.target.url,
         sealed(a.target.password, secrets),
         a.targetFormat,
         a.nickname,
         attachmentsJson(a.attachments, secrets),
         sealed(a.signingSecret, secrets),
+        a.storeMessages ? 1 : 0,
         a.updatedAtMs,
         a.id,
         a.accountId,

@@ -19,7 +19,7 @@ import type { BounceHandler } from "./bounce-hook.ts";
 import type { CustomDomain } from "./custom-domains.repo.ts";
 import type { ExtractedMessage } from "./extract.ts";
 import { MessageRefused, type ParseLimits } from "./parse.ts";
-import type { MessageContent, PayloadEnvelope } from "./payload.ts";
+import type { MessageAttachment, MessageContent, PayloadEnvelope } from "./payload.ts";
 import { recipientsOfAccount, type AcceptedRecipient } from "./recipients.ts";
 import type { IncomingStatus, StatusRepo } from "./statuses.repo.ts";
 import { targetBody } from "./target-body.ts";
@@ -84,7 +84,7 @@ function statusRow(
   group: AddressGroup,
   tx: Transaction,
   v: Pick<TargetVerdict, "status" | "category" | "response" | "reply">,
-  extra: { messageId: string | null; subject: string | null; size: number; postroomMessageId: string | null },
+  extra: { messageId: string | null; subject: string | null; size: number; postroomMessageId: string | null; storeUrl?: string | null },
   nowMs: number,
 ): IncomingStatus[] {
   return group.rcpts.map((rcpt) => ({
@@ -102,6 +102,7 @@ function statusRow(
     remoteIp: tx.remoteIp,
     response: v.response ?? (v.category === "successful" ? null : `${v.reply.code} ${v.reply.enhanced} ${v.reply.text}`),
     postroomMessageId: extra.postroomMessageId,
+    storeUrl: extra.storeUrl ?? null,
     createdAtMs: nowMs,
   }));
 }
@@ -129,20 +130,20 @@ export async function recordRefusal(msg: string, groups: readonly AddressGroup[]
 }
 
 /** `raw`: the message as the sender sent it (the raw and rfc822 formats post it). */
-export async function deliverToAddress(group: AddressGroup, content: MessageContent, envelope: PayloadEnvelope, key: string, raw: Buffer, deps: DeliverDeps, log: Logger): Promise<TargetOutcome> {
+/** The target's outcome, and the stored message's URL when the address keeps messages. */
+export async function deliverToAddress(group: AddressGroup, content: MessageContent, envelope: PayloadEnvelope, key: string, raw: Buffer, deps: DeliverDeps, log: Logger): Promise<TargetOutcome & { storeUrl?: string }> {
   const store = group.address.attachments;
   // raw and rfc822 post the message itself: its attachments are not stored apart.
   const format = group.address.targetFormat;
   const apart = format === "raw" || format === "rfc822" ? [] : content.attachments;
   let urls: (string | null)[];
   try {
-    urls = await Promise.all(
-      apart.map(async (a) => {
-        if (store.store === "local") return deps.localAttachments.save(a, deps.clock.nowMs(), deps.attachmentUrlTtlMs);
-        if (store.store === "s3") return uploadToS3(store, a, { nowMs: deps.clock.nowMs(), ttlMs: deps.attachmentUrlTtlMs, resolver: deps.resolver, policy: deps.post.policy, timeoutMs: deps.post.timeoutMs });
-        return null;
-      }),
-    );
+    urls = await Promise.all(apart.map((a) => (store.store === "local" || store.store === "s3" ? keep(group.address, a, deps) : null)));
+    // (beyond) The message itself, kept where the address keeps attachments (locally when it keeps none).
+    if (group.address.storeMessages) {
+      const fileName = `${envelope.md5}.eml`;
+      envelope = { ...envelope, store_url: await keep(group.address, { fileName, contentType: "message/rfc822", disposition: "attachment", contentId: null, content: raw }, deps) };
+    }
   } catch (err) {
     if (store.store === "s3") return { kind: "unreachable", reason: `attachment store failed: ${(err as Error).message}` };
     // Our own disk: the details (paths) go to the log, not to the sender or the status.
@@ -153,7 +154,15 @@ export async function deliverToAddress(group: AddressGroup, content: MessageCont
   }
   const body = await targetBody({ format: group.address.targetFormat, content, envelope, urls, raw });
   const target = group.customDomain?.domainTarget ?? group.address.target;
-  return postToTarget({ target, body, messageKey: key, signingSecret: group.address.signingSecret, nowMs: deps.clock.nowMs() }, deps.post);
+  const outcome = await postToTarget({ target, body, messageKey: key, signingSecret: group.address.signingSecret, nowMs: deps.clock.nowMs() }, deps.post);
+  return envelope.store_url ? { ...outcome, storeUrl: envelope.store_url } : outcome;
+}
+
+/** Stores a file in the address's S3 store, or locally; returns its signed URL. */
+function keep(address: Address, file: MessageAttachment, deps: DeliverDeps): Promise<string> | string {
+  const store = address.attachments;
+  if (store.store === "s3") return uploadToS3(store, file, { nowMs: deps.clock.nowMs(), ttlMs: deps.attachmentUrlTtlMs, resolver: deps.resolver, policy: deps.post.policy, timeoutMs: deps.post.timeoutMs });
+  return deps.localAttachments.save(file, deps.clock.nowMs(), deps.attachmentUrlTtlMs);
 }
 
 /** The Return-Path and Received lines of this transaction (RFC 5321 section 4.4), in that order. */
@@ -234,7 +243,7 @@ export async function deliverMessage(raw: Buffer, tx: Transaction, deps: Deliver
         const outcome = await deliverToAddress(group, content, envelope, key, raw, deps, tx.log);
         const verdict = verdictFor(outcome);
         replies.push(verdict.reply);
-        const groupRows = statusRow(group, tx, verdict, { messageId, subject, size: raw.length, postroomMessageId: key }, deps.clock.nowMs());
+        const groupRows = statusRow(group, tx, verdict, { messageId, subject, size: raw.length, postroomMessageId: key, storeUrl: outcome.storeUrl ?? null }, deps.clock.nowMs());
         rows.push(...groupRows);
         logStatuses(tx.log, "inbound delivered", groupRows, { message_id_header: messageId, reply: formatReply(verdict.reply), md5, x_postroom_message_id: key });
       }),

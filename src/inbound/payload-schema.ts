@@ -44,6 +44,7 @@ export const PayloadEnvelopeSchema = Type.Object(
       },
       { additionalProperties: false, description: "the DMARC evaluation of the From domain" },
     ),
+    store_url: Type.Optional(Type.String({ description: "(beyond) only when the address keeps messages (store_messages): a signed URL of the message as the sender sent it, valid inbound.attachment_url_ttl" })),
     spamd: Type.Optional(
       Type.Object(
         {

@@ -27,6 +27,8 @@ export interface IncomingStatus {
   response: string | null;
   /** The X-Postroom-Message-Id of the POST the status records; null when none was made. */
   postroomMessageId: string | null;
+  /** (beyond) The signed URL of the stored message (envelope.store_url), when the address keeps messages. */
+  storeUrl?: string | null;
   createdAtMs: number;
 }
 
@@ -45,10 +47,11 @@ interface Row {
   remote_ip: string | null;
   response: string | null;
   x_postroom_message_id: string | null;
+  store_url: string | null;
   created_at: number;
 }
 
-const COLUMNS = "id, account_id, address_id, message_id, mail_from, rcpt_to, subject, status, status_category, tls, size, remote_ip, response, x_postroom_message_id, created_at";
+const COLUMNS = "id, account_id, address_id, message_id, mail_from, rcpt_to, subject, status, status_category, tls, size, remote_ip, response, x_postroom_message_id, store_url, created_at";
 
 const fromRow = (r: Row): IncomingStatus => ({
   id: r.id,
@@ -65,6 +68,7 @@ const fromRow = (r: Row): IncomingStatus => ({
   remoteIp: r.remote_ip,
   response: r.response,
   postroomMessageId: r.x_postroom_message_id,
+  storeUrl: r.store_url,
   createdAtMs: r.created_at,
 });
 
@@ -114,14 +118,14 @@ const SEQUENCE_KEY = "incoming_statuses_journal_seq";
  */
 export function journaledStore(store: Store): JournaledStore {
   const db = store.logDb;
-  const insert = db.query(`INSERT INTO incoming_statuses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const insert = db.query(`INSERT INTO incoming_statuses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const saveSeq = db.query("INSERT INTO store_meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
   return {
     lastStoredSeq: () => Number((db.query("SELECT value FROM store_meta WHERE key = ?1").get(SEQUENCE_KEY) as { value: string } | null)?.value ?? 0),
     store: db.transaction((rows: readonly Journaled[]) => {
       for (const s of rows)
         // (A status journaled by an older version has no postroomMessageId.)
-        insert.run(s.id, s.accountId, s.addressId, s.messageId, s.mailFrom, s.rcptTo, s.subject, s.status, s.statusCategory, s.tls, s.sizeBytes, s.remoteIp, s.response, s.postroomMessageId ?? null, s.createdAtMs);
+        insert.run(s.id, s.accountId, s.addressId, s.messageId, s.mailFrom, s.rcptTo, s.subject, s.status, s.statusCategory, s.tls, s.sizeBytes, s.remoteIp, s.response, s.postroomMessageId ?? null, s.storeUrl ?? null, s.createdAtMs);
       saveSeq.run(SEQUENCE_KEY, String(rows.at(-1)!.seq));
       countInto(db, rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory })));
     }),

@@ -32,6 +32,7 @@ describe("create (E2) and get (E3)", () => {
       nickname: "support",
       attachments: {},
       signed: false,
+      store_messages: false,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updated_at: rec.created_at,
     });

@@ -40,7 +40,8 @@ beforeAll(async () => {
   t = await startTestApp({ inbound: true, inboundKeys: `[inbound.spamd]\naddress = "127.0.0.1:${await freePort()}"` });
   const addresses: string[] = [];
   for (const [path, attachments] of [["/embedded", {}], ["/stored", { store: "local" }]] as const) {
-    const res = await t.json("POST", `${A}/addresses`, { auth: bearer(ACCOUNT_A.token), body: { target: target.url(path), target_format: "json+n", attachments } });
+    // The second keeps its messages too: envelope.store_url.
+    const res = await t.json("POST", `${A}/addresses`, { auth: bearer(ACCOUNT_A.token), body: { target: target.url(path), target_format: "json+n", attachments, store_messages: path === "/stored" } });
     expect(res.status).toBe(201);
     addresses.push(res.body.email);
   }

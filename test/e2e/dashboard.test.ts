@@ -119,6 +119,7 @@ describe("dashboard in chromium", () => {
     await page.getByRole("status").getByText(/The target answered 200/).waitFor();
     expect(appliance.target.at("/in").at(-1)!.json.headers.subject).toBe("Postroom test POST");
     await page.getByLabel("Nickname (optional)").fill("main inbox");
+    await page.getByLabel("Keep received messages").check();
     await page.getByRole("button", { name: "Save" }).click();
     await page.getByRole("status").getByText("Saved.").waitFor();
     await page.getByLabel("Domain", { exact: true }).fill("shop.example.net");
@@ -133,6 +134,16 @@ describe("dashboard in chromium", () => {
     await page.getByRole("row", { name: /elsewhere\.example\.net/ }).waitFor({ state: "detached" });
     const list = (await (await fetch(`${appliance.http}/api/v0.1/${ACCOUNT_A.id}/addresses`, { headers: { authorization: `Bearer ${ACCOUNT_A.token}` } })).json()) as { email: string; nickname: string | null }[];
     expect(list.find((a) => a.email === appliance.email)?.nickname).toBe("main inbox");
+
+    // Kept from now on: the next message's Details link its source, which serves the message.
+    expect(await swaks(appliance.email, "Kept message")).toMatch(/<-\s+250 /);
+    await page.getByRole("link", { name: "Incoming" }).click();
+    await page.getByLabel("Address").selectOption({ label: `main inbox (${appliance.email})` });
+    const kept = page.getByRole("row", { name: /Kept message/ });
+    await kept.getByText("Details").click();
+    const href = (await kept.getByRole("link", { name: "Download (.eml)" }).getAttribute("href"))!;
+    const source = await (await fetch(new URL(new URL(href).pathname + new URL(href).search, appliance.http))).text();
+    expect(source).toContain("Subject: Kept message");
   }, 60_000);
 
   browserTest("another account's address cannot be opened by URL: not found, nothing of it shown", async () => {

@@ -38,6 +38,7 @@ const status = (n: number, subject = `message ${n}`): IncomingStatus => ({
   remoteIp: "192.0.2.1",
   response: null,
   postroomMessageId: null,
+  storeUrl: null,
   createdAtMs: 1_000_000 + n,
 });
 

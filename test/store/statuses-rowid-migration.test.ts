@@ -23,6 +23,7 @@ const status = (id: string, createdAtMs: number): IncomingStatus => ({
   remoteIp: "192.0.2.1",
   response: null,
   postroomMessageId: null,
+  storeUrl: null,
   createdAtMs,
 });
 

@@ -15,6 +15,7 @@ import m0012 from "./0012_incoming_statuses_postroom_message_id.sql" with { type
 import m0013 from "./0013_stats_hourly.sql" with { type: "text" };
 import m0014 from "./0014_idempotency_keys.sql" with { type: "text" };
 import m0015 from "./0015_webhook_posts.sql" with { type: "text" };
+import m0016 from "./0016_stored_messages.sql" with { type: "text" };
 import type { Database } from "bun:sqlite";
 import type { SecretBox } from "../../lib/secret-key.ts";
 
@@ -52,4 +53,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 13, name: "stats_hourly", sql: m0013 },
   { version: 14, name: "idempotency_keys", sql: m0014 },
   { version: 15, name: "webhook_posts", sql: m0015 },
+  { version: 16, name: "stored_messages", sql: m0016 },
 ];

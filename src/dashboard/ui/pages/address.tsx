@@ -51,6 +51,7 @@ function EditAddress({ path, address, onSaved }: { path: string; address: Addres
   const [target, setTarget] = useState(address.target);
   const [format, setFormat] = useState(address.target_format);
   const [nickname, setNickname] = useState(address.nickname ?? "");
+  const [keep, setKeep] = useState(address.store_messages === true);
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState(false);
   const save = async (e: Event) => {
@@ -58,7 +59,7 @@ function EditAddress({ path, address, onSaved }: { path: string; address: Addres
     setError(null);
     setSaved(false);
     try {
-      onSaved(await call<Address>("PATCH", path, { target, target_format: format, nickname: nickname.trim() || null }));
+      onSaved(await call<Address>("PATCH", path, { target, target_format: format, nickname: nickname.trim() || null, store_messages: keep }));
       setSaved(true);
     } catch (err) {
       setError(message(err));
@@ -77,6 +78,12 @@ function EditAddress({ path, address, onSaved }: { path: string; address: Addres
         <div>
           <label for="nickname">Nickname (optional)</label>
           <input id="nickname" value={nickname} onInput={(e) => setNickname(e.currentTarget.value)} />
+        </div>
+        <div>
+          <label class="inline">
+            <input type="checkbox" class="check" checked={keep} onChange={(e) => setKeep(e.currentTarget.checked)} /> Keep received messages
+          </label>
+          <p class="hint">Each message is stored (in the address's S3 store, or on this server) and linked as envelope.store_url and in Incoming.</p>
         </div>
       </div>
       <ErrorNote error={error} />

@@ -12,6 +12,7 @@ export interface Address {
   target: string;
   target_format: string;
   nickname: string | null;
+  store_messages?: boolean;
   created_at: string;
 }
 

@@ -20,6 +20,7 @@ interface IncomingStatus {
   tls: string | null;
   remote_ip: string | null;
   x_postroom_message_id: string | null;
+  store_url: string | null;
   created_at: string;
 }
 
@@ -85,6 +86,8 @@ export function Incoming({ session, addressId, query }: { session: Session; addr
                     <dd>{s.size === null ? "—" : `${s.size} bytes`}</dd>
                     <dt>X-Postroom-Message-Id</dt>
                     <dd>{s.x_postroom_message_id ? <code>{s.x_postroom_message_id}</code> : "none: Postroom refused it itself"}</dd>
+                    <dt>Message</dt>
+                    <dd>{s.store_url ? <a href={s.store_url}>Download (.eml)</a> : "not kept (the address's store_messages is off)"}</dd>
                     <dt>Status ID</dt>
                     <dd>
                       <code>{s.id}</code>
