@@ -13,6 +13,7 @@ import { AuthChecker } from "./inbound/auth-checks.ts";
 import { ExtractPool } from "./inbound/extract-pool.ts";
 import { createAddressRepo, type Address } from "./inbound/addresses.repo.ts";
 import { sendTestPost } from "./inbound/test-post.ts";
+import { keptMessages } from "./inbound/post-again.ts";
 import { spamdFor } from "./inbound/spamd.ts";
 import type { BounceHandler } from "./inbound/bounce-hook.ts";
 import { createCustomDomainRepo } from "./inbound/custom-domains.repo.ts";
@@ -145,7 +146,7 @@ export class App {
 
     const system = async () => ({ version: VERSION, health: this.health(), tls: this.tls.status(), queue: await outbound.queueDepth(clock.nowMs()), webhook_events_pending: await outbox.countPending() });
     const dashboard = dashboardDeps({ config: () => this.current, registry, clock, logger, store, system });
-    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics, diskFull, budget, dashboard, stats: createStatsRepo(store), webhooks: this.webhooks, testPost: (a: Address, email: string) => sendTestPost(a, email, this.deliverDeps()) };
+    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics, diskFull, budget, dashboard, stats: createStatsRepo(store), webhooks: this.webhooks, testPost: (a: Address, email: string) => sendTestPost(a, email, this.deliverDeps()), kept: keptMessages(() => this.deliverDeps(), () => this.current) };
     const elysia = buildElysiaApp(apiDeps, VERSION);
     this.handle = createApiHandler(apiDeps, elysia, this.limiter);
     this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));

@@ -20,6 +20,7 @@ import type { DashboardDeps } from "../dashboard/routes.ts";
 import type { StatsRepo } from "../stats/stats.repo.ts";
 import type { WebhookDispatcher } from "../events/dispatcher.ts";
 import type { TestPost } from "./address-test.ts";
+import type { KeptMessages } from "../inbound/post-again.ts";
 import { ApiError } from "./errors.ts";
 import { requestState } from "./request-state.ts";
 
@@ -54,6 +55,8 @@ export interface ApiDeps {
   diskFull: DiskFullLog;
   /** Memory held by mail in flight (limits.mail_in_flight): E11 reserves in it. */
   budget: MemoryBudget;
+  /** Kept inbound messages (store_messages): read back, and post again. */
+  kept: KeptMessages;
   /** The dashboard's "send a test POST" to an address's target. */
   testPost: TestPost;
   /** The webhook dispatcher: the webhook page's reads, test POST and retry now. */

@@ -84,7 +84,7 @@ function statusRow(
   group: AddressGroup,
   tx: Transaction,
   v: Pick<TargetVerdict, "status" | "category" | "response" | "reply">,
-  extra: { messageId: string | null; subject: string | null; size: number; postroomMessageId: string | null; storeUrl?: string | null },
+  extra: { messageId: string | null; subject: string | null; size: number; postroomMessageId: string | null; storeUrl?: string | null; envelope?: string | null },
   nowMs: number,
 ): IncomingStatus[] {
   return group.rcpts.map((rcpt) => ({
@@ -103,6 +103,7 @@ function statusRow(
     response: v.response ?? (v.category === "successful" ? null : `${v.reply.code} ${v.reply.enhanced} ${v.reply.text}`),
     postroomMessageId: extra.postroomMessageId,
     storeUrl: extra.storeUrl ?? null,
+    envelope: extra.envelope ?? null,
     createdAtMs: nowMs,
   }));
 }
@@ -131,7 +132,7 @@ export async function recordRefusal(msg: string, groups: readonly AddressGroup[]
 
 /** `raw`: the message as the sender sent it (the raw and rfc822 formats post it). */
 /** The target's outcome, and the stored message's URL when the address keeps messages. */
-export async function deliverToAddress(group: AddressGroup, content: MessageContent, envelope: PayloadEnvelope, key: string, raw: Buffer, deps: DeliverDeps, log: Logger): Promise<TargetOutcome & { storeUrl?: string }> {
+export async function deliverToAddress(group: AddressGroup, content: MessageContent, envelope: PayloadEnvelope, key: string, raw: Buffer, deps: DeliverDeps, log: Logger): Promise<TargetOutcome & { storeUrl?: string; envelope?: string }> {
   const store = group.address.attachments;
   // raw and rfc822 post the message itself: its attachments are not stored apart.
   const format = group.address.targetFormat;
@@ -155,7 +156,8 @@ export async function deliverToAddress(group: AddressGroup, content: MessageCont
   const body = await targetBody({ format: group.address.targetFormat, content, envelope, urls, raw });
   const target = group.customDomain?.domainTarget ?? group.address.target;
   const outcome = await postToTarget({ target, body, messageKey: key, signingSecret: group.address.signingSecret, nowMs: deps.clock.nowMs() }, deps.post);
-  return envelope.store_url ? { ...outcome, storeUrl: envelope.store_url } : outcome;
+  // A kept message keeps its envelope too: with both, the payload posted can be shown again.
+  return envelope.store_url ? { ...outcome, storeUrl: envelope.store_url, envelope: JSON.stringify(envelope) } : outcome;
 }
 
 /** Stores a file in the address's S3 store, or locally; returns its signed URL. */
@@ -243,7 +245,7 @@ export async function deliverMessage(raw: Buffer, tx: Transaction, deps: Deliver
         const outcome = await deliverToAddress(group, content, envelope, key, raw, deps, tx.log);
         const verdict = verdictFor(outcome);
         replies.push(verdict.reply);
-        const groupRows = statusRow(group, tx, verdict, { messageId, subject, size: raw.length, postroomMessageId: key, storeUrl: outcome.storeUrl ?? null }, deps.clock.nowMs());
+        const groupRows = statusRow(group, tx, verdict, { messageId, subject, size: raw.length, postroomMessageId: key, storeUrl: outcome.storeUrl ?? null, envelope: outcome.envelope ?? null }, deps.clock.nowMs());
         rows.push(...groupRows);
         logStatuses(tx.log, "inbound delivered", groupRows, { message_id_header: messageId, reply: formatReply(verdict.reply), md5, x_postroom_message_id: key });
       }),

@@ -39,6 +39,7 @@ const status = (n: number, subject = `message ${n}`): IncomingStatus => ({
   response: null,
   postroomMessageId: null,
   storeUrl: null,
+  envelope: null,
   createdAtMs: 1_000_000 + n,
 });
 

@@ -24,6 +24,7 @@ const status = (id: string, createdAtMs: number): IncomingStatus => ({
   response: null,
   postroomMessageId: null,
   storeUrl: null,
+  envelope: null,
   createdAtMs,
 });
 
