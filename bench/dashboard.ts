@@ -21,7 +21,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { journaledStore, type IncomingStatus } from "../src/inbound/statuses.repo.ts";
+import { journaledStore } from "../src/inbound/statuses.repo.ts";
+import { type IncomingStatus } from "../src/inbound/incoming-status.ts";
 import { createOutboundRepo, NO_TRACKING } from "../src/outbound/outbound.repo.ts";
 import { openStore } from "../src/store/store.ts";
 import { TestDnsServer } from "../test/helpers/dns-server.ts";

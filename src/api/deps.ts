@@ -19,7 +19,7 @@ import type { Metrics } from "../metrics/metrics.ts";
 import type { DashboardDeps } from "../dashboard/routes.ts";
 import type { StatsRepo } from "../stats/stats.repo.ts";
 import type { WebhookDispatcher } from "../events/dispatcher.ts";
-import type { TestPost } from "./address-test.ts";
+import type { TestPost } from "../inbound/test-post.ts";
 import type { KeptMessages } from "../inbound/post-again.ts";
 import { ApiError } from "./errors.ts";
 import { requestState } from "./request-state.ts";

@@ -7,8 +7,8 @@
 //   message goes to the address's target again, as a new delivery with a new incoming
 //   status; the answer is the SMTP reply a sender would get now ("Post again").
 import { Elysia, t } from "elysia";
-import type { Address } from "../inbound/addresses.repo.ts";
-import type { IncomingStatus } from "../inbound/statuses.repo.ts";
+import type { Address } from "../inbound/address.ts";
+import type { IncomingStatus } from "../inbound/incoming-status.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
 import { ApiError, errorResponses, notFound } from "./errors.ts";
 

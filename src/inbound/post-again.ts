@@ -7,10 +7,10 @@ import { readFileSync } from "node:fs";
 import { guardedFetch } from "../lib/egress-fetch.ts";
 import { newId16 } from "../lib/ids.ts";
 import { formatReply } from "../lib/smtp-reply.ts";
-import type { Address } from "./addresses.repo.ts";
+import type { Address } from "./address.ts";
 import { ATTACHMENT_PATH_PREFIX } from "./attachment-files.ts";
 import { deliverMessage, type DeliverDeps } from "./deliver-message.ts";
-import type { IncomingStatus } from "./statuses.repo.ts";
+import type { IncomingStatus } from "./incoming-status.ts";
 import { headerFields, payloadView, type HeaderField, type PayloadView } from "./kept-message.ts";
 import type { PayloadEnvelope } from "./payload.ts";
 

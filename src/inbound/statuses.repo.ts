@@ -9,30 +9,8 @@ import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts
 import type { Store } from "../store/store.ts";
 import { dirname, join } from "node:path";
 import { STATUS_JOURNAL_FILE, StatusJournal, type Journaled, type JournaledStore } from "./status-journal.ts";
+import type { IncomingStatus } from "./incoming-status.ts";
 import type { StatusCategory } from "./target-reply.ts";
-
-export interface IncomingStatus {
-  id: string;
-  accountId: string;
-  addressId: string;
-  messageId: string | null;
-  mailFrom: string;
-  rcptTo: string;
-  subject: string | null;
-  status: string;
-  statusCategory: StatusCategory;
-  tls: string | null;
-  sizeBytes: number | null;
-  remoteIp: string | null;
-  response: string | null;
-  /** The X-Postroom-Message-Id of the POST the status records; null when none was made. */
-  postroomMessageId: string | null;
-  /** (beyond) The signed URL of the stored message (envelope.store_url), when the address keeps messages. */
-  storeUrl?: string | null;
-  /** (beyond) The envelope posted, as JSON, when the message was kept: with it the payload can be shown again. */
-  envelope?: string | null;
-  createdAtMs: number;
-}
 
 interface Row {
   id: string;

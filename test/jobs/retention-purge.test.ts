@@ -3,10 +3,12 @@
 // the job, and what is left. (Through the whole appliance and its API:
 // test/e2e/retention.test.ts.)
 import { describe, expect, test } from "bun:test";
-import { createSendingDomainRepo, type SendingDomain } from "../../src/domains/sending-domains.repo.ts";
+import { createSendingDomainRepo } from "../../src/domains/sending-domains.repo.ts";
+import { type SendingDomain } from "../../src/domains/sending-domain.ts";
 import type { NewEvent } from "../../src/events/events.repo.ts";
 import { createOutboxRepo } from "../../src/events/outbox.repo.ts";
-import { createStatusRepo, type IncomingStatus } from "../../src/inbound/statuses.repo.ts";
+import { createStatusRepo } from "../../src/inbound/statuses.repo.ts";
+import { type IncomingStatus } from "../../src/inbound/incoming-status.ts";
 import { RetentionPurge } from "../../src/jobs/retention-purge.ts";
 import type { RetentionSettings } from "../../src/jobs/retention.ts";
 import { retentionPurges } from "../../src/jobs/retention-tables.ts";

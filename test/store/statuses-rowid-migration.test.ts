@@ -1,7 +1,8 @@
 // Migration 9 rebuilds incoming_statuses as a rowid table: statuses recorded before it
 // must survive, list in the same order, and new ones must follow them.
 import { expect, test } from "bun:test";
-import { createStatusRepo, type IncomingStatus } from "../../src/inbound/statuses.repo.ts";
+import { createStatusRepo } from "../../src/inbound/statuses.repo.ts";
+import { type IncomingStatus } from "../../src/inbound/incoming-status.ts";
 import { MIGRATIONS } from "../../src/store/migrations/index.ts";
 import { openStore } from "../../src/store/store.ts";
 import { tempDirsPerTest } from "../helpers/tmp.ts";
