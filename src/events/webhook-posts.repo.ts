@@ -1,4 +1,4 @@
-// SQL for the record of webhook POSTs (migration 0015): one row per POST, with the
+// SQL for the record of webhook POSTs: one row per POST, with the
 // receiver's status and the first bytes of a non-2xx answer, for the dashboard.
 import { newId16 } from "../lib/ids.ts";
 import { newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
