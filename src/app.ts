@@ -29,7 +29,7 @@ import { MemoryBudget } from "./lib/memory-budget.ts";
 import { RateLimiter } from "./lib/rate-limit.ts";
 import { loadOrCreateKey } from "./lib/secret-key.ts";
 import { MessageBlobs } from "./outbound/blobs.ts";
-import { bounceHandler } from "./outbound/bounce-handler.ts";
+import { bounceHandler } from "./outbound/bounces/bounce-handler.ts";
 import { copyPreparer } from "./outbound/prepare.ts";
 import { createSuppressionRepo } from "./outbound/suppressions.repo.ts";
 import { idempotencyAtStart } from "./outbound/idempotency.repo.ts";

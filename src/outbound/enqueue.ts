@@ -5,7 +5,7 @@
 import type { NewEvent } from "../events/events.repo.ts";
 import type { Clock } from "../lib/clock.ts";
 import { newId16, newUuid } from "../lib/ids.ts";
-import { domainOf, formatAddress, type MailAddress } from "./addresses.ts";
+import { domainOf, formatAddress, type MailAddress } from "./compose/addresses.ts";
 import type { OutboundMessage, OutboundRecipient, OutboundRepo, Priority, RecipientType } from "./outbound.repo.ts";
 import { firstAttemptAt, LANES } from "./schedule.ts";
 import type { IdempotencyScope } from "./idempotency.ts";

@@ -4,11 +4,11 @@ import type { AccountConfig, Config, OutboundAccountConfig } from "../config/con
 import type { Clock } from "../lib/clock.ts";
 import { newUuid } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
-import { domainOf, type MailAddress } from "./addresses.ts";
-import { composeMessage } from "./compose.ts";
+import { domainOf, type MailAddress } from "./compose/addresses.ts";
+import { composeMessage } from "./compose/compose.ts";
 import { enqueueMessage, type EnqueueDeps, type EnqueueRequest, type RememberedAnswer } from "./enqueue.ts";
 import type { IdempotencyRepo } from "./idempotency.repo.ts";
-import { draftFromBody, InputProblem, type MessageBody } from "./message-input.ts";
+import { draftFromBody, InputProblem, type MessageBody } from "./compose/message-input.ts";
 import type { OutboundMessage, OutboundRepo, Priority } from "./outbound.repo.ts";
 import type { Tracking } from "./personalize.ts";
 import type { SenderDomains } from "./signing.ts";

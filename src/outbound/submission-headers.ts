@@ -2,7 +2,7 @@
 // tags and class, in Postroom's names or the hosted service's, read and then removed so
 // they never leave the server.
 import type { Priority } from "./outbound.repo.ts";
-import type { MessageHeaders } from "./raw-headers.ts";
+import type { MessageHeaders } from "./compose/raw-headers.ts";
 
 const TAG_HEADERS = ["x-postroom-tags", "x-cloudmta-tags"];
 const CLASS_HEADERS = ["x-postroom-class", "x-cloudmta-class"];

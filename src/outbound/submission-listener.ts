@@ -14,12 +14,12 @@ import { guardSessions } from "../lib/smtp-guard.ts";
 import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
 import { principalKey, rateOf, type RateLimiter } from "../lib/rate-limit.ts";
 import { formatReply, reply, smtpError, smtpSuccessText, type SmtpReply } from "../lib/smtp-reply.ts";
-import { isAddress, parseAddressList, type MailAddress } from "./addresses.ts";
-import { authorFieldsOf, authorOf } from "./author.ts";
-import { toCrlf } from "./compose.ts";
+import { isAddress, parseAddressList, type MailAddress } from "./compose/addresses.ts";
+import { authorFieldsOf, authorOf } from "./compose/author.ts";
+import { toCrlf } from "./compose/compose.ts";
 import type { RememberedAnswer } from "./enqueue.ts";
 import type { KeyRef } from "./idempotency.repo.ts";
-import { joinMessage, splitMessage } from "./raw-headers.ts";
+import { joinMessage, splitMessage } from "./compose/raw-headers.ts";
 import { SenderRefused, sendFromSmtp, type SendDeps, type Sender } from "./send.ts";
 import { takeSendingHeaders } from "./submission-headers.ts";
 

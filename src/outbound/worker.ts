@@ -13,7 +13,7 @@ import { WakeTimer } from "../lib/wake-timer.ts";
 import type { Logger } from "../lib/logger.ts";
 import { garbageMade, LARGE_MESSAGE_BYTES } from "../lib/gc-pacer.ts";
 import { costOf, type MemoryBudget, type MessageCost, type Reservation } from "../lib/memory-budget.ts";
-import { domainOf, parseAddressList } from "./addresses.ts";
+import { domainOf, parseAddressList } from "./compose/addresses.ts";
 import type { MessageBlobs } from "./blobs.ts";
 import type { ClaimedRecipient, OutboundMessage, OutboundRepo, RecipientUpdate } from "./outbound.repo.ts";
 import { ConnectionCache, destinationKey } from "./connection-cache.ts";

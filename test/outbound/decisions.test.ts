@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { isAddress, parseAddressList } from "../../src/outbound/addresses.ts";
+import { isAddress, parseAddressList } from "../../src/outbound/compose/addresses.ts";
 import { mxHostsFrom } from "../../src/outbound/mx.ts";
 import { parseSmarthost } from "../../src/outbound/route.ts";
 import { firstAttemptAt, nextRetryAt, retriesExhausted, verdictForReply } from "../../src/outbound/schedule.ts";

@@ -2,13 +2,13 @@
 // names the message and recipient, so a bounce cannot be attributed to the wrong one,
 // and an address we never used is refused at RCPT. The message itself says what
 // happened: a failure (hard or soft), an auto-reply, or a complaint.
-import type { NewEvent } from "../events/events.repo.ts";
-import type { BounceHandler } from "../inbound/bounce-hook.ts";
-import type { Clock } from "../lib/clock.ts";
-import type { Logger } from "../lib/logger.ts";
-import { reply } from "../lib/smtp-reply.ts";
+import type { NewEvent } from "../../events/events.repo.ts";
+import type { BounceHandler } from "../../inbound/bounce-hook.ts";
+import type { Clock } from "../../lib/clock.ts";
+import type { Logger } from "../../lib/logger.ts";
+import { reply } from "../../lib/smtp-reply.ts";
 import { parseBounce } from "./bounce-parse.ts";
-import type { OutboundRepo } from "./outbound.repo.ts";
+import type { OutboundRepo } from "../outbound.repo.ts";
 
 const BOUNCE_ADDRESS = /^bounces\+([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-([0-9a-f]{16})@/i;
 const UNKNOWN = reply(550, "5.1.1", "unknown bounce address");

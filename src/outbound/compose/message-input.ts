@@ -1,10 +1,10 @@
 // The rules of a message to send (docs/sending.md, E11), as pure
 // checks: a request body becomes a MessageDraft, or a Problem naming the field and rule.
-import type { Problem } from "../lib/validation.ts";
+import type { Problem } from "../../lib/validation.ts";
 import { parseAddressList, type MailAddress } from "./addresses.ts";
 import { detectMimeType } from "nodemailer/lib/mime-funcs/mime-types";
 import { blockedExtensionOf } from "./attachment-names.ts";
-import type { Priority } from "./outbound.repo.ts";
+import type { Priority } from "../outbound.repo.ts";
 
 export interface MessageBody {
   from: string;
