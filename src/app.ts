@@ -18,7 +18,7 @@ import type { BounceHandler } from "./inbound/bounce-hook.ts";
 import { createCustomDomainRepo } from "./inbound/custom-domains.repo.ts";
 import { inboundMessageCost, type DeliverDeps } from "./inbound/deliver-message.ts";
 import { createInboundServer } from "./inbound/smtp-listener.ts";
-import { createSubmissionServer } from "./outbound/submission-listener.ts";
+import { createSubmissionServer } from "./outbound/submission/submission-listener.ts";
 import type { RouteDeps } from "./inbound/route.ts";
 import { createStatusRepo, type StatusRepo } from "./inbound/statuses.repo.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";

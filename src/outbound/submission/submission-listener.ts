@@ -2,25 +2,25 @@
 // us mail to send. Thin glue: AUTH against the outbound accounts, the same limits as the
 // API, and the same queue; "250 2.0.0 Thanks! Queued as: <uuid>" names the sent message.
 import { SMTPServer, type SMTPServerSession } from "smtp-server";
-import type { AccountRegistry } from "../auth/accounts.ts";
-import type { Config } from "../config/config.ts";
-import type { Clock } from "../lib/clock.ts";
-import { newUuid } from "../lib/ids.ts";
-import type { Logger } from "../lib/logger.ts";
-import { garbageMade, LARGE_MESSAGE_BYTES } from "../lib/gc-pacer.ts";
-import type { MemoryBudget, MessageCost } from "../lib/memory-budget.ts";
-import { INSUFFICIENT_MEMORY, readData, SessionBudget } from "../lib/smtp-data.ts";
-import { guardSessions } from "../lib/smtp-guard.ts";
-import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
-import { principalKey, rateOf, type RateLimiter } from "../lib/rate-limit.ts";
-import { formatReply, reply, smtpError, smtpSuccessText, type SmtpReply } from "../lib/smtp-reply.ts";
-import { isAddress, parseAddressList, type MailAddress } from "./compose/addresses.ts";
-import { authorFieldsOf, authorOf } from "./compose/author.ts";
-import { toCrlf } from "./compose/compose.ts";
-import type { RememberedAnswer } from "./enqueue.ts";
-import type { KeyRef } from "./idempotency.repo.ts";
-import { joinMessage, splitMessage } from "./compose/raw-headers.ts";
-import { SenderRefused, sendFromSmtp, type SendDeps, type Sender } from "./send.ts";
+import type { AccountRegistry } from "../../auth/accounts.ts";
+import type { Config } from "../../config/config.ts";
+import type { Clock } from "../../lib/clock.ts";
+import { newUuid } from "../../lib/ids.ts";
+import type { Logger } from "../../lib/logger.ts";
+import { garbageMade, LARGE_MESSAGE_BYTES } from "../../lib/gc-pacer.ts";
+import type { MemoryBudget, MessageCost } from "../../lib/memory-budget.ts";
+import { INSUFFICIENT_MEMORY, readData, SessionBudget } from "../../lib/smtp-data.ts";
+import { guardSessions } from "../../lib/smtp-guard.ts";
+import { answeredAtOnce, batchRepliesOf } from "../../lib/smtp-reply-batching.ts";
+import { principalKey, rateOf, type RateLimiter } from "../../lib/rate-limit.ts";
+import { formatReply, reply, smtpError, smtpSuccessText, type SmtpReply } from "../../lib/smtp-reply.ts";
+import { isAddress, parseAddressList, type MailAddress } from "../compose/addresses.ts";
+import { authorFieldsOf, authorOf } from "../compose/author.ts";
+import { toCrlf } from "../compose/compose.ts";
+import type { RememberedAnswer } from "../enqueue.ts";
+import type { KeyRef } from "../idempotency.repo.ts";
+import { joinMessage, splitMessage } from "../compose/raw-headers.ts";
+import { SenderRefused, sendFromSmtp, type SendDeps, type Sender } from "../send.ts";
 import { takeSendingHeaders } from "./submission-headers.ts";
 
 export interface SubmissionDeps {
