@@ -7,7 +7,7 @@ import { createEventPurge } from "../events/events.repo.ts";
 import { createOutboxPurge } from "../events/outbox.repo.ts";
 import { createWebhookPostPurge } from "../events/webhook-posts.repo.ts";
 import { createStatusPurge } from "../inbound/statuses.repo.ts";
-import { createStsPurge } from "../outbound/mta-sts.repo.ts";
+import { createStsPurge } from "../outbound/delivery/mta-sts.repo.ts";
 import { createIdempotencyPurge } from "../outbound/idempotency.repo.ts";
 import { createOutboundPurge } from "../outbound/outbound-purge.repo.ts";
 import { createStatsPurge } from "../stats/stats.repo.ts";

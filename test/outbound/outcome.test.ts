@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { attemptOutcome, unpreparedOutcome } from "../../src/outbound/outcome.ts";
+import { attemptOutcome, unpreparedOutcome } from "../../src/outbound/delivery/outcome.ts";
 import type { ClaimedRecipient } from "../../src/outbound/outbound.repo.ts";
 
 const MIN = 60_000;

@@ -1,8 +1,8 @@
 // SQL for the MTA-STS policy cache (one row per recipient domain, replaced on refresh,
 // deleted by the retention purge some time after it expired).
-import type { Clock } from "../lib/clock.ts";
-import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
-import type { Store } from "../store/store.ts";
+import type { Clock } from "../../lib/clock.ts";
+import { rowidPurge, type Purge, type WindowRow } from "../../store/purge-window.ts";
+import type { Store } from "../../store/store.ts";
 import type { StsStore } from "./mta-sts.ts";
 import type { StsPolicy } from "./tls-policy.ts";
 

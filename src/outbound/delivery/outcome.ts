@@ -1,10 +1,10 @@
 // What an attempt (or a decision made without one: no route, no connection) does to a
 // recipient: its new queue state and the events that record it. Pure, with table tests.
-import type { NewEvent } from "../events/events.repo.ts";
-import type { AttemptDetails } from "../events/kinds.ts";
-import { isoTime } from "../lib/clock.ts";
-import type { ClaimedRecipient, RecipientUpdate } from "./outbound.repo.ts";
-import { nextRetryAt, retriesExhausted, verdictForReply, type AttemptVerdict } from "./schedule.ts";
+import type { NewEvent } from "../../events/events.repo.ts";
+import type { AttemptDetails } from "../../events/kinds.ts";
+import { isoTime } from "../../lib/clock.ts";
+import type { ClaimedRecipient, RecipientUpdate } from "../outbound.repo.ts";
+import { nextRetryAt, retriesExhausted, verdictForReply, type AttemptVerdict } from "../schedule.ts";
 import type { TransactionResult } from "./smtp-client.ts";
 
 export interface AttemptOutcome {

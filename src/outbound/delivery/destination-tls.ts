@@ -3,11 +3,11 @@
 // a smarthost relays everything; require_tls still keeps our hop to the smarthost encrypted.
 import { readFileSync } from "node:fs";
 import { rootCertificates } from "node:tls";
-import type { Config } from "../config/config.ts";
-import type { Logger } from "../lib/logger.ts";
-import type { Clock } from "../lib/clock.ts";
-import type { DnsResolver } from "../lib/dns.ts";
-import type { Store } from "../store/store.ts";
+import type { Config } from "../../config/config.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { Clock } from "../../lib/clock.ts";
+import type { DnsResolver } from "../../lib/dns.ts";
+import type { Store } from "../../store/store.ts";
 import { MtaSts } from "./mta-sts.ts";
 import { createStsRepo } from "./mta-sts.repo.ts";
 import { tlsRequirement } from "./tls-policy.ts";

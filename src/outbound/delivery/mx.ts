@@ -1,6 +1,6 @@
 // Where mail for a domain goes: its MX hosts by preference, the domain itself when it
 // has no MX (RFC 5321 section 5.1), nowhere when it publishes a null MX (RFC 7505).
-import { isNoDataError, type DnsResolver, type MxRecord } from "../lib/dns.ts";
+import { isNoDataError, type DnsResolver, type MxRecord } from "../../lib/dns.ts";
 
 export type MxRoute =
   | { ok: true; hosts: string[] }

@@ -4,11 +4,11 @@
 // Policies are kept in the store until max_age so a restart cannot be used to strip them
 // (section 5.1), and a policy that cannot be refreshed is applied from the cache.
 import { parsePolicy, resolvePolicy } from "mailauth/lib/mta-sts.js";
-import type { Clock } from "../lib/clock.ts";
-import type { DnsResolver } from "../lib/dns.ts";
-import { guardedFetch, readBodyPrefix } from "../lib/egress-fetch.ts";
-import type { Logger } from "../lib/logger.ts";
-import { TtlCache } from "../lib/ttl-cache.ts";
+import type { Clock } from "../../lib/clock.ts";
+import type { DnsResolver } from "../../lib/dns.ts";
+import { guardedFetch, readBodyPrefix } from "../../lib/egress-fetch.ts";
+import type { Logger } from "../../lib/logger.ts";
+import { TtlCache } from "../../lib/ttl-cache.ts";
 import type { StsPolicy } from "./tls-policy.ts";
 
 export const MAX_POLICY_BYTES = 64 * 1024;

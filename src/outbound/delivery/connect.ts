@@ -1,8 +1,8 @@
-// A connection to a destination domain: the first of its planned hops (route.ts) that
+// A connection to a destination domain: the first of its planned hops (next-hop.ts) that
 // answers, or why none could be had (no route at all is permanent; unreachable is not).
-import type { Config } from "../config/config.ts";
-import type { DnsResolver } from "../lib/dns.ts";
-import { planHops } from "./route.ts";
+import type { Config } from "../../config/config.ts";
+import type { DnsResolver } from "../../lib/dns.ts";
+import { planHops } from "./next-hop.ts";
 import { SmtpClient } from "./smtp-client.ts";
 import { mxPermitted, type TlsRequirement } from "./tls-policy.ts";
 

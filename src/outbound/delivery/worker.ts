@@ -3,23 +3,23 @@
 // same destination), within the global and per-domain concurrency limits. Every attempt is
 // recorded, its dispatch and outcome events with the queue's new state, in one commit.
 import { hostname as osHostname } from "node:os";
-import type { NewEvent } from "../events/events.repo.ts";
-import type { AttemptDetails } from "../events/kinds.ts";
-import type { Config } from "../config/config.ts";
-import type { Clock } from "../lib/clock.ts";
-import type { DnsResolver } from "../lib/dns.ts";
-import { randomHex } from "../lib/ids.ts";
-import { WakeTimer } from "../lib/wake-timer.ts";
-import type { Logger } from "../lib/logger.ts";
-import { garbageMade, LARGE_MESSAGE_BYTES } from "../lib/gc-pacer.ts";
-import { costOf, type MemoryBudget, type MessageCost, type Reservation } from "../lib/memory-budget.ts";
-import { domainOf, parseAddressList } from "./compose/addresses.ts";
-import type { MessageBlobs } from "./blobs.ts";
-import type { ClaimedRecipient, OutboundMessage, OutboundRepo, RecipientUpdate } from "./outbound.repo.ts";
+import type { NewEvent } from "../../events/events.repo.ts";
+import type { AttemptDetails } from "../../events/kinds.ts";
+import type { Config } from "../../config/config.ts";
+import type { Clock } from "../../lib/clock.ts";
+import type { DnsResolver } from "../../lib/dns.ts";
+import { randomHex } from "../../lib/ids.ts";
+import { WakeTimer } from "../../lib/wake-timer.ts";
+import type { Logger } from "../../lib/logger.ts";
+import { garbageMade, LARGE_MESSAGE_BYTES } from "../../lib/gc-pacer.ts";
+import { costOf, type MemoryBudget, type MessageCost, type Reservation } from "../../lib/memory-budget.ts";
+import { domainOf, parseAddressList } from "../compose/addresses.ts";
+import type { MessageBlobs } from "../blobs.ts";
+import type { ClaimedRecipient, OutboundMessage, OutboundRepo, RecipientUpdate } from "../outbound.repo.ts";
 import { ConnectionCache, destinationKey } from "./connection-cache.ts";
 import { connectTo } from "./connect.ts";
 import { attemptOutcome, UnsendableMessage, unpreparedOutcome } from "./outcome.ts";
-import { webhookConfigured } from "./webhook-configured.ts";
+import { webhookConfigured } from "../webhook-configured.ts";
 import type { SmtpClient, TransactionResult } from "./smtp-client.ts";
 import type { TlsRequirement } from "./tls-policy.ts";
 

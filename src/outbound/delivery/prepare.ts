@@ -1,11 +1,11 @@
 // A recipient's copy as it leaves: personalised when the message tracks or carries
 // List-Unsubscribe, then DKIM-signed (signing comes last, over the final bytes).
-import { domainOf, parseAddressList } from "./compose/addresses.ts";
-import type { OutboundMessage } from "./outbound.repo.ts";
+import { domainOf, parseAddressList } from "../compose/addresses.ts";
+import type { OutboundMessage } from "../outbound.repo.ts";
 import { UnsendableMessage } from "./outcome.ts";
-import { needsPersonalizing, personalize } from "./personalize.ts";
-import { splitMessage } from "./compose/raw-headers.ts";
-import type { SenderDomains } from "./signing.ts";
+import { needsPersonalizing, personalize } from "../personalize.ts";
+import { splitMessage } from "../compose/raw-headers.ts";
+import type { SenderDomains } from "../signing.ts";
 
 export function copyPreparer(deps: { domains: SenderDomains; publicUrl: () => string; trackingKey: Buffer; trackingLinkTtlMs: () => number }) {
   return {

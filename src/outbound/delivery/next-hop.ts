@@ -1,7 +1,7 @@
 // The next hop for a destination domain: the smarthost when one is configured, else the
 // domain's MX hosts, each judged by the egress guard before we connect.
-import type { DnsResolver } from "../lib/dns.ts";
-import { checkedAddress, EgressRefused, type EgressPolicy } from "../lib/egress.ts";
+import type { DnsResolver } from "../../lib/dns.ts";
+import { checkedAddress, EgressRefused, type EgressPolicy } from "../../lib/egress.ts";
 import { resolveMxRoute } from "./mx.ts";
 import type { SmtpEndpoint } from "./smtp-client.ts";
 
