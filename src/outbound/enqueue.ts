@@ -10,7 +10,7 @@ import type { OutboundMessage, OutboundRecipient, OutboundRepo, Priority, Recipi
 import { firstAttemptAt, LANES } from "./schedule.ts";
 import type { IdempotencyScope } from "./idempotency.ts";
 import { NO_TRACKING } from "./outbound.repo.ts";
-import type { Tracking } from "./personalize.ts";
+import type { Tracking } from "./tracking/personalize.ts";
 
 export interface EnqueueRequest {
   /** Chosen by the caller when the Message-ID must contain it; a new UUID v4 otherwise. */

@@ -6,7 +6,7 @@
 import { eventsOfRecipients, insertEvents, type MessageEvent, type NewEvent } from "../events/events.repo.ts";
 import type { LifecycleKind } from "../events/kinds.ts";
 import type { SearchTerm } from "../lib/search-query.ts";
-import type { Tracking } from "./personalize.ts";
+import type { Tracking } from "./tracking/personalize.ts";
 import { GroupCommit } from "../store/group-commit.ts";
 import { recordAnswer, type KeyAnswer } from "./idempotency.repo.ts";
 import { suppressRecipient } from "./suppressions.repo.ts";

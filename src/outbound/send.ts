@@ -10,7 +10,7 @@ import { enqueueMessage, type EnqueueDeps, type EnqueueRequest, type RememberedA
 import type { IdempotencyRepo } from "./idempotency.repo.ts";
 import { draftFromBody, InputProblem, type MessageBody } from "./compose/message-input.ts";
 import type { OutboundMessage, OutboundRepo, Priority } from "./outbound.repo.ts";
-import type { Tracking } from "./personalize.ts";
+import type { Tracking } from "./tracking/personalize.ts";
 import type { SenderDomains } from "./signing.ts";
 import { webhookConfigured } from "./webhook-configured.ts";
 

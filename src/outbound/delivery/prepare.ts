@@ -3,7 +3,7 @@
 import { domainOf, parseAddressList } from "../compose/addresses.ts";
 import type { OutboundMessage } from "../outbound.repo.ts";
 import { UnsendableMessage } from "./outcome.ts";
-import { needsPersonalizing, personalize } from "../personalize.ts";
+import { needsPersonalizing, personalize } from "../tracking/personalize.ts";
 import { splitMessage } from "../compose/raw-headers.ts";
 import type { SenderDomains } from "../signing.ts";
 
