@@ -9,7 +9,7 @@ import type { SendingDomainRepo } from "../domains/sending-domains.repo.ts";
 import type { DomainService } from "../domains/service.ts";
 import type { OutboundRepo } from "../outbound/outbound.repo.ts";
 import type { SuppressionRepo } from "../outbound/suppressions.repo.ts";
-import type { SendDeps } from "../outbound/send.ts";
+import type { SendDeps } from "../outbound/sending/send.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { DiskFullLog } from "../lib/disk-full.ts";
 import type { DnsResolver } from "../lib/dns.ts";

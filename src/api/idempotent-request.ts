@@ -4,8 +4,8 @@
 // answer again, with Idempotent-Replayed: true) from another request with the same key.
 import { createHash } from "node:crypto";
 import type { RememberedAnswer } from "../outbound/enqueue.ts";
-import type { IdempotencyRepo, KeyRef } from "../outbound/idempotency.repo.ts";
-import { idempotencyKeyOf } from "../outbound/idempotency.ts";
+import type { IdempotencyRepo, KeyRef } from "../outbound/sending/idempotency.repo.ts";
+import { idempotencyKeyOf } from "../outbound/sending/idempotency.ts";
 import { errorResponse } from "./errors.ts";
 
 /** The header on a replayed answer. */

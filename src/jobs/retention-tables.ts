@@ -8,7 +8,7 @@ import { createOutboxPurge } from "../events/outbox.repo.ts";
 import { createWebhookPostPurge } from "../events/webhook-posts.repo.ts";
 import { createStatusPurge } from "../inbound/statuses.repo.ts";
 import { createStsPurge } from "../outbound/delivery/mta-sts.repo.ts";
-import { createIdempotencyPurge } from "../outbound/idempotency.repo.ts";
+import { createIdempotencyPurge } from "../outbound/sending/idempotency.repo.ts";
 import { createOutboundPurge } from "../outbound/outbound-purge.repo.ts";
 import { createStatsPurge } from "../stats/stats.repo.ts";
 import type { Purge } from "../store/purge-window.ts";

@@ -8,7 +8,7 @@ import { newId16, newUuid } from "../lib/ids.ts";
 import { domainOf, formatAddress, type MailAddress } from "./compose/addresses.ts";
 import type { OutboundMessage, OutboundRecipient, OutboundRepo, Priority, RecipientType } from "./outbound.repo.ts";
 import { firstAttemptAt, LANES } from "./schedule.ts";
-import type { IdempotencyScope } from "./idempotency.ts";
+import type { IdempotencyScope } from "./sending/idempotency.ts";
 import { NO_TRACKING } from "./outbound.repo.ts";
 import type { Tracking } from "./tracking/personalize.ts";
 

@@ -8,7 +8,7 @@ import type { LifecycleKind } from "../events/kinds.ts";
 import type { SearchTerm } from "../lib/search-query.ts";
 import type { Tracking } from "./tracking/personalize.ts";
 import { GroupCommit } from "../store/group-commit.ts";
-import { recordAnswer, type KeyAnswer } from "./idempotency.repo.ts";
+import { recordAnswer, type KeyAnswer } from "./sending/idempotency.repo.ts";
 import { suppressRecipient } from "./suppressions.repo.ts";
 import { newestFirst, prefixPattern, searchedPage, searchWindow, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import type { Store } from "../store/store.ts";

@@ -12,7 +12,7 @@ import type { RetentionSettings } from "../../src/jobs/retention.ts";
 import { retentionPurges } from "../../src/jobs/retention-tables.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/logger.ts";
-import { createIdempotencyRepo, recordAnswer } from "../../src/outbound/idempotency.repo.ts";
+import { createIdempotencyRepo, recordAnswer } from "../../src/outbound/sending/idempotency.repo.ts";
 import { createStsRepo } from "../../src/outbound/delivery/mta-sts.repo.ts";
 import { createOutboundRepo } from "../../src/outbound/outbound.repo.ts";
 import type { Purge } from "../../src/store/purge-window.ts";

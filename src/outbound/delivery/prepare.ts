@@ -5,7 +5,7 @@ import type { OutboundMessage } from "../outbound.repo.ts";
 import { UnsendableMessage } from "./outcome.ts";
 import { needsPersonalizing, personalize } from "../tracking/personalize.ts";
 import { splitMessage } from "../compose/raw-headers.ts";
-import type { SenderDomains } from "../signing.ts";
+import type { SenderDomains } from "../sending/sender-domains.ts";
 
 export function copyPreparer(deps: { domains: SenderDomains; publicUrl: () => string; trackingKey: Buffer; trackingLinkTtlMs: () => number }) {
   return {

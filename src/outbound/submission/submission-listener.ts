@@ -18,9 +18,9 @@ import { isAddress, parseAddressList, type MailAddress } from "../compose/addres
 import { authorFieldsOf, authorOf } from "../compose/author.ts";
 import { toCrlf } from "../compose/compose.ts";
 import type { RememberedAnswer } from "../enqueue.ts";
-import type { KeyRef } from "../idempotency.repo.ts";
+import type { KeyRef } from "../sending/idempotency.repo.ts";
 import { joinMessage, splitMessage } from "../compose/raw-headers.ts";
-import { SenderRefused, sendFromSmtp, type SendDeps, type Sender } from "../send.ts";
+import { SenderRefused, sendFromSmtp, type SendDeps, type Sender } from "../sending/send.ts";
 import { takeSendingHeaders } from "./submission-headers.ts";
 
 export interface SubmissionDeps {

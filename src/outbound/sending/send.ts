@@ -1,18 +1,18 @@
 // Sending a message for an outbound account, the one path both the API (E11) and SMTP
 // submission take: compose (API) or take the raw message (SMTP), check the size, queue.
-import type { AccountConfig, Config, OutboundAccountConfig } from "../config/config.ts";
-import type { Clock } from "../lib/clock.ts";
-import { newUuid } from "../lib/ids.ts";
-import type { Logger } from "../lib/logger.ts";
-import { domainOf, type MailAddress } from "./compose/addresses.ts";
-import { composeMessage } from "./compose/compose.ts";
-import { enqueueMessage, type EnqueueDeps, type EnqueueRequest, type RememberedAnswer } from "./enqueue.ts";
+import type { AccountConfig, Config, OutboundAccountConfig } from "../../config/config.ts";
+import type { Clock } from "../../lib/clock.ts";
+import { newUuid } from "../../lib/ids.ts";
+import type { Logger } from "../../lib/logger.ts";
+import { domainOf, type MailAddress } from "../compose/addresses.ts";
+import { composeMessage } from "../compose/compose.ts";
+import { enqueueMessage, type EnqueueDeps, type EnqueueRequest, type RememberedAnswer } from "../enqueue.ts";
 import type { IdempotencyRepo } from "./idempotency.repo.ts";
-import { draftFromBody, InputProblem, type MessageBody } from "./compose/message-input.ts";
-import type { OutboundMessage, OutboundRepo, Priority } from "./outbound.repo.ts";
-import type { Tracking } from "./tracking/personalize.ts";
-import type { SenderDomains } from "./signing.ts";
-import { webhookConfigured } from "./webhook-configured.ts";
+import { draftFromBody, InputProblem, type MessageBody } from "../compose/message-input.ts";
+import type { OutboundMessage, OutboundRepo, Priority } from "../outbound.repo.ts";
+import type { Tracking } from "../tracking/personalize.ts";
+import type { SenderDomains } from "./sender-domains.ts";
+import { webhookConfigured } from "../webhook-configured.ts";
 
 export interface SendDeps {
   repo: OutboundRepo;

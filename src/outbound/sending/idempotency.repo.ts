@@ -2,8 +2,8 @@
 // answered in the transaction that queues its message (recordAnswer, called by the
 // outgoing queue's insert), released when the request fails, and purged by retention.
 import type { Database } from "bun:sqlite";
-import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
-import type { Store } from "../store/store.ts";
+import { rowidPurge, type Purge, type WindowRow } from "../../store/purge-window.ts";
+import type { Store } from "../../store/store.ts";
 import { findKey, type IdempotencyScope, type KeyFinding, type StoredKey } from "./idempotency.ts";
 
 /** Which key of which outbound account. */
