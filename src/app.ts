@@ -31,7 +31,7 @@ import { loadOrCreateKey } from "./lib/secret-key.ts";
 import { MessageBlobs } from "./outbound/blobs.ts";
 import { bounceHandler } from "./outbound/bounces/bounce-handler.ts";
 import { copyPreparer } from "./outbound/delivery/prepare.ts";
-import { createSuppressionRepo } from "./outbound/suppressions.repo.ts";
+import { createSuppressionRepo } from "./outbound/suppressions/suppressions.repo.ts";
 import { idempotencyAtStart } from "./outbound/sending/idempotency.repo.ts";
 import { createOutboundRepo } from "./outbound/outbound.repo.ts";
 import type { SendDeps } from "./outbound/sending/send.ts";

@@ -9,7 +9,7 @@ import type { SearchTerm } from "../lib/search-query.ts";
 import type { Tracking } from "./tracking/personalize.ts";
 import { GroupCommit } from "../store/group-commit.ts";
 import { recordAnswer, type KeyAnswer } from "./sending/idempotency.repo.ts";
-import { suppressRecipient } from "./suppressions.repo.ts";
+import { suppressRecipient } from "./suppressions/suppressions.repo.ts";
 import { newestFirst, prefixPattern, searchedPage, searchWindow, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import type { Store } from "../store/store.ts";
 import { MESSAGE_COLUMNS, messageFromRow, NO_TRACKING, RECIPIENT_COLUMNS, recipientFromRow, type MessageRow, type RecipientRow } from "./outbound-rows.ts";

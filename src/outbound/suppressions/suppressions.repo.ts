@@ -1,8 +1,8 @@
 // SQL for the suppression list: recipients an outbound account no longer sends to after
 // a hard bounce or a complaint (added in the same commit as that event), or by hand.
-import { newId16 } from "../lib/ids.ts";
-import type { Store } from "../store/store.ts";
-import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
+import { newId16 } from "../../lib/ids.ts";
+import type { Store } from "../../store/store.ts";
+import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../../store/paging.ts";
 import type { Database } from "bun:sqlite";
 
 export type SuppressionReason = "bounce" | "complaint" | "manual";
