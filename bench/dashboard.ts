@@ -22,7 +22,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { journaledStore, type IncomingStatus } from "../src/inbound/statuses.repo.ts";
-import { createOutboundRepo, NO_TRACKING } from "../src/outbound/outbound.repo.ts";
+import { createOutboundRepo, NO_TRACKING } from "../src/outbound/queue/queue.repo.ts";
 import { openStore } from "../src/store/store.ts";
 import { TestDnsServer } from "../test/helpers/dns-server.ts";
 import { intOption, parseOptions } from "./args.ts";

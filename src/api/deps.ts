@@ -7,7 +7,7 @@ import type { CustomDomainRepo } from "../inbound/custom-domains.repo.ts";
 import type { StatusRepo } from "../inbound/statuses.repo.ts";
 import type { SendingDomainRepo } from "../domains/sending-domains.repo.ts";
 import type { DomainService } from "../domains/service.ts";
-import type { OutboundRepo } from "../outbound/outbound.repo.ts";
+import type { OutboundRepo } from "../outbound/queue/queue.repo.ts";
 import type { SuppressionRepo } from "../outbound/suppressions/suppressions.repo.ts";
 import type { SendDeps } from "../outbound/sending/send.ts";
 import type { Clock } from "../lib/clock.ts";

@@ -4,7 +4,7 @@ import type { MessageEvent } from "../events/events.repo.ts";
 import { isInternalKind } from "../events/kinds.ts";
 import { isoTime } from "../lib/clock.ts";
 import { parseSearchQuery, SearchQueryError, termTimeMs } from "../lib/search-query.ts";
-import { MESSAGE_SEARCH_FIELDS, type OutboundMessage, type OutboundRecipient } from "../outbound/outbound.repo.ts";
+import { MESSAGE_SEARCH_FIELDS, type OutboundMessage, type OutboundRecipient } from "../outbound/queue/queue.repo.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
 import { errorResponses, invalid, notFound } from "./errors.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";

@@ -9,7 +9,7 @@ import { createWebhookPostPurge } from "../events/webhook-posts.repo.ts";
 import { createStatusPurge } from "../inbound/statuses.repo.ts";
 import { createStsPurge } from "../outbound/delivery/mta-sts.repo.ts";
 import { createIdempotencyPurge } from "../outbound/sending/idempotency.repo.ts";
-import { createOutboundPurge } from "../outbound/outbound-purge.repo.ts";
+import { createOutboundPurge } from "../outbound/queue/purge.repo.ts";
 import { createStatsPurge } from "../stats/stats.repo.ts";
 import type { Purge } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ManualClock } from "../../src/lib/clock.ts";
-import { createOutboundRepo, NO_TRACKING } from "../../src/outbound/outbound.repo.ts";
+import { createOutboundRepo, NO_TRACKING } from "../../src/outbound/queue/queue.repo.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";

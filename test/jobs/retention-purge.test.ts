@@ -14,7 +14,7 @@ import { ManualClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/logger.ts";
 import { createIdempotencyRepo, recordAnswer } from "../../src/outbound/sending/idempotency.repo.ts";
 import { createStsRepo } from "../../src/outbound/delivery/mta-sts.repo.ts";
-import { createOutboundRepo } from "../../src/outbound/outbound.repo.ts";
+import { createOutboundRepo } from "../../src/outbound/queue/queue.repo.ts";
 import type { Purge } from "../../src/store/purge-window.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
 import { queuedMessage, queuedRecipient } from "../helpers/queue-rows.ts";

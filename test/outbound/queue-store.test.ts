@@ -2,7 +2,7 @@
 // need no fsync. (Its grouped commits: test/store/group-commit.test.ts.)
 import { afterAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { createOutboundRepo } from "../../src/outbound/outbound.repo.ts";
+import { createOutboundRepo } from "../../src/outbound/queue/queue.repo.ts";
 import { openStore } from "../../src/store/store.ts";
 import { queuedMessage, queuedRecipient } from "../helpers/queue-rows.ts";
 import { tempDir } from "../helpers/tmp.ts";

@@ -8,7 +8,7 @@ import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { reply } from "../../lib/smtp-reply.ts";
 import { parseBounce } from "./bounce-parse.ts";
-import type { OutboundRepo } from "../outbound.repo.ts";
+import type { OutboundRepo } from "../queue/queue.repo.ts";
 
 const BOUNCE_ADDRESS = /^bounces\+([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-([0-9a-f]{16})@/i;
 const UNKNOWN = reply(550, "5.1.1", "unknown bounce address");

@@ -3,8 +3,8 @@
 import type { NewEvent } from "../../events/events.repo.ts";
 import type { AttemptDetails } from "../../events/kinds.ts";
 import { isoTime } from "../../lib/clock.ts";
-import type { ClaimedRecipient, RecipientUpdate } from "../outbound.repo.ts";
-import { nextRetryAt, retriesExhausted, verdictForReply, type AttemptVerdict } from "../schedule.ts";
+import type { ClaimedRecipient, RecipientUpdate } from "../queue/queue.repo.ts";
+import { nextRetryAt, retriesExhausted, verdictForReply, type AttemptVerdict } from "../queue/schedule.ts";
 import type { TransactionResult } from "./smtp-client.ts";
 
 export interface AttemptOutcome {

@@ -14,12 +14,12 @@ import type { Logger } from "../../lib/logger.ts";
 import { garbageMade, LARGE_MESSAGE_BYTES } from "../../lib/gc-pacer.ts";
 import { costOf, type MemoryBudget, type MessageCost, type Reservation } from "../../lib/memory-budget.ts";
 import { domainOf, parseAddressList } from "../compose/addresses.ts";
-import type { MessageBlobs } from "../blobs.ts";
-import type { ClaimedRecipient, OutboundMessage, OutboundRepo, RecipientUpdate } from "../outbound.repo.ts";
+import type { MessageBlobs } from "../queue/blobs.ts";
+import type { ClaimedRecipient, OutboundMessage, OutboundRepo, RecipientUpdate } from "../queue/queue.repo.ts";
 import { ConnectionCache, destinationKey } from "./connection-cache.ts";
 import { connectTo } from "./connect.ts";
 import { attemptOutcome, UnsendableMessage, unpreparedOutcome } from "./outcome.ts";
-import { webhookConfigured } from "../webhook-configured.ts";
+import { webhookConfigured } from "../queue/webhook-configured.ts";
 import type { SmtpClient, TransactionResult } from "./smtp-client.ts";
 import type { TlsRequirement } from "./tls-policy.ts";
 

@@ -6,13 +6,13 @@ import { newUuid } from "../../lib/ids.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { domainOf, type MailAddress } from "../compose/addresses.ts";
 import { composeMessage } from "../compose/compose.ts";
-import { enqueueMessage, type EnqueueDeps, type EnqueueRequest, type RememberedAnswer } from "../enqueue.ts";
+import { enqueueMessage, type EnqueueDeps, type EnqueueRequest, type RememberedAnswer } from "../queue/enqueue.ts";
 import type { IdempotencyRepo } from "./idempotency.repo.ts";
 import { draftFromBody, InputProblem, type MessageBody } from "../compose/message-input.ts";
-import type { OutboundMessage, OutboundRepo, Priority } from "../outbound.repo.ts";
+import type { OutboundMessage, OutboundRepo, Priority } from "../queue/queue.repo.ts";
 import type { Tracking } from "../tracking/personalize.ts";
 import type { SenderDomains } from "./sender-domains.ts";
-import { webhookConfigured } from "../webhook-configured.ts";
+import { webhookConfigured } from "../queue/webhook-configured.ts";
 
 export interface SendDeps {
   repo: OutboundRepo;

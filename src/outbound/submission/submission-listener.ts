@@ -17,7 +17,7 @@ import { formatReply, reply, smtpError, smtpSuccessText, type SmtpReply } from "
 import { isAddress, parseAddressList, type MailAddress } from "../compose/addresses.ts";
 import { authorFieldsOf, authorOf } from "../compose/author.ts";
 import { toCrlf } from "../compose/compose.ts";
-import type { RememberedAnswer } from "../enqueue.ts";
+import type { RememberedAnswer } from "../queue/enqueue.ts";
 import type { KeyRef } from "../sending/idempotency.repo.ts";
 import { joinMessage, splitMessage } from "../compose/raw-headers.ts";
 import { SenderRefused, sendFromSmtp, type SendDeps, type Sender } from "../sending/send.ts";

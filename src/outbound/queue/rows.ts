@@ -1,7 +1,7 @@
 // How the outgoing queue's rows map to the objects the rest of the code uses.
-import type { LifecycleKind } from "../events/kinds.ts";
-import type { OutboundMessage, OutboundRecipient, Priority, RecipientType } from "./outbound.repo.ts";
-import type { Tracking } from "./tracking/personalize.ts";
+import type { LifecycleKind } from "../../events/kinds.ts";
+import type { OutboundMessage, OutboundRecipient, Priority, RecipientType } from "./queue.repo.ts";
+import type { Tracking } from "../tracking/personalize.ts";
 
 export interface MessageRow {
   id: string;

@@ -2,15 +2,15 @@
 // recipient and their registration events in one transaction (shared with the other
 // messages accepted in the same moment). Only after that commit do we answer 202 or 250
 // (durability rule).
-import type { NewEvent } from "../events/events.repo.ts";
-import type { Clock } from "../lib/clock.ts";
-import { newId16, newUuid } from "../lib/ids.ts";
-import { domainOf, formatAddress, type MailAddress } from "./compose/addresses.ts";
-import type { OutboundMessage, OutboundRecipient, OutboundRepo, Priority, RecipientType } from "./outbound.repo.ts";
+import type { NewEvent } from "../../events/events.repo.ts";
+import type { Clock } from "../../lib/clock.ts";
+import { newId16, newUuid } from "../../lib/ids.ts";
+import { domainOf, formatAddress, type MailAddress } from "../compose/addresses.ts";
+import type { OutboundMessage, OutboundRecipient, OutboundRepo, Priority, RecipientType } from "./queue.repo.ts";
 import { firstAttemptAt, LANES } from "./schedule.ts";
-import type { IdempotencyScope } from "./sending/idempotency.ts";
-import { NO_TRACKING } from "./outbound.repo.ts";
-import type { Tracking } from "./tracking/personalize.ts";
+import type { IdempotencyScope } from "../sending/idempotency.ts";
+import { NO_TRACKING } from "./queue.repo.ts";
+import type { Tracking } from "../tracking/personalize.ts";
 
 export interface EnqueueRequest {
   /** Chosen by the caller when the Message-ID must contain it; a new UUID v4 otherwise. */

@@ -1,8 +1,8 @@
 // E12's `query` over sent messages as SQL: free text, subject:, from:, to:, status:, tag:
 // and created_at comparisons, each a parameterised clause.
-import type { SearchTerm } from "../lib/search-query.ts";
-import { termTimeMs } from "../lib/search-query.ts";
-import { containsPattern } from "../store/paging.ts";
+import type { SearchTerm } from "../../lib/search-query.ts";
+import { termTimeMs } from "../../lib/search-query.ts";
+import { containsPattern } from "../../store/paging.ts";
 
 export const MESSAGE_SEARCH_FIELDS = ["status", "to", "from", "subject", "tag", "created_at"] as const;
 

@@ -6,9 +6,9 @@
 //
 // Through the log connection: these are not mail we still hold, and a purge lost in a
 // power cut is done again at the next run, so its commits need not wait for fsync.
-import { deleteEventsOfMessages, messagesWithPendingEvents } from "../events/events.repo.ts";
-import { planWindow, rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
-import type { Store } from "../store/store.ts";
+import { deleteEventsOfMessages, messagesWithPendingEvents } from "../../events/events.repo.ts";
+import { planWindow, rowidPurge, type Purge, type WindowRow } from "../../store/purge-window.ts";
+import type { Store } from "../../store/store.ts";
 
 type MessageWindowRow = WindowRow & { id: string };
 

@@ -3,17 +3,17 @@
 // lease) and the events each change records, written in the same transaction as the change.
 // Accepting a message and recording an attempt's outcome are durable, grouped commits
 // (src/store/group-commit.ts); a lease is not: one lost in a crash is released at start-up anyway.
-import { eventsOfRecipients, insertEvents, type MessageEvent, type NewEvent } from "../events/events.repo.ts";
-import type { LifecycleKind } from "../events/kinds.ts";
-import type { SearchTerm } from "../lib/search-query.ts";
-import type { Tracking } from "./tracking/personalize.ts";
-import { GroupCommit } from "../store/group-commit.ts";
-import { recordAnswer, type KeyAnswer } from "./sending/idempotency.repo.ts";
-import { suppressRecipient } from "./suppressions/suppressions.repo.ts";
-import { newestFirst, prefixPattern, searchedPage, searchWindow, toPage, type Page, type PageRequest } from "../store/paging.ts";
-import type { Store } from "../store/store.ts";
-import { MESSAGE_COLUMNS, messageFromRow, NO_TRACKING, RECIPIENT_COLUMNS, recipientFromRow, type MessageRow, type RecipientRow } from "./outbound-rows.ts";
-import { MESSAGE_SEARCH_FIELDS, searchClause } from "./outbound-search.repo.ts";
+import { eventsOfRecipients, insertEvents, type MessageEvent, type NewEvent } from "../../events/events.repo.ts";
+import type { LifecycleKind } from "../../events/kinds.ts";
+import type { SearchTerm } from "../../lib/search-query.ts";
+import type { Tracking } from "../tracking/personalize.ts";
+import { GroupCommit } from "../../store/group-commit.ts";
+import { recordAnswer, type KeyAnswer } from "../sending/idempotency.repo.ts";
+import { suppressRecipient } from "../suppressions/suppressions.repo.ts";
+import { newestFirst, prefixPattern, searchedPage, searchWindow, toPage, type Page, type PageRequest } from "../../store/paging.ts";
+import type { Store } from "../../store/store.ts";
+import { MESSAGE_COLUMNS, messageFromRow, NO_TRACKING, RECIPIENT_COLUMNS, recipientFromRow, type MessageRow, type RecipientRow } from "./rows.ts";
+import { MESSAGE_SEARCH_FIELDS, searchClause } from "./search.repo.ts";
 import { LANES } from "./schedule.ts";
 
 export { MESSAGE_SEARCH_FIELDS, NO_TRACKING };
