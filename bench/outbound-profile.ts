@@ -43,12 +43,12 @@ const RULES: [stage: string, test: (s: Stack) => boolean][] = [
   ["delivery: outcome commit (SQLite, synchronous=FULL)", (s) => any(s, sqlite) && any(s, inUrl("outbound/delivery/worker"))],
   ["delivery: read raw message file", (s) => any(s, inUrl("outbound/queue/blobs"))],
   ["logging", (s) => any(s, inUrl("lib/logger"))],
-  ["delivery: SMTP client (nodemailer smtp-connection, sockets)", (s) => any(s, inUrl("smtp-connection", "outbound/smtp-client", "node:net", "node:tls", "data-stream"))],
-  ["delivery: hop planning (smarthost/MX, egress guard, DNS)", (s) => any(s, inUrl("outbound/route", "outbound/mx", "lib/egress", "lib/dns", "dns2", "ipaddr"))],
-  ["delivery: per-recipient copy (tracking, List-Unsubscribe)", (s) => any(s, inUrl("outbound/prepare", "outbound/personalize", "tracking-tokens"))],
-  ["delivery: worker glue (grouping, events, schedule)", (s) => any(s, inUrl("outbound/delivery/worker", "outbound/schedule"))],
-  ["API: compose (nodemailer mail-composer, libmime, QP)", (s) => any(s, inUrl("mail-composer", "mime-node", "mime-funcs", "libmime", "/qp/", "/base64/", "mime-types", "outbound/compose", "html-to-text", "marked"))],
-  ["API: input checks (draft, addresses)", (s) => any(s, inUrl("outbound/message-input", "outbound/addresses", "outbound/send", "outbound/queue/enqueue", "lib/ids"))],
+  ["delivery: SMTP client (nodemailer smtp-connection, sockets)", (s) => any(s, inUrl("smtp-connection", "outbound/delivery/smtp-client", "node:net", "node:tls", "data-stream"))],
+  ["delivery: hop planning (smarthost/MX, egress guard, DNS)", (s) => any(s, inUrl("outbound/delivery/next-hop", "outbound/delivery/mx", "lib/egress", "lib/dns", "dns2", "ipaddr"))],
+  ["delivery: per-recipient copy (tracking, List-Unsubscribe)", (s) => any(s, inUrl("outbound/delivery/prepare", "outbound/tracking/personalize", "tracking-tokens"))],
+  ["delivery: worker glue (grouping, events, schedule)", (s) => any(s, inUrl("outbound/delivery/worker", "outbound/queue/schedule"))],
+  ["API: compose (nodemailer mail-composer, libmime, QP)", (s) => any(s, inUrl("mail-composer", "mime-node", "mime-funcs", "libmime", "/qp/", "/base64/", "mime-types", "outbound/compose/compose", "html-to-text", "marked"))],
+  ["API: input checks (draft, addresses)", (s) => any(s, inUrl("outbound/compose/message-input", "outbound/compose/addresses", "outbound/sending/send", "outbound/queue/enqueue", "lib/ids"))],
   ["API: HTTP, Elysia routing, auth, validation, JSON", (s) => any(s, inUrl("elysia", "src/api/", "src/auth/", "typebox", "sinclair", "lib/rate-limit")) || any(s, fn("parse", "stringify", "json"))],
 ];
 const OTHER = "other (runtime, timers, GC)";
