@@ -4,7 +4,7 @@ import type { Logger } from "../lib/logger.ts";
 import type { SendDeps } from "../outbound/sending/send.ts";
 import { sendFromApi } from "../outbound/sending/send.ts";
 import { MAX_IDEMPOTENCY_KEY_CHARS } from "../outbound/sending/idempotency.ts";
-import type { OutboundMessage } from "../outbound/queue/queue.repo.ts";
+import type { OutboundMessage } from "../outbound/queue/message.ts";
 import { callerOutbound } from "./deps.ts";
 import { errorResponses } from "./errors.ts";
 import { requestState } from "./request-state.ts";

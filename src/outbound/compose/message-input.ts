@@ -4,7 +4,7 @@ import type { Problem } from "../../lib/validation.ts";
 import { parseAddressList, type MailAddress } from "./addresses.ts";
 import { detectMimeType } from "nodemailer/lib/mime-funcs/mime-types";
 import { blockedExtensionOf } from "./attachment-names.ts";
-import type { Priority } from "../queue/queue.repo.ts";
+import type { Priority } from "../queue/message.ts";
 
 export interface MessageBody {
   from: string;

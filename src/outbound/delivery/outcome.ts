@@ -3,7 +3,7 @@
 import type { NewEvent } from "../../events/events.repo.ts";
 import type { AttemptDetails } from "../../events/kinds.ts";
 import { isoTime } from "../../lib/clock.ts";
-import type { ClaimedRecipient, RecipientUpdate } from "../queue/queue.repo.ts";
+import type { ClaimedRecipient, RecipientUpdate } from "../queue/message.ts";
 import { nextRetryAt, retriesExhausted, verdictForReply, type AttemptVerdict } from "../queue/schedule.ts";
 import type { TransactionResult } from "./smtp-client.ts";
 

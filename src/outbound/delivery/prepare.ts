@@ -1,7 +1,7 @@
 // A recipient's copy as it leaves: personalised when the message tracks or carries
 // List-Unsubscribe, then DKIM-signed (signing comes last, over the final bytes).
 import { domainOf, parseAddressList } from "../compose/addresses.ts";
-import type { OutboundMessage } from "../queue/queue.repo.ts";
+import type { OutboundMessage } from "../queue/message.ts";
 import { UnsendableMessage } from "./outcome.ts";
 import { needsPersonalizing, personalize } from "../tracking/personalize.ts";
 import { splitMessage } from "../compose/raw-headers.ts";

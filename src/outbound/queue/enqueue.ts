@@ -6,10 +6,10 @@ import type { NewEvent } from "../../events/events.repo.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { newId16, newUuid } from "../../lib/ids.ts";
 import { domainOf, formatAddress, type MailAddress } from "../compose/addresses.ts";
-import type { OutboundMessage, OutboundRecipient, OutboundRepo, Priority, RecipientType } from "./queue.repo.ts";
+import type { OutboundRepo } from "./queue.repo.ts";
 import { firstAttemptAt, LANES } from "./schedule.ts";
 import type { IdempotencyScope } from "../sending/idempotency.ts";
-import { NO_TRACKING } from "./queue.repo.ts";
+import { NO_TRACKING, type OutboundMessage, type OutboundRecipient, type Priority, type RecipientType } from "./message.ts";
 import type { Tracking } from "../tracking/personalize.ts";
 
 export interface EnqueueRequest {

@@ -6,71 +6,19 @@
 import { eventsOfRecipients, insertEvents, type MessageEvent, type NewEvent } from "../../events/events.repo.ts";
 import type { LifecycleKind } from "../../events/kinds.ts";
 import type { SearchTerm } from "../../lib/search-query.ts";
-import type { Tracking } from "../tracking/personalize.ts";
+import type { ClaimedRecipient, OutboundMessage, OutboundRecipient, RecipientUpdate } from "./message.ts";
 import { GroupCommit } from "../../store/group-commit.ts";
 import { recordAnswer, type KeyAnswer } from "../sending/idempotency.repo.ts";
 import { suppressRecipient } from "../suppressions/suppressions.repo.ts";
 import { newestFirst, prefixPattern, searchedPage, searchWindow, toPage, type Page, type PageRequest } from "../../store/paging.ts";
 import type { Store } from "../../store/store.ts";
-import { MESSAGE_COLUMNS, messageFromRow, NO_TRACKING, RECIPIENT_COLUMNS, recipientFromRow, type MessageRow, type RecipientRow } from "./rows.ts";
+import { MESSAGE_COLUMNS, messageFromRow, RECIPIENT_COLUMNS, recipientFromRow, type MessageRow, type RecipientRow } from "./rows.ts";
 import { MESSAGE_SEARCH_FIELDS, searchClause } from "./search.repo.ts";
 import { LANES } from "./schedule.ts";
 
-export { MESSAGE_SEARCH_FIELDS, NO_TRACKING };
-
-export type Priority = "standard" | "priority" | "digest";
-export type RecipientType = "to" | "cc" | "bcc";
-
-export interface OutboundMessage {
-  id: string;
-  accountId: string;
-  outboundAccountId: string;
-  from: string;
-  subject: string | null;
-  messageId: string;
-  to: string[];
-  cc: string[];
-  tags: string[];
-  testMode: boolean;
-  priority: Priority;
-  sizeBytes: number;
-  /** The raw message's file under data_dir (messages accepted before migration 0008), or null: it is in the database. */
-  blobPath: string | null;
-  /** Open/click tracking and List-Unsubscribe, as the account had them when it was accepted. */
-  tracking: Tracking;
-  createdAtMs: number;
-}
-
-export interface OutboundRecipient {
-  id: string;
-  messageId: string;
-  position: number;
-  email: string;
-  domain: string;
-  type: RecipientType;
-  status: LifecycleKind;
-  state: "queued" | "done";
-  lane: number;
-  attempts: number;
-  firstAttemptAtMs: number | null;
-  nextAttemptAtMs: number;
-}
+export { MESSAGE_SEARCH_FIELDS };
 
 const inList = (n: number) => Array.from({ length: n }, () => "?").join(", ");
-
-/** A recipient's new queue state after an attempt (or a decision without one). */
-export interface RecipientUpdate {
-  status: LifecycleKind;
-  state: "queued" | "done";
-  attempts: number;
-  firstAttemptAtMs: number | null;
-  nextAttemptAtMs: number;
-}
-
-export interface ClaimedRecipient {
-  recipient: OutboundRecipient;
-  message: OutboundMessage;
-}
 
 export interface EventOptions {
   /** False when the outbound account has no webhook: the events get no webhook outbox rows. */

@@ -1,7 +1,6 @@
 // How the outgoing queue's rows map to the objects the rest of the code uses.
 import type { LifecycleKind } from "../../events/kinds.ts";
-import type { OutboundMessage, OutboundRecipient, Priority, RecipientType } from "./queue.repo.ts";
-import type { Tracking } from "../tracking/personalize.ts";
+import { NO_TRACKING, type OutboundMessage, type OutboundRecipient, type Priority, type RecipientType } from "./message.ts";
 
 export interface MessageRow {
   id: string;
@@ -37,7 +36,6 @@ export interface RecipientRow {
 }
 
 export const MESSAGE_COLUMNS = "id, account_id, outbound_account_id, mail_from, subject, message_id, to_json, cc_json, tags_json, test_mode, priority, size, blob_path, tracking_json, created_at";
-export const NO_TRACKING: Tracking = { opens: false, clicks: false, unsubscribe: { url: null, mailto: null } };
 export const RECIPIENT_COLUMNS = "id, message_id, position, email, domain, type, status, state, lane, attempts, first_attempt_at, next_attempt_at";
 
 export const messageFromRow = (r: MessageRow): OutboundMessage => ({

@@ -1,6 +1,6 @@
 // When a recipient is next tried, and what an SMTP reply means for it: pure decisions
 // with table tests.
-import type { Priority } from "./queue.repo.ts";
+import type { Priority } from "./message.ts";
 
 export const LANES: Record<Priority, number> = { priority: 0, standard: 1, digest: 2 };
 

@@ -1,7 +1,7 @@
 // What a submitted message's own headers say about how to send it (docs/sending.md, SMTP submission):
 // tags and class, in Postroom's names or the hosted service's, read and then removed so
 // they never leave the server.
-import type { Priority } from "../queue/queue.repo.ts";
+import type { Priority } from "../queue/message.ts";
 import type { MessageHeaders } from "../compose/raw-headers.ts";
 
 const TAG_HEADERS = ["x-postroom-tags", "x-cloudmta-tags"];
