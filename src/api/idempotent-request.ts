@@ -4,7 +4,8 @@
 // answer again, with Idempotent-Replayed: true) from another request with the same key.
 import { createHash } from "node:crypto";
 import type { RememberedAnswer } from "../outbound/queue/enqueue.ts";
-import type { IdempotencyRepo, KeyRef } from "../outbound/sending/idempotency.repo.ts";
+import type { IdempotencyRepo } from "../outbound/sending/idempotency.repo.ts";
+import type { KeyRef } from "../outbound/sending/idempotency.ts";
 import { idempotencyKeyOf } from "../outbound/sending/idempotency.ts";
 import { errorResponse } from "./errors.ts";
 

@@ -5,7 +5,7 @@ import { Elysia, t, type Static } from "elysia";
 import { isoTime } from "../lib/clock.ts";
 import { newId16 } from "../lib/ids.ts";
 import { isAddress } from "../outbound/compose/addresses.ts";
-import type { Suppression } from "../outbound/suppressions/suppressions.repo.ts";
+import type { Suppression } from "../outbound/suppressions/suppression.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
 import { errorResponses, invalid, notFound } from "./errors.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";

@@ -4,20 +4,7 @@
 import type { Database } from "bun:sqlite";
 import { rowidPurge, type Purge, type WindowRow } from "../../store/purge-window.ts";
 import type { Store } from "../../store/store.ts";
-import { findKey, type IdempotencyScope, type KeyFinding, type StoredKey } from "./idempotency.ts";
-
-/** Which key of which outbound account. */
-export interface KeyRef {
-  outboundAccountId: string;
-  scope: IdempotencyScope;
-  key: string;
-}
-
-/** What to store as the answer of a claimed key, with the message it queued. */
-export interface KeyAnswer extends KeyRef {
-  requestSha256: string | null;
-  answer: string;
-}
+import { findKey, type KeyAnswer, type KeyFinding, type KeyRef, type StoredKey } from "./idempotency.ts";
 
 export interface IdempotencyRepo {
   /**

@@ -16,6 +16,19 @@ export interface StoredKey {
   createdAtMs: number;
 }
 
+/** Which key of which outbound account. */
+export interface KeyRef {
+  outboundAccountId: string;
+  scope: IdempotencyScope;
+  key: string;
+}
+
+/** What to store as the answer of a claimed key, with the message it queued. */
+export interface KeyAnswer extends KeyRef {
+  requestSha256: string | null;
+  answer: string;
+}
+
 /** What a request with a key finds: nothing (it claims the key), one still in flight, or an answer. */
 export type KeyFinding = { kind: "claim" } | { kind: "in_flight" } | { kind: "answered"; requestSha256: string | null; answer: string };
 

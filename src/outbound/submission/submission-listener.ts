@@ -18,7 +18,7 @@ import { isAddress, parseAddressList, type MailAddress } from "../compose/addres
 import { authorFieldsOf, authorOf } from "../compose/author.ts";
 import { toCrlf } from "../compose/compose.ts";
 import type { RememberedAnswer } from "../queue/enqueue.ts";
-import type { KeyRef } from "../sending/idempotency.repo.ts";
+import type { KeyRef } from "../sending/idempotency.ts";
 import { joinMessage, splitMessage } from "../compose/raw-headers.ts";
 import { SenderRefused, sendFromSmtp, type SendDeps, type Sender } from "../sending/send.ts";
 import { takeSendingHeaders } from "./submission-headers.ts";

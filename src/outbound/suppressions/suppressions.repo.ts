@@ -4,18 +4,7 @@ import { newId16 } from "../../lib/ids.ts";
 import type { Store } from "../../store/store.ts";
 import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../../store/paging.ts";
 import type { Database } from "bun:sqlite";
-
-export type SuppressionReason = "bounce" | "complaint" | "manual";
-
-export interface Suppression {
-  id: string;
-  accountId: string;
-  outboundAccountId: string;
-  email: string;
-  reason: SuppressionReason;
-  details: Record<string, unknown>;
-  createdAtMs: number;
-}
+import type { Suppression, SuppressionReason } from "./suppression.ts";
 
 interface Row {
   id: string;
