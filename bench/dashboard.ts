@@ -23,6 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { journaledStore, type IncomingStatus } from "../src/inbound/statuses.repo.ts";
 import { createOutboundRepo } from "../src/outbound/queue/queue.repo.ts";
+import { queuePorts } from "../src/outbound/queue/wiring.ts";
 import { NO_TRACKING } from "../src/outbound/queue/message.ts";
 import { openStore } from "../src/store/store.ts";
 import { TestDnsServer } from "../test/helpers/dns-server.ts";
@@ -79,7 +80,7 @@ function fillStatuses(dataDir: string, addresses: string[], n: number, nowMs: nu
 
 async function fillSent(dataDir: string, n: number, nowMs: number): Promise<void> {
   const store = openStore(dataDir);
-  const repo = createOutboundRepo(store);
+  const repo = createOutboundRepo(store, queuePorts(store));
   for (let done = 0; done < n; done += CHUNK) {
     const writes: Promise<unknown>[] = [];
     for (let i = done; i < Math.min(n, done + CHUNK); i++) {

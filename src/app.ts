@@ -34,6 +34,7 @@ import { copyPreparer } from "./outbound/delivery/prepare.ts";
 import { createSuppressionRepo } from "./outbound/suppressions/suppressions.repo.ts";
 import { idempotencyAtStart } from "./outbound/sending/idempotency.repo.ts";
 import { createOutboundRepo } from "./outbound/queue/queue.repo.ts";
+import { queuePorts } from "./outbound/queue/wiring.ts";
 import type { SendDeps } from "./outbound/sending/send.ts";
 import { senderDomains } from "./domains/sender-domains.ts";
 import { createSendingDomainRepo } from "./domains/sending-domains.repo.ts";
@@ -118,7 +119,7 @@ export class App {
     const localAttachments = new LocalAttachmentStore(config.dataDir, loadOrCreateKey(config.dataDir, "url-signing"), () => this.current.http.publicUrl);
     const auth = new AuthChecker(resolver);
     const extractor = (this.extractor = new ExtractPool(config.inbound.parseWorkers, logger.child({ component: "extract" })));
-    const outbound = createOutboundRepo(store, () => this.webhooks?.kick());
+    const outbound = createOutboundRepo(store, queuePorts(store), () => this.webhooks?.kick());
     const bounces = opts.bounces ?? bounceHandler({ repo: outbound, clock, logger: logger.child({ component: "bounces" }) });
     const blobs = new MessageBlobs(config.dataDir);
     const suppressions = createSuppressionRepo(store);

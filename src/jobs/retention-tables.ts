@@ -10,13 +10,14 @@ import { createStatusPurge } from "../inbound/statuses.repo.ts";
 import { createStsPurge } from "../outbound/delivery/mta-sts.repo.ts";
 import { createIdempotencyPurge } from "../outbound/sending/idempotency.repo.ts";
 import { createOutboundPurge } from "../outbound/queue/purge.repo.ts";
+import { purgePorts } from "../outbound/queue/wiring.ts";
 import { createStatsPurge } from "../stats/stats.repo.ts";
 import type { Purge } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
 import type { RetentionTable } from "./retention.ts";
 
 export function retentionPurges(store: Store): Record<RetentionTable, Purge> {
-  const outbound = createOutboundPurge(store);
+  const outbound = createOutboundPurge(store, purgePorts(store));
   return {
     incoming_statuses: createStatusPurge(store),
     messages: outbound.messages,

@@ -15,6 +15,7 @@ import { silentLogger } from "../../src/lib/logger.ts";
 import { createIdempotencyRepo, recordAnswer } from "../../src/outbound/sending/idempotency.repo.ts";
 import { createStsRepo } from "../../src/outbound/delivery/mta-sts.repo.ts";
 import { createOutboundRepo } from "../../src/outbound/queue/queue.repo.ts";
+import { queuePorts } from "../../src/outbound/queue/wiring.ts";
 import type { Purge } from "../../src/store/purge-window.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
 import { queuedMessage, queuedRecipient } from "../helpers/queue-rows.ts";
@@ -37,7 +38,7 @@ function setUp(settings: RetentionSettings = DEFAULTS) {
   const statuses = createStatusRepo(store);
   const outbox = createOutboxRepo(store);
   const sendingDomains = createSendingDomainRepo(store);
-  const outbound = createOutboundRepo(store);
+  const outbound = createOutboundRepo(store, queuePorts(store));
   const purges = retentionPurges(store);
   const current = { settings };
   const job = (p: Record<string, Purge> = purges) => new RetentionPurge({ purges: p as typeof purges, clock, logger: silentLogger, settings: () => current.settings });

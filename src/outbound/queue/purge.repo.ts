@@ -6,9 +6,9 @@
 //
 // Through the log connection: these are not mail we still hold, and a purge lost in a
 // power cut is done again at the next run, so its commits need not wait for fsync.
-import { deleteEventsOfMessages, messagesWithPendingEvents } from "../../events/events.repo.ts";
 import { planWindow, rowidPurge, type Purge, type WindowRow } from "../../store/purge-window.ts";
 import type { Store } from "../../store/store.ts";
+import type { PurgeEvents } from "./ports.ts";
 
 type MessageWindowRow = WindowRow & { id: string };
 
@@ -21,7 +21,8 @@ export interface OutboundPurge {
 
 const QUEUED = "EXISTS (SELECT 1 FROM outbound_recipients r WHERE r.message_id = m.id AND r.state = 'queued')";
 
-export function createOutboundPurge(store: Store): OutboundPurge {
+/** `events`: the events feature's side (wiring.ts, purgePorts), on the same connection. */
+export function createOutboundPurge(store: Store, events: PurgeEvents): OutboundPurge {
   const db = store.logDb;
 
   const messageWindow = db.query<MessageWindowRow, [number, number]>(`SELECT m.rowid AS rowid, m.id AS id, m.created_at AS at, ${QUEUED} AS keep FROM outbound_messages m WHERE m.rowid > ? ORDER BY m.rowid LIMIT ?`);
@@ -32,13 +33,13 @@ export function createOutboundPurge(store: Store): OutboundPurge {
     const plan = planWindow(messageWindow.all(afterRowid, limit), beforeMs, limit, true);
     let ids = plan.remove.map((r) => r.id);
     if (ids.length > 0) {
-      const waiting = messagesWithPendingEvents(db, JSON.stringify(ids));
+      const waiting = events.pendingAmong(JSON.stringify(ids));
       ids = ids.filter((id) => !waiting.has(id));
     }
     if (ids.length > 0) {
       const param = JSON.stringify(ids);
       // Children first: recipients and bodies reference the message.
-      deleteEventsOfMessages(db, param);
+      events.deleteOfMessages(param);
       removeRecipients.run(param);
       removeBodies.run(param);
       removeMessages.run(param);

@@ -3,14 +3,14 @@
 // lease) and the events each change records, written in the same transaction as the change.
 // Accepting a message and recording an attempt's outcome are durable, grouped commits
 // (src/store/group-commit.ts); a lease is not: one lost in a crash is released at start-up anyway.
-import { eventsOfRecipients, insertEvents, type MessageEvent, type NewEvent } from "../../events/events.repo.ts";
+import type { MessageEvent, NewEvent } from "../../events/events.repo.ts";
 import type { LifecycleKind } from "../../events/kinds.ts";
 import type { SearchTerm } from "../../lib/search-query.ts";
 import type { ClaimedRecipient, OutboundMessage, OutboundRecipient, RecipientUpdate } from "./message.ts";
 import { GroupCommit } from "../../store/group-commit.ts";
-import { recordAnswer } from "../sending/idempotency.repo.ts";
 import type { KeyAnswer } from "../sending/idempotency.ts";
-import { suppressRecipient } from "../suppressions/suppressions.repo.ts";
+import type { SuppressionReason } from "../suppressions/suppression.ts";
+import type { QueuePorts } from "./ports.ts";
 import { newestFirst, prefixPattern, searchedPage, searchWindow, toPage, type Page, type PageRequest } from "../../store/paging.ts";
 import type { Store } from "../../store/store.ts";
 import { MESSAGE_COLUMNS, messageFromRow, RECIPIENT_COLUMNS, recipientFromRow, type MessageRow, type RecipientRow } from "./rows.ts";
@@ -71,9 +71,20 @@ export interface OutboundRepo {
   cancelQueued(messageId: string, nowMs: number, opts?: EventOptions): Promise<{ cancelled: number; inDelivery: number }>;
 }
 
-/** `onEvents` runs after a commit that recorded events (the webhook dispatcher wakes up). */
-export function createOutboundRepo(store: Store, onEvents: () => void = () => {}): OutboundRepo {
+/**
+ * `ports` write the events, suppressions and idempotency answers in the queue's transactions
+ * (wiring.ts, queuePorts); `onEvents` runs after a commit that recorded events (the webhook
+ * dispatcher wakes up).
+ */
+export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: () => void = () => {}): OutboundRepo {
   const { db, logDb } = store;
+  const { events: eventLog } = ports;
+  const suppressionOf = db.query("SELECT m.account_id, m.outbound_account_id, LOWER(r.email) AS email FROM outbound_recipients r JOIN outbound_messages m ON m.id = r.message_id WHERE r.id = ?");
+  /** Suppresses a recipient of a sent message, inside the caller's transaction. */
+  const suppressRecipient = (recipientId: string, reason: SuppressionReason, details: Record<string, unknown>, nowMs: number) => {
+    const row = suppressionOf.get(recipientId) as { account_id: string; outbound_account_id: string; email: string } | null;
+    if (row) ports.suppressions.suppress({ accountId: row.account_id, outboundAccountId: row.outbound_account_id, email: row.email, reason, details, createdAtMs: nowMs });
+  };
   const commits = new GroupCommit(db);
   const insertMessage = db.query(`INSERT INTO outbound_messages (${MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const insertBody = db.query("INSERT INTO outbound_message_bodies (message_id, raw) VALUES (?, ?)");
@@ -90,8 +101,8 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
         insertMessage.run(m.id, m.accountId, m.outboundAccountId, m.from, m.subject, m.messageId, JSON.stringify(m.to), JSON.stringify(m.cc), JSON.stringify(m.tags), m.testMode ? 1 : 0, m.priority, m.sizeBytes, raw ? "" : (m.blobPath ?? ""), JSON.stringify(m.tracking), m.createdAtMs);
         if (raw) insertBody.run(m.id, raw);
         for (const r of recipients) insertRecipient.run(r.id, r.messageId, r.position, r.email, r.domain, r.type, r.status, r.state, r.lane, r.attempts, r.firstAttemptAtMs, r.nextAttemptAtMs);
-        insertEvents(db, events, { webhook: opts.webhook });
-        if (opts.answer) recordAnswer(db, opts.answer, m.createdAtMs);
+        eventLog.record(events, { webhook: opts.webhook });
+        if (opts.answer) ports.answers.record(opts.answer, m.createdAtMs);
       });
       if (opts.webhook !== false) onEvents();
     },
@@ -151,8 +162,8 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
           u.nextAttemptAtMs,
           recipientId,
         );
-        if (u.status === "bounce") suppressRecipient(db, recipientId, "bounce", events.at(-1)?.details ?? {}, events.at(-1)?.createdAtMs ?? 0);
-        return insertEvents(db, events, opts);
+        if (u.status === "bounce") suppressRecipient(recipientId, "bounce", events.at(-1)?.details ?? {}, events.at(-1)?.createdAtMs ?? 0);
+        return eventLog.record(events, opts);
       });
       if (opts.webhook !== false) onEvents();
       return recorded;
@@ -163,9 +174,9 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
         if (status) db.query("UPDATE outbound_recipients SET status = ? WHERE id = ?").run(status, recipientId);
         // A hard bounce reported later, or a complaint, suppresses the address too.
         for (const e of events) {
-          if (e.kind === "bounce" || e.kind === "complaint") suppressRecipient(db, recipientId, e.kind, e.details, e.createdAtMs);
+          if (e.kind === "bounce" || e.kind === "complaint") suppressRecipient(recipientId, e.kind, e.details, e.createdAtMs);
         }
-        return insertEvents(db, events);
+        return eventLog.record(events);
       });
       onEvents();
       return recorded;
@@ -211,7 +222,7 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
     },
 
     async eventsOf(recipientIds) {
-      return eventsOfRecipients(db, recipientIds);
+      return eventLog.ofRecipients(recipientIds);
     },
 
     async flush() {
@@ -228,7 +239,7 @@ export function createOutboundRepo(store: Store, onEvents: () => void = () => {}
         const free = rows.filter((r) => r.locked_until === null || r.locked_until < nowMs);
         const done = db.query("UPDATE outbound_recipients SET status = 'error', state = 'done' WHERE id = ? AND state = 'queued'");
         for (const r of free) done.run(r.id);
-        insertEvents(db, free.map((r) => ({ messageId, recipientId: r.id, kind: "error" as const, details: { message: "cancelled from the dashboard", attempt: r.attempts, retried: false }, createdAtMs: nowMs })), opts);
+        eventLog.record(free.map((r) => ({ messageId, recipientId: r.id, kind: "error" as const, details: { message: "cancelled from the dashboard", attempt: r.attempts, retried: false }, createdAtMs: nowMs })), opts);
         return { cancelled: free.length, inDelivery: rows.length - free.length };
       });
       if (result.cancelled > 0 && opts.webhook !== false) onEvents();

@@ -68,6 +68,11 @@ export function recordAnswer(db: Database, a: KeyAnswer, nowMs: number): void {
   ).run(a.outboundAccountId, a.scope, a.key, a.requestSha256, a.answer, nowMs);
 }
 
+/** The idempotency side of the outgoing queue's ports (src/outbound/queue/ports.ts), on the queue's connection. */
+export function answerRecorder(db: Database) {
+  return { record: (answer: KeyAnswer, nowMs: number) => recordAnswer(db, answer, nowMs) };
+}
+
 /** The retention purge: answered keys created before the cutoff; a claim in flight is kept. */
 export function createIdempotencyPurge(store: Store): Purge {
   const db = store.logDb;

@@ -27,11 +27,18 @@ const fromRow = (r: Row): Suppression => ({
   createdAtMs: r.created_at,
 });
 
-/** Suppresses a recipient of a sent message, inside the caller's transaction; a second time changes nothing. */
-export function suppressRecipient(db: Database, recipientId: string, reason: SuppressionReason, details: Record<string, unknown>, nowMs: number): void {
-  db.query(
-    `INSERT INTO suppressions (${COLUMNS}) SELECT ?, m.account_id, m.outbound_account_id, LOWER(r.email), ?, ?, ? FROM outbound_recipients r JOIN outbound_messages m ON m.id = r.message_id WHERE r.id = ? ON CONFLICT (outbound_account_id, email) DO NOTHING`,
-  ).run(newId16(), reason, JSON.stringify(details), nowMs, recipientId);
+/**
+ * Suppresses an address, inside the caller's transaction when there is one; a second time
+ * changes nothing. On `db`: the connection of that transaction (the outgoing queue's ports,
+ * src/outbound/queue/ports.ts, record a bounce's suppression with its event).
+ */
+export function recipientSuppressor(db: Database) {
+  const insert = db.query(`INSERT INTO suppressions (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (outbound_account_id, email) DO NOTHING`);
+  return {
+    suppress(s: Omit<Suppression, "id">, id: string = newId16()): void {
+      insert.run(id, s.accountId, s.outboundAccountId, s.email, s.reason, JSON.stringify(s.details), s.createdAtMs);
+    },
+  };
 }
 
 export interface SuppressionRepo {
@@ -45,6 +52,7 @@ export interface SuppressionRepo {
 
 export function createSuppressionRepo(store: Store): SuppressionRepo {
   const { db } = store;
+  const suppressor = recipientSuppressor(db);
   return {
     async suppressedAmong(outboundAccountId, emails) {
       if (emails.length === 0) return new Set();
@@ -54,15 +62,7 @@ export function createSuppressionRepo(store: Store): SuppressionRepo {
     },
     async add(s) {
       const email = s.email.toLowerCase();
-      db.query(`INSERT INTO suppressions (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (outbound_account_id, email) DO NOTHING`).run(
-        s.id,
-        s.accountId,
-        s.outboundAccountId,
-        email,
-        s.reason,
-        JSON.stringify(s.details),
-        s.createdAtMs,
-      );
+      suppressor.suppress({ ...s, email }, s.id);
       return fromRow(db.query(`SELECT ${COLUMNS} FROM suppressions WHERE outbound_account_id = ? AND email = ?`).get(s.outboundAccountId, email) as Row);
     },
     async list(accountId, outboundAccountId, query, page) {
