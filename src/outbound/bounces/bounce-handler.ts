@@ -1,4 +1,4 @@
-// Mail to our bounce addresses (bounces+<message>-<recipient>@mta.<domain>): the address
+// Mail to our bounce addresses (bounce-address.ts): the address
 // names the message and recipient, so a bounce cannot be attributed to the wrong one,
 // and an address we never used is refused at RCPT. The message itself says what
 // happened: a failure (hard or soft), an auto-reply, or a complaint.
@@ -7,16 +7,11 @@ import type { BounceHandler } from "../../inbound/bounce-hook.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { reply } from "../../lib/smtp-reply.ts";
+import { parseBounceAddress } from "./bounce-address.ts";
 import { parseBounce } from "./bounce-parse.ts";
 import type { OutboundRepo } from "../queue/queue.repo.ts";
 
-const BOUNCE_ADDRESS = /^bounces\+([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-([0-9a-f]{16})@/i;
 const UNKNOWN = reply(550, "5.1.1", "unknown bounce address");
-
-export function parseBounceAddress(address: string): { messageId: string; recipientId: string } | null {
-  const m = BOUNCE_ADDRESS.exec(address);
-  return m ? { messageId: m[1]!.toLowerCase(), recipientId: m[2]!.toLowerCase() } : null;
-}
 
 /** A feedback report (RFC 5965): a recipient marked the message as spam. */
 const isComplaint = (raw: Buffer) => /report-type\s*=\s*"?feedback-report/i.test(raw.subarray(0, 64 * 1024).toString("latin1"));

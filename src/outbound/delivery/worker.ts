@@ -13,6 +13,7 @@ import { WakeTimer } from "../../lib/wake-timer.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { garbageMade, LARGE_MESSAGE_BYTES } from "../../lib/gc-pacer.ts";
 import { costOf, type MemoryBudget, type MessageCost, type Reservation } from "../../lib/memory-budget.ts";
+import { bounceAddress } from "../bounces/bounce-address.ts";
 import { domainOf, parseAddressList } from "../compose/addresses.ts";
 import type { MessageBlobs } from "../queue/blobs.ts";
 import type { OutboundRepo } from "../queue/queue.repo.ts";
@@ -77,9 +78,9 @@ export const KICK_DELAY_MS = 5;
 type ClaimOutcome = "more" | "claimed" | "blocked" | "none";
 
 /** The envelope sender of a recipient's copy: bounces come back to it and name the recipient. */
-export function bounceAddress(message: OutboundMessage, recipientId: string): string {
+function envelopeSender(message: OutboundMessage, recipientId: string): string {
   const from = parseAddressList(message.from)[0]?.address ?? message.from;
-  return `bounces+${message.id}-${recipientId}@mta.${domainOf(from)}`;
+  return bounceAddress(message.id, recipientId, domainOf(from));
 }
 
 export class DeliveryWorker {
@@ -272,7 +273,7 @@ export class DeliveryWorker {
           done(item);
           continue;
         }
-        let result = await client.send(bounceAddress(item.message, item.recipient.id), item.recipient.email, raw);
+        let result = await client.send(envelopeSender(item.message, item.recipient.id), item.recipient.email, raw);
         if (result.code === null && reused) {
           // The kept connection died as it was used again (the server dropped it while it
           // waited): that says nothing about this message, so a fresh connection takes it.
@@ -285,7 +286,7 @@ export class DeliveryWorker {
           }
           client = opened.client;
           dispatch.details = { ...dispatch.details, mx: client.endpoint.host };
-          result = await client.send(bounceAddress(item.message, item.recipient.id), item.recipient.email, raw);
+          result = await client.send(envelopeSender(item.message, item.recipient.id), item.recipient.email, raw);
         }
         reused = false;
         recorded.push(this.settle(item, result, client.endpoint.host, false, dispatch));
