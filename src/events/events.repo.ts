@@ -81,13 +81,6 @@ export function eventsOfRecipients(db: Database, recipientIds: readonly string[]
   return rows.map(fromRow);
 }
 
-/** The latest event of each given recipient, ignoring `exceptKinds`. */
-export function lastEventOfRecipients(db: Database, recipientIds: readonly string[], exceptKinds: readonly string[]): Map<string, MessageEvent> {
-  const last = new Map<string, MessageEvent>();
-  for (const e of eventsOfRecipients(db, recipientIds)) if (!exceptKinds.includes(e.kind)) last.set(e.recipientId, e);
-  return last;
-}
-
 /** The events feature's side of the outgoing queue's event log (src/outbound/queue/ports.ts), on `db`: the connection of the caller's transaction. */
 export function eventLog(db: Database) {
   return {
