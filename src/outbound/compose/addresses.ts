@@ -34,6 +34,15 @@ export function parseAddressList(value: string | readonly string[]): MailAddress
   return out;
 }
 
+/** The addresses a header field's values name; none when they do not parse (the header only says how the message reads). */
+export function headerAddresses(values: readonly string[]): MailAddress[] {
+  try {
+    return parseAddressList(values);
+  } catch {
+    return [];
+  }
+}
+
 // Characters that would make a bare display name parse as something else ("a, b", "x <y@z>").
 const NAME_SPECIALS = /[()<>\[\]:;@\\,"]/;
 
@@ -45,3 +54,8 @@ export const formatAddress = (a: MailAddress): string => {
 };
 
 export const domainOf = (address: string): string => address.slice(address.lastIndexOf("@") + 1).toLowerCase();
+
+/** The domain a queued message is sent from (its DKIM signature's, its bounce address's): that of its From address. */
+export function senderDomainOf(from: string): string {
+  return domainOf(parseAddressList(from)[0]?.address ?? from);
+}

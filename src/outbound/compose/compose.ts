@@ -4,10 +4,10 @@
 import { convert as htmlToText } from "html-to-text";
 import { marked } from "marked";
 import MailComposer from "nodemailer/lib/mail-composer";
-import { formatAddress, parseAddressList, type MailAddress } from "./addresses.ts";
+import { formatAddress, headerAddresses, type MailAddress } from "./addresses.ts";
 import { authorFieldsOf, authorOf } from "./author.ts";
 import { InputProblem, type MessageDraft } from "./message-input.ts";
-import { joinMessage, splitMessage } from "./raw-headers.ts";
+import { joinMessage, splitMessage, type MessageHeaders } from "./raw-headers.ts";
 
 export interface ComposedMessage {
   raw: Buffer;
@@ -37,6 +37,17 @@ export function toCrlf(raw: Buffer): Buffer {
   }
   raw.copy(out, to, from);
   return out;
+}
+
+/** A Message-ID a raw message brings is kept when it has the form <left@right>; else it gets ours. */
+export function ownMessageIdOf(h: MessageHeaders): string | null {
+  const existing = h.first("message-id")?.trim();
+  return existing && /^<[^<>\s]+@[^<>\s]+>$/.test(existing) ? existing : null;
+}
+
+/** A message without a Date gets one (RFC 5322 requires it), written as MailComposer writes it. */
+export function addDateIfMissing(h: MessageHeaders, date: Date): void {
+  if (!h.has("date")) h.prepend("Date", date.toUTCString().replace("GMT", "+0000"));
 }
 
 /** Markdown → HTML (and plain text when the draft gave none): html wins, markdown fills in (docs/sending.md, E11 body rules). */
@@ -76,14 +87,6 @@ const sameAddresses = (a: readonly MailAddress[], b: readonly MailAddress[]) => 
   return norm(a) === norm(b);
 };
 
-function headerAddresses(values: string[]): MailAddress[] {
-  try {
-    return parseAddressList(values);
-  } catch {
-    return [];
-  }
-}
-
 /** The raw variant: its From/To/Cc must match the request; subject replaces Subject. */
 function composeRaw(draft: MessageDraft, messageId: string, date: Date): ComposedMessage {
   const message = splitMessage(toCrlf(Buffer.from(draft.raw!, "utf8")));
@@ -96,9 +99,8 @@ function composeRaw(draft: MessageDraft, messageId: string, date: Date): Compose
   if (!sameAddresses(headerAddresses(h.all("cc")), draft.cc)) throw mismatch("cc");
   h.remove("bcc");
   if (draft.subject !== null) h.set("Subject", draft.subject);
-  if (!h.has("date")) h.prepend("Date", date.toUTCString().replace("GMT", "+0000"));
-  const existing = h.first("message-id")?.trim();
-  const id = existing && /^<[^<>\s]+@[^<>\s]+>$/.test(existing) ? existing : messageId;
+  addDateIfMissing(h, date);
+  const id = ownMessageIdOf(h) ?? messageId;
   if (id === messageId) h.set("Message-ID", messageId);
   return { raw: joinMessage(message), messageId: id, subject: draft.subject ?? h.first("subject"), named: author.named };
 }

@@ -1,6 +1,6 @@
 // A recipient's copy as it leaves: personalised when the message tracks or carries
 // List-Unsubscribe, then DKIM-signed (signing comes last, over the final bytes).
-import { domainOf, parseAddressList } from "../compose/addresses.ts";
+import { senderDomainOf } from "../compose/addresses.ts";
 import type { OutboundMessage } from "../queue/message.ts";
 import { UnsendableMessage } from "./outcome.ts";
 import { needsPersonalizing, personalize } from "../tracking/personalize.ts";
@@ -24,8 +24,7 @@ export function copyPreparer(deps: { domains: SenderDomains; publicUrl: () => st
       // RFC 6376 makes From the one header a signature must cover. Only a message accepted
       // before From was required can lack it: it can never be signed, so never sent.
       if (!splitMessage(copy).headers.has("from")) throw new UnsendableMessage("the message has no From header, so it cannot be DKIM-signed; send it again with one");
-      const from = parseAddressList(m.from)[0]?.address ?? m.from;
-      return deps.domains.sign(m.accountId, domainOf(from), copy);
+      return deps.domains.sign(m.accountId, senderDomainOf(m.from), copy);
     },
   };
 }

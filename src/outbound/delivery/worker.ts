@@ -14,7 +14,7 @@ import type { Logger } from "../../lib/logger.ts";
 import { garbageMade, LARGE_MESSAGE_BYTES } from "../../lib/gc-pacer.ts";
 import { costOf, type MemoryBudget, type MessageCost, type Reservation } from "../../lib/memory-budget.ts";
 import { bounceAddress } from "../bounces/bounce-address.ts";
-import { domainOf, parseAddressList } from "../compose/addresses.ts";
+import { senderDomainOf } from "../compose/addresses.ts";
 import type { MessageBlobs } from "../queue/blobs.ts";
 import type { OutboundRepo } from "../queue/queue.repo.ts";
 import type { ClaimedRecipient, OutboundMessage, RecipientUpdate } from "../queue/message.ts";
@@ -79,8 +79,7 @@ type ClaimOutcome = "more" | "claimed" | "blocked" | "none";
 
 /** The envelope sender of a recipient's copy: bounces come back to it and name the recipient. */
 function envelopeSender(message: OutboundMessage, recipientId: string): string {
-  const from = parseAddressList(message.from)[0]?.address ?? message.from;
-  return bounceAddress(message.id, recipientId, domainOf(from));
+  return bounceAddress(message.id, recipientId, senderDomainOf(message.from));
 }
 
 export class DeliveryWorker {

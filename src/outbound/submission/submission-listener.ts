@@ -14,9 +14,9 @@ import { guardSessions } from "../../lib/smtp-guard.ts";
 import { answeredAtOnce, batchRepliesOf } from "../../lib/smtp-reply-batching.ts";
 import { principalKey, rateOf, type RateLimiter } from "../../lib/rate-limit.ts";
 import { formatReply, reply, smtpError, smtpSuccessText, type SmtpReply } from "../../lib/smtp-reply.ts";
-import { isAddress, parseAddressList, type MailAddress } from "../compose/addresses.ts";
+import { headerAddresses, isAddress } from "../compose/addresses.ts";
 import { authorFieldsOf, authorOf } from "../compose/author.ts";
-import { toCrlf } from "../compose/compose.ts";
+import { addDateIfMissing, ownMessageIdOf, toCrlf } from "../compose/compose.ts";
 import type { RememberedAnswer } from "../queue/enqueue.ts";
 import type { KeyRef } from "../sending/idempotency.ts";
 import { joinMessage, splitMessage } from "../compose/raw-headers.ts";
@@ -48,14 +48,6 @@ export const SUBMISSION_MESSAGE_COST: MessageCost = { copies: 3, fixedBytes: 64 
 
 /** Room kept in front of a submitted message for the header lines we add (Message-ID, Date). */
 const HEADER_ROOM_BYTES = 4096;
-
-const addressesOf = (values: string[]): MailAddress[] => {
-  try {
-    return parseAddressList(values);
-  } catch {
-    return [];
-  }
-};
 
 const queuedReply = (id: string) => reply(250, "2.0.0", `Thanks! Queued as: ${id}`);
 
@@ -170,17 +162,17 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
           const author = authorOf(authorFieldsOf(h));
           if (!author.ok) return callback(refused(session, "end of DATA", reply(550, "5.7.1", author.reason)));
           const from = author.author;
-          const to = addressesOf(h.all("to"));
-          const cc = addressesOf(h.all("cc"));
+          const to = headerAddresses(h.all("to"));
+          const cc = headerAddresses(h.all("cc"));
           const listed = new Set([...to, ...cc].map((a) => a.address.toLowerCase()));
           const rcpts = session.envelope.rcptTo.map((r) => r.address);
           // The envelope decides who gets the message; the headers only say how it reads.
           const envelope = new Set(rcpts.map((r) => r.toLowerCase()));
           h.remove("bcc");
-          let messageId = h.first("message-id")?.trim() ?? "";
+          let messageId = ownMessageIdOf(h);
           // The client's own Message-ID: a message sent again with it is not queued again.
           let remember: RememberedAnswer | undefined;
-          if (/^<[^<>\s]+@[^<>\s]+>$/.test(messageId)) {
+          if (messageId !== null) {
             const repeated = claimMessageId(sender.outbound.id, messageId);
             if (repeated) return repeated.ok ? callback(null, smtpSuccessText(repeated.reply)) : callback(smtpError(repeated.reply));
             remember = { scope: "smtp", key: messageId, requestSha256: null, answerOf: (m) => m.id };
@@ -189,7 +181,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
             messageId = `<${id}@${deps.config().hostname}>`;
             h.set("Message-ID", messageId);
           }
-          if (!h.has("date")) h.prepend("Date", new Date(deps.clock.nowMs()).toUTCString().replace("GMT", "+0000"));
+          addDateIfMissing(h, new Date(deps.clock.nowMs()));
           const subject = h.first("subject");
           // The header section goes back in front of the body in the same buffer (its old
           // section and the room kept in front of it are ours): the message is not copied.
