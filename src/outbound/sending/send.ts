@@ -113,21 +113,11 @@ export async function sendFromApi(sender: Sender, body: MessageBody, deps: SendD
   );
 }
 
-export interface SubmittedMessage {
+/** What SMTP submission queues: the request to the queue, less what the sender decides (account, test mode, tracking). */
+export interface SubmittedMessage extends Omit<EnqueueRequest, "id" | "accountId" | "outboundAccountId" | "testMode" | "tracking"> {
   id: string;
-  from: MailAddress;
-  to: MailAddress[];
-  cc: MailAddress[];
-  bcc: MailAddress[];
-  subject: string | null;
-  messageId: string;
-  tags: string[];
-  priority: Priority;
-  raw: Buffer;
   /** Every mailbox the From and Sender fields name (`from`, the one responsible, among them). */
   named?: MailAddress[];
-  /** Its Message-ID, claimed: the queued message's ID is stored as its answer. */
-  remember?: RememberedAnswer;
 }
 
 /** Thrown when the From domain may not send: SMTP answers 550 5.7.1 with the reason. */
