@@ -23,7 +23,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { journaledStore } from "../src/inbound/statuses.repo.ts";
 import { type IncomingStatus } from "../src/inbound/incoming-status.ts";
-import { createOutboundRepo, NO_TRACKING } from "../src/outbound/outbound.repo.ts";
+import { createOutboundRepo } from "../src/outbound/queue/queue.repo.ts";
+import { queuePorts } from "../src/outbound/queue/wiring.ts";
+import { NO_TRACKING } from "../src/outbound/queue/message.ts";
 import { openStore } from "../src/store/store.ts";
 import { TestDnsServer } from "../test/helpers/dns-server.ts";
 import { intOption, parseOptions } from "./args.ts";
@@ -79,7 +81,7 @@ function fillStatuses(dataDir: string, addresses: string[], n: number, nowMs: nu
 
 async function fillSent(dataDir: string, n: number, nowMs: number): Promise<void> {
   const store = openStore(dataDir);
-  const repo = createOutboundRepo(store);
+  const repo = createOutboundRepo(store, queuePorts(store));
   for (let done = 0; done < n; done += CHUNK) {
     const writes: Promise<unknown>[] = [];
     for (let i = done; i < Math.min(n, done + CHUNK); i++) {

@@ -17,7 +17,7 @@ import { addressTestRoutes } from "./address-test.ts";
 import { keptMessageRoutes } from "./kept-messages.ts";
 import { outboundMessageActionRoutes } from "./outbound-message-actions.ts";
 import { trackingRoutes } from "./tracking.ts";
-import { InputProblem } from "../outbound/message-input.ts";
+import { InputProblem } from "../outbound/compose/message-input.ts";
 import { customDomainRoutes } from "./custom-domains.ts";
 import type { ApiDeps } from "./deps.ts";
 import { ApiError, errorResponse } from "./errors.ts";

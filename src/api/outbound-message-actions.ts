@@ -3,8 +3,8 @@
 // recipients waiting in the queue, and cancel for those not being delivered this moment.
 import { Elysia, t } from "elysia";
 import { simpleParser } from "mailparser";
-import { MessageBlobs } from "../outbound/blobs.ts";
-import { webhookConfigured } from "../outbound/webhook-configured.ts";
+import { MessageBlobs } from "../outbound/queue/blobs.ts";
+import { webhookConfigured } from "../outbound/queue/webhook-configured.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
 import { ApiError, errorResponses, notFound } from "./errors.ts";
 

@@ -7,8 +7,8 @@
 import { Elysia, t } from "elysia";
 import type { NewEvent } from "../events/events.repo.ts";
 import type { Clock } from "../lib/clock.ts";
-import type { OutboundRepo } from "../outbound/outbound.repo.ts";
-import { clickLinkExpiresAtMs, readClickToken, readOpenToken, type OpenTarget } from "../outbound/tracking-tokens.ts";
+import type { OutboundRepo } from "../outbound/queue/queue.repo.ts";
+import { clickLinkExpiresAtMs, readClickToken, readOpenToken, type OpenTarget } from "../outbound/tracking/tracking-tokens.ts";
 import { notFound } from "./errors.ts";
 import { requestState } from "./request-state.ts";
 

@@ -81,11 +81,12 @@ export function eventsOfRecipients(db: Database, recipientIds: readonly string[]
   return rows.map(fromRow);
 }
 
-/** The latest event of each given recipient, ignoring `exceptKinds`. */
-export function lastEventOfRecipients(db: Database, recipientIds: readonly string[], exceptKinds: readonly string[]): Map<string, MessageEvent> {
-  const last = new Map<string, MessageEvent>();
-  for (const e of eventsOfRecipients(db, recipientIds)) if (!exceptKinds.includes(e.kind)) last.set(e.recipientId, e);
-  return last;
+/** The events feature's side of the outgoing queue's event log (src/outbound/queue/ports.ts), on `db`: the connection of the caller's transaction. */
+export function eventLog(db: Database) {
+  return {
+    record: (events: readonly NewEvent[], opts?: { webhook?: boolean }) => insertEvents(db, events, opts),
+    ofRecipients: (recipientIds: readonly string[]) => eventsOfRecipients(db, recipientIds),
+  };
 }
 
 // ---------------------------------------------------------------- retention
@@ -104,6 +105,14 @@ export function messagesWithPendingEvents(db: Database, messageIds: string): Set
 export function deleteEventsOfMessages(db: Database, messageIds: string): void {
   db.query("DELETE FROM webhook_outbox WHERE event_id IN (SELECT id FROM message_events WHERE message_id IN (SELECT value FROM json_each(?)))").run(messageIds);
   db.query("DELETE FROM message_events WHERE message_id IN (SELECT value FROM json_each(?))").run(messageIds);
+}
+
+/** The events feature's side of the sent messages' purge (src/outbound/queue/ports.ts), on the purge's connection. */
+export function eventRetention(db: Database) {
+  return {
+    pendingAmong: (messageIds: string) => messagesWithPendingEvents(db, messageIds),
+    deleteOfMessages: (messageIds: string) => deleteEventsOfMessages(db, messageIds),
+  };
 }
 
 /**

@@ -2,7 +2,8 @@
 // need no fsync. (Its grouped commits: test/store/group-commit.test.ts.)
 import { afterAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { createOutboundRepo } from "../../src/outbound/outbound.repo.ts";
+import { createOutboundRepo } from "../../src/outbound/queue/queue.repo.ts";
+import { queuePorts } from "../../src/outbound/queue/wiring.ts";
 import { openStore } from "../../src/store/store.ts";
 import { queuedMessage, queuedRecipient } from "../helpers/queue-rows.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -10,7 +11,7 @@ import { tempDir } from "../helpers/tmp.ts";
 describe("the queue's raw messages", () => {
   const dir = tempDir();
   const store = openStore(dir.path);
-  const repo = createOutboundRepo(store);
+  const repo = createOutboundRepo(store, queuePorts(store));
   afterAll(() => {
     store.close();
     dir.remove();
@@ -39,7 +40,7 @@ describe("the queue's raw messages", () => {
 describe("the queue as /metrics reads it", () => {
   const dir = tempDir();
   const store = openStore(dir.path);
-  const repo = createOutboundRepo(store);
+  const repo = createOutboundRepo(store, queuePorts(store));
   afterAll(() => {
     store.close();
     dir.remove();
