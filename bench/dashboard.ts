@@ -92,7 +92,7 @@ async function fillSent(dataDir: string, n: number, nowMs: number): Promise<void
       const recipientId = i.toString(16).padStart(16, "0");
       writes.push(
         repo.insert(
-          { id, accountId: ACCOUNT.id, outboundAccountId: ACCOUNT.outboundId, from: "news@sender.bench", subject: `Newsletter ${i}`, messageId: `<${id}@mx.postroom.bench>`, to: [email], cc: [], tags: [i % 3 === 0 ? "weekly" : "promo"], testMode: false, priority: "standard", sizeBytes: 5000, blobPath: null, tracking: NO_TRACKING, createdAtMs: at },
+          { id, accountId: ACCOUNT.id, outboundAccountId: ACCOUNT.outboundId, from: "news@sender.bench", subject: `Newsletter ${i}`, messageId: `<${id}@mx.postroom.bench>`, to: [email], cc: [], tags: [i % 3 === 0 ? "weekly" : "promo"], testMode: false, priority: "standard", sizeBytes: 5000, tracking: NO_TRACKING, createdAtMs: at },
           [{ id: recipientId, messageId: id, position: 0, email, domain: email.split("@")[1]!, type: "to", status: bounced ? "bounce" : "delivery", state: "done", lane: 1, attempts: 1, firstAttemptAtMs: at + 1000, nextAttemptAtMs: 0 }],
           [
             { messageId: id, recipientId, kind: "registration", details: {}, createdAtMs: at },

@@ -30,7 +30,6 @@ import { createLogger, type Logger } from "./lib/logger.ts";
 import { MemoryBudget } from "./lib/memory-budget.ts";
 import { RateLimiter } from "./lib/rate-limit.ts";
 import { loadOrCreateKey } from "./lib/secret-key.ts";
-import { MessageBlobs } from "./outbound/queue/blobs.ts";
 import { bounceHandler } from "./outbound/bounces/bounce-handler.ts";
 import { copyPreparer } from "./outbound/delivery/prepare.ts";
 import { createSuppressionRepo } from "./outbound/suppressions/suppressions.repo.ts";
@@ -123,7 +122,6 @@ export class App {
     const extractor = (this.extractor = new ExtractPool(config.inbound.parseWorkers, logger.child({ component: "extract" })));
     const outbound = createOutboundRepo(store, queuePorts(store), () => this.webhooks?.kick());
     const bounces = opts.bounces ?? bounceHandler({ repo: outbound, clock, logger: logger.child({ component: "bounces" }) });
-    const blobs = new MessageBlobs(config.dataDir);
     const suppressions = createSuppressionRepo(store);
     const sendingDomains = createSendingDomainRepo(store);
     this.domains = new DomainService({ repo: sendingDomains, resolver, clock, logger: logger.child({ component: "domains" }), config: () => this.current, encryptionKey: loadOrCreateKey(config.dataDir, "dkim") });
@@ -131,7 +129,7 @@ export class App {
     const trackingKey = loadOrCreateKey(config.dataDir, "tracking");
     const preparer = copyPreparer({ domains, publicUrl: () => this.current.http.publicUrl, trackingKey, trackingLinkTtlMs: () => this.current.outbound.trackingLinkTtlMs });
     const tlsFor = outboundTls({ store, resolver, clock, logger: logger.child({ component: "mta-sts" }), config: () => this.current });
-    this.delivery = new DeliveryWorker({ repo: outbound, blobs, resolver, clock, logger: logger.child({ component: "delivery" }), config: () => this.current, tlsFor, budget, ...preparer, recorded: (update, acceptedAtMs) => this.metrics.delivery(update, acceptedAtMs) });
+    this.delivery = new DeliveryWorker({ repo: outbound, resolver, clock, logger: logger.child({ component: "delivery" }), config: () => this.current, tlsFor, budget, ...preparer, recorded: (update, acceptedAtMs) => this.metrics.delivery(update, acceptedAtMs) });
     const suppressed = (outboundId: string, emails: readonly string[]) => suppressions.suppressedAmong(outboundId, emails);
     const outbox = createOutboxRepo(store);
     this.webhooks = new WebhookDispatcher({

@@ -58,7 +58,7 @@ describe("a delivery that cannot be attempted", () => {
     const id = "0e770000-0000-4000-8000-000000000001";
     const raw = Buffer.from("To: nofrom@example.org\r\nSubject: no from\r\nMessage-ID: <nofrom@x>\r\n\r\nbody\r\n");
     const now = clock.nowMs();
-    const message = { id, accountId: ACCOUNT_A.id, outboundAccountId: ACCOUNT_A.outboundId, from: "ann@sender.test", subject: "no from", messageId: "<nofrom@x>", to: ["nofrom@example.org"], cc: [], tags: [], testMode: false, priority: "standard" as const, sizeBytes: raw.length, blobPath: null, tracking: NO_TRACKING, createdAtMs: now };
+    const message = { id, accountId: ACCOUNT_A.id, outboundAccountId: ACCOUNT_A.outboundId, from: "ann@sender.test", subject: "no from", messageId: "<nofrom@x>", to: ["nofrom@example.org"], cc: [], tags: [], testMode: false, priority: "standard" as const, sizeBytes: raw.length, tracking: NO_TRACKING, createdAtMs: now };
     const recipient = { id: "0e77000000000r01", messageId: id, position: 0, email: "nofrom@example.org", domain: "example.org", type: "to" as const, status: "registration" as const, state: "queued" as const, lane: 1, attempts: 0, firstAttemptAtMs: null, nextAttemptAtMs: now };
     const registration = { messageId: id, recipientId: recipient.id, kind: "registration" as const, details: {}, createdAtMs: now };
     await createOutboundRepo(t.app.store, queuePorts(t.app.store)).insert(message, [recipient], [registration], { raw, webhook: true });

@@ -89,7 +89,7 @@ describe("click links expire", () => {
     const id = "0e770000-0000-4000-8000-0000000000aa";
     const now = clock.nowMs();
     const repo = createOutboundRepo(t.app.store, queuePorts(t.app.store));
-    const message = { id, accountId: ACCOUNT_A.id, outboundAccountId: ACCOUNT_A.outboundId, from: "ann@sender.test", subject: "old newsletter", messageId: "<old@x>", to: ["old@example.org"], cc: [], tags: [], testMode: false, priority: "standard" as const, sizeBytes: 1, blobPath: null, tracking: { ...NO_TRACKING, clicks: true }, createdAtMs: now };
+    const message = { id, accountId: ACCOUNT_A.id, outboundAccountId: ACCOUNT_A.outboundId, from: "ann@sender.test", subject: "old newsletter", messageId: "<old@x>", to: ["old@example.org"], cc: [], tags: [], testMode: false, priority: "standard" as const, sizeBytes: 1, tracking: { ...NO_TRACKING, clicks: true }, createdAtMs: now };
     const recipient = { id: "r000000000000001", messageId: id, position: 0, email: "old@example.org", domain: "example.org", type: "to" as const, status: "delivery" as const, state: "done" as const, lane: 1, attempts: 1, firstAttemptAtMs: now, nextAttemptAtMs: now };
     await repo.insert(message, [recipient], [], { raw: Buffer.from("From: ann@sender.test\r\n\r\nx\r\n") });
 

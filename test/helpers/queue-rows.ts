@@ -15,7 +15,6 @@ export const queuedMessage = (id: string, overrides: Partial<OutboundMessage> = 
   testMode: false,
   priority: "standard",
   sizeBytes: 1,
-  blobPath: null,
   tracking: NO_TRACKING,
   createdAtMs: 0,
   ...overrides,

@@ -27,7 +27,6 @@ function workerWith(nextDueMs: number | null) {
     repo,
     prepare: async (_m, _id, _to, raw) => raw,
     samePerRecipient: () => true,
-    blobs: {} as never,
     resolver: {} as never,
     clock: { nowMs: () => NOW },
     logger: silentLogger,

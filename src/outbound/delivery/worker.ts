@@ -15,7 +15,6 @@ import { garbageMade, LARGE_MESSAGE_BYTES } from "../../lib/gc-pacer.ts";
 import { costOf, type MemoryBudget, type MessageCost, type Reservation } from "../../lib/memory-budget.ts";
 import { bounceAddress } from "../bounces/bounce-address.ts";
 import { senderDomainOf } from "../compose/addresses.ts";
-import type { MessageBlobs } from "../queue/blobs.ts";
 import type { OutboundRepo } from "../queue/queue.repo.ts";
 import type { ClaimedRecipient, OutboundMessage, RecipientUpdate } from "../queue/message.ts";
 import { ConnectionCache, destinationKey } from "./connection-cache.ts";
@@ -31,8 +30,6 @@ export interface WorkerDeps {
   prepare(message: OutboundMessage, recipientId: string, recipient: string, raw: Buffer): Promise<Buffer>;
   /** Whether every recipient gets the same bytes (then one prepared copy serves all). */
   samePerRecipient(message: OutboundMessage): boolean;
-  /** The files of raw messages accepted before migration 0008 (newer ones are in the database). */
-  blobs: MessageBlobs;
   resolver: DnsResolver;
   clock: Clock;
   logger: Logger;
@@ -311,7 +308,7 @@ export class DeliveryWorker {
     const shared = this.deps.samePerRecipient(message);
     const cached = shared ? cache.get(message.id) : undefined;
     if (cached) return cached;
-    const stored = message.blobPath === null ? await this.deps.repo.rawMessage(message.id) : this.deps.blobs.read(message.blobPath);
+    const stored = await this.deps.repo.rawMessage(message.id);
     if (!stored) throw new UnsendableMessage("the message's stored bytes are missing, so it cannot be sent");
     const raw = await this.deps.prepare(message, recipient.id, recipient.email, stored);
     if (shared) cache.set(message.id, raw);

@@ -71,7 +71,6 @@ export async function enqueueMessage(req: EnqueueRequest, deps: EnqueueDeps): Pr
     testMode: req.testMode,
     priority: req.priority,
     sizeBytes: raw.length,
-    blobPath: null,
     tracking: req.tracking ?? NO_TRACKING,
     createdAtMs: now,
   };

@@ -20,8 +20,6 @@ export interface OutboundMessage {
   testMode: boolean;
   priority: Priority;
   sizeBytes: number;
-  /** The raw message's file under data_dir (messages accepted before migration 0008), or null: it is in the database. */
-  blobPath: string | null;
   /** Open/click tracking and List-Unsubscribe, as the account had them when it was accepted. */
   tracking: Tracking;
   createdAtMs: number;

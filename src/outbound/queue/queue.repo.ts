@@ -28,12 +28,12 @@ export interface EventOptions {
 
 export interface OutboundRepo {
   /**
-   * Message, its raw bytes (when given; else `message.blobPath` names its file),
+   * Message, its raw bytes (when given),
    * recipients and their first events, and the answer of the idempotency key it was sent
    * with (a replay then returns exactly that answer), all or nothing; resolves once on disk.
    */
   insert(message: OutboundMessage, recipients: OutboundRecipient[], events: NewEvent[], opts?: { raw?: Buffer; answer?: KeyAnswer } & EventOptions): Promise<void>;
-  /** The raw message stored with it, or null (a message whose raw bytes are a file). */
+  /** The raw message stored with it, or null once retention.bodies has deleted it. */
   rawMessage(messageId: string): Promise<Buffer | null>;
   /**
    * Leases up to `limit` due recipients to `workerId` until `leaseUntilMs`: lower lanes
@@ -86,7 +86,7 @@ export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: ()
     if (row) ports.suppressions.suppress({ accountId: row.account_id, outboundAccountId: row.outbound_account_id, email: row.email, reason, details, createdAtMs: nowMs });
   };
   const commits = new GroupCommit(db);
-  const insertMessage = db.query(`INSERT INTO outbound_messages (${MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const insertMessage = db.query(`INSERT INTO outbound_messages (${MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const insertBody = db.query("INSERT INTO outbound_message_bodies (message_id, raw) VALUES (?, ?)");
   const insertRecipient = db.query(`INSERT INTO outbound_recipients (${RECIPIENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const messageJoin = MESSAGE_COLUMNS.split(", ").map((c) => `m.${c} AS m_${c}`).join(", ");
@@ -98,7 +98,7 @@ export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: ()
     async insert(m, recipients, events, opts = {}) {
       const raw = opts.raw;
       await commits.run(() => {
-        insertMessage.run(m.id, m.accountId, m.outboundAccountId, m.from, m.subject, m.messageId, JSON.stringify(m.to), JSON.stringify(m.cc), JSON.stringify(m.tags), m.testMode ? 1 : 0, m.priority, m.sizeBytes, raw ? "" : (m.blobPath ?? ""), JSON.stringify(m.tracking), m.createdAtMs);
+        insertMessage.run(m.id, m.accountId, m.outboundAccountId, m.from, m.subject, m.messageId, JSON.stringify(m.to), JSON.stringify(m.cc), JSON.stringify(m.tags), m.testMode ? 1 : 0, m.priority, m.sizeBytes, JSON.stringify(m.tracking), m.createdAtMs);
         if (raw) insertBody.run(m.id, raw);
         for (const r of recipients) insertRecipient.run(r.id, r.messageId, r.position, r.email, r.domain, r.type, r.status, r.state, r.lane, r.attempts, r.firstAttemptAtMs, r.nextAttemptAtMs);
         eventLog.record(events, { webhook: opts.webhook });

@@ -15,7 +15,6 @@ export interface MessageRow {
   test_mode: number;
   priority: Priority;
   size: number;
-  blob_path: string;
   tracking_json: string;
   created_at: number;
 }
@@ -35,7 +34,7 @@ export interface RecipientRow {
   next_attempt_at: number;
 }
 
-export const MESSAGE_COLUMNS = "id, account_id, outbound_account_id, mail_from, subject, message_id, to_json, cc_json, tags_json, test_mode, priority, size, blob_path, tracking_json, created_at";
+export const MESSAGE_COLUMNS = "id, account_id, outbound_account_id, mail_from, subject, message_id, to_json, cc_json, tags_json, test_mode, priority, size, tracking_json, created_at";
 export const RECIPIENT_COLUMNS = "id, message_id, position, email, domain, type, status, state, lane, attempts, first_attempt_at, next_attempt_at";
 
 export const messageFromRow = (r: MessageRow): OutboundMessage => ({
@@ -51,7 +50,6 @@ export const messageFromRow = (r: MessageRow): OutboundMessage => ({
   testMode: r.test_mode === 1,
   priority: r.priority,
   sizeBytes: r.size,
-  blobPath: r.blob_path === "" ? null : r.blob_path,
   tracking: { ...NO_TRACKING, ...JSON.parse(r.tracking_json) },
   createdAtMs: r.created_at,
 });

@@ -61,7 +61,6 @@ CREATE TABLE outbound_messages (
   test_mode INTEGER NOT NULL,
   priority TEXT NOT NULL,
   size INTEGER NOT NULL,
-  blob_path TEXT NOT NULL,
   created_at INTEGER NOT NULL,
   -- Open and click tracking chosen when the message was accepted (the account's setting then).
   tracking_json TEXT NOT NULL DEFAULT '{}'
