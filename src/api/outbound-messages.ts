@@ -1,6 +1,6 @@
 // E12 and E13: sent messages of an outbound account with each recipient's delivery.
 import { Elysia, t, type Static } from "elysia";
-import type { MessageEvent } from "../events/events.repo.ts";
+import type { MessageEvent } from "../events/message-event.ts";
 import { isInternalKind } from "../events/kinds.ts";
 import { isoTime } from "../lib/clock.ts";
 import { parseSearchQuery, SearchQueryError, termTimeMs } from "../lib/search-query.ts";

@@ -7,18 +7,7 @@ import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts
 import type { Store } from "../store/store.ts";
 import { countEvents } from "../stats/stats.repo.ts";
 import { isInternalKind, type EventKind } from "./kinds.ts";
-
-export interface MessageEvent {
-  id: string;
-  messageId: string;
-  recipientId: string;
-  kind: EventKind;
-  details: Record<string, unknown>;
-  createdAtMs: number;
-  seq: number;
-}
-
-export type NewEvent = Pick<MessageEvent, "messageId" | "recipientId" | "kind" | "details" | "createdAtMs">;
+import type { MessageEvent, NewEvent } from "./message-event.ts";
 
 interface Row {
   id: string;

@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { createSendingDomainRepo } from "../../src/domains/sending-domains.repo.ts";
 import { type SendingDomain } from "../../src/domains/sending-domain.ts";
-import type { NewEvent } from "../../src/events/events.repo.ts";
+import type { NewEvent } from "../../src/events/message-event.ts";
 import { createOutboxRepo } from "../../src/events/outbox.repo.ts";
 import { createStatusRepo } from "../../src/inbound/statuses.repo.ts";
 import { type IncomingStatus } from "../../src/inbound/incoming-status.ts";

@@ -1,6 +1,6 @@
 // What an attempt (or a decision made without one: no route, no connection) does to a
 // recipient: its new queue state and the events that record it. Pure, with table tests.
-import type { NewEvent } from "../../events/events.repo.ts";
+import type { NewEvent } from "../../events/message-event.ts";
 import type { AttemptDetails } from "../../events/kinds.ts";
 import { isoTime } from "../../lib/clock.ts";
 import type { ClaimedRecipient, RecipientUpdate } from "../queue/message.ts";

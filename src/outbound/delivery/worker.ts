@@ -3,7 +3,7 @@
 // same destination), within the global and per-domain concurrency limits. Every attempt is
 // recorded, its dispatch and outcome events with the queue's new state, in one commit.
 import { hostname as osHostname } from "node:os";
-import type { NewEvent } from "../../events/events.repo.ts";
+import type { NewEvent } from "../../events/message-event.ts";
 import type { AttemptDetails } from "../../events/kinds.ts";
 import type { Config } from "../../config/config.ts";
 import type { Clock } from "../../lib/clock.ts";

@@ -2,7 +2,7 @@
 // recipient and their registration events in one transaction (shared with the other
 // messages accepted in the same moment). Only after that commit do we answer 202 or 250
 // (durability rule).
-import type { NewEvent } from "../../events/events.repo.ts";
+import type { NewEvent } from "../../events/message-event.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { newId16, newUuid } from "../../lib/ids.ts";
 import { domainOf, formatAddress, type MailAddress } from "../compose/addresses.ts";

@@ -3,7 +3,7 @@
 // its idempotency key's answer. The queue calls these inside its own transaction; the owning
 // feature implements them on the same connection (wiring.ts builds them), so the queue's SQL
 // touches only the queue's tables.
-import type { MessageEvent, NewEvent } from "../../events/events.repo.ts";
+import type { MessageEvent, NewEvent } from "../../events/message-event.ts";
 import type { KeyAnswer } from "../sending/idempotency.ts";
 import type { Suppression } from "../suppressions/suppression.ts";
 

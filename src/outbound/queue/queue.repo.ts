@@ -3,7 +3,7 @@
 // lease) and the events each change records, written in the same transaction as the change.
 // Accepting a message and recording an attempt's outcome are durable, grouped commits
 // (src/store/group-commit.ts); a lease is not: one lost in a crash is released at start-up anyway.
-import type { MessageEvent, NewEvent } from "../../events/events.repo.ts";
+import type { MessageEvent, NewEvent } from "../../events/message-event.ts";
 import type { LifecycleKind } from "../../events/kinds.ts";
 import type { SearchTerm } from "../../lib/search-query.ts";
 import type { ClaimedRecipient, OutboundMessage, OutboundRecipient, RecipientUpdate } from "./message.ts";
