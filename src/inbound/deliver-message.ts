@@ -14,7 +14,7 @@ import { formatReply, reply, type SmtpReply } from "../lib/smtp-reply.ts";
 import type { Address } from "./address.ts";
 import { LocalAttachmentStore } from "./attachment-files.ts";
 import { uploadToS3 } from "./attachment-s3.ts";
-import type { AuthChecker } from "./auth-checks.ts";
+import type { AuthChecker, AuthChecks } from "./auth-checks.ts";
 import type { BounceHandler } from "./bounce-hook.ts";
 import type { CustomDomain } from "./custom-domain.ts";
 import type { ExtractedMessage } from "./extract.ts";
@@ -198,63 +198,84 @@ export function inboundMessageCost(parseWorkers: number): MessageCost {
 export const TRACE_ROOM_BYTES = 8192;
 
 /**
+ * The end of DATA for one transaction: the message to every address it reached, and to
+ * the bounce handler for bounces of ours; the worst of the replies goes to the sender.
  * `frontRoom`: bytes of `raw`'s buffer right in front of it that are ours to write (the
  * listener keeps TRACE_ROOM_BYTES there), so the trace lines go in without a copy.
  */
 export async function deliverMessage(raw: Buffer, tx: Transaction, deps: DeliverDeps, frontRoom = 0): Promise<SmtpReply> {
-  // md5 (and the message key made from it) is of the message as the sender sent it: our
-  // lines differ at every delivery, and a target drops a redelivery by that key.
-  const md5 = md5Hex(raw);
-  // The id of our Received line, and of this transaction in our log (message_id).
-  const id = tx.id;
   const replies: SmtpReply[] = [];
-  if (tx.groups.length > 0) {
-    const trace = traceLines(tx, id, deps.hostname, deps.clock.nowMs());
-    let extracted: ExtractedMessage;
-    try {
-      extracted = await deps.extract(withTraceHeaders(raw, trace, frontRoom), deps.limits, Buffer.byteLength(trace));
-    } catch (err) {
-      const refusal = err instanceof MessageRefused ? err.reply : reply(451, "4.3.0", "the message could not be processed; try again later");
-      if (!(err instanceof MessageRefused)) tx.log.error("inbound message failed to parse", { err, md5 });
-      await recordRefusal("inbound message refused", tx.groups, tx, refusal, raw.length, deps);
-      return refusal;
-    }
-    const { content, facts, messageId, subject } = extracted;
-    // DKIM is verified on the message as sent: a signature may cover a Return-Path we replaced.
-    // spamd scores the message as the sender sent it too, at the same time (it never waits past inbound.spamd.timeout).
-    const [auth, spamd] = await Promise.all([deps.auth.check(raw, { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname }, facts), deps.spamd?.(raw) ?? null]);
-    const rows: IncomingStatus[] = [];
-    await Promise.all(
-      tx.groups.map(async (group) => {
-        const envelope: PayloadEnvelope = {
-          to: group.rcpts[0]!,
-          recipients: recipientsOfAccount(tx.accepted, group.address.accountId),
-          from: tx.mailFrom,
-          helo_domain: tx.helo,
-          remote_ip: tx.remoteIp,
-          spf: auth.spf,
-          tls: tx.tls !== null,
-          // The protocol, as the hosted service fills it (`TLSv1.3`); the cipher is in our Received line.
-          tls_cipher: tx.tls?.protocol ?? null,
-          md5,
-          dkim: auth.dkim,
-          dmarc: auth.dmarc,
-          ...(spamd ? { spamd } : {}),
-        };
-        // Sent to the target as X-Postroom-Message-Id: the log ties it to the statuses' ids.
-        const key = messageKey(md5, group.address.id);
-        const outcome = await deliverToAddress(group, content, envelope, key, raw, deps, tx.log);
-        const verdict = verdictFor(outcome);
-        replies.push(verdict.reply);
-        const groupRows = statusRow(group, tx, verdict, { messageId, subject, size: raw.length, postroomMessageId: key, storeUrl: outcome.storeUrl ?? null, envelope: outcome.envelope ?? null }, deps.clock.nowMs());
-        rows.push(...groupRows);
-        logStatuses(tx.log, "inbound delivered", groupRows, { message_id_header: messageId, reply: formatReply(verdict.reply), md5, x_postroom_message_id: key });
-      }),
-    );
-    await deps.statuses.record(rows);
-  }
+  if (tx.groups.length > 0) replies.push(...(await deliverToAddresses(raw, tx, deps, frontRoom)));
   if (tx.bounceRcpts.length > 0) {
     replies.push(await deps.bounces.receive(raw, { mailFrom: tx.mailFrom, rcptTo: tx.bounceRcpts, remoteIp: tx.remoteIp }));
   }
   return worstReply(replies);
+}
+
+/** What every address reached by the message shares: its content, and the checks of its sender. */
+interface Checked {
+  extracted: ExtractedMessage;
+  /** Of the message as the sender sent it: our lines differ at every delivery, and a target drops a redelivery by the key made from it. */
+  md5: string;
+  auth: AuthChecks;
+  spamd: SpamdResult | null;
+}
+
+/** The message to each address it reached, in parallel; one reply per address, the statuses of all stored together. */
+async function deliverToAddresses(raw: Buffer, tx: Transaction, deps: DeliverDeps, frontRoom: number): Promise<SmtpReply[]> {
+  const md5 = md5Hex(raw);
+  const extracted = await extractOrRefuse(raw, tx, deps, frontRoom, md5);
+  if ("refusal" in extracted) return [extracted.refusal];
+  // DKIM is verified on the message as sent: a signature may cover a Return-Path we replaced.
+  // spamd scores the message as the sender sent it too, at the same time (it never waits past inbound.spamd.timeout).
+  const [auth, spamd] = await Promise.all([deps.auth.check(raw, { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname }, extracted.facts), deps.spamd?.(raw) ?? null]);
+  const checked: Checked = { extracted, md5, auth, spamd };
+  const results = await Promise.all(tx.groups.map((group) => deliverToGroup(group, raw, tx, checked, deps)));
+  await deps.statuses.record(results.flatMap((r) => r.rows));
+  return results.map((r) => r.reply);
+}
+
+/** Parses the message behind our trace lines; a message that cannot be read is refused and recorded. */
+async function extractOrRefuse(raw: Buffer, tx: Transaction, deps: DeliverDeps, frontRoom: number, md5: string): Promise<ExtractedMessage | { refusal: SmtpReply }> {
+  const trace = traceLines(tx, tx.id, deps.hostname, deps.clock.nowMs());
+  try {
+    return await deps.extract(withTraceHeaders(raw, trace, frontRoom), deps.limits, Buffer.byteLength(trace));
+  } catch (err) {
+    const refusal = err instanceof MessageRefused ? err.reply : reply(451, "4.3.0", "the message could not be processed; try again later");
+    if (!(err instanceof MessageRefused)) tx.log.error("inbound message failed to parse", { err, md5 });
+    await recordRefusal("inbound message refused", tx.groups, tx, refusal, raw.length, deps);
+    return { refusal };
+  }
+}
+
+/** The envelope of the payload to one address (docs/receiving.md, envelope). */
+function envelopeFor(group: AddressGroup, tx: Transaction, checked: Checked): PayloadEnvelope {
+  const { md5, auth, spamd } = checked;
+  return {
+    to: group.rcpts[0]!,
+    recipients: recipientsOfAccount(tx.accepted, group.address.accountId),
+    from: tx.mailFrom,
+    helo_domain: tx.helo,
+    remote_ip: tx.remoteIp,
+    spf: auth.spf,
+    tls: tx.tls !== null,
+    // The protocol, as the hosted service fills it (`TLSv1.3`); the cipher is in our Received line.
+    tls_cipher: tx.tls?.protocol ?? null,
+    md5,
+    dkim: auth.dkim,
+    dmarc: auth.dmarc,
+    ...(spamd ? { spamd } : {}),
+  };
+}
+
+/** POSTs to one address's target: the reply its answer gives, and a status per recipient, logged. */
+async function deliverToGroup(group: AddressGroup, raw: Buffer, tx: Transaction, checked: Checked, deps: DeliverDeps): Promise<{ reply: SmtpReply; rows: IncomingStatus[] }> {
+  const { extracted, md5 } = checked;
+  // Sent to the target as X-Postroom-Message-Id: the log ties it to the statuses' ids.
+  const key = messageKey(md5, group.address.id);
+  const outcome = await deliverToAddress(group, extracted.content, envelopeFor(group, tx, checked), key, raw, deps, tx.log);
+  const verdict = verdictFor(outcome);
+  const rows = statusRow(group, tx, verdict, { messageId: extracted.messageId, subject: extracted.subject, size: raw.length, postroomMessageId: key, storeUrl: outcome.storeUrl ?? null, envelope: outcome.envelope ?? null }, deps.clock.nowMs());
+  logStatuses(tx.log, "inbound delivered", rows, { message_id_header: extracted.messageId, reply: formatReply(verdict.reply), md5, x_postroom_message_id: key });
+  return { reply: verdict.reply, rows };
 }
