@@ -106,3 +106,39 @@ export function OutboundSelect({ ids, value, onChange }: { ids: readonly string[
     </div>
   );
 }
+
+/** A column a screen reader names but the eye does not need (a row's actions, its checkbox). */
+export interface HiddenColumn {
+  hidden: string;
+}
+
+/** A table's header row: one column header (scope="col") per name. */
+export function TableHead({ columns }: { columns: readonly (string | HiddenColumn)[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) =>
+          typeof c === "string" ? (
+            <th scope="col" key={c}>
+              {c}
+            </th>
+          ) : (
+            <th scope="col" key={c.hidden}>
+              <span class="visually-hidden">{c.hidden}</span>
+            </th>
+          ),
+        )}
+      </tr>
+    </thead>
+  );
+}
+
+/** An address's nickname, optional (the create form and the address's page). */
+export function NicknameField({ value, onChange }: { value: string; onChange: (nickname: string) => void }) {
+  return (
+    <div>
+      <label for="nickname">Nickname (optional)</label>
+      <input id="nickname" value={value} onInput={(e) => onChange(e.currentTarget.value)} />
+    </div>
+  );
+}

@@ -1,6 +1,5 @@
 // How the outgoing queue's rows map to the objects the rest of the code uses.
-import type { LifecycleKind } from "../../events/kinds.ts";
-import { NO_TRACKING, type OutboundMessage, type OutboundRecipient, type Priority, type RecipientType } from "./message.ts";
+import { NO_TRACKING, type OutboundMessage, type OutboundRecipient, type Priority } from "./message.ts";
 
 export interface MessageRow {
   id: string;
@@ -19,20 +18,12 @@ export interface MessageRow {
   created_at: number;
 }
 
-export interface RecipientRow {
-  id: string;
+/** The columns named as the recipient's fields are; the others in snake case. */
+export type RecipientRow = Omit<OutboundRecipient, "messageId" | "firstAttemptAtMs" | "nextAttemptAtMs"> & {
   message_id: string;
-  position: number;
-  email: string;
-  domain: string;
-  type: RecipientType;
-  status: LifecycleKind;
-  state: "queued" | "done";
-  lane: number;
-  attempts: number;
   first_attempt_at: number | null;
   next_attempt_at: number;
-}
+};
 
 export const MESSAGE_COLUMNS = "id, account_id, outbound_account_id, mail_from, subject, message_id, to_json, cc_json, tags_json, test_mode, priority, size, tracking_json, created_at";
 export const RECIPIENT_COLUMNS = "id, message_id, position, email, domain, type, status, state, lane, attempts, first_attempt_at, next_attempt_at";

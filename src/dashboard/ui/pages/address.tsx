@@ -2,7 +2,7 @@
 // (E7-E9) with whether their MX points here.
 import { useEffect, useState } from "preact/hooks";
 import { accountPath, ApiFailure, call, errorText, get, type Session } from "../api.ts";
-import { CopyButton, ErrorNote, More, Time, FormatSelect } from "../parts.tsx";
+import { CopyButton, ErrorNote, FormatSelect, More, NicknameField, TableHead, Time } from "../parts.tsx";
 import { link } from "../router.ts";
 import { useList } from "../use-list.ts";
 import type { Address } from "./addresses.tsx";
@@ -74,10 +74,7 @@ function EditAddress({ path, address, onSaved }: { path: string; address: Addres
           <p class="hint">A password in the URL shows as ***; leave it so to keep it.</p>
         </div>
         <FormatSelect value={format} onChange={setFormat} />
-        <div>
-          <label for="nickname">Nickname (optional)</label>
-          <input id="nickname" value={nickname} onInput={(e) => setNickname(e.currentTarget.value)} />
-        </div>
+        <NicknameField value={nickname} onChange={setNickname} />
         <div>
           <label class="inline">
             <input type="checkbox" class="check" checked={keep} onChange={(e) => setKeep(e.currentTarget.checked)} /> Keep received messages
@@ -120,17 +117,7 @@ function CustomDomains({ session, address }: { session: Session; address: Addres
       <h2 id="h-custom">Custom domains</h2>
       <p class="hint">Mail to a custom domain comes to this address once the domain's MX points at the host shown.</p>
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Domain</th>
-            <th scope="col">MX must point at</th>
-            <th scope="col">MX</th>
-            <th scope="col">Recipients</th>
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
+        <TableHead columns={["Domain", "MX must point at", "MX", "Recipients", { hidden: "Actions" }]} />
         <tbody>
           {domains.items.map((d) => (
             <tr key={d.id}>

@@ -2,7 +2,7 @@
 // a link to the mail each received.
 import { useState } from "preact/hooks";
 import { accountPath, ApiFailure, call, type Session } from "../api.ts";
-import { CopyButton, ErrorNote, More, Time, FormatSelect } from "../parts.tsx";
+import { CopyButton, ErrorNote, FormatSelect, More, NicknameField, TableHead, Time } from "../parts.tsx";
 import { link } from "../router.ts";
 import { useList } from "../use-list.ts";
 
@@ -35,17 +35,7 @@ export function Addresses({ session }: { session: Session }) {
       <ErrorNote error={error ?? addresses.error} />
       <table>
         <caption class="visually-hidden">Addresses, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Email address</th>
-            <th scope="col">Nickname</th>
-            <th scope="col">Target</th>
-            <th scope="col">Created</th>
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
+        <TableHead columns={["Email address", "Nickname", "Target", "Created", { hidden: "Actions" }]} />
         <tbody>
           {addresses.items.map((a) => (
             <tr key={a.id}>
@@ -107,10 +97,7 @@ function NewAddress({ session, onCreated }: { session: Session; onCreated: () =>
           <input id="target" type="url" required value={target} onInput={(e) => setTarget(e.currentTarget.value)} placeholder="https://example.com/incoming" />
         </div>
         <FormatSelect value={format} onChange={setFormat} />
-        <div>
-          <label for="nickname">Nickname (optional)</label>
-          <input id="nickname" value={nickname} onInput={(e) => setNickname(e.currentTarget.value)} />
-        </div>
+        <NicknameField value={nickname} onChange={setNickname} />
       </div>
       <ErrorNote error={error} />
       {created && (

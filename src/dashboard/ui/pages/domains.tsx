@@ -2,7 +2,7 @@
 // the reason for each, "Verify now", the grace period of a domain whose records fail.
 import { useEffect, useState } from "preact/hooks";
 import { accountPath, ApiFailure, call, get, type Session } from "../api.ts";
-import { CopyButton, ErrorNote, More, Time } from "../parts.tsx";
+import { CopyButton, ErrorNote, More, TableHead, Time } from "../parts.tsx";
 import { link, navigate } from "../router.ts";
 import { useList } from "../use-list.ts";
 import { NotFound } from "./not-found.tsx";
@@ -61,13 +61,7 @@ export function Domains({ session }: { session: Session }) {
       <ErrorNote error={domains.error} />
       <table>
         <caption class="visually-hidden">Sending domains, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Domain</th>
-            <th scope="col">Status</th>
-            <th scope="col">Last checked</th>
-          </tr>
-        </thead>
+        <TableHead columns={["Domain", "Status", "Last checked"]} />
         <tbody>
           {domains.items.map((d) => (
             <tr key={d.id}>
@@ -136,14 +130,7 @@ export function Domain({ session, id }: { session: Session; id: string }) {
       <ErrorNote error={error} />
       <h2>DNS records to publish</h2>
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Type</th>
-            <th scope="col">Host</th>
-            <th scope="col">Value</th>
-            <th scope="col">Check</th>
-          </tr>
-        </thead>
+        <TableHead columns={["Type", "Host", "Value", "Check"]} />
         <tbody>
           {domain.dns_records.map((r) => (
             <tr key={r.purpose}>

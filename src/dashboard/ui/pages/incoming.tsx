@@ -2,7 +2,7 @@
 // row shows the target's answer (status and the stored response for non-2xx), and its
 // Details; a kept message's headers and payload, and Post again.
 import { accountPath, type Session } from "../api.ts";
-import { ErrorNote, More, SearchBox, Time } from "../parts.tsx";
+import { ErrorNote, More, SearchBox, TableHead, Time } from "../parts.tsx";
 import { navigate } from "../router.ts";
 import { useList } from "../use-list.ts";
 import type { Address } from "./addresses.tsx";
@@ -55,15 +55,7 @@ export function Incoming({ session, addressId, query }: { session: Session; addr
       {!chosen && !addresses.loading && <p>No addresses yet.</p>}
       <table>
         <caption class="visually-hidden">Messages received, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Received</th>
-            <th scope="col">From</th>
-            <th scope="col">To</th>
-            <th scope="col">Subject</th>
-            <th scope="col">Target status</th>
-          </tr>
-        </thead>
+        <TableHead columns={["Received", "From", "To", "Subject", "Target status"]} />
         <tbody>
           {statuses.items.map((s) => (
             <tr key={s.id}>

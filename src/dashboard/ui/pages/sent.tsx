@@ -4,7 +4,7 @@
 import { Fragment } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { accountPath, ApiFailure, call, get, type Session } from "../api.ts";
-import { ErrorNote, More, SearchBox, Time, OutboundSelect } from "../parts.tsx";
+import { ErrorNote, More, OutboundSelect, SearchBox, TableHead, Time } from "../parts.tsx";
 import { link, navigate } from "../router.ts";
 import { useList } from "../use-list.ts";
 import { NotFound } from "./not-found.tsx";
@@ -53,14 +53,7 @@ export function Sent({ session, outboundId, query }: { session: Session; outboun
       <ErrorNote error={messages.error} />
       <table>
         <caption class="visually-hidden">Messages sent, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Sent</th>
-            <th scope="col">From</th>
-            <th scope="col">Subject</th>
-            <th scope="col">Recipients</th>
-          </tr>
-        </thead>
+        <TableHead columns={["Sent", "From", "Subject", "Recipients"]} />
         <tbody>
           {messages.items.map((m) => (
             <tr key={m.id}>

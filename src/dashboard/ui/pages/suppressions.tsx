@@ -2,7 +2,7 @@
 // added by hand). List with search, add, remove one or several at once.
 import { useState } from "preact/hooks";
 import { accountPath, ApiFailure, call, type Session } from "../api.ts";
-import { ErrorNote, More, SearchBox, Time, OutboundSelect } from "../parts.tsx";
+import { ErrorNote, More, OutboundSelect, SearchBox, TableHead, Time } from "../parts.tsx";
 import { navigate } from "../router.ts";
 import { useList } from "../use-list.ts";
 
@@ -84,16 +84,7 @@ export function Suppressions({ session, outboundId, query }: { session: Session;
       </div>
       <table>
         <caption class="visually-hidden">Suppressed addresses, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">
-              <span class="visually-hidden">Select</span>
-            </th>
-            <th scope="col">Email address</th>
-            <th scope="col">Reason</th>
-            <th scope="col">Since</th>
-          </tr>
-        </thead>
+        <TableHead columns={[{ hidden: "Select" }, "Email address", "Reason", "Since"]} />
         <tbody>
           {list.items.map((s) => (
             <tr key={s.id}>

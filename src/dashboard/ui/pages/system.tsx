@@ -2,7 +2,7 @@
 // queue and the webhook backlog of the whole appliance (GET /dashboard/system).
 import { useEffect, useState } from "preact/hooks";
 import { ApiFailure, get } from "../api.ts";
-import { ErrorNote } from "../parts.tsx";
+import { ErrorNote, TableHead } from "../parts.tsx";
 
 interface SystemInfo {
   version: string;
@@ -46,12 +46,7 @@ export function System() {
           </dl>
           <h2>Checks</h2>
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Check</th>
-                <th scope="col">Result</th>
-              </tr>
-            </thead>
+            <TableHead columns={["Check", "Result"]} />
             <tbody>
               {Object.entries(info.health.checks).map(([name, result]) => (
                 <tr key={name}>

@@ -3,7 +3,7 @@
 // "Retry now".
 import { useEffect, useState } from "preact/hooks";
 import { accountPath, call, errorText, get, type Session } from "../api.ts";
-import { ErrorNote, Time, OutboundSelect } from "../parts.tsx";
+import { ErrorNote, OutboundSelect, TableHead, Time } from "../parts.tsx";
 import { navigate } from "../router.ts";
 
 interface Post {
@@ -93,14 +93,7 @@ export function Webhook({ session, outboundId }: { session: Session; outboundId:
           </div>
           <h2>Latest POSTs</h2>
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">Events</th>
-                <th scope="col">Answer</th>
-                <th scope="col">Took</th>
-              </tr>
-            </thead>
+            <TableHead columns={["Time", "Events", "Answer", "Took"]} />
             <tbody>
               {status.posts.map((p) => (
                 <tr key={p.id}>
