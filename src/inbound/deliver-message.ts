@@ -10,7 +10,8 @@ import type { DnsResolver } from "../lib/dns.ts";
 import { newId16 } from "../lib/ids.ts";
 import type { LogFields, Logger } from "../lib/logger.ts";
 import type { MessageCost } from "../lib/memory-budget.ts";
-import { formatReply, reply, type SmtpReply } from "../lib/smtp-reply.ts";
+import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
+import { formatReply, type SmtpReply } from "../lib/smtp-reply.ts";
 import type { Address } from "./addresses.repo.ts";
 import { LocalAttachmentStore } from "./attachment-files.ts";
 import { uploadToS3 } from "./attachment-s3.ts";
@@ -100,7 +101,7 @@ function statusRow(
     tls: tx.tls?.protocol ?? null,
     sizeBytes: extra.size,
     remoteIp: tx.remoteIp,
-    response: v.response ?? (v.category === "successful" ? null : `${v.reply.code} ${v.reply.enhanced} ${v.reply.text}`),
+    response: v.response ?? (v.category === "successful" ? null : formatReply(v.reply)),
     postroomMessageId: extra.postroomMessageId,
     storeUrl: extra.storeUrl ?? null,
     createdAtMs: nowMs,
@@ -211,7 +212,7 @@ export async function deliverMessage(raw: Buffer, tx: Transaction, deps: Deliver
     try {
       extracted = await deps.extract(withTraceHeaders(raw, trace, frontRoom), deps.limits, Buffer.byteLength(trace));
     } catch (err) {
-      const refusal = err instanceof MessageRefused ? err.reply : reply(451, "4.3.0", "the message could not be processed; try again later");
+      const refusal = err instanceof MessageRefused ? err.reply : SMTP_REPLIES.unprocessable;
       if (!(err instanceof MessageRefused)) tx.log.error("inbound message failed to parse", { err, md5 });
       await recordRefusal("inbound message refused", tx.groups, tx, refusal, raw.length, deps);
       return refusal;

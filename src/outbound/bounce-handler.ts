@@ -6,12 +6,11 @@ import type { NewEvent } from "../events/events.repo.ts";
 import type { BounceHandler } from "../inbound/bounce-hook.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
-import { reply } from "../lib/smtp-reply.ts";
+import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
 import { parseBounce } from "./bounce-parse.ts";
 import type { OutboundRepo } from "./outbound.repo.ts";
 
 const BOUNCE_ADDRESS = /^bounces\+([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-([0-9a-f]{16})@/i;
-const UNKNOWN = reply(550, "5.1.1", "unknown bounce address");
 
 export function parseBounceAddress(address: string): { messageId: string; recipientId: string } | null {
   const m = BOUNCE_ADDRESS.exec(address);
@@ -36,7 +35,7 @@ export function bounceHandler(deps: { repo: OutboundRepo; clock: Clock; logger: 
   };
   return {
     async checkRecipient(address) {
-      return (await find(address)) ? null : UNKNOWN;
+      return (await find(address)) ? null : SMTP_REPLIES.unknownBounceAddress;
     },
     async receive(raw, envelope) {
       const report = isComplaint(raw) ? ({ kind: "complaint" } as const) : await parseBounce(raw);
@@ -56,7 +55,7 @@ export function bounceHandler(deps: { repo: OutboundRepo; clock: Clock; logger: 
         }
         deps.logger.info("bounce address received mail", { message_id: recipient.messageId, recipient_id: recipient.id, kind: report.kind, class: report.kind === "bounce" ? report.class : undefined });
       }
-      return reply(250, "2.0.0", "Thanks, noted");
+      return SMTP_REPLIES.bounceNoted;
     },
   };
 }

@@ -9,11 +9,12 @@ import { newUuid } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
 import { garbageMade, LARGE_MESSAGE_BYTES } from "../lib/gc-pacer.ts";
 import type { MemoryBudget, MessageCost } from "../lib/memory-budget.ts";
-import { INSUFFICIENT_MEMORY, readData, SessionBudget } from "../lib/smtp-data.ts";
+import { readData, SessionBudget } from "../lib/smtp-data.ts";
 import { guardSessions } from "../lib/smtp-guard.ts";
 import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
 import { principalKey, rateOf, type RateLimiter } from "../lib/rate-limit.ts";
-import { formatReply, reply, smtpError, smtpSuccessText, type SmtpReply } from "../lib/smtp-reply.ts";
+import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
+import { formatReply, smtpError, smtpSuccessText, type SmtpReply } from "../lib/smtp-reply.ts";
 import { isAddress, parseAddressList, type MailAddress } from "./addresses.ts";
 import { authorFieldsOf, authorOf } from "./author.ts";
 import { toCrlf } from "./compose.ts";
@@ -37,7 +38,6 @@ export interface SubmissionDeps {
   logger: Logger;
 }
 
-const AUTH_FAILED = reply(535, "5.7.8", "authentication failed");
 
 /**
  * What a submitted message holds at its peak until it is queued, as a multiple of its size
@@ -57,7 +57,6 @@ const addressesOf = (values: string[]): MailAddress[] => {
   }
 };
 
-const queuedReply = (id: string) => reply(250, "2.0.0", `Thanks! Queued as: ${id}`);
 
 export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
   const config = deps.config();
@@ -70,9 +69,9 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     const found = deps.send.idempotency.claim({ outboundAccountId, scope: "smtp", key: messageId }, deps.clock.nowMs(), deps.config().retention.keepMs.idempotency_keys);
     if (found.kind === "answered") {
       deps.logger.info("submission: Message-ID sent before, not queued again", { outbound_account_id: outboundAccountId, id: found.answer });
-      return { ok: true, reply: queuedReply(found.answer) };
+      return { ok: true, reply: SMTP_REPLIES.queued(found.answer) };
     }
-    if (found.kind === "in_flight") return { ok: false, reply: reply(451, "4.3.0", "a message with this Message-ID is being queued; try again later") };
+    if (found.kind === "in_flight") return { ok: false, reply: SMTP_REPLIES.messageIdInFlight };
     return null;
   };
   const senderOf = (user: unknown): Sender | null => {
@@ -115,17 +114,17 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
 
     onAuth(auth, _session, callback) {
       const principal = deps.registry.principalForNamedSecret(auth.username ?? "", auth.password ?? "");
-      if (!principal || principal.kind !== "outbound") return callback(smtpError(AUTH_FAILED));
+      if (!principal || principal.kind !== "outbound") return callback(smtpError(SMTP_REPLIES.authFailed));
       callback(null, { user: principal.outbound.id });
     },
 
     onMailFrom(address, session, callback) {
       const sender = senderOf(session.user);
-      if (!sender) return callback(smtpError(AUTH_FAILED));
+      if (!sender) return callback(smtpError(SMTP_REPLIES.authFailed));
       const principal = { kind: "outbound" as const, ...sender };
       const rate = rateOf(principal);
       if (rate && !deps.limiter.take(principalKey(principal), rate, deps.clock.nowMs()).allowed) {
-        return callback(refused(session, "MAIL FROM", reply(450, "4.7.1", "sending rate limit reached; try again later"), { from: address.address }));
+        return callback(refused(session, "MAIL FROM", SMTP_REPLIES.sendingRateLimited, { from: address.address }));
       }
       const declared = ((address.args || {}) as Record<string, unknown>).SIZE;
       const refusal = budget.mailFrom(session, declared);
@@ -137,7 +136,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     },
 
     onRcptTo(address, session, callback) {
-      if (!isAddress(address.address)) return callback(refused(session, "RCPT TO", reply(553, "5.1.3", "recipient address is not valid"), { to: address.address }));
+      if (!isAddress(address.address)) return callback(refused(session, "RCPT TO", SMTP_REPLIES.invalidRecipient, { to: address.address }));
       callback();
     },
 
@@ -147,19 +146,19 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
       const options = budget.take(session);
       if (!options) {
         stream.resume();
-        return callback(smtpError(INSUFFICIENT_MEMORY));
+        return callback(smtpError(SMTP_REPLIES.insufficientMemory));
       }
       const limit = options.limitBytes;
       let claimed: KeyRef | null = null;
       readData(stream, options)
         .then(async (read) => {
           SessionBudget.settle(read, options);
-          if (!sender) return callback(smtpError(AUTH_FAILED));
-          if (read.oversized) return callback(refused(session, "end of DATA", reply(552, "5.3.4", `message exceeds the size limit of ${limit} bytes`)));
+          if (!sender) return callback(smtpError(SMTP_REPLIES.authFailed));
+          if (read.oversized) return callback(refused(session, "end of DATA", SMTP_REPLIES.messageTooLarge(limit)));
           if (read.outgrown) {
             deps.budget.refused("submission");
             deps.logger.info("submission deferred: memory budget full", { outbound_account_id: sender.outbound.id, at: "end of DATA", bytes: read.bytes });
-            return callback(smtpError(INSUFFICIENT_MEMORY));
+            return callback(smtpError(SMTP_REPLIES.insufficientMemory));
           }
           const id = newUuid();
           const crlf = toCrlf(read.raw);
@@ -168,7 +167,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
           const { tags, priority } = takeSendingHeaders(h);
           // One unambiguous author (From, or Sender when From names several), else nothing is queued.
           const author = authorOf(authorFieldsOf(h));
-          if (!author.ok) return callback(refused(session, "end of DATA", reply(550, "5.7.1", author.reason)));
+          if (!author.ok) return callback(refused(session, "end of DATA", SMTP_REPLIES.senderRefused(author.reason)));
           const from = author.author;
           const to = addressesOf(h.all("to"));
           const cc = addressesOf(h.all("cc"));
@@ -214,14 +213,14 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
             deps.logger.child(sessionFields(session)),
           );
           claimed = null;
-          callback(null, smtpSuccessText(queuedReply(queued.id)));
+          callback(null, smtpSuccessText(SMTP_REPLIES.queued(queued.id)));
         })
         .catch((err) => {
-          if (err instanceof SenderRefused) return callback(refused(session, "end of DATA", reply(550, "5.7.1", err.message)));
-          if ((err as { problem?: { message: string } }).problem) return callback(refused(session, "end of DATA", reply(554, "5.6.0", (err as { message: string }).message)));
+          if (err instanceof SenderRefused) return callback(refused(session, "end of DATA", SMTP_REPLIES.senderRefused(err.message)));
+          if ((err as { problem?: { message: string } }).problem) return callback(refused(session, "end of DATA", SMTP_REPLIES.invalidMessage((err as { message: string }).message)));
           if ((err as { code?: string }).code === "ECONNECTION") deps.logger.info("submitted message not received in full", sessionFields(session));
           else deps.logger.error("submission failed", { ...sessionFields(session), err });
-          callback(smtpError(reply(451, "4.3.0", "temporary failure; try again later")));
+          callback(smtpError(SMTP_REPLIES.temporaryFailure));
         })
         // Queued, refused or failed, or the client gone: the message holds nothing any more.
         .finally(() => {
