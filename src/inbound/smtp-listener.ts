@@ -9,7 +9,7 @@ import { readData, SessionBudget } from "../lib/smtp-data.ts";
 import { guardSessions } from "../lib/smtp-guard.ts";
 import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
 import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
-import { formatReply, smtpError, smtpSuccessText, type SmtpReply } from "../lib/smtp-reply.ts";
+import { formatReply, SMTP_SERVER_REPLY_OPTIONS, smtpError, smtpServerText, type SmtpReply } from "../lib/smtp-reply.ts";
 import { limitRefusalReason, type SmtpRefusalReason } from "../metrics/labels.ts";
 import { recordRefusal, deliverMessage, TRACE_ROOM_BYTES, type AddressGroup, type DeliverDeps, type Transaction } from "./deliver-message.ts";
 import type { AcceptedRecipient } from "./recipients.ts";
@@ -114,7 +114,7 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
     disabledCommands: deps.tls ? ["AUTH"] : ["AUTH", "STARTTLS"],
     hideSTARTTLS: !deps.tls,
     hideDSN: true,
-    hideENHANCEDSTATUSCODES: false,
+    ...SMTP_SERVER_REPLY_OPTIONS,
     hideREQUIRETLS: true,
     disableReverseLookup: true,
     logger: false,
@@ -202,7 +202,7 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
             return callback(smtpError(SMTP_REPLIES.insufficientMemory));
           }
           const result = await deliverMessage(read.raw, tx, deps.deliver(), read.frontRoom);
-          if (result.code < 400) callback(null, smtpSuccessText(result));
+          if (result.code < 400) callback(null, smtpServerText(result));
           else callback(smtpError(result));
         })
         .catch((err) => {

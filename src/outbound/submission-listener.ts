@@ -14,7 +14,7 @@ import { guardSessions } from "../lib/smtp-guard.ts";
 import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
 import { principalKey, rateOf, type RateLimiter } from "../lib/rate-limit.ts";
 import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
-import { formatReply, smtpError, smtpSuccessText, type SmtpReply } from "../lib/smtp-reply.ts";
+import { formatReply, SMTP_SERVER_REPLY_OPTIONS, smtpError, smtpServerText, type SmtpReply } from "../lib/smtp-reply.ts";
 import { isAddress, parseAddressList, type MailAddress } from "./addresses.ts";
 import { authorFieldsOf, authorOf } from "./author.ts";
 import { toCrlf } from "./compose.ts";
@@ -107,7 +107,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     disabledCommands: deps.tls ? [] : ["STARTTLS"],
     hideDSN: true,
     hideREQUIRETLS: true,
-    hideENHANCEDSTATUSCODES: false,
+    ...SMTP_SERVER_REPLY_OPTIONS,
     disableReverseLookup: true,
     logger: false,
     ...(deps.tls ? { key: deps.tls.key, cert: deps.tls.cert } : {}),
@@ -181,7 +181,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
           let remember: RememberedAnswer | undefined;
           if (/^<[^<>\s]+@[^<>\s]+>$/.test(messageId)) {
             const repeated = claimMessageId(sender.outbound.id, messageId);
-            if (repeated) return repeated.ok ? callback(null, smtpSuccessText(repeated.reply)) : callback(smtpError(repeated.reply));
+            if (repeated) return repeated.ok ? callback(null, smtpServerText(repeated.reply)) : callback(smtpError(repeated.reply));
             remember = { scope: "smtp", key: messageId, requestSha256: null, answerOf: (m) => m.id };
             claimed = { outboundAccountId: sender.outbound.id, scope: "smtp", key: messageId };
           } else {
@@ -213,7 +213,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
             deps.logger.child(sessionFields(session)),
           );
           claimed = null;
-          callback(null, smtpSuccessText(SMTP_REPLIES.queued(queued.id)));
+          callback(null, smtpServerText(SMTP_REPLIES.queued(queued.id)));
         })
         .catch((err) => {
           if (err instanceof SenderRefused) return callback(refused(session, "end of DATA", SMTP_REPLIES.senderRefused(err.message)));
