@@ -7,7 +7,6 @@ import type { Logger } from "../lib/logger.ts";
 import type { MemoryBudget, MessageCost } from "../lib/memory-budget.ts";
 import { readData, SessionBudget } from "../lib/smtp-data.ts";
 import { guardSessions } from "../lib/smtp-guard.ts";
-import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
 import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
 import { formatReply, SMTP_SERVER_REPLY_OPTIONS, smtpError, smtpServerText, type SmtpReply } from "../lib/smtp-reply.ts";
 import { limitRefusalReason, type SmtpRefusalReason } from "../metrics/labels.ts";
@@ -178,7 +177,7 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
     },
 
     onData(stream, session, answer) {
-      const callback = answeredAtOnce(countedAnswer(answer, deps.metrics));
+      const callback = countedAnswer(answer, deps.metrics);
       const st = stateOf(session, deps.logger);
       const options = budget.take(session);
       if (!options) {
@@ -239,6 +238,5 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
       if (reason) deps.metrics?.smtpRefusal(reason);
     },
   });
-  batchRepliesOf(server);
   return server;
 }

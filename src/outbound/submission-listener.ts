@@ -11,7 +11,6 @@ import { garbageMade, LARGE_MESSAGE_BYTES } from "../lib/gc-pacer.ts";
 import type { MemoryBudget, MessageCost } from "../lib/memory-budget.ts";
 import { readData, SessionBudget } from "../lib/smtp-data.ts";
 import { guardSessions } from "../lib/smtp-guard.ts";
-import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
 import { principalKey, rateOf, type RateLimiter } from "../lib/rate-limit.ts";
 import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
 import { formatReply, SMTP_SERVER_REPLY_OPTIONS, smtpError, smtpServerText, type SmtpReply } from "../lib/smtp-reply.ts";
@@ -140,8 +139,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
       callback();
     },
 
-    onData(stream, session, answer) {
-      const callback = answeredAtOnce(answer);
+    onData(stream, session, callback) {
       const sender = senderOf(session.user);
       const options = budget.take(session);
       if (!options) {
@@ -249,6 +247,5 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     },
     logger: deps.logger,
   });
-  if (!deps.implicitTls) batchRepliesOf(server);
   return server;
 }
