@@ -21,8 +21,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { journaledStore, type IncomingStatus } from "../src/inbound/statuses.repo.ts";
-import { createOutboundRepo, NO_TRACKING } from "../src/outbound/outbound.repo.ts";
+import { journaledStore } from "../src/inbound/statuses.repo.ts";
+import { type IncomingStatus } from "../src/inbound/incoming-status.ts";
+import { createOutboundRepo } from "../src/outbound/queue/queue.repo.ts";
+import { queuePorts } from "../src/outbound/queue/wiring.ts";
+import { NO_TRACKING } from "../src/outbound/queue/message.ts";
 import { openStore } from "../src/store/store.ts";
 import { TestDnsServer } from "../test/helpers/dns-server.ts";
 import { intOption, parseOptions } from "./args.ts";
@@ -78,7 +81,7 @@ function fillStatuses(dataDir: string, addresses: string[], n: number, nowMs: nu
 
 async function fillSent(dataDir: string, n: number, nowMs: number): Promise<void> {
   const store = openStore(dataDir);
-  const repo = createOutboundRepo(store);
+  const repo = createOutboundRepo(store, queuePorts(store));
   for (let done = 0; done < n; done += CHUNK) {
     const writes: Promise<unknown>[] = [];
     for (let i = done; i < Math.min(n, done + CHUNK); i++) {
@@ -89,7 +92,7 @@ async function fillSent(dataDir: string, n: number, nowMs: number): Promise<void
       const recipientId = i.toString(16).padStart(16, "0");
       writes.push(
         repo.insert(
-          { id, accountId: ACCOUNT.id, outboundAccountId: ACCOUNT.outboundId, from: "news@sender.bench", subject: `Newsletter ${i}`, messageId: `<${id}@mx.postroom.bench>`, to: [email], cc: [], tags: [i % 3 === 0 ? "weekly" : "promo"], testMode: false, priority: "standard", sizeBytes: 5000, blobPath: null, tracking: NO_TRACKING, createdAtMs: at },
+          { id, accountId: ACCOUNT.id, outboundAccountId: ACCOUNT.outboundId, from: "news@sender.bench", subject: `Newsletter ${i}`, messageId: `<${id}@mx.postroom.bench>`, to: [email], cc: [], tags: [i % 3 === 0 ? "weekly" : "promo"], testMode: false, priority: "standard", sizeBytes: 5000, tracking: NO_TRACKING, createdAtMs: at },
           [{ id: recipientId, messageId: id, position: 0, email, domain: email.split("@")[1]!, type: "to", status: bounced ? "bounce" : "delivery", state: "done", lane: 1, attempts: 1, firstAttemptAtMs: at + 1000, nextAttemptAtMs: 0 }],
           [
             { messageId: id, recipientId, kind: "registration", details: {}, createdAtMs: at },

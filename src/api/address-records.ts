@@ -2,7 +2,7 @@
 // masked), and the checks that turn a body into stored values.
 import { t, type Static } from "elysia";
 import { attachmentStoreProblems, maskAttachmentStore, restoreMaskedAttachmentSecret, type AttachmentStore } from "../inbound/attachment-store.ts";
-import { TARGET_FORMATS, type Address, type TargetFormat } from "../inbound/addresses.repo.ts";
+import { TARGET_FORMATS, type Address, type TargetFormat } from "../inbound/address.ts";
 import { maskTarget, resolveTarget, targetAddressProblem, targetProblem, type StoredTarget } from "../inbound/target-url.ts";
 import { isoTime } from "../lib/clock.ts";
 import { invalid } from "./errors.ts";

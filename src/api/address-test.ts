@@ -3,8 +3,6 @@
 // (src/inbound/test-post.ts); the answer is what the target said and the SMTP reply a
 // sender would have got. Nothing is recorded.
 import { Elysia, t } from "elysia";
-import type { TestPostResult } from "../inbound/test-post.ts";
-import type { Address } from "../inbound/addresses.repo.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
 import { errorResponses, notFound } from "./errors.ts";
 
@@ -35,5 +33,3 @@ export function addressTestRoutes(deps: ApiDeps) {
     },
   );
 }
-
-export type TestPost = (address: Address, email: string) => Promise<TestPostResult>;

@@ -1,6 +1,6 @@
 // E1-E5: addresses of an account.
 import { Elysia, t } from "elysia";
-import type { Address } from "../inbound/addresses.repo.ts";
+import type { Address } from "../inbound/address.ts";
 import { maskTarget } from "../inbound/target-url.ts";
 import { newAddressId } from "../lib/ids.ts";
 import { AddressCreateBody, AddressPatchBody, addressRecord, AddressRecordSchema, addressValues } from "./address-records.ts";
@@ -16,6 +16,12 @@ export function addressRoutes(deps: ApiDeps) {
   const record = (a: Address, revealSecret = false) => addressRecord(a, deps.config().inbound.domain, revealSecret);
   /** Whether this write has just turned signing on (the only answer that shows the secret). */
   const turnedOn = (before: Address | null, after: Address) => after.signingSecret !== null && after.signingSecret !== before?.signingSecret;
+  /** E4 (PUT, or PATCH merged onto the stored address): checks the values, stores them, answers the record. */
+  const save = async (stored: Address, input: Parameters<typeof addressValues>[0]) => {
+    const updated = { ...stored, ...addressValues(input, stored, deps.config().inbound.allowPrivateTargets), updatedAtMs: deps.clock.nowMs() };
+    await deps.addresses.update(updated);
+    return record(updated, turnedOn(stored, updated));
+  };
 
   return new Elysia({ name: "addresses" })
     .get(
@@ -70,9 +76,7 @@ export function addressRoutes(deps: ApiDeps) {
       async ({ request, params, body }) => {
         const stored = await deps.addresses.get(callerAccount(request).id, params.addressId);
         if (!stored) throw notFound();
-        const updated = { ...stored, ...addressValues(body, stored, deps.config().inbound.allowPrivateTargets), updatedAtMs: deps.clock.nowMs() };
-        await deps.addresses.update(updated);
-        return record(updated, turnedOn(stored, updated));
+        return save(stored, body);
       },
       {
         params: AddressParams,
@@ -94,9 +98,7 @@ export function addressRoutes(deps: ApiDeps) {
           signed: body.signed,
           store_messages: body.store_messages,
         };
-        const updated = { ...stored, ...addressValues(merged, stored, deps.config().inbound.allowPrivateTargets), updatedAtMs: deps.clock.nowMs() };
-        await deps.addresses.update(updated);
-        return record(updated, turnedOn(stored, updated));
+        return save(stored, merged);
       },
       {
         params: AddressParams,

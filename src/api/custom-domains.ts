@@ -1,7 +1,6 @@
 // E7-E9: custom domains of an address.
 import { Elysia, t, type Static } from "elysia";
-import { authRegexProblem, checkMx, reservedDomainProblem } from "../inbound/custom-domain.ts";
-import { DomainTakenError, type CustomDomain } from "../inbound/custom-domains.repo.ts";
+import { authRegexProblem, checkMx, DomainTakenError, reservedDomainProblem, type CustomDomain } from "../inbound/custom-domain.ts";
 import { maskTarget, resolveTarget, targetAddressProblem, targetProblem, type StoredTarget } from "../inbound/target-url.ts";
 import { isoTime } from "../lib/clock.ts";
 import { normalizeDomain } from "../lib/domain-name.ts";

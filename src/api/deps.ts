@@ -7,9 +7,9 @@ import type { CustomDomainRepo } from "../inbound/custom-domains.repo.ts";
 import type { StatusRepo } from "../inbound/statuses.repo.ts";
 import type { SendingDomainRepo } from "../domains/sending-domains.repo.ts";
 import type { DomainService } from "../domains/service.ts";
-import type { OutboundRepo } from "../outbound/outbound.repo.ts";
-import type { SuppressionRepo } from "../outbound/suppressions.repo.ts";
-import type { SendDeps } from "../outbound/send.ts";
+import type { OutboundRepo } from "../outbound/queue/queue.repo.ts";
+import type { SuppressionRepo } from "../outbound/suppressions/suppressions.repo.ts";
+import type { SendDeps } from "../outbound/sending/send.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { DiskFullLog } from "../lib/disk-full.ts";
 import type { DnsResolver } from "../lib/dns.ts";
@@ -19,7 +19,8 @@ import type { Metrics } from "../metrics/metrics.ts";
 import type { DashboardDeps } from "../dashboard/routes.ts";
 import type { StatsRepo } from "../stats/stats.repo.ts";
 import type { WebhookDispatcher } from "../events/dispatcher.ts";
-import type { TestPost } from "./address-test.ts";
+import type { TestPost } from "../inbound/test-post.ts";
+import type { KeptMessages } from "../inbound/post-again.ts";
 import { ApiError } from "./errors.ts";
 import { requestState } from "./request-state.ts";
 
@@ -54,6 +55,8 @@ export interface ApiDeps {
   diskFull: DiskFullLog;
   /** Memory held by mail in flight (limits.mail_in_flight): E11 reserves in it. */
   budget: MemoryBudget;
+  /** Kept inbound messages (store_messages): read back, and post again. */
+  kept: KeptMessages;
   /** The dashboard's "send a test POST" to an address's target. */
   testPost: TestPost;
   /** The webhook dispatcher: the webhook page's reads, test POST and retry now. */

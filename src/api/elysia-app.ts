@@ -14,9 +14,10 @@ import { suppressionRoutes } from "./suppressions.ts";
 import { statsRoutes } from "./stats.ts";
 import { webhookRoutes } from "./webhook.ts";
 import { addressTestRoutes } from "./address-test.ts";
+import { keptMessageRoutes } from "./kept-messages.ts";
 import { outboundMessageActionRoutes } from "./outbound-message-actions.ts";
 import { trackingRoutes } from "./tracking.ts";
-import { InputProblem } from "../outbound/message-input.ts";
+import { InputProblem } from "../outbound/compose/message-input.ts";
 import { customDomainRoutes } from "./custom-domains.ts";
 import type { ApiDeps } from "./deps.ts";
 import { ApiError, errorResponse } from "./errors.ts";
@@ -54,7 +55,7 @@ export function buildElysiaApp(deps: ApiDeps, version: string) {
     .use(attachmentRoutes(deps.localAttachments, deps.clock))
     .use(trackingRoutes({ outbound: deps.outbound, clock: deps.clock, key: deps.trackingKey, linkTtlMs: () => deps.config().outbound.trackingLinkTtlMs }))
     .group(`${API_PREFIX}/:accountId`, (g) =>
-      g.use(addressRoutes(deps)).use(addressTestRoutes(deps)).use(incomingStatusRoutes(deps)).use(customDomainRoutes(deps)).use(messageRoutes(deps.send, deps.logger)).use(outboundMessageRoutes(deps)).use(outboundMessageActionRoutes(deps)).use(sendingDomainRoutes(deps)).use(suppressionRoutes(deps)).use(statsRoutes(deps)).use(webhookRoutes(deps)),
+      g.use(addressRoutes(deps)).use(addressTestRoutes(deps)).use(incomingStatusRoutes(deps)).use(keptMessageRoutes(deps)).use(customDomainRoutes(deps)).use(messageRoutes(deps.send, deps.logger)).use(outboundMessageRoutes(deps)).use(outboundMessageActionRoutes(deps)).use(sendingDomainRoutes(deps)).use(suppressionRoutes(deps)).use(statsRoutes(deps)).use(webhookRoutes(deps)),
     );
   // Built on first request, once every route above is registered.
   let document: Record<string, unknown> | null = null;

@@ -3,9 +3,10 @@
 // still uploading its body holds it too; the body's SHA-256 tells a replay (the first
 // answer again, with Idempotent-Replayed: true) from another request with the same key.
 import { createHash } from "node:crypto";
-import type { RememberedAnswer } from "../outbound/enqueue.ts";
-import type { IdempotencyRepo, KeyRef } from "../outbound/idempotency.repo.ts";
-import { idempotencyKeyOf } from "../outbound/idempotency.ts";
+import type { RememberedAnswer } from "../outbound/queue/enqueue.ts";
+import type { IdempotencyRepo } from "../outbound/sending/idempotency.repo.ts";
+import type { KeyRef } from "../outbound/sending/idempotency.ts";
+import { idempotencyKeyOf } from "../outbound/sending/idempotency.ts";
 import { errorResponse } from "./errors.ts";
 
 /** The header on a replayed answer. */

@@ -1,7 +1,7 @@
 // E6: incoming statuses of an address, newest first, with search and paging.
 import { Type } from "@sinclair/typebox";
 import { Elysia, t, type Static } from "elysia";
-import type { IncomingStatus } from "../inbound/statuses.repo.ts";
+import type { IncomingStatus } from "../inbound/incoming-status.ts";
 import { STATUS_SEARCH_FIELDS } from "../inbound/statuses.repo.ts";
 import { isoTime } from "../lib/clock.ts";
 import { parseSearchQuery, SearchQueryError, termTimeMs, type SearchTerm } from "../lib/search-query.ts";

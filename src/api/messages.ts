@@ -1,10 +1,10 @@
 // E11: POST /api/v0.1/{outboundAccountID}/messages, authorised with the sending key.
 import { Elysia, t } from "elysia";
 import type { Logger } from "../lib/logger.ts";
-import type { SendDeps } from "../outbound/send.ts";
-import { sendFromApi } from "../outbound/send.ts";
-import { MAX_IDEMPOTENCY_KEY_CHARS } from "../outbound/idempotency.ts";
-import type { OutboundMessage } from "../outbound/outbound.repo.ts";
+import type { SendDeps } from "../outbound/sending/send.ts";
+import { sendFromApi } from "../outbound/sending/send.ts";
+import { MAX_IDEMPOTENCY_KEY_CHARS } from "../outbound/sending/idempotency.ts";
+import type { OutboundMessage } from "../outbound/queue/message.ts";
 import { callerOutbound } from "./deps.ts";
 import { errorResponses } from "./errors.ts";
 import { requestState } from "./request-state.ts";

@@ -3,8 +3,7 @@
 // recipients waiting in the queue, and cancel for those not being delivered this moment.
 import { Elysia, t } from "elysia";
 import { simpleParser } from "mailparser";
-import { MessageBlobs } from "../outbound/blobs.ts";
-import { webhookConfigured } from "../outbound/webhook-configured.ts";
+import { webhookConfigured } from "../outbound/queue/webhook-configured.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
 import { ApiError, errorResponses, notFound } from "./errors.ts";
 
@@ -26,7 +25,7 @@ export function outboundMessageActionRoutes(deps: ApiDeps) {
   const source = async (request: Request, id: string) => {
     const m = await deps.outbound.getMessage(callerAccount(request).id, id);
     if (!m) throw notFound();
-    const raw = m.blobPath === null ? await deps.outbound.rawMessage(m.id) : new MessageBlobs(deps.config().dataDir).read(m.blobPath);
+    const raw = await deps.outbound.rawMessage(m.id);
     if (!raw) throw new ApiError(404, "the source of this message is no longer kept (retention.bodies)");
     return { message: m, raw };
   };

@@ -1,10 +1,11 @@
 // E12 and E13: sent messages of an outbound account with each recipient's delivery.
 import { Elysia, t, type Static } from "elysia";
-import type { MessageEvent } from "../events/events.repo.ts";
+import type { MessageEvent } from "../events/message-event.ts";
 import { isInternalKind } from "../events/kinds.ts";
 import { isoTime } from "../lib/clock.ts";
 import { parseSearchQuery, SearchQueryError, termTimeMs } from "../lib/search-query.ts";
-import { MESSAGE_SEARCH_FIELDS, type OutboundMessage, type OutboundRecipient } from "../outbound/outbound.repo.ts";
+import { MESSAGE_SEARCH_FIELDS } from "../outbound/queue/queue.repo.ts";
+import type { OutboundMessage, OutboundRecipient } from "../outbound/queue/message.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
 import { errorResponses, invalid, notFound } from "./errors.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";

@@ -2,7 +2,7 @@
 import { Elysia, t, type Static } from "elysia";
 import { namesOf } from "../domains/checker.ts";
 import { ed25519Record, rsaRecord } from "../domains/keys.ts";
-import { SendingDomainTakenError, type SendingDomain } from "../domains/sending-domains.repo.ts";
+import { SendingDomainTakenError, type SendingDomain } from "../domains/sending-domain.ts";
 import { isoTime } from "../lib/clock.ts";
 import { normalizeDomain } from "../lib/domain-name.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";

@@ -4,7 +4,6 @@
 import { Elysia, t } from "elysia";
 import { isoTime } from "../lib/clock.ts";
 import { buckets, periodStartMs, PERIODS, SERIES, type PeriodName } from "../stats/hourly.ts";
-import type { StatsRepo } from "../stats/stats.repo.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
 import { errorResponses } from "./errors.ts";
 

@@ -4,8 +4,8 @@
 import { Elysia, t, type Static } from "elysia";
 import { isoTime } from "../lib/clock.ts";
 import { newId16 } from "../lib/ids.ts";
-import { isAddress } from "../outbound/addresses.ts";
-import type { Suppression } from "../outbound/suppressions.repo.ts";
+import { isAddress } from "../outbound/compose/addresses.ts";
+import type { Suppression } from "../outbound/suppressions/suppression.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
 import { errorResponses, invalid, notFound } from "./errors.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";

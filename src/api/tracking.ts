@@ -5,10 +5,10 @@
 // outbound.tracking_link_ttl after its message was accepted (the click is recorded while
 // the message is kept); after that it is 410 Gone with a short page, and records nothing.
 import { Elysia, t } from "elysia";
-import type { NewEvent } from "../events/events.repo.ts";
+import type { NewEvent } from "../events/message-event.ts";
 import type { Clock } from "../lib/clock.ts";
-import type { OutboundRepo } from "../outbound/outbound.repo.ts";
-import { clickLinkExpiresAtMs, readClickToken, readOpenToken, type OpenTarget } from "../outbound/tracking-tokens.ts";
+import type { OutboundRepo } from "../outbound/queue/queue.repo.ts";
+import { clickLinkExpiresAtMs, readClickToken, readOpenToken, type OpenTarget } from "../outbound/tracking/tracking-tokens.ts";
 import { notFound } from "./errors.ts";
 import { requestState } from "./request-state.ts";
 

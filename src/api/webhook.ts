@@ -3,7 +3,7 @@
 // POST, and "retry now". Under the account's bearer token, for its own outbound accounts.
 import { Elysia, t } from "elysia";
 import { isoTime } from "../lib/clock.ts";
-import type { WebhookPost } from "../events/webhook-posts.repo.ts";
+import type { WebhookPost } from "../events/webhook-post.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
 import { errorResponses, invalid, notFound } from "./errors.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";

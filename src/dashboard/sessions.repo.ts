@@ -1,4 +1,4 @@
-// SQL for dashboard sessions (migration 0011). Only the SHA-256 of a session's secret is
+// SQL for dashboard sessions. Only the SHA-256 of a session's secret is
 // stored, so a copy of the database signs nobody in.
 import { createHash } from "node:crypto";
 import type { Store } from "../store/store.ts";

@@ -3,7 +3,7 @@
 import { spf } from "mailauth";
 import type { DnsResolver } from "../lib/dns.ts";
 import { isNoDataError } from "../lib/dns.ts";
-import type { CheckName, SendingDomain } from "./sending-domains.repo.ts";
+import type { CheckName, SendingDomain } from "./sending-domain.ts";
 import { cnameVerdict, dkimRecordVerdict, spfVerdict, type Verdict } from "./verification.ts";
 
 export interface DomainNames {

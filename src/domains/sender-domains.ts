@@ -1,7 +1,7 @@
-// The sending-domains side of SenderDomains (src/outbound/signing.ts): mail goes out only
+// The sending-domains side of SenderDomains (src/outbound/sending/sender-domains.ts): mail goes out only
 // from a verified domain of the account (or a parent of it), signed with its key. Test
 // mode only needs the domain to exist.
-import type { SenderDomains } from "../outbound/signing.ts";
+import type { SenderDomains } from "../outbound/sending/sender-domains.ts";
 import type { DomainService } from "./service.ts";
 
 export function senderDomains(service: DomainService): SenderDomains {

@@ -4,28 +4,7 @@ import type { Store } from "../store/store.ts";
 import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import { newId16 } from "../lib/ids.ts";
-
-export type CheckName = "dkim" | "ed25519" | "return_path" | "spf";
-
-export interface SendingDomain {
-  id: string;
-  accountId: string;
-  domain: string;
-  dkimSelector: string;
-  dkimPublicKey: string;
-  dkimPrivateKeyEnc: string;
-  ed25519Selector: string;
-  ed25519PublicKey: string;
-  ed25519PrivateKeyEnc: string;
-  checks: Record<CheckName, boolean>;
-  /** Why each failing check failed at the last look. */
-  reasons: Partial<Record<CheckName, string>>;
-  verifiedAtMs: number | null;
-  failingSinceMs: number | null;
-  checkedAtMs: number | null;
-  nextCheckAtMs: number;
-  createdAtMs: number;
-}
+import { SendingDomainTakenError, type CheckOutcome, type SendingDomain } from "./sending-domain.ts";
 
 interface Row {
   id: string;
@@ -70,19 +49,6 @@ const fromRow = (r: Row): SendingDomain => ({
   nextCheckAtMs: r.next_check_at,
   createdAtMs: r.created_at,
 });
-
-export class SendingDomainTakenError extends Error {
-  override name = "SendingDomainTakenError";
-}
-
-export interface CheckOutcome {
-  checks: Record<CheckName, boolean>;
-  reasons: Partial<Record<CheckName, string>>;
-  verifiedAtMs: number | null;
-  failingSinceMs: number | null;
-  checkedAtMs: number;
-  nextCheckAtMs: number;
-}
 
 export interface SendingDomainRepo {
   insert(d: SendingDomain): Promise<void>;

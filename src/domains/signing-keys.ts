@@ -4,7 +4,7 @@
 // changes is decrypted afresh; a domain written to (deleted, re-checked) is forgotten.
 import { BoundedCache } from "../lib/bounded-cache.ts";
 import { decryptSecret } from "./keys.ts";
-import type { SendingDomain } from "./sending-domains.repo.ts";
+import type { SendingDomain } from "./sending-domain.ts";
 
 /** Sending domains whose keys stay decrypted in memory at once; the least recently used go first. */
 export const MAX_CACHED_SIGNING_KEYS = 1000;

@@ -1,6 +1,6 @@
 // Pure decisions about a sending domain's DNS (table-tested): does a TXT record carry our
 // key, does a CNAME point where it must, and what a check's result means for sending.
-import type { CheckName } from "./sending-domains.repo.ts";
+import type { CheckName } from "./sending-domain.ts";
 
 export interface Verdict {
   ok: boolean;

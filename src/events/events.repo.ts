@@ -7,18 +7,7 @@ import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts
 import type { Store } from "../store/store.ts";
 import { countEvents } from "../stats/stats.repo.ts";
 import { isInternalKind, type EventKind } from "./kinds.ts";
-
-export interface MessageEvent {
-  id: string;
-  messageId: string;
-  recipientId: string;
-  kind: EventKind;
-  details: Record<string, unknown>;
-  createdAtMs: number;
-  seq: number;
-}
-
-export type NewEvent = Pick<MessageEvent, "messageId" | "recipientId" | "kind" | "details" | "createdAtMs">;
+import type { MessageEvent, NewEvent } from "./message-event.ts";
 
 interface Row {
   id: string;
@@ -81,11 +70,12 @@ export function eventsOfRecipients(db: Database, recipientIds: readonly string[]
   return rows.map(fromRow);
 }
 
-/** The latest event of each given recipient, ignoring `exceptKinds`. */
-export function lastEventOfRecipients(db: Database, recipientIds: readonly string[], exceptKinds: readonly string[]): Map<string, MessageEvent> {
-  const last = new Map<string, MessageEvent>();
-  for (const e of eventsOfRecipients(db, recipientIds)) if (!exceptKinds.includes(e.kind)) last.set(e.recipientId, e);
-  return last;
+/** The events feature's side of the outgoing queue's event log (src/outbound/queue/ports.ts), on `db`: the connection of the caller's transaction. */
+export function eventLog(db: Database) {
+  return {
+    record: (events: readonly NewEvent[], opts?: { webhook?: boolean }) => insertEvents(db, events, opts),
+    ofRecipients: (recipientIds: readonly string[]) => eventsOfRecipients(db, recipientIds),
+  };
 }
 
 // ---------------------------------------------------------------- retention
@@ -104,6 +94,14 @@ export function messagesWithPendingEvents(db: Database, messageIds: string): Set
 export function deleteEventsOfMessages(db: Database, messageIds: string): void {
   db.query("DELETE FROM webhook_outbox WHERE event_id IN (SELECT id FROM message_events WHERE message_id IN (SELECT value FROM json_each(?)))").run(messageIds);
   db.query("DELETE FROM message_events WHERE message_id IN (SELECT value FROM json_each(?))").run(messageIds);
+}
+
+/** The events feature's side of the sent messages' purge (src/outbound/queue/ports.ts), on the purge's connection. */
+export function eventRetention(db: Database) {
+  return {
+    pendingAmong: (messageIds: string) => messagesWithPendingEvents(db, messageIds),
+    deleteOfMessages: (messageIds: string) => deleteEventsOfMessages(db, messageIds),
+  };
 }
 
 /**

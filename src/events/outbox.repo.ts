@@ -3,23 +3,7 @@
 import { newId16 } from "../lib/ids.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
-
-export interface OutboxEvent {
-  id: string;
-  kind: string;
-  recipient: string;
-  messageId: string;
-  outboundAccountId: string;
-  accountId: string;
-  createdAtMs: number;
-  details: Record<string, unknown>;
-}
-
-export interface Batch {
-  id: string;
-  attempts: number;
-  events: OutboxEvent[];
-}
+import type { Batch, OutboxEvent } from "./outbox-event.ts";
 
 interface Row {
   event_id: string;

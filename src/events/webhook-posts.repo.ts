@@ -1,25 +1,10 @@
-// SQL for the record of webhook POSTs (migration 0015): one row per POST, with the
+// SQL for the record of webhook POSTs: one row per POST, with the
 // receiver's status and the first bytes of a non-2xx answer, for the dashboard.
 import { newId16 } from "../lib/ids.ts";
 import { newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
-
-export interface WebhookPost {
-  id: string;
-  outboundAccountId: string;
-  /** The webhook-id header: a retry posts the same batch again under the same id. */
-  batchId: string;
-  events: number;
-  /** A test POST from the dashboard (one sample event), not a batch of the outbox. */
-  test: boolean;
-  /** The receiver's HTTP status, or null when it gave none (timeout, refused connection...). */
-  status: number | null;
-  /** What went wrong, in words or as the receiver's first bytes; "" for a 2xx. */
-  problem: string;
-  durationMs: number;
-  createdAtMs: number;
-}
+import type { WebhookPost } from "./webhook-post.ts";
 
 export interface WebhookPostRepo {
   record(post: Omit<WebhookPost, "id">): void;

@@ -6,27 +6,8 @@ import { BoundedCache } from "../lib/bounded-cache.ts";
 import type { SecretBox } from "../lib/secret-key.ts";
 import type { Store } from "../store/store.ts";
 import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
+import type { Address, TargetFormat } from "./address.ts";
 import type { AttachmentStore } from "./attachment-store.ts";
-import type { StoredTarget } from "./target-url.ts";
-
-/** docs/receiving.md: the normalised formats, the hosted service's original ones, and the message itself (beyond). */
-export const TARGET_FORMATS = ["json+n", "multipart+n", "json", "multipart", "raw", "rfc822"] as const;
-export type TargetFormat = (typeof TARGET_FORMATS)[number];
-
-export interface Address {
-  id: string;
-  accountId: string;
-  target: StoredTarget;
-  targetFormat: TargetFormat;
-  nickname: string | null;
-  attachments: AttachmentStore;
-  /** Standard Webhooks secret ("whsec_..."), or null when POSTs are not signed. */
-  signingSecret: string | null;
-  /** (beyond) Keep each received message in the attachment store; its URL goes out as envelope.store_url. */
-  storeMessages?: boolean;
-  createdAtMs: number;
-  updatedAtMs: number;
-}
 
 interface Row {
   id: string;
@@ -90,21 +71,12 @@ export const ROUTING_CACHE_MAX_AGE_MS = 10_000;
 export function createAddressRepo(store: Store, nowMs: () => number = Date.now): AddressRepo {
   const { db, secrets } = store;
   const live = new BoundedCache<string, { address: Address; loadedMs: number }>(ROUTING_CACHE_MAX_ENTRIES);
+  /** The columns an update may change, from target to store_messages, secrets sealed. */
+  const editable = (a: Address) =>
+    [a.target.url, sealed(a.target.password, secrets), a.targetFormat, a.nickname, attachmentsJson(a.attachments, secrets), sealed(a.signingSecret, secrets), a.storeMessages ? 1 : 0] as const;
   return {
     async insert(a) {
-      db.query(`INSERT INTO addresses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-        a.id,
-        a.accountId,
-        a.target.url,
-        sealed(a.target.password, secrets),
-        a.targetFormat,
-        a.nickname,
-        attachmentsJson(a.attachments, secrets),
-        sealed(a.signingSecret, secrets),
-        a.storeMessages ? 1 : 0,
-        a.createdAtMs,
-        a.updatedAtMs,
-      );
+      db.query(`INSERT INTO addresses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(a.id, a.accountId, ...editable(a), a.createdAtMs, a.updatedAtMs);
     },
     async get(accountId, id) {
       const row = db.query(`SELECT ${COLUMNS} FROM addresses WHERE id = ? AND account_id = ? AND deleted_at IS NULL`).get(id, accountId) as Row | null;
@@ -137,13 +109,7 @@ export function createAddressRepo(store: Store, nowMs: () => number = Date.now):
     async update(a) {
       live.delete(a.id);
       db.query("UPDATE addresses SET target = ?, target_password = ?, target_format = ?, nickname = ?, attachments_json = ?, signing_secret = ?, store_messages = ?, updated_at = ? WHERE id = ? AND account_id = ?").run(
-        a.target.url,
-        sealed(a.target.password, secrets),
-        a.targetFormat,
-        a.nickname,
-        attachmentsJson(a.attachments, secrets),
-        sealed(a.signingSecret, secrets),
-        a.storeMessages ? 1 : 0,
+        ...editable(a),
         a.updatedAtMs,
         a.id,
         a.accountId,

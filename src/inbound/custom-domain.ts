@@ -1,7 +1,26 @@
+// A custom domain of an address (stored by custom-domains.repo.ts): mail to any recipient
+// at it that its auth_regex admits goes to the address, or to the domain's own target.
 // Decisions about custom domains: which names may be claimed, what an auth_regex is
 // allowed to be and whom it admits, and whether the domain's MX points at us.
 import type { DnsResolver, MxRecord } from "../lib/dns.ts";
 import { isSameOrSubdomain } from "../lib/domain-name.ts";
+import type { StoredTarget } from "./target-url.ts";
+
+export interface CustomDomain {
+  id: string;
+  accountId: string;
+  addressId: string;
+  domain: string;
+  authRegex: string | null;
+  domainTarget: StoredTarget | null;
+  mxVerified: boolean;
+  mxCheckedAtMs: number | null;
+  createdAtMs: number;
+}
+
+export class DomainTakenError extends Error {
+  override name = "DomainTakenError";
+}
 
 export const AUTH_REGEX_MAX_LENGTH = 512;
 

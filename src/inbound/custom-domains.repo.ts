@@ -2,20 +2,8 @@
 // index), so a second claim fails at insert even when two requests race.
 import type { SecretBox } from "../lib/secret-key.ts";
 import type { Store } from "../store/store.ts";
-import type { StoredTarget } from "./target-url.ts";
+import { DomainTakenError, type CustomDomain } from "./custom-domain.ts";
 import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
-
-export interface CustomDomain {
-  id: string;
-  accountId: string;
-  addressId: string;
-  domain: string;
-  authRegex: string | null;
-  domainTarget: StoredTarget | null;
-  mxVerified: boolean;
-  mxCheckedAtMs: number | null;
-  createdAtMs: number;
-}
 
 interface Row {
   id: string;
@@ -44,10 +32,6 @@ const fromRow = (r: Row, box: SecretBox): CustomDomain => ({
   mxCheckedAtMs: r.mx_checked_at,
   createdAtMs: r.created_at,
 });
-
-export class DomainTakenError extends Error {
-  override name = "DomainTakenError";
-}
 
 export interface CustomDomainRepo {
   /** Throws DomainTakenError when a live record already has the domain. */

@@ -12,17 +12,18 @@ import type { LogFields, Logger } from "../lib/logger.ts";
 import type { MessageCost } from "../lib/memory-budget.ts";
 import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
 import { formatReply, type SmtpReply } from "../lib/smtp-reply.ts";
-import type { Address } from "./addresses.repo.ts";
+import type { Address } from "./address.ts";
 import { LocalAttachmentStore } from "./attachment-files.ts";
 import { uploadToS3 } from "./attachment-s3.ts";
-import type { AuthChecker } from "./auth-checks.ts";
+import type { AuthChecker, AuthChecks } from "./auth-checks.ts";
 import type { BounceHandler } from "./bounce-hook.ts";
-import type { CustomDomain } from "./custom-domains.repo.ts";
+import type { CustomDomain } from "./custom-domain.ts";
 import type { ExtractedMessage } from "./extract.ts";
 import { MessageRefused, type ParseLimits } from "./parse.ts";
 import type { MessageAttachment, MessageContent, PayloadEnvelope } from "./payload.ts";
 import { recipientsOfAccount, type AcceptedRecipient } from "./recipients.ts";
-import type { IncomingStatus, StatusRepo } from "./statuses.repo.ts";
+import type { StatusRepo } from "./statuses.repo.ts";
+import type { IncomingStatus } from "./incoming-status.ts";
 import { targetBody } from "./target-body.ts";
 import { postToTarget, type TargetPostContext } from "./target-post.ts";
 import { verdictFor, worstReply, type TargetOutcome, type TargetVerdict } from "./target-reply.ts";
@@ -85,7 +86,7 @@ function statusRow(
   group: AddressGroup,
   tx: Transaction,
   v: Pick<TargetVerdict, "status" | "category" | "response" | "reply">,
-  extra: { messageId: string | null; subject: string | null; size: number; postroomMessageId: string | null; storeUrl?: string | null },
+  extra: { messageId: string | null; subject: string | null; size: number; postroomMessageId: string | null; storeUrl?: string | null; envelope?: string | null },
   nowMs: number,
 ): IncomingStatus[] {
   return group.rcpts.map((rcpt) => ({
@@ -104,6 +105,7 @@ function statusRow(
     response: v.response ?? (v.category === "successful" ? null : formatReply(v.reply)),
     postroomMessageId: extra.postroomMessageId,
     storeUrl: extra.storeUrl ?? null,
+    envelope: extra.envelope ?? null,
     createdAtMs: nowMs,
   }));
 }
@@ -132,7 +134,7 @@ export async function recordRefusal(msg: string, groups: readonly AddressGroup[]
 
 /** `raw`: the message as the sender sent it (the raw and rfc822 formats post it). */
 /** The target's outcome, and the stored message's URL when the address keeps messages. */
-export async function deliverToAddress(group: AddressGroup, content: MessageContent, envelope: PayloadEnvelope, key: string, raw: Buffer, deps: DeliverDeps, log: Logger): Promise<TargetOutcome & { storeUrl?: string }> {
+export async function deliverToAddress(group: AddressGroup, content: MessageContent, envelope: PayloadEnvelope, key: string, raw: Buffer, deps: DeliverDeps, log: Logger): Promise<TargetOutcome & { storeUrl?: string; envelope?: string }> {
   const store = group.address.attachments;
   // raw and rfc822 post the message itself: its attachments are not stored apart.
   const format = group.address.targetFormat;
@@ -156,7 +158,8 @@ export async function deliverToAddress(group: AddressGroup, content: MessageCont
   const body = await targetBody({ format: group.address.targetFormat, content, envelope, urls, raw });
   const target = group.customDomain?.domainTarget ?? group.address.target;
   const outcome = await postToTarget({ target, body, messageKey: key, signingSecret: group.address.signingSecret, nowMs: deps.clock.nowMs() }, deps.post);
-  return envelope.store_url ? { ...outcome, storeUrl: envelope.store_url } : outcome;
+  // A kept message keeps its envelope too: with both, the payload posted can be shown again.
+  return envelope.store_url ? { ...outcome, storeUrl: envelope.store_url, envelope: JSON.stringify(envelope) } : outcome;
 }
 
 /** Stores a file in the address's S3 store, or locally; returns its signed URL. */
@@ -196,63 +199,84 @@ export function inboundMessageCost(parseWorkers: number): MessageCost {
 export const TRACE_ROOM_BYTES = 8192;
 
 /**
+ * The end of DATA for one transaction: the message to every address it reached, and to
+ * the bounce handler for bounces of ours; the worst of the replies goes to the sender.
  * `frontRoom`: bytes of `raw`'s buffer right in front of it that are ours to write (the
  * listener keeps TRACE_ROOM_BYTES there), so the trace lines go in without a copy.
  */
 export async function deliverMessage(raw: Buffer, tx: Transaction, deps: DeliverDeps, frontRoom = 0): Promise<SmtpReply> {
-  // md5 (and the message key made from it) is of the message as the sender sent it: our
-  // lines differ at every delivery, and a target drops a redelivery by that key.
-  const md5 = md5Hex(raw);
-  // The id of our Received line, and of this transaction in our log (message_id).
-  const id = tx.id;
   const replies: SmtpReply[] = [];
-  if (tx.groups.length > 0) {
-    const trace = traceLines(tx, id, deps.hostname, deps.clock.nowMs());
-    let extracted: ExtractedMessage;
-    try {
-      extracted = await deps.extract(withTraceHeaders(raw, trace, frontRoom), deps.limits, Buffer.byteLength(trace));
-    } catch (err) {
-      const refusal = err instanceof MessageRefused ? err.reply : SMTP_REPLIES.unprocessable;
-      if (!(err instanceof MessageRefused)) tx.log.error("inbound message failed to parse", { err, md5 });
-      await recordRefusal("inbound message refused", tx.groups, tx, refusal, raw.length, deps);
-      return refusal;
-    }
-    const { content, facts, messageId, subject } = extracted;
-    // DKIM is verified on the message as sent: a signature may cover a Return-Path we replaced.
-    // spamd scores the message as the sender sent it too, at the same time (it never waits past inbound.spamd.timeout).
-    const [auth, spamd] = await Promise.all([deps.auth.check(raw, { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname }, facts), deps.spamd?.(raw) ?? null]);
-    const rows: IncomingStatus[] = [];
-    await Promise.all(
-      tx.groups.map(async (group) => {
-        const envelope: PayloadEnvelope = {
-          to: group.rcpts[0]!,
-          recipients: recipientsOfAccount(tx.accepted, group.address.accountId),
-          from: tx.mailFrom,
-          helo_domain: tx.helo,
-          remote_ip: tx.remoteIp,
-          spf: auth.spf,
-          tls: tx.tls !== null,
-          // The protocol, as the hosted service fills it (`TLSv1.3`); the cipher is in our Received line.
-          tls_cipher: tx.tls?.protocol ?? null,
-          md5,
-          dkim: auth.dkim,
-          dmarc: auth.dmarc,
-          ...(spamd ? { spamd } : {}),
-        };
-        // Sent to the target as X-Postroom-Message-Id: the log ties it to the statuses' ids.
-        const key = messageKey(md5, group.address.id);
-        const outcome = await deliverToAddress(group, content, envelope, key, raw, deps, tx.log);
-        const verdict = verdictFor(outcome);
-        replies.push(verdict.reply);
-        const groupRows = statusRow(group, tx, verdict, { messageId, subject, size: raw.length, postroomMessageId: key, storeUrl: outcome.storeUrl ?? null }, deps.clock.nowMs());
-        rows.push(...groupRows);
-        logStatuses(tx.log, "inbound delivered", groupRows, { message_id_header: messageId, reply: formatReply(verdict.reply), md5, x_postroom_message_id: key });
-      }),
-    );
-    await deps.statuses.record(rows);
-  }
+  if (tx.groups.length > 0) replies.push(...(await deliverToAddresses(raw, tx, deps, frontRoom)));
   if (tx.bounceRcpts.length > 0) {
     replies.push(await deps.bounces.receive(raw, { mailFrom: tx.mailFrom, rcptTo: tx.bounceRcpts, remoteIp: tx.remoteIp }));
   }
   return worstReply(replies);
+}
+
+/** What every address reached by the message shares: its content, and the checks of its sender. */
+interface Checked {
+  extracted: ExtractedMessage;
+  /** Of the message as the sender sent it: our lines differ at every delivery, and a target drops a redelivery by the key made from it. */
+  md5: string;
+  auth: AuthChecks;
+  spamd: SpamdResult | null;
+}
+
+/** The message to each address it reached, in parallel; one reply per address, the statuses of all stored together. */
+async function deliverToAddresses(raw: Buffer, tx: Transaction, deps: DeliverDeps, frontRoom: number): Promise<SmtpReply[]> {
+  const md5 = md5Hex(raw);
+  const extracted = await extractOrRefuse(raw, tx, deps, frontRoom, md5);
+  if ("refusal" in extracted) return [extracted.refusal];
+  // DKIM is verified on the message as sent: a signature may cover a Return-Path we replaced.
+  // spamd scores the message as the sender sent it too, at the same time (it never waits past inbound.spamd.timeout).
+  const [auth, spamd] = await Promise.all([deps.auth.check(raw, { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname }, extracted.facts), deps.spamd?.(raw) ?? null]);
+  const checked: Checked = { extracted, md5, auth, spamd };
+  const results = await Promise.all(tx.groups.map((group) => deliverToGroup(group, raw, tx, checked, deps)));
+  await deps.statuses.record(results.flatMap((r) => r.rows));
+  return results.map((r) => r.reply);
+}
+
+/** Parses the message behind our trace lines; a message that cannot be read is refused and recorded. */
+async function extractOrRefuse(raw: Buffer, tx: Transaction, deps: DeliverDeps, frontRoom: number, md5: string): Promise<ExtractedMessage | { refusal: SmtpReply }> {
+  const trace = traceLines(tx, tx.id, deps.hostname, deps.clock.nowMs());
+  try {
+    return await deps.extract(withTraceHeaders(raw, trace, frontRoom), deps.limits, Buffer.byteLength(trace));
+  } catch (err) {
+    const refusal = err instanceof MessageRefused ? err.reply : SMTP_REPLIES.unprocessable;
+    if (!(err instanceof MessageRefused)) tx.log.error("inbound message failed to parse", { err, md5 });
+    await recordRefusal("inbound message refused", tx.groups, tx, refusal, raw.length, deps);
+    return { refusal };
+  }
+}
+
+/** The envelope of the payload to one address (docs/receiving.md, envelope). */
+function envelopeFor(group: AddressGroup, tx: Transaction, checked: Checked): PayloadEnvelope {
+  const { md5, auth, spamd } = checked;
+  return {
+    to: group.rcpts[0]!,
+    recipients: recipientsOfAccount(tx.accepted, group.address.accountId),
+    from: tx.mailFrom,
+    helo_domain: tx.helo,
+    remote_ip: tx.remoteIp,
+    spf: auth.spf,
+    tls: tx.tls !== null,
+    // The protocol, as the hosted service fills it (`TLSv1.3`); the cipher is in our Received line.
+    tls_cipher: tx.tls?.protocol ?? null,
+    md5,
+    dkim: auth.dkim,
+    dmarc: auth.dmarc,
+    ...(spamd ? { spamd } : {}),
+  };
+}
+
+/** POSTs to one address's target: the reply its answer gives, and a status per recipient, logged. */
+async function deliverToGroup(group: AddressGroup, raw: Buffer, tx: Transaction, checked: Checked, deps: DeliverDeps): Promise<{ reply: SmtpReply; rows: IncomingStatus[] }> {
+  const { extracted, md5 } = checked;
+  // Sent to the target as X-Postroom-Message-Id: the log ties it to the statuses' ids.
+  const key = messageKey(md5, group.address.id);
+  const outcome = await deliverToAddress(group, extracted.content, envelopeFor(group, tx, checked), key, raw, deps, tx.log);
+  const verdict = verdictFor(outcome);
+  const rows = statusRow(group, tx, verdict, { messageId: extracted.messageId, subject: extracted.subject, size: raw.length, postroomMessageId: key, storeUrl: outcome.storeUrl ?? null, envelope: outcome.envelope ?? null }, deps.clock.nowMs());
+  logStatuses(tx.log, "inbound delivered", rows, { message_id_header: extracted.messageId, reply: formatReply(verdict.reply), md5, x_postroom_message_id: key });
+  return { reply: verdict.reply, rows };
 }

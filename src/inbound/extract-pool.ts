@@ -1,23 +1,19 @@
-// A small pool of worker threads for message extraction (MIME parsing and reply
-// extraction are the costliest CPU work per message). With no workers configured, or if
-// a worker cannot start, extraction runs on the main thread: same result, less throughput.
+// A small pool of worker threads for message extraction (src/lib/worker-pool.ts; MIME
+// parsing and reply extraction are the costliest CPU work per message). With no workers
+// configured, or if a worker cannot start, extraction runs on the main thread: same result,
+// less throughput.
 import type { Logger } from "../lib/logger.ts";
 import type { SmtpReply } from "../lib/smtp-reply.ts";
+import { WorkerPool } from "../lib/worker-pool.ts";
 import { extractMessage, type ExtractedMessage } from "./extract.ts";
 import { EXTRACT_WORKER_URL } from "../workers.ts";
 import { MessageRefused, type ParseLimits } from "./parse.ts";
 
-interface Pending {
+interface Job {
   raw: Buffer;
   limits: ParseLimits;
   traceBytes: number;
-  resolve: (r: ExtractedMessage) => void;
-  reject: (e: unknown) => void;
 }
-
-/** Restarts allowed within RESTART_WINDOW_MS before the pool gives up on workers. */
-const MAX_RESTARTS = 3;
-const RESTART_WINDOW_MS = 60_000;
 
 type Reply = { id: number; ok: true; result: ExtractedMessage } | { id: number; ok: false; refusal: SmtpReply | null; message: string };
 
@@ -30,76 +26,34 @@ function revive(result: ExtractedMessage): ExtractedMessage {
   return result;
 }
 
-class ExtractWorker {
-  readonly worker: Worker;
-  readonly pending = new Map<number, Pending>();
-
-  constructor(onCrash: (w: ExtractWorker, err: unknown) => void) {
-    this.worker = new Worker(EXTRACT_WORKER_URL);
-    this.worker.onmessage = (event: MessageEvent<Reply>) => {
-      const reply = event.data;
-      const p = this.pending.get(reply.id);
-      if (!p) return;
-      this.pending.delete(reply.id);
-      if (reply.ok) p.resolve(revive(reply.result));
-      else p.reject(reply.refusal ? new MessageRefused(reply.refusal) : new Error(reply.message));
-    };
-    this.worker.onerror = (event) => onCrash(this, event);
-  }
-}
-
 export class ExtractPool {
-  private workers: ExtractWorker[] = [];
-  private nextId = 1;
-  private restarts: number[] = [];
+  private readonly pool: WorkerPool<Job, Reply, ExtractedMessage>;
 
-  constructor(
-    size: number,
-    private readonly logger: Logger,
-  ) {
-    for (let i = 0; i < size; i++) this.spawn();
-  }
-
-  private spawn(): void {
-    try {
-      this.workers.push(new ExtractWorker((w, err) => this.crashed(w, err)));
-    } catch (err) {
-      this.logger.warn("extraction worker did not start; extracting on the main thread", { err });
-    }
-  }
-
-  private crashed(w: ExtractWorker, err: unknown): void {
-    this.workers = this.workers.filter((x) => x !== w);
-    w.worker.terminate();
-    // The messages it held are extracted here instead: a worker failure loses no mail.
-    for (const p of w.pending.values()) extractMessage(p.raw, p.limits, p.traceBytes).then(p.resolve, p.reject);
-    const now = Date.now();
-    this.restarts = [...this.restarts.filter((t) => now - t < RESTART_WINDOW_MS), now];
-    const giveUp = this.restarts.length > MAX_RESTARTS;
-    this.logger.error(giveUp ? "extraction worker failed again; extracting on the main thread from now on" : "extraction worker failed; starting another", {
-      err: String((err as ErrorEvent)?.message ?? err),
+  constructor(size: number, logger: Logger) {
+    this.pool = new WorkerPool({
+      url: EXTRACT_WORKER_URL,
+      size,
+      logger,
+      work: { name: "extraction", doing: "extracting" },
+      onMainThread: (job) => extractMessage(job.raw, job.limits, job.traceBytes),
+      resultOf: (reply) => {
+        if (reply.ok) return revive(reply.result);
+        throw reply.refusal ? new MessageRefused(reply.refusal) : new Error(reply.message);
+      },
     });
-    if (!giveUp) this.spawn();
+    this.pool.start();
   }
 
   /** Worker threads running now (0: extraction on the main thread). */
   get workerCount(): number {
-    return this.workers.length;
+    return this.pool.running;
   }
 
   extract(raw: Buffer, limits: ParseLimits, traceBytes = 0): Promise<ExtractedMessage> {
-    if (this.workers.length === 0) return extractMessage(raw, limits, traceBytes);
-    // The least busy worker takes it.
-    const w = this.workers.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      w.pending.set(id, { raw, limits, traceBytes, resolve, reject });
-      w.worker.postMessage({ id, raw, limits, traceBytes });
-    });
+    return this.pool.run({ raw, limits, traceBytes });
   }
 
   async close(): Promise<void> {
-    for (const w of this.workers) w.worker.terminate();
-    this.workers = [];
+    this.pool.close();
   }
 }

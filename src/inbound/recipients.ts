@@ -1,6 +1,7 @@
 // Which kind of recipient an RCPT TO names, from the address alone (pure; table-tested).
 // The lookups that follow (does the address exist, does the domain belong to someone)
 // happen in route.ts.
+import { isBounceLocalPart } from "../outbound/bounces/bounce-address.ts";
 
 export type RecipientKind =
   | { kind: "address"; addressId: string }
@@ -9,8 +10,6 @@ export type RecipientKind =
   | { kind: "invalid" };
 
 const ADDRESS_ID = /^[0-9a-f]{20}$/;
-// bounces+<message UUID>-<recipient hash>: the envelope sender of our outgoing mail.
-const BOUNCE_LOCAL_PART = /^bounces\+[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-[0-9a-z]{1,64}$/;
 
 export function splitAddress(address: string): { localPart: string; domain: string } | null {
   const at = address.lastIndexOf("@");
@@ -24,7 +23,7 @@ export function classifyRecipient(address: string, own: { inboundDomain: string;
   const { localPart, domain } = parts;
   const lower = localPart.toLowerCase();
   // Bounces come back to mta.<sending domain>, a CNAME of the bounce host, or to the host itself.
-  if (BOUNCE_LOCAL_PART.test(lower) && (domain === own.bounceHost || domain.startsWith("mta."))) return { kind: "bounce", localPart: lower, domain };
+  if (isBounceLocalPart(lower) && (domain === own.bounceHost || domain.startsWith("mta."))) return { kind: "bounce", localPart: lower, domain };
   if (domain === own.inboundDomain) {
     // Sub-addressing: <id>+anything reaches <id>.
     const id = lower.split("+", 1)[0]!;

@@ -1,6 +1,7 @@
 // The inbound SMTP listener (port 25 in production): thin glue between smtp-server and
 // the routing and delivery decisions. No AUTH here; STARTTLS when a certificate is set.
 import { SMTPServer, type SMTPServerSession } from "smtp-server";
+import type { Config } from "../config/config.ts";
 import { isDiskFull } from "../lib/disk-full.ts";
 import { newId16 } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
@@ -14,18 +15,11 @@ import { recordRefusal, deliverMessage, TRACE_ROOM_BYTES, type AddressGroup, typ
 import type { AcceptedRecipient } from "./recipients.ts";
 import { routeRecipient, type RouteDeps } from "./route.ts";
 
-export interface InboundLimits {
-  maxMessageSizeBytes: number;
-  maxRecipients: number;
-  maxUnknownRecipients: number;
-  maxConnections: number;
-  socketTimeoutMs: number;
-  maxConnectionsPerIp: number;
-  maxJunkCommands: number;
-  maxSessionMs: number;
-  minDataRate: number;
-  dataRateWindowMs: number;
-}
+/** The [smtp] limits an inbound session reads when it starts. */
+export type InboundLimits = Pick<
+  Config["smtp"],
+  "maxMessageSizeBytes" | "maxRecipients" | "maxUnknownRecipients" | "maxConnections" | "socketTimeoutMs" | "maxConnectionsPerIp" | "maxJunkCommands" | "maxSessionMs" | "minDataRate" | "dataRateWindowMs"
+>;
 
 export interface InboundListenerDeps {
   hostname: string;

@@ -9,7 +9,7 @@
 // stores a batch also records the last number it holds, so statuses that were stored just
 // before a crash, and were still in the journal, are not stored again.
 import { MappedJournal } from "../store/mapped-journal.ts";
-import type { IncomingStatus } from "./statuses.repo.ts";
+import type { IncomingStatus } from "./incoming-status.ts";
 
 /**
  * Room for ~3,000 statuses (~350 bytes each): over a second of the fastest inbound traffic

@@ -9,28 +9,8 @@ import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts
 import type { Store } from "../store/store.ts";
 import { dirname, join } from "node:path";
 import { STATUS_JOURNAL_FILE, StatusJournal, type Journaled, type JournaledStore } from "./status-journal.ts";
+import type { IncomingStatus } from "./incoming-status.ts";
 import type { StatusCategory } from "./target-reply.ts";
-
-export interface IncomingStatus {
-  id: string;
-  accountId: string;
-  addressId: string;
-  messageId: string | null;
-  mailFrom: string;
-  rcptTo: string;
-  subject: string | null;
-  status: string;
-  statusCategory: StatusCategory;
-  tls: string | null;
-  sizeBytes: number | null;
-  remoteIp: string | null;
-  response: string | null;
-  /** The X-Postroom-Message-Id of the POST the status records; null when none was made. */
-  postroomMessageId: string | null;
-  /** (beyond) The signed URL of the stored message (envelope.store_url), when the address keeps messages. */
-  storeUrl?: string | null;
-  createdAtMs: number;
-}
 
 interface Row {
   id: string;
@@ -48,10 +28,11 @@ interface Row {
   response: string | null;
   x_postroom_message_id: string | null;
   store_url: string | null;
+  envelope: string | null;
   created_at: number;
 }
 
-const COLUMNS = "id, account_id, address_id, message_id, mail_from, rcpt_to, subject, status, status_category, tls, size, remote_ip, response, x_postroom_message_id, store_url, created_at";
+const COLUMNS = "id, account_id, address_id, message_id, mail_from, rcpt_to, subject, status, status_category, tls, size, remote_ip, response, x_postroom_message_id, store_url, envelope, created_at";
 
 const fromRow = (r: Row): IncomingStatus => ({
   id: r.id,
@@ -69,6 +50,7 @@ const fromRow = (r: Row): IncomingStatus => ({
   response: r.response,
   postroomMessageId: r.x_postroom_message_id,
   storeUrl: r.store_url,
+  envelope: r.envelope,
   createdAtMs: r.created_at,
 });
 
@@ -105,6 +87,8 @@ export interface StatusRepo {
   list(accountId: string, addressId: string, terms: readonly SearchTerm[], page: PageRequest, windowRows?: number): Promise<Page<IncomingStatus>>;
   /** Stores every journaled status in SQLite now. */
   flush(): Promise<void>;
+  /** One status of an address, or null. */
+  get(accountId: string, addressId: string, id: string): Promise<IncomingStatus | null>;
   /** Stores what is left and lets the journal go (at shutdown). */
   close(): void;
 }
@@ -118,14 +102,14 @@ const SEQUENCE_KEY = "incoming_statuses_journal_seq";
  */
 export function journaledStore(store: Store): JournaledStore {
   const db = store.logDb;
-  const insert = db.query(`INSERT INTO incoming_statuses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const insert = db.query(`INSERT INTO incoming_statuses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const saveSeq = db.query("INSERT INTO store_meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
   return {
     lastStoredSeq: () => Number((db.query("SELECT value FROM store_meta WHERE key = ?1").get(SEQUENCE_KEY) as { value: string } | null)?.value ?? 0),
     store: db.transaction((rows: readonly Journaled[]) => {
       for (const s of rows)
         // (A status journaled by an older version has no postroomMessageId.)
-        insert.run(s.id, s.accountId, s.addressId, s.messageId, s.mailFrom, s.rcptTo, s.subject, s.status, s.statusCategory, s.tls, s.sizeBytes, s.remoteIp, s.response, s.postroomMessageId ?? null, s.storeUrl ?? null, s.createdAtMs);
+        insert.run(s.id, s.accountId, s.addressId, s.messageId, s.mailFrom, s.rcptTo, s.subject, s.status, s.statusCategory, s.tls, s.sizeBytes, s.remoteIp, s.response, s.postroomMessageId ?? null, s.storeUrl ?? null, s.envelope ?? null, s.createdAtMs);
       saveSeq.run(SEQUENCE_KEY, String(rows.at(-1)!.seq));
       countInto(db, rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory })));
     }),
@@ -156,6 +140,12 @@ export function createStatusRepo(store: Store, onStoreFailed: (err: unknown) => 
     },
     async flush() {
       journal.move();
+    },
+    async get(accountId, addressId, id) {
+      journal.move();
+      // Through the address's index; nothing else reads a status by its id.
+      const row = db.query(`SELECT ${COLUMNS} FROM incoming_statuses WHERE account_id = ? AND address_id = ? AND id = ?`).get(accountId, addressId, id) as Row | null;
+      return row ? fromRow(row) : null;
     },
     close() {
       journal.close();

@@ -5,7 +5,7 @@
 // itself, as relay ingresses such as Rails Action Mailbox's take it. Messages with large
 // embedded attachments, and the whole message of raw and rfc822, go out streamed: never
 // copied into one string or buffer.
-import type { TargetFormat } from "./addresses.repo.ts";
+import type { TargetFormat } from "./address.ts";
 import { buildPayload, payloadAttachment, toFormData, type MessageAttachment, type MessageContent, type PayloadEnvelope } from "./payload.ts";
 import { formBody, jsonBody, STREAMED_FROM_BYTES, type StreamedBody } from "./payload-body.ts";
 

@@ -4,7 +4,7 @@
 // answer says what a sender would have been told.
 import { randomBytes } from "node:crypto";
 import { formatReply } from "../lib/smtp-reply.ts";
-import type { Address } from "./addresses.repo.ts";
+import type { Address } from "./address.ts";
 import { deliverToAddress, md5Hex, messageKey, type DeliverDeps } from "./deliver-message.ts";
 import type { PayloadEnvelope } from "./payload.ts";
 import { verdictFor, type StatusCategory } from "./target-reply.ts";
@@ -40,6 +40,9 @@ export function sampleMessage(hostname: string, to: string, nowMs: number): Buff
 }
 
 /** `email`: the address as mail reaches it (<id>@inbound.domain). */
+/** A test POST to an address's target, the deliver deps bound (what the API calls). */
+export type TestPost = (address: Address, email: string) => Promise<TestPostResult>;
+
 export async function sendTestPost(address: Address, email: string, deps: DeliverDeps): Promise<TestPostResult> {
   const started = performance.now();
   const raw = sampleMessage(deps.hostname, email, deps.clock.nowMs());

@@ -15,7 +15,3 @@ export const newAddressId = (): string => randomHex(10);
 
 /** Outbound message IDs: UUID v4. */
 export const newUuid = (): string => crypto.randomUUID();
-
-export const HEX16 = /^[0-9a-f]{16}$/;
-export const HEX20 = /^[0-9a-f]{20}$/;
-export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

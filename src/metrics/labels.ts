@@ -2,7 +2,7 @@
 // values from a small fixed set, whatever a client sends: a label per raw path, address or
 // method would make a new series per request and grow the scraper's memory without bound.
 import type { TargetOutcome } from "../inbound/target-reply.ts";
-import type { RecipientUpdate } from "../outbound/outbound.repo.ts";
+import type { RecipientUpdate } from "../outbound/queue/message.ts";
 
 /** "2xx" for 200-299 and so on; "unknown" outside 100-599. */
 export function statusClass(status: number): string {

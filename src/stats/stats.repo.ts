@@ -1,4 +1,4 @@
-// SQL for the hourly counts (migration 0013). Counting runs inside the caller's
+// SQL for the hourly counts. Counting runs inside the caller's
 // transaction, the one that stores the statuses or events counted: a chart never counts
 // what was not stored, nor misses what was.
 import type { Database } from "bun:sqlite";

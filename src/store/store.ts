@@ -5,7 +5,7 @@ import { chmodSync, closeSync, mkdirSync, openSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../lib/logger.ts";
 import { loadOrCreateKey, secretBox, type SecretBox } from "../lib/secret-key.ts";
-import { MIGRATIONS, type Migration, type MigrationContext } from "./migrations/index.ts";
+import { MIGRATIONS, PRE_RELEASE_FIRST_MIGRATION, type Migration } from "./migrations/index.ts";
 
 export class StoreError extends Error {
   override name = "StoreError";
@@ -66,7 +66,7 @@ export function openStore(dataDir: string, migrations: readonly Migration[] = MI
     db.exec("PRAGMA synchronous = FULL");
     db.exec("PRAGMA foreign_keys = ON");
     db.exec("PRAGMA busy_timeout = 5000");
-    migrate(db, migrations, { secrets });
+    migrate(db, migrations);
   } catch (err) {
     db.close();
     throw err;
@@ -134,8 +134,12 @@ export function schemaVersion(db: Database): number {
   return row?.v ?? 0;
 }
 
-function migrate(db: Database, migrations: readonly Migration[], ctx: MigrationContext): void {
+function migrate(db: Database, migrations: readonly Migration[]): void {
   db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+  const first = db.query("SELECT name FROM schema_migrations WHERE version = 1").get() as { name: string } | null;
+  if (first?.name === PRE_RELEASE_FIRST_MIGRATION) {
+    throw new StoreError("the database was made by a development build of postroom, before its first release, and cannot be upgraded: move data_dir aside and start with a new one.");
+  }
   const current = schemaVersion(db);
   const latest = migrations.at(-1)?.version ?? 0;
   if (current > latest) {
@@ -144,21 +148,11 @@ function migrate(db: Database, migrations: readonly Migration[], ctx: MigrationC
         `it was written by a newer postroom. Run that version (or newer), or restore a backup taken before the upgrade.`,
     );
   }
-  let rewrote = false;
   for (const m of migrations) {
     if (m.version <= current) continue;
-    // A migration in code replaces values (secrets in clear): what it deletes is overwritten.
-    if (m.run) db.exec("PRAGMA secure_delete = ON");
     db.transaction(() => {
-      if (m.sql) db.exec(m.sql);
-      m.run?.(db, ctx);
+      db.exec(m.sql);
       db.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?1, ?2, ?3)").run(m.version, m.name, Date.now());
     })();
-    if (m.run) {
-      db.exec("PRAGMA secure_delete = OFF");
-      rewrote = true;
-    }
   }
-  // The old pages go from the WAL too, once the new ones are in the database file.
-  if (rewrote) db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
 }

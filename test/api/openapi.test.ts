@@ -34,7 +34,7 @@ describe("GET /api/v0.1/openapi.json", () => {
       expect(op.operationId).toBeString();
     }
     expect(ops.map((o) => o.op.operationId).sort()).toEqual(
-      ["createAddress", "createCustomDomain", "deleteAddress", "deleteCustomDomain", "getAddress", "health", "listAddresses", "listCustomDomains", "listIncomingStatuses", "replaceAddress", "updateAddress", "sendMessage", "listOutboundMessages", "getOutboundMessage", "listSendingDomains", "createSendingDomain", "getSendingDomain", "deleteSendingDomain", "verifySendingDomain", "listSuppressions", "createSuppression", "deleteSuppression", "getStats", "getWebhook", "listWebhookPosts", "testWebhook", "retryWebhook", "getOutboundMessageSource", "getOutboundMessageContent", "retryOutboundMessage", "cancelOutboundMessage", "testAddress"].sort(),
+      ["createAddress", "createCustomDomain", "deleteAddress", "deleteCustomDomain", "getAddress", "health", "listAddresses", "listCustomDomains", "listIncomingStatuses", "replaceAddress", "updateAddress", "sendMessage", "listOutboundMessages", "getOutboundMessage", "listSendingDomains", "createSendingDomain", "getSendingDomain", "deleteSendingDomain", "verifySendingDomain", "listSuppressions", "createSuppression", "deleteSuppression", "getStats", "getWebhook", "listWebhookPosts", "testWebhook", "retryWebhook", "getOutboundMessageSource", "getOutboundMessageContent", "retryOutboundMessage", "cancelOutboundMessage", "testAddress", "postIncomingAgain", "getIncomingMessage"].sort(),
     );
   });
 

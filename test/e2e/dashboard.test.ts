@@ -139,11 +139,25 @@ describe("dashboard in chromium", () => {
     expect(await swaks(appliance.email, "Kept message")).toMatch(/<-\s+250 /);
     await page.getByRole("link", { name: "Incoming" }).click();
     await page.getByLabel("Address").selectOption({ label: `main inbox (${appliance.email})` });
-    const kept = page.getByRole("row", { name: /Kept message/ });
+    const kept = page.locator("section > table > tbody > tr", { hasText: "Kept message" }).first();
     await kept.getByText("Details").click();
     const href = (await kept.getByRole("link", { name: "Download (.eml)" }).getAttribute("href"))!;
     const source = await (await fetch(new URL(new URL(href).pathname + new URL(href).search, appliance.http))).text();
     expect(source).toContain("Subject: Kept message");
+    // Its headers as sent and the payload the target got, then Post again: a second POST
+    // of the same message and a new status first in the list.
+    await kept.getByRole("button", { name: "Headers and payload" }).click();
+    await kept.getByRole("row", { name: "Subject Kept message", exact: true }).waitFor();
+    const payload = JSON.parse((await kept.getByLabel("Payload posted").textContent())!);
+    expect(payload.envelope).toEqual(appliance.target.at("/in").at(-1)!.json.envelope);
+    await pageIsClean("05d-incoming-kept-message");
+    const posts = appliance.target.at("/in").length;
+    await kept.getByRole("button", { name: "Post again" }).click();
+    await page.getByRole("status").getByText(/Posted again: a sender would have been told 250 /).waitFor();
+    expect(appliance.target.at("/in")).toHaveLength(posts + 1);
+    expect(appliance.target.at("/in").at(-1)!.json.headers.subject).toBe("Kept message");
+    await page.locator("section > table > tbody > tr", { hasText: "Kept message" }).nth(1).waitFor();
+    expect(await page.locator("section > table > tbody > tr", { hasText: "Kept message" }).count()).toBe(2);
   }, 60_000);
 
   browserTest("another account's address cannot be opened by URL: not found, nothing of it shown", async () => {

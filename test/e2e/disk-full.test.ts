@@ -60,8 +60,8 @@ describe("the database cannot grow (SQLITE_FULL)", () => {
     // The filler's table first: with the file at its page limit there may be no page left for it.
     logDb.exec("CREATE TABLE test_filler (b BLOB)");
     const { page_count } = logDb.query("PRAGMA page_count").get() as { page_count: number };
-    // One page more, for the filler table's root: the file need not have a free page (since
-    // migration 0011 it has none after start-up, and CREATE TABLE failed with SQLITE_FULL).
+    // One page more, for the filler table's root: the file need not have a free page (it has
+    // none after start-up, and CREATE TABLE failed with SQLITE_FULL).
     logDb.exec(`PRAGMA max_page_count = ${page_count + 1}`);
     // Fill what room is left in the file, as other writes would fill a disk.
     let filled: unknown = null;

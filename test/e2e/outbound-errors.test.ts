@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ManualClock } from "../../src/lib/clock.ts";
-import { createOutboundRepo, NO_TRACKING } from "../../src/outbound/outbound.repo.ts";
+import { createOutboundRepo } from "../../src/outbound/queue/queue.repo.ts";
+import { queuePorts } from "../../src/outbound/queue/wiring.ts";
+import { NO_TRACKING } from "../../src/outbound/queue/message.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
@@ -56,10 +58,10 @@ describe("a delivery that cannot be attempted", () => {
     const id = "0e770000-0000-4000-8000-000000000001";
     const raw = Buffer.from("To: nofrom@example.org\r\nSubject: no from\r\nMessage-ID: <nofrom@x>\r\n\r\nbody\r\n");
     const now = clock.nowMs();
-    const message = { id, accountId: ACCOUNT_A.id, outboundAccountId: ACCOUNT_A.outboundId, from: "ann@sender.test", subject: "no from", messageId: "<nofrom@x>", to: ["nofrom@example.org"], cc: [], tags: [], testMode: false, priority: "standard" as const, sizeBytes: raw.length, blobPath: null, tracking: NO_TRACKING, createdAtMs: now };
+    const message = { id, accountId: ACCOUNT_A.id, outboundAccountId: ACCOUNT_A.outboundId, from: "ann@sender.test", subject: "no from", messageId: "<nofrom@x>", to: ["nofrom@example.org"], cc: [], tags: [], testMode: false, priority: "standard" as const, sizeBytes: raw.length, tracking: NO_TRACKING, createdAtMs: now };
     const recipient = { id: "0e77000000000r01", messageId: id, position: 0, email: "nofrom@example.org", domain: "example.org", type: "to" as const, status: "registration" as const, state: "queued" as const, lane: 1, attempts: 0, firstAttemptAtMs: null, nextAttemptAtMs: now };
     const registration = { messageId: id, recipientId: recipient.id, kind: "registration" as const, details: {}, createdAtMs: now };
-    await createOutboundRepo(t.app.store).insert(message, [recipient], [registration], { raw, webhook: true });
+    await createOutboundRepo(t.app.store, queuePorts(t.app.store)).insert(message, [recipient], [registration], { raw, webhook: true });
     t.app.delivery.kick();
 
     const m = await eventually(async () => {

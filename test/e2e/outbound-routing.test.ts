@@ -1,10 +1,9 @@
 // How mail leaves: the smarthost instead of MX, the digest window, the priority lane,
 // and one connection carrying several messages to one host.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { ManualClock } from "../../src/lib/clock.ts";
-import { createOutboundRepo, NO_TRACKING } from "../../src/outbound/outbound.repo.ts";
+import { createOutboundRepo } from "../../src/outbound/queue/queue.repo.ts";
+import { queuePorts } from "../../src/outbound/queue/wiring.ts";
 import { openStore } from "../../src/store/store.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
@@ -101,29 +100,14 @@ describe("digest and connection reuse", () => {
     expect(sink.connections).toBe(afterRefusal + 1);
     sink.script = () => "accept";
   });
-
-  test("a message queued before the upgrade, its raw bytes in a file, is still delivered", async () => {
-    const id = "0b5e0000-0000-4000-8000-000000000001";
-    const raw = "From: ann@sender.test\r\nTo: old@example.org\r\nSubject: queued before 0008\r\nMessage-ID: <old@x>\r\n\r\nkept in a file\r\n";
-    mkdirSync(join(t.dataDir, "messages", "0b"), { recursive: true });
-    writeFileSync(join(t.dataDir, "messages", "0b", `${id}.eml`), raw);
-    const repo = createOutboundRepo(t.app.store);
-    const message = { id, accountId: ACCOUNT_A.id, outboundAccountId: ACCOUNT_A.outboundId, from: "ann@sender.test", subject: "queued before 0008", messageId: "<old@x>", to: ["old@example.org"], cc: [], tags: [], testMode: false, priority: "standard" as const, sizeBytes: raw.length, blobPath: `messages/0b/${id}.eml`, tracking: NO_TRACKING, createdAtMs: clock.nowMs() };
-    const recipient = { id: "0b5e00000000r001", messageId: id, position: 0, email: "old@example.org", domain: "example.org", type: "to" as const, status: "registration" as const, state: "queued" as const, lane: 1, attempts: 0, firstAttemptAtMs: null, nextAttemptAtMs: clock.nowMs() };
-    await repo.insert(message, [recipient], []);
-    t.app.delivery.kick();
-    const [got] = await eventually(() => (sink.to("old@example.org").length === 1 ? sink.to("old@example.org") : null), 10_000, "the old message");
-    expect(got!.raw).toContain("kept in a file");
-    expect(got!.raw).toStartWith("DKIM-Signature:");
-  });
 });
 
 describe("the queue (repository)", () => {
   test("the priority lane is served first; a lease hides a recipient until it ends", async () => {
     const dir = tempDir();
     const store = openStore(dir.path);
-    const repo = createOutboundRepo(store);
-    const message = (id: string, priority: "standard" | "priority") => queuedMessage(id, { priority, blobPath: "x" });
+    const repo = createOutboundRepo(store, queuePorts(store));
+    const message = (id: string, priority: "standard" | "priority") => queuedMessage(id, { priority });
     const recipient = (id: string, messageId: string, lane: number) => queuedRecipient(id, messageId, { lane, nextAttemptAtMs: 100 });
     await repo.insert(message("m1", "standard"), [recipient("r1", "m1", 1)], []);
     await repo.insert(message("m2", "priority"), [recipient("r2", "m2", 0)], []);

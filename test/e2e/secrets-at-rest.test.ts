@@ -9,7 +9,7 @@ import { join } from "node:path";
 import S3rver from "s3rver";
 import { Webhook } from "standardwebhooks";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
-import { ACCOUNT_A, accountToml } from "../helpers/fixtures.ts";
+import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { sendWithNodemailer } from "../helpers/smtp.ts";
 import { TestTarget } from "../helpers/target.ts";
 import { tempDir } from "../helpers/tmp.ts";

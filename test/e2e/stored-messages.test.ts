@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
-import { ACCOUNT_A } from "../helpers/fixtures.ts";
+import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
 import { sendWithNodemailer } from "../helpers/smtp.ts";
 import { TestTarget } from "../helpers/target.ts";
 
@@ -66,6 +66,76 @@ describe("store_messages", () => {
     expect((await fetchStored(url)).status).toBe(200);
     clock.advance(8 * 86_400_000);
     expect((await fetchStored(url)).status).not.toBe(200);
+  });
+});
+
+describe("a kept message in the incoming Details: its headers, the payload posted, post again", () => {
+  test("a message the target refused (500) is posted again once the target is back: a new status with the 200", async () => {
+    target.answers.set("/again", { status: 500, body: "database down" });
+    const created = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url("/again"), target_format: "json+n", store_messages: true } });
+    const sent = await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: created.body.email, subject: "try again", text: "second time lucky" });
+    expect(sent.code).toBe(451);
+    const first = (await t.json("GET", `${A}/incoming_statuses?address_id=${created.body.id}`, { auth })).body;
+    expect(first.map((s: { status: string }) => s.status)).toEqual(["500"]);
+    expect(first[0].response).toBe("database down");
+
+    target.answers.set("/again", { status: 200, body: "stored" });
+    clock.advance(1000); // E6 lists newest first
+    const again = await t.json("POST", `${A}/incoming_statuses/${first[0].id}/post_again?address_id=${created.body.id}`, { auth });
+    expect(again.status).toBe(200);
+    expect(again.body.smtp_reply).toMatch(/^250 /);
+    const posts = target.at("/again");
+    expect(posts).toHaveLength(2);
+    // The same message: the same MD5 and text, and the same key for a target that drops repeats.
+    expect(posts[1]!.json.envelope.md5).toBe(posts[0]!.json.envelope.md5);
+    expect(posts[1]!.json.plain).toBe("second time lucky\n");
+    expect(posts[1]!.headers["x-postroom-message-id"]).toBe(posts[0]!.headers["x-postroom-message-id"]);
+    const after = (await t.json("GET", `${A}/incoming_statuses?address_id=${created.body.id}`, { auth })).body;
+    expect(after.map((s: { status: string }) => s.status)).toEqual(["200", "500"]);
+    expect(after[0].from).toBe("alice@sender.test");
+  });
+
+  test("the message view: the headers as sent, in order, and the JSON payload the target got (attachments' contents left out)", async () => {
+    const created = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url("/view"), target_format: "json+n", store_messages: true } });
+    await sendWithNodemailer(t.app.inboundPort!, {
+      from: "alice@sender.test",
+      to: created.body.email,
+      subject: "Gr\u00fc\u00dfe",
+      text: "see attached",
+      headers: { "X-Order": "1234" },
+      attachments: [{ filename: "note.txt", content: "attached text" }],
+    });
+    const posted = target.at("/view")[0]!.json;
+    const status = (await t.json("GET", `${A}/incoming_statuses?address_id=${created.body.id}`, { auth })).body[0];
+    const view = await t.json("GET", `${A}/incoming_statuses/${status.id}/message?address_id=${created.body.id}`, { auth });
+    expect(view.status).toBe(200);
+    expect(view.body.format).toBe("json+n");
+    const names = view.body.headers.map((h: { name: string }) => h.name);
+    expect(names).toContain("X-Order");
+    expect(view.body.headers.find((h: { name: string }) => h.name === "Subject").value).toBe("Gr\u00fc\u00dfe");
+    expect(names.indexOf("From")).toBeLessThan(names.indexOf("Content-Type"));
+    expect(view.body.payload.content_type).toBe("application/json");
+    const shown = JSON.parse(view.body.payload.body);
+    expect(shown.envelope).toEqual(posted.envelope);
+    expect(shown.plain).toBe(posted.plain);
+    expect(shown.headers.x_order).toBe("1234");
+    expect(shown.attachments[0].file_name).toBe("note.txt");
+    expect(shown.attachments[0].size).toBe("13");
+    expect(shown.attachments[0].content).toBe("(13 bytes, Base64, not shown)");
+  });
+
+  test("a message that was not kept: 422 saying so; another account's status: 404", async () => {
+    const created = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url("/unkept"), target_format: "json+n" } });
+    await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: created.body.email, subject: "not kept", text: "x" });
+    const status = (await t.json("GET", `${A}/incoming_statuses?address_id=${created.body.id}`, { auth })).body[0];
+    const path = `/incoming_statuses/${status.id}/message?address_id=${created.body.id}`;
+    const unkept = await t.json("GET", `${A}${path}`, { auth });
+    expect(unkept.status).toBe(422);
+    expect(unkept.body.error).toContain("not kept");
+    const other = await t.json("GET", `/api/v0.1/${ACCOUNT_B.id}${path}`, { auth: bearer(ACCOUNT_B.token) });
+    expect(other.status).toBe(404);
+    const otherAgain = await t.json("POST", `/api/v0.1/${ACCOUNT_B.id}/incoming_statuses/${status.id}/post_again?address_id=${created.body.id}`, { auth: bearer(ACCOUNT_B.token) });
+    expect(otherAgain.status).toBe(404);
   });
 });
 

@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ManualClock } from "../../src/lib/clock.ts";
-import { createOutboundRepo, NO_TRACKING } from "../../src/outbound/outbound.repo.ts";
+import { createOutboundRepo } from "../../src/outbound/queue/queue.repo.ts";
+import { queuePorts } from "../../src/outbound/queue/wiring.ts";
+import { NO_TRACKING } from "../../src/outbound/queue/message.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
@@ -86,8 +88,8 @@ describe("click links expire", () => {
   test("a link issued before links carried an expiry works for tracking_link_ttl after its message was accepted; one whose message is gone is 410", async () => {
     const id = "0e770000-0000-4000-8000-0000000000aa";
     const now = clock.nowMs();
-    const repo = createOutboundRepo(t.app.store);
-    const message = { id, accountId: ACCOUNT_A.id, outboundAccountId: ACCOUNT_A.outboundId, from: "ann@sender.test", subject: "old newsletter", messageId: "<old@x>", to: ["old@example.org"], cc: [], tags: [], testMode: false, priority: "standard" as const, sizeBytes: 1, blobPath: null, tracking: { ...NO_TRACKING, clicks: true }, createdAtMs: now };
+    const repo = createOutboundRepo(t.app.store, queuePorts(t.app.store));
+    const message = { id, accountId: ACCOUNT_A.id, outboundAccountId: ACCOUNT_A.outboundId, from: "ann@sender.test", subject: "old newsletter", messageId: "<old@x>", to: ["old@example.org"], cc: [], tags: [], testMode: false, priority: "standard" as const, sizeBytes: 1, tracking: { ...NO_TRACKING, clicks: true }, createdAtMs: now };
     const recipient = { id: "r000000000000001", messageId: id, position: 0, email: "old@example.org", domain: "example.org", type: "to" as const, status: "delivery" as const, state: "done" as const, lane: 1, attempts: 1, firstAttemptAtMs: now, nextAttemptAtMs: now };
     await repo.insert(message, [recipient], [], { raw: Buffer.from("From: ann@sender.test\r\n\r\nx\r\n") });
 

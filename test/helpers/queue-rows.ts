@@ -1,6 +1,6 @@
 // Rows for tests that drive the outgoing queue's repository directly: one message to
 // x@y.z and its recipient, with what each test is about given as overrides.
-import { NO_TRACKING, type OutboundMessage, type OutboundRecipient } from "../../src/outbound/outbound.repo.ts";
+import { NO_TRACKING, type OutboundMessage, type OutboundRecipient } from "../../src/outbound/queue/message.ts";
 
 export const queuedMessage = (id: string, overrides: Partial<OutboundMessage> = {}): OutboundMessage => ({
   id,
@@ -15,7 +15,6 @@ export const queuedMessage = (id: string, overrides: Partial<OutboundMessage> = 
   testMode: false,
   priority: "standard",
   sizeBytes: 1,
-  blobPath: null,
   tracking: NO_TRACKING,
   createdAtMs: 0,
   ...overrides,

@@ -5,7 +5,8 @@
 import { afterEach, describe, expect, jest, test } from "bun:test";
 import { join } from "node:path";
 import { STATUS_JOURNAL_FILE, STATUS_MOVE_INTERVAL_MS, StatusJournal } from "../../src/inbound/status-journal.ts";
-import { createStatusRepo, journaledStore, type IncomingStatus } from "../../src/inbound/statuses.repo.ts";
+import { createStatusRepo, journaledStore } from "../../src/inbound/statuses.repo.ts";
+import { type IncomingStatus } from "../../src/inbound/incoming-status.ts";
 import { MappedJournal } from "../../src/store/mapped-journal.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
 import { eventually } from "../helpers/sink.ts";
@@ -39,6 +40,7 @@ const status = (n: number, subject = `message ${n}`): IncomingStatus => ({
   response: null,
   postroomMessageId: null,
   storeUrl: null,
+  envelope: null,
   createdAtMs: 1_000_000 + n,
 });
 

@@ -3,18 +3,21 @@
 // the job, and what is left. (Through the whole appliance and its API:
 // test/e2e/retention.test.ts.)
 import { describe, expect, test } from "bun:test";
-import { createSendingDomainRepo, type SendingDomain } from "../../src/domains/sending-domains.repo.ts";
-import type { NewEvent } from "../../src/events/events.repo.ts";
+import { createSendingDomainRepo } from "../../src/domains/sending-domains.repo.ts";
+import { type SendingDomain } from "../../src/domains/sending-domain.ts";
+import type { NewEvent } from "../../src/events/message-event.ts";
 import { createOutboxRepo } from "../../src/events/outbox.repo.ts";
-import { createStatusRepo, type IncomingStatus } from "../../src/inbound/statuses.repo.ts";
+import { createStatusRepo } from "../../src/inbound/statuses.repo.ts";
+import { type IncomingStatus } from "../../src/inbound/incoming-status.ts";
 import { RetentionPurge } from "../../src/jobs/retention-purge.ts";
 import type { RetentionSettings } from "../../src/jobs/retention.ts";
 import { retentionPurges } from "../../src/jobs/retention-tables.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/logger.ts";
-import { createIdempotencyRepo, recordAnswer } from "../../src/outbound/idempotency.repo.ts";
-import { createStsRepo } from "../../src/outbound/mta-sts.repo.ts";
-import { createOutboundRepo } from "../../src/outbound/outbound.repo.ts";
+import { createIdempotencyRepo, recordAnswer } from "../../src/outbound/sending/idempotency.repo.ts";
+import { createStsRepo } from "../../src/outbound/delivery/mta-sts.repo.ts";
+import { createOutboundRepo } from "../../src/outbound/queue/queue.repo.ts";
+import { queuePorts } from "../../src/outbound/queue/wiring.ts";
 import type { Purge } from "../../src/store/purge-window.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
 import { queuedMessage, queuedRecipient } from "../helpers/queue-rows.ts";
@@ -37,7 +40,7 @@ function setUp(settings: RetentionSettings = DEFAULTS) {
   const statuses = createStatusRepo(store);
   const outbox = createOutboxRepo(store);
   const sendingDomains = createSendingDomainRepo(store);
-  const outbound = createOutboundRepo(store);
+  const outbound = createOutboundRepo(store, queuePorts(store));
   const purges = retentionPurges(store);
   const current = { settings };
   const job = (p: Record<string, Purge> = purges) => new RetentionPurge({ purges: p as typeof purges, clock, logger: silentLogger, settings: () => current.settings });

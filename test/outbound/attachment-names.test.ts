@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { blockedExtensionOf, normalizedFileName } from "../../src/outbound/attachment-names.ts";
-import { draftFromBody } from "../../src/outbound/message-input.ts";
+import { blockedExtensionOf, normalizedFileName } from "../../src/outbound/compose/attachment-names.ts";
+import { draftFromBody } from "../../src/outbound/compose/message-input.ts";
 
 const BLOCKED = ["vbs", "exe", "bin", "bat", "chm", "com", "hta", "pif", "reg", "vbe", "vba", "msc", "msi"];
 

@@ -1,7 +1,7 @@
 // The content type of an E11 attachment: given (with parameters, as Go's
 // http.DetectContentType writes them), or inferred from the file name when empty or absent.
 import { describe, expect, test } from "bun:test";
-import { draftFromBody, type MessageBody } from "../../src/outbound/message-input.ts";
+import { draftFromBody, type MessageBody } from "../../src/outbound/compose/message-input.ts";
 
 const rules = { maxRecipients: 20, blockedExtensions: [], markdownAllowed: false, forcedTestMode: false };
 const typeOf = (file_name: string, content_type?: string): string => {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { formatAddress, parseAddressList } from "../../src/outbound/addresses.ts";
-import { authorFieldsOf, authorOf } from "../../src/outbound/author.ts";
-import { joinMessage, splitMessage } from "../../src/outbound/raw-headers.ts";
+import { formatAddress, parseAddressList } from "../../src/outbound/compose/addresses.ts";
+import { authorFieldsOf, authorOf } from "../../src/outbound/compose/author.ts";
+import { joinMessage, splitMessage } from "../../src/outbound/compose/raw-headers.ts";
 
 /** The decision for a message with these header lines (and a short body). */
 const decide = (headers: string) => authorOf(authorFieldsOf(splitMessage(Buffer.from(`${headers}\r\nTo: bob@example.org\r\n\r\nbody\r\n`)).headers));

@@ -9,7 +9,7 @@
 // reader gives them and why. The counts may not get worse than BASELINE.
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
-import { parseBounce, type BounceClass, type BounceReport } from "../../src/outbound/bounce-parse.ts";
+import { parseBounce, type BounceClass, type BounceReport } from "../../src/outbound/bounces/bounce-parse.ts";
 import { corpusPath } from "../helpers/corpus.ts";
 
 /** What the parser reached on the corpus; a change may improve these, never worsen them. */

@@ -1,6 +1,6 @@
 // The bounce parser on small hand-written messages, and its text-level readers.
 import { describe, expect, test } from "bun:test";
-import { addressIn, classOf, findRecipient, parseBounce, parseDsnFields, replyClassOf, splitOriginal, statusOf, type BounceClass } from "../../src/outbound/bounce-parse.ts";
+import { addressIn, classOf, findRecipient, parseBounce, parseDsnFields, replyClassOf, splitOriginal, statusOf, type BounceClass } from "../../src/outbound/bounces/bounce-parse.ts";
 
 /** A guard against a quadratic scan (a hang on hostile input), not a speed target. */
 const PER_FILE_LIMIT_MS = 2_000;

@@ -1,5 +1,5 @@
 import { describe, expect, jest, test } from "bun:test";
-import { ConnectionCache, destinationKey, mayReuse } from "../../src/outbound/connection-cache.ts";
+import { ConnectionCache, destinationKey, mayReuse } from "../../src/outbound/delivery/connection-cache.ts";
 
 describe("mayReuse", () => {
   test.each([

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { isAddress, parseAddressList } from "../../src/outbound/addresses.ts";
-import { mxHostsFrom } from "../../src/outbound/mx.ts";
-import { parseSmarthost } from "../../src/outbound/route.ts";
-import { firstAttemptAt, nextRetryAt, retriesExhausted, verdictForReply } from "../../src/outbound/schedule.ts";
+import { isAddress, parseAddressList } from "../../src/outbound/compose/addresses.ts";
+import { mxHostsFrom } from "../../src/outbound/delivery/mx.ts";
+import { parseSmarthost } from "../../src/outbound/delivery/next-hop.ts";
+import { firstAttemptAt, nextRetryAt, retriesExhausted, verdictForReply } from "../../src/outbound/queue/schedule.ts";
 
 const MIN = 60_000;
 

@@ -1,8 +1,9 @@
 // Idempotency keys: what a request finds (table), the E11 headers it is read from (table),
 // and the repository's claim, answer, release and start-up clean-up on a real store.
 import { describe, expect, test } from "bun:test";
-import { findKey, idempotencyKeyOf, type KeyFinding, type StoredKey } from "../../src/outbound/idempotency.ts";
-import { createIdempotencyRepo, recordAnswer, type KeyRef } from "../../src/outbound/idempotency.repo.ts";
+import { findKey, idempotencyKeyOf, type KeyFinding, type StoredKey } from "../../src/outbound/sending/idempotency.ts";
+import { createIdempotencyRepo, recordAnswer } from "../../src/outbound/sending/idempotency.repo.ts";
+import type { KeyRef } from "../../src/outbound/sending/idempotency.ts";
 import { openStore } from "../../src/store/store.ts";
 import { tempDirsPerTest } from "../helpers/tmp.ts";
 

@@ -3,9 +3,9 @@
 // CRLF line endings made only where missing, and the header section written back in
 // front of the body in the same buffer.
 import { describe, expect, test } from "bun:test";
-import { toCrlf } from "../../src/outbound/compose.ts";
-import { isBase64 } from "../../src/outbound/message-input.ts";
-import { joinMessage, splitMessage } from "../../src/outbound/raw-headers.ts";
+import { toCrlf } from "../../src/outbound/compose/compose.ts";
+import { isBase64 } from "../../src/outbound/compose/message-input.ts";
+import { joinMessage, splitMessage } from "../../src/outbound/compose/raw-headers.ts";
 
 describe("isBase64", () => {
   const cases: [name: string, text: string, ok: boolean][] = [

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { attemptOutcome, unpreparedOutcome } from "../../src/outbound/outcome.ts";
-import type { ClaimedRecipient } from "../../src/outbound/outbound.repo.ts";
+import { attemptOutcome, unpreparedOutcome } from "../../src/outbound/delivery/outcome.ts";
+import type { ClaimedRecipient } from "../../src/outbound/queue/message.ts";
 
 const MIN = 60_000;
 const NOW = 100 * MIN;

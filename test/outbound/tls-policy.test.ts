@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mxPermitted, requireTlsListed, tlsRequirement, type StsPolicy } from "../../src/outbound/tls-policy.ts";
+import { mxPermitted, requireTlsListed, tlsRequirement, type StsPolicy } from "../../src/outbound/delivery/tls-policy.ts";
 
 const policy = (mode: StsPolicy["mode"], mx = ["mx1.example.com", "*.backup.example.net"]): StsPolicy => ({ id: "1", mode, mx, maxAgeSeconds: 86400, expiresAtMs: 0 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { clickLinkExpiresAtMs, clickToken, readClickToken, type ClickTarget } from "../../src/outbound/tracking-tokens.ts";
+import { clickLinkExpiresAtMs, clickToken, readClickToken, type ClickTarget } from "../../src/outbound/tracking/tracking-tokens.ts";
 
 const KEY = Buffer.alloc(32, 0x2a);
 /** Issued by Postroom before click links carried an expiry, with KEY (message 0e77…aa, recipient r000000000000001). */

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { AccountConfig } from "../../src/config/config.ts";
-import { webhookConfigured } from "../../src/outbound/webhook-configured.ts";
+import { webhookConfigured } from "../../src/outbound/queue/webhook-configured.ts";
 
 const hook = { url: "https://h.example/events", token: "t", signingSecret: null };
 const accounts = [

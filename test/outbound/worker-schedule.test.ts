@@ -4,8 +4,8 @@
 // counted does not depend on how busy the machine is.
 import { afterEach, describe, expect, jest, test } from "bun:test";
 import { silentLogger } from "../../src/lib/logger.ts";
-import type { OutboundRepo } from "../../src/outbound/outbound.repo.ts";
-import { DeliveryWorker, KICK_DELAY_MS } from "../../src/outbound/worker.ts";
+import type { OutboundRepo } from "../../src/outbound/queue/queue.repo.ts";
+import { DeliveryWorker, KICK_DELAY_MS } from "../../src/outbound/delivery/worker.ts";
 
 const NOW = 1_000_000;
 
@@ -27,7 +27,6 @@ function workerWith(nextDueMs: number | null) {
     repo,
     prepare: async (_m, _id, _to, raw) => raw,
     samePerRecipient: () => true,
-    blobs: {} as never,
     resolver: {} as never,
     clock: { nowMs: () => NOW },
     logger: silentLogger,

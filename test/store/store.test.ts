@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { existsSync } from "node:fs";
 import { MIGRATIONS } from "../../src/store/migrations/index.ts";
 import { openStore, schemaVersion, StoreError } from "../../src/store/store.ts";
 import { tempDirsPerTest } from "../helpers/tmp.ts";
@@ -42,6 +43,25 @@ describe("openStore", () => {
     const after = openStore(dir2);
     expect(after.db.query("SELECT name FROM sqlite_master WHERE name = 'half'").get()).toBeNull();
     after.close();
+  });
+
+  test("a database of a development build from before the first release is refused, untouched, with what to do", () => {
+    const dir = fresh();
+    const db = new Database(`${dir}/postroom.db`, { create: true });
+    db.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+    db.exec("INSERT INTO schema_migrations VALUES (1, 'init', 0), (2, 'incoming_statuses', 0)");
+    db.exec("CREATE TABLE addresses (id TEXT PRIMARY KEY)");
+    db.close();
+    expect(() => openStore(dir)).toThrow(new StoreError("the database was made by a development build of postroom, before its first release, and cannot be upgraded: move data_dir aside and start with a new one."));
+    const after = new Database(`${dir}/postroom.db`);
+    expect(after.query("SELECT COUNT(*) AS n FROM schema_migrations").get()).toEqual({ n: 2 });
+    after.close();
+  });
+
+  test("a store without secrets makes no key: it is made when the first secret is sealed", () => {
+    const dir = fresh();
+    openStore(dir).close();
+    expect(existsSync(`${dir}/keys/secrets.key`)).toBe(false);
   });
 
   test("a database from a newer postroom is refused with a clear message", () => {

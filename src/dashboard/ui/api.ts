@@ -11,6 +11,9 @@ export class ApiFailure extends Error {
   }
 }
 
+/** What to tell the user about a failed call. */
+export const errorText = (err: unknown): string => (err instanceof ApiFailure ? err.message : String(err));
+
 /** Called when the session has ended (401): the app shows the sign-in page. */
 let onSignedOut: () => void = () => {};
 export const whenSignedOut = (fn: () => void) => {

@@ -37,6 +37,12 @@ export async function callEveryOperation(baseUrl: string, account: { id: string;
   const statuses = await api.GET("/api/v0.1/{accountId}/incoming_statuses", { params: { path: { accountId }, query: { address_id: addressId, query: "status:200" } } });
   note("listIncomingStatuses", statuses);
   statuses.data?.[0]?.status_category satisfies string | undefined;
+  // No message came to this address: both answer 404 for the unknown status.
+  const kept = { params: { path: { accountId, statusId: statuses.data?.[0]?.id ?? "0".repeat(16) }, query: { address_id: addressId } } };
+  const keptMessage = await api.GET("/api/v0.1/{accountId}/incoming_statuses/{statusId}/message", kept);
+  note("getIncomingMessage", keptMessage);
+  keptMessage.data?.payload?.body satisfies string | undefined;
+  note("postIncomingAgain", await api.POST("/api/v0.1/{accountId}/incoming_statuses/{statusId}/post_again", kept));
 
   const domain = await api.POST("/api/v0.1/{accountId}/custom_domains", { params: { path: { accountId }, query: { address_id: addressId } }, body: { domain: "shop.example.net", auth_regex: null } });
   note("createCustomDomain", domain);

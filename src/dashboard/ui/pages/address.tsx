@@ -1,7 +1,7 @@
 // One address: edit its target, format and nickname (E4 PATCH), and its custom domains
 // (E7-E9) with whether their MX points here.
 import { useEffect, useState } from "preact/hooks";
-import { accountPath, ApiFailure, call, get, type Session } from "../api.ts";
+import { accountPath, ApiFailure, call, errorText, get, type Session } from "../api.ts";
 import { CopyButton, ErrorNote, More, Time, FormatSelect } from "../parts.tsx";
 import { link } from "../router.ts";
 import { useList } from "../use-list.ts";
@@ -18,14 +18,13 @@ interface CustomDomain {
   created_at: string;
 }
 
-const message = (err: unknown) => (err instanceof ApiFailure ? err.message : String(err));
 
 export function AddressPage({ session, id }: { session: Session; id: string }) {
   const path = accountPath(session.account_id, `addresses/${id}`);
   const [address, setAddress] = useState<Address | null | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    get<Address>(path).then(setAddress, (err) => (err instanceof ApiFailure && err.status === 404 ? setAddress(null) : setError(message(err))));
+    get<Address>(path).then(setAddress, (err) => (err instanceof ApiFailure && err.status === 404 ? setAddress(null) : setError(errorText(err))));
   }, [path]);
   if (address === null) return <NotFound what="address" />;
   if (address === undefined) return <ErrorNote error={error} />;
@@ -62,7 +61,7 @@ function EditAddress({ path, address, onSaved }: { path: string; address: Addres
       onSaved(await call<Address>("PATCH", path, { target, target_format: format, nickname: nickname.trim() || null, store_messages: keep }));
       setSaved(true);
     } catch (err) {
-      setError(message(err));
+      setError(errorText(err));
     }
   };
   return (
@@ -109,12 +108,12 @@ function CustomDomains({ session, address }: { session: Session; address: Addres
       setAuthRegex("");
       domains.reload();
     } catch (err) {
-      setError(message(err));
+      setError(errorText(err));
     }
   };
   const remove = async (d: CustomDomain) => {
     if (!confirm(`Remove ${d.domain}? Mail to it is refused from then on.`)) return;
-    await call("DELETE", accountPath(session.account_id, `custom_domains/${d.id}?address_id=${address.id}`)).then(domains.reload, (err) => setError(message(err)));
+    await call("DELETE", accountPath(session.account_id, `custom_domains/${d.id}?address_id=${address.id}`)).then(domains.reload, (err) => setError(errorText(err)));
   };
   return (
     <section class="card" aria-labelledby="h-custom">
@@ -190,7 +189,7 @@ function TestPost({ path }: { path: string }) {
     try {
       setResult(await call<TestPostResult>("POST", `${path}/test`));
     } catch (err) {
-      setError(message(err));
+      setError(errorText(err));
     } finally {
       setBusy(false);
     }

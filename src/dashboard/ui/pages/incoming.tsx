@@ -1,10 +1,12 @@
 // Incoming statuses (E6) of one address, newest first, with the API's search syntax; each
-// row shows the target's answer (status and the stored response for non-2xx).
+// row shows the target's answer (status and the stored response for non-2xx), and its
+// Details; a kept message's headers and payload, and Post again.
 import { accountPath, type Session } from "../api.ts";
 import { ErrorNote, More, SearchBox, Time } from "../parts.tsx";
 import { navigate } from "../router.ts";
 import { useList } from "../use-list.ts";
 import type { Address } from "./addresses.tsx";
+import { KeptMessage } from "./kept-message.tsx";
 import { NotFound } from "./not-found.tsx";
 
 interface IncomingStatus {
@@ -87,7 +89,7 @@ export function Incoming({ session, addressId, query }: { session: Session; addr
                     <dt>X-Postroom-Message-Id</dt>
                     <dd>{s.x_postroom_message_id ? <code>{s.x_postroom_message_id}</code> : "none: Postroom refused it itself"}</dd>
                     <dt>Message</dt>
-                    <dd>{s.store_url ? <a href={s.store_url}>Download (.eml)</a> : "not kept (the address's store_messages is off)"}</dd>
+                    <dd>{s.store_url && chosen ? <KeptMessage session={session} addressId={chosen} statusId={s.id} storeUrl={s.store_url} onPosted={statuses.reload} /> : "not kept (the address's store_messages is off)"}</dd>
                     <dt>Status ID</dt>
                     <dd>
                       <code>{s.id}</code>

@@ -2,7 +2,7 @@
 // again, the latest POSTs with the receiver's status and answer; "Send a test event" and
 // "Retry now".
 import { useEffect, useState } from "preact/hooks";
-import { accountPath, ApiFailure, call, get, type Session } from "../api.ts";
+import { accountPath, call, errorText, get, type Session } from "../api.ts";
 import { ErrorNote, Time, OutboundSelect } from "../parts.tsx";
 import { navigate } from "../router.ts";
 
@@ -23,7 +23,6 @@ interface WebhookStatus {
   posts: Post[];
 }
 
-const message = (err: unknown) => (err instanceof ApiFailure ? err.message : String(err));
 
 export function Webhook({ session, outboundId }: { session: Session; outboundId: string | null }) {
   const chosen = outboundId ?? session.outbound_account_ids[0] ?? null;
@@ -32,7 +31,7 @@ export function Webhook({ session, outboundId }: { session: Session; outboundId:
   const [error, setError] = useState<string | null>(null);
   const [note, setNote] = useState<string | null>(null);
   const load = () => {
-    if (chosen) get<WebhookStatus>(accountPath(session.account_id, `webhook?${q}`)).then(setStatus, (err) => setError(message(err)));
+    if (chosen) get<WebhookStatus>(accountPath(session.account_id, `webhook?${q}`)).then(setStatus, (err) => setError(errorText(err)));
   };
   useEffect(load, [session.account_id, chosen]);
   const test = async () => {
@@ -42,7 +41,7 @@ export function Webhook({ session, outboundId }: { session: Session; outboundId:
       setNote(post.status !== null && post.status < 300 ? `The receiver answered ${post.status}.` : `The receiver answered ${post.status ?? "nothing"}: ${post.problem}`);
       load();
     } catch (err) {
-      setError(message(err));
+      setError(errorText(err));
     }
   };
   const retry = async () => {
@@ -52,7 +51,7 @@ export function Webhook({ session, outboundId }: { session: Session; outboundId:
       setNote(`${r.pending} event${r.pending === 1 ? "" : "s"} will be posted now.`);
       setTimeout(load, 1000);
     } catch (err) {
-      setError(message(err));
+      setError(errorText(err));
     }
   };
   return (

@@ -1,0 +1,89 @@
+// (beyond) A kept message (its address had store_messages), for the dashboard's incoming
+// Details:
+// - GET  /api/v0.1/{accountId}/incoming_statuses/{statusId}/message?address_id=: its header
+//   fields and the payload its target was posted, made again from the message and the
+//   envelope kept with it;
+// - POST /api/v0.1/{accountId}/incoming_statuses/{statusId}/post_again?address_id=: the
+//   message goes to the address's target again, as a new delivery with a new incoming
+//   status; the answer is the SMTP reply a sender would get now ("Post again").
+import { Elysia, t } from "elysia";
+import type { Address } from "../inbound/address.ts";
+import type { IncomingStatus } from "../inbound/incoming-status.ts";
+import { callerAccount, type ApiDeps } from "./deps.ts";
+import { ApiError, errorResponses, notFound } from "./errors.ts";
+
+const params = t.Object({ accountId: t.String(), statusId: t.String() });
+const query = t.Object({ address_id: t.String({ description: "the address the message came to" }) });
+
+/** The status, its address and the kept message's bytes; 404 for what is not the caller's or is gone. */
+async function keptOf(deps: ApiDeps, request: Request, statusId: string, addressId: string): Promise<{ status: IncomingStatus; address: Address; raw: Buffer }> {
+  const accountId = callerAccount(request).id;
+  const address = await deps.addresses.get(accountId, addressId);
+  if (!address) throw notFound();
+  const status = await deps.statuses.get(accountId, address.id, statusId);
+  if (!status) throw notFound();
+  if (!status.storeUrl) throw new ApiError(422, "this message was not kept: its address's store_messages was off when it came");
+  const raw = await deps.kept.read(status.storeUrl);
+  if (!raw) throw new ApiError(404, "the kept message is no longer there (it is kept for inbound.attachment_url_ttl)");
+  return { status, address, raw };
+}
+
+const HeaderField = t.Object({ name: t.String(), value: t.String({ description: "unfolded and decoded" }) });
+const PayloadView = t.Object(
+  {
+    content_type: t.String({ description: "application/json, multipart/form-data or message/rfc822" }),
+    body: t.String({ description: "JSON pretty-printed, a form's fields one per line (name: value), or the message; attachments' contents are not shown, their size is" }),
+    truncated: t.Boolean({ description: "the body was cut at 256 KiB" }),
+  },
+  { title: "PayloadView" },
+);
+
+export function keptMessageRoutes(deps: ApiDeps) {
+  return new Elysia({ name: "kept-messages" })
+    .get(
+      "/incoming_statuses/:statusId/message",
+      async ({ request, params, query }) => {
+        const { status, address, raw } = await keptOf(deps, request, params.statusId, query.address_id);
+        const view = await deps.kept.view(raw, status, address);
+        return {
+          size: raw.length,
+          format: address.targetFormat,
+          headers: view.headers,
+          payload: view.payload && { content_type: view.payload.contentType, body: view.payload.body, truncated: view.payload.truncated },
+        };
+      },
+      {
+        params,
+        query,
+        response: {
+          200: t.Object(
+            {
+              size: t.Integer({ description: "bytes of the message as the sender sent it" }),
+              format: t.String({ description: "the address's target_format now" }),
+              headers: t.Array(HeaderField, { description: "the message's header fields in order, as the sender sent them (the POST also carried our Return-Path and Received lines)" }),
+              payload: t.Union([PayloadView, t.Null()], { description: "what the target was posted, in the address's format; null for a message kept without its envelope" }),
+            },
+            { title: "KeptMessage" },
+          ),
+          ...errorResponses(401, 403, 404, 422, 429),
+        },
+        detail: { operationId: "getIncomingMessage", summary: "(beyond) a kept message's headers and the payload its target was posted", tags: ["Incoming statuses"], security: [{ bearerAPIToken: [] }] },
+      },
+    )
+    .post(
+      "/incoming_statuses/:statusId/post_again",
+      async ({ request, params, query }) => {
+        const { status, address, raw } = await keptOf(deps, request, params.statusId, query.address_id);
+        return { smtp_reply: await deps.kept.postAgain(raw, status, address) };
+      },
+      {
+        params,
+        query,
+        response: {
+          200: t.Object({ smtp_reply: t.String({ description: "what a sender would be told now; the new incoming status is first in E6" }) }, { title: "PostAgainResult" }),
+          ...errorResponses(401, 403, 404, 422, 429),
+        },
+        detail: { operationId: "postIncomingAgain", summary: "(beyond) deliver a kept message to its address's target again, as a new incoming status", tags: ["Incoming statuses"], security: [{ bearerAPIToken: [] }] },
+      },
+    );
+}

@@ -1,0 +1,45 @@
+// A connection to a destination domain: the first of its planned hops (next-hop.ts) that
+// answers, or why none could be had (no route at all is permanent; unreachable is not).
+import type { Config } from "../../config/config.ts";
+import type { DnsResolver } from "../../lib/dns.ts";
+import { planHops } from "./next-hop.ts";
+import { SmtpClient } from "./smtp-client.ts";
+import { mxPermitted, type TlsRequirement } from "./tls-policy.ts";
+
+export type Connected = { ok: true; client: SmtpClient } | { ok: false; permanent: boolean; reason: string };
+
+/**
+ * `requirement` decides how the hops are used: "encrypt" never in clear, "verify" only the
+ * MX hosts the MTA-STS policy names, with a certificate valid for that name (`ca` adds
+ * private roots to the public ones). A refusal under a requirement is temporary: the
+ * recipient domain may fix its servers before the queue time runs out.
+ */
+export async function connectTo(domain: string, config: Config, resolver: DnsResolver, requirement: TlsRequirement = { level: "opportunistic" }, ca?: string[]): Promise<Connected> {
+  const plan = await planHops(domain, {
+    smarthost: config.outbound.smarthost,
+    mxPort: config.outbound.mxPort,
+    resolver,
+    policy: { allowPrivate: config.outbound.allowPrivateMx },
+  });
+  if (!plan.ok) return plan;
+  const problems: string[] = [];
+  for await (const ep of plan.endpoints()) {
+    if ("refused" in ep) {
+      problems.push(ep.refused);
+      continue;
+    }
+    if (!mxPermitted(ep.host, requirement)) {
+      problems.push(`MX ${ep.host} is not named by ${requirement.level === "verify" ? requirement.why : "the policy"} (mx: ${requirement.level === "verify" ? requirement.policy.mx.join(", ") : ""})`);
+      continue;
+    }
+    const tls = requirement.level === "opportunistic" ? undefined : { require: true, verify: requirement.level === "verify", ca: requirement.level === "verify" ? ca : undefined };
+    try {
+      const client = await SmtpClient.open(ep, { heloName: config.hostname, connectTimeoutMs: config.outbound.connectTimeoutMs, commandTimeoutMs: config.outbound.commandTimeoutMs, tls });
+      return { ok: true, client };
+    } catch (err) {
+      const why = requirement.level === "opportunistic" ? "" : ` (TLS is required: ${requirement.why})`;
+      problems.push(`${ep.host}: ${(err as Error).message}${why}`);
+    }
+  }
+  return { ok: false, permanent: false, reason: problems.join("; ") || `no mail server for ${domain} could be reached` };
+}

@@ -1,0 +1,86 @@
+// What an attempt (or a decision made without one: no route, no connection) does to a
+// recipient: its new queue state and the events that record it. Pure, with table tests.
+import type { NewEvent } from "../../events/message-event.ts";
+import type { AttemptDetails } from "../../events/kinds.ts";
+import { isoTime } from "../../lib/clock.ts";
+import type { ClaimedRecipient, RecipientUpdate } from "../queue/message.ts";
+import { nextRetryAt, retriesExhausted, verdictForReply, type AttemptVerdict } from "../queue/schedule.ts";
+import type { TransactionResult } from "./smtp-client.ts";
+
+export interface AttemptOutcome {
+  verdict: AttemptVerdict;
+  update: RecipientUpdate;
+  events: NewEvent[];
+}
+
+export interface OutcomeInput {
+  item: ClaimedRecipient;
+  result: TransactionResult;
+  /** The host the attempt went to, or null when none was reached. */
+  mx: string | null;
+  /** A failure without a reply that is final all the same (null MX, no such domain). */
+  permanentWithoutReply: boolean;
+  nowMs: number;
+  retryDelaysMs: readonly number[];
+  maxQueueTimeMs: number;
+}
+
+export function attemptOutcome(i: OutcomeInput): AttemptOutcome {
+  const { item, result, nowMs } = i;
+  const r = item.recipient;
+  const attempts = r.attempts + 1;
+  const firstAttemptAtMs = r.firstAttemptAtMs ?? nowMs;
+  const details: AttemptDetails = { mx: i.mx, smtp_code: result.code, smtp_response: result.response, attempt: attempts };
+  const event = (kind: NewEvent["kind"], d: Record<string, unknown>): NewEvent => ({ messageId: item.message.id, recipientId: r.id, kind, details: d, createdAtMs: nowMs });
+  const verdict = i.permanentWithoutReply ? "bounce" : verdictForReply(result.code);
+  const base = { attempts, firstAttemptAtMs, nextAttemptAtMs: nowMs };
+  if (verdict === "delivered") return { verdict, update: { ...base, status: "delivery", state: "done" }, events: [event("delivery", { ...details })] };
+  if (verdict === "bounce") return { verdict, update: { ...base, status: "bounce", state: "done" }, events: [event("bounce", { ...details })] };
+  const next = nextRetryAt(attempts, nowMs, i.retryDelaysMs);
+  if (retriesExhausted(item.message.createdAtMs, next, i.maxQueueTimeMs)) {
+    return {
+      verdict,
+      update: { ...base, status: "retries_exhausted", state: "done" },
+      events: [event("soft_bounce", { ...details }), event("retries_exhausted", { attempts, first_attempt_at: isoTime(firstAttemptAtMs) })],
+    };
+  }
+  return { verdict, update: { ...base, status: "soft_bounce", state: "queued", nextAttemptAtMs: next }, events: [event("soft_bounce", { ...details })] };
+}
+
+export interface UnpreparedInput {
+  item: ClaimedRecipient;
+  /** Why no copy could be made for the recipient (our own failure), as E13 and the webhook show it. */
+  reason: string;
+  /** The message itself can never be sent (no From to sign, its bytes gone): no retry can help. */
+  permanent: boolean;
+  nowMs: number;
+  retryDelaysMs: readonly number[];
+  maxQueueTimeMs: number;
+}
+
+/**
+ * A delivery that could not even be attempted: the recipient's copy could not be made
+ * (composed, personalised or DKIM-signed). Recorded as an `error` event; tried again on the
+ * retry schedule unless the failure is the message's own, then given up.
+ */
+export function unpreparedOutcome(i: UnpreparedInput): AttemptOutcome {
+  const { item, nowMs } = i;
+  const r = item.recipient;
+  const attempts = r.attempts + 1;
+  const firstAttemptAtMs = r.firstAttemptAtMs ?? nowMs;
+  const event = (kind: NewEvent["kind"], d: Record<string, unknown>): NewEvent => ({ messageId: item.message.id, recipientId: r.id, kind, details: d, createdAtMs: nowMs });
+  const error = event("error", { message: i.reason, attempt: attempts, retried: !i.permanent });
+  const base = { attempts, firstAttemptAtMs, nextAttemptAtMs: nowMs };
+  if (i.permanent) return { verdict: "bounce", update: { ...base, status: "error", state: "done" }, events: [error] };
+  const next = nextRetryAt(attempts, nowMs, i.retryDelaysMs);
+  if (retriesExhausted(item.message.createdAtMs, next, i.maxQueueTimeMs)) {
+    const exhausted = event("retries_exhausted", { attempts, first_attempt_at: isoTime(firstAttemptAtMs) });
+    return { verdict: "retry", update: { ...base, status: "retries_exhausted", state: "done" }, events: [{ ...error, details: { ...error.details, retried: false } }, exhausted] };
+  }
+  return { verdict: "retry", update: { ...base, status: "error", state: "queued", nextAttemptAtMs: next }, events: [error] };
+}
+
+/** Thrown while making a copy when the message itself can never go out (retrying cannot help). */
+export class UnsendableMessage extends Error {
+  override name = "UnsendableMessage";
+}

@@ -1,0 +1,30 @@
+// A recipient's copy as it leaves: personalised when the message tracks or carries
+// List-Unsubscribe, then DKIM-signed (signing comes last, over the final bytes).
+import { senderDomainOf } from "../compose/addresses.ts";
+import type { OutboundMessage } from "../queue/message.ts";
+import { UnsendableMessage } from "./outcome.ts";
+import { needsPersonalizing, personalize } from "../tracking/personalize.ts";
+import { splitMessage } from "../compose/raw-headers.ts";
+import type { SenderDomains } from "../sending/sender-domains.ts";
+
+export function copyPreparer(deps: { domains: SenderDomains; publicUrl: () => string; trackingKey: Buffer; trackingLinkTtlMs: () => number }) {
+  return {
+    samePerRecipient: (m: OutboundMessage) => !needsPersonalizing(m.tracking),
+    async prepare(m: OutboundMessage, recipientId: string, recipient: string, raw: Buffer): Promise<Buffer> {
+      const copy = needsPersonalizing(m.tracking)
+        ? await personalize(raw, m.tracking, {
+            publicUrl: deps.publicUrl(),
+            key: deps.trackingKey,
+            messageId: m.id,
+            recipientId,
+            recipient,
+            linkExpiresAtMs: m.createdAtMs + deps.trackingLinkTtlMs(),
+          })
+        : raw;
+      // RFC 6376 makes From the one header a signature must cover. Only a message accepted
+      // before From was required can lack it: it can never be signed, so never sent.
+      if (!splitMessage(copy).headers.has("from")) throw new UnsendableMessage("the message has no From header, so it cannot be DKIM-signed; send it again with one");
+      return deps.domains.sign(m.accountId, senderDomainOf(m.from), copy);
+    },
+  };
+}

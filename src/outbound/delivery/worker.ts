@@ -1,0 +1,361 @@
+// The delivery worker: leases due recipients, groups them by destination domain, and
+// delivers each group over one connection (kept open a moment for the next group to the
+// same destination), within the global and per-domain concurrency limits. Every attempt is
+// recorded, its dispatch and outcome events with the queue's new state, in one commit.
+import { hostname as osHostname } from "node:os";
+import type { NewEvent } from "../../events/message-event.ts";
+import type { AttemptDetails } from "../../events/kinds.ts";
+import type { Config } from "../../config/config.ts";
+import type { Clock } from "../../lib/clock.ts";
+import type { DnsResolver } from "../../lib/dns.ts";
+import { randomHex } from "../../lib/ids.ts";
+import { WakeTimer } from "../../lib/wake-timer.ts";
+import type { Logger } from "../../lib/logger.ts";
+import { garbageMade, LARGE_MESSAGE_BYTES } from "../../lib/gc-pacer.ts";
+import { costOf, type MemoryBudget, type MessageCost, type Reservation } from "../../lib/memory-budget.ts";
+import { bounceAddress } from "../bounces/bounce-address.ts";
+import { senderDomainOf } from "../compose/addresses.ts";
+import type { OutboundRepo } from "../queue/queue.repo.ts";
+import type { ClaimedRecipient, OutboundMessage, RecipientUpdate } from "../queue/message.ts";
+import { ConnectionCache, destinationKey } from "./connection-cache.ts";
+import { connectTo } from "./connect.ts";
+import { attemptOutcome, UnsendableMessage, unpreparedOutcome } from "./outcome.ts";
+import { webhookConfigured } from "../queue/webhook-configured.ts";
+import type { SmtpClient, TransactionResult } from "./smtp-client.ts";
+import type { TlsRequirement } from "./tls-policy.ts";
+
+export interface WorkerDeps {
+  repo: OutboundRepo;
+  /** A recipient's copy as it goes out: personalised (tracking, unsubscribe) and DKIM-signed. */
+  prepare(message: OutboundMessage, recipientId: string, recipient: string, raw: Buffer): Promise<Buffer>;
+  /** Whether every recipient gets the same bytes (then one prepared copy serves all). */
+  samePerRecipient(message: OutboundMessage): boolean;
+  resolver: DnsResolver;
+  clock: Clock;
+  logger: Logger;
+  config(): Config;
+  /** How a destination domain must be delivered to (require_tls, MTA-STS); opportunistic STARTTLS without it. */
+  tlsFor?(domain: string): Promise<DestinationTls>;
+  /**
+   * Mail in flight (limits.mail_in_flight): a message's copy being delivered is held in it.
+   * When it has no room, the recipient waits (lease given back, no attempt counted).
+   */
+  budget?: MemoryBudget;
+  /** An attempt's outcome, once committed, and the message's acceptance time (/metrics). */
+  recorded?(update: RecipientUpdate, acceptedAtMs: number): void;
+}
+
+/**
+ * What a message holds while it is delivered, as a multiple of its size (measured with
+ * bench:memory, bench/RESULTS.md): its stored bytes, the copy a signing thread reads,
+ * the signed copy, and what the SMTP client makes of it as it writes it.
+ */
+export const DELIVERY_MESSAGE_COST: MessageCost = { copies: 3, fixedBytes: 64 * 1024 };
+
+/** How long deliveries wait when the memory budget had no room for the next one. */
+const MEMORY_WAIT_MS = 500;
+
+export interface DestinationTls {
+  requirement: TlsRequirement;
+  /** Roots to verify certificates against (public plus outbound.tls_ca_file), when verifying. */
+  ca?: string[];
+}
+
+/** Recipients given to one connection at most, so one busy domain cannot hold a slot forever. */
+const RECIPIENTS_PER_CONNECTION = 50;
+const IDLE_POLL_MS = 1000;
+/**
+ * How long a kick (an enqueue, a finished connection) waits before the worker claims: the
+ * messages accepted meanwhile are claimed with it, in one transaction, and go out over the
+ * same connections. A wake-up already set for sooner is never put off by a kick.
+ */
+export const KICK_DELAY_MS = 5;
+
+/** What a claim found: more than it could take, all that was due, or nothing it could start. */
+type ClaimOutcome = "more" | "claimed" | "blocked" | "none";
+
+/** The envelope sender of a recipient's copy: bounces come back to it and name the recipient. */
+function envelopeSender(message: OutboundMessage, recipientId: string): string {
+  return bounceAddress(message.id, recipientId, senderDomainOf(message.from));
+}
+
+export class DeliveryWorker {
+  /** Host name first: at start-up, leases of this host's earlier (crashed) process are released. */
+  private readonly hostPrefix = `${osHostname()}/`;
+  private readonly id = `${this.hostPrefix}${process.pid}-${randomHex(4)}`;
+  private active = 0;
+  private readonly perDomain = new Map<string, number>();
+  private readonly running = new Set<Promise<void>>();
+  private readonly timer = new WakeTimer(() => void this.tick());
+  private ticking = false;
+  private again = false;
+  /** No claims before this (the memory budget was full). */
+  private memoryWaitUntilMs = 0;
+  private stopping = false;
+  /** Idle connections to destinations we just delivered to; at most one per delivery slot. */
+  private readonly connections = new ConnectionCache<SmtpClient>({ maxIdle: () => this.deps.config().outbound.concurrency });
+
+  constructor(private readonly deps: WorkerDeps) {}
+
+  async start(): Promise<void> {
+    // A process that died (kill -9, power loss) leaves leases behind; one process delivers
+    // per host, so whatever this host held is free again.
+    const released = await this.deps.repo.releaseHeldBy(this.hostPrefix);
+    if (released > 0) this.deps.logger.info("released recipients leased before a restart", { count: released });
+    this.wake(0);
+  }
+
+  /** Look for due work shortly (after an enqueue, or a test moving its clock). */
+  kick(): void {
+    this.wake(KICK_DELAY_MS);
+  }
+
+  /** Resolves when nothing is in flight (tests). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0 || this.ticking) await Promise.all([...this.running, Bun.sleep(1)]);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.timer.cancel();
+    // In-flight attempts finish; anything cut short is taken up again when its lease ends.
+    await Promise.race([Promise.all(this.running), Bun.sleep(10_000)]);
+    this.connections.closeAll();
+    await this.deps.repo.flush();
+  }
+
+  /** Ticks after `delayMs`, unless a tick is already set for sooner. */
+  private wake(delayMs: number): void {
+    if (this.stopping) return;
+    this.timer.wake(delayMs);
+  }
+
+  private async tick(): Promise<void> {
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    this.ticking = true;
+    let outcome: ClaimOutcome = "none";
+    try {
+      outcome = await this.claimAndStart();
+    } catch (err) {
+      this.deps.logger.error("delivery worker tick failed", { err });
+    } finally {
+      this.ticking = false;
+    }
+    if (this.again || outcome === "more") {
+      this.again = false;
+      this.wake(0);
+    } else if (outcome === "none") {
+      // Nothing due now: sleep until the next recipient is. Recipients due but not taken are
+      // leased, or wait for a busy domain or a free slot: a finished connection kicks for those.
+      const due = await this.deps.repo.nextDueMs().catch(() => null);
+      const untilDue = due === null ? IDLE_POLL_MS : due - this.deps.clock.nowMs();
+      this.wake(untilDue > 0 ? Math.min(IDLE_POLL_MS, untilDue) : IDLE_POLL_MS);
+    } else {
+      // Everything claimable was taken (or no slot is free): the next kick, or a poll.
+      this.wake(IDLE_POLL_MS);
+    }
+  }
+
+  private async claimAndStart(): Promise<ClaimOutcome> {
+    const c = this.deps.config().outbound;
+    const free = c.concurrency - this.active;
+    if (free <= 0 || performance.now() < this.memoryWaitUntilMs) return "blocked";
+    const busy = [...this.perDomain].filter(([, n]) => n >= c.domainConcurrency).map(([d]) => d);
+    const now = this.deps.clock.nowMs();
+    const limit = free * RECIPIENTS_PER_CONNECTION;
+    const claimed = await this.deps.repo.claimDue(this.id, now, now + c.leaseTimeMs, limit, busy);
+    if (claimed.length === 0) return "none";
+    const byDomain = new Map<string, ClaimedRecipient[]>();
+    for (const item of claimed) byDomain.set(item.recipient.domain, [...(byDomain.get(item.recipient.domain) ?? []), item]);
+    let slots = free;
+    const unstarted: string[] = [];
+    for (const [domain, items] of byDomain) {
+      // Connections for this domain: as many as its recipients need, within both limits.
+      const domainSlots = Math.min(c.domainConcurrency - (this.perDomain.get(domain) ?? 0), slots, Math.ceil(items.length / RECIPIENTS_PER_CONNECTION));
+      if (domainSlots <= 0) {
+        unstarted.push(...items.map((i) => i.recipient.id));
+        continue;
+      }
+      const size = Math.ceil(items.length / domainSlots);
+      for (let i = 0; i < items.length; i += size) this.startChunk(domain, items.slice(i, i + size));
+      slots -= domainSlots;
+    }
+    // More domains than free connections: the rest wait for the next free slot.
+    await this.deps.repo.release(unstarted);
+    if (unstarted.length > 0) return "blocked";
+    return claimed.length === limit ? "more" : "claimed";
+  }
+
+  private startChunk(domain: string, items: ClaimedRecipient[]): void {
+    this.active++;
+    this.perDomain.set(domain, (this.perDomain.get(domain) ?? 0) + 1);
+    const run = this.deliverChunk(domain, items)
+      .catch((err) => this.deps.logger.error("delivery failed", { err, domain }))
+      .finally(() => {
+        this.active--;
+        const n = (this.perDomain.get(domain) ?? 1) - 1;
+        if (n <= 0) this.perDomain.delete(domain);
+        else this.perDomain.set(domain, n);
+        this.running.delete(run);
+        this.kick();
+      });
+    this.running.add(run);
+  }
+
+  private async deliverChunk(domain: string, items: ClaimedRecipient[]): Promise<void> {
+    const config = this.deps.config();
+    const tls: DestinationTls = this.deps.tlsFor ? await this.deps.tlsFor(domain) : { requirement: { level: "opportunistic" } };
+    const key = destinationKey(domain, config.outbound.smarthost, tls.requirement.level);
+    // A connection left open by the last delivery to this destination, else a new one.
+    let client = this.connections.take(key);
+    let reused = client !== null;
+    if (!client) {
+      const opened = await connectTo(domain, config, this.deps.resolver, tls.requirement, tls.ca);
+      if (!opened.ok) {
+        await Promise.all(items.map((item) => this.settle(item, { code: null, response: opened.reason }, null, opened.permanent)));
+        return;
+      }
+      client = opened.client;
+    }
+    const pending = new Set(items);
+    const blobs = new Map<string, Buffer>();
+    // Each message's copy is held (and counted in the memory budget) until its last
+    // recipient of this chunk has had its attempt.
+    const left = new Map<string, number>();
+    for (const item of items) left.set(item.message.id, (left.get(item.message.id) ?? 0) + 1);
+    const held = new Map<string, Reservation>();
+    const done = (item: ClaimedRecipient) => {
+      const n = (left.get(item.message.id) ?? 1) - 1;
+      left.set(item.message.id, n);
+      if (n > 0) return;
+      // Its stored bytes, the signing thread's copy and the SMTP client's slices are garbage now.
+      if (item.message.sizeBytes > LARGE_MESSAGE_BYTES) garbageMade(2 * item.message.sizeBytes);
+      blobs.delete(item.message.id);
+      held.get(item.message.id)?.release();
+      held.delete(item.message.id);
+    };
+    // Outcomes commit in groups while the next message goes out; the chunk ends once all have.
+    const recorded: Promise<void>[] = [];
+    try {
+      for (const item of items) {
+        pending.delete(item);
+        if (!client.usable) {
+          recorded.push(this.settle(item, { code: null, response: "connection to the mail server was lost" }, client.endpoint.host, false));
+          continue;
+        }
+        if (this.deps.budget && !held.has(item.message.id)) {
+          const reservation = this.deps.budget.reserve(costOf(DELIVERY_MESSAGE_COST, item.message.sizeBytes), null);
+          if (!reservation) {
+            // No room in memory now: this recipient and the rest of the chunk wait, unattempted.
+            this.memoryWaitUntilMs = performance.now() + MEMORY_WAIT_MS;
+            const waiting = [item, ...pending];
+            pending.clear();
+            recorded.push(this.deps.repo.release(waiting.map((i) => i.recipient.id)));
+            break;
+          }
+          held.set(item.message.id, reservation);
+        }
+        const attempt = item.recipient.attempts + 1;
+        const dispatch = this.event(item, "dispatch", { mx: client.endpoint.host, smtp_code: null, smtp_response: null, attempt } satisfies AttemptDetails);
+        let raw: Buffer;
+        try {
+          raw = await this.copyFor(item, blobs);
+        } catch (err) {
+          // Nothing was sent: the attempt could not even be made. E13 and the webhook say why.
+          recorded.push(this.unprepared(item, err));
+          done(item);
+          continue;
+        }
+        let result = await client.send(envelopeSender(item.message, item.recipient.id), item.recipient.email, raw);
+        if (result.code === null && reused) {
+          // The kept connection died as it was used again (the server dropped it while it
+          // waited): that says nothing about this message, so a fresh connection takes it.
+          client.close();
+          const opened = await connectTo(domain, config, this.deps.resolver, tls.requirement, tls.ca);
+          if (!opened.ok) {
+            for (const failed of [item, ...pending]) recorded.push(this.settle(failed, { code: null, response: opened.reason }, null, opened.permanent));
+            pending.clear();
+            return;
+          }
+          client = opened.client;
+          dispatch.details = { ...dispatch.details, mx: client.endpoint.host };
+          result = await client.send(envelopeSender(item.message, item.recipient.id), item.recipient.email, raw);
+        }
+        reused = false;
+        recorded.push(this.settle(item, result, client.endpoint.host, false, dispatch));
+        done(item);
+        if (result.code !== null && result.code >= 400) await client.reset();
+      }
+    } finally {
+      for (const reservation of held.values()) reservation.release();
+      // Kept for the next message to this destination only if every transaction on it went well.
+      if (this.stopping) client.close();
+      else this.connections.put(key, client);
+      for (const item of pending) recorded.push(this.settle(item, { code: null, response: "delivery was interrupted" }, null, false));
+      for (const r of await Promise.allSettled(recorded)) {
+        // Not recorded: the lease keeps the recipient until it ends, then it is tried again.
+        if (r.status === "rejected") this.deps.logger.error("recording a delivery outcome failed", { err: r.reason, domain });
+      }
+    }
+  }
+
+  /** The bytes for one recipient; read and prepared once per message when all copies are alike. */
+  private async copyFor(item: ClaimedRecipient, cache: Map<string, Buffer>): Promise<Buffer> {
+    const { message, recipient } = item;
+    const shared = this.deps.samePerRecipient(message);
+    const cached = shared ? cache.get(message.id) : undefined;
+    if (cached) return cached;
+    const stored = await this.deps.repo.rawMessage(message.id);
+    if (!stored) throw new UnsendableMessage("the message's stored bytes are missing, so it cannot be sent");
+    const raw = await this.deps.prepare(message, recipient.id, recipient.email, stored);
+    if (shared) cache.set(message.id, raw);
+    return raw;
+  }
+
+  /** Records an `error` event for a copy that could not be made; retried unless the message itself is at fault. */
+  private unprepared(item: ClaimedRecipient, err: unknown): Promise<void> {
+    const permanent = err instanceof UnsendableMessage;
+    // Our own failure: its details go to the log; the account sees a sentence without internals.
+    const reason = permanent ? (err as Error).message : "the message could not be prepared for delivery (DKIM signing or tracking failed on our side)";
+    this.deps.logger.error("outbound copy could not be prepared", { message_id: item.message.id, to: item.recipient.email, recipient_id: item.recipient.id, permanent, err });
+    const c = this.deps.config().outbound;
+    const o = unpreparedOutcome({ item, reason, permanent, nowMs: this.deps.clock.nowMs(), retryDelaysMs: c.retryDelaysMs, maxQueueTimeMs: c.maxQueueTimeMs });
+    const webhook = webhookConfigured(this.deps.config().accounts, item.message.outboundAccountId);
+    return this.deps.repo.update(item.recipient.id, o.update, o.events, { webhook }).then(() => this.deps.recorded?.(o.update, item.message.createdAtMs));
+  }
+
+  private event(item: ClaimedRecipient, kind: NewEvent["kind"], details: Record<string, unknown>): NewEvent {
+    return { messageId: item.message.id, recipientId: item.recipient.id, kind, details, createdAtMs: this.deps.clock.nowMs() };
+  }
+
+  /**
+   * Records the outcome of one attempt (or of a decision made without one). `dispatch`, the
+   * event of the attempt's start, is recorded with it in the same commit: were the process
+   * to die before that commit, the recipient is still queued and the attempt is made again.
+   */
+  private settle(item: ClaimedRecipient, result: TransactionResult, mx: string | null, permanentWithoutReply: boolean, dispatch: NewEvent | null = null): Promise<void> {
+    const c = this.deps.config().outbound;
+    const o = attemptOutcome({ item, result, mx, permanentWithoutReply, nowMs: this.deps.clock.nowMs(), retryDelaysMs: c.retryDelaysMs, maxQueueTimeMs: c.maxQueueTimeMs });
+    const r = item.recipient;
+    const m = item.message;
+    this.deps.logger.info("outbound attempt", {
+      message_id: m.id,
+      message_id_header: m.messageId,
+      from: m.from,
+      to: r.email,
+      recipient_id: r.id,
+      outbound_account_id: m.outboundAccountId,
+      domain: r.domain,
+      mx,
+      verdict: o.verdict,
+      smtp_code: result.code,
+      reply: result.response,
+      attempt: o.update.attempts,
+    });
+    const webhook = webhookConfigured(this.deps.config().accounts, item.message.outboundAccountId);
+    return this.deps.repo.update(r.id, o.update, dispatch ? [dispatch, ...o.events] : o.events, { webhook }).then(() => this.deps.recorded?.(o.update, item.message.createdAtMs));
+  }
+}
