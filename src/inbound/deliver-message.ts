@@ -10,7 +10,8 @@ import type { DnsResolver } from "../lib/dns.ts";
 import { newId16 } from "../lib/ids.ts";
 import type { LogFields, Logger } from "../lib/logger.ts";
 import type { MessageCost } from "../lib/memory-budget.ts";
-import { formatReply, reply, type SmtpReply } from "../lib/smtp-reply.ts";
+import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
+import { formatReply, type SmtpReply } from "../lib/smtp-reply.ts";
 import type { Address } from "./address.ts";
 import { LocalAttachmentStore } from "./attachment-files.ts";
 import { uploadToS3 } from "./attachment-s3.ts";
@@ -101,7 +102,7 @@ function statusRow(
     tls: tx.tls?.protocol ?? null,
     sizeBytes: extra.size,
     remoteIp: tx.remoteIp,
-    response: v.response ?? (v.category === "successful" ? null : `${v.reply.code} ${v.reply.enhanced} ${v.reply.text}`),
+    response: v.response ?? (v.category === "successful" ? null : formatReply(v.reply)),
     postroomMessageId: extra.postroomMessageId,
     storeUrl: extra.storeUrl ?? null,
     envelope: extra.envelope ?? null,
@@ -241,7 +242,7 @@ async function extractOrRefuse(raw: Buffer, tx: Transaction, deps: DeliverDeps, 
   try {
     return await deps.extract(withTraceHeaders(raw, trace, frontRoom), deps.limits, Buffer.byteLength(trace));
   } catch (err) {
-    const refusal = err instanceof MessageRefused ? err.reply : reply(451, "4.3.0", "the message could not be processed; try again later");
+    const refusal = err instanceof MessageRefused ? err.reply : SMTP_REPLIES.unprocessable;
     if (!(err instanceof MessageRefused)) tx.log.error("inbound message failed to parse", { err, md5 });
     await recordRefusal("inbound message refused", tx.groups, tx, refusal, raw.length, deps);
     return { refusal };

@@ -4,7 +4,8 @@ import { Readable } from "node:stream";
 import { Splitter } from "@zone-eu/mailsplit";
 import { simpleParser, type ParsedMail } from "mailparser";
 import { garbageMade } from "../lib/gc-pacer.ts";
-import { reply, type SmtpReply } from "../lib/smtp-reply.ts";
+import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
+import type { SmtpReply } from "../lib/smtp-reply.ts";
 
 export interface ParseLimits {
   maxHeaderBytes: number;
@@ -100,10 +101,10 @@ export const ROOT_HEADER_KEYS: ReadonlySet<string> = new Set(["from", "subject",
 export async function parseMessage(raw: Buffer, limits: ParseLimits, traceBytes = 0): Promise<ParsedMail> {
   const headerBytes = headerSectionBytes(raw) - traceBytes;
   if (headerBytes > limits.maxHeaderBytes) {
-    throw new MessageRefused(reply(552, "5.3.4", `message header is larger than ${limits.maxHeaderBytes} bytes`));
+    throw new MessageRefused(SMTP_REPLIES.headerTooLarge(limits.maxHeaderBytes));
   }
   if (nestingMarkers(raw) + 1 > limits.maxMimeDepth && (await mimeDepth(raw)) > limits.maxMimeDepth) {
-    throw new MessageRefused(reply(554, "5.6.0", `message nests MIME parts deeper than ${limits.maxMimeDepth} levels`));
+    throw new MessageRefused(SMTP_REPLIES.mimeTooDeep(limits.maxMimeDepth));
   }
   try {
     return await (simpleParser as (input: Buffer | Readable, options: object) => Promise<ParsedMail>)(raw.length > WHOLE_UP_TO_BYTES ? inSlices(raw) : raw, {
@@ -120,8 +121,8 @@ export async function parseMessage(raw: Buffer, limits: ParseLimits, traceBytes 
   } catch (err) {
     // mailsplit tags its limit errors EMAXLEN; anything else is a parser failure.
     const { code, message = "" } = err as { code?: string; message?: string };
-    if (code === "EMAXLEN" && /child nodes/i.test(message)) throw new MessageRefused(reply(554, "5.6.0", `message has more than ${limits.maxMimeParts} MIME parts`));
-    if (code === "EMAXLEN") throw new MessageRefused(reply(552, "5.3.4", `a MIME part header is larger than ${limits.maxHeaderBytes} bytes`));
+    if (code === "EMAXLEN" && /child nodes/i.test(message)) throw new MessageRefused(SMTP_REPLIES.tooManyMimeParts(limits.maxMimeParts));
+    if (code === "EMAXLEN") throw new MessageRefused(SMTP_REPLIES.partHeaderTooLarge(limits.maxHeaderBytes));
     throw err;
   }
 }

@@ -1,6 +1,7 @@
 // Recipient routing at RCPT time: the address behind an RCPT TO, or the reply that
 // refuses it. Deleted addresses and domains are unknown at once (the repositories skip them).
-import { reply, type SmtpReply } from "../lib/smtp-reply.ts";
+import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
+import type { SmtpReply } from "../lib/smtp-reply.ts";
 import type { SmtpRefusalReason } from "../metrics/labels.ts";
 import type { AddressRepo } from "./addresses.repo.ts";
 import type { Address } from "./address.ts";
@@ -16,13 +17,6 @@ export type RouteResult =
   /** `address` is set when the refusal concerns a known address, so it gets an incoming status. */
   | { ok: false; reply: SmtpReply; address: Address | null; reason: SmtpRefusalReason };
 
-export const REFUSALS = {
-  relay: reply(550, "5.7.1", "relay not permitted"),
-  unknown: reply(550, "5.1.1", "no such recipient here"),
-  regexp: reply(550, "5.1.1", "recipient does not match the regexp"),
-  badAddress: reply(553, "5.1.3", "recipient address is not valid"),
-};
-
 export interface RouteDeps {
   inboundDomain: string;
   bounceHost: string;
@@ -36,23 +30,23 @@ export async function routeRecipient(rcpt: string, deps: RouteDeps): Promise<Rou
   switch (kind.kind) {
     case "invalid":
       return rcpt.toLowerCase().endsWith(`@${deps.inboundDomain}`)
-        ? { ok: false, reply: REFUSALS.unknown, address: null, reason: "unknown_recipient" }
-        : { ok: false, reply: REFUSALS.badAddress, address: null, reason: "invalid_address" };
+        ? { ok: false, reply: SMTP_REPLIES.noSuchRecipient, address: null, reason: "unknown_recipient" }
+        : { ok: false, reply: SMTP_REPLIES.invalidRecipient, address: null, reason: "invalid_address" };
     case "bounce": {
       const refusal = await deps.bounces.checkRecipient(rcpt);
       return refusal ? { ok: false, reply: refusal, address: null, reason: "bounce_recipient" } : { ok: true, route: { kind: "bounce" } };
     }
     case "address": {
       const address = await deps.addresses.findLive(kind.addressId);
-      return address ? { ok: true, route: { kind: "address", address, customDomain: null } } : { ok: false, reply: REFUSALS.unknown, address: null, reason: "unknown_recipient" };
+      return address ? { ok: true, route: { kind: "address", address, customDomain: null } } : { ok: false, reply: SMTP_REPLIES.noSuchRecipient, address: null, reason: "unknown_recipient" };
     }
     case "domain": {
       const customDomain = await deps.customDomains.findLiveByDomain(kind.domain);
-      if (!customDomain) return { ok: false, reply: REFUSALS.relay, address: null, reason: "relay_denied" };
+      if (!customDomain) return { ok: false, reply: SMTP_REPLIES.relayNotPermitted, address: null, reason: "relay_denied" };
       const address = await deps.addresses.findLive(customDomain.addressId);
-      if (!address) return { ok: false, reply: REFUSALS.unknown, address: null, reason: "unknown_recipient" };
+      if (!address) return { ok: false, reply: SMTP_REPLIES.noSuchRecipient, address: null, reason: "unknown_recipient" };
       if (customDomain.authRegex !== null && !compileAuthRegex(customDomain.authRegex).test(`${kind.localPart}@${kind.domain}`)) {
-        return { ok: false, reply: REFUSALS.regexp, address, reason: "regexp_mismatch" };
+        return { ok: false, reply: SMTP_REPLIES.regexpMismatch, address, reason: "regexp_mismatch" };
       }
       return { ok: true, route: { kind: "address", address, customDomain } };
     }

@@ -6,15 +6,14 @@ import { isDiskFull } from "../lib/disk-full.ts";
 import { newId16 } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { MemoryBudget, MessageCost } from "../lib/memory-budget.ts";
-import { INSUFFICIENT_MEMORY, readData, SessionBudget } from "../lib/smtp-data.ts";
+import { readData, SessionBudget } from "../lib/smtp-data.ts";
 import { guardSessions } from "../lib/smtp-guard.ts";
-import { answeredAtOnce, batchRepliesOf } from "../lib/smtp-reply-batching.ts";
-import { formatReply, reply, smtpError, smtpSuccessText, type SmtpReply } from "../lib/smtp-reply.ts";
+import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
+import { formatReply, SMTP_SERVER_REPLY_OPTIONS, smtpError, smtpServerText, type SmtpReply } from "../lib/smtp-reply.ts";
 import { limitRefusalReason, type SmtpRefusalReason } from "../metrics/labels.ts";
 import { recordRefusal, deliverMessage, TRACE_ROOM_BYTES, type AddressGroup, type DeliverDeps, type Transaction } from "./deliver-message.ts";
 import type { AcceptedRecipient } from "./recipients.ts";
 import { routeRecipient, type RouteDeps } from "./route.ts";
-import { localStorageReply } from "./target-reply.ts";
 
 /** The [smtp] limits an inbound session reads when it starts. */
 export type InboundLimits = Pick<
@@ -108,7 +107,7 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
     disabledCommands: deps.tls ? ["AUTH"] : ["AUTH", "STARTTLS"],
     hideSTARTTLS: !deps.tls,
     hideDSN: true,
-    hideENHANCEDSTATUSCODES: false,
+    ...SMTP_SERVER_REPLY_OPTIONS,
     hideREQUIRETLS: true,
     disableReverseLookup: true,
     logger: false,
@@ -154,7 +153,7 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
           st.refusedRcpts++;
           deps.metrics?.smtpRefusal(st.refusedRcpts > deps.limits().maxUnknownRecipients ? "too_many_refused_recipients" : result.reason);
           // Past the limit the client is probing for addresses: answer, then hang up.
-          const refusal = st.refusedRcpts > deps.limits().maxUnknownRecipients ? reply(421, "4.7.0", "too many refused recipients; closing connection") : result.reply;
+          const refusal = st.refusedRcpts > deps.limits().maxUnknownRecipients ? SMTP_REPLIES.tooManyRefusedRecipients : result.reply;
           // A known address gets an incoming status (its line names it); any other is only logged.
           if (result.address) await recordRefusal("inbound recipient refused", [{ address: result.address, customDomain: null, rcpts: [address.address] }], transactionOf(session, st), refusal, null, deps.deliver());
           else st.log.info("inbound recipient refused", { to: address.address, reply: formatReply(refusal) });
@@ -164,20 +163,20 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
           deps.metrics?.smtpRefusal("temporary_failure");
           if (isDiskFull(err)) {
             deps.deliver().diskFull.report("inbound", err);
-            return callback(smtpError(localStorageReply(true)));
+            return callback(smtpError(SMTP_REPLIES.localStorageFull));
           }
           st.log.error("recipient routing failed", { err, to: address.address });
-          callback(smtpError(reply(451, "4.3.0", "temporary failure; try again later")));
+          callback(smtpError(SMTP_REPLIES.temporaryFailure));
         });
     },
 
     onData(stream, session, answer) {
-      const callback = answeredAtOnce(countedAnswer(answer, deps.metrics));
+      const callback = countedAnswer(answer, deps.metrics);
       const st = stateOf(session, deps.logger);
       const options = budget.take(session);
       if (!options) {
         stream.resume();
-        return callback(smtpError(INSUFFICIENT_MEMORY));
+        return callback(smtpError(SMTP_REPLIES.insufficientMemory));
       }
       const limit = options.limitBytes;
       readData(stream, options)
@@ -185,18 +184,18 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
           SessionBudget.settle(read, options);
           const tx = transactionOf(session, st);
           if (read.oversized) {
-            const refusal = reply(552, "5.3.4", `message exceeds the size limit of ${limit} bytes`);
+            const refusal = SMTP_REPLIES.messageTooLarge(limit);
             deps.metrics?.smtpRefusal("message_too_large");
             await recordRefusal("inbound message refused", tx.groups, tx, refusal, stream.byteLength, deps.deliver());
             return callback(smtpError(refusal));
           }
           if (read.outgrown) {
             deps.budget.refused("inbound");
-            deferred(st, "end of DATA", INSUFFICIENT_MEMORY, { bytes: read.bytes });
-            return callback(smtpError(INSUFFICIENT_MEMORY));
+            deferred(st, "end of DATA", SMTP_REPLIES.insufficientMemory, { bytes: read.bytes });
+            return callback(smtpError(SMTP_REPLIES.insufficientMemory));
           }
           const result = await deliverMessage(read.raw, tx, deps.deliver(), read.frontRoom);
-          if (result.code < 400) callback(null, smtpSuccessText(result));
+          if (result.code < 400) callback(null, smtpServerText(result));
           else callback(smtpError(result));
         })
         .catch((err) => {
@@ -206,9 +205,9 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
           else if (isDiskFull(err)) {
             // The statuses could be kept neither in the journal nor in SQLite: the sender retries.
             deps.deliver().diskFull.report("inbound", err);
-            return callback(smtpError(localStorageReply(true)));
+            return callback(smtpError(SMTP_REPLIES.localStorageFull));
           } else st.log.error("inbound delivery failed", { err });
-          callback(smtpError(reply(451, "4.3.0", "temporary failure; try again later")));
+          callback(smtpError(SMTP_REPLIES.temporaryFailure));
         })
         // Posted, refused or failed, or the client gone: the message holds nothing any more.
         .finally(() => options.reservation.release());
@@ -233,6 +232,5 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
       if (reason) deps.metrics?.smtpRefusal(reason);
     },
   });
-  batchRepliesOf(server);
   return server;
 }

@@ -1,6 +1,7 @@
 // The target's answer decides the SMTP reply (docs/receiving.md shows the table). Pure decisions with
 // table tests: outcome → reply and incoming status; several addresses → the worst reply.
-import { reply, type SmtpReply } from "../lib/smtp-reply.ts";
+import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
+import type { SmtpReply } from "../lib/smtp-reply.ts";
 
 export type TargetOutcome =
   | { kind: "answered"; status: number; contentType: string | null; body: string }
@@ -30,29 +31,24 @@ export function replyTextFrom(contentType: string | null, body: string): string 
   return clean === "" ? null : clean.slice(0, REPLY_TEXT_MAX_CHARS);
 }
 
-/** Our own storage failed: the sender is asked to retry, and told it is not the target. */
-export function localStorageReply(diskFull: boolean): SmtpReply {
-  return reply(451, "4.3.0", diskFull ? "Local storage on this server is full; try again later" : "Local storage on this server failed; try again later");
-}
-
 export function verdictFor(outcome: TargetOutcome): TargetVerdict {
   switch (outcome.kind) {
     case "local_failure":
-      // Postroom itself refused the mail, for now: the sender will try again.
-      return { reply: localStorageReply(outcome.diskFull), status: "rejected", category: "delayed", response: null };
+      // Postroom itself refused the mail, for now: the sender will try again, and is told it is not the target.
+      return { reply: outcome.diskFull ? SMTP_REPLIES.localStorageFull : SMTP_REPLIES.localStorageFailed, status: "rejected", category: "delayed", response: null };
     case "timeout":
-      return { reply: reply(451, "4.4.7", "The target did not answer in time; try again later"), status: "client_timeout", category: "delayed", response: null };
+      return { reply: SMTP_REPLIES.targetTimeout, status: "client_timeout", category: "delayed", response: null };
     case "unreachable":
-      return { reply: reply(451, "4.4.1", "The target could not be reached; try again later"), status: "unreachable", category: "delayed", response: outcome.reason };
+      return { reply: SMTP_REPLIES.targetUnreachable, status: "unreachable", category: "delayed", response: outcome.reason };
     case "answered": {
       const { status } = outcome;
       const text = replyTextFrom(outcome.contentType, outcome.body);
       const kept = outcome.body;
-      if (status >= 200 && status < 300) return { reply: reply(250, "2.0.0", "Accepted"), status: String(status), category: "successful", response: null };
-      if (status === 404) return { reply: reply(554, "5.1.1", text ?? "Recipient rejected by the target"), status: "404", category: "rejected", response: kept };
-      if (status >= 400 && status < 500) return { reply: reply(550, "5.7.1", text ?? "Message rejected by the target"), status: String(status), category: "rejected", response: kept };
+      if (status >= 200 && status < 300) return { reply: SMTP_REPLIES.accepted, status: String(status), category: "successful", response: null };
+      if (status === 404) return { reply: SMTP_REPLIES.targetRejectedRecipient(text), status: "404", category: "rejected", response: kept };
+      if (status >= 400 && status < 500) return { reply: SMTP_REPLIES.targetRejectedMessage(text), status: String(status), category: "rejected", response: kept };
       // 5xx asks the sender to retry; so does anything else unexpected (1xx, an unfollowed 3xx).
-      return { reply: reply(451, "4.3.0", text ?? "The target failed; try again later"), status: String(status), category: "delayed", response: kept };
+      return { reply: SMTP_REPLIES.targetFailed(text), status: String(status), category: "delayed", response: kept };
     }
   }
 }

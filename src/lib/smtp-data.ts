@@ -8,9 +8,8 @@
 import type { SMTPServerDataStream, SMTPServerSession } from "smtp-server";
 import { garbageMade, LARGE_MESSAGE_BYTES } from "./gc-pacer.ts";
 import { costOf, type BudgetListener, type MemoryBudget, type MessageCost, type Reservation } from "./memory-budget.ts";
-import { reply, type SmtpReply } from "./smtp-reply.ts";
-
-export const INSUFFICIENT_MEMORY: SmtpReply = reply(451, "4.3.1", "insufficient system resources, try again later");
+import { SMTP_REPLIES } from "./smtp-replies.ts";
+import type { SmtpReply } from "./smtp-reply.ts";
 
 /** The first slice reserved and allocated for a message of undeclared size. */
 export const UNDECLARED_FIRST_BYTES = 64 * 1024;
@@ -113,7 +112,7 @@ export class SessionBudget {
     const { cost, frontRoom } = this.shape();
     if (!this.budget.fits(costOf(cost, frontRoom + size))) {
       this.budget.refused(this.listener);
-      return INSUFFICIENT_MEMORY;
+      return SMTP_REPLIES.insufficientMemory;
     }
     this.declared.set(session, size);
     return null;
@@ -125,7 +124,7 @@ export class SessionBudget {
     const { cost, frontRoom, limitBytes } = this.shape();
     const expected = Math.min(limitBytes, this.declared.get(session) ?? UNDECLARED_FIRST_BYTES);
     const reservation = this.budget.reserve(costOf(cost, frontRoom + expected), this.listener);
-    if (!reservation) return INSUFFICIENT_MEMORY;
+    if (!reservation) return SMTP_REPLIES.insufficientMemory;
     this.held.set(session, reservation);
     return null;
   }

@@ -1,9 +1,9 @@
 // Holds every session of an smtp-server listener to the limits of smtp-limits.ts: thin
 // glue around smtp-server's connection object, which is where the information is (the
 // open connections, the command names, the DATA bytes, whether the client waits for us).
-// smtp-server gives no per-connection hook for these, so, as smtp-reply.ts does, its
-// SMTPConnection prototype is wrapped once; the wrappers do nothing for a listener that
-// guardSessions() was not called on (the test sinks, for instance).
+// smtp-server gives no per-connection hook for these, so its SMTPConnection prototype is
+// wrapped once; the wrappers do nothing for a listener that guardSessions() was not
+// called on (the test sinks, for instance).
 //
 // The limits and smtp-server's own options (max_connections, socket_timeout, max
 // recipients, message size) are read from the current config when a connection opens, so
@@ -13,7 +13,7 @@ import type { SMTPServer, SMTPServerSession } from "smtp-server";
 import { SMTPConnection } from "smtp-server/lib/smtp-connection.js";
 import type { Logger } from "./logger.ts";
 import { authTimeReply, authVerdict, clientKey, commandVerdict, connectionVerdict, dataRateVerdict, deadlineAction, sessionTimeReply, type SessionLimits } from "./smtp-limits.ts";
-import type { SmtpReply } from "./smtp-reply.ts";
+import { smtpServerText, type SmtpReply } from "./smtp-reply.ts";
 
 /** smtp-server options that are read at use, refreshed at every new connection. */
 export interface LiveServerOptions {
@@ -232,7 +232,7 @@ class Guard {
   /** Sends a 421 (smtp-server closes the connection after any 421). */
   private close(c: Connection, r: SmtpReply, limit: string, fields: Record<string, unknown> = {}): void {
     this.logLimit(c, limit, fields);
-    c.send(r.code, `${r.enhanced} ${r.text}`);
+    c.send(r.code, smtpServerText(r));
   }
 
   private logLimit(c: Connection, limit: string, fields: Record<string, unknown> = {}): void {
@@ -271,21 +271,21 @@ if (!proto.__postroomGuard) {
     if (guard && !this._nextHandler && !this._closing) {
       const name = (command || "").toString().split(" ")[0]!.toUpperCase();
       const refusal = guard.command(this, name);
-      if (refusal) return this.send(refusal.code, `${refusal.enhanced} ${refusal.text}`);
+      if (refusal) return this.send(refusal.code, smtpServerText(refusal));
     }
     return _onCommand.call(this, command, callback);
   };
   proto.handler_AUTH = function (command, callback) {
     const refusal = guardOf(this)?.auth(this);
     if (!refusal) return handler_AUTH.call(this, command, callback);
-    this.send(refusal.code, `${refusal.enhanced} ${refusal.text}`);
+    this.send(refusal.code, smtpServerText(refusal));
     callback();
   };
   proto.handler_DATA = function (command, callback) {
     const guard = guardOf(this);
     const refusal = guard?.data(this);
     if (refusal) {
-      this.send(refusal.code, `${refusal.enhanced} ${refusal.text}`);
+      this.send(refusal.code, smtpServerText(refusal));
       return callback();
     }
     handler_DATA.call(this, command, callback);

@@ -5,7 +5,8 @@
 // a minimum data rate (smtpd_min_data_rate), plus a hard cap on a session's length and,
 // on submission, on the time before AUTH.
 import { isIPv6 } from "node:net";
-import { reply, type SmtpReply } from "./smtp-reply.ts";
+import { SMTP_REPLIES } from "./smtp-replies.ts";
+import type { SmtpReply } from "./smtp-reply.ts";
 
 /** The [smtp] limits as the guard reads them (from the current config, per session). */
 export interface SessionLimits {
@@ -48,15 +49,13 @@ export function clientKey(address: string): string {
     .join(":")}::/64`;
 }
 
-export const TOO_MANY_CONNECTIONS = reply(421, "4.7.0", "Too many connections from your address; try again later");
-
 /**
  * A new connection, given the keys of every open connection of the listener (this one
  * included) and its own key: accepted (null) while its client holds at most `limit`.
  */
 export function connectionVerdict(openKeys: Iterable<string>, key: string, limit: number): SmtpReply | null {
   let count = 0;
-  for (const k of openKeys) if (k === key && ++count > limit) return TOO_MANY_CONNECTIONS;
+  for (const k of openKeys) if (k === key && ++count > limit) return SMTP_REPLIES.tooManyConnections;
   return null;
 }
 
@@ -73,7 +72,7 @@ export const JUNK_COMMANDS: ReadonlySet<string> = new Set(["NOOP", "RSET", "VRFY
 export function commandVerdict(junkSoFar: number, command: string, limit: number): { junk: number; refusal: SmtpReply | null } {
   if (!JUNK_COMMANDS.has(command.toUpperCase())) return { junk: junkSoFar, refusal: null };
   const junk = junkSoFar + 1;
-  return { junk, refusal: junk > limit ? reply(421, "4.7.0", "Too many commands without mail; closing connection") : null };
+  return { junk, refusal: junk > limit ? SMTP_REPLIES.tooManyJunkCommands : null };
 }
 
 /**
@@ -83,7 +82,7 @@ export function commandVerdict(junkSoFar: number, command: string, limit: number
 export function dataRateVerdict(bytes: number, elapsedMs: number, minRate: number): SmtpReply | null {
   if (minRate <= 0 || elapsedMs <= 0) return null;
   if (bytes * 1000 >= minRate * elapsedMs) return null;
-  return reply(421, "4.4.2", `Data arriving too slowly (under ${minRate} bytes per second); closing connection`);
+  return SMTP_REPLIES.dataTooSlow(minRate);
 }
 
 export type DeadlineAction = "close" | "wait";
@@ -98,9 +97,9 @@ export function deadlineAction(waitingForServer: boolean): DeadlineAction {
   return waitingForServer ? "wait" : "close";
 }
 
-export const sessionTimeReply = (maxSessionMs: number): SmtpReply => reply(421, "4.4.2", `Session time limit of ${durationText(maxSessionMs)} reached; closing connection`);
+export const sessionTimeReply = (maxSessionMs: number): SmtpReply => SMTP_REPLIES.sessionTimeLimit(durationText(maxSessionMs));
 
-export const authTimeReply = (authTimeoutMs: number): SmtpReply => reply(421, "4.7.0", `Authentication required within ${durationText(authTimeoutMs)}; closing connection`);
+export const authTimeReply = (authTimeoutMs: number): SmtpReply => SMTP_REPLIES.authTimeLimit(durationText(authTimeoutMs));
 
 /**
  * AUTH on submission (RFC 4954: no plaintext password mechanism without TLS). Allowed
@@ -109,6 +108,6 @@ export const authTimeReply = (authTimeoutMs: number): SmtpReply => reply(421, "4
  */
 export function authVerdict(s: { secure: boolean; starttlsOffered: boolean; allowInsecureAuth: boolean }): SmtpReply | null {
   if (s.secure || s.allowInsecureAuth) return null;
-  if (s.starttlsOffered) return reply(538, "5.7.0", "Must issue a STARTTLS command first");
-  return reply(538, "5.7.11", "Encryption required for requested authentication mechanism");
+  if (s.starttlsOffered) return SMTP_REPLIES.starttlsFirst;
+  return SMTP_REPLIES.encryptionRequired;
 }

@@ -1,8 +1,8 @@
 // Text written during one turn of the event loop, held and handed on in one write at its
-// end (setImmediate): one system call for many small writes. Used for log lines and for
-// SMTP replies to pipelined commands. Text that may wait longer (routine log lines) can
-// be held for up to `holdMs`, so that a busy server writes a few times a second instead
-// of once per turn; urgent text, or a full buffer, still goes out at the end of the turn.
+// end (setImmediate): one system call for many small writes. Used for log lines. Text
+// that may wait longer (routine log lines) can be held for up to `holdMs`, so that a busy
+// server writes a few times a second instead of once per turn; urgent text, or a full
+// buffer, still goes out at the end of the turn.
 
 export class TurnBuffer {
   private held = "";

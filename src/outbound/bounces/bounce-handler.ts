@@ -6,12 +6,10 @@ import type { NewEvent } from "../../events/message-event.ts";
 import type { BounceHandler } from "../../inbound/bounce-hook.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/logger.ts";
-import { reply } from "../../lib/smtp-reply.ts";
+import { SMTP_REPLIES } from "../../lib/smtp-replies.ts";
 import { parseBounceAddress } from "./bounce-address.ts";
 import { parseBounce } from "./bounce-parse.ts";
 import type { OutboundRepo } from "../queue/queue.repo.ts";
-
-const UNKNOWN = reply(550, "5.1.1", "unknown bounce address");
 
 /** A feedback report (RFC 5965): a recipient marked the message as spam. */
 const isComplaint = (raw: Buffer) => /report-type\s*=\s*"?feedback-report/i.test(raw.subarray(0, 64 * 1024).toString("latin1"));
@@ -31,7 +29,7 @@ export function bounceHandler(deps: { repo: OutboundRepo; clock: Clock; logger: 
   };
   return {
     async checkRecipient(address) {
-      return (await find(address)) ? null : UNKNOWN;
+      return (await find(address)) ? null : SMTP_REPLIES.unknownBounceAddress;
     },
     async receive(raw, envelope) {
       const report = isComplaint(raw) ? ({ kind: "complaint" } as const) : await parseBounce(raw);
@@ -51,7 +49,7 @@ export function bounceHandler(deps: { repo: OutboundRepo; clock: Clock; logger: 
         }
         deps.logger.info("bounce address received mail", { message_id: recipient.messageId, recipient_id: recipient.id, kind: report.kind, class: report.kind === "bounce" ? report.class : undefined });
       }
-      return reply(250, "2.0.0", "Thanks, noted");
+      return SMTP_REPLIES.bounceNoted;
     },
   };
 }

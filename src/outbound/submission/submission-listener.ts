@@ -9,11 +9,11 @@ import { newUuid } from "../../lib/ids.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { garbageMade, LARGE_MESSAGE_BYTES } from "../../lib/gc-pacer.ts";
 import type { MemoryBudget, MessageCost } from "../../lib/memory-budget.ts";
-import { INSUFFICIENT_MEMORY, readData, SessionBudget } from "../../lib/smtp-data.ts";
+import { readData, SessionBudget } from "../../lib/smtp-data.ts";
 import { guardSessions } from "../../lib/smtp-guard.ts";
-import { answeredAtOnce, batchRepliesOf } from "../../lib/smtp-reply-batching.ts";
 import { principalKey, rateOf, type RateLimiter } from "../../lib/rate-limit.ts";
-import { formatReply, reply, smtpError, smtpSuccessText, type SmtpReply } from "../../lib/smtp-reply.ts";
+import { SMTP_REPLIES } from "../../lib/smtp-replies.ts";
+import { formatReply, SMTP_SERVER_REPLY_OPTIONS, smtpError, smtpServerText, type SmtpReply } from "../../lib/smtp-reply.ts";
 import { headerAddresses, isAddress } from "../compose/addresses.ts";
 import { authorFieldsOf, authorOf } from "../compose/author.ts";
 import { addDateIfMissing, ownMessageIdOf, toCrlf } from "../compose/compose.ts";
@@ -37,8 +37,6 @@ export interface SubmissionDeps {
   logger: Logger;
 }
 
-const AUTH_FAILED = reply(535, "5.7.8", "authentication failed");
-
 /**
  * What a submitted message holds at its peak until it is queued, as a multiple of its size
  * (measured with bench:memory, bench/RESULTS.md): the bytes read, the message with our
@@ -48,8 +46,6 @@ export const SUBMISSION_MESSAGE_COST: MessageCost = { copies: 3, fixedBytes: 64 
 
 /** Room kept in front of a submitted message for the header lines we add (Message-ID, Date). */
 const HEADER_ROOM_BYTES = 4096;
-
-const queuedReply = (id: string) => reply(250, "2.0.0", `Thanks! Queued as: ${id}`);
 
 export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
   const config = deps.config();
@@ -62,9 +58,9 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     const found = deps.send.idempotency.claim({ outboundAccountId, scope: "smtp", key: messageId }, deps.clock.nowMs(), deps.config().retention.keepMs.idempotency_keys);
     if (found.kind === "answered") {
       deps.logger.info("submission: Message-ID sent before, not queued again", { outbound_account_id: outboundAccountId, id: found.answer });
-      return { ok: true, reply: queuedReply(found.answer) };
+      return { ok: true, reply: SMTP_REPLIES.queued(found.answer) };
     }
-    if (found.kind === "in_flight") return { ok: false, reply: reply(451, "4.3.0", "a message with this Message-ID is being queued; try again later") };
+    if (found.kind === "in_flight") return { ok: false, reply: SMTP_REPLIES.messageIdInFlight };
     return null;
   };
   const senderOf = (user: unknown): Sender | null => {
@@ -100,24 +96,24 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     disabledCommands: deps.tls ? [] : ["STARTTLS"],
     hideDSN: true,
     hideREQUIRETLS: true,
-    hideENHANCEDSTATUSCODES: false,
+    ...SMTP_SERVER_REPLY_OPTIONS,
     disableReverseLookup: true,
     logger: false,
     ...(deps.tls ? { key: deps.tls.key, cert: deps.tls.cert } : {}),
 
     onAuth(auth, _session, callback) {
       const principal = deps.registry.principalForNamedSecret(auth.username ?? "", auth.password ?? "");
-      if (!principal || principal.kind !== "outbound") return callback(smtpError(AUTH_FAILED));
+      if (!principal || principal.kind !== "outbound") return callback(smtpError(SMTP_REPLIES.authFailed));
       callback(null, { user: principal.outbound.id });
     },
 
     onMailFrom(address, session, callback) {
       const sender = senderOf(session.user);
-      if (!sender) return callback(smtpError(AUTH_FAILED));
+      if (!sender) return callback(smtpError(SMTP_REPLIES.authFailed));
       const principal = { kind: "outbound" as const, ...sender };
       const rate = rateOf(principal);
       if (rate && !deps.limiter.take(principalKey(principal), rate, deps.clock.nowMs()).allowed) {
-        return callback(refused(session, "MAIL FROM", reply(450, "4.7.1", "sending rate limit reached; try again later"), { from: address.address }));
+        return callback(refused(session, "MAIL FROM", SMTP_REPLIES.sendingRateLimited, { from: address.address }));
       }
       const declared = ((address.args || {}) as Record<string, unknown>).SIZE;
       const refusal = budget.mailFrom(session, declared);
@@ -129,29 +125,28 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     },
 
     onRcptTo(address, session, callback) {
-      if (!isAddress(address.address)) return callback(refused(session, "RCPT TO", reply(553, "5.1.3", "recipient address is not valid"), { to: address.address }));
+      if (!isAddress(address.address)) return callback(refused(session, "RCPT TO", SMTP_REPLIES.invalidRecipient, { to: address.address }));
       callback();
     },
 
-    onData(stream, session, answer) {
-      const callback = answeredAtOnce(answer);
+    onData(stream, session, callback) {
       const sender = senderOf(session.user);
       const options = budget.take(session);
       if (!options) {
         stream.resume();
-        return callback(smtpError(INSUFFICIENT_MEMORY));
+        return callback(smtpError(SMTP_REPLIES.insufficientMemory));
       }
       const limit = options.limitBytes;
       let claimed: KeyRef | null = null;
       readData(stream, options)
         .then(async (read) => {
           SessionBudget.settle(read, options);
-          if (!sender) return callback(smtpError(AUTH_FAILED));
-          if (read.oversized) return callback(refused(session, "end of DATA", reply(552, "5.3.4", `message exceeds the size limit of ${limit} bytes`)));
+          if (!sender) return callback(smtpError(SMTP_REPLIES.authFailed));
+          if (read.oversized) return callback(refused(session, "end of DATA", SMTP_REPLIES.messageTooLarge(limit)));
           if (read.outgrown) {
             deps.budget.refused("submission");
             deps.logger.info("submission deferred: memory budget full", { outbound_account_id: sender.outbound.id, at: "end of DATA", bytes: read.bytes });
-            return callback(smtpError(INSUFFICIENT_MEMORY));
+            return callback(smtpError(SMTP_REPLIES.insufficientMemory));
           }
           const id = newUuid();
           const crlf = toCrlf(read.raw);
@@ -160,7 +155,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
           const { tags, priority } = takeSendingHeaders(h);
           // One unambiguous author (From, or Sender when From names several), else nothing is queued.
           const author = authorOf(authorFieldsOf(h));
-          if (!author.ok) return callback(refused(session, "end of DATA", reply(550, "5.7.1", author.reason)));
+          if (!author.ok) return callback(refused(session, "end of DATA", SMTP_REPLIES.senderRefused(author.reason)));
           const from = author.author;
           const to = headerAddresses(h.all("to"));
           const cc = headerAddresses(h.all("cc"));
@@ -174,7 +169,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
           let remember: RememberedAnswer | undefined;
           if (messageId !== null) {
             const repeated = claimMessageId(sender.outbound.id, messageId);
-            if (repeated) return repeated.ok ? callback(null, smtpSuccessText(repeated.reply)) : callback(smtpError(repeated.reply));
+            if (repeated) return repeated.ok ? callback(null, smtpServerText(repeated.reply)) : callback(smtpError(repeated.reply));
             remember = { scope: "smtp", key: messageId, requestSha256: null, answerOf: (m) => m.id };
             claimed = { outboundAccountId: sender.outbound.id, scope: "smtp", key: messageId };
           } else {
@@ -206,14 +201,14 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
             deps.logger.child(sessionFields(session)),
           );
           claimed = null;
-          callback(null, smtpSuccessText(queuedReply(queued.id)));
+          callback(null, smtpServerText(SMTP_REPLIES.queued(queued.id)));
         })
         .catch((err) => {
-          if (err instanceof SenderRefused) return callback(refused(session, "end of DATA", reply(550, "5.7.1", err.message)));
-          if ((err as { problem?: { message: string } }).problem) return callback(refused(session, "end of DATA", reply(554, "5.6.0", (err as { message: string }).message)));
+          if (err instanceof SenderRefused) return callback(refused(session, "end of DATA", SMTP_REPLIES.senderRefused(err.message)));
+          if ((err as { problem?: { message: string } }).problem) return callback(refused(session, "end of DATA", SMTP_REPLIES.invalidMessage((err as { message: string }).message)));
           if ((err as { code?: string }).code === "ECONNECTION") deps.logger.info("submitted message not received in full", sessionFields(session));
           else deps.logger.error("submission failed", { ...sessionFields(session), err });
-          callback(smtpError(reply(451, "4.3.0", "temporary failure; try again later")));
+          callback(smtpError(SMTP_REPLIES.temporaryFailure));
         })
         // Queued, refused or failed, or the client gone: the message holds nothing any more.
         .finally(() => {
@@ -242,6 +237,5 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     },
     logger: deps.logger,
   });
-  if (!deps.implicitTls) batchRepliesOf(server);
   return server;
 }
