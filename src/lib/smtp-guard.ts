@@ -1,19 +1,17 @@
 // Holds every session of an smtp-server listener to the limits of smtp-limits.ts: thin
-// glue around smtp-server's connection object, which is where the information is (the
-// open connections, the command names, the DATA bytes, whether the client waits for us).
-// smtp-server gives no per-connection hook for these, so its SMTPConnection prototype is
-// wrapped once; the wrappers do nothing for a listener that guardSessions() was not
-// called on (the test sinks, for instance).
+// glue between the connections smtp-server-compat.ts shows (the open connections, the
+// command names, the DATA bytes, whether the client waits for us) and the decisions.
+// A listener guardSessions() was not called on (the test sinks, for instance) is untouched.
 //
 // The limits and smtp-server's own options (max_connections, socket_timeout, max
 // recipients, message size) are read from the current config when a connection opens, so
 // a SIGHUP reload reaches every session opened after it.
 import type { Socket } from "node:net";
 import type { SMTPServer, SMTPServerSession } from "smtp-server";
-import { SMTPConnection } from "smtp-server/lib/smtp-connection.js";
+import { assertSmtpServerVersion, ConnectionView, hookConnections, type DataWatch } from "./smtp-server-compat.ts";
 import type { Logger } from "./logger.ts";
 import { authTimeReply, authVerdict, clientKey, commandVerdict, connectionVerdict, dataRateVerdict, deadlineAction, sessionTimeReply, type SessionLimits } from "./smtp-limits.ts";
-import { smtpServerText, type SmtpReply } from "./smtp-reply.ts";
+import type { SmtpReply } from "./smtp-reply.ts";
 
 /** smtp-server options that are read at use, refreshed at every new connection. */
 export interface LiveServerOptions {
@@ -42,47 +40,17 @@ export interface GuardOptions {
   limited?(limit: string): void;
 }
 
-interface Parser {
-  _dataMode?: boolean;
-  dataBytes?: number;
-}
-
-// The parts of smtp-server's SMTPConnection the guard reads (all plain fields or methods).
-interface Connection {
-  _server: { options: Record<string | symbol, unknown>; connections: Set<Connection> };
-  _socket: { bytesRead?: number };
-  _parser: Parser | false;
-  _dataStream: unknown;
-  _handlerPending?: boolean;
-  _nextHandler: unknown;
-  _closing: boolean;
-  _closed: boolean;
-  _transactionCounter: number;
-  secure: boolean;
-  remoteAddress: string;
-  session: SMTPServerSession;
-  send(code: number, data: string, context?: unknown): void;
-  _isSupported(command: string): boolean;
-}
-
-interface AcceptingServer {
-  _pendingSockets: Map<Socket, unknown>;
-  connections: Set<Connection>;
-  _acceptSocket(socket: Socket, handshake: boolean): (() => void) | false;
-}
-
 interface ConnectionState {
   key: string;
   limits: SessionLimits;
   junk: number;
   transactions: number;
   timers: Set<ReturnType<typeof setTimeout>>;
-  /** The DATA being measured: its parser, the bytes read and the time at its window's start. */
-  data: { parser: Parser; bytes: number; since: number; bytesNow: () => number } | null;
+  /** The DATA being measured: its bytes read and the time at its window's start. */
+  data: { watch: DataWatch; bytes: number; since: number } | null;
 }
 
-const GUARD = Symbol.for("postroom.smtpGuard");
-const states = new WeakMap<Connection, ConnectionState>();
+const states = new WeakMap<ConnectionView, ConnectionState>();
 // setTimeout fires at once past 2^31 - 1 ms (24.8 days): longer limits are that long.
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -90,21 +58,20 @@ class Guard {
   constructor(private readonly opts: GuardOptions) {}
 
   /** Before smtp-server's init(), which checks max_connections: today's options. */
-  refresh(c: Connection): void {
-    const live = this.opts.serverOptions();
-    Object.assign(c._server.options, live);
+  refresh(c: ConnectionView): void {
+    c.setServerOptions(this.opts.serverOptions());
   }
 
   /** After init(): the per-client count, then the session's deadlines. */
-  opened(c: Connection): void {
-    if (c._closing || c._closed) return; // refused by max_connections already
+  opened(c: ConnectionView): void {
+    if (c.closing()) return; // refused by max_connections already
     const limits = this.opts.limits();
-    const state: ConnectionState = { key: clientKey(c.remoteAddress), limits, junk: 0, transactions: c._transactionCounter, timers: new Set(), data: null };
+    const state: ConnectionState = { key: clientKey(c.remoteAddress), limits, junk: 0, transactions: c.transactions(), timers: new Set(), data: null };
     states.set(c, state);
     const keys = (function* () {
-      for (const other of c._server.connections) {
+      for (const other of c.peers()) {
         const s = states.get(other);
-        if (s && !other._closing) yield s.key;
+        if (s && !other.closing()) yield s.key;
       }
     })();
     const refusal = connectionVerdict(keys, state.key, limits.maxConnectionsPerIp);
@@ -117,15 +84,15 @@ class Guard {
   }
 
   /** A socket waiting for its implicit-TLS handshake: past the per-client limit with the others? */
-  tooManyWaiting(server: AcceptingServer, socket: Socket): boolean {
+  tooManyWaiting(socket: Socket, waiting: Iterable<string>, open: Iterable<ConnectionView>): boolean {
     const limits = this.opts.limits();
     const key = clientKey(socket.remoteAddress ?? "");
     const keys = (function* () {
-      for (const waiting of server._pendingSockets.keys()) yield clientKey(waiting.remoteAddress ?? "");
+      for (const address of waiting) yield clientKey(address);
       yield key;
-      for (const c of server.connections) {
+      for (const c of open) {
         const s = states.get(c);
-        if (s && !c._closing) yield s.key;
+        if (s && !c.closing()) yield s.key;
       }
     })();
     if (!connectionVerdict(keys, key, limits.maxConnectionsPerIp)) return false;
@@ -134,7 +101,7 @@ class Guard {
     return true;
   }
 
-  closed(c: Connection): void {
+  closed(c: ConnectionView): void {
     const state = states.get(c);
     if (!state) return;
     for (const t of state.timers) clearTimeout(t);
@@ -142,11 +109,11 @@ class Guard {
   }
 
   /** A command (not a line of an AUTH exchange): the junk count, reset by every message. */
-  command(c: Connection, name: string): SmtpReply | null {
+  command(c: ConnectionView, name: string): SmtpReply | null {
     const state = states.get(c);
     if (!state) return null;
-    if (c._transactionCounter !== state.transactions) {
-      state.transactions = c._transactionCounter;
+    if (c.transactions() !== state.transactions) {
+      state.transactions = c.transactions();
       state.junk = 0;
     }
     const { junk, refusal } = commandVerdict(state.junk, name, state.limits.maxJunkCommands);
@@ -156,14 +123,14 @@ class Guard {
   }
 
   /** Before a DATA that will start: the listener's verdict (see GuardOptions.beforeData). */
-  data(c: Connection): SmtpReply | null {
-    if (!this.opts.beforeData || !c._parser || c.session.envelope.rcptTo.length === 0) return null;
+  data(c: ConnectionView): SmtpReply | null {
+    if (!this.opts.beforeData || !c.reading() || c.session.envelope.rcptTo.length === 0) return null;
     return this.opts.beforeData(c.session);
   }
 
-  auth(c: Connection): SmtpReply | null {
+  auth(c: ConnectionView): SmtpReply | null {
     if (!this.opts.allowInsecureAuth) return null;
-    const refusal = authVerdict({ secure: c.secure, starttlsOffered: c._isSupported("STARTTLS") && !c._server.options.hideSTARTTLS, allowInsecureAuth: this.opts.allowInsecureAuth() });
+    const refusal = authVerdict({ secure: c.secure, starttlsOffered: c.starttlsOffered(), allowInsecureAuth: this.opts.allowInsecureAuth() });
     if (refusal) this.opts.logger.info("smtp auth refused without tls", { session_id: c.session.id, ip: c.remoteAddress });
     return refusal;
   }
@@ -173,25 +140,24 @@ class Guard {
    * One timer per connection at most, kept across its messages (a busy connection sends
    * many a second; a timer each would pile up for a window).
    */
-  dataStarted(c: Connection): void {
+  dataStarted(c: ConnectionView): void {
     const state = states.get(c);
-    const parser = c._parser;
-    if (!state || !parser || !parser._dataMode || state.limits.minDataRate <= 0) return;
-    const bytesNow = () => (typeof c._socket.bytesRead === "number" ? c._socket.bytesRead : (parser.dataBytes ?? 0));
+    const watch = c.dataWatch();
+    if (!state || !watch || state.limits.minDataRate <= 0) return;
     const running = state.data !== null;
-    state.data = { parser, bytes: bytesNow(), since: performance.now(), bytesNow };
+    state.data = { watch, bytes: watch.bytesRead(), since: performance.now() };
     if (running) return;
     const { minDataRate, dataRateWindowMs } = state.limits;
     const tick = () => {
       const data = state.data;
-      if (!data || c._closing || c._closed || c._parser !== data.parser || !data.parser._dataMode) {
+      if (!data || !data.watch.active()) {
         state.data = null;
         return;
       }
       const now = performance.now();
       // A window not yet full (DATA started after this timer did): measure it at its end.
       if (now - data.since < dataRateWindowMs) return void this.timer(state, dataRateWindowMs - (now - data.since), tick);
-      const read = data.bytesNow();
+      const read = data.watch.bytesRead();
       const refusal = dataRateVerdict(read - data.bytes, now - data.since, minDataRate);
       if (refusal) {
         state.data = null;
@@ -205,15 +171,13 @@ class Guard {
   }
 
   /** A deadline `ms` after now: its reply (if it still has one) once the client owes us input. */
-  private at(c: Connection, ms: number, replyOf: () => SmtpReply | null, limit: string): void {
+  private at(c: ConnectionView, ms: number, replyOf: () => SmtpReply | null, limit: string): void {
     const state = states.get(c)!;
     const fire = () => {
-      if (c._closing || c._closed) return;
+      if (c.closing()) return;
       const refusal = replyOf();
       if (!refusal) return;
-      // What smtp-server's own idle timeout counts as the client waiting for us.
-      const waiting = Boolean(c._handlerPending || (c._dataStream && c._parser && !c._parser._dataMode));
-      if (deadlineAction(waiting) === "wait") return void this.timer(state, 1000, fire);
+      if (deadlineAction(c.waitingForUs()) === "wait") return void this.timer(state, 1000, fire);
       this.close(c, refusal, limit);
     };
     this.timer(state, ms, fire);
@@ -230,86 +194,31 @@ class Guard {
   }
 
   /** Sends a 421 (smtp-server closes the connection after any 421). */
-  private close(c: Connection, r: SmtpReply, limit: string, fields: Record<string, unknown> = {}): void {
+  private close(c: ConnectionView, r: SmtpReply, limit: string, fields: Record<string, unknown> = {}): void {
     this.logLimit(c, limit, fields);
-    c.send(r.code, smtpServerText(r));
+    c.reply(r);
   }
 
-  private logLimit(c: Connection, limit: string, fields: Record<string, unknown> = {}): void {
+  private logLimit(c: ConnectionView, limit: string, fields: Record<string, unknown> = {}): void {
     this.opts.logger.info("smtp session closed by a limit", { limit, session_id: c.session.id, ip: c.remoteAddress, ...fields });
     this.opts.limited?.(limit);
   }
 }
 
-const guardOf = (c: Connection): Guard | undefined => c._server.options[GUARD] as Guard | undefined;
-
-interface Proto {
-  init(this: Connection): void;
-  _onClose(this: Connection): void;
-  _onCommand(this: Connection, command: Buffer | string, callback?: () => void): void;
-  handler_AUTH(this: Connection, command: Buffer | string, callback: () => void): void;
-  handler_DATA(this: Connection, command: Buffer | string, callback: () => void): void;
-  __postroomGuard?: boolean;
-}
-const proto = SMTPConnection.prototype as unknown as Proto;
-if (!proto.__postroomGuard) {
-  const { init, _onClose, _onCommand, handler_AUTH, handler_DATA } = proto;
-  proto.init = function () {
-    const guard = guardOf(this);
-    guard?.refresh(this);
-    init.call(this);
-    guard?.opened(this);
-  };
-  proto._onClose = function () {
-    _onClose.call(this);
-    guardOf(this)?.closed(this);
-  };
-  proto._onCommand = function (command, callback) {
-    const guard = guardOf(this);
-    // A line of an AUTH exchange is no command; nor is anything before the greeting or
-    // after the connection started closing (smtp-server answers those itself).
-    if (guard && !this._nextHandler && !this._closing) {
-      const name = (command || "").toString().split(" ")[0]!.toUpperCase();
-      const refusal = guard.command(this, name);
-      if (refusal) return this.send(refusal.code, smtpServerText(refusal));
-    }
-    return _onCommand.call(this, command, callback);
-  };
-  proto.handler_AUTH = function (command, callback) {
-    const refusal = guardOf(this)?.auth(this);
-    if (!refusal) return handler_AUTH.call(this, command, callback);
-    this.send(refusal.code, smtpServerText(refusal));
-    callback();
-  };
-  proto.handler_DATA = function (command, callback) {
-    const guard = guardOf(this);
-    const refusal = guard?.data(this);
-    if (refusal) {
-      this.send(refusal.code, smtpServerText(refusal));
-      return callback();
-    }
-    handler_DATA.call(this, command, callback);
-    guard?.dataStarted(this);
-  };
-  proto.__postroomGuard = true;
-}
-
 /** Holds every session of `server` to the limits; call once, right after creating it. */
 export function guardSessions(server: SMTPServer, opts: GuardOptions): void {
+  assertSmtpServerVersion();
   const guard = new Guard(opts);
-  (server.options as unknown as Record<symbol, unknown>)[GUARD] = guard;
-  // On implicit TLS a socket waits for its handshake (up to socket_timeout) before it is a
-  // connection, and smtp-server lets max_connections of them wait: one client could hold
-  // every one. The per-client limit counts them too, and drops the one past it (nothing
-  // can be written before the handshake).
-  const internals = server as unknown as AcceptingServer;
-  const accept = internals._acceptSocket.bind(server);
-  internals._acceptSocket = (socket, handshake) => {
-    if (handshake && guard.tooManyWaiting(internals, socket)) {
-      socket.on("error", () => {});
-      socket.destroy();
-      return false;
-    }
-    return accept(socket, handshake);
-  };
+  hookConnections(server, {
+    beforeInit: (c) => guard.refresh(c),
+    opened: (c) => guard.opened(c),
+    closed: (c) => guard.closed(c),
+    command: (c, name) => guard.command(c, name),
+    auth: (c) => guard.auth(c),
+    data: (c) => guard.data(c),
+    dataStarted: (c) => guard.dataStarted(c),
+    // One client could hold every handshake slot (smtp-server lets max_connections wait):
+    // the per-client limit counts the sockets waiting too.
+    acceptHandshake: (socket, waiting, open) => !guard.tooManyWaiting(socket, waiting, open),
+  });
 }

@@ -2,6 +2,7 @@
 // enhanced code our reply carries ("550 5.7.1 relay not permitted") where smtp-server would
 // pick one from the reply code alone. Against a real smtp-server on loopback, with the
 // listeners' options and without them (the test sinks, other servers: upstream behaviour).
+import { assertSmtpServerVersion, SMTP_SERVER_VERSION } from "../../src/lib/smtp-server-compat.ts";
 import { afterEach, describe, expect, test } from "bun:test";
 import smtpServerPackage from "smtp-server/package.json";
 import { SMTPServer, type SMTPServerOptions } from "smtp-server";
@@ -61,9 +62,15 @@ describe("smtp-server patched: enhancedStatusCodeFromText", () => {
 
   test("the installed smtp-server is the version the patch was written for", () => {
     // A new smtp-server needs the patch made again (bun patch smtp-server), and a look at
-    // the SMTPConnection internals src/lib/smtp-guard.ts wraps.
+    // the SMTPConnection internals src/lib/smtp-server-compat.ts wraps.
     const key = `smtp-server@${smtpServerPackage.version}`;
     expect(projectPackage.dependencies["smtp-server"]).toBe(smtpServerPackage.version);
     expect((projectPackage.patchedDependencies as Record<string, string>)[key]).toBe(`patches/${key}.patch`);
+    expect(smtpServerPackage.version).toBe(SMTP_SERVER_VERSION);
+  });
+
+  test("the listeners refuse to start on another smtp-server: its internals may have moved", () => {
+    expect(() => assertSmtpServerVersion()).not.toThrow();
+    expect(() => assertSmtpServerVersion("3.22.0")).toThrow(`smtp-server 3.22.0 is installed, but src/lib/smtp-server-compat.ts was written for ${SMTP_SERVER_VERSION}`);
   });
 });

@@ -42,14 +42,20 @@ export class SmtpClient {
   /** Whether any transaction on it was refused or got no reply: such a connection is not kept for reuse. */
   sawError = false;
   private closing = false;
+  /** The connection's public 'end' event came: the server or the network closed it. */
+  private ended = false;
 
   private constructor(
     private readonly conn: SMTPConnection,
     readonly endpoint: SmtpEndpoint,
-  ) {}
+  ) {
+    conn.once("end", () => {
+      this.ended = true;
+    });
+  }
 
   get usable(): boolean {
-    return !this.closing && !(this.conn as unknown as { _destroyed: boolean })._destroyed;
+    return !this.closing && !this.ended;
   }
 
   get tls(): boolean {
