@@ -46,7 +46,7 @@ export async function orderCertificate(settings: AcmeSettings, deps: AcmeDeps): 
     ...(knownUrl ? { accountUrl: knownUrl } : {}),
     backoffAttempts: 8,
   });
-  const caIdentities = await directoryCaaIdentities(client);
+  const caIdentities = await directoryCaaIdentities(acme, settings.directoryUrl);
   const caa = await checkCaa(deps.resolver, settings.domains, caIdentities);
   if (caa.refusal) throw new AcmeError(caa.refusal);
   for (const reason of caa.warnings) deps.logger.warn("caa lookup failed", { domains: settings.domains, reason });
@@ -108,9 +108,12 @@ async function accountKey(acme: typeof AcmeClient, tlsDir: string): Promise<Buff
   return key;
 }
 
-async function directoryCaaIdentities(client: AcmeClient.Client): Promise<string[]> {
-  // Not in acme-client's typed surface: the directory's meta.caaIdentities (RFC 8555 7.1.1).
-  const http = (client as unknown as { http: { getMetaField(field: string): Promise<unknown> } }).http;
-  const ids = await http.getMetaField("caaIdentities");
+/**
+ * The directory's meta.caaIdentities (RFC 8555 7.1.1), which acme-client reads but does not
+ * give out: the directory is read once more through its axios instance (the same CA trust).
+ */
+async function directoryCaaIdentities(acme: typeof AcmeClient, directoryUrl: string): Promise<string[]> {
+  const { data } = await acme.axios.get<{ meta?: { caaIdentities?: unknown } }>(directoryUrl);
+  const ids = data?.meta?.caaIdentities;
   return Array.isArray(ids) ? ids.filter((d): d is string => typeof d === "string") : [];
 }
