@@ -12,6 +12,14 @@ const security = [{ bearerAPIToken: [] }];
 const AddressParams = t.Object({ accountId: t.String(), addressId: t.String() });
 const AccountParams = t.Object({ accountId: t.String() });
 
+/** E4's route options: PUT and PATCH differ in their body. */
+const e4 = <Body extends typeof AddressCreateBody | typeof AddressPatchBody>(body: Body, operationId: string, summary: string) => ({
+  params: AddressParams,
+  body,
+  response: { 200: AddressRecordSchema, ...errorResponses(401, 403, 404, 413, 422, 429) },
+  detail: { operationId, summary, tags: ["Addresses"], security },
+});
+
 export function addressRoutes(deps: ApiDeps) {
   const record = (a: Address, revealSecret = false) => addressRecord(a, deps.config().inbound.domain, revealSecret);
   /** Whether this write has just turned signing on (the only answer that shows the secret). */
@@ -78,12 +86,7 @@ export function addressRoutes(deps: ApiDeps) {
         if (!stored) throw notFound();
         return save(stored, body);
       },
-      {
-        params: AddressParams,
-        body: AddressCreateBody,
-        response: { 200: AddressRecordSchema, ...errorResponses(401, 403, 404, 413, 422, 429) },
-        detail: { operationId: "replaceAddress", summary: "E4: update an address (whole body)", tags: ["Addresses"], security },
-      },
+      e4(AddressCreateBody, "replaceAddress", "E4: update an address (whole body)"),
     )
     .patch(
       "/addresses/:addressId",
@@ -100,12 +103,7 @@ export function addressRoutes(deps: ApiDeps) {
         };
         return save(stored, merged);
       },
-      {
-        params: AddressParams,
-        body: AddressPatchBody,
-        response: { 200: AddressRecordSchema, ...errorResponses(401, 403, 404, 413, 422, 429) },
-        detail: { operationId: "updateAddress", summary: "E4: update some fields of an address", tags: ["Addresses"], security },
-      },
+      e4(AddressPatchBody, "updateAddress", "E4: update some fields of an address"),
     )
     .delete(
       "/addresses/:addressId",
