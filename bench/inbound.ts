@@ -3,9 +3,10 @@
 // measured in the same run, alternately (A B A B ...), reporting the median of each and
 // the ratio. Target: Postroom >= 0.80 of the bare pipeline.
 //
-//   bun run bench:inbound [--messages N] [--connections C] [--warmup W] [--rounds R] [--profile DIR]
-//   defaults: N=4000, C=8, W=2000 per warm-up batch, R=5 (rounds of one bare run and one Postroom run)
-//   (or BENCH_MESSAGES, BENCH_CONNECTIONS, BENCH_WARMUP, BENCH_ROUNDS, BENCH_PROFILE)
+//   bun run bench:inbound [--messages N] [--connections C] [--warmup W] [--rounds R] [--domains D] [--profile DIR]
+//   defaults: N=4000, C=8, W=2000 per warm-up batch, R=5 (rounds of one bare run and one Postroom run),
+//   D=12000 sender domains
+//   (or BENCH_MESSAGES, BENCH_CONNECTIONS, BENCH_WARMUP, BENCH_ROUNDS, BENCH_DOMAINS, BENCH_PROFILE)
 //   --profile runs both servers under `bun --cpu-prof` and prints where their main
 //   threads spend their time (bench/profile-summary.ts); the profiler slows them down.
 //
@@ -21,11 +22,24 @@
 // - This process holds the rest, shared by both runs: the SMTP client (bench/smtp-client.ts,
 //   raw SMTP with pipelining, C persistent connections each sending its share of N
 //   sequentially), the target (one Bun.serve on loopback answering 200 at once), and a DNS
-//   server on loopback (test/helpers/dns-server.ts) that answers an SPF record for the
-//   sender's domain and NXDOMAIN for everything else, so Postroom's SPF/DKIM/DMARC checks
-//   cost what they cost against a fast resolver, not timeouts. With 2 cores the client side
-//   still competes with the server for CPU; its cost per message is printed so it can be
-//   seen that it is not the bottleneck.
+//   server on loopback (test/helpers/dns-server.ts) that answers the sender domains'
+//   records and NXDOMAIN for everything else, so Postroom's SPF/DKIM/DMARC checks cost
+//   what they cost against a fast resolver, not timeouts. With 2 cores the client side
+//   (DNS server included) still competes with the server for CPU; its cost per message is
+//   printed so it can be seen that it is not the bottleneck.
+// - The messages (bench/signed-senders.ts): the ~4 KB message of bench/message.ts from D
+//   sender domains in turn, every one DKIM-signed (RSA-2048, one signature per domain made
+//   at start-up, before anything is timed), each domain publishing SPF (the client's
+//   address), its DKIM key and DMARC (p=none or p=reject; SPF and DKIM align, so DMARC
+//   passes). Each server's i-th message is the same (from domain i mod D, Message-ID i).
+//   Postroom keeps DNS answers and SPF and DMARC verdicts for 60 s, at most 10,000 of
+//   each, the oldest dropped first (src/lib/dns.ts, src/inbound/auth-checks.ts): a domain
+//   comes back after D-1 others, so with D over 10,000 its answers are gone by then and
+//   every message costs Postroom its three lookups and a DKIM verification, as mail from
+//   many senders does (DMARC's tree walk also asks for _dmarc.test, one name for all
+//   domains, mostly from the cache). The DNS report at the end says how many lookups it
+//   made per message. Until 2026-11-24 all messages came from one domain, unsigned: after the first
+//   message every check was a cache hit and no DKIM was verified (bench/RESULTS.md).
 // - Each server is warmed up before the timed rounds, in batches of W messages, until its
 //   JIT compiler is nearly idle (its threads used at most 5% of the server's CPU during
 //   a batch; at most 20 batches): the figure wanted is the speed a server keeps for days,
@@ -35,8 +49,10 @@
 //   next 12,000 messages and 8-20% of the bare pipeline's: the timed rounds measured
 //   both, Postroom the more, while they were still compiling. Each needs 16,000-22,000.
 // - Correctness is checked on every run: every message must get 250, the target must get
-//   exactly one POST per message (per server), and Postroom's payload must show SPF "pass"
-//   (proof that the DNS server answered). Anything else aborts with exit code 1.
+//   exactly one POST per message (per server), and Postroom's payload of the last message
+//   must show SPF, DKIM and DMARC "pass" (proof that the DNS server answered and the
+//   signatures verify). Before the warm-up, the first message goes through each server and
+//   Postroom must report the same for it. Anything else aborts with exit code 1.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -44,9 +60,9 @@ import { TestDnsServer } from "../test/helpers/dns-server.ts";
 import { dirOption, intOption, parseOptions } from "./args.ts";
 import { Child, cpuProfileArgs, cpuProfileReport } from "./child.ts";
 import { countQueries, median } from "./measure.ts";
-import { buildMessage, MAIL_FROM, SENDER_DOMAIN } from "./message.ts";
 import { inboundAddress, startPostroom } from "./postroom.ts";
 import { summarizeProfile } from "./profile-summary.ts";
+import { DKIM_SELECTOR, generateSenderKey, MAX_DOMAINS, publishSenders, senderDomain, SIGNED_HEADERS, signedMessageSet, tallyQueries, type SignedMessage } from "./signed-senders.ts";
 import { SmtpConnection } from "./smtp-client.ts";
 import { startTarget } from "./target.ts";
 
@@ -60,19 +76,22 @@ const MAX_WARMUP_BATCHES = 20;
 // ---------------------------------------------------------------- options
 
 function options() {
-  const values = parseOptions("bun run bench:inbound [--messages N] [--connections C] [--warmup W] [--rounds R] [--profile DIR]", {
+  const values = parseOptions("bun run bench:inbound [--messages N] [--connections C] [--warmup W] [--rounds R] [--domains D] [--profile DIR]", {
     messages: { type: "string", short: "n" },
     connections: { type: "string", short: "c" },
     warmup: { type: "string" },
     rounds: { type: "string" },
+    domains: { type: "string" },
     profile: { type: "string" },
   });
   const messages = intOption(values.messages, "BENCH_MESSAGES", 4000, 1);
   const connections = intOption(values.connections, "BENCH_CONNECTIONS", 8, 1);
   const warmup = intOption(values.warmup, "BENCH_WARMUP", 2000, 0);
   const rounds = intOption(values.rounds, "BENCH_ROUNDS", 5, 1);
+  const domains = intOption(values.domains, "BENCH_DOMAINS", 12_000, 1);
   if (connections > messages) throw new Error(`--connections (${connections}) must not exceed --messages (${messages})`);
-  return { messages, connections, warmup, rounds, profileDir: dirOption(values.profile, "BENCH_PROFILE") };
+  if (domains > MAX_DOMAINS) throw new Error(`--domains must be at most ${MAX_DOMAINS}, got ${domains}`);
+  return { messages, connections, warmup, rounds, domains, profileDir: dirOption(values.profile, "BENCH_PROFILE") };
 }
 
 // ---------------------------------------------------------------- the servers
@@ -95,8 +114,6 @@ async function startBare(target: string, profileArgs: string[]) {
 
 // ---------------------------------------------------------------- one run
 
-let nextMessage = 0;
-
 interface RunResult {
   count: number;
   ms: number;
@@ -109,8 +126,8 @@ interface RunResult {
   clientCpuMs: number;
 }
 
-/** Sends `count` messages over `connections` connections and checks every reply. */
-async function run(label: string, port: number, rcpt: string, count: number, connections: number, server: Child, message: ReturnType<typeof buildMessage>): Promise<RunResult> {
+/** Sends the `count` messages `next` gives over `connections` connections and checks every reply. */
+async function run(label: string, port: number, rcpt: string, count: number, connections: number, server: Child, next: () => SignedMessage): Promise<RunResult> {
   const conns = await Promise.all(Array.from({ length: connections }, () => SmtpConnection.open("127.0.0.1", port, "client.sender.bench.test")));
   const share = (i: number) => Math.floor(count / connections) + (i < count % connections ? 1 : 0);
   const failures: string[] = [];
@@ -123,7 +140,8 @@ async function run(label: string, port: number, rcpt: string, count: number, con
   await Promise.all(
     conns.map(async (conn, i) => {
       for (let k = share(i); k > 0; k--) {
-        const r = await conn.send(MAIL_FROM, rcpt, message.data(nextMessage++));
+        const m = next();
+        const r = await conn.send(m.mailFrom, rcpt, m.data);
         if (r.code !== 250) {
           failed++;
           if (failures.length < 5) failures.push(`${r.code} ${r.text}`);
@@ -141,6 +159,27 @@ async function run(label: string, port: number, rcpt: string, count: number, con
   return { count, ms, rate: (count * 1000) / ms, serverCpuMs, mainThreadCpuMs, jitCpuMs, clientCpuMs: (clientUsage.user + clientUsage.system) / 1000 };
 }
 
+/**
+ * Postroom's payload (json+n) must show SPF, DKIM and DMARC "pass" for a message of the set:
+ * anything else means the DNS records or the signatures are not what the benchmark means
+ * to measure (a misconfigured run would time other work: a temperror, say, is cheap).
+ */
+function checkAuthentic(payload: string, what: string): void {
+  type Result = { result?: string };
+  const envelope = (JSON.parse(payload) as { envelope?: { spf?: Result; dkim?: Result; dmarc?: Result } }).envelope;
+  const results = { spf: envelope?.spf, dkim: envelope?.dkim, dmarc: envelope?.dmarc };
+  if (Object.values(results).some((r) => r?.result !== "pass")) throw new Error(`postroom: ${what} was not found authentic (SPF, DKIM and DMARC must all pass): ${JSON.stringify(results)}`);
+}
+
+/** The DNS queries of a phase, by sender record, and per Postroom message of the phase. */
+function describeQueries(queries: Map<string, number>, postroomMessages: number, zone: ReadonlyMap<string, unknown>): string {
+  const { kinds, other } = tallyQueries(queries);
+  const total = kinds.spf.queries + kinds.dkim.queries + kinds.dmarc.queries;
+  const kind = (label: string, k: keyof typeof kinds) => `${label} ${kinds[k].queries} (${kinds[k].names} names)`;
+  const others = other.map(([n, c]) => `${n} x${c} (${zone.has(n) ? "answered" : "NXDOMAIN"})`).join(", ") || "none";
+  return `${kind("SPF", "spf")}, ${kind("DKIM key", "dkim")}, ${kind("DMARC", "dmarc")}: ${(total / postroomMessages).toFixed(2)} per Postroom message (3 if none of them came from its caches); other names: ${others}`;
+}
+
 // ---------------------------------------------------------------- main
 
 async function main() {
@@ -148,10 +187,11 @@ async function main() {
   const workDir = mkdtempSync(join(tmpdir(), "postroom-bench-"));
   const cleanup: (() => Promise<unknown> | unknown)[] = [() => rmSync(workDir, { recursive: true, force: true })];
   try {
-    // DNS: SPF for the sender's domain, NXDOMAIN for every other name; queries counted.
+    // DNS: each sender domain's SPF, DKIM key and DMARC records, NXDOMAIN for every other name; queries counted.
     const dns = await TestDnsServer.start();
     cleanup.unshift(() => dns.stop());
-    dns.set(SENDER_DOMAIN, [{ type: "TXT", data: "v=spf1 ip4:127.0.0.1 -all" }]);
+    const key = generateSenderKey();
+    publishSenders(dns, opts.domains, key);
     const dnsQueries = countQueries(dns);
 
     const target = startTarget();
@@ -162,27 +202,41 @@ async function main() {
     const postroom = await startInboundPostroom(workDir, dns.address, target.url("/postroom"), cpuProfileArgs(opts.profileDir, "postroom"));
     cleanup.unshift(() => postroom.child.stop());
 
-    const message = buildMessage(postroom.rcpt);
-    const sides = {
-      bare: { label: "bare pipeline", port: bare.smtpPort, child: bare.child, path: "/bare", rates: [] as number[], cpu: [] as number[], client: [] as number[] },
-      postroom: { label: "postroom", port: postroom.smtpPort, child: postroom.child, path: "/postroom", rates: [] as number[], cpu: [] as number[], client: [] as number[] },
+    // Signed once per domain, while both servers wait (To is signed, so after the address exists).
+    const signing0 = performance.now();
+    const messages = await signedMessageSet(postroom.rcpt, opts.domains, key);
+    const signingMs = performance.now() - signing0;
+    const sideOf = (label: string, port: number, child: Child, path: string) => {
+      let sent = 0;
+      return { label, port, child, path, next: () => messages.message(sent++), rates: [] as number[], cpu: [] as number[], client: [] as number[] };
     };
+    const sides = { bare: sideOf("bare pipeline", bare.smtpPort, bare.child, "/bare"), postroom: sideOf("postroom", postroom.smtpPort, postroom.child, "/postroom") };
 
-    console.log(`inbound benchmark: N=${opts.messages} messages over C=${opts.connections} connections, warm-up in batches of ${opts.warmup} until the JIT is quiet, ${opts.rounds} round${opts.rounds === 1 ? "" : "s"} (bare, postroom, bare, postroom, ...), message ${message.size} bytes`);
+    const { min, max } = messages.size;
+    console.log(`inbound benchmark: N=${opts.messages} messages over C=${opts.connections} connections, warm-up in batches of ${opts.warmup} until the JIT is quiet, ${opts.rounds} round${opts.rounds === 1 ? "" : "s"} (bare, postroom, bare, postroom, ...), message ${min === max ? min : `${min}-${max}`} bytes`);
+    console.log(
+      `messages: from ${opts.domains} sender domain${opts.domains === 1 ? "" : "s"} in turn (${senderDomain(0)}${opts.domains > 1 ? ` to ${senderDomain(opts.domains - 1)}` : ""}; each publishes SPF, its DKIM key and DMARC, p=none${opts.domains > 1 ? " or p=reject" : ""}), 100% DKIM-signed (rsa-sha256, RSA-2048, s=${DKIM_SELECTOR}, h=${SIGNED_HEADERS.join(":")}; the ${messages.signatureBytes}-byte signature of each domain made once at start-up, in ${(signingMs / 1000).toFixed(1)} s); each server's i-th message is the same`,
+    );
     console.log(`machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}`);
+
+    // Before anything is timed: the first message through each server, and Postroom must find it authentic.
+    for (const s of [sides.bare, sides.postroom]) {
+      const counter = target.counter(s.path);
+      const before = counter.posts;
+      await run(`${s.label} (start-up check)`, s.port, postroom.rcpt, 1, 1, s.child, s.next);
+      if (counter.posts - before !== 1) throw new Error(`${s.label}: the target received ${counter.posts - before} POSTs for the start-up check's message`);
+      if (s === sides.postroom) checkAuthentic(counter.last, "the start-up check's message");
+    }
 
     /** The JIT threads' share of the server's CPU in a run, in percent. */
     const jitShare = (r: RunResult) => (r.serverCpuMs > 0 ? (100 * r.jitCpuMs) / r.serverCpuMs : 0).toFixed(0);
     const measure = async (side: (typeof sides)["bare"], count: number, warm: boolean) => {
       const counter = target.counter(side.path);
       const before = counter.posts;
-      const r = await run(side.label, side.port, postroom.rcpt, count, opts.connections, side.child, message);
+      const r = await run(side.label, side.port, postroom.rcpt, count, opts.connections, side.child, side.next);
       const got = counter.posts - before;
       if (got !== count) throw new Error(`${side.label}: the target received ${got} POSTs for ${count} messages`);
-      if (side === sides.postroom) {
-        const payload = JSON.parse(counter.last) as { envelope?: { spf?: { result?: string } } };
-        if (payload.envelope?.spf?.result !== "pass") throw new Error(`postroom: SPF of the last message was ${JSON.stringify(payload.envelope?.spf)}, not pass: the DNS server did not answer as expected`);
-      }
+      if (side === sides.postroom) checkAuthentic(counter.last, "the last message of a run");
       const tag = warm ? "warm-up " : "";
       console.log(
         `  ${tag}${side.label.padEnd(14)} ${r.rate.toFixed(0).padStart(5)} msg/s  (${count} in ${(r.ms / 1000).toFixed(2)} s; server CPU ${((r.serverCpuMs * 1000) / count).toFixed(0)} µs/msg, JIT ${jitShare(r)}% of it, main thread ${((100 * r.mainThreadCpuMs) / r.ms).toFixed(0)}% busy, client+target+DNS CPU ${((r.clientCpuMs * 1000) / count).toFixed(0)} µs/msg)`,
@@ -225,16 +279,16 @@ async function main() {
     // spread of the per-round ratios says how far one run's ratio can be trusted.
     const perRound = sides.postroom.rates.map((r, i) => r / sides.bare.rates[i]!);
     console.log(`per round:     ${perRound.map((r) => r.toFixed(2)).join(", ")} (postroom / the bare run just before it)`);
-    const listQueries = (q: Map<string, number>) => [...q].map(([n, c]) => `${n} x${c} (${dns.zone.has(n) ? "answered" : "NXDOMAIN"})`).join(", ");
     console.log(`warm-up:       bare pipeline ${warmedUp.bare} messages, postroom ${warmedUp.postroom} (batches of ${opts.warmup} until its JIT threads used <= ${100 * JIT_QUIET_SHARE}% of its CPU in one, at most ${MAX_WARMUP_BATCHES})`);
-    console.log(`DNS queries (loopback server: SPF TXT for ${SENDER_DOMAIN}, NXDOMAIN for the rest):`);
-    console.log(`  warm-up: ${listQueries(warmupQueries) || "none"}`);
-    console.log(`  timed runs: ${listQueries(dnsQueries) || "none (answered from Postroom's 60 s cache)"}`);
+    console.log(`DNS queries (loopback server: the ${opts.domains} sender domains' SPF, DKIM key and DMARC TXT records, NXDOMAIN for the rest):`);
+    console.log(`  start-up and warm-up: ${describeQueries(warmupQueries, warmedUp.postroom + 1, dns.zone)}`);
+    console.log(`  timed runs: ${describeQueries(dnsQueries, opts.rounds * opts.messages, dns.zone)}`);
     if (opts.profileDir) {
       // The profiles are written when the servers exit.
       await bare.child.stop();
       await postroom.child.stop();
-      const total = (key: keyof typeof warmedUp) => warmedUp[key] + opts.rounds * opts.messages;
+      // (+ 1: the start-up check's message.)
+      const total = (key: keyof typeof warmedUp) => warmedUp[key] + 1 + opts.rounds * opts.messages;
       console.log(cpuProfileReport(opts.profileDir, "bare-pipeline", "bare-pipeline", (file) => summarizeProfile(file, total("bare"))));
       console.log(cpuProfileReport(opts.profileDir, "postroom", "postroom", (file) => summarizeProfile(file, total("postroom"))));
     }

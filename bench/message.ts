@@ -1,7 +1,10 @@
-// The benchmark's message: a ~4 KB newsletter-style mail with the headers a real one
+// The benchmarks' message: a ~4 KB newsletter-style mail with the headers a real one
 // carries, a quoted-printable text part and its HTML alternative. Built once; each send
-// only swaps in its own Message-ID, so both servers get distinct messages (distinct
-// md5s) of identical size and shape. No DKIM signature (see bench/RESULTS.md).
+// only swaps in its own Message-ID, so every message is distinct (distinct md5s) and of
+// identical size and shape. buildMessage gives it from sender.bench.test, unsigned (what
+// bench:outbound, bench:webhooks and bench:purge send); bench:inbound sends it from many
+// sender domains, each with its own DKIM signature (bench/signed-senders.ts), built on
+// messageParts.
 
 export const SENDER_DOMAIN = "sender.bench.test";
 export const MAIL_FROM = `news@${SENDER_DOMAIN}`;
@@ -40,7 +43,28 @@ export interface BenchMessage {
   size: number;
 }
 
-export function buildMessage(rcptTo: string): BenchMessage {
+/** Width of the Message-ID's local part, so every message has the same size. */
+export const MESSAGE_ID_WIDTH = 12;
+
+/** The local part of message `i`'s Message-ID: `bench-000042`, MESSAGE_ID_WIDTH characters. */
+export const messageIdOf = (i: number) => `bench-${String(i).padStart(MESSAGE_ID_WIDTH - 6, "0")}`;
+
+/** The message as text: its header section for a Message-ID and a sender's domain (no final CRLF), and its body (from the blank line on). */
+export interface MessageParts {
+  head(id: string, domain: string): string;
+  body: string;
+}
+
+/** SMTP's dot-stuffing (RFC 5321 section 4.5.2) of a message's lines. */
+export const dotStuff = (s: string) => s.replace(/(^|\r\n)\./g, "$1..");
+
+/** The wire bytes after DATA of `head` (already dot-stuffed) and a body's prepared `tail`. */
+export const wireOf = (stuffedHead: string, tail: Buffer) => Buffer.concat([Buffer.from(stuffedHead + "\r\n", "latin1"), tail]);
+
+/** The body as sent: dot-stuffed, with the final "." line. */
+export const wireTail = (body: string) => Buffer.from(dotStuff(body) + "\r\n.\r\n", "latin1");
+
+export function messageParts(rcptTo: string): MessageParts {
   const text = [
     "Hello,",
     "",
@@ -60,16 +84,16 @@ export function buildMessage(rcptTo: string): BenchMessage {
     "</td></tr></table></body></html>",
   ].join("\n");
   const boundary = "----=_Part_4711_1296432170.1716200000000";
-  const head = (id: string) =>
+  const head = (id: string, domain: string) =>
     [
-      `Received: from mail.sender.bench.test (mail.sender.bench.test [127.0.0.1]) by relay.sender.bench.test with ESMTPS id 4Vq7Xk2Lm9z; Mon, 20 May 2024 10:13:20 +0000`,
-      `From: "Postroom News" <${MAIL_FROM}>`,
+      `Received: from mail.${domain} (mail.${domain} [127.0.0.1]) by relay.${domain} with ESMTPS id 4Vq7Xk2Lm9z; Mon, 20 May 2024 10:13:20 +0000`,
+      `From: "Postroom News" <news@${domain}>`,
       `To: <${rcptTo}>`,
       `Subject: What's new in Postroom this month`,
       `Date: Mon, 20 May 2024 10:13:20 +0000`,
-      `Message-ID: <${id}@${SENDER_DOMAIN}>`,
-      `Reply-To: support@${SENDER_DOMAIN}`,
-      `List-Unsubscribe: <https://sender.bench.test/unsubscribe?u=8f2c1e>, <mailto:unsubscribe@${SENDER_DOMAIN}>`,
+      `Message-ID: <${id}@${domain}>`,
+      `Reply-To: support@${domain}`,
+      `List-Unsubscribe: <https://${domain}/unsubscribe?u=8f2c1e>, <mailto:unsubscribe@${domain}>`,
       `List-Unsubscribe-Post: List-Unsubscribe=One-Click`,
       `X-Mailer: bench-mailer 1.0`,
       `MIME-Version: 1.0`,
@@ -90,15 +114,15 @@ export function buildMessage(rcptTo: string): BenchMessage {
     `--${boundary}--`,
     "",
   ].join("\r\n");
-  const dotStuff = (s: string) => s.replace(/(^|\r\n)\./g, "$1..");
-  const tail = Buffer.from(dotStuff(body) + "\r\n.\r\n", "latin1");
-  const ID_WIDTH = 12;
-  const size = Buffer.byteLength(head("x".repeat(ID_WIDTH)) + "\r\n" + body);
+  return { head, body };
+}
+
+export function buildMessage(rcptTo: string): BenchMessage {
+  const { head, body } = messageParts(rcptTo);
+  const tail = wireTail(body);
+  const size = Buffer.byteLength(head(messageIdOf(0), SENDER_DOMAIN) + "\r\n" + body);
   return {
     size,
-    data(i: number) {
-      const id = `bench-${String(i).padStart(ID_WIDTH - 6, "0")}`;
-      return Buffer.concat([Buffer.from(dotStuff(head(id)) + "\r\n", "latin1"), tail]);
-    },
+    data: (i: number) => wireOf(dotStuff(head(messageIdOf(i), SENDER_DOMAIN)), tail),
   };
 }
