@@ -95,6 +95,7 @@ export interface Config {
     maxSizeBytes: number;
     concurrency: number;
     domainConcurrency: number;
+    initialDomainConcurrency: number;
     retryDelaysMs: number[];
     digestIntervalMs: number;
     connectTimeoutMs: number;

@@ -161,6 +161,7 @@ export function toConfig(raw: RawConfig): Config {
       maxSizeBytes: bytes(raw.outbound.max_size),
       concurrency: raw.outbound.concurrency,
       domainConcurrency: raw.outbound.domain_concurrency,
+      initialDomainConcurrency: raw.outbound.initial_domain_concurrency,
       retryDelaysMs: raw.outbound.retry_delays.map(ms),
       digestIntervalMs: ms(raw.outbound.digest_interval),
       connectTimeoutMs: ms(raw.outbound.connect_timeout),

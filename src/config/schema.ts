@@ -121,8 +121,9 @@ export const ConfigSchema = Type.Object(
         max_queue_time: duration("5d", "how long a message is retried before it bounces"),
         max_recipients: Type.Integer({ default: 20, minimum: 1, maximum: 1000, description: "most recipients (to + cc) of one message", errorMessage: "must be an integer from 1 to 1000" }),
         max_size: size("10MB", "largest outgoing message"),
-        concurrency: int(20, 1, 1000, "connections delivering mail at once, in all"),
-        domain_concurrency: int(5, 1, 100, "connections delivering mail at once to one destination domain"),
+        concurrency: int(100, 1, 1000, "connections delivering mail at once, in all (Postfix's default_process_limit)"),
+        domain_concurrency: int(20, 1, 100, "most connections delivering mail at once to one destination domain (Postfix's default_destination_concurrency_limit)"),
+        initial_domain_concurrency: int(5, 1, 100, "connections a destination gets at first; each window's worth of good connections adds one, up to domain_concurrency, and failures take them away (Postfix's slow start)"),
         retry_delays: Type.Array(Type.String({ pattern: DURATION_PATTERN, errorMessage: 'must be a duration such as "5m"' }), {
           default: ["5m", "15m", "30m", "1h", "2h", "4h", "8h"],
           minItems: 1,

@@ -5,8 +5,8 @@
 // (a) returns every character-string of a TXT record as a record of its own, which
 // breaks SPF and DKIM records longer than 255 characters, and (b) refuses, without
 // asking, names with characters RFC 7208 allows after macro expansion (":", "%", " ").
-// Answers are cached briefly, "no such name" too, so a burst of mail from one domain
-// costs one lookup.
+// Answers are cached for their TTL (at most dns cache time, 60 s), "no such name" too,
+// so a burst of mail from one domain or to one destination costs one lookup.
 import dns2 from "dns2";
 import { getServers } from "node:dns";
 import { isIP } from "node:net";
@@ -88,7 +88,12 @@ type Answer = {
   flags?: number;
   tag?: string;
   value?: string;
+  /** Seconds the answer may be kept (RFC 1035). */
+  ttl?: number;
 };
+
+/** How long answers may be kept: the smallest TTL among them (RFC 2181 5.2 wants them equal). */
+const answersTtlMs = (answers: Answer[]): number => Math.min(...answers.map((a) => (typeof a.ttl === "number" ? a.ttl * 1000 : Infinity)));
 
 /** One question asked of each server in turn until one answers; answers of `type` only. */
 function dnsClient(servers: readonly string[], timeoutMs: number) {
@@ -121,7 +126,8 @@ export function createResolver(opts: ResolverOptions): DnsResolver {
 
 function resolverOver(ask: ReturnType<typeof dnsClient>, cacheTtlMs: number, cacheMaxEntries: number): DnsResolver {
   const cache = new TtlCache<Answer[]>(cacheTtlMs, cacheMaxEntries, isNoDataError);
-  const lookup = (name: string, type: keyof typeof TYPE_NUMBER) => cache.get(`${type} ${name.toLowerCase()}`, () => ask(name.replace(/\.$/, ""), type));
+  // Kept for the answer's own TTL, at most cacheTtlMs ("no such name" for cacheTtlMs).
+  const lookup = (name: string, type: keyof typeof TYPE_NUMBER) => cache.get(`${type} ${name.toLowerCase()}`, () => ask(name.replace(/\.$/, ""), type), answersTtlMs);
   const names = (type: "CNAME" | "PTR" | "NS") => async (n: string) => (await lookup(n, type)).map((a) => (a.domain ?? a.ns ?? "").replace(/\.$/, ""));
 
   const api: DnsResolver = {

@@ -12,7 +12,11 @@ export class TtlCache<V> {
     private readonly cacheError: (err: unknown) => boolean = () => false,
   ) {}
 
-  async get(key: string, load: () => Promise<V>): Promise<V> {
+  /**
+   * `ttlOf`: how long this value may be kept (a DNS answer's own TTL), within the cache's
+   * ttlMs; without it every value is kept ttlMs.
+   */
+  async get(key: string, load: () => Promise<V>, ttlOf?: (value: V) => number): Promise<V> {
     if (this.ttlMs <= 0) return load();
     const now = Date.now();
     const hit = this.entries.get(key);
@@ -24,7 +28,8 @@ export class TtlCache<V> {
     if (pending) return pending;
     const lookup = load().then(
       (value) => {
-        this.put(key, { expiresMs: now + this.ttlMs, value, error: undefined, failed: false });
+        const keepMs = ttlOf ? Math.max(0, Math.min(this.ttlMs, ttlOf(value))) : this.ttlMs;
+        if (keepMs > 0) this.put(key, { expiresMs: now + keepMs, value, error: undefined, failed: false });
         return value;
       },
       (err) => {

@@ -7,7 +7,7 @@ const Packet = dns2.Packet as any;
 export type ZoneRecord =
   | { type: "A"; address: string }
   | { type: "AAAA"; address: string }
-  | { type: "MX"; exchange: string; priority: number }
+  | { type: "MX"; exchange: string; priority: number; ttl?: number }
   | { type: "TXT"; data: string | string[] }
   | { type: "CNAME"; domain: string }
   /** Type 99 (RFC 4408, obsolete): served as its own type only, never as TXT. */

@@ -18,6 +18,11 @@ export class SmtpSink {
   readonly messages: SinkMessage[] = [];
   /** SMTP connections accepted so far. */
   connections = 0;
+  /** Connections open now, and the most open at once so far. */
+  open = 0;
+  maxOpen = 0;
+  /** How long the sink takes to answer each message's final dot (a destination that works hard). */
+  dataDelayMs = 0;
   /** Attempts seen per recipient (lowercase). */
   readonly attempts = new Map<string, number>();
   /** The answer for a recipient on its n-th attempt (1-based); default: accept. */
@@ -45,7 +50,12 @@ export class SmtpSink {
       logger: false,
       onConnect(_session, cb) {
         self!.connections++;
+        self!.open++;
+        self!.maxOpen = Math.max(self!.maxOpen, self!.open);
         cb();
+      },
+      onClose() {
+        self!.open--;
       },
       onAuth(auth, _s, cb) {
         if (opts.auth && auth.username === opts.auth.user && auth.password === opts.auth.pass) return cb(null, { user: auth.username });
@@ -80,7 +90,8 @@ export class SmtpSink {
             tls: session.secure,
             user: (session.user as string | undefined) ?? null,
           });
-          cb(null, "OK queued as sink");
+          if (self!.dataDelayMs > 0) setTimeout(() => cb(null, "OK queued as sink"), self!.dataDelayMs);
+          else cb(null, "OK queued as sink");
         });
       },
     });

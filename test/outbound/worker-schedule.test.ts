@@ -22,7 +22,7 @@ function workerWith(nextDueMs: number | null) {
     nextDueMs: async () => nextDueMs,
     flush: async () => {},
   } as unknown as OutboundRepo;
-  const config = { outbound: { concurrency: 20, domainConcurrency: 5, leaseTimeMs: 60_000 } };
+  const config = { outbound: { concurrency: 20, domainConcurrency: 5, initialDomainConcurrency: 5, leaseTimeMs: 60_000 } };
   const worker = new DeliveryWorker({
     repo,
     prepare: async (_m, _id, _to, raw) => raw,

@@ -20,6 +20,7 @@ import type { ClaimedRecipient, OutboundMessage, RecipientUpdate } from "../queu
 import { ConnectionCache, destinationKey } from "./connection-cache.ts";
 import { connectTo } from "./connect.ts";
 import { attemptOutcome, UnsendableMessage, unpreparedOutcome } from "./outcome.ts";
+import { initialWindow, nextWindow, type ConnectionFeedback, type DestinationWindow } from "./destination-window.ts";
 import { webhookConfigured } from "../queue/webhook-configured.ts";
 import type { SmtpClient, TransactionResult } from "./smtp-client.ts";
 import type { TlsRequirement } from "./tls-policy.ts";
@@ -63,6 +64,8 @@ export interface DestinationTls {
 
 /** Recipients given to one connection at most, so one busy domain cannot hold a slot forever. */
 const RECIPIENTS_PER_CONNECTION = 50;
+/** Destinations whose window is remembered while nothing is open to them; past it, a quiet one starts over. */
+const MAX_WINDOWS = 10_000;
 const IDLE_POLL_MS = 1000;
 /**
  * How long a kick (an enqueue, a finished connection) waits before the worker claims: the
@@ -85,6 +88,8 @@ export class DeliveryWorker {
   private readonly id = `${this.hostPrefix}${process.pid}-${randomHex(4)}`;
   private active = 0;
   private readonly perDomain = new Map<string, number>();
+  /** Each destination's window (slow start); a destination left idle starts again from the initial one. */
+  private readonly windows = new Map<string, DestinationWindow>();
   private readonly running = new Set<Promise<void>>();
   private readonly timer = new WakeTimer(() => void this.tick());
   private ticking = false;
@@ -163,7 +168,7 @@ export class DeliveryWorker {
     const c = this.deps.config().outbound;
     const free = c.concurrency - this.active;
     if (free <= 0 || performance.now() < this.memoryWaitUntilMs) return "blocked";
-    const busy = [...this.perDomain].filter(([, n]) => n >= c.domainConcurrency).map(([d]) => d);
+    const busy = [...this.perDomain].filter(([d, n]) => n >= this.allowed(d)).map(([d]) => d);
     const now = this.deps.clock.nowMs();
     const limit = free * RECIPIENTS_PER_CONNECTION;
     const claimed = await this.deps.repo.claimDue(this.id, now, now + c.leaseTimeMs, limit, busy);
@@ -174,7 +179,7 @@ export class DeliveryWorker {
     const unstarted: string[] = [];
     for (const [domain, items] of byDomain) {
       // Connections for this domain: as many as its recipients need, within both limits.
-      const domainSlots = Math.min(c.domainConcurrency - (this.perDomain.get(domain) ?? 0), slots, Math.ceil(items.length / RECIPIENTS_PER_CONNECTION));
+      const domainSlots = Math.min(this.allowed(domain) - (this.perDomain.get(domain) ?? 0), slots, Math.ceil(items.length / RECIPIENTS_PER_CONNECTION));
       if (domainSlots <= 0) {
         unstarted.push(...items.map((i) => i.recipient.id));
         continue;
@@ -189,23 +194,44 @@ export class DeliveryWorker {
     return claimed.length === limit ? "more" : "claimed";
   }
 
+  /** The window's limits from the config of the moment. */
+  private windowLimits() {
+    const c = this.deps.config().outbound;
+    return { initial: c.initialDomainConcurrency, max: c.domainConcurrency };
+  }
+
+  /** Connections `domain` may have open now. */
+  private allowed(domain: string): number {
+    return (this.windows.get(domain) ?? initialWindow(this.windowLimits())).connections;
+  }
+
   private startChunk(domain: string, items: ClaimedRecipient[]): void {
     this.active++;
     this.perDomain.set(domain, (this.perDomain.get(domain) ?? 0) + 1);
     const run = this.deliverChunk(domain, items)
+      .then((feedback) => {
+        if (feedback) this.windows.set(domain, nextWindow(this.windows.get(domain) ?? initialWindow(this.windowLimits()), feedback, this.windowLimits()));
+      })
       .catch((err) => this.deps.logger.error("delivery failed", { err, domain }))
       .finally(() => {
         this.active--;
         const n = (this.perDomain.get(domain) ?? 1) - 1;
-        if (n <= 0) this.perDomain.delete(domain);
-        else this.perDomain.set(domain, n);
+        if (n <= 0) {
+          this.perDomain.delete(domain);
+          // Nothing open to it: what was learnt of it is kept while the map is small.
+          if (this.windows.size > MAX_WINDOWS) this.windows.delete(domain);
+        } else this.perDomain.set(domain, n);
         this.running.delete(run);
         this.kick();
       });
     this.running.add(run);
   }
 
-  private async deliverChunk(domain: string, items: ClaimedRecipient[]): Promise<void> {
+  /**
+   * Delivers `items` over one connection; says what the connection came to (for the
+   * destination's window), or null when it says nothing of the destination's capacity.
+   */
+  private async deliverChunk(domain: string, items: ClaimedRecipient[]): Promise<ConnectionFeedback | null> {
     const config = this.deps.config();
     const tls: DestinationTls = this.deps.tlsFor ? await this.deps.tlsFor(domain) : { requirement: { level: "opportunistic" } };
     const key = destinationKey(domain, config.outbound.smarthost, tls.requirement.level);
@@ -216,10 +242,12 @@ export class DeliveryWorker {
       const opened = await connectTo(domain, config, this.deps.resolver, tls.requirement, tls.ca);
       if (!opened.ok) {
         await Promise.all(items.map((item) => this.settle(item, { code: null, response: opened.reason }, null, opened.permanent)));
-        return;
+        // A null MX or a policy refusal is no sign of load.
+        return opened.permanent ? null : "failed";
       }
       client = opened.client;
     }
+    let feedback: ConnectionFeedback = "carried";
     const pending = new Set(items);
     const blobs = new Map<string, Buffer>();
     // Each message's copy is held (and counted in the memory budget) until its last
@@ -278,13 +306,15 @@ export class DeliveryWorker {
           if (!opened.ok) {
             for (const failed of [item, ...pending]) recorded.push(this.settle(failed, { code: null, response: opened.reason }, null, opened.permanent));
             pending.clear();
-            return;
+            return opened.permanent ? null : "failed";
           }
           client = opened.client;
           dispatch.details = { ...dispatch.details, mx: client.endpoint.host };
           result = await client.send(envelopeSender(item.message, item.recipient.id), item.recipient.email, raw);
         }
         reused = false;
+        // The session died or the server said it is closing (421): the destination is struggling.
+        if (result.code === null || result.code === 421) feedback = "failed";
         recorded.push(this.settle(item, result, client.endpoint.host, false, dispatch));
         done(item);
         if (result.code !== null && result.code >= 400) await client.reset();
@@ -300,6 +330,7 @@ export class DeliveryWorker {
         if (r.status === "rejected") this.deps.logger.error("recording a delivery outcome failed", { err: r.reason, domain });
       }
     }
+    return feedback;
   }
 
   /** The bytes for one recipient; read and prepared once per message when all copies are alike. */
