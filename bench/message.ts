@@ -1,7 +1,8 @@
 // The benchmark's message: a ~4 KB newsletter-style mail with the headers a real one
 // carries, a quoted-printable text part and its HTML alternative. Built once; each send
 // only swaps in its own Message-ID, so both servers get distinct messages (distinct
-// md5s) of identical size and shape. No DKIM signature (see bench/RESULTS.md).
+// md5s) of identical size and shape. No DKIM signature of its own (see bench/RESULTS.md);
+// in bench:outbound each sender adds its signatures on the way out.
 
 export const SENDER_DOMAIN = "sender.bench.test";
 export const MAIL_FROM = `news@${SENDER_DOMAIN}`;
