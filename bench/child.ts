@@ -31,6 +31,13 @@ export function processCpuMs(pid: number, children = false): number {
   return (ticks * 1000) / CLK_TCK;
 }
 
+/** Stops a child process with SIGTERM and waits until it has exited (at once if it already has). */
+export async function terminate(proc: Subprocess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  proc.kill("SIGTERM");
+  await proc.exited;
+}
+
 /**
  * Bun flags that profile a child's main thread (--profile): on exit it writes
  * DIR/NAME.cpuprofile and a markdown report next to it. None without a DIR.

@@ -2,9 +2,9 @@
 // carries, a quoted-printable text part and its HTML alternative. Built once; each send
 // only swaps in its own Message-ID, so every message is distinct (distinct md5s) and of
 // identical size and shape. buildMessage gives it from sender.bench.test, unsigned (what
-// bench:outbound, bench:webhooks and bench:purge send); bench:inbound sends it from many
-// sender domains, each with its own DKIM signature (bench/signed-senders.ts), built on
-// messageParts.
+// bench:outbound, bench:webhooks and bench:purge send; in bench:outbound each sender adds
+// its DKIM signatures on the way out); bench:inbound sends it from many sender domains,
+// each with its own DKIM signature (bench/signed-senders.ts), built on messageParts.
 
 export const SENDER_DOMAIN = "sender.bench.test";
 export const MAIL_FROM = `news@${SENDER_DOMAIN}`;

@@ -14,9 +14,11 @@
 //   --profile runs Postroom under `bun --cpu-prof` and prints where its main thread
 //   spends its time (bench/outbound-profile.ts); the profiler slows it down.
 //
-// Needs root and Debian's postfix package (for the peer, smtp-source and smtp-sink):
+// Needs root and Debian's postfix package (for the peer, smtp-source and smtp-sink), its
+// DKIM signer opendkim and opendkim-tools (opendkim-genkey), openssl, and python3-dkim
+// (the start-up check that the peer signs):
 //   echo "postfix postfix/main_mailer_type select No configuration" | debconf-set-selections
-//   DEBIAN_FRONTEND=noninteractive apt-get install -y postfix
+//   DEBIAN_FRONTEND=noninteractive apt-get install -y postfix opendkim opendkim-tools openssl python3-dkim
 //
 // How it is set up, and why:
 // - One sink for both: Postfix's `smtp-sink` (C, accepts and discards every message), a
@@ -36,6 +38,13 @@
 //   loopback relay needs, with relayhost = the sink. smtp-source (C) feeds it with C
 //   sessions that stay connected (-d), distinct recipients (-N), and the same 4 KB message
 //   as bench:inbound (bench/message.ts, from a file: -F).
+// - Both sides DKIM-sign every message the same way: rsa-sha256 (2048-bit) and
+//   ed25519-sha256, relaxed/relaxed, the same header list. Postroom with its own signer
+//   (its sending domain is verified, both keys published in the loopback DNS); Postfix
+//   through two opendkim milters, one per algorithm (bench/opendkim.ts), whose CPU time
+//   counts as Postfix's. Before any run, one message through Postfix goes to a capture
+//   sink and its signatures are verified with python3-dkim (bench/postfix-dkim-check.ts);
+//   the benchmark stops if they are missing or invalid.
 // - Postroom gets the same content through the API: the plain text, HTML and subject of
 //   that message as {from, to, subject, plain, html}, which Postroom composes into its
 //   own MIME message (about the same size). This process is the API client: C workers,
@@ -51,15 +60,18 @@
 import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TestDnsServer } from "../test/helpers/dns-server.ts";
+import { SmtpSink } from "../test/helpers/sink.ts";
 import { apiContent, FROM_HEADER } from "./api-client.ts";
 import { dirOption, intOption, parseOptions } from "./args.ts";
 import { cpuProfileArgs, cpuProfileReport } from "./child.ts";
 import { Cleanup } from "./cleanup.ts";
 import { DeliveryTally } from "./delivery-tally.ts";
 import { countQueries, loadAverage, median } from "./measure.ts";
-import { buildMessage, SENDER_DOMAIN } from "./message.ts";
+import { buildMessage, MAIL_FROM, SENDER_DOMAIN } from "./message.ts";
+import { describeSigning, PrivateOpendkim } from "./opendkim.ts";
 import { summarizeOutboundProfile } from "./outbound-profile.ts";
 import { runPostfix, runPostroom, type PostfixSide, type PostroomSide, type RunResult } from "./outbound-run.ts";
+import { checkPostfixSigns, DKIM_CHECK_DOMAIN } from "./postfix-dkim-check.ts";
 import { PrivatePostfix } from "./postfix.ts";
 import { startPostroom, verifiedSendingDomain } from "./postroom.ts";
 import { SmtpSinkProcess } from "./smtp-sink.ts";
@@ -122,8 +134,12 @@ async function main() {
     dns.set("mx.sink.bench.test", [{ type: "A", address: "127.0.0.1" }]);
     const dnsQueries = countQueries(dns);
 
-    const postfix = await PrivatePostfix.start(sink.port);
+    // The capture sink of the check that Postfix signs; only the check's message goes there.
+    const capture = await SmtpSink.start();
+    cleanup.add(() => capture.stop());
+    const postfix = await PrivatePostfix.start(sink.port, { signingDomain: SENDER_DOMAIN, checkRoute: { domain: DKIM_CHECK_DOMAIN, port: capture.port } });
     cleanup.add(() => postfix.stop());
+    const postfixSigned = await checkPostfixSigns(postfix, capture, messageFile, MAIL_FROM);
 
     const postroom = await startPostroom(workDir, dns.address, { relay: relay(opts.route, sink.port) }, cpuProfileArgs(opts.profileDir, "postroom-outbound"));
     cleanup.add(() => postroom.child.stop());
@@ -145,7 +161,7 @@ async function main() {
     const runPostfixSide = (count: number) => runPostfix(postfixSide, count);
 
     const sides = {
-      postfix: { label: "postfix", run: runPostfixSide, server: "postfix", client: "smtp-source", results: [] as RunResult[] },
+      postfix: { label: "postfix", run: runPostfixSide, server: "postfix+opendkim", client: "smtp-source", results: [] as RunResult[] },
       postroom: { label: "postroom", run: runPostroomSide, server: "postroom", client: "API client", results: [] as RunResult[] },
     };
     type Side = (typeof sides)["postfix"];
@@ -154,7 +170,10 @@ async function main() {
       `outbound benchmark: N=${opts.messages} messages over C=${opts.clients} clients, ${opts.warmup} warm-up, ${opts.rounds} round${opts.rounds === 1 ? "" : "s"} (postfix, postroom, ...), ` +
         `message ${message.size} bytes, ${opts.domains} recipient domain${opts.domains === 1 ? "" : "s"}, Postroom route: ${opts.route === "smarthost" ? "smarthost (the sink)" : "MX lookup (loopback DNS) to the sink"}`,
     );
-    console.log(`machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}, postfix ${PrivatePostfix.version()}; sink: smtp-sink on 127.0.0.1:${sink.port}; load average ${loadAverage()}`);
+    console.log(`machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}, postfix ${PrivatePostfix.version()}, opendkim ${PrivateOpendkim.version()}; sink: smtp-sink on 127.0.0.1:${sink.port}; load average ${loadAverage()}`);
+    console.log(`DKIM, both sides: ${describeSigning(postfix.signers.map((s) => s.algorithm))}`);
+    console.log(`  postroom: its own signer (src/domains/dkim.ts), the sending domain's RSA and Ed25519 keys (both published and verified)`);
+    console.log(`  postfix:  ${postfix.signers.length} opendkim milters in turn, one per algorithm; checked before the runs: ${postfixSigned}`);
 
     const measure = async (side: Side, count: number, warm: boolean) => {
       const sess0 = sink.sessions;
@@ -201,12 +220,13 @@ async function main() {
     console.log(`load average at the end: ${loadAverage()}`);
     // What each side relayed: Postroom's queued file (the message it composed from the API
     // body; DKIM signatures are added to it on the way out) and the size Postfix's queue
-    // manager logged (the client's message plus Postfix's Received header).
+    // manager logged (the client's message plus Postfix's Received header; it leaves out the
+    // DKIM-Signature headers the milters add: the start-up check prints the signed size).
     const messagesDir = join(workDir, "data", "messages");
     const shard = existsSync(messagesDir) ? readdirSync(messagesDir).find((d) => !d.startsWith(".")) : undefined;
     const blob = shard ? readdirSync(join(messagesDir, shard)).find((f) => f.endsWith(".eml")) : undefined;
     const postroomSize = shard && blob ? statSync(join(messagesDir, shard, blob)).size : null;
-    console.log(`message as relayed: postroom ${postroomSize ?? "?"} bytes (its queued file, composed from the API body), postfix ${postfix.lastQueuedSize() ?? "?"} bytes (smtp-source's ${message.size}-byte message as queued)`);
+    console.log(`message as relayed: postroom ${postroomSize ?? "?"} bytes (its queued file, composed from the API body), postfix ${postfix.lastQueuedSize() ?? "?"} bytes (smtp-source's ${message.size}-byte message as queued, without the milters' signatures)`);
     const listQueries = (q: Map<string, number>) => [...q].map(([n, c]) => `${n} x${c}`).join(", ");
     console.log(`DNS queries from Postroom: warm-up: ${listQueries(warmupQueries) || "none"}; timed runs: ${listQueries(dnsQueries) || "none"}`);
 

@@ -13,6 +13,14 @@
 // - `postfix -c DIR/etc post-install create-missing`, then `postfix -c DIR/etc start`;
 //   `postfix -c DIR/etc stop` at the end.
 // - Deliveries are counted from its log: one `status=sent` line per recipient delivered.
+// - It DKIM-signs like Postroom: two private opendkim milters (bench/opendkim.ts), one
+//   RSA, one Ed25519, in DIR/opendkim-SELECTOR, started before Postfix and stopped after
+//   it, called by smtpd in turn (smtpd_milters; non_smtpd_milters the same). With
+//   milter_default_action = tempfail a milter that fails or is gone makes smtpd answer
+//   4xx at the end of DATA, so smtp-source stops loudly instead of Postfix relaying the
+//   message unsigned (Postfix's default is to accept it).
+// - One recipient domain can be routed to another port (`checkRoute`, a one-entry
+//   inline transport map): the start-up check's capture sink (bench/postfix-dkim-check.ts).
 //
 // The instance is Postfix as shipped apart from what a relay-only, loopback-only setup
 // needs: relayhost = the sink, no local delivery, no TLS (the sink offers none), no
@@ -23,10 +31,23 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { procStat, processCpuMs } from "./child.ts";
+import { type DkimAlgorithm, PrivateOpendkim } from "./opendkim.ts";
 import { freePort, waitForGreeting } from "./smtp-sink.ts";
 
 const SYSTEM_MAIN_CF = "/etc/postfix/main.cf";
 const SBIN_PATH = `${process.env.PATH ?? ""}:/usr/sbin:/usr/bin:/sbin`;
+/** The opendkim instances, by selector: the same two signatures Postroom adds (src/domains/dkim.ts). */
+const SIGNERS: [selector: string, algorithm: DkimAlgorithm][] = [
+  ["pfrsa", "rsa-sha256"],
+  ["pfed", "ed25519-sha256"],
+];
+
+export interface PostfixOptions {
+  /** The From domain its opendkim milters sign for. */
+  signingDomain: string;
+  /** Mail for this domain goes to 127.0.0.1:port instead of the relayhost. */
+  checkRoute?: { domain: string; port: number };
+}
 
 function tool(name: string): string {
   const bin = Bun.which(name, { PATH: SBIN_PATH });
@@ -55,6 +76,8 @@ export class PrivatePostfix {
     readonly dir: string,
     readonly port: number,
     private readonly restoreMainCf: () => void,
+    /** Its DKIM signers (opendkim milters), in the order smtpd calls them. */
+    readonly signers: PrivateOpendkim[],
   ) {}
 
   get configDir(): string {
@@ -70,7 +93,7 @@ export class PrivatePostfix {
     return run([tool("postconf"), "-d", "-h", "mail_version"], "postconf mail_version").trim();
   }
 
-  static async start(sinkPort: number): Promise<PrivatePostfix> {
+  static async start(sinkPort: number, opts: PostfixOptions): Promise<PrivatePostfix> {
     if (process.getuid?.() !== 0) throw new Error("the Postfix peer must be started as root (postfix start needs it)");
     const postfix = tool("postfix");
     tool("postconf");
@@ -87,6 +110,16 @@ export class PrivatePostfix {
     if (!/^\d+$/.test(pf)) throw new Error("there is no postfix user: install Debian's postfix package");
     chownSync(lib, Number(pf), Number(pfGroup));
     chownSync(log, Number(pf), Number(pfGroup));
+
+    const signers: PrivateOpendkim[] = [];
+    try {
+      for (const [selector, algorithm] of SIGNERS) signers.push(await PrivateOpendkim.start(join(dir, `opendkim-${selector}`), opts.signingDomain, selector, algorithm));
+    } catch (err) {
+      for (const s of signers) await s.stop();
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+    const route = opts.checkRoute ? `transport_maps = inline:{ { ${opts.checkRoute.domain} = smtp:[127.0.0.1]:${opts.checkRoute.port} } }\n` : "";
 
     const port = await freePort();
     writeFileSync(
@@ -114,7 +147,10 @@ smtpd_tls_security_level = none
 smtp_tls_security_level = none
 maillog_file_prefixes = ${log}
 maillog_file = ${join(log, "maillog")}
-`,
+smtpd_milters = ${signers.map((s) => s.milter).join(", ")}
+non_smtpd_milters = $smtpd_milters
+milter_default_action = tempfail
+${route}`,
     );
     // Debian's master.cf.proto services with chroot off, smtpd on our own loopback port,
     // and the postlog service that writes maillog_file.
@@ -148,7 +184,7 @@ maillog_file = ${join(log, "maillog")}
     writeFileSync(join(etc, "master.cf"), services.join("\n") + "\n");
 
     const restoreMainCf = allowConfigDirectory(etc);
-    const instance = new PrivatePostfix(dir, port, restoreMainCf);
+    const instance = new PrivatePostfix(dir, port, restoreMainCf, signers);
     try {
       run([postfix, "-c", etc, "post-install", "create-missing"], "postfix post-install create-missing");
       run([postfix, "-c", etc, "check"], "postfix check");
@@ -182,11 +218,12 @@ maillog_file = ${join(log, "maillog")}
     return pid > 0 ? pid : null;
   }
 
-  /** CPU time (ms) of the master and every daemon it runs, including daemons that have exited. */
+  /** CPU time (ms) of the master and every daemon it runs, including daemons that have exited, and of its opendkim milters. */
   cpuMs(): number {
     const master = this.masterPid();
     if (master === null) return 0;
     let ms = processCpuMs(master, true);
+    for (const s of this.signers) ms += s.cpuMs();
     for (const entry of readdirSync("/proc")) {
       if (!/^\d+$/.test(entry)) continue;
       const f = procStat(Number(entry));
@@ -211,6 +248,7 @@ maillog_file = ${join(log, "maillog")}
       }
     } finally {
       this.restoreMainCf();
+      for (const s of this.signers) await s.stop();
       rmSync(this.dir, { recursive: true, force: true });
     }
   }

@@ -11,7 +11,7 @@
 // time each update arrives, which gives the moment the sink has received the N-th message.
 import { connect } from "node:net";
 import type { Subprocess } from "bun";
-import { processCpuMs } from "./child.ts";
+import { processCpuMs, terminate } from "./child.ts";
 
 /** A TCP port on 127.0.0.1 that was free a moment ago (for servers that cannot report theirs). */
 export async function freePort(): Promise<number> {
@@ -124,9 +124,7 @@ export class SmtpSinkProcess {
     return processCpuMs(this.proc.pid);
   }
 
-  async stop(): Promise<void> {
-    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
-    this.proc.kill("SIGTERM");
-    await this.proc.exited;
+  stop(): Promise<void> {
+    return terminate(this.proc);
   }
 }

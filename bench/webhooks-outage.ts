@@ -5,7 +5,9 @@
 // schedule (about 10 s, 1 min, 5 min...): the backlog grows by 3 events per message.
 // Before commit 9e41647 each wake-up of the dispatcher scanned that backlog, and the send
 // rate fell as it grew (bench/RESULTS.md, "Bug: dispatcher work per event grows with the
-// backlog"); this run shows whether it stays flat.
+// backlog"); this run shows whether it stays flat. Like the rest of bench:webhooks it
+// compares Postroom with itself (its send rate early and late in the outage), not with
+// another system.
 //
 // The run is cut into time slices (--slice, 10 s). Each gives the API's 202s per second,
 // the sink's deliveries per second, the events pending at its end (Postroom's own count,
