@@ -3,38 +3,31 @@
 // same destination), within the global and per-domain concurrency limits. Every attempt is
 // recorded, its dispatch and outcome events with the queue's new state, in one commit.
 import { hostname as osHostname } from "node:os";
-import type { NewEvent } from "../../events/message-event.ts";
 import type { AttemptDetails } from "../../events/kinds.ts";
-import type { Config } from "../../config/config.ts";
-import type { Clock } from "../../lib/clock.ts";
 import type { DnsResolver } from "../../lib/dns.ts";
 import { randomHex } from "../../lib/ids.ts";
 import { WakeTimer } from "../../lib/wake-timer.ts";
-import type { Logger } from "../../lib/logger.ts";
 import { garbageMade, LARGE_MESSAGE_BYTES } from "../../lib/gc-pacer.ts";
 import { costOf, type MemoryBudget, type MessageCost, type Reservation } from "../../lib/memory-budget.ts";
 import { bounceAddress } from "../bounces/bounce-address.ts";
 import { senderDomainOf } from "../compose/addresses.ts";
-import type { OutboundRepo } from "../queue/queue.repo.ts";
-import type { ClaimedRecipient, OutboundMessage, RecipientUpdate } from "../queue/message.ts";
+import type { ClaimedRecipient, OutboundMessage } from "../queue/message.ts";
+import { AttemptRecorder, type RecorderDeps } from "./attempt-recorder.ts";
+import { planChunks, RECIPIENTS_PER_CONNECTION } from "./chunk-plan.ts";
 import { ConnectionCache, destinationKey } from "./connection-cache.ts";
 import { connectTo } from "./connect.ts";
-import { attemptOutcome, UnsendableMessage, unpreparedOutcome } from "./outcome.ts";
+import { UnsendableMessage } from "./outcome.ts";
 import { initialWindow, nextWindow, type ConnectionFeedback, type DestinationWindow } from "./destination-window.ts";
-import { webhookConfigured } from "../queue/webhook-configured.ts";
-import type { SmtpClient, TransactionResult } from "./smtp-client.ts";
+import type { SmtpClient } from "./smtp-client.ts";
 import type { TlsRequirement } from "./tls-policy.ts";
 
-export interface WorkerDeps {
-  repo: OutboundRepo;
+/** The recorder's (repo, config, clock, logger, recorded) and what delivering needs. */
+export interface WorkerDeps extends RecorderDeps {
   /** A recipient's copy as it goes out: personalised (tracking, unsubscribe) and DKIM-signed. */
   prepare(message: OutboundMessage, recipientId: string, recipient: string, raw: Buffer): Promise<Buffer>;
   /** Whether every recipient gets the same bytes (then one prepared copy serves all). */
   samePerRecipient(message: OutboundMessage): boolean;
   resolver: DnsResolver;
-  clock: Clock;
-  logger: Logger;
-  config(): Config;
   /** How a destination domain must be delivered to (require_tls, MTA-STS); opportunistic STARTTLS without it. */
   tlsFor?(domain: string): Promise<DestinationTls>;
   /**
@@ -42,8 +35,6 @@ export interface WorkerDeps {
    * When it has no room, the recipient waits (lease given back, no attempt counted).
    */
   budget?: MemoryBudget;
-  /** An attempt's outcome, once committed, and the message's acceptance time (/metrics). */
-  recorded?(update: RecipientUpdate, acceptedAtMs: number): void;
 }
 
 /**
@@ -62,8 +53,6 @@ export interface DestinationTls {
   ca?: string[];
 }
 
-/** Recipients given to one connection at most, so one busy domain cannot hold a slot forever. */
-const RECIPIENTS_PER_CONNECTION = 50;
 /** Destinations whose window is remembered while nothing is open to them; past it, a quiet one starts over. */
 const MAX_WINDOWS = 10_000;
 const IDLE_POLL_MS = 1000;
@@ -100,7 +89,12 @@ export class DeliveryWorker {
   /** Idle connections to destinations we just delivered to; at most one per delivery slot. */
   private readonly connections = new ConnectionCache<SmtpClient>({ maxIdle: () => this.deps.config().outbound.concurrency });
 
-  constructor(private readonly deps: WorkerDeps) {}
+  /** Records each attempt's outcome with its events, and logs it. */
+  private readonly record: AttemptRecorder;
+
+  constructor(private readonly deps: WorkerDeps) {
+    this.record = new AttemptRecorder(deps);
+  }
 
   async start(): Promise<void> {
     // A process that died (kill -9, power loss) leaves leases behind; one process delivers
@@ -173,24 +167,11 @@ export class DeliveryWorker {
     const limit = free * RECIPIENTS_PER_CONNECTION;
     const claimed = await this.deps.repo.claimDue(this.id, now, now + c.leaseTimeMs, limit, busy);
     if (claimed.length === 0) return "none";
-    const byDomain = new Map<string, ClaimedRecipient[]>();
-    for (const item of claimed) byDomain.set(item.recipient.domain, [...(byDomain.get(item.recipient.domain) ?? []), item]);
-    let slots = free;
-    const unstarted: string[] = [];
-    for (const [domain, items] of byDomain) {
-      // Connections for this domain: as many as its recipients need, within both limits.
-      const domainSlots = Math.min(this.allowed(domain) - (this.perDomain.get(domain) ?? 0), slots, Math.ceil(items.length / RECIPIENTS_PER_CONNECTION));
-      if (domainSlots <= 0) {
-        unstarted.push(...items.map((i) => i.recipient.id));
-        continue;
-      }
-      const size = Math.ceil(items.length / domainSlots);
-      for (let i = 0; i < items.length; i += size) this.startChunk(domain, items.slice(i, i + size));
-      slots -= domainSlots;
-    }
+    const plan = planChunks(claimed, (item) => item.recipient.domain, free, (domain) => this.allowed(domain) - (this.perDomain.get(domain) ?? 0));
+    for (const chunk of plan.chunks) this.startChunk(chunk.domain, chunk.items);
     // More domains than free connections: the rest wait for the next free slot.
-    await this.deps.repo.release(unstarted);
-    if (unstarted.length > 0) return "blocked";
+    await this.deps.repo.release(plan.unstarted.map((i) => i.recipient.id));
+    if (plan.unstarted.length > 0) return "blocked";
     return claimed.length === limit ? "more" : "claimed";
   }
 
@@ -241,7 +222,7 @@ export class DeliveryWorker {
     if (!client) {
       const opened = await connectTo(domain, config, this.deps.resolver, tls.requirement, tls.ca);
       if (!opened.ok) {
-        await Promise.all(items.map((item) => this.settle(item, { code: null, response: opened.reason }, null, opened.permanent)));
+        await Promise.all(items.map((item) => this.record.settle(item, { code: null, response: opened.reason }, null, opened.permanent)));
         // A null MX or a policy refusal is no sign of load.
         return opened.permanent ? null : "failed";
       }
@@ -271,7 +252,7 @@ export class DeliveryWorker {
       for (const item of items) {
         pending.delete(item);
         if (!client.usable) {
-          recorded.push(this.settle(item, { code: null, response: "connection to the mail server was lost" }, client.endpoint.host, false));
+          recorded.push(this.record.settle(item, { code: null, response: "connection to the mail server was lost" }, client.endpoint.host, false));
           continue;
         }
         if (this.deps.budget && !held.has(item.message.id)) {
@@ -287,13 +268,13 @@ export class DeliveryWorker {
           held.set(item.message.id, reservation);
         }
         const attempt = item.recipient.attempts + 1;
-        const dispatch = this.event(item, "dispatch", { mx: client.endpoint.host, smtp_code: null, smtp_response: null, attempt } satisfies AttemptDetails);
+        const dispatch = this.record.event(item, "dispatch", { mx: client.endpoint.host, smtp_code: null, smtp_response: null, attempt } satisfies AttemptDetails);
         let raw: Buffer;
         try {
           raw = await this.copyFor(item, blobs);
         } catch (err) {
           // Nothing was sent: the attempt could not even be made. E13 and the webhook say why.
-          recorded.push(this.unprepared(item, err));
+          recorded.push(this.record.unprepared(item, err));
           done(item);
           continue;
         }
@@ -304,7 +285,7 @@ export class DeliveryWorker {
           client.close();
           const opened = await connectTo(domain, config, this.deps.resolver, tls.requirement, tls.ca);
           if (!opened.ok) {
-            for (const failed of [item, ...pending]) recorded.push(this.settle(failed, { code: null, response: opened.reason }, null, opened.permanent));
+            for (const failed of [item, ...pending]) recorded.push(this.record.settle(failed, { code: null, response: opened.reason }, null, opened.permanent));
             pending.clear();
             return opened.permanent ? null : "failed";
           }
@@ -315,7 +296,7 @@ export class DeliveryWorker {
         reused = false;
         // The session died or the server said it is closing (421): the destination is struggling.
         if (result.code === null || result.code === 421) feedback = "failed";
-        recorded.push(this.settle(item, result, client.endpoint.host, false, dispatch));
+        recorded.push(this.record.settle(item, result, client.endpoint.host, false, dispatch));
         done(item);
         if (result.code !== null && result.code >= 400) await client.reset();
       }
@@ -324,7 +305,7 @@ export class DeliveryWorker {
       // Kept for the next message to this destination only if every transaction on it went well.
       if (this.stopping) client.close();
       else this.connections.put(key, client);
-      for (const item of pending) recorded.push(this.settle(item, { code: null, response: "delivery was interrupted" }, null, false));
+      for (const item of pending) recorded.push(this.record.settle(item, { code: null, response: "delivery was interrupted" }, null, false));
       for (const r of await Promise.allSettled(recorded)) {
         // Not recorded: the lease keeps the recipient until it ends, then it is tried again.
         if (r.status === "rejected") this.deps.logger.error("recording a delivery outcome failed", { err: r.reason, domain });
@@ -344,49 +325,5 @@ export class DeliveryWorker {
     const raw = await this.deps.prepare(message, recipient.id, recipient.email, stored);
     if (shared) cache.set(message.id, raw);
     return raw;
-  }
-
-  /** Records an `error` event for a copy that could not be made; retried unless the message itself is at fault. */
-  private unprepared(item: ClaimedRecipient, err: unknown): Promise<void> {
-    const permanent = err instanceof UnsendableMessage;
-    // Our own failure: its details go to the log; the account sees a sentence without internals.
-    const reason = permanent ? (err as Error).message : "the message could not be prepared for delivery (DKIM signing or tracking failed on our side)";
-    this.deps.logger.error("outbound copy could not be prepared", { message_id: item.message.id, to: item.recipient.email, recipient_id: item.recipient.id, permanent, err });
-    const c = this.deps.config().outbound;
-    const o = unpreparedOutcome({ item, reason, permanent, nowMs: this.deps.clock.nowMs(), retryDelaysMs: c.retryDelaysMs, maxQueueTimeMs: c.maxQueueTimeMs });
-    const webhook = webhookConfigured(this.deps.config().accounts, item.message.outboundAccountId);
-    return this.deps.repo.update(item.recipient.id, o.update, o.events, { webhook }).then(() => this.deps.recorded?.(o.update, item.message.createdAtMs));
-  }
-
-  private event(item: ClaimedRecipient, kind: NewEvent["kind"], details: Record<string, unknown>): NewEvent {
-    return { messageId: item.message.id, recipientId: item.recipient.id, kind, details, createdAtMs: this.deps.clock.nowMs() };
-  }
-
-  /**
-   * Records the outcome of one attempt (or of a decision made without one). `dispatch`, the
-   * event of the attempt's start, is recorded with it in the same commit: were the process
-   * to die before that commit, the recipient is still queued and the attempt is made again.
-   */
-  private settle(item: ClaimedRecipient, result: TransactionResult, mx: string | null, permanentWithoutReply: boolean, dispatch: NewEvent | null = null): Promise<void> {
-    const c = this.deps.config().outbound;
-    const o = attemptOutcome({ item, result, mx, permanentWithoutReply, nowMs: this.deps.clock.nowMs(), retryDelaysMs: c.retryDelaysMs, maxQueueTimeMs: c.maxQueueTimeMs });
-    const r = item.recipient;
-    const m = item.message;
-    this.deps.logger.info("outbound attempt", {
-      message_id: m.id,
-      message_id_header: m.messageId,
-      from: m.from,
-      to: r.email,
-      recipient_id: r.id,
-      outbound_account_id: m.outboundAccountId,
-      domain: r.domain,
-      mx,
-      verdict: o.verdict,
-      smtp_code: result.code,
-      reply: result.response,
-      attempt: o.update.attempts,
-    });
-    const webhook = webhookConfigured(this.deps.config().accounts, item.message.outboundAccountId);
-    return this.deps.repo.update(r.id, o.update, dispatch ? [dispatch, ...o.events] : o.events, { webhook }).then(() => this.deps.recorded?.(o.update, item.message.createdAtMs));
   }
 }

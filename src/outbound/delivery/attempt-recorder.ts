@@ -1,0 +1,69 @@
+// The record of a delivery attempt: its outcome (delivered, deferred, bounced...) with
+// its events, committed with the queue's new state for the recipient, logged as an
+// "outbound attempt" line, and told to /metrics once committed.
+import type { NewEvent } from "../../events/message-event.ts";
+import { webhookConfigured } from "../queue/webhook-configured.ts";
+import { attemptOutcome, UnsendableMessage, unpreparedOutcome } from "./outcome.ts";
+import type { TransactionResult } from "./smtp-client.ts";
+import type { Config } from "../../config/config.ts";
+import type { Clock } from "../../lib/clock.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { OutboundRepo } from "../queue/queue.repo.ts";
+import type { ClaimedRecipient, RecipientUpdate } from "../queue/message.ts";
+
+export interface RecorderDeps {
+  repo: OutboundRepo;
+  config(): Config;
+  clock: Clock;
+  logger: Logger;
+  /** An attempt's outcome, once committed, and the message's acceptance time (/metrics). */
+  recorded?(update: RecipientUpdate, acceptedAtMs: number): void;
+}
+
+export class AttemptRecorder {
+  constructor(private readonly deps: RecorderDeps) {}
+
+  /** Records an `error` event for a copy that could not be made; retried unless the message itself is at fault. */
+  unprepared(item: ClaimedRecipient, err: unknown): Promise<void> {
+    const permanent = err instanceof UnsendableMessage;
+    // Our own failure: its details go to the log; the account sees a sentence without internals.
+    const reason = permanent ? (err as Error).message : "the message could not be prepared for delivery (DKIM signing or tracking failed on our side)";
+    this.deps.logger.error("outbound copy could not be prepared", { message_id: item.message.id, to: item.recipient.email, recipient_id: item.recipient.id, permanent, err });
+    const c = this.deps.config().outbound;
+    const o = unpreparedOutcome({ item, reason, permanent, nowMs: this.deps.clock.nowMs(), retryDelaysMs: c.retryDelaysMs, maxQueueTimeMs: c.maxQueueTimeMs });
+    const webhook = webhookConfigured(this.deps.config().accounts, item.message.outboundAccountId);
+    return this.deps.repo.update(item.recipient.id, o.update, o.events, { webhook }).then(() => this.deps.recorded?.(o.update, item.message.createdAtMs));
+  }
+
+  event(item: ClaimedRecipient, kind: NewEvent["kind"], details: Record<string, unknown>): NewEvent {
+    return { messageId: item.message.id, recipientId: item.recipient.id, kind, details, createdAtMs: this.deps.clock.nowMs() };
+  }
+
+  /**
+   * Records the outcome of one attempt (or of a decision made without one). `dispatch`, the
+   * event of the attempt's start, is recorded with it in the same commit: were the process
+   * to die before that commit, the recipient is still queued and the attempt is made again.
+   */
+  settle(item: ClaimedRecipient, result: TransactionResult, mx: string | null, permanentWithoutReply: boolean, dispatch: NewEvent | null = null): Promise<void> {
+    const c = this.deps.config().outbound;
+    const o = attemptOutcome({ item, result, mx, permanentWithoutReply, nowMs: this.deps.clock.nowMs(), retryDelaysMs: c.retryDelaysMs, maxQueueTimeMs: c.maxQueueTimeMs });
+    const r = item.recipient;
+    const m = item.message;
+    this.deps.logger.info("outbound attempt", {
+      message_id: m.id,
+      message_id_header: m.messageId,
+      from: m.from,
+      to: r.email,
+      recipient_id: r.id,
+      outbound_account_id: m.outboundAccountId,
+      domain: r.domain,
+      mx,
+      verdict: o.verdict,
+      smtp_code: result.code,
+      reply: result.response,
+      attempt: o.update.attempts,
+    });
+    const webhook = webhookConfigured(this.deps.config().accounts, item.message.outboundAccountId);
+    return this.deps.repo.update(r.id, o.update, dispatch ? [dispatch, ...o.events] : o.events, { webhook }).then(() => this.deps.recorded?.(o.update, item.message.createdAtMs));
+  }
+}

@@ -1,0 +1,41 @@
+// How the recipients of one claim are split over connections: by destination domain, each
+// domain as many connections as its recipients need (RECIPIENTS_PER_CONNECTION each),
+// within what the domain may still open and the connections free in all. Recipients of a
+// domain that gets none wait for the next free slot.
+
+/** Recipients given to one connection at most, so one busy domain cannot hold a slot forever. */
+export const RECIPIENTS_PER_CONNECTION = 50;
+
+export interface ChunkPlan<T> {
+  /** Each chunk goes over one connection to its domain. */
+  chunks: { domain: string; items: T[] }[];
+  /** Items that got no connection now. */
+  unstarted: T[];
+}
+
+/**
+ * Pure. `free`: connections free in all; `room(domain)`: connections the domain may still
+ * open (its window less those open). Domains are served in the order of their first item.
+ */
+export function planChunks<T>(items: readonly T[], domainOf: (item: T) => string, free: number, room: (domain: string) => number): ChunkPlan<T> {
+  const byDomain = new Map<string, T[]>();
+  for (const item of items) {
+    const d = domainOf(item);
+    const list = byDomain.get(d);
+    if (list) list.push(item);
+    else byDomain.set(d, [item]);
+  }
+  const plan: ChunkPlan<T> = { chunks: [], unstarted: [] };
+  let slots = free;
+  for (const [domain, list] of byDomain) {
+    const connections = Math.min(room(domain), slots, Math.ceil(list.length / RECIPIENTS_PER_CONNECTION));
+    if (connections <= 0) {
+      plan.unstarted.push(...list);
+      continue;
+    }
+    const size = Math.ceil(list.length / connections);
+    for (let i = 0; i < list.length; i += size) plan.chunks.push({ domain, items: list.slice(i, i + size) });
+    slots -= connections;
+  }
+  return plan;
+}

@@ -1,0 +1,27 @@
+// How one claim's recipients are split over connections: table tests of planChunks.
+import { describe, expect, test } from "bun:test";
+import { planChunks, RECIPIENTS_PER_CONNECTION } from "../../src/outbound/delivery/chunk-plan.ts";
+
+const items = (domain: string, n: number) => Array.from({ length: n }, (_, i) => `${domain}#${i}`);
+const domainOf = (item: string) => item.split("#")[0]!;
+/** The plan as [domain, chunk sizes] and the number left unstarted. */
+function plan(list: string[], free: number, room: Record<string, number>) {
+  const p = planChunks(list, domainOf, free, (d) => room[d] ?? 0);
+  const sizes = new Map<string, number[]>();
+  for (const c of p.chunks) sizes.set(c.domain, [...(sizes.get(c.domain) ?? []), c.items.length]);
+  return { chunks: [...sizes], unstarted: p.unstarted.length };
+}
+
+describe("planChunks", () => {
+  test("one connection carries up to RECIPIENTS_PER_CONNECTION", () => expect(RECIPIENTS_PER_CONNECTION).toBe(50));
+  const cases: [string, string[], number, Record<string, number>, ReturnType<typeof plan>][] = [
+    ["few recipients: one connection", items("a", 3), 10, { a: 5 }, { chunks: [["a", [3]]], unstarted: 0 }],
+    ["120 recipients: three connections, evenly", items("a", 120), 10, { a: 5 }, { chunks: [["a", [40, 40, 40]]], unstarted: 0 }],
+    ["the domain's room caps its connections", items("a", 120), 10, { a: 2 }, { chunks: [["a", [60, 60]]], unstarted: 0 }],
+    ["no room for the domain: all wait", items("a", 10), 10, { a: 0 }, { chunks: [], unstarted: 10 }],
+    ["free connections run out: the later domain waits", [...items("a", 100), ...items("b", 5)], 2, { a: 5, b: 5 }, { chunks: [["a", [50, 50]]], unstarted: 5 }],
+    ["a domain without room leaves the slots to the next", [...items("a", 5), ...items("b", 5)], 1, { a: 0, b: 3 }, { chunks: [["b", [5]]], unstarted: 5 }],
+    ["domains in the order of their first recipient", ["b#0", "a#0", "b#1"], 5, { a: 1, b: 1 }, { chunks: [["b", [2]], ["a", [1]]], unstarted: 0 }],
+  ];
+  for (const [name, list, free, room, want] of cases) test(name, () => expect(plan(list, free, room)).toEqual(want));
+});
