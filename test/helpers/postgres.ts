@@ -105,6 +105,8 @@ export async function startPostgres(): Promise<Postgres> {
       break;
     } catch (err) {
       await sql.close().catch(() => {});
+      // An earlier try that timed out on our side may have created it after all.
+      if ((err as { errno?: string }).errno === "42P04") break;
       if (server.exitCode !== null || Date.now() > deadline) {
         await stop();
         throw new Error(`PostgreSQL did not start (${String(err)}): ${await log}`);
