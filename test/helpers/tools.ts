@@ -1,4 +1,4 @@
-// Tests that need a tool from Debian (swaks, pebble, python3-dkim, promtool, chromium, golang-go, ruby-rack). In CI (CI=true) a
+// Tests that need a tool from Debian (swaks, pebble, python3-dkim, promtool, chromium, golang-go, ruby-rack, postgresql). In CI (CI=true) a
 // missing tool fails the run: the check throws when this file's caller loads. Elsewhere
 // each test that needs it is skipped where everyone sees it, its name saying what is
 // missing. Never a `return` inside a test, which would report a test that did not run as
@@ -8,6 +8,7 @@ import { dkimpyAvailable } from "./dkimpy.ts";
 import { goAvailable } from "./go-client.ts";
 import { rackAvailable } from "./griddler.ts";
 import { pebbleAvailable } from "./pebble.ts";
+import { postgresAvailable } from "./postgres.ts";
 import { swaksAvailable } from "./smtp.ts";
 import { chromiumAvailable } from "./browser.ts";
 import { spamdAvailable } from "./spamd.ts";
@@ -19,7 +20,7 @@ export function promtoolAvailable(): boolean {
   return found;
 }
 
-const CHECKS = { swaks: swaksAvailable, pebble: pebbleAvailable, "python3-dkim": dkimpyAvailable, promtool: promtoolAvailable, chromium: chromiumAvailable, spamd: spamdAvailable, "golang-go": goAvailable, "ruby-rack": rackAvailable } as const;
+const CHECKS = { swaks: swaksAvailable, pebble: pebbleAvailable, "python3-dkim": dkimpyAvailable, promtool: promtoolAvailable, chromium: chromiumAvailable, spamd: spamdAvailable, "golang-go": goAvailable, "ruby-rack": rackAvailable, postgresql: postgresAvailable } as const;
 export type Tool = keyof typeof CHECKS;
 
 type TestBody = () => void | Promise<unknown>;

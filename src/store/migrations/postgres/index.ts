@@ -1,0 +1,8 @@
+// PostgreSQL's schema migrations, kept in step with SQLite's (../index.ts): the same
+// versions and names, each file the same change translated to PostgreSQL. Append only, as
+// there; a change to the schema is a new file in both histories, in the same commit
+// (test/store/schema-parity.test.ts compares the schemas both make).
+import m0001 from "./0001_initial.sql" with { type: "text" };
+import type { Migration } from "../index.ts";
+
+export const POSTGRES_MIGRATIONS: readonly Migration[] = [{ version: 1, name: "initial", sql: m0001 }];

@@ -1,0 +1,118 @@
+// Debian's PostgreSQL, started for one test file: a throwaway cluster (initdb) in a temp
+// dir, a server on a free loopback port with its unix socket in that dir, and one database.
+// PostgreSQL refuses to run as root, and tests run as root in CI, so as root the cluster
+// belongs to the `postgres` user the Debian package creates (`nobody` without it) and
+// every command runs as that user through setpriv, which execs in place: the process we
+// keep is the server itself, and stop() signals it directly. Durability is off (fsync,
+// full_page_writes): a test's data is thrown away with its dir.
+import { chownSync, existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { SQL } from "bun";
+import { freePort } from "./pebble.ts";
+import { tempDir } from "./tmp.ts";
+
+export interface Postgres {
+  /** postgres://postgres@127.0.0.1:PORT/postroom: the test's database, as its superuser. */
+  url: string;
+  /** The server's process id (the postmaster). */
+  pid: number;
+  /** Stops the server (fast shutdown) and removes its directory. */
+  stop(): Promise<void>;
+}
+
+const DEBIAN_ROOT = "/usr/lib/postgresql";
+const DATABASE = "postroom";
+const START_TIMEOUT_MS = 30_000;
+
+/** The newest Debian PostgreSQL's bin directory (/usr/lib/postgresql/<version>/bin), or null. */
+export function postgresBinDir(): string | null {
+  if (!existsSync(DEBIAN_ROOT)) return null;
+  const versions = readdirSync(DEBIAN_ROOT)
+    .filter((v) => existsSync(join(DEBIAN_ROOT, v, "bin", "postgres")))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions[0] ? join(DEBIAN_ROOT, versions[0], "bin") : null;
+}
+
+/** Whether Debian's postgresql is installed; CI installs it, and there a missing one is a failure. */
+export function postgresAvailable(): boolean {
+  const found = postgresBinDir() !== null;
+  if (!found && process.env.CI === "true") throw new Error("postgresql is required in CI (.ci/run installs it)");
+  return found;
+}
+
+/** The unprivileged user the server runs as when the tests run as root. */
+function serverUser(): { name: string; uid: number; gid: number } {
+  for (const name of ["postgres", "nobody"]) {
+    const id = Bun.spawnSync(["id", "-u", name]);
+    const gid = Bun.spawnSync(["id", "-g", name]);
+    if (id.exitCode === 0 && gid.exitCode === 0) return { name, uid: Number(id.stdout.toString()), gid: Number(gid.stdout.toString()) };
+  }
+  throw new Error("no postgres or nobody user to run PostgreSQL as (it refuses to run as root)");
+}
+
+export async function startPostgres(): Promise<Postgres> {
+  const bin = postgresBinDir();
+  if (!bin) throw new Error("Debian's postgresql is not installed (.ci/run installs it)");
+  const dir = tempDir("postroom-pg-");
+  const dataDir = join(dir.path, "data");
+  let asUser: string[] = [];
+  if (process.getuid?.() === 0) {
+    const user = serverUser();
+    chownSync(dir.path, user.uid, user.gid);
+    asUser = ["setpriv", `--reuid=${user.uid}`, `--regid=${user.gid}`, "--clear-groups", "--inh-caps=-all"];
+  }
+  const run = (cmd: string[]) => Bun.spawnSync([...asUser, ...cmd], { cwd: dir.path, stderr: "pipe", stdout: "pipe" });
+
+  const init = run([join(bin, "initdb"), "-D", dataDir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"]);
+  if (init.exitCode !== 0) {
+    dir.remove();
+    throw new Error(`initdb failed: ${init.stderr.toString()}`);
+  }
+
+  const port = await freePort();
+  const settings = {
+    listen_addresses: "127.0.0.1",
+    port: String(port),
+    unix_socket_directories: dir.path,
+    fsync: "off",
+    full_page_writes: "off",
+    synchronous_commit: "off",
+    shared_buffers: "16MB",
+    max_connections: "50",
+    logging_collector: "off",
+  };
+  const args = Object.entries(settings).flatMap(([key, value]) => ["-c", `${key}=${value}`]);
+  const server = Bun.spawn([...asUser, join(bin, "postgres"), "-D", dataDir, ...args], { cwd: dir.path, stdout: "ignore", stderr: "pipe" });
+  const log = new Response(server.stderr).text();
+
+  const stop = async () => {
+    if (server.exitCode === null) {
+      server.kill("SIGINT"); // fast shutdown: ends sessions, no checkpoint wait for clients
+      const exited = await Promise.race([server.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);
+      if (!exited) server.kill("SIGKILL");
+      await server.exited;
+    }
+    dir.remove();
+  };
+
+  const admin = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    const sql = new SQL(admin, { max: 1, connectionTimeout: 1 });
+    try {
+      await sql.unsafe(`CREATE DATABASE ${DATABASE}`);
+      await sql.close();
+      break;
+    } catch (err) {
+      await sql.close().catch(() => {});
+      // An earlier try that timed out on our side may have created it after all.
+      if ((err as { errno?: string }).errno === "42P04") break;
+      if (server.exitCode !== null || Date.now() > deadline) {
+        await stop();
+        throw new Error(`PostgreSQL did not start (${String(err)}): ${await log}`);
+      }
+      await Bun.sleep(50);
+    }
+  }
+  return { url: `postgres://postgres@127.0.0.1:${port}/${DATABASE}`, pid: server.pid, stop };
+}
