@@ -9,7 +9,7 @@ import { isDiskFull } from "../lib/disk-full.ts";
 import { randomHex } from "../lib/ids.ts";
 import type { LogFields } from "../lib/logger.ts";
 import { garbageMade, LARGE_MESSAGE_BYTES } from "../lib/gc-pacer.ts";
-import { costOf, type MessageCost, type Reservation } from "../lib/memory-budget.ts";
+import { costOf, MEMORY_RETRY_AFTER_S, type MessageCost, type Reservation } from "../lib/memory-budget.ts";
 import type { ApiDeps } from "./deps.ts";
 import type { ElysiaApp } from "./elysia-app.ts";
 import { OPENAPI_PATH } from "./paths.ts";
@@ -46,8 +46,6 @@ export function bodyLimitFor(scheme: AuthScheme, config: Config): number {
  */
 export const API_MESSAGE_COST: MessageCost = { copies: 4, fixedBytes: 64 * 1024 };
 
-/** Retry-After of a 503 for lack of memory: about how long a large send takes to be queued. */
-export const MEMORY_RETRY_AFTER_S = 5;
 
 export function collapseSlashes(pathname: string): string {
   return pathname.replace(/\/{2,}/g, "/");

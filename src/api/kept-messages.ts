@@ -10,22 +10,37 @@ import { Elysia, t } from "elysia";
 import type { Address } from "../inbound/address.ts";
 import type { IncomingStatus } from "../inbound/incoming-status.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
+import { inboundMessageCost } from "../inbound/deliver-message.ts";
+import { costOf, MEMORY_RETRY_AFTER_S } from "../lib/memory-budget.ts";
 import { ApiError, errorResponses, notFound } from "./errors.ts";
 
 const params = t.Object({ accountId: t.String(), statusId: t.String() });
 const query = t.Object({ address_id: t.String({ description: "the address the message came to" }) });
 
-/** The status, its address and the kept message's bytes; 404 for what is not the caller's or is gone. */
-async function keptOf(deps: ApiDeps, request: Request, statusId: string, addressId: string): Promise<{ status: IncomingStatus; address: Address; raw: Buffer }> {
+/**
+ * The status, its address and the kept message's bytes, read while `use` runs; 404 for
+ * what is not the caller's or is gone. The message is held in the memory budget for mail
+ * in flight (limits.mail_in_flight) as a received one is: 503 when there is no room.
+ */
+async function withKept<T>(deps: ApiDeps, request: Request, set: { headers: Record<string, unknown> }, ids: { statusId: string; addressId: string }, use: (kept: { status: IncomingStatus; address: Address; raw: Buffer }) => Promise<T>): Promise<T> {
   const accountId = callerAccount(request).id;
-  const address = await deps.addresses.get(accountId, addressId);
+  const address = await deps.addresses.get(accountId, ids.addressId);
   if (!address) throw notFound();
-  const status = await deps.statuses.get(accountId, address.id, statusId);
+  const status = await deps.statuses.get(accountId, address.id, ids.statusId);
   if (!status) throw notFound();
   if (!status.storeUrl) throw new ApiError(422, "this message was not kept: its address's store_messages was off when it came");
-  const raw = await deps.kept.read(status.storeUrl);
-  if (!raw) throw new ApiError(404, "the kept message is no longer there (it is kept for inbound.attachment_url_ttl)");
-  return { status, address, raw };
+  const held = deps.budget.reserve(costOf(inboundMessageCost(1), status.sizeBytes ?? deps.config().smtp.maxMessageSizeBytes), null);
+  if (!held) {
+    set.headers["retry-after"] = String(MEMORY_RETRY_AFTER_S);
+    throw new ApiError(503, "insufficient system resources, try again later");
+  }
+  try {
+    const raw = await deps.kept.read(status.storeUrl);
+    if (!raw) throw new ApiError(404, "the kept message is no longer there (it is kept for inbound.attachment_url_ttl)");
+    return await use({ status, address, raw });
+  } finally {
+    held.release();
+  }
 }
 
 const HeaderField = t.Object({ name: t.String(), value: t.String({ description: "unfolded and decoded" }) });
@@ -42,16 +57,16 @@ export function keptMessageRoutes(deps: ApiDeps) {
   return new Elysia({ name: "kept-messages" })
     .get(
       "/incoming_statuses/:statusId/message",
-      async ({ request, params, query }) => {
-        const { status, address, raw } = await keptOf(deps, request, params.statusId, query.address_id);
-        const view = await deps.kept.view(raw, status, address);
-        return {
-          size: raw.length,
-          format: address.targetFormat,
-          headers: view.headers,
-          payload: view.payload && { content_type: view.payload.contentType, body: view.payload.body, truncated: view.payload.truncated },
-        };
-      },
+      async ({ request, params, query, set }) =>
+        withKept(deps, request, set, { statusId: params.statusId, addressId: query.address_id }, async ({ status, address, raw }) => {
+          const view = await deps.kept.view(raw, status, address);
+          return {
+            size: raw.length,
+            format: address.targetFormat,
+            headers: view.headers,
+            payload: view.payload && { content_type: view.payload.contentType, body: view.payload.body, truncated: view.payload.truncated },
+          };
+        }),
       {
         params,
         query,
@@ -65,23 +80,21 @@ export function keptMessageRoutes(deps: ApiDeps) {
             },
             { title: "KeptMessage" },
           ),
-          ...errorResponses(401, 403, 404, 422, 429),
+          ...errorResponses(401, 403, 404, 422, 429, 503),
         },
         detail: { operationId: "getIncomingMessage", summary: "(beyond) a kept message's headers and the payload its target was posted", tags: ["Incoming statuses"], security: [{ bearerAPIToken: [] }] },
       },
     )
     .post(
       "/incoming_statuses/:statusId/post_again",
-      async ({ request, params, query }) => {
-        const { status, address, raw } = await keptOf(deps, request, params.statusId, query.address_id);
-        return { smtp_reply: await deps.kept.postAgain(raw, status, address) };
-      },
+      async ({ request, params, query, set }) =>
+        withKept(deps, request, set, { statusId: params.statusId, addressId: query.address_id }, async ({ status, address, raw }) => ({ smtp_reply: await deps.kept.postAgain(raw, status, address) })),
       {
         params,
         query,
         response: {
           200: t.Object({ smtp_reply: t.String({ description: "what a sender would be told now; the new incoming status is first in E6" }) }, { title: "PostAgainResult" }),
-          ...errorResponses(401, 403, 404, 422, 429),
+          ...errorResponses(401, 403, 404, 422, 429, 503),
         },
         detail: { operationId: "postIncomingAgain", summary: "(beyond) deliver a kept message to its address's target again, as a new incoming status", tags: ["Incoming statuses"], security: [{ bearerAPIToken: [] }] },
       },

@@ -120,3 +120,6 @@ export class MemoryBudget {
     this.holders--;
   }
 }
+
+/** Retry-After of an HTTP 503 for lack of memory: about how long a large send takes to be queued. */
+export const MEMORY_RETRY_AFTER_S = 5;

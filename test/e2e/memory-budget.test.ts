@@ -75,10 +75,10 @@ async function openSession(): Promise<SmtpSession> {
  * A whole transaction on a new connection; its replies (MAIL, RCPT, DATA, and the one to
  * the message when DATA got 354), the last one ending it.
  */
-async function transaction(message: Buffer, declareSize: boolean): Promise<string[]> {
+async function transaction(message: Buffer, declareSize: boolean, to = rcpt): Promise<string[]> {
   const s = await openSession();
   const replies = [await s.command(`MAIL FROM:<a@sender.test>${declareSize ? ` SIZE=${message.length}` : ""}`)];
-  if (replies[0]!.startsWith("250")) replies.push(await s.command(`RCPT TO:<${rcpt}>`));
+  if (replies[0]!.startsWith("250")) replies.push(await s.command(`RCPT TO:<${to}>`));
   if (replies.at(-1)!.startsWith("250")) replies.push(await s.command("DATA"));
   if (replies.at(-1)!.startsWith("354")) {
     s.write(`${message.toString("latin1")}.\r\n`);
@@ -218,5 +218,34 @@ describe("E11", () => {
     const sent = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, { auth: bearer(ACCOUNT_A.smtpKey), body });
     expect(sent.status).toBe(202);
     expect(inFlight()).toBe(0);
+  });
+});
+
+describe("post again (a kept message)", () => {
+  test("while the budget is full: 503 with Retry-After, nothing posted; then the message goes again", async () => {
+    target.open();
+    const kept = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url, target_format: "json+n", store_messages: true } });
+    expect((await transaction(messageOf(3 * MB, kept.body.email, "kept large"), true, kept.body.email)).at(-1)).toStartWith("250");
+    const listed = await t.json("GET", `${A}/incoming_statuses?address_id=${kept.body.id}`, { auth });
+    expect([kept.status, listed.status, listed.body.length]).toEqual([201, 200, 1]);
+    const status = listed.body[0];
+    await eventually(() => inFlight() === 0, 10_000, "the budget back to zero");
+    target.close();
+    const held = transaction(messageOf(3 * MB, rcpt, "holds the budget"), true);
+    await eventually(() => target.waiting === 1, 10_000, "a message in flight");
+    const posts = target.posts.length;
+    const again = `${A}/incoming_statuses/${status.id}/post_again?address_id=${kept.body.id}`;
+    const refused = await t.json("POST", again, { auth });
+    expect({ status: refused.status, body: refused.body, retryAfter: refused.headers.get("retry-after") }).toEqual({
+      status: 503,
+      body: { status: 503, error: "insufficient system resources, try again later" },
+      retryAfter: "5",
+    });
+    target.open();
+    expect((await held).at(-1)).toStartWith("250");
+    expect(target.posts.length).toBe(posts + 1);
+    const posted = await t.json("POST", again, { auth });
+    expect([posted.status, posted.body.smtp_reply?.slice(0, 3)]).toEqual([200, "250"]);
+    expect(target.posts.length).toBe(posts + 2);
   });
 });
