@@ -15,7 +15,7 @@
 //
 // Queries are counted from unbound's query log (log-queries: one line per query, written
 // and flushed as it comes in): `queries()` reads the lines logged since the last call.
-import { openSync, readSync, closeSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { processCpuMs, terminate } from "./child.ts";
@@ -80,6 +80,7 @@ export class UnboundServer {
    * (a query through the new server) succeeds; tries another port if unbound exits at start.
    */
   static async start(dir: string, records: Iterable<readonly [string, string]>, ready: (address: string) => Promise<unknown>): Promise<UnboundServer> {
+    if (!existsSync(UNBOUND)) throw new Error(`${UNBOUND} not found: install Debian's unbound (apt-get install unbound), or run with --dns js`);
     const confFile = join(dir, "unbound.conf");
     const list = [...records];
     for (let attempt = 1; ; attempt++) {
