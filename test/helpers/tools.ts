@@ -1,4 +1,4 @@
-// Tests that need a tool from Debian (swaks, pebble, python3-dkim, promtool, chromium, golang-go, ruby-rack, postgresql). In CI (CI=true) a
+// Tests that need a tool from Debian (swaks, pebble, python3-dkim, promtool, chromium, golang-go, ruby-rack, postgresql, unbound). In CI (CI=true) a
 // missing tool fails the run: the check throws when this file's caller loads. Elsewhere
 // each test that needs it is skipped where everyone sees it, its name saying what is
 // missing. Never a `return` inside a test, which would report a test that did not run as
@@ -20,7 +20,14 @@ export function promtoolAvailable(): boolean {
   return found;
 }
 
-const CHECKS = { swaks: swaksAvailable, pebble: pebbleAvailable, "python3-dkim": dkimpyAvailable, promtool: promtoolAvailable, chromium: chromiumAvailable, spamd: spamdAvailable, "golang-go": goAvailable, "ruby-rack": rackAvailable, postgresql: postgresAvailable } as const;
+/** unbound, Debian's DNS server: bench:inbound's loopback DNS (bench/unbound.ts). */
+export function unboundAvailable(): boolean {
+  const found = Bun.which("unbound", { PATH: `${process.env.PATH}:/usr/sbin` }) !== null;
+  if (!found && process.env.CI === "true") throw new Error("unbound is required in CI (.ci/run installs it)");
+  return found;
+}
+
+const CHECKS = { swaks: swaksAvailable, pebble: pebbleAvailable, "python3-dkim": dkimpyAvailable, promtool: promtoolAvailable, chromium: chromiumAvailable, spamd: spamdAvailable, "golang-go": goAvailable, "ruby-rack": rackAvailable, postgresql: postgresAvailable, unbound: unboundAvailable } as const;
 export type Tool = keyof typeof CHECKS;
 
 type TestBody = () => void | Promise<unknown>;
