@@ -5,20 +5,21 @@
 // 20, feedback of 1/concurrency per delivery), so a destination that takes mail fast gets
 // it fast and one that struggles is not hammered.
 //
-// Feedback comes from connections, not recipients: a recipient refused (550 user unknown)
-// says nothing about the destination's capacity; a connection that could not be made, a
-// 421 or a dropped session does.
+// Feedback comes from every transaction, as Postfix's qmgr takes it from every delivery:
+// one the destination answered (accepted, or refused on its merits: 550 user unknown says
+// nothing of its capacity) counts for it; a connection that could not be made, a 421 or a
+// dropped session counts against it.
 
 export interface WindowLimits {
   initial: number;
   max: number;
 }
 
-/** What one connection to the destination came to. */
+/** What one transaction with the destination came to. */
 export type ConnectionFeedback =
-  /** It carried its messages (each accepted or refused by the destination on its merits). */
+  /** The destination answered it (accepted, or refused on the message's merits). */
   | "carried"
-  /** It could not be made, was refused (421, 4xx greeting), timed out or dropped. */
+  /** No connection, a 421 (or a refused greeting), a timeout or a dropped session. */
   | "failed";
 
 /**
@@ -27,7 +28,7 @@ export type ConnectionFeedback =
  */
 export interface DestinationWindow {
   connections: number;
-  /** Good connections minus failed ones since the last step: a full window of either moves it by one. */
+  /** Transactions carried minus failed since the last step: a full window of either moves it by one. */
   credit: number;
 }
 
@@ -35,8 +36,8 @@ export interface DestinationWindow {
 export const initialWindow = (limits: WindowLimits): DestinationWindow => ({ connections: Math.max(1, Math.min(limits.initial, limits.max)), credit: 0 });
 
 /**
- * The window after one connection's feedback: a window's worth of good connections adds
- * one (+1/window each), a window's worth of failures takes one away (-1/window each);
+ * The window after one transaction's feedback: a window's worth carried adds one
+ * (+1/window each), a window's worth of failures takes one away (-1/window each);
  * never below 1 nor above the limit (a limit lowered by a reload applies at once).
  */
 export function nextWindow(w: DestinationWindow, feedback: ConnectionFeedback, limits: WindowLimits): DestinationWindow {

@@ -190,9 +190,6 @@ export class DeliveryWorker {
     this.active++;
     this.perDomain.set(domain, (this.perDomain.get(domain) ?? 0) + 1);
     const run = this.deliverChunk(domain, items)
-      .then((feedback) => {
-        if (feedback) this.windows.set(domain, nextWindow(this.windows.get(domain) ?? initialWindow(this.windowLimits()), feedback, this.windowLimits()));
-      })
       .catch((err) => this.deps.logger.error("delivery failed", { err, domain }))
       .finally(() => {
         this.active--;
@@ -208,11 +205,14 @@ export class DeliveryWorker {
     this.running.add(run);
   }
 
-  /**
-   * Delivers `items` over one connection; says what the connection came to (for the
-   * destination's window), or null when it says nothing of the destination's capacity.
-   */
-  private async deliverChunk(domain: string, items: ClaimedRecipient[]): Promise<ConnectionFeedback | null> {
+  /** What one transaction or connection said of the destination's capacity, as Postfix's qmgr counts it: each delivery. */
+  private feedback(domain: string, f: ConnectionFeedback): void {
+    const limits = this.windowLimits();
+    this.windows.set(domain, nextWindow(this.windows.get(domain) ?? initialWindow(limits), f, limits));
+  }
+
+  /** Delivers `items` over one connection, telling the destination's window what each transaction came to. */
+  private async deliverChunk(domain: string, items: ClaimedRecipient[]): Promise<void> {
     const config = this.deps.config();
     const tls: DestinationTls = this.deps.tlsFor ? await this.deps.tlsFor(domain) : { requirement: { level: "opportunistic" } };
     const key = destinationKey(domain, config.outbound.smarthost, tls.requirement.level);
@@ -224,11 +224,11 @@ export class DeliveryWorker {
       if (!opened.ok) {
         await Promise.all(items.map((item) => this.record.settle(item, { code: null, response: opened.reason }, null, opened.permanent)));
         // A null MX or a policy refusal is no sign of load.
-        return opened.permanent ? null : "failed";
+        if (!opened.permanent) this.feedback(domain, "failed");
+        return;
       }
       client = opened.client;
     }
-    let feedback: ConnectionFeedback = "carried";
     const pending = new Set(items);
     const blobs = new Map<string, Buffer>();
     // Each message's copy is held (and counted in the memory budget) until its last
@@ -287,7 +287,8 @@ export class DeliveryWorker {
           if (!opened.ok) {
             for (const failed of [item, ...pending]) recorded.push(this.record.settle(failed, { code: null, response: opened.reason }, null, opened.permanent));
             pending.clear();
-            return opened.permanent ? null : "failed";
+            if (!opened.permanent) this.feedback(domain, "failed");
+            return;
           }
           client = opened.client;
           dispatch.details = { ...dispatch.details, mx: client.endpoint.host };
@@ -295,7 +296,8 @@ export class DeliveryWorker {
         }
         reused = false;
         // The session died or the server said it is closing (421): the destination is struggling.
-        if (result.code === null || result.code === 421) feedback = "failed";
+        // Any other answer, a refusal included, is the destination taking its mail.
+        this.feedback(domain, result.code === null || result.code === 421 ? "failed" : "carried");
         recorded.push(this.record.settle(item, result, client.endpoint.host, false, dispatch));
         done(item);
         if (result.code !== null && result.code >= 400) await client.reset();
@@ -311,7 +313,6 @@ export class DeliveryWorker {
         if (r.status === "rejected") this.deps.logger.error("recording a delivery outcome failed", { err: r.reason, domain });
       }
     }
-    return feedback;
   }
 
   /** The bytes for one recipient; read and prepared once per message when all copies are alike. */
