@@ -14,7 +14,7 @@ import { encode as qpEncode, wrap as qpWrap } from "nodemailer/lib/qp";
 const ENCODED_LINE_CHARS = 76;
 
 /** A part's body as its transfer encoding writes it. */
-function encodedContent(content: string | Buffer, transferEncoding: string | false): string | Buffer {
+function encodedContent(content: string | Buffer, transferEncoding: string): string | Buffer {
   if (transferEncoding === "base64") return base64Wrap((typeof content === "string" ? Buffer.from(content, "utf8") : content).toString("base64"), ENCODED_LINE_CHARS);
   // Only text/* parts get QP from MailComposer, so line breaks stay line breaks (not binary).
   if (transferEncoding === "quoted-printable") return qpWrap(qpEncode(content), ENCODED_LINE_CHARS);
@@ -24,12 +24,14 @@ function encodedContent(content: string | Buffer, transferEncoding: string | fal
 function writeNode(node: MimeNode, out: (string | Buffer)[]): void {
   // A node given pre-built raw MIME (MailComposer's `raw` options, which compose never sets).
   if ((node as unknown as { _raw?: unknown })._raw) throw new Error("mime-writer: raw MIME nodes are not composed here");
-  // buildHeaders also settles node.multipart and node.boundary.
+  // buildHeaders also settles node.multipart and node.boundary, and sets the part's
+  // Content-Transfer-Encoding (read back below: asking getTransferEncoding again would scan
+  // a text part's content a second time).
   out.push(node.buildHeaders() + "\r\n\r\n");
   const content = node.content;
   if (content !== undefined && content !== null && content !== "") {
     if (typeof content !== "string" && !Buffer.isBuffer(content)) throw new Error("mime-writer: only string and Buffer contents are composed in memory");
-    out.push(encodedContent(content, node.getTransferEncoding()));
+    out.push(encodedContent(content, String(node.getHeader("Content-Transfer-Encoding") ?? "").toLowerCase()));
   }
   if (!node.multipart) return;
   node.childNodes.forEach((child, i) => {
