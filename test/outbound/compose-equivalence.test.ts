@@ -45,6 +45,11 @@ const DRAFTS: [name: string, body: MessageBody][] = [
     "inline image and attachment together (mixed around related around alternative)",
     { from: "ann@sender.test", to: "bob@example.org", subject: "all", plain: "P", html: '<img src="cid:logo">', attachments: [{ file_name: "logo.png", content: b64(PNG), content_type: "image/png", content_id: "logo" }, { file_name: "a.txt", content: b64("hello\n") }] },
   ],
+  [
+    "attachments at Base64's line edges (0, 57, 58, 114 bytes)",
+    { from: "ann@sender.test", to: "bob@example.org", subject: "edges", plain: "x", attachments: [0, 57, 58, 114].map((n) => ({ file_name: `f${n}.bin`, content: b64(BINARY.subarray(0, n)), content_type: "application/octet-stream" })) },
+  ],
+  ["mostly non-Latin text (nodemailer picks Base64 for it)", { from: '"山田太郎" <ann@sender.test>', to: "bob@example.org", subject: "お知らせ", plain: "こんにちは。来月の予定をお知らせします。\n".repeat(20), html: "<p>こんにちは。</p>" }],
   ["custom headers (repeated, non-ASCII value)", { from: "ann@sender.test", to: "bob@example.org", subject: "h", plain: "x", headers: { "X-Campaign": ["a", "b"], "List-Unsubscribe": "<https://sender.test/u?x=1>", "X-Note": "naïve café" } }],
   ["cc and reply-to", { from: "ann@sender.test", to: "bob@example.org", cc: ['"Dave" <dave@example.net>', "erin@example.net"], subject: "cc", plain: "x", headers: { "Reply-To": '"Support Team" <support@sender.test>' } }],
 ];
