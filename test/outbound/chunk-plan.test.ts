@@ -17,7 +17,9 @@ describe("planChunks", () => {
   const cases: [string, string[], number, Record<string, number>, ReturnType<typeof plan>][] = [
     ["few recipients: one connection", items("a", 3), 10, { a: 5 }, { chunks: [["a", [3]]], unstarted: 0 }],
     ["120 recipients: three connections, evenly", items("a", 120), 10, { a: 5 }, { chunks: [["a", [40, 40, 40]]], unstarted: 0 }],
-    ["the domain's room caps its connections", items("a", 120), 10, { a: 2 }, { chunks: [["a", [60, 60]]], unstarted: 0 }],
+    ["the domain's room caps its connections, 50 each; the rest wait", items("a", 120), 10, { a: 2 }, { chunks: [["a", [50, 50]]], unstarted: 20 }],
+    ["a full window's one free connection: 50 go, 238 wait (not 288 over one connection)", items("a", 288), 20, { a: 1 }, { chunks: [["a", [50]]], unstarted: 238 }],
+    ["room for all at under 50 each: split evenly", items("a", 90), 10, { a: 2 }, { chunks: [["a", [45, 45]]], unstarted: 0 }],
     ["no room for the domain: all wait", items("a", 10), 10, { a: 0 }, { chunks: [], unstarted: 10 }],
     ["free connections run out: the later domain waits", [...items("a", 100), ...items("b", 5)], 2, { a: 5, b: 5 }, { chunks: [["a", [50, 50]]], unstarted: 5 }],
     ["a domain without room leaves the slots to the next", [...items("a", 5), ...items("b", 5)], 1, { a: 0, b: 3 }, { chunks: [["b", [5]]], unstarted: 5 }],

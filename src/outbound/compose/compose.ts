@@ -1,12 +1,14 @@
 // Turning a checked draft into the message that is queued: nodemailer's composer for
-// structured messages, careful header edits for raw ones. Both get a Message-ID on our
-// host name and a Date when they lack one.
+// structured messages (its tree written out by mime-writer.ts, not by its streams), careful
+// header edits for raw ones. Both get a Message-ID on our host name and a Date when they
+// lack one.
 import { convert as htmlToText } from "html-to-text";
 import { marked } from "marked";
 import MailComposer from "nodemailer/lib/mail-composer";
 import { formatAddress, headerAddresses, type MailAddress } from "./addresses.ts";
 import { authorFieldsOf, authorOf } from "./author.ts";
 import { InputProblem, type MessageDraft } from "./message-input.ts";
+import { writeMime } from "./mime-writer.ts";
 import { joinMessage, splitMessage, type MessageHeaders } from "./raw-headers.ts";
 
 export interface ComposedMessage {
@@ -58,10 +60,10 @@ export function bodiesOf(draft: MessageDraft): { html: string | null; plain: str
   return { html, plain };
 }
 
-export async function composeMessage(draft: MessageDraft, messageId: string, date: Date): Promise<ComposedMessage> {
-  if (draft.raw !== null) return composeRaw(draft, messageId, date);
+/** What MailComposer is given for a structured draft (exported for bench:compose, which builds it with nodemailer's streams as its peer). */
+export function mailOptionsOf(draft: MessageDraft, messageId: string, date: Date): ConstructorParameters<typeof MailComposer>[0] {
   const { html, plain } = bodiesOf(draft);
-  const composer = new MailComposer({
+  return {
     from: formatAddress(draft.from),
     to: draft.to.map(formatAddress),
     cc: draft.cc.length > 0 ? draft.cc.map(formatAddress) : undefined,
@@ -77,8 +79,12 @@ export async function composeMessage(draft: MessageDraft, messageId: string, dat
       contentType: a.contentType,
       ...(a.contentId ? { cid: a.contentId, contentDisposition: "inline" as const } : {}),
     })),
-  });
-  const raw = await new Promise<Buffer>((resolve, reject) => composer.compile().build((err, msg) => (err ? reject(err) : resolve(msg))));
+  };
+}
+
+export async function composeMessage(draft: MessageDraft, messageId: string, date: Date): Promise<ComposedMessage> {
+  if (draft.raw !== null) return composeRaw(draft, messageId, date);
+  const raw = writeMime(new MailComposer(mailOptionsOf(draft, messageId, date)).compile());
   return { raw: toCrlf(raw), messageId, subject: draft.subject };
 }
 

@@ -1,7 +1,8 @@
 // How the recipients of one claim are split over connections: by destination domain, each
 // domain as many connections as its recipients need (RECIPIENTS_PER_CONNECTION each),
-// within what the domain may still open and the connections free in all. Recipients of a
-// domain that gets none wait for the next free slot.
+// within what the domain may still open and the connections free in all. Recipients that
+// get no connection (their domain has no room, or too little for all of them) wait for the
+// next free slot.
 
 /** Recipients given to one connection at most, so one busy domain cannot hold a slot forever. */
 export const RECIPIENTS_PER_CONNECTION = 50;
@@ -33,8 +34,13 @@ export function planChunks<T>(items: readonly T[], domainOf: (item: T) => string
       plan.unstarted.push(...list);
       continue;
     }
-    const size = Math.ceil(list.length / connections);
-    for (let i = 0; i < list.length; i += size) plan.chunks.push({ domain, items: list.slice(i, i + size) });
+    // At most RECIPIENTS_PER_CONNECTION each also when the room, not the count, limits the
+    // connections: the rest wait for the next free one (or a wider window) instead of
+    // queueing up behind one connection for minutes.
+    const size = Math.min(RECIPIENTS_PER_CONNECTION, Math.ceil(list.length / connections));
+    const started = Math.min(list.length, size * connections);
+    for (let i = 0; i < started; i += size) plan.chunks.push({ domain, items: list.slice(i, i + size) });
+    plan.unstarted.push(...list.slice(started));
     slots -= connections;
   }
   return plan;
