@@ -43,8 +43,8 @@ describe("slow start", () => {
   afterAll(() => s.stop());
 
   test("a destination that takes its mail gets more than the initial 5 connections, never more than 20", async () => {
-    await sendMany(s.t, 200);
-    await eventually(() => s.sink.messages.length === 200, 60_000, "200 delivered");
+    await sendMany(s.t, 300);
+    await eventually(() => s.sink.messages.length === 300, 60_000, "300 delivered");
     expect(s.sink.maxOpen).toBeGreaterThan(5);
     expect(s.sink.maxOpen).toBeLessThanOrEqual(20);
   }, 90_000);

@@ -1,6 +1,6 @@
 // How one claim's recipients are split over connections: table tests of planChunks.
 import { describe, expect, test } from "bun:test";
-import { planChunks, RECIPIENTS_PER_CONNECTION } from "../../src/outbound/delivery/chunk-plan.ts";
+import { planChunks, RECIPIENTS_PER_CONNECTION, RECIPIENTS_PER_NEW_CONNECTION } from "../../src/outbound/delivery/chunk-plan.ts";
 
 const items = (domain: string, n: number) => Array.from({ length: n }, (_, i) => `${domain}#${i}`);
 const domainOf = (item: string) => item.split("#")[0]!;
@@ -13,13 +13,16 @@ function plan(list: string[], free: number, room: Record<string, number>) {
 }
 
 describe("planChunks", () => {
-  test("one connection carries up to RECIPIENTS_PER_CONNECTION", () => expect(RECIPIENTS_PER_CONNECTION).toBe(50));
+  test("one connection carries up to 50; one is opened per 10 waiting", () => expect([RECIPIENTS_PER_CONNECTION, RECIPIENTS_PER_NEW_CONNECTION]).toEqual([50, 10]));
   const cases: [string, string[], number, Record<string, number>, ReturnType<typeof plan>][] = [
     ["few recipients: one connection", items("a", 3), 10, { a: 5 }, { chunks: [["a", [3]]], unstarted: 0 }],
-    ["120 recipients: three connections, evenly", items("a", 120), 10, { a: 5 }, { chunks: [["a", [40, 40, 40]]], unstarted: 0 }],
+    ["10 recipients share one connection", items("a", 10), 10, { a: 5 }, { chunks: [["a", [10]]], unstarted: 0 }],
+    ["25 recipients: a connection per 10, evenly", items("a", 25), 10, { a: 5 }, { chunks: [["a", [9, 9, 7]]], unstarted: 0 }],
+    ["120 recipients within a window of 5: five connections, evenly", items("a", 120), 10, { a: 5 }, { chunks: [["a", [24, 24, 24, 24, 24]]], unstarted: 0 }],
     ["the domain's room caps its connections, 50 each; the rest wait", items("a", 120), 10, { a: 2 }, { chunks: [["a", [50, 50]]], unstarted: 20 }],
     ["a full window's one free connection: 50 go, 238 wait (not 288 over one connection)", items("a", 288), 20, { a: 1 }, { chunks: [["a", [50]]], unstarted: 238 }],
     ["room for all at under 50 each: split evenly", items("a", 90), 10, { a: 2 }, { chunks: [["a", [45, 45]]], unstarted: 0 }],
+    ["the free connections in all cap a domain too", items("a", 100), 3, { a: 20 }, { chunks: [["a", [34, 34, 32]]], unstarted: 0 }],
     ["no room for the domain: all wait", items("a", 10), 10, { a: 0 }, { chunks: [], unstarted: 10 }],
     ["free connections run out: the later domain waits", [...items("a", 100), ...items("b", 5)], 2, { a: 5, b: 5 }, { chunks: [["a", [50, 50]]], unstarted: 5 }],
     ["a domain without room leaves the slots to the next", [...items("a", 5), ...items("b", 5)], 1, { a: 0, b: 3 }, { chunks: [["b", [5]]], unstarted: 5 }],

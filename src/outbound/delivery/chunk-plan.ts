@@ -1,11 +1,19 @@
 // How the recipients of one claim are split over connections: by destination domain, each
-// domain as many connections as its recipients need (RECIPIENTS_PER_CONNECTION each),
+// domain a connection per RECIPIENTS_PER_NEW_CONNECTION recipients (at most
+// RECIPIENTS_PER_CONNECTION each),
 // within what the domain may still open and the connections free in all. Recipients that
 // get no connection (their domain has no room, or too little for all of them) wait for the
 // next free slot.
 
 /** Recipients given to one connection at most, so one busy domain cannot hold a slot forever. */
 export const RECIPIENTS_PER_CONNECTION = 50;
+/**
+ * Recipients waiting for each connection opened, within the window: a few share a
+ * connection (one TCP and TLS handshake for several messages), more are spread over more
+ * connections, so a window grown by slow start is used at once rather than after the
+ * chunks already running have ended.
+ */
+export const RECIPIENTS_PER_NEW_CONNECTION = 10;
 
 export interface ChunkPlan<T> {
   /** Each chunk goes over one connection to its domain. */
@@ -29,7 +37,7 @@ export function planChunks<T>(items: readonly T[], domainOf: (item: T) => string
   const plan: ChunkPlan<T> = { chunks: [], unstarted: [] };
   let slots = free;
   for (const [domain, list] of byDomain) {
-    const connections = Math.min(room(domain), slots, Math.ceil(list.length / RECIPIENTS_PER_CONNECTION));
+    const connections = Math.min(room(domain), slots, Math.ceil(list.length / RECIPIENTS_PER_NEW_CONNECTION));
     if (connections <= 0) {
       plan.unstarted.push(...list);
       continue;
