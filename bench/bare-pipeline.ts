@@ -16,7 +16,7 @@
 import { simpleParser, type ParsedMail } from "mailparser";
 import { parseArgs } from "node:util";
 import { SMTPServer } from "smtp-server";
-import { ROOT_HEADER_KEYS } from "../src/inbound/parse.ts";
+import { parserOptions } from "../src/inbound/parse.ts";
 
 const { values } = parseArgs({ args: Bun.argv.slice(2), options: { target: { type: "string" } } });
 const target = values.target;
@@ -25,17 +25,8 @@ if (!target) {
   process.exit(1);
 }
 
-const PARSE_OPTIONS = {
-  skipHtmlToText: true,
-  skipTextToHtml: true,
-  skipImageLinks: true,
-  skipTextLinks: true,
-  keepCidLinks: true,
-  rootHeaderKeys: ROOT_HEADER_KEYS,
-  // [smtp] max_header_size and max_mime_parts as the benchmark's Postroom has them (the defaults).
-  maxHeadSize: 256 * 1024,
-  maxChildNodes: 500,
-};
+// [smtp] max_header_size and max_mime_parts as the benchmark's Postroom has them (the defaults).
+const PARSE_OPTIONS = parserOptions({ maxHeaderBytes: 256 * 1024, maxMimeParts: 500, maxMimeDepth: 50 });
 
 const temporary = (text: string) => Object.assign(new Error(text), { responseCode: 451 });
 

@@ -98,6 +98,21 @@ export const ROOT_HEADER_KEYS: ReadonlySet<string> = new Set(["from", "subject",
  * Parses `raw`, whose first `traceBytes` are our own trace lines (trace-headers.ts): the
  * header limit is the sender's, so those bytes are not counted against it.
  */
+/** mailparser's options for a received message (bench:inbound's bare pipeline takes the same). */
+export function parserOptions(limits: ParseLimits, traceBytes = 0): object {
+  return {
+    // Keep the message as it was: no text made from HTML or HTML from text, cid: links intact.
+    skipHtmlToText: true,
+    skipTextToHtml: true,
+    skipImageLinks: true,
+    skipTextLinks: true,
+    keepCidLinks: true,
+    rootHeaderKeys: ROOT_HEADER_KEYS,
+    maxHeadSize: limits.maxHeaderBytes + traceBytes,
+    maxChildNodes: limits.maxMimeParts,
+  };
+}
+
 export async function parseMessage(raw: Buffer, limits: ParseLimits, traceBytes = 0): Promise<ParsedMail> {
   const headerBytes = headerSectionBytes(raw) - traceBytes;
   if (headerBytes > limits.maxHeaderBytes) {
@@ -107,17 +122,7 @@ export async function parseMessage(raw: Buffer, limits: ParseLimits, traceBytes 
     throw new MessageRefused(SMTP_REPLIES.mimeTooDeep(limits.maxMimeDepth));
   }
   try {
-    return await (simpleParser as (input: Buffer | Readable, options: object) => Promise<ParsedMail>)(raw.length > WHOLE_UP_TO_BYTES ? inSlices(raw) : raw, {
-      // Keep the message as it was: no text made from HTML or HTML from text, cid: links intact.
-      skipHtmlToText: true,
-      skipTextToHtml: true,
-      skipImageLinks: true,
-      skipTextLinks: true,
-      keepCidLinks: true,
-      rootHeaderKeys: ROOT_HEADER_KEYS,
-      maxHeadSize: limits.maxHeaderBytes + traceBytes,
-      maxChildNodes: limits.maxMimeParts,
-    });
+    return await (simpleParser as (input: Buffer | Readable, options: object) => Promise<ParsedMail>)(raw.length > WHOLE_UP_TO_BYTES ? inSlices(raw) : raw, parserOptions(limits, traceBytes));
   } catch (err) {
     // mailsplit tags its limit errors EMAXLEN; anything else is a parser failure.
     const { code, message = "" } = err as { code?: string; message?: string };

@@ -3,7 +3,6 @@
 // same pipeline, a new incoming status, the target's answer. Read back from where it was
 // kept: the appliance's disk through its own signed URL, or the address's S3 store through
 // the presigned URL and the egress guard.
-import { readFileSync } from "node:fs";
 import { guardedFetch } from "../lib/egress-fetch.ts";
 import { newId16 } from "../lib/ids.ts";
 import { formatReply } from "../lib/smtp-reply.ts";
@@ -28,7 +27,8 @@ export async function readKeptMessage(url: string, deps: PostAgainDeps): Promise
   const local = new RegExp(`^${ATTACHMENT_PATH_PREFIX}/([0-9a-f]{32})/`).exec(u.pathname);
   if (u.origin === own.origin && local) {
     const file = deps.localAttachments.open(local[1]!, u.searchParams.get("expires") ?? "", u.searchParams.get("signature") ?? "", deps.clock.nowMs());
-    return file ? readFileSync(file.path) : null;
+    // Read without holding the event loop: a kept message may be as large as smtp.max_message_size.
+    return file ? Buffer.from(await Bun.file(file.path).arrayBuffer()) : null;
   }
   const { response } = await guardedFetch(
     { url, method: "GET", headers: { "user-agent": deps.post.userAgent }, maxRedirects: 0, signal: AbortSignal.timeout(deps.post.timeoutMs) },

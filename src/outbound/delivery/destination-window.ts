@@ -47,3 +47,43 @@ export function nextWindow(w: DestinationWindow, feedback: ConnectionFeedback, l
   if (credit <= -connections) return { connections: Math.max(1, connections - 1), credit: 0 };
   return { connections, credit };
 }
+
+/** Destinations whose window is remembered while nothing is open to them; past it, a quiet one starts over. */
+export const MAX_WINDOWS = 10_000;
+
+/** The delivery worker's destinations: each one's window and the connections open to it now. */
+export class DestinationWindows {
+  private readonly open = new Map<string, number>();
+  private readonly windows = new Map<string, DestinationWindow>();
+
+  /** `limits`: from the config of the moment (a reload applies at the next feedback). */
+  constructor(private readonly limits: () => WindowLimits) {}
+
+  /** Connections `domain` may still open now. */
+  room(domain: string): number {
+    return (this.windows.get(domain) ?? initialWindow(this.limits())).connections - (this.open.get(domain) ?? 0);
+  }
+
+  /** Destinations with no room left: a claim leaves their recipients alone. */
+  full(): string[] {
+    return [...this.open.keys()].filter((d) => this.room(d) <= 0);
+  }
+
+  opened(domain: string): void {
+    this.open.set(domain, (this.open.get(domain) ?? 0) + 1);
+  }
+
+  closed(domain: string): void {
+    const n = (this.open.get(domain) ?? 1) - 1;
+    if (n > 0) return void this.open.set(domain, n);
+    this.open.delete(domain);
+    // Nothing open to it: what was learnt of it is kept while the map is small.
+    if (this.windows.size > MAX_WINDOWS) this.windows.delete(domain);
+  }
+
+  /** What one transaction or connection said of the destination's capacity, as Postfix's qmgr counts it: each delivery. */
+  feedback(domain: string, f: ConnectionFeedback): void {
+    const limits = this.limits();
+    this.windows.set(domain, nextWindow(this.windows.get(domain) ?? initialWindow(limits), f, limits));
+  }
+}

@@ -1,7 +1,8 @@
 // A recipient's copy as it leaves: personalised when the message tracks or carries
 // List-Unsubscribe, then DKIM-signed (signing comes last, over the final bytes).
 import { senderDomainOf } from "../compose/addresses.ts";
-import type { OutboundMessage } from "../queue/message.ts";
+import type { ClaimedRecipient, OutboundMessage } from "../queue/message.ts";
+import type { OutboundRepo } from "../queue/queue.repo.ts";
 import { UnsendableMessage } from "./outcome.ts";
 import { needsPersonalizing, personalize } from "../tracking/personalize.ts";
 import { splitMessage } from "../compose/raw-headers.ts";
@@ -27,4 +28,24 @@ export function copyPreparer(deps: { domains: SenderDomains; publicUrl: () => st
       return deps.domains.sign(m.accountId, senderDomainOf(m.from), copy);
     },
   };
+}
+
+/** What copyFor needs: the stored message, and copyPreparer's two functions. */
+export interface CopyDeps {
+  repo: Pick<OutboundRepo, "rawMessage">;
+  samePerRecipient(message: OutboundMessage): boolean;
+  prepare(message: OutboundMessage, recipientId: string, recipient: string, raw: Buffer): Promise<Buffer>;
+}
+
+/** The bytes for one recipient; read and prepared once per message (in `cache`) when all copies are alike. */
+export async function copyFor(item: ClaimedRecipient, cache: Map<string, Buffer>, deps: CopyDeps): Promise<Buffer> {
+  const { message, recipient } = item;
+  const shared = deps.samePerRecipient(message);
+  const cached = shared ? cache.get(message.id) : undefined;
+  if (cached) return cached;
+  const stored = await deps.repo.rawMessage(message.id);
+  if (!stored) throw new UnsendableMessage("the message's stored bytes are missing, so it cannot be sent");
+  const raw = await deps.prepare(message, recipient.id, recipient.email, stored);
+  if (shared) cache.set(message.id, raw);
+  return raw;
 }

@@ -16,8 +16,8 @@ import { AttemptRecorder, type RecorderDeps } from "./attempt-recorder.ts";
 import { planChunks, RECIPIENTS_PER_CONNECTION } from "./chunk-plan.ts";
 import { ConnectionCache, destinationKey } from "./connection-cache.ts";
 import { connectTo } from "./connect.ts";
-import { UnsendableMessage } from "./outcome.ts";
-import { initialWindow, nextWindow, type ConnectionFeedback, type DestinationWindow } from "./destination-window.ts";
+import { copyFor } from "./prepare.ts";
+import { DestinationWindows } from "./destination-window.ts";
 import type { SmtpClient } from "./smtp-client.ts";
 import type { TlsRequirement } from "./tls-policy.ts";
 
@@ -53,8 +53,6 @@ export interface DestinationTls {
   ca?: string[];
 }
 
-/** Destinations whose window is remembered while nothing is open to them; past it, a quiet one starts over. */
-const MAX_WINDOWS = 10_000;
 const IDLE_POLL_MS = 1000;
 /**
  * How long a kick (an enqueue, a finished connection) waits before the worker claims: the
@@ -76,9 +74,11 @@ export class DeliveryWorker {
   private readonly hostPrefix = `${osHostname()}/`;
   private readonly id = `${this.hostPrefix}${process.pid}-${randomHex(4)}`;
   private active = 0;
-  private readonly perDomain = new Map<string, number>();
-  /** Each destination's window (slow start); a destination left idle starts again from the initial one. */
-  private readonly windows = new Map<string, DestinationWindow>();
+  /** Each destination's window (slow start) and the connections open to it. */
+  private readonly destinations = new DestinationWindows(() => {
+    const c = this.deps.config().outbound;
+    return { initial: c.initialDomainConcurrency, max: c.domainConcurrency };
+  });
   private readonly running = new Set<Promise<void>>();
   private readonly timer = new WakeTimer(() => void this.tick());
   private ticking = false;
@@ -162,12 +162,12 @@ export class DeliveryWorker {
     const c = this.deps.config().outbound;
     const free = c.concurrency - this.active;
     if (free <= 0 || performance.now() < this.memoryWaitUntilMs) return "blocked";
-    const busy = [...this.perDomain].filter(([d, n]) => n >= this.allowed(d)).map(([d]) => d);
+    const busy = this.destinations.full();
     const now = this.deps.clock.nowMs();
     const limit = free * RECIPIENTS_PER_CONNECTION;
     const claimed = await this.deps.repo.claimDue(this.id, now, now + c.leaseTimeMs, limit, busy);
     if (claimed.length === 0) return "none";
-    const plan = planChunks(claimed, (item) => item.recipient.domain, free, (domain) => this.allowed(domain) - (this.perDomain.get(domain) ?? 0));
+    const plan = planChunks(claimed, (item) => item.recipient.domain, free, (domain) => this.destinations.room(domain));
     for (const chunk of plan.chunks) this.startChunk(chunk.domain, chunk.items);
     // More domains than free connections: the rest wait for the next free slot.
     await this.deps.repo.release(plan.unstarted.map((i) => i.recipient.id));
@@ -175,40 +175,18 @@ export class DeliveryWorker {
     return claimed.length === limit ? "more" : "claimed";
   }
 
-  /** The window's limits from the config of the moment. */
-  private windowLimits() {
-    const c = this.deps.config().outbound;
-    return { initial: c.initialDomainConcurrency, max: c.domainConcurrency };
-  }
-
-  /** Connections `domain` may have open now. */
-  private allowed(domain: string): number {
-    return (this.windows.get(domain) ?? initialWindow(this.windowLimits())).connections;
-  }
-
   private startChunk(domain: string, items: ClaimedRecipient[]): void {
     this.active++;
-    this.perDomain.set(domain, (this.perDomain.get(domain) ?? 0) + 1);
+    this.destinations.opened(domain);
     const run = this.deliverChunk(domain, items)
       .catch((err) => this.deps.logger.error("delivery failed", { err, domain }))
       .finally(() => {
         this.active--;
-        const n = (this.perDomain.get(domain) ?? 1) - 1;
-        if (n <= 0) {
-          this.perDomain.delete(domain);
-          // Nothing open to it: what was learnt of it is kept while the map is small.
-          if (this.windows.size > MAX_WINDOWS) this.windows.delete(domain);
-        } else this.perDomain.set(domain, n);
+        this.destinations.closed(domain);
         this.running.delete(run);
         this.kick();
       });
     this.running.add(run);
-  }
-
-  /** What one transaction or connection said of the destination's capacity, as Postfix's qmgr counts it: each delivery. */
-  private feedback(domain: string, f: ConnectionFeedback): void {
-    const limits = this.windowLimits();
-    this.windows.set(domain, nextWindow(this.windows.get(domain) ?? initialWindow(limits), f, limits));
   }
 
   /** Delivers `items` over one connection, telling the destination's window what each transaction came to. */
@@ -224,7 +202,7 @@ export class DeliveryWorker {
       if (!opened.ok) {
         await Promise.all(items.map((item) => this.record.settle(item, { code: null, response: opened.reason }, null, opened.permanent)));
         // A null MX or a policy refusal is no sign of load.
-        if (!opened.permanent) this.feedback(domain, "failed");
+        if (!opened.permanent) this.destinations.feedback(domain, "failed");
         return;
       }
       client = opened.client;
@@ -271,7 +249,7 @@ export class DeliveryWorker {
         const dispatch = this.record.event(item, "dispatch", { mx: client.endpoint.host, smtp_code: null, smtp_response: null, attempt } satisfies AttemptDetails);
         let raw: Buffer;
         try {
-          raw = await this.copyFor(item, blobs);
+          raw = await copyFor(item, blobs, this.deps);
         } catch (err) {
           // Nothing was sent: the attempt could not even be made. E13 and the webhook say why.
           recorded.push(this.record.unprepared(item, err));
@@ -287,7 +265,7 @@ export class DeliveryWorker {
           if (!opened.ok) {
             for (const failed of [item, ...pending]) recorded.push(this.record.settle(failed, { code: null, response: opened.reason }, null, opened.permanent));
             pending.clear();
-            if (!opened.permanent) this.feedback(domain, "failed");
+            if (!opened.permanent) this.destinations.feedback(domain, "failed");
             return;
           }
           client = opened.client;
@@ -297,7 +275,7 @@ export class DeliveryWorker {
         reused = false;
         // The session died or the server said it is closing (421): the destination is struggling.
         // Any other answer, a refusal included, is the destination taking its mail.
-        this.feedback(domain, result.code === null || result.code === 421 ? "failed" : "carried");
+        this.destinations.feedback(domain, result.code === null || result.code === 421 ? "failed" : "carried");
         recorded.push(this.record.settle(item, result, client.endpoint.host, false, dispatch));
         done(item);
         if (result.code !== null && result.code >= 400) await client.reset();
@@ -315,16 +293,4 @@ export class DeliveryWorker {
     }
   }
 
-  /** The bytes for one recipient; read and prepared once per message when all copies are alike. */
-  private async copyFor(item: ClaimedRecipient, cache: Map<string, Buffer>): Promise<Buffer> {
-    const { message, recipient } = item;
-    const shared = this.deps.samePerRecipient(message);
-    const cached = shared ? cache.get(message.id) : undefined;
-    if (cached) return cached;
-    const stored = await this.deps.repo.rawMessage(message.id);
-    if (!stored) throw new UnsendableMessage("the message's stored bytes are missing, so it cannot be sent");
-    const raw = await this.deps.prepare(message, recipient.id, recipient.email, stored);
-    if (shared) cache.set(message.id, raw);
-    return raw;
-  }
 }
