@@ -21,9 +21,22 @@ export interface PostfixSide {
   postfix: PrivatePostfix;
   sink: SmtpSinkProcess;
   clients: number;
-  /** The file smtp-source sends (-F) and its one recipient. */
+  /** The file smtp-source sends (-F). */
   messageFile: string;
-  rcpt: string;
+  /**
+   * One recipient per destination domain. smtp-source sends to one recipient (-N makes
+   * each message's distinct by a number in front), so D domains take D smtp-source
+   * processes at once, each with its share of the messages and of the sessions (at least one).
+   */
+  rcpts: string[];
+}
+
+/** How `count` messages and `clients` sessions are shared by one smtp-source per recipient: as evenly as they go, at least one session each. */
+export function sourceShares(count: number, clients: number, rcpts: number): { messages: number; sessions: number }[] {
+  return Array.from({ length: rcpts }, (_, i) => ({
+    messages: Math.floor(count / rcpts) + (i < count % rcpts ? 1 : 0),
+    sessions: Math.max(1, Math.floor(clients / rcpts) + (i < clients % rcpts ? 1 : 0)),
+  })).filter((s) => s.messages > 0);
 }
 
 export interface RunResult {
@@ -77,22 +90,27 @@ export async function runPostfix(ctx: PostfixSide, count: number): Promise<RunRe
   const { postfix, sink } = ctx;
   const sink0 = sink.count;
   const log0 = postfix.logCounts();
-  const cmd = ["smtp-source", "-4", "-s", String(ctx.clients), "-m", String(count), "-d", "-N", "-F", ctx.messageFile, "-M", "client.sender.bench.test", "-f", MAIL_FROM, "-t", ctx.rcpt, `127.0.0.1:${postfix.port}`];
+  const shares = sourceShares(count, ctx.clients, ctx.rcpts.length);
+  const cmd = (share: { messages: number; sessions: number }, rcpt: string) =>
+    ["smtp-source", "-4", "-s", String(share.sessions), "-m", String(share.messages), "-d", "-N", "-F", ctx.messageFile, "-M", "client.sender.bench.test", "-f", MAIL_FROM, "-t", rcpt, `127.0.0.1:${postfix.port}`];
   const cpu0 = { server: postfix.cpuMs(), sink: sink.cpuMs(), machine: machineBusyMs() };
   const t0 = performance.now();
   const delivered = sink.reach(sink0 + count, runTimeoutMs(count), "postfix");
   delivered.catch(() => undefined);
-  const source = Bun.spawn(cmd, { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, PATH: `${process.env.PATH ?? ""}:/usr/sbin` } });
-  const code = await source.exited;
+  const sources = shares.map((share, i) => Bun.spawn(cmd(share, ctx.rcpts[i]!), { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, PATH: `${process.env.PATH ?? ""}:/usr/sbin` } }));
+  const codes = await Promise.all(sources.map((source) => source.exited));
   const tAccepted = performance.now();
-  const out = (await new Response(source.stdout).text()) + (await new Response(source.stderr).text());
-  if (code !== 0 || out.trim() !== "") throw new Error(`postfix: smtp-source exited with ${code} (it stops at the first refusal):\n${out}`);
+  let sourceCpuMs = 0;
+  for (const [i, source] of sources.entries()) {
+    const out = (await new Response(source.stdout).text()) + (await new Response(source.stderr).text());
+    if (codes[i] !== 0 || out.trim() !== "") throw new Error(`postfix: smtp-source to ${ctx.rcpts[i]} exited with ${codes[i]} (it stops at the first refusal):\n${out}`);
+    const usage = source.resourceUsage();
+    sourceCpuMs += usage ? (Number(usage.cpuTime.user) + Number(usage.cpuTime.system)) / 1000 : 0;
+  }
   const tDelivered = await delivered.catch((err: Error) => {
     const log = postfix.logCounts();
     throw new Error(`${err.message}; Postfix logged ${log.sent - log0.sent} sent, ${log.deferred - log0.deferred} deferred, ${log.bounced - log0.bounced} bounced (log: ${postfix.logFile})`);
   });
-  const usage = source.resourceUsage();
-  const sourceCpuMs = usage ? (Number(usage.cpuTime.user) + Number(usage.cpuTime.system)) / 1000 : 0;
   const cpu = { server: postfix.cpuMs() - cpu0.server, client: sourceCpuMs, sink: sink.cpuMs() - cpu0.sink, machine: machineBusyMs() - cpu0.machine };
   // Postfix's own record: N status=sent lines (postlogd writes them a moment later).
   await until(() => postfix.logCounts().sent - log0.sent >= count, 10_000);

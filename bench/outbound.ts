@@ -7,10 +7,17 @@
 //       → sink); the ratio is Postroom's (b) over Postfix's (b).
 //
 //   bun run bench:outbound [--messages N] [--clients C] [--warmup W] [--rounds R]
-//                          [--route smarthost|mx] [--domains D] [--profile DIR]
+//                          [--route smarthost|mx] [--domains D] [--start warm|cold]
+//                          [--profile DIR]
 //   defaults: N=2000, C=8, W=1000 per side, R=3 (rounds of one Postfix run and one
-//   Postroom run), route smarthost, D=1 (or BENCH_MESSAGES, BENCH_CLIENTS, BENCH_WARMUP,
-//   BENCH_ROUNDS, BENCH_ROUTE, BENCH_DOMAINS, BENCH_PROFILE)
+//   Postroom run), route smarthost, D=1, start warm (or BENCH_MESSAGES, BENCH_CLIENTS,
+//   BENCH_WARMUP, BENCH_ROUNDS, BENCH_ROUTE, BENCH_DOMAINS, BENCH_START, BENCH_PROFILE)
+//   --start warm: W messages through each side first, then the rounds on the same
+//   processes. --start cold: no warm-up; each side is restarted just before each of its
+//   runs (Postroom a new process on the same data dir, as after `systemctl restart`;
+//   Postfix `postfix stop` and `start`, which empties its connection cache and puts every
+//   destination back at its initial concurrency), so each run includes the first
+//   seconds after a start.
 //   --profile runs Postroom under `bun --cpu-prof` and prints where its main thread
 //   spends its time (bench/outbound-profile.ts); the profiler slows it down.
 //
@@ -33,7 +40,18 @@
 //   the same idea, so both sides make the same hop) or, with --route mx, through MX
 //   lookups answered by a loopback DNS server (test/helpers/dns-server.ts) with
 //   `mx_port = <sink>` and `allow_private_mx = true`. Delivery limits are the defaults
-//   (concurrency 20, domain_concurrency 5); both rate limits are off.
+//   (outbound.concurrency 100, domain_concurrency 20 reached by slow start from
+//   initial_domain_concurrency 5, as Postfix's); both rate limits are off.
+// - With --route mx Postfix looks up MX too, instead of using its relayhost: no relayhost,
+//   smtp_tcp_port = the sink's port, and a resolv.conf naming unbound (bench/unbound.ts)
+//   on 127.0.0.153:53, which serves the same MX and A records. The sink then listens on
+//   127.0.0.2 (the MX host's address): Postfix refuses an MX that is one of its own
+//   addresses. So with D domains each side has D destinations, each with its own
+//   concurrency window (Postfix: default_destination_concurrency_limit 20, 100 processes).
+// - D recipient domains: Postroom's messages go to the domains in turn, and to 50
+//   recipients of each in turn (one recipient per message). smtp-source sends to one
+//   recipient only, so Postfix is fed by D smtp-source processes at once, one per domain,
+//   each with its share of the messages and of the C sessions (at least one each).
 // - Postfix runs privately in a temp dir (bench/postfix.ts), as shipped apart from what a
 //   loopback relay needs, with relayhost = the sink. smtp-source (C) feeds it with C
 //   sessions that stay connected (-d), distinct recipients (-N), and the same 4 KB message
@@ -57,8 +75,11 @@
 //   an id, smtp-source must exit 0 (it aborts on any refusal), the sink must receive
 //   exactly N, and the sides' own logs must show N deliveries and no other outcome.
 //   Anything else aborts with exit code 1.
-import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createResolver } from "../src/lib/dns.ts";
+import { DATABASE_FILE } from "../src/store/store.ts";
 import { TestDnsServer } from "../test/helpers/dns-server.ts";
 import { SmtpSink } from "../test/helpers/sink.ts";
 import { apiContent, FROM_HEADER } from "./api-client.ts";
@@ -70,13 +91,21 @@ import { countQueries, loadAverage, median } from "./measure.ts";
 import { buildMessage, MAIL_FROM, SENDER_DOMAIN } from "./message.ts";
 import { describeSigning, PrivateOpendkim } from "./opendkim.ts";
 import { summarizeOutboundProfile } from "./outbound-profile.ts";
-import { runPostfix, runPostroom, type PostfixSide, type PostroomSide, type RunResult } from "./outbound-run.ts";
+import { runPostfix, runPostroom, sourceShares, type PostfixSide, type PostroomSide, type RunResult } from "./outbound-run.ts";
 import { checkPostfixSigns, DKIM_CHECK_DOMAIN } from "./postfix-dkim-check.ts";
 import { PrivatePostfix } from "./postfix.ts";
 import { startPostroom, verifiedSendingDomain } from "./postroom.ts";
 import { SmtpSinkProcess } from "./smtp-sink.ts";
+import { UnboundServer } from "./unbound.ts";
 
 const DEST = (n: number) => `dest${n}.bench.test`;
+/** Every destination domain's MX host. */
+const MX_HOST = "mx.sink.bench.test";
+const MX_SINK_HOST = "127.0.0.2";
+/** Postfix's nameserver (port 53), through MX. */
+const POSTFIX_DNS_HOST = "127.0.0.153";
+/** Postroom's messages go to this many recipients of each domain, in turn. */
+const RECIPIENTS_PER_DOMAIN = 50;
 
 // ---------------------------------------------------------------- options
 
@@ -89,6 +118,7 @@ function options() {
     route: { type: "string" },
     domains: { type: "string" },
     profile: { type: "string" },
+    start: { type: "string" },
   });
   const messages = intOption(values.messages, "BENCH_MESSAGES", 2000, 1);
   const clients = intOption(values.clients, "BENCH_CLIENTS", 8, 1);
@@ -97,15 +127,42 @@ function options() {
   const domains = intOption(values.domains, "BENCH_DOMAINS", 1, 1);
   const route = values.route ?? process.env.BENCH_ROUTE ?? "smarthost";
   if (route !== "smarthost" && route !== "mx") throw new Error(`--route must be smarthost or mx, got ${route}`);
+  const start = values.start ?? process.env.BENCH_START ?? "warm";
+  if (start !== "warm" && start !== "cold") throw new Error(`--start must be warm or cold, got ${start}`);
   if (clients > messages) throw new Error(`--clients (${clients}) must not exceed --messages (${messages})`);
-  if (warmup > 0 && clients > warmup) throw new Error(`--clients (${clients}) must not exceed --warmup (${warmup})`);
-  return { messages, clients, warmup, rounds, domains, route: route as "smarthost" | "mx", profileDir: dirOption(values.profile, "BENCH_PROFILE") };
+  if (start === "warm" && warmup > 0 && clients > warmup) throw new Error(`--clients (${clients}) must not exceed --warmup (${warmup})`);
+  const profileDir = dirOption(values.profile, "BENCH_PROFILE");
+  if (start === "cold" && profileDir) throw new Error("--profile needs --start warm (a cold run starts a new Postroom each round)");
+  // Cold: every round starts both sides afresh and sends at once, so there is no warm-up.
+  return { messages, clients, warmup: start === "cold" ? 0 : warmup, rounds, domains, start: start as "warm" | "cold", route: route as "smarthost" | "mx", profileDir };
 }
 
 // ---------------------------------------------------------------- Postroom
 
 /** How Postroom reaches the sink: as its smarthost, or as the MX of every recipient domain (answered by the loopback DNS). */
 const relay = (route: "smarthost" | "mx", sinkPort: number) => (route === "smarthost" ? `smarthost = "smtp://127.0.0.1:${sinkPort}"` : `mx_port = ${sinkPort}\nallow_private_mx = true`);
+
+/** The size of a message Postroom holds in its store (outbound_message_bodies), or null. */
+function queuedSize(dataDir: string): number | null {
+  const db = new Database(join(dataDir, DATABASE_FILE), { readonly: true });
+  try {
+    return (db.query("SELECT length(raw) AS bytes FROM outbound_message_bodies LIMIT 1").get() as { bytes: number } | null)?.bytes ?? null;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * unbound on POSTFIX_DNS_HOST:53 with each destination's MX and the MX host's address, as
+ * the tests' DNS server answers Postroom. Ready once it answers the first domain's MX.
+ */
+async function startPostfixDns(workDir: string, domains: number, sinkHost: string): Promise<UnboundServer> {
+  const dir = join(workDir, "postfix-dns");
+  mkdirSync(dir);
+  const rrs = [...Array.from({ length: domains }, (_, d) => `${DEST(d + 1)}. 60 IN MX 10 ${MX_HOST}.`), `${MX_HOST}. 60 IN A ${sinkHost}`];
+  const ready = (address: string) => createResolver({ servers: [address], timeoutMs: 500, cacheMaxEntries: 1 }).resolveMx(DEST(1));
+  return UnboundServer.start(dir, [], ready, { host: POSTFIX_DNS_HOST, port: 53, rrs });
+}
 
 // Ctrl-C must not leave a private Postfix running or /etc/postfix/main.cf changed.
 const cleanup = new Cleanup();
@@ -125,40 +182,66 @@ async function main() {
     // What Postroom gets through the API: the same text, HTML and subject.
     const content = await apiContent(message);
 
-    const sink = await SmtpSinkProcess.start();
+    // Through MX, the sink is on 127.0.0.2: Postfix refuses an MX host that is one of its
+    // own addresses (127.0.0.1, where it listens) as mail looping back to itself.
+    const sink = await SmtpSinkProcess.start(opts.route === "mx" ? MX_SINK_HOST : "127.0.0.1");
     cleanup.add(() => sink.stop());
 
+    // Postroom's DNS: the tests' server, answering its MX lookups and the sending domain's
+    // records it publishes through the API (verifiedSendingDomain).
     const dns = await TestDnsServer.start();
     cleanup.add(() => dns.stop());
-    for (let d = 1; d <= opts.domains; d++) dns.set(DEST(d), [{ type: "MX", exchange: "mx.sink.bench.test", priority: 10 }]);
-    dns.set("mx.sink.bench.test", [{ type: "A", address: "127.0.0.1" }]);
+    for (let d = 1; d <= opts.domains; d++) dns.set(DEST(d), [{ type: "MX", exchange: MX_HOST, priority: 10 }]);
+    dns.set(MX_HOST, [{ type: "A", address: sink.host }]);
     const dnsQueries = countQueries(dns);
+    // Postfix's DNS, through MX: the same MX and A records from unbound on port 53 of its
+    // own loopback address (Postfix's resolver takes only an address from resolv.conf).
+    const postfixDns = opts.route === "mx" ? await startPostfixDns(workDir, opts.domains, sink.host) : null;
+    if (postfixDns) cleanup.add(() => postfixDns.stop());
 
     // The capture sink of the check that Postfix signs; only the check's message goes there.
     const capture = await SmtpSink.start();
     cleanup.add(() => capture.stop());
-    const postfix = await PrivatePostfix.start(sink.port, { signingDomain: SENDER_DOMAIN, checkRoute: { domain: DKIM_CHECK_DOMAIN, port: capture.port } });
+    const postfix = await PrivatePostfix.start(sink.port, {
+      signingDomain: SENDER_DOMAIN,
+      checkRoute: { domain: DKIM_CHECK_DOMAIN, port: capture.port },
+      mx: postfixDns ? { nameserver: postfixDns.host, port: sink.port } : undefined,
+    });
     cleanup.add(() => postfix.stop());
     const postfixSigned = await checkPostfixSigns(postfix, capture, messageFile, MAIL_FROM);
 
-    const postroom = await startPostroom(workDir, dns.address, { relay: relay(opts.route, sink.port) }, cpuProfileArgs(opts.profileDir, "postroom-outbound"));
-    cleanup.add(() => postroom.child.stop());
-    const tally = new DeliveryTally(postroom.child);
-    postroom.child.ready();
-    await verifiedSendingDomain(postroom.httpPort, dns, SENDER_DOMAIN);
+    /** Postroom as a fresh process on the run's data dir: the first start, and each cold round's. */
+    const startSide = async (): Promise<PostroomSide & { stop: () => Promise<void> }> => {
+      const started = await startPostroom(workDir, dns.address, { relay: relay(opts.route, sink.port) }, cpuProfileArgs(opts.profileDir, "postroom-outbound"));
+      const tally = new DeliveryTally(started.child);
+      started.child.ready();
+      return { httpPort: started.httpPort, postroom: started.child, sink, tally, clients: opts.clients, stop: async () => void (await started.child.stop()) };
+    };
+    let postroomSide = await startSide();
+    cleanup.add(() => postroomSide.stop());
+    await verifiedSendingDomain(postroomSide.httpPort, dns, SENDER_DOMAIN);
 
     let seq = 0;
-
-    const postroomSide: PostroomSide = { httpPort: postroom.httpPort, postroom: postroom.child, sink, tally, clients: opts.clients };
-    const postfixSide: PostfixSide = { postfix, sink, clients: opts.clients, messageFile, rcpt: `rcpt@${DEST(1)}` };
-    /** The next `count` API bodies, each to a recipient of its own, spread over the domains. */
+    const postfixSide: PostfixSide = { postfix, sink, clients: opts.clients, messageFile, rcpts: Array.from({ length: opts.domains }, (_, d) => `rcpt@${DEST(d + 1)}`) };
+    /** The next `count` API bodies, spread over the domains, each to one of a domain's RECIPIENTS_PER_DOMAIN recipients. */
     const nextBodies = (count: number) =>
       Array.from({ length: count }, () => {
         const n = seq++;
-        return JSON.stringify({ from: FROM_HEADER, to: `r${n}@${DEST((n % opts.domains) + 1)}`, ...content });
+        const domain = n % opts.domains;
+        const local = Math.floor(n / opts.domains) % RECIPIENTS_PER_DOMAIN;
+        return JSON.stringify({ from: FROM_HEADER, to: `r${local}@${DEST(domain + 1)}`, ...content });
       });
-    const runPostroomSide = (count: number) => runPostroom(postroomSide, nextBodies(count));
-    const runPostfixSide = (count: number) => runPostfix(postfixSide, count);
+    const runPostroomSide = async (count: number) => {
+      if (opts.start === "cold") {
+        await postroomSide.stop();
+        postroomSide = await startSide();
+      }
+      return runPostroom(postroomSide, nextBodies(count));
+    };
+    const runPostfixSide = async (count: number) => {
+      if (opts.start === "cold") await postfix.restart();
+      return runPostfix(postfixSide, count);
+    };
 
     const sides = {
       postfix: { label: "postfix", run: runPostfixSide, server: "postfix+opendkim", client: "smtp-source", results: [] as RunResult[] },
@@ -166,11 +249,15 @@ async function main() {
     };
     type Side = (typeof sides)["postfix"];
 
+    const routeText =
+      opts.route === "smarthost"
+        ? "smarthost: Postroom's `smarthost` and Postfix's `relayhost` are the sink"
+        : `MX lookup: each domain's MX is the sink (${sink.host}); Postroom asks the loopback DNS server and connects to mx_port, Postfix asks unbound on ${postfixDns?.host}:53 and connects to smtp_tcp_port`;
     console.log(
-      `outbound benchmark: N=${opts.messages} messages over C=${opts.clients} clients, ${opts.warmup} warm-up, ${opts.rounds} round${opts.rounds === 1 ? "" : "s"} (postfix, postroom, ...), ` +
-        `message ${message.size} bytes, ${opts.domains} recipient domain${opts.domains === 1 ? "" : "s"}, Postroom route: ${opts.route === "smarthost" ? "smarthost (the sink)" : "MX lookup (loopback DNS) to the sink"}`,
+      `outbound benchmark: N=${opts.messages} messages over C=${opts.clients} clients, ${opts.start === "cold" ? "cold (both sides restarted before each of their runs, no warm-up)" : `warm (${opts.warmup} warm-up per side, then the runs on the same processes)`}, ${opts.rounds} round${opts.rounds === 1 ? "" : "s"} (postfix, postroom, ...), ` +
+        `message ${message.size} bytes, ${opts.domains} recipient domain${opts.domains === 1 ? "" : "s"} (Postroom: ${RECIPIENTS_PER_DOMAIN} recipients each, in turn; Postfix: smtp-source's numbered recipients, ${sourceShares(opts.messages, opts.clients, opts.domains).length} smtp-source process${opts.domains === 1 ? "" : "es"}), route ${routeText}`,
     );
-    console.log(`machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}, postfix ${PrivatePostfix.version()}, opendkim ${PrivateOpendkim.version()}; sink: smtp-sink on 127.0.0.1:${sink.port}; load average ${loadAverage()}`);
+    console.log(`machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}, postfix ${PrivatePostfix.version()}, opendkim ${PrivateOpendkim.version()}; sink: smtp-sink on ${sink.host}:${sink.port}; load average ${loadAverage()}`);
     console.log(`DKIM, both sides: ${describeSigning(postfix.signers.map((s) => s.algorithm))}`);
     console.log(`  postroom: its own signer (src/domains/dkim.ts), the sending domain's RSA and Ed25519 keys (both published and verified)`);
     console.log(`  postfix:  ${postfix.signers.length} opendkim milters in turn, one per algorithm; checked before the runs: ${postfixSigned}`);
@@ -197,6 +284,7 @@ async function main() {
     }
     const warmupQueries = new Map(dnsQueries);
     dnsQueries.clear();
+    postfixDns?.queries();
     for (let round = 0; round < opts.rounds; round++) {
       await measure(sides.postfix, opts.messages, false);
       await measure(sides.postroom, opts.messages, false);
@@ -218,21 +306,19 @@ async function main() {
     console.log(`  postroom side: ${cpuLine(sides.postroom)}`);
     console.log(`  postfix side:  ${cpuLine(sides.postfix)}`);
     console.log(`load average at the end: ${loadAverage()}`);
-    // What each side relayed: Postroom's queued file (the message it composed from the API
-    // body; DKIM signatures are added to it on the way out) and the size Postfix's queue
-    // manager logged (the client's message plus Postfix's Received header; it leaves out the
-    // DKIM-Signature headers the milters add: the start-up check prints the signed size).
-    const messagesDir = join(workDir, "data", "messages");
-    const shard = existsSync(messagesDir) ? readdirSync(messagesDir).find((d) => !d.startsWith(".")) : undefined;
-    const blob = shard ? readdirSync(join(messagesDir, shard)).find((f) => f.endsWith(".eml")) : undefined;
-    const postroomSize = shard && blob ? statSync(join(messagesDir, shard, blob)).size : null;
-    console.log(`message as relayed: postroom ${postroomSize ?? "?"} bytes (its queued file, composed from the API body), postfix ${postfix.lastQueuedSize() ?? "?"} bytes (smtp-source's ${message.size}-byte message as queued, without the milters' signatures)`);
+    // What each side relayed: a message Postroom queued (composed from the API body; DKIM
+    // signatures are added to it on the way out), read from its store after the runs, and
+    // the size Postfix's queue manager logged (the client's message plus Postfix's Received
+    // header; it leaves out the DKIM-Signature headers the milters add: the start-up check
+    // prints the signed size).
+    console.log(`message as relayed: postroom ${queuedSize(join(workDir, "data")) ?? "?"} bytes (a message it queued, composed from the API body, without its signatures), postfix ${postfix.lastQueuedSize() ?? "?"} bytes (smtp-source's ${message.size}-byte message as queued, without the milters' signatures)`);
     const listQueries = (q: Map<string, number>) => [...q].map(([n, c]) => `${n} x${c}`).join(", ");
     console.log(`DNS queries from Postroom: warm-up: ${listQueries(warmupQueries) || "none"}; timed runs: ${listQueries(dnsQueries) || "none"}`);
+    if (postfixDns) console.log(`DNS queries from Postfix, timed runs: ${listQueries(postfixDns.queries()) || "none"}`);
 
     if (opts.profileDir) {
       // The profile is written when Postroom exits.
-      await postroom.child.stop();
+      await postroomSide.stop();
       const total = opts.warmup + opts.rounds * opts.messages;
       console.log(cpuProfileReport(opts.profileDir, "postroom-outbound", "postroom", (file) => summarizeOutboundProfile(file, total)));
     }

@@ -23,9 +23,11 @@
 //   inline transport map): the start-up check's capture sink (bench/postfix-dkim-check.ts).
 //
 // The instance is Postfix as shipped apart from what a relay-only, loopback-only setup
-// needs: relayhost = the sink, no local delivery, no TLS (the sink offers none), no
-// chroot (the Debian default chroots daemons into the queue directory, which would need
-// copies of /etc files there), IPv4 only. Concurrency, process limits, in_flow_delay and
+// needs: relayhost = the sink (or, with `mx`, MX lookups through its own resolv.conf and
+// the sink's port), no local delivery, no TLS (the sink offers none), no chroot but the
+// smtp client's when it looks up MX (the Debian default chroots daemons into the queue
+// directory, which needs copies of /etc files there: only resolv.conf matters here),
+// IPv4 only. Concurrency, process limits, in_flow_delay and
 // connection caching are the defaults.
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -47,6 +49,15 @@ export interface PostfixOptions {
   signingDomain: string;
   /** Mail for this domain goes to 127.0.0.1:port instead of the relayhost. */
   checkRoute?: { domain: string; port: number };
+  /**
+   * Deliver by MX lookup instead of through the relayhost: Postfix's smtp client asks the
+   * DNS server at `nameserver` (port 53: the resolver library reads only an address from
+   * resolv.conf) for each domain's MX and connects to the MX hosts on `port`
+   * (smtp_tcp_port, as Postroom's mx_port). The smtp service then runs chrooted into the
+   * queue directory, as Debian ships it, so that its resolv.conf is the instance's own
+   * (SPOOL/etc/resolv.conf) and not the machine's.
+   */
+  mx?: { nameserver: string; port: number };
 }
 
 function tool(name: string): string {
@@ -120,6 +131,11 @@ export class PrivatePostfix {
       throw err;
     }
     const route = opts.checkRoute ? `transport_maps = inline:{ { ${opts.checkRoute.domain} = smtp:[127.0.0.1]:${opts.checkRoute.port} } }\n` : "";
+    const nextHop = opts.mx ? `relayhost =\nsmtp_tcp_port = ${opts.mx.port}\n` : `relayhost = [127.0.0.1]:${sinkPort}\n`;
+    if (opts.mx) {
+      mkdirSync(join(spool, "etc"), { mode: 0o755 });
+      writeFileSync(join(spool, "etc", "resolv.conf"), `nameserver ${opts.mx.nameserver}\noptions timeout:2 attempts:2\n`);
+    }
 
     const port = await freePort();
     writeFileSync(
@@ -139,8 +155,7 @@ inet_interfaces = 127.0.0.1
 inet_protocols = ipv4
 mynetworks = 127.0.0.0/8
 smtpd_relay_restrictions = permit_mynetworks, reject
-relayhost = [127.0.0.1]:${sinkPort}
-local_transport = error:local delivery is off
+${nextHop}local_transport = error:local delivery is off
 alias_maps =
 alias_database =
 smtpd_tls_security_level = none
@@ -152,7 +167,7 @@ non_smtpd_milters = $smtpd_milters
 milter_default_action = tempfail
 ${route}`,
     );
-    // Debian's master.cf.proto services with chroot off, smtpd on our own loopback port,
+    // Debian's master.cf.proto services with chroot off (but smtp's when it looks up MX), smtpd on our own loopback port,
     // and the postlog service that writes maillog_file.
     const services = [
       `127.0.0.1:${port} inet n - n - - smtpd`,
@@ -168,7 +183,7 @@ ${route}`,
       "flush     unix  n - n 1000? 0 flush",
       "proxymap  unix  - - n -     - proxymap",
       "proxywrite unix - - n -     1 proxymap",
-      "smtp      unix  - - n -     - smtp",
+      `smtp      unix  - - ${opts.mx ? "y" : "n"} -     - smtp`,
       "relay     unix  - - n -     - smtp",
       "showq     unix  n - n -     - showq",
       "error     unix  - - n -     - error",
@@ -232,20 +247,33 @@ ${route}`,
     return ms;
   }
 
+  /**
+   * Stops the master and its daemons and starts them again: a cold Postfix (no cached
+   * connections, every destination back at its initial concurrency), on the same queue.
+   */
+  async restart(): Promise<void> {
+    await this.stopMaster();
+    run([tool("postfix"), "-c", this.configDir, "start"], "postfix start");
+    await waitForGreeting(this.port, 15_000, "the private Postfix");
+  }
+
+  private async stopMaster(): Promise<void> {
+    const master = this.masterPid();
+    if (master === null || !procStat(master)) return;
+    Bun.spawnSync([tool("postfix"), "-c", this.configDir, "stop"], { stdout: "ignore", stderr: "ignore", env: { ...process.env, PATH: SBIN_PATH } });
+    // `postfix stop` returns before the master is gone; wait for it (a zombie counts as gone).
+    for (let i = 0; i < 100; i++) {
+      const f = procStat(master);
+      if (!f || f[0] === "Z") break;
+      await Bun.sleep(100);
+    }
+  }
+
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     try {
-      const master = this.masterPid();
-      if (master !== null && procStat(master)) {
-        Bun.spawnSync([tool("postfix"), "-c", this.configDir, "stop"], { stdout: "ignore", stderr: "ignore", env: { ...process.env, PATH: SBIN_PATH } });
-        // `postfix stop` returns before the master is gone; wait for it (a zombie counts as gone).
-        for (let i = 0; i < 100; i++) {
-          const f = procStat(master);
-          if (!f || f[0] === "Z") break;
-          await Bun.sleep(100);
-        }
-      }
+      await this.stopMaster();
     } finally {
       this.restoreMainCf();
       for (const s of this.signers) await s.stop();

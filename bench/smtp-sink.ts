@@ -13,20 +13,20 @@ import { connect } from "node:net";
 import type { Subprocess } from "bun";
 import { processCpuMs, terminate } from "./child.ts";
 
-/** A TCP port on 127.0.0.1 that was free a moment ago (for servers that cannot report theirs). */
-export async function freePort(): Promise<number> {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+/** A TCP port on `host` (loopback) that was free a moment ago (for servers that cannot report theirs). */
+export async function freePort(host = "127.0.0.1"): Promise<number> {
+  const probe = Bun.listen({ hostname: host, port: 0, socket: { data() {} } });
   const port = probe.port;
   probe.stop(true);
   return port;
 }
 
 /** Resolves once something on host:port answers with an SMTP 220 greeting. */
-export async function waitForGreeting(port: number, timeoutMs: number, what: string): Promise<void> {
+export async function waitForGreeting(port: number, timeoutMs: number, what: string, host = "127.0.0.1"): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const greeted = await new Promise<boolean>((resolve) => {
-      const s = connect({ host: "127.0.0.1", port });
+      const s = connect({ host, port });
       let buf = "";
       const done = (ok: boolean) => {
         s.destroy();
@@ -45,7 +45,7 @@ export async function waitForGreeting(port: number, timeoutMs: number, what: str
       setTimeout(() => done(false), 1000).unref();
     });
     if (greeted) return;
-    if (Date.now() > deadline) throw new Error(`${what} did not greet on 127.0.0.1:${port} within ${timeoutMs} ms`);
+    if (Date.now() > deadline) throw new Error(`${what} did not greet on ${host}:${port} within ${timeoutMs} ms`);
     await Bun.sleep(50);
   }
 }
@@ -60,6 +60,7 @@ export class SmtpSinkProcess {
 
   private constructor(
     private readonly proc: Subprocess<"ignore", "pipe", "pipe">,
+    readonly host: string,
     readonly port: number,
   ) {
     void this.pump();
@@ -68,17 +69,18 @@ export class SmtpSinkProcess {
     })();
   }
 
-  static async start(): Promise<SmtpSinkProcess> {
+  /** Starts the sink on a free port of `host`, a loopback address (127.0.0.2 where the sending side must not see itself in it). */
+  static async start(host = "127.0.0.1"): Promise<SmtpSinkProcess> {
     const bin = Bun.which("smtp-sink", { PATH: `${process.env.PATH ?? ""}:/usr/sbin:/usr/bin` });
     if (!bin) throw new Error("smtp-sink not found: install the postfix package (apt-get install postfix)");
-    const port = await freePort();
+    const port = await freePort(host);
     // As root it must be told which user to become; -4: the benchmark is IPv4 loopback only;
     // backlog 256 and at most 256 connections at once (the default), far above what either side opens.
     const user = process.getuid?.() === 0 ? ["-u", "postfix"] : [];
-    const proc = Bun.spawn([bin, "-c", "-4", ...user, "-h", "sink.bench.test", `127.0.0.1:${port}`, "256"], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-    const sink = new SmtpSinkProcess(proc, port);
+    const proc = Bun.spawn([bin, "-c", "-4", ...user, "-h", "sink.bench.test", `${host}:${port}`, "256"], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const sink = new SmtpSinkProcess(proc, host, port);
     try {
-      await waitForGreeting(port, 5000, "smtp-sink");
+      await waitForGreeting(port, 5000, "smtp-sink", host);
     } catch (err) {
       proc.kill();
       throw new Error(`${(err as Error).message}\n${sink.stderr}`);

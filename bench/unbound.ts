@@ -35,10 +35,10 @@ export function txtStrings(text: string): string {
  * thread, no DNSSEC validation, every name under `.` answered locally ("static": the
  * records given, NXDOMAIN or NODATA for the rest), so nothing is ever forwarded.
  */
-export function unboundConfig(port: number, dir: string, records: Iterable<readonly [name: string, text: string]>): string {
+export function unboundConfig(port: number, dir: string, records: Iterable<readonly [name: string, text: string]>, opts: UnboundListenOptions = {}): string {
   const lines = [
     "server:",
-    "  interface: 127.0.0.1",
+    `  interface: ${opts.host ?? "127.0.0.1"}`,
     `  port: ${port}`,
     "  do-ip6: no",
     "  do-daemonize: no",
@@ -56,7 +56,24 @@ export function unboundConfig(port: number, dir: string, records: Iterable<reado
     '  local-zone: "." static',
   ];
   for (const [name, text] of records) lines.push(`  local-data: '${name}. 60 IN TXT ${txtStrings(text)}'`);
+  for (const rr of opts.rrs ?? []) {
+    if (/['\\\n]/.test(rr)) throw new Error(`a resource record for unbound must not hold quotes, backslashes or newlines: ${JSON.stringify(rr)}`);
+    lines.push(`  local-data: '${rr}'`);
+  }
   return lines.join("\n") + "\n";
+}
+
+/** Where unbound listens and what else it serves, besides TXT records. */
+export interface UnboundListenOptions {
+  /** The loopback address it binds (default 127.0.0.1). */
+  host?: string;
+  /**
+   * A fixed port (default: a free one). Port 53 is for programs that cannot be told a
+   * port, such as Postfix, whose resolver reads only `nameserver ADDRESS` from resolv.conf.
+   */
+  port?: number;
+  /** Other records, in zone-file form ("name. 60 IN MX 10 host."). */
+  rrs?: readonly string[];
 }
 
 /** A free loopback port for both UDP and TCP at the time of asking (unbound binds both). */
@@ -71,6 +88,7 @@ export class UnboundServer {
   private logOffset = 0;
   private constructor(
     readonly proc: Subprocess<"ignore", "ignore", "pipe">,
+    readonly host: string,
     readonly port: number,
     private logFile: string,
   ) {}
@@ -79,22 +97,26 @@ export class UnboundServer {
    * Starts unbound with `records` (name → TXT text) in `dir` and waits until `ready`
    * (a query through the new server) succeeds; tries another port if unbound exits at start.
    */
-  static async start(dir: string, records: Iterable<readonly [string, string]>, ready: (address: string) => Promise<unknown>): Promise<UnboundServer> {
+  static async start(dir: string, records: Iterable<readonly [string, string]>, ready: (address: string) => Promise<unknown>, opts: UnboundListenOptions = {}): Promise<UnboundServer> {
     if (!existsSync(UNBOUND)) throw new Error(`${UNBOUND} not found: install Debian's unbound (apt-get install unbound), or run with --dns js`);
     const confFile = join(dir, "unbound.conf");
     const list = [...records];
+    const host = opts.host ?? "127.0.0.1";
+    // A free port is free only when asked: another program may take it first, so try again.
+    // A fixed port is tried once.
+    const attempts = opts.port === undefined ? 5 : 1;
     for (let attempt = 1; ; attempt++) {
-      const port = freePort();
-      writeFileSync(confFile, unboundConfig(port, dir, list));
+      const port = opts.port ?? freePort();
+      writeFileSync(confFile, unboundConfig(port, dir, list, { ...opts, host }));
       const proc = Bun.spawn([UNBOUND, "-d", "-c", confFile], { stdin: "ignore", stdout: "ignore", stderr: "pipe" });
-      const server = new UnboundServer(proc, port, join(dir, "unbound.log"));
+      const server = new UnboundServer(proc, host, port, join(dir, "unbound.log"));
       const started = await server.waitReady(ready);
       if (started === true) {
         server.queries(); // the readiness queries are no phase's
         return server;
       }
       await terminate(proc);
-      if (attempt >= 5) throw new Error(`unbound did not start: ${started}`);
+      if (attempt >= attempts) throw new Error(`unbound did not start on ${host}:${port}: ${started}`);
     }
   }
 
@@ -115,7 +137,7 @@ export class UnboundServer {
   }
 
   get address(): string {
-    return `127.0.0.1:${this.port}`;
+    return `${this.host}:${this.port}`;
   }
 
   /** CPU time unbound has used, in ms. */

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkServed } from "../../bench/sender-dns.ts";
 import { generateSenderKey, senderRecords } from "../../bench/signed-senders.ts";
-import { countQueryLines, txtStrings, UnboundServer } from "../../bench/unbound.ts";
+import { countQueryLines, txtStrings, UnboundServer, unboundConfig } from "../../bench/unbound.ts";
 import { createResolver } from "../../src/lib/dns.ts";
 import { requireTools, unboundAvailable } from "../helpers/tools.ts";
 
@@ -66,7 +66,29 @@ describe("unbound serving the senders' records", () => {
   });
 });
 
+describe("unbound serving MX and A records on an address of its own (bench:outbound's Postfix DNS)", () => {
+  it("answers the MX and the MX host's address from the given resource records, on the given host", async () => {
+    const mxDir = mkdtempSync(join(tmpdir(), "bench-unbound-mx-"));
+    const rrs = ["dest1.bench.test. 60 IN MX 10 mx.sink.bench.test.", "mx.sink.bench.test. 60 IN A 127.0.0.2"];
+    const ask = (address: string) => createResolver({ servers: [address], timeoutMs: 2000, cacheMaxEntries: 1 });
+    const mx = await UnboundServer.start(mxDir, [], (address) => ask(address).resolveMx("dest1.bench.test"), { host: "127.0.0.3", rrs });
+    try {
+      expect(mx.address).toStartWith("127.0.0.3:");
+      expect(await ask(mx.address).resolveMx("dest1.bench.test")).toEqual([{ exchange: "mx.sink.bench.test", priority: 10 }]);
+      expect(await ask(mx.address).resolve4("mx.sink.bench.test")).toEqual(["127.0.0.2"]);
+      expect(await ask(mx.address).resolveMx("dest2.bench.test").catch((e) => e.code)).toBe("ENOTFOUND");
+    } finally {
+      await mx.stop();
+      rmSync(mxDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("the config's pieces", () => {
+  test("a resource record with a quote cannot reach unbound's config", () => {
+    expect(() => unboundConfig(53, "/tmp", [], { rrs: ["x.test. 60 IN TXT 'a'"] })).toThrow(/must not hold quotes/);
+  });
+
   test("a TXT text becomes quoted strings of at most 255 bytes; quotes and non-ASCII are refused", () => {
     expect(txtStrings("v=spf1 -all")).toBe('"v=spf1 -all"');
     expect(txtStrings("a".repeat(256))).toBe(`"${"a".repeat(255)}" "a"`);
