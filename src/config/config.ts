@@ -96,6 +96,8 @@ export interface Config {
     concurrency: number;
     domainConcurrency: number;
     initialDomainConcurrency: number;
+    /** Servers whose last TLS session is kept for resumption; 0 = off. */
+    tlsSessionCache: number;
     retryDelaysMs: number[];
     digestIntervalMs: number;
     connectTimeoutMs: number;

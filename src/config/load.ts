@@ -162,6 +162,7 @@ export function toConfig(raw: RawConfig): Config {
       concurrency: raw.outbound.concurrency,
       domainConcurrency: raw.outbound.domain_concurrency,
       initialDomainConcurrency: raw.outbound.initial_domain_concurrency,
+      tlsSessionCache: raw.outbound.tls_session_cache,
       retryDelaysMs: raw.outbound.retry_delays.map(ms),
       digestIntervalMs: ms(raw.outbound.digest_interval),
       connectTimeoutMs: ms(raw.outbound.connect_timeout),

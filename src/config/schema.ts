@@ -130,6 +130,7 @@ export const ConfigSchema = Type.Object(
           description: "waits between attempts after a temporary failure; the last repeats until max_queue_time",
         }),
         digest_interval: duration("15m", 'how often "digest" messages go out, in one batch'),
+        tls_session_cache: int(1000, 0, 100000, "remote servers whose last TLS session is kept, so the next connection resumes it (a shorter handshake); 0 = off"),
         connect_timeout: duration("30s", "how long to wait for a remote server to connect and greet"),
         command_timeout: duration("5m", "how long to wait for a remote server's reply to a command"),
         lease_time: duration("15m", "how long a worker may hold a recipient before another may take it (crash recovery)"),

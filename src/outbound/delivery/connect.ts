@@ -1,10 +1,18 @@
 // A connection to a destination domain: the first of its planned hops (next-hop.ts) that
 // answers, or why none could be had (no route at all is permanent; unreachable is not).
+import { createHash } from "node:crypto";
 import type { Config } from "../../config/config.ts";
 import type { DnsResolver } from "../../lib/dns.ts";
 import { planHops } from "./next-hop.ts";
 import { SmtpClient } from "./smtp-client.ts";
 import { mxPermitted, type TlsRequirement } from "./tls-policy.ts";
+import type { TlsSessionCache } from "./tls-sessions.ts";
+
+/** What a kept TLS session was checked against: a session is resumed only under the same checks. */
+export function sessionChecks(requirement: TlsRequirement, ca?: string[]): string {
+  if (requirement.level !== "verify") return requirement.level;
+  return ca?.length ? `verify ca=${createHash("sha256").update(ca.join("\n")).digest("hex").slice(0, 16)}` : "verify";
+}
 
 export type Connected = { ok: true; client: SmtpClient } | { ok: false; permanent: boolean; reason: string };
 
@@ -14,7 +22,14 @@ export type Connected = { ok: true; client: SmtpClient } | { ok: false; permanen
  * private roots to the public ones). A refusal under a requirement is temporary: the
  * recipient domain may fix its servers before the queue time runs out.
  */
-export async function connectTo(domain: string, config: Config, resolver: DnsResolver, requirement: TlsRequirement = { level: "opportunistic" }, ca?: string[]): Promise<Connected> {
+export async function connectTo(
+  domain: string,
+  config: Config,
+  resolver: DnsResolver,
+  requirement: TlsRequirement = { level: "opportunistic" },
+  ca?: string[],
+  sessions?: TlsSessionCache,
+): Promise<Connected> {
   const plan = await planHops(domain, {
     smarthost: config.outbound.smarthost,
     mxPort: config.outbound.mxPort,
@@ -34,7 +49,13 @@ export async function connectTo(domain: string, config: Config, resolver: DnsRes
     }
     const tls = requirement.level === "opportunistic" ? undefined : { require: true, verify: requirement.level === "verify", ca: requirement.level === "verify" ? ca : undefined };
     try {
-      const client = await SmtpClient.open(ep, { heloName: config.hostname, connectTimeoutMs: config.outbound.connectTimeoutMs, commandTimeoutMs: config.outbound.commandTimeoutMs, tls });
+      const client = await SmtpClient.open(ep, {
+        heloName: config.hostname,
+        connectTimeoutMs: config.outbound.connectTimeoutMs,
+        commandTimeoutMs: config.outbound.commandTimeoutMs,
+        tls,
+        sessions: sessions ? { cache: sessions, checks: sessionChecks(requirement, ca) } : undefined,
+      });
       return { ok: true, client };
     } catch (err) {
       const why = requirement.level === "opportunistic" ? "" : ` (TLS is required: ${requirement.why})`;

@@ -1,7 +1,9 @@
 // One SMTP client connection to a remote server (nodemailer's SMTPConnection): connect to
 // the address the egress guard checked, opportunistic STARTTLS, then any number of
 // transactions on the same connection.
+import { TLSSocket } from "node:tls";
 import SMTPConnection from "nodemailer/lib/smtp-connection";
+import type { SessionScope, TlsSessionCache } from "./tls-sessions.ts";
 
 export interface SmtpEndpoint {
   /** Host name: for logs, SNI and the events' `mx`. */
@@ -20,6 +22,8 @@ export interface ClientOptions {
   commandTimeoutMs: number;
   /** Refuse to go on in clear (require_tls, MTA-STS); check the certificate against the MX name (MTA-STS enforce). */
   tls?: { require: boolean; verify: boolean; ca?: string[] };
+  /** Resume the server's TLS session from `cache` and keep its new ones there; `checks` names the TLS requirement (tls-sessions.ts). */
+  sessions?: { cache: TlsSessionCache; checks: string };
 }
 
 export interface TransactionResult {
@@ -30,6 +34,15 @@ export interface TransactionResult {
 
 /** How long QUIT waits for the server's 221 before the socket is closed anyway. */
 export const QUIT_REPLY_TIMEOUT_MS = 1000;
+
+/**
+ * nodemailer keeps its socket to itself; after STARTTLS (or with implicit TLS) it is the
+ * TLS socket, the one place a session can be read from and resumption seen.
+ */
+function tlsSocketOf(conn: SMTPConnection): TLSSocket | null {
+  const socket = (conn as unknown as { _socket?: unknown })._socket;
+  return socket instanceof TLSSocket ? socket : null;
+}
 
 const replyCode = (response: string | undefined): number | null => {
   const m = /^(\d{3})/.exec(response ?? "");
@@ -48,6 +61,8 @@ export class SmtpClient {
   private constructor(
     private readonly conn: SMTPConnection,
     readonly endpoint: SmtpEndpoint,
+    /** The TLS handshake resumed an earlier session (no certificate exchange). */
+    readonly tlsResumed: boolean,
   ) {
     conn.once("end", () => {
       this.ended = true;
@@ -63,6 +78,9 @@ export class SmtpClient {
   }
 
   static open(endpoint: SmtpEndpoint, opts: ClientOptions): Promise<SmtpClient> {
+    const sessions = opts.sessions;
+    const scope: SessionScope | null = sessions ? { host: endpoint.host, ip: endpoint.ip, port: endpoint.port, checks: sessions.checks } : null;
+    const session = scope ? sessions!.cache.get(scope) : undefined;
     const conn = new SMTPConnection({
       host: endpoint.ip,
       port: endpoint.port,
@@ -73,7 +91,7 @@ export class SmtpClient {
       // verify (as every MTA does for port 25 unless a policy such as MTA-STS says otherwise).
       opportunisticTLS: !opts.tls?.require,
       requireTLS: opts.tls?.require ?? false,
-      tls: { rejectUnauthorized: opts.tls?.verify ?? false, servername: endpoint.host, ...(opts.tls?.ca ? { ca: opts.tls.ca } : {}) },
+      tls: { rejectUnauthorized: opts.tls?.verify ?? false, servername: endpoint.host, ...(opts.tls?.ca ? { ca: opts.tls.ca } : {}), ...(session ? { session } : {}) },
       connectionTimeout: opts.connectTimeoutMs,
       greetingTimeout: opts.connectTimeoutMs,
       socketTimeout: opts.commandTimeoutMs,
@@ -83,6 +101,8 @@ export class SmtpClient {
     return new Promise((resolve, reject) => {
       const fail = (err: Error) => {
         conn.close();
+        // The next attempt makes a full handshake, in case the session was the trouble.
+        if (scope && session) sessions!.cache.forget(scope);
         reject(err);
       };
       conn.once("error", fail);
@@ -91,7 +111,14 @@ export class SmtpClient {
           conn.off("error", fail);
           // Later errors surface through send(); keep the emitter from throwing.
           conn.on("error", () => {});
-          resolve(new SmtpClient(conn, endpoint));
+          const tlsSocket = scope ? tlsSocketOf(conn) : null;
+          // TLS 1.3 sends its tickets after the handshake, usually before the EHLO that
+          // follows STARTTLS is answered (so before this): keep the one there is, then each
+          // later one in its place.
+          const ticket = tlsSocket?.getSession();
+          if (ticket) sessions!.cache.put(scope!, ticket);
+          tlsSocket?.on("session", (later: Buffer) => sessions!.cache.put(scope!, later));
+          resolve(new SmtpClient(conn, endpoint, tlsSocket?.isSessionReused() ?? false));
         };
         if (!endpoint.auth) return ready();
         conn.login({ user: endpoint.auth.user, pass: endpoint.auth.pass }, (err) => (err ? fail(err) : ready()));

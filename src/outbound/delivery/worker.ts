@@ -18,6 +18,7 @@ import { ConnectionCache, destinationKey } from "./connection-cache.ts";
 import { connectTo } from "./connect.ts";
 import { copyFor } from "./prepare.ts";
 import { DestinationWindows } from "./destination-window.ts";
+import { TlsSessionCache } from "./tls-sessions.ts";
 import type { SmtpClient } from "./smtp-client.ts";
 import type { TlsRequirement } from "./tls-policy.ts";
 
@@ -89,11 +90,15 @@ export class DeliveryWorker {
   /** Idle connections to destinations we just delivered to; at most one per delivery slot. */
   private readonly connections = new ConnectionCache<SmtpClient>({ maxIdle: () => this.deps.config().outbound.concurrency });
 
+  /** Remote servers' TLS sessions, resumed by the next connection to the same server. */
+  private readonly tlsSessions: TlsSessionCache;
+
   /** Records each attempt's outcome with its events, and logs it. */
   private readonly record: AttemptRecorder;
 
   constructor(private readonly deps: WorkerDeps) {
     this.record = new AttemptRecorder(deps);
+    this.tlsSessions = new TlsSessionCache(deps.config().outbound.tlsSessionCache);
   }
 
   async start(): Promise<void> {
@@ -198,7 +203,7 @@ export class DeliveryWorker {
     let client = this.connections.take(key);
     let reused = client !== null;
     if (!client) {
-      const opened = await connectTo(domain, config, this.deps.resolver, tls.requirement, tls.ca);
+      const opened = await connectTo(domain, config, this.deps.resolver, tls.requirement, tls.ca, this.tlsSessions);
       if (!opened.ok) {
         await Promise.all(items.map((item) => this.record.settle(item, { code: null, response: opened.reason }, null, opened.permanent)));
         // A null MX or a policy refusal is no sign of load.
@@ -261,7 +266,7 @@ export class DeliveryWorker {
           // The kept connection died as it was used again (the server dropped it while it
           // waited): that says nothing about this message, so a fresh connection takes it.
           client.close();
-          const opened = await connectTo(domain, config, this.deps.resolver, tls.requirement, tls.ca);
+          const opened = await connectTo(domain, config, this.deps.resolver, tls.requirement, tls.ca, this.tlsSessions);
           if (!opened.ok) {
             for (const failed of [item, ...pending]) recorded.push(this.record.settle(failed, { code: null, response: opened.reason }, null, opened.permanent));
             pending.clear();
