@@ -1,7 +1,8 @@
 // The DNS resolver every feature uses: the servers from `dns.servers`, or the system's.
 // Passed in (never a global) so tests point it at a real DNS server on loopback.
 //
-// Queries go through dns2's client rather than node:dns, because Bun 1.4.5's node:dns
+// Queries go over our own UDP client (dns-udp.ts: one socket shared by the queries in
+// flight, with dns2's message encoding) rather than node:dns, because Bun 1.4.5's node:dns
 // (a) returns every character-string of a TXT record as a record of its own, which
 // breaks SPF and DKIM records longer than 255 characters, and (b) refuses, without
 // asking, names with characters RFC 7208 allows after macro expansion (":", "%", " ").
@@ -10,6 +11,7 @@
 import dns2 from "dns2";
 import { getServers } from "node:dns";
 import { isIP } from "node:net";
+import { UdpDnsClient } from "./dns-udp.ts";
 import { TtlCache } from "./ttl-cache.ts";
 
 export interface MxRecord {
@@ -98,7 +100,10 @@ const answersTtlMs = (answers: Answer[]): number => Math.min(...answers.map((a) 
 /** One question asked of each server in turn until one answers; answers of `type` only. */
 function dnsClient(servers: readonly string[], timeoutMs: number) {
   const list = (servers.length > 0 ? servers : getServers()).map(splitServer);
-  const clients = list.map(({ host, port }) => (dns2 as any).UDPClient({ dns: host, port, timeout: timeoutMs }));
+  const clients = list.map(({ host, port }) => {
+    const udp = new UdpDnsClient(host, port, timeoutMs, (name, type) => (dns2 as any).TCPClient({ dns: host, port })(name, type));
+    return (name: string, type: string) => udp.query(name, type) as Promise<any>;
+  });
   return async (name: string, type: keyof typeof TYPE_NUMBER): Promise<Answer[]> => {
     // A name dns2 cannot encode (a label over 63 octets, a name over 253) cannot exist.
     if (name.length > 253 || name.split(".").some((label) => label.length > 63)) throw new DnsError("ENOTFOUND", name);
