@@ -9,9 +9,9 @@ import { MIGRATIONS, type Migration } from "../store/migrations/index.ts";
 import { POSTGRES_MIGRATIONS } from "../store/migrations/postgres/index.ts";
 import { migratePostgres, MigrationFailedError, PostgresConnectError } from "../store/postgres-migrate.ts";
 import { DATABASE_FILE, openStore, schemaVersion, StoreError } from "../store/store.ts";
-import { describePostgres, parsePostgresUrl } from "../store/store-url.ts";
+import { describePostgres, parsePostgresUrl, withoutPassword } from "../store/store-url.ts";
 
-/** What to print and the exit code: 0 done, 1 refused or unreachable, 2 a migration failed. */
+/** What to print and the exit code: 0 done, 1 refused or unreachable, 2 a migration or PostgreSQL failed. */
 export interface MigrateOutcome {
   exitCode: 0 | 1 | 2;
   stdout: string[];
@@ -39,7 +39,10 @@ export async function runMigrate(config: Config): Promise<MigrateOutcome> {
     if (err instanceof PostgresConnectError) return { exitCode: 1, stdout: [], stderr: [err.message] };
     if (err instanceof StoreError) return { exitCode: 1, stdout: [], stderr: [`${describePostgres(at)}: refused: ${err.message}`] };
     if (err instanceof MigrationFailedError) return { exitCode: 2, stdout: [], stderr: [`${describePostgres(at)}: ${err.message}`] };
-    throw err;
+    // Anything else PostgreSQL answered (a permission it refuses, a connection lost midway):
+    // its message, on one line, never a stack.
+    const message = (err as Error).message?.split("\n")[0] ?? String(err);
+    return { exitCode: 2, stdout: [], stderr: [`${describePostgres(at)}: ${withoutPassword(message, at)}`] };
   }
 }
 

@@ -169,6 +169,18 @@ describe("postroom migrate on PostgreSQL", () => {
     }
   });
 
+  pgTest("a user PostgreSQL does not let create tables: its reason on one line, exit 2, nothing recorded", async () => {
+    const { url, sql } = await freshDatabase("locked");
+    await admin!.unsafe(`CREATE ROLE reader LOGIN PASSWORD '${PASSWORD}'`);
+    await sql.unsafe("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
+    const asReader = url.replace(/\/\/postgres:[^@]*@/, `//reader:${encodeURIComponent(PASSWORD)}@`);
+    const r = runCli(["migrate", "--config", await configFor(asReader)]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(`PostgreSQL at 127.0.0.1:${new URL(url).port}, database locked as user reader: permission denied for schema public\n`);
+    expect((await sql`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'`)[0].n).toBe(0);
+  });
+
   test("a server that accepts the connection and never answers: the same one line after store.connect_timeout; exit 1", async () => {
     const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     try {

@@ -1,9 +1,14 @@
 // The decision `postroom migrate` makes on PostgreSQL before it touches anything: given
 // the rows of schema_migrations and this build's history, which migrations to apply, or
-// why the database is refused. (The runs against a real PostgreSQL: test/e2e/migrate.test.ts.)
-import { describe, expect, test } from "bun:test";
+// why the database is refused; and, on a real PostgreSQL, a migration whose SQL fails.
+// (The command's runs: test/e2e/migrate.test.ts.)
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
 import type { Migration } from "../../src/store/migrations/index.ts";
-import { planMigrations, type MigrationPlan, type RecordedMigration } from "../../src/store/postgres-migrate.ts";
+import { migratePostgres, MigrationFailedError, planMigrations, type MigrationPlan, type RecordedMigration } from "../../src/store/postgres-migrate.ts";
+import { parsePostgresUrl } from "../../src/store/store-url.ts";
+import { postgresAvailable, startPostgres, type Postgres } from "../helpers/postgres.ts";
+import { requireTools } from "../helpers/tools.ts";
 
 const m = (version: number, name: string): Migration => ({ version, name, sql: `-- ${name}` });
 const BUILD = [m(1, "initial"), m(2, "add_x"), m(3, "add_y")];
@@ -32,4 +37,36 @@ describe("planMigrations", () => {
       } else expect(plan).toEqual(expected);
     });
   }
+});
+
+const pgTest = requireTools("postgresql");
+
+describe("migratePostgres on a real PostgreSQL", () => {
+  let pg: Postgres | undefined;
+  let sql: SQL | undefined;
+  beforeAll(async () => {
+    if (!postgresAvailable()) return;
+    pg = await startPostgres();
+    sql = new SQL(pg.url, { max: 1 });
+  }, 60_000);
+  afterAll(async () => {
+    await sql?.close();
+    await pg?.stop();
+  });
+
+  pgTest("a migration whose SQL fails is rolled back whole; the ones before it stay applied and recorded", async () => {
+    const history = [
+      { version: 1, name: "good", sql: "CREATE TABLE kept (id TEXT PRIMARY KEY)" },
+      { version: 2, name: "broken", sql: "CREATE TABLE half (id TEXT); SELECT no_such_function()" },
+    ];
+    const run = migratePostgres(parsePostgresUrl(pg!.url)!, { connectTimeoutMs: 5_000, migrations: history });
+    await expect(run).rejects.toThrow(MigrationFailedError);
+    await expect(run).rejects.toThrow(/^migration 2 "broken" failed and was rolled back: function no_such_function\(\) does not exist/);
+    const tables = await sql!`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`;
+    expect(tables.map((t: { table_name: string }) => t.table_name)).toEqual(["kept", "schema_migrations"]);
+    expect((await sql!`SELECT version, name FROM schema_migrations`).map((r: object) => ({ ...r }))).toEqual([{ version: 1, name: "good" }]);
+    // Fixed, it goes on from where it stopped.
+    const fixed = await migratePostgres(parsePostgresUrl(pg!.url)!, { connectTimeoutMs: 5_000, migrations: [history[0]!, { ...history[1]!, sql: "CREATE TABLE half (id TEXT)" }] });
+    expect({ applied: fixed.applied.map((m) => m.name), version: fixed.version }).toEqual({ applied: ["broken"], version: 2 });
+  });
 });
