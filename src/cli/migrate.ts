@@ -1,14 +1,13 @@
 // `postroom migrate`: brings the store named by the config to this build's schema and says
-// what it did. SQLite migrates whenever it is opened (serve does it too); PostgreSQL only
-// here (src/store/postgres-migrate.ts).
-import { Database } from "bun:sqlite";
-import { existsSync } from "node:fs";
+// what it did. SQLite migrates whenever it is opened, serve does it too
+// (src/store/sqlite-migrate.ts); PostgreSQL only here (src/store/postgres-migrate.ts).
 import { join } from "node:path";
 import type { Config } from "../config/config.ts";
 import { MIGRATIONS, type Migration } from "../store/migrations/index.ts";
 import { POSTGRES_MIGRATIONS } from "../store/migrations/postgres/index.ts";
 import { migratePostgres, MigrationFailedError, PostgresConnectError } from "../store/postgres-migrate.ts";
-import { DATABASE_FILE, openStore, schemaVersion, StoreError } from "../store/store.ts";
+import { migrateSqlite } from "../store/sqlite-migrate.ts";
+import { DATABASE_FILE, StoreError } from "../store/store.ts";
 import { describePostgres, parsePostgresUrl, withoutPassword } from "../store/store-url.ts";
 
 /** What to print and the exit code: 0 done, 1 refused or unreachable, 2 a migration or PostgreSQL failed. */
@@ -29,7 +28,7 @@ export function migrationReport(where: string, applied: readonly Migration[], ve
 }
 
 export async function runMigrate(config: Config): Promise<MigrateOutcome> {
-  if (config.store.postgresUrl === null) return migrateSqlite(config.dataDir);
+  if (config.store.postgresUrl === null) return sqlite(config.dataDir);
   // The config schema accepted the URL, so it parses.
   const at = parsePostgresUrl(config.store.postgresUrl)!;
   try {
@@ -46,33 +45,13 @@ export async function runMigrate(config: Config): Promise<MigrateOutcome> {
   }
 }
 
-function migrateSqlite(dataDir: string): MigrateOutcome {
-  const path = join(dataDir, DATABASE_FILE);
-  const before = sqliteVersionBefore(path);
+function sqlite(dataDir: string): MigrateOutcome {
+  const where = `SQLite at ${join(dataDir, DATABASE_FILE)}`;
   try {
-    const store = openStore(dataDir);
-    const version = schemaVersion(store.db);
-    store.close();
-    const applied = MIGRATIONS.filter((m) => m.version > before && m.version <= version);
-    return { exitCode: 0, stdout: migrationReport(`SQLite at ${path}`, applied, version, MIGRATIONS.at(-1)?.version ?? 0), stderr: [] };
+    const result = migrateSqlite(dataDir);
+    return { exitCode: 0, stdout: migrationReport(where, result.applied, result.version, MIGRATIONS.at(-1)?.version ?? 0), stderr: [] };
   } catch (err) {
-    if (err instanceof StoreError) return { exitCode: 1, stdout: [], stderr: [`SQLite at ${path}: refused: ${err.message}`] };
-    return { exitCode: 2, stdout: [], stderr: [`SQLite at ${path}: ${(err as Error).message}`] };
-  }
-}
-
-/** The schema version of an existing database file before this run: 0 for none or an empty one. */
-function sqliteVersionBefore(path: string): number {
-  if (!existsSync(path)) return 0;
-  let db: Database | undefined;
-  try {
-    db = new Database(path, { readonly: true });
-    const table = db.query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'").get();
-    return table ? schemaVersion(db) : 0;
-  } catch {
-    // Unreadable here: openStore reports why.
-    return 0;
-  } finally {
-    db?.close();
+    if (err instanceof StoreError) return { exitCode: 1, stdout: [], stderr: [`${where}: refused: ${err.message}`] };
+    return { exitCode: 2, stdout: [], stderr: [`${where}: ${(err as Error).message}`] };
   }
 }
