@@ -1,10 +1,11 @@
 #!/usr/bin/env bun
-// The command line: serve, check-config, secret, init, tls status, version.
+// The command line: serve, check-config, secret, init, migrate, tls status, version.
 // Exit codes (docs/operations.md): 0 ok, 1 bad config or input, 2 runtime failure.
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { App } from "./app.ts";
 import { hashSecret, mintSecret } from "./auth/secrets.ts";
 import { parseCommandLine } from "./cli/command-line.ts";
+import { runMigrate } from "./cli/migrate.ts";
 import { describeAccessError } from "./config/files.ts";
 import { loadConfigFile } from "./config/load.ts";
 import { configWarnings } from "./config/warnings.ts";
@@ -33,6 +34,10 @@ async function loadOrExit(path: string) {
 
 async function serve(path: string): Promise<void> {
   const config = await loadOrExit(path);
+  if (config.store.postgresUrl !== null) {
+    err(`${path}: store.url names PostgreSQL, and serving from PostgreSQL is not available in this version yet (only \`postroom migrate\`, which prepares the database, is); set store.url = "" to serve from SQLite in data_dir.`);
+    process.exit(1);
+  }
   setStdoutFlushInterval(config.log.flushIntervalMs);
   const logger = createLogger({ level: config.log.level });
   for (const warning of configWarnings(config)) logger.warn("config warning", { warning });
@@ -95,6 +100,13 @@ async function main(argv: string[]): Promise<void> {
     }
     case "init":
       return init(path, line.force);
+    case "migrate": {
+      const outcome = await runMigrate(await loadOrExit(path));
+      for (const line of outcome.stdout) out(line);
+      for (const line of outcome.stderr) err(line);
+      if (outcome.exitCode !== 0) process.exit(outcome.exitCode);
+      return;
+    }
     case "tls": {
       const config = await loadOrExit(path);
       const status = tlsStatusText(config, loadConfigured(config, Date.now()), Date.now());

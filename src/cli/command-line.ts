@@ -22,6 +22,7 @@ export const COMMANDS: CommandSpec[] = [
   { name: "check-config", summary: "validate the config file and the files it names; list every problem", options: ["config"] },
   { name: "secret", summary: "mint a random token or SMTP password and print the line for the config", options: [] },
   { name: "init", summary: "write a starter config (mode 0640) with a fresh account and secrets", options: ["config", "force"] },
+  { name: "migrate", summary: "bring the store (SQLite, or PostgreSQL with store.url) to this version's schema; print what it applied", options: ["config"] },
   { name: "tls", args: "status", summary: "print the certificate's names, issuer and expiry (exit 1 when unusable)", options: ["config"] },
   { name: "version", summary: "print the version", options: [] },
 ];

@@ -35,6 +35,8 @@ export interface AccountConfig {
 export interface Config {
   hostname: string;
   dataDir: string;
+  /** postgresUrl null: the embedded SQLite in dataDir. The URL holds a password: never log it. */
+  store: { postgresUrl: string | null; connectTimeoutMs: number };
   log: { level: LogLevel; flushIntervalMs: number };
   http: {
     listen: ListenAddress | null;

@@ -108,6 +108,7 @@ export function toConfig(raw: RawConfig): Config {
   return {
     hostname: raw.hostname.toLowerCase(),
     dataDir: raw.data_dir,
+    store: { postgresUrl: raw.store.url === "" ? null : raw.store.url, connectTimeoutMs: ms(raw.store.connect_timeout) },
     log: { level: raw.log.level, flushIntervalMs: ms(raw.log.flush_interval) },
     http: {
       listen: listenOrOff(raw.http.listen),

@@ -14,6 +14,7 @@ export function restartNeededFor(current: Config, next: Config): string[] {
     if (!same(next.smtp[key], current.smtp[key])) needRestart.push(`smtp.${key}`);
   }
   if (next.dataDir !== current.dataDir) needRestart.push("data_dir");
+  if (!same(next.store, current.store)) needRestart.push("store");
   if (!same(next.tls, current.tls)) needRestart.push("tls");
   // The logger is made once at start-up, with its level.
   if (!same(next.log, current.log)) needRestart.push("log");

@@ -2,6 +2,7 @@
 // address, rate, retention...) with its pattern and the sentence users read when a value
 // does not fit. schema.ts and schema-accounts.ts are written with them.
 import { FormatRegistry, Type, type TSchema } from "@sinclair/typebox";
+import { isStoreUrl } from "../store/store-url.ts";
 import { DURATION_PATTERN, parseListen, RATE_PATTERN, SIZE_PATTERN } from "./units.ts";
 
 export const HEX16 = "^[0-9a-f]{16}$";
@@ -9,6 +10,8 @@ export const SECRET_HASH = "^sha256:[0-9a-f]{64}$";
 // A listener is off only when its key is ""; an address that cannot be bound (a port past
 // 65535, no port) is a config error, never a listener silently left out.
 if (!FormatRegistry.Has("listen")) FormatRegistry.Set("listen", (v) => v === "" || parseListen(v) !== null);
+// The message never quotes the value: a store URL carries the database's password.
+if (!FormatRegistry.Has("store-url")) FormatRegistry.Set("store-url", isStoreUrl);
 
 export const str = (def: string, description: string, extra: object = {}) => Type.String({ default: def, description, ...extra });
 export const bool = (def: boolean, description: string) => Type.Boolean({ default: def, description });

@@ -14,6 +14,16 @@ export const ConfigSchema = Type.Object(
       errorMessage: "must be a host name such as mx.example.com",
     }),
     data_dir: str("./data", "directory of the database and stored files, relative to the working directory"),
+    store: section(
+      {
+        url: str("", '"" = the embedded SQLite in data_dir; "postgres://user:password@host:5432/database" = PostgreSQL (preview: `postroom migrate` only, serve refuses it)', {
+          format: "store-url",
+          errorMessage: 'must be "" (the embedded SQLite in data_dir) or a PostgreSQL URL such as "postgres://user:password@host:5432/database" (postgres:// or postgresql://, with a host and a database; @ : / # ? in the password written as %40 %3A %2F %23 %3F)',
+        }),
+        connect_timeout: nonzeroDuration("10s", "how long to wait for PostgreSQL to accept a connection"),
+      },
+      "where the store lives",
+    ),
     log: section(
       {
         level: Type.Union([Type.Literal("debug"), Type.Literal("info"), Type.Literal("warn"), Type.Literal("error")], {

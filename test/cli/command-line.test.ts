@@ -17,6 +17,10 @@ describe("parseCommandLine", () => {
     ["tls status --help", ["tls", "status", "--help"], { kind: "help", text: usage("tls"), exitCode: 0 }],
     ["serve with --config", ["serve", "--config", "/etc/postroom/postroom.toml"], { kind: "run", command: "serve", config: "/etc/postroom/postroom.toml", force: false }],
     ["init -c FILE -f", ["init", "-c", "x.toml", "-f"], { kind: "run", command: "init", config: "x.toml", force: true }],
+    ["migrate", ["migrate"], { kind: "run", command: "migrate", config: undefined, force: false }],
+    ["migrate --config FILE", ["migrate", "--config", "/etc/postroom/postroom.toml"], { kind: "run", command: "migrate", config: "/etc/postroom/postroom.toml", force: false }],
+    ["migrate --help", ["migrate", "--help"], { kind: "help", text: usage("migrate"), exitCode: 0 }],
+    ["migrate with a stray argument", ["migrate", "now"], { kind: "error", message: 'migrate: unexpected argument "now"', usage: usage("migrate") }],
     ["tls status", ["tls", "status"], { kind: "run", command: "tls", config: undefined, force: false }],
     ["an unknown command", ["frobnicate"], { kind: "error", message: 'unknown command "frobnicate"', usage: HELP }],
     ["an unknown option before any command", ["--frob"], { kind: "error", message: 'unknown option "--frob"', usage: HELP }],
@@ -33,6 +37,9 @@ describe("parseCommandLine", () => {
     expect(usage("init")).toContain("--force");
     expect(usage("init")).toContain("--config FILE");
     expect(usage("secret")).not.toContain("--config");
+    expect(usage("migrate")).toStartWith("Usage: postroom migrate [options]\n");
+    expect(usage("migrate")).toContain("--config FILE");
+    expect(HELP).toContain("  migrate        bring the store");
     for (const c of COMMANDS) expect(usageOf(c)).toContain("-h, --help");
   });
 });

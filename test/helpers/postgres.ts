@@ -5,14 +5,14 @@
 // every command runs as that user through setpriv, which execs in place: the process we
 // keep is the server itself, and stop() signals it directly. Durability is off (fsync,
 // full_page_writes): a test's data is thrown away with its dir.
-import { chownSync, existsSync, readdirSync } from "node:fs";
+import { chownSync, existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SQL } from "bun";
 import { freePort } from "./pebble.ts";
 import { tempDir } from "./tmp.ts";
 
 export interface Postgres {
-  /** postgres://postgres@127.0.0.1:PORT/postroom: the test's database, as its superuser. */
+  /** postgres://postgres[:PASSWORD]@127.0.0.1:PORT/postroom: the test's database, as its superuser. */
   url: string;
   /** The server's process id (the postmaster). */
   pid: number;
@@ -50,20 +50,31 @@ function serverUser(): { name: string; uid: number; gid: number } {
   throw new Error("no postgres or nobody user to run PostgreSQL as (it refuses to run as root)");
 }
 
-export async function startPostgres(): Promise<Postgres> {
+/**
+ * `password`: TCP logins (the url's) need it, checked with scram-sha-256, as a production
+ * server does; without it every login is trusted.
+ */
+export async function startPostgres(opts: { password?: string } = {}): Promise<Postgres> {
   const bin = postgresBinDir();
   if (!bin) throw new Error("Debian's postgresql is not installed (.ci/run installs it)");
   const dir = tempDir("postroom-pg-");
   const dataDir = join(dir.path, "data");
+  const user = process.getuid?.() === 0 ? serverUser() : null;
   let asUser: string[] = [];
-  if (process.getuid?.() === 0) {
-    const user = serverUser();
+  if (user) {
     chownSync(dir.path, user.uid, user.gid);
     asUser = ["setpriv", `--reuid=${user.uid}`, `--regid=${user.gid}`, "--clear-groups", "--inh-caps=-all"];
   }
   const run = (cmd: string[]) => Bun.spawnSync([...asUser, ...cmd], { cwd: dir.path, stderr: "pipe", stdout: "pipe" });
 
-  const init = run([join(bin, "initdb"), "-D", dataDir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"]);
+  let auth = ["--auth=trust"];
+  if (opts.password !== undefined) {
+    const pwfile = join(dir.path, "pwfile");
+    writeFileSync(pwfile, opts.password);
+    if (user) chownSync(pwfile, user.uid, user.gid);
+    auth = ["--auth-local=trust", "--auth-host=scram-sha-256", `--pwfile=${pwfile}`];
+  }
+  const init = run([join(bin, "initdb"), "-D", dataDir, "-U", "postgres", ...auth, "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"]);
   if (init.exitCode !== 0) {
     dir.remove();
     throw new Error(`initdb failed: ${init.stderr.toString()}`);
@@ -95,7 +106,8 @@ export async function startPostgres(): Promise<Postgres> {
     dir.remove();
   };
 
-  const admin = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const login = opts.password === undefined ? "postgres" : `postgres:${encodeURIComponent(opts.password)}`;
+  const admin = `postgres://${login}@127.0.0.1:${port}/postgres`;
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     const sql = new SQL(admin, { max: 1, connectionTimeout: 1 });
@@ -114,5 +126,5 @@ export async function startPostgres(): Promise<Postgres> {
       await Bun.sleep(50);
     }
   }
-  return { url: `postgres://postgres@127.0.0.1:${port}/${DATABASE}`, pid: server.pid, stop };
+  return { url: `postgres://${login}@127.0.0.1:${port}/${DATABASE}`, pid: server.pid, stop };
 }

@@ -1,0 +1,208 @@
+// `postroom migrate` as an operator runs it: on the embedded SQLite, and on a real
+// PostgreSQL (Debian's, a throwaway cluster that checks passwords as a production server
+// does). Every run is the real command in a child process.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { join } from "node:path";
+import { SQL } from "bun";
+import { POSTGRES_MIGRATIONS } from "../../src/store/migrations/postgres/index.ts";
+import { MIGRATION_LOCK_KEY } from "../../src/store/postgres-migrate.ts";
+import { testConfigToml } from "../helpers/fixtures.ts";
+import { freePort } from "../helpers/pebble.ts";
+import { postgresAvailable, startPostgres, type Postgres } from "../helpers/postgres.ts";
+import { runCli } from "../helpers/process.ts";
+import { tempDir } from "../helpers/tmp.ts";
+import { requireTools } from "../helpers/tools.ts";
+
+const MAIN = new URL("../../src/main.ts", import.meta.url).pathname;
+const PASSWORD = "s3cret-Pw+/9";
+const dir = tempDir();
+afterAll(() => dir.remove());
+
+let configs = 0;
+/** A config file whose store.url is `url` ("" = SQLite in a fresh data_dir). */
+async function configFor(url: string, dataDir = join(dir.path, `data-${++configs}`), connectTimeout = "5s"): Promise<string> {
+  const path = join(dir.path, `migrate-${++configs}.toml`);
+  await Bun.write(path, testConfigToml({ dataDir, extra: `[store]\nurl = "${url}"\nconnect_timeout = "${connectTimeout}"` }));
+  return path;
+}
+
+describe("postroom migrate on SQLite", () => {
+  test("a fresh data_dir: applies the migrations and prints the version; a second run applies nothing", async () => {
+    const config = await configFor("");
+    const first = runCli(["migrate", "--config", config]);
+    expect(first.stderr).toBe("");
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/^SQLite at \S+postroom\.db: applied 0001 initial\nschema version 1 \(the latest this postroom knows: 1\)\n$/);
+    const second = runCli(["migrate", "--config", config]);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toMatch(/: up to date, nothing to apply\nschema version 1 /);
+  });
+
+  test("a database a newer postroom migrated is refused with exit 1", async () => {
+    const dataDir = join(dir.path, "sqlite-newer");
+    const config = await configFor("", dataDir);
+    expect(runCli(["migrate", "--config", config]).code).toBe(0);
+    const db = new Database(join(dataDir, "postroom.db"));
+    db.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (2, 'from_the_future', 0)");
+    db.close();
+    const r = runCli(["migrate", "--config", config]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("refused: the database is at schema version 2, but this postroom only knows versions up to 1");
+  });
+});
+
+const pgTest = requireTools("postgresql");
+
+describe("postroom migrate on PostgreSQL", () => {
+  let pg: Postgres | undefined;
+  let admin: SQL | undefined;
+  /** A new, empty database on the server: its URL, and a client on it. */
+  const databases: SQL[] = [];
+  async function freshDatabase(name: string): Promise<{ url: string; sql: SQL }> {
+    await admin!.unsafe(`CREATE DATABASE ${name}`);
+    const url = pg!.url.replace(/\/postroom$/, `/${name}`);
+    const sql = new SQL(url, { max: 2 });
+    databases.push(sql);
+    return { url, sql };
+  }
+
+  beforeAll(async () => {
+    if (!postgresAvailable()) return;
+    pg = await startPostgres({ password: PASSWORD });
+    admin = new SQL(pg.url, { max: 1 });
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const sql of databases) await sql.close();
+    await admin?.close();
+    await pg?.stop();
+  });
+
+  pgTest("an empty database: migrate creates the schema and records each version; a second run applies nothing", async () => {
+    const { url, sql } = await freshDatabase("fresh");
+    const config = await configFor(url);
+    const first = runCli(["migrate", "--config", config]);
+    expect(first.stderr).toBe("");
+    expect(first.code).toBe(0);
+    const port = new URL(url).port;
+    expect(first.stdout).toBe(`PostgreSQL at 127.0.0.1:${port}, database fresh as user postgres: applied 0001 initial\nschema version 1 (the latest this postroom knows: 1)\n`);
+
+    const columns: { table_name: string; column_name: string; data_type: string }[] = await sql`
+      SELECT table_name, column_name, data_type FROM information_schema.columns
+      WHERE table_schema = 'public' AND (table_name, column_name) IN (('addresses', 'target'), ('outbound_messages', 'rowid'), ('outbound_messages', 'created_at'))
+      ORDER BY table_name, column_name`;
+    expect(columns.map((c) => ({ ...c }))).toEqual([
+      { table_name: "addresses", column_name: "target", data_type: "text" },
+      { table_name: "outbound_messages", column_name: "created_at", data_type: "bigint" },
+      { table_name: "outbound_messages", column_name: "rowid", data_type: "bigint" },
+    ]);
+    const recorded = await sql`SELECT version, name FROM schema_migrations ORDER BY version`;
+    expect(recorded.map((r: object) => ({ ...r }))).toEqual(POSTGRES_MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
+
+    const second = runCli(["migrate", "--config", config]);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toBe(`PostgreSQL at 127.0.0.1:${port}, database fresh as user postgres: up to date, nothing to apply\nschema version 1 (the latest this postroom knows: 1)\n`);
+    expect((await sql`SELECT count(*)::int AS n FROM schema_migrations`)[0].n).toBe(POSTGRES_MIGRATIONS.length);
+  });
+
+  pgTest("two migrate runs at once (two processes, both waiting on the lock): both exit 0, one applies, each version is recorded once", async () => {
+    const { url, sql } = await freshDatabase("race");
+    const config = await configFor(url);
+    const waiting = async () => (await sql`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = 'race')`)[0].n as number;
+    // The test holds the migration lock while both start, so both are surely waiting for it
+    // when it lets go: the two really run at the same moment, whatever the machine's speed.
+    const runs = await sql.begin(async (tx) => {
+      await tx.unsafe(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
+      const procs = [0, 1].map(() => Bun.spawn([process.execPath, MAIN, "migrate", "--config", config], { stdout: "pipe", stderr: "pipe" }));
+      const deadline = Date.now() + 30_000;
+      while ((await waiting()) < 2) {
+        if (Date.now() > deadline) throw new Error("the two migrate runs did not both wait for the migration lock");
+        await Bun.sleep(20);
+      }
+      return procs;
+    });
+    const results = await Promise.all(runs.map(async (p) => ({ code: await p.exited, stdout: await new Response(p.stdout).text(), stderr: await new Response(p.stderr).text() })));
+    expect(results.map((r) => [r.code, r.stderr])).toEqual([
+      [0, ""],
+      [0, ""],
+    ]);
+    expect(results.map((r) => /: (applied .*|up to date, nothing to apply)\n/.exec(r.stdout)![1]).sort()).toEqual(["applied 0001 initial", "up to date, nothing to apply"]);
+    const recorded = await sql`SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version ORDER BY version`;
+    expect(recorded.map((r: object) => ({ ...r }))).toEqual(POSTGRES_MIGRATIONS.map((m) => ({ version: m.version, n: 1 })));
+  }, 60_000);
+
+  pgTest("a database at a version newer than this build, or with another build's migration names, is refused with exit 1 and left as it was", async () => {
+    const { url, sql } = await freshDatabase("newer");
+    const config = await configFor(url);
+    expect(runCli(["migrate", "--config", config]).code).toBe(0);
+    await sql`INSERT INTO schema_migrations (version, name, applied_at) VALUES (2, 'from_the_future', 0)`;
+    const newer = runCli(["migrate", "--config", config]);
+    expect(newer.code).toBe(1);
+    expect(newer.stdout).toBe("");
+    expect(newer.stderr).toBe(
+      `PostgreSQL at 127.0.0.1:${new URL(url).port}, database newer as user postgres: refused: the database is at schema version 2, but this postroom only knows versions up to 1: it was migrated by a newer postroom. Run that version (or newer), or restore a backup taken before the upgrade.\n`,
+    );
+
+    await sql`DELETE FROM schema_migrations WHERE version = 2`;
+    await sql`UPDATE schema_migrations SET name = 'another_initial' WHERE version = 1`;
+    const renamed = runCli(["migrate", "--config", config]);
+    expect(renamed.code).toBe(1);
+    expect(renamed.stderr).toContain(`refused: the database records migration 1 as "another_initial", but this postroom's migration 1 is "initial"`);
+    expect((await sql`SELECT name FROM schema_migrations`).map((r: { name: string }) => r.name)).toEqual(["another_initial"]);
+  });
+
+  pgTest("a wrong password, or a port nothing listens on: one line naming host:port and the reason, never the password; exit 1", async () => {
+    const port = new URL(pg!.url).port;
+    const wrong = runCli(["migrate", "--config", await configFor(`postgres://postgres:${encodeURIComponent(`Wrong-${PASSWORD}`)}@127.0.0.1:${port}/postroom`)]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stdout).toBe("");
+    expect(wrong.stderr).toBe(`cannot connect to PostgreSQL at 127.0.0.1:${port}, database postroom as user postgres: password authentication failed for user "postgres"\n`);
+
+    const closed = await freePort();
+    const refused = runCli(["migrate", "--config", await configFor(`postgresql://postgres:${encodeURIComponent(PASSWORD)}@127.0.0.1:${closed}/postroom`)]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(`cannot connect to PostgreSQL at 127.0.0.1:${closed}, database postroom as user postgres: connection refused\n`);
+    for (const r of [wrong, refused]) {
+      expect(r.stderr).not.toContain(PASSWORD);
+      expect(r.stderr).not.toContain(encodeURIComponent(PASSWORD));
+    }
+  });
+
+  pgTest("a user PostgreSQL does not let create tables: its reason on one line, exit 2, nothing recorded", async () => {
+    const { url, sql } = await freshDatabase("locked");
+    await admin!.unsafe(`CREATE ROLE reader LOGIN PASSWORD '${PASSWORD}'`);
+    await sql.unsafe("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
+    const asReader = url.replace(/\/\/postgres:[^@]*@/, `//reader:${encodeURIComponent(PASSWORD)}@`);
+    const r = runCli(["migrate", "--config", await configFor(asReader)]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(`PostgreSQL at 127.0.0.1:${new URL(url).port}, database locked as user reader: permission denied for schema public\n`);
+    expect((await sql`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'`)[0].n).toBe(0);
+  });
+
+  test("a server that accepts the connection and never answers: the same one line after store.connect_timeout; exit 1", async () => {
+    const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    try {
+      const r = runCli(["migrate", "--config", await configFor(`postgres://postroom:${encodeURIComponent(PASSWORD)}@127.0.0.1:${silent.port}/postroom`, undefined, "1s")]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(`cannot connect to PostgreSQL at 127.0.0.1:${silent.port}, database postroom as user postroom: no answer within 1 s (store.connect_timeout)\n`);
+    } finally {
+      silent.stop(true);
+    }
+  });
+
+  pgTest("serve refuses a PostgreSQL store.url with exit 1 and one sentence; check-config accepts it with a warning", async () => {
+    const config = await configFor(pg!.url);
+    const serve = runCli(["serve", "--config", config]);
+    expect(serve.code).toBe(1);
+    expect(serve.stdout).toBe("");
+    expect(serve.stderr).toBe(
+      `${config}: store.url names PostgreSQL, and serving from PostgreSQL is not available in this version yet (only \`postroom migrate\`, which prepares the database, is); set store.url = "" to serve from SQLite in data_dir.\n`,
+    );
+    const check = runCli(["check-config", "--config", config]);
+    expect(check.code).toBe(0);
+    expect(check.stderr).toContain("warning: store.url: names PostgreSQL, a preview in this version");
+    expect(check.stderr + check.stdout).not.toContain(PASSWORD);
+  });
+});
