@@ -97,7 +97,7 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
     const scheme = schemeFor(req.method, m[2]!);
     const authorization = req.headers.get("authorization");
     // The dashboard calls the API with its session cookie instead of a token.
-    const cookie = authorization === null && deps.config().dashboard.enabled ? cookieApiVerdict(deps.dashboard.auth, req, m[1]!, scheme) : { kind: "none" as const };
+    const cookie = authorization === null && deps.config().dashboard.enabled ? await cookieApiVerdict(deps.dashboard.auth, req, m[1]!, scheme) : { kind: "none" as const };
     if (cookie.kind === "refused") return { res: cookie.res, principal: null, extraHeaders: {} };
     let principal: Principal;
     if (cookie.kind === "ok") principal = cookie.principal;

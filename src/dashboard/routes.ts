@@ -57,7 +57,7 @@ export async function handleDashboard(deps: DashboardDeps, req: Request, remoteI
   if (path === SESSION_PATH) return withHeaders(await session(deps, req, remoteIp), { "Cache-Control": "no-store" });
   if (path === SYSTEM_PATH && req.method === "GET") {
     // The system is the operator's: admin sessions only (an account's session gets 404, as for another account's resource).
-    const who = deps.auth.authenticate(req);
+    const who = await deps.auth.authenticate(req);
     if (who.kind !== "session") return errorResponse(401, "not signed in");
     if (who.account !== null) return errorResponse(404);
     return withHeaders(Response.json(await deps.system()), { "Cache-Control": "no-store" });
@@ -82,7 +82,7 @@ function redirect(location: string): Response {
 async function session(deps: DashboardDeps, req: Request, remoteIp: string | null): Promise<Response> {
   const origin = new URL(req.url).origin;
   if (req.method === "GET") {
-    const who = deps.auth.authenticate(req);
+    const who = await deps.auth.authenticate(req);
     if (who.kind !== "session") return errorResponse(401, "not signed in", who.kind === "ended" ? { "Set-Cookie": deps.auth.clearCookie() } : {});
     return Response.json(sessionBody(deps.config(), who.account, who.session.expiresAtMs));
   }
@@ -91,7 +91,7 @@ async function session(deps: DashboardDeps, req: Request, remoteIp: string | nul
   }
   if (req.method === "DELETE") {
     deps.logger.info("dashboard sign-out", { remote_ip: remoteIp ?? undefined });
-    return new Response(null, { status: 204, headers: { "Set-Cookie": deps.auth.signOut(req) } });
+    return new Response(null, { status: 204, headers: { "Set-Cookie": await deps.auth.signOut(req) } });
   }
   if (req.method !== "POST") return errorResponse(405, undefined, { Allow: "GET, POST, DELETE" });
   return signIn(deps, req, remoteIp);
@@ -117,7 +117,7 @@ async function signIn(deps: DashboardDeps, req: Request, remoteIp: string | null
     return errorResponse(400, 'the body must be JSON: {"token": "<API token>"}');
   }
   if (typeof token !== "string" || token.trim() === "") return errorResponse(422, "token: enter an API token");
-  const opened = deps.auth.signIn(token.trim());
+  const opened = await deps.auth.signIn(token.trim());
   if (!opened) {
     deps.logger.info("dashboard sign-in refused: unknown token", { remote_ip: remoteIp ?? undefined });
     return errorResponse(401, "that API token does not belong to any account");

@@ -9,7 +9,7 @@ import type { AccountConfig, Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
 import { clearedSessionCookie, cookieValue, cookieWriteAllowed, judgeSession, SESSION_COOKIE, sessionCookie, type DashboardSession } from "./session.ts";
-import { sessionIdHash, type SessionRepo } from "./sessions.repo.ts";
+import { sessionIdHash, type SessionRepo } from "./sessions.port.ts";
 
 export interface SessionAuthDeps {
   config(): Config;
@@ -33,11 +33,11 @@ export class SessionAuth {
   constructor(private readonly deps: SessionAuthDeps) {}
 
   /** The session behind a request's cookie, if any. */
-  authenticate(req: Request): CookieAuth {
+  async authenticate(req: Request): Promise<CookieAuth> {
     const secret = cookieValue(req.headers.get("cookie"), SESSION_COOKIE);
     if (!secret) return { kind: "none" };
     const { sessions, clock, registry, logger } = this.deps;
-    const session = sessions.find(sessionIdHash(secret));
+    const session = await sessions.find(sessionIdHash(secret));
     if (!session) return { kind: "ended" };
     const nowMs = clock.nowMs();
     const config = this.deps.config();
@@ -45,11 +45,11 @@ export class SessionAuth {
     const owner = session.admin ? { apiTokenHashes: config.dashboard.adminTokenHashes } : (account ?? undefined);
     const verdict = judgeSession(session, owner, nowMs, config.dashboard.sessionIdleMs);
     if (!verdict.ok) {
-      sessions.remove(session.idHash);
+      await sessions.remove(session.idHash);
       logger.info("dashboard session ended", { account_id: session.accountId, reason: verdict.reason });
       return { kind: "ended" };
     }
-    if (verdict.touch) sessions.touch(session.idHash, nowMs);
+    if (verdict.touch) await sessions.touch(session.idHash, nowMs);
     return { kind: "session", session, account: account ?? null };
   }
 
@@ -58,18 +58,18 @@ export class SessionAuth {
    * do not sign in), or an admin session for an operator token (dashboard.admin_tokens).
    * Returns the Set-Cookie value, or null when the token is neither.
    */
-  signIn(token: string): { account: AccountConfig | null; setCookie: string; expiresAtMs: number } | null {
+  async signIn(token: string): Promise<{ account: AccountConfig | null; setCookie: string; expiresAtMs: number } | null> {
     const { registry, sessions, clock, config } = this.deps;
     const admin = secretMatchesAny(token, config().dashboard.adminTokenHashes);
     const principal = admin ? null : registry.principalForSecret(token);
     if (!admin && (!principal || principal.kind !== "account")) return null;
     const account = principal?.account ?? null;
     const nowMs = clock.nowMs();
-    sessions.removeExpired(nowMs);
+    await sessions.removeExpired(nowMs);
     const secret = mintSecret();
     const lifetimeMs = config().dashboard.sessionLifetimeMs;
     const expiresAtMs = nowMs + lifetimeMs;
-    sessions.create({
+    await sessions.create({
       idHash: sessionIdHash(secret),
       accountId: account?.id ?? "",
       admin,
@@ -82,9 +82,9 @@ export class SessionAuth {
   }
 
   /** Ends the request's session (if any); returns the Set-Cookie that clears the cookie. */
-  signOut(req: Request): string {
+  async signOut(req: Request): Promise<string> {
     const secret = cookieValue(req.headers.get("cookie"), SESSION_COOKIE);
-    if (secret) this.deps.sessions.remove(sessionIdHash(secret));
+    if (secret) await this.deps.sessions.remove(sessionIdHash(secret));
     return clearedSessionCookie(cookiesSecure(this.deps.config()));
   }
 
@@ -108,8 +108,8 @@ export type ApiCookieVerdict =
  * session's account, on its own paths only, with the dashboard's write rule (CSRF).
  * Management routes only: a session cannot send (E11 takes a sending key).
  */
-export function cookieApiVerdict(auth: SessionAuth, req: Request, pathAccountId: string, scheme: AuthScheme): ApiCookieVerdict {
-  const who = auth.authenticate(req);
+export async function cookieApiVerdict(auth: SessionAuth, req: Request, pathAccountId: string, scheme: AuthScheme): Promise<ApiCookieVerdict> {
+  const who = await auth.authenticate(req);
   if (who.kind === "none") return { kind: "none" };
   if (who.kind === "ended") return { kind: "refused", res: errorResponse(401, "the dashboard session ended: sign in again", { "Set-Cookie": auth.clearCookie() }) };
   if (!cookieWriteAllowed(req.method, req.headers, new URL(req.url).origin)) {

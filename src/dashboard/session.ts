@@ -1,6 +1,6 @@
 // Dashboard sessions: what a session is, and the pure decisions about it (is it still
 // good, may this request write with it, what cookie to set). The HTTP glue is
-// session-routes.ts; the rows are in sessions.repo.ts.
+// session-routes.ts; the rows are behind sessions.port.ts (SQLite and PostgreSQL).
 import type { AccountConfig } from "../config/config.ts";
 
 /** A signed-in browser: an account, through one of its API tokens, until `expiresAtMs`. */

@@ -1,20 +1,9 @@
-// SQL for dashboard sessions. Only the SHA-256 of a session's secret is
-// stored, so a copy of the database signs nobody in.
-import { createHash } from "node:crypto";
+// SQL for dashboard sessions on SQLite: the SessionRepo port (sessions.port.ts). Its
+// statements run synchronously; the methods are async only to share the port with
+// PostgreSQL (sessions.pg.repo.ts).
 import type { Store } from "../store/store.ts";
 import type { DashboardSession } from "./session.ts";
-
-export interface SessionRepo {
-  create(session: DashboardSession): void;
-  find(idHash: string): DashboardSession | null;
-  touch(idHash: string, nowMs: number): void;
-  remove(idHash: string): void;
-  /** Deletes sessions past their lifetime; returns how many. */
-  removeExpired(nowMs: number): number;
-}
-
-/** The stored form of a session secret. */
-export const sessionIdHash = (secret: string): string => createHash("sha256").update(secret, "utf8").digest("hex");
+import type { SessionRepo } from "./sessions.port.ts";
 
 interface Row {
   id_hash: string;
@@ -36,15 +25,15 @@ export function createSessionRepo(store: Store): SessionRepo {
   const del = db.query("DELETE FROM dashboard_sessions WHERE id_hash = ?");
   const delExpired = db.query("DELETE FROM dashboard_sessions WHERE expires_at <= ?");
   return {
-    create: (s) => void insert.run(s.idHash, s.accountId, s.admin ? 1 : 0, s.tokenHash, s.createdAtMs, s.expiresAtMs, s.lastSeenAtMs),
-    find(idHash) {
+    create: async (s) => void insert.run(s.idHash, s.accountId, s.admin ? 1 : 0, s.tokenHash, s.createdAtMs, s.expiresAtMs, s.lastSeenAtMs),
+    async find(idHash): Promise<DashboardSession | null> {
       const r = select.get(idHash);
       return r
         ? { idHash: r.id_hash, accountId: r.account_id, admin: r.admin === 1, tokenHash: r.token_hash, createdAtMs: r.created_at, expiresAtMs: r.expires_at, lastSeenAtMs: r.last_seen_at }
         : null;
     },
-    touch: (idHash, nowMs) => void update.run(nowMs, idHash),
-    remove: (idHash) => void del.run(idHash),
-    removeExpired: (nowMs) => delExpired.run(nowMs).changes,
+    touch: async (idHash, nowMs) => void update.run(nowMs, idHash),
+    remove: async (idHash) => void del.run(idHash),
+    removeExpired: async (nowMs) => delExpired.run(nowMs).changes,
   };
 }
