@@ -5,69 +5,22 @@
 // the strings PostgreSQL's BIGINT arrives as), lookups match the whole hash only, touch,
 // remove and removeExpired change only what they name. A repository that diverges from
 // the other fails here.
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { SQL } from "bun";
+import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import type { DashboardSession } from "../../src/dashboard/session.ts";
 import { createPgSessionRepo } from "../../src/dashboard/sessions.pg.repo.ts";
 import { sessionIdHash, type SessionRepo } from "../../src/dashboard/sessions.port.ts";
 import { createSessionRepo } from "../../src/dashboard/sessions.repo.ts";
-import { POSTGRES_MIGRATIONS } from "../../src/store/migrations/postgres/index.ts";
-import { openStore } from "../../src/store/store.ts";
-import { postgresAvailable, startPostgres } from "../helpers/postgres.ts";
-import { tempDir } from "../helpers/tmp.ts";
-import { requireTools } from "../helpers/tools.ts";
+import { type EngineHandle, STORE_ENGINES, type StoreEngine } from "../helpers/engines.ts";
 
 interface Opened {
   repo: SessionRepo;
-  /** Empties dashboard_sessions between cases. */
-  clear(): Promise<void>;
-  close(): Promise<void>;
+  handle: EngineHandle;
 }
 
-interface Engine {
-  name: string;
-  test: (name: string, fn: () => Promise<unknown>, timeoutMs?: number) => void;
-  available(): boolean;
-  open(): Promise<Opened>;
-}
-
-const ENGINES: Engine[] = [
-  {
-    name: "SQLite",
-    test,
-    available: () => true,
-    async open() {
-      const dir = tempDir();
-      const store = openStore(dir.path);
-      return {
-        repo: createSessionRepo(store),
-        clear: async () => void store.db.run("DELETE FROM dashboard_sessions"),
-        close: async () => {
-          store.close();
-          dir.remove();
-        },
-      };
-    },
-  },
-  {
-    name: "PostgreSQL",
-    test: requireTools("postgresql"),
-    available: postgresAvailable,
-    async open() {
-      const pg = await startPostgres();
-      const sql = new SQL(pg.url, { max: 2 });
-      for (const m of POSTGRES_MIGRATIONS) await sql.begin((tx) => tx.unsafe(m.sql));
-      return {
-        repo: createPgSessionRepo(sql),
-        clear: async () => void (await sql`DELETE FROM dashboard_sessions`),
-        close: async () => {
-          await sql.close();
-          await pg.stop();
-        },
-      };
-    },
-  },
-];
+const open = async (engine: StoreEngine): Promise<Opened> => {
+  const handle = await engine.open();
+  return { handle, repo: handle.kind === "sqlite" ? createSessionRepo(handle.store) : createPgSessionRepo(handle.sql) };
+};
 
 // Past 2^32 ms (as Date.now() is), so a 32-bit column or binding would show; the last
 // is the largest integer a number holds exactly.
@@ -85,19 +38,19 @@ const session = (secret: string, over: Partial<DashboardSession> = {}): Dashboar
   ...over,
 });
 
-describe.each(ENGINES)("SessionRepo on $name", (engine) => {
+describe.each(STORE_ENGINES)("SessionRepo on $name", (engine) => {
   const it = engine.test;
   let opened: Opened | undefined;
   const repo = (): SessionRepo => opened!.repo;
 
   beforeAll(async () => {
-    if (engine.available()) opened = await engine.open();
+    if (engine.available()) opened = await open(engine);
   }, 60_000);
   beforeEach(async () => {
-    await opened?.clear();
+    await opened?.handle.clear(["dashboard_sessions"]);
   });
   afterAll(async () => {
-    await opened?.close();
+    await opened?.handle.close();
   });
 
   it("a created session reads back field for field, with numbers as numbers and admin as a boolean", async () => {

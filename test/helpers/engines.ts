@@ -1,0 +1,76 @@
+// Both store engines for a repository's contract test: a SQLite store in a temp data dir
+// and a throwaway PostgreSQL (startPostgres) with the postgres migration history applied.
+// A contract test runs the same cases on each with describe.each(STORE_ENGINES) and builds
+// its repository from whichever handle it got; `clear(tables)` empties the tables between
+// cases. PostgreSQL cases are skipped, visibly, where it is not installed (a failure in CI).
+import { SQL } from "bun";
+import { test } from "bun:test";
+import { POSTGRES_MIGRATIONS } from "../../src/store/migrations/postgres/index.ts";
+import { openStore, type Store } from "../../src/store/store.ts";
+import { postgresAvailable, startPostgres } from "./postgres.ts";
+import { tempDir } from "./tmp.ts";
+import { requireTools } from "./tools.ts";
+
+/** An open engine: exactly one of `store` (SQLite) and `sql` (PostgreSQL). */
+export type EngineHandle = ({ kind: "sqlite"; store: Store; sql?: undefined } | { kind: "postgres"; sql: SQL; store?: undefined }) & {
+  /** Deletes every row of these tables (children first). */
+  clear(tables: readonly string[]): Promise<void>;
+  close(): Promise<void>;
+};
+
+export interface StoreEngine {
+  name: string;
+  /** `test`, or the visible skip (a failure in CI) where the engine is missing. */
+  test: (name: string, fn: () => Promise<unknown>, timeoutMs?: number) => void;
+  available(): boolean;
+  open(): Promise<EngineHandle>;
+}
+
+const quoted = (table: string): string => {
+  if (!/^[a-z_][a-z0-9_]*$/.test(table)) throw new Error(`not a table name: ${table}`);
+  return `"${table}"`;
+};
+
+export const STORE_ENGINES: StoreEngine[] = [
+  {
+    name: "SQLite",
+    test,
+    available: () => true,
+    async open() {
+      const dir = tempDir();
+      const store = openStore(dir.path);
+      return {
+        kind: "sqlite",
+        store,
+        clear: async (tables) => {
+          for (const t of tables) store.db.run(`DELETE FROM ${quoted(t)}`);
+        },
+        close: async () => {
+          store.close();
+          dir.remove();
+        },
+      };
+    },
+  },
+  {
+    name: "PostgreSQL",
+    test: requireTools("postgresql"),
+    available: postgresAvailable,
+    async open() {
+      const pg = await startPostgres();
+      const sql = new SQL(pg.url, { max: 2 });
+      for (const m of POSTGRES_MIGRATIONS) await sql.begin((tx) => tx.unsafe(m.sql));
+      return {
+        kind: "postgres",
+        sql,
+        clear: async (tables) => {
+          for (const t of tables) await sql.unsafe(`DELETE FROM ${quoted(t)}`);
+        },
+        close: async () => {
+          await sql.close();
+          await pg.stop();
+        },
+      };
+    },
+  },
+];
