@@ -88,8 +88,12 @@ export class AuthChecker {
       throw err;
     };
     try {
-      const spfVerdict = await this.spf(session, sender).catch(uncached<SpfVerdict>);
-      const dkim = facts.hasDkimSignature ? await dkimVerify(raw, { resolver: this.resolve, sender, strict: true }) : null;
+      // SPF and DKIM are independent: their DNS questions go out together, so a message
+      // waits for the slower of the two lookups, not for both in turn. DMARC needs both.
+      const [spfVerdict, dkim] = await Promise.all([
+        this.spf(session, sender).catch(uncached<SpfVerdict>),
+        facts.hasDkimSignature ? dkimVerify(raw, { resolver: this.resolve, sender, strict: true }) : null,
+      ]);
       const results = (dkim?.results ?? []).filter((r) => r.signingDomain);
       const signatures = results.map((r) => ({ domain: r.signingDomain!, selector: r.selector ?? "", result: r.status?.result ?? "neutral" }));
       const passing = results
