@@ -11,7 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import { ROUTING_CACHE_MAX_AGE_MS } from "../../src/inbound/addresses.port.ts";
 import type { CustomDomain } from "../../src/inbound/custom-domain.ts";
 import type { PageRequest } from "../../src/store/paging.ts";
-import { STORE_ENGINES } from "../helpers/engines.ts";
+import { POSTGRES_LINGUISTIC, STORE_ENGINES } from "../helpers/engines.ts";
 import { address, INBOUND_TABLES, NOW_MS, openInboundRepos, type InboundRepos } from "./inbound-repos.ts";
 
 const domain = (id: string, addressId: string, name: string): CustomDomain => ({
@@ -26,7 +26,7 @@ const domain = (id: string, addressId: string, name: string): CustomDomain => ({
   createdAtMs: NOW_MS,
 });
 
-describe.each(STORE_ENGINES)("AddressRepo on $name", (engine) => {
+describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("AddressRepo on $name", (engine) => {
   const it = engine.test;
   let opened: InboundRepos | undefined;
   const repos = (): InboundRepos => opened!;

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import { DomainTakenError, type CustomDomain } from "../../src/inbound/custom-domain.ts";
 import type { PageRequest } from "../../src/store/paging.ts";
-import { STORE_ENGINES } from "../helpers/engines.ts";
+import { POSTGRES_LINGUISTIC, STORE_ENGINES } from "../helpers/engines.ts";
 import { address, INBOUND_TABLES, NOW_MS, openInboundRepos, type InboundRepos } from "./inbound-repos.ts";
 
 const domain = (id: string, name: string, over: Partial<CustomDomain> = {}): CustomDomain => ({
@@ -26,7 +26,7 @@ const domain = (id: string, name: string, over: Partial<CustomDomain> = {}): Cus
   ...over,
 });
 
-describe.each(STORE_ENGINES)("CustomDomainRepo on $name", (engine) => {
+describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("CustomDomainRepo on $name", (engine) => {
   const it = engine.test;
   let opened: InboundRepos | undefined;
   const repo = () => opened!.customDomains;
