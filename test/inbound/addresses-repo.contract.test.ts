@@ -9,22 +9,9 @@
 // once. A repository that diverges from the other fails here.
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import { ROUTING_CACHE_MAX_AGE_MS } from "../../src/inbound/addresses.port.ts";
-import type { CustomDomain } from "../../src/inbound/custom-domain.ts";
 import type { PageRequest } from "../../src/store/paging.ts";
 import { POSTGRES_LINGUISTIC, STORE_ENGINES } from "../helpers/engines.ts";
-import { address, INBOUND_TABLES, NOW_MS, openInboundRepos, type InboundRepos } from "./inbound-repos.ts";
-
-const domain = (id: string, addressId: string, name: string): CustomDomain => ({
-  id,
-  accountId: "acc_a",
-  addressId,
-  domain: name,
-  authRegex: null,
-  domainTarget: null,
-  mxVerified: false,
-  mxCheckedAtMs: null,
-  createdAtMs: NOW_MS,
-});
+import { address, customDomain, INBOUND_TABLES, NOW_MS, openInboundRepos, type InboundRepos } from "./inbound-repos.ts";
 
 describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("AddressRepo on $name", (engine) => {
   const it = engine.test;
@@ -116,8 +103,8 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("AddressRepo on $name", (
   it("softDelete marks the account's address and its live custom domains deleted, once", async () => {
     await repos().addresses.insert(address("addr_del"));
     await repos().addresses.insert(address("addr_keep"));
-    await repos().customDomains.insert(domain("cd_1", "addr_del", "one.example"));
-    await repos().customDomains.insert(domain("cd_2", "addr_keep", "two.example"));
+    await repos().customDomains.insert(customDomain("cd_1", "one.example", { addressId: "addr_del" }));
+    await repos().customDomains.insert(customDomain("cd_2", "two.example", { addressId: "addr_keep" }));
     expect(await repos().addresses.softDelete("acc_b", "addr_del", NOW_MS + 1)).toBe(false);
     expect((await repos().customDomains.findLiveByDomain("one.example"))?.id).toBe("cd_1");
     expect(await repos().addresses.softDelete("acc_a", "addr_del", NOW_MS + 1)).toBe(true);

@@ -8,23 +8,10 @@
 // search folds ASCII letters only and takes % _ \ literally. A repository that diverges
 // from the other fails here.
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
-import { DomainTakenError, type CustomDomain } from "../../src/inbound/custom-domain.ts";
+import { DomainTakenError } from "../../src/inbound/custom-domain.ts";
 import type { PageRequest } from "../../src/store/paging.ts";
 import { POSTGRES_LINGUISTIC, STORE_ENGINES } from "../helpers/engines.ts";
-import { address, INBOUND_TABLES, NOW_MS, openInboundRepos, type InboundRepos } from "./inbound-repos.ts";
-
-const domain = (id: string, name: string, over: Partial<CustomDomain> = {}): CustomDomain => ({
-  id,
-  accountId: "acc_a",
-  addressId: "addr_a",
-  domain: name,
-  authRegex: null,
-  domainTarget: null,
-  mxVerified: false,
-  mxCheckedAtMs: null,
-  createdAtMs: NOW_MS,
-  ...over,
-});
+import { address, customDomain, INBOUND_TABLES, NOW_MS, openInboundRepos, type InboundRepos } from "./inbound-repos.ts";
 
 describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("CustomDomainRepo on $name", (engine) => {
   const it = engine.test;
@@ -48,15 +35,15 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("CustomDomainRepo on $nam
   });
 
   it("an inserted domain reads back field for field, its target password decrypted, numbers as numbers and mx_verified as a boolean", async () => {
-    const full = domain("cd_full", "mail.example.com", {
+    const full = customDomain("cd_full", "mail.example.com", {
       authRegex: "(alice|bob)@mail\\.example\\.com",
       domainTarget: { url: "https://hook@example.net/in", password: "dömain-secret" },
       mxVerified: true,
       mxCheckedAtMs: Number.MAX_SAFE_INTEGER,
       createdAtMs: NOW_MS - 3,
     });
-    const noPassword = domain("cd_nopass", "b.example", { domainTarget: { url: "https://example.net/b", password: null } });
-    const bare = domain("cd_bare", "a.example");
+    const noPassword = customDomain("cd_nopass", "b.example", { domainTarget: { url: "https://example.net/b", password: null } });
+    const bare = customDomain("cd_bare", "a.example");
     for (const d of [full, noPassword, bare]) await repo().insert(d);
     // toStrictEqual: "1795000000000" (a string) or 1 (a number for mxVerified) would not pass.
     expect(await repo().get("acc_a", "addr_a", "cd_full")).toStrictEqual(full);
@@ -69,9 +56,9 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("CustomDomainRepo on $nam
   });
 
   it("a second live claim of a domain is DomainTakenError, from any account; once deleted, it can be claimed again", async () => {
-    const first = domain("cd_1", "taken.example");
+    const first = customDomain("cd_1", "taken.example");
     await repo().insert(first);
-    for (const again of [domain("cd_2", "taken.example"), domain("cd_3", "taken.example", { accountId: "acc_b", addressId: "addr_b" })]) {
+    for (const again of [customDomain("cd_2", "taken.example"), customDomain("cd_3", "taken.example", { accountId: "acc_b", addressId: "addr_b" })]) {
       const err = await repo()
         .insert(again)
         .then(() => null, (e: unknown) => e);
@@ -81,14 +68,14 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("CustomDomainRepo on $nam
     expect(await repo().findLiveByDomain("taken.example")).toStrictEqual(first);
     expect(await repo().get("acc_a", "addr_a", "cd_2")).toBeNull();
     expect(await repo().softDelete("acc_a", "addr_a", "cd_1", NOW_MS)).toBe(true);
-    const second = domain("cd_4", "taken.example", { accountId: "acc_b", addressId: "addr_b" });
+    const second = customDomain("cd_4", "taken.example", { accountId: "acc_b", addressId: "addr_b" });
     await repo().insert(second);
     expect(await repo().findLiveByDomain("taken.example")).toStrictEqual(second);
   });
 
   it("a taken ID or an unknown address is refused with another error than DomainTakenError", async () => {
-    await repo().insert(domain("cd_1", "one.example"));
-    for (const wrong of [domain("cd_1", "other.example"), domain("cd_9", "nine.example", { addressId: "addr_none" })]) {
+    await repo().insert(customDomain("cd_1", "one.example"));
+    for (const wrong of [customDomain("cd_1", "other.example"), customDomain("cd_9", "nine.example", { addressId: "addr_none" })]) {
       const err = await repo()
         .insert(wrong)
         .then(() => null, (e: unknown) => e);
@@ -100,8 +87,8 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("CustomDomainRepo on $nam
   });
 
   it("get finds the domain under its own account and address only; findLiveByDomain the whole name only", async () => {
-    await repo().insert(domain("cd_1", "one.example"));
-    await repo().insert(domain("cd_b", "b.example", { accountId: "acc_b", addressId: "addr_b" }));
+    await repo().insert(customDomain("cd_1", "one.example"));
+    await repo().insert(customDomain("cd_b", "b.example", { accountId: "acc_b", addressId: "addr_b" }));
     expect((await repo().get("acc_a", "addr_a", "cd_1"))?.domain).toBe("one.example");
     expect(await repo().get("acc_b", "addr_a", "cd_1")).toBeNull();
     expect(await repo().get("acc_a", "addr_a2", "cd_1")).toBeNull();
@@ -112,7 +99,7 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("CustomDomainRepo on $nam
   });
 
   it("softDelete marks the account's address's domain deleted, once", async () => {
-    await repo().insert(domain("cd_1", "one.example"));
+    await repo().insert(customDomain("cd_1", "one.example"));
     expect(await repo().softDelete("acc_b", "addr_a", "cd_1", NOW_MS)).toBe(false);
     expect(await repo().softDelete("acc_a", "addr_a2", "cd_1", NOW_MS)).toBe(false);
     expect(await repo().softDelete("acc_a", "addr_a", "cd_1", NOW_MS + 5)).toBe(true);
@@ -123,23 +110,23 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("CustomDomainRepo on $nam
   });
 
   it("recordMxCheck sets that domain's verdict and time only, on any account", async () => {
-    await repo().insert(domain("cd_1", "one.example"));
-    await repo().insert(domain("cd_2", "two.example"));
+    await repo().insert(customDomain("cd_1", "one.example"));
+    await repo().insert(customDomain("cd_2", "two.example"));
     await repo().recordMxCheck("cd_1", true, NOW_MS + 10);
     await repo().recordMxCheck("cd_none", true, NOW_MS + 10);
-    expect(await repo().get("acc_a", "addr_a", "cd_1")).toStrictEqual(domain("cd_1", "one.example", { mxVerified: true, mxCheckedAtMs: NOW_MS + 10 }));
-    expect(await repo().get("acc_a", "addr_a", "cd_2")).toStrictEqual(domain("cd_2", "two.example"));
+    expect(await repo().get("acc_a", "addr_a", "cd_1")).toStrictEqual(customDomain("cd_1", "one.example", { mxVerified: true, mxCheckedAtMs: NOW_MS + 10 }));
+    expect(await repo().get("acc_a", "addr_a", "cd_2")).toStrictEqual(customDomain("cd_2", "two.example"));
     await repo().recordMxCheck("cd_1", false, NOW_MS + 20);
-    expect(await repo().get("acc_a", "addr_a", "cd_1")).toStrictEqual(domain("cd_1", "one.example", { mxVerified: false, mxCheckedAtMs: NOW_MS + 20 }));
+    expect(await repo().get("acc_a", "addr_a", "cd_1")).toStrictEqual(customDomain("cd_1", "one.example", { mxVerified: false, mxCheckedAtMs: NOW_MS + 20 }));
   });
 
   it("list pages newest first, ties on created_at broken by ID in byte order, scoped to the account's address and live domains", async () => {
     // Byte order: "cd_B" (0x42) < "cd_Z" < "cd_a" (0x61) < "cd_b"; a language's collation would put B after a.
     for (const [id, at] of [["cd_a", NOW_MS], ["cd_B", NOW_MS], ["cd_b", NOW_MS], ["cd_Z", NOW_MS], ["cd_old", NOW_MS - 1], ["cd_new", NOW_MS + 1]] as const) {
-      await repo().insert(domain(id, `${id}.example`, { createdAtMs: at }));
+      await repo().insert(customDomain(id, `${id}.example`, { createdAtMs: at }));
     }
-    await repo().insert(domain("cd_other_address", "x.example", { addressId: "addr_a2" }));
-    await repo().insert(domain("cd_gone", "gone.example", { createdAtMs: NOW_MS + 2 }));
+    await repo().insert(customDomain("cd_other_address", "x.example", { addressId: "addr_a2" }));
+    await repo().insert(customDomain("cd_gone", "gone.example", { createdAtMs: NOW_MS + 2 }));
     await repo().softDelete("acc_a", "addr_a", "cd_gone", NOW_MS);
     expect(await ids(null)).toEqual(["cd_new", "cd_b", "cd_a", "cd_Z", "cd_B", "cd_old"]);
     expect(await ids(null, {}, "acc_a", "addr_a2")).toEqual(["cd_other_address"]);
@@ -156,12 +143,12 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("CustomDomainRepo on $nam
   });
 
   it("list searches the domain for a part, ASCII letters without case, % _ and \\ as themselves", async () => {
-    await repo().insert(domain("cd_1", "Mail.Example.com"));
-    await repo().insert(domain("cd_2", "my_host.example"));
-    await repo().insert(domain("cd_3", "myXhost.example"));
-    await repo().insert(domain("cd_4", "bücher.example"));
-    await repo().insert(domain("cd_5", "ÜBER.example"));
-    await repo().insert(domain("cd_b", "mail.example.org", { accountId: "acc_b", addressId: "addr_b" }));
+    await repo().insert(customDomain("cd_1", "Mail.Example.com"));
+    await repo().insert(customDomain("cd_2", "my_host.example"));
+    await repo().insert(customDomain("cd_3", "myXhost.example"));
+    await repo().insert(customDomain("cd_4", "bücher.example"));
+    await repo().insert(customDomain("cd_5", "ÜBER.example"));
+    await repo().insert(customDomain("cd_b", "mail.example.org", { accountId: "acc_b", addressId: "addr_b" }));
     expect(await ids("mail")).toEqual(["cd_1"]);
     expect(await ids("EXAMPLE.COM")).toEqual(["cd_1"]);
     expect(await ids("y_h")).toEqual(["cd_2"]);

@@ -1,6 +1,7 @@
 // The inbound repositories (addresses, custom domains) on one store engine, for their
 // contract tests: the same cases run on SQLite and PostgreSQL (test/helpers/engines.ts).
 import type { Address } from "../../src/inbound/address.ts";
+import type { CustomDomain } from "../../src/inbound/custom-domain.ts";
 import type { AddressRepo } from "../../src/inbound/addresses.port.ts";
 import { createPgAddressRepo } from "../../src/inbound/addresses.pg.repo.ts";
 import { createAddressRepo } from "../../src/inbound/addresses.repo.ts";
@@ -65,5 +66,18 @@ export const address = (id: string, over: Partial<Address> = {}): Address => ({
   storeMessages: false,
   createdAtMs: NOW_MS,
   updatedAtMs: NOW_MS,
+  ...over,
+});
+
+export const customDomain = (id: string, name: string, over: Partial<CustomDomain> = {}): CustomDomain => ({
+  id,
+  accountId: "acc_a",
+  addressId: "addr_a",
+  domain: name,
+  authRegex: null,
+  domainTarget: null,
+  mxVerified: false,
+  mxCheckedAtMs: null,
+  createdAtMs: NOW_MS,
   ...over,
 });
