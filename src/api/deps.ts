@@ -1,9 +1,9 @@
 // Everything a route needs, passed in when the API is built (nothing is global).
 import type { AccountRegistry } from "../auth/accounts.ts";
 import type { AccountConfig, Config, OutboundAccountConfig } from "../config/config.ts";
-import type { AddressRepo } from "../inbound/addresses.repo.ts";
+import type { AddressRepo } from "../inbound/addresses.port.ts";
 import type { LocalAttachmentStore } from "../inbound/attachment-files.ts";
-import type { CustomDomainRepo } from "../inbound/custom-domains.repo.ts";
+import type { CustomDomainRepo } from "../inbound/custom-domains.port.ts";
 import type { StatusRepo } from "../inbound/statuses.repo.ts";
 import type { SendingDomainRepo } from "../domains/sending-domains.repo.ts";
 import type { DomainService } from "../domains/service.ts";

@@ -1,6 +1,6 @@
 // An address of Postroom (<id>@<inbound domain>): where its mail is posted, in which
 // format, where its attachments go, whether POSTs are signed and messages kept
-// (docs/receiving.md, Addresses). Stored by addresses.repo.ts.
+// (docs/receiving.md, Addresses). Stored through addresses.port.ts.
 import type { AttachmentStore } from "./attachment-store.ts";
 import type { StoredTarget } from "./target-url.ts";
 

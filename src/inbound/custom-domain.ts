@@ -1,4 +1,4 @@
-// A custom domain of an address (stored by custom-domains.repo.ts): mail to any recipient
+// A custom domain of an address (stored through custom-domains.port.ts): mail to any recipient
 // at it that its auth_regex admits goes to the address, or to the domain's own target.
 // Decisions about custom domains: which names may be claimed, what an auth_regex is
 // allowed to be and whom it admits, and whether the domain's MX points at us.

@@ -3,11 +3,11 @@
 import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
 import type { SmtpReply } from "../lib/smtp-reply.ts";
 import type { SmtpRefusalReason } from "../metrics/labels.ts";
-import type { AddressRepo } from "./addresses.repo.ts";
+import type { AddressRepo } from "./addresses.port.ts";
 import type { Address } from "./address.ts";
 import type { BounceHandler } from "./bounce-hook.ts";
 import { compileAuthRegex, type CustomDomain } from "./custom-domain.ts";
-import type { CustomDomainRepo } from "./custom-domains.repo.ts";
+import type { CustomDomainRepo } from "./custom-domains.port.ts";
 import { classifyRecipient } from "./recipients.ts";
 
 export type Route = { kind: "address"; address: Address; customDomain: CustomDomain | null } | { kind: "bounce" };

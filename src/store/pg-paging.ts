@@ -1,0 +1,27 @@
+// Newest-first paging (paging.ts) on PostgreSQL, as fragments of Bun's SQL tagged
+// templates, so the cursor, limit and offset are bound parameters. The ID compares and
+// sorts in the "C" collation: SQLite compares TEXT byte by byte, while a PostgreSQL
+// database's default collation (en_US.UTF-8, say) would order "addr_B" after "addr_a" and
+// so page differently from SQLite.
+import type { SQL } from "bun";
+import type { PageRequest } from "./paging.ts";
+
+/** A piece of a query (sql`...`), composed into another by interpolation. */
+export type Fragment = SQL.Query<unknown>;
+
+/** The WHERE fragment (records strictly older than the cursor) and ORDER/LIMIT tail; asks for one record more than the page. */
+export function pgNewestFirst(sql: SQL, page: PageRequest): { where: Fragment; tail: Fragment } {
+  const c = page.before;
+  const where = c
+    ? sql`AND created_at <= ${c.createdAtMs} AND (created_at < ${c.createdAtMs} OR (created_at = ${c.createdAtMs} AND id COLLATE "C" < ${c.id}))`
+    : sql``;
+  const tail = sql`ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT ${page.limit + 1} OFFSET ${page.offset ?? 0}`;
+  return { where, tail };
+}
+
+/**
+ * `column` LIKE a containsPattern (paging.ts) as SQLite's LOWER(column) LIKE it: lower() in
+ * the "C" collation folds ASCII letters only, as SQLite's does, whatever the database's
+ * locale, and LIKE then compares bytes, so a search finds the same rows on both engines.
+ */
+export const pgContains = (sql: SQL, column: Fragment, pattern: string): Fragment => sql`lower(${column} COLLATE "C") LIKE ${pattern} ESCAPE '\\'`;
