@@ -17,7 +17,7 @@ import type { Logger } from "../lib/logger.ts";
 import type { MemoryBudget } from "../lib/memory-budget.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { DashboardDeps } from "../dashboard/routes.ts";
-import type { StatsRepo } from "../stats/stats.repo.ts";
+import type { StatsRepo } from "../stats/stats.port.ts";
 import type { WebhookDispatcher } from "../events/dispatcher.ts";
 import type { TestPost } from "../inbound/test-post.ts";
 import type { KeptMessages } from "../inbound/post-again.ts";

@@ -121,7 +121,7 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
       }
     }
     // E11 with an Idempotency-Key: the key is claimed (or found answered) before the body is read.
-    const keyed = scheme === "smtpAuth" ? IdempotentRequest.begin(req, idOf(principal), idempotencyDeps) : null;
+    const keyed = scheme === "smtpAuth" ? await IdempotentRequest.begin(req, idOf(principal), idempotencyDeps) : null;
     if (keyed && "refused" in keyed) return { res: keyed.refused, principal, extraHeaders };
     const idempotent = keyed?.request ?? null;
     let answered: number | null = null;
@@ -159,13 +159,14 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
       answered = res.status;
       return { res, principal, extraHeaders };
     } finally {
-      idempotent?.finish(answered);
       if (reservation) {
         // The body, its text, the parsed JSON and the composer's work are garbage now.
         const bytes = Number(req.headers.get("content-length") ?? "0");
         if (bytes > LARGE_MESSAGE_BYTES) garbageMade(API_MESSAGE_COST.copies * bytes);
         reservation.release();
       }
+      // Last: the memory is given back even if the store fails to give up the claim.
+      await idempotent?.finish(answered);
     }
   }
 

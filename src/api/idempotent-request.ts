@@ -4,7 +4,7 @@
 // answer again, with Idempotent-Replayed: true) from another request with the same key.
 import { createHash } from "node:crypto";
 import type { RememberedAnswer } from "../outbound/queue/enqueue.ts";
-import type { IdempotencyRepo } from "../outbound/sending/idempotency.repo.ts";
+import type { IdempotencyRepo } from "../outbound/sending/idempotency.port.ts";
 import type { KeyRef } from "../outbound/sending/idempotency.ts";
 import { idempotencyKeyOf } from "../outbound/sending/idempotency.ts";
 import { errorResponse } from "./errors.ts";
@@ -33,12 +33,12 @@ export class IdempotentRequest {
   ) {}
 
   /** For an E11 request: null without a key; a refusal (422, 409); or the request holding or replaying the key. */
-  static begin(req: Request, outboundAccountId: string, deps: IdempotencyDeps): { refused: Response } | { request: IdempotentRequest } | null {
+  static async begin(req: Request, outboundAccountId: string, deps: IdempotencyDeps): Promise<{ refused: Response } | { request: IdempotentRequest } | null> {
     const parsed = idempotencyKeyOf((name) => req.headers.get(name));
     if (parsed === null) return null;
     if ("problem" in parsed) return { refused: errorResponse(422, parsed.problem) };
     const ref: KeyRef = { outboundAccountId, scope: "api", key: parsed.key };
-    const found = deps.repo.claim(ref, deps.nowMs(), deps.keepMs());
+    const found = await deps.repo.claim(ref, deps.nowMs(), deps.keepMs());
     if (found.kind === "in_flight") return { refused: errorResponse(409, IN_FLIGHT) };
     return { request: new IdempotentRequest(deps.repo, ref, found.kind === "answered" ? found : null) };
   }
@@ -60,7 +60,7 @@ export class IdempotentRequest {
   }
 
   /** The request is over with `status` (null: it failed): a claim that got no 202 is given up. */
-  finish(status: number | null): void {
-    if (!this.first && status !== 202) this.repo.release(this.ref);
+  async finish(status: number | null): Promise<void> {
+    if (!this.first && status !== 202) await this.repo.release(this.ref);
   }
 }

@@ -37,21 +37,21 @@ export function statsRoutes(deps: ApiDeps) {
       const period = PERIODS[name];
       const nowMs = deps.clock.nowMs();
       const from = periodStartMs(period, nowMs);
-      const inbound = buckets(deps.stats.hourly(account.id, "inbound", from), "inbound", period, nowMs);
-      const outbound = buckets(deps.stats.hourly(account.id, "outbound", from), "outbound", period, nowMs);
+      const inbound = buckets(await deps.stats.hourly(account.id, "inbound", from), "inbound", period, nowMs);
+      const outbound = buckets(await deps.stats.hourly(account.id, "outbound", from), "outbound", period, nowMs);
       const sum = (bs: typeof inbound) => bs.reduce<Record<string, number>>((acc, b) => {
         for (const [k, v] of Object.entries(b.counts)) acc[k] = (acc[k] ?? 0) + v;
         return acc;
       }, {});
       const totals = { inbound: sum(inbound), outbound: sum(outbound) };
-      const backlog = deps.stats.webhookBacklog(account.outbound.map((o) => o.id));
-      const domains = deps.stats.domainsNeedingCare(account.id);
+      const backlog = await deps.stats.webhookBacklog(account.outbound.map((o) => o.id));
+      const domains = await deps.stats.domainsNeedingCare(account.id);
       return {
         period: name,
         bucket_seconds: period.bucketMs / 1000,
         buckets: inbound.map((b, i) => ({ at: isoTime(b.atMs), inbound: b.counts, outbound: outbound[i]!.counts })),
         totals,
-        queue: { recipients: deps.stats.queuedRecipients(account.id) },
+        queue: { recipients: await deps.stats.queuedRecipients(account.id) },
         webhook_backlog: { events: backlog.events, oldest_at: backlog.oldestMs === null ? null : isoTime(backlog.oldestMs) },
         warnings: overviewWarnings({ ...totals, domains, backlogOldestMs: backlog.oldestMs, nowMs, tls: deps.health().warnings }),
       };

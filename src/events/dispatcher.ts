@@ -12,7 +12,7 @@ import { guardedFetch, readBodyPrefix } from "../lib/egress-fetch.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { OutboxRepo } from "./outbox.repo.ts";
 import type { Batch } from "./outbox-event.ts";
-import type { WebhookPostRepo } from "./webhook-posts.repo.ts";
+import type { WebhookPostRepo } from "./webhook-posts.port.ts";
 import type { WebhookPost } from "./webhook-post.ts";
 import { newId16 } from "../lib/ids.ts";
 import type { PageRequest } from "../store/paging.ts";
@@ -200,7 +200,7 @@ export class WebhookDispatcher {
     }
     result.durationMs = Math.round(performance.now() - startedMs);
     this.deps.onPosted?.(result.status, result.timedOut);
-    this.deps.posts?.record({ outboundAccountId, batchId, events, test, status: result.status, problem: result.problem, durationMs: result.durationMs, createdAtMs: now });
+    await this.deps.posts?.record({ outboundAccountId, batchId, events, test, status: result.status, problem: result.problem, durationMs: result.durationMs, createdAtMs: now });
     return result;
   }
 
@@ -229,7 +229,7 @@ export class WebhookDispatcher {
     return {
       webhook: webhook ? { url: shownUrl(webhook.url), signed: webhook.signingSecret !== null } : null,
       pending: await this.deps.repo.pendingOf(outboundAccountId),
-      posts: this.deps.posts?.list(outboundAccountId, page) ?? { items: [], hasMore: false },
+      posts: (await this.deps.posts?.list(outboundAccountId, page)) ?? { items: [], hasMore: false },
     };
   }
 

@@ -1,16 +1,13 @@
-// SQL for the record of webhook POSTs: one row per POST, with the
+// SQL for the record of webhook POSTs on SQLite: one row per POST, with the
 // receiver's status and the first bytes of a non-2xx answer, for the dashboard.
+// createWebhookPostRepo is the WebhookPostRepo port (webhook-posts.port.ts), async only to
+// share it with PostgreSQL (webhook-posts.pg.repo.ts); the purge stays SQLite-only for now.
 import { newId16 } from "../lib/ids.ts";
-import { newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
+import { newestFirst, toPage, type Page } from "../store/paging.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
 import type { WebhookPost } from "./webhook-post.ts";
-
-export interface WebhookPostRepo {
-  record(post: Omit<WebhookPost, "id">): void;
-  /** An outbound account's POSTs, newest first. */
-  list(outboundAccountId: string, page: PageRequest): Page<WebhookPost>;
-}
+import type { WebhookPostRepo } from "./webhook-posts.port.ts";
 
 interface Row {
   id: string;
@@ -30,8 +27,8 @@ export function createWebhookPostRepo(store: Store): WebhookPostRepo {
     "INSERT INTO webhook_posts (id, outbound_account_id, batch_id, events, test, status, problem, duration_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   return {
-    record: (p) => void insert.run(newId16(), p.outboundAccountId, p.batchId, p.events, p.test ? 1 : 0, p.status, p.problem, p.durationMs, p.createdAtMs),
-    list(outboundAccountId, page) {
+    record: async (p) => void insert.run(newId16(), p.outboundAccountId, p.batchId, p.events, p.test ? 1 : 0, p.status, p.problem, p.durationMs, p.createdAtMs),
+    async list(outboundAccountId, page): Promise<Page<WebhookPost>> {
       const params: unknown[] = [outboundAccountId];
       const { where, tail } = newestFirst(page, params);
       const rows = db.query(`SELECT * FROM webhook_posts WHERE outbound_account_id = ?${where}${tail}`).all(...(params as never[])) as Row[];

@@ -1,10 +1,14 @@
-// SQL for the hourly counts. Counting runs inside the caller's
+// SQL for the hourly counts on SQLite. Counting runs inside the caller's
 // transaction, the one that stores the statuses or events counted: a chart never counts
-// what was not stored, nor misses what was.
+// what was not stored, nor misses what was. createStatsRepo is the StatsRepo port
+// (stats.port.ts), async only to share it with PostgreSQL (stats.pg.repo.ts); countInto,
+// countEvents and the purge stay SQLite-only, called in the statuses' and events'
+// synchronous SQLite transactions (pgCountInto/pgCountEvents are their PostgreSQL half).
 import type { Database } from "bun:sqlite";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
-import { tally, type Count, type Series } from "./hourly.ts";
+import { tally, type Series } from "./hourly.ts";
+import type { HourlyCount, StatsRepo } from "./stats.port.ts";
 
 const UPSERT = "INSERT INTO stats_hourly (account_id, hour, series, key, count) VALUES (?, ?, ?, ?, ?) ON CONFLICT (account_id, hour, series, key) DO UPDATE SET count = count + excluded.count";
 
@@ -30,21 +34,10 @@ export function countEvents(db: Database, events: readonly { messageId: string; 
   countInto(db, items);
 }
 
-export interface StatsRepo {
-  /** The hourly rows of an account's series from `fromMs` on. */
-  hourly(accountId: string, series: Series, fromMs: number): Pick<Count, "hour" | "key" | "count">[];
-  /** Recipients of the account's messages waiting for a delivery attempt. */
-  queuedRecipients(accountId: string): number;
-  /** Events of these outbound accounts waiting for their webhook receiver, and the time of the oldest. */
-  webhookBacklog(outboundIds: readonly string[]): { events: number; oldestMs: number | null };
-  /** The account's sending domains that are not verified, and those whose records fail (grace period). */
-  domainsNeedingCare(accountId: string): { unverified: number; failing: number };
-}
-
 // These read other features' tables (a read model for the overview); they write nothing.
 export function createStatsRepo(store: Store): StatsRepo {
   const { db } = store;
-  const select = db.query<Pick<Count, "hour" | "key" | "count">, [string, string, number]>("SELECT hour, key, count FROM stats_hourly WHERE account_id = ? AND series = ? AND hour >= ?");
+  const select = db.query<HourlyCount, [string, string, number]>("SELECT hour, key, count FROM stats_hourly WHERE account_id = ? AND series = ? AND hour >= ?");
   // From the queued entries of the due index to their messages: the queue is short next to the messages kept.
   const queued = db.query<{ n: number }, [string]>(
     "SELECT COUNT(*) AS n FROM outbound_recipients r CROSS JOIN outbound_messages m ON m.id = r.message_id WHERE r.state = 'queued' AND m.account_id = ?",
@@ -56,13 +49,13 @@ export function createStatsRepo(store: Store): StatsRepo {
     "SELECT COALESCE(SUM(verified_at IS NULL), 0) AS unverified, COALESCE(SUM(verified_at IS NOT NULL AND failing_since IS NOT NULL), 0) AS failing FROM sending_domains WHERE account_id = ? AND deleted_at IS NULL",
   );
   return {
-    hourly: (accountId, series, fromMs) => select.all(accountId, series, fromMs),
-    queuedRecipients: (accountId) => queued.get(accountId)!.n,
-    webhookBacklog: (outboundIds) => {
+    hourly: async (accountId, series, fromMs) => select.all(accountId, series, fromMs),
+    queuedRecipients: async (accountId) => queued.get(accountId)!.n,
+    webhookBacklog: async (outboundIds) => {
       const r = backlog.get(JSON.stringify(outboundIds))!;
       return { events: r.n, oldestMs: r.oldest };
     },
-    domainsNeedingCare: (accountId) => domains.get(accountId)!,
+    domainsNeedingCare: async (accountId) => domains.get(accountId)!,
   };
 }
 

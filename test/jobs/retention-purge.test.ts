@@ -111,16 +111,16 @@ describe("one run", () => {
     const policy = (id: string, expiresAtMs: number) => ({ id, mode: "enforce" as const, mx: ["mx.example"], maxAgeSeconds: 86_400, expiresAtMs });
 
     const keys = createIdempotencyRepo(s.store);
-    const answeredKey = (key: string) => {
+    const answeredKey = async (key: string) => {
       const ref = { outboundAccountId: "o", scope: "api" as const, key };
-      keys.claim(ref, clock.nowMs(), DAY);
+      await keys.claim(ref, clock.nowMs(), DAY);
       recordAnswer(s.store.db, { ...ref, requestSha256: "0".repeat(64), answer: "{}" }, clock.nowMs());
     };
 
     // Day 0: the old rows.
     await s.statuses.record([status("s-old-1", clock.nowMs()), status("s-old-2", clock.nowMs())]);
-    answeredKey("k-old");
-    keys.claim({ outboundAccountId: "o", scope: "api", key: "k-in-flight" }, clock.nowMs(), DAY);
+    await answeredKey("k-old");
+    await keys.claim({ outboundAccountId: "o", scope: "api", key: "k-in-flight" }, clock.nowMs(), DAY);
     await send("m-old", true);
     await send("m-old-queued", false);
     await send("m-old-webhook", true, true, "o-waiting");
@@ -139,7 +139,7 @@ describe("one run", () => {
     clock.set(T0 + 39 * DAY);
     await s.statuses.record([status("s-young", clock.nowMs())]);
     await send("m-young", true);
-    answeredKey("k-young");
+    await answeredKey("k-young");
     await check();
     clock.set(T0 + 40 * DAY);
     await s.statuses.flush();

@@ -1,8 +1,8 @@
 // Idempotency keys: what a request finds (table), the E11 headers it is read from (table),
-// and the repository's claim, answer, release and start-up clean-up on a real store.
+// and the start-up clean-up on a real store.
 import { describe, expect, test } from "bun:test";
 import { findKey, idempotencyKeyOf, type KeyFinding, type StoredKey } from "../../src/outbound/sending/idempotency.ts";
-import { createIdempotencyRepo, recordAnswer } from "../../src/outbound/sending/idempotency.repo.ts";
+import { createIdempotencyRepo, idempotencyAtStart, recordAnswer } from "../../src/outbound/sending/idempotency.repo.ts";
 import type { KeyRef } from "../../src/outbound/sending/idempotency.ts";
 import { openStore } from "../../src/store/store.ts";
 import { tempDirsPerTest } from "../helpers/tmp.ts";
@@ -39,49 +39,23 @@ describe("idempotencyKeyOf", () => {
   for (const [name, headers, result] of cases) test(name, () => expect(idempotencyKeyOf((n) => headers[n] ?? null)).toEqual(result));
 });
 
-describe("the repository", () => {
+// The repository's cases on both engines: idempotency-repo.contract.test.ts.
+describe("at start-up (SQLite, one process per data dir)", () => {
   const newDir = tempDirsPerTest();
   const ref: KeyRef = { outboundAccountId: "o1", scope: "api", key: "k" };
 
-  test("claim, in flight, answered; other accounts and scopes are other keys", () => {
-    const store = openStore(newDir());
-    const keys = createIdempotencyRepo(store);
-    expect(keys.claim(ref, NOW, DAY)).toEqual({ kind: "claim" });
-    expect(keys.claim(ref, NOW + 1, DAY)).toEqual({ kind: "in_flight" });
-    expect(keys.claim({ ...ref, outboundAccountId: "o2" }, NOW, DAY)).toEqual({ kind: "claim" });
-    expect(keys.claim({ ...ref, scope: "smtp" }, NOW, DAY)).toEqual({ kind: "claim" });
-    recordAnswer(store.db, { ...ref, requestSha256: "ab", answer: '{"id":"x"}' }, NOW + 5);
-    expect(keys.claim(ref, NOW + 10, DAY)).toEqual({ kind: "answered", requestSha256: "ab", answer: '{"id":"x"}' });
-    // The claim's time counts, not the answer's.
-    expect(keys.claim(ref, NOW + DAY, DAY)).toEqual({ kind: "claim" });
-    store.close();
-  });
-
-  test("release gives up a claim, never an answer", () => {
-    const store = openStore(newDir());
-    const keys = createIdempotencyRepo(store);
-    keys.claim(ref, NOW, DAY);
-    keys.release(ref);
-    expect(keys.claim(ref, NOW, DAY)).toEqual({ kind: "claim" });
-    recordAnswer(store.db, { ...ref, requestSha256: "ab", answer: "{}" }, NOW);
-    keys.release(ref);
-    expect(keys.claim(ref, NOW, DAY).kind).toBe("answered");
-    store.close();
-  });
-
-  test("at start-up, claims without an answer are dropped (their requests are gone); answers stay", () => {
+  test("claims without an answer are dropped before the repository is handed out (their requests are gone); answers stay", async () => {
     const dir = newDir();
     const before = openStore(dir);
     const keys = createIdempotencyRepo(before);
-    keys.claim(ref, NOW, DAY);
-    keys.claim({ ...ref, key: "answered" }, NOW, DAY);
+    await keys.claim(ref, NOW, DAY);
+    await keys.claim({ ...ref, key: "answered" }, NOW, DAY);
     recordAnswer(before.db, { ...ref, key: "answered", requestSha256: "ab", answer: "{}" }, NOW);
     before.close();
     const after = openStore(dir);
-    const again = createIdempotencyRepo(after);
-    expect(again.dropUnanswered()).toBe(1);
-    expect(again.claim(ref, NOW, DAY)).toEqual({ kind: "claim" });
-    expect(again.claim({ ...ref, key: "answered" }, NOW, DAY).kind).toBe("answered");
+    const again = idempotencyAtStart(after);
+    expect(await again.claim(ref, NOW, DAY)).toEqual({ kind: "claim" });
+    expect((await again.claim({ ...ref, key: "answered" }, NOW, DAY)).kind).toBe("answered");
     after.close();
   });
 });

@@ -1,22 +1,16 @@
-// SQL for idempotent sends (idempotency.ts): a key is claimed when its request starts,
-// answered in the transaction that queues its message (recordAnswer, called by the
+// SQL for idempotent sends (idempotency.ts) on SQLite: a key is claimed when its request
+// starts, answered in the transaction that queues its message (recordAnswer, called by the
 // outgoing queue's insert), released when the request fails, and purged by retention.
+// createIdempotencyRepo is the IdempotencyRepo port (idempotency.port.ts); its statements
+// run synchronously, the methods are async only to share the port with PostgreSQL
+// (idempotency.pg.repo.ts). recordAnswer/answerRecorder and the purge stay SQLite-only for
+// now: they run inside the outgoing queue's own synchronous SQLite transaction and the
+// rowid purge, which move to PostgreSQL with the queue (pgRecordAnswer is their half there).
 import type { Database } from "bun:sqlite";
 import { rowidPurge, type Purge, type WindowRow } from "../../store/purge-window.ts";
 import type { Store } from "../../store/store.ts";
 import { findKey, type KeyAnswer, type KeyFinding, type KeyRef, type StoredKey } from "./idempotency.ts";
-
-export interface IdempotencyRepo {
-  /**
-   * The key's answer or its request still in flight; else the key is claimed for this
-   * request (a claim older than `keepMs` is replaced), all at once.
-   */
-  claim(ref: KeyRef, nowMs: number, keepMs: number | null): KeyFinding;
-  /** Gives up a claim that got no answer (the request failed), so the key can be used again. */
-  release(ref: KeyRef): void;
-  /** Drops every claim without an answer: at start-up, the requests that made them are gone. */
-  dropUnanswered(): number;
-}
+import type { IdempotencyRepo } from "./idempotency.port.ts";
 
 interface Row {
   request_sha256: string | null;
@@ -40,24 +34,22 @@ export function createIdempotencyRepo(store: Store): IdempotencyRepo {
     return found;
   });
   return {
-    claim: (ref, nowMs, keepMs) => claim.immediate(ref, nowMs, keepMs),
-    release(ref) {
-      remove.run(ref.outboundAccountId, ref.scope, ref.key);
-    },
-    dropUnanswered() {
-      return db.query("DELETE FROM idempotency_keys WHERE answer IS NULL").run().changes;
-    },
+    claim: async (ref, nowMs, keepMs) => claim.immediate(ref, nowMs, keepMs),
+    release: async (ref) => void remove.run(ref.outboundAccountId, ref.scope, ref.key),
+    dropUnanswered: async () => dropUnansweredKeys(db),
   };
 }
 
+const dropUnansweredKeys = (db: Database): number => db.query("DELETE FROM idempotency_keys WHERE answer IS NULL").run().changes;
+
 /**
  * The repository as the appliance starts: one process holds the data dir, so a claim without
- * an answer belongs to a request that is gone, and is dropped (its key is free again).
+ * an answer belongs to a request that is gone, and is dropped (its key is free again). The
+ * drop runs synchronously, before anything can claim a key: the app's start-up is synchronous.
  */
 export function idempotencyAtStart(store: Store): IdempotencyRepo {
-  const repo = createIdempotencyRepo(store);
-  repo.dropUnanswered();
-  return repo;
+  dropUnansweredKeys(store.logDb);
+  return createIdempotencyRepo(store);
 }
 
 /** Stores a claimed key's answer; run inside the transaction that queues its message. */

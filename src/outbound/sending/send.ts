@@ -7,7 +7,7 @@ import type { Logger } from "../../lib/logger.ts";
 import { domainOf, type MailAddress } from "../compose/addresses.ts";
 import { composeMessage } from "../compose/compose.ts";
 import { enqueueMessage, type EnqueueDeps, type EnqueueRequest, type RememberedAnswer } from "../queue/enqueue.ts";
-import type { IdempotencyRepo } from "./idempotency.repo.ts";
+import type { IdempotencyRepo } from "./idempotency.port.ts";
 import { draftFromBody, InputProblem, type MessageBody } from "../compose/message-input.ts";
 import type { OutboundRepo } from "../queue/queue.repo.ts";
 import type { OutboundMessage } from "../queue/message.ts";

@@ -54,8 +54,8 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
    * first one's 250 again (nothing queued), or 451 while that one is being queued; null
    * when it is new (claimed now).
    */
-  const claimMessageId = (outboundAccountId: string, messageId: string): { ok: boolean; reply: SmtpReply } | null => {
-    const found = deps.send.idempotency.claim({ outboundAccountId, scope: "smtp", key: messageId }, deps.clock.nowMs(), deps.config().retention.keepMs.idempotency_keys);
+  const claimMessageId = async (outboundAccountId: string, messageId: string): Promise<{ ok: boolean; reply: SmtpReply } | null> => {
+    const found = await deps.send.idempotency.claim({ outboundAccountId, scope: "smtp", key: messageId }, deps.clock.nowMs(), deps.config().retention.keepMs.idempotency_keys);
     if (found.kind === "answered") {
       deps.logger.info("submission: Message-ID sent before, not queued again", { outbound_account_id: outboundAccountId, id: found.answer });
       return { ok: true, reply: SMTP_REPLIES.queued(found.answer) };
@@ -168,7 +168,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
           // The client's own Message-ID: a message sent again with it is not queued again.
           let remember: RememberedAnswer | undefined;
           if (messageId !== null) {
-            const repeated = claimMessageId(sender.outbound.id, messageId);
+            const repeated = await claimMessageId(sender.outbound.id, messageId);
             if (repeated) return repeated.ok ? callback(null, smtpServerText(repeated.reply)) : callback(smtpError(repeated.reply));
             remember = { scope: "smtp", key: messageId, requestSha256: null, answerOf: (m) => m.id };
             claimed = { outboundAccountId: sender.outbound.id, scope: "smtp", key: messageId };
@@ -213,7 +213,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
         // Queued, refused or failed, or the client gone: the message holds nothing any more.
         .finally(() => {
           // Not queued: its Message-ID may be sent again.
-          if (claimed) deps.send.idempotency.release(claimed);
+          if (claimed) void deps.send.idempotency.release(claimed).catch((err) => deps.logger.error("submission: Message-ID claim not given up", { ...sessionFields(session), err }));
           // What SQLite copied and the header edits made are garbage now.
           if (stream.byteLength > LARGE_MESSAGE_BYTES) garbageMade(2 * stream.byteLength);
           options.reservation.release();
