@@ -5,7 +5,7 @@ import type { AddressRepo } from "../inbound/addresses.repo.ts";
 import type { LocalAttachmentStore } from "../inbound/attachment-files.ts";
 import type { CustomDomainRepo } from "../inbound/custom-domains.repo.ts";
 import type { StatusRepo } from "../inbound/statuses.repo.ts";
-import type { SendingDomainRepo } from "../domains/sending-domains.repo.ts";
+import type { SendingDomainRepo } from "../domains/sending-domains.port.ts";
 import type { DomainService } from "../domains/service.ts";
 import type { OutboundRepo } from "../outbound/queue/queue.repo.ts";
 import type { SuppressionRepo } from "../outbound/suppressions/suppressions.repo.ts";

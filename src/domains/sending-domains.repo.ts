@@ -1,10 +1,12 @@
-// SQL for sending domains and their verification events. Reads are scoped by account and
-// skip deleted rows, except the ones the verifier job and the signer use.
+// SQL for sending domains and their verification events on SQLite: the SendingDomainRepo
+// port (sending-domains.port.ts). Its statements run synchronously; the methods are async
+// only to share the port with PostgreSQL (sending-domains.pg.repo.ts).
 import type { Store } from "../store/store.ts";
-import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
+import { containsPattern, newestFirst, toPage } from "../store/paging.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import { newId16 } from "../lib/ids.ts";
-import { SendingDomainTakenError, type CheckOutcome, type SendingDomain } from "./sending-domain.ts";
+import { SendingDomainTakenError, type SendingDomain } from "./sending-domain.ts";
+import { changeListeners, type SendingDomainRepo } from "./sending-domains.port.ts";
 
 interface Row {
   id: string;
@@ -50,27 +52,9 @@ const fromRow = (r: Row): SendingDomain => ({
   createdAtMs: r.created_at,
 });
 
-export interface SendingDomainRepo {
-  insert(d: SendingDomain): Promise<void>;
-  get(accountId: string, id: string): Promise<SendingDomain | null>;
-  list(accountId: string, query: string | null, page: PageRequest): Promise<Page<SendingDomain>>;
-  /** The account's live domains among `names` (a from domain and its parents). */
-  findForAccount(accountId: string, names: readonly string[]): Promise<SendingDomain[]>;
-  softDelete(accountId: string, id: string, nowMs: number): Promise<boolean>;
-  /** Stores a check's outcome and the events it caused, in one commit. */
-  recordCheck(id: string, outcome: CheckOutcome, events: { kind: string; details: Record<string, unknown> }[]): Promise<void>;
-  /** Live domains whose next check is due. */
-  due(nowMs: number, limit: number): Promise<SendingDomain[]>;
-  /** Calls `listener` with a domain's ID after every write to it (caches of domains and keys drop it). */
-  onChange(listener: (domainId: string) => void): void;
-}
-
 export function createSendingDomainRepo(store: Store): SendingDomainRepo {
   const { db } = store;
-  const listeners: ((domainId: string) => void)[] = [];
-  const changed = (domainId: string) => {
-    for (const l of listeners) l(domainId);
-  };
+  const { onChange, changed } = changeListeners();
   return {
     async insert(d) {
       try {
@@ -139,12 +123,10 @@ export function createSendingDomainRepo(store: Store): SendingDomainRepo {
       changed(id);
     },
     async due(nowMs, limit) {
-      const rows = db.query(`SELECT ${COLUMNS} FROM sending_domains WHERE deleted_at IS NULL AND next_check_at <= ? ORDER BY next_check_at LIMIT ?`).all(nowMs, limit) as Row[];
+      const rows = db.query(`SELECT ${COLUMNS} FROM sending_domains WHERE deleted_at IS NULL AND next_check_at <= ? ORDER BY next_check_at, id LIMIT ?`).all(nowMs, limit) as Row[];
       return rows.map(fromRow);
     },
-    onChange(listener) {
-      listeners.push(listener);
-    },
+    onChange,
   };
 }
 
