@@ -6,7 +6,7 @@
 import type { SQL } from "bun";
 import { newId16 } from "../lib/ids.ts";
 import { containsPattern, toPage } from "../store/paging.ts";
-import { pgLikeAsciiNoCase, pgNewestFirst } from "../store/pg-paging.ts";
+import { pgContains, pgNewestFirst } from "../store/pg-paging.ts";
 import { pgFlag, pgInteger } from "../store/pg-values.ts";
 import { SendingDomainTakenError, type SendingDomain } from "./sending-domain.ts";
 import { changeListeners, type SendingDomainRepo } from "./sending-domains.port.ts";
@@ -93,9 +93,9 @@ export function createPgSendingDomainRepo(sql: SQL): SendingDomainRepo {
       return rows[0] ? fromRow(rows[0]) : null;
     },
     async list(accountId, query, page) {
-      const filter = query ? sql` AND ${pgLikeAsciiNoCase(sql, sql`domain`, containsPattern(query))}` : sql``;
+      const filter = query ? sql`AND ${pgContains(sql, sql`domain`, containsPattern(query))}` : sql``;
       const { where, tail } = pgNewestFirst(sql, page);
-      const rows: Row[] = await sql`SELECT ${columns} FROM sending_domains WHERE account_id = ${accountId} AND deleted_at IS NULL${filter}${where}${tail}`;
+      const rows: Row[] = await sql`SELECT ${columns} FROM sending_domains WHERE account_id = ${accountId} AND deleted_at IS NULL ${filter} ${where} ${tail}`;
       return toPage(rows.map(fromRow), page.limit);
     },
     async findForAccount(accountId, names) {
@@ -121,7 +121,7 @@ export function createPgSendingDomainRepo(sql: SQL): SendingDomainRepo {
       changed(id);
     },
     async due(nowMs, limit) {
-      const rows: Row[] = await sql`SELECT ${columns} FROM sending_domains WHERE deleted_at IS NULL AND next_check_at <= ${nowMs} ORDER BY next_check_at, id LIMIT ${limit}`;
+      const rows: Row[] = await sql`SELECT ${columns} FROM sending_domains WHERE deleted_at IS NULL AND next_check_at <= ${nowMs} ORDER BY next_check_at, id COLLATE "C" LIMIT ${limit}`;
       return rows.map(fromRow);
     },
     onChange,

@@ -13,7 +13,7 @@ import { SendingDomainTakenError, type CheckOutcome, type SendingDomain } from "
 import { createPgSendingDomainRepo } from "../../src/domains/sending-domains.pg.repo.ts";
 import type { SendingDomainRepo } from "../../src/domains/sending-domains.port.ts";
 import { createSendingDomainRepo } from "../../src/domains/sending-domains.repo.ts";
-import { type EngineHandle, STORE_ENGINES, type StoreEngine } from "../helpers/engines.ts";
+import { type EngineHandle, POSTGRES_LINGUISTIC, STORE_ENGINES, type StoreEngine } from "../helpers/engines.ts";
 
 interface Opened {
   repo: SendingDomainRepo;
@@ -83,7 +83,9 @@ const outcome = (over: Partial<CheckOutcome> = {}): CheckOutcome => ({
   ...over,
 });
 
-describe.each(STORE_ENGINES)("SendingDomainRepo on $name", (engine) => {
+// POSTGRES_LINGUISTIC too: a database that sorts and lowers text by language (en-US) must
+// still page, search and order ties as SQLite does.
+describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("SendingDomainRepo on $name", (engine) => {
   const it = engine.test;
   let opened: Opened | undefined;
   const repo = (): SendingDomainRepo => opened!.repo;
@@ -158,8 +160,8 @@ describe.each(STORE_ENGINES)("SendingDomainRepo on $name", (engine) => {
   it("list: the account's live domains newest first (ties by ID, descending), paged by limit, cursor and offset", async () => {
     const ds = [
       domain("one.example", { createdAtMs: NOW_MS + 1 }),
-      domain("two.example", { createdAtMs: NOW_MS + 2 }),
-      domain("three.example", { createdAtMs: NOW_MS + 2 }),
+      domain("two.example", { createdAtMs: NOW_MS + 2, id: "tie_B" }),
+      domain("three.example", { createdAtMs: NOW_MS + 2, id: "tie_a" }),
       domain("four.example", { createdAtMs: NOW_MS + 3 }),
     ];
     for (const d of ds) await repo().insert(d);
@@ -167,7 +169,7 @@ describe.each(STORE_ENGINES)("SendingDomainRepo on $name", (engine) => {
     const gone = domain("gone.example", { createdAtMs: NOW_MS + 9 });
     await repo().insert(gone);
     await repo().softDelete("acc_a", gone.id, NOW_MS);
-    const newestFirst = [ds[3]!, ds[2]!, ds[1]!, ds[0]!]; // three's ID is larger than two's
+    const newestFirst = [ds[3]!, ds[2]!, ds[1]!, ds[0]!]; // byte order: "tie_a" after "tie_B" (a language puts it before)
     const all = await repo().list("acc_a", null, { limit: 10 });
     expect(all).toStrictEqual({ items: newestFirst, hasMore: false });
     const first = await repo().list("acc_a", null, { limit: 2 });
@@ -183,18 +185,23 @@ describe.each(STORE_ENGINES)("SendingDomainRepo on $name", (engine) => {
     const plain = domain("mail.example.com", { createdAtMs: NOW_MS + 1 });
     const underscore = domain("a_b.example.org", { createdAtMs: NOW_MS + 2 });
     const accent = domain("école.example", { createdAtMs: NOW_MS + 3 });
+    const accentUpper = domain("ÉTÉ.example", { createdAtMs: NOW_MS - 1 });
     const upper = domain("SHOUT.Example.NET", { createdAtMs: NOW_MS + 4 });
-    for (const d of [plain, underscore, accent, upper]) await repo().insert(d);
+    for (const d of [plain, underscore, accent, upper, accentUpper]) await repo().insert(d);
     await repo().insert(domain("mail.example.com", { accountId: "acc_b" }));
     const found = async (query: string) => (await repo().list("acc_a", query, { limit: 10 })).items.map((d) => d.domain);
     expect(await found("EXAMPLE.COM")).toEqual(["mail.example.com"]);
-    expect(await found("example")).toEqual(["SHOUT.Example.NET", "école.example", "a_b.example.org", "mail.example.com"]);
+    expect(await found("example")).toEqual(["SHOUT.Example.NET", "école.example", "a_b.example.org", "mail.example.com", "ÉTÉ.example"]);
     expect(await found("shout.example.net")).toEqual(["SHOUT.Example.NET"]);
     expect(await found("a_b")).toEqual(["a_b.example.org"]);
     expect(await found("l_e")).toEqual([]);
     expect(await found("%")).toEqual([]);
     expect(await found("\\")).toEqual([]);
     expect(await found("ÉCOLE")).toEqual(["école.example"]);
+    // SQLite's LIKE folds ASCII only: "été" does not find "ÉTÉ", "tÉ" does.
+    expect(await found("été")).toEqual([]);
+    expect(await found("TÉ")).toEqual([]);
+    expect(await found("t")).toContain("ÉTÉ.example");
     expect(await found("nothing")).toEqual([]);
     const paged = await repo().list("acc_a", "example", { limit: 1 });
     expect(paged).toStrictEqual({ items: [upper], hasMore: true });
@@ -270,7 +277,8 @@ describe.each(STORE_ENGINES)("SendingDomainRepo on $name", (engine) => {
 
   it("due: live domains of every account whose check is due, the longest due first, ties by ID, at most limit", async () => {
     const late = domain("late.example", { nextCheckAtMs: NOW_MS - 100, accountId: "acc_b" });
-    const ties = ["tie-a", "tie-b", "tie-c", "tie-d", "tie-e"].map((name) => domain(`${name}.example`, { nextCheckAtMs: NOW_MS - 50 }));
+    // IDs in byte order, as SQLite compares them (a language would put "due_a" before "due_B").
+    const ties = ["due_A", "due_B", "due_C", "due_a", "due_b"].map((id) => domain(`${id.toLowerCase()}${id}.example`, { id, nextCheckAtMs: NOW_MS - 50 }));
     const atNow = domain("now.example", { nextCheckAtMs: NOW_MS });
     const later = domain("later.example", { nextCheckAtMs: NOW_MS + 1 });
     const deleted = domain("deleted.example", { nextCheckAtMs: NOW_MS - 1000 });

@@ -56,21 +56,44 @@ export const STORE_ENGINES: StoreEngine[] = [
     name: "PostgreSQL",
     test: requireTools("postgresql"),
     available: postgresAvailable,
-    async open() {
-      const pg = await startPostgres();
-      const sql = new SQL(pg.url, { max: 2 });
-      for (const m of POSTGRES_MIGRATIONS) await sql.begin((tx) => tx.unsafe(m.sql));
-      return {
-        kind: "postgres",
-        sql,
-        clear: async (tables) => {
-          for (const t of tables) await sql.unsafe(`DELETE FROM ${quoted(t)}`);
-        },
-        close: async () => {
-          await sql.close();
-          await pg.stop();
-        },
-      };
-    },
+    open: () => openPostgres(null),
   },
 ];
+
+/**
+ * PostgreSQL whose database sorts text and folds its case by a language (ICU, en-US), as a
+ * cluster made with a distribution's defaults (en_US.UTF-8) does. The test cluster is
+ * locale C, which compares bytes as SQLite does, so it cannot show a repository that
+ * forgot COLLATE "C" where it orders IDs or lowers text for a search; a contract test
+ * about lists and searches adds this engine to STORE_ENGINES.
+ */
+export const POSTGRES_LINGUISTIC: StoreEngine = {
+  name: "PostgreSQL (ICU en-US collation)",
+  test: requireTools("postgresql"),
+  available: postgresAvailable,
+  open: () => openPostgres("en-US"),
+};
+
+async function openPostgres(icuLocale: string | null): Promise<EngineHandle> {
+  const pg = await startPostgres();
+  let url = pg.url;
+  if (icuLocale) {
+    const admin = new SQL(pg.url, { max: 1 });
+    await admin.unsafe(`CREATE DATABASE postroom_icu TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C' LOCALE_PROVIDER icu ICU_LOCALE '${icuLocale.replace(/[^A-Za-z-]/g, "")}'`);
+    await admin.close();
+    url = pg.url.replace(/\/postroom$/, "/postroom_icu");
+  }
+  const sql = new SQL(url, { max: 2 });
+  for (const m of POSTGRES_MIGRATIONS) await sql.begin((tx) => tx.unsafe(m.sql));
+  return {
+    kind: "postgres",
+    sql,
+    clear: async (tables) => {
+      for (const t of tables) await sql.unsafe(`DELETE FROM ${quoted(t)}`);
+    },
+    close: async () => {
+      await sql.close();
+      await pg.stop();
+    },
+  };
+}

@@ -10,7 +10,7 @@ import type { Suppression } from "../../src/outbound/suppressions/suppression.ts
 import { createPgSuppressionRepo } from "../../src/outbound/suppressions/suppressions.pg.repo.ts";
 import type { SuppressionRepo } from "../../src/outbound/suppressions/suppressions.port.ts";
 import { createSuppressionRepo } from "../../src/outbound/suppressions/suppressions.repo.ts";
-import { type EngineHandle, STORE_ENGINES, type StoreEngine } from "../helpers/engines.ts";
+import { type EngineHandle, POSTGRES_LINGUISTIC, STORE_ENGINES, type StoreEngine } from "../helpers/engines.ts";
 
 interface Opened {
   repo: SuppressionRepo;
@@ -37,7 +37,9 @@ const entry = (email: string, over: Partial<Suppression> = {}): Suppression => (
   ...over,
 });
 
-describe.each(STORE_ENGINES)("SuppressionRepo on $name", (engine) => {
+// POSTGRES_LINGUISTIC too: a database that sorts text by language (en-US) must still page
+// and order ties as SQLite does.
+describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("SuppressionRepo on $name", (engine) => {
   const it = engine.test;
   let opened: Opened | undefined;
   const repo = (): SuppressionRepo => opened!.repo;
@@ -108,11 +110,11 @@ describe.each(STORE_ENGINES)("SuppressionRepo on $name", (engine) => {
 
   it("list: the account's entries newest first (ties by ID, descending), by outbound account, paged by limit, cursor and offset", async () => {
     const e1 = await repo().add(entry("one@example.com", { createdAtMs: NOW_MS + 1 }));
-    const e2 = await repo().add(entry("two@example.com", { createdAtMs: NOW_MS + 2, outboundAccountId: "out_a2" }));
-    const e3 = await repo().add(entry("three@example.com", { createdAtMs: NOW_MS + 2 }));
+    const e2 = await repo().add(entry("two@example.com", { createdAtMs: NOW_MS + 2, outboundAccountId: "out_a2", id: "tie_B" }));
+    const e3 = await repo().add(entry("three@example.com", { createdAtMs: NOW_MS + 2, id: "tie_a" }));
     const e4 = await repo().add(entry("four@example.com", { createdAtMs: NOW_MS + 3 }));
     await repo().add(entry("theirs@example.com", { accountId: "acc_b", outboundAccountId: "out_b1", createdAtMs: NOW_MS + 9 }));
-    const newestFirst = [e4, e3, e2, e1]; // e3's ID is larger than e2's
+    const newestFirst = [e4, e3, e2, e1]; // byte order: "tie_a" after "tie_B" (a language puts it before)
     expect(await repo().list("acc_a", null, null, { limit: 10 })).toStrictEqual({ items: newestFirst, hasMore: false });
     expect(await repo().list("acc_a", "out_a1", null, { limit: 10 })).toStrictEqual({ items: [e4, e3, e1], hasMore: false });
     expect(await repo().list("acc_a", "out_b1", null, { limit: 10 })).toStrictEqual({ items: [], hasMore: false });

@@ -5,7 +5,7 @@
 // are not here: they stay on SQLite until the queue's transactions move.
 import type { SQL } from "bun";
 import { containsPattern, toPage } from "../../store/paging.ts";
-import { pgLikeAsciiNoCase, pgNewestFirst } from "../../store/pg-paging.ts";
+import { pgContains, pgNewestFirst } from "../../store/pg-paging.ts";
 import { pgInteger } from "../../store/pg-values.ts";
 import type { Suppression, SuppressionReason } from "./suppression.ts";
 import type { SuppressionRepo } from "./suppressions.port.ts";
@@ -50,10 +50,10 @@ export function createPgSuppressionRepo(sql: SQL): SuppressionRepo {
       return fromRow(rows[0]!);
     },
     async list(accountId, outboundAccountId, query, page) {
-      const byOutbound = outboundAccountId ? sql` AND outbound_account_id = ${outboundAccountId}` : sql``;
-      const byText = query ? sql` AND ${pgLikeAsciiNoCase(sql, sql`email`, containsPattern(query))}` : sql``;
+      const byOutbound = outboundAccountId ? sql`AND outbound_account_id = ${outboundAccountId}` : sql``;
+      const byText = query ? sql`AND ${pgContains(sql, sql`email`, containsPattern(query))}` : sql``;
       const { where, tail } = pgNewestFirst(sql, page);
-      const rows: Row[] = await sql`SELECT ${columns} FROM suppressions WHERE account_id = ${accountId}${byOutbound}${byText}${where}${tail}`;
+      const rows: Row[] = await sql`SELECT ${columns} FROM suppressions WHERE account_id = ${accountId} ${byOutbound} ${byText} ${where} ${tail}`;
       return toPage(rows.map(fromRow), page.limit);
     },
     async get(accountId, id) {
