@@ -7,28 +7,14 @@ import type { SQL } from "bun";
 import { newId16 } from "../lib/ids.ts";
 import { containsPattern, toPage } from "../store/paging.ts";
 import { pgContains, pgNewestFirst } from "../store/pg-paging.ts";
-import { pgFlag, pgInteger } from "../store/pg-values.ts";
+import { pgInteger } from "../store/pg-values.ts";
 import { SendingDomainTakenError, type SendingDomain } from "./sending-domain.ts";
-import { changeListeners, type SendingDomainRepo } from "./sending-domains.port.ts";
+import { changeListeners, sendingDomainFromRow, type SendingDomainRepo, type SendingDomainRow } from "./sending-domains.port.ts";
 
 /** BIGINT columns arrive as strings from Bun's SQL client (bigints with `bigint: true`). */
 type PgBigint = string | bigint;
 
-interface Row {
-  id: string;
-  account_id: string;
-  domain: string;
-  dkim_selector: string;
-  dkim_public_key: string;
-  dkim_private_key_enc: string;
-  ed25519_selector: string;
-  ed25519_public_key: string;
-  ed25519_private_key_enc: string;
-  dkim_verified: number;
-  ed25519_verified: number;
-  return_path_verified: number;
-  spf_verified: number;
-  reasons_json: string;
+interface PgRow extends Omit<SendingDomainRow, "verified_at" | "failing_since" | "checked_at" | "next_check_at" | "created_at"> {
   verified_at: PgBigint | null;
   failing_since: PgBigint | null;
   checked_at: PgBigint | null;
@@ -38,29 +24,19 @@ interface Row {
 
 const orNull = (value: PgBigint | null, column: string): number | null => (value === null ? null : pgInteger(value, column));
 
-const fromRow = (r: Row): SendingDomain => ({
-  id: r.id,
-  accountId: r.account_id,
-  domain: r.domain,
-  dkimSelector: r.dkim_selector,
-  dkimPublicKey: r.dkim_public_key,
-  dkimPrivateKeyEnc: r.dkim_private_key_enc,
-  ed25519Selector: r.ed25519_selector,
-  ed25519PublicKey: r.ed25519_public_key,
-  ed25519PrivateKeyEnc: r.ed25519_private_key_enc,
-  checks: {
-    dkim: pgFlag(r.dkim_verified, "sending_domains.dkim_verified"),
-    ed25519: pgFlag(r.ed25519_verified, "sending_domains.ed25519_verified"),
-    return_path: pgFlag(r.return_path_verified, "sending_domains.return_path_verified"),
-    spf: pgFlag(r.spf_verified, "sending_domains.spf_verified"),
-  },
-  reasons: JSON.parse(r.reasons_json),
-  verifiedAtMs: orNull(r.verified_at, "sending_domains.verified_at"),
-  failingSinceMs: orNull(r.failing_since, "sending_domains.failing_since"),
-  checkedAtMs: orNull(r.checked_at, "sending_domains.checked_at"),
-  nextCheckAtMs: pgInteger(r.next_check_at, "sending_domains.next_check_at"),
-  createdAtMs: pgInteger(r.created_at, "sending_domains.created_at"),
-});
+const fromRow = (r: PgRow): SendingDomain =>
+  sendingDomainFromRow({
+    ...r,
+    dkim_verified: pgInteger(r.dkim_verified, "sending_domains.dkim_verified"),
+    ed25519_verified: pgInteger(r.ed25519_verified, "sending_domains.ed25519_verified"),
+    return_path_verified: pgInteger(r.return_path_verified, "sending_domains.return_path_verified"),
+    spf_verified: pgInteger(r.spf_verified, "sending_domains.spf_verified"),
+    verified_at: orNull(r.verified_at, "sending_domains.verified_at"),
+    failing_since: orNull(r.failing_since, "sending_domains.failing_since"),
+    checked_at: orNull(r.checked_at, "sending_domains.checked_at"),
+    next_check_at: pgInteger(r.next_check_at, "sending_domains.next_check_at"),
+    created_at: pgInteger(r.created_at, "sending_domains.created_at"),
+  });
 
 /**
  * PostgreSQL's unique_violation of the live-domain index: the domain is taken, as
@@ -89,18 +65,18 @@ export function createPgSendingDomainRepo(sql: SQL): SendingDomainRepo {
       changed(d.id);
     },
     async get(accountId, id) {
-      const rows: Row[] = await sql`SELECT ${columns} FROM sending_domains WHERE id = ${id} AND account_id = ${accountId} AND deleted_at IS NULL`;
+      const rows: PgRow[] = await sql`SELECT ${columns} FROM sending_domains WHERE id = ${id} AND account_id = ${accountId} AND deleted_at IS NULL`;
       return rows[0] ? fromRow(rows[0]) : null;
     },
     async list(accountId, query, page) {
       const filter = query ? sql`AND ${pgContains(sql, sql`domain`, containsPattern(query))}` : sql``;
       const { where, tail } = pgNewestFirst(sql, page);
-      const rows: Row[] = await sql`SELECT ${columns} FROM sending_domains WHERE account_id = ${accountId} AND deleted_at IS NULL ${filter} ${where} ${tail}`;
+      const rows: PgRow[] = await sql`SELECT ${columns} FROM sending_domains WHERE account_id = ${accountId} AND deleted_at IS NULL ${filter} ${where} ${tail}`;
       return toPage(rows.map(fromRow), page.limit);
     },
     async findForAccount(accountId, names) {
       if (names.length === 0) return [];
-      const rows: Row[] = await sql`SELECT ${columns} FROM sending_domains WHERE account_id = ${accountId} AND deleted_at IS NULL AND domain IN ${sql(names as string[])}`;
+      const rows: PgRow[] = await sql`SELECT ${columns} FROM sending_domains WHERE account_id = ${accountId} AND deleted_at IS NULL AND domain IN ${sql(names as string[])}`;
       return rows.map(fromRow);
     },
     async softDelete(accountId, id, nowMs) {
@@ -121,7 +97,7 @@ export function createPgSendingDomainRepo(sql: SQL): SendingDomainRepo {
       changed(id);
     },
     async due(nowMs, limit) {
-      const rows: Row[] = await sql`SELECT ${columns} FROM sending_domains WHERE deleted_at IS NULL AND next_check_at <= ${nowMs} ORDER BY next_check_at, id COLLATE "C" LIMIT ${limit}`;
+      const rows: PgRow[] = await sql`SELECT ${columns} FROM sending_domains WHERE deleted_at IS NULL AND next_check_at <= ${nowMs} ORDER BY next_check_at, id COLLATE "C" LIMIT ${limit}`;
       return rows.map(fromRow);
     },
     onChange,

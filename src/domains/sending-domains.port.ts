@@ -26,6 +26,48 @@ export interface SendingDomainRepo {
   onChange(listener: (domainId: string) => void): void;
 }
 
+/** A sending_domains row as both engines give it once integers are numbers. */
+export interface SendingDomainRow {
+  id: string;
+  account_id: string;
+  domain: string;
+  dkim_selector: string;
+  dkim_public_key: string;
+  dkim_private_key_enc: string;
+  ed25519_selector: string;
+  ed25519_public_key: string;
+  ed25519_private_key_enc: string;
+  dkim_verified: number;
+  ed25519_verified: number;
+  return_path_verified: number;
+  spf_verified: number;
+  reasons_json: string;
+  verified_at: number | null;
+  failing_since: number | null;
+  checked_at: number | null;
+  next_check_at: number;
+  created_at: number;
+}
+
+export const sendingDomainFromRow = (r: SendingDomainRow): SendingDomain => ({
+  id: r.id,
+  accountId: r.account_id,
+  domain: r.domain,
+  dkimSelector: r.dkim_selector,
+  dkimPublicKey: r.dkim_public_key,
+  dkimPrivateKeyEnc: r.dkim_private_key_enc,
+  ed25519Selector: r.ed25519_selector,
+  ed25519PublicKey: r.ed25519_public_key,
+  ed25519PrivateKeyEnc: r.ed25519_private_key_enc,
+  checks: { dkim: r.dkim_verified === 1, ed25519: r.ed25519_verified === 1, return_path: r.return_path_verified === 1, spf: r.spf_verified === 1 },
+  reasons: JSON.parse(r.reasons_json),
+  verifiedAtMs: r.verified_at,
+  failingSinceMs: r.failing_since,
+  checkedAtMs: r.checked_at,
+  nextCheckAtMs: r.next_check_at,
+  createdAtMs: r.created_at,
+});
+
 /** The onChange half of a repository: its listeners, and the call after a write. */
 export function changeListeners(): { onChange(listener: (domainId: string) => void): void; changed(domainId: string): void } {
   const listeners: ((domainId: string) => void)[] = [];

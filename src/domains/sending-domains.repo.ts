@@ -5,52 +5,11 @@ import type { Store } from "../store/store.ts";
 import { containsPattern, newestFirst, toPage } from "../store/paging.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import { newId16 } from "../lib/ids.ts";
-import { SendingDomainTakenError, type SendingDomain } from "./sending-domain.ts";
-import { changeListeners, type SendingDomainRepo } from "./sending-domains.port.ts";
-
-interface Row {
-  id: string;
-  account_id: string;
-  domain: string;
-  dkim_selector: string;
-  dkim_public_key: string;
-  dkim_private_key_enc: string;
-  ed25519_selector: string;
-  ed25519_public_key: string;
-  ed25519_private_key_enc: string;
-  dkim_verified: number;
-  ed25519_verified: number;
-  return_path_verified: number;
-  spf_verified: number;
-  reasons_json: string;
-  verified_at: number | null;
-  failing_since: number | null;
-  checked_at: number | null;
-  next_check_at: number;
-  created_at: number;
-}
+import { SendingDomainTakenError } from "./sending-domain.ts";
+import { changeListeners, sendingDomainFromRow as fromRow, type SendingDomainRepo, type SendingDomainRow as Row } from "./sending-domains.port.ts";
 
 const COLUMNS =
   "id, account_id, domain, dkim_selector, dkim_public_key, dkim_private_key_enc, ed25519_selector, ed25519_public_key, ed25519_private_key_enc, dkim_verified, ed25519_verified, return_path_verified, spf_verified, reasons_json, verified_at, failing_since, checked_at, next_check_at, created_at";
-
-const fromRow = (r: Row): SendingDomain => ({
-  id: r.id,
-  accountId: r.account_id,
-  domain: r.domain,
-  dkimSelector: r.dkim_selector,
-  dkimPublicKey: r.dkim_public_key,
-  dkimPrivateKeyEnc: r.dkim_private_key_enc,
-  ed25519Selector: r.ed25519_selector,
-  ed25519PublicKey: r.ed25519_public_key,
-  ed25519PrivateKeyEnc: r.ed25519_private_key_enc,
-  checks: { dkim: r.dkim_verified === 1, ed25519: r.ed25519_verified === 1, return_path: r.return_path_verified === 1, spf: r.spf_verified === 1 },
-  reasons: JSON.parse(r.reasons_json),
-  verifiedAtMs: r.verified_at,
-  failingSinceMs: r.failing_since,
-  checkedAtMs: r.checked_at,
-  nextCheckAtMs: r.next_check_at,
-  createdAtMs: r.created_at,
-});
 
 export function createSendingDomainRepo(store: Store): SendingDomainRepo {
   const { db } = store;

@@ -7,29 +7,15 @@ import type { SQL } from "bun";
 import { containsPattern, toPage } from "../../store/paging.ts";
 import { pgContains, pgNewestFirst } from "../../store/pg-paging.ts";
 import { pgInteger } from "../../store/pg-values.ts";
-import type { Suppression, SuppressionReason } from "./suppression.ts";
-import type { SuppressionRepo } from "./suppressions.port.ts";
+import type { Suppression } from "./suppression.ts";
+import { suppressionFromRow, type SuppressionRepo, type SuppressionRow } from "./suppressions.port.ts";
 
-interface Row {
-  id: string;
-  account_id: string;
-  outbound_account_id: string;
-  email: string;
-  reason: SuppressionReason;
-  details_json: string;
+interface PgRow extends Omit<SuppressionRow, "created_at"> {
   /** BIGINT: a string from Bun's SQL client (a bigint with `bigint: true`). */
   created_at: string | bigint;
 }
 
-const fromRow = (r: Row): Suppression => ({
-  id: r.id,
-  accountId: r.account_id,
-  outboundAccountId: r.outbound_account_id,
-  email: r.email,
-  reason: r.reason,
-  details: JSON.parse(r.details_json),
-  createdAtMs: pgInteger(r.created_at, "suppressions.created_at"),
-});
+const fromRow = (r: PgRow): Suppression => suppressionFromRow({ ...r, created_at: pgInteger(r.created_at, "suppressions.created_at") });
 
 export function createPgSuppressionRepo(sql: SQL): SuppressionRepo {
   const columns = sql`id, account_id, outbound_account_id, email, reason, details_json, created_at`;
@@ -46,18 +32,18 @@ export function createPgSuppressionRepo(sql: SQL): SuppressionRepo {
       // repeated ID (another conflict) is an error.
       await sql`INSERT INTO suppressions (${columns}) VALUES (${s.id}, ${s.accountId}, ${s.outboundAccountId}, ${email}, ${s.reason}, ${JSON.stringify(s.details)}, ${s.createdAtMs})
         ON CONFLICT (outbound_account_id, email) DO NOTHING`;
-      const rows: Row[] = await sql`SELECT ${columns} FROM suppressions WHERE outbound_account_id = ${s.outboundAccountId} AND email = ${email}`;
+      const rows: PgRow[] = await sql`SELECT ${columns} FROM suppressions WHERE outbound_account_id = ${s.outboundAccountId} AND email = ${email}`;
       return fromRow(rows[0]!);
     },
     async list(accountId, outboundAccountId, query, page) {
       const byOutbound = outboundAccountId ? sql`AND outbound_account_id = ${outboundAccountId}` : sql``;
       const byText = query ? sql`AND ${pgContains(sql, sql`email`, containsPattern(query))}` : sql``;
       const { where, tail } = pgNewestFirst(sql, page);
-      const rows: Row[] = await sql`SELECT ${columns} FROM suppressions WHERE account_id = ${accountId} ${byOutbound} ${byText} ${where} ${tail}`;
+      const rows: PgRow[] = await sql`SELECT ${columns} FROM suppressions WHERE account_id = ${accountId} ${byOutbound} ${byText} ${where} ${tail}`;
       return toPage(rows.map(fromRow), page.limit);
     },
     async get(accountId, id) {
-      const rows: Row[] = await sql`SELECT ${columns} FROM suppressions WHERE id = ${id} AND account_id = ${accountId}`;
+      const rows: PgRow[] = await sql`SELECT ${columns} FROM suppressions WHERE id = ${id} AND account_id = ${accountId}`;
       return rows[0] ? fromRow(rows[0]) : null;
     },
     async remove(accountId, id) {

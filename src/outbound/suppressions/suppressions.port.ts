@@ -5,7 +5,7 @@
 // queue's own suppressions (a bounce's, in the transaction of its event) go through the
 // QueueSuppressions port (src/outbound/queue/ports.ts), on SQLite only for now.
 import type { Page, PageRequest } from "../../store/paging.ts";
-import type { Suppression } from "./suppression.ts";
+import type { Suppression, SuppressionReason } from "./suppression.ts";
 
 /** Promise-returning on every engine: PostgreSQL answers over a socket, SQLite at once. */
 export interface SuppressionRepo {
@@ -18,3 +18,24 @@ export interface SuppressionRepo {
   get(accountId: string, id: string): Promise<Suppression | null>;
   remove(accountId: string, id: string): Promise<boolean>;
 }
+
+/** A suppressions row as both engines give it once integers are numbers. */
+export interface SuppressionRow {
+  id: string;
+  account_id: string;
+  outbound_account_id: string;
+  email: string;
+  reason: SuppressionReason;
+  details_json: string;
+  created_at: number;
+}
+
+export const suppressionFromRow = (r: SuppressionRow): Suppression => ({
+  id: r.id,
+  accountId: r.account_id,
+  outboundAccountId: r.outbound_account_id,
+  email: r.email,
+  reason: r.reason,
+  details: JSON.parse(r.details_json),
+  createdAtMs: r.created_at,
+});

@@ -6,29 +6,10 @@ import { newId16 } from "../../lib/ids.ts";
 import type { Store } from "../../store/store.ts";
 import { containsPattern, newestFirst, toPage } from "../../store/paging.ts";
 import type { Database } from "bun:sqlite";
-import type { Suppression, SuppressionReason } from "./suppression.ts";
-import type { SuppressionRepo } from "./suppressions.port.ts";
-
-interface Row {
-  id: string;
-  account_id: string;
-  outbound_account_id: string;
-  email: string;
-  reason: SuppressionReason;
-  details_json: string;
-  created_at: number;
-}
+import type { Suppression } from "./suppression.ts";
+import { suppressionFromRow as fromRow, type SuppressionRepo, type SuppressionRow as Row } from "./suppressions.port.ts";
 
 const COLUMNS = "id, account_id, outbound_account_id, email, reason, details_json, created_at";
-const fromRow = (r: Row): Suppression => ({
-  id: r.id,
-  accountId: r.account_id,
-  outboundAccountId: r.outbound_account_id,
-  email: r.email,
-  reason: r.reason,
-  details: JSON.parse(r.details_json),
-  createdAtMs: r.created_at,
-});
 
 /**
  * Suppresses an address, inside the caller's transaction when there is one; a second time
