@@ -1,76 +1,19 @@
-// SQL for sending domains and their verification events. Reads are scoped by account and
-// skip deleted rows, except the ones the verifier job and the signer use.
+// SQL for sending domains and their verification events on SQLite: the SendingDomainRepo
+// port (sending-domains.port.ts). Its statements run synchronously; the methods are async
+// only to share the port with PostgreSQL (sending-domains.pg.repo.ts).
 import type { Store } from "../store/store.ts";
-import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../store/paging.ts";
+import { containsPattern, newestFirst, toPage } from "../store/paging.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import { newId16 } from "../lib/ids.ts";
-import { SendingDomainTakenError, type CheckOutcome, type SendingDomain } from "./sending-domain.ts";
-
-interface Row {
-  id: string;
-  account_id: string;
-  domain: string;
-  dkim_selector: string;
-  dkim_public_key: string;
-  dkim_private_key_enc: string;
-  ed25519_selector: string;
-  ed25519_public_key: string;
-  ed25519_private_key_enc: string;
-  dkim_verified: number;
-  ed25519_verified: number;
-  return_path_verified: number;
-  spf_verified: number;
-  reasons_json: string;
-  verified_at: number | null;
-  failing_since: number | null;
-  checked_at: number | null;
-  next_check_at: number;
-  created_at: number;
-}
+import { SendingDomainTakenError } from "./sending-domain.ts";
+import { changeListeners, sendingDomainFromRow as fromRow, type SendingDomainRepo, type SendingDomainRow as Row } from "./sending-domains.port.ts";
 
 const COLUMNS =
   "id, account_id, domain, dkim_selector, dkim_public_key, dkim_private_key_enc, ed25519_selector, ed25519_public_key, ed25519_private_key_enc, dkim_verified, ed25519_verified, return_path_verified, spf_verified, reasons_json, verified_at, failing_since, checked_at, next_check_at, created_at";
 
-const fromRow = (r: Row): SendingDomain => ({
-  id: r.id,
-  accountId: r.account_id,
-  domain: r.domain,
-  dkimSelector: r.dkim_selector,
-  dkimPublicKey: r.dkim_public_key,
-  dkimPrivateKeyEnc: r.dkim_private_key_enc,
-  ed25519Selector: r.ed25519_selector,
-  ed25519PublicKey: r.ed25519_public_key,
-  ed25519PrivateKeyEnc: r.ed25519_private_key_enc,
-  checks: { dkim: r.dkim_verified === 1, ed25519: r.ed25519_verified === 1, return_path: r.return_path_verified === 1, spf: r.spf_verified === 1 },
-  reasons: JSON.parse(r.reasons_json),
-  verifiedAtMs: r.verified_at,
-  failingSinceMs: r.failing_since,
-  checkedAtMs: r.checked_at,
-  nextCheckAtMs: r.next_check_at,
-  createdAtMs: r.created_at,
-});
-
-export interface SendingDomainRepo {
-  insert(d: SendingDomain): Promise<void>;
-  get(accountId: string, id: string): Promise<SendingDomain | null>;
-  list(accountId: string, query: string | null, page: PageRequest): Promise<Page<SendingDomain>>;
-  /** The account's live domains among `names` (a from domain and its parents). */
-  findForAccount(accountId: string, names: readonly string[]): Promise<SendingDomain[]>;
-  softDelete(accountId: string, id: string, nowMs: number): Promise<boolean>;
-  /** Stores a check's outcome and the events it caused, in one commit. */
-  recordCheck(id: string, outcome: CheckOutcome, events: { kind: string; details: Record<string, unknown> }[]): Promise<void>;
-  /** Live domains whose next check is due. */
-  due(nowMs: number, limit: number): Promise<SendingDomain[]>;
-  /** Calls `listener` with a domain's ID after every write to it (caches of domains and keys drop it). */
-  onChange(listener: (domainId: string) => void): void;
-}
-
 export function createSendingDomainRepo(store: Store): SendingDomainRepo {
   const { db } = store;
-  const listeners: ((domainId: string) => void)[] = [];
-  const changed = (domainId: string) => {
-    for (const l of listeners) l(domainId);
-  };
+  const { onChange, changed } = changeListeners();
   return {
     async insert(d) {
       try {
@@ -139,12 +82,10 @@ export function createSendingDomainRepo(store: Store): SendingDomainRepo {
       changed(id);
     },
     async due(nowMs, limit) {
-      const rows = db.query(`SELECT ${COLUMNS} FROM sending_domains WHERE deleted_at IS NULL AND next_check_at <= ? ORDER BY next_check_at LIMIT ?`).all(nowMs, limit) as Row[];
+      const rows = db.query(`SELECT ${COLUMNS} FROM sending_domains WHERE deleted_at IS NULL AND next_check_at <= ? ORDER BY next_check_at, id LIMIT ?`).all(nowMs, limit) as Row[];
       return rows.map(fromRow);
     },
-    onChange(listener) {
-      listeners.push(listener);
-    },
+    onChange,
   };
 }
 

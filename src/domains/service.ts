@@ -10,7 +10,7 @@ import { BoundedCache } from "../lib/bounded-cache.ts";
 import { checkDomain } from "./checker.ts";
 import { encryptSecret, newEd25519Key, newRsaKey, newSelector } from "./keys.ts";
 import { SignPool, signWorkerCount } from "./sign-pool.ts";
-import type { SendingDomainRepo } from "./sending-domains.repo.ts";
+import type { SendingDomainRepo } from "./sending-domains.port.ts";
 import type { SendingDomain } from "./sending-domain.ts";
 import { SigningKeyCache } from "./signing-keys.ts";
 import { nextState, sendingStatus, type SendingStatus } from "./verification.ts";

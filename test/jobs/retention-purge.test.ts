@@ -133,9 +133,9 @@ describe("one run", () => {
     await send("m-posted", true, true);
     const batch = await s.outbox.takeBatch("o", clock.nowMs(), 100);
     await s.outbox.acknowledge(batch!.id);
-    sts.put("expired.example", policy("p1", T0 + 36 * DAY));
-    sts.put("just-expired.example", policy("p2", T0 + 40 * DAY - 3_600_000));
-    sts.put("valid.example", policy("p3", T0 + 50 * DAY));
+    await sts.put("expired.example", policy("p1", T0 + 36 * DAY));
+    await sts.put("just-expired.example", policy("p2", T0 + 40 * DAY - 3_600_000));
+    await sts.put("valid.example", policy("p3", T0 + 50 * DAY));
     clock.set(T0 + 39 * DAY);
     await s.statuses.record([status("s-young", clock.nowMs())]);
     await send("m-young", true);
@@ -169,9 +169,9 @@ describe("one run", () => {
     }
     expect(count(s.store, "webhook_outbox")).toBe(2);
     expect(s.store.db.query("SELECT created_at FROM sending_domain_events").all()).toEqual([{ created_at: T0 + 39 * DAY }]);
-    expect(sts.get("expired.example")).toBeNull();
-    expect(sts.get("just-expired.example")?.id).toBe("p2");
-    expect(sts.get("valid.example")?.id).toBe("p3");
+    expect(await sts.get("expired.example")).toBeNull();
+    expect((await sts.get("just-expired.example"))?.id).toBe("p2");
+    expect((await sts.get("valid.example"))?.id).toBe("p3");
     // An answered key goes after a day; a claim still waiting for its answer stays.
     expect(s.store.db.query("SELECT key FROM idempotency_keys ORDER BY key").all()).toEqual([{ key: "k-in-flight" }, { key: "k-young" }]);
 

@@ -5,7 +5,8 @@ import { rootCertificates } from "node:tls";
 import { createResolver } from "../../src/lib/dns.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/logger.ts";
-import { MtaSts, type StsStore } from "../../src/outbound/delivery/mta-sts.ts";
+import { MtaSts } from "../../src/outbound/delivery/mta-sts.ts";
+import type { StsStore } from "../../src/outbound/delivery/mta-sts.port.ts";
 import type { StsPolicy } from "../../src/outbound/delivery/tls-policy.ts";
 import { makeTestCa } from "../helpers/certs.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
@@ -20,7 +21,7 @@ const hits: string[] = [];
 
 function memoryStore(): StsStore & { rows: Map<string, StsPolicy> } {
   const rows = new Map<string, StsPolicy>();
-  return { rows, get: (d) => rows.get(d) ?? null, put: (d, p) => void rows.set(d, p) };
+  return { rows, get: async (d) => rows.get(d) ?? null, put: async (d, p) => void rows.set(d, p) };
 }
 
 function sts(store: StsStore, clock = new ManualClock(Date.parse("2026-11-22T00:00:00Z")), extraCa: string | null = caPem) {

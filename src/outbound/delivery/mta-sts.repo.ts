@@ -1,9 +1,11 @@
-// SQL for the MTA-STS policy cache (one row per recipient domain, replaced on refresh,
-// deleted by the retention purge some time after it expired).
+// SQL for the MTA-STS policy cache on SQLite (one row per recipient domain, replaced on
+// refresh, deleted by the retention purge some time after it expired): the StsStore port
+// (mta-sts.port.ts), as mta-sts.pg.repo.ts is on PostgreSQL. Its statements run
+// synchronously; the methods are async only to share the port.
 import type { Clock } from "../../lib/clock.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../../store/purge-window.ts";
 import type { Store } from "../../store/store.ts";
-import type { StsStore } from "./mta-sts.ts";
+import type { StsStore } from "./mta-sts.port.ts";
 import type { StsPolicy } from "./tls-policy.ts";
 
 interface Row {
@@ -22,11 +24,11 @@ export function createStsRepo(store: Store, clock: Clock): StsStore {
        max_age = excluded.max_age, fetched_at = excluded.fetched_at, expires_at = excluded.expires_at`,
   );
   return {
-    get(domain) {
+    async get(domain) {
       const row = select.get(domain);
       return row ? { id: row.policy_id, mode: row.mode, mx: JSON.parse(row.mx_json) as string[], maxAgeSeconds: row.max_age, expiresAtMs: row.expires_at } : null;
     },
-    put(domain, p) {
+    async put(domain, p) {
       upsert.run(domain, p.id, p.mode, JSON.stringify(p.mx), p.maxAgeSeconds, clock.nowMs(), p.expiresAtMs);
     },
   };

@@ -9,16 +9,12 @@ import type { DnsResolver } from "../../lib/dns.ts";
 import { guardedFetch, readBodyPrefix } from "../../lib/egress-fetch.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { TtlCache } from "../../lib/ttl-cache.ts";
+import type { StsStore } from "./mta-sts.port.ts";
 import type { StsPolicy } from "./tls-policy.ts";
 
 export const MAX_POLICY_BYTES = 64 * 1024;
 /** How long a failed fetch of one policy id is remembered before the policy host is asked again. */
 const FAILED_FETCH_TTL_MS = 10 * 60_000;
-
-export interface StsStore {
-  get(domain: string): StsPolicy | null;
-  put(domain: string, policy: StsPolicy): void;
-}
 
 export interface MtaStsDeps {
   resolver: DnsResolver;
@@ -39,7 +35,7 @@ export class MtaSts {
   async policyFor(domain: string): Promise<StsPolicy | null> {
     const d = domain.toLowerCase();
     const nowMs = this.deps.clock.nowMs();
-    const cached = this.deps.store.get(d);
+    const cached = await this.deps.store.get(d);
     const valid = cached && cached.expiresAtMs > nowMs ? cached : null;
     let id: string | false;
     try {
@@ -53,7 +49,7 @@ export class MtaSts {
     try {
       return await this.fetches.get(`${d} ${id}`, async () => {
         const policy = await this.fetchPolicy(d, id, nowMs);
-        this.deps.store.put(d, policy);
+        await this.deps.store.put(d, policy);
         this.deps.logger.info("mta-sts policy", { domain: d, id, mode: policy.mode, mx: policy.mx, max_age: policy.maxAgeSeconds });
         return policy;
       });

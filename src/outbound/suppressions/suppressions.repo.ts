@@ -1,36 +1,22 @@
-// SQL for the suppression list: recipients an outbound account no longer sends to after
-// a hard bounce or a complaint (added in the same commit as that event), or by hand.
+// SQL for the suppression list on SQLite: recipients an outbound account no longer sends
+// to after a hard bounce or a complaint (added in the same commit as that event), or by
+// hand. createSuppressionRepo implements the SuppressionRepo port (suppressions.port.ts),
+// as suppressions.pg.repo.ts does on PostgreSQL.
 import { newId16 } from "../../lib/ids.ts";
 import type { Store } from "../../store/store.ts";
-import { containsPattern, newestFirst, toPage, type Page, type PageRequest } from "../../store/paging.ts";
+import { containsPattern, newestFirst, toPage } from "../../store/paging.ts";
 import type { Database } from "bun:sqlite";
-import type { Suppression, SuppressionReason } from "./suppression.ts";
-
-interface Row {
-  id: string;
-  account_id: string;
-  outbound_account_id: string;
-  email: string;
-  reason: SuppressionReason;
-  details_json: string;
-  created_at: number;
-}
+import type { Suppression } from "./suppression.ts";
+import { suppressionFromRow as fromRow, type SuppressionRepo, type SuppressionRow as Row } from "./suppressions.port.ts";
 
 const COLUMNS = "id, account_id, outbound_account_id, email, reason, details_json, created_at";
-const fromRow = (r: Row): Suppression => ({
-  id: r.id,
-  accountId: r.account_id,
-  outboundAccountId: r.outbound_account_id,
-  email: r.email,
-  reason: r.reason,
-  details: JSON.parse(r.details_json),
-  createdAtMs: r.created_at,
-});
 
 /**
  * Suppresses an address, inside the caller's transaction when there is one; a second time
  * changes nothing. On `db`: the connection of that transaction (the outgoing queue's ports,
- * src/outbound/queue/ports.ts, record a bounce's suppression with its event).
+ * src/outbound/queue/ports.ts, record a bounce's suppression with its event). Synchronous
+ * and SQLite only for now: the queue's transactions are SQLite's; PostgreSQL gets its own
+ * when the queue moves there.
  */
 export function recipientSuppressor(db: Database) {
   const insert = db.query(`INSERT INTO suppressions (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (outbound_account_id, email) DO NOTHING`);
@@ -39,15 +25,6 @@ export function recipientSuppressor(db: Database) {
       insert.run(id, s.accountId, s.outboundAccountId, s.email, s.reason, JSON.stringify(s.details), s.createdAtMs);
     },
   };
-}
-
-export interface SuppressionRepo {
-  /** The addresses among `emails` an outbound account must not send to. */
-  suppressedAmong(outboundAccountId: string, emails: readonly string[]): Promise<Set<string>>;
-  add(s: Suppression): Promise<Suppression>;
-  list(accountId: string, outboundAccountId: string | null, query: string | null, page: PageRequest): Promise<Page<Suppression>>;
-  get(accountId: string, id: string): Promise<Suppression | null>;
-  remove(accountId: string, id: string): Promise<boolean>;
 }
 
 export function createSuppressionRepo(store: Store): SuppressionRepo {

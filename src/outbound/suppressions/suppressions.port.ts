@@ -1,0 +1,41 @@
+// The port through which the suppression list is read and edited (the API and the check
+// before a message is queued), whatever the engine: SQLite (suppressions.repo.ts) and
+// PostgreSQL (suppressions.pg.repo.ts) implement it, and one contract test
+// (test/outbound/suppressions-repo.contract.test.ts) runs the same cases on both. The
+// queue's own suppressions (a bounce's, in the transaction of its event) go through the
+// QueueSuppressions port (src/outbound/queue/ports.ts), on SQLite only for now.
+import type { Page, PageRequest } from "../../store/paging.ts";
+import type { Suppression, SuppressionReason } from "./suppression.ts";
+
+/** Promise-returning on every engine: PostgreSQL answers over a socket, SQLite at once. */
+export interface SuppressionRepo {
+  /** The addresses among `emails` (compared lowercased) an outbound account must not send to. */
+  suppressedAmong(outboundAccountId: string, emails: readonly string[]): Promise<Set<string>>;
+  /** Suppresses the address (lowercased); when it already is, returns the entry that is there. */
+  add(s: Suppression): Promise<Suppression>;
+  /** Newest first; `query` matches part of the address, ASCII letters without case. */
+  list(accountId: string, outboundAccountId: string | null, query: string | null, page: PageRequest): Promise<Page<Suppression>>;
+  get(accountId: string, id: string): Promise<Suppression | null>;
+  remove(accountId: string, id: string): Promise<boolean>;
+}
+
+/** A suppressions row as both engines give it once integers are numbers. */
+export interface SuppressionRow {
+  id: string;
+  account_id: string;
+  outbound_account_id: string;
+  email: string;
+  reason: SuppressionReason;
+  details_json: string;
+  created_at: number;
+}
+
+export const suppressionFromRow = (r: SuppressionRow): Suppression => ({
+  id: r.id,
+  accountId: r.account_id,
+  outboundAccountId: r.outbound_account_id,
+  email: r.email,
+  reason: r.reason,
+  details: JSON.parse(r.details_json),
+  createdAtMs: r.created_at,
+});
