@@ -30,3 +30,21 @@ describe("planChunks", () => {
   ];
   for (const [name, list, free, room, want] of cases) test(name, () => expect(plan(list, free, room)).toEqual(want));
 });
+
+describe("planChunks with domains that share a destination (a smarthost)", () => {
+  const viaRelay = (list: string[], free: number, relayRoom: number) => {
+    const p = planChunks(list, domainOf, free, (dest) => (dest === "relay" ? relayRoom : 99), () => "relay");
+    const sizes = new Map<string, number[]>();
+    for (const c of p.chunks) sizes.set(c.domain, [...(sizes.get(c.domain) ?? []), c.items.length]);
+    return { chunks: [...sizes], unstarted: p.unstarted.length };
+  };
+  const cases: [string, string[], number, number, ReturnType<typeof viaRelay>][] = [
+    ["20 domains of 5 and a relay window of 5: five connections in all, the rest wait", ["a", "b", "c", "d", "e", "f", "g"].flatMap((d) => items(d, 5)), 100, 5, {
+      chunks: [["a", [5]], ["b", [5]], ["c", [5]], ["d", [5]], ["e", [5]]],
+      unstarted: 10,
+    }],
+    ["a domain takes several of the relay's connections; the next gets what is left", [...items("a", 30), ...items("b", 30)], 100, 4, { chunks: [["a", [10, 10, 10]], ["b", [30]]], unstarted: 0 }],
+    ["a full relay: nothing starts", [...items("a", 3), ...items("b", 3)], 100, 0, { chunks: [], unstarted: 6 }],
+  ];
+  for (const [name, list, free, relayRoom, want] of cases) test(name, () => expect(viaRelay(list, free, relayRoom)).toEqual(want));
+});

@@ -1,6 +1,6 @@
 // The per-destination window (slow start as Postfix's queue manager does it): table tests.
 import { describe, expect, test } from "bun:test";
-import { initialWindow, nextWindow, type ConnectionFeedback } from "../../src/outbound/delivery/destination-window.ts";
+import { destinationOf, initialWindow, nextWindow, type ConnectionFeedback } from "../../src/outbound/delivery/destination-window.ts";
 
 const LIMITS = { initial: 5, max: 20 };
 
@@ -9,6 +9,14 @@ function after(feedback: ConnectionFeedback[], limits = LIMITS): number {
   return feedback.reduce((w, f) => nextWindow(w, f, limits), initialWindow(limits)).connections;
 }
 const times = (n: number, f: ConnectionFeedback): ConnectionFeedback[] => Array.from({ length: n }, () => f);
+
+describe("whose window a domain counts against", () => {
+  test.each([
+    ["example.org", null, "example.org"],
+    ["example.org", "smtp://relay.test:587", "relay smtp://relay.test:587"],
+    ["other.test", "smtp://relay.test:587", "relay smtp://relay.test:587"],
+  ])("%s with smarthost %s: %s", (domain, smarthost, want) => expect(destinationOf(domain, smarthost)).toBe(want));
+});
 
 describe("destination window", () => {
   const cases: [string, ConnectionFeedback[], number][] = [

@@ -1,7 +1,7 @@
-// How the recipients of one claim are split over connections: by destination domain, each
+// How the recipients of one claim are split over connections: by recipient domain, each
 // domain a connection per RECIPIENTS_PER_NEW_CONNECTION recipients (at most
-// RECIPIENTS_PER_CONNECTION each),
-// within what the domain may still open and the connections free in all. Recipients that
+// RECIPIENTS_PER_CONNECTION each), within what its destination (the domain's MX, or the
+// smarthost every domain shares) may still open and the connections free in all. Recipients that
 // get no connection (their domain has no room, or too little for all of them) wait for the
 // next free slot.
 
@@ -23,10 +23,19 @@ export interface ChunkPlan<T> {
 }
 
 /**
- * Pure. `free`: connections free in all; `room(domain)`: connections the domain may still
- * open (its window less those open). Domains are served in the order of their first item.
+ * Pure. `free`: connections free in all; `room(destination)`: connections the destination
+ * may still open (its window less those open); `destinationOf(domain)`: whose window a
+ * domain's connections count against: the domain itself when mail goes to its MX, the
+ * one relay for every domain when it goes through a smarthost. Domains are served in the
+ * order of their first item.
  */
-export function planChunks<T>(items: readonly T[], domainOf: (item: T) => string, free: number, room: (domain: string) => number): ChunkPlan<T> {
+export function planChunks<T>(
+  items: readonly T[],
+  domainOf: (item: T) => string,
+  free: number,
+  room: (destination: string) => number,
+  destinationOf: (domain: string) => string = (domain) => domain,
+): ChunkPlan<T> {
   const byDomain = new Map<string, T[]>();
   for (const item of items) {
     const d = domainOf(item);
@@ -36,8 +45,11 @@ export function planChunks<T>(items: readonly T[], domainOf: (item: T) => string
   }
   const plan: ChunkPlan<T> = { chunks: [], unstarted: [] };
   let slots = free;
+  /** Connections this plan gives each destination: several domains may share one window. */
+  const planned = new Map<string, number>();
   for (const [domain, list] of byDomain) {
-    const connections = Math.min(room(domain), slots, Math.ceil(list.length / RECIPIENTS_PER_NEW_CONNECTION));
+    const destination = destinationOf(domain);
+    const connections = Math.min(room(destination) - (planned.get(destination) ?? 0), slots, Math.ceil(list.length / RECIPIENTS_PER_NEW_CONNECTION));
     if (connections <= 0) {
       plan.unstarted.push(...list);
       continue;
@@ -50,6 +62,7 @@ export function planChunks<T>(items: readonly T[], domainOf: (item: T) => string
     for (let i = 0; i < started; i += size) plan.chunks.push({ domain, items: list.slice(i, i + size) });
     plan.unstarted.push(...list.slice(started));
     slots -= connections;
+    planned.set(destination, (planned.get(destination) ?? 0) + connections);
   }
   return plan;
 }

@@ -48,6 +48,19 @@ export function nextWindow(w: DestinationWindow, feedback: ConnectionFeedback, l
   return { connections, credit };
 }
 
+/** The one destination of every recipient domain when mail goes through a smarthost. */
+export const relayDestination = (smarthost: string): string => `relay ${smarthost}`;
+
+/**
+ * Whose window a recipient domain's connections count against: the domain's own (its MX
+ * hosts) when mail goes by MX, the relay's when it goes through a smarthost. Postfix's
+ * relayhost is one destination too, so a relay is not opened 20 connections per
+ * recipient domain (the provider behind it limits a sender's connections in all).
+ */
+export function destinationOf(domain: string, smarthost: string | null): string {
+  return smarthost ? relayDestination(smarthost) : domain;
+}
+
 /** Destinations whose window is remembered while nothing is open to them; past it, a quiet one starts over. */
 export const MAX_WINDOWS = 10_000;
 

@@ -17,7 +17,7 @@ import { planChunks, RECIPIENTS_PER_CONNECTION } from "./chunk-plan.ts";
 import { ConnectionCache, destinationKey } from "./connection-cache.ts";
 import { connectTo } from "./connect.ts";
 import { copyFor } from "./prepare.ts";
-import { DestinationWindows } from "./destination-window.ts";
+import { DestinationWindows, destinationOf, relayDestination } from "./destination-window.ts";
 import { TlsSessionCache } from "./tls-sessions.ts";
 import type { SmtpClient } from "./smtp-client.ts";
 import type { TlsRequirement } from "./tls-policy.ts";
@@ -168,11 +168,19 @@ export class DeliveryWorker {
     const free = c.concurrency - this.active;
     if (free <= 0 || performance.now() < this.memoryWaitUntilMs) return "blocked";
     const busy = this.destinations.full();
+    // Through a smarthost every domain shares the relay's window: when it is full, nothing can start.
+    if (c.smarthost && busy.includes(relayDestination(c.smarthost))) return "blocked";
     const now = this.deps.clock.nowMs();
     const limit = free * RECIPIENTS_PER_CONNECTION;
     const claimed = await this.deps.repo.claimDue(this.id, now, now + c.leaseTimeMs, limit, busy);
     if (claimed.length === 0) return "none";
-    const plan = planChunks(claimed, (item) => item.recipient.domain, free, (domain) => this.destinations.room(domain));
+    const plan = planChunks(
+      claimed,
+      (item) => item.recipient.domain,
+      free,
+      (destination) => this.destinations.room(destination),
+      (domain) => destinationOf(domain, c.smarthost),
+    );
     for (const chunk of plan.chunks) this.startChunk(chunk.domain, chunk.items);
     // More domains than free connections: the rest wait for the next free slot.
     await this.deps.repo.release(plan.unstarted.map((i) => i.recipient.id));
@@ -182,12 +190,15 @@ export class DeliveryWorker {
 
   private startChunk(domain: string, items: ClaimedRecipient[]): void {
     this.active++;
-    this.destinations.opened(domain);
-    const run = this.deliverChunk(domain, items)
+    // The window is the destination's, taken now: a reload that sets or clears the
+    // smarthost meanwhile must not close a window other than the one opened.
+    const destination = destinationOf(domain, this.deps.config().outbound.smarthost);
+    this.destinations.opened(destination);
+    const run = this.deliverChunk(domain, destination, items)
       .catch((err) => this.deps.logger.error("delivery failed", { err, domain }))
       .finally(() => {
         this.active--;
-        this.destinations.closed(domain);
+        this.destinations.closed(destination);
         this.running.delete(run);
         this.kick();
       });
@@ -195,7 +206,7 @@ export class DeliveryWorker {
   }
 
   /** Delivers `items` over one connection, telling the destination's window what each transaction came to. */
-  private async deliverChunk(domain: string, items: ClaimedRecipient[]): Promise<void> {
+  private async deliverChunk(domain: string, destination: string, items: ClaimedRecipient[]): Promise<void> {
     const config = this.deps.config();
     const tls: DestinationTls = this.deps.tlsFor ? await this.deps.tlsFor(domain) : { requirement: { level: "opportunistic" } };
     const key = destinationKey(domain, config.outbound.smarthost, tls.requirement.level);
@@ -207,7 +218,7 @@ export class DeliveryWorker {
       if (!opened.ok) {
         await Promise.all(items.map((item) => this.record.settle(item, { code: null, response: opened.reason }, null, opened.permanent)));
         // A null MX or a policy refusal is no sign of load.
-        if (!opened.permanent) this.destinations.feedback(domain, "failed");
+        if (!opened.permanent) this.destinations.feedback(destination, "failed");
         return;
       }
       client = opened.client;
@@ -270,7 +281,7 @@ export class DeliveryWorker {
           if (!opened.ok) {
             for (const failed of [item, ...pending]) recorded.push(this.record.settle(failed, { code: null, response: opened.reason }, null, opened.permanent));
             pending.clear();
-            if (!opened.permanent) this.destinations.feedback(domain, "failed");
+            if (!opened.permanent) this.destinations.feedback(destination, "failed");
             return;
           }
           client = opened.client;
@@ -280,7 +291,7 @@ export class DeliveryWorker {
         reused = false;
         // The session died or the server said it is closing (421): the destination is struggling.
         // Any other answer, a refusal included, is the destination taking its mail.
-        this.destinations.feedback(domain, result.code === null || result.code === 421 ? "failed" : "carried");
+        this.destinations.feedback(destination, result.code === null || result.code === 421 ? "failed" : "carried");
         recorded.push(this.record.settle(item, result, client.endpoint.host, false, dispatch));
         done(item);
         if (result.code !== null && result.code >= 400) await client.reset();
