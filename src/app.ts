@@ -43,6 +43,7 @@ import { DomainService } from "./domains/service.ts";
 import { WebhookDispatcher } from "./events/dispatcher.ts";
 import { createOutboxRepo } from "./events/outbox.repo.ts";
 import { Scheduler } from "./jobs/scheduler.ts";
+import { createJobLeaseRepo } from "./jobs/job-lease.repo.ts";
 import { RetentionPurge } from "./jobs/retention-purge.ts";
 import { PurgeThread } from "./jobs/purge-thread.ts";
 import { DeliveryWorker } from "./outbound/delivery/worker.ts";
@@ -204,13 +205,17 @@ export class App {
           }),
       },
     });
-    this.scheduler = new Scheduler(logger.child({ component: "jobs" }));
-    this.scheduler.every("verify-sending-domains", "0 * * * * *", () => this.domains.verifyDue());
+    // Jobs on the shared store run once per cluster, on the node holding their lease.
+    this.scheduler = new Scheduler(logger.child({ component: "jobs" }), { repo: createJobLeaseRepo(store), holder: config.cluster.nodeId, clock });
+    const oncePerCluster = { oncePerCluster: true };
+    this.scheduler.every("verify-sending-domains", "0 * * * * *", () => this.domains.verifyDue(), oncePerCluster);
+    // On every node: it deletes the attachments stored on this node's own disk, which no other node can reach.
     this.scheduler.every("purge-attachments", "0 17 * * * *", async () => localAttachments.purgeExpired(clock.nowMs()));
     const purgeThread = new PurgeThread(config.dataDir, logger.child({ component: "retention" }));
     this.retention = new RetentionPurge({ purges: purgeThread.purges(), close: () => purgeThread.close(), clock, logger: logger.child({ component: "retention" }), settings: () => this.current.retention });
-    this.scheduler.everyMs("retention-purge", config.retention.intervalMs, () => this.retention.run());
-    if (config.tls.mode !== "off") this.scheduler.everyMs("check-certificate", config.tls.checkIntervalMs, () => this.tls.check());
+    this.scheduler.everyMs("retention-purge", config.retention.intervalMs, () => this.retention.run(), oncePerCluster);
+    // Certificate renewal (ACME) orders once per cluster; in files mode each node checks its own files.
+    if (config.tls.mode !== "off") this.scheduler.everyMs("check-certificate", config.tls.checkIntervalMs, () => this.tls.check(), { oncePerCluster: config.tls.mode === "acme" });
   }
 
   static async start(opts: AppOptions): Promise<App> {
@@ -283,7 +288,7 @@ export class App {
   }
 
   async stop(): Promise<void> {
-    this.scheduler.stop();
+    await this.scheduler.stop();
     await this.retention.stop();
     await this.delivery.stop();
     await this.webhooks.stop();
