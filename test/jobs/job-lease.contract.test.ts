@@ -8,8 +8,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import { SQL } from "bun";
 import { createPgJobLeaseRepo } from "../../src/jobs/job-lease.pg.repo.ts";
 import type { JobLeaseRepo } from "../../src/jobs/job-lease.port.ts";
-import { createJobLeaseRepo } from "../../src/jobs/job-lease.repo.ts";
 import { type EngineHandle, STORE_ENGINES } from "../helpers/engines.ts";
+import { openJobLeases } from "./job-lease-engines.ts";
 
 // Past 2^32 ms (as Date.now() is), so a 32-bit column or binding would show.
 const NOW_MS = 1_795_000_000_000;
@@ -22,9 +22,7 @@ describe.each(STORE_ENGINES)("JobLeaseRepo on $name", (engine) => {
   let repo: JobLeaseRepo;
 
   beforeAll(async () => {
-    if (!engine.available()) return;
-    handle = await engine.open();
-    repo = handle.kind === "sqlite" ? createJobLeaseRepo(handle.store) : createPgJobLeaseRepo(handle.sql);
+    if (engine.available()) ({ handle, repo } = await openJobLeases(engine));
   }, 60_000);
   beforeEach(async () => {
     await handle?.clear(["job_leases"]);

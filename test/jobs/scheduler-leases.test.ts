@@ -5,13 +5,12 @@
 // holder stops cleanly. Time is a ManualClock; the timers are an hour apart and never fire
 // here: the test calls tick(), the function the timers call.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { createPgJobLeaseRepo } from "../../src/jobs/job-lease.pg.repo.ts";
 import type { JobLeaseRepo } from "../../src/jobs/job-lease.port.ts";
-import { createJobLeaseRepo } from "../../src/jobs/job-lease.repo.ts";
 import { cronPeriodMs, LEASE_PERIODS, Scheduler } from "../../src/jobs/scheduler.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { createLogger, silentLogger, type Logger } from "../../src/lib/logger.ts";
 import { type EngineHandle, STORE_ENGINES } from "../helpers/engines.ts";
+import { openJobLeases } from "./job-lease-engines.ts";
 
 const T0_MS = 1_795_000_000_000;
 const PERIOD_MS = 3_600_000;
@@ -41,9 +40,7 @@ describe.each(STORE_ENGINES)("jobs once per cluster, two nodes on $name", (engin
   };
 
   beforeAll(async () => {
-    if (!engine.available()) return;
-    handle = await engine.open();
-    repo = handle.kind === "sqlite" ? createJobLeaseRepo(handle.store) : createPgJobLeaseRepo(handle.sql);
+    if (engine.available()) ({ handle, repo } = await openJobLeases(engine));
   }, 60_000);
   beforeEach(async () => {
     for (const n of nodes) await n.scheduler.stop();
