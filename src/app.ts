@@ -43,6 +43,7 @@ import { DomainService } from "./domains/service.ts";
 import { WebhookDispatcher } from "./events/dispatcher.ts";
 import { createOutboxRepo } from "./events/outbox.repo.ts";
 import { Scheduler } from "./jobs/scheduler.ts";
+import { createJobLeaseRepo } from "./jobs/job-lease.repo.ts";
 import { RetentionPurge } from "./jobs/retention-purge.ts";
 import { PurgeThread } from "./jobs/purge-thread.ts";
 import { DeliveryWorker } from "./outbound/delivery/worker.ts";
@@ -140,13 +141,13 @@ export class App {
     });
     const responder = new ChallengeResponder();
     this.tls = new TlsManager({ config: () => this.current, clock, resolver, responder, logger: logger.child({ component: "tls" }) });
-    this.metrics = createMetrics({ queue: outbound, outbox, clock, tls: () => this.tls.status(), mailInFlight: () => ({ bytes: budget.inFlightBytes, budget: budget.capacityBytes }), version: VERSION });
+    this.metrics = createMetrics({ queue: outbound, outbox, clock, tls: () => this.tls.status(), mailInFlight: () => ({ bytes: budget.inFlightBytes, budget: budget.capacityBytes }), version: VERSION, nodeId: config.cluster.nodeId });
     const idempotency = idempotencyAtStart(store);
     const send: SendDeps = { repo: outbound, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick(), idempotency };
 
     const system = async () => ({ version: VERSION, health: this.health(), tls: this.tls.status(), queue: await outbound.queueDepth(clock.nowMs()), webhook_events_pending: await outbox.countPending() });
     const dashboard = dashboardDeps({ config: () => this.current, registry, clock, logger, store, system });
-    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), metrics: this.metrics, diskFull, budget, dashboard, stats: createStatsRepo(store), webhooks: this.webhooks, testPost: (a: Address, email: string) => sendTestPost(a, email, this.deliverDeps()), kept: keptMessages(() => this.deliverDeps(), () => this.current) };
+    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), nodeId: config.cluster.nodeId, metrics: this.metrics, diskFull, budget, dashboard, stats: createStatsRepo(store), webhooks: this.webhooks, testPost: (a: Address, email: string) => sendTestPost(a, email, this.deliverDeps()), kept: keptMessages(() => this.deliverDeps(), () => this.current) };
     const elysia = buildElysiaApp(apiDeps, VERSION);
     this.handle = createApiHandler(apiDeps, elysia, this.limiter);
     this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));
@@ -204,13 +205,17 @@ export class App {
           }),
       },
     });
-    this.scheduler = new Scheduler(logger.child({ component: "jobs" }));
-    this.scheduler.every("verify-sending-domains", "0 * * * * *", () => this.domains.verifyDue());
+    // Jobs on the shared store run once per cluster, on the node holding their lease.
+    this.scheduler = new Scheduler(logger.child({ component: "jobs" }), { repo: createJobLeaseRepo(store), holder: config.cluster.nodeId, clock });
+    const oncePerCluster = { oncePerCluster: true };
+    this.scheduler.every("verify-sending-domains", "0 * * * * *", () => this.domains.verifyDue(), oncePerCluster);
+    // On every node: it deletes the attachments stored on this node's own disk, which no other node can reach.
     this.scheduler.every("purge-attachments", "0 17 * * * *", async () => localAttachments.purgeExpired(clock.nowMs()));
     const purgeThread = new PurgeThread(config.dataDir, logger.child({ component: "retention" }));
     this.retention = new RetentionPurge({ purges: purgeThread.purges(), close: () => purgeThread.close(), clock, logger: logger.child({ component: "retention" }), settings: () => this.current.retention });
-    this.scheduler.everyMs("retention-purge", config.retention.intervalMs, () => this.retention.run());
-    if (config.tls.mode !== "off") this.scheduler.everyMs("check-certificate", config.tls.checkIntervalMs, () => this.tls.check());
+    this.scheduler.everyMs("retention-purge", config.retention.intervalMs, () => this.retention.run(), oncePerCluster);
+    // Certificate renewal (ACME) orders once per cluster; in files mode each node checks its own files.
+    if (config.tls.mode !== "off") this.scheduler.everyMs("check-certificate", config.tls.checkIntervalMs, () => this.tls.check(), { oncePerCluster: config.tls.mode === "acme" });
   }
 
   static async start(opts: AppOptions): Promise<App> {
@@ -283,7 +288,7 @@ export class App {
   }
 
   async stop(): Promise<void> {
-    this.scheduler.stop();
+    await this.scheduler.stop();
     await this.retention.stop();
     await this.delivery.stop();
     await this.webhooks.stop();

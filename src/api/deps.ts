@@ -50,6 +50,8 @@ export interface ApiDeps {
   /** Signs tracking links (opens and clicks). */
   trackingKey: Buffer;
   health(): HealthReport;
+  /** This node's name (cluster.node_id, or the hostname), as it was at start-up. */
+  nodeId: string;
   metrics: Metrics;
   /** Where a full disk is reported (rate-limited). */
   diskFull: DiskFullLog;

@@ -1,6 +1,8 @@
 // GET /healthz: 200 when the store takes a durable write and the listeners are up,
 // 503 otherwise, with each check named so an operator sees which one failed, and
-// warnings (a certificate expiring within tls.expiry_warning) that keep the 200.
+// warnings (a certificate expiring within tls.expiry_warning) that keep the 200. It names
+// the node that answered (cluster.node_id), so behind a load balancer one sees which node
+// of several sharing a store is failing.
 import { Elysia, t } from "elysia";
 import type { ApiDeps } from "./deps.ts";
 
@@ -9,6 +11,7 @@ import type { ApiDeps } from "./deps.ts";
 const HealthSchema = t.Object(
   {
     status: t.String({ description: '"ok" or "failing"' }),
+    node: t.String({ description: "the node that answered: cluster.node_id, or its hostname when that is empty" }),
     checks: t.Record(t.String(), t.String(), { description: 'each check and "ok" or what is wrong' }),
     warnings: t.Array(t.String(), { description: "trouble ahead that does not fail the check yet, such as a certificate about to expire" }),
   },
@@ -21,7 +24,7 @@ export function healthRoutes(deps: ApiDeps) {
     ({ set }) => {
       const report = deps.health();
       set.status = report.ok ? 200 : 503;
-      return { status: report.ok ? "ok" : "failing", checks: report.checks, warnings: report.warnings };
+      return { status: report.ok ? "ok" : "failing", node: deps.nodeId, checks: report.checks, warnings: report.warnings };
     },
     {
       response: { 200: HealthSchema, 503: HealthSchema },

@@ -37,6 +37,8 @@ export interface Config {
   dataDir: string;
   /** postgresUrl null: the embedded SQLite in dataDir. The URL holds a password: never log it. */
   store: { postgresUrl: string | null; connectTimeoutMs: number };
+  /** nodeId: cluster.node_id, or the machine's hostname when it is "". */
+  cluster: { nodeId: string };
   log: { level: LogLevel; flushIntervalMs: number };
   http: {
     listen: ListenAddress | null;

@@ -2,7 +2,7 @@
 // that span several keys, and converts units. Every problem is collected with its key
 // path so one run of `postroom check-config` shows them all.
 import { Value } from "@sinclair/typebox/value";
-import { availableParallelism } from "node:os";
+import { availableParallelism, hostname } from "node:os";
 import { parse as parseToml, TomlError } from "smol-toml";
 import "../lib/formats.ts";
 import { describeValueErrors, formatProblem, type Problem } from "../lib/validation.ts";
@@ -109,6 +109,7 @@ export function toConfig(raw: RawConfig): Config {
     hostname: raw.hostname.toLowerCase(),
     dataDir: raw.data_dir,
     store: { postgresUrl: raw.store.url === "" ? null : raw.store.url, connectTimeoutMs: ms(raw.store.connect_timeout) },
+    cluster: { nodeId: raw.cluster.node_id === "" ? hostname() : raw.cluster.node_id },
     log: { level: raw.log.level, flushIntervalMs: ms(raw.log.flush_interval) },
     http: {
       listen: listenOrOff(raw.http.listen),

@@ -16,6 +16,8 @@ export function restartNeededFor(current: Config, next: Config): string[] {
   if (next.dataDir !== current.dataDir) needRestart.push("data_dir");
   if (!same(next.store, current.store)) needRestart.push("store");
   if (!same(next.tls, current.tls)) needRestart.push("tls");
+  // The node's name is its identity in the cluster (the job leases it holds): fixed while it runs.
+  if (next.cluster.nodeId !== current.cluster.nodeId) needRestart.push("cluster.node_id");
   // The logger is made once at start-up, with its level.
   if (!same(next.log, current.log)) needRestart.push("log");
   // The purge's timer is set once; the retentions and batches are read at every run.

@@ -24,6 +24,15 @@ export const ConfigSchema = Type.Object(
       },
       "where the store lives",
     ),
+    cluster: section(
+      {
+        node_id: str("", 'the name of this node among those sharing one store: /healthz answers it as "node", /metrics as postroom_node_info, and it holds the leases of the jobs that run once per cluster; "" = the hostname of the machine', {
+          pattern: "^[A-Za-z0-9._-]{0,64}$",
+          errorMessage: 'must be 1 to 64 letters, digits, ".", "_" or "-" (or "" for the machine\'s hostname)',
+        }),
+      },
+      "running several nodes on one store",
+    ),
     log: section(
       {
         level: Type.Union([Type.Literal("debug"), Type.Literal("info"), Type.Literal("warn"), Type.Literal("error")], {

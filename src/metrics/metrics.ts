@@ -27,6 +27,8 @@ export interface MetricsDeps {
   /** Bytes the memory budget holds for mail in flight now, and the budget (src/lib/memory-budget.ts). */
   mailInFlight(): { bytes: number; budget: number };
   version: string;
+  /** This node's name (cluster.node_id, or the hostname). */
+  nodeId: string;
 }
 
 export interface Metrics {
@@ -68,6 +70,14 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     labelNames: ["version", "bun_version"],
     registers,
   }).set({ version: deps.version, bun_version: Bun.version }, 1);
+  // One value per node (its config), so the label stays small; it tells apart the scrapes
+  // of several nodes sharing a store, whatever address Prometheus reached them at.
+  new Gauge({
+    name: "postroom_node_info",
+    help: "Always 1; this node's name (cluster.node_id, or the hostname) as the label node",
+    labelNames: ["node"],
+    registers,
+  }).set({ node: deps.nodeId }, 1);
 
   // Inbound: messages, refusals, target POSTs.
   const inboundMessages = new Counter({

@@ -1,10 +1,13 @@
 import { describe, expect, test } from "bun:test";
+import { hostname } from "node:os";
 import { parse as parseToml } from "smol-toml";
 import { parseConfigText } from "../../src/config/load.ts";
 import { ConfigSchema } from "../../src/config/schema.ts";
 
 const HASH = "sha256:" + "ab".repeat(32);
 const HASH2 = "sha256:" + "cd".repeat(32);
+
+const NODE_ID_RULE = 'must be 1 to 64 letters, digits, ".", "_" or "-" (or "" for the machine\'s hostname)';
 
 function problemsOf(toml: string): string[] {
   const r = parseConfigText(toml);
@@ -43,6 +46,10 @@ describe("config errors name the key path and the rule", () => {
     ["webhook secret", `[[accounts]]\nid = "0123456789abcdef"\nwebhook = { url = "https://h.example/x", token = "t", signing_secret = "nope" }`, 'accounts[0].webhook.signing_secret: must start with "whsec_" followed by Base64'],
     ["webhook url", `[[accounts]]\nid = "0123456789abcdef"\nwebhook = { token = "t" }`, "accounts[0].webhook.url: is required"],
     ["section of wrong type", `http = 5`, "http: must be object"],
+    ["a node id with a space", `[cluster]\nnode_id = "node 1"`, `cluster.node_id: ${NODE_ID_RULE}`],
+    ["a node id with a slash", `[cluster]\nnode_id = "eu/1"`, `cluster.node_id: ${NODE_ID_RULE}`],
+    ["a node id past 64 characters", `[cluster]\nnode_id = "${"n".repeat(65)}"`, `cluster.node_id: ${NODE_ID_RULE}`],
+    ["a node id that is not a string", `[cluster]\nnode_id = 7`, `cluster.node_id: ${NODE_ID_RULE}`],
     ["tls files without files", `[tls]\nmode = "files"`, 'tls.cert_file: is required when tls.mode is "files"'],
     ["acme without domains", `[tls]\nmode = "acme"`, 'tls.acme.domains: needs at least one name when tls.mode is "acme"'],
     ["http listener off", `[http]\nlisten = ""`, "http.listen: is required: the API and /healthz live there"],
@@ -84,6 +91,16 @@ describe("a valid config", () => {
     expect(r.config.smtp.submissionTlsListen).toBeNull();
     expect(r.config.outbound.smarthost).toBeNull();
     expect(r.config.accounts).toEqual([]);
+  });
+
+  test("cluster.node_id: the machine's hostname when empty, else as written (64 characters at most)", () => {
+    const byDefault = parseConfigText("");
+    const named = parseConfigText(`[cluster]\nnode_id = "Mx-2.eu_west"`);
+    const longest = parseConfigText(`[cluster]\nnode_id = "${"n".repeat(64)}"`);
+    if (!byDefault.ok || !named.ok || !longest.ok) throw new Error("refused");
+    expect(byDefault.config.cluster.nodeId).toBe(hostname());
+    expect(named.config.cluster.nodeId).toBe("Mx-2.eu_west");
+    expect(longest.config.cluster.nodeId).toBe("n".repeat(64));
   });
 
   test("accounts keep hashes and rates; account test_mode forces its outbound accounts", () => {

@@ -12,7 +12,7 @@ import { tempDir } from "./tmp.ts";
 import { requireTools } from "./tools.ts";
 
 /** An open engine: exactly one of `store` (SQLite) and `sql` (PostgreSQL). */
-export type EngineHandle = ({ kind: "sqlite"; store: Store; sql?: undefined } | { kind: "postgres"; sql: SQL; store?: undefined }) & {
+export type EngineHandle = ({ kind: "sqlite"; store: Store; sql?: undefined } | { kind: "postgres"; sql: SQL; url: string; store?: undefined }) & {
   /** Deletes every row of these tables (children first). */
   clear(tables: readonly string[]): Promise<void>;
   close(): Promise<void>;
@@ -88,6 +88,8 @@ async function openPostgres(icuLocale: string | null): Promise<EngineHandle> {
   return {
     kind: "postgres",
     sql,
+    /** For a test's own clients (its own pool, e.g. many connections racing). */
+    url,
     clear: async (tables) => {
       for (const t of tables) await sql.unsafe(`DELETE FROM ${quoted(t)}`);
     },

@@ -3,6 +3,10 @@
 // there; a change to the schema is a new file in both histories, in the same commit
 // (test/store/schema-parity.test.ts compares the schemas both make).
 import m0001 from "./0001_initial.sql" with { type: "text" };
+import m0002 from "./0002_job_leases.sql" with { type: "text" };
 import type { Migration } from "../index.ts";
 
-export const POSTGRES_MIGRATIONS: readonly Migration[] = [{ version: 1, name: "initial", sql: m0001 }];
+export const POSTGRES_MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: "initial", sql: m0001 },
+  { version: 2, name: "job_leases", sql: m0002 },
+];
