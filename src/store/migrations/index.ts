@@ -1,6 +1,7 @@
 // Numbered schema migrations, embedded in the binary. Append only: a released
 // migration is never edited, a change is a new file with the next number.
 import m0001 from "./0001_initial.sql" with { type: "text" };
+import m0003 from "./0003_tls_store.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -8,7 +9,10 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: "initial", sql: m0001 }];
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: "initial", sql: m0001 },
+  { version: 3, name: "tls_store", sql: m0003 },
+];
 
 /**
  * The first migration's name in databases made by builds before the first release, whose
