@@ -71,7 +71,10 @@ export class TlsManager {
     const config = this.deps.config();
     if (config.tls.mode === "off") return;
     this.stamp = config.tls.mode === "files" ? filesStamp(config) : "";
-    if (config.tls.mode === "acme") await importLegacyTlsFiles(config.dataDir, this.deps.store, this.deps.logger);
+    if (config.tls.mode === "acme") {
+      // A store whose keys cannot be opened is reported by load() below; the start goes on.
+      await importLegacyTlsFiles(config.dataDir, this.deps.store, this.deps.logger).catch((err) => this.deps.logger.warn("tls files under data_dir/tls not imported", { err }));
+    }
     await this.load();
     if (config.tls.mode === "acme") void this.check();
   }

@@ -21,12 +21,22 @@ export type Loaded = ({ material: TlsMaterial; problem: null } | { material: nul
 export async function loadConfigured(config: Config, store: () => TlsStore, nowMs: number): Promise<Loaded> {
   if (config.tls.mode === "files") return checked(readFiles(config.tls.certFile, config.tls.keyFile), nowMs);
   if (config.tls.mode === "acme") {
-    const material = await store().certificate();
-    const loaded = checked(material ? { material, problem: null } : { material: null, problem: "no certificate obtained yet" }, nowMs);
+    const loaded = checked(await storedCertificate(store()), nowMs);
     const orderFailure = await store().orderFailure();
     return orderFailure ? { ...loaded, orderFailure } : loaded;
   }
   return { material: null, problem: 'tls.mode is "off"' };
+}
+
+async function storedCertificate(store: TlsStore): Promise<Loaded> {
+  try {
+    const material = await store.certificate();
+    return material ? { material, problem: null } : { material: null, problem: "no certificate obtained yet" };
+  } catch (err) {
+    // A key that cannot be opened (data_dir/keys/secrets.key replaced or lost): a new order
+    // replaces it, instead of a start that fails.
+    return { material: null, problem: `the stored certificate cannot be read: ${(err as Error).message}` };
+  }
 }
 
 function checked(read: Loaded, nowMs: number): Loaded {
