@@ -58,6 +58,7 @@ import { dashboardDeps } from "./dashboard/routes.ts";
 import { ChallengeResponder } from "./tls/challenges.ts";
 import { tlsHealthWarnings } from "./tls/health-warnings.ts";
 import { TlsManager } from "./tls/manager.ts";
+import { sqliteTlsStore } from "./tls/tls-store.repo.ts";
 import { VERSION } from "./version.ts";
 
 export interface AppOptions {
@@ -139,8 +140,9 @@ export class App {
       onPosted: (status, timedOut) => this.metrics.webhookPost(status, timedOut),
       posts: createWebhookPostRepo(store),
     });
-    const responder = new ChallengeResponder();
-    this.tls = new TlsManager({ config: () => this.current, clock, resolver, responder, logger: logger.child({ component: "tls" }) });
+    const tlsStore = sqliteTlsStore(store, () => clock.nowMs());
+    const responder = new ChallengeResponder(tlsStore);
+    this.tls = new TlsManager({ config: () => this.current, clock, resolver, responder, store: tlsStore, logger: logger.child({ component: "tls" }) });
     this.metrics = createMetrics({ queue: outbound, outbox, clock, tls: () => this.tls.status(), mailInFlight: () => ({ bytes: budget.inFlightBytes, budget: budget.capacityBytes }), version: VERSION, nodeId: config.cluster.nodeId });
     const idempotency = idempotencyAtStart(store);
     const send: SendDeps = { repo: outbound, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick(), idempotency };
@@ -240,7 +242,7 @@ export class App {
   private async listen(): Promise<void> {
     await this.delivery.start();
     this.webhooks.start();
-    this.tls.start();
+    await this.tls.start();
     await this.listeners.start();
   }
 

@@ -11,8 +11,7 @@ import { loadConfigFile } from "./config/load.ts";
 import { configWarnings } from "./config/warnings.ts";
 import { starterConfig } from "./config/starter.ts";
 import { createLogger, setStdoutFlushInterval } from "./lib/logger.ts";
-import { loadConfigured } from "./tls/sources.ts";
-import { tlsStatusText } from "./tls/status-text.ts";
+import { tlsStatusCommand } from "./tls/status-command.ts";
 import { VERSION } from "./version.ts";
 
 const out = (s: string) => process.stdout.write(s.endsWith("\n") ? s : s + "\n");
@@ -109,7 +108,7 @@ async function main(argv: string[]): Promise<void> {
     }
     case "tls": {
       const config = await loadOrExit(path);
-      const status = tlsStatusText(config, loadConfigured(config, Date.now()), Date.now());
+      const status = await tlsStatusCommand(config, Date.now());
       out(status.text);
       if (!status.ok) process.exit(1);
       return;

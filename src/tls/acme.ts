@@ -1,16 +1,15 @@
-// One ACME order (RFC 8555) with acme-client: account key kept under data_dir, CAA
+// One ACME order (RFC 8555) with acme-client: account key kept in the store, CAA
 // checked first (only a definite answer that forbids our CA stops the order), HTTP-01
 // answered by our responder, a fresh certificate key per order.
 import type * as AcmeClient from "acme-client";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { Agent } from "node:https";
-import { join } from "node:path";
 import type { DnsResolver } from "../lib/dns.ts";
-import { writeFileDurably } from "../lib/durable-file.ts";
 import type { Logger } from "../lib/logger.ts";
 import { checkCaa } from "./caa.ts";
 import type { TlsMaterial } from "./certificate.ts";
 import type { ChallengeResponder } from "./challenges.ts";
+import type { TlsStore } from "./tls-store.port.ts";
 
 export interface AcmeSettings {
   directoryUrl: string;
@@ -21,7 +20,7 @@ export interface AcmeSettings {
 }
 
 export interface AcmeDeps {
-  tlsDir: string;
+  store: TlsStore;
   responder: ChallengeResponder;
   resolver: DnsResolver;
   logger: Logger;
@@ -39,10 +38,11 @@ export async function orderCertificate(settings: AcmeSettings, deps: AcmeDeps): 
   // acme-client talks through one shared axios instance; a private CA (Pebble, an internal
   // step-ca) is trusted for it alone, never process-wide.
   acme.axios.defaults.httpsAgent = settings.caFile ? new Agent({ ca: readCaFile(settings.caFile) }) : undefined;
-  const knownUrl = accountUrl(deps.tlsDir, settings.directoryUrl);
+  const known = await deps.store.account();
+  const knownUrl = known?.directoryUrl === settings.directoryUrl ? known.accountUrl : null;
   const client = new acme.Client({
     directoryUrl: settings.directoryUrl,
-    accountKey: await accountKey(acme, deps.tlsDir),
+    accountKey: await accountKey(acme, deps.store),
     ...(knownUrl ? { accountUrl: knownUrl } : {}),
     backoffAttempts: 8,
   });
@@ -63,31 +63,14 @@ export async function orderCertificate(settings: AcmeSettings, deps: AcmeDeps): 
     skipChallengeVerification: true,
     challengeCreateFn: async (_authz, challenge, keyAuthorization) => {
       if (challenge.type !== "http-01") throw new AcmeError(`challenge type ${challenge.type} is not supported; only http-01`);
-      deps.responder.set(challenge.token, keyAuthorization);
+      await deps.responder.set(challenge.token, keyAuthorization);
     },
     challengeRemoveFn: async (_authz, challenge) => {
-      deps.responder.delete(challenge.token);
+      await deps.responder.delete(challenge.token);
     },
   });
-  if (!knownUrl) saveAccountUrl(deps.tlsDir, settings.directoryUrl, client.getAccountUrl());
+  if (!knownUrl) await deps.store.saveAccount({ directoryUrl: settings.directoryUrl, accountUrl: client.getAccountUrl() });
   return { key: certKey.toString(), cert };
-}
-
-// The account's URL, kept per directory: with it the next order skips registration
-// (re-registering an existing account turns into an empty update some CAs refuse).
-const accountFile = (tlsDir: string) => join(tlsDir, "acme-account.json");
-
-function accountUrl(tlsDir: string, directoryUrl: string): string | null {
-  try {
-    const saved = JSON.parse(readFileSync(accountFile(tlsDir), "utf8")) as { directoryUrl?: string; accountUrl?: string };
-    return saved.directoryUrl === directoryUrl && typeof saved.accountUrl === "string" ? saved.accountUrl : null;
-  } catch {
-    return null;
-  }
-}
-
-function saveAccountUrl(tlsDir: string, directoryUrl: string, url: string): void {
-  writeFileDurably(accountFile(tlsDir), JSON.stringify({ directoryUrl, accountUrl: url }));
 }
 
 function readCaFile(path: string): string {
@@ -98,14 +81,14 @@ function readCaFile(path: string): string {
   }
 }
 
-/** The ACME account key, made once and kept: a new key each time would be a new account. */
-async function accountKey(acme: typeof AcmeClient, tlsDir: string): Promise<Buffer> {
-  const path = join(tlsDir, "acme-account.key");
-  if (existsSync(path)) return readFileSync(path);
-  mkdirSync(tlsDir, { recursive: true, mode: 0o700 });
-  const key = await acme.crypto.createPrivateEcdsaKey();
-  writeFileDurably(path, key);
-  return key;
+/**
+ * The ACME account key, made once and kept: a new key each time would be a new account.
+ * Two nodes making one at once keep the first stored, and both use that one.
+ */
+async function accountKey(acme: typeof AcmeClient, store: TlsStore): Promise<Buffer> {
+  const kept = await store.accountKey();
+  if (kept !== null) return Buffer.from(kept);
+  return Buffer.from(await store.keepAccountKey((await acme.crypto.createPrivateEcdsaKey()).toString()));
 }
 
 /**

@@ -9,14 +9,18 @@ import type { Logger } from "../lib/logger.ts";
 import { AcmeError, orderCertificate } from "./acme.ts";
 import { describeCertificate, pairProblem, type CertificateInfo, type TlsMaterial } from "./certificate.ts";
 import type { ChallengeResponder } from "./challenges.ts";
+import { importLegacyTlsFiles } from "./legacy-import.ts";
 import { failureBackoffMs, renewalDecision } from "./renewal.ts";
-import { filesStamp, loadConfigured, saveAcmeMaterial, saveOrderFailure, tlsDir, type OrderFailure } from "./sources.ts";
+import { filesStamp, loadConfigured } from "./sources.ts";
+import type { OrderFailure, TlsStore } from "./tls-store.port.ts";
 
 export interface TlsManagerDeps {
   config(): Config;
   clock: Clock;
   resolver: DnsResolver;
   responder: ChallengeResponder;
+  /** Where the ACME certificate, account and last order failure are kept. */
+  store: TlsStore;
   logger: Logger;
 }
 
@@ -59,14 +63,19 @@ export class TlsManager {
   }
 
   /**
-   * Loads what is on disk now; in ACME mode an order due starts in the background. The
-   * scheduler then calls check() every tls.check_interval.
+   * Loads the certificate there is now (the files, or in ACME mode the store's, after
+   * importing an older version's files once); in ACME mode an order due starts in the
+   * background. The scheduler then calls check() every tls.check_interval.
    */
-  start(): void {
+  async start(): Promise<void> {
     const config = this.deps.config();
     if (config.tls.mode === "off") return;
     this.stamp = config.tls.mode === "files" ? filesStamp(config) : "";
-    this.load();
+    if (config.tls.mode === "acme") {
+      // A store whose keys cannot be opened is reported by load() below; the start goes on.
+      await importLegacyTlsFiles(config.dataDir, this.deps.store, this.deps.logger).catch((err) => this.deps.logger.warn("tls files under data_dir/tls not imported", { err }));
+    }
+    await this.load();
     if (config.tls.mode === "acme") void this.check();
   }
 
@@ -77,10 +86,11 @@ export class TlsManager {
       const stamp = filesStamp(config);
       if (stamp === this.stamp) return;
       this.stamp = stamp;
-      this.load();
+      await this.load();
       return;
     }
     if (config.tls.mode !== "acme") return;
+    await this.takeStored();
     const decision = renewalDecision(
       { info: this.info, failures: this.failures, lastFailureMs: this.lastFailureMs },
       config.tls.acme.domains,
@@ -107,11 +117,11 @@ export class TlsManager {
     const log = this.deps.logger;
     log.info("acme order", { domains: acme.domains, directory: acme.directoryUrl, why });
     try {
-      const material = await orderCertificate(acme, { tlsDir: tlsDir(config.dataDir), responder: this.deps.responder, resolver: this.deps.resolver, logger: log });
+      const material = await orderCertificate(acme, { store: this.deps.store, responder: this.deps.responder, resolver: this.deps.resolver, logger: log });
       const problem = pairProblem(material, this.deps.clock.nowMs());
       if (problem) throw new AcmeError(`the CA returned an unusable certificate: ${problem}`);
-      saveAcmeMaterial(config.dataDir, material);
-      this.keepOrderFailure(config.dataDir, null);
+      await this.deps.store.saveCertificate(material);
+      await this.keepOrderFailure(null);
       this.failures = 0;
       this.lastFailureMs = this.retryAtMs = null;
       this.use(material);
@@ -121,7 +131,7 @@ export class TlsManager {
       this.lastFailureMs = this.deps.clock.nowMs();
       this.retryAtMs = this.lastFailureMs + failureBackoffMs(this.failures, acme.failureBackoffMs);
       this.problem = `ACME order failed: ${(err as Error).message}`;
-      this.keepOrderFailure(config.dataDir, { atMs: this.lastFailureMs, reason: (err as Error).message, retryAtMs: this.retryAtMs });
+      await this.keepOrderFailure({ atMs: this.lastFailureMs, reason: (err as Error).message, retryAtMs: this.retryAtMs });
       log.error("acme order failed", {
         domains: acme.domains,
         reason: (err as Error).message,
@@ -133,17 +143,27 @@ export class TlsManager {
     }
   }
 
-  /** For `postroom tls status`; a disk that refuses this write must not hide the order's own outcome. */
-  private keepOrderFailure(dataDir: string, failure: OrderFailure | null): void {
+  /** For `postroom tls status`; a store that refuses this write must not hide the order's own outcome. */
+  private async keepOrderFailure(failure: OrderFailure | null): Promise<void> {
     try {
-      saveOrderFailure(dataDir, failure);
+      await this.deps.store.saveOrderFailure(failure);
     } catch (err) {
       this.deps.logger.warn("acme order outcome not kept for tls status", { err });
     }
   }
 
-  private load(): void {
-    const loaded = loadConfigured(this.deps.config(), this.deps.clock.nowMs());
+  /** A certificate another node on the same store obtained since: used here too. */
+  private async takeStored(): Promise<void> {
+    try {
+      const stored = await this.deps.store.certificate();
+      if (stored && stored.cert !== this.material?.cert && !pairProblem(stored, this.deps.clock.nowMs())) this.use(stored);
+    } catch (err) {
+      this.deps.logger.warn("tls certificate not read from the store", { err });
+    }
+  }
+
+  private async load(): Promise<void> {
+    const loaded = await loadConfigured(this.deps.config(), () => this.deps.store, this.deps.clock.nowMs());
     if (loaded.material) {
       this.use(loaded.material);
       return;

@@ -1,36 +1,42 @@
 // Where the current certificate lives: the operator's files (mode "files") or the one
-// ACME gave us, kept under data_dir/tls as one PEM file (key, then chain) so key and
-// certificate are replaced together by one rename.
-import { mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
+// ACME gave us, kept in the store (tls-store.port.ts) with its key, so key and
+// certificate are replaced together and every node on one database serves the same pair.
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../config/config.ts";
-import { writeFileDurably } from "../lib/durable-file.ts";
 import { pairProblem, type TlsMaterial } from "./certificate.ts";
+import type { OrderFailure, TlsStore } from "./tls-store.port.ts";
 
+export type { OrderFailure } from "./tls-store.port.ts";
+
+/** Where versions before the store kept ACME's files; read once at start to import them. */
 export const tlsDir = (dataDir: string): string => join(dataDir, "tls");
-const acmeFile = (dataDir: string): string => join(tlsDir(dataDir), "certificate.pem");
-
-/** An ACME order that failed, kept on disk until one succeeds. */
-export interface OrderFailure {
-  atMs: number;
-  reason: string;
-  retryAtMs: number;
-}
 
 export type Loaded = ({ material: TlsMaterial; problem: null } | { material: null; problem: string }) & {
   /** ACME mode: the last order, when it failed. */
   orderFailure?: OrderFailure;
 };
 
-/** The certificate the config points at right now, checked, or why there is none. */
-export function loadConfigured(config: Config, nowMs: number): Loaded {
+/** The certificate the config points at right now, checked, or why there is none. `store` is asked for in ACME mode only. */
+export async function loadConfigured(config: Config, store: () => TlsStore, nowMs: number): Promise<Loaded> {
   if (config.tls.mode === "files") return checked(readFiles(config.tls.certFile, config.tls.keyFile), nowMs);
   if (config.tls.mode === "acme") {
-    const loaded = checked(readAcmeFile(config.dataDir), nowMs);
-    const orderFailure = readOrderFailure(config.dataDir);
+    const loaded = checked(await storedCertificate(store()), nowMs);
+    const orderFailure = await store().orderFailure();
     return orderFailure ? { ...loaded, orderFailure } : loaded;
   }
   return { material: null, problem: 'tls.mode is "off"' };
+}
+
+async function storedCertificate(store: TlsStore): Promise<Loaded> {
+  try {
+    const material = await store.certificate();
+    return material ? { material, problem: null } : { material: null, problem: "no certificate obtained yet" };
+  } catch (err) {
+    // A key that cannot be opened (data_dir/keys/secrets.key replaced or lost): a new order
+    // replaces it, instead of a start that fails.
+    return { material: null, problem: `the stored certificate cannot be read: ${(err as Error).message}` };
+  }
 }
 
 function checked(read: Loaded, nowMs: number): Loaded {
@@ -52,45 +58,6 @@ function readText(path: string, key: string): string | Loaded {
     return readFileSync(path, "utf8");
   } catch (err) {
     return { material: null, problem: `${key} ${path} cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
-  }
-}
-
-function readAcmeFile(dataDir: string): Loaded {
-  let pem: string;
-  try {
-    pem = readFileSync(acmeFile(dataDir), "utf8");
-  } catch {
-    return { material: null, problem: "no certificate obtained yet" };
-  }
-  const key = /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]+?-----END [A-Z ]*PRIVATE KEY-----\n?/.exec(pem)?.[0];
-  if (!key) return { material: null, problem: `${acmeFile(dataDir)} holds no private key` };
-  return { material: { key, cert: pem.replace(key, "").trim() + "\n" }, problem: null };
-}
-
-export function saveAcmeMaterial(dataDir: string, material: TlsMaterial): void {
-  writeFileDurably(acmeFile(dataDir), `${material.key.trim()}\n${material.cert.trim()}\n`);
-}
-
-// The last failed order is kept on disk because `postroom tls status` runs in another
-// process than the server that ordered, and "no certificate yet" alone does not say why.
-const orderFailureFile = (dataDir: string): string => join(tlsDir(dataDir), "last-order-failure.json");
-
-/** Keeps `failure` as the last order's outcome; null (a success) removes it. */
-export function saveOrderFailure(dataDir: string, failure: OrderFailure | null): void {
-  if (failure === null) {
-    rmSync(orderFailureFile(dataDir), { force: true });
-    return;
-  }
-  mkdirSync(tlsDir(dataDir), { recursive: true, mode: 0o700 });
-  writeFileDurably(orderFailureFile(dataDir), JSON.stringify(failure));
-}
-
-function readOrderFailure(dataDir: string): OrderFailure | null {
-  try {
-    const f = JSON.parse(readFileSync(orderFailureFile(dataDir), "utf8")) as Partial<OrderFailure>;
-    return typeof f.atMs === "number" && typeof f.reason === "string" && typeof f.retryAtMs === "number" ? { atMs: f.atMs, reason: f.reason, retryAtMs: f.retryAtMs } : null;
-  } catch {
-    return null;
   }
 }
 

@@ -1,14 +1,13 @@
-// `postroom tls status`: what the operator wants to know about the certificate on disk,
+// `postroom tls status`: what the operator wants to know about the certificate in use,
 // as text. Pure over what was loaded, so the format has a table test.
 import type { Config } from "../config/config.ts";
 import { daysLeft, describeCertificate } from "./certificate.ts";
 import type { Loaded } from "./sources.ts";
-import { tlsDir } from "./sources.ts";
 
 export function tlsStatusText(config: Config, loaded: Loaded, nowMs: number): { text: string; ok: boolean } {
   const mode = config.tls.mode;
   if (mode === "off") return { text: 'tls.mode is "off": no certificate, STARTTLS not offered', ok: true };
-  const source = mode === "files" ? `${config.tls.certFile} (key ${config.tls.keyFile})` : `${tlsDir(config.dataDir)}/certificate.pem (ACME: ${config.tls.acme.directoryUrl})`;
+  const source = mode === "files" ? `${config.tls.certFile} (key ${config.tls.keyFile})` : `the store, ${config.dataDir}/postroom.db (ACME: ${config.tls.acme.directoryUrl})`;
   const lines = [`mode:    ${mode}`, `source:  ${source}`];
   const failure = loaded.orderFailure;
   if (failure) {

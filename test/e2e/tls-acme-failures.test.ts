@@ -5,8 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { X509Certificate } from "node:crypto";
 import { createLogger } from "../../src/lib/logger.ts";
-import { loadConfigured } from "../../src/tls/sources.ts";
-import { tlsStatusText } from "../../src/tls/status-text.ts";
+import { tlsStatusCommand } from "../../src/tls/status-command.ts";
 import { startTestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { pebbleAvailable, startPebble, type Pebble } from "../helpers/pebble.ts";
@@ -76,7 +75,7 @@ describe.if(hasPebble)("ACME failures keep the listeners up", () => {
       expect(retryInMs).toBeLessThanOrEqual(5 * 60_000);
       expect(failure.retry_at).toBe(new Date(status.retryAtMs!).toISOString());
       // `postroom tls status`, run beside the server, says why there is no certificate.
-      const text = tlsStatusText(app.app.config, loadConfigured(app.app.config, Date.now()), Date.now());
+      const text = await tlsStatusCommand(app.app.config, Date.now());
       expect(text.ok).toBe(false);
       const at = /last order failed at (\S+): /.exec(text.text)?.[1];
       expect(Math.abs(Date.parse(at!) - Date.parse(failure.ts))).toBeLessThan(1000);
@@ -109,7 +108,7 @@ describe.if(hasPebble)("ACME failures keep the listeners up", () => {
       expect(failure.reason).toContain(`http://${NAME}:${pebble.challengePort}/.well-known/acme-challenge/`);
       expect(failure.reason).toContain("could not resolve");
       expect(failure.still_using).toBe(serial);
-      const text = tlsStatusText(app.app.config, loadConfigured(app.app.config, Date.now()), Date.now());
+      const text = await tlsStatusCommand(app.app.config, Date.now());
       expect(text.ok).toBe(true);
       expect(text.text).toContain(`serial:  ${serial}`);
       expect(text.text).toContain(`: ${failure.reason} (next try after ${failure.retry_at})`);

@@ -4,9 +4,12 @@
 // connections while an open one keeps working.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { X509Certificate } from "node:crypto";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { createLogger } from "../../src/lib/logger.ts";
+import { openStore } from "../../src/store/store.ts";
 import { loadConfigured } from "../../src/tls/sources.ts";
+import { sqliteTlsStore } from "../../src/tls/tls-store.repo.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
@@ -144,12 +147,21 @@ describe.if(hasTools)("ACME with pebble", () => {
     expect(metrics.status).toBe(404); // no metrics token configured
   });
 
-  test("the renewed certificate is kept under data_dir: the next start loads it instead of ordering", async () => {
-    const stored = await Bun.file(join(t.dataDir, "tls", "certificate.pem")).text();
-    expect(stored).toContain("PRIVATE KEY");
-    const next = loadConfigured(t.app.config, Date.now());
-    expect(next.problem).toBeNull();
-    expect(new X509Certificate(next.material!.cert).serialNumber).toBe(new X509Certificate(t.app.tls.current()!.cert).serialNumber);
+  test("the renewed certificate is kept in the store, its key encrypted: the next start loads it instead of ordering", async () => {
+    // Another handle on the same database, as the next start (or another node) opens it.
+    const store = openStore(t.dataDir);
+    try {
+      const row = store.db.query<{ value: string }, []>("SELECT value FROM tls_state WHERE name = 'acme_certificate'").get();
+      expect(row!.value).toContain("BEGIN CERTIFICATE");
+      expect(row!.value).not.toContain("PRIVATE KEY");
+      const next = await loadConfigured(t.app.config, () => sqliteTlsStore(store, Date.now), Date.now());
+      expect(next.problem).toBeNull();
+      expect(new X509Certificate(next.material!.cert).serialNumber).toBe(new X509Certificate(t.app.tls.current()!.cert).serialNumber);
+      expect(next.material!.key).toBe(t.app.tls.current()!.key);
+    } finally {
+      store.close();
+    }
+    expect(existsSync(join(t.dataDir, "tls", "certificate.pem"))).toBe(false);
     expect(logLines.filter((l) => l.includes('"acme order"')).length).toBe(2); // the first and the forced one
   });
 });
