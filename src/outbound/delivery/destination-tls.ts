@@ -10,8 +10,14 @@ import type { DnsResolver } from "../../lib/dns.ts";
 import type { Store } from "../../store/store.ts";
 import { MtaSts } from "./mta-sts.ts";
 import { createStsRepo } from "./mta-sts.repo.ts";
-import { tlsRequirement } from "./tls-policy.ts";
-import type { DestinationTls } from "./worker.ts";
+import { tlsRequirement, type TlsRequirement } from "./tls-policy.ts";
+
+/** How the worker must deliver to a destination domain. */
+export interface DestinationTls {
+  requirement: TlsRequirement;
+  /** Roots to verify certificates against (public plus outbound.tls_ca_file), when verifying. */
+  ca?: string[];
+}
 
 /**
  * The roots certificates are verified against: the runtime's public ones, plus

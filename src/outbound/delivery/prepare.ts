@@ -1,5 +1,6 @@
 // A recipient's copy as it leaves: personalised when the message tracks or carries
 // List-Unsubscribe, then DKIM-signed (signing comes last, over the final bytes).
+import { bounceAddress } from "../bounces/bounce-address.ts";
 import { senderDomainOf } from "../compose/addresses.ts";
 import type { ClaimedRecipient, OutboundMessage } from "../queue/message.ts";
 import type { OutboundRepo } from "../queue/queue.repo.ts";
@@ -48,4 +49,9 @@ export async function copyFor(item: ClaimedRecipient, cache: Map<string, Buffer>
   const raw = await deps.prepare(message, recipient.id, recipient.email, stored);
   if (shared) cache.set(message.id, raw);
   return raw;
+}
+
+/** The envelope sender of a recipient's copy: bounces come back to it and name the recipient. */
+export function envelopeSender(message: OutboundMessage, recipientId: string): string {
+  return bounceAddress(message.id, recipientId, senderDomainOf(message.from));
 }

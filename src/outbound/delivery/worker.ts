@@ -9,18 +9,16 @@ import { randomHex } from "../../lib/ids.ts";
 import { WakeTimer } from "../../lib/wake-timer.ts";
 import { garbageMade, LARGE_MESSAGE_BYTES } from "../../lib/gc-pacer.ts";
 import { costOf, type MemoryBudget, type MessageCost, type Reservation } from "../../lib/memory-budget.ts";
-import { bounceAddress } from "../bounces/bounce-address.ts";
-import { senderDomainOf } from "../compose/addresses.ts";
 import type { ClaimedRecipient, OutboundMessage } from "../queue/message.ts";
 import { AttemptRecorder, type RecorderDeps } from "./attempt-recorder.ts";
 import { planChunks, RECIPIENTS_PER_CONNECTION } from "./chunk-plan.ts";
 import { ConnectionCache, destinationKey } from "./connection-cache.ts";
 import { connectTo } from "./connect.ts";
-import { copyFor } from "./prepare.ts";
+import { copyFor, envelopeSender } from "./prepare.ts";
 import { DestinationWindows, destinationOf, relayDestination } from "./destination-window.ts";
+import type { DestinationTls } from "./destination-tls.ts";
 import { TlsSessionCache } from "./tls-sessions.ts";
 import type { SmtpClient } from "./smtp-client.ts";
-import type { TlsRequirement } from "./tls-policy.ts";
 
 /** The recorder's (repo, config, clock, logger, recorded) and what delivering needs. */
 export interface WorkerDeps extends RecorderDeps {
@@ -48,12 +46,6 @@ export const DELIVERY_MESSAGE_COST: MessageCost = { copies: 3, fixedBytes: 64 * 
 /** How long deliveries wait when the memory budget had no room for the next one. */
 const MEMORY_WAIT_MS = 500;
 
-export interface DestinationTls {
-  requirement: TlsRequirement;
-  /** Roots to verify certificates against (public plus outbound.tls_ca_file), when verifying. */
-  ca?: string[];
-}
-
 const IDLE_POLL_MS = 1000;
 /**
  * How long a kick (an enqueue, a finished connection) waits before the worker claims: the
@@ -64,11 +56,6 @@ export const KICK_DELAY_MS = 5;
 
 /** What a claim found: more than it could take, all that was due, or nothing it could start. */
 type ClaimOutcome = "more" | "claimed" | "blocked" | "none";
-
-/** The envelope sender of a recipient's copy: bounces come back to it and name the recipient. */
-function envelopeSender(message: OutboundMessage, recipientId: string): string {
-  return bounceAddress(message.id, recipientId, senderDomainOf(message.from));
-}
 
 export class DeliveryWorker {
   /** Host name first: at start-up, leases of this host's earlier (crashed) process are released. */
