@@ -7,7 +7,7 @@ import type { CustomDomainRepo } from "../inbound/custom-domains.port.ts";
 import type { StatusRepo } from "../inbound/statuses.repo.ts";
 import type { SendingDomainRepo } from "../domains/sending-domains.port.ts";
 import type { DomainService } from "../domains/service.ts";
-import type { OutboundRepo } from "../outbound/queue/queue.repo.ts";
+import type { OutboundRepo } from "../outbound/queue/queue.port.ts";
 import type { SuppressionRepo } from "../outbound/suppressions/suppressions.port.ts";
 import type { SendDeps } from "../outbound/sending/send.ts";
 import type { Clock } from "../lib/clock.ts";

@@ -7,7 +7,7 @@
 import { Elysia, t } from "elysia";
 import type { NewEvent } from "../events/message-event.ts";
 import type { Clock } from "../lib/clock.ts";
-import type { OutboundRepo } from "../outbound/queue/queue.repo.ts";
+import type { OutboundRepo } from "../outbound/queue/queue.port.ts";
 import { clickLinkExpiresAtMs, readClickToken, readOpenToken, type OpenTarget } from "../outbound/tracking/tracking-tokens.ts";
 import { notFound } from "./errors.ts";
 import { requestState } from "./request-state.ts";

@@ -9,7 +9,7 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { TargetOutcome } from "../inbound/target-reply.ts";
 import type { Clock } from "../lib/clock.ts";
-import type { OutboundRepo } from "../outbound/queue/queue.repo.ts";
+import type { OutboundRepo } from "../outbound/queue/queue.port.ts";
 import type { RecipientUpdate } from "../outbound/queue/message.ts";
 import type { OutboxRepo } from "../events/outbox.repo.ts";
 import type { BudgetListener } from "../lib/memory-budget.ts";

@@ -4,7 +4,7 @@
 // counted does not depend on how busy the machine is.
 import { afterEach, describe, expect, jest, test } from "bun:test";
 import { silentLogger } from "../../src/lib/logger.ts";
-import type { OutboundRepo } from "../../src/outbound/queue/queue.repo.ts";
+import type { OutboundRepo } from "../../src/outbound/queue/queue.port.ts";
 import { DeliveryWorker, KICK_DELAY_MS } from "../../src/outbound/delivery/worker.ts";
 
 const NOW = 1_000_000;

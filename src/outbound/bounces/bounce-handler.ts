@@ -9,7 +9,7 @@ import type { Logger } from "../../lib/logger.ts";
 import { SMTP_REPLIES } from "../../lib/smtp-replies.ts";
 import { parseBounceAddress } from "./bounce-address.ts";
 import { parseBounce } from "./bounce-parse.ts";
-import type { OutboundRepo } from "../queue/queue.repo.ts";
+import type { OutboundRepo } from "../queue/queue.port.ts";
 
 /** A feedback report (RFC 5965): a recipient marked the message as spam. */
 const isComplaint = (raw: Buffer) => /report-type\s*=\s*"?feedback-report/i.test(raw.subarray(0, 64 * 1024).toString("latin1"));

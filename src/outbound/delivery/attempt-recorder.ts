@@ -8,7 +8,7 @@ import type { TransactionResult } from "./smtp-client.ts";
 import type { Config } from "../../config/config.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/logger.ts";
-import type { OutboundRepo } from "../queue/queue.repo.ts";
+import type { OutboundRepo } from "../queue/queue.port.ts";
 import type { ClaimedRecipient, RecipientUpdate } from "../queue/message.ts";
 
 export interface RecorderDeps {

@@ -3,7 +3,7 @@
 import { bounceAddress } from "../bounces/bounce-address.ts";
 import { senderDomainOf } from "../compose/addresses.ts";
 import type { ClaimedRecipient, OutboundMessage } from "../queue/message.ts";
-import type { OutboundRepo } from "../queue/queue.repo.ts";
+import type { OutboundRepo } from "../queue/queue.port.ts";
 import { UnsendableMessage } from "./outcome.ts";
 import { needsPersonalizing, personalize } from "../tracking/personalize.ts";
 import { splitMessage } from "../compose/raw-headers.ts";

@@ -6,7 +6,7 @@ import type { NewEvent } from "../../events/message-event.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { newId16, newUuid } from "../../lib/ids.ts";
 import { domainOf, formatAddress, type MailAddress } from "../compose/addresses.ts";
-import type { OutboundRepo } from "./queue.repo.ts";
+import type { OutboundRepo } from "./queue.port.ts";
 import { firstAttemptAt, LANES } from "./schedule.ts";
 import type { IdempotencyScope } from "../sending/idempotency.ts";
 import { NO_TRACKING, type OutboundMessage, type OutboundRecipient, type Priority, type RecipientType } from "./message.ts";

@@ -3,6 +3,7 @@
 // its idempotency key's answer. The queue calls these inside its own transaction; the owning
 // feature implements them on the same connection (wiring.ts builds them), so the queue's SQL
 // touches only the queue's tables.
+import type { TransactionSQL } from "bun";
 import type { MessageEvent, NewEvent } from "../../events/message-event.ts";
 import type { KeyAnswer } from "../sending/idempotency.ts";
 import type { Suppression } from "../suppressions/suppression.ts";
@@ -36,4 +37,25 @@ export interface PurgeEvents {
   pendingAmong(messageIds: string): Set<string>;
   /** Deletes every event of the messages (a JSON array of IDs) with its webhook bookkeeping, in the caller's transaction. */
   deleteOfMessages(messageIds: string): void;
+}
+
+/**
+ * The same ports on PostgreSQL (queue.pg.repo.ts): each takes the queue's transaction and
+ * writes in it. Not wired yet: the events' PostgreSQL repository (src/events) is being
+ * written; TODO: build them in wiring.ts from it, the suppressions' and pgRecordAnswer
+ * (src/outbound/sending/idempotency.pg.repo.ts) once it exists.
+ */
+export interface PgQueuePorts {
+  events: {
+    /** Records events (and their webhook outbox rows unless `webhook` is false) in `tx`. */
+    record(tx: TransactionSQL, events: readonly NewEvent[], opts?: { webhook?: boolean }): Promise<MessageEvent[]>;
+  };
+  suppressions: {
+    /** Adds the address to the outbound account's suppression list in `tx`; a second time changes nothing. */
+    suppress(tx: TransactionSQL, entry: Omit<Suppression, "id">): Promise<void>;
+  };
+  answers: {
+    /** Stores a claimed idempotency key's answer in `tx`, the transaction that queues its message. */
+    record(tx: TransactionSQL, answer: KeyAnswer, nowMs: number): Promise<void>;
+  };
 }

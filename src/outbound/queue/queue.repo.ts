@@ -3,15 +3,13 @@
 // lease) and the events each change records, written in the same transaction as the change.
 // Accepting a message and recording an attempt's outcome are durable, grouped commits
 // (src/store/group-commit.ts); a lease is not: one lost in a crash is released at start-up anyway.
-import type { MessageEvent, NewEvent } from "../../events/message-event.ts";
-import type { LifecycleKind } from "../../events/kinds.ts";
-import type { SearchTerm } from "../../lib/search-query.ts";
-import type { ClaimedRecipient, OutboundMessage, OutboundRecipient, RecipientUpdate } from "./message.ts";
+import type { NewEvent } from "../../events/message-event.ts";
+import type { RecipientUpdate } from "./message.ts";
 import { GroupCommit } from "../../store/group-commit.ts";
-import type { KeyAnswer } from "../sending/idempotency.ts";
 import type { SuppressionReason } from "../suppressions/suppression.ts";
 import type { QueuePorts } from "./ports.ts";
-import { newestFirst, prefixPattern, searchedPage, searchWindow, toPage, type Page, type PageRequest } from "../../store/paging.ts";
+import type { EventOptions, OutboundRepo } from "./queue.port.ts";
+import { newestFirst, prefixPattern, searchedPage, searchWindow, toPage } from "../../store/paging.ts";
 import type { Store } from "../../store/store.ts";
 import { MESSAGE_COLUMNS, messageFromRow, RECIPIENT_COLUMNS, recipientFromRow, type MessageRow, type RecipientRow } from "./rows.ts";
 import { MESSAGE_SEARCH_FIELDS, searchClause } from "./search.repo.ts";
@@ -20,56 +18,6 @@ import { LANES } from "./schedule.ts";
 export { MESSAGE_SEARCH_FIELDS };
 
 const inList = (n: number) => Array.from({ length: n }, () => "?").join(", ");
-
-export interface EventOptions {
-  /** False when the outbound account has no webhook: the events get no webhook outbox rows. */
-  webhook?: boolean;
-}
-
-export interface OutboundRepo {
-  /**
-   * Message, its raw bytes (when given),
-   * recipients and their first events, and the answer of the idempotency key it was sent
-   * with (a replay then returns exactly that answer), all or nothing; resolves once on disk.
-   */
-  insert(message: OutboundMessage, recipients: OutboundRecipient[], events: NewEvent[], opts?: { raw?: Buffer; answer?: KeyAnswer } & EventOptions): Promise<void>;
-  /** The raw message stored with it, or null once retention.bodies has deleted it. */
-  rawMessage(messageId: string): Promise<Buffer | null>;
-  /**
-   * Leases up to `limit` due recipients to `workerId` until `leaseUntilMs`: lower lanes
-   * first, then the longest waiting; none of the domains in `busyDomains`.
-   */
-  claimDue(workerId: string, nowMs: number, leaseUntilMs: number, limit: number, busyDomains: readonly string[]): Promise<ClaimedRecipient[]>;
-  /** Releases every lease held by workers whose ID starts with `prefix` (this host's, at start-up). */
-  releaseHeldBy(prefix: string): Promise<number>;
-  /** Gives leased recipients back unattempted. */
-  release(recipientIds: readonly string[]): Promise<void>;
-  /** Records an attempt's outcome and its events, and releases the lease; resolves once on disk. */
-  update(recipientId: string, update: RecipientUpdate, events: NewEvent[], opts?: EventOptions): Promise<MessageEvent[]>;
-  /** Adds events that do not change the queue state (open, click, a late DSN). */
-  addEvents(recipientId: string, status: LifecycleKind | null, events: NewEvent[]): Promise<MessageEvent[]>;
-  /** The next time a queued recipient is due, or null when none waits. */
-  nextDueMs(): Promise<number | null>;
-  /** Recipients waiting for a delivery attempt, due at `nowMs` or later (the queue depth on /metrics). */
-  queueDepth(nowMs: number): Promise<{ due: number; scheduled: number }>;
-  getMessage(accountId: string, id: string): Promise<OutboundMessage | null>;
-  getMessageById(id: string): Promise<OutboundMessage | null>;
-  getRecipient(messageId: string, recipientId: string): Promise<OutboundRecipient | null>;
-  listMessages(outboundAccountId: string, terms: readonly SearchTerm[], page: PageRequest, windowRows?: number): Promise<Page<OutboundMessage>>;
-  recipientsOf(messageIds: readonly string[]): Promise<OutboundRecipient[]>;
-  /** Every event of these recipients, oldest first. */
-  eventsOf(recipientIds: readonly string[]): Promise<MessageEvent[]>;
-  /** Commits the grouped writes waiting for their window now (at shutdown). */
-  flush(): Promise<void>;
-  /** Makes a message's queued recipients due at `nowMs` (the dashboard's "retry now"); returns how many. */
-  dueNow(messageId: string, nowMs: number): Promise<number>;
-  /**
-   * Cancels a message's queued recipients that no worker holds now: each gets an `error`
-   * event and leaves the queue. Returns how many were cancelled and how many are being
-   * delivered at this moment (those finish their attempt).
-   */
-  cancelQueued(messageId: string, nowMs: number, opts?: EventOptions): Promise<{ cancelled: number; inDelivery: number }>;
-}
 
 /**
  * `ports` write the events, suppressions and idempotency answers in the queue's transactions
@@ -93,6 +41,24 @@ export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: ()
   const recipientCols = RECIPIENT_COLUMNS.split(", ").map((c) => `r.${c}`).join(", ");
   const laneMin = (lane: number) => `SELECT MIN(next_attempt_at) AS due FROM outbound_recipients WHERE state = 'queued' AND lane = ${lane}`;
   const nextDue = db.query(`SELECT MIN(due) AS due FROM (${Object.values(LANES).map(laneMin).join(" UNION ALL ")})`);
+  const setOutcome = "UPDATE outbound_recipients SET status = ?, state = ?, attempts = ?, first_attempt_at = ?, next_attempt_at = ?, locked_by = NULL, locked_until = NULL WHERE id = ?";
+  // Held: claimDue leaves a lease alone while locked_until >= now, so that is when it is still ours.
+  const setOutcomeIfHeld = db.query(`${setOutcome} AND locked_by = ? AND locked_until >= ?`);
+  const setOutcomeAnyway = db.query(setOutcome);
+
+  /** An attempt's outcome; with `holder`, only while that worker holds the lease (else null, nothing written). */
+  const recordOutcome = async (recipientId: string, u: RecipientUpdate, events: NewEvent[], opts: EventOptions, holder: { workerId: string; nowMs: number } | null) => {
+    const recorded = await commits.run(() => {
+      const values = [u.status, u.state, u.attempts, u.firstAttemptAtMs, u.nextAttemptAtMs, recipientId] as const;
+      if (holder) {
+        if (setOutcomeIfHeld.run(...values, holder.workerId, holder.nowMs).changes === 0) return null;
+      } else setOutcomeAnyway.run(...values);
+      if (u.status === "bounce") suppressRecipient(recipientId, "bounce", events.at(-1)?.details ?? {}, events.at(-1)?.createdAtMs ?? 0);
+      return eventLog.record(events, opts);
+    });
+    if (recorded && opts.webhook !== false) onEvents();
+    return recorded;
+  };
 
   return {
     async insert(m, recipients, events, opts = {}) {
@@ -147,27 +113,18 @@ export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: ()
       return res.changes;
     },
 
-    async release(ids) {
+    async release(ids, workerId) {
       if (ids.length === 0) return;
-      logDb.query(`UPDATE outbound_recipients SET locked_by = NULL, locked_until = NULL WHERE id IN (${inList(ids.length)})`).run(...ids);
+      const sql = `UPDATE outbound_recipients SET locked_by = NULL, locked_until = NULL WHERE id IN (${inList(ids.length)})`;
+      if (workerId === undefined) logDb.query(sql).run(...ids);
+      else logDb.query(`${sql} AND locked_by = ?`).run(...ids, workerId);
     },
 
     async update(recipientId, u, events, opts = {}) {
-      const recorded = await commits.run(() => {
-        db.query("UPDATE outbound_recipients SET status = ?, state = ?, attempts = ?, first_attempt_at = ?, next_attempt_at = ?, locked_by = NULL, locked_until = NULL WHERE id = ?").run(
-          u.status,
-          u.state,
-          u.attempts,
-          u.firstAttemptAtMs,
-          u.nextAttemptAtMs,
-          recipientId,
-        );
-        if (u.status === "bounce") suppressRecipient(recipientId, "bounce", events.at(-1)?.details ?? {}, events.at(-1)?.createdAtMs ?? 0);
-        return eventLog.record(events, opts);
-      });
-      if (opts.webhook !== false) onEvents();
-      return recorded;
+      return (await recordOutcome(recipientId, u, events, opts, null))!;
     },
+
+    finishAttempt: (workerId, recipientId, u, events, nowMs, opts = {}) => recordOutcome(recipientId, u, events, opts, { workerId, nowMs }),
 
     async addEvents(recipientId, status, events) {
       const recorded = store.tx(() => {

@@ -9,7 +9,7 @@ import { composeMessage } from "../compose/compose.ts";
 import { enqueueMessage, type EnqueueDeps, type EnqueueRequest, type RememberedAnswer } from "../queue/enqueue.ts";
 import type { IdempotencyRepo } from "./idempotency.port.ts";
 import { draftFromBody, InputProblem, type MessageBody } from "../compose/message-input.ts";
-import type { OutboundRepo } from "../queue/queue.repo.ts";
+import type { OutboundRepo } from "../queue/queue.port.ts";
 import type { OutboundMessage } from "../queue/message.ts";
 import type { Tracking } from "../tracking/personalize.ts";
 import type { SenderDomains } from "./sender-domains.ts";

@@ -1,0 +1,191 @@
+// SQL for the outgoing queue on PostgreSQL, several nodes sharing one queue: the QueueLeases
+// part of the port (queue.port.ts), with the same semantics as queue.repo.ts on SQLite. Not
+// wired into the app yet. The rest of OutboundRepo (update without a lease check, addEvents,
+// queueDepth, the reads and lists of the API, dueNow, cancelQueued, flush) is not here: a
+// caller that needs it cannot be handed this repository (the type says so).
+//
+// Leases between nodes:
+// - a claim is one statement: UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED
+//   LIMIT n) RETURNING. Two nodes claiming at once lock disjoint rows (each skips what the
+//   other has locked), and a row the other committed meanwhile is re-read and fails
+//   `locked_until < now`, so no recipient is leased to two workers;
+// - an outcome is written only by the lease's holder: its UPDATE has `locked_by = me AND
+//   locked_until >= now`. A node whose lease ran out (it hung, lost the network) and was
+//   claimed by another finds the row no longer matching, writes nothing (no events, no
+//   suppression) and gets null; its late answer cannot overwrite the new holder's work;
+// - times are the callers' clocks (nowMs, leaseUntilMs), as on SQLite: nodes need clocks in
+//   step to well under a lease time.
+import type { SQL, TransactionSQL } from "bun";
+import { prefixPattern } from "../../store/paging.ts";
+import { pgInteger } from "../../store/pg-values.ts";
+import type { SuppressionReason } from "../suppressions/suppression.ts";
+import type { PgQueuePorts } from "./ports.ts";
+import type { QueueLeases } from "./queue.port.ts";
+import { messageFromRow, recipientFromRow, type MessageRow, type RecipientRow } from "./rows.ts";
+import { LANES } from "./schedule.ts";
+
+/** BIGINT columns come back from Bun's SQL client as strings (bigints with `bigint: true`). */
+type Big = string | bigint;
+
+interface PgRecipientRow extends Omit<RecipientRow, "position" | "attempts" | "first_attempt_at" | "next_attempt_at"> {
+  position: Big;
+  attempts: Big;
+  first_attempt_at: Big | null;
+  next_attempt_at: Big;
+}
+
+/** A claimed recipient with its message's columns (m_*; the message's ID is the recipient's message_id). */
+interface PgClaimRow extends PgRecipientRow {
+  m_account_id: string;
+  m_outbound_account_id: string;
+  m_mail_from: string;
+  m_subject: string | null;
+  m_message_id: string;
+  m_to_json: string;
+  m_cc_json: string;
+  m_tags_json: string;
+  m_test_mode: number;
+  m_priority: MessageRow["priority"];
+  m_size: Big;
+  m_tracking_json: string;
+  m_created_at: Big;
+}
+
+const recipientOf = (r: PgRecipientRow) =>
+  recipientFromRow({
+    ...r,
+    position: pgInteger(r.position, "outbound_recipients.position"),
+    attempts: pgInteger(r.attempts, "outbound_recipients.attempts"),
+    first_attempt_at: r.first_attempt_at === null ? null : pgInteger(r.first_attempt_at, "outbound_recipients.first_attempt_at"),
+    next_attempt_at: pgInteger(r.next_attempt_at, "outbound_recipients.next_attempt_at"),
+  });
+
+const messageOf = (r: PgClaimRow) =>
+  messageFromRow({
+    id: r.message_id,
+    account_id: r.m_account_id,
+    outbound_account_id: r.m_outbound_account_id,
+    mail_from: r.m_mail_from,
+    subject: r.m_subject,
+    message_id: r.m_message_id,
+    to_json: r.m_to_json,
+    cc_json: r.m_cc_json,
+    tags_json: r.m_tags_json,
+    test_mode: r.m_test_mode,
+    priority: r.m_priority,
+    size: pgInteger(r.m_size, "outbound_messages.size"),
+    tracking_json: r.m_tracking_json,
+    created_at: pgInteger(r.m_created_at, "outbound_messages.created_at"),
+  });
+
+/** Suppresses a recipient of a sent message, in `tx` (suppressRecipient on SQLite). */
+async function suppressIn(tx: TransactionSQL, ports: PgQueuePorts, recipientId: string, reason: SuppressionReason, details: Record<string, unknown>, nowMs: number): Promise<void> {
+  // LOWER in "C": ASCII letters only, as SQLite's LOWER.
+  const rows: { account_id: string; outbound_account_id: string; email: string }[] =
+    await tx`SELECT m.account_id, m.outbound_account_id, LOWER(r.email COLLATE "C") AS email FROM outbound_recipients r JOIN outbound_messages m ON m.id = r.message_id WHERE r.id = ${recipientId}`;
+  const row = rows[0];
+  if (row) await ports.suppressions.suppress(tx, { accountId: row.account_id, outboundAccountId: row.outbound_account_id, email: row.email, reason, details, createdAtMs: nowMs });
+}
+
+/**
+ * `ports` write the events, suppressions and idempotency answers in the queue's
+ * transactions; `onEvents` runs after a commit that recorded events (the webhook dispatcher
+ * wakes up).
+ */
+export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () => void = () => {}): QueueLeases {
+  const lanes = Object.values(LANES);
+  return {
+    async insert(m, recipients, events, opts = {}) {
+      await sql.begin(async (tx) => {
+        await tx`INSERT INTO outbound_messages (id, account_id, outbound_account_id, mail_from, subject, message_id, to_json, cc_json, tags_json, test_mode, priority, size, tracking_json, created_at)
+          VALUES (${m.id}, ${m.accountId}, ${m.outboundAccountId}, ${m.from}, ${m.subject}, ${m.messageId}, ${JSON.stringify(m.to)}, ${JSON.stringify(m.cc)}, ${JSON.stringify(m.tags)},
+            ${m.testMode ? 1 : 0}, ${m.priority}, ${m.sizeBytes}, ${JSON.stringify(m.tracking)}, ${m.createdAtMs})`;
+        if (opts.raw) await tx`INSERT INTO outbound_message_bodies (message_id, raw) VALUES (${m.id}, ${opts.raw})`;
+        if (recipients.length > 0) {
+          const rows = recipients.map((r) => ({
+            id: r.id,
+            message_id: r.messageId,
+            position: r.position,
+            email: r.email,
+            domain: r.domain,
+            type: r.type,
+            status: r.status,
+            state: r.state,
+            lane: r.lane,
+            attempts: r.attempts,
+            first_attempt_at: r.firstAttemptAtMs,
+            next_attempt_at: r.nextAttemptAtMs,
+          }));
+          await tx`INSERT INTO outbound_recipients ${tx(rows)}`;
+        }
+        await ports.events.record(tx, events, { webhook: opts.webhook });
+        if (opts.answer) await ports.answers.record(tx, opts.answer, m.createdAtMs);
+      });
+      if (opts.webhook !== false) onEvents();
+    },
+
+    async rawMessage(messageId) {
+      const rows: { raw: Uint8Array }[] = await sql`SELECT raw FROM outbound_message_bodies WHERE message_id = ${messageId}`;
+      const raw = rows[0]?.raw;
+      return raw ? Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength) : null;
+    },
+
+    async claimDue(workerId, nowMs, leaseUntilMs, limit, busyDomains) {
+      if (limit <= 0) return [];
+      const notBusy = busyDomains.length > 0 ? sql`AND domain NOT IN ${sql(busyDomains as string[])}` : sql``;
+      // The ORDER BY inside picks which rows; RETURNING has no order, so the outer query
+      // sorts what was claimed the same way.
+      const rows: PgClaimRow[] = await sql`WITH claimed AS (
+          UPDATE outbound_recipients SET locked_by = ${workerId}, locked_until = ${leaseUntilMs}
+          WHERE id IN (
+            SELECT id FROM outbound_recipients
+            WHERE state = 'queued' AND next_attempt_at <= ${nowMs} AND (locked_until IS NULL OR locked_until < ${nowMs}) ${notBusy}
+            ORDER BY lane, next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+          RETURNING id, message_id, position, email, domain, type, status, state, lane, attempts, first_attempt_at, next_attempt_at)
+        SELECT c.*, m.account_id AS m_account_id, m.outbound_account_id AS m_outbound_account_id, m.mail_from AS m_mail_from, m.subject AS m_subject,
+          m.message_id AS m_message_id, m.to_json AS m_to_json, m.cc_json AS m_cc_json, m.tags_json AS m_tags_json, m.test_mode AS m_test_mode,
+          m.priority AS m_priority, m.size AS m_size, m.tracking_json AS m_tracking_json, m.created_at AS m_created_at
+        FROM claimed c JOIN outbound_messages m ON m.id = c.message_id
+        ORDER BY c.lane, c.next_attempt_at`;
+      return rows.map((r) => ({ recipient: recipientOf(r), message: messageOf(r) }));
+    },
+
+    async releaseHeldBy(prefix) {
+      // ILIKE in "C": SQLite's LIKE, which ignores the case of ASCII letters only.
+      const result: { count: number } = await sql`UPDATE outbound_recipients SET locked_by = NULL, locked_until = NULL
+        WHERE state = 'queued' AND locked_by COLLATE "C" ILIKE ${prefixPattern(prefix)} ESCAPE '\\'`;
+      return result.count;
+    },
+
+    async release(ids, workerId) {
+      if (ids.length === 0) return;
+      const ours = workerId === undefined ? sql`` : sql`AND locked_by = ${workerId}`;
+      await sql`UPDATE outbound_recipients SET locked_by = NULL, locked_until = NULL WHERE id IN ${sql(ids as string[])} ${ours}`;
+    },
+
+    async finishAttempt(workerId, recipientId, u, events, nowMs, opts = {}) {
+      const recorded = await sql.begin(async (tx) => {
+        // Only the holder of a lease that has not run out (see the top of this file); the
+        // row lock this UPDATE takes keeps a claim from moving it until the commit.
+        const held = await tx`UPDATE outbound_recipients
+          SET status = ${u.status}, state = ${u.state}, attempts = ${u.attempts}, first_attempt_at = ${u.firstAttemptAtMs}, next_attempt_at = ${u.nextAttemptAtMs},
+            locked_by = NULL, locked_until = NULL
+          WHERE id = ${recipientId} AND locked_by = ${workerId} AND locked_until >= ${nowMs} RETURNING id`;
+        if (held.length === 0) return null;
+        if (u.status === "bounce") await suppressIn(tx, ports, recipientId, "bounce", events.at(-1)?.details ?? {}, events.at(-1)?.createdAtMs ?? 0);
+        return ports.events.record(tx, events, opts);
+      });
+      if (recorded && opts.webhook !== false) onEvents();
+      return recorded;
+    },
+
+    async nextDueMs() {
+      // One MIN per lane, each the first entry of outbound_recipients_due (state, lane,
+      // next_attempt_at), as on SQLite; a MIN over all lanes at once reads every queued entry.
+      const rows: { due: Big | null }[] = await sql`SELECT MIN(d.due) AS due FROM unnest(${lanes}::int[]) AS l(lane),
+        LATERAL (SELECT MIN(next_attempt_at) AS due FROM outbound_recipients WHERE state = 'queued' AND lane = l.lane) d`;
+      const due = rows[0]?.due ?? null;
+      return due === null ? null : pgInteger(due, "outbound_recipients.next_attempt_at");
+    },
+  };
+}

@@ -1,0 +1,319 @@
+// The outgoing queue's leases (QueueLeases, queue.port.ts), run on both engines: SQLite
+// (createOutboundRepo) and PostgreSQL (createPgQueueLeases). The same cases: a message is
+// stored with its recipients and body, all or nothing; claims come lower lane first, then
+// the longest waiting, up to the limit, never a busy domain; a lease hides a recipient until
+// it ends; release, releaseHeldBy, nextDueMs; an outcome is written only by the lease's
+// holder, not by a worker whose lease ran out and was taken over. And what several nodes
+// need (issue 21), on PostgreSQL: two nodes (two SQL clients) claiming at once from 200 due
+// recipients each get a share, no recipient twice; a node that stops loses its leases when
+// they run out and the other claims its recipients then.
+import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
+import { SQL, type TransactionSQL } from "bun";
+import type { MessageEvent, NewEvent } from "../../src/events/message-event.ts";
+import type { OutboundMessage, OutboundRecipient, RecipientUpdate } from "../../src/outbound/queue/message.ts";
+import type { PgQueuePorts } from "../../src/outbound/queue/ports.ts";
+import { createPgQueueLeases } from "../../src/outbound/queue/queue.pg.repo.ts";
+import type { QueueLeases } from "../../src/outbound/queue/queue.port.ts";
+import { createOutboundRepo } from "../../src/outbound/queue/queue.repo.ts";
+import { queuePorts } from "../../src/outbound/queue/wiring.ts";
+import { pgRecordAnswer } from "../../src/outbound/sending/idempotency.pg.repo.ts";
+import { pgInteger } from "../../src/store/pg-values.ts";
+import { type EngineHandle, STORE_ENGINES, type StoreEngine } from "../helpers/engines.ts";
+import { queuedMessage, queuedRecipient } from "../helpers/queue-rows.ts";
+
+/**
+ * The queue's ports on PostgreSQL for this test: the events' own PostgreSQL repository is
+ * being written elsewhere (src/events), so events are inserted here, in the queue's
+ * transaction, as rows of message_events without webhook bookkeeping; suppressions likewise.
+ */
+const testPgPorts = (): PgQueuePorts => {
+  let seq = 0;
+  return {
+    events: {
+      async record(tx: TransactionSQL, events: readonly NewEvent[]) {
+        const recorded: MessageEvent[] = events.map((e) => ({ ...e, id: `ev-${++seq}`, seq }));
+        for (const e of recorded) {
+          await tx`INSERT INTO message_events (id, message_id, recipient_id, kind, details_json, created_at, seq)
+            VALUES (${e.id}, ${e.messageId}, ${e.recipientId}, ${e.kind}, ${JSON.stringify(e.details)}, ${e.createdAtMs}, ${e.seq})`;
+        }
+        return recorded;
+      },
+    },
+    suppressions: {
+      async suppress(tx, s) {
+        await tx`INSERT INTO suppressions (id, account_id, outbound_account_id, email, reason, details_json, created_at)
+          VALUES (${`s-${++seq}`}, ${s.accountId}, ${s.outboundAccountId}, ${s.email}, ${s.reason}, ${JSON.stringify(s.details)}, ${s.createdAtMs}) ON CONFLICT DO NOTHING`;
+      },
+    },
+    answers: { record: (tx, a, nowMs) => pgRecordAnswer(tx, a, nowMs) },
+  };
+};
+
+interface Opened {
+  repo: QueueLeases;
+  /** A recipient's row as stored (who holds it, its state), read with the engine's own SQL. */
+  row(id: string): Promise<{ state: string; status: string; locked_by: string | null; attempts: number } | null>;
+  /** How many rows of a table match `recipient_id` / `email` = value. */
+  count(table: "message_events" | "suppressions", column: "recipient_id" | "email", value: string): Promise<number>;
+  handle: EngineHandle;
+}
+
+const open = async (engine: StoreEngine): Promise<Opened> => {
+  const handle = await engine.open();
+  if (handle.kind === "sqlite") {
+    const db = handle.store.db;
+    return {
+      handle,
+      repo: createOutboundRepo(handle.store, queuePorts(handle.store)),
+      row: async (id) => db.query("SELECT state, status, locked_by, attempts FROM outbound_recipients WHERE id = ?").get(id) as never,
+      count: async (table, column, value) => (db.query(`SELECT COUNT(*) AS n FROM ${table} WHERE ${column} = ?`).get(value) as { n: number }).n,
+    };
+  }
+  const sql = handle.sql;
+  return {
+    handle,
+    repo: createPgQueueLeases(sql, testPgPorts()),
+    row: async (id) => {
+      const rows = await sql`SELECT state, status, locked_by, attempts FROM outbound_recipients WHERE id = ${id}`;
+      return rows[0] ? { ...rows[0], attempts: pgInteger(rows[0].attempts, "attempts") } : null;
+    },
+    count: async (table, column, value) => {
+      const rows = await sql`SELECT COUNT(*) AS n FROM ${sql(table)} WHERE ${sql(column)} = ${value}`;
+      return pgInteger(rows[0].n, "count");
+    },
+  };
+};
+
+// Past 2^32 ms, so a 32-bit column or binding would show.
+const NOW = 1_795_000_000_000;
+const LEASE_MS = 60_000;
+const TABLES = ["suppressions", "message_events", "outbound_message_bodies", "outbound_recipients", "outbound_messages"];
+
+const ids = (claimed: { recipient: OutboundRecipient }[]) => claimed.map((c) => c.recipient.id);
+const delivered = (attempts: number): RecipientUpdate => ({ status: "delivery", state: "done", attempts, firstAttemptAtMs: NOW, nextAttemptAtMs: NOW });
+const event = (messageId: string, recipientId: string, kind: NewEvent["kind"]): NewEvent => ({ messageId, recipientId, kind, details: { attempt: 1 }, createdAtMs: NOW });
+
+describe.each(STORE_ENGINES)("QueueLeases on $name", (engine) => {
+  const it = engine.test;
+  let opened: Opened | undefined;
+  const repo = (): QueueLeases => opened!.repo;
+  /** One message with one recipient per entry (id, then overrides). */
+  const queue = async (messageId: string, recipients: [string, Partial<OutboundRecipient>][], message: Partial<OutboundMessage> = {}) =>
+    repo().insert(
+      queuedMessage(messageId, { createdAtMs: NOW, ...message }),
+      recipients.map(([id, o], position) => queuedRecipient(id, messageId, { position, nextAttemptAtMs: NOW, ...o })),
+      [],
+      { webhook: false },
+    );
+
+  beforeAll(async () => {
+    if (engine.available()) opened = await open(engine);
+  }, 60_000);
+  beforeEach(async () => {
+    await opened?.handle.clear(TABLES);
+  });
+  afterAll(async () => {
+    await opened?.handle.close();
+  });
+
+  it("a message is stored with its recipients, body and first events; a claim returns them as they were given", async () => {
+    const message = queuedMessage("m1", { subject: "Hi", to: ["x@y.z", "é@y.z"], tags: ["t"], testMode: true, priority: "priority", sizeBytes: 5_000_000_000, createdAtMs: NOW });
+    const recipient = queuedRecipient("r1", "m1", { position: 3, lane: 0, attempts: 2, firstAttemptAtMs: NOW - 5, nextAttemptAtMs: NOW - 1 });
+    const raw = Buffer.from([0, 1, 2, 255, 13, 10]);
+    await repo().insert(message, [recipient], [event("m1", "r1", "registration")], { raw, webhook: false });
+    expect(await repo().rawMessage("m1")).toStrictEqual(raw);
+    expect(await repo().rawMessage("m-none")).toBeNull();
+    expect(await opened!.count("message_events", "recipient_id", "r1")).toBe(1);
+    expect(await repo().claimDue("w1", NOW, NOW + LEASE_MS, 10, [])).toStrictEqual([{ recipient, message }]);
+  });
+
+  it("a message whose rows fail is not stored at all: no body, no recipient, no event", async () => {
+    await queue("m1", [["r1", {}]]);
+    // The same recipient ID again: the second message fails as a whole.
+    const again = repo().insert(queuedMessage("m2"), [queuedRecipient("r2", "m2"), queuedRecipient("r1", "m2")], [event("m2", "r2", "registration")], { raw: Buffer.from("x"), webhook: false });
+    await expect(again).rejects.toThrow();
+    expect(await repo().rawMessage("m2")).toBeNull();
+    expect(await opened!.row("r2")).toBeNull();
+    expect(await opened!.count("message_events", "recipient_id", "r2")).toBe(0);
+  });
+
+  it("claims lower lanes first, then the longest waiting, up to the limit; nothing not yet due, nothing done", async () => {
+    await queue("m1", [
+      ["std-late", { lane: 1, nextAttemptAtMs: NOW - 10 }],
+      ["digest", { lane: 2, nextAttemptAtMs: NOW - 1000 }],
+      ["prio", { lane: 0, nextAttemptAtMs: NOW - 1 }],
+      ["std-early", { lane: 1, nextAttemptAtMs: NOW - 20 }],
+      ["future", { lane: 0, nextAttemptAtMs: NOW + 1 }],
+      ["done", { lane: 0, state: "done", nextAttemptAtMs: NOW - 5000 }],
+    ]);
+    expect(ids(await repo().claimDue("w1", NOW, NOW + LEASE_MS, 3, []))).toEqual(["prio", "std-early", "std-late"]);
+    expect(ids(await repo().claimDue("w1", NOW, NOW + LEASE_MS, 3, []))).toEqual(["digest"]);
+    expect(await repo().claimDue("w1", NOW, NOW + LEASE_MS, 3, [])).toEqual([]);
+    expect(ids(await repo().claimDue("w1", NOW + 1, NOW + LEASE_MS, 3, []))).toEqual(["future"]);
+  });
+
+  it("skips recipients of busy domains", async () => {
+    await queue("m1", [
+      ["a", { domain: "busy.example", nextAttemptAtMs: NOW - 3 }],
+      ["b", { domain: "free.example", nextAttemptAtMs: NOW - 2 }],
+      ["c", { domain: "other.example", nextAttemptAtMs: NOW - 1 }],
+    ]);
+    expect(ids(await repo().claimDue("w1", NOW, NOW + LEASE_MS, 10, ["busy.example", "other.example"]))).toEqual(["b"]);
+    expect(ids(await repo().claimDue("w1", NOW, NOW + LEASE_MS, 10, []))).toEqual(["a", "c"]);
+  });
+
+  it("a lease hides a recipient from other workers until it ends, then another worker claims it", async () => {
+    await queue("m1", [["r1", {}]]);
+    expect(ids(await repo().claimDue("w1", NOW, NOW + LEASE_MS, 10, []))).toEqual(["r1"]);
+    expect(await repo().claimDue("w2", NOW + LEASE_MS, NOW + 2 * LEASE_MS, 10, [])).toEqual([]);
+    expect(ids(await repo().claimDue("w2", NOW + LEASE_MS + 1, NOW + 2 * LEASE_MS, 10, []))).toEqual(["r1"]);
+    expect((await opened!.row("r1"))!.locked_by).toBe("w2");
+  });
+
+  it("release gives recipients back at once; a worker whose lease was taken over releases nothing of the new holder's", async () => {
+    await queue("m1", [["r1", {}], ["r2", {}]]);
+    await repo().claimDue("w1", NOW, NOW + LEASE_MS, 10, []);
+    await repo().release(["r1"]);
+    expect(ids(await repo().claimDue("w2", NOW, NOW + 3 * LEASE_MS, 10, []))).toEqual(["r1"]);
+    // w1's lease on r2 ran out and w3 took it; w1, late, releases it: w3 keeps it.
+    expect(ids(await repo().claimDue("w3", NOW + LEASE_MS + 1, NOW + 2 * LEASE_MS, 10, []))).toEqual(["r2"]);
+    await repo().release(["r2"], "w1");
+    expect((await opened!.row("r2"))!.locked_by).toBe("w3");
+    await repo().release(["r2"], "w3");
+    expect(ids(await repo().claimDue("w4", NOW + LEASE_MS + 2, NOW + 2 * LEASE_MS, 10, []))).toEqual(["r2"]);
+    await repo().release([]);
+  });
+
+  it("releaseHeldBy frees the leases of one host's workers, queued ones only, with % and _ taken literally", async () => {
+    await queue("m1", [["r1", {}], ["r2", {}], ["r3", {}]]);
+    await repo().claimDue("host_1/12-a", NOW, NOW + LEASE_MS, 1, []);
+    await repo().claimDue("hostX1/13-b", NOW, NOW + LEASE_MS, 1, []);
+    await repo().claimDue("other/14-c", NOW, NOW + LEASE_MS, 1, []);
+    expect(await repo().releaseHeldBy("host_1/")).toBe(1);
+    expect(ids(await repo().claimDue("w", NOW, NOW + LEASE_MS, 10, []))).toEqual(["r1"]);
+  });
+
+  it("nextDueMs: the earliest queued recipient of any lane, held ones included; null when none waits", async () => {
+    expect(await repo().nextDueMs()).toBeNull();
+    await queue("m1", [
+      ["a", { lane: 2, nextAttemptAtMs: NOW + 30 }],
+      ["b", { lane: 1, nextAttemptAtMs: NOW + 20 }],
+      ["done", { lane: 0, state: "done", nextAttemptAtMs: NOW }],
+    ]);
+    expect(await repo().nextDueMs()).toBe(NOW + 20);
+    await queue("m2", [["c", { lane: 0, nextAttemptAtMs: NOW + 25 }]]);
+    expect(await repo().nextDueMs()).toBe(NOW + 20);
+    await repo().claimDue("w1", NOW + 20, NOW + LEASE_MS, 1, []);
+    expect(await repo().nextDueMs()).toBe(NOW + 20);
+  });
+
+  it("the holder's outcome is written with its events and ends the lease", async () => {
+    await queue("m1", [["r1", {}]]);
+    await repo().claimDue("w1", NOW, NOW + LEASE_MS, 10, []);
+    const recorded = await repo().finishAttempt("w1", "r1", delivered(1), [event("m1", "r1", "delivery")], NOW + LEASE_MS, { webhook: false });
+    expect(recorded!.map((e) => [e.recipientId, e.kind])).toEqual([["r1", "delivery"]]);
+    expect(await opened!.row("r1")).toEqual({ state: "done", status: "delivery", locked_by: null, attempts: 1 });
+    expect(await opened!.count("message_events", "recipient_id", "r1")).toBe(1);
+    expect(await repo().nextDueMs()).toBeNull();
+  });
+
+  it("a bounce's outcome suppresses the address, in the same transaction", async () => {
+    await queue("m1", [["r1", { email: "Gone@Y.z" }]]);
+    await repo().claimDue("w1", NOW, NOW + LEASE_MS, 10, []);
+    const bounce: RecipientUpdate = { status: "bounce", state: "done", attempts: 1, firstAttemptAtMs: NOW, nextAttemptAtMs: NOW };
+    await repo().finishAttempt("w1", "r1", bounce, [event("m1", "r1", "bounce")], NOW, { webhook: false });
+    expect(await opened!.count("suppressions", "email", "gone@y.z")).toBe(1);
+  });
+
+  it("an outcome is ignored once the lease moved to another worker, and once it ran out", async () => {
+    await queue("m1", [["r1", {}], ["r2", {}]]);
+    await repo().claimDue("w1", NOW, NOW + LEASE_MS, 10, []);
+    expect(ids(await repo().claimDue("w2", NOW + LEASE_MS + 1, NOW + 2 * LEASE_MS, 1, []))).toEqual(["r1"]);
+    // w1 answers late for both: r1 is w2's now, r2's lease ran out unclaimed.
+    expect(await repo().finishAttempt("w1", "r1", delivered(1), [event("m1", "r1", "delivery")], NOW + LEASE_MS + 2, { webhook: false })).toBeNull();
+    expect(await repo().finishAttempt("w1", "r2", delivered(1), [event("m1", "r2", "delivery")], NOW + LEASE_MS + 2, { webhook: false })).toBeNull();
+    expect(await opened!.row("r1")).toEqual({ state: "queued", status: "registration", locked_by: "w2", attempts: 0 });
+    expect(await opened!.row("r2")).toEqual({ state: "queued", status: "registration", locked_by: "w1", attempts: 0 });
+    expect(await opened!.count("message_events", "recipient_id", "r1")).toBe(0);
+    // The new holder's own outcome is written.
+    expect(await repo().finishAttempt("w2", "r1", delivered(1), [event("m1", "r1", "delivery")], NOW + LEASE_MS + 3, { webhook: false })).toHaveLength(1);
+    expect((await opened!.row("r1"))!.state).toBe("done");
+  });
+});
+
+describe("QueueLeases on PostgreSQL, two nodes", () => {
+  const engine = STORE_ENGINES.find((e) => e.name === "PostgreSQL")!;
+  const it = engine.test;
+  let handle: EngineHandle | undefined;
+  const COUNT = 200;
+  /** A node: its own SQL client (pool), its own repository. */
+  const node = (connections: number) => {
+    if (handle?.kind !== "postgres") throw new Error("PostgreSQL only");
+    const sql = new SQL(handle.url, { max: connections });
+    return { sql, repo: createPgQueueLeases(sql, testPgPorts()) };
+  };
+  const queueMany = async (repo: QueueLeases) => {
+    const recipients = Array.from({ length: COUNT }, (_, i) => queuedRecipient(`r${String(i).padStart(3, "0")}`, "m1", { position: i, domain: `d${i % 7}.example`, nextAttemptAtMs: NOW - i }));
+    await repo.insert(queuedMessage("m1", { createdAtMs: NOW }), recipients, [], { webhook: false });
+  };
+
+  beforeAll(async () => {
+    if (engine.available()) handle = await engine.open();
+  }, 60_000);
+  beforeEach(async () => {
+    await handle?.clear(TABLES);
+  });
+  afterAll(async () => {
+    await handle?.close();
+  });
+
+  it("two nodes claiming at once from 200 due recipients: every recipient claimed exactly once, none by both", async () => {
+    const a = node(4);
+    const b = node(4);
+    try {
+      await queueMany(a.repo);
+      /** One worker: claims batches of 7 until none is left. */
+      const worker = async (n: { repo: QueueLeases }, id: string) => {
+        const got: string[] = [];
+        for (;;) {
+          const batch = ids(await n.repo.claimDue(id, NOW, NOW + LEASE_MS, 7, []));
+          if (batch.length === 0) return got;
+          got.push(...batch);
+        }
+      };
+      // Four workers per node, each claiming on its own connection at the same time.
+      const perWorker = await Promise.all(["a1", "a2", "a3", "a4"].map((w) => worker(a, w)).concat(["b1", "b2", "b3", "b4"].map((w) => worker(b, w))));
+      const all = perWorker.flat();
+      expect(all.length).toBe(COUNT);
+      expect(new Set(all).size).toBe(COUNT);
+      // Both nodes took part (the race is real, not one node draining the queue first).
+      expect(perWorker.slice(0, 4).flat().length).toBeGreaterThan(0);
+      expect(perWorker.slice(4).flat().length).toBeGreaterThan(0);
+      // What each worker was told it holds is what the rows say.
+      const rows: { id: string; locked_by: string }[] = await a.sql`SELECT id, locked_by FROM outbound_recipients`;
+      const holder = new Map(perWorker.flatMap((got, i) => got.map((id) => [id, ["a1", "a2", "a3", "a4", "b1", "b2", "b3", "b4"][i]!])));
+      for (const r of rows) expect(r.locked_by).toBe(holder.get(r.id)!);
+    } finally {
+      await a.sql.close();
+      await b.sql.close();
+    }
+  });
+
+  it("a node that stops keeps its recipients only until its leases run out; then the other node claims them", async () => {
+    const a = node(1);
+    const b = node(1);
+    try {
+      await queueMany(a.repo);
+      expect((await a.repo.claimDue("a1", NOW, NOW + LEASE_MS, COUNT, [])).length).toBe(COUNT);
+      await a.sql.close(); // node a is gone, without releasing anything
+      expect(await b.repo.claimDue("b1", NOW + LEASE_MS, NOW + 2 * LEASE_MS, COUNT, [])).toEqual([]);
+      const taken = await b.repo.claimDue("b1", NOW + LEASE_MS + 1, NOW + 2 * LEASE_MS, COUNT, []);
+      expect(new Set(ids(taken)).size).toBe(COUNT);
+      // And b's outcomes are written (a, were it back, could not: see the cases above).
+      expect(await b.repo.finishAttempt("b1", "r000", delivered(1), [], NOW + LEASE_MS + 2, { webhook: false })).toEqual([]);
+    } finally {
+      await a.sql.close();
+      await b.sql.close();
+    }
+  });
+});
