@@ -102,19 +102,12 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
             ${m.testMode ? 1 : 0}, ${m.priority}, ${m.sizeBytes}, ${JSON.stringify(m.tracking)}, ${m.createdAtMs})`;
         if (opts.raw) await tx`INSERT INTO outbound_message_bodies (message_id, raw) VALUES (${m.id}, ${opts.raw})`;
         if (recipients.length > 0) {
-          const rows = recipients.map((r) => ({
-            id: r.id,
-            message_id: r.messageId,
-            position: r.position,
-            email: r.email,
-            domain: r.domain,
-            type: r.type,
-            status: r.status,
-            state: r.state,
-            lane: r.lane,
-            attempts: r.attempts,
-            first_attempt_at: r.firstAttemptAtMs,
-            next_attempt_at: r.nextAttemptAtMs,
+          // The row's columns: the recipient's fields, three of them renamed (rows.ts).
+          const rows = recipients.map(({ messageId, firstAttemptAtMs, nextAttemptAtMs, ...named }) => ({
+            ...named,
+            message_id: messageId,
+            first_attempt_at: firstAttemptAtMs,
+            next_attempt_at: nextAttemptAtMs,
           }));
           await tx`INSERT INTO outbound_recipients ${tx(rows)}`;
         }
