@@ -1,6 +1,6 @@
 // The outgoing queue's leases (QueueLeases, queue.port.ts), run on both engines: SQLite
 // (createOutboundRepo) and PostgreSQL (createPgQueueLeases). The same cases: a message is
-// stored with its recipients and body, all or nothing; claims come lower lane first, then
+// stored with its recipients, body and idempotency answer, all or nothing; claims come lower lane first, then
 // the longest waiting, up to the limit, never a busy domain; a lease hides a recipient until
 // it ends; release, releaseHeldBy, nextDueMs; an outcome is written only by the lease's
 // holder, not by a worker whose lease ran out and was taken over. And what several nodes
@@ -54,7 +54,7 @@ interface Opened {
   /** A recipient's row as stored (who holds it, its state), read with the engine's own SQL. */
   row(id: string): Promise<{ state: string; status: string; locked_by: string | null; attempts: number } | null>;
   /** How many rows of a table match `recipient_id` / `email` = value. */
-  count(table: "message_events" | "suppressions", column: "recipient_id" | "email", value: string): Promise<number>;
+  count(table: "message_events" | "suppressions" | "idempotency_keys", column: "recipient_id" | "email" | "answer", value: string): Promise<number>;
   handle: EngineHandle;
 }
 
@@ -87,7 +87,7 @@ const open = async (engine: StoreEngine): Promise<Opened> => {
 // Past 2^32 ms, so a 32-bit column or binding would show.
 const NOW = 1_795_000_000_000;
 const LEASE_MS = 60_000;
-const TABLES = ["suppressions", "message_events", "outbound_message_bodies", "outbound_recipients", "outbound_messages"];
+const TABLES = ["idempotency_keys", "suppressions", "message_events", "outbound_message_bodies", "outbound_recipients", "outbound_messages"];
 
 const ids = (claimed: { recipient: OutboundRecipient }[]) => claimed.map((c) => c.recipient.id);
 const delivered = (attempts: number): RecipientUpdate => ({ status: "delivery", state: "done", attempts, firstAttemptAtMs: NOW, nextAttemptAtMs: NOW });
@@ -135,6 +135,12 @@ describe.each(STORE_ENGINES)("QueueLeases on $name", (engine) => {
     expect(await repo().rawMessage("m2")).toBeNull();
     expect(await opened!.row("r2")).toBeNull();
     expect(await opened!.count("message_events", "recipient_id", "r2")).toBe(0);
+  });
+
+  it("the answer of the idempotency key a message was sent with is stored with it", async () => {
+    const answer = { outboundAccountId: "o", scope: "api" as const, key: "k1", requestSha256: "ab".repeat(32), answer: '{"id":"m1"}' };
+    await repo().insert(queuedMessage("m1", { createdAtMs: NOW }), [queuedRecipient("r1", "m1")], [], { answer, webhook: false });
+    expect(await opened!.count("idempotency_keys", "answer", answer.answer)).toBe(1);
   });
 
   it("claims lower lanes first, then the longest waiting, up to the limit; nothing not yet due, nothing done", async () => {
