@@ -22,7 +22,8 @@ import { inboundMessageCost, type DeliverDeps } from "./inbound/deliver-message.
 import { createInboundServer } from "./inbound/smtp-listener.ts";
 import { createSubmissionServer } from "./outbound/submission/submission-listener.ts";
 import type { RouteDeps } from "./inbound/route.ts";
-import { createStatusRepo, type StatusRepo } from "./inbound/statuses.repo.ts";
+import type { StatusRepo } from "./inbound/statuses.port.ts";
+import { createStatusRepo } from "./inbound/statuses.repo.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
 import { createResolver, type DnsResolver } from "./lib/dns.ts";
 import { DiskFullLog, isDiskFull } from "./lib/disk-full.ts";
