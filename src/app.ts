@@ -219,6 +219,8 @@ export class App {
     this.scheduler.everyMs("retention-purge", config.retention.intervalMs, () => this.retention.run(), oncePerCluster);
     // Certificate renewal (ACME) orders once per cluster; in files mode each node checks its own files.
     if (config.tls.mode !== "off") this.scheduler.everyMs("check-certificate", config.tls.checkIntervalMs, () => this.tls.check(), { oncePerCluster: config.tls.mode === "acme" });
+    // The lease holder's renewal reaches the store only: every node takes it from there on its own.
+    if (config.tls.mode === "acme") this.scheduler.everyMs("reload-certificate", config.tls.checkIntervalMs, () => this.tls.reloadStored());
   }
 
   static async start(opts: AppOptions): Promise<App> {
