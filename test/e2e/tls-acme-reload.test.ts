@@ -11,22 +11,16 @@ import { createLogger } from "../../src/lib/logger.ts";
 import { createJobLeaseRepo } from "../../src/jobs/job-lease.repo.ts";
 import { openStore } from "../../src/store/store.ts";
 import { sqliteTlsStore } from "../../src/tls/tls-store.repo.ts";
+import { acmeWithoutCa, servedSerial } from "../helpers/acme-offline.ts";
 import { startTestApp } from "../helpers/app.ts";
 import { makeSelfSignedCert } from "../helpers/certs.ts";
 import { eventually } from "../helpers/sink.ts";
-import { SmtpSession } from "../helpers/smtp-session.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const NAME = "mail.postroom.test";
 const work = tempDir();
 const dataDir = join(work.path, "data");
-// No CA listens there: a node that ordered would fail, and say so in the log.
-const ACME = `mode = "acme"
-check_interval = "200ms"
-[tls.acme]
-directory_url = "https://127.0.0.1:9/directory"
-domains = ["${NAME}"]
-challenge_listen = "127.0.0.1:0"`;
+const ACME = acmeWithoutCa(NAME, "200ms");
 
 afterAll(() => work.remove());
 
@@ -34,14 +28,6 @@ afterAll(() => work.remove());
 function pair(name: string): { cert: string; key: string } {
   const { certFile, keyFile } = makeSelfSignedCert(work.path, NAME, name, 90);
   return { cert: readFileSync(certFile, "utf8"), key: readFileSync(keyFile, "utf8") };
-}
-
-async function servedSerial(port: number): Promise<string> {
-  const { session } = await SmtpSession.open(port);
-  await session.command(`EHLO client.postroom.test`);
-  const peer = await session.startTls(NAME);
-  await session.close();
-  return peer.serialNumber;
 }
 
 test("a node without the check-certificate lease serves the certificate the holder renewed, after its own reload", async () => {
@@ -57,11 +43,11 @@ test("a node without the check-certificate lease serves the certificate the hold
     const started = await startTestApp({ dataDir, inbound: true, tls: ACME, logger: createLogger({ level: "info", sink: (l) => lines.push(l) }) });
     try {
       const port = started.app.inboundPort!;
-      expect(await servedSerial(port)).toBe(new X509Certificate(first.cert).serialNumber);
+      expect(await servedSerial(port, NAME)).toBe(new X509Certificate(first.cert).serialNumber);
       // The holder's renewal, as its order saves it.
       await sqliteTlsStore(otherNode, Date.now).saveCertificate(renewed);
       const renewedSerial = new X509Certificate(renewed.cert).serialNumber;
-      await eventually(async () => (await servedSerial(port)) === renewedSerial, 10_000, "the renewed certificate served");
+      await eventually(async () => (await servedSerial(port, NAME)) === renewedSerial, 10_000, "the renewed certificate served");
       expect(lines.some((l) => l.includes('"acme order"'))).toBe(false);
     } finally {
       await started.stop();

@@ -19,6 +19,7 @@ import { TlsManager } from "../../src/tls/manager.ts";
 import { createPgTlsStateRepo } from "../../src/tls/tls-store.pg.repo.ts";
 import { TlsStore } from "../../src/tls/tls-store.port.ts";
 import { sqliteTlsStore } from "../../src/tls/tls-store.repo.ts";
+import { acmeWithoutCa } from "../helpers/acme-offline.ts";
 import { makeSelfSignedCert } from "../helpers/certs.ts";
 import { STORE_ENGINES, type EngineHandle } from "../helpers/engines.ts";
 import { testConfigToml } from "../helpers/fixtures.ts";
@@ -28,16 +29,14 @@ const NAME = "mail.postroom.test";
 const work = tempDir();
 afterAll(() => work.remove());
 
-// 90 days: not due for renewal, so no node orders; no CA listens at the directory, so an order would fail and be logged.
+// 90 days: not due for renewal, so no node orders (and an order would fail: no CA answers).
 const pair = (name: string): TlsMaterial => {
   const { certFile, keyFile } = makeSelfSignedCert(work.path, NAME, name, 90);
   return { cert: readFileSync(certFile, "utf8"), key: readFileSync(keyFile, "utf8") };
 };
 
 function acmeConfig(): Config {
-  const parsed = parseConfigText(
-    testConfigToml({ dataDir: join(work.path, "data"), tls: `mode = "acme"\n[tls.acme]\ndirectory_url = "https://127.0.0.1:9/directory"\ndomains = ["${NAME}"]\nchallenge_listen = "127.0.0.1:0"` }),
-  );
+  const parsed = parseConfigText(testConfigToml({ dataDir: join(work.path, "data"), tls: acmeWithoutCa(NAME, "1m") }));
   if (!parsed.ok) throw new Error(parsed.problems.join("\n"));
   return parsed.config;
 }
