@@ -22,7 +22,8 @@ import { inboundMessageCost, type DeliverDeps } from "./inbound/deliver-message.
 import { createInboundServer } from "./inbound/smtp-listener.ts";
 import { createSubmissionServer } from "./outbound/submission/submission-listener.ts";
 import type { RouteDeps } from "./inbound/route.ts";
-import { createStatusRepo, type StatusRepo } from "./inbound/statuses.repo.ts";
+import type { StatusRepo } from "./inbound/statuses.port.ts";
+import { createStatusRepo } from "./inbound/statuses.repo.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
 import { createResolver, type DnsResolver } from "./lib/dns.ts";
 import { DiskFullLog, isDiskFull } from "./lib/disk-full.ts";
@@ -218,6 +219,8 @@ export class App {
     this.scheduler.everyMs("retention-purge", config.retention.intervalMs, () => this.retention.run(), oncePerCluster);
     // Certificate renewal (ACME) orders once per cluster; in files mode each node checks its own files.
     if (config.tls.mode !== "off") this.scheduler.everyMs("check-certificate", config.tls.checkIntervalMs, () => this.tls.check(), { oncePerCluster: config.tls.mode === "acme" });
+    // The lease holder's renewal reaches the store only: every node takes it from there on its own.
+    if (config.tls.mode === "acme") this.scheduler.everyMs("reload-certificate", config.tls.checkIntervalMs, () => this.tls.reloadStored());
   }
 
   static async start(opts: AppOptions): Promise<App> {

@@ -4,7 +4,7 @@ import type { AccountConfig, Config, OutboundAccountConfig } from "../config/con
 import type { AddressRepo } from "../inbound/addresses.port.ts";
 import type { LocalAttachmentStore } from "../inbound/attachment-files.ts";
 import type { CustomDomainRepo } from "../inbound/custom-domains.port.ts";
-import type { StatusRepo } from "../inbound/statuses.repo.ts";
+import type { StatusRepo } from "../inbound/statuses.port.ts";
 import type { SendingDomainRepo } from "../domains/sending-domains.port.ts";
 import type { DomainService } from "../domains/service.ts";
 import type { OutboundRepo } from "../outbound/queue/queue.port.ts";

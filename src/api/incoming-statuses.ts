@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia, t, type Static } from "elysia";
 import type { IncomingStatus } from "../inbound/incoming-status.ts";
-import { STATUS_SEARCH_FIELDS } from "../inbound/statuses.repo.ts";
+import { STATUS_SEARCH_FIELDS } from "../inbound/statuses.port.ts";
 import { isoTime } from "../lib/clock.ts";
 import { parseSearchQuery, SearchQueryError, termTimeMs, type SearchTerm } from "../lib/search-query.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";

@@ -22,7 +22,7 @@ import type { ExtractedMessage } from "./extract.ts";
 import { MessageRefused, type ParseLimits } from "./parse.ts";
 import type { MessageAttachment, MessageContent, PayloadEnvelope } from "./payload.ts";
 import { recipientsOfAccount, type AcceptedRecipient } from "./recipients.ts";
-import type { StatusRepo } from "./statuses.repo.ts";
+import type { StatusRepo } from "./statuses.port.ts";
 import type { IncomingStatus } from "./incoming-status.ts";
 import { targetBody } from "./target-body.ts";
 import { postToTarget, type TargetPostContext } from "./target-post.ts";

@@ -1,62 +1,17 @@
-// SQL for incoming statuses. Writes go through a journal (status-journal.ts) and then,
-// grouped, through the store's log connection, which does not wait for fsync: a status
-// is the record of what a target answered, not mail we hold.
+// SQL for incoming statuses on SQLite (the StatusRepo port, statuses.port.ts). Writes go
+// through a journal (status-journal.ts) and then, grouped, through the store's log
+// connection, which does not wait for fsync: a status is the record of what a target
+// answered, not mail we hold.
 import { countInto } from "../stats/stats.repo.ts";
 import type { SearchTerm } from "../lib/search-query.ts";
 import { termTimeMs } from "../lib/search-query.ts";
-import { containsPattern, newestFirst, searchedPage, searchWindow, toPage, type Page, type PageRequest } from "../store/paging.ts";
+import { containsPattern, newestFirst, searchedPage, searchWindow, toPage } from "../store/paging.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
 import { dirname, join } from "node:path";
 import { STATUS_JOURNAL_FILE, StatusJournal, type Journaled, type JournaledStore } from "./status-journal.ts";
-import type { IncomingStatus } from "./incoming-status.ts";
-import type { StatusCategory } from "./target-reply.ts";
+import { FIELD_COLUMN, STATUS_COLUMNS, statusFromRow, type StatusRepo, type StatusRow } from "./statuses.port.ts";
 
-interface Row {
-  id: string;
-  account_id: string;
-  address_id: string;
-  message_id: string | null;
-  mail_from: string;
-  rcpt_to: string;
-  subject: string | null;
-  status: string;
-  status_category: StatusCategory;
-  tls: string | null;
-  size: number | null;
-  remote_ip: string | null;
-  response: string | null;
-  x_postroom_message_id: string | null;
-  store_url: string | null;
-  envelope: string | null;
-  created_at: number;
-}
-
-const COLUMNS = "id, account_id, address_id, message_id, mail_from, rcpt_to, subject, status, status_category, tls, size, remote_ip, response, x_postroom_message_id, store_url, envelope, created_at";
-
-const fromRow = (r: Row): IncomingStatus => ({
-  id: r.id,
-  accountId: r.account_id,
-  addressId: r.address_id,
-  messageId: r.message_id,
-  mailFrom: r.mail_from,
-  rcptTo: r.rcpt_to,
-  subject: r.subject,
-  status: r.status,
-  statusCategory: r.status_category,
-  tls: r.tls,
-  sizeBytes: r.size,
-  remoteIp: r.remote_ip,
-  response: r.response,
-  postroomMessageId: r.x_postroom_message_id,
-  storeUrl: r.store_url,
-  envelope: r.envelope,
-  createdAtMs: r.created_at,
-});
-
-export const STATUS_SEARCH_FIELDS = ["status", "status_category", "to", "from", "subject", "created_at", "x_postroom_message_id"] as const;
-
-const FIELD_COLUMN: Record<string, string> = { to: "rcpt_to", from: "mail_from", subject: "subject", status: "status", status_category: "status_category", x_postroom_message_id: "x_postroom_message_id" };
 
 /** WHERE fragments for search terms; every term must match. */
 function searchClause(terms: readonly SearchTerm[], params: unknown[]): string {
@@ -80,19 +35,6 @@ function searchClause(terms: readonly SearchTerm[], params: unknown[]): string {
   return sql;
 }
 
-export interface StatusRepo {
-  /** Resolves once the rows survive a crash of the process (journaled; in SQLite shortly). */
-  record(rows: IncomingStatus[]): Promise<void>;
-  /** Lists from SQLite, once every status recorded so far is stored there. */
-  list(accountId: string, addressId: string, terms: readonly SearchTerm[], page: PageRequest, windowRows?: number): Promise<Page<IncomingStatus>>;
-  /** Stores every journaled status in SQLite now. */
-  flush(): Promise<void>;
-  /** One status of an address, or null. */
-  get(accountId: string, addressId: string, id: string): Promise<IncomingStatus | null>;
-  /** Stores what is left and lets the journal go (at shutdown). */
-  close(): void;
-}
-
 const SEQUENCE_KEY = "incoming_statuses_journal_seq";
 
 /**
@@ -102,7 +44,7 @@ const SEQUENCE_KEY = "incoming_statuses_journal_seq";
  */
 export function journaledStore(store: Store): JournaledStore {
   const db = store.logDb;
-  const insert = db.query(`INSERT INTO incoming_statuses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const insert = db.query(`INSERT INTO incoming_statuses (${STATUS_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const saveSeq = db.query("INSERT INTO store_meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
   return {
     lastStoredSeq: () => Number((db.query("SELECT value FROM store_meta WHERE key = ?1").get(SEQUENCE_KEY) as { value: string } | null)?.value ?? 0),
@@ -134,9 +76,9 @@ export function createStatusRepo(store: Store, onStoreFailed: (err: unknown) => 
       const search = searchClause(terms, params);
       const { where, tail } = newestFirst(page, params);
       const rows = db
-        .query(`SELECT ${COLUMNS} FROM ${from}${window?.where ?? ""}${search}${where}${tail}`)
-        .all(...(params as never[])) as Row[];
-      return window ? searchedPage(rows.map(fromRow), page.limit, window) : toPage(rows.map(fromRow), page.limit);
+        .query(`SELECT ${STATUS_COLUMNS} FROM ${from}${window?.where ?? ""}${search}${where}${tail}`)
+        .all(...(params as never[])) as StatusRow[];
+      return window ? searchedPage(rows.map(statusFromRow), page.limit, window) : toPage(rows.map(statusFromRow), page.limit);
     },
     async flush() {
       journal.move();
@@ -144,8 +86,8 @@ export function createStatusRepo(store: Store, onStoreFailed: (err: unknown) => 
     async get(accountId, addressId, id) {
       journal.move();
       // Through the address's index; nothing else reads a status by its id.
-      const row = db.query(`SELECT ${COLUMNS} FROM incoming_statuses WHERE account_id = ? AND address_id = ? AND id = ?`).get(accountId, addressId, id) as Row | null;
-      return row ? fromRow(row) : null;
+      const row = db.query(`SELECT ${STATUS_COLUMNS} FROM incoming_statuses WHERE account_id = ? AND address_id = ? AND id = ?`).get(accountId, addressId, id) as StatusRow | null;
+      return row ? statusFromRow(row) : null;
     },
     close() {
       journal.close();

@@ -80,7 +80,7 @@ export function searchWindow(db: Database, from: string, scopeParams: readonly u
 }
 
 /** The page of a windowed search: as toPage, and when the window ran out first, the window's edge as the next cursor. */
-export function searchedPage<T>(rows: T[], limit: number, window: SearchWindow): Page<T> {
+export function searchedPage<T>(rows: T[], limit: number, window: Pick<SearchWindow, "edge">): Page<T> {
   const page = toPage(rows, limit);
   if (page.hasMore || !window.edge) return page;
   return { ...page, hasMore: true, next: window.edge };

@@ -4,7 +4,8 @@
 // database's default collation (en_US.UTF-8, say) would order "addr_B" after "addr_a" and
 // so page differently from SQLite.
 import type { SQL } from "bun";
-import type { PageRequest } from "./paging.ts";
+import type { Cursor, PageRequest } from "./paging.ts";
+import { pgInteger } from "./pg-values.ts";
 
 /** A piece of a query (sql`...`), composed into another by interpolation. */
 export type Fragment = SQL.Query<unknown>;
@@ -25,3 +26,17 @@ export function pgNewestFirst(sql: SQL, page: PageRequest): { where: Fragment; t
  * locale, and LIKE then compares bytes, so a search finds the same rows on both engines.
  */
 export const pgContains = (sql: SQL, column: Fragment, pattern: string): Fragment => sql`lower(${column} COLLATE "C") LIKE ${pattern} ESCAPE '\\'`;
+
+/**
+ * searchWindow (paging.ts) on PostgreSQL: the window of `rows` records after `page`'s
+ * cursor in the list `from` (a table and the WHERE over the list's scope, as a fragment),
+ * as a fragment that keeps a record inside it, and the window's edge.
+ */
+export async function pgSearchWindow(sql: SQL, from: Fragment, page: PageRequest, rows: number): Promise<{ where: Fragment; edge: Cursor | null }> {
+  const { where } = pgNewestFirst(sql, page);
+  const [edge]: { created_at: string | number; id: string }[] = await sql`SELECT created_at, id FROM ${from} ${where}
+    ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT 1 OFFSET ${rows - 1}`;
+  if (!edge) return { where: sql``, edge: null };
+  const at = pgInteger(edge.created_at, "created_at");
+  return { where: sql`AND created_at >= ${at} AND (created_at > ${at} OR (created_at = ${at} AND id COLLATE "C" >= ${edge.id}))`, edge: { createdAtMs: at, id: edge.id } };
+}

@@ -102,6 +102,15 @@ export class TlsManager {
   }
 
   /**
+   * ACME mode: takes a newer certificate from the store, which the node holding the
+   * check-certificate lease (the one that orders) saved there. Every node calls this on its
+   * own schedule, so each serves a renewed certificate without ordering one itself.
+   */
+  async reloadStored(): Promise<void> {
+    if (this.deps.config().tls.mode === "acme") await this.takeStored();
+  }
+
+  /**
    * Orders a certificate now (ACME mode), whatever the expiry and back-off say; resolves
    * true when a new certificate is in use. One order at a time: a second call joins it.
    */

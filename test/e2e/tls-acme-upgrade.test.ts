@@ -9,22 +9,16 @@ import { join } from "node:path";
 import { createLogger } from "../../src/lib/logger.ts";
 import { openStore } from "../../src/store/store.ts";
 import { sqliteTlsStore } from "../../src/tls/tls-store.repo.ts";
+import { acmeWithoutCa, servedSerial } from "../helpers/acme-offline.ts";
 import { startTestApp } from "../helpers/app.ts";
 import { makeSelfSignedCert } from "../helpers/certs.ts";
-import { SmtpSession } from "../helpers/smtp-session.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const NAME = "mail.postroom.test";
 const work = tempDir();
 const dataDir = join(work.path, "data");
 const tlsDir = join(dataDir, "tls");
-// No CA listens there: a start that ordered would fail, and say so in the log.
-const ACME = `mode = "acme"
-check_interval = "1h"
-[tls.acme]
-directory_url = "https://127.0.0.1:9/directory"
-domains = ["${NAME}"]
-challenge_listen = "127.0.0.1:0"`;
+const ACME = acmeWithoutCa(NAME, "1h");
 
 afterAll(() => work.remove());
 
@@ -34,14 +28,6 @@ function writeOldPem(name: string): { cert: string; key: string } {
   const pair = { cert: readFileSync(certFile, "utf8"), key: readFileSync(keyFile, "utf8") };
   writeFileSync(join(tlsDir, "certificate.pem"), `${pair.key.trim()}\n${pair.cert.trim()}\n`);
   return pair;
-}
-
-async function servedSerial(port: number): Promise<string> {
-  const { session } = await SmtpSession.open(port);
-  await session.command(`EHLO client.postroom.test`);
-  const peer = await session.startTls(NAME);
-  await session.close();
-  return peer.serialNumber;
 }
 
 describe("upgrading from ACME files under data_dir/tls", () => {
@@ -56,7 +42,7 @@ describe("upgrading from ACME files under data_dir/tls", () => {
     const first = await startTestApp({ dataDir, inbound: true, tls: ACME, logger: createLogger({ level: "info", sink: (l) => lines.push(l) }) });
     const oldSerial = new X509Certificate(old.cert).serialNumber;
     try {
-      expect(await servedSerial(first.app.inboundPort!)).toBe(oldSerial);
+      expect(await servedSerial(first.app.inboundPort!, NAME)).toBe(oldSerial);
       const store = openStore(dataDir);
       try {
         const tls = sqliteTlsStore(store, Date.now);
@@ -78,7 +64,7 @@ describe("upgrading from ACME files under data_dir/tls", () => {
     const lines2: string[] = [];
     const second = await startTestApp({ dataDir, inbound: true, tls: ACME, logger: createLogger({ level: "info", sink: (l) => lines2.push(l) }) });
     try {
-      expect(await servedSerial(second.app.inboundPort!)).toBe(oldSerial);
+      expect(await servedSerial(second.app.inboundPort!, NAME)).toBe(oldSerial);
       expect(lines2.some((l) => l.includes("imported into the store"))).toBe(false);
     } finally {
       await second.stop();
