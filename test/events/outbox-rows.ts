@@ -2,7 +2,13 @@
 // engine: the outbox row takes its accounts from the event's message and its address from
 // the event's recipient, so a test stores those first (the columns the events feature does
 // not read get fixed values).
-import type { EngineHandle } from "../helpers/engines.ts";
+import { createPgEventRepo } from "../../src/events/events.pg.repo.ts";
+import type { EventRepo } from "../../src/events/events.port.ts";
+import { createEventRepo } from "../../src/events/events.repo.ts";
+import { createPgOutboxRepo, type PgOutboxRepo } from "../../src/events/outbox.pg.repo.ts";
+import { createOutboxRepo } from "../../src/events/outbox.repo.ts";
+import { afterAll, beforeAll, beforeEach } from "bun:test";
+import type { EngineHandle, StoreEngine } from "../helpers/engines.ts";
 
 export interface SentMessage {
   id: string;
@@ -13,6 +19,21 @@ export interface SentMessage {
 }
 
 export const EVENT_TABLES = ["webhook_outbox", "message_events", "stats_hourly", "outbound_recipients", "outbound_messages"] as const;
+
+export interface OpenedEvents {
+  handle: EngineHandle;
+  events: EventRepo;
+  /** What both engines' outbox repositories implement (the leased claim and the reads). */
+  outbox: PgOutboxRepo;
+}
+
+/** An engine with its events and outbox repositories. */
+export async function openEvents(engine: StoreEngine): Promise<OpenedEvents> {
+  const handle = await engine.open();
+  return handle.kind === "sqlite"
+    ? { handle, events: createEventRepo(handle.store), outbox: createOutboxRepo(handle.store) }
+    : { handle, events: createPgEventRepo(handle.sql), outbox: createPgOutboxRepo(handle.sql) };
+}
 
 export async function addMessage(h: EngineHandle, m: SentMessage): Promise<void> {
   const domain = (email: string) => email.slice(email.indexOf("@") + 1);
@@ -34,4 +55,22 @@ export async function addMessage(h: EngineHandle, m: SentMessage): Promise<void>
     await sql`INSERT INTO outbound_recipients (id, message_id, position, email, domain, type, status, state, lane, attempts, next_attempt_at)
       VALUES (${r.id}, ${m.id}, ${position}, ${r.email}, ${domain(r.email)}, 'to', 'registration', 'queued', 1, 0, 0)`;
   }
+}
+
+/**
+ * Opens the engine for a describe block (once) and before each case empties the events'
+ * tables and stores `messages`; the returned object's repositories are set by then.
+ */
+export function eventEngine(engine: StoreEngine, messages: readonly SentMessage[]): OpenedEvents {
+  const opened = {} as OpenedEvents;
+  beforeAll(async () => {
+    if (engine.available()) Object.assign(opened, await openEvents(engine));
+  });
+  afterAll(async () => opened.handle?.close());
+  beforeEach(async () => {
+    if (!opened.handle) return;
+    await opened.handle.clear(EVENT_TABLES);
+    for (const m of messages) await addMessage(opened.handle, m);
+  });
+  return opened;
 }
