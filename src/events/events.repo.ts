@@ -6,6 +6,8 @@ import { newId16 } from "../lib/ids.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
 import { countEvents } from "../stats/stats.repo.ts";
+import { nextSeq } from "./event-seq.ts";
+import type { EventRecordOptions, EventRepo } from "./events.port.ts";
 import { isInternalKind, type EventKind } from "./kinds.ts";
 import type { MessageEvent, NewEvent } from "./message-event.ts";
 
@@ -29,13 +31,6 @@ const fromRow = (r: Row): MessageEvent => ({
   seq: r.seq,
 });
 
-let lastSeq = 0;
-/** Strictly increasing within this process, and close to time order across restarts. */
-function nextSeq(nowMs: number): number {
-  lastSeq = Math.max(lastSeq + 1, nowMs * 1000);
-  return lastSeq;
-}
-
 /**
  * Records events, and queues every one clients may see for the webhook, in the caller's
  * transaction: an event is never stored without its webhook delivery, nor the reverse.
@@ -43,7 +38,7 @@ function nextSeq(nowMs: number): number {
  * mark its rows dropped, so none are written (events recorded later, once a webhook is
  * configured, are posted as usual).
  */
-export function insertEvents(db: Database, events: readonly NewEvent[], opts: { webhook?: boolean } = {}): MessageEvent[] {
+export function insertEvents(db: Database, events: readonly NewEvent[], opts: EventRecordOptions = {}): MessageEvent[] {
   const webhook = opts.webhook ?? true;
   const stmt = db.query("INSERT INTO message_events (id, message_id, recipient_id, kind, details_json, created_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?)");
   const outbox = db.query(
@@ -75,6 +70,14 @@ export function eventLog(db: Database) {
   return {
     record: (events: readonly NewEvent[], opts?: { webhook?: boolean }) => insertEvents(db, events, opts),
     ofRecipients: (recipientIds: readonly string[]) => eventsOfRecipients(db, recipientIds),
+  };
+}
+
+/** The EventRepo port (events.port.ts) on SQLite: each call its own transaction. */
+export function createEventRepo(store: Store): EventRepo {
+  return {
+    record: async (events, opts) => store.tx(() => insertEvents(store.db, events, opts)),
+    ofRecipients: async (recipientIds) => eventsOfRecipients(store.db, recipientIds),
   };
 }
 

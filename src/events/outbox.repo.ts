@@ -1,9 +1,11 @@
 // SQL for the webhook outbox: batches of pending events per outbound account, in event
 // order, one batch at a time per account, retried as the same batch until acknowledged.
+// The ports are in outbox.port.ts; outbox.pg.repo.ts is the PostgreSQL side.
 import { newId16 } from "../lib/ids.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
 import type { Batch, OutboxEvent } from "./outbox-event.ts";
+import type { OutboxLeases, OutboxRepo } from "./outbox.port.ts";
 
 interface Row {
   event_id: string;
@@ -18,28 +20,9 @@ interface Row {
   batch_id: string | null;
 }
 
-export interface OutboxRepo {
-  /** Outbound accounts with pending events, and when their next batch is due. */
-  pendingTargets(): Promise<{ outboundAccountId: string; dueMs: number }[]>;
-  /** The batch to post now for this outbound account (the one being retried, or a new one), or null. */
-  takeBatch(outboundAccountId: string, nowMs: number, maxEvents: number): Promise<Batch | null>;
-  acknowledge(batchId: string): Promise<void>;
-  retryLater(batchId: string, atMs: number): Promise<void>;
-  /** Gives up on events older than `maxAgeMs`; returns how many. */
-  expire(nowMs: number, maxAgeMs: number): Promise<number>;
-  /** Drops the pending events of an outbound account that has no webhook. */
-  drop(outboundAccountId: string): Promise<number>;
-  /** Events waiting to be acknowledged (the webhook backlog on /metrics). */
-  countPending(): Promise<number>;
-  /** When the oldest pending event was created; null when none is pending. */
-  oldestPendingMs(): Promise<number | null>;
-  /** Makes an outbound account's pending events due at `nowMs` (retry now); returns how many are pending. */
-  dueNow(outboundAccountId: string, nowMs: number): Promise<number>;
-  /** An outbound account's pending events: how many, the oldest's time, and when the next POST is due. */
-  pendingOf(outboundAccountId: string): Promise<{ events: number; oldestMs: number | null; dueMs: number | null }>;
-}
+export type { OutboxRepo } from "./outbox.port.ts";
 
-export function createOutboxRepo(store: Store): OutboxRepo {
+export function createOutboxRepo(store: Store): OutboxRepo & OutboxLeases {
   const { db } = store;
   const select = `SELECT o.event_id, e.kind, r.email, o.message_id, o.outbound_account_id, o.account_id, e.created_at, e.details_json, o.attempts, o.batch_id
     FROM webhook_outbox o JOIN message_events e ON e.id = o.event_id JOIN outbound_recipients r ON r.id = e.recipient_id`;
@@ -59,6 +42,25 @@ export function createOutboxRepo(store: Store): OutboxRepo {
     createdAtMs: r.created_at,
     details: JSON.parse(r.details_json),
   });
+  /** The account's batch due now (see takeBatch and claimBatch), in the caller's transaction; with `untilMs`, its rows are due then (the lease). */
+  const take = (outboundAccountId: string, nowMs: number, maxEvents: number, untilMs: number | null): Batch | null => {
+    const head = firstPending.get(outboundAccountId) as { next_attempt_at: number; batch_id: string | null; attempts: number } | null;
+    if (!head) return null;
+    if (head.batch_id !== null) {
+      if (head.next_attempt_at > nowMs) return null;
+      if (untilMs !== null) db.query("UPDATE webhook_outbox SET next_attempt_at = ? WHERE batch_id = ? AND state = 'pending'").run(untilMs, head.batch_id);
+      const retrying = db.query(`${select} WHERE o.batch_id = ? AND o.state = 'pending' ORDER BY o.seq`).all(head.batch_id) as Row[];
+      return { id: head.batch_id, attempts: head.attempts, events: retrying.map(toEvent) };
+    }
+    const fresh = db
+      .query(`${select} WHERE o.outbound_account_id = ? AND o.state = 'pending' AND o.batch_id IS NULL AND o.next_attempt_at <= ? ORDER BY o.seq LIMIT ?`)
+      .all(outboundAccountId, nowMs, maxEvents) as Row[];
+    if (fresh.length === 0) return null;
+    const id = `msg_${newId16()}${newId16()}`;
+    const mark = db.query("UPDATE webhook_outbox SET batch_id = ?, next_attempt_at = COALESCE(?, next_attempt_at) WHERE event_id = ?");
+    for (const r of fresh) mark.run(id, untilMs, r.event_id);
+    return { id, attempts: 0, events: fresh.map(toEvent) };
+  };
   return {
     // Every query below is an index lookup, never a scan of the pending rows: a receiver
     // that is down for days leaves a large backlog, and each event commit wakes the
@@ -74,23 +76,18 @@ export function createOutboxRepo(store: Store): OutboxRepo {
       });
     },
     async takeBatch(outboundAccountId, nowMs, maxEvents) {
-      return store.tx(() => {
-        const head = firstPending.get(outboundAccountId) as { next_attempt_at: number; batch_id: string | null; attempts: number } | null;
-        if (!head) return null;
-        if (head.batch_id !== null) {
-          if (head.next_attempt_at > nowMs) return null;
-          const retrying = db.query(`${select} WHERE o.batch_id = ? AND o.state = 'pending' ORDER BY o.seq`).all(head.batch_id) as Row[];
-          return { id: head.batch_id, attempts: head.attempts, events: retrying.map(toEvent) };
-        }
-        const fresh = db
-          .query(`${select} WHERE o.outbound_account_id = ? AND o.state = 'pending' AND o.batch_id IS NULL AND o.next_attempt_at <= ? ORDER BY o.seq LIMIT ?`)
-          .all(outboundAccountId, nowMs, maxEvents) as Row[];
-        if (fresh.length === 0) return null;
-        const id = `msg_${newId16()}${newId16()}`;
-        const mark = db.query("UPDATE webhook_outbox SET batch_id = ? WHERE event_id = ?");
-        for (const r of fresh) mark.run(id, r.event_id);
-        return { id, attempts: 0, events: fresh.map(toEvent) };
-      });
+      return store.tx(() => take(outboundAccountId, nowMs, maxEvents, null));
+    },
+    async claimBatch(outboundAccountId, nowMs, maxEvents, leaseMs) {
+      const untilMs = nowMs + leaseMs;
+      const batch = store.tx(() => take(outboundAccountId, nowMs, maxEvents, untilMs));
+      return batch && { ...batch, lease: { batchId: batch.id, untilMs } };
+    },
+    async finishSent(lease) {
+      return db.query("UPDATE webhook_outbox SET state = 'sent', attempts = attempts + 1 WHERE batch_id = ? AND state = 'pending' AND next_attempt_at = ?").run(lease.batchId, lease.untilMs).changes > 0;
+    },
+    async finishRetry(lease, atMs) {
+      return db.query("UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE batch_id = ? AND state = 'pending' AND next_attempt_at = ?").run(atMs, lease.batchId, lease.untilMs).changes > 0;
     },
     async acknowledge(batchId) {
       db.query("UPDATE webhook_outbox SET state = 'sent', attempts = attempts + 1 WHERE batch_id = ? AND state = 'pending'").run(batchId);

@@ -1,0 +1,58 @@
+// The ports of the webhook outbox, whatever the engine. OutboxRepo is what the dispatcher
+// (dispatcher.ts) uses today, on SQLite only (outbox.repo.ts): one process, which keeps one
+// batch per outbound account in flight in its memory. OutboxLeases is the claim for several
+// nodes on one database: a batch is taken under a lease, and only the lease's holder
+// finishes it. Both engines implement OutboxLeases (outbox.repo.ts, outbox.pg.repo.ts);
+// test/events/outbox-repo.contract.test.ts runs the same cases on both.
+import type { Batch } from "./outbox-event.ts";
+
+export interface OutboxRepo {
+  /** Outbound accounts with pending events, and when their next batch is due. */
+  pendingTargets(): Promise<{ outboundAccountId: string; dueMs: number }[]>;
+  /** The batch to post now for this outbound account (the one being retried, or a new one), or null. */
+  takeBatch(outboundAccountId: string, nowMs: number, maxEvents: number): Promise<Batch | null>;
+  acknowledge(batchId: string): Promise<void>;
+  retryLater(batchId: string, atMs: number): Promise<void>;
+  /** Gives up on events older than `maxAgeMs`; returns how many. */
+  expire(nowMs: number, maxAgeMs: number): Promise<number>;
+  /** Drops the pending events of an outbound account that has no webhook. */
+  drop(outboundAccountId: string): Promise<number>;
+  /** Events waiting to be acknowledged (the webhook backlog on /metrics). */
+  countPending(): Promise<number>;
+  /** When the oldest pending event was created; null when none is pending. */
+  oldestPendingMs(): Promise<number | null>;
+  /** Makes an outbound account's pending events due at `nowMs` (retry now); returns how many are pending. */
+  dueNow(outboundAccountId: string, nowMs: number): Promise<number>;
+  /** An outbound account's pending events: how many, the oldest's time, and when the next POST is due. */
+  pendingOf(outboundAccountId: string): Promise<{ events: number; oldestMs: number | null; dueMs: number | null }>;
+}
+
+/**
+ * A claim on a batch. The lease is held while the batch's pending rows are due at
+ * `untilMs` exactly: a later claim (after it ran out) sets a later time, a retry or an
+ * acknowledgement ends it, so (batch, untilMs) tells the holder from a node whose lease
+ * ran out, without a column of its own.
+ */
+export interface OutboxLease {
+  batchId: string;
+  untilMs: number;
+}
+
+export interface LeasedBatch extends Batch {
+  lease: OutboxLease;
+}
+
+export interface OutboxLeases {
+  /**
+   * The batch to post now for this outbound account, leased until `nowMs + leaseMs`: the
+   * one being retried (same id and events) when it is due and no lease on it is running,
+   * else a new one of up to `maxEvents` due events in event order; null when there is
+   * none, or while a batch of the account is leased or waiting for its retry time. One
+   * batch per outbound account at a time, so events of a message never overtake each other.
+   */
+  claimBatch(outboundAccountId: string, nowMs: number, maxEvents: number, leaseMs: number): Promise<LeasedBatch | null>;
+  /** The receiver acknowledged: the batch's events are sent. False, changing nothing, when the lease is no longer the caller's. */
+  finishSent(lease: OutboxLease): Promise<boolean>;
+  /** The POST failed: the same batch is due again at `atMs`. False, changing nothing, when the lease is no longer the caller's. */
+  finishRetry(lease: OutboxLease, atMs: number): Promise<boolean>;
+}
