@@ -25,8 +25,9 @@ export interface AddressRepo {
 /**
  * Addresses routing keeps in memory (RCPT TO looks one up per recipient). Every change
  * goes through this repository, which drops the entry at once, so a deleted or changed
- * address is never served from here by the node that changed it; the age limit covers
- * changes made elsewhere: by hand, or by another node on the same PostgreSQL.
+ * address is never served from here by the node that changed it. On PostgreSQL the other
+ * nodes hear of the change by NOTIFY (listenForAddressChanges); the age limit covers changes
+ * made by hand, and notices lost while a node's listening connection was down.
  */
 export const ROUTING_CACHE_MAX_ENTRIES = 10_000;
 export const ROUTING_CACHE_MAX_AGE_MS = 10_000;
@@ -35,6 +36,8 @@ export interface RoutingCache {
   /** The cached address when young enough, else what `load` reads (kept unless a drop happened meanwhile). */
   find(id: string, load: () => Promise<Address | null>): Promise<Address | null>;
   drop(id: string): void;
+  /** Drops every entry: after notices of changes may have been missed (addresses.pg.repo.ts). */
+  dropAll(): void;
 }
 
 export function routingCache(nowMs: () => number): RoutingCache {
@@ -56,6 +59,10 @@ export function routingCache(nowMs: () => number): RoutingCache {
     drop(id) {
       drops++;
       live.delete(id);
+    },
+    dropAll() {
+      drops++;
+      live.clear();
     },
   };
 }
