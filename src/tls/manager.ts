@@ -76,7 +76,8 @@ export class TlsManager {
       await importLegacyTlsFiles(config.dataDir, this.deps.store, this.deps.logger).catch((err) => this.deps.logger.warn("tls files under data_dir/tls not imported", { err }));
     }
     await this.load();
-    if (config.tls.mode === "acme") void this.check();
+    // load() just read the store: only the renewal decision (and an order it asks for) is left.
+    if (config.tls.mode === "acme") void this.renewIfDue().catch((err) => this.deps.logger.error("tls check failed", { err }));
   }
 
   /** One periodic check: a replaced file is loaded; an ACME certificate due is renewed. */
@@ -91,6 +92,13 @@ export class TlsManager {
     }
     if (config.tls.mode !== "acme") return;
     await this.takeStored();
+    await this.renewIfDue();
+  }
+
+  /** ACME mode: orders a certificate when the one in use is due (or missing) and back-off allows. */
+  private async renewIfDue(): Promise<void> {
+    const config = this.deps.config();
+    if (config.tls.mode !== "acme") return;
     const decision = renewalDecision(
       { info: this.info, failures: this.failures, lastFailureMs: this.lastFailureMs },
       config.tls.acme.domains,
