@@ -2,6 +2,7 @@
 // stopped as a whole, so a test can run a complete Postroom on ephemeral ports in a
 // temp dir. Nothing here reads global state: config, clock, resolver and logger come in.
 import type { HealthReport } from "./api/deps.ts";
+import { healthReport } from "./api/health.ts";
 import { buildElysiaApp } from "./api/elysia-app.ts";
 import { createApiHandler, type ApiHandler } from "./api/front.ts";
 import { AccountRegistry } from "./auth/accounts.ts";
@@ -43,8 +44,8 @@ import { createSendingDomainRepo } from "./domains/sending-domains.repo.ts";
 import { DomainService } from "./domains/service.ts";
 import { WebhookDispatcher } from "./events/dispatcher.ts";
 import { createOutboxRepo } from "./events/outbox.repo.ts";
-import { Scheduler } from "./jobs/scheduler.ts";
-import { createJobLeaseRepo } from "./jobs/job-lease.repo.ts";
+import { scheduleAppJobs } from "./jobs/app-jobs.ts";
+import type { Scheduler } from "./jobs/scheduler.ts";
 import { RetentionPurge } from "./jobs/retention-purge.ts";
 import { PurgeThread } from "./jobs/purge-thread.ts";
 import { DeliveryWorker } from "./outbound/delivery/worker.ts";
@@ -208,19 +209,18 @@ export class App {
           }),
       },
     });
-    // Jobs on the shared store run once per cluster, on the node holding their lease.
-    this.scheduler = new Scheduler(logger.child({ component: "jobs" }), { repo: createJobLeaseRepo(store), holder: config.cluster.nodeId, clock });
-    const oncePerCluster = { oncePerCluster: true };
-    this.scheduler.every("verify-sending-domains", "0 * * * * *", () => this.domains.verifyDue(), oncePerCluster);
-    // On every node: it deletes the attachments stored on this node's own disk, which no other node can reach.
-    this.scheduler.every("purge-attachments", "0 17 * * * *", async () => localAttachments.purgeExpired(clock.nowMs()));
     const purgeThread = new PurgeThread(config.dataDir, logger.child({ component: "retention" }));
     this.retention = new RetentionPurge({ purges: purgeThread.purges(), close: () => purgeThread.close(), clock, logger: logger.child({ component: "retention" }), settings: () => this.current.retention });
-    this.scheduler.everyMs("retention-purge", config.retention.intervalMs, () => this.retention.run(), oncePerCluster);
-    // Certificate renewal (ACME) orders once per cluster; in files mode each node checks its own files.
-    if (config.tls.mode !== "off") this.scheduler.everyMs("check-certificate", config.tls.checkIntervalMs, () => this.tls.check(), { oncePerCluster: config.tls.mode === "acme" });
-    // The lease holder's renewal reaches the store only: every node takes it from there on its own.
-    if (config.tls.mode === "acme") this.scheduler.everyMs("reload-certificate", config.tls.checkIntervalMs, () => this.tls.reloadStored());
+    this.scheduler = scheduleAppJobs(
+      { config, store, clock, logger: logger.child({ component: "jobs" }) },
+      {
+        verifySendingDomains: () => this.domains.verifyDue(),
+        purgeAttachments: async () => localAttachments.purgeExpired(clock.nowMs()),
+        retentionPurge: () => this.retention.run(),
+        checkCertificate: () => this.tls.check(),
+        reloadStoredCertificate: () => this.tls.reloadStored(),
+      },
+    );
   }
 
   static async start(opts: AppOptions): Promise<App> {
@@ -281,15 +281,8 @@ export class App {
   }
 
   health(): HealthReport {
-    const checks: Record<string, string> = {};
-    try {
-      this.store.checkWritable(Date.now());
-      checks.store = "ok";
-    } catch (err) {
-      checks.store = `not writable: ${(err as Error).message}`;
-    }
-    Object.assign(checks, this.listeners.checks());
-    return { ok: Object.values(checks).every((v) => v === "ok"), checks, warnings: tlsHealthWarnings(this.tls.status(), this.current.tls.expiryWarningMs, this.clock.nowMs()) };
+    const warnings = tlsHealthWarnings(this.tls.status(), this.current.tls.expiryWarningMs, this.clock.nowMs());
+    return healthReport(this.store, this.listeners.checks(), warnings, Date.now());
   }
 
   async stop(): Promise<void> {

@@ -4,7 +4,23 @@
 // the node that answered (cluster.node_id), so behind a load balancer one sees which node
 // of several sharing a store is failing.
 import { Elysia, t } from "elysia";
-import type { ApiDeps } from "./deps.ts";
+import type { ApiDeps, HealthReport } from "./deps.ts";
+
+/**
+ * The report: the store must take a durable write and every listener be up; `warnings`
+ * (trouble ahead, such as a certificate about to expire) keep it ok.
+ */
+export function healthReport(store: { checkWritable(nowMs: number): void }, listenerChecks: Record<string, string>, warnings: string[], nowMs: number): HealthReport {
+  const checks: Record<string, string> = {};
+  try {
+    store.checkWritable(nowMs);
+    checks.store = "ok";
+  } catch (err) {
+    checks.store = `not writable: ${(err as Error).message}`;
+  }
+  Object.assign(checks, listenerChecks);
+  return { ok: Object.values(checks).every((v) => v === "ok"), checks, warnings };
+}
 
 // Response schemas say additionalProperties: false themselves; Elysia would otherwise add
 // it to the shared object on first use, and the OpenAPI document would change with it.
