@@ -211,16 +211,13 @@ export class App {
     });
     const purgeThread = new PurgeThread(config.dataDir, logger.child({ component: "retention" }));
     this.retention = new RetentionPurge({ purges: purgeThread.purges(), close: () => purgeThread.close(), clock, logger: logger.child({ component: "retention" }), settings: () => this.current.retention });
-    this.scheduler = scheduleAppJobs(
-      { config, store, clock, logger: logger.child({ component: "jobs" }) },
-      {
-        verifySendingDomains: () => this.domains.verifyDue(),
-        purgeAttachments: async () => localAttachments.purgeExpired(clock.nowMs()),
-        retentionPurge: () => this.retention.run(),
-        checkCertificate: () => this.tls.check(),
-        reloadStoredCertificate: () => this.tls.reloadStored(),
-      },
-    );
+    this.scheduler = scheduleAppJobs({ config, store, clock, logger: logger.child({ component: "jobs" }) }, {
+      verifySendingDomains: () => this.domains.verifyDue(),
+      purgeAttachments: async () => localAttachments.purgeExpired(clock.nowMs()),
+      retentionPurge: () => this.retention.run(),
+      checkCertificate: () => this.tls.check(),
+      reloadStoredCertificate: () => this.tls.reloadStored(),
+    });
   }
 
   static async start(opts: AppOptions): Promise<App> {
