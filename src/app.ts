@@ -12,19 +12,15 @@ import { restartNeededFor } from "./config/reload.ts";
 import { LocalAttachmentStore } from "./inbound/attachment-files.ts";
 import { AuthChecker } from "./inbound/auth-checks.ts";
 import { ExtractPool } from "./inbound/extract-pool.ts";
-import { createAddressRepo } from "./inbound/addresses.repo.ts";
 import { type Address } from "./inbound/address.ts";
 import { sendTestPost } from "./inbound/test-post.ts";
 import { keptMessages } from "./inbound/post-again.ts";
 import { spamdFor } from "./inbound/spamd.ts";
 import type { BounceHandler } from "./inbound/bounce-hook.ts";
-import { createCustomDomainRepo } from "./inbound/custom-domains.repo.ts";
 import { inboundMessageCost, type DeliverDeps } from "./inbound/deliver-message.ts";
 import { createInboundServer } from "./inbound/smtp-listener.ts";
 import { createSubmissionServer } from "./outbound/submission/submission-listener.ts";
 import type { RouteDeps } from "./inbound/route.ts";
-import type { StatusRepo } from "./inbound/statuses.port.ts";
-import { createStatusRepo } from "./inbound/statuses.repo.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
 import { createResolver, type DnsResolver } from "./lib/dns.ts";
 import { DiskFullLog, isDiskFull } from "./lib/disk-full.ts";
@@ -34,16 +30,10 @@ import { RateLimiter } from "./lib/rate-limit.ts";
 import { loadOrCreateKey } from "./lib/secret-key.ts";
 import { bounceHandler } from "./outbound/bounces/bounce-handler.ts";
 import { copyPreparer } from "./outbound/delivery/prepare.ts";
-import { createSuppressionRepo } from "./outbound/suppressions/suppressions.repo.ts";
-import { idempotencyAtStart } from "./outbound/sending/idempotency.repo.ts";
-import { createOutboundRepo } from "./outbound/queue/queue.repo.ts";
-import { queuePorts } from "./outbound/queue/wiring.ts";
 import type { SendDeps } from "./outbound/sending/send.ts";
 import { senderDomains } from "./domains/sender-domains.ts";
-import { createSendingDomainRepo } from "./domains/sending-domains.repo.ts";
 import { DomainService } from "./domains/service.ts";
 import { WebhookDispatcher } from "./events/dispatcher.ts";
-import { createOutboxRepo } from "./events/outbox.repo.ts";
 import { scheduleAppJobs } from "./jobs/app-jobs.ts";
 import type { Scheduler } from "./jobs/scheduler.ts";
 import { RetentionPurge } from "./jobs/retention-purge.ts";
@@ -51,16 +41,16 @@ import { PurgeThread } from "./jobs/purge-thread.ts";
 import { DeliveryWorker } from "./outbound/delivery/worker.ts";
 import { outboundTls } from "./outbound/delivery/destination-tls.ts";
 import { lockDataDir, type DataDirLock } from "./store/data-dir-lock.ts";
-import { openStore, type Store } from "./store/store.ts";
+import type { Store } from "./store/store.ts";
+import { openRepos } from "./store/engine/open.ts";
+import type { Repos } from "./store/engine/repos.ts";
+import type { SqliteRepos } from "./store/engine/sqlite.ts";
 import { Listeners } from "./listeners.ts";
 import { createMetrics, type Metrics } from "./metrics/metrics.ts";
-import { createStatsRepo } from "./stats/stats.repo.ts";
-import { createWebhookPostRepo } from "./events/webhook-posts.repo.ts";
 import { dashboardDeps } from "./dashboard/routes.ts";
 import { ChallengeResponder } from "./tls/challenges.ts";
 import { tlsHealthWarnings } from "./tls/health-warnings.ts";
 import { TlsManager } from "./tls/manager.ts";
-import { sqliteTlsStore } from "./tls/tls-store.repo.ts";
 import { VERSION } from "./version.ts";
 
 export interface AppOptions {
@@ -86,12 +76,12 @@ export class App {
   /** The API's route table (method and path pattern), for guard tests and docs. */
   readonly routes: readonly { method: string; path: string }[];
   readonly registry: AccountRegistry;
-  readonly store: Store;
+  /** Every repository, on the engine store.url names. */
+  readonly repos: Repos;
   readonly logger: Logger;
   private readonly clock: Clock;
   private readonly deliverDeps: () => DeliverDeps;
   private readonly routeDeps: () => RouteDeps;
-  private readonly statuses: StatusRepo;
   private readonly extractor: ExtractPool;
   private readonly limiter = new RateLimiter();
   /** The outgoing queue's worker (tests kick it after moving their clock). */
@@ -104,54 +94,44 @@ export class App {
   readonly budget: MemoryBudget;
 
   private constructor(
-    opts: AppOptions,
+    opts: AppOptions & { logger: Logger; clock: Clock; diskFull: DiskFullLog },
     private readonly dataDirLock: DataDirLock,
+    repos: Repos,
   ) {
     const config = (this.current = opts.config);
-    const logger = (this.logger = opts.logger ?? createLogger({ level: config.log.level }));
-    const clock = (this.clock = opts.clock ?? systemClock);
-    const diskFull = new DiskFullLog(logger);
+    const { logger, clock, diskFull } = opts;
+    this.logger = logger;
+    this.clock = clock;
+    this.repos = repos;
     const budget = (this.budget = new MemoryBudget(() => this.current.limits.mailInFlightBytes, { refused: (listener) => this.metrics.memoryRefusal(listener) }));
     const resolver = opts.resolver ?? createResolver({ servers: config.dns.servers });
-    const store = (this.store = openStore(config.dataDir, undefined, logger));
     const registry = (this.registry = AccountRegistry.fromConfig(config));
-    const addresses = createAddressRepo(store);
-    const customDomains = createCustomDomainRepo(store);
-    const statuses = (this.statuses = createStatusRepo(store, (err) =>
-      // Tried again every 100 ms: a full disk is reported once a minute, not ten times a second.
-      isDiskFull(err) ? diskFull.report("incoming statuses", err) : logger.error("incoming statuses could not be stored; they stay journaled and are tried again", { err }),
-    ));
+    const { addresses, customDomains, statuses, outbound, suppressions, sendingDomains, outbox } = repos;
     const localAttachments = new LocalAttachmentStore(config.dataDir, loadOrCreateKey(config.dataDir, "url-signing"), () => this.current.http.publicUrl);
     const auth = new AuthChecker(resolver);
     const extractor = (this.extractor = new ExtractPool(config.inbound.parseWorkers, logger.child({ component: "extract" })));
-    const outbound = createOutboundRepo(store, queuePorts(store), () => this.webhooks?.kick());
     const bounces = opts.bounces ?? bounceHandler({ repo: outbound, clock, logger: logger.child({ component: "bounces" }) });
-    const suppressions = createSuppressionRepo(store);
-    const sendingDomains = createSendingDomainRepo(store);
     this.domains = new DomainService({ repo: sendingDomains, resolver, clock, logger: logger.child({ component: "domains" }), config: () => this.current, encryptionKey: loadOrCreateKey(config.dataDir, "dkim") });
     const domains = senderDomains(this.domains);
     const trackingKey = loadOrCreateKey(config.dataDir, "tracking");
     const preparer = copyPreparer({ domains, publicUrl: () => this.current.http.publicUrl, trackingKey, trackingLinkTtlMs: () => this.current.outbound.trackingLinkTtlMs });
-    const tlsFor = outboundTls({ store, resolver, clock, logger: logger.child({ component: "mta-sts" }), config: () => this.current });
+    const tlsFor = outboundTls({ store: repos.mtaSts, resolver, clock, logger: logger.child({ component: "mta-sts" }), config: () => this.current });
     this.delivery = new DeliveryWorker({ repo: outbound, resolver, clock, logger: logger.child({ component: "delivery" }), config: () => this.current, tlsFor, budget, ...preparer, recorded: (update, acceptedAtMs) => this.metrics.delivery(update, acceptedAtMs) });
     const suppressed = (outboundId: string, emails: readonly string[]) => suppressions.suppressedAmong(outboundId, emails);
-    const outbox = createOutboxRepo(store);
     this.webhooks = new WebhookDispatcher({
       repo: outbox, registry, resolver, clock, logger: logger.child({ component: "webhooks" }), config: () => this.current, userAgent: `Postroom/${VERSION}`,
       onExpired: (count) => this.metrics.webhookEventsExpired.inc(count),
       onPosted: (status, timedOut) => this.metrics.webhookPost(status, timedOut),
-      posts: createWebhookPostRepo(store),
+      posts: repos.webhookPosts,
     });
-    const tlsStore = sqliteTlsStore(store, () => clock.nowMs());
-    const responder = new ChallengeResponder(tlsStore);
-    this.tls = new TlsManager({ config: () => this.current, clock, resolver, responder, store: tlsStore, logger: logger.child({ component: "tls" }) });
+    const responder = new ChallengeResponder(repos.tls);
+    this.tls = new TlsManager({ config: () => this.current, clock, resolver, responder, store: repos.tls, logger: logger.child({ component: "tls" }) });
     this.metrics = createMetrics({ queue: outbound, outbox, clock, tls: () => this.tls.status(), mailInFlight: () => ({ bytes: budget.inFlightBytes, budget: budget.capacityBytes }), version: VERSION, nodeId: config.cluster.nodeId });
-    const idempotency = idempotencyAtStart(store);
-    const send: SendDeps = { repo: outbound, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick(), idempotency };
+    const send: SendDeps = { repo: outbound, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick(), idempotency: repos.idempotency };
 
     const system = async () => ({ version: VERSION, health: this.health(), tls: this.tls.status(), queue: await outbound.queueDepth(clock.nowMs()), webhook_events_pending: await outbox.countPending() });
-    const dashboard = dashboardDeps({ config: () => this.current, registry, clock, logger, store, system });
-    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), nodeId: config.cluster.nodeId, metrics: this.metrics, diskFull, budget, dashboard, stats: createStatsRepo(store), webhooks: this.webhooks, testPost: (a: Address, email: string) => sendTestPost(a, email, this.deliverDeps()), kept: keptMessages(() => this.deliverDeps(), () => this.current) };
+    const dashboard = dashboardDeps({ config: () => this.current, registry, clock, logger, sessions: repos.sessions, system });
+    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), nodeId: config.cluster.nodeId, metrics: this.metrics, diskFull, budget, dashboard, stats: repos.stats, webhooks: this.webhooks, testPost: (a: Address, email: string) => sendTestPost(a, email, this.deliverDeps()), kept: keptMessages(() => this.deliverDeps(), () => this.current) };
     const elysia = buildElysiaApp(apiDeps, VERSION);
     this.handle = createApiHandler(apiDeps, elysia, this.limiter);
     this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));
@@ -211,7 +191,7 @@ export class App {
     });
     const purgeThread = new PurgeThread(config.dataDir, logger.child({ component: "retention" }));
     this.retention = new RetentionPurge({ purges: purgeThread.purges(), close: () => purgeThread.close(), clock, logger: logger.child({ component: "retention" }), settings: () => this.current.retention });
-    this.scheduler = scheduleAppJobs({ config, store, clock, logger: logger.child({ component: "jobs" }) }, {
+    this.scheduler = scheduleAppJobs({ config, leases: repos.jobLeases, clock, logger: logger.child({ component: "jobs" }) }, {
       verifySendingDomains: () => this.domains.verifyDue(),
       purgeAttachments: async () => localAttachments.purgeExpired(clock.nowMs()),
       retentionPurge: () => this.retention.run(),
@@ -222,10 +202,22 @@ export class App {
 
   static async start(opts: AppOptions): Promise<App> {
     const lock = lockDataDir(opts.config.dataDir);
-    let app: App;
+    const logger = opts.logger ?? createLogger({ level: opts.config.log.level });
+    const clock = opts.clock ?? systemClock;
+    const diskFull = new DiskFullLog(logger);
+    let app: App | null = null;
+    let repos: Repos | null = null;
     try {
-      app = new App(opts, lock);
+      repos = await openRepos(opts.config, logger, {
+        clock,
+        onEvents: () => app?.webhooks.kick(),
+        // Tried again every 100 ms: a full disk is reported once a minute, not ten times a second.
+        onStatusStoreFailed: (err) =>
+          isDiskFull(err) ? diskFull.report("incoming statuses", err) : logger.error("incoming statuses could not be stored; they stay journaled and are tried again", { err }),
+      });
+      app = new App({ ...opts, logger, clock, diskFull }, lock, repos);
     } catch (err) {
+      await repos?.close();
       lock.release();
       throw err;
     }
@@ -244,6 +236,12 @@ export class App {
     this.webhooks.start();
     await this.tls.start();
     await this.listeners.start();
+  }
+
+  /** The SQLite store (tests reach its tables); there is none on PostgreSQL. */
+  get store(): Store {
+    if (this.repos.engine !== "sqlite") throw new Error("the store is PostgreSQL: App.store is SQLite's");
+    return (this.repos as SqliteRepos).store;
   }
 
   get config(): Config {
@@ -279,7 +277,7 @@ export class App {
 
   health(): HealthReport {
     const warnings = tlsHealthWarnings(this.tls.status(), this.current.tls.expiryWarningMs, this.clock.nowMs());
-    return healthReport(this.store, this.listeners.checks(), warnings, Date.now());
+    return healthReport(this.repos, this.listeners.checks(), warnings, Date.now());
   }
 
   async stop(): Promise<void> {
@@ -289,9 +287,8 @@ export class App {
     await this.webhooks.stop();
     await this.listeners.stop();
     await this.extractor.close();
-    this.statuses.close();
     this.domains.close();
-    this.store.close();
+    await this.repos.close();
     this.dataDirLock.release();
     this.logger.info("postroom stopped");
   }

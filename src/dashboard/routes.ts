@@ -5,8 +5,6 @@ import type { AccountConfig, Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
 import { RateLimiter } from "../lib/rate-limit.ts";
-import type { Store } from "../store/store.ts";
-import { createSessionRepo } from "./sessions.repo.ts";
 import { readBodyCapped } from "../api/body.ts";
 import { ApiError, errorResponse } from "../api/errors.ts";
 import { dashboardAssets } from "./assets.ts";
@@ -145,8 +143,8 @@ const sessionBody = (config: Config, account: AccountConfig | null, expiresAtMs:
 });
 
 /** The dashboard's parts, built from what the app has. */
-export function dashboardDeps(deps: Omit<SessionAuthDeps, "sessions" | "logger"> & { logger: Logger; store: Store; system: DashboardDeps["system"] }): DashboardDeps {
+export function dashboardDeps(deps: Omit<SessionAuthDeps, "logger"> & { logger: Logger; system: DashboardDeps["system"] }): DashboardDeps {
   const logger = deps.logger.child({ component: "dashboard" });
-  const auth = new SessionAuth({ config: deps.config, registry: deps.registry, clock: deps.clock, logger, sessions: createSessionRepo(deps.store) });
+  const auth = new SessionAuth({ config: deps.config, registry: deps.registry, clock: deps.clock, logger, sessions: deps.sessions });
   return { config: deps.config, clock: deps.clock, logger, auth, limiter: new RateLimiter(DASHBOARD_RATE_KEYS), system: deps.system };
 }

@@ -3,8 +3,7 @@
 import type { Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
-import type { Store } from "../store/store.ts";
-import { createJobLeaseRepo } from "./job-lease.repo.ts";
+import type { JobLeaseRepo } from "./job-lease.port.ts";
 import { Scheduler } from "./scheduler.ts";
 
 export interface AppJobs {
@@ -15,9 +14,9 @@ export interface AppJobs {
   reloadStoredCertificate(): Promise<unknown>;
 }
 
-export function scheduleAppJobs(deps: { config: Config; store: Store; clock: Clock; logger: Logger }, jobs: AppJobs): Scheduler {
-  const { config, store, clock } = deps;
-  const scheduler = new Scheduler(deps.logger, { repo: createJobLeaseRepo(store), holder: config.cluster.nodeId, clock });
+export function scheduleAppJobs(deps: { config: Config; leases: JobLeaseRepo; clock: Clock; logger: Logger }, jobs: AppJobs): Scheduler {
+  const { config, clock } = deps;
+  const scheduler = new Scheduler(deps.logger, { repo: deps.leases, holder: config.cluster.nodeId, clock });
   const oncePerCluster = { oncePerCluster: true };
   scheduler.every("verify-sending-domains", "0 * * * * *", () => jobs.verifySendingDomains(), oncePerCluster);
   // On every node: it deletes the attachments stored on this node's own disk, which no other node can reach.

@@ -7,9 +7,8 @@ import type { Config } from "../../config/config.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { DnsResolver } from "../../lib/dns.ts";
-import type { Store } from "../../store/store.ts";
+import type { StsStore } from "./mta-sts.port.ts";
 import { MtaSts } from "./mta-sts.ts";
-import { createStsRepo } from "./mta-sts.repo.ts";
 import { tlsRequirement, type TlsRequirement } from "./tls-policy.ts";
 
 /** How the worker must deliver to a destination domain. */
@@ -40,11 +39,11 @@ export function trustedRoots(logger: Logger): (path: string) => string[] | undef
 }
 
 /** The worker's tlsFor, with its MTA-STS cache in the store. */
-export function outboundTls(deps: { store: Store; resolver: DnsResolver; clock: Clock; logger: Logger; config(): Config }): (domain: string) => Promise<DestinationTls> {
+export function outboundTls(deps: { store: StsStore; resolver: DnsResolver; clock: Clock; logger: Logger; config(): Config }): (domain: string) => Promise<DestinationTls> {
   const roots = trustedRoots(deps.logger);
   const mtaSts = new MtaSts({
     resolver: deps.resolver,
-    store: createStsRepo(deps.store, deps.clock),
+    store: deps.store,
     clock: deps.clock,
     logger: deps.logger,
     settings: () => {

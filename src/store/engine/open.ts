@@ -1,0 +1,13 @@
+// Opens the store that store.url names: "" is SQLite in data_dir, a postgres:// URL a
+// PostgreSQL that other nodes may share.
+import type { Config } from "../../config/config.ts";
+import type { Logger } from "../../lib/logger.ts";
+import { StoreError } from "../store.ts";
+import type { RepoHooks, Repos } from "./repos.ts";
+import { openSqliteRepos } from "./sqlite.ts";
+
+export async function openRepos(config: Config, logger: Logger, hooks: RepoHooks): Promise<Repos> {
+  const url = config.store.postgresUrl;
+  if (url === null) return openSqliteRepos(config.dataDir, hooks, logger);
+  throw new StoreError("store.url names PostgreSQL, and serving from PostgreSQL is not available in this version yet");
+}

@@ -1,0 +1,53 @@
+// Every repository the appliance uses, built on one engine: SQLite in data_dir (sqlite.ts)
+// or a PostgreSQL shared by several nodes (postgres.ts). The App takes them through their
+// ports only; which engine answers is decided once, by store.url, when it opens (open.ts).
+import type { SessionRepo } from "../../dashboard/sessions.port.ts";
+import type { SendingDomainRepo } from "../../domains/sending-domains.port.ts";
+import type { OutboxLeases, OutboxRepo } from "../../events/outbox.port.ts";
+import type { WebhookPostRepo } from "../../events/webhook-posts.port.ts";
+import type { AddressRepo } from "../../inbound/addresses.port.ts";
+import type { CustomDomainRepo } from "../../inbound/custom-domains.port.ts";
+import type { StatusRepo } from "../../inbound/statuses.port.ts";
+import type { JobLeaseRepo } from "../../jobs/job-lease.port.ts";
+import type { Clock } from "../../lib/clock.ts";
+import type { SecretBox } from "../../lib/secret-key.ts";
+import type { StsStore } from "../../outbound/delivery/mta-sts.port.ts";
+import type { OutboundRepo } from "../../outbound/queue/queue.port.ts";
+import type { IdempotencyRepo } from "../../outbound/sending/idempotency.port.ts";
+import type { SuppressionRepo } from "../../outbound/suppressions/suppressions.port.ts";
+import type { StatsRepo } from "../../stats/stats.port.ts";
+import type { TlsStore } from "../../tls/tls-store.port.ts";
+
+export type EngineKind = "sqlite" | "postgres";
+
+export interface Repos {
+  readonly engine: EngineKind;
+  /** Encrypts the secrets the repositories keep (data_dir/keys/secrets.key, the same on every node). */
+  readonly secrets: SecretBox;
+  addresses: AddressRepo;
+  customDomains: CustomDomainRepo;
+  statuses: StatusRepo;
+  outbound: OutboundRepo;
+  suppressions: SuppressionRepo;
+  sendingDomains: SendingDomainRepo;
+  outbox: OutboxRepo & OutboxLeases;
+  webhookPosts: WebhookPostRepo;
+  tls: TlsStore;
+  stats: StatsRepo;
+  sessions: SessionRepo;
+  idempotency: IdempotencyRepo;
+  mtaSts: StsStore;
+  jobLeases: JobLeaseRepo;
+  /** Throws unless the store took a durable write lately (for /healthz). */
+  checkWritable(nowMs: number): void;
+  close(): Promise<void>;
+}
+
+/** What the repositories call back into the running appliance. */
+export interface RepoHooks {
+  clock: Clock;
+  /** Message events were recorded: the webhook dispatcher looks for work. */
+  onEvents(): void;
+  /** Incoming statuses could not be stored yet (SQLite keeps them journaled and tries again). */
+  onStatusStoreFailed(err: unknown): void;
+}

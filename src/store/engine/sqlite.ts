@@ -1,0 +1,56 @@
+// The repositories on the embedded SQLite store in data_dir: one process holds it (the
+// data-dir lock), so caches cleared by local writes and in-memory claims are enough.
+import { createSessionRepo } from "../../dashboard/sessions.repo.ts";
+import { createSendingDomainRepo } from "../../domains/sending-domains.repo.ts";
+import { createOutboxRepo } from "../../events/outbox.repo.ts";
+import { createWebhookPostRepo } from "../../events/webhook-posts.repo.ts";
+import { createAddressRepo } from "../../inbound/addresses.repo.ts";
+import { createCustomDomainRepo } from "../../inbound/custom-domains.repo.ts";
+import { createStatusRepo } from "../../inbound/statuses.repo.ts";
+import { createJobLeaseRepo } from "../../jobs/job-lease.repo.ts";
+import type { Logger } from "../../lib/logger.ts";
+import { createStsRepo } from "../../outbound/delivery/mta-sts.repo.ts";
+import { createOutboundRepo } from "../../outbound/queue/queue.repo.ts";
+import { queuePorts } from "../../outbound/queue/wiring.ts";
+import { idempotencyAtStart } from "../../outbound/sending/idempotency.repo.ts";
+import { createSuppressionRepo } from "../../outbound/suppressions/suppressions.repo.ts";
+import { createStatsRepo } from "../../stats/stats.repo.ts";
+import { sqliteTlsStore } from "../../tls/tls-store.repo.ts";
+import { openStore, type Store } from "../store.ts";
+import type { RepoHooks, Repos } from "./repos.ts";
+
+export interface SqliteRepos extends Repos {
+  readonly engine: "sqlite";
+  /** The SQLite store itself, for what runs only on it (the retention purge's thread, tests). */
+  readonly store: Store;
+}
+
+export function openSqliteRepos(dataDir: string, hooks: RepoHooks, logger: Logger): SqliteRepos {
+  const store = openStore(dataDir, undefined, logger);
+  const { clock } = hooks;
+  const statuses = createStatusRepo(store, hooks.onStatusStoreFailed);
+  return {
+    engine: "sqlite",
+    store,
+    secrets: store.secrets,
+    addresses: createAddressRepo(store),
+    customDomains: createCustomDomainRepo(store),
+    statuses,
+    outbound: createOutboundRepo(store, queuePorts(store), hooks.onEvents),
+    suppressions: createSuppressionRepo(store),
+    sendingDomains: createSendingDomainRepo(store),
+    outbox: createOutboxRepo(store),
+    webhookPosts: createWebhookPostRepo(store),
+    tls: sqliteTlsStore(store, () => clock.nowMs()),
+    stats: createStatsRepo(store),
+    sessions: createSessionRepo(store),
+    idempotency: idempotencyAtStart(store),
+    mtaSts: createStsRepo(store, clock),
+    jobLeases: createJobLeaseRepo(store),
+    checkWritable: (nowMs) => store.checkWritable(nowMs),
+    close: async () => {
+      statuses.close();
+      store.close();
+    },
+  };
+}
