@@ -6,7 +6,7 @@
 // release gives up claims only; dropUnanswered keeps answers. And what several nodes need
 // (issue 21): of claims of one key made at the same time, exactly one gets "claim".
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
-import type { KeyAnswer, KeyRef } from "../../src/outbound/sending/idempotency.ts";
+import { ABANDONED_CLAIM_MS, type KeyAnswer, type KeyRef } from "../../src/outbound/sending/idempotency.ts";
 import type { IdempotencyRepo } from "../../src/outbound/sending/idempotency.port.ts";
 import { createPgIdempotencyRepo, pgRecordAnswer } from "../../src/outbound/sending/idempotency.pg.repo.ts";
 import { createIdempotencyRepo, recordAnswer } from "../../src/outbound/sending/idempotency.repo.ts";
@@ -78,7 +78,9 @@ describe.each(STORE_ENGINES)("IdempotencyRepo on $name", (engine) => {
     expect(await repo().claim(ref, NOW + DAY, DAY)).toStrictEqual({ kind: "claim" });
     // The fresh claim has no answer and its own time.
     expect(await repo().claim(ref, NOW + DAY + 1, DAY)).toStrictEqual({ kind: "in_flight" });
-    expect(await repo().claim(ref, NOW + 2 * DAY - 1, DAY)).toStrictEqual({ kind: "in_flight" });
+    expect(await repo().claim(ref, NOW + DAY + ABANDONED_CLAIM_MS - 1, DAY)).toStrictEqual({ kind: "in_flight" });
+    // Unanswered for ABANDONED_CLAIM_MS: the request (and maybe its node) is gone; claimed afresh.
+    expect(await repo().claim(ref, NOW + DAY + ABANDONED_CLAIM_MS, DAY)).toStrictEqual({ kind: "claim" });
     const forEver: KeyRef = { ...ref, key: "for-ever" };
     await repo().claim(forEver, NOW, null);
     await answer({ ...forEver, requestSha256: null, answer: "a" }, NOW);

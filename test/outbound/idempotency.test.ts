@@ -1,7 +1,7 @@
 // Idempotency keys: what a request finds (table), the E11 headers it is read from (table),
 // and the start-up clean-up on a real store.
 import { describe, expect, test } from "bun:test";
-import { findKey, idempotencyKeyOf, type KeyFinding, type StoredKey } from "../../src/outbound/sending/idempotency.ts";
+import { ABANDONED_CLAIM_MS, findKey, idempotencyKeyOf, type KeyFinding, type StoredKey } from "../../src/outbound/sending/idempotency.ts";
 import { createIdempotencyRepo, idempotencyAtStart, recordAnswer } from "../../src/outbound/sending/idempotency.repo.ts";
 import type { KeyRef } from "../../src/outbound/sending/idempotency.ts";
 import { openStore } from "../../src/store/store.ts";
@@ -16,6 +16,8 @@ describe("findKey", () => {
     ["no row: claim it", null, DAY, { kind: "claim" }],
     ["answered: the answer", answered, DAY, { kind: "answered", requestSha256: "ab", answer: "{}" }],
     ["no answer yet: in flight", { ...answered, answer: null }, DAY, { kind: "in_flight" }],
+    ["no answer for a millisecond less than the abandoned time: in flight", { ...answered, answer: null, createdAtMs: NOW - ABANDONED_CLAIM_MS + 1 }, DAY, { kind: "in_flight" }],
+    ["no answer for the abandoned time (its node died): claim it", { ...answered, answer: null, createdAtMs: NOW - ABANDONED_CLAIM_MS }, DAY, { kind: "claim" }],
     ["answered a day ago to the millisecond: forgotten, claim it", { ...answered, createdAtMs: NOW - DAY }, DAY, { kind: "claim" }],
     ["answered a millisecond less than a day ago: the answer", { ...answered, createdAtMs: NOW - DAY + 1 }, DAY, { kind: "answered", requestSha256: "ab", answer: "{}" }],
     ["kept for ever (off): the answer, however old", { ...answered, createdAtMs: NOW - 400 * DAY }, null, { kind: "answered", requestSha256: "ab", answer: "{}" }],

@@ -29,13 +29,21 @@ export interface KeyAnswer extends KeyRef {
   answer: string;
 }
 
+/**
+ * A claim without an answer this old belongs to a request that is gone: a send is answered
+ * in seconds (the message is queued, not delivered). On one node the claims of a process that
+ * died are dropped when it starts again; on several nodes sharing PostgreSQL the node that
+ * made a claim may never come back, so the claim is free again after this time.
+ */
+export const ABANDONED_CLAIM_MS = 10 * 60_000;
+
 /** What a request with a key finds: nothing (it claims the key), one still in flight, or an answer. */
 export type KeyFinding = { kind: "claim" } | { kind: "in_flight" } | { kind: "answered"; requestSha256: string | null; answer: string };
 
 /** `keepMs`: how long a key is remembered (retention.idempotency_keys); null: for ever. */
 export function findKey(row: StoredKey | null, nowMs: number, keepMs: number | null): KeyFinding {
   if (!row || (keepMs !== null && row.createdAtMs <= nowMs - keepMs)) return { kind: "claim" };
-  if (row.answer === null) return { kind: "in_flight" };
+  if (row.answer === null) return row.createdAtMs <= nowMs - ABANDONED_CLAIM_MS ? { kind: "claim" } : { kind: "in_flight" };
   return { kind: "answered", requestSha256: row.requestSha256, answer: row.answer };
 }
 
