@@ -191,7 +191,7 @@ export class App {
     });
     const purgeThread = new PurgeThread(config.dataDir, logger.child({ component: "retention" }));
     this.retention = new RetentionPurge({ purges: purgeThread.purges(), close: () => purgeThread.close(), clock, logger: logger.child({ component: "retention" }), settings: () => this.current.retention });
-    this.scheduler = scheduleAppJobs({ config, leases: repos.jobLeases, clock, logger: logger.child({ component: "jobs" }) }, {
+    this.scheduler = scheduleAppJobs({ config, leases: repos.jobLeases, clock, logger: logger.child({ component: "jobs" }), onRun: (job) => this.metrics.jobRun(job) }, {
       verifySendingDomains: () => this.domains.verifyDue(),
       purgeAttachments: async () => localAttachments.purgeExpired(clock.nowMs()),
       retentionPurge: () => this.retention.run(),

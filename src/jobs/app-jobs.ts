@@ -14,9 +14,9 @@ export interface AppJobs {
   reloadStoredCertificate(): Promise<unknown>;
 }
 
-export function scheduleAppJobs(deps: { config: Config; leases: JobLeaseRepo; clock: Clock; logger: Logger }, jobs: AppJobs): Scheduler {
+export function scheduleAppJobs(deps: { config: Config; leases: JobLeaseRepo; clock: Clock; logger: Logger; onRun(job: string): void }, jobs: AppJobs): Scheduler {
   const { config, clock } = deps;
-  const scheduler = new Scheduler(deps.logger, { repo: deps.leases, holder: config.cluster.nodeId, clock });
+  const scheduler = new Scheduler(deps.logger, { repo: deps.leases, holder: config.cluster.nodeId, clock }, deps.onRun);
   const oncePerCluster = { oncePerCluster: true };
   scheduler.every("verify-sending-domains", "0 * * * * *", () => jobs.verifySendingDomains(), oncePerCluster);
   // On every node: it deletes the attachments stored on this node's own disk, which no other node can reach.

@@ -49,6 +49,8 @@ export class Scheduler {
   constructor(
     private readonly logger: Logger,
     private readonly leases: ClusterLeases | null = null,
+    /** Hears each run this node starts (postroom_job_runs_total: once per cluster shows across nodes). */
+    private readonly onRun: (job: string) => void = () => {},
   ) {}
 
   /** Runs `fn` on `pattern` (cron syntax with seconds, e.g. "0 * * * * *" every minute). */
@@ -88,6 +90,7 @@ export class Scheduler {
       // Checked after the lease: a run still going keeps its lease renewed.
       if (job.running || this.stopped) return;
       job.running = true;
+      this.onRun(name);
       try {
         await job.fn();
       } finally {

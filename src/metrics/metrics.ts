@@ -50,6 +50,8 @@ export interface Metrics {
   webhookPost(status: number | null, timedOut: boolean): void;
   /** `route` is the route's pattern (labels.ts routeMatcher), never the path. */
   httpRequest(method: string, route: string, status: number, seconds: number): void;
+  /** This node started a run of a periodic job. */
+  jobRun(job: string): void;
 }
 
 const MINUTE_S = 60;
@@ -222,6 +224,13 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     registers,
   });
   for (const listener of ["inbound", "submission", "api"]) mailRefusedMemory.inc({ listener }, 0);
+  // Per node: a job that runs once per cluster counts on the node that held its lease.
+  const jobRuns = new Counter({
+    name: "postroom_job_runs_total",
+    help: "Runs of periodic jobs this node started, by job (jobs that run once per cluster count on the node holding their lease)",
+    labelNames: ["job"] as const,
+    registers,
+  });
 
   return {
     registry,
@@ -249,5 +258,6 @@ export function createMetrics(deps: MetricsDeps): Metrics {
       httpRequests.inc({ method: m, route, status_class: statusClass(status) });
       httpSeconds.observe({ method: m, route }, seconds);
     },
+    jobRun: (job) => jobRuns.inc({ job }),
   };
 }
