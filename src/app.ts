@@ -37,7 +37,6 @@ import { WebhookDispatcher } from "./events/dispatcher.ts";
 import { scheduleAppJobs } from "./jobs/app-jobs.ts";
 import type { Scheduler } from "./jobs/scheduler.ts";
 import { RetentionPurge } from "./jobs/retention-purge.ts";
-import { PurgeThread } from "./jobs/purge-thread.ts";
 import { DeliveryWorker } from "./outbound/delivery/worker.ts";
 import { outboundTls } from "./outbound/delivery/destination-tls.ts";
 import { lockDataDir, type DataDirLock } from "./store/data-dir-lock.ts";
@@ -189,8 +188,7 @@ export class App {
           }),
       },
     });
-    const purgeThread = new PurgeThread(config.dataDir, logger.child({ component: "retention" }));
-    this.retention = new RetentionPurge({ purges: purgeThread.purges(), close: () => purgeThread.close(), clock, logger: logger.child({ component: "retention" }), settings: () => this.current.retention });
+    this.retention = new RetentionPurge({ ...repos.retention, clock, logger: logger.child({ component: "retention" }), settings: () => this.current.retention });
     this.scheduler = scheduleAppJobs({ config, leases: repos.jobLeases, clock, logger: logger.child({ component: "jobs" }), onRun: (job) => this.metrics.jobRun(job) }, {
       verifySendingDomains: () => this.domains.verifyDue(),
       purgeAttachments: async () => localAttachments.purgeExpired(clock.nowMs()),

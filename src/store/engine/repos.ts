@@ -9,6 +9,8 @@ import type { AddressRepo } from "../../inbound/addresses.port.ts";
 import type { CustomDomainRepo } from "../../inbound/custom-domains.port.ts";
 import type { StatusRepo } from "../../inbound/statuses.port.ts";
 import type { JobLeaseRepo } from "../../jobs/job-lease.port.ts";
+import type { RetentionTable } from "../../jobs/retention.ts";
+import type { Purge } from "../purge-window.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { SecretBox } from "../../lib/secret-key.ts";
 import type { StsStore } from "../../outbound/delivery/mta-sts.port.ts";
@@ -38,6 +40,8 @@ export interface Repos {
   idempotency: IdempotencyRepo;
   mtaSts: StsStore;
   jobLeases: JobLeaseRepo;
+  /** The retention purge's windows, one Purge per table, and what to close after the last. */
+  retention: { purges: Record<RetentionTable, Purge>; close(): Promise<void> };
   /** Throws unless the store took a durable write lately (for /healthz). */
   checkWritable(nowMs: number): void;
   close(): Promise<void>;

@@ -8,6 +8,7 @@ import { createAddressRepo } from "../../inbound/addresses.repo.ts";
 import { createCustomDomainRepo } from "../../inbound/custom-domains.repo.ts";
 import { createStatusRepo } from "../../inbound/statuses.repo.ts";
 import { createJobLeaseRepo } from "../../jobs/job-lease.repo.ts";
+import { PurgeThread } from "../../jobs/purge-thread.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { createStsRepo } from "../../outbound/delivery/mta-sts.repo.ts";
 import { createOutboundRepo } from "../../outbound/queue/queue.repo.ts";
@@ -29,6 +30,7 @@ export function openSqliteRepos(dataDir: string, hooks: RepoHooks, logger: Logge
   const store = openStore(dataDir, undefined, logger);
   const { clock } = hooks;
   const statuses = createStatusRepo(store, hooks.onStatusStoreFailed);
+  const purgeThread = new PurgeThread(dataDir, logger.child({ component: "retention" }));
   return {
     engine: "sqlite",
     store,
@@ -47,6 +49,7 @@ export function openSqliteRepos(dataDir: string, hooks: RepoHooks, logger: Logge
     idempotency: idempotencyAtStart(store),
     mtaSts: createStsRepo(store, clock),
     jobLeases: createJobLeaseRepo(store),
+    retention: { purges: purgeThread.purges(), close: () => purgeThread.close() },
     checkWritable: (nowMs) => store.checkWritable(nowMs),
     close: async () => {
       statuses.close();
