@@ -1,20 +1,21 @@
 // GET /attachments/{id}/{file name}?expires=&signature=: locally stored attachments of
 // received mail. The signed URL is the credential; anything else is 404.
 import { Elysia, t } from "elysia";
-import { ATTACHMENT_PATH_PREFIX, type LocalAttachmentStore } from "../inbound/attachment-files.ts";
+import { ATTACHMENT_PATH_PREFIX } from "../inbound/attachment-url.ts";
+import type { LocalAttachments } from "../inbound/local-attachments.port.ts";
 import type { Clock } from "../lib/clock.ts";
 import { notFound } from "./errors.ts";
 
-export function attachmentRoutes(store: LocalAttachmentStore, clock: Clock) {
+export function attachmentRoutes(store: LocalAttachments, clock: Clock) {
   return new Elysia({ name: "attachments" }).get(
     `${ATTACHMENT_PATH_PREFIX}/:id/:name`,
-    ({ params, query }) => {
-      const found = store.open(params.id, query.expires ?? "", query.signature ?? "", clock.nowMs());
+    async ({ params, query }) => {
+      const found = await store.open(params.id, query.expires ?? "", query.signature ?? "", clock.nowMs());
       if (!found) throw notFound();
-      return new Response(Bun.file(found.path), {
+      return new Response(found.body, {
         headers: {
-          "content-type": found.meta.content_type,
-          "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(found.meta.file_name)}`,
+          "content-type": found.contentType,
+          "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(found.fileName)}`,
           "cache-control": "private, max-age=3600",
           "x-content-type-options": "nosniff",
         },

@@ -2,7 +2,7 @@
 import type { AccountRegistry } from "../auth/accounts.ts";
 import type { AccountConfig, Config, OutboundAccountConfig } from "../config/config.ts";
 import type { AddressRepo } from "../inbound/addresses.port.ts";
-import type { LocalAttachmentStore } from "../inbound/attachment-files.ts";
+import type { LocalAttachments } from "../inbound/local-attachments.port.ts";
 import type { CustomDomainRepo } from "../inbound/custom-domains.port.ts";
 import type { StatusRepo } from "../inbound/statuses.port.ts";
 import type { SendingDomainRepo } from "../domains/sending-domains.port.ts";
@@ -41,7 +41,7 @@ export interface ApiDeps {
   addresses: AddressRepo;
   customDomains: CustomDomainRepo;
   statuses: StatusRepo;
-  localAttachments: LocalAttachmentStore;
+  localAttachments: LocalAttachments;
   outbound: OutboundRepo;
   send: SendDeps;
   sendingDomains: SendingDomainRepo;

@@ -13,7 +13,6 @@ import type { MessageCost } from "../lib/memory-budget.ts";
 import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
 import { formatReply, type SmtpReply } from "../lib/smtp-reply.ts";
 import type { Address } from "./address.ts";
-import { LocalAttachmentStore } from "./attachment-files.ts";
 import { uploadToS3 } from "./attachment-s3.ts";
 import type { AuthChecker, AuthChecks } from "./auth-checks.ts";
 import type { BounceHandler } from "./bounce-hook.ts";
@@ -24,6 +23,7 @@ import type { MessageAttachment, MessageContent, PayloadEnvelope } from "./paylo
 import { recipientsOfAccount, type AcceptedRecipient } from "./recipients.ts";
 import type { StatusRepo } from "./statuses.port.ts";
 import type { IncomingStatus } from "./incoming-status.ts";
+import type { LocalAttachments } from "./local-attachments.port.ts";
 import { targetBody } from "./target-body.ts";
 import { postToTarget, type TargetPostContext } from "./target-post.ts";
 import { verdictFor, worstReply, type TargetOutcome, type TargetVerdict } from "./target-reply.ts";
@@ -68,7 +68,7 @@ export interface DeliverDeps {
   resolver: DnsResolver;
   auth: AuthChecker;
   statuses: StatusRepo;
-  localAttachments: LocalAttachmentStore;
+  localAttachments: LocalAttachments;
   bounces: BounceHandler;
   clock: Clock;
   logger: Logger;
@@ -163,7 +163,7 @@ export async function deliverToAddress(group: AddressGroup, content: MessageCont
 }
 
 /** Stores a file in the address's S3 store, or locally; returns its signed URL. */
-function keep(address: Address, file: MessageAttachment, deps: DeliverDeps): Promise<string> | string {
+function keep(address: Address, file: MessageAttachment, deps: DeliverDeps): Promise<string> {
   const store = address.attachments;
   if (store.store === "s3") return uploadToS3(store, file, { nowMs: deps.clock.nowMs(), ttlMs: deps.attachmentUrlTtlMs, resolver: deps.resolver, policy: deps.post.policy, timeoutMs: deps.post.timeoutMs });
   return deps.localAttachments.save(file, deps.clock.nowMs(), deps.attachmentUrlTtlMs);

@@ -7,7 +7,7 @@ import { guardedFetch } from "../lib/egress-fetch.ts";
 import { newId16 } from "../lib/ids.ts";
 import { formatReply } from "../lib/smtp-reply.ts";
 import type { Address } from "./address.ts";
-import { ATTACHMENT_PATH_PREFIX } from "./attachment-files.ts";
+import { ATTACHMENT_PATH_PREFIX } from "./attachment-url.ts";
 import { deliverMessage, type DeliverDeps } from "./deliver-message.ts";
 import type { IncomingStatus } from "./incoming-status.ts";
 import { headerFields, payloadView, type HeaderField, type PayloadView } from "./kept-message.ts";
@@ -26,9 +26,9 @@ export async function readKeptMessage(url: string, deps: PostAgainDeps): Promise
   const own = new URL(deps.publicUrl);
   const local = new RegExp(`^${ATTACHMENT_PATH_PREFIX}/([0-9a-f]{32})/`).exec(u.pathname);
   if (u.origin === own.origin && local) {
-    const file = deps.localAttachments.open(local[1]!, u.searchParams.get("expires") ?? "", u.searchParams.get("signature") ?? "", deps.clock.nowMs());
+    const file = await deps.localAttachments.open(local[1]!, u.searchParams.get("expires") ?? "", u.searchParams.get("signature") ?? "", deps.clock.nowMs());
     // Read without holding the event loop: a kept message may be as large as smtp.max_message_size.
-    return file ? Buffer.from(await Bun.file(file.path).arrayBuffer()) : null;
+    return file ? Buffer.from(await file.body.arrayBuffer()) : null;
   }
   const { response } = await guardedFetch(
     { url, method: "GET", headers: { "user-agent": deps.post.userAgent }, maxRedirects: 0, signal: AbortSignal.timeout(deps.post.timeoutMs) },
