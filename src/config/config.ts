@@ -145,7 +145,15 @@ export interface Config {
     /** Hashes of the operator tokens of the admin view. */
     adminTokenHashes: string[];
   };
-  webhooks: { timeoutMs: number; retryDelaysMs: number[]; maxAgeMs: number; batchSize: number; allowPrivate: boolean };
+  webhooks: {
+    timeoutMs: number;
+    /** How long a claimed batch is this node's to post (OutboxLease); longer than timeoutMs. */
+    leaseMs: number;
+    retryDelaysMs: number[];
+    maxAgeMs: number;
+    batchSize: number;
+    allowPrivate: boolean;
+  };
   dns: { servers: string[] };
   tls: {
     mode: "off" | "files" | "acme";

@@ -91,6 +91,12 @@ export function crossKeyProblems(raw: RawConfig): Problem[] {
   if (raw.http.tls && raw.tls.mode === "off") {
     problems.push({ path: "http.tls", message: 'needs a certificate: set tls.mode to "files" or "acme", or set http.tls = false' });
   }
+  if (ms(raw.webhooks.lease_time) <= ms(raw.webhooks.timeout)) {
+    problems.push({
+      path: "webhooks.lease_time",
+      message: `must be longer than webhooks.timeout ("${raw.webhooks.timeout}"), not "${raw.webhooks.lease_time}": a batch whose lease ends while its POST still waits for an answer is posted again by another node`,
+    });
+  }
   if (raw.http.listen === "") problems.push({ path: "http.listen", message: "is required: the API and /healthz live there" });
   return problems;
 }
@@ -187,6 +193,7 @@ export function toConfig(raw: RawConfig): Config {
     },
     webhooks: {
       timeoutMs: ms(raw.webhooks.timeout),
+      leaseMs: ms(raw.webhooks.lease_time),
       retryDelaysMs: raw.webhooks.retry_delays.map(ms),
       maxAgeMs: ms(raw.webhooks.max_age),
       batchSize: raw.webhooks.batch_size,

@@ -171,6 +171,7 @@ export const ConfigSchema = Type.Object(
     webhooks: section(
       {
         timeout: duration("10s", "how long a webhook receiver may take to answer"),
+        lease_time: nonzeroDuration("1m", "how long a node holds the batch it is posting before another node may post it (after a crash); longer than timeout"),
         retry_delays: Type.Array(Type.String({ pattern: DURATION_PATTERN, errorMessage: 'must be a duration such as "5m"' }), {
           default: ["10s", "1m", "5m", "30m", "2h", "6h"],
           minItems: 1,

@@ -2,7 +2,10 @@
 // up to 100 in event order, one batch in flight per outbound account (so events of a
 // message never overtake each other), retried with backoff until a 2xx or until they
 // expire. Each POST carries the Bearer token and Standard Webhooks signature headers, and
-// passes the egress guard.
+// passes the egress guard. A batch is claimed under a lease (webhooks.lease_time) and its
+// outcome is recorded only while the lease is still this node's, so nodes sharing one
+// PostgreSQL post each batch once, and a node that dies mid-POST leaves its batch to
+// another when the lease ends (the receiver then gets it again: at least once).
 import { Webhook } from "standardwebhooks";
 import type { AccountRegistry } from "../auth/accounts.ts";
 import type { Config, WebhookConfig } from "../config/config.ts";
@@ -10,7 +13,7 @@ import { isoTime, type Clock } from "../lib/clock.ts";
 import type { DnsResolver } from "../lib/dns.ts";
 import { guardedFetch, readBodyPrefix } from "../lib/egress-fetch.ts";
 import type { Logger } from "../lib/logger.ts";
-import type { OutboxRepo } from "./outbox.repo.ts";
+import type { LeasedBatch, OutboxRepo } from "./outbox.port.ts";
 import type { Batch } from "./outbox-event.ts";
 import type { WebhookPostRepo } from "./webhook-posts.port.ts";
 import type { WebhookPost } from "./webhook-post.ts";
@@ -153,7 +156,8 @@ export class WebhookDispatcher {
           if (dropped > 0) this.deps.logger.info("events not posted: no webhook configured", { outbound_account_id: outboundAccountId, count: dropped });
           continue;
         }
-        const batch = await this.deps.repo.takeBatch(outboundAccountId, now, this.deps.config().webhooks.batchSize);
+        const { batchSize, leaseMs } = this.deps.config().webhooks;
+        const batch = await this.deps.repo.claimBatch(outboundAccountId, now, batchSize, leaseMs);
         if (!batch) continue;
         this.inFlight.add(outboundAccountId);
         const run = this.post(webhook, batch).finally(() => {
@@ -235,21 +239,41 @@ export class WebhookDispatcher {
 
   /** The dashboard's "retry now": the outbound account's pending events are due at once. Returns how many wait. */
   async retryNow(outboundAccountId: string): Promise<number> {
-    const pending = await this.deps.repo.dueNow(outboundAccountId, this.deps.clock.nowMs());
+    // While this node posts the account's batch nothing of it waits for a retry, and making
+    // the leased rows due would end the lease: the batch would be posted twice.
+    const pending = this.inFlight.has(outboundAccountId) ? (await this.deps.repo.pendingOf(outboundAccountId)).events : await this.deps.repo.dueNow(outboundAccountId, this.deps.clock.nowMs());
     this.wake(0);
     return pending;
   }
 
-  private async post(webhook: WebhookConfig, batch: Batch): Promise<void> {
+  private async post(webhook: WebhookConfig, batch: LeasedBatch): Promise<void> {
     const c = this.deps.config().webhooks;
     const { status, retryAfter, problem } = await this.exchange(webhook, batch.events[0]!.outboundAccountId, batch.id, webhookBody(batch), batch.events.length, false);
     if (status !== null && status >= 200 && status < 300) {
-      await this.deps.repo.acknowledge(batch.id);
+      if (!(await this.deps.repo.finishSent(batch.lease))) this.leaseLost(batch, status);
       return;
     }
     const attempts = batch.attempts + 1;
     const at = webhookRetryAt(attempts, this.deps.clock.nowMs(), c.retryDelaysMs, retryAfter);
-    await this.deps.repo.retryLater(batch.id, at);
+    if (!(await this.deps.repo.finishRetry(batch.lease, at))) {
+      this.leaseLost(batch, status);
+      return;
+    }
     this.deps.logger.warn("webhook post failed; will retry", { url: new URL(webhook.url).origin, status, problem, batch: batch.id, events: batch.events.length, attempt: attempts, retry_at: isoTime(at) });
+  }
+
+  /**
+   * The batch is no longer this node's (its lease ran out and another node claimed it, a
+   * "retry now" elsewhere ended it, or its events expired): whoever holds it now decides.
+   * Only said; the receiver may get or have got the batch again, which at-least-once allows.
+   */
+  private leaseLost(batch: LeasedBatch, status: number | null): void {
+    this.deps.logger.warn("webhook batch lease lost; its outcome is not recorded", {
+      batch: batch.id,
+      outbound_account_id: batch.events[0]!.outboundAccountId,
+      events: batch.events.length,
+      status,
+      lease_until: isoTime(batch.lease.untilMs),
+    });
   }
 }

@@ -1,14 +1,12 @@
 // SQL for the webhook outbox on PostgreSQL, for several nodes on one database: the leased
-// claim (OutboxLeases, outbox.port.ts) and the outbox's reads and bulk changes, with the
-// same semantics as outbox.repo.ts on SQLite. Not here: takeBatch, acknowledge and
-// retryLater (the claim without a lease, safe only in one process) and the retention purge
-// (rowid windows, SQLite-only for now); the dispatcher moves to the leased claim when the
-// app opens PostgreSQL.
+// claim and the outbox's reads and bulk changes (OutboxRepo, outbox.port.ts), with the
+// same semantics as outbox.repo.ts on SQLite. Not here: the retention purge (rowid
+// windows, SQLite-only for now).
 import type { SQL } from "bun";
 import { newId16 } from "../lib/ids.ts";
 import { pgInteger } from "../store/pg-values.ts";
 import type { OutboxEvent } from "./outbox-event.ts";
-import type { OutboxLeases, OutboxRepo } from "./outbox.port.ts";
+import type { OutboxRepo } from "./outbox.port.ts";
 
 interface Row {
   event_id: string;
@@ -36,9 +34,7 @@ const toEvent = (r: Row): OutboxEvent => ({
 /** The first key of the advisory locks that serialize claims per outbound account (the second is the account's hash). */
 const CLAIM_LOCK_CLASS = 0x0b0e;
 
-export type PgOutboxRepo = Omit<OutboxRepo, "takeBatch" | "acknowledge" | "retryLater"> & OutboxLeases;
-
-export function createPgOutboxRepo(sql: SQL): PgOutboxRepo {
+export function createPgOutboxRepo(sql: SQL): OutboxRepo {
   /** The leased batch's events (its pending rows), in event order. */
   const eventsOf = async (tx: SQL, batchId: string): Promise<OutboxEvent[]> => {
     const rows: Row[] = await tx`SELECT o.event_id, e.kind, r.email, o.message_id, o.outbound_account_id, o.account_id, e.created_at, e.details_json

@@ -1,18 +1,15 @@
-// The ports of the webhook outbox, whatever the engine. OutboxRepo is what the dispatcher
-// (dispatcher.ts) uses today, on SQLite only (outbox.repo.ts): one process, which keeps one
-// batch per outbound account in flight in its memory. OutboxLeases is the claim for several
-// nodes on one database: a batch is taken under a lease, and only the lease's holder
-// finishes it. Both engines implement OutboxLeases (outbox.repo.ts, outbox.pg.repo.ts);
-// test/events/outbox-repo.contract.test.ts runs the same cases on both.
+// The port of the webhook outbox, whatever the engine: the dispatcher (dispatcher.ts) is
+// given either engine's repository (createOutboxRepo in outbox.repo.ts on SQLite,
+// createPgOutboxRepo in outbox.pg.repo.ts on PostgreSQL). A batch is taken under a lease
+// and only the lease's holder finishes it, so several nodes on one database post each
+// batch once in the ordinary case, and a node that dies mid-POST leaves its batch to
+// another once the lease ran out. test/events/outbox-repo.contract.test.ts runs the same
+// cases on both engines.
 import type { Batch } from "./outbox-event.ts";
 
-export interface OutboxRepo {
-  /** Outbound accounts with pending events, and when their next batch is due. */
+export interface OutboxRepo extends OutboxLeases {
+  /** Outbound accounts with pending events, and when their next batch is due (a leased batch: when its lease ends). */
   pendingTargets(): Promise<{ outboundAccountId: string; dueMs: number }[]>;
-  /** The batch to post now for this outbound account (the one being retried, or a new one), or null. */
-  takeBatch(outboundAccountId: string, nowMs: number, maxEvents: number): Promise<Batch | null>;
-  acknowledge(batchId: string): Promise<void>;
-  retryLater(batchId: string, atMs: number): Promise<void>;
   /** Gives up on events older than `maxAgeMs`; returns how many. */
   expire(nowMs: number, maxAgeMs: number): Promise<number>;
   /** Drops the pending events of an outbound account that has no webhook. */
@@ -21,7 +18,11 @@ export interface OutboxRepo {
   countPending(): Promise<number>;
   /** When the oldest pending event was created; null when none is pending. */
   oldestPendingMs(): Promise<number | null>;
-  /** Makes an outbound account's pending events due at `nowMs` (retry now); returns how many are pending. */
+  /**
+   * Makes an outbound account's pending events due at `nowMs` (retry now); returns how many
+   * are pending. A leased batch's rows too: the lease ends there, its holder's finish is
+   * refused and the batch is claimed again (the receiver may get it twice).
+   */
   dueNow(outboundAccountId: string, nowMs: number): Promise<number>;
   /** An outbound account's pending events: how many, the oldest's time, and when the next POST is due. */
   pendingOf(outboundAccountId: string): Promise<{ events: number; oldestMs: number | null; dueMs: number | null }>;

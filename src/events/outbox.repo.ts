@@ -1,11 +1,11 @@
 // SQL for the webhook outbox: batches of pending events per outbound account, in event
 // order, one batch at a time per account, retried as the same batch until acknowledged.
-// The ports are in outbox.port.ts; outbox.pg.repo.ts is the PostgreSQL side.
+// The port is in outbox.port.ts; outbox.pg.repo.ts is the PostgreSQL side.
 import { newId16 } from "../lib/ids.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
 import type { Batch, OutboxEvent } from "./outbox-event.ts";
-import type { OutboxLeases, OutboxRepo } from "./outbox.port.ts";
+import type { OutboxRepo } from "./outbox.port.ts";
 
 interface Row {
   event_id: string;
@@ -22,7 +22,7 @@ interface Row {
 
 export type { OutboxRepo } from "./outbox.port.ts";
 
-export function createOutboxRepo(store: Store): OutboxRepo & OutboxLeases {
+export function createOutboxRepo(store: Store): OutboxRepo {
   const { db } = store;
   const select = `SELECT o.event_id, e.kind, r.email, o.message_id, o.outbound_account_id, o.account_id, e.created_at, e.details_json, o.attempts, o.batch_id
     FROM webhook_outbox o JOIN message_events e ON e.id = o.event_id JOIN outbound_recipients r ON r.id = e.recipient_id`;
@@ -42,13 +42,13 @@ export function createOutboxRepo(store: Store): OutboxRepo & OutboxLeases {
     createdAtMs: r.created_at,
     details: JSON.parse(r.details_json),
   });
-  /** The account's batch due now (see takeBatch and claimBatch), in the caller's transaction; with `untilMs`, its rows are due then (the lease). */
-  const take = (outboundAccountId: string, nowMs: number, maxEvents: number, untilMs: number | null): Batch | null => {
+  /** The account's batch due now (see claimBatch), in the caller's transaction; its rows are then due at `untilMs` (the lease). */
+  const take = (outboundAccountId: string, nowMs: number, maxEvents: number, untilMs: number): Batch | null => {
     const head = firstPending.get(outboundAccountId) as { next_attempt_at: number; batch_id: string | null; attempts: number } | null;
     if (!head) return null;
     if (head.batch_id !== null) {
       if (head.next_attempt_at > nowMs) return null;
-      if (untilMs !== null) db.query("UPDATE webhook_outbox SET next_attempt_at = ? WHERE batch_id = ? AND state = 'pending'").run(untilMs, head.batch_id);
+      db.query("UPDATE webhook_outbox SET next_attempt_at = ? WHERE batch_id = ? AND state = 'pending'").run(untilMs, head.batch_id);
       const retrying = db.query(`${select} WHERE o.batch_id = ? AND o.state = 'pending' ORDER BY o.seq`).all(head.batch_id) as Row[];
       return { id: head.batch_id, attempts: head.attempts, events: retrying.map(toEvent) };
     }
@@ -57,7 +57,7 @@ export function createOutboxRepo(store: Store): OutboxRepo & OutboxLeases {
       .all(outboundAccountId, nowMs, maxEvents) as Row[];
     if (fresh.length === 0) return null;
     const id = `msg_${newId16()}${newId16()}`;
-    const mark = db.query("UPDATE webhook_outbox SET batch_id = ?, next_attempt_at = COALESCE(?, next_attempt_at) WHERE event_id = ?");
+    const mark = db.query("UPDATE webhook_outbox SET batch_id = ?, next_attempt_at = ? WHERE event_id = ?");
     for (const r of fresh) mark.run(id, untilMs, r.event_id);
     return { id, attempts: 0, events: fresh.map(toEvent) };
   };
@@ -75,9 +75,6 @@ export function createOutboxRepo(store: Store): OutboxRepo & OutboxLeases {
         return { outboundAccountId: id, dueMs: head.next_attempt_at };
       });
     },
-    async takeBatch(outboundAccountId, nowMs, maxEvents) {
-      return store.tx(() => take(outboundAccountId, nowMs, maxEvents, null));
-    },
     async claimBatch(outboundAccountId, nowMs, maxEvents, leaseMs) {
       const untilMs = nowMs + leaseMs;
       const batch = store.tx(() => take(outboundAccountId, nowMs, maxEvents, untilMs));
@@ -88,12 +85,6 @@ export function createOutboxRepo(store: Store): OutboxRepo & OutboxLeases {
     },
     async finishRetry(lease, atMs) {
       return db.query("UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE batch_id = ? AND state = 'pending' AND next_attempt_at = ?").run(atMs, lease.batchId, lease.untilMs).changes > 0;
-    },
-    async acknowledge(batchId) {
-      db.query("UPDATE webhook_outbox SET state = 'sent', attempts = attempts + 1 WHERE batch_id = ? AND state = 'pending'").run(batchId);
-    },
-    async retryLater(batchId, atMs) {
-      db.query("UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE batch_id = ? AND state = 'pending'").run(atMs, batchId);
     },
     async expire(nowMs, maxAgeMs) {
       return db.query("UPDATE webhook_outbox INDEXED BY webhook_outbox_pending_age SET state = 'expired' WHERE state = 'pending' AND created_at < ?").run(nowMs - maxAgeMs).changes;

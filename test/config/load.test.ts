@@ -55,6 +55,16 @@ describe("config errors name the key path and the rule", () => {
     ["acme without domains", `[tls]\nmode = "acme"`, 'tls.acme.domains: needs at least one name when tls.mode is "acme"'],
     ["http listener off", `[http]\nlisten = ""`, "http.listen: is required: the API and /healthz live there"],
     [
+      "a webhook POST's timeout raised past the default lease",
+      `[webhooks]\ntimeout = "2m"`,
+      'webhooks.lease_time: must be longer than webhooks.timeout ("2m"), not "1m": a batch whose lease ends while its POST still waits for an answer is posted again by another node',
+    ],
+    [
+      "a webhook lease as long as the POST's timeout",
+      `[webhooks]\ntimeout = "30s"\nlease_time = "30s"`,
+      'webhooks.lease_time: must be longer than webhooks.timeout ("30s"), not "30s": a batch whose lease ends while its POST still waits for an answer is posted again by another node',
+    ],
+    [
       "an outbound ID equal to an account ID",
       `[[accounts]]\nid = "0123456789abcdef"\n[[accounts.outbound]]\nid = "0123456789abcdef"`,
       "accounts[0].outbound[0].id: duplicates the ID at accounts[0].id",

@@ -7,7 +7,7 @@ import { SQL } from "bun";
 import { afterAll, beforeAll, expect } from "bun:test";
 import { createPgEventRepo } from "../../src/events/events.pg.repo.ts";
 import type { MessageEvent, NewEvent } from "../../src/events/message-event.ts";
-import { createPgOutboxRepo, type PgOutboxRepo } from "../../src/events/outbox.pg.repo.ts";
+import { createPgOutboxRepo } from "../../src/events/outbox.pg.repo.ts";
 import { type EngineHandle, STORE_ENGINES } from "../helpers/engines.ts";
 import { addMessage } from "./outbox-rows.ts";
 
@@ -47,7 +47,7 @@ PG.test(
 
     const node = async (name: string): Promise<void> => {
       const sql = new SQL(url, { max: 2 });
-      const outbox: PgOutboxRepo = createPgOutboxRepo(sql);
+      const outbox = createPgOutboxRepo(sql);
       try {
         while ((await outbox.countPending()) > 0) {
           for (const target of await outbox.pendingTargets()) {

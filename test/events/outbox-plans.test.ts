@@ -20,9 +20,9 @@ test("every outbox query the dispatcher runs uses an index", async () => {
   }) as typeof query;
   const repo = createOutboxRepo(store);
   await repo.pendingTargets();
-  await repo.takeBatch("a0000000000000f1", Date.now(), 100);
-  await repo.acknowledge("msg_x");
-  await repo.retryLater("msg_x", Date.now());
+  await repo.claimBatch("a0000000000000f1", Date.now(), 100, 60_000);
+  await repo.finishSent({ batchId: "msg_x", untilMs: Date.now() });
+  await repo.finishRetry({ batchId: "msg_x", untilMs: Date.now() }, Date.now());
   await repo.expire(Date.now(), 1000);
   expect(seen.size).toBeGreaterThanOrEqual(5);
   for (const sql of seen) {

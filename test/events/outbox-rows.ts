@@ -5,7 +5,8 @@
 import { createPgEventRepo } from "../../src/events/events.pg.repo.ts";
 import type { EventRepo } from "../../src/events/events.port.ts";
 import { createEventRepo } from "../../src/events/events.repo.ts";
-import { createPgOutboxRepo, type PgOutboxRepo } from "../../src/events/outbox.pg.repo.ts";
+import { createPgOutboxRepo } from "../../src/events/outbox.pg.repo.ts";
+import type { OutboxRepo } from "../../src/events/outbox.port.ts";
 import { createOutboxRepo } from "../../src/events/outbox.repo.ts";
 import { afterAll, beforeAll, beforeEach } from "bun:test";
 import type { EngineHandle, StoreEngine } from "../helpers/engines.ts";
@@ -23,8 +24,7 @@ export const EVENT_TABLES = ["webhook_outbox", "message_events", "stats_hourly",
 export interface OpenedEvents {
   handle: EngineHandle;
   events: EventRepo;
-  /** What both engines' outbox repositories implement (the leased claim and the reads). */
-  outbox: PgOutboxRepo;
+  outbox: OutboxRepo;
 }
 
 /** An engine with its events and outbox repositories. */

@@ -13,6 +13,7 @@ export class WebhookReceiver {
   readonly posts: ReceivedPost[] = [];
   /** Answers to give, in order; then 200. */
   readonly script: number[] = [];
+  private readonly holds: { match(headers: Record<string, string>): boolean; arrive(): void; gate: Promise<void> }[] = [];
 
   private constructor(
     private server: ReturnType<typeof Bun.serve>,
@@ -27,6 +28,12 @@ export class WebhookReceiver {
       async fetch(req) {
         const raw = await req.text();
         const headers = Object.fromEntries(req.headers);
+        const hold = self.holds.find((h) => h.match(headers));
+        if (hold) {
+          self.holds.splice(self.holds.indexOf(hold), 1);
+          hold.arrive();
+          await hold.gate;
+        }
         let verified = true;
         try {
           new Webhook(secret).verify(raw, headers);
@@ -44,6 +51,18 @@ export class WebhookReceiver {
 
   get url(): string {
     return `http://127.0.0.1:${this.server.port}/hook`;
+  }
+
+  /**
+   * The next POST (whose headers `match`) waits for its answer until `release()`; `arrived`
+   * resolves when it came. Holds are taken in the order they were asked for. A held POST's
+   * answer is taken from the script when released, and it is recorded in `posts` then.
+   */
+  holdNext(match: (headers: Record<string, string>) => boolean = () => true): { arrived: Promise<void>; release(): void } {
+    const arrived = Promise.withResolvers<void>();
+    const gate = Promise.withResolvers<void>();
+    this.holds.push({ match, arrive: () => arrived.resolve(), gate: gate.promise });
+    return { arrived: arrived.promise, release: () => gate.resolve() };
   }
 
   /** Events of the POSTs that were acknowledged (2xx), in the order they arrived. */

@@ -131,8 +131,8 @@ describe("one run", () => {
     clock.set(T0 + 32 * DAY);
     // Posted to the webhook (acknowledged) 8 days before the run: its outbox row goes, the events stay.
     await send("m-posted", true, true);
-    const batch = await s.outbox.takeBatch("o", clock.nowMs(), 100);
-    await s.outbox.acknowledge(batch!.id);
+    const batch = await s.outbox.claimBatch("o", clock.nowMs(), 100, 60_000);
+    expect(await s.outbox.finishSent(batch!.lease)).toBe(true);
     await sts.put("expired.example", policy("p1", T0 + 36 * DAY));
     await sts.put("just-expired.example", policy("p2", T0 + 40 * DAY - 3_600_000));
     await sts.put("valid.example", policy("p3", T0 + 50 * DAY));
@@ -161,7 +161,7 @@ describe("one run", () => {
     expect(await outbound.getMessageById("m-old-webhook")).not.toBeNull();
     expect(await outbound.rawMessage("m-old-webhook")).toBeNull();
     expect((await outbound.eventsOf(["r-m-old-webhook"])).map((e) => e.kind)).toEqual(["registration", "delivery"]);
-    expect((await s.outbox.takeBatch("o-waiting", clock.nowMs(), 100))!.events.map((e) => e.kind)).toEqual(["registration", "delivery"]);
+    expect((await s.outbox.claimBatch("o-waiting", clock.nowMs(), 100, 60_000))!.events.map((e) => e.kind)).toEqual(["registration", "delivery"]);
     expect((await outbound.eventsOf(["r-m-posted"])).map((e) => e.kind)).toEqual(["registration", "delivery"]);
     // Nothing of the purged message is left behind.
     for (const table of ["outbound_recipients", "message_events", "outbound_message_bodies"]) {
