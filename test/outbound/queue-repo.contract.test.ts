@@ -8,46 +8,16 @@
 // recipients each get a share, no recipient twice; a node that stops loses its leases when
 // they run out and the other claims its recipients then.
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
-import { SQL, type TransactionSQL } from "bun";
-import type { MessageEvent, NewEvent } from "../../src/events/message-event.ts";
+import { SQL } from "bun";
+import type { NewEvent } from "../../src/events/message-event.ts";
 import type { OutboundMessage, OutboundRecipient, RecipientUpdate } from "../../src/outbound/queue/message.ts";
-import type { PgQueuePorts } from "../../src/outbound/queue/ports.ts";
 import { createPgQueueLeases } from "../../src/outbound/queue/queue.pg.repo.ts";
 import type { QueueLeases } from "../../src/outbound/queue/queue.port.ts";
 import { createOutboundRepo } from "../../src/outbound/queue/queue.repo.ts";
-import { queuePorts } from "../../src/outbound/queue/wiring.ts";
-import { pgRecordAnswer } from "../../src/outbound/sending/idempotency.pg.repo.ts";
+import { pgQueuePorts, queuePorts } from "../../src/outbound/queue/wiring.ts";
 import { pgInteger } from "../../src/store/pg-values.ts";
 import { type EngineHandle, STORE_ENGINES, type StoreEngine } from "../helpers/engines.ts";
 import { queuedMessage, queuedRecipient } from "../helpers/queue-rows.ts";
-
-/**
- * The queue's ports on PostgreSQL for this test: the events' own PostgreSQL repository is
- * being written elsewhere (src/events), so events are inserted here, in the queue's
- * transaction, as rows of message_events without webhook bookkeeping; suppressions likewise.
- */
-const testPgPorts = (): PgQueuePorts => {
-  let seq = 0;
-  return {
-    events: {
-      async record(tx: TransactionSQL, events: readonly NewEvent[]) {
-        const recorded: MessageEvent[] = events.map((e) => ({ ...e, id: `ev-${++seq}`, seq }));
-        for (const e of recorded) {
-          await tx`INSERT INTO message_events (id, message_id, recipient_id, kind, details_json, created_at, seq)
-            VALUES (${e.id}, ${e.messageId}, ${e.recipientId}, ${e.kind}, ${JSON.stringify(e.details)}, ${e.createdAtMs}, ${e.seq})`;
-        }
-        return recorded;
-      },
-    },
-    suppressions: {
-      async suppress(tx, s) {
-        await tx`INSERT INTO suppressions (id, account_id, outbound_account_id, email, reason, details_json, created_at)
-          VALUES (${`s-${++seq}`}, ${s.accountId}, ${s.outboundAccountId}, ${s.email}, ${s.reason}, ${JSON.stringify(s.details)}, ${s.createdAtMs}) ON CONFLICT DO NOTHING`;
-      },
-    },
-    answers: { record: (tx, a, nowMs) => pgRecordAnswer(tx, a, nowMs) },
-  };
-};
 
 interface Opened {
   repo: QueueLeases;
@@ -72,7 +42,7 @@ const open = async (engine: StoreEngine): Promise<Opened> => {
   const sql = handle.sql;
   return {
     handle,
-    repo: createPgQueueLeases(sql, testPgPorts()),
+    repo: createPgQueueLeases(sql, pgQueuePorts()),
     row: async (id) => {
       const rows = await sql`SELECT state, status, locked_by, attempts FROM outbound_recipients WHERE id = ${id}`;
       return rows[0] ? { ...rows[0], attempts: pgInteger(rows[0].attempts, "attempts") } : null;
@@ -87,7 +57,7 @@ const open = async (engine: StoreEngine): Promise<Opened> => {
 // Past 2^32 ms, so a 32-bit column or binding would show.
 const NOW = 1_795_000_000_000;
 const LEASE_MS = 60_000;
-const TABLES = ["idempotency_keys", "suppressions", "message_events", "outbound_message_bodies", "outbound_recipients", "outbound_messages"];
+const TABLES = ["idempotency_keys", "suppressions", "webhook_outbox", "stats_hourly", "message_events", "outbound_message_bodies", "outbound_recipients", "outbound_messages"];
 
 const ids = (claimed: { recipient: OutboundRecipient }[]) => claimed.map((c) => c.recipient.id);
 const delivered = (attempts: number): RecipientUpdate => ({ status: "delivery", state: "done", attempts, firstAttemptAtMs: NOW, nextAttemptAtMs: NOW });
@@ -256,7 +226,7 @@ describe("QueueLeases on PostgreSQL, two nodes", () => {
   const node = (connections: number) => {
     if (handle?.kind !== "postgres") throw new Error("PostgreSQL only");
     const sql = new SQL(handle.url, { max: connections });
-    return { sql, repo: createPgQueueLeases(sql, testPgPorts()) };
+    return { sql, repo: createPgQueueLeases(sql, pgQueuePorts()) };
   };
   const queueMany = async (repo: QueueLeases) => {
     const recipients = Array.from({ length: COUNT }, (_, i) => queuedRecipient(`r${String(i).padStart(3, "0")}`, "m1", { position: i, domain: `d${i % 7}.example`, nextAttemptAtMs: NOW - i }));
