@@ -1,5 +1,5 @@
 // The outgoing queue's leases (QueueLeases, queue.port.ts), run on both engines: SQLite
-// (createOutboundRepo) and PostgreSQL (createPgQueueLeases). The same cases: a message is
+// (createOutboundRepo) and PostgreSQL (createPgOutboundRepo, whose leases are createPgQueueLeases). The same cases: a message is
 // stored with its recipients, body and idempotency answer, all or nothing; claims come lower lane first, then
 // the longest waiting, up to the limit, never a busy domain; a lease hides a recipient until
 // it ends; release, releaseHeldBy, nextDueMs; an outcome is written only by the lease's
@@ -9,75 +9,22 @@
 // they run out and the other claims its recipients then.
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import { SQL } from "bun";
-import type { NewEvent } from "../../src/events/message-event.ts";
-import type { OutboundMessage, OutboundRecipient, RecipientUpdate } from "../../src/outbound/queue/message.ts";
+import type { OutboundRecipient, RecipientUpdate } from "../../src/outbound/queue/message.ts";
 import { createPgQueueLeases } from "../../src/outbound/queue/queue.pg.repo.ts";
 import type { QueueLeases } from "../../src/outbound/queue/queue.port.ts";
-import { createOutboundRepo } from "../../src/outbound/queue/queue.repo.ts";
-import { pgQueuePorts, queuePorts } from "../../src/outbound/queue/wiring.ts";
-import { pgInteger } from "../../src/store/pg-values.ts";
-import { type EngineHandle, STORE_ENGINES, type StoreEngine } from "../helpers/engines.ts";
+import { pgQueuePorts } from "../../src/outbound/queue/wiring.ts";
+import { type EngineHandle, STORE_ENGINES } from "../helpers/engines.ts";
 import { queuedMessage, queuedRecipient } from "../helpers/queue-rows.ts";
-
-interface Opened {
-  repo: QueueLeases;
-  /** A recipient's row as stored (who holds it, its state), read with the engine's own SQL. */
-  row(id: string): Promise<{ state: string; status: string; locked_by: string | null; attempts: number } | null>;
-  /** How many rows of a table match `recipient_id` / `email` = value. */
-  count(table: "message_events" | "suppressions" | "idempotency_keys", column: "recipient_id" | "email" | "answer", value: string): Promise<number>;
-  handle: EngineHandle;
-}
-
-const open = async (engine: StoreEngine): Promise<Opened> => {
-  const handle = await engine.open();
-  if (handle.kind === "sqlite") {
-    const db = handle.store.db;
-    return {
-      handle,
-      repo: createOutboundRepo(handle.store, queuePorts(handle.store)),
-      row: async (id) => db.query("SELECT state, status, locked_by, attempts FROM outbound_recipients WHERE id = ?").get(id) as never,
-      count: async (table, column, value) => (db.query(`SELECT COUNT(*) AS n FROM ${table} WHERE ${column} = ?`).get(value) as { n: number }).n,
-    };
-  }
-  const sql = handle.sql;
-  return {
-    handle,
-    repo: createPgQueueLeases(sql, pgQueuePorts()),
-    row: async (id) => {
-      const rows = await sql`SELECT state, status, locked_by, attempts FROM outbound_recipients WHERE id = ${id}`;
-      return rows[0] ? { ...rows[0], attempts: pgInteger(rows[0].attempts, "attempts") } : null;
-    },
-    count: async (table, column, value) => {
-      const rows = await sql`SELECT COUNT(*) AS n FROM ${sql(table)} WHERE ${sql(column)} = ${value}`;
-      return pgInteger(rows[0].n, "count");
-    },
-  };
-};
-
-// Past 2^32 ms, so a 32-bit column or binding would show.
-const NOW = 1_795_000_000_000;
-const LEASE_MS = 60_000;
-const TABLES = ["idempotency_keys", "suppressions", "webhook_outbox", "stats_hourly", "message_events", "outbound_message_bodies", "outbound_recipients", "outbound_messages"];
-
-const ids = (claimed: { recipient: OutboundRecipient }[]) => claimed.map((c) => c.recipient.id);
-const delivered = (attempts: number): RecipientUpdate => ({ status: "delivery", state: "done", attempts, firstAttemptAtMs: NOW, nextAttemptAtMs: NOW });
-const event = (messageId: string, recipientId: string, kind: NewEvent["kind"]): NewEvent => ({ messageId, recipientId, kind, details: { attempt: 1 }, createdAtMs: NOW });
+import { delivered, event, ids, LEASE_MS, NOW, type OpenedQueue, openQueue, QUEUE_TABLES as TABLES, queueIn } from "./queue-engines.ts";
 
 describe.each(STORE_ENGINES)("QueueLeases on $name", (engine) => {
   const it = engine.test;
-  let opened: Opened | undefined;
+  let opened: OpenedQueue | undefined;
   const repo = (): QueueLeases => opened!.repo;
-  /** One message with one recipient per entry (id, then overrides). */
-  const queue = async (messageId: string, recipients: [string, Partial<OutboundRecipient>][], message: Partial<OutboundMessage> = {}) =>
-    repo().insert(
-      queuedMessage(messageId, { createdAtMs: NOW, ...message }),
-      recipients.map(([id, o], position) => queuedRecipient(id, messageId, { position, nextAttemptAtMs: NOW, ...o })),
-      [],
-      { webhook: false },
-    );
+  const queue = (messageId: string, recipients: [string, Partial<OutboundRecipient>][]) => queueIn(opened!.repo, messageId, recipients);
 
   beforeAll(async () => {
-    if (engine.available()) opened = await open(engine);
+    if (engine.available()) opened = await openQueue(engine);
   }, 60_000);
   beforeEach(async () => {
     await opened?.handle.clear(TABLES);
