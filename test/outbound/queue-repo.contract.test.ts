@@ -6,11 +6,12 @@
 // holder, not by a worker whose lease ran out and was taken over. And what several nodes
 // need (issue 21), on PostgreSQL: two nodes (two SQL clients) claiming at once from 200 due
 // recipients each get a share, no recipient twice; a node that stops loses its leases when
-// they run out and the other claims its recipients then.
+// they run out and the other claims its recipients then; of a recipient taken over so, the
+// new holder's outcome is recorded and the old holder's refused, with nothing written.
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import { SQL } from "bun";
 import type { OutboundRecipient, RecipientUpdate } from "../../src/outbound/queue/message.ts";
-import { createPgQueueLeases } from "../../src/outbound/queue/queue.pg.repo.ts";
+import { createPgOutboundRepo } from "../../src/outbound/queue/queue.pg.repo.ts";
 import type { QueueLeases } from "../../src/outbound/queue/queue.port.ts";
 import { pgQueuePorts } from "../../src/outbound/queue/wiring.ts";
 import { type EngineHandle, STORE_ENGINES } from "../helpers/engines.ts";
@@ -173,7 +174,7 @@ describe("QueueLeases on PostgreSQL, two nodes", () => {
   const node = (connections: number) => {
     if (handle?.kind !== "postgres") throw new Error("PostgreSQL only");
     const sql = new SQL(handle.url, { max: connections });
-    return { sql, repo: createPgQueueLeases(sql, pgQueuePorts()) };
+    return { sql, repo: createPgOutboundRepo(sql, pgQueuePorts()) };
   };
   const queueMany = async (repo: QueueLeases) => {
     const recipients = Array.from({ length: COUNT }, (_, i) => queuedRecipient(`r${String(i).padStart(3, "0")}`, "m1", { position: i, domain: `d${i % 7}.example`, nextAttemptAtMs: NOW - i }));
@@ -234,6 +235,31 @@ describe("QueueLeases on PostgreSQL, two nodes", () => {
       expect(new Set(ids(taken)).size).toBe(COUNT);
       // And b's outcomes are written (a, were it back, could not: see the cases above).
       expect(await b.repo.finishAttempt("b1", "r000", delivered(1), [], NOW + LEASE_MS + 2, { webhook: false })).toEqual([]);
+    } finally {
+      await a.sql.close();
+      await b.sql.close();
+    }
+  });
+
+  it("a recipient whose lease on node a ran out is claimed by node b: b's outcome is recorded, a's late one is refused and writes nothing", async () => {
+    const a = node(1);
+    const b = node(1);
+    try {
+      await queueIn(a.repo, "m1", [["r1", { email: "Gone@Y.z" }]]);
+      expect(ids(await a.repo.claimDue("a1", NOW, NOW + LEASE_MS, 10, []))).toEqual(["r1"]);
+      expect(ids(await b.repo.claimDue("b1", NOW + LEASE_MS + 1, NOW + 2 * LEASE_MS, 10, []))).toEqual(["r1"]);
+      const bounced: RecipientUpdate = { status: "bounce", state: "done", attempts: 1, firstAttemptAtMs: NOW, nextAttemptAtMs: NOW };
+      expect(await a.repo.finishAttempt("a1", "r1", bounced, [event("m1", "r1", "bounce")], NOW + LEASE_MS + 2, { webhook: false })).toBeNull();
+      // Nothing of a's: no state, no event, no suppression; b holds it still.
+      expect(await b.repo.getRecipient("m1", "r1")).toMatchObject({ state: "queued", status: "registration", attempts: 0 });
+      expect(await b.repo.eventsOf(["r1"])).toEqual([]);
+      expect(await b.repo.queueDepth(NOW + LEASE_MS + 2)).toEqual({ due: 1, scheduled: 0 });
+      const [suppressed]: { n: string }[] = await b.sql`SELECT COUNT(*) AS n FROM suppressions`;
+      expect(Number(suppressed!.n)).toBe(0);
+      const recorded = await b.repo.finishAttempt("b1", "r1", delivered(1), [event("m1", "r1", "delivery")], NOW + LEASE_MS + 3, { webhook: false });
+      expect(recorded!.map((e) => e.kind)).toEqual(["delivery"]);
+      expect(await a.repo.getRecipient("m1", "r1")).toMatchObject({ state: "done", status: "delivery", attempts: 1 });
+      expect((await a.repo.eventsOf(["r1"])).map((e) => e.kind)).toEqual(["delivery"]);
     } finally {
       await a.sql.close();
       await b.sql.close();
