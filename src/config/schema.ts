@@ -26,7 +26,7 @@ export const ConfigSchema = Type.Object(
     ),
     cluster: section(
       {
-        node_id: str("", 'the name of this node among those sharing one store: /healthz answers it as "node", /metrics as postroom_node_info, and it holds the leases of the jobs that run once per cluster; "" = the hostname of the machine', {
+        node_id: str("", 'the name of this node among those sharing one store: /healthz answers it as "node", /metrics as postroom_node_info, and it holds the leases of the jobs that run once per cluster and of the recipients it delivers (unique per node, two nodes on one machine included); "" = the hostname of the machine', {
           pattern: "^[A-Za-z0-9._-]{0,64}$",
           errorMessage: 'must be 1 to 64 letters, digits, ".", "_" or "-" (or "" for the machine\'s hostname)',
         }),

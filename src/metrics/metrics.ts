@@ -46,6 +46,8 @@ export interface Metrics {
   targetPost(outcome: TargetOutcome, seconds: number): void;
   /** A delivery attempt's outcome, committed; `acceptedAtMs` is when the message was accepted (the 202). */
   delivery(update: Pick<RecipientUpdate, "status">, acceptedAtMs: number): void;
+  /** A delivery attempt's outcome dropped: the worker's lease on the recipient had ended (attempt-recorder.ts). */
+  deliveryLeaseLost(): void;
   /** One POST of a batch of events to a webhook: the status answered, or none and whether it timed out. */
   webhookPost(status: number | null, timedOut: boolean): void;
   /** `route` is the route's pattern (labels.ts routeMatcher), never the path. */
@@ -118,6 +120,11 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     registers,
   });
   for (const result of DELIVERY_RESULTS) deliveries.inc({ result }, 0);
+  const deliveryLeasesLost = new Counter({
+    name: "postroom_outbound_delivery_leases_lost_total",
+    help: "Delivery attempts whose outcome was dropped because the worker's lease on the recipient had ended (outbound.lease_time); the recipient is attempted again",
+    registers,
+  });
   const deliverySeconds = new Histogram({
     name: "postroom_outbound_delivery_duration_seconds",
     help: "Time from a message's acceptance (the API's 202 or the submission 250) to its delivery to a recipient's server, retries included",
@@ -252,6 +259,7 @@ export function createMetrics(deps: MetricsDeps): Metrics {
       deliveries.inc({ result });
       if (result === "delivered") deliverySeconds.observe(ageSeconds(acceptedAtMs));
     },
+    deliveryLeaseLost: () => deliveryLeasesLost.inc(),
     webhookPost: (status, timedOut) => webhookPosts.inc({ result: postResult(status, timedOut) }),
     httpRequest(method, route, status, seconds) {
       const m = methodLabel(method);

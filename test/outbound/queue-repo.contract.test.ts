@@ -1,113 +1,31 @@
 // The outgoing queue's leases (QueueLeases, queue.port.ts), run on both engines: SQLite
-// (createOutboundRepo) and PostgreSQL (createPgQueueLeases). The same cases: a message is
+// (createOutboundRepo) and PostgreSQL (createPgOutboundRepo, whose leases are createPgQueueLeases). The same cases: a message is
 // stored with its recipients, body and idempotency answer, all or nothing; claims come lower lane first, then
 // the longest waiting, up to the limit, never a busy domain; a lease hides a recipient until
 // it ends; release, releaseHeldBy, nextDueMs; an outcome is written only by the lease's
 // holder, not by a worker whose lease ran out and was taken over. And what several nodes
 // need (issue 21), on PostgreSQL: two nodes (two SQL clients) claiming at once from 200 due
 // recipients each get a share, no recipient twice; a node that stops loses its leases when
-// they run out and the other claims its recipients then.
+// they run out and the other claims its recipients then; of a recipient taken over so, the
+// new holder's outcome is recorded and the old holder's refused, with nothing written.
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
-import { SQL, type TransactionSQL } from "bun";
-import type { MessageEvent, NewEvent } from "../../src/events/message-event.ts";
-import type { OutboundMessage, OutboundRecipient, RecipientUpdate } from "../../src/outbound/queue/message.ts";
-import type { PgQueuePorts } from "../../src/outbound/queue/ports.ts";
-import { createPgQueueLeases } from "../../src/outbound/queue/queue.pg.repo.ts";
+import { SQL } from "bun";
+import type { OutboundRecipient, RecipientUpdate } from "../../src/outbound/queue/message.ts";
+import { createPgOutboundRepo } from "../../src/outbound/queue/queue.pg.repo.ts";
 import type { QueueLeases } from "../../src/outbound/queue/queue.port.ts";
-import { createOutboundRepo } from "../../src/outbound/queue/queue.repo.ts";
-import { queuePorts } from "../../src/outbound/queue/wiring.ts";
-import { pgRecordAnswer } from "../../src/outbound/sending/idempotency.pg.repo.ts";
-import { pgInteger } from "../../src/store/pg-values.ts";
-import { type EngineHandle, STORE_ENGINES, type StoreEngine } from "../helpers/engines.ts";
+import { pgQueuePorts } from "../../src/outbound/queue/wiring.ts";
+import { type EngineHandle, STORE_ENGINES } from "../helpers/engines.ts";
 import { queuedMessage, queuedRecipient } from "../helpers/queue-rows.ts";
-
-/**
- * The queue's ports on PostgreSQL for this test: the events' own PostgreSQL repository is
- * being written elsewhere (src/events), so events are inserted here, in the queue's
- * transaction, as rows of message_events without webhook bookkeeping; suppressions likewise.
- */
-const testPgPorts = (): PgQueuePorts => {
-  let seq = 0;
-  return {
-    events: {
-      async record(tx: TransactionSQL, events: readonly NewEvent[]) {
-        const recorded: MessageEvent[] = events.map((e) => ({ ...e, id: `ev-${++seq}`, seq }));
-        for (const e of recorded) {
-          await tx`INSERT INTO message_events (id, message_id, recipient_id, kind, details_json, created_at, seq)
-            VALUES (${e.id}, ${e.messageId}, ${e.recipientId}, ${e.kind}, ${JSON.stringify(e.details)}, ${e.createdAtMs}, ${e.seq})`;
-        }
-        return recorded;
-      },
-    },
-    suppressions: {
-      async suppress(tx, s) {
-        await tx`INSERT INTO suppressions (id, account_id, outbound_account_id, email, reason, details_json, created_at)
-          VALUES (${`s-${++seq}`}, ${s.accountId}, ${s.outboundAccountId}, ${s.email}, ${s.reason}, ${JSON.stringify(s.details)}, ${s.createdAtMs}) ON CONFLICT DO NOTHING`;
-      },
-    },
-    answers: { record: (tx, a, nowMs) => pgRecordAnswer(tx, a, nowMs) },
-  };
-};
-
-interface Opened {
-  repo: QueueLeases;
-  /** A recipient's row as stored (who holds it, its state), read with the engine's own SQL. */
-  row(id: string): Promise<{ state: string; status: string; locked_by: string | null; attempts: number } | null>;
-  /** How many rows of a table match `recipient_id` / `email` = value. */
-  count(table: "message_events" | "suppressions" | "idempotency_keys", column: "recipient_id" | "email" | "answer", value: string): Promise<number>;
-  handle: EngineHandle;
-}
-
-const open = async (engine: StoreEngine): Promise<Opened> => {
-  const handle = await engine.open();
-  if (handle.kind === "sqlite") {
-    const db = handle.store.db;
-    return {
-      handle,
-      repo: createOutboundRepo(handle.store, queuePorts(handle.store)),
-      row: async (id) => db.query("SELECT state, status, locked_by, attempts FROM outbound_recipients WHERE id = ?").get(id) as never,
-      count: async (table, column, value) => (db.query(`SELECT COUNT(*) AS n FROM ${table} WHERE ${column} = ?`).get(value) as { n: number }).n,
-    };
-  }
-  const sql = handle.sql;
-  return {
-    handle,
-    repo: createPgQueueLeases(sql, testPgPorts()),
-    row: async (id) => {
-      const rows = await sql`SELECT state, status, locked_by, attempts FROM outbound_recipients WHERE id = ${id}`;
-      return rows[0] ? { ...rows[0], attempts: pgInteger(rows[0].attempts, "attempts") } : null;
-    },
-    count: async (table, column, value) => {
-      const rows = await sql`SELECT COUNT(*) AS n FROM ${sql(table)} WHERE ${sql(column)} = ${value}`;
-      return pgInteger(rows[0].n, "count");
-    },
-  };
-};
-
-// Past 2^32 ms, so a 32-bit column or binding would show.
-const NOW = 1_795_000_000_000;
-const LEASE_MS = 60_000;
-const TABLES = ["idempotency_keys", "suppressions", "message_events", "outbound_message_bodies", "outbound_recipients", "outbound_messages"];
-
-const ids = (claimed: { recipient: OutboundRecipient }[]) => claimed.map((c) => c.recipient.id);
-const delivered = (attempts: number): RecipientUpdate => ({ status: "delivery", state: "done", attempts, firstAttemptAtMs: NOW, nextAttemptAtMs: NOW });
-const event = (messageId: string, recipientId: string, kind: NewEvent["kind"]): NewEvent => ({ messageId, recipientId, kind, details: { attempt: 1 }, createdAtMs: NOW });
+import { delivered, event, ids, LEASE_MS, NOW, type OpenedQueue, openQueue, QUEUE_TABLES as TABLES, queueIn } from "./queue-engines.ts";
 
 describe.each(STORE_ENGINES)("QueueLeases on $name", (engine) => {
   const it = engine.test;
-  let opened: Opened | undefined;
+  let opened: OpenedQueue | undefined;
   const repo = (): QueueLeases => opened!.repo;
-  /** One message with one recipient per entry (id, then overrides). */
-  const queue = async (messageId: string, recipients: [string, Partial<OutboundRecipient>][], message: Partial<OutboundMessage> = {}) =>
-    repo().insert(
-      queuedMessage(messageId, { createdAtMs: NOW, ...message }),
-      recipients.map(([id, o], position) => queuedRecipient(id, messageId, { position, nextAttemptAtMs: NOW, ...o })),
-      [],
-      { webhook: false },
-    );
+  const queue = (messageId: string, recipients: [string, Partial<OutboundRecipient>][]) => queueIn(opened!.repo, messageId, recipients);
 
   beforeAll(async () => {
-    if (engine.available()) opened = await open(engine);
+    if (engine.available()) opened = await openQueue(engine);
   }, 60_000);
   beforeEach(async () => {
     await opened?.handle.clear(TABLES);
@@ -256,7 +174,7 @@ describe("QueueLeases on PostgreSQL, two nodes", () => {
   const node = (connections: number) => {
     if (handle?.kind !== "postgres") throw new Error("PostgreSQL only");
     const sql = new SQL(handle.url, { max: connections });
-    return { sql, repo: createPgQueueLeases(sql, testPgPorts()) };
+    return { sql, repo: createPgOutboundRepo(sql, pgQueuePorts()) };
   };
   const queueMany = async (repo: QueueLeases) => {
     const recipients = Array.from({ length: COUNT }, (_, i) => queuedRecipient(`r${String(i).padStart(3, "0")}`, "m1", { position: i, domain: `d${i % 7}.example`, nextAttemptAtMs: NOW - i }));
@@ -317,6 +235,31 @@ describe("QueueLeases on PostgreSQL, two nodes", () => {
       expect(new Set(ids(taken)).size).toBe(COUNT);
       // And b's outcomes are written (a, were it back, could not: see the cases above).
       expect(await b.repo.finishAttempt("b1", "r000", delivered(1), [], NOW + LEASE_MS + 2, { webhook: false })).toEqual([]);
+    } finally {
+      await a.sql.close();
+      await b.sql.close();
+    }
+  });
+
+  it("a recipient whose lease on node a ran out is claimed by node b: b's outcome is recorded, a's late one is refused and writes nothing", async () => {
+    const a = node(1);
+    const b = node(1);
+    try {
+      await queueIn(a.repo, "m1", [["r1", { email: "Gone@Y.z" }]]);
+      expect(ids(await a.repo.claimDue("a1", NOW, NOW + LEASE_MS, 10, []))).toEqual(["r1"]);
+      expect(ids(await b.repo.claimDue("b1", NOW + LEASE_MS + 1, NOW + 2 * LEASE_MS, 10, []))).toEqual(["r1"]);
+      const bounced: RecipientUpdate = { status: "bounce", state: "done", attempts: 1, firstAttemptAtMs: NOW, nextAttemptAtMs: NOW };
+      expect(await a.repo.finishAttempt("a1", "r1", bounced, [event("m1", "r1", "bounce")], NOW + LEASE_MS + 2, { webhook: false })).toBeNull();
+      // Nothing of a's: no state, no event, no suppression; b holds it still.
+      expect(await b.repo.getRecipient("m1", "r1")).toMatchObject({ state: "queued", status: "registration", attempts: 0 });
+      expect(await b.repo.eventsOf(["r1"])).toEqual([]);
+      expect(await b.repo.queueDepth(NOW + LEASE_MS + 2)).toEqual({ due: 1, scheduled: 0 });
+      const [suppressed]: { n: string }[] = await b.sql`SELECT COUNT(*) AS n FROM suppressions`;
+      expect(Number(suppressed!.n)).toBe(0);
+      const recorded = await b.repo.finishAttempt("b1", "r1", delivered(1), [event("m1", "r1", "delivery")], NOW + LEASE_MS + 3, { webhook: false });
+      expect(recorded!.map((e) => e.kind)).toEqual(["delivery"]);
+      expect(await a.repo.getRecipient("m1", "r1")).toMatchObject({ state: "done", status: "delivery", attempts: 1 });
+      expect((await a.repo.eventsOf(["r1"])).map((e) => e.kind)).toEqual(["delivery"]);
     } finally {
       await a.sql.close();
       await b.sql.close();

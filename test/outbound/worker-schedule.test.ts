@@ -31,6 +31,7 @@ function workerWith(nextDueMs: number | null) {
     clock: { nowMs: () => NOW },
     logger: silentLogger,
     config: () => config as never,
+    nodeId: "node-1",
   });
   return { worker, claims };
 }

@@ -1,6 +1,9 @@
 // The record of a delivery attempt: its outcome (delivered, deferred, bounced...) with
 // its events, committed with the queue's new state for the recipient, logged as an
-// "outbound attempt" line, and told to /metrics once committed.
+// "outbound attempt" line, and told to /metrics once committed. Only while this worker
+// still holds the recipient's lease: one whose lease ran out (it hung, or lost the store
+// for longer than outbound.lease_time) may have had the recipient taken by another node,
+// so its outcome is dropped and the recipient is attempted again (at-least-once delivery).
 import type { NewEvent } from "../../events/message-event.ts";
 import { webhookConfigured } from "../queue/webhook-configured.ts";
 import { attemptOutcome, UnsendableMessage, unpreparedOutcome } from "./outcome.ts";
@@ -18,10 +21,16 @@ export interface RecorderDeps {
   logger: Logger;
   /** An attempt's outcome, once committed, and the message's acceptance time (/metrics). */
   recorded?(update: RecipientUpdate, acceptedAtMs: number): void;
+  /** An attempt's outcome dropped because the lease had ended (/metrics). */
+  leaseLost?(): void;
 }
 
 export class AttemptRecorder {
-  constructor(private readonly deps: RecorderDeps) {}
+  /** `workerId`: the holder of the leases whose outcomes this records. */
+  constructor(
+    private readonly deps: RecorderDeps,
+    private readonly workerId: string,
+  ) {}
 
   /** Records an `error` event for a copy that could not be made; retried unless the message itself is at fault. */
   unprepared(item: ClaimedRecipient, err: unknown): Promise<void> {
@@ -32,7 +41,7 @@ export class AttemptRecorder {
     const c = this.deps.config().outbound;
     const o = unpreparedOutcome({ item, reason, permanent, nowMs: this.deps.clock.nowMs(), retryDelaysMs: c.retryDelaysMs, maxQueueTimeMs: c.maxQueueTimeMs });
     const webhook = webhookConfigured(this.deps.config().accounts, item.message.outboundAccountId);
-    return this.deps.repo.update(item.recipient.id, o.update, o.events, { webhook }).then(() => this.deps.recorded?.(o.update, item.message.createdAtMs));
+    return this.finish(item, o.update, o.events, webhook);
   }
 
   event(item: ClaimedRecipient, kind: NewEvent["kind"], details: Record<string, unknown>): NewEvent {
@@ -64,6 +73,23 @@ export class AttemptRecorder {
       attempt: o.update.attempts,
     });
     const webhook = webhookConfigured(this.deps.config().accounts, item.message.outboundAccountId);
-    return this.deps.repo.update(r.id, o.update, dispatch ? [dispatch, ...o.events] : o.events, { webhook }).then(() => this.deps.recorded?.(o.update, item.message.createdAtMs));
+    return this.finish(item, o.update, dispatch ? [dispatch, ...o.events] : o.events, webhook);
+  }
+
+  /** Commits the outcome if the lease is still ours; else writes nothing, and says so. */
+  private async finish(item: ClaimedRecipient, update: RecipientUpdate, events: NewEvent[], webhook: boolean): Promise<void> {
+    const recorded = await this.deps.repo.finishAttempt(this.workerId, item.recipient.id, update, events, this.deps.clock.nowMs(), { webhook });
+    if (recorded === null) {
+      this.deps.logger.warn("lease lost: the outcome is dropped; the recipient is attempted again", {
+        message_id: item.message.id,
+        recipient_id: item.recipient.id,
+        to: item.recipient.email,
+        worker: this.workerId,
+        dropped_status: update.status,
+      });
+      this.deps.leaseLost?.();
+      return;
+    }
+    this.deps.recorded?.(update, item.message.createdAtMs);
   }
 }

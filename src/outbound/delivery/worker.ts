@@ -2,15 +2,14 @@
 // delivers each group over one connection (kept open a moment for the next group to the
 // same destination), within the global and per-domain concurrency limits. Every attempt is
 // recorded, its dispatch and outcome events with the queue's new state, in one commit.
-import { hostname as osHostname } from "node:os";
 import type { AttemptDetails } from "../../events/kinds.ts";
-import type { DnsResolver } from "../../lib/dns.ts";
 import { randomHex } from "../../lib/ids.ts";
 import { WakeTimer } from "../../lib/wake-timer.ts";
 import { garbageMade, LARGE_MESSAGE_BYTES } from "../../lib/gc-pacer.ts";
-import { costOf, type MemoryBudget, type MessageCost, type Reservation } from "../../lib/memory-budget.ts";
-import type { ClaimedRecipient, OutboundMessage } from "../queue/message.ts";
-import { AttemptRecorder, type RecorderDeps } from "./attempt-recorder.ts";
+import { costOf, type Reservation } from "../../lib/memory-budget.ts";
+import type { ClaimedRecipient } from "../queue/message.ts";
+import { AttemptRecorder } from "./attempt-recorder.ts";
+import { DELIVERY_MESSAGE_COST, type WorkerDeps } from "./worker-deps.ts";
 import { planChunks, RECIPIENTS_PER_CONNECTION } from "./chunk-plan.ts";
 import { ConnectionCache, destinationKey } from "./connection-cache.ts";
 import { connectTo } from "./connect.ts";
@@ -19,29 +18,6 @@ import { DestinationWindows, destinationOf, relayDestination } from "./destinati
 import type { DestinationTls } from "./destination-tls.ts";
 import { TlsSessionCache } from "./tls-sessions.ts";
 import type { SmtpClient } from "./smtp-client.ts";
-
-/** The recorder's (repo, config, clock, logger, recorded) and what delivering needs. */
-export interface WorkerDeps extends RecorderDeps {
-  /** A recipient's copy as it goes out: personalised (tracking, unsubscribe) and DKIM-signed. */
-  prepare(message: OutboundMessage, recipientId: string, recipient: string, raw: Buffer): Promise<Buffer>;
-  /** Whether every recipient gets the same bytes (then one prepared copy serves all). */
-  samePerRecipient(message: OutboundMessage): boolean;
-  resolver: DnsResolver;
-  /** How a destination domain must be delivered to (require_tls, MTA-STS); opportunistic STARTTLS without it. */
-  tlsFor?(domain: string): Promise<DestinationTls>;
-  /**
-   * Mail in flight (limits.mail_in_flight): a message's copy being delivered is held in it.
-   * When it has no room, the recipient waits (lease given back, no attempt counted).
-   */
-  budget?: MemoryBudget;
-}
-
-/**
- * What a message holds while it is delivered, as a multiple of its size (measured with
- * bench:memory, bench/RESULTS.md): its stored bytes, the copy a signing thread reads,
- * the signed copy, and what the SMTP client makes of it as it writes it.
- */
-export const DELIVERY_MESSAGE_COST: MessageCost = { copies: 3, fixedBytes: 64 * 1024 };
 
 /** How long deliveries wait when the memory budget had no room for the next one. */
 const MEMORY_WAIT_MS = 500;
@@ -58,9 +34,9 @@ export const KICK_DELAY_MS = 5;
 type ClaimOutcome = "more" | "claimed" | "blocked" | "none";
 
 export class DeliveryWorker {
-  /** Host name first: at start-up, leases of this host's earlier (crashed) process are released. */
-  private readonly hostPrefix = `${osHostname()}/`;
-  private readonly id = `${this.hostPrefix}${process.pid}-${randomHex(4)}`;
+  /** The node's name first: at start-up, leases of this node's earlier (crashed) process are released. */
+  private readonly nodePrefix: string;
+  private readonly id: string;
   private active = 0;
   /** Each destination's window (slow start) and the connections open to it. */
   private readonly destinations = new DestinationWindows(() => {
@@ -84,14 +60,16 @@ export class DeliveryWorker {
   private readonly record: AttemptRecorder;
 
   constructor(private readonly deps: WorkerDeps) {
-    this.record = new AttemptRecorder(deps);
+    this.nodePrefix = `${deps.nodeId ?? deps.config().cluster.nodeId}/`;
+    this.id = `${this.nodePrefix}${process.pid}-${randomHex(4)}`;
+    this.record = new AttemptRecorder(deps, this.id);
     this.tlsSessions = new TlsSessionCache(deps.config().outbound.tlsSessionCache);
   }
 
   async start(): Promise<void> {
     // A process that died (kill -9, power loss) leaves leases behind; one process delivers
-    // per host, so whatever this host held is free again.
-    const released = await this.deps.repo.releaseHeldBy(this.hostPrefix);
+    // per node (node ids are unique), so whatever this node held is free again.
+    const released = await this.deps.repo.releaseHeldBy(this.nodePrefix);
     if (released > 0) this.deps.logger.info("released recipients leased before a restart", { count: released });
     this.wake(0);
   }
@@ -170,7 +148,7 @@ export class DeliveryWorker {
     );
     for (const chunk of plan.chunks) this.startChunk(chunk.domain, chunk.items);
     // More domains than free connections: the rest wait for the next free slot.
-    await this.deps.repo.release(plan.unstarted.map((i) => i.recipient.id));
+    await this.deps.repo.release(plan.unstarted.map((i) => i.recipient.id), this.id);
     if (plan.unstarted.length > 0) return "blocked";
     return claimed.length === limit ? "more" : "claimed";
   }
@@ -243,7 +221,7 @@ export class DeliveryWorker {
             this.memoryWaitUntilMs = performance.now() + MEMORY_WAIT_MS;
             const waiting = [item, ...pending];
             pending.clear();
-            recorded.push(this.deps.repo.release(waiting.map((i) => i.recipient.id)));
+            recorded.push(this.deps.repo.release(waiting.map((i) => i.recipient.id), this.id));
             break;
           }
           held.set(item.message.id, reservation);

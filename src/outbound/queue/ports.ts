@@ -41,9 +41,7 @@ export interface PurgeEvents {
 
 /**
  * The same ports on PostgreSQL (queue.pg.repo.ts): each takes the queue's transaction and
- * writes in it. Not wired yet: the events' PostgreSQL repository (src/events) is being
- * written; TODO: build them in wiring.ts from it, the suppressions' and pgRecordAnswer
- * (src/outbound/sending/idempotency.pg.repo.ts) once it exists.
+ * writes in it (wiring.ts, pgQueuePorts, builds them from the owning features' repositories).
  */
 export interface PgQueuePorts {
   events: {

@@ -1,8 +1,7 @@
-// SQL for the outgoing queue on PostgreSQL, several nodes sharing one queue: the QueueLeases
-// part of the port (queue.port.ts), with the same semantics as queue.repo.ts on SQLite. Not
-// wired into the app yet. The rest of OutboundRepo (update without a lease check, addEvents,
-// queueDepth, the reads and lists of the API, dueNow, cancelQueued, flush) is not here: a
-// caller that needs it cannot be handed this repository (the type says so).
+// SQL for the outgoing queue on PostgreSQL, several nodes sharing one queue, with the same
+// semantics as queue.repo.ts on SQLite: createPgQueueLeases is the part the delivery worker
+// needs (QueueLeases, queue.port.ts), createPgOutboundRepo the whole OutboundRepo (the
+// reads are in queue-read.pg.repo.ts). Not wired into the app yet.
 //
 // Leases between nodes:
 // - a claim is one statement: UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED
@@ -20,19 +19,12 @@ import { prefixPattern } from "../../store/paging.ts";
 import { pgInteger } from "../../store/pg-values.ts";
 import type { SuppressionReason } from "../suppressions/suppression.ts";
 import type { PgQueuePorts } from "./ports.ts";
-import type { QueueLeases } from "./queue.port.ts";
-import { messageFromRow, recipientFromRow, type MessageRow, type RecipientRow } from "./rows.ts";
+import type { MessageEvent, NewEvent } from "../../events/message-event.ts";
+import type { RecipientUpdate } from "./message.ts";
+import type { EventOptions, OutboundRepo, QueueLeases } from "./queue.port.ts";
+import { createPgQueueReads, type Big, type PgRecipientRow, pgMessageOf, recipientOf } from "./queue-read.pg.repo.ts";
+import type { MessageRow } from "./rows.ts";
 import { LANES } from "./schedule.ts";
-
-/** BIGINT columns come back from Bun's SQL client as strings (bigints with `bigint: true`). */
-type Big = string | bigint;
-
-interface PgRecipientRow extends Omit<RecipientRow, "position" | "attempts" | "first_attempt_at" | "next_attempt_at"> {
-  position: Big;
-  attempts: Big;
-  first_attempt_at: Big | null;
-  next_attempt_at: Big;
-}
 
 /** A claimed recipient with its message's columns (m_*; the message's ID is the recipient's message_id). */
 interface PgClaimRow extends PgRecipientRow {
@@ -51,17 +43,8 @@ interface PgClaimRow extends PgRecipientRow {
   m_created_at: Big;
 }
 
-const recipientOf = (r: PgRecipientRow) =>
-  recipientFromRow({
-    ...r,
-    position: pgInteger(r.position, "outbound_recipients.position"),
-    attempts: pgInteger(r.attempts, "outbound_recipients.attempts"),
-    first_attempt_at: r.first_attempt_at === null ? null : pgInteger(r.first_attempt_at, "outbound_recipients.first_attempt_at"),
-    next_attempt_at: pgInteger(r.next_attempt_at, "outbound_recipients.next_attempt_at"),
-  });
-
 const messageOf = (r: PgClaimRow) =>
-  messageFromRow({
+  pgMessageOf({
     id: r.message_id,
     account_id: r.m_account_id,
     outbound_account_id: r.m_outbound_account_id,
@@ -73,9 +56,9 @@ const messageOf = (r: PgClaimRow) =>
     tags_json: r.m_tags_json,
     test_mode: r.m_test_mode,
     priority: r.m_priority,
-    size: pgInteger(r.m_size, "outbound_messages.size"),
+    size: r.m_size,
     tracking_json: r.m_tracking_json,
-    created_at: pgInteger(r.m_created_at, "outbound_messages.created_at"),
+    created_at: r.m_created_at,
   });
 
 /** Suppresses a recipient of a sent message, in `tx` (suppressRecipient on SQLite). */
@@ -85,6 +68,36 @@ async function suppressIn(tx: TransactionSQL, ports: PgQueuePorts, recipientId: 
     await tx`SELECT m.account_id, m.outbound_account_id, LOWER(r.email COLLATE "C") AS email FROM outbound_recipients r JOIN outbound_messages m ON m.id = r.message_id WHERE r.id = ${recipientId}`;
   const row = rows[0];
   if (row) await ports.suppressions.suppress(tx, { accountId: row.account_id, outboundAccountId: row.outbound_account_id, email: row.email, reason, details, createdAtMs: nowMs });
+}
+
+/**
+ * An attempt's outcome with its events, the lease ended; with `holder`, only while that
+ * worker holds the lease (else null, nothing written), without it whoever holds it.
+ */
+async function recordOutcome(
+  sql: SQL,
+  ports: PgQueuePorts,
+  onEvents: () => void,
+  recipientId: string,
+  u: RecipientUpdate,
+  events: NewEvent[],
+  opts: EventOptions,
+  holder: { workerId: string; nowMs: number } | null,
+): Promise<MessageEvent[] | null> {
+  const recorded = await sql.begin(async (tx) => {
+    // Only the holder of a lease that has not run out (see the top of this file); the
+    // row lock this UPDATE takes keeps a claim from moving it until the commit.
+    const held = holder ? tx`AND locked_by = ${holder.workerId} AND locked_until >= ${holder.nowMs}` : tx``;
+    const changed = await tx`UPDATE outbound_recipients
+      SET status = ${u.status}, state = ${u.state}, attempts = ${u.attempts}, first_attempt_at = ${u.firstAttemptAtMs}, next_attempt_at = ${u.nextAttemptAtMs},
+        locked_by = NULL, locked_until = NULL
+      WHERE id = ${recipientId} ${held} RETURNING id`;
+    if (holder && changed.length === 0) return null;
+    if (u.status === "bounce") await suppressIn(tx, ports, recipientId, "bounce", events.at(-1)?.details ?? {}, events.at(-1)?.createdAtMs ?? 0);
+    return ports.events.record(tx, events, opts);
+  });
+  if (recorded && opts.webhook !== false) onEvents();
+  return recorded;
 }
 
 /**
@@ -156,21 +169,7 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
       await sql`UPDATE outbound_recipients SET locked_by = NULL, locked_until = NULL WHERE id IN ${sql(ids as string[])} ${ours}`;
     },
 
-    async finishAttempt(workerId, recipientId, u, events, nowMs, opts = {}) {
-      const recorded = await sql.begin(async (tx) => {
-        // Only the holder of a lease that has not run out (see the top of this file); the
-        // row lock this UPDATE takes keeps a claim from moving it until the commit.
-        const held = await tx`UPDATE outbound_recipients
-          SET status = ${u.status}, state = ${u.state}, attempts = ${u.attempts}, first_attempt_at = ${u.firstAttemptAtMs}, next_attempt_at = ${u.nextAttemptAtMs},
-            locked_by = NULL, locked_until = NULL
-          WHERE id = ${recipientId} AND locked_by = ${workerId} AND locked_until >= ${nowMs} RETURNING id`;
-        if (held.length === 0) return null;
-        if (u.status === "bounce") await suppressIn(tx, ports, recipientId, "bounce", events.at(-1)?.details ?? {}, events.at(-1)?.createdAtMs ?? 0);
-        return ports.events.record(tx, events, opts);
-      });
-      if (recorded && opts.webhook !== false) onEvents();
-      return recorded;
-    },
+    finishAttempt: (workerId, recipientId, u, events, nowMs, opts = {}) => recordOutcome(sql, ports, onEvents, recipientId, u, events, opts, { workerId, nowMs }),
 
     async nextDueMs() {
       // One MIN per lane, each the first entry of outbound_recipients_due (state, lane,
@@ -179,6 +178,62 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
         LATERAL (SELECT MIN(next_attempt_at) AS due FROM outbound_recipients WHERE state = 'queued' AND lane = l.lane) d`;
       const due = rows[0]?.due ?? null;
       return due === null ? null : pgInteger(due, "outbound_recipients.next_attempt_at");
+    },
+  };
+}
+
+/**
+ * The whole OutboundRepo on PostgreSQL: the leases above, the reads (queue-read.pg.repo.ts)
+ * and the changes the API and the bounce handler make. Every write commits before it
+ * resolves (no grouped commits as on SQLite), so flush has nothing to wait for.
+ */
+export function createPgOutboundRepo(sql: SQL, ports: PgQueuePorts, onEvents: () => void = () => {}): OutboundRepo {
+  return {
+    ...createPgQueueLeases(sql, ports, onEvents),
+    ...createPgQueueReads(sql),
+
+    update: async (recipientId, u, events, opts = {}) => (await recordOutcome(sql, ports, onEvents, recipientId, u, events, opts, null))!,
+
+    async addEvents(recipientId, status, events) {
+      const recorded = await sql.begin(async (tx) => {
+        if (status) await tx`UPDATE outbound_recipients SET status = ${status} WHERE id = ${recipientId}`;
+        // A hard bounce reported later, or a complaint, suppresses the address too.
+        for (const e of events) {
+          if (e.kind === "bounce" || e.kind === "complaint") await suppressIn(tx, ports, recipientId, e.kind, e.details, e.createdAtMs);
+        }
+        return ports.events.record(tx, events);
+      });
+      onEvents();
+      return recorded;
+    },
+
+    async flush() {},
+
+    async dueNow(messageId, nowMs) {
+      const result: { count: number } = await sql`UPDATE outbound_recipients SET next_attempt_at = ${nowMs}
+        WHERE message_id = ${messageId} AND state = 'queued' AND next_attempt_at > ${nowMs}`;
+      return result.count;
+    },
+
+    async cancelQueued(messageId, nowMs, opts = {}) {
+      const result = await sql.begin(async (tx) => {
+        // One UPDATE: a recipient a node claims meanwhile is either locked by this statement
+        // (the claim skips it) or already leased (this statement leaves it to its attempt).
+        const cancelled: { id: string; attempts: Big }[] = await tx`UPDATE outbound_recipients SET status = 'error', state = 'done'
+          WHERE message_id = ${messageId} AND state = 'queued' AND (locked_until IS NULL OR locked_until < ${nowMs}) RETURNING id, attempts`;
+        const [held]: { n: Big }[] = await tx`SELECT COUNT(*) AS n FROM outbound_recipients WHERE message_id = ${messageId} AND state = 'queued'`;
+        const events = cancelled.map((r) => ({
+          messageId,
+          recipientId: r.id,
+          kind: "error" as const,
+          details: { message: "cancelled from the dashboard", attempt: pgInteger(r.attempts, "outbound_recipients.attempts"), retried: false },
+          createdAtMs: nowMs,
+        }));
+        await ports.events.record(tx, events, opts);
+        return { cancelled: cancelled.length, inDelivery: pgInteger(held!.n, "count") };
+      });
+      if (result.cancelled > 0 && opts.webhook !== false) onEvents();
+      return result;
     },
   };
 }

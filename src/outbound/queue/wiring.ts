@@ -1,14 +1,22 @@
 // The outgoing queue's ports (ports.ts), each implemented by the feature that owns the table
 // and built on the connection the queue writes through: store.db for the queue's commits,
 // store.logDb for the retention purge.
+import { pgRecordEvents } from "../../events/events.pg.repo.ts";
 import { eventLog, eventRetention } from "../../events/events.repo.ts";
 import type { Store } from "../../store/store.ts";
+import { pgRecordAnswer } from "../sending/idempotency.pg.repo.ts";
 import { answerRecorder } from "../sending/idempotency.repo.ts";
+import { pgSuppressRecipient } from "../suppressions/suppressions.pg.repo.ts";
 import { recipientSuppressor } from "../suppressions/suppressions.repo.ts";
-import type { PurgeEvents, QueuePorts } from "./ports.ts";
+import type { PgQueuePorts, PurgeEvents, QueuePorts } from "./ports.ts";
 
 export function queuePorts(store: Store): QueuePorts {
   return { events: eventLog(store.db), suppressions: recipientSuppressor(store.db), answers: answerRecorder(store.db) };
+}
+
+/** The same ports on PostgreSQL, each writing in the queue's transaction (createPgOutboundRepo). */
+export function pgQueuePorts(): PgQueuePorts {
+  return { events: { record: pgRecordEvents }, suppressions: { suppress: pgSuppressRecipient }, answers: { record: pgRecordAnswer } };
 }
 
 export function purgePorts(store: Store): PurgeEvents {

@@ -1,9 +1,10 @@
 // SQL for the suppression list on PostgreSQL: the SuppressionRepo port
 // (suppressions.port.ts), with the same SQL semantics as the SQLite repository
 // (suppressions.repo.ts), in Bun SQL tagged templates (every value a bound parameter).
-// The queue's suppressions, written in its own SQLite transaction (recipientSuppressor),
-// are not here: they stay on SQLite until the queue's transactions move.
-import type { SQL } from "bun";
+// pgSuppressRecipient is the queue's suppression, written in the queue's own transaction
+// (recipientSuppressor on SQLite).
+import type { SQL, TransactionSQL } from "bun";
+import { newId16 } from "../../lib/ids.ts";
 import { containsPattern, toPage } from "../../store/paging.ts";
 import { pgContains, pgNewestFirst } from "../../store/pg-paging.ts";
 import { pgInteger } from "../../store/pg-values.ts";
@@ -16,6 +17,13 @@ interface PgRow extends Omit<SuppressionRow, "created_at"> {
 }
 
 const fromRow = (r: PgRow): Suppression => suppressionFromRow({ ...r, created_at: pgInteger(r.created_at, "suppressions.created_at") });
+
+/** Adds the address to the suppression list in the caller's transaction `tx`; a second time changes nothing. */
+export async function pgSuppressRecipient(tx: TransactionSQL, s: Omit<Suppression, "id">): Promise<void> {
+  await tx`INSERT INTO suppressions (id, account_id, outbound_account_id, email, reason, details_json, created_at)
+    VALUES (${newId16()}, ${s.accountId}, ${s.outboundAccountId}, ${s.email}, ${s.reason}, ${JSON.stringify(s.details)}, ${s.createdAtMs})
+    ON CONFLICT (outbound_account_id, email) DO NOTHING`;
+}
 
 export function createPgSuppressionRepo(sql: SQL): SuppressionRepo {
   const columns = sql`id, account_id, outbound_account_id, email, reason, details_json, created_at`;

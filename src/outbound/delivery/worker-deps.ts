@@ -1,0 +1,32 @@
+// What the delivery worker (worker.ts) is given: the attempt recorder's dependencies and
+// what delivering needs, and what a message being delivered costs in memory.
+import type { DnsResolver } from "../../lib/dns.ts";
+import type { MemoryBudget, MessageCost } from "../../lib/memory-budget.ts";
+import type { OutboundMessage } from "../queue/message.ts";
+import type { RecorderDeps } from "./attempt-recorder.ts";
+import type { DestinationTls } from "./destination-tls.ts";
+
+/** The recorder's (repo, config, clock, logger, recorded) and what delivering needs. */
+export interface WorkerDeps extends RecorderDeps {
+  /** A recipient's copy as it goes out: personalised (tracking, unsubscribe) and DKIM-signed. */
+  prepare(message: OutboundMessage, recipientId: string, recipient: string, raw: Buffer): Promise<Buffer>;
+  /** Whether every recipient gets the same bytes (then one prepared copy serves all). */
+  samePerRecipient(message: OutboundMessage): boolean;
+  resolver: DnsResolver;
+  /** How a destination domain must be delivered to (require_tls, MTA-STS); opportunistic STARTTLS without it. */
+  tlsFor?(domain: string): Promise<DestinationTls>;
+  /**
+   * Mail in flight (limits.mail_in_flight): a message's copy being delivered is held in it.
+   * When it has no room, the recipient waits (lease given back, no attempt counted).
+   */
+  budget?: MemoryBudget;
+  /** This node's name (cluster.node_id; config().cluster.nodeId when not given): its workers' IDs start with it. */
+  nodeId?: string;
+}
+
+/**
+ * What a message holds while it is delivered, as a multiple of its size (measured with
+ * bench:memory, bench/RESULTS.md): its stored bytes, the copy a signing thread reads,
+ * the signed copy, and what the SMTP client makes of it as it writes it.
+ */
+export const DELIVERY_MESSAGE_COST: MessageCost = { copies: 3, fixedBytes: 64 * 1024 };

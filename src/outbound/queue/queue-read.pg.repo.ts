@@ -1,0 +1,133 @@
+// The outgoing queue's reads on PostgreSQL (the API's messages, recipients and events, the
+// queue depth on /metrics, E12's search), with the same results as queue.repo.ts and
+// search.repo.ts on SQLite: IDs sort and text folds in the "C" collation (pg-paging.ts),
+// so a page and a search hold the same messages on both engines whatever the database's locale.
+import type { SQL } from "bun";
+import { pgEventsOfRecipients } from "../../events/events.pg.repo.ts";
+import { termTimeMs, type SearchTerm } from "../../lib/search-query.ts";
+import { containsPattern, searchedPage, toPage } from "../../store/paging.ts";
+import { pgContains, pgNewestFirst, pgSearchWindow, type Fragment } from "../../store/pg-paging.ts";
+import { pgInteger } from "../../store/pg-values.ts";
+import type { OutboundRepo } from "./queue.port.ts";
+import { messageFromRow, recipientFromRow, type MessageRow, type RecipientRow } from "./rows.ts";
+
+/** BIGINT columns come back from Bun's SQL client as strings (bigints with `bigint: true`). */
+export type Big = string | bigint;
+
+export interface PgRecipientRow extends Omit<RecipientRow, "position" | "attempts" | "first_attempt_at" | "next_attempt_at"> {
+  position: Big;
+  attempts: Big;
+  first_attempt_at: Big | null;
+  next_attempt_at: Big;
+}
+
+export interface PgMessageRow extends Omit<MessageRow, "size" | "created_at"> {
+  size: Big;
+  created_at: Big;
+}
+
+export const recipientOf = (r: PgRecipientRow) =>
+  recipientFromRow({
+    ...r,
+    position: pgInteger(r.position, "outbound_recipients.position"),
+    attempts: pgInteger(r.attempts, "outbound_recipients.attempts"),
+    first_attempt_at: r.first_attempt_at === null ? null : pgInteger(r.first_attempt_at, "outbound_recipients.first_attempt_at"),
+    next_attempt_at: pgInteger(r.next_attempt_at, "outbound_recipients.next_attempt_at"),
+  });
+
+export const pgMessageOf = (r: PgMessageRow) =>
+  messageFromRow({ ...r, size: pgInteger(r.size, "outbound_messages.size"), created_at: pgInteger(r.created_at, "outbound_messages.created_at") });
+
+/** Comparisons as fragments (a search term's operator is one of these, never text of the query). */
+const COMPARE = { "=": (sql: SQL) => sql`=`, ">=": (sql: SQL) => sql`>=`, "<=": (sql: SQL) => sql`<=`, ">": (sql: SQL) => sql`>`, "<": (sql: SQL) => sql`<` } as const;
+
+/** searchClause of search.repo.ts: every term must match; text folds ASCII letters only, in the "C" collation. */
+function searchClause(sql: SQL, terms: readonly SearchTerm[]): Fragment {
+  const recipientMatch = (condition: Fragment) => sql`EXISTS (SELECT 1 FROM outbound_recipients r WHERE r.message_id = m.id AND ${condition})`;
+  let clause = sql``;
+  for (const t of terms) {
+    const like = containsPattern(t.value);
+    let term: Fragment;
+    switch (t.field) {
+      case null:
+        term = sql`(${pgContains(sql, sql`COALESCE(m.subject, '')`, like)} OR ${pgContains(sql, sql`m.mail_from`, like)} OR ${recipientMatch(pgContains(sql, sql`r.email`, like))})`;
+        break;
+      case "subject":
+        term = pgContains(sql, sql`COALESCE(m.subject, '')`, like);
+        break;
+      case "from":
+        term = pgContains(sql, sql`m.mail_from`, like);
+        break;
+      case "to":
+        term = recipientMatch(pgContains(sql, sql`r.email`, like));
+        break;
+      case "status":
+        term = recipientMatch(sql`r.status = ${t.value.toLowerCase()}`);
+        break;
+      case "tag":
+        // Tags are stored as a JSON array of strings: match one element exactly.
+        term = pgContains(sql, sql`m.tags_json`, containsPattern(JSON.stringify(t.value.toLowerCase())));
+        break;
+      case "created_at":
+        term = sql`m.created_at ${COMPARE[t.op](sql)} ${termTimeMs(t.value)}`;
+        break;
+      default:
+        // parseSearchQuery refuses other fields (MESSAGE_SEARCH_FIELDS); SQLite adds no clause either.
+        continue;
+    }
+    clause = sql`${clause} AND ${term}`;
+  }
+  return clause;
+}
+
+type QueueReads = Pick<OutboundRepo, "queueDepth" | "getMessage" | "getMessageById" | "getRecipient" | "listMessages" | "recipientsOf" | "eventsOf">;
+
+export function createPgQueueReads(sql: SQL): QueueReads {
+  const messageColumns = sql`m.id, m.account_id, m.outbound_account_id, m.mail_from, m.subject, m.message_id, m.to_json, m.cc_json, m.tags_json, m.test_mode, m.priority,
+    m.size, m.tracking_json, m.created_at`;
+  const recipientColumns = sql`id, message_id, position, email, domain, type, status, state, lane, attempts, first_attempt_at, next_attempt_at`;
+  return {
+    async queueDepth(nowMs) {
+      const [row]: { queued: Big; due: Big }[] = await sql`SELECT COUNT(*) AS queued, COUNT(*) FILTER (WHERE next_attempt_at <= ${nowMs}) AS due
+        FROM outbound_recipients WHERE state = 'queued'`;
+      const queued = pgInteger(row!.queued, "queued");
+      const due = pgInteger(row!.due, "due");
+      return { due, scheduled: queued - due };
+    },
+
+    async getMessage(accountId, id) {
+      const [row]: PgMessageRow[] = await sql`SELECT ${messageColumns} FROM outbound_messages m WHERE m.id = ${id} AND m.account_id = ${accountId}`;
+      return row ? pgMessageOf(row) : null;
+    },
+
+    async getMessageById(id) {
+      const [row]: PgMessageRow[] = await sql`SELECT ${messageColumns} FROM outbound_messages m WHERE m.id = ${id}`;
+      return row ? pgMessageOf(row) : null;
+    },
+
+    async getRecipient(messageId, recipientId) {
+      const [row]: PgRecipientRow[] = await sql`SELECT ${recipientColumns} FROM outbound_recipients WHERE id = ${recipientId} AND message_id = ${messageId}`;
+      return row ? recipientOf(row) : null;
+    },
+
+    async listMessages(outboundAccountId, terms, page, windowRows = Number.POSITIVE_INFINITY) {
+      const from = sql`outbound_messages m WHERE m.outbound_account_id = ${outboundAccountId}`;
+      // A search reads at most windowRows messages per request, as on SQLite (paging.ts, searchWindow).
+      const window = terms.length > 0 && !page.offset && Number.isFinite(windowRows) ? await pgSearchWindow(sql, from, page, windowRows) : null;
+      const { where, tail } = pgNewestFirst(sql, page);
+      const rows: PgMessageRow[] = await sql`SELECT ${messageColumns} FROM ${from} ${window?.where ?? sql``} ${searchClause(sql, terms)} ${where} ${tail}`;
+      const messages = rows.map(pgMessageOf);
+      return window ? searchedPage(messages, page.limit, window) : toPage(messages, page.limit);
+    },
+
+    async recipientsOf(messageIds) {
+      if (messageIds.length === 0) return [];
+      // Message IDs in "C", as SQLite orders them.
+      const rows: PgRecipientRow[] = await sql`SELECT ${recipientColumns} FROM outbound_recipients WHERE message_id IN ${sql(messageIds as string[])}
+        ORDER BY message_id COLLATE "C", position`;
+      return rows.map(recipientOf);
+    },
+
+    eventsOf: (recipientIds) => pgEventsOfRecipients(sql, recipientIds),
+  };
+}
