@@ -1,14 +1,15 @@
 // SQL for the webhook outbox on PostgreSQL, for several nodes on one database: the leased
 // claim (OutboxLeases, outbox.port.ts) and the outbox's reads and bulk changes, with the
 // same semantics as outbox.repo.ts on SQLite. Not here: takeBatch, acknowledge and
-// retryLater (the claim without a lease, safe only in one process) and the retention purge
-// (rowid windows, SQLite-only for now); the dispatcher moves to the leased claim when the
+// retryLater (the claim without a lease, safe only in one process); the dispatcher moves to the leased claim when the
 // app opens PostgreSQL.
 import type { SQL } from "bun";
 import { newId16 } from "../lib/ids.ts";
 import { pgInteger } from "../store/pg-values.ts";
 import type { OutboxEvent } from "./outbox-event.ts";
 import type { OutboxLeases, OutboxRepo } from "./outbox.port.ts";
+import { pgTablePurge } from "../store/pg-purge-window.ts";
+import type { Purge } from "../store/purge-window.ts";
 
 interface Row {
   event_id: string;
@@ -142,3 +143,6 @@ export function createPgOutboxRepo(sql: SQL): PgOutboxRepo {
     },
   };
 }
+
+/** The retention purge (createOutboxPurge on SQLite): sent, expired and dropped rows created before the cutoff; pending rows are the webhook's queue. */
+export const createPgOutboxPurge = (sql: SQL): Purge => pgTablePurge(sql, "webhook_outbox", "created_at", sql`state = 'pending'`);
