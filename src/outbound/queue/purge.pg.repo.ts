@@ -4,10 +4,13 @@
 // event not yet posted to its webhook, keeps everything whatever its age.
 //
 // Other nodes keep delivering and recording events meanwhile. A window is read without
-// locks; the messages it may delete are then locked (FOR UPDATE, with the rules checked
-// again on the locked rows) in a transaction of a few statements over at most one
-// window's rows, which deletes them with their recipients, bodies and events. A body's
-// delete is one statement that checks its message again (pg-purge-window.ts).
+// locks; the messages it may delete are then locked (FOR UPDATE) with the rules checked
+// again, in a transaction of a few statements over at most one window's rows, which
+// deletes them with their recipients, bodies and events. A recipient is never queued again
+// once it left the queue, so that rule cannot change under the purge. An open or a click
+// recorded by another node in the very moment its message (older than retention.messages)
+// goes is kept without its message, as on SQLite when it comes just after the purge. A
+// body's delete is one statement that checks its message again (pg-purge-window.ts).
 import type { SQL, TransactionSQL } from "bun";
 import { pgRowidPurge, pgWindowRows } from "../../store/pg-purge-window.ts";
 import { pgInteger } from "../../store/pg-values.ts";
@@ -35,8 +38,7 @@ export function createPgOutboundPurge(sql: SQL, events: PgPurgeEvents): Outbound
       candidates.length === 0
         ? 0
         : await sql.begin(async (tx) => {
-            // Locked, so no recipient or body of theirs is written until the commit; the rules
-            // checked again on what is there now.
+            // The rules again, on the rows as they are now, and locked until the commit.
             const locked: { id: string }[] = await tx`SELECT m.id FROM outbound_messages m
               WHERE m.id = ANY(${candidates}) AND m.created_at < ${beforeMs} AND NOT ${queued} ORDER BY m.id FOR UPDATE OF m`;
             const waiting = locked.length > 0 ? await events.pendingAmong(tx, locked.map((r) => r.id)) : new Set<string>();
