@@ -10,6 +10,8 @@ import { pgContains, pgNewestFirst } from "../store/pg-paging.ts";
 import { pgInteger } from "../store/pg-values.ts";
 import { SendingDomainTakenError, type SendingDomain } from "./sending-domain.ts";
 import { changeListeners, sendingDomainFromRow, type SendingDomainRepo, type SendingDomainRow } from "./sending-domains.port.ts";
+import { pgTablePurge } from "../store/pg-purge-window.ts";
+import type { Purge } from "../store/purge-window.ts";
 
 /** BIGINT columns arrive as strings from Bun's SQL client (bigints with `bigint: true`). */
 type PgBigint = string | bigint;
@@ -103,3 +105,6 @@ export function createPgSendingDomainRepo(sql: SQL): SendingDomainRepo {
     onChange,
   };
 }
+
+/** The retention purge (createDomainEventPurge on SQLite): verification events created before the cutoff. */
+export const createPgDomainEventPurge = (sql: SQL): Purge => pgTablePurge(sql, "sending_domain_events", "created_at");

@@ -1,12 +1,13 @@
 // SQL for the webhook outbox on PostgreSQL, for several nodes on one database: the leased
 // claim and the outbox's reads and bulk changes (OutboxRepo, outbox.port.ts), with the
-// same semantics as outbox.repo.ts on SQLite. Not here: the retention purge (rowid
-// windows, SQLite-only for now).
+// same semantics as outbox.repo.ts on SQLite, and its retention purge.
 import type { SQL } from "bun";
 import { newId16 } from "../lib/ids.ts";
 import { pgInteger } from "../store/pg-values.ts";
 import type { OutboxEvent } from "./outbox-event.ts";
 import type { OutboxRepo } from "./outbox.port.ts";
+import { pgTablePurge } from "../store/pg-purge-window.ts";
+import type { Purge } from "../store/purge-window.ts";
 
 interface Row {
   event_id: string;
@@ -138,3 +139,6 @@ export function createPgOutboxRepo(sql: SQL): OutboxRepo {
     },
   };
 }
+
+/** The retention purge (createOutboxPurge on SQLite): sent, expired and dropped rows created before the cutoff; pending rows are the webhook's queue. */
+export const createPgOutboxPurge = (sql: SQL): Purge => pgTablePurge(sql, "webhook_outbox", "created_at", sql`state = 'pending'`);

@@ -7,6 +7,8 @@ import { pgNewestFirst } from "../store/pg-paging.ts";
 import { pgFlag, pgInteger } from "../store/pg-values.ts";
 import type { WebhookPost } from "./webhook-post.ts";
 import type { WebhookPostRepo } from "./webhook-posts.port.ts";
+import { pgTablePurge } from "../store/pg-purge-window.ts";
+import type { Purge } from "../store/purge-window.ts";
 
 interface Row {
   id: string;
@@ -47,3 +49,6 @@ export function createPgWebhookPostRepo(sql: SQL): WebhookPostRepo {
     },
   };
 }
+
+/** The retention purge (retention.webhook_posts): POSTs made before the cutoff. */
+export const createPgWebhookPostPurge = (sql: SQL): Purge => pgTablePurge(sql, "webhook_posts", "created_at");

@@ -1,7 +1,7 @@
 // SQL for the record of webhook POSTs on SQLite: one row per POST, with the
 // receiver's status and the first bytes of a non-2xx answer, for the dashboard.
 // createWebhookPostRepo is the WebhookPostRepo port (webhook-posts.port.ts), async only to
-// share it with PostgreSQL (webhook-posts.pg.repo.ts); the purge stays SQLite-only for now.
+// share it with PostgreSQL (webhook-posts.pg.repo.ts), which has its own purge.
 import { newId16 } from "../lib/ids.ts";
 import { newestFirst, toPage, type Page } from "../store/paging.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";

@@ -12,6 +12,8 @@ import { pgContains, pgNewestFirst, pgSearchWindow, type Fragment } from "../sto
 import { pgInteger } from "../store/pg-values.ts";
 import { pgCountInto } from "../stats/stats.pg.repo.ts";
 import { FIELD_COLUMN, statusFromRow, type StatusRepo, type StatusRow } from "./statuses.port.ts";
+import { pgTablePurge } from "../store/pg-purge-window.ts";
+import type { Purge } from "../store/purge-window.ts";
 
 interface PgRow extends Omit<StatusRow, "size" | "created_at"> {
   /** BIGINT: a string from Bun's SQL client (a bigint with `bigint: true`). */
@@ -94,3 +96,6 @@ export function createPgStatusRepo(sql: SQL): StatusRepo {
     close() {},
   };
 }
+
+/** The retention purge (createStatusPurge on SQLite): statuses stored before the cutoff, a window at a time. */
+export const createPgStatusPurge = (sql: SQL): Purge => pgTablePurge(sql, "incoming_statuses", "created_at");

@@ -3,7 +3,8 @@
 // transaction each, handing the event loop back between windows (after
 // retention.batch_pause) so that SMTP and the API keep being served while a large backlog
 // goes. Which rows a table may lose, and its SQL, are its repository's (a Purge each);
-// in the appliance the windows run on a thread of their own (purge-thread.ts).
+// on SQLite the appliance runs the windows on a thread of their own (purge-thread.ts), on
+// PostgreSQL on the event loop (retention-tables.pg.ts).
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Purge } from "../store/purge-window.ts";

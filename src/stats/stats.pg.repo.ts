@@ -6,6 +6,8 @@ import type { SQL } from "bun";
 import { pgInteger } from "../store/pg-values.ts";
 import { tally, type Count, type Series } from "./hourly.ts";
 import type { StatsRepo } from "./stats.port.ts";
+import { pgTablePurge } from "../store/pg-purge-window.ts";
+import type { Purge } from "../store/purge-window.ts";
 
 /** What is counted: one happening of an account's series key at a time. */
 type Happening = { accountId: string; atMs: number; series: Series; key: string };
@@ -65,3 +67,6 @@ export function createPgStatsRepo(sql: SQL): StatsRepo {
     },
   };
 }
+
+/** The retention purge (retention.stats): rows of hours older than the cutoff. Upserts keep no time order: the walk covers the table. */
+export const createPgStatsPurge = (sql: SQL): Purge => pgTablePurge(sql, "stats_hourly", "hour", undefined, false);

@@ -1,9 +1,9 @@
 // SQL for the hourly counts on SQLite. Counting runs inside the caller's
 // transaction, the one that stores the statuses or events counted: a chart never counts
 // what was not stored, nor misses what was. createStatsRepo is the StatsRepo port
-// (stats.port.ts), async only to share it with PostgreSQL (stats.pg.repo.ts); countInto,
-// countEvents and the purge stay SQLite-only, called in the statuses' and events'
-// synchronous SQLite transactions (pgCountInto/pgCountEvents are their PostgreSQL half).
+// (stats.port.ts), async only to share it with PostgreSQL (stats.pg.repo.ts); countInto
+// and countEvents are called in the statuses' and events' synchronous SQLite transactions
+// (pgCountInto/pgCountEvents, and createPgStatsPurge, are their PostgreSQL half).
 import type { Database } from "bun:sqlite";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";

@@ -4,11 +4,9 @@
 // test/e2e/retention.test.ts.)
 import { describe, expect, test } from "bun:test";
 import { createSendingDomainRepo } from "../../src/domains/sending-domains.repo.ts";
-import { type SendingDomain } from "../../src/domains/sending-domain.ts";
 import type { NewEvent } from "../../src/events/message-event.ts";
 import { createOutboxRepo } from "../../src/events/outbox.repo.ts";
 import { createStatusRepo } from "../../src/inbound/statuses.repo.ts";
-import { type IncomingStatus } from "../../src/inbound/incoming-status.ts";
 import { RetentionPurge } from "../../src/jobs/retention-purge.ts";
 import type { RetentionSettings } from "../../src/jobs/retention.ts";
 import { retentionPurges } from "../../src/jobs/retention-tables.ts";
@@ -22,17 +20,9 @@ import type { Purge } from "../../src/store/purge-window.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
 import { queuedMessage, queuedRecipient } from "../helpers/queue-rows.ts";
 import { tempDirsPerTest } from "../helpers/tmp.ts";
+import { DAY, DEFAULTS, sendingDomain, status, T0 } from "./retention-rows.ts";
 
 const newDir = tempDirsPerTest();
-const DAY = 86_400_000;
-const T0 = Date.parse("2026-10-01T00:00:00Z");
-
-const DEFAULTS: RetentionSettings = {
-  keepMs: { incoming_statuses: 30 * DAY, messages: 30 * DAY, bodies: 7 * DAY, events: 30 * DAY, webhook_outbox: DAY, domain_events: 30 * DAY, mta_sts_policies: DAY, stats: 400 * DAY, idempotency_keys: DAY, webhook_posts: 7 * DAY },
-  intervalMs: 600_000,
-  batchSize: 1000,
-  batchPauseMs: 0,
-};
 
 function setUp(settings: RetentionSettings = DEFAULTS) {
   const store = openStore(newDir());
@@ -51,24 +41,6 @@ function setUp(settings: RetentionSettings = DEFAULTS) {
   return { store, clock, statuses, outbox, sendingDomains, outbound, purges, job, current, close };
 }
 
-const status = (id: string, createdAtMs: number): IncomingStatus => ({
-  id,
-  accountId: "acc",
-  addressId: "addr",
-  messageId: null,
-  mailFrom: "a@b.c",
-  rcptTo: "addr@in.test",
-  subject: id,
-  status: "200",
-  statusCategory: "successful",
-  tls: null,
-  sizeBytes: 1,
-  remoteIp: null,
-  response: null,
-  postroomMessageId: null,
-  createdAtMs,
-});
-
 const listedStatuses = async (repo: ReturnType<typeof createStatusRepo>) => (await repo.list("acc", "addr", [], { limit: 100 })).items.map((s) => s.id).sort();
 const count = (store: Store, table: string) => (store.db.query(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
 
@@ -86,24 +58,7 @@ describe("one run", () => {
         : { status: "soft_bounce" as const, state: "queued" as const, attempts: 1, firstAttemptAtMs: nowMs, nextAttemptAtMs: nowMs + 60 * DAY };
       await outbound.update(`r-${id}`, update, [event(id, done ? "delivery" : "soft_bounce")], { webhook });
     };
-    const domain: SendingDomain = {
-      id: "dom1",
-      accountId: "acc",
-      domain: "sender.test",
-      dkimSelector: "s",
-      dkimPublicKey: "k",
-      dkimPrivateKeyEnc: "k",
-      ed25519Selector: "e",
-      ed25519PublicKey: "k",
-      ed25519PrivateKeyEnc: "k",
-      checks: { dkim: false, ed25519: false, return_path: false, spf: false },
-      reasons: {},
-      verifiedAtMs: null,
-      failingSinceMs: null,
-      checkedAtMs: null,
-      nextCheckAtMs: T0,
-      createdAtMs: T0,
-    };
+    const domain = sendingDomain("dom1", "acc", "sender.test", T0);
     await s.sendingDomains.insert(domain);
     const check = async () =>
       s.sendingDomains.recordCheck("dom1", { checks: domain.checks, reasons: {}, verifiedAtMs: null, failingSinceMs: null, checkedAtMs: clock.nowMs(), nextCheckAtMs: clock.nowMs() }, [{ kind: "checked", details: {} }]);

@@ -1,12 +1,13 @@
 // SQL for the MTA-STS policy cache on PostgreSQL: the StsStore port (mta-sts.port.ts),
 // with the same SQL semantics as the SQLite repository (mta-sts.repo.ts), in Bun SQL tagged
-// templates (every value a bound parameter). The retention purge of this table
-// (createStsPurge) is still SQLite's.
+// templates (every value a bound parameter), and its retention purge.
 import type { SQL } from "bun";
 import type { Clock } from "../../lib/clock.ts";
 import { pgInteger } from "../../store/pg-values.ts";
 import type { StsStore } from "./mta-sts.port.ts";
 import type { StsPolicy } from "./tls-policy.ts";
+import { pgTablePurge } from "../../store/pg-purge-window.ts";
+import type { Purge } from "../../store/purge-window.ts";
 
 interface Row {
   policy_id: string;
@@ -40,3 +41,10 @@ export function createPgStsRepo(sql: SQL, clock: Clock): StsStore {
     },
   };
 }
+
+/**
+ * The retention purge (createStsPurge on SQLite): policies that expired before the cutoff.
+ * A refresh rewrites a row in place, so the table is not in expiry order: the walk covers
+ * all of it; the delete checks the expiry again, so a policy refreshed meanwhile stays.
+ */
+export const createPgStsPurge = (sql: SQL): Purge => pgTablePurge(sql, "mta_sts_policies", "expires_at", undefined, false);

@@ -9,6 +9,8 @@ import type { SQL, TransactionSQL } from "bun";
 import { pgInteger } from "../../store/pg-values.ts";
 import { findKey, type KeyAnswer, type KeyFinding, type KeyRef } from "./idempotency.ts";
 import type { IdempotencyRepo } from "./idempotency.port.ts";
+import { pgTablePurge } from "../../store/pg-purge-window.ts";
+import type { Purge } from "../../store/purge-window.ts";
 
 interface Row {
   request_sha256: string | null;
@@ -66,3 +68,6 @@ export async function pgRecordAnswer(sql: SQL | TransactionSQL, a: KeyAnswer, no
     VALUES (${a.outboundAccountId}, ${a.scope}, ${a.key}, ${a.requestSha256}, ${a.answer}, ${nowMs})
     ON CONFLICT (outbound_account_id, scope, key) DO UPDATE SET request_sha256 = EXCLUDED.request_sha256, answer = EXCLUDED.answer`;
 }
+
+/** The retention purge (createIdempotencyPurge on SQLite): answered keys created before the cutoff; a claim in flight is kept. */
+export const createPgIdempotencyPurge = (sql: SQL): Purge => pgTablePurge(sql, "idempotency_keys", "created_at", sql`answer IS NULL`);

@@ -3,9 +3,9 @@
 // outgoing queue's insert), released when the request fails, and purged by retention.
 // createIdempotencyRepo is the IdempotencyRepo port (idempotency.port.ts); its statements
 // run synchronously, the methods are async only to share the port with PostgreSQL
-// (idempotency.pg.repo.ts). recordAnswer/answerRecorder and the purge stay SQLite-only for
-// now: they run inside the outgoing queue's own synchronous SQLite transaction and the
-// rowid purge, which move to PostgreSQL with the queue (pgRecordAnswer is their half there).
+// (idempotency.pg.repo.ts). recordAnswer/answerRecorder run inside the outgoing queue's
+// own synchronous SQLite transaction (pgRecordAnswer, and createPgIdempotencyPurge for the
+// purge, are their PostgreSQL half).
 import type { Database } from "bun:sqlite";
 import { rowidPurge, type Purge, type WindowRow } from "../../store/purge-window.ts";
 import type { Store } from "../../store/store.ts";
