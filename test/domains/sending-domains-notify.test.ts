@@ -16,6 +16,7 @@ import { silentLogger } from "../../src/lib/logger.ts";
 import type { SenderDomains } from "../../src/outbound/sending/sender-domains.ts";
 import type { ChannelSubscription } from "../../src/store/pg-notify.ts";
 import { STORE_ENGINES, type EngineHandle } from "../helpers/engines.ts";
+import { cutListeners, noticeSettler } from "../helpers/pg-notices.ts";
 import { eventually } from "../helpers/sink.ts";
 
 const engine = STORE_ENGINES.find((e) => e.name === "PostgreSQL")!;
@@ -66,21 +67,22 @@ describe("sending-domain changes across two nodes on one PostgreSQL", () => {
   let url = "";
   let a: Node;
   let b: Node;
-  let markers = 0;
-  /** Waits until B heard a notice sent after everything before: B has had every earlier write's notice. */
-  const settle = async () => {
-    const marker = `marker_${++markers}`;
-    await a.sql`SELECT pg_notify(${SENDING_DOMAIN_CHANGES_CHANNEL}, ${marker})`;
-    await eventually(() => b.heard.includes(marker), PROPAGATION_MS, `B to hear ${marker}`);
-  };
+  const settleNotices = noticeSettler(SENDING_DOMAIN_CHANGES_CHANNEL, PROPAGATION_MS);
+  /** Waits until B has had the notice of every write made before. */
+  const settle = () => settleNotices(a.sql, b.heard);
   const refusalOnB = (domain: string) => b.sending.refusal(ACCOUNT, domain, false);
+  /** A domain added on A and checked there with every record in place. */
+  const verifiedOnA = async (domain: string) => {
+    const d = await a.service.create(ACCOUNT, domain);
+    await a.repo.recordCheck(d.id, verified, []);
+    return d;
+  };
 
   beforeAll(async () => {
     if (!engine.available()) return;
     handle = await engine.open();
     if (handle.kind === "postgres") url = handle.url;
-    a = node(url);
-    b = node(url);
+    [a, b] = [node(url), node(url)];
     const caches = b.service;
     b.subscription = await listenForSendingDomainChanges(b.sql, {
       forget: (id) => (b.heard.push(id), caches.forget(id)),
@@ -109,8 +111,7 @@ describe("sending-domain changes across two nodes on one PostgreSQL", () => {
   });
 
   it("a domain deleted on node A is refused by node B within a second, and its decrypted keys leave B's memory", async () => {
-    const d = await a.service.create(ACCOUNT, "gone.example");
-    await a.repo.recordCheck(d.id, verified, []);
+    const d = await verifiedOnA("gone.example");
     await settle();
     expect(selectorOf(await b.sending.sign(ACCOUNT, "gone.example", RAW))).toBe(d.dkimSelector);
     expect(b.service.cachedKeyIds()).toEqual([d.id]);
@@ -130,20 +131,17 @@ describe("sending-domain changes across two nodes on one PostgreSQL", () => {
   });
 
   it("a domain re-keyed on node A (deleted and added again) is signed by node B with the new key within a second", async () => {
-    const old = await a.service.create(ACCOUNT, "rekey.example");
-    await a.repo.recordCheck(old.id, verified, []);
+    const old = await verifiedOnA("rekey.example");
     await settle();
     expect(selectorOf(await b.sending.sign(ACCOUNT, "rekey.example", RAW))).toBe(old.dkimSelector);
     await a.repo.softDelete(ACCOUNT, old.id, NOW_MS);
-    const fresh = await a.service.create(ACCOUNT, "rekey.example");
-    await a.repo.recordCheck(fresh.id, verified, []);
+    const fresh = await verifiedOnA("rekey.example");
     expect(fresh.dkimSelector).not.toBe(old.dkimSelector);
     await eventually(async () => selectorOf(await b.sending.sign(ACCOUNT, "rekey.example", RAW)) === fresh.dkimSelector, PROPAGATION_MS, "B to sign with the new key");
   });
 
   it("a change nobody announced (made by hand) is used by node B once its lookup is SENDING_DOMAIN_CACHE_MAX_AGE_MS old, not before", async () => {
-    const d = await a.service.create(ACCOUNT, "hand.example");
-    await a.repo.recordCheck(d.id, verified, []);
+    const d = await verifiedOnA("hand.example");
     await settle();
     expect(await refusalOnB("hand.example")).toBeNull();
     // No settle() from here: a marker is a notice too, and any notice empties B's lookups.
@@ -159,8 +157,7 @@ describe("sending-domain changes across two nodes on one PostgreSQL", () => {
     await settle();
     expect(await refusalOnB("cut.example")).toBe("domain cut.example is not verified");
     await a.sql`UPDATE sending_domains SET verified_at = ${NOW_MS} WHERE id = ${d.id}`;
-    const cut: { pid: number }[] = await a.sql`SELECT pg_terminate_backend(pid), pid FROM pg_stat_activity WHERE query LIKE 'LISTEN%'`;
-    expect(cut.length).toBe(1);
+    expect(await cutListeners(a.sql)).toBe(1);
     // Unannounced, the change is only seen because the resubscription forgot everything.
     await eventually(async () => (await refusalOnB("cut.example")) === null, RECONNECT_MS, "B to forget its domains on resubscribing");
     await a.repo.softDelete(ACCOUNT, d.id, NOW_MS);
