@@ -15,7 +15,7 @@ import type { ElysiaApp } from "./elysia-app.ts";
 import { OPENAPI_PATH } from "./paths.ts";
 import { parseJsonBody, readBodyCapped } from "./body.ts";
 import { ApiError, errorResponse } from "./errors.ts";
-import { principalKey, rateOf, type RateDecision, type RateLimiter } from "../lib/rate-limit.ts";
+import { principalKey, rateOf, type RateDecision, type RateLimits } from "../lib/rate-limit.ts";
 import { IdempotentRequest } from "./idempotent-request.ts";
 import { setRequestState } from "./request-state.ts";
 import { METRICS_PATH, metricsResponse } from "./metrics.ts";
@@ -75,7 +75,7 @@ async function errorSentence(res: Response): Promise<string | undefined> {
 }
 
 /** `limiter` is shared with SMTP submission: one send budget per outbound account. */
-export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLimiter): ApiHandler {
+export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLimits): ApiHandler {
   // Requests are counted by the route they match, never by their path (/metrics).
   const routeOf = routeMatcher([...app.routes, { method: "GET", path: METRICS_PATH }, ...DASHBOARD_ROUTES]);
   const idempotencyDeps = { repo: deps.send.idempotency, nowMs: () => deps.clock.nowMs(), keepMs: () => deps.config().retention.keepMs.idempotency_keys };
@@ -113,8 +113,9 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
     // A dashboard session has its own budget (dashboard.rate_limit), apart from the account's integrations.
     const rate = cookie.kind === "ok" ? deps.config().dashboard.rateLimit : rateOf(principal);
     if (rate) {
-      const decision =
-        cookie.kind === "ok" ? deps.dashboard.limiter.take(cookie.rateKey, rate, deps.clock.nowMs()) : limiter.take(principalKey(principal), rate, deps.clock.nowMs());
+      const decision = await (cookie.kind === "ok"
+        ? deps.dashboard.limiter.take(cookie.rateKey, rate, deps.clock.nowMs())
+        : limiter.take(principalKey(principal), rate, deps.clock.nowMs()));
       extraHeaders = rateHeaders(decision);
       if (!decision.allowed) {
         return { res: errorResponse(429, undefined, { "Retry-After": String(decision.resetSeconds) }), principal, extraHeaders };

@@ -4,7 +4,7 @@
 import type { AccountConfig, Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
-import { RateLimiter } from "../lib/rate-limit.ts";
+import { RateLimiter, type RateLimits } from "../lib/rate-limit.ts";
 import { readBodyCapped } from "../api/body.ts";
 import { ApiError, errorResponse } from "../api/errors.ts";
 import { dashboardAssets } from "./assets.ts";
@@ -27,7 +27,7 @@ export interface DashboardDeps {
   logger: Logger;
   auth: SessionAuth;
   /** Counts sign-in attempts per client IP (dashboard.sign_in_rate) and API calls per session (dashboard.rate_limit). */
-  limiter: RateLimiter;
+  limiter: RateLimits;
   /** What the admin view's System page shows (health, certificate, listeners, queue, version). */
   system(): Promise<Record<string, unknown>>;
 }
@@ -98,7 +98,7 @@ async function session(deps: DashboardDeps, req: Request, remoteIp: string | nul
 async function signIn(deps: DashboardDeps, req: Request, remoteIp: string | null): Promise<Response> {
   const rate = deps.config().dashboard.signInRate;
   if (rate) {
-    const decision = deps.limiter.take(`sign-in:${remoteIp ?? "unknown"}`, rate, deps.clock.nowMs());
+    const decision = await deps.limiter.take(`sign-in:${remoteIp ?? "unknown"}`, rate, deps.clock.nowMs());
     if (!decision.allowed) {
       deps.logger.info("dashboard sign-in refused: too many attempts", { remote_ip: remoteIp ?? undefined });
       return errorResponse(429, "too many sign-in attempts, try again later", { "Retry-After": String(decision.resetSeconds) });
@@ -142,9 +142,13 @@ const sessionBody = (config: Config, account: AccountConfig | null, expiresAtMs:
   expires_at: new Date(expiresAtMs).toISOString(),
 });
 
-/** The dashboard's parts, built from what the app has. */
-export function dashboardDeps(deps: Omit<SessionAuthDeps, "logger"> & { logger: Logger; system: DashboardDeps["system"] }): DashboardDeps {
+/**
+ * The dashboard's parts, built from what the app has. `limiter`: where its limits count; by
+ * default this node's memory, on PostgreSQL the database's (createPgRateLimits) so that an
+ * attacker trying tokens on every node is held to one sign_in_rate.
+ */
+export function dashboardDeps(deps: Omit<SessionAuthDeps, "logger"> & { logger: Logger; system: DashboardDeps["system"]; limiter?: RateLimits }): DashboardDeps {
   const logger = deps.logger.child({ component: "dashboard" });
   const auth = new SessionAuth({ config: deps.config, registry: deps.registry, clock: deps.clock, logger, sessions: deps.sessions });
-  return { config: deps.config, clock: deps.clock, logger, auth, limiter: new RateLimiter(DASHBOARD_RATE_KEYS), system: deps.system };
+  return { config: deps.config, clock: deps.clock, logger, auth, limiter: deps.limiter ?? new RateLimiter(DASHBOARD_RATE_KEYS), system: deps.system };
 }

@@ -26,6 +26,21 @@ export interface SendingDomainRepo {
   onChange(listener: (domainId: string) => void): void;
 }
 
+/**
+ * What a node keeps of sending domains in memory (DomainService: lookups and decrypted
+ * keys). Every write through the repository forgets the domain on the node that made it; on
+ * PostgreSQL the other nodes hear of it by NOTIFY (listenForSendingDomainChanges), and
+ * forget everything when notices may have been missed. An entry older than
+ * SENDING_DOMAIN_CACHE_MAX_AGE_MS is read again anyway: the bound when a notice is lost, or
+ * a row is changed by hand.
+ */
+export interface SendingDomainCaches {
+  forget(domainId: string): void;
+  forgetAll(): void;
+}
+
+export const SENDING_DOMAIN_CACHE_MAX_AGE_MS = 10_000;
+
 /** A sending_domains row as both engines give it once integers are numbers. */
 export interface SendingDomainRow {
   id: string;

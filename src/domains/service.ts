@@ -10,7 +10,7 @@ import { BoundedCache } from "../lib/bounded-cache.ts";
 import { checkDomain } from "./checker.ts";
 import { encryptSecret, newEd25519Key, newRsaKey, newSelector } from "./keys.ts";
 import { SignPool, signWorkerCount } from "./sign-pool.ts";
-import type { SendingDomainRepo } from "./sending-domains.port.ts";
+import { SENDING_DOMAIN_CACHE_MAX_AGE_MS, type SendingDomainCaches, type SendingDomainRepo } from "./sending-domains.port.ts";
 import type { SendingDomain } from "./sending-domain.ts";
 import { SigningKeyCache } from "./signing-keys.ts";
 import { nextState, sendingStatus, type SendingStatus } from "./verification.ts";
@@ -36,14 +36,16 @@ export function domainAndParents(domain: string): string[] {
   return out;
 }
 
-export class DomainService {
+export class DomainService implements SendingDomainCaches {
   /**
-   * The account's live domains for a from domain, as the repository returned them. A
-   * message looks its domain up when it is accepted and again for each signature; every
-   * write to a domain (added, checked, deleted) empties this, so the rows here are the rows
-   * in the database. The status is still worked out from them at each use (it moves with time).
+   * The account's live domains for a from domain, as the repository returned them, and when.
+   * A message looks its domain up when it is accepted and again for each signature; every
+   * write to a domain (added, checked, deleted) empties this, on every node
+   * (SendingDomainCaches), so the rows here are the rows in the database, and none is used
+   * once SENDING_DOMAIN_CACHE_MAX_AGE_MS old. The status is still worked out from them at
+   * each use (it moves with time).
    */
-  private readonly lookups = new BoundedCache<string, SendingDomain[]>(MAX_CACHED_DOMAIN_LOOKUPS);
+  private readonly lookups = new BoundedCache<string, { found: SendingDomain[]; loadedMs: number }>(MAX_CACHED_DOMAIN_LOOKUPS);
   /** Counts writes, so a lookup that a write overtook is not kept. */
   private writes = 0;
   private readonly keys: SigningKeyCache;
@@ -52,11 +54,21 @@ export class DomainService {
   constructor(private readonly deps: DomainServiceDeps) {
     this.keys = new SigningKeyCache(deps.encryptionKey);
     this.signer = new SignPool(signWorkerCount(), deps.logger);
-    deps.repo.onChange((domainId) => {
-      this.writes++;
-      this.lookups.clear();
-      this.keys.forget(domainId);
-    });
+    deps.repo.onChange((domainId) => this.forget(domainId));
+  }
+
+  /** A domain was written to (here or on another node): no lookup is kept, nor its keys. */
+  forget(domainId: string): void {
+    this.writes++;
+    this.lookups.clear();
+    this.keys.forget(domainId);
+  }
+
+  /** Any domain may have changed (notices from other nodes were missed). */
+  forgetAll(): void {
+    this.writes++;
+    this.lookups.clear();
+    this.keys.forgetAll();
   }
 
   async create(accountId: string, domain: string): Promise<SendingDomain> {
@@ -128,12 +140,14 @@ export class DomainService {
     // Mail from a sending domain is about to be signed: have the signing workers ready.
     this.signer.warm();
     const key = `${accountId} ${fromDomain.toLowerCase()}`;
-    let found = this.lookups.get(key);
+    const cached = this.lookups.get(key);
+    let found = cached && this.deps.clock.nowMs() - cached.loadedMs < SENDING_DOMAIN_CACHE_MAX_AGE_MS ? cached.found : null;
     if (!found) {
       const writesBefore = this.writes;
+      const loadedMs = this.deps.clock.nowMs();
       found = await this.deps.repo.findForAccount(accountId, domainAndParents(fromDomain));
       found.sort((a, b) => b.domain.length - a.domain.length);
-      if (this.writes === writesBefore) this.lookups.set(key, found);
+      if (this.writes === writesBefore) this.lookups.set(key, { found, loadedMs });
     }
     return found.find((d) => this.status(d) !== "unverified") ?? found[0] ?? null;
   }

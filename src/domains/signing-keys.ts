@@ -47,6 +47,10 @@ export class SigningKeyCache {
     this.entries.delete(domainId);
   }
 
+  forgetAll(): void {
+    this.entries.clear();
+  }
+
   /** Domain IDs with keys in memory (tests). */
   cachedIds(): string[] {
     return this.entries.keys();

@@ -1,7 +1,9 @@
 // Sliding-window rate limits per account (management) and per outbound account (sends,
-// through the API and SMTP alike), docs/api.md, Rate limits. The window is exact: it keeps the
-// time of each of the last `limit` calls in a ring, so memory per key is bounded by the
-// configured limit.
+// through the API and SMTP alike), docs/api.md, Rate limits. RateLimits is the port callers
+// await; RateLimiter counts in this process's memory (one node: SQLite), and
+// rate-limit.pg.repo.ts counts in PostgreSQL, so nodes sharing a database share each limit.
+// The in-memory window is exact: it keeps the time of each of the last `limit` calls in a
+// ring, so memory per key is bounded by the configured limit.
 import type { Principal } from "../auth/accounts.ts";
 import type { RateLimit } from "../config/units.ts";
 
@@ -15,6 +17,12 @@ export interface RateDecision {
   remaining: number;
   /** Seconds until a slot frees up (RateLimit-Reset; Retry-After when refused). */
   resetSeconds: number;
+}
+
+/** Where calls are counted: in memory (RateLimiter) or in the database all nodes share. */
+export interface RateLimits {
+  /** Counts one call for `key` at `nowMs` if the limit allows it. */
+  take(key: string, rate: RateLimit, nowMs: number): Promise<RateDecision>;
 }
 
 class Window {
@@ -48,7 +56,7 @@ class Window {
   }
 }
 
-export class RateLimiter {
+export class RateLimiter implements RateLimits {
   private windows = new Map<string, { window: Window; windowMs: number }>();
 
   /**
@@ -58,8 +66,7 @@ export class RateLimiter {
    */
   constructor(private readonly maxKeys = Number.POSITIVE_INFINITY) {}
 
-  /** Counts one call for `key` at `nowMs` if the limit allows it. */
-  take(key: string, rate: RateLimit, nowMs: number): RateDecision {
+  async take(key: string, rate: RateLimit, nowMs: number): Promise<RateDecision> {
     let entry = this.windows.get(key);
     // A new limit after SIGHUP starts a fresh window rather than guessing at the old counts.
     if (!entry || entry.window.limit !== rate.limit || entry.windowMs !== rate.windowMs) {

@@ -10,6 +10,7 @@ import { createPgAddressRepo, listenForAddressChanges } from "../../src/inbound/
 import { routingCache, type AddressRepo } from "../../src/inbound/addresses.port.ts";
 import { notify, subscribe, type ChannelSubscription } from "../../src/store/pg-notify.ts";
 import { STORE_ENGINES, type EngineHandle } from "../helpers/engines.ts";
+import { cutListeners, noticeSettler } from "../helpers/pg-notices.ts";
 import { eventually } from "../helpers/sink.ts";
 import { address, INBOUND_TABLES, NOW_MS } from "./inbound-repos.ts";
 
@@ -50,12 +51,8 @@ describe("address changes across two nodes on one PostgreSQL", () => {
   // Every notice B's client received, in order: B's cache hears on the same connection, so
   // once a marker sent after a write is here, B's cache has had that write's notice too.
   const heard: string[] = [];
-  let markers = 0;
-  const settle = async () => {
-    const marker = `marker_${++markers}`;
-    await a.sql`SELECT pg_notify('postroom_addresses', ${marker})`;
-    await eventually(() => heard.includes(marker), PROPAGATION_MS, `B to hear ${marker}`);
-  };
+  const settleNotices = noticeSettler("postroom_addresses", PROPAGATION_MS);
+  const settle = () => settleNotices(a.sql, heard);
 
   beforeAll(async () => {
     if (!engine.available()) return;
@@ -120,8 +117,7 @@ describe("address changes across two nodes on one PostgreSQL", () => {
     await settle();
     expect(await targetOnB("addr_cut")).not.toBeNull();
     await a.sql`UPDATE addresses SET target = 'https://while-down.example/' WHERE id = 'addr_cut'`;
-    const cut: { pid: number }[] = await a.sql`SELECT pg_terminate_backend(pid), pid FROM pg_stat_activity WHERE query LIKE 'LISTEN%'`;
-    expect(cut.length).toBe(1);
+    expect(await cutListeners(a.sql)).toBe(1);
     // Unannounced, the change is only seen because the resubscription dropped the whole cache.
     await eventually(async () => (await targetOnB("addr_cut")) === "https://while-down.example/", RECONNECT_MS, "B to drop its cache on resubscribing");
     await a.addresses.update(address("addr_cut", { target: { url: "https://after.example/", password: null } }));

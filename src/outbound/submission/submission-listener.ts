@@ -11,7 +11,7 @@ import { garbageMade, LARGE_MESSAGE_BYTES } from "../../lib/gc-pacer.ts";
 import type { MemoryBudget, MessageCost } from "../../lib/memory-budget.ts";
 import { readData, SessionBudget } from "../../lib/smtp-data.ts";
 import { guardSessions } from "../../lib/smtp-guard.ts";
-import { principalKey, rateOf, type RateLimiter } from "../../lib/rate-limit.ts";
+import { principalKey, rateOf, type RateLimits } from "../../lib/rate-limit.ts";
 import { SMTP_REPLIES } from "../../lib/smtp-replies.ts";
 import { formatReply, SMTP_SERVER_REPLY_OPTIONS, smtpError, smtpServerText, type SmtpReply } from "../../lib/smtp-reply.ts";
 import { headerAddresses, isAddress } from "../compose/addresses.ts";
@@ -26,7 +26,7 @@ import { takeSendingHeaders } from "./submission-headers.ts";
 export interface SubmissionDeps {
   config(): Config;
   registry: AccountRegistry;
-  limiter: RateLimiter;
+  limiter: RateLimits;
   clock: Clock;
   send: SendDeps;
   tls: { key: string; cert: string } | null;
@@ -112,16 +112,24 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
       if (!sender) return callback(smtpError(SMTP_REPLIES.authFailed));
       const principal = { kind: "outbound" as const, ...sender };
       const rate = rateOf(principal);
-      if (rate && !deps.limiter.take(principalKey(principal), rate, deps.clock.nowMs()).allowed) {
-        return callback(refused(session, "MAIL FROM", SMTP_REPLIES.sendingRateLimited, { from: address.address }));
-      }
-      const declared = ((address.args || {}) as Record<string, unknown>).SIZE;
-      const refusal = budget.mailFrom(session, declared);
-      if (refusal) {
-        deps.logger.info("submission deferred: memory budget full", { outbound_account_id: sender.outbound.id, at: "MAIL FROM", size: Number(declared) });
-        return callback(smtpError(refusal));
-      }
-      callback();
+      const reserve = () => {
+        const declared = ((address.args || {}) as Record<string, unknown>).SIZE;
+        const refusal = budget.mailFrom(session, declared);
+        if (refusal) {
+          deps.logger.info("submission deferred: memory budget full", { outbound_account_id: sender.outbound.id, at: "MAIL FROM", size: Number(declared) });
+          return callback(smtpError(refusal));
+        }
+        callback();
+      };
+      if (!rate) return reserve();
+      // On PostgreSQL the count is in the database the nodes share (docs/api.md, Rate limits).
+      deps.limiter.take(principalKey(principal), rate, deps.clock.nowMs()).then(
+        (decision) => (decision.allowed ? reserve() : callback(refused(session, "MAIL FROM", SMTP_REPLIES.sendingRateLimited, { from: address.address }))),
+        (err) => {
+          deps.logger.error("submission: the rate limit could not be counted", { ...sessionFields(session), err });
+          callback(smtpError(SMTP_REPLIES.temporaryFailure));
+        },
+      );
     },
 
     onRcptTo(address, session, callback) {

@@ -4,6 +4,7 @@ import m0001 from "./0001_initial.sql" with { type: "text" };
 import m0002 from "./0002_job_leases.sql" with { type: "text" };
 import m0003 from "./0003_tls_store.sql" with { type: "text" };
 import m0004 from "./0004_blobs.sql" with { type: "text" };
+import m0005 from "./0005_rate_counters.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -16,6 +17,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 2, name: "job_leases", sql: m0002 },
   { version: 3, name: "tls_store", sql: m0003 },
   { version: 4, name: "blobs", sql: m0004 },
+  { version: 5, name: "rate_counters", sql: m0005 },
 ];
 
 /**
