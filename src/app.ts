@@ -9,7 +9,6 @@ import { AccountRegistry } from "./auth/accounts.ts";
 import type { Config } from "./config/config.ts";
 import { perConfig } from "./config/per-config.ts";
 import { restartNeededFor } from "./config/reload.ts";
-import { LocalAttachmentStore } from "./inbound/attachment-files.ts";
 import { AuthChecker } from "./inbound/auth-checks.ts";
 import { ExtractPool } from "./inbound/extract-pool.ts";
 import { type Address } from "./inbound/address.ts";
@@ -26,7 +25,6 @@ import { createResolver, type DnsResolver } from "./lib/dns.ts";
 import { DiskFullLog, isDiskFull } from "./lib/disk-full.ts";
 import { createLogger, type Logger } from "./lib/logger.ts";
 import { MemoryBudget } from "./lib/memory-budget.ts";
-import { RateLimiter } from "./lib/rate-limit.ts";
 import { loadOrCreateKey } from "./lib/secret-key.ts";
 import { bounceHandler } from "./outbound/bounces/bounce-handler.ts";
 import { copyPreparer } from "./outbound/delivery/prepare.ts";
@@ -82,7 +80,6 @@ export class App {
   private readonly deliverDeps: () => DeliverDeps;
   private readonly routeDeps: () => RouteDeps;
   private readonly extractor: ExtractPool;
-  private readonly limiter = new RateLimiter();
   /** The outgoing queue's worker (tests kick it after moving their clock). */
   readonly delivery: DeliveryWorker;
   /** Posts message events to webhooks (tests kick it after moving their clock). */
@@ -106,7 +103,7 @@ export class App {
     const resolver = opts.resolver ?? createResolver({ servers: config.dns.servers });
     const registry = (this.registry = AccountRegistry.fromConfig(config));
     const { addresses, customDomains, statuses, outbound, suppressions, sendingDomains, outbox } = repos;
-    const localAttachments = new LocalAttachmentStore(config.dataDir, loadOrCreateKey(config.dataDir, "url-signing"), () => this.current.http.publicUrl);
+    const localAttachments = repos.localAttachments({ key: loadOrCreateKey(config.dataDir, "url-signing"), publicUrl: () => this.current.http.publicUrl, purgeBatchRows: () => this.current.retention.batchSize });
     const auth = new AuthChecker(resolver);
     const extractor = (this.extractor = new ExtractPool(config.inbound.parseWorkers, logger.child({ component: "extract" })));
     const bounces = opts.bounces ?? bounceHandler({ repo: outbound, clock, logger: logger.child({ component: "bounces" }) });
@@ -115,7 +112,7 @@ export class App {
     const trackingKey = loadOrCreateKey(config.dataDir, "tracking");
     const preparer = copyPreparer({ domains, publicUrl: () => this.current.http.publicUrl, trackingKey, trackingLinkTtlMs: () => this.current.outbound.trackingLinkTtlMs });
     const tlsFor = outboundTls({ store: repos.mtaSts, resolver, clock, logger: logger.child({ component: "mta-sts" }), config: () => this.current });
-    this.delivery = new DeliveryWorker({ repo: outbound, resolver, clock, logger: logger.child({ component: "delivery" }), config: () => this.current, tlsFor, budget, ...preparer, recorded: (update, acceptedAtMs) => this.metrics.delivery(update, acceptedAtMs) });
+    this.delivery = new DeliveryWorker({ repo: outbound, resolver, clock, logger: logger.child({ component: "delivery" }), config: () => this.current, tlsFor, budget, ...preparer, recorded: (update, acceptedAtMs) => this.metrics.delivery(update, acceptedAtMs), leaseLost: () => this.metrics.deliveryLeaseLost(), nodeId: config.cluster.nodeId });
     const suppressed = (outboundId: string, emails: readonly string[]) => suppressions.suppressedAmong(outboundId, emails);
     this.webhooks = new WebhookDispatcher({
       repo: outbox, registry, resolver, clock, logger: logger.child({ component: "webhooks" }), config: () => this.current, userAgent: `Postroom/${VERSION}`,
@@ -129,10 +126,10 @@ export class App {
     const send: SendDeps = { repo: outbound, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick(), idempotency: repos.idempotency };
 
     const system = async () => ({ version: VERSION, health: this.health(), tls: this.tls.status(), queue: await outbound.queueDepth(clock.nowMs()), webhook_events_pending: await outbox.countPending() });
-    const dashboard = dashboardDeps({ config: () => this.current, registry, clock, logger, sessions: repos.sessions, system });
+    const dashboard = dashboardDeps({ config: () => this.current, registry, clock, logger, sessions: repos.sessions, limiter: repos.rateLimits.dashboard, system });
     const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), nodeId: config.cluster.nodeId, metrics: this.metrics, diskFull, budget, dashboard, stats: repos.stats, webhooks: this.webhooks, testPost: (a: Address, email: string) => sendTestPost(a, email, this.deliverDeps()), kept: keptMessages(() => this.deliverDeps(), () => this.current) };
     const elysia = buildElysiaApp(apiDeps, VERSION);
-    this.handle = createApiHandler(apiDeps, elysia, this.limiter);
+    this.handle = createApiHandler(apiDeps, elysia, repos.rateLimits.calls);
     this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));
     const current = () => this.current;
     this.routeDeps = perConfig(current, (c) => ({ inboundDomain: c.inbound.domain, bounceHost: c.outbound.bounceHost, addresses, customDomains, bounces }));
@@ -178,7 +175,7 @@ export class App {
           createSubmissionServer({
             config: () => this.current,
             registry,
-            limiter: this.limiter,
+            limiter: repos.rateLimits.calls,
             clock,
             send,
             tls,
@@ -189,7 +186,7 @@ export class App {
       },
     });
     this.retention = new RetentionPurge({ ...repos.retention, clock, logger: logger.child({ component: "retention" }), settings: () => this.current.retention });
-    this.scheduler = scheduleAppJobs({ config, leases: repos.jobLeases, clock, logger: logger.child({ component: "jobs" }), onRun: (job) => this.metrics.jobRun(job) }, {
+    this.scheduler = scheduleAppJobs({ config, sharedAttachments: repos.engine === "postgres", leases: repos.jobLeases, clock, logger: logger.child({ component: "jobs" }), onRun: (job) => this.metrics.jobRun(job) }, {
       verifySendingDomains: () => this.domains.verifyDue(),
       purgeAttachments: async () => localAttachments.purgeExpired(clock.nowMs()),
       retentionPurge: () => this.retention.run(),
@@ -230,6 +227,7 @@ export class App {
   }
 
   private async listen(): Promise<void> {
+    await this.repos.followSendingDomains(this.domains);
     await this.delivery.start();
     this.webhooks.start();
     await this.tls.start();

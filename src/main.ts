@@ -33,10 +33,6 @@ async function loadOrExit(path: string) {
 
 async function serve(path: string): Promise<void> {
   const config = await loadOrExit(path);
-  if (config.store.postgresUrl !== null) {
-    err(`${path}: store.url names PostgreSQL, and serving from PostgreSQL is not available in this version yet (only \`postroom migrate\`, which prepares the database, is); set store.url = "" to serve from SQLite in data_dir.`);
-    process.exit(1);
-  }
   setStdoutFlushInterval(config.log.flushIntervalMs);
   const logger = createLogger({ level: config.log.level });
   for (const warning of configWarnings(config)) logger.warn("config warning", { warning });

@@ -36,7 +36,7 @@ export interface Config {
   hostname: string;
   dataDir: string;
   /** postgresUrl null: the embedded SQLite in dataDir. The URL holds a password: never log it. */
-  store: { postgresUrl: string | null; connectTimeoutMs: number };
+  store: { postgresUrl: string | null; connectTimeoutMs: number; maxConnections: number };
   /** nodeId: cluster.node_id, or the machine's hostname when it is "". */
   cluster: { nodeId: string };
   log: { level: LogLevel; flushIntervalMs: number };

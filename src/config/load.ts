@@ -114,7 +114,7 @@ export function toConfig(raw: RawConfig): Config {
   return {
     hostname: raw.hostname.toLowerCase(),
     dataDir: raw.data_dir,
-    store: { postgresUrl: raw.store.url === "" ? null : raw.store.url, connectTimeoutMs: ms(raw.store.connect_timeout) },
+    store: { postgresUrl: raw.store.url === "" ? null : raw.store.url, connectTimeoutMs: ms(raw.store.connect_timeout), maxConnections: raw.store.max_connections },
     cluster: { nodeId: raw.cluster.node_id === "" ? hostname() : raw.cluster.node_id },
     log: { level: raw.log.level, flushIntervalMs: ms(raw.log.flush_interval) },
     http: {

@@ -16,11 +16,12 @@ export const ConfigSchema = Type.Object(
     data_dir: str("./data", "directory of the database and stored files, relative to the working directory"),
     store: section(
       {
-        url: str("", '"" = the embedded SQLite in data_dir; "postgres://user:password@host:5432/database" = PostgreSQL (preview: `postroom migrate` only, serve refuses it)', {
+        url: str("", '"" = the embedded SQLite in data_dir; "postgres://user:password@host:5432/database" = PostgreSQL, which several nodes may share (run `postroom migrate` first, and after each upgrade)', {
           format: "store-url",
           errorMessage: 'must be "" (the embedded SQLite in data_dir) or a PostgreSQL URL such as "postgres://user:password@host:5432/database" (postgres:// or postgresql://, with a host and a database; @ : / # ? in the password written as %40 %3A %2F %23 %3F)',
         }),
         connect_timeout: nonzeroDuration("10s", "how long to wait for PostgreSQL to accept a connection"),
+        max_connections: int(20, 2, 1000, "most connections this node opens to PostgreSQL (one more listens for other nodes' changes); the sum over all nodes must stay under the server's max_connections"),
       },
       "where the store lives",
     ),

@@ -11,8 +11,5 @@ export function configWarnings(config: Config): string[] {
     const whose = config.outbound.smarthost ? "the addresses outbound.smarthost sends from" : "this host's public addresses";
     warnings.push(`outbound.sending_ips: is empty, so no SPF record is offered for sending domains and none can be verified; set it to ${whose}`);
   }
-  if (config.store.postgresUrl !== null) {
-    warnings.push("store.url: names PostgreSQL, a preview in this version: `postroom migrate` prepares the database, and `postroom serve` refuses to start until a later version serves from it");
-  }
   return warnings;
 }

@@ -14,13 +14,14 @@ export interface AppJobs {
   reloadStoredCertificate(): Promise<unknown>;
 }
 
-export function scheduleAppJobs(deps: { config: Config; leases: JobLeaseRepo; clock: Clock; logger: Logger; onRun(job: string): void }, jobs: AppJobs): Scheduler {
+export function scheduleAppJobs(deps: { config: Config; sharedAttachments: boolean; leases: JobLeaseRepo; clock: Clock; logger: Logger; onRun(job: string): void }, jobs: AppJobs): Scheduler {
   const { config, clock } = deps;
   const scheduler = new Scheduler(deps.logger, { repo: deps.leases, holder: config.cluster.nodeId, clock }, deps.onRun);
   const oncePerCluster = { oncePerCluster: true };
   scheduler.every("verify-sending-domains", "0 * * * * *", () => jobs.verifySendingDomains(), oncePerCluster);
-  // On every node: it deletes the attachments stored on this node's own disk, which no other node can reach.
-  scheduler.every("purge-attachments", "0 17 * * * *", () => jobs.purgeAttachments());
+  // In files (SQLite) on every node: each deletes those on its own disk, which no other can
+  // reach; in the database (PostgreSQL) once per cluster, as any node reaches them all.
+  scheduler.every("purge-attachments", "0 17 * * * *", () => jobs.purgeAttachments(), { oncePerCluster: deps.sharedAttachments });
   scheduler.everyMs("retention-purge", config.retention.intervalMs, () => jobs.retentionPurge(), oncePerCluster);
   // Certificate renewal (ACME) orders once per cluster; in files mode each node checks its own files.
   if (config.tls.mode !== "off") scheduler.everyMs("check-certificate", config.tls.checkIntervalMs, () => jobs.checkCertificate(), { oncePerCluster: config.tls.mode === "acme" });

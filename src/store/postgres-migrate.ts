@@ -107,7 +107,7 @@ export async function migratePostgres(at: PostgresLocation, opts: { connectTimeo
 }
 
 /** Bun's client says "Failed to connect" both for a refused port and an unknown host: tell them apart. */
-async function connectReason(err: unknown, at: PostgresLocation, timeoutMs: number): Promise<string> {
+export async function connectReason(err: unknown, at: PostgresLocation, timeoutMs: number): Promise<string> {
   const e = err as { code?: string; message?: string };
   switch (e.code) {
     case "ERR_POSTGRES_CONNECTION_REFUSED":

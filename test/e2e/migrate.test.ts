@@ -11,7 +11,7 @@ import { MIGRATION_LOCK_KEY } from "../../src/store/postgres-migrate.ts";
 import { testConfigToml } from "../helpers/fixtures.ts";
 import { freePort } from "../helpers/pebble.ts";
 import { postgresAvailable, startPostgres, type Postgres } from "../helpers/postgres.ts";
-import { runCli } from "../helpers/process.ts";
+import { runCli, ServeProcess } from "../helpers/process.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { requireTools } from "../helpers/tools.ts";
 
@@ -204,17 +204,30 @@ describe("postroom migrate on PostgreSQL", () => {
     }
   });
 
-  pgTest("serve refuses a PostgreSQL store.url with exit 1 and one sentence; check-config accepts it with a warning", async () => {
-    const config = await configFor(pg!.url);
-    const serve = runCli(["serve", "--config", config]);
-    expect(serve.code).toBe(1);
-    expect(serve.stdout).toBe("");
-    expect(serve.stderr).toBe(
-      `${config}: store.url names PostgreSQL, and serving from PostgreSQL is not available in this version yet (only \`postroom migrate\`, which prepares the database, is); set store.url = "" to serve from SQLite in data_dir.\n`,
-    );
+  pgTest("serve refuses a database not at its schema, naming `postroom migrate`; after migrate it serves; check-config accepts the url without a warning", async () => {
+    const { url } = await freshDatabase("unmigrated");
+    const config = await configFor(url);
+    const refused = runCli(["serve", "--config", config]);
+    expect(refused.code).toBe(2);
+    const failed = refused.stdout.split("\n").filter((l) => l.includes("postroom failed to start"));
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toContain("is at schema version 0 and this postroom needs version");
+    expect(failed[0]).toContain("run `postroom migrate` with this config first");
+    expect(refused.stdout + refused.stderr).not.toContain(PASSWORD);
+
+    expect(runCli(["migrate", "--config", config]).code).toBe(0);
+    await Bun.write(config, (await Bun.file(config).text()).replace('level = "warn"', 'level = "info"'));
+    const serving = ServeProcess.spawn(config);
+    const port = await serving.httpPort();
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(health.status).toBe(200);
+    expect(((await health.json()) as { checks: Record<string, string> }).checks.store).toBe("ok");
+    serving.signal("SIGTERM");
+    expect(await serving.exited()).toBe(0);
+
     const check = runCli(["check-config", "--config", config]);
     expect(check.code).toBe(0);
-    expect(check.stderr).toContain("warning: store.url: names PostgreSQL, a preview in this version");
+    expect(check.stderr).not.toContain("warning: store.url");
     expect(check.stderr + check.stdout).not.toContain(PASSWORD);
   });
 });

@@ -2,12 +2,13 @@
 // PostgreSQL that other nodes may share.
 import type { Config } from "../../config/config.ts";
 import type { Logger } from "../../lib/logger.ts";
-import { StoreError } from "../store.ts";
+import { openPostgresRepos } from "./postgres.ts";
 import type { RepoHooks, Repos } from "./repos.ts";
 import { openSqliteRepos } from "./sqlite.ts";
 
 export async function openRepos(config: Config, logger: Logger, hooks: RepoHooks): Promise<Repos> {
   const url = config.store.postgresUrl;
   if (url === null) return openSqliteRepos(config.dataDir, hooks, logger);
-  throw new StoreError("store.url names PostgreSQL, and serving from PostgreSQL is not available in this version yet");
+  const { connectTimeoutMs, maxConnections } = config.store;
+  return openPostgresRepos({ url, dataDir: config.dataDir, connectTimeoutMs, maxConnections, nodeId: config.cluster.nodeId }, hooks, logger);
 }

@@ -2,23 +2,33 @@
 // or a PostgreSQL shared by several nodes (postgres.ts). The App takes them through their
 // ports only; which engine answers is decided once, by store.url, when it opens (open.ts).
 import type { SessionRepo } from "../../dashboard/sessions.port.ts";
-import type { SendingDomainRepo } from "../../domains/sending-domains.port.ts";
-import type { OutboxLeases, OutboxRepo } from "../../events/outbox.port.ts";
+import type { SendingDomainCaches, SendingDomainRepo } from "../../domains/sending-domains.port.ts";
+import type { OutboxRepo } from "../../events/outbox.port.ts";
 import type { WebhookPostRepo } from "../../events/webhook-posts.port.ts";
 import type { AddressRepo } from "../../inbound/addresses.port.ts";
 import type { CustomDomainRepo } from "../../inbound/custom-domains.port.ts";
 import type { StatusRepo } from "../../inbound/statuses.port.ts";
+import type { LocalAttachments } from "../../inbound/local-attachments.port.ts";
 import type { JobLeaseRepo } from "../../jobs/job-lease.port.ts";
 import type { RetentionTable } from "../../jobs/retention.ts";
 import type { Purge } from "../purge-window.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { SecretBox } from "../../lib/secret-key.ts";
+import type { RateLimits } from "../../lib/rate-limit.ts";
 import type { StsStore } from "../../outbound/delivery/mta-sts.port.ts";
 import type { OutboundRepo } from "../../outbound/queue/queue.port.ts";
 import type { IdempotencyRepo } from "../../outbound/sending/idempotency.port.ts";
 import type { SuppressionRepo } from "../../outbound/suppressions/suppressions.port.ts";
 import type { StatsRepo } from "../../stats/stats.port.ts";
 import type { TlsStore } from "../../tls/tls-store.port.ts";
+
+export interface LocalAttachmentOptions {
+  /** data_dir/keys/url-signing.key. */
+  key: Buffer;
+  publicUrl(): string;
+  /** Rows the purge deletes per statement (retention.batch_size), where they are rows. */
+  purgeBatchRows(): number;
+}
 
 export type EngineKind = "sqlite" | "postgres";
 
@@ -32,7 +42,7 @@ export interface Repos {
   outbound: OutboundRepo;
   suppressions: SuppressionRepo;
   sendingDomains: SendingDomainRepo;
-  outbox: OutboxRepo & OutboxLeases;
+  outbox: OutboxRepo;
   webhookPosts: WebhookPostRepo;
   tls: TlsStore;
   stats: StatsRepo;
@@ -42,6 +52,16 @@ export interface Repos {
   jobLeases: JobLeaseRepo;
   /** The retention purge's windows, one Purge per table, and what to close after the last. */
   retention: { purges: Record<RetentionTable, Purge>; close(): Promise<void> };
+  /**
+   * Where rate limits count: `calls` for accounts' API calls and sends, `dashboard` for
+   * sign-ins and sessions (undefined: the dashboard's own bounded memory). SQLite: this
+   * process's memory, exact; PostgreSQL: the database, shared by the nodes (docs/api.md).
+   */
+  rateLimits: { calls: RateLimits; dashboard: RateLimits | undefined };
+  /** Makes the sending-domain caches forget what another node changed (nothing to hear on SQLite). */
+  followSendingDomains(caches: SendingDomainCaches): Promise<void>;
+  /** Where {"store": "local"} attachments and kept messages live, behind URLs signed with `key`. */
+  localAttachments(opts: LocalAttachmentOptions): LocalAttachments;
   /** Throws unless the store took a durable write lately (for /healthz). */
   checkWritable(nowMs: number): void;
   close(): Promise<void>;

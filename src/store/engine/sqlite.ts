@@ -4,12 +4,14 @@ import { createSessionRepo } from "../../dashboard/sessions.repo.ts";
 import { createSendingDomainRepo } from "../../domains/sending-domains.repo.ts";
 import { createOutboxRepo } from "../../events/outbox.repo.ts";
 import { createWebhookPostRepo } from "../../events/webhook-posts.repo.ts";
+import { LocalAttachmentStore } from "../../inbound/attachment-files.ts";
 import { createAddressRepo } from "../../inbound/addresses.repo.ts";
 import { createCustomDomainRepo } from "../../inbound/custom-domains.repo.ts";
 import { createStatusRepo } from "../../inbound/statuses.repo.ts";
 import { createJobLeaseRepo } from "../../jobs/job-lease.repo.ts";
 import { PurgeThread } from "../../jobs/purge-thread.ts";
 import type { Logger } from "../../lib/logger.ts";
+import { RateLimiter } from "../../lib/rate-limit.ts";
 import { createStsRepo } from "../../outbound/delivery/mta-sts.repo.ts";
 import { createOutboundRepo } from "../../outbound/queue/queue.repo.ts";
 import { queuePorts } from "../../outbound/queue/wiring.ts";
@@ -50,6 +52,10 @@ export function openSqliteRepos(dataDir: string, hooks: RepoHooks, logger: Logge
     mtaSts: createStsRepo(store, clock),
     jobLeases: createJobLeaseRepo(store),
     retention: { purges: purgeThread.purges(), close: () => purgeThread.close() },
+    rateLimits: { calls: new RateLimiter(), dashboard: undefined },
+    // One node: its own writes clear its caches.
+    followSendingDomains: async () => {},
+    localAttachments: (opts) => new LocalAttachmentStore(dataDir, opts.key, opts.publicUrl),
     checkWritable: (nowMs) => store.checkWritable(nowMs),
     close: async () => {
       statuses.close();
