@@ -231,11 +231,12 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     registers,
   });
   for (const listener of ["inbound", "submission", "api"]) mailRefusedMemory.inc({ listener }, 0);
-  // Per node: a job that runs once per cluster counts on the node that held its lease.
+  // Per node: a job that runs once per cluster counts on the node that held its lease. The
+  // label is `task`: Prometheus gives every series its scrape job as `job` already.
   const jobRuns = new Counter({
     name: "postroom_job_runs_total",
-    help: "Runs of periodic jobs this node started, by job (jobs that run once per cluster count on the node holding their lease)",
-    labelNames: ["job"] as const,
+    help: "Runs of periodic jobs this node started, by task (jobs that run once per cluster count on the node holding their lease)",
+    labelNames: ["task"] as const,
     registers,
   });
 
@@ -266,6 +267,6 @@ export function createMetrics(deps: MetricsDeps): Metrics {
       httpRequests.inc({ method: m, route, status_class: statusClass(status) });
       httpSeconds.observe({ method: m, route }, seconds);
     },
-    jobRun: (job) => jobRuns.inc({ job }),
+    jobRun: (job) => jobRuns.inc({ task: job }),
   };
 }

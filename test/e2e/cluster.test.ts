@@ -195,7 +195,7 @@ describe("two nodes on one PostgreSQL", () => {
   }, 30_000);
 
   it("the certificate check runs once per tls.check_interval in the cluster, not once per node", async () => {
-    const runs = async () => (await Promise.all(nodes.map((n) => metric(n, "postroom_job_runs_total", { job: "check-certificate" })))).reduce((x, y) => x + y, 0);
+    const runs = async () => (await Promise.all(nodes.map((n) => metric(n, "postroom_job_runs_total", { task: "check-certificate" })))).reduce((x, y) => x + y, 0);
     const before = await runs();
     const startedMs = Date.now();
     await Bun.sleep(10 * CERT_CHECK_S * 1000);
@@ -207,7 +207,7 @@ describe("two nodes on one PostgreSQL", () => {
   }, 40_000);
 
   it("the sending-domain verifier runs once a minute in the cluster, on one node", async () => {
-    const runs = async () => Promise.all(nodes.map((n) => metric(n, "postroom_job_runs_total", { job: "verify-sending-domains" })));
+    const runs = async () => Promise.all(nodes.map((n) => metric(n, "postroom_job_runs_total", { task: "verify-sending-domains" })));
     const before = await runs();
     const startedMs = Date.now();
     // Two minute marks at most 60 s apart: from the first run seen to the next.
