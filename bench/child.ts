@@ -31,6 +31,33 @@ export function processCpuMs(pid: number, children = false): number {
   return (ticks * 1000) / CLK_TCK;
 }
 
+/**
+ * CPU time in ms of a process and all its descendants (user + system, all threads): each
+ * living one's own time plus what it has of its reaped children, so a child that exits
+ * between two readings moves from its own line to its parent's and the sum stays
+ * continuous (a PostgreSQL server's backends come and go). 0 once the process is gone.
+ */
+export function processTreeCpuMs(root: number): number {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === root) continue;
+    const f = procStat(pid);
+    if (!f) continue;
+    const ppid = Number(f[1]);
+    children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+  }
+  let ticks = 0;
+  const visit = (pid: number) => {
+    const f = procStat(pid);
+    if (!f) return;
+    ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    for (const child of children.get(pid) ?? []) visit(child);
+  };
+  visit(root);
+  return (ticks * 1000) / CLK_TCK;
+}
+
 /** Stops a child process with SIGTERM and waits until it has exited (at once if it already has). */
 export async function terminate(proc: Subprocess): Promise<void> {
   if (proc.exitCode !== null || proc.signalCode !== null) return;

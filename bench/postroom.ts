@@ -17,6 +17,8 @@ export const ACCOUNT = { id: "b0b0b0b0b0b0b0b0", token: "pr_bench_token", outbou
 
 /** What a benchmark adds to the common config (TOML lines). */
 export interface ConfigParts {
+  /** `[http] listen`; an ephemeral port ("127.0.0.1:0", read from the log) unless the benchmark fixes one. */
+  httpListen?: string;
   /** Lines at the end of [http] (METRICS_CONFIG, to read /metrics). */
   http?: string;
   /** `[smtp] inbound_listen`; none ("") unless the benchmark sends mail in. */
@@ -44,7 +46,7 @@ data_dir = "${dataDir}"
 # "inbound delivered" line per message (bench:outbound and bench:webhooks count the former).
 level = "info"
 [http]
-listen = "127.0.0.1:0"
+listen = "${parts.httpListen ?? "127.0.0.1:0"}"
 public_url = "http://127.0.0.1:8080"
 ${line(parts.http)}[smtp]
 inbound_listen = "${parts.inboundListen ?? ""}"
@@ -75,14 +77,20 @@ ${line(parts.account)}  [[accounts.outbound]]
  * its log lines are still kept (for `waitFor`) until the caller calls `child.ready()`.
  */
 export async function startPostroom(workDir: string, dnsServer: string, parts: ConfigParts, profileArgs: string[]): Promise<{ child: Child; httpPort: number }> {
+  const configPath = writePostroomConfig(workDir, dnsServer, parts);
+  const child = Child.spawn("postroom", [...profileArgs, "src/main.ts", "serve", "--config", configPath], ROOT);
+  const httpPort = (await child.waitFor((l) => l.msg === "http listening")).port as number;
+  return { child, httpPort };
+}
+
+/** Writes the common config plus `parts` to WORKDIR/postroom.toml (data in WORKDIR/data), checked first; its path. */
+export function writePostroomConfig(workDir: string, dnsServer: string, parts: ConfigParts): string {
   const configPath = join(workDir, "postroom.toml");
   const text = postroomConfig(join(workDir, "data"), dnsServer, parts);
   const parsed = parseConfigText(text);
   if (!parsed.ok) throw new Error(`the benchmark's Postroom config is invalid:\n${parsed.problems.join("\n")}`);
   writeFileSync(configPath, text);
-  const child = Child.spawn("postroom", [...profileArgs, "src/main.ts", "serve", "--config", configPath], ROOT);
-  const httpPort = (await child.waitFor((l) => l.msg === "http listening")).port as number;
-  return { child, httpPort };
+  return configPath;
 }
 
 /** The Bearer token of GET /metrics; the config holds its hash (METRICS_CONFIG). */

@@ -50,11 +50,15 @@ function serverUser(): { name: string; uid: number; gid: number } {
   throw new Error("no postgres or nobody user to run PostgreSQL as (it refuses to run as root)");
 }
 
+/** What a production server has and tests turn off: every commit flushed to disk (bench:cluster compares it with SQLite's synchronous=FULL), PostgreSQL's default buffers. */
+export const DURABLE_SETTINGS: Record<string, string> = { fsync: "on", full_page_writes: "on", synchronous_commit: "on", shared_buffers: "128MB" };
+
 /**
  * `password`: TCP logins (the url's) need it, checked with scram-sha-256, as a production
- * server does; without it every login is trusted.
+ * server does; without it every login is trusted. `settings` replace the tests' server
+ * settings (DURABLE_SETTINGS for a benchmark).
  */
-export async function startPostgres(opts: { password?: string } = {}): Promise<Postgres> {
+export async function startPostgres(opts: { password?: string; settings?: Record<string, string> } = {}): Promise<Postgres> {
   const bin = postgresBinDir();
   if (!bin) throw new Error("Debian's postgresql is not installed (.ci/run installs it)");
   const dir = tempDir("postroom-pg-");
@@ -91,6 +95,7 @@ export async function startPostgres(opts: { password?: string } = {}): Promise<P
     shared_buffers: "16MB",
     max_connections: "50",
     logging_collector: "off",
+    ...opts.settings,
   };
   const args = Object.entries(settings).flatMap(([key, value]) => ["-c", `${key}=${value}`]);
   const server = Bun.spawn([...asUser, join(bin, "postgres"), "-D", dataDir, ...args], { cwd: dir.path, stdout: "ignore", stderr: "pipe" });
