@@ -1,11 +1,15 @@
 // bench:cluster's accounting (bench/cluster.ts): a setup's CPU is read from /proc over its
 // whole process tree (processTreeCpuMs), because a PostgreSQL server does its work in
 // backends that come and go; a backend that exited during a run must still be counted
-// (through its parent's reaped-children time), and so must one still running. And the
-// work dealt out to two nodes must reach each exactly once.
+// (through its parent's reaped-children time), and so must one still running. The work
+// dealt out to two nodes must reach each exactly once. And its PostgreSQL must flush every
+// commit, as the SQLite it is compared with does (the tests' server does not).
 import { describe, expect, test } from "bun:test";
+import { SQL } from "bun";
 import { processCpuMs, processTreeCpuMs } from "../../bench/child.ts";
 import { dealt } from "../../bench/cluster-run.ts";
+import { DURABLE_SETTINGS, startPostgres } from "../helpers/postgres.ts";
+import { requireTools } from "../helpers/tools.ts";
 
 /** A shell loop that burns a few hundred ms of CPU, then prints "done". */
 const BUSY = 'i=0; while [ "$i" -lt 400000 ]; do i=$((i+1)); done; echo done';
@@ -63,4 +67,18 @@ describe("dealt", () => {
   ])("%j to %d parts", (items, parts, expected) => {
     expect(dealt(items, parts)).toEqual(expected);
   });
+});
+
+describe("the benchmark's PostgreSQL", () => {
+  requireTools("postgresql")("runs with DURABLE_SETTINGS: fsync, full page writes and synchronous commits on", async () => {
+    const pg = await startPostgres({ settings: DURABLE_SETTINGS });
+    const sql = new SQL(pg.url, { max: 1 });
+    try {
+      const show = async (name: string) => ((await sql.unsafe(`SHOW ${name}`)) as Record<string, string>[])[0]![name];
+      expect({ fsync: await show("fsync"), full_page_writes: await show("full_page_writes"), synchronous_commit: await show("synchronous_commit") }).toEqual({ fsync: "on", full_page_writes: "on", synchronous_commit: "on" });
+    } finally {
+      await sql.close();
+      await pg.stop();
+    }
+  }, 60_000);
 });

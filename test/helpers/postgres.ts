@@ -50,8 +50,8 @@ function serverUser(): { name: string; uid: number; gid: number } {
   throw new Error("no postgres or nobody user to run PostgreSQL as (it refuses to run as root)");
 }
 
-/** What a production server has and tests turn off: every commit flushed to disk (bench:cluster compares it with SQLite's synchronous=FULL), PostgreSQL's default buffers. */
-export const DURABLE_SETTINGS: Record<string, string> = { fsync: "on", full_page_writes: "on", synchronous_commit: "on", shared_buffers: "128MB" };
+/** What a production server has and tests turn off: every commit flushed to disk (bench:cluster compares it with SQLite's synchronous=FULL), PostgreSQL's default buffers and connections (several nodes' pools). */
+export const DURABLE_SETTINGS: Record<string, string> = { fsync: "on", full_page_writes: "on", synchronous_commit: "on", shared_buffers: "128MB", max_connections: "100" };
 
 /**
  * `password`: TCP logins (the url's) need it, checked with scram-sha-256, as a production
