@@ -7,12 +7,10 @@
 // synchronous=FULL is, where the tests turn durability off), `postroom migrate` once, then
 // the nodes, each with `[store] url` and its own `[cluster] node_id`, and every node with the
 // first node's data_dir/keys (the keys the database's secrets, DKIM keys among them, are
-// sealed with, and links signed with). The keys are made before the first node starts, as
-// the docs tell an operator: Postroom makes some only when first needed (secrets.key), and
-// nodes that each made their own would not open each other's secrets. The sending domain and the inbound address are made through the first
-// node before the others start; the others find them in the database.
-import { randomBytes } from "node:crypto";
-import { cpSync, mkdirSync, writeFileSync } from "node:fs";
+// sealed with, and links signed with), copied once it has started and made them (a node
+// with other keys is refused at start). The sending domain and the inbound address are
+// made through the first node before the others start; they find them in the database.
+import { cpSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { DURABLE_SETTINGS, startPostgres, type Postgres } from "../test/helpers/postgres.ts";
 import type { TestDnsServer } from "../test/helpers/dns-server.ts";
@@ -23,9 +21,6 @@ import { inboundAddress, verifiedSendingDomain, writePostroomConfig } from "./po
 import { freePort } from "./smtp-sink.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-
-/** The keys Postroom keeps in data_dir/keys (src/lib/secret-key.ts, 32 bytes each), made up front for a cluster's nodes. */
-const NODE_KEYS = ["secrets", "dkim", "tracking", "url-signing"];
 
 export const SETUP_KINDS = ["sqlite", "pg1", "pg2"] as const;
 export type SetupKind = (typeof SETUP_KINDS)[number];
@@ -108,12 +103,8 @@ export async function startSetup(kind: SetupKind, env: SetupEnv, log: (line: str
         relay: `smarthost = "smtp://127.0.0.1:${env.sinkPort}"`,
         sections: `${store}[cluster]\nnode_id = "${nodeId}"`,
       });
-      if (postgres && i === 1) {
-        mkdirSync(join(nodeDir, "data", "keys"), { mode: 0o700 });
-        for (const name of NODE_KEYS) writeFileSync(join(nodeDir, "data", "keys", `${name}.key`), randomBytes(32), { mode: 0o600 });
-        log(`  ${label}: ${migrate(configPath).replace(/\n/g, "; ")}`);
-      }
-      // Every node seals and opens the database's secrets with the same keys (node-1's, with any it made since).
+      if (postgres && i === 1) log(`  ${label}: ${migrate(configPath).replace(/\n/g, "; ")}`);
+      // Every node seals and opens the database's secrets with the same keys: node-1's, made at its start.
       if (i > 1) cpSync(join(dir, "node-1", "data", "keys"), join(nodeDir, "data", "keys"), { recursive: true });
       const child = Child.spawn(`${label} ${nodeId}`, ["src/main.ts", "serve", "--config", configPath], ROOT);
       const node: ClusterNode = { nodeId, child, httpPort, smtpPort, tally: null as unknown as DeliveryTally };
