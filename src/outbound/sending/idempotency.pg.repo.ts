@@ -61,7 +61,7 @@ export function createPgIdempotencyRepo(sql: SQL): IdempotencyRepo {
 
 /**
  * Stores a claimed key's answer (recordAnswer on SQLite), for the transaction that queues
- * its message once the outgoing queue runs on PostgreSQL; not wired yet.
+ * its message on PostgreSQL (the queue's PgQueuePorts).
  */
 export async function pgRecordAnswer(sql: SQL | TransactionSQL, a: KeyAnswer, nowMs: number): Promise<void> {
   await sql`INSERT INTO idempotency_keys (outbound_account_id, scope, key, request_sha256, answer, created_at)
