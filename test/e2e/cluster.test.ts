@@ -15,6 +15,7 @@ import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A, ACCOUNT_B, testConfigToml } from "../helpers/fixtures.ts";
 import { hashSecret } from "../../src/auth/secrets.ts";
 import { secretBox } from "../../src/lib/secret-key.ts";
+import { HEALTH_STALE_AFTER_MS } from "../../src/store/engine/pg-health.ts";
 import { createPgTlsStateRepo } from "../../src/tls/tls-store.pg.repo.ts";
 import { TlsStore } from "../../src/tls/tls-store.port.ts";
 import { makeSelfSignedCert } from "../helpers/certs.ts";
@@ -130,7 +131,7 @@ describe("two nodes on one PostgreSQL", () => {
       await n.proc?.exited();
     }
     await sql?.close();
-    await pg?.stop();
+    await pg?.stop(); // already stopped by the last test when it ran
     await sink?.stop();
     await dns?.stop();
     await target?.stop();
@@ -269,4 +270,22 @@ describe("two nodes on one PostgreSQL", () => {
     // The lease, plus the surviving worker's look at the queue (a second at most when idle).
     expect(takenOverMs).toBeLessThan((LEASE_S + 2) * 1000);
   }, 120_000);
+
+  it("when PostgreSQL stops, the surviving node's /healthz says its store is not writable (503), and the node keeps running", async () => {
+    const b = nodes[1]!;
+    const health = async () => {
+      const res = await fetch(`http://127.0.0.1:${b.http}/healthz`);
+      return { status: res.status, store: ((await res.json()) as { checks: Record<string, string> }).checks.store };
+    };
+    expect(await health()).toEqual({ status: 200, store: "ok" });
+    await pg.stop();
+    const stoppedMs = Date.now();
+    const failing = await eventually(async () => {
+      const h = await health();
+      return h.status === 503 ? h : false;
+    }, HEALTH_STALE_AFTER_MS + 5_000, "/healthz 503");
+    console.info(`cluster test: /healthz answered 503 ${Date.now() - stoppedMs} ms after PostgreSQL stopped: ${failing.store}`);
+    expect(failing.store).toStartWith("not writable: ");
+    expect(b.proc.proc.exitCode).toBeNull();
+  }, 30_000);
 });
