@@ -282,7 +282,7 @@ describe("two nodes on one PostgreSQL", () => {
     const stoppedMs = Date.now();
     const failing = await eventually(async () => {
       const h = await health();
-      return h.status === 503 ? h : false;
+      return h.status === 503 ? h : undefined;
     }, HEALTH_STALE_AFTER_MS + 5_000, "/healthz 503");
     console.info(`cluster test: /healthz answered 503 ${Date.now() - stoppedMs} ms after PostgreSQL stopped: ${failing.store}`);
     expect(failing.store).toStartWith("not writable: ");
