@@ -1,17 +1,33 @@
 // `postroom tls status` runs in its own process beside the server: it opens the store for
-// itself (only in ACME mode, where the certificate and the last order failure live there).
+// itself (only in ACME mode, where the certificate and the last order failure live there):
+// SQLite in data_dir, or the PostgreSQL that store.url names, with this node's secrets key.
+import { SQL } from "bun";
 import type { Config } from "../config/config.ts";
-import { openStore, type Store } from "../store/store.ts";
+import { loadOrCreateKey, secretBox } from "../lib/secret-key.ts";
+import { openStore, SECRETS_KEY } from "../store/store.ts";
 import { loadConfigured } from "./sources.ts";
 import { tlsStatusText } from "./status-text.ts";
+import { createPgTlsStateRepo } from "./tls-store.pg.repo.ts";
+import { TlsStore } from "./tls-store.port.ts";
 import { sqliteTlsStore } from "./tls-store.repo.ts";
 
 export async function tlsStatusCommand(config: Config, nowMs: number): Promise<{ text: string; ok: boolean }> {
-  let store: Store | undefined;
+  let close: () => Promise<void> = async () => {};
+  const open = (): TlsStore => {
+    const url = config.store.postgresUrl;
+    if (url === null) {
+      const store = openStore(config.dataDir);
+      close = async () => store.close();
+      return sqliteTlsStore(store, () => nowMs);
+    }
+    const sql = new SQL(url, { max: 1, connectionTimeout: Math.ceil(config.store.connectTimeoutMs / 1000) });
+    close = () => sql.close();
+    return new TlsStore(createPgTlsStateRepo(sql), secretBox(() => loadOrCreateKey(config.dataDir, SECRETS_KEY)), () => nowMs);
+  };
   try {
-    const loaded = await loadConfigured(config, () => sqliteTlsStore((store ??= openStore(config.dataDir)), () => nowMs), nowMs);
+    const loaded = await loadConfigured(config, open, nowMs);
     return tlsStatusText(config, loaded, nowMs);
   } finally {
-    store?.close();
+    await close();
   }
 }

@@ -195,6 +195,15 @@ describe("two nodes on one PostgreSQL", () => {
     expect(statuses.filter((s) => s === 429).length).toBe(4);
   }, 30_000);
 
+  it("`postroom tls status` beside either node reads the certificate in the database", async () => {
+    for (const node of nodes) {
+      const status = runCli(["tls", "status", "--config", node.config]);
+      expect(status.stderr).toBe("");
+      expect(status.stdout).toContain("names:   mx.postroom.test");
+      expect(status.code).toBe(0);
+    }
+  });
+
   it("the certificate check runs once per tls.check_interval in the cluster, not once per node", async () => {
     const runs = async () => (await Promise.all(nodes.map((n) => metric(n, "postroom_job_runs_total", { task: "check-certificate" })))).reduce((x, y) => x + y, 0);
     const before = await runs();
