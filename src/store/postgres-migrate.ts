@@ -78,7 +78,7 @@ export async function migratePostgres(at: PostgresLocation, opts: { connectTimeo
     try {
       await sql`SELECT 1`;
     } catch (err) {
-      throw new PostgresConnectError(`cannot connect to ${describePostgres(at)}: ${withoutPassword(await connectReason(err, at, opts.connectTimeoutMs), at)}`);
+      throw await postgresConnectError(err, at, opts.connectTimeoutMs);
     }
     const applied: Migration[] = [];
     for (;;) {
@@ -106,8 +106,13 @@ export async function migratePostgres(at: PostgresLocation, opts: { connectTimeo
   }
 }
 
+/** `err`, thrown by a first query, as one line naming the server without the password. */
+export async function postgresConnectError(err: unknown, at: PostgresLocation, timeoutMs: number): Promise<PostgresConnectError> {
+  return new PostgresConnectError(`cannot connect to ${describePostgres(at)}: ${withoutPassword(await connectReason(err, at, timeoutMs), at)}`);
+}
+
 /** Bun's client says "Failed to connect" both for a refused port and an unknown host: tell them apart. */
-export async function connectReason(err: unknown, at: PostgresLocation, timeoutMs: number): Promise<string> {
+async function connectReason(err: unknown, at: PostgresLocation, timeoutMs: number): Promise<string> {
   const e = err as { code?: string; message?: string };
   switch (e.code) {
     case "ERR_POSTGRES_CONNECTION_REFUSED":

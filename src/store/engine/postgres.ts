@@ -17,7 +17,7 @@ import { createPgJobLeaseRepo } from "../../jobs/job-lease.pg.repo.ts";
 import { pgRetentionPurges } from "../../jobs/retention-tables.pg.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { createPgRateLimits } from "../../lib/rate-limit.pg.repo.ts";
-import { loadOrCreateKey, secretBox } from "../../lib/secret-key.ts";
+import { secretBox, type SecretBox } from "../../lib/secret-key.ts";
 import { createPgStsRepo } from "../../outbound/delivery/mta-sts.pg.repo.ts";
 import { createPgOutboundRepo } from "../../outbound/queue/queue.pg.repo.ts";
 import { pgQueuePorts } from "../../outbound/queue/wiring.ts";
@@ -27,18 +27,12 @@ import { createPgStatsRepo } from "../../stats/stats.pg.repo.ts";
 import { createPgTlsStateRepo } from "../../tls/tls-store.pg.repo.ts";
 import { TlsStore } from "../../tls/tls-store.port.ts";
 import { POSTGRES_MIGRATIONS } from "../migrations/postgres/index.ts";
-import { connectReason, PostgresConnectError, planMigrations, type RecordedMigration } from "../postgres-migrate.ts";
+import { planMigrations, postgresConnectError, type RecordedMigration } from "../postgres-migrate.ts";
 import { SECRETS_KEY, StoreError } from "../store.ts";
-import { describePostgres, parsePostgresUrl, withoutPassword, type PostgresLocation } from "../store-url.ts";
-import { checkSharedKeys, loadSharedKeys } from "../shared-keys.pg.ts";
+import { describePostgres, parsePostgresUrl, type PostgresLocation } from "../store-url.ts";
+import { checkSharedKeys, loadSharedKeys } from "../node-keys.pg.ts";
 import { pgHealth } from "./pg-health.ts";
 import type { RepoHooks, Repos } from "./repos.ts";
-
-export interface PostgresRepos extends Repos {
-  readonly engine: "postgres";
-  /** The client every repository shares (tests and the retention purge use it). */
-  readonly sql: SQL;
-}
 
 export interface PostgresOptions {
   url: string;
@@ -49,7 +43,7 @@ export interface PostgresOptions {
   nodeId: string;
 }
 
-export async function openPostgresRepos(opts: PostgresOptions, hooks: RepoHooks, logger: Logger): Promise<PostgresRepos> {
+export async function openPostgresRepos(opts: PostgresOptions, hooks: RepoHooks, logger: Logger): Promise<Repos> {
   const at = parsePostgresUrl(opts.url);
   if (!at) throw new StoreError("store.url is not a PostgreSQL URL");
   const sql = new SQL(at.url, { max: opts.maxConnections, connectionTimeout: Math.ceil(opts.connectTimeoutMs / 1000) });
@@ -57,8 +51,9 @@ export async function openPostgresRepos(opts: PostgresOptions, hooks: RepoHooks,
     await checkSchema(sql, at, opts.connectTimeoutMs);
     // Before anything is read or sealed: a node with other keys would make secrets, signed
     // URLs and DKIM keys the other nodes cannot open.
-    await checkSharedKeys(sql, loadSharedKeys(opts.dataDir));
-    return await build(sql, opts, hooks, logger);
+    const keys = loadSharedKeys(opts.dataDir);
+    await checkSharedKeys(sql, keys);
+    return await build(sql, secretBox(() => keys[SECRETS_KEY]!), opts, hooks, logger);
   } catch (err) {
     await sql.close().catch(() => {});
     throw err;
@@ -72,7 +67,7 @@ async function checkSchema(sql: SQL, at: PostgresLocation, connectTimeoutMs: num
     const [table] = await sql`SELECT to_regclass('schema_migrations') IS NOT NULL AS present`;
     recorded = table.present ? await sql`SELECT version, name FROM schema_migrations ORDER BY version` : [];
   } catch (err) {
-    throw new PostgresConnectError(`cannot connect to ${describePostgres(at)}: ${withoutPassword(await connectReason(err, at, connectTimeoutMs), at)}`);
+    throw await postgresConnectError(err, at, connectTimeoutMs);
   }
   const plan = planMigrations(recorded, POSTGRES_MIGRATIONS);
   if (plan.kind === "refuse") throw new StoreError(plan.reason);
@@ -82,9 +77,8 @@ async function checkSchema(sql: SQL, at: PostgresLocation, connectTimeoutMs: num
   }
 }
 
-async function build(sql: SQL, opts: PostgresOptions, hooks: RepoHooks, logger: Logger): Promise<PostgresRepos> {
+async function build(sql: SQL, secrets: SecretBox, opts: PostgresOptions, hooks: RepoHooks, logger: Logger): Promise<Repos> {
   const { clock } = hooks;
-  const secrets = secretBox(() => loadOrCreateKey(opts.dataDir, SECRETS_KEY));
   const routes = routingCache(() => clock.nowMs());
   const subscriptions = [await listenForAddressChanges(sql, routes)];
   // Keys are prefixed (account:, outbound:, session:, sign-in:): one table serves every limit.
@@ -92,7 +86,6 @@ async function build(sql: SQL, opts: PostgresOptions, hooks: RepoHooks, logger: 
   const health = await pgHealth(sql, opts.nodeId, logger);
   return {
     engine: "postgres",
-    sql,
     secrets,
     addresses: createPgAddressRepo(sql, secrets, () => clock.nowMs(), routes),
     customDomains: createPgCustomDomainRepo(sql, secrets),

@@ -7,7 +7,7 @@ import { SQL } from "bun";
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import { cpSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { checkSharedKeys, loadSharedKeys, SHARED_KEY_NAMES } from "../../src/store/shared-keys.pg.ts";
+import { checkSharedKeys, loadSharedKeys, SHARED_KEY_NAMES } from "../../src/store/node-keys.pg.ts";
 import { type EngineHandle, STORE_ENGINES } from "../helpers/engines.ts";
 import { tempDirsPerTest } from "../helpers/tmp.ts";
 
