@@ -4,7 +4,9 @@
 import { SQL } from "bun";
 import type { Config } from "../config/config.ts";
 import { loadOrCreateKey, secretBox } from "../lib/secret-key.ts";
+import { postgresConnectError } from "../store/postgres-migrate.ts";
 import { openStore, SECRETS_KEY } from "../store/store.ts";
+import { parsePostgresUrl } from "../store/store-url.ts";
 import { loadConfigured } from "./sources.ts";
 import { tlsStatusText } from "./status-text.ts";
 import { createPgTlsStateRepo } from "./tls-store.pg.repo.ts";
@@ -27,6 +29,11 @@ export async function tlsStatusCommand(config: Config, nowMs: number): Promise<{
   try {
     const loaded = await loadConfigured(config, open, nowMs);
     return tlsStatusText(config, loaded, nowMs);
+  } catch (err) {
+    // The database unreachable or refusing the login: one line naming it, not a stack trace.
+    const at = config.store.postgresUrl === null ? null : parsePostgresUrl(config.store.postgresUrl);
+    if (!at || (err as Error).name !== "PostgresError") throw err;
+    return { text: `problem: ${(await postgresConnectError(err, at, config.store.connectTimeoutMs)).message}`, ok: false };
   } finally {
     await close();
   }

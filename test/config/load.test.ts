@@ -35,6 +35,7 @@ describe("config errors name the key path and the rule", () => {
     ["a session time of zero", `[smtp]\nmax_session_time = "0s"`, 'smtp.max_session_time: must be a duration above zero such as "30s", "10m" or "1h"'],
     ["integer range", `[outbound]\nmx_port = 0`, "outbound.mx_port: must be a port number (1-65535)"],
     ["a negative TLS session cache", `[outbound]\ntls_session_cache = -1`, "outbound.tls_session_cache: must be an integer from 0 to 100000"],
+    ["a pool of one PostgreSQL connection", `[store]\nmax_connections = 1`, "store.max_connections: must be an integer from 2 to 1000"],
     ["a destination's initial connections", `[outbound]\ninitial_domain_concurrency = 0`, "outbound.initial_domain_concurrency: must be an integer from 1 to 100"],
     ["a destination's most connections", `[outbound]\ndomain_concurrency = 101`, "outbound.domain_concurrency: must be an integer from 1 to 100"],
     ["sending ip", `[outbound]\nsending_ips = ["203.0.113.300"]`, "outbound.sending_ips[0]: must be an IPv4 or IPv6 address"],

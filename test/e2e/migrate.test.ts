@@ -8,6 +8,7 @@ import { SQL } from "bun";
 import { MIGRATIONS } from "../../src/store/migrations/index.ts";
 import { POSTGRES_MIGRATIONS } from "../../src/store/migrations/postgres/index.ts";
 import { MIGRATION_LOCK_KEY } from "../../src/store/postgres-migrate.ts";
+import { acmeWithoutCa } from "../helpers/acme-offline.ts";
 import { testConfigToml } from "../helpers/fixtures.ts";
 import { freePort } from "../helpers/pebble.ts";
 import { postgresAvailable, startPostgres, type Postgres } from "../helpers/postgres.ts";
@@ -179,6 +180,50 @@ describe("postroom migrate on PostgreSQL", () => {
       expect(r.stderr).not.toContain(PASSWORD);
       expect(r.stderr).not.toContain(encodeURIComponent(PASSWORD));
     }
+  });
+
+  pgTest("serve, and tls status beside it, on a wrong password or a port nothing listens on: the same one line naming host:port and the reason, never the password", async () => {
+    const port = new URL(pg!.url).port;
+    const closed = await freePort();
+    const cases = [
+      { url: `postgres://postgres:${encodeURIComponent(`Wrong-${PASSWORD}`)}@127.0.0.1:${port}/postroom`, reason: `127.0.0.1:${port}, database postroom as user postgres: password authentication failed for user "postgres"` },
+      { url: `postgresql://postgres:${encodeURIComponent(PASSWORD)}@127.0.0.1:${closed}/postroom`, reason: `127.0.0.1:${closed}, database postroom as user postgres: connection refused` },
+    ];
+    for (const { url, reason } of cases) {
+      const config = join(dir.path, `unreachable-${++configs}.toml`);
+      await Bun.write(config, testConfigToml({ dataDir: join(dir.path, `data-${++configs}`), extra: `[store]\nurl = "${url}"\nconnect_timeout = "5s"`, tls: acmeWithoutCa("mx.postroom.test", "1h") }));
+      const serve = runCli(["serve", "--config", config]);
+      expect(serve.code).toBe(2);
+      const failed = serve.stdout.split("\n").filter((l) => l.includes("postroom failed to start"));
+      expect(failed).toHaveLength(1);
+      expect(JSON.parse(failed[0]!).err.message).toBe(`cannot connect to PostgreSQL at ${reason}`);
+      const status = runCli(["tls", "status", "--config", config]);
+      expect(status.code).toBe(1);
+      expect(status.stdout).toBe(`problem: cannot connect to PostgreSQL at ${reason}\n`);
+      for (const out of [serve.stdout, serve.stderr, status.stdout, status.stderr]) {
+        expect(out).not.toContain(PASSWORD);
+        expect(out).not.toContain(encodeURIComponent(PASSWORD));
+      }
+    }
+  });
+
+  pgTest("a second node whose data_dir/keys are not the first node's is refused, naming the key files", async () => {
+    const { url } = await freshDatabase("two_nodes");
+    const first = await configFor(url);
+    expect(runCli(["migrate", "--config", first]).code).toBe(0);
+    await Bun.write(first, (await Bun.file(first).text()).replace('level = "warn"', 'level = "info"'));
+    const node = ServeProcess.spawn(first);
+    await node.waitFor((l) => l.msg === "postroom started", 30_000);
+    node.signal("SIGTERM");
+    expect(await node.exited()).toBe(0);
+    // Another node with a data_dir of its own: it makes keys of its own, which the database does not know.
+    const second = runCli(["serve", "--config", await configFor(url)]);
+    expect(second.code).toBe(2);
+    const failed = second.stdout.split("\n").filter((l) => l.includes("postroom failed to start"));
+    expect(failed).toHaveLength(1);
+    const message = JSON.parse(failed[0]!).err.message as string;
+    for (const key of ["url-signing", "dkim", "tracking", "secrets"]) expect(message).toContain(`data_dir/keys/${key}.key`);
+    expect(message).toContain("copy data_dir/keys from the first node");
   });
 
   pgTest("a user PostgreSQL does not let create tables: its reason on one line, exit 2, nothing recorded", async () => {
