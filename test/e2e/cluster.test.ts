@@ -1,5 +1,5 @@
 // Two nodes on one PostgreSQL, as an operator runs them: the built binary twice, each with
-// its own data_dir (the same keys copied into both), fixed ports, `postroom migrate` run
+// its own data_dir (the same keys copied into both), node B as an unprivileged user, fixed ports, `postroom migrate` run
 // once before. Mail in through either node reaches the target, API sends through either
 // are delivered once, an address made on one node takes mail on the other at once, rate
 // limits count across the nodes, jobs that run once per cluster run once per period, and
@@ -7,7 +7,7 @@
 // got a 202 once the dead node's leases ran out (outbound.lease_time).
 import { afterAll, beforeAll, describe, expect } from "bun:test";
 import { SQL } from "bun";
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { acmeWithoutCa } from "../helpers/acme-offline.ts";
 import { builtBinary } from "../helpers/binary.ts";
@@ -38,6 +38,8 @@ const METRICS_TOKEN = "pr_metrics_token_for_tests";
 
 interface Node {
   name: string;
+  /** How the node's command starts: as an unprivileged user (setpriv) for the node that runs as one. */
+  runAs: string[];
   config: string;
   http: number;
   smtp: number;
@@ -66,11 +68,19 @@ describe("two nodes on one PostgreSQL", () => {
     });
   const metric = async (node: Node, name: string, labels: Record<string, string>) => (await scrapeMetrics(node.http, METRICS_TOKEN)).value(name, labels) ?? 0;
 
-  async function writeNode(name: string): Promise<Node> {
+  async function writeNode(name: string, unprivileged = false): Promise<Node> {
     const dataDir = join(dir.path, name);
     // The same keys on every node (docs/operations.md): copied, as an operator does.
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     cpSync(join(dir.path, "keys"), join(dataDir, "keys"), { recursive: true });
+    let runAs: string[] = [];
+    // As root (CI), this node runs as nobody, as a service does, owning its data_dir only.
+    if (unprivileged && process.getuid?.() === 0) {
+      const nobody = { uid: Number(Bun.spawnSync(["id", "-u", "nobody"]).stdout.toString()), gid: Number(Bun.spawnSync(["id", "-g", "nobody"]).stdout.toString()) };
+      chmodSync(dir.path, 0o711);
+      for (const path of [dataDir, join(dataDir, "keys"), ...readdirSync(join(dataDir, "keys")).map((f) => join(dataDir, "keys", f))]) chownSync(path, nobody.uid, nobody.gid);
+      runAs = ["setpriv", `--reuid=${nobody.uid}`, `--regid=${nobody.gid}`, "--clear-groups", "--inh-caps=-all"];
+    }
     const [http, smtp] = [await freePort(), await freePort()];
     const config = join(dir.path, `${name}.toml`);
     const toml = testConfigToml({
@@ -87,12 +97,14 @@ describe("two nodes on one PostgreSQL", () => {
       .replace('inbound_listen = "127.0.0.1:0"', `inbound_listen = "127.0.0.1:${smtp}"`)
       .replace('level = "warn"', 'level = "info"');
     await Bun.write(config, toml);
-    return { name, config, http, smtp, proc: null as unknown as ServeProcess };
+    return { name, runAs, config, http, smtp, proc: null as unknown as ServeProcess };
   }
 
   async function start(node: Node): Promise<void> {
-    node.proc = ServeProcess.spawn(node.config, dir.path, [builtBinary()]);
+    node.proc = ServeProcess.spawn(node.config, dir.path, [...node.runAs, builtBinary()]);
     await node.proc.waitFor((l) => l.msg === "postroom started", 30_000);
+    // setpriv execs in place: the process is the node itself, under the uid it was given.
+    if (node.runAs.length > 0) expect(readFileSync(`/proc/${node.proc.proc.pid}/status`, "utf8")).toMatch(new RegExp(`^Uid:\\s+${node.runAs[1]!.slice("--reuid=".length)}\\s`, "m"));
   }
 
   beforeAll(async () => {
@@ -108,7 +120,7 @@ describe("two nodes on one PostgreSQL", () => {
     for (const key of ["secrets", "dkim", "tracking", "url-signing"]) {
       writeFileSync(join(dir.path, "keys", `${key}.key`), crypto.getRandomValues(new Uint8Array(32)), { mode: 0o600 });
     }
-    nodes.push(await writeNode("node-a"), await writeNode("node-b"));
+    nodes.push(await writeNode("node-a"), await writeNode("node-b", true));
     // Once, from one node, before any node starts (docs/operations.md).
     const migrated = runCli(["migrate", "--config", nodes[0]!.config]);
     expect(migrated.stderr).toBe("");
