@@ -22,6 +22,8 @@ import { METRICS_PATH, metricsResponse } from "./metrics.ts";
 import { DASHBOARD_ROUTES, handleDashboard, isDashboardPath } from "../dashboard/routes.ts";
 import { cookieApiVerdict } from "../dashboard/session-auth.ts";
 import { routeMatcher } from "../metrics/labels.ts";
+import { perConfig } from "../config/per-config.ts";
+import { clientAddress, trustedProxyRanges } from "./client-address.ts";
 
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 const ACCOUNT_PATH = /^\/api\/v0\.1\/([^/]+)\/(.+?)\/?$/;
@@ -57,7 +59,8 @@ function rateHeaders(d: RateDecision): Record<string, string> {
   return { "RateLimit-Limit": String(d.limit), "RateLimit-Remaining": String(d.remaining), "RateLimit-Reset": String(d.resetSeconds) };
 }
 
-export type ApiHandler = (req: Request, remoteIp?: string) => Promise<Response>;
+/** `peerIp`: the connecting address (none in-process); the client's is derived from it (client-address.ts). */
+export type ApiHandler = (req: Request, peerIp?: string) => Promise<Response>;
 
 /**
  * The sentence of an error answer ({status, error}), for the request's log line. Error
@@ -78,6 +81,7 @@ async function errorSentence(res: Response): Promise<string | undefined> {
 export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLimits): ApiHandler {
   // Requests are counted by the route they match, never by their path (/metrics).
   const routeOf = routeMatcher([...app.routes, { method: "GET", path: METRICS_PATH }, ...DASHBOARD_ROUTES]);
+  const trustedProxies = perConfig(deps.config, (c) => trustedProxyRanges(c.http.trustedProxies));
   const idempotencyDeps = { repo: deps.send.idempotency, nowMs: () => deps.clock.nowMs(), keepMs: () => deps.config().retention.keepMs.idempotency_keys };
 
   async function route(req: Request, remoteIp: string | null, requestId: string, logFields: LogFields): Promise<{ res: Response; principal: Principal | null; extraHeaders: Record<string, string> }> {
@@ -171,8 +175,9 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
     }
   }
 
-  return async (incoming, remoteIp) => {
+  return async (incoming, peerIp) => {
     const startedMs = performance.now();
+    const remoteIp = clientAddress(peerIp, incoming.headers, trustedProxies());
     const requestId = randomHex(8);
     let req = incoming;
     const url = new URL(incoming.url);
@@ -184,7 +189,7 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
     const logFields: LogFields = {};
     let result: Awaited<ReturnType<typeof route>>;
     try {
-      result = await route(req, remoteIp ?? null, requestId, logFields);
+      result = await route(req, remoteIp, requestId, logFields);
     } catch (err) {
       if (isDiskFull(err)) {
         deps.diskFull.report("api", err);
@@ -204,7 +209,7 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
       status: res.status,
       duration_ms: Math.round((performance.now() - startedMs) * 10) / 10,
       account_id: principal ? idOf(principal) : undefined,
-      remote_ip: remoteIp,
+      remote_ip: remoteIp ?? undefined,
       error: await errorSentence(res),
       ...logFields,
     });

@@ -10,7 +10,8 @@ type Server = ReturnType<typeof Bun.serve>;
 
 export interface HttpListenerOptions {
   at: ListenAddress;
-  handle(req: Request, remoteIp: string | undefined): Response | Promise<Response>;
+  /** `peerIp`: the connecting address (a proxy's, behind one: the API front derives the client's). */
+  handle(req: Request, peerIp: string | undefined): Response | Promise<Response>;
   logger: Logger;
 }
 

@@ -9,7 +9,7 @@ export interface RequestState {
   principal: Principal | null;
   /** The JSON body, read and parsed by the front handler (null when empty). */
   body: unknown;
-  /** The client's address as the listener saw it (null in-process). */
+  /** The client's address: the connecting one, or the one a trusted proxy reported (client-address.ts); null in-process. */
   remoteIp: string | null;
   /** The request's id: its X-Request-Id, request_id in the log. */
   requestId: string;

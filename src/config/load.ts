@@ -5,6 +5,7 @@ import { Value } from "@sinclair/typebox/value";
 import { availableParallelism, hostname } from "node:os";
 import { parse as parseToml, TomlError } from "smol-toml";
 import "../lib/formats.ts";
+import { parseIpRange } from "../lib/ip-ranges.ts";
 import { describeValueErrors, formatProblem, type Problem } from "../lib/validation.ts";
 import type { Config, WebhookConfig } from "./config.ts";
 import { describeAccessError, fileProblems } from "./files.ts";
@@ -97,6 +98,11 @@ export function crossKeyProblems(raw: RawConfig): Problem[] {
       message: `must be longer than webhooks.timeout ("${raw.webhooks.timeout}"), not "${raw.webhooks.lease_time}": a batch whose lease ends while its POST still waits for an answer is posted again by another node`,
     });
   }
+  raw.http.trusted_proxies.forEach((entry, i) => {
+    if (!parseIpRange(entry)) {
+      problems.push({ path: `http.trusted_proxies[${i}]`, message: `${JSON.stringify(entry)} is not an IP address or CIDR range (such as "127.0.0.1", "10.0.0.0/8" or "fd00::/8")` });
+    }
+  });
   if (raw.http.listen === "") problems.push({ path: "http.listen", message: "is required: the API and /healthz live there" });
   return problems;
 }
@@ -125,6 +131,7 @@ export function toConfig(raw: RawConfig): Config {
       searchWindowRows: raw.http.search_window,
       tls: raw.http.tls,
       metricsTokenHash: raw.http.metrics_token || null,
+      trustedProxies: raw.http.trusted_proxies,
     },
     smtp: {
       inboundListen: listenOrOff(raw.smtp.inbound_listen),

@@ -63,6 +63,11 @@ export const ConfigSchema = Type.Object(
           pattern: "^(sha256:[0-9a-f]{64})?$",
           errorMessage: "must be sha256:<64 lowercase hex> (mint one with `postroom secret`) or empty",
         }),
+        trusted_proxies: Type.Array(Type.String({ errorMessage: 'must be an IP address or CIDR range such as "127.0.0.1" or "10.0.0.0/8"' }), {
+          default: [],
+          description:
+            "addresses or CIDR ranges of the reverse proxies in front of the API: only from them is the client's address taken from X-Forwarded-For or Forwarded (for the dashboard's sign-in limit and the log); [] = every request's client is the connecting address",
+        }),
       },
       "the HTTP API",
     ),

@@ -5,6 +5,7 @@ import type { AccountConfig, Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
 import { RateLimiter, type RateLimits } from "../lib/rate-limit.ts";
+import { clientKey } from "../lib/smtp-limits.ts";
 import { readBodyCapped } from "../api/body.ts";
 import { ApiError, errorResponse } from "../api/errors.ts";
 import { dashboardAssets } from "./assets.ts";
@@ -98,7 +99,10 @@ async function session(deps: DashboardDeps, req: Request, remoteIp: string | nul
 async function signIn(deps: DashboardDeps, req: Request, remoteIp: string | null): Promise<Response> {
   const rate = deps.config().dashboard.signInRate;
   if (rate) {
-    const decision = await deps.limiter.take(`sign-in:${remoteIp ?? "unknown"}`, rate, deps.clock.nowMs());
+    // Per client: its address as the API front derived it (behind a trusted proxy, the one
+    // the proxy reported), an IPv6 client by its /64 as SMTP counts it. Only in-process
+    // calls have none.
+    const decision = await deps.limiter.take(`sign-in:${remoteIp === null ? "unknown" : clientKey(remoteIp)}`, rate, deps.clock.nowMs());
     if (!decision.allowed) {
       deps.logger.info("dashboard sign-in refused: too many attempts", { remote_ip: remoteIp ?? undefined });
       return errorResponse(429, "too many sign-in attempts, try again later", { "Retry-After": String(decision.resetSeconds) });

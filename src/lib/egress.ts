@@ -69,7 +69,7 @@ export function embeddedIpv4(addr: ipaddr.IPv6): string | null {
 }
 
 /** "::1.2.3.4" → "::102:304" (valid input only: node:net has checked it). */
-function dottedTailAsHex(ip: string): string {
+export function dottedTailAsHex(ip: string): string {
   const m = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(ip);
   if (!m) return ip;
   const [a, b, c, d] = m.slice(1).map(Number) as [number, number, number, number];

@@ -39,6 +39,11 @@ describe("config errors name the key path and the rule", () => {
     ["a destination's initial connections", `[outbound]\ninitial_domain_concurrency = 0`, "outbound.initial_domain_concurrency: must be an integer from 1 to 100"],
     ["a destination's most connections", `[outbound]\ndomain_concurrency = 101`, "outbound.domain_concurrency: must be an integer from 1 to 100"],
     ["sending ip", `[outbound]\nsending_ips = ["203.0.113.300"]`, "outbound.sending_ips[0]: must be an IPv4 or IPv6 address"],
+    ["a trusted proxy that is a name", `[http]\ntrusted_proxies = ["proxy.internal"]`, 'http.trusted_proxies[0]: "proxy.internal" is not an IP address or CIDR range (such as "127.0.0.1", "10.0.0.0/8" or "fd00::/8")'],
+    ["a trusted proxy range past /32", `[http]\ntrusted_proxies = ["127.0.0.1", "10.0.0.0/33"]`, 'http.trusted_proxies[1]: "10.0.0.0/33" is not an IP address or CIDR range (such as "127.0.0.1", "10.0.0.0/8" or "fd00::/8")'],
+    ["a trusted proxy in classful IPv4", `[http]\ntrusted_proxies = ["127.1"]`, 'http.trusted_proxies[0]: "127.1" is not an IP address or CIDR range (such as "127.0.0.1", "10.0.0.0/8" or "fd00::/8")'],
+    ["a trusted proxy that is not a string", `[http]\ntrusted_proxies = [127]`, 'http.trusted_proxies[0]: must be an IP address or CIDR range such as "127.0.0.1" or "10.0.0.0/8"'],
+    ["trusted proxies not a list", `[http]\ntrusted_proxies = "127.0.0.1"`, "http.trusted_proxies: must be array"],
     ["smarthost", `[outbound]\nsmarthost = "relay.example.com"`, 'outbound.smarthost: must be "smtp://[user:pass@]host[:port]" or "smtps://..."'],
     ["dns server", `[dns]\nservers = ["resolver.local"]`, 'dns.servers[0]: must be "ip" or "ip:port"'],
     ["log level", `[log]\nlevel = "loud"`, 'log.level: must be "debug", "info", "warn" or "error"'],
@@ -103,6 +108,13 @@ describe("a valid config", () => {
     expect(r.config.smtp.submissionTlsListen).toBeNull();
     expect(r.config.outbound.smarthost).toBeNull();
     expect(r.config.accounts).toEqual([]);
+    expect(r.config.http.trustedProxies).toEqual([]);
+  });
+
+  test("http.trusted_proxies: addresses and CIDR ranges of both families", () => {
+    const r = parseConfigText(`[http]\ntrusted_proxies = ["127.0.0.1", "10.0.0.0/8", "::1", "fd00::/8"]`);
+    if (!r.ok) throw new Error(r.problems.join("\n"));
+    expect(r.config.http.trustedProxies).toEqual(["127.0.0.1", "10.0.0.0/8", "::1", "fd00::/8"]);
   });
 
   test("cluster.node_id: the machine's hostname when empty, else as written (64 characters at most)", () => {
