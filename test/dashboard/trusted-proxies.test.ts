@@ -6,6 +6,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createLogger } from "../../src/lib/logger.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
+import { signInFrom, startForwardingProxy } from "../helpers/forwarding-proxy.ts";
 
 const SIGN_IN_RATE = '[dashboard]\nsign_in_rate = "3/min"';
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -27,34 +28,10 @@ async function start(http = ""): Promise<Started> {
   return { app, origin: `http://127.0.0.1:${app.app.httpPort}`, lines };
 }
 
-/** A reverse proxy on 127.0.0.1 in front of `upstream`: it adds the address it saw to X-Forwarded-For. */
 function startProxy(upstream: string): string {
-  const proxy = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req, srv) {
-      const url = new URL(req.url);
-      const headers = new Headers(req.headers);
-      const seen = srv.requestIP(req)!.address;
-      const prior = headers.get("x-forwarded-for");
-      headers.set("x-forwarded-for", prior ? `${prior}, ${seen}` : seen);
-      const res = await fetch(upstream + url.pathname + url.search, { method: req.method, headers, body: await req.arrayBuffer() });
-      return new Response(await res.arrayBuffer(), { status: res.status, headers: res.headers });
-    },
-  });
-  cleanups.push(() => proxy.stop(true));
-  return `http://127.0.0.1:${proxy.port}`;
-}
-
-/** A sign-in POST by curl from the loopback address `source` (Bun's fetch cannot pick one). */
-async function signInFrom(source: string, url: string, token: string, headers: Record<string, string> = {}): Promise<number> {
-  const args = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--interface", source, "-X", "POST", `${url}/dashboard/session`];
-  for (const [k, v] of Object.entries({ "x-postroom-dashboard": "1", "content-type": "application/json", ...headers })) args.push("-H", `${k}: ${v}`);
-  args.push("--data-binary", JSON.stringify({ token }));
-  const proc = Bun.spawn(args, { stdout: "pipe", stderr: "pipe" });
-  const [out, code] = [await new Response(proc.stdout).text(), await proc.exited];
-  if (code !== 0) throw new Error(`curl exited ${code}: ${await new Response(proc.stderr).text()}`);
-  return Number(out);
+  const proxy = startForwardingProxy(upstream);
+  cleanups.push(() => proxy.stop());
+  return proxy.url;
 }
 
 const requestLines = (s: Started) => s.lines.filter((l) => l.msg === "http request" && l.path === "/dashboard/session");
