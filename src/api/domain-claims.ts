@@ -5,7 +5,7 @@
 // without it the answer is 409 naming the record to publish. Routing reads custom domains
 // from the store on every RCPT, and a deleted sending domain is announced to every node's
 // caches by its repository, so a moved domain routes to its new owner at once everywhere.
-import { decideDomainClaim, proofPublished, proofRecord, RETURN_PATH_PREFIX, type DomainHolding, type DomainUse } from "../domains/ownership.ts";
+import { decideDomainClaim, proofPublished, proofRecord, returnPathOwners, type DomainHolding, type DomainUse } from "../domains/ownership.ts";
 import type { ApiDeps } from "./deps.ts";
 import { conflict } from "./errors.ts";
 
@@ -22,7 +22,7 @@ async function holdingsOf(deps: ApiDeps, domain: string, use: DomainUse): Promis
     held.push({ kind: "custom_domain", accountId: custom.accountId, domain, id: custom.id, remove: (nowMs) => deps.customDomains.softDelete(custom.accountId, custom.addressId, custom.id, nowMs) });
   }
   if (use === "custom_domain") {
-    const names = domain.startsWith(RETURN_PATH_PREFIX) ? [domain, domain.slice(RETURN_PATH_PREFIX.length)] : [domain];
+    const names = [domain, ...returnPathOwners(domain)];
     for (const d of await deps.sendingDomains.findLiveByDomains(names)) {
       held.push({ kind: "sending_domain", accountId: d.accountId, domain: d.domain, id: d.id, remove: (nowMs) => deps.sendingDomains.softDelete(d.accountId, d.id, nowMs) });
     }

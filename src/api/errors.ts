@@ -65,9 +65,9 @@ export const DomainConflictSchema = t.Object(
     verification: t.Optional(
       t.Object(
         {
-          type: t.Literal("TXT"),
-          host: t.String({ description: "_postroom-verify.<domain>" }),
-          value: t.String({ description: "postroom-verify=<token>: stable for this account and domain" }),
+          type: t.Literal("TXT", { description: "the DNS record type to publish" }),
+          host: t.String({ description: "where to publish it: _postroom-verify.{domain}" }),
+          value: t.String({ description: "what to publish: postroom-verify={token}, the same for this account and domain every time" }),
         },
         { additionalProperties: false, title: "DomainProof" },
       ),

@@ -41,6 +41,19 @@ export const RETURN_PATH_PREFIX = "mta.";
 const bare = (name: string): string => name.trim().toLowerCase().replace(/\.$/, "");
 
 /**
+ * The sending domains whose mail may have `domain` as its return-path host: mail from a
+ * sending domain, or from a name under it, has its envelope sender at mta.<from domain>
+ * (docs/sending.md), so mta.news.shop.example serves shop.example too. Nearest first.
+ */
+export function returnPathOwners(domain: string): string[] {
+  if (!domain.startsWith(RETURN_PATH_PREFIX)) return [];
+  const labels = domain.slice(RETURN_PATH_PREFIX.length).split(".");
+  const names: string[] = [];
+  for (let i = 0; i + 2 <= labels.length; i++) names.push(labels.slice(i).join("."));
+  return names;
+}
+
+/**
  * Whether `claimantId` may take `domain` (already normalised) for `use`. A custom domain
  * routes mail, so it must not be this server's own names (inbound domain, bounce host,
  * hostname, or a name under one), nor another account's sending domain, its return-path
@@ -73,8 +86,7 @@ export function decideDomainClaim(input: { domain: string; use: DomainUse; claim
   add(domain, "custom_domain", `${domain} is a custom domain of another account`);
   if (use === "custom_domain") {
     add(domain, "sending_domain", `${domain} is a sending domain of another account`);
-    if (domain.startsWith(RETURN_PATH_PREFIX)) {
-      const base = domain.slice(RETURN_PATH_PREFIX.length);
+    for (const base of returnPathOwners(domain)) {
       add(base, "sending_domain", `${domain} is the return-path host of a sending domain of another account (${base})`);
     }
   }

@@ -86,6 +86,8 @@ describe.each(APP_ENGINES)("domains belong to their owner, on $name", (engine) =
     expect(mta.status).toBe(409);
     expect(mta.body.error).toStartWith("Conflict: mta.owned.example is the return-path host of a sending domain of another account (owned.example). If owned.example is yours, publish");
     expect(mta.body.verification.host).toBe("_postroom-verify.owned.example");
+    // Mail from news.owned.example has its envelope sender at mta.news.owned.example.
+    expect((await customDomainOfB("mta.news.owned.example")).body.error).toStartWith("Conflict: mta.news.owned.example is the return-path host of a sending domain of another account (owned.example).");
     expect(await listed(B, addressB, authB)).toEqual([]);
     // The owner itself may use its sending domain for receiving too.
     expect((await customDomainOfA("owned.example")).status).toBe(201);

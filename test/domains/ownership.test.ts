@@ -2,7 +2,7 @@
 // claimant, the holders, the server's names → allowed, the server's own, or held by
 // another account with the domain a proof must be published for), and the TXT proof.
 import { describe, expect, test } from "bun:test";
-import { decideDomainClaim, proofPublished, proofRecord, type DomainHolding, type DomainUse } from "../../src/domains/ownership.ts";
+import { decideDomainClaim, proofPublished, proofRecord, returnPathOwners, type DomainHolding, type DomainUse } from "../../src/domains/ownership.ts";
 
 const server = { inboundDomain: "In.Postroom.Test.", bounceHost: "bounces.postroom.test", hostname: "mx.postroom.test" };
 const custom = (accountId: string, domain: string): DomainHolding => ({ kind: "custom_domain", accountId, domain });
@@ -25,6 +25,14 @@ describe("decideDomainClaim", () => {
     ["the claimant's own mta. host", "mta.shop.example", "custom_domain", [sending("a", "shop.example")], "allowed"],
     ["another account's sending domain", "shop.example", "custom_domain", [sending("b", "shop.example")], { held: [["shop.example", "shop.example is a sending domain of another account"]] }],
     ["another account's mta. host", "mta.shop.example", "custom_domain", [sending("b", "shop.example")], { held: [["shop.example", "mta.shop.example is the return-path host of a sending domain of another account (shop.example)"]] }],
+    [
+      "the return-path host of mail from a name under another account's sending domain",
+      "mta.news.shop.example",
+      "custom_domain",
+      [sending("b", "shop.example")],
+      { held: [["shop.example", "mta.news.shop.example is the return-path host of a sending domain of another account (shop.example)"]] },
+    ],
+    ["mta. under a name that is not another's sending domain", "mta.news.shop.example", "custom_domain", [sending("b", "news.other.example"), custom("b", "news.shop.example")], "allowed"],
     ["another account's custom domain", "shop.example", "custom_domain", [custom("b", "shop.example")], { held: [["shop.example", "shop.example is a custom domain of another account"]] }],
     ["another account's custom domain, as a sending domain", "shop.example", "sending_domain", [custom("b", "shop.example")], { held: [["shop.example", "shop.example is a custom domain of another account"]] }],
     ["another account's sending domain, as a sending domain (each verifies its own keys)", "shop.example", "sending_domain", [sending("b", "shop.example")], "allowed"],
@@ -50,6 +58,13 @@ describe("decideDomainClaim", () => {
     const d = decideDomainClaim({ domain: "shop.example", use: "custom_domain", claimantId: "a", holdings: [custom("b", "shop.example"), sending("c", "shop.example"), sending("a", "shop.example")], server });
     expect(d).toEqual({ kind: "held", conflicts: [{ heldDomain: "shop.example", reason: "shop.example is a custom domain of another account", holders: [custom("b", "shop.example"), sending("c", "shop.example")] }] });
   });
+});
+
+test("returnPathOwners: the names whose sending domain mail has this return-path host", () => {
+  expect(returnPathOwners("mta.news.shop.example")).toEqual(["news.shop.example", "shop.example"]);
+  expect(returnPathOwners("mta.shop.example")).toEqual(["shop.example"]);
+  expect(returnPathOwners("mta.example")).toEqual([]);
+  expect(returnPathOwners("shop.example")).toEqual([]);
 });
 
 describe("the TXT proof", () => {
