@@ -1,12 +1,13 @@
 // E7-E9: custom domains of an address.
 import { Elysia, t, type Static } from "elysia";
-import { authRegexProblem, checkMx, DomainTakenError, reservedDomainProblem, type CustomDomain } from "../inbound/custom-domain.ts";
+import { authRegexProblem, checkMx, DomainTakenError, type CustomDomain } from "../inbound/custom-domain.ts";
 import { maskTarget, resolveTarget, targetAddressProblem, targetProblem, type StoredTarget } from "../inbound/target-url.ts";
 import { isoTime } from "../lib/clock.ts";
 import { normalizeDomain } from "../lib/domain-name.ts";
 import { newId16 } from "../lib/ids.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
-import { errorResponses, invalid, notFound } from "./errors.ts";
+import { settleDomainClaim } from "./domain-claims.ts";
+import { conflict, DomainConflictSchema, errorResponses, invalid, notFound } from "./errors.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
 import { oneLine } from "./text-checks.ts";
 
@@ -78,8 +79,6 @@ export function customDomainRoutes(deps: ApiDeps) {
         const config = deps.config();
         const domain = normalizeDomain(body.domain);
         if (!domain) throw invalid("domain", "must be a domain name such as example.com");
-        const reserved = reservedDomainProblem(domain, { inboundDomain: config.inbound.domain, hostname: config.hostname, bounceHost: config.outbound.bounceHost });
-        if (reserved) throw invalid("domain", reserved);
         const authRegex = body.auth_regex ?? null;
         if (authRegex !== null) {
           const problem = authRegexProblem(authRegex);
@@ -93,6 +92,8 @@ export function customDomainRoutes(deps: ApiDeps) {
           domainTarget = resolveTarget(body.domain_target, null);
           if (!domainTarget) throw invalid("domain_target", "the password *** is the mask shown on read; send the real password");
         }
+        // Last of the checks: a claim by DNS proof deletes another account's records.
+        await settleDomainClaim(deps, address.accountId, domain, "custom_domain");
         const now = deps.clock.nowMs();
         const mxVerified = await checkMx(deps.resolver, domain, config.hostname);
         const created: CustomDomain = {
@@ -109,8 +110,12 @@ export function customDomainRoutes(deps: ApiDeps) {
         try {
           await deps.customDomains.insert(created);
         } catch (err) {
-          if (err instanceof DomainTakenError) throw invalid("domain", `${domain} is already in use`);
-          throw err;
+          if (!(err instanceof DomainTakenError)) throw err;
+          const holder = await deps.customDomains.findLiveByDomain(domain);
+          if (holder?.accountId === address.accountId) throw invalid("domain", `${domain} is already a custom domain of address ${holder.addressId} of this account; delete it there first`);
+          // Another account took it since the check: its 409, or (proof published) ask for a retry.
+          await settleDomainClaim(deps, address.accountId, domain, "custom_domain");
+          throw conflict(`${domain} was added by another request at the same moment; send this request again`);
         }
         set.status = 201;
         return record(created);
@@ -118,7 +123,7 @@ export function customDomainRoutes(deps: ApiDeps) {
       {
         query: t.Object({ address_id: addressIdQuery }),
         body: CustomDomainBody,
-        response: { 201: CustomDomainRecordSchema, ...errorResponses(401, 403, 404, 413, 422, 429) },
+        response: { 201: CustomDomainRecordSchema, ...errorResponses(401, 403, 404, 413, 422, 429), 409: DomainConflictSchema },
         detail: { operationId: "createCustomDomain", summary: "E8: add a custom domain to an address", tags: ["Custom domains"], security },
       },
     )

@@ -31,7 +31,7 @@ export function buildElysiaApp(deps: ApiDeps, version: string) {
     // The front handler has already read and parsed the body under its size cap.
     .onParse(({ request }) => requestState(request)?.body)
     .onError(({ code, error, request }) => {
-      if (error instanceof ApiError) return errorResponse(error.status, error.message);
+      if (error instanceof ApiError) return errorResponse(error.status, error.message, {}, error.extra);
       if (error instanceof InputProblem) return errorResponse(422, formatProblem(error.problem));
       switch (code) {
         case "VALIDATION": {

@@ -7,6 +7,7 @@ export const STATUS_MESSAGE: Record<number, string> = {
   401: "Unauthorized",
   403: "Forbidden",
   404: "Not Found",
+  409: "Conflict",
   413: "Payload Too Large",
   429: "Too Many Requests",
   500: "Internal Server Error",
@@ -18,6 +19,8 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string = STATUS_MESSAGE[status] ?? "Error",
+    /** Fields beyond status and error (beyond the hosted service's format, so additive only). */
+    readonly extra: Record<string, unknown> = {},
   ) {
     super(message);
   }
@@ -28,8 +31,11 @@ export const invalid = (path: string, rule: string): ApiError => new ApiError(42
 
 export const notFound = (): ApiError => new ApiError(404);
 
-export function errorResponse(status: number, message: string = STATUS_MESSAGE[status] ?? "Error", headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ status, error: message }), {
+/** 409: the resource is another's or the server's; `why` says whose and what to do. */
+export const conflict = (why: string, extra: Record<string, unknown> = {}): ApiError => new ApiError(409, `Conflict: ${why}`, extra);
+
+export function errorResponse(status: number, message: string = STATUS_MESSAGE[status] ?? "Error", headers: Record<string, string> = {}, extra: Record<string, unknown> = {}): Response {
+  return new Response(JSON.stringify(Object.assign({ status, error: message }, extra, { status, error: message })), {
     status,
     headers: { "content-type": "application/json; charset=utf-8", ...headers },
   });
@@ -46,3 +52,26 @@ export const ErrorSchema = t.Object(
 export function errorResponses(...codes: number[]): Record<number, typeof ErrorSchema> {
   return Object.fromEntries(codes.map((c) => [c, ErrorSchema]));
 }
+
+/**
+ * (beyond) 409 of E8 and E15 when a domain is another account's or this server's: the Error,
+ * plus the TXT record that takes it back from another account (docs/security.md, Domains
+ * belong to their owner); absent for the server's own names, which nobody can take.
+ */
+export const DomainConflictSchema = t.Object(
+  {
+    status: Type.Integer({ minimum: 400, maximum: 599, description: "409" }),
+    error: t.String({ description: "Conflict: whose the domain is, and what to do" }),
+    verification: t.Optional(
+      t.Object(
+        {
+          type: t.Literal("TXT", { description: "the DNS record type to publish" }),
+          host: t.String({ description: "where to publish it: _postroom-verify.{domain}" }),
+          value: t.String({ description: "what to publish: postroom-verify={token}, the same for this account and domain every time" }),
+        },
+        { additionalProperties: false, title: "DomainProof" },
+      ),
+    ),
+  },
+  { additionalProperties: false, title: "DomainConflict", description: "Another account or this server holds the domain" },
+);

@@ -6,7 +6,8 @@ import { SendingDomainTakenError, type SendingDomain } from "../domains/sending-
 import { isoTime } from "../lib/clock.ts";
 import { normalizeDomain } from "../lib/domain-name.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
-import { errorResponses, invalid, notFound } from "./errors.ts";
+import { settleDomainClaim } from "./domain-claims.ts";
+import { DomainConflictSchema, errorResponses, invalid, notFound } from "./errors.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
 import { oneLine } from "./text-checks.ts";
 
@@ -134,8 +135,10 @@ export function sendingDomainRoutes(deps: ApiDeps) {
       async ({ request, body, set }) => {
         const domain = normalizeDomain(body.domain);
         if (!domain) throw invalid("domain", "must be a domain name such as example.com");
+        const accountId = callerAccount(request).id;
+        await settleDomainClaim(deps, accountId, domain, "sending_domain");
         try {
-          const d = await deps.domains.create(callerAccount(request).id, domain);
+          const d = await deps.domains.create(accountId, domain);
           set.status = 201;
           return record(d);
         } catch (err) {
@@ -145,7 +148,7 @@ export function sendingDomainRoutes(deps: ApiDeps) {
       },
       {
         body: t.Object({ domain: oneLine(253, { description: "the domain mail will come from" }) }, { additionalProperties: false, title: "SendingDomainInput" }),
-        response: { 201: SendingDomainSchema, ...errorResponses(401, 403, 413, 422, 429) },
+        response: { 201: SendingDomainSchema, ...errorResponses(401, 403, 413, 422, 429), 409: DomainConflictSchema },
         detail: { operationId: "createSendingDomain", summary: "E15: add a sending domain; publish its dns_records, then verify", tags: ["Sending domains"], security },
       },
     )

@@ -104,6 +104,11 @@ export function createPgSendingDomainRepo(sql: SQL): SendingDomainRepo {
       const rows: PgRow[] = await sql`SELECT ${columns} FROM sending_domains WHERE account_id = ${accountId} AND deleted_at IS NULL AND domain IN ${sql(names as string[])}`;
       return rows.map(fromRow);
     },
+    async findLiveByDomains(names) {
+      if (names.length === 0) return [];
+      const rows: PgRow[] = await sql`SELECT ${columns} FROM sending_domains WHERE deleted_at IS NULL AND domain IN ${sql(names as string[])} ORDER BY created_at, id COLLATE "C"`;
+      return rows.map(fromRow);
+    },
     async softDelete(accountId, id, nowMs) {
       const deleted = await sql.begin(async (tx) => {
         const result: { count: number } = await tx`UPDATE sending_domains SET deleted_at = ${nowMs} WHERE id = ${id} AND account_id = ${accountId} AND deleted_at IS NULL`;

@@ -17,6 +17,8 @@ export interface SendingDomainRepo {
   list(accountId: string, query: string | null, page: PageRequest): Promise<Page<SendingDomain>>;
   /** The account's live domains among `names` (a from domain and its parents). */
   findForAccount(accountId: string, names: readonly string[]): Promise<SendingDomain[]>;
+  /** Every account's live domains among `names`: who holds a domain (domain ownership, ownership.ts). */
+  findLiveByDomains(names: readonly string[]): Promise<SendingDomain[]>;
   softDelete(accountId: string, id: string, nowMs: number): Promise<boolean>;
   /** Stores a check's outcome and the events it caused, in one commit. */
   recordCheck(id: string, outcome: CheckOutcome, events: { kind: string; details: Record<string, unknown> }[]): Promise<void>;

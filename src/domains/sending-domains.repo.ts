@@ -66,6 +66,11 @@ export function createSendingDomainRepo(store: Store): SendingDomainRepo {
         .all(accountId, ...names) as Row[];
       return rows.map(fromRow);
     },
+    async findLiveByDomains(names) {
+      if (names.length === 0) return [];
+      const rows = db.query(`SELECT ${COLUMNS} FROM sending_domains WHERE deleted_at IS NULL AND domain IN (${names.map(() => "?").join(", ")}) ORDER BY created_at, id`).all(...names) as Row[];
+      return rows.map(fromRow);
+    },
     async softDelete(accountId, id, nowMs) {
       const deleted = db.query("UPDATE sending_domains SET deleted_at = ? WHERE id = ? AND account_id = ? AND deleted_at IS NULL").run(nowMs, id, accountId).changes > 0;
       if (deleted) changed(id);

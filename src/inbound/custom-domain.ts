@@ -1,9 +1,8 @@
 // A custom domain of an address (stored through custom-domains.port.ts): mail to any recipient
 // at it that its auth_regex admits goes to the address, or to the domain's own target.
-// Decisions about custom domains: which names may be claimed, what an auth_regex is
-// allowed to be and whom it admits, and whether the domain's MX points at us.
+// Decisions about custom domains: what an auth_regex is allowed to be and whom it admits,
+// and whether the domain's MX points at us (which names may be claimed: domains/ownership.ts).
 import type { DnsResolver, MxRecord } from "../lib/dns.ts";
-import { isSameOrSubdomain } from "../lib/domain-name.ts";
 import type { StoredTarget } from "./target-url.ts";
 
 export interface CustomDomain {
@@ -41,14 +40,6 @@ export function authRegexProblem(source: string): string | null {
  */
 export function compileAuthRegex(source: string): RegExp {
   return new RegExp(`^(?:${source})$`, "iu");
-}
-
-/** Names that would collide with this server's own addresses and bounces. */
-export function reservedDomainProblem(domain: string, own: { inboundDomain: string; hostname: string; bounceHost: string }): string | null {
-  for (const name of [own.inboundDomain, own.hostname, own.bounceHost]) {
-    if (isSameOrSubdomain(domain, name)) return `${domain} is this server's own domain`;
-  }
-  return null;
 }
 
 /** Whether any MX of the domain is our hostname (names compared without case or final dot). */

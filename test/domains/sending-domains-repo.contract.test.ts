@@ -157,6 +157,19 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("SendingDomainRepo on $na
     expect((await repo().findForAccount("acc_a", ["taken.example"])).map((d) => d.id)).toEqual([second.id]);
   });
 
+  it("findLiveByDomains: every account's live domains among the names, oldest first, exact names only, deleted ones left out", async () => {
+    const a = domain("held.example", { createdAtMs: NOW_MS - 2 });
+    const b = domain("held.example", { accountId: "acc_b", createdAtMs: NOW_MS - 1 });
+    const base = domain("shop.example", { accountId: "acc_c" });
+    const gone = domain("held.example", { accountId: "acc_d" });
+    for (const d of [a, b, base, gone, domain("sub.held.example"), domain("held.example.org", { accountId: "acc_b" })]) await repo().insert(d);
+    await repo().softDelete("acc_d", gone.id, NOW_MS);
+    expect(await repo().findLiveByDomains(["held.example"])).toStrictEqual([a, b]);
+    expect((await repo().findLiveByDomains(["mta.shop.example", "shop.example"])).map((d) => d.id)).toEqual([base.id]);
+    expect(await repo().findLiveByDomains(["HELD.example", "held.%", "nobody.example"])).toEqual([]);
+    expect(await repo().findLiveByDomains([])).toEqual([]);
+  });
+
   it("list: the account's live domains newest first (ties by ID, descending), paged by limit, cursor and offset", async () => {
     const ds = [
       domain("one.example", { createdAtMs: NOW_MS + 1 }),

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { attachmentStoreProblems } from "../../src/inbound/attachment-store.ts";
-import { authRegexProblem, compileAuthRegex, mxPointsAt, reservedDomainProblem } from "../../src/inbound/custom-domain.ts";
+import { authRegexProblem, compileAuthRegex, mxPointsAt } from "../../src/inbound/custom-domain.ts";
 import { normalizeDomain } from "../../src/lib/domain-name.ts";
 
 describe("normalizeDomain", () => {
@@ -31,12 +31,6 @@ describe("auth_regex", () => {
     ["(sales|support)@.*", "support@example.com", true],
     ["(sales|support)@.*", "billing@example.com", false],
   ])("%p against %p: %p (the whole recipient must match)", (source, rcpt, ok) => expect(compileAuthRegex(source).test(rcpt)).toBe(ok));
-});
-
-describe("reserved domains", () => {
-  const own = { inboundDomain: "in.example.com", hostname: "mx.example.com", bounceHost: "bounces.example.com" };
-  test.each(["in.example.com", "x.in.example.com", "mx.example.com", "bounces.example.com"])("%p is ours", (d) => expect(reservedDomainProblem(d, own)).not.toBeNull());
-  test.each(["example.com", "customer.org"])("%p can be claimed", (d) => expect(reservedDomainProblem(d, own)).toBeNull());
 });
 
 describe("mxPointsAt", () => {
