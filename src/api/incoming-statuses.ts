@@ -50,9 +50,9 @@ export function statusRecord(s: IncomingStatus): Static<typeof IncomingStatusSch
   };
 }
 
-function searchTerms(query: string | undefined): SearchTerm[] {
+function searchTerms(query: string | undefined, maxTerms: number): SearchTerm[] {
   try {
-    const terms = parseSearchQuery(query, STATUS_SEARCH_FIELDS);
+    const terms = parseSearchQuery(query, STATUS_SEARCH_FIELDS, maxTerms);
     for (const term of terms) if (term.field === "created_at" && termTimeMs(term.value) === null) throw new SearchQueryError(`created_at needs a date such as 2026-11-01, not "${term.value}"`);
     return terms;
   } catch (err) {
@@ -67,7 +67,7 @@ export function incomingStatusRoutes(deps: ApiDeps) {
     async ({ request, query, set }) => {
       const address = await deps.addresses.get(callerAccount(request).id, query.address_id);
       if (!address) throw notFound();
-      const page = await deps.statuses.list(address.accountId, address.id, searchTerms(query.query), pageRequest(query), deps.config().http.searchWindowRows);
+      const page = await deps.statuses.list(address.accountId, address.id, searchTerms(query.query, deps.config().http.searchMaxTerms), pageRequest(query), deps.config().http.searchWindowRows);
       const link = nextLink(request.url, query, page);
       if (link) set.headers["link"] = link;
       return page.items.map(statusRecord);

@@ -76,7 +76,7 @@ export function outboundMessageRoutes(deps: ApiDeps) {
         if (!account.outbound.some((o) => o.id === query.outbound_account_id)) throw notFound();
         let terms;
         try {
-          terms = parseSearchQuery(query.query, MESSAGE_SEARCH_FIELDS);
+          terms = parseSearchQuery(query.query, MESSAGE_SEARCH_FIELDS, deps.config().http.searchMaxTerms);
           for (const term of terms) if (term.field === "created_at" && termTimeMs(term.value) === null) throw new SearchQueryError(`created_at needs a date such as 2026-11-01, not "${term.value}"`);
         } catch (err) {
           if (err instanceof SearchQueryError) throw invalid("query", err.message);

@@ -36,15 +36,18 @@ export function pageRequest(q: { page?: string; before?: string }): PageRequest 
 /**
  * The Link header to the next page, or null on the last one. Relative to the request
  * (RFC 8288 allows it), so it is right behind any proxy. Page-number callers get the
- * next page number; everyone else gets a cursor.
+ * next page number while their pages fill; everyone else, and a search whose page ended
+ * at its window's edge (page.next), gets a cursor: the next page number would search the
+ * same first window again (paging.ts, searchWindowRows).
  */
 export function nextLink<T extends { createdAtMs: number; id: string }>(requestUrl: string, q: { page?: string }, page: Page<T>): string | null {
   const last = page.next ?? page.items.at(-1);
   if (!page.hasMore || !last) return null;
   const url = new URL(requestUrl);
-  if (q.page !== undefined) {
+  if (q.page !== undefined && !page.next) {
     url.searchParams.set("page", String(Number(q.page) + 1));
   } else {
+    url.searchParams.delete("page");
     url.searchParams.set("before", encodeCursor({ createdAtMs: last.createdAtMs, id: last.id }));
   }
   return `<${url.pathname}${url.search}>; rel="next"`;

@@ -7,7 +7,7 @@
 // rows, the hourly counts, are added in their upsert (pgCountInto).
 import type { SQL } from "bun";
 import { termTimeMs, type SearchTerm } from "../lib/search-query.ts";
-import { containsPattern, searchedPage, toPage } from "../store/paging.ts";
+import { containsPattern, searchedPage, searchWindowRows, toPage } from "../store/paging.ts";
 import { pgContains, pgNewestFirst, pgSearchWindow, type Fragment } from "../store/pg-paging.ts";
 import { pgInteger } from "../store/pg-values.ts";
 import { pgCountInto } from "../stats/stats.pg.repo.ts";
@@ -82,7 +82,8 @@ export function createPgStatusRepo(sql: SQL): StatusRepo {
     async list(accountId, addressId, terms, page, windowRows = Number.POSITIVE_INFINITY) {
       const from = sql`incoming_statuses WHERE account_id = ${accountId} AND address_id = ${addressId}`;
       // A search reads at most windowRows statuses per request, as on SQLite.
-      const window = terms.length > 0 && !page.offset && Number.isFinite(windowRows) ? await pgSearchWindow(sql, from, page, windowRows) : null;
+      const windowed = searchWindowRows(terms.length, windowRows);
+      const window = windowed === null ? null : await pgSearchWindow(sql, from, page, windowed);
       const { where, tail } = pgNewestFirst(sql, page);
       const rows: PgRow[] = await sql`${select} FROM ${from} ${window?.where ?? sql``} ${searchClause(sql, terms)} ${where} ${tail}`;
       return window ? searchedPage(rows.map(fromRow), page.limit, window) : toPage(rows.map(fromRow), page.limit);

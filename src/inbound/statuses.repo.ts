@@ -5,7 +5,7 @@
 import { countInto } from "../stats/stats.repo.ts";
 import type { SearchTerm } from "../lib/search-query.ts";
 import { termTimeMs } from "../lib/search-query.ts";
-import { containsPattern, newestFirst, searchedPage, searchWindow, toPage } from "../store/paging.ts";
+import { containsPattern, newestFirst, searchedPage, searchWindow, searchWindowRows, toPage } from "../store/paging.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
 import { dirname, join } from "node:path";
@@ -72,7 +72,8 @@ export function createStatusRepo(store: Store, onStoreFailed: (err: unknown) => 
       const params: unknown[] = [accountId, addressId];
       const from = "incoming_statuses WHERE account_id = ? AND address_id = ?";
       // A search reads at most windowRows statuses per request (paging.ts, searchWindow).
-      const window = terms.length > 0 && !page.offset && Number.isFinite(windowRows) ? searchWindow(db, from, params, page, windowRows, params) : null;
+      const windowed = searchWindowRows(terms.length, windowRows);
+      const window = windowed === null ? null : searchWindow(db, from, params, page, windowed, params);
       const search = searchClause(terms, params);
       const { where, tail } = newestFirst(page, params);
       const rows = db

@@ -64,6 +64,16 @@ export interface SearchWindow {
 }
 
 /**
+ * How many records a list request may read: `windowRows` (http.search_window) for a search,
+ * whether it pages by cursor or by number (a page number once read the whole list: 19 s for
+ * 40,000 sent messages); null, no window, for a list without search terms, which reads in
+ * index order and stops after a page.
+ */
+export function searchWindowRows(termCount: number, windowRows: number): number | null {
+  return termCount > 0 && Number.isFinite(windowRows) ? windowRows : null;
+}
+
+/**
  * The window of `rows` records after `page`'s cursor in the list `from` (a table and its
  * WHERE over the list's scope, with `scopeParams`), read on the list's index.
  */

@@ -163,6 +163,15 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("StatusRepo on $name", (e
     expect(await ids("hay", { limit: 2 }, "acc_a", "addr_a", 3)).toEqual(["st_5", "st_4"]);
   });
 
+  it("a search paged by number (offset) reads the first window too, skipping matches inside it, and ends at the window's edge", async () => {
+    // Newest first: st_9 ... st_0; "needle" in st_9, st_8, st_7 and st_1; a window of 4 holds st_9-st_6.
+    await statuses.record(Array.from({ length: 10 }, (_, i) => status(`st_${i}`, { subject: [1, 7, 8, 9].includes(i) ? "needle" : "hay", createdAtMs: NOW_MS + i })));
+    const needle = parseSearchQuery("needle", STATUS_SEARCH_FIELDS);
+    const second = await statuses.list("acc_a", "addr_a", needle, { limit: 2, offset: 2 }, 4);
+    expect(second).toStrictEqual({ items: [status("st_7", { subject: "needle", createdAtMs: NOW_MS + 7 })], hasMore: true, next: { createdAtMs: NOW_MS + 6, id: "st_6" } });
+    expect(await statuses.list("acc_a", "addr_a", needle, { limit: 2, offset: 4 }, 4)).toStrictEqual({ items: [], hasMore: true, next: { createdAtMs: NOW_MS + 6, id: "st_6" } });
+  });
+
   it("recorded statuses are counted in the account's hourly inbound stats", async () => {
     await statuses.record([status("st_1"), status("st_2"), status("st_3", { statusCategory: "rejected" }), status("st_4", { accountId: "acc_b" })]);
     await statuses.flush();

@@ -159,4 +159,19 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
     expect(second).toMatchObject({ hasMore: true, next: { createdAtMs: NOW, id: "m0" } });
     expect(await repo().listMessages("o", terms, { limit: 10, before: second.next }, 3)).toEqual({ items: [], hasMore: false });
   });
+
+  it("a search paged by number (offset) reads the first window too, skipping matches inside it, and ends at the window's edge", async () => {
+    // Newest first: m9 ... m0; "needle" in m9, m8, m7 and m1; a window of 4 holds m9-m6.
+    for (let i = 0; i < 10; i++) await queue(`m${i}`, [[`r${i}`, {}]], { subject: [1, 7, 8, 9].includes(i) ? "needle" : "hay", createdAtMs: NOW + i });
+    const terms = parseSearchQuery("needle", MESSAGE_SEARCH_FIELDS);
+    const second = await repo().listMessages("o", terms, { limit: 2, offset: 2 }, 4);
+    expect(second.items.map((m) => m.id)).toEqual(["m7"]);
+    expect(second).toMatchObject({ hasMore: true, next: { createdAtMs: NOW + 6, id: "m6" } });
+    const first = await repo().listMessages("o", terms, { limit: 2, offset: 0 }, 4);
+    expect(first.items.map((m) => m.id)).toEqual(["m9", "m8"]);
+    expect(first.hasMore).toBe(true);
+    expect(first.next).toBeUndefined();
+    // A page past the window's matches is empty, with the edge to search on from.
+    expect(await repo().listMessages("o", terms, { limit: 2, offset: 4 }, 4)).toEqual({ items: [], hasMore: true, next: { createdAtMs: NOW + 6, id: "m6" } });
+  });
 });

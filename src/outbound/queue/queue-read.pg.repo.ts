@@ -5,7 +5,7 @@
 import type { SQL } from "bun";
 import { pgEventsOfRecipients } from "../../events/events.pg.repo.ts";
 import { termTimeMs, type SearchTerm } from "../../lib/search-query.ts";
-import { containsPattern, searchedPage, toPage } from "../../store/paging.ts";
+import { containsPattern, searchedPage, searchWindowRows, toPage } from "../../store/paging.ts";
 import { pgContains, pgNewestFirst, pgSearchWindow, type Fragment } from "../../store/pg-paging.ts";
 import { pgInteger } from "../../store/pg-values.ts";
 import type { OutboundRepo } from "./queue.port.ts";
@@ -113,7 +113,8 @@ export function createPgQueueReads(sql: SQL): QueueReads {
     async listMessages(outboundAccountId, terms, page, windowRows = Number.POSITIVE_INFINITY) {
       const from = sql`outbound_messages m WHERE m.outbound_account_id = ${outboundAccountId}`;
       // A search reads at most windowRows messages per request, as on SQLite (paging.ts, searchWindow).
-      const window = terms.length > 0 && !page.offset && Number.isFinite(windowRows) ? await pgSearchWindow(sql, from, page, windowRows) : null;
+      const windowed = searchWindowRows(terms.length, windowRows);
+      const window = windowed === null ? null : await pgSearchWindow(sql, from, page, windowed);
       const { where, tail } = pgNewestFirst(sql, page);
       const rows: PgMessageRow[] = await sql`SELECT ${messageColumns} FROM ${from} ${window?.where ?? sql``} ${searchClause(sql, terms)} ${where} ${tail}`;
       const messages = rows.map(pgMessageOf);

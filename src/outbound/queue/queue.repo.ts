@@ -9,7 +9,7 @@ import { GroupCommit } from "../../store/group-commit.ts";
 import type { SuppressionReason } from "../suppressions/suppression.ts";
 import type { QueuePorts } from "./ports.ts";
 import type { EventOptions, OutboundRepo } from "./queue.port.ts";
-import { newestFirst, prefixPattern, searchedPage, searchWindow, toPage } from "../../store/paging.ts";
+import { newestFirst, prefixPattern, searchedPage, searchWindow, searchWindowRows, toPage } from "../../store/paging.ts";
 import type { Store } from "../../store/store.ts";
 import { MESSAGE_COLUMNS, messageFromRow, RECIPIENT_COLUMNS, recipientFromRow, type MessageRow, type RecipientRow } from "./rows.ts";
 import { MESSAGE_SEARCH_FIELDS, searchClause } from "./search.repo.ts";
@@ -169,7 +169,8 @@ export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: ()
       const params: unknown[] = [outboundAccountId];
       const from = "outbound_messages m WHERE m.outbound_account_id = ?";
       // A search reads at most windowRows messages per request (paging.ts, searchWindow).
-      const window = terms.length > 0 && !page.offset && Number.isFinite(windowRows) ? searchWindow(db, from, params, page, windowRows, params, "m.") : null;
+      const windowed = searchWindowRows(terms.length, windowRows);
+      const window = windowed === null ? null : searchWindow(db, from, params, page, windowed, params, "m.");
       const search = searchClause(terms, params);
       const { where, tail } = newestFirst(page, params, "m.");
       const rows = db
