@@ -7,7 +7,7 @@ import { isoTime } from "../lib/clock.ts";
 import { parseSearchQuery, SearchQueryError, termTimeMs, type SearchTerm } from "../lib/search-query.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
 import { errorResponses, invalid, notFound } from "./errors.ts";
-import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
+import { nextLink, pageRequest, pagingQueryFields, timedSearch } from "./paging.ts";
 
 const IncomingStatusSchema = t.Object(
   {
@@ -67,14 +67,16 @@ export function incomingStatusRoutes(deps: ApiDeps) {
     async ({ request, query, set }) => {
       const address = await deps.addresses.get(callerAccount(request).id, query.address_id);
       if (!address) throw notFound();
-      const page = await deps.statuses.list(address.accountId, address.id, searchTerms(query.query, deps.config().http.searchMaxTerms), pageRequest(query), deps.config().http.searchWindowRows);
+      const { searchMaxTerms, searchWindowRows, searchTimeoutMs } = deps.config().http;
+      const terms = searchTerms(query.query, searchMaxTerms);
+      const page = await timedSearch(set, searchTimeoutMs, (timeoutMs) => deps.statuses.list(address.accountId, address.id, terms, pageRequest(query), searchWindowRows, timeoutMs));
       const link = nextLink(request.url, query, page);
       if (link) set.headers["link"] = link;
       return page.items.map(statusRecord);
     },
     {
       query: t.Object({ address_id: t.String({ description: "the address whose mail to list" }), ...pagingQueryFields }),
-      response: { 200: t.Array(IncomingStatusSchema), ...errorResponses(401, 403, 404, 422, 429) },
+      response: { 200: t.Array(IncomingStatusSchema), ...errorResponses(401, 403, 404, 422, 429, 503) },
       detail: {
         operationId: "listIncomingStatuses",
         summary: "E6: received messages of an address, newest first (50 a page)",

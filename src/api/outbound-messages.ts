@@ -8,7 +8,7 @@ import { MESSAGE_SEARCH_FIELDS } from "../outbound/queue/queue.repo.ts";
 import type { OutboundMessage, OutboundRecipient } from "../outbound/queue/message.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
 import { errorResponses, invalid, notFound } from "./errors.ts";
-import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
+import { nextLink, pageRequest, pagingQueryFields, timedSearch } from "./paging.ts";
 
 const security = [{ bearerAPIToken: [] }];
 
@@ -82,7 +82,8 @@ export function outboundMessageRoutes(deps: ApiDeps) {
           if (err instanceof SearchQueryError) throw invalid("query", err.message);
           throw err;
         }
-        const page = await deps.outbound.listMessages(query.outbound_account_id, terms, pageRequest(query), deps.config().http.searchWindowRows);
+        const { searchWindowRows, searchTimeoutMs } = deps.config().http;
+        const page = await timedSearch(set, searchTimeoutMs, (timeoutMs) => deps.outbound.listMessages(query.outbound_account_id, terms, pageRequest(query), searchWindowRows, timeoutMs));
         const recipients = await deps.outbound.recipientsOf(page.items.map((m) => m.id));
         const events = await visibleEvents(deps, recipients);
         const link = nextLink(request.url, query, page);
@@ -96,7 +97,7 @@ export function outboundMessageRoutes(deps: ApiDeps) {
       },
       {
         query: t.Object({ outbound_account_id: t.String({ description: "the outbound account (SMTP username) whose messages to list" }), ...pagingQueryFields }),
-        response: { 200: t.Array(ListedMessageSchema), ...errorResponses(401, 403, 404, 422, 429) },
+        response: { 200: t.Array(ListedMessageSchema), ...errorResponses(401, 403, 404, 422, 429, 503) },
         detail: {
           operationId: "listOutboundMessages",
           summary: "E12: sent messages, newest first (50 a page), each recipient with its last event",

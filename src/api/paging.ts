@@ -3,7 +3,8 @@
 // header are the way forward because they stay correct while records arrive.
 import { t } from "elysia";
 import type { Cursor, Page, PageRequest } from "../store/paging.ts";
-import { invalid } from "./errors.ts";
+import { SearchTimeoutError } from "../store/sliced-search.ts";
+import { ApiError, invalid } from "./errors.ts";
 
 export const PAGE_SIZE = 50;
 
@@ -51,4 +52,22 @@ export function nextLink<T extends { createdAtMs: number; id: string }>(requestU
     url.searchParams.set("before", encodeCursor({ createdAtMs: last.createdAtMs, id: last.id }));
   }
   return `<${url.pathname}${url.search}>; rel="next"`;
+}
+
+/**
+ * A list read with `read(timeoutMs)`; a search that ran past http.search_timeout is 503
+ * saying so and how to narrow it, with Retry-After (it may have waited behind others).
+ */
+export async function timedSearch<T>(set: { headers: Record<string, unknown> }, timeoutMs: number, read: (timeoutMs: number) => Promise<T>): Promise<T> {
+  try {
+    return await read(timeoutMs);
+  } catch (err) {
+    if (!(err instanceof SearchTimeoutError)) throw err;
+    const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
+    set.headers["retry-after"] = String(seconds);
+    throw new ApiError(
+      503,
+      `search timed out: it took longer than ${timeoutMs} ms (http.search_timeout); narrow it with a field (from:, to:, subject:) or a created_at range, use fewer words, or try again later`,
+    );
+  }
 }
