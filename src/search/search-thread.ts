@@ -35,6 +35,9 @@ export type SearchReply = { id: number; ok: true; answer: SearchAnswer } | { id:
  */
 export const SEARCH_THREAD_GRACE_MS = 1_000;
 
+/** The longest wait setTimeout takes (a signed 32-bit count of ms; more fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Searches on the connection `db`, on the calling thread (tests, tools): the same answers, on the event loop. */
 export function localSearch(db: Database): SearchRunner {
   return { run: async (request) => runSearch(db, request), close: () => {} };
@@ -43,7 +46,7 @@ export function localSearch(db: Database): SearchRunner {
 interface Pending {
   resolve: (answer: SearchAnswer) => void;
   reject: (err: Error) => void;
-  timer: ReturnType<typeof setTimeout>;
+  timer: ReturnType<typeof setTimeout> | undefined;
 }
 
 export class SearchThread implements SearchRunner {
@@ -60,8 +63,9 @@ export class SearchThread implements SearchRunner {
     const worker = (this.worker ??= this.spawn());
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
+      // No deadline, no watch; a wait past setTimeout's 32 bits would fire after 1 ms.
       const waitMs = Math.max(0, request.deadlineMs - Date.now()) + SEARCH_THREAD_GRACE_MS;
-      const timer = setTimeout(() => this.stuck(worker), waitMs);
+      const timer = waitMs <= MAX_TIMER_MS ? setTimeout(() => this.stuck(worker), waitMs) : undefined;
       // Referenced while it has work: waiting on an unreferenced worker, Bun's main thread polls and burns a core.
       if (this.pending.size === 0) worker.ref();
       this.pending.set(id, { resolve, reject, timer });
