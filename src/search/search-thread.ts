@@ -2,7 +2,9 @@
 // their own. bun:sqlite runs a statement synchronously on the thread that calls it: on the
 // event loop, one search of 40,000 sent messages (82 terms, page=2) held every HTTP
 // request and SMTP session of the process for 19 s. On the thread, the event loop only
-// posts the request and takes the answer; WAL lets the thread read while the loop writes.
+// posts the request and takes the answer; WAL lets the thread read while the loop writes,
+// and as each slice (sliced-search.ts) is a read of its own, the thread never holds a
+// snapshot for long (one would keep the WAL from being checkpointed past it).
 // One thread, one search at a time: searches take at most one core, and a search waiting
 // its turn is still bounded by its deadline (the thread answers "timed out" at once).
 import type { Database } from "bun:sqlite";

@@ -1,6 +1,6 @@
 // Newest-first paging shared by every list: by creation time, then ID, so the order is
 // total and a cursor (the last record seen) stays correct while new records arrive.
-import type { Database } from "bun:sqlite";
+import type { Database, Statement } from "bun:sqlite";
 import type { SliceReader } from "./sliced-search.ts";
 
 export interface Cursor {
@@ -84,6 +84,11 @@ export function sqliteSliceReader<Row>(
 ): SliceReader<Row> {
   const { from, scopeParams, columns, prefix = "" } = list;
   const order = ` ORDER BY ${prefix}created_at DESC, ${prefix}id DESC`;
+  // The matches' SQL depends on the query's terms: prepared for this search only, not kept
+  // in the connection's statement cache (db.query), which a stream of ever new term
+  // combinations would grow without end.
+  const prepared = new Map<string, Statement>();
+  const statement = (sql: string): Statement => prepared.get(sql) ?? prepared.set(sql, db.prepare(sql)).get(sql)!;
   return {
     edge(before, rows) {
       const params = [...scopeParams];
@@ -104,7 +109,7 @@ export function sqliteSliceReader<Row>(
       }
       params.push(...search.params);
       where += search.where + beforeCursor({ limit: 0, before }, params, prefix);
-      return db.query(`SELECT ${columns} FROM ${from}${where}${order} LIMIT ?`).all(...(params as never[]), limit) as Row[];
+      return statement(`SELECT ${columns} FROM ${from}${where}${order} LIMIT ?`).all(...(params as never[]), limit) as Row[];
     },
   };
 }
