@@ -42,6 +42,9 @@ export async function pgSearchWindow(sql: SQL, from: Fragment, page: PageRequest
   return { where: sql`AND created_at >= ${at} AND (created_at > ${at} OR (created_at = ${at} AND id COLLATE "C" >= ${edge.id}))`, edge: { createdAtMs: at, id: edge.id } };
 }
 
+/** The largest statement_timeout PostgreSQL takes (a 32-bit count of ms): a longer limit waits that long. */
+const MAX_STATEMENT_TIMEOUT_MS = 2 ** 31 - 1;
+
 /** PostgreSQL's SQLSTATE for a statement cancelled by statement_timeout. */
 const QUERY_CANCELED = "57014";
 
@@ -55,7 +58,7 @@ export async function pgTimedSearch<T>(sql: SQL, timeoutMs: number, search: (tx:
   if (!Number.isFinite(timeoutMs)) return search(sql);
   try {
     return await sql.begin(async (tx) => {
-      await tx`SELECT set_config('statement_timeout', ${String(Math.max(1, Math.ceil(timeoutMs)))}, true)`;
+      await tx`SELECT set_config('statement_timeout', ${String(Math.min(MAX_STATEMENT_TIMEOUT_MS, Math.max(1, Math.ceil(timeoutMs))))}, true)`;
       return search(tx);
     });
   } catch (err) {
