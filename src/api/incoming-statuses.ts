@@ -69,7 +69,8 @@ export function incomingStatusRoutes(deps: ApiDeps) {
       if (!address) throw notFound();
       const { searchMaxTerms, searchWindowRows, searchTimeoutMs } = deps.config().http;
       const terms = searchTerms(query.query, searchMaxTerms);
-      const page = await timedSearch(set, searchTimeoutMs, (timeoutMs) => deps.statuses.list(address.accountId, address.id, terms, pageRequest(query), searchWindowRows, timeoutMs));
+      const ctx = { set, logger: deps.logger, list: "incoming_statuses", accountId: address.accountId, terms: terms.length };
+      const page = await timedSearch(ctx, searchTimeoutMs, (timeoutMs) => deps.statuses.list(address.accountId, address.id, terms, pageRequest(query), searchWindowRows, timeoutMs));
       const link = nextLink(request.url, query, page);
       if (link) set.headers["link"] = link;
       return page.items.map(statusRecord);

@@ -83,7 +83,8 @@ export function outboundMessageRoutes(deps: ApiDeps) {
           throw err;
         }
         const { searchWindowRows, searchTimeoutMs } = deps.config().http;
-        const page = await timedSearch(set, searchTimeoutMs, (timeoutMs) => deps.outbound.listMessages(query.outbound_account_id, terms, pageRequest(query), searchWindowRows, timeoutMs));
+        const ctx = { set, logger: deps.logger, list: "outbound_messages", accountId: account.id, terms: terms.length };
+        const page = await timedSearch(ctx, searchTimeoutMs, (timeoutMs) => deps.outbound.listMessages(query.outbound_account_id, terms, pageRequest(query), searchWindowRows, timeoutMs));
         const recipients = await deps.outbound.recipientsOf(page.items.map((m) => m.id));
         const events = await visibleEvents(deps, recipients);
         const link = nextLink(request.url, query, page);

@@ -3,6 +3,7 @@
 // header are the way forward because they stay correct while records arrive.
 import { t } from "elysia";
 import type { Cursor, Page, PageRequest } from "../store/paging.ts";
+import type { Logger } from "../lib/logger.ts";
 import { SearchTimeoutError } from "../store/sliced-search.ts";
 import { ApiError, invalid } from "./errors.ts";
 
@@ -56,15 +57,21 @@ export function nextLink<T extends { createdAtMs: number; id: string }>(requestU
 
 /**
  * A list read with `read(timeoutMs)`; a search that ran past http.search_timeout is 503
- * saying so and how to narrow it, with Retry-After (it may have waited behind others).
+ * saying so and how to narrow it, with Retry-After (it may have waited behind others),
+ * and a warning in the log naming the list and how many terms it had (not the query:
+ * it holds addresses).
  */
-export async function timedSearch<T>(set: { headers: Record<string, unknown> }, timeoutMs: number, read: (timeoutMs: number) => Promise<T>): Promise<T> {
+export async function timedSearch<T>(
+  ctx: { set: { headers: Record<string, unknown> }; logger: Pick<Logger, "warn">; list: string; accountId: string; terms: number },
+  timeoutMs: number,
+  read: (timeoutMs: number) => Promise<T>,
+): Promise<T> {
   try {
     return await read(timeoutMs);
   } catch (err) {
     if (!(err instanceof SearchTimeoutError)) throw err;
-    const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
-    set.headers["retry-after"] = String(seconds);
+    ctx.logger.warn("search timed out", { list: ctx.list, account: ctx.accountId, terms: ctx.terms, timeout_ms: timeoutMs });
+    ctx.set.headers["retry-after"] = String(Math.max(1, Math.ceil(timeoutMs / 1000)));
     throw new ApiError(
       503,
       `search timed out: it took longer than ${timeoutMs} ms (http.search_timeout); narrow it with a field (from:, to:, subject:) or a created_at range, use fewer words, or try again later`,

@@ -3,17 +3,19 @@
 // answers as usual, from the same search thread.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { journaledStore } from "../../src/inbound/statuses.repo.ts";
+import { createLogger } from "../../src/lib/logger.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 
 let t: TestApp;
+const lines: Record<string, unknown>[] = [];
 let addressId: string;
 const T0 = Date.parse("2026-11-01T00:00:00Z");
 const auth = bearer(ACCOUNT_A.token);
 const STATUSES = 20_000;
 
 beforeAll(async () => {
-  t = await startTestApp({ http: 'search_window = 100000\nsearch_max_terms = 100\nsearch_timeout = "100ms"' });
+  t = await startTestApp({ http: 'search_window = 100000\nsearch_max_terms = 100\nsearch_timeout = "100ms"', logger: createLogger({ sink: (line) => lines.push(JSON.parse(line)) }) });
   const created = await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { auth, body: { target: "https://example.com/in", target_format: "json+n" } });
   addressId = created.body.id;
   const rows = Array.from({ length: STATUSES }, (_, i) => ({
@@ -54,6 +56,10 @@ describe("search time limit", () => {
       status: 503,
       error: "search timed out: it took longer than 100 ms (http.search_timeout); narrow it with a field (from:, to:, subject:) or a created_at range, use fewer words, or try again later",
     });
+    // The operator sees it, without the query's text (it holds addresses).
+    const logged = lines.filter((l) => l.msg === "search timed out");
+    expect(logged).toEqual([expect.objectContaining({ level: "warn", list: "incoming_statuses", account: ACCOUNT_A.id, terms: 60, timeout_ms: 100 })]);
+    expect(JSON.stringify(logged)).not.toContain("nothing-like-this");
   });
 
   test("a list without a search is no search: it is not timed", async () => {
