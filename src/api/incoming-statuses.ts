@@ -7,7 +7,7 @@ import { isoTime } from "../lib/clock.ts";
 import { parseSearchQuery, SearchQueryError, termTimeMs, type SearchTerm } from "../lib/search-query.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
 import { errorResponses, invalid, notFound } from "./errors.ts";
-import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
+import { nextLink, pageRequest, pagingQueryFields, timedSearch } from "./paging.ts";
 
 const IncomingStatusSchema = t.Object(
   {
@@ -50,9 +50,9 @@ export function statusRecord(s: IncomingStatus): Static<typeof IncomingStatusSch
   };
 }
 
-function searchTerms(query: string | undefined): SearchTerm[] {
+function searchTerms(query: string | undefined, maxTerms: number): SearchTerm[] {
   try {
-    const terms = parseSearchQuery(query, STATUS_SEARCH_FIELDS);
+    const terms = parseSearchQuery(query, STATUS_SEARCH_FIELDS, maxTerms);
     for (const term of terms) if (term.field === "created_at" && termTimeMs(term.value) === null) throw new SearchQueryError(`created_at needs a date such as 2026-11-01, not "${term.value}"`);
     return terms;
   } catch (err) {
@@ -67,14 +67,17 @@ export function incomingStatusRoutes(deps: ApiDeps) {
     async ({ request, query, set }) => {
       const address = await deps.addresses.get(callerAccount(request).id, query.address_id);
       if (!address) throw notFound();
-      const page = await deps.statuses.list(address.accountId, address.id, searchTerms(query.query), pageRequest(query), deps.config().http.searchWindowRows);
+      const { searchMaxTerms, searchWindowRows, searchTimeoutMs } = deps.config().http;
+      const terms = searchTerms(query.query, searchMaxTerms);
+      const ctx = { set, logger: deps.logger, list: "incoming_statuses", accountId: address.accountId, terms: terms.length };
+      const page = await timedSearch(ctx, searchTimeoutMs, (timeoutMs) => deps.statuses.list(address.accountId, address.id, terms, pageRequest(query), searchWindowRows, timeoutMs));
       const link = nextLink(request.url, query, page);
       if (link) set.headers["link"] = link;
       return page.items.map(statusRecord);
     },
     {
       query: t.Object({ address_id: t.String({ description: "the address whose mail to list" }), ...pagingQueryFields }),
-      response: { 200: t.Array(IncomingStatusSchema), ...errorResponses(401, 403, 404, 422, 429) },
+      response: { 200: t.Array(IncomingStatusSchema), ...errorResponses(401, 403, 404, 422, 429, 503) },
       detail: {
         operationId: "listIncomingStatuses",
         summary: "E6: received messages of an address, newest first (50 a page)",

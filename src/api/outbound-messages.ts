@@ -8,7 +8,7 @@ import { MESSAGE_SEARCH_FIELDS } from "../outbound/queue/queue.repo.ts";
 import type { OutboundMessage, OutboundRecipient } from "../outbound/queue/message.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
 import { errorResponses, invalid, notFound } from "./errors.ts";
-import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
+import { nextLink, pageRequest, pagingQueryFields, timedSearch } from "./paging.ts";
 
 const security = [{ bearerAPIToken: [] }];
 
@@ -76,13 +76,15 @@ export function outboundMessageRoutes(deps: ApiDeps) {
         if (!account.outbound.some((o) => o.id === query.outbound_account_id)) throw notFound();
         let terms;
         try {
-          terms = parseSearchQuery(query.query, MESSAGE_SEARCH_FIELDS);
+          terms = parseSearchQuery(query.query, MESSAGE_SEARCH_FIELDS, deps.config().http.searchMaxTerms);
           for (const term of terms) if (term.field === "created_at" && termTimeMs(term.value) === null) throw new SearchQueryError(`created_at needs a date such as 2026-11-01, not "${term.value}"`);
         } catch (err) {
           if (err instanceof SearchQueryError) throw invalid("query", err.message);
           throw err;
         }
-        const page = await deps.outbound.listMessages(query.outbound_account_id, terms, pageRequest(query), deps.config().http.searchWindowRows);
+        const { searchWindowRows, searchTimeoutMs } = deps.config().http;
+        const ctx = { set, logger: deps.logger, list: "outbound_messages", accountId: account.id, terms: terms.length };
+        const page = await timedSearch(ctx, searchTimeoutMs, (timeoutMs) => deps.outbound.listMessages(query.outbound_account_id, terms, pageRequest(query), searchWindowRows, timeoutMs));
         const recipients = await deps.outbound.recipientsOf(page.items.map((m) => m.id));
         const events = await visibleEvents(deps, recipients);
         const link = nextLink(request.url, query, page);
@@ -96,7 +98,7 @@ export function outboundMessageRoutes(deps: ApiDeps) {
       },
       {
         query: t.Object({ outbound_account_id: t.String({ description: "the outbound account (SMTP username) whose messages to list" }), ...pagingQueryFields }),
-        response: { 200: t.Array(ListedMessageSchema), ...errorResponses(401, 403, 404, 422, 429) },
+        response: { 200: t.Array(ListedMessageSchema), ...errorResponses(401, 403, 404, 422, 429, 503) },
         detail: {
           operationId: "listOutboundMessages",
           summary: "E12: sent messages, newest first (50 a page), each recipient with its last event",

@@ -47,6 +47,10 @@ export interface Config {
     maxJsonDepth: number;
     /** Records one search request reads at most (http.search_window). */
     searchWindowRows: number;
+    /** Most terms in one search query (http.search_max_terms). */
+    searchMaxTerms: number;
+    /** Longest a search may run, its wait for the search thread included (http.search_timeout). */
+    searchTimeoutMs: number;
     /** Serve the API over HTTPS with the [tls] certificate. */
     tls: boolean;
     /** sha256 hash of the /metrics token; null = /metrics off. */

@@ -129,6 +129,8 @@ export function toConfig(raw: RawConfig): Config {
       maxBodyBytes: bytes(raw.http.max_body_size),
       maxJsonDepth: raw.http.max_json_depth,
       searchWindowRows: raw.http.search_window,
+      searchMaxTerms: raw.http.search_max_terms,
+      searchTimeoutMs: ms(raw.http.search_timeout),
       tls: raw.http.tls,
       metricsTokenHash: raw.http.metrics_token || null,
       trustedProxies: raw.http.trusted_proxies,

@@ -57,6 +57,8 @@ export const ConfigSchema = Type.Object(
         }),
         max_body_size: size("1MB", "largest request body of a management API call (413 beyond)"),
         search_window: int(10_000, 100, 10_000_000, "most records one search of incoming statuses (E6) or sent messages (E12) reads per request; with fewer matches than a page among them, the page ends with a Link to search on"),
+        search_max_terms: int(16, 1, 100, "most terms in one search query of E6 or E12 (422 beyond): each term is tested on every record the search reads"),
+        search_timeout: nonzeroDuration("5s", "longest one search of E6 or E12 may run (503 beyond, saying so): searches run off the event loop, one at a time on SQLite, and a search waiting its turn counts too"),
         max_json_depth: int(32, 2, 1000, "deepest nesting of arrays and objects in a request body (422 beyond, refused before parsing)"),
         tls: bool(false, "serve the API over HTTPS with the [tls] certificate; plain HTTP stays on tls.acme.challenge_listen for challenges and redirects"),
         metrics_token: str("", 'hash of the token that reads GET /metrics (Bearer); "" = /metrics off', {

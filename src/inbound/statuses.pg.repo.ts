@@ -7,8 +7,8 @@
 // rows, the hourly counts, are added in their upsert (pgCountInto).
 import type { SQL } from "bun";
 import { termTimeMs, type SearchTerm } from "../lib/search-query.ts";
-import { containsPattern, searchedPage, toPage } from "../store/paging.ts";
-import { pgContains, pgNewestFirst, pgSearchWindow, type Fragment } from "../store/pg-paging.ts";
+import { containsPattern, searchedPage, searchWindowRows, toPage } from "../store/paging.ts";
+import { pgContains, pgNewestFirst, pgSearchWindow, pgTimedSearch, type Fragment } from "../store/pg-paging.ts";
 import { pgInteger } from "../store/pg-values.ts";
 import { pgCountInto } from "../stats/stats.pg.repo.ts";
 import { FIELD_COLUMN, statusFromRow, type StatusRepo, type StatusRow } from "./statuses.port.ts";
@@ -79,13 +79,16 @@ export function createPgStatusRepo(sql: SQL): StatusRepo {
         await pgCountInto(tx, rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory })));
       });
     },
-    async list(accountId, addressId, terms, page, windowRows = Number.POSITIVE_INFINITY) {
-      const from = sql`incoming_statuses WHERE account_id = ${accountId} AND address_id = ${addressId}`;
-      // A search reads at most windowRows statuses per request, as on SQLite.
-      const window = terms.length > 0 && !page.offset && Number.isFinite(windowRows) ? await pgSearchWindow(sql, from, page, windowRows) : null;
-      const { where, tail } = pgNewestFirst(sql, page);
-      const rows: PgRow[] = await sql`${select} FROM ${from} ${window?.where ?? sql``} ${searchClause(sql, terms)} ${where} ${tail}`;
-      return window ? searchedPage(rows.map(fromRow), page.limit, window) : toPage(rows.map(fromRow), page.limit);
+    async list(accountId, addressId, terms, page, windowRows = Number.POSITIVE_INFINITY, timeoutMs = Number.POSITIVE_INFINITY) {
+      // A search reads at most windowRows statuses per request, as on SQLite, within timeoutMs.
+      const windowed = searchWindowRows(terms.length, windowRows);
+      return pgTimedSearch(sql, windowed === null ? Number.POSITIVE_INFINITY : timeoutMs, async (tx) => {
+        const from = tx`incoming_statuses WHERE account_id = ${accountId} AND address_id = ${addressId}`;
+        const window = windowed === null ? null : await pgSearchWindow(tx, from, page, windowed);
+        const { where, tail } = pgNewestFirst(tx, page);
+        const rows: PgRow[] = await tx`${select} FROM ${from} ${window?.where ?? tx``} ${searchClause(tx, terms)} ${where} ${tail}`;
+        return window ? searchedPage(rows.map(fromRow), page.limit, window) : toPage(rows.map(fromRow), page.limit);
+      });
     },
     // record() has committed: there is nothing of this node's left to store.
     async flush() {},

@@ -12,8 +12,11 @@ import type { StatusCategory } from "./target-reply.ts";
 export interface StatusRepo {
   /** Resolves once the rows survive a crash of the process (SQLite: journaled, stored shortly; PostgreSQL: committed). */
   record(rows: IncomingStatus[]): Promise<void>;
-  /** Newest first; a search reads at most `windowRows` statuses per request (paging.ts, searchWindow). */
-  list(accountId: string, addressId: string, terms: readonly SearchTerm[], page: PageRequest, windowRows?: number): Promise<Page<IncomingStatus>>;
+  /**
+   * Newest first; a search reads at most `windowRows` statuses per request (paging.ts,
+   * SearchWindow) and rejects with SearchTimeoutError (sliced-search.ts) after `timeoutMs`.
+   */
+  list(accountId: string, addressId: string, terms: readonly SearchTerm[], page: PageRequest, windowRows?: number, timeoutMs?: number): Promise<Page<IncomingStatus>>;
   /** Stores every status recorded so far in the database now (nothing to do where record commits). */
   flush(): Promise<void>;
   /** One status of an address, or null. */

@@ -3,37 +3,15 @@
 // connection, which does not wait for fsync: a status is the record of what a target
 // answered, not mail we hold.
 import { countInto } from "../stats/stats.repo.ts";
-import type { SearchTerm } from "../lib/search-query.ts";
-import { termTimeMs } from "../lib/search-query.ts";
-import { containsPattern, newestFirst, searchedPage, searchWindow, toPage } from "../store/paging.ts";
+import { localSearch, type SearchRunner } from "../search/search-thread.ts";
+import { newestFirst, searchedPage, searchWindowRows, toPage } from "../store/paging.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
 import { dirname, join } from "node:path";
 import { STATUS_JOURNAL_FILE, StatusJournal, type Journaled, type JournaledStore } from "./status-journal.ts";
-import { FIELD_COLUMN, STATUS_COLUMNS, statusFromRow, type StatusRepo, type StatusRow } from "./statuses.port.ts";
+import { searchClause } from "./status-search.repo.ts";
+import { STATUS_COLUMNS, statusFromRow, type StatusRepo, type StatusRow } from "./statuses.port.ts";
 
-
-/** WHERE fragments for search terms; every term must match. */
-function searchClause(terms: readonly SearchTerm[], params: unknown[]): string {
-  let sql = "";
-  for (const t of terms) {
-    if (t.field === null) {
-      sql += " AND (LOWER(COALESCE(subject, '')) LIKE ? ESCAPE '\\' OR LOWER(mail_from) LIKE ? ESCAPE '\\' OR LOWER(rcpt_to) LIKE ? ESCAPE '\\')";
-      const like = containsPattern(t.value);
-      params.push(like, like, like);
-    } else if (t.field === "created_at") {
-      sql += ` AND created_at ${t.op} ?`;
-      params.push(termTimeMs(t.value));
-    } else if (t.field === "status" || t.field === "status_category" || t.field === "x_postroom_message_id") {
-      sql += ` AND LOWER(${FIELD_COLUMN[t.field]}) = ?`;
-      params.push(t.value.toLowerCase());
-    } else {
-      sql += ` AND LOWER(COALESCE(${FIELD_COLUMN[t.field]}, '')) LIKE ? ESCAPE '\\'`;
-      params.push(containsPattern(t.value));
-    }
-  }
-  return sql;
-}
 
 const SEQUENCE_KEY = "incoming_statuses_journal_seq";
 
@@ -58,8 +36,11 @@ export function journaledStore(store: Store): JournaledStore {
   };
 }
 
-/** `onStoreFailed`: a grouped commit failed; the statuses stay journaled and it is tried again. */
-export function createStatusRepo(store: Store, onStoreFailed: (err: unknown) => void = () => {}): StatusRepo {
+/**
+ * `onStoreFailed`: a grouped commit failed; the statuses stay journaled and it is tried
+ * again. `search` runs searches (the search thread in the server; here on `store.db` by default).
+ */
+export function createStatusRepo(store: Store, onStoreFailed: (err: unknown) => void = () => {}, search: SearchRunner = localSearch(store.db)): StatusRepo {
   const { db } = store;
   const journal = new StatusJournal(journaledStore(store), join(dirname(store.path), STATUS_JOURNAL_FILE), onStoreFailed);
 
@@ -67,18 +48,19 @@ export function createStatusRepo(store: Store, onStoreFailed: (err: unknown) => 
     async record(rows) {
       journal.record(rows);
     },
-    async list(accountId, addressId, terms, page, windowRows = Number.POSITIVE_INFINITY) {
+    async list(accountId, addressId, terms, page, windowRows = Number.POSITIVE_INFINITY, timeoutMs = Number.POSITIVE_INFINITY) {
       journal.move();
+      // A search reads at most windowRows statuses per request (paging.ts, SearchWindow), off the event loop (search-thread.ts).
+      const windowed = searchWindowRows(terms.length, windowRows);
+      if (windowed !== null) {
+        const found = await search.run({ kind: "statuses", accountId, addressId, terms, page, windowRows: windowed, deadlineMs: Date.now() + timeoutMs });
+        return searchedPage((found.rows as StatusRow[]).map(statusFromRow), page.limit, found);
+      }
       const params: unknown[] = [accountId, addressId];
-      const from = "incoming_statuses WHERE account_id = ? AND address_id = ?";
-      // A search reads at most windowRows statuses per request (paging.ts, searchWindow).
-      const window = terms.length > 0 && !page.offset && Number.isFinite(windowRows) ? searchWindow(db, from, params, page, windowRows, params) : null;
-      const search = searchClause(terms, params);
+      const clause = searchClause(terms, params);
       const { where, tail } = newestFirst(page, params);
-      const rows = db
-        .query(`SELECT ${STATUS_COLUMNS} FROM ${from}${window?.where ?? ""}${search}${where}${tail}`)
-        .all(...(params as never[])) as StatusRow[];
-      return window ? searchedPage(rows.map(statusFromRow), page.limit, window) : toPage(rows.map(statusFromRow), page.limit);
+      const rows = db.query(`SELECT ${STATUS_COLUMNS} FROM incoming_statuses WHERE account_id = ? AND address_id = ?${clause}${where}${tail}`).all(...(params as never[])) as StatusRow[];
+      return toPage(rows.map(statusFromRow), page.limit);
     },
     async flush() {
       journal.move();

@@ -1,6 +1,7 @@
 // Newest-first paging shared by every list: by creation time, then ID, so the order is
 // total and a cursor (the last record seen) stays correct while new records arrive.
-import type { Database } from "bun:sqlite";
+import type { Database, Statement } from "bun:sqlite";
+import type { SliceReader } from "./sliced-search.ts";
 
 export interface Cursor {
   createdAtMs: number;
@@ -39,7 +40,7 @@ export interface Page<T> {
   hasMore: boolean;
   /**
    * Where the next page starts (strictly before it), when that is not the last item: a
-   * search that stopped at the edge of its window (searchWindow) with fewer matches than a page.
+   * search that stopped at the edge of its window (SearchWindow) with fewer matches than a page.
    */
   next?: Cursor;
 }
@@ -57,26 +58,60 @@ export function toPage<T>(rows: T[], limit: number): Page<T> {
  * to search on from there (an empty page with a Link is "nothing here yet, go on").
  */
 export interface SearchWindow {
-  /** SQL condition that keeps a record inside the window ("" when the window holds the rest of the list). */
-  where: string;
   /** The window's oldest record, or null when the window reaches the end of the list. */
   edge: Cursor | null;
 }
 
 /**
- * The window of `rows` records after `page`'s cursor in the list `from` (a table and its
- * WHERE over the list's scope, with `scopeParams`), read on the list's index.
+ * How many records a list request may read: `windowRows` (http.search_window) for a search,
+ * whether it pages by cursor or by number (a page number once read the whole list: 19 s for
+ * 40,000 sent messages); null, no window, for a list without search terms, which reads in
+ * index order and stops after a page.
  */
-export function searchWindow(db: Database, from: string, scopeParams: readonly unknown[], page: PageRequest, rows: number, params: unknown[], prefix = ""): SearchWindow {
-  const edgeParams = [...scopeParams];
-  const where = beforeCursor(page, edgeParams, prefix);
-  const edge = db
-    .query(`SELECT ${prefix}created_at AS created_at, ${prefix}id AS id FROM ${from}${where} ORDER BY ${prefix}created_at DESC, ${prefix}id DESC LIMIT 1 OFFSET ?`)
-    .get(...(edgeParams as never[]), rows - 1) as { created_at: number; id: string } | null;
-  if (!edge) return { where: "", edge: null };
-  params.push(edge.created_at, edge.created_at, edge.created_at, edge.id);
-  // `created_at >= ?` bounds the index range (the OR alone would be tested on every entry to the end of the list).
-  return { where: ` AND ${prefix}created_at >= ? AND (${prefix}created_at > ? OR (${prefix}created_at = ? AND ${prefix}id >= ?))`, edge: { createdAtMs: edge.created_at, id: edge.id } };
+export function searchWindowRows(termCount: number, windowRows: number): number | null {
+  return termCount > 0 && Number.isFinite(windowRows) ? windowRows : null;
+}
+
+/**
+ * A list's search on SQLite, read a slice at a time (sliced-search.ts): `from` is a table
+ * and the WHERE over the list's scope (with `scopeParams`), `search` the search terms'
+ * clause (with its params), `columns` what a match returns.
+ */
+export function sqliteSliceReader<Row>(
+  db: Database,
+  list: { from: string; scopeParams: readonly unknown[]; columns: string; prefix?: string },
+  search: { where: string; params: readonly unknown[] },
+): SliceReader<Row> {
+  const { from, scopeParams, columns, prefix = "" } = list;
+  const order = ` ORDER BY ${prefix}created_at DESC, ${prefix}id DESC`;
+  // The matches' SQL depends on the query's terms: prepared for this search only, not kept
+  // in the connection's statement cache (db.query), which a stream of ever new term
+  // combinations would grow without end.
+  const prepared = new Map<string, Statement>();
+  const statement = (sql: string): Statement => prepared.get(sql) ?? prepared.set(sql, db.prepare(sql)).get(sql)!;
+  return {
+    edge(before, rows) {
+      const params = [...scopeParams];
+      const where = beforeCursor({ limit: 0, before }, params, prefix);
+      const edge = db.query(`SELECT ${prefix}created_at AS created_at, ${prefix}id AS id FROM ${from}${where}${order} LIMIT 1 OFFSET ?`).get(...(params as never[]), rows - 1) as {
+        created_at: number;
+        id: string;
+      } | null;
+      return edge ? { createdAtMs: edge.created_at, id: edge.id } : null;
+    },
+    matches(before, edge, limit) {
+      const params = [...scopeParams];
+      let where = "";
+      if (edge) {
+        params.push(edge.createdAtMs, edge.createdAtMs, edge.createdAtMs, edge.id);
+        // `created_at >= ?` bounds the index range (the OR alone would be tested on every entry to the end of the list).
+        where = ` AND ${prefix}created_at >= ? AND (${prefix}created_at > ? OR (${prefix}created_at = ? AND ${prefix}id >= ?))`;
+      }
+      params.push(...search.params);
+      where += search.where + beforeCursor({ limit: 0, before }, params, prefix);
+      return statement(`SELECT ${columns} FROM ${from}${where}${order} LIMIT ?`).all(...(params as never[]), limit) as Row[];
+    },
+  };
 }
 
 /** The page of a windowed search: as toPage, and when the window ran out first, the window's edge as the next cursor. */

@@ -6,6 +6,7 @@
 import type { SQL } from "bun";
 import type { Cursor, PageRequest } from "./paging.ts";
 import { pgInteger } from "./pg-values.ts";
+import { SearchTimeoutError } from "./sliced-search.ts";
 
 /** A piece of a query (sql`...`), composed into another by interpolation. */
 export type Fragment = SQL.Query<unknown>;
@@ -28,7 +29,7 @@ export function pgNewestFirst(sql: SQL, page: PageRequest): { where: Fragment; t
 export const pgContains = (sql: SQL, column: Fragment, pattern: string): Fragment => sql`lower(${column} COLLATE "C") LIKE ${pattern} ESCAPE '\\'`;
 
 /**
- * searchWindow (paging.ts) on PostgreSQL: the window of `rows` records after `page`'s
+ * The search window (paging.ts, SearchWindow) on PostgreSQL: the window of `rows` records after `page`'s
  * cursor in the list `from` (a table and the WHERE over the list's scope, as a fragment),
  * as a fragment that keeps a record inside it, and the window's edge.
  */
@@ -39,4 +40,29 @@ export async function pgSearchWindow(sql: SQL, from: Fragment, page: PageRequest
   if (!edge) return { where: sql``, edge: null };
   const at = pgInteger(edge.created_at, "created_at");
   return { where: sql`AND created_at >= ${at} AND (created_at > ${at} OR (created_at = ${at} AND id COLLATE "C" >= ${edge.id}))`, edge: { createdAtMs: at, id: edge.id } };
+}
+
+/** The largest statement_timeout PostgreSQL takes (a 32-bit count of ms): a longer limit waits that long. */
+const MAX_STATEMENT_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** PostgreSQL's SQLSTATE for a statement cancelled by statement_timeout. */
+const QUERY_CANCELED = "57014";
+
+/**
+ * Runs a search's statements in a transaction whose statements PostgreSQL cancels after
+ * `timeoutMs` (statement_timeout, set for this transaction only: the connection goes back
+ * to the pool with the server's own), so a search holds neither a connection nor the
+ * database for longer; a cancelled search rejects with SearchTimeoutError.
+ */
+export async function pgTimedSearch<T>(sql: SQL, timeoutMs: number, search: (tx: SQL) => Promise<T>): Promise<T> {
+  if (!Number.isFinite(timeoutMs)) return search(sql);
+  try {
+    return await sql.begin(async (tx) => {
+      await tx`SELECT set_config('statement_timeout', ${String(Math.min(MAX_STATEMENT_TIMEOUT_MS, Math.max(1, Math.ceil(timeoutMs))))}, true)`;
+      return search(tx);
+    });
+  } catch (err) {
+    if ((err as { errno?: string }).errno === QUERY_CANCELED) throw new SearchTimeoutError("the search ran past its deadline");
+    throw err;
+  }
 }

@@ -19,6 +19,8 @@ export interface BinaryAppliance {
   submissionPort: number;
   /** The address whose mail goes to target.url("/in"). */
   email: string;
+  /** The server's data_dir (a test may fill its SQLite store while it runs). */
+  dataDir: string;
   stop(): Promise<void>;
 }
 
@@ -52,6 +54,7 @@ export async function startBinaryAppliance(opts: Omit<TestConfigOptions, "dataDi
     inboundPort,
     submissionPort,
     email,
+    dataDir: join(dir.path, "data"),
     async stop() {
       server.signal("SIGTERM");
       await server.exited();

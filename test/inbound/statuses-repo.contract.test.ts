@@ -18,6 +18,7 @@ import { createPgStatsRepo } from "../../src/stats/stats.pg.repo.ts";
 import type { StatsRepo } from "../../src/stats/stats.port.ts";
 import { createStatsRepo } from "../../src/stats/stats.repo.ts";
 import type { PageRequest } from "../../src/store/paging.ts";
+import { SearchTimeoutError } from "../../src/store/sliced-search.ts";
 import { POSTGRES_LINGUISTIC, STORE_ENGINES, type EngineHandle } from "../helpers/engines.ts";
 
 // Past 2^32 ms (as Date.now() is), so a 32-bit column or binding would show.
@@ -161,6 +162,25 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("StatusRepo on $name", (e
     const second = await statuses.list("acc_a", "addr_a", parseSearchQuery("needle", STATUS_SEARCH_FIELDS), { limit: 10, before: first.next }, 4);
     expect(second).toStrictEqual({ items: [status("st_0", { subject: "needle" })], hasMore: false });
     expect(await ids("hay", { limit: 2 }, "acc_a", "addr_a", 3)).toEqual(["st_5", "st_4"]);
+  });
+
+  it("a search paged by number (offset) reads the first window too, skipping matches inside it, and ends at the window's edge", async () => {
+    // Newest first: st_9 ... st_0; "needle" in st_9, st_8, st_7 and st_1; a window of 4 holds st_9-st_6.
+    await statuses.record(Array.from({ length: 10 }, (_, i) => status(`st_${i}`, { subject: [1, 7, 8, 9].includes(i) ? "needle" : "hay", createdAtMs: NOW_MS + i })));
+    const needle = parseSearchQuery("needle", STATUS_SEARCH_FIELDS);
+    const second = await statuses.list("acc_a", "addr_a", needle, { limit: 2, offset: 2 }, 4);
+    expect(second).toStrictEqual({ items: [status("st_7", { subject: "needle", createdAtMs: NOW_MS + 7 })], hasMore: true, next: { createdAtMs: NOW_MS + 6, id: "st_6" } });
+    expect(await statuses.list("acc_a", "addr_a", needle, { limit: 2, offset: 4 }, 4)).toStrictEqual({ items: [], hasMore: true, next: { createdAtMs: NOW_MS + 6, id: "st_6" } });
+  });
+
+  it("a search past its time limit rejects with SearchTimeoutError; within it, it answers as usual", async () => {
+    for (let b = 0; b < 20_000; b += 2_000) await statuses.record(Array.from({ length: 2_000 }, (_, j) => status(`st_${b + j}`, { subject: "hay", createdAtMs: NOW_MS + b + j })));
+    await statuses.flush();
+    // Every term but the last matches each status (through its recipient): each is tested on all 20,000.
+    const terms = parseSearchQuery([...Array.from({ length: 15 }, () => "in.postroom"), "needle"].join(" "), STATUS_SEARCH_FIELDS);
+    await expect(statuses.list("acc_a", "addr_a", terms, { limit: 50 }, 20_000, 1)).rejects.toBeInstanceOf(SearchTimeoutError);
+    expect(await statuses.list("acc_a", "addr_a", terms, { limit: 50, offset: 50 }, 30_000, 60_000)).toStrictEqual({ items: [], hasMore: false });
+    expect((await statuses.list("acc_a", "addr_a", parseSearchQuery("hay", STATUS_SEARCH_FIELDS), { limit: 50 }, 20_000, 60_000)).items).toHaveLength(50);
   });
 
   it("recorded statuses are counted in the account's hourly inbound stats", async () => {

@@ -25,6 +25,23 @@ describe("parseSearchQuery", () => {
   });
 });
 
+describe("parseSearchQuery with a cap on terms (http.search_max_terms)", () => {
+  const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(" ");
+  test.each([
+    // [query, cap, terms read or the error]
+    [words(16), 16, 16],
+    [words(1), 1, 1],
+    [`${words(16)} * *`, 16, 16],
+    ['subject:"a b" from:c d', 3, 3],
+    [words(17), 16, "at most 16 terms, not 17 (http.search_max_terms): search for fewer words, or narrow by a field (from:, to:, created_at:>=...)"],
+    [words(83), 16, "at most 16 terms, not 83 (http.search_max_terms): search for fewer words, or narrow by a field (from:, to:, created_at:>=...)"],
+    ['subject:"a b" from:c d', 2, "at most 2 terms, not 3 (http.search_max_terms): search for fewer words, or narrow by a field (from:, to:, created_at:>=...)"],
+  ])("%p with at most %p terms", (query, cap, expected) => {
+    if (typeof expected === "number") expect(parseSearchQuery(query, FIELDS, cap)).toHaveLength(expected);
+    else expect(() => parseSearchQuery(query, FIELDS, cap)).toThrow(new SearchQueryError(expected));
+  });
+});
+
 describe("termTimeMs", () => {
   test.each([
     ["2026-11-01", Date.parse("2026-11-01T00:00:00Z")],

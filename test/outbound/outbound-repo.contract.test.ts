@@ -9,6 +9,7 @@ import type { OutboundRepo } from "../../src/outbound/queue/queue.port.ts";
 import { POSTGRES_LINGUISTIC, STORE_ENGINES } from "../helpers/engines.ts";
 import { parseSearchQuery } from "../../src/lib/search-query.ts";
 import { MESSAGE_SEARCH_FIELDS } from "../../src/outbound/queue/queue.repo.ts";
+import { SearchTimeoutError } from "../../src/store/sliced-search.ts";
 import { delivered, event, ids, LEASE_MS, NOW, type OpenedQueue, openQueue, QUEUE_TABLES, queueIn } from "./queue-engines.ts";
 
 describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", (engine) => {
@@ -158,5 +159,35 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
     expect(second.items.map((m) => m.id)).toEqual(["m0"]);
     expect(second).toMatchObject({ hasMore: true, next: { createdAtMs: NOW, id: "m0" } });
     expect(await repo().listMessages("o", terms, { limit: 10, before: second.next }, 3)).toEqual({ items: [], hasMore: false });
+  });
+
+  it("a search within its time limit answers as usual; past it, SearchTimeoutError", async () => {
+    for (let from = 0; from < 3_000; from += 500) {
+      await Promise.all(Array.from({ length: 500 }, (_, j) => queue(`m${from + j}`, [[`r${from + j}`, { state: "done", status: "delivery" }]], { subject: `report ${from + j}`, createdAtMs: NOW + from + j })));
+    }
+    // Every term but the last matches each message through its recipient (x@y.z): each is tested on all 3,000.
+    const slow = parseSearchQuery([...Array.from({ length: 15 }, () => "y.z"), "nothing"].join(" "), MESSAGE_SEARCH_FIELDS);
+    await expect(repo().listMessages("o", slow, { limit: 50 }, 10_000, 1)).rejects.toBeInstanceOf(SearchTimeoutError);
+    expect(await repo().listMessages("o", slow, { limit: 50 }, 10_000, 60_000)).toEqual({ items: [], hasMore: false });
+    const found = await repo().listMessages("o", parseSearchQuery('subject:"report 2999"', MESSAGE_SEARCH_FIELDS), { limit: 50, offset: 0 }, 10_000, 60_000);
+    expect(found.items.map((m) => m.id)).toEqual(["m2999"]);
+    // A limit past PostgreSQL's 32-bit statement_timeout (http.search_timeout = "30d") is as long as it can be, not an error.
+    const month = await repo().listMessages("o", parseSearchQuery('subject:"report 2999"', MESSAGE_SEARCH_FIELDS), { limit: 50 }, 10_000, 30 * 86_400_000);
+    expect(month.items.map((m) => m.id)).toEqual(["m2999"]);
+  });
+
+  it("a search paged by number (offset) reads the first window too, skipping matches inside it, and ends at the window's edge", async () => {
+    // Newest first: m9 ... m0; "needle" in m9, m8, m7 and m1; a window of 4 holds m9-m6.
+    for (let i = 0; i < 10; i++) await queue(`m${i}`, [[`r${i}`, {}]], { subject: [1, 7, 8, 9].includes(i) ? "needle" : "hay", createdAtMs: NOW + i });
+    const terms = parseSearchQuery("needle", MESSAGE_SEARCH_FIELDS);
+    const second = await repo().listMessages("o", terms, { limit: 2, offset: 2 }, 4);
+    expect(second.items.map((m) => m.id)).toEqual(["m7"]);
+    expect(second).toMatchObject({ hasMore: true, next: { createdAtMs: NOW + 6, id: "m6" } });
+    const first = await repo().listMessages("o", terms, { limit: 2, offset: 0 }, 4);
+    expect(first.items.map((m) => m.id)).toEqual(["m9", "m8"]);
+    expect(first.hasMore).toBe(true);
+    expect(first.next).toBeUndefined();
+    // A page past the window's matches is empty, with the edge to search on from.
+    expect(await repo().listMessages("o", terms, { limit: 2, offset: 4 }, 4)).toEqual({ items: [], hasMore: true, next: { createdAtMs: NOW + 6, id: "m6" } });
   });
 });

@@ -5,8 +5,8 @@
 import type { SQL } from "bun";
 import { pgEventsOfRecipients } from "../../events/events.pg.repo.ts";
 import { termTimeMs, type SearchTerm } from "../../lib/search-query.ts";
-import { containsPattern, searchedPage, toPage } from "../../store/paging.ts";
-import { pgContains, pgNewestFirst, pgSearchWindow, type Fragment } from "../../store/pg-paging.ts";
+import { containsPattern, searchedPage, searchWindowRows, toPage } from "../../store/paging.ts";
+import { pgContains, pgNewestFirst, pgSearchWindow, pgTimedSearch, type Fragment } from "../../store/pg-paging.ts";
 import { pgInteger } from "../../store/pg-values.ts";
 import type { OutboundRepo } from "./queue.port.ts";
 import { messageFromRow, recipientFromRow, type MessageRow, type RecipientRow } from "./rows.ts";
@@ -110,14 +110,17 @@ export function createPgQueueReads(sql: SQL): QueueReads {
       return row ? recipientOf(row) : null;
     },
 
-    async listMessages(outboundAccountId, terms, page, windowRows = Number.POSITIVE_INFINITY) {
-      const from = sql`outbound_messages m WHERE m.outbound_account_id = ${outboundAccountId}`;
-      // A search reads at most windowRows messages per request, as on SQLite (paging.ts, searchWindow).
-      const window = terms.length > 0 && !page.offset && Number.isFinite(windowRows) ? await pgSearchWindow(sql, from, page, windowRows) : null;
-      const { where, tail } = pgNewestFirst(sql, page);
-      const rows: PgMessageRow[] = await sql`SELECT ${messageColumns} FROM ${from} ${window?.where ?? sql``} ${searchClause(sql, terms)} ${where} ${tail}`;
-      const messages = rows.map(pgMessageOf);
-      return window ? searchedPage(messages, page.limit, window) : toPage(messages, page.limit);
+    async listMessages(outboundAccountId, terms, page, windowRows = Number.POSITIVE_INFINITY, timeoutMs = Number.POSITIVE_INFINITY) {
+      // A search reads at most windowRows messages per request, as on SQLite (paging.ts, SearchWindow), within timeoutMs.
+      const windowed = searchWindowRows(terms.length, windowRows);
+      return pgTimedSearch(sql, windowed === null ? Number.POSITIVE_INFINITY : timeoutMs, async (tx) => {
+        const from = tx`outbound_messages m WHERE m.outbound_account_id = ${outboundAccountId}`;
+        const window = windowed === null ? null : await pgSearchWindow(tx, from, page, windowed);
+        const { where, tail } = pgNewestFirst(tx, page);
+        const rows: PgMessageRow[] = await tx`SELECT ${messageColumns} FROM ${from} ${window?.where ?? tx``} ${searchClause(tx, terms)} ${where} ${tail}`;
+        const messages = rows.map(pgMessageOf);
+        return window ? searchedPage(messages, page.limit, window) : toPage(messages, page.limit);
+      });
     },
 
     async recipientsOf(messageIds) {

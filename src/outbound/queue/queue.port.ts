@@ -61,7 +61,8 @@ export interface OutboundRepo extends QueueLeases {
   getMessage(accountId: string, id: string): Promise<OutboundMessage | null>;
   getMessageById(id: string): Promise<OutboundMessage | null>;
   getRecipient(messageId: string, recipientId: string): Promise<OutboundRecipient | null>;
-  listMessages(outboundAccountId: string, terms: readonly SearchTerm[], page: PageRequest, windowRows?: number): Promise<Page<OutboundMessage>>;
+  /** As StatusRepo.list: a search reads at most `windowRows` messages and rejects with SearchTimeoutError after `timeoutMs`. */
+  listMessages(outboundAccountId: string, terms: readonly SearchTerm[], page: PageRequest, windowRows?: number, timeoutMs?: number): Promise<Page<OutboundMessage>>;
   recipientsOf(messageIds: readonly string[]): Promise<OutboundRecipient[]>;
   /** Every event of these recipients, oldest first. */
   eventsOf(recipientIds: readonly string[]): Promise<MessageEvent[]>;

@@ -9,7 +9,8 @@ import { GroupCommit } from "../../store/group-commit.ts";
 import type { SuppressionReason } from "../suppressions/suppression.ts";
 import type { QueuePorts } from "./ports.ts";
 import type { EventOptions, OutboundRepo } from "./queue.port.ts";
-import { newestFirst, prefixPattern, searchedPage, searchWindow, toPage } from "../../store/paging.ts";
+import { localSearch, type SearchRunner } from "../../search/search-thread.ts";
+import { newestFirst, prefixPattern, searchedPage, searchWindowRows, toPage } from "../../store/paging.ts";
 import type { Store } from "../../store/store.ts";
 import { MESSAGE_COLUMNS, messageFromRow, RECIPIENT_COLUMNS, recipientFromRow, type MessageRow, type RecipientRow } from "./rows.ts";
 import { MESSAGE_SEARCH_FIELDS, searchClause } from "./search.repo.ts";
@@ -22,9 +23,10 @@ const inList = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 /**
  * `ports` write the events, suppressions and idempotency answers in the queue's transactions
  * (wiring.ts, queuePorts); `onEvents` runs after a commit that recorded events (the webhook
- * dispatcher wakes up).
+ * dispatcher wakes up); `search` runs E12's searches (the search thread in the server; here
+ * on `store.db` by default).
  */
-export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: () => void = () => {}): OutboundRepo {
+export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: () => void = () => {}, search: SearchRunner = localSearch(store.db)): OutboundRepo {
   const { db, logDb } = store;
   const { events: eventLog } = ports;
   const suppressionOf = db.query("SELECT m.account_id, m.outbound_account_id, LOWER(r.email) AS email FROM outbound_recipients r JOIN outbound_messages m ON m.id = r.message_id WHERE r.id = ?");
@@ -165,17 +167,20 @@ export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: ()
       return row ? recipientFromRow(row) : null;
     },
 
-    async listMessages(outboundAccountId, terms, page, windowRows = Number.POSITIVE_INFINITY) {
+    async listMessages(outboundAccountId, terms, page, windowRows = Number.POSITIVE_INFINITY, timeoutMs = Number.POSITIVE_INFINITY) {
+      // A search reads at most windowRows messages per request (paging.ts, SearchWindow), off the event loop (search-thread.ts).
+      const windowed = searchWindowRows(terms.length, windowRows);
+      if (windowed !== null) {
+        const found = await search.run({ kind: "messages", outboundAccountId, terms, page, windowRows: windowed, deadlineMs: Date.now() + timeoutMs });
+        return searchedPage((found.rows as MessageRow[]).map(messageFromRow), page.limit, found);
+      }
       const params: unknown[] = [outboundAccountId];
-      const from = "outbound_messages m WHERE m.outbound_account_id = ?";
-      // A search reads at most windowRows messages per request (paging.ts, searchWindow).
-      const window = terms.length > 0 && !page.offset && Number.isFinite(windowRows) ? searchWindow(db, from, params, page, windowRows, params, "m.") : null;
-      const search = searchClause(terms, params);
+      const clause = searchClause(terms, params);
       const { where, tail } = newestFirst(page, params, "m.");
       const rows = db
-        .query(`SELECT ${MESSAGE_COLUMNS.split(", ").map((c) => `m.${c}`).join(", ")} FROM ${from}${window?.where ?? ""}${search}${where}${tail}`)
+        .query(`SELECT ${MESSAGE_COLUMNS.split(", ").map((c) => `m.${c}`).join(", ")} FROM outbound_messages m WHERE m.outbound_account_id = ?${clause}${where}${tail}`)
         .all(...(params as never[])) as MessageRow[];
-      return window ? searchedPage(rows.map(messageFromRow), page.limit, window) : toPage(rows.map(messageFromRow), page.limit);
+      return toPage(rows.map(messageFromRow), page.limit);
     },
 
     async eventsOf(recipientIds) {

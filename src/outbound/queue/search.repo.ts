@@ -1,8 +1,11 @@
 // E12's `query` over sent messages as SQL: free text, subject:, from:, to:, status:, tag:
 // and created_at comparisons, each a parameterised clause.
+import type { Database } from "bun:sqlite";
 import type { SearchTerm } from "../../lib/search-query.ts";
 import { termTimeMs } from "../../lib/search-query.ts";
-import { containsPattern } from "../../store/paging.ts";
+import { containsPattern, sqliteSliceReader } from "../../store/paging.ts";
+import type { SliceReader } from "../../store/sliced-search.ts";
+import { MESSAGE_COLUMNS, type MessageRow } from "./rows.ts";
 
 export const MESSAGE_SEARCH_FIELDS = ["status", "to", "from", "subject", "tag", "created_at"] as const;
 
@@ -46,3 +49,11 @@ export function searchClause(terms: readonly SearchTerm[], params: unknown[]): s
   return sql;
 }
 
+
+/** E12's search of an outbound account's messages, a slice at a time (sliced-search.ts), on any connection to the store. */
+export function messageSliceReader(db: Database, outboundAccountId: string, terms: readonly SearchTerm[]): SliceReader<MessageRow> {
+  const params: unknown[] = [];
+  const where = searchClause(terms, params);
+  const columns = MESSAGE_COLUMNS.split(", ").map((c) => `m.${c}`).join(", ");
+  return sqliteSliceReader(db, { from: "outbound_messages m WHERE m.outbound_account_id = ?", scopeParams: [outboundAccountId], columns, prefix: "m." }, { where, params });
+}

@@ -18,6 +18,7 @@ import { queuePorts } from "../../outbound/queue/wiring.ts";
 import { idempotencyAtStart } from "../../outbound/sending/idempotency.repo.ts";
 import { createSuppressionRepo } from "../../outbound/suppressions/suppressions.repo.ts";
 import { createStatsRepo } from "../../stats/stats.repo.ts";
+import { SearchThread } from "../../search/search-thread.ts";
 import { sqliteTlsStore } from "../../tls/tls-store.repo.ts";
 import { openStore, type Store } from "../store.ts";
 import type { RepoHooks, Repos } from "./repos.ts";
@@ -31,7 +32,9 @@ export interface SqliteRepos extends Repos {
 export function openSqliteRepos(dataDir: string, hooks: RepoHooks, logger: Logger): SqliteRepos {
   const store = openStore(dataDir, undefined, logger);
   const { clock } = hooks;
-  const statuses = createStatusRepo(store, hooks.onStatusStoreFailed);
+  // Searches of E6 and E12 run on a thread with a read-only connection (search-thread.ts).
+  const searchThread = new SearchThread(store.path, logger.child({ component: "search" }));
+  const statuses = createStatusRepo(store, hooks.onStatusStoreFailed, searchThread);
   const purgeThread = new PurgeThread(dataDir, logger.child({ component: "retention" }));
   return {
     engine: "sqlite",
@@ -40,7 +43,7 @@ export function openSqliteRepos(dataDir: string, hooks: RepoHooks, logger: Logge
     addresses: createAddressRepo(store),
     customDomains: createCustomDomainRepo(store),
     statuses,
-    outbound: createOutboundRepo(store, queuePorts(store), hooks.onEvents),
+    outbound: createOutboundRepo(store, queuePorts(store), hooks.onEvents, searchThread),
     suppressions: createSuppressionRepo(store),
     sendingDomains: createSendingDomainRepo(store),
     outbox: createOutboxRepo(store),
@@ -58,6 +61,7 @@ export function openSqliteRepos(dataDir: string, hooks: RepoHooks, logger: Logge
     localAttachments: (opts) => new LocalAttachmentStore(dataDir, opts.key, opts.publicUrl),
     checkWritable: (nowMs) => store.checkWritable(nowMs),
     close: async () => {
+      searchThread.close();
       statuses.close();
       store.close();
     },
