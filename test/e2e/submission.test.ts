@@ -101,7 +101,7 @@ describe("submission with nodemailer", () => {
       const ehlo = await session.command("EHLO client.example.org");
       expect(ehlo).toContain("250-STARTTLS");
       const plain = Buffer.from(`\0${ACCOUNT_A.outboundId}\0${ACCOUNT_A.smtpKey}`).toString("base64");
-      expect(await session.command(`AUTH PLAIN ${plain}`)).toStartWith("538 5.7.0");
+      expect(await session.command(`AUTH PLAIN ${plain}`)).toStartWith("538 5.7.11 Must issue a STARTTLS command first");
       // After STARTTLS the same credentials work (nodemailer upgrades first).
       const secure = nodemailer.createTransport({ host: "127.0.0.1", port: strict.app.submissionPort!, secure: false, requireTLS: true, tls: { rejectUnauthorized: false }, auth: { user: ACCOUNT_A.outboundId, pass: ACCOUNT_A.smtpKey } });
       expect((await secure.sendMail({ from: "ann@sender.test", to: "starttls@example.org", subject: "after starttls", text: "x" })).response).toMatch(QUEUED);

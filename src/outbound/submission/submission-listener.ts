@@ -6,6 +6,7 @@ import type { AccountRegistry } from "../../auth/accounts.ts";
 import type { Config } from "../../config/config.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { newUuid } from "../../lib/ids.ts";
+import type { AuthFailures } from "../../lib/auth-failures.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { garbageMade, LARGE_MESSAGE_BYTES } from "../../lib/gc-pacer.ts";
 import type { MemoryBudget, MessageCost } from "../../lib/memory-budget.ts";
@@ -35,6 +36,8 @@ export interface SubmissionDeps {
   /** Mail in flight (limits.mail_in_flight). */
   budget: MemoryBudget;
   logger: Logger;
+  /** Failed AUTH attempts per client address, shared by both submission listeners. */
+  authFailures: AuthFailures;
 }
 
 /**
@@ -46,6 +49,11 @@ export const SUBMISSION_MESSAGE_COST: MessageCost = { copies: 3, fixedBytes: 64 
 
 /** Room kept in front of a submitted message for the header lines we add (Message-ID, Date). */
 const HEADER_ROOM_BYTES = 4096;
+
+/** A username as a log line shows it: bounded, and without control characters (the client chose it). */
+const USERNAME_LOGGED_CHARS = 256;
+const loggedUsername = (username: string | undefined): string =>
+  (username ?? "").slice(0, USERNAME_LOGGED_CHARS).replace(/[\u0000-\u001f\u007f]/g, "?");
 
 export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
   const config = deps.config();
@@ -101,10 +109,27 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     logger: false,
     ...(deps.tls ? { key: deps.tls.key, cert: deps.tls.cert } : {}),
 
-    onAuth(auth, _session, callback) {
+    onAuth(auth, session, callback) {
       const principal = deps.registry.principalForNamedSecret(auth.username ?? "", auth.password ?? "");
-      if (!principal || principal.kind !== "outbound") return callback(smtpError(SMTP_REPLIES.authFailed));
-      callback(null, { user: principal.outbound.id });
+      if (principal && principal.kind === "outbound") {
+        deps.authFailures.succeeded(session.remoteAddress);
+        return callback(null, { user: principal.outbound.id });
+      }
+      // Logged with who tried and from where (never the password); slowed, then closed,
+      // when one address goes on failing (lib/auth-failures.ts).
+      const verdict = deps.authFailures.failed(session.remoteAddress, deps.clock.nowMs());
+      const reply = verdict.close ? SMTP_REPLIES.authFailedTooOften : SMTP_REPLIES.authFailed;
+      deps.logger.warn("smtp auth failed", {
+        session_id: session.id,
+        ip: session.remoteAddress,
+        username: loggedUsername(auth.username),
+        method: auth.method,
+        failures: verdict.failures,
+        delay_ms: verdict.delayMs,
+        reply: formatReply(reply),
+      });
+      if (verdict.delayMs === 0) return callback(smtpError(reply));
+      setTimeout(() => callback(smtpError(reply)), verdict.delayMs).unref?.();
     },
 
     onMailFrom(address, session, callback) {
