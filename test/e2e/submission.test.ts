@@ -150,6 +150,9 @@ describe("the author must be unambiguous (issue 14): refused at the end of DATA,
     ["an address behind an address", "From: ann@sender.test <ceo@bank.example>", "550 5.7.1 the From header is malformed (text outside its addresses)"],
     ["several From addresses and a Sender of another domain", "From: ann@sender.test, bob@sender.test\r\nSender: ceo@bank.example", "550 5.7.1 domain bank.example is not a sending domain of this account"],
     ["several From addresses, one of another domain, and a good Sender", "From: ann@sender.test, ceo@bank.example\r\nSender: ann@sender.test", "550 5.7.1 the message also names ceo@bank.example: domain bank.example is not a sending domain of this account"],
+    // Issue 31: a Resent-From or Resent-Sender of another domain is refused like a Sender.
+    ["a Resent-From of another domain", "From: ann@sender.test\r\nResent-From: mallory@evil.test", "550 5.7.1 the message also names mallory@evil.test: domain evil.test is not a sending domain of this account"],
+    ["a Resent-Sender of another domain", "From: ann@sender.test\r\nResent-Sender: Mallory <mallory@evil.test>", "550 5.7.1 the message also names mallory@evil.test: domain evil.test is not a sending domain of this account"],
   ])("nodemailer, %s", async (name, headers, response) => {
     const rcpt = `author-${name.replace(/\W+/g, "-").slice(0, 50)}@example.org`.toLowerCase();
     const sent = transport().sendMail({ envelope: { from: "ann@sender.test", to: [rcpt] }, raw: rawMail(rcpt, headers) });
