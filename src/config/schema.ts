@@ -169,7 +169,7 @@ export const ConfigSchema = Type.Object(
         tls_ca_file: str("", "extra CA bundle trusted, besides the public roots, for MX certificates under MTA-STS and for policy hosts (private PKI)"),
         blocked_extensions: Type.Array(Type.String({ pattern: "^[A-Za-z0-9]{1,16}$", errorMessage: "must be a file extension without the dot" }), {
           default: ["vbs", "exe", "bin", "bat", "chm", "com", "hta", "pif", "reg", "vbe", "vba", "msc", "msi"],
-          description: "attachment file name endings refused on POST /messages",
+          description: "attachment file name endings refused on POST /messages and SMTP submission (every part of a raw message)",
         }),
         tracking_link_ttl: duration("180d", "how long a click-tracking link redirects, counted from when its message was accepted; then 410 Gone"),
       },

@@ -58,6 +58,8 @@ export const SMTP_REPLIES = {
   sendingRateLimited: reply(450, "4.7.1", "sending rate limit reached; try again later"),
   /** The sender may not send as the From it gave (`reason` says why). */
   senderRefused: (reason: string): SmtpReply => reply(550, "5.7.1", reason),
+  /** The message carries what may not be sent, such as a blocked attachment (`reason` says what). */
+  contentRefused: (reason: string): SmtpReply => reply(554, "5.7.1", reason),
   /** The message cannot be sent as it is (`problem` says why). */
   invalidMessage: (problem: string): SmtpReply => reply(554, "5.6.0", problem),
 } as const;

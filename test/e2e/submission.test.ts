@@ -160,6 +160,17 @@ describe("the author must be unambiguous (issue 14): refused at the end of DATA,
     expect(await listed(rcpt)).toEqual([]);
   });
 
+  // Issue 31: names are judged after unquoting and decoding (RFC 2231, quotes).
+  test.each([
+    ["RFC 2231 filename*=", "Content-Type: application/octet-stream\r\nContent-Disposition: attachment; filename*=UTF-8''evil%2Eexe", '554 5.7.1 an attachment is named "evil.exe": files ending in .exe are not allowed'],
+    ["a quote after .exe", 'Content-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=evil.exe"', '554 5.7.1 an attachment is named "evil.exe": files ending in .exe are not allowed'],
+  ])("nodemailer, an attachment named with %s: 554 5.7.1, nothing queued", async (name, partHeaders, response) => {
+    const rcpt = `attach-${name.replace(/\W+/g, "-")}@example.org`.toLowerCase();
+    const raw = `From: ann@sender.test\r\nTo: ${rcpt}\r\nSubject: attachment\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b1"\r\n\r\n--b1\r\nContent-Type: text/plain\r\n\r\nhi\r\n--b1\r\n${partHeaders}\r\nContent-Transfer-Encoding: base64\r\n\r\nTVqQAAMAAAAEAAAA\r\n--b1--\r\n`;
+    await expect(transport().sendMail({ envelope: { from: "ann@sender.test", to: [rcpt] }, raw })).rejects.toMatchObject({ responseCode: 554, response });
+    expect(await listed(rcpt)).toEqual([]);
+  });
+
   requireTools("swaks")("swaks: two From headers, two addresses in one, and none, each 550 5.7.1 with the reason", async () => {
     const base = ["--server", "127.0.0.1", "--port", String(t.app.submissionPort), "--auth", "PLAIN", "--auth-user", ACCOUNT_A.outboundId, "--auth-password", ACCOUNT_A.smtpKey, "--from", "ann@sender.test"];
     const cases: [string, string[], string][] = [

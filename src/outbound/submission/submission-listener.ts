@@ -21,7 +21,7 @@ import { addDateIfMissing, ownMessageIdOf, toCrlf } from "../compose/compose.ts"
 import type { RememberedAnswer } from "../queue/enqueue.ts";
 import type { KeyRef } from "../sending/idempotency.ts";
 import { joinMessage, splitMessage } from "../compose/raw-headers.ts";
-import { SenderRefused, sendFromSmtp, type SendDeps, type Sender } from "../sending/send.ts";
+import { ContentRefused, SenderRefused, sendFromSmtp, type SendDeps, type Sender } from "../sending/send.ts";
 import { takeSendingHeaders } from "./submission-headers.ts";
 
 export interface SubmissionDeps {
@@ -238,6 +238,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
         })
         .catch((err) => {
           if (err instanceof SenderRefused) return callback(refused(session, "end of DATA", SMTP_REPLIES.senderRefused(err.message)));
+          if (err instanceof ContentRefused) return callback(refused(session, "end of DATA", SMTP_REPLIES.contentRefused(err.message)));
           if ((err as { problem?: { message: string } }).problem) return callback(refused(session, "end of DATA", SMTP_REPLIES.invalidMessage((err as { message: string }).message)));
           if ((err as { code?: string }).code === "ECONNECTION") deps.logger.info("submitted message not received in full", sessionFields(session));
           else deps.logger.error("submission failed", { ...sessionFields(session), err });
