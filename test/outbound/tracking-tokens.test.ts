@@ -47,7 +47,7 @@ describe("a token is read as its own kind only", () => {
   const tokens = {
     open: openToken(KEY, target),
     click: clickToken(KEY, { ...target, url: "https://example.com/", expiresAtMs: 1000 }),
-    unsubscribe: unsubscribeToken(KEY, target),
+    unsubscribe: unsubscribeToken(KEY, { ...target, outboundAccountId: "o", recipient: "bob@example.org" }),
     legacyClick: LEGACY_CLICK_TOKEN,
     // An open token as Postroom issued them before tokens carried their kind.
     legacyOpen: "eyJtIjoibSIsInIiOiJyIn0.RUs8r9MoRQZvVNGcm6DgjA",
@@ -73,6 +73,12 @@ describe("a token is read as its own kind only", () => {
   ] as const)("%s token read as %s: %p", (token, reader, read) => {
     expect(readers[reader](KEY, tokens[token]) !== null).toBe(read);
   });
+});
+
+test("an unsubscribe token carries who is unsubscribed from which outbound account", () => {
+  const token = unsubscribeToken(KEY, { messageId: "m", recipientId: "r", outboundAccountId: "o", recipient: "bob@example.org" });
+  expect(readUnsubscribeToken(KEY, token)).toEqual({ messageId: "m", recipientId: "r", outboundAccountId: "o", recipient: "bob@example.org" });
+  expect(readUnsubscribeToken(KEY, `${token}=`)).toBeNull();
 });
 
 describe("a signature verifies only as written", () => {

@@ -75,14 +75,26 @@ export const openToken = (key: Buffer, t: OpenTarget): string => seal(key, { k: 
 /** A click link's token; its expiry is kept to the second. */
 export const clickToken = (key: Buffer, t: OpenTarget & { url: string; expiresAtMs: number }): string =>
   seal(key, { k: "c", m: t.messageId, r: t.recipientId, u: t.url, e: Math.ceil(t.expiresAtMs / 1000) });
+/** Who a List-Unsubscribe URL unsubscribes: carried in its token, so the link works whatever retention has removed. */
+export interface UnsubscribeTarget extends OpenTarget {
+  outboundAccountId: string;
+  recipient: string;
+}
+
 /** A List-Unsubscribe URL's token (RFC 8058 one-click). */
-export const unsubscribeToken = (key: Buffer, t: OpenTarget): string => seal(key, { k: "u", m: t.messageId, r: t.recipientId });
+export const unsubscribeToken = (key: Buffer, t: UnsubscribeTarget): string =>
+  seal(key, { k: "u", m: t.messageId, r: t.recipientId, o: t.outboundAccountId, a: t.recipient });
 
 const targetOf = (v: Record<string, unknown> | null): OpenTarget | null =>
   v && typeof v.m === "string" && typeof v.r === "string" ? { messageId: v.m, recipientId: v.r } : null;
 
 export const readOpenToken = (key: Buffer, token: string): OpenTarget | null => targetOf(openOf(key, token, "open"));
-export const readUnsubscribeToken = (key: Buffer, token: string): OpenTarget | null => targetOf(openOf(key, token, "unsubscribe"));
+export function readUnsubscribeToken(key: Buffer, token: string): UnsubscribeTarget | null {
+  const v = openOf(key, token, "unsubscribe");
+  const target = targetOf(v);
+  if (!target || typeof v!.o !== "string" || typeof v!.a !== "string") return null;
+  return { ...target, outboundAccountId: v!.o, recipient: v!.a };
+}
 
 export function readClickToken(key: Buffer, token: string): ClickTarget | null {
   const v = openOf(key, token, "click") as { m?: unknown; r?: unknown; u?: unknown; e?: unknown } | null;
