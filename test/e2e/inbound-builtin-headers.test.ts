@@ -38,7 +38,8 @@ beforeAll(async () => {
   dns = await TestDnsServer.start();
   dns.set("sender.test", [{ type: "TXT", data: "v=spf1 ip4:127.0.0.1 -all" }]);
   target = TestTarget.start();
-  t = await startTestApp({ inbound: true, dnsServer: dns.address, clock: new ManualClock(Date.parse("2026-11-22T12:00:00Z")) });
+  // One parse worker: the headers cross a worker boundary (a structured clone) as in production.
+  t = await startTestApp({ inbound: true, dnsServer: dns.address, clock: new ManualClock(Date.parse("2026-11-22T12:00:00Z")), inboundKeys: "parse_workers = 1" });
   for (const format of FORMATS) {
     const res = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url(`/${format}`), target_format: format } });
     expect(res.status).toBe(201);
