@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { clickLinkExpiresAtMs, clickToken, openToken, readClickToken, readOpenToken, readUnsubscribeToken, unsubscribeToken, type ClickTarget } from "../../src/outbound/tracking/tracking-tokens.ts";
+import { clickLinkExpiresAtMs, clickToken, openToken, readClickToken, readOpenToken, readUnsubscribeToken, tokenKind, unsubscribeToken, type ClickTarget } from "../../src/outbound/tracking/tracking-tokens.ts";
 
 const KEY = Buffer.alloc(32, 0x2a);
 /** Issued by Postroom before click links carried an expiry, with KEY (message 0e77…aa, recipient r000000000000001). */
@@ -98,4 +98,22 @@ describe("a signature verifies only as written", () => {
   ])("%s: %p", (_name, given, read) => {
     expect(readOpenToken(KEY, given) !== null).toBe(read);
   });
+});
+
+describe("tokenKind: what a token's payload is for", () => {
+  test.each([
+    // payload → kind
+    [{ k: "o", m: "m", r: "r" }, "open"],
+    [{ k: "c", m: "m", r: "r", u: "https://x/", e: 1 }, "click"],
+    [{ k: "u", m: "m", r: "r", o: "o", a: "a@b.c" }, "unsubscribe"],
+    [{ k: "x", m: "m", r: "r" }, null],
+    // issued before tokens carried their kind
+    [{ m: "m", r: "r" }, "open"],
+    [{ m: "m", r: "r", u: "https://x/" }, "click"],
+    [{ m: "m", r: "r", u: "https://x/", e: 1 }, "click"],
+    [{ m: "m", r: "r", e: 1 }, null],
+    [{ m: "m", r: "r", u: 5 }, null],
+    [null, null],
+    ["open", null],
+  ])("%p → %p", (payload, kind) => expect(tokenKind(payload)).toBe(kind as ReturnType<typeof tokenKind>));
 });
