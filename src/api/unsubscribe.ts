@@ -30,7 +30,14 @@ const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;")
 const page = (status: number, title: string, body: string) =>
   new Response(`<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${title}</title>${body}</html>\n`, {
     status,
-    headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "referrer-policy": "no-referrer" },
+    // Never framed (a hidden frame must not click the button for a visitor), no scripts.
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-store",
+      "referrer-policy": "no-referrer",
+      "x-frame-options": "DENY",
+      "content-security-policy": "default-src 'none'; form-action 'self'; frame-ancestors 'none'",
+    },
   });
 
 export function unsubscribeRoutes(deps: UnsubscribeDeps) {

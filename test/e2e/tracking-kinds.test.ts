@@ -134,6 +134,8 @@ describe("List-Unsubscribe URLs are signed", () => {
     expect(res.status).toBe(200);
     const html = await res.text();
     expect(html).toContain('<form method="post">');
+    expect(res.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
     expect(html).toContain("reader@example.org");
     expect(relayed()).toHaveLength(0);
   });
