@@ -1,11 +1,13 @@
-// Failed SMTP AUTH attempts per client address (an IPv6 client by its /64): past
-// smtp.auth_failures_before_delay within smtp.auth_failure_window, each further 535 comes
-// after a growing delay (smtp.auth_failure_delay, doubled each time, up to
-// smtp.auth_failure_max_delay); at smtp.auth_failures_before_close the connection is closed
-// with 421. Guessing passwords then costs the guesser time, and a client that goes on is
-// shut out, while other addresses are untouched. Kept in memory, for at most
-// smtp.auth_failure_clients addresses (the least recently failing are forgotten first), so
-// no number of addresses can grow it.
+// Failed SMTP AUTH attempts per client address (an IPv6 client by its /64). Past
+// smtp.auth_failures_before_delay failures within smtp.auth_failure_window, each further
+// attempt waits before its password is even checked (smtp.auth_failure_delay, doubled each
+// time, up to smtp.auth_failure_max_delay): the wait comes before the check, so a client
+// that hangs up early learns nothing sooner, and a right password waits as long as a wrong
+// one. The failure that reaches smtp.auth_failures_before_close is answered 421 and closes
+// the connection; from then on, until the window has passed, the address's AUTH attempts are
+// refused with 421 without any password being checked. Other addresses are untouched.
+// Kept in memory, for at most smtp.auth_failure_clients addresses (the least recently
+// failing are forgotten first), so no number of addresses can grow it.
 import { BoundedCache } from "./bounded-cache.ts";
 import { clientKey } from "./smtp-limits.ts";
 
@@ -18,13 +20,14 @@ export interface AuthFailureLimits {
   trackedClients: number;
 }
 
-export interface AuthFailureVerdict {
-  /** Failures of this address within the window, this one included. */
+/** What an AUTH attempt from an address gets before its password is checked. */
+export interface AttemptVerdict {
+  /** Failures of this address within the window so far. */
   failures: number;
-  /** How long to wait before answering. */
+  /** How long to wait before the password is checked. */
   delayMs: number;
-  /** Answer 421 and close instead of 535. */
-  close: boolean;
+  /** Refused with 421 without a check: the address reached auth_failures_before_close. */
+  refuse: boolean;
 }
 
 interface Record {
@@ -32,19 +35,23 @@ interface Record {
   lastAtMs: number;
 }
 
-/** Pure: the count once this failure is added (failures older than the window are forgotten). */
-export function failuresNow(prior: Record | undefined, nowMs: number, windowMs: number): number {
-  if (!prior || nowMs - prior.lastAtMs >= windowMs) return 1;
-  return prior.count + 1;
+type VerdictLimits = Pick<AuthFailureLimits, "failuresBeforeDelay" | "delayMs" | "maxDelayMs" | "failuresBeforeClose">;
+
+/** Pure: the failures still counted at `nowMs` (none once the window has passed since the last one). */
+export function failuresAt(prior: Record | undefined, nowMs: number, windowMs: number): number {
+  return !prior || nowMs - prior.lastAtMs >= windowMs ? 0 : prior.count;
 }
 
-/** Pure: what the `failures`-th failure in a row from one address gets. */
-export function authFailureVerdict(failures: number, l: Pick<AuthFailureLimits, "failuresBeforeDelay" | "delayMs" | "maxDelayMs" | "failuresBeforeClose">): AuthFailureVerdict {
-  const past = failures - l.failuresBeforeDelay;
-  // 2^30 is past any delay a config can give; the exponent is capped so the product stays finite.
+/** Pure: what the next attempt of an address with `failures` failures so far gets. */
+export function attemptVerdict(failures: number, l: VerdictLimits): AttemptVerdict {
+  const past = failures + 1 - l.failuresBeforeDelay;
+  // The exponent is capped so the product stays finite; the max delay caps it long before.
   const delayMs = past <= 0 ? 0 : Math.min(l.maxDelayMs, l.delayMs * 2 ** Math.min(past - 1, 30));
-  return { failures, delayMs, close: failures >= l.failuresBeforeClose };
+  return { failures, delayMs, refuse: failures >= l.failuresBeforeClose };
 }
+
+/** Pure: whether the failure that brings an address to `failures` closes the connection (421 rather than 535). */
+export const closesAt = (failures: number, l: VerdictLimits): boolean => failures >= l.failuresBeforeClose;
 
 export class AuthFailures {
   private readonly seen: BoundedCache<string, Record>;
@@ -53,13 +60,19 @@ export class AuthFailures {
     this.seen = new BoundedCache(limits().trackedClients);
   }
 
-  /** A failed AUTH from `address`: counted, and what to do about it. */
-  failed(address: string, nowMs: number): AuthFailureVerdict {
+  /** Before an attempt from `address` is checked: how long it waits, or whether it is refused. */
+  attempt(address: string, nowMs: number): AttemptVerdict {
+    const l = this.limits();
+    return attemptVerdict(failuresAt(this.seen.get(clientKey(address)), nowMs, l.windowMs), l);
+  }
+
+  /** A failed (or refused) attempt from `address`: its failures now, and whether to close. */
+  failed(address: string, nowMs: number): { failures: number; close: boolean } {
     const l = this.limits();
     const key = clientKey(address);
-    const count = failuresNow(this.seen.get(key), nowMs, l.windowMs);
-    this.seen.set(key, { count, lastAtMs: nowMs });
-    return authFailureVerdict(count, l);
+    const failures = failuresAt(this.seen.get(key), nowMs, l.windowMs) + 1;
+    this.seen.set(key, { count: failures, lastAtMs: nowMs });
+    return { failures, close: closesAt(failures, l) };
   }
 
   /** A successful AUTH: the address's count starts again. */
