@@ -22,12 +22,14 @@ export interface AuthFailureLimits {
 
 /** What an AUTH attempt from an address gets before its password is checked. */
 export interface AttemptVerdict {
-  /** Failures of this address within the window so far. */
+  /** Failures of this address within the window, this attempt counted as one until it succeeds. */
   failures: number;
   /** How long to wait before the password is checked. */
   delayMs: number;
-  /** Refused with 421 without a check: the address reached auth_failures_before_close. */
+  /** Refused with 421 without a check: the address had reached auth_failures_before_close. */
   refuse: boolean;
+  /** A wrong password closes the connection (421 rather than 535). */
+  closeIfWrong: boolean;
 }
 
 interface Record {
@@ -42,16 +44,14 @@ export function failuresAt(prior: Record | undefined, nowMs: number, windowMs: n
   return !prior || nowMs - prior.lastAtMs >= windowMs ? 0 : prior.count;
 }
 
-/** Pure: what the next attempt of an address with `failures` failures so far gets. */
-export function attemptVerdict(failures: number, l: VerdictLimits): AttemptVerdict {
-  const past = failures + 1 - l.failuresBeforeDelay;
+/** Pure: what the next attempt of an address with `prior` failures gets. */
+export function attemptVerdict(prior: number, l: VerdictLimits): AttemptVerdict {
+  const failures = prior + 1;
+  const past = failures - l.failuresBeforeDelay;
   // The exponent is capped so the product stays finite; the max delay caps it long before.
   const delayMs = past <= 0 ? 0 : Math.min(l.maxDelayMs, l.delayMs * 2 ** Math.min(past - 1, 30));
-  return { failures, delayMs, refuse: failures >= l.failuresBeforeClose };
+  return { failures, delayMs, refuse: prior >= l.failuresBeforeClose, closeIfWrong: failures >= l.failuresBeforeClose };
 }
-
-/** Pure: whether the failure that brings an address to `failures` closes the connection (421 rather than 535). */
-export const closesAt = (failures: number, l: VerdictLimits): boolean => failures >= l.failuresBeforeClose;
 
 export class AuthFailures {
   private readonly seen: BoundedCache<string, Record>;
@@ -60,24 +60,27 @@ export class AuthFailures {
     this.seen = new BoundedCache(limits().trackedClients);
   }
 
-  /** Before an attempt from `address` is checked: how long it waits, or whether it is refused. */
+  /**
+   * An AUTH attempt from `address`, before its password is checked. It is counted as a
+   * failure at once (a success takes it back): attempts sent side by side on many
+   * connections count one after the other, so they cannot all pass before the first fails.
+   */
   attempt(address: string, nowMs: number): AttemptVerdict {
     const l = this.limits();
-    return attemptVerdict(failuresAt(this.seen.get(clientKey(address)), nowMs, l.windowMs), l);
-  }
-
-  /** A failed (or refused) attempt from `address`: its failures now, and whether to close. */
-  failed(address: string, nowMs: number): { failures: number; close: boolean } {
-    const l = this.limits();
     const key = clientKey(address);
-    const failures = failuresAt(this.seen.get(key), nowMs, l.windowMs) + 1;
-    this.seen.set(key, { count: failures, lastAtMs: nowMs });
-    return { failures, close: closesAt(failures, l) };
+    const verdict = attemptVerdict(failuresAt(this.seen.get(key), nowMs, l.windowMs), l);
+    this.seen.set(key, { count: verdict.failures, lastAtMs: nowMs });
+    return verdict;
   }
 
-  /** A successful AUTH: the address's count starts again. */
+  /**
+   * A successful AUTH: its attempt is not a failure after all. The earlier failures stay
+   * counted: a client with a password of its own must not wipe out its guesses at others'.
+   */
   succeeded(address: string): void {
-    this.seen.delete(clientKey(address));
+    const key = clientKey(address);
+    const record = this.seen.get(key);
+    if (record) this.seen.set(key, { ...record, count: Math.max(0, record.count - 1) });
   }
 
   get trackedClients(): number {

@@ -113,23 +113,20 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
       // Slowed, then refused, when one address goes on failing (lib/auth-failures.ts); every
       // failure logged with who tried and from where, never the password.
       const ip = session.remoteAddress;
-      const before = deps.authFailures.attempt(ip, deps.clock.nowMs());
-      const failed = (reply: SmtpReply, failures: number, delayMs: number) => {
-        deps.logger.warn("smtp auth failed", { session_id: session.id, ip, username: loggedUsername(auth.username), method: auth.method, failures, delay_ms: delayMs, reply: formatReply(reply) });
+      const verdict = deps.authFailures.attempt(ip, deps.clock.nowMs());
+      const failed = (reply: SmtpReply) => {
+        deps.logger.warn("smtp auth failed", { session_id: session.id, ip, username: loggedUsername(auth.username), method: auth.method, failures: verdict.failures, delay_ms: verdict.delayMs, reply: formatReply(reply) });
         callback(smtpError(reply));
       };
-      if (before.refuse) return failed(SMTP_REPLIES.authFailedTooOften, deps.authFailures.failed(ip, deps.clock.nowMs()).failures, 0);
+      if (verdict.refuse) return failed(SMTP_REPLIES.authFailedTooOften);
       const check = () => {
         const principal = deps.registry.principalForNamedSecret(auth.username ?? "", auth.password ?? "");
-        if (principal && principal.kind === "outbound") {
-          deps.authFailures.succeeded(ip);
-          return callback(null, { user: principal.outbound.id });
-        }
-        const after = deps.authFailures.failed(ip, deps.clock.nowMs());
-        failed(after.close ? SMTP_REPLIES.authFailedTooOften : SMTP_REPLIES.authFailed, after.failures, before.delayMs);
+        if (!principal || principal.kind !== "outbound") return failed(verdict.closeIfWrong ? SMTP_REPLIES.authFailedTooOften : SMTP_REPLIES.authFailed);
+        deps.authFailures.succeeded(ip);
+        callback(null, { user: principal.outbound.id });
       };
-      if (before.delayMs === 0) return check();
-      setTimeout(check, before.delayMs).unref?.();
+      if (verdict.delayMs === 0) return check();
+      setTimeout(check, verdict.delayMs).unref?.();
     },
 
     onMailFrom(address, session, callback) {
