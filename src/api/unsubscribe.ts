@@ -42,6 +42,17 @@ const page = (status: number, title: string, body: string) =>
 
 export function unsubscribeRoutes(deps: UnsubscribeDeps) {
   const params = t.Object({ token: t.String() });
+  // One relay per link at a time: a link POSTed again while its relay runs shares it, so
+  // one recipient's link cannot make Postroom open any number of requests to the app.
+  const relaying = new Map<string, ReturnType<typeof relayUnsubscribe>>();
+  const relayOnce = (key: string, run: () => ReturnType<typeof relayUnsubscribe>) => {
+    let pending = relaying.get(key);
+    if (!pending) {
+      pending = run().finally(() => relaying.delete(key));
+      relaying.set(key, pending);
+    }
+    return pending;
+  };
   return new Elysia({ name: "unsubscribe" })
     .get(
       "/t/u/:token",
@@ -68,12 +79,14 @@ export function unsubscribeRoutes(deps: UnsubscribeDeps) {
           return page(410, "Unsubscribe", "<p>This unsubscribe link no longer works; reply to the message to ask the sender.</p>");
         }
         const c = deps.config().webhooks;
-        const result = await relayUnsubscribe(relayRequest(relay.url, target, relay.webhook, deps.clock.nowMs(), deps.userAgent), {
-          resolver: deps.resolver,
-          allowPrivate: c.allowPrivate,
-          timeoutMs: c.timeoutMs,
-          userAgent: deps.userAgent,
-        });
+        const result = await relayOnce(`${target.messageId}/${target.recipientId}`, () =>
+          relayUnsubscribe(relayRequest(relay.url, target, relay.webhook, deps.clock.nowMs(), deps.userAgent), {
+            resolver: deps.resolver,
+            allowPrivate: c.allowPrivate,
+            timeoutMs: c.timeoutMs,
+            userAgent: deps.userAgent,
+          }),
+        );
         if (result.problem) {
           deps.logger.warn("unsubscribe: not passed on to the account's unsubscribe.url", { ...fields, status: result.status, problem: result.problem });
           return page(502, "Unsubscribe", "<p>Your request could not be passed on to the sender. Try again later.</p>");

@@ -155,6 +155,18 @@ describe("List-Unsubscribe URLs are signed", () => {
     expect(r!.headers["webhook-signature"]).toBe(`v1,${createHmac("sha256", key).update(signed).digest("base64")}`);
   });
 
+  test("the same link POSTed 20 times at once while the app is slow: one request reaches the app", async () => {
+    target.answers.set("/unsubscribe", { status: 200, body: "ok", delayMs: 300 });
+    const before = relayed().length;
+    try {
+      const answers = await Promise.all(Array.from({ length: 20 }, () => post(unsubscribePath)));
+      expect(answers.map((r) => r.status)).toEqual(Array(20).fill(200));
+      expect(relayed().length - before).toBe(1);
+    } finally {
+      target.answers.delete("/unsubscribe");
+    }
+  });
+
   test("when the account's URL fails, the page says so (502)", async () => {
     target.answers.set("/unsubscribe", { status: 500, body: "down" });
     try {
