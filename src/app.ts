@@ -19,6 +19,7 @@ import type { BounceHandler } from "./inbound/bounce-hook.ts";
 import { inboundMessageCost, type DeliverDeps } from "./inbound/deliver-message.ts";
 import { createInboundServer } from "./inbound/smtp-listener.ts";
 import { createSubmissionServer } from "./outbound/submission/submission-listener.ts";
+import { AuthFailures } from "./lib/auth-failures.ts";
 import type { RouteDeps } from "./inbound/route.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
 import { createResolver, type DnsResolver } from "./lib/dns.ts";
@@ -152,6 +153,8 @@ export class App {
         spamd: spamdFor(c.inbound.spamd),
       };
     });
+    // Both submission listeners count a client's failed AUTH attempts together.
+    const authFailures = new AuthFailures(() => this.current.smtp.authFailures);
     this.listeners = new Listeners({
       config: () => this.current,
       logger,
@@ -182,6 +185,7 @@ export class App {
             implicitTls,
             budget,
             logger: logger.child({ component: implicitTls ? "submission-tls" : "submission" }),
+            authFailures,
           }),
       },
     });

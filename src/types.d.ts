@@ -5,6 +5,11 @@ declare module "*.sql" {
 }
 
 declare module "libmime" {
-  const libmime: { decodeWords(value: string): string; encodeWords(value: string, mimeWordEncoding?: "Q" | "B", maxLength?: number): string };
+  const libmime: {
+    decodeWords(value: string): string;
+    encodeWords(value: string, mimeWordEncoding?: "Q" | "B", maxLength?: number): string;
+    /** A structured header value ("attachment; filename*=UTF-8''a.pdf"): RFC 2231 parameters joined and decoded. */
+    parseHeaderValue(value: string): { value: string; params: Record<string, string | undefined> };
+  };
   export default libmime;
 }

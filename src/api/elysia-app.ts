@@ -17,6 +17,7 @@ import { addressTestRoutes } from "./address-test.ts";
 import { keptMessageRoutes } from "./kept-messages.ts";
 import { outboundMessageActionRoutes } from "./outbound-message-actions.ts";
 import { trackingRoutes } from "./tracking.ts";
+import { unsubscribeRoutes } from "./unsubscribe.ts";
 import { InputProblem } from "../outbound/compose/message-input.ts";
 import { customDomainRoutes } from "./custom-domains.ts";
 import type { ApiDeps } from "./deps.ts";
@@ -54,6 +55,7 @@ export function buildElysiaApp(deps: ApiDeps, version: string) {
     .use(healthRoutes(deps))
     .use(attachmentRoutes(deps.localAttachments, deps.clock))
     .use(trackingRoutes({ outbound: deps.outbound, clock: deps.clock, key: deps.trackingKey, linkTtlMs: () => deps.config().outbound.trackingLinkTtlMs }))
+    .use(unsubscribeRoutes({ config: deps.config, registry: deps.registry, resolver: deps.resolver, clock: deps.clock, logger: deps.logger, key: deps.trackingKey, userAgent: `Postroom/${version}` }))
     .group(`${API_PREFIX}/:accountId`, (g) =>
       g.use(addressRoutes(deps)).use(addressTestRoutes(deps)).use(incomingStatusRoutes(deps)).use(keptMessageRoutes(deps)).use(customDomainRoutes(deps)).use(messageRoutes(deps.send, deps.logger)).use(outboundMessageRoutes(deps)).use(outboundMessageActionRoutes(deps)).use(sendingDomainRoutes(deps)).use(suppressionRoutes(deps)).use(statsRoutes(deps)).use(webhookRoutes(deps)),
     );

@@ -1,5 +1,6 @@
 // The validated config as the rest of the program sees it: camelCase, with every
 // duration in ms, every size in bytes and every listen address parsed.
+import type { AuthFailureLimits } from "../lib/auth-failures.ts";
 import type { LogLevel } from "../lib/logger.ts";
 import type { ListenAddress, RateLimit } from "./units.ts";
 
@@ -78,6 +79,8 @@ export interface Config {
     minDataRate: number;
     dataRateWindowMs: number;
     authTimeoutMs: number;
+    /** Failed submission AUTH attempts per client: when they are slowed, then refused (lib/auth-failures.ts). */
+    authFailures: AuthFailureLimits;
   };
   limits: {
     /** The memory budget for mail in flight (src/lib/memory-budget.ts). */

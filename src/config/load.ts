@@ -154,6 +154,14 @@ export function toConfig(raw: RawConfig): Config {
       minDataRate: raw.smtp.min_data_rate,
       dataRateWindowMs: ms(raw.smtp.data_rate_window),
       authTimeoutMs: ms(raw.smtp.auth_timeout),
+      authFailures: {
+        failuresBeforeDelay: raw.smtp.auth_failures_before_delay,
+        delayMs: ms(raw.smtp.auth_failure_delay),
+        maxDelayMs: ms(raw.smtp.auth_failure_max_delay),
+        failuresBeforeClose: raw.smtp.auth_failures_before_close,
+        windowMs: ms(raw.smtp.auth_failure_window),
+        trackedClients: raw.smtp.auth_failure_clients,
+      },
     },
     limits: { mailInFlightBytes: bytes(raw.limits.mail_in_flight) },
     inbound: {

@@ -25,7 +25,7 @@ const Tracking = Type.Object(
 
 const Unsubscribe = Type.Object(
   {
-    url: str("", 'one-click unsubscribe URL (RFC 8058): gets a POST with the recipient and message, signed; "" = none', {
+    url: str("", 'where one-click unsubscribes (RFC 8058) are passed on once Postroom has checked its signed List-Unsubscribe URL: a POST naming the message and recipient, signed as the events webhook; "" = none', {
       pattern: "^(https?://.+)?$",
       errorMessage: "must be an http(s) URL or empty",
     }),

@@ -35,9 +35,13 @@ export class AttachmentUrls {
     return { id, url: url.toString(), expiresAtMs: expiresS * 1000 };
   }
 
-  /** Whether a URL's parts are ours, unaltered and not expired (malformed ones are not). */
+  /**
+   * Whether a URL's parts are ours, unaltered and not expired (malformed ones are not).
+   * Each part only as we write it: an expiry with a leading zero would be another valid
+   * URL for the same signature.
+   */
   valid(id: string, expires: string, signature: string, nowMs: number): boolean {
-    if (!/^[0-9a-f]{32}$/.test(id) || !/^\d{1,12}$/.test(expires) || !/^[0-9a-f]{64}$/.test(signature)) return false;
+    if (!/^[0-9a-f]{32}$/.test(id) || !/^[1-9]\d{0,11}$/.test(expires) || !/^[0-9a-f]{64}$/.test(signature)) return false;
     const expected = Buffer.from(this.sign(id, Number(expires)), "hex");
     if (!timingSafeEqual(expected, Buffer.from(signature, "hex"))) return false;
     return Number(expires) * 1000 > nowMs;

@@ -49,7 +49,7 @@ export function headerValue(line: string): string {
  * first one's array.
  */
 export function originalHeaders(lines: readonly { key: string; line: string }[]): PayloadHeaders {
-  const out: PayloadHeaders = {};
+  const out = headerObject();
   const nameOf = new Map<string, string>();
   for (const { key, line } of lines) {
     const written = line.slice(0, Math.max(0, line.indexOf(":"))).trim();
@@ -62,7 +62,7 @@ export function originalHeaders(lines: readonly { key: string; line: string }[])
 }
 
 export function normalizeHeaders(lines: readonly { key: string; line: string }[]): PayloadHeaders {
-  const out: PayloadHeaders = {};
+  const out = headerObject();
   for (const { key, line } of lines) {
     const name = keys.getOrMake(key, headerKey);
     if (name === "") continue;
@@ -70,6 +70,15 @@ export function normalizeHeaders(lines: readonly { key: string; line: string }[]
   }
   return out;
 }
+
+/**
+ * An object without a prototype: header names are the sender's, and `__proto__`,
+ * `toString` or `constructor` must be keys like any other, not Object.prototype's members
+ * (issue 31: `__proto__` was dropped, `toString` read as the built-in function). JSON,
+ * Object.entries and a structured clone (the parse worker's answer) keep such keys as
+ * own properties.
+ */
+export const headerObject = (): PayloadHeaders => Object.create(null) as PayloadHeaders;
 
 /** A header seen once is a string, one seen again an array in message order. */
 function addHeader(out: PayloadHeaders, name: string, value: string): void {

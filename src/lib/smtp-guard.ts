@@ -128,6 +128,12 @@ class Guard {
     return this.opts.beforeData(c.session);
   }
 
+  /** Submission: AUTH is listed only where it may be used (over TLS, or allow_insecure_auth). */
+  offerAuth(c: ConnectionView): boolean {
+    if (!this.opts.allowInsecureAuth) return true;
+    return c.secure || this.opts.allowInsecureAuth();
+  }
+
   auth(c: ConnectionView): SmtpReply | null {
     if (!this.opts.allowInsecureAuth) return null;
     const refusal = authVerdict({ secure: c.secure, starttlsOffered: c.starttlsOffered(), allowInsecureAuth: this.opts.allowInsecureAuth() });
@@ -215,6 +221,7 @@ export function guardSessions(server: SMTPServer, opts: GuardOptions): void {
     closed: (c) => guard.closed(c),
     command: (c, name) => guard.command(c, name),
     auth: (c) => guard.auth(c),
+    offerAuth: (c) => guard.offerAuth(c),
     data: (c) => guard.data(c),
     dataStarted: (c) => guard.dataStarted(c),
     // One client could hold every handshake slot (smtp-server lets max_connections wait):

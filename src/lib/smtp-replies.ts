@@ -46,16 +46,20 @@ export const SMTP_REPLIES = {
   /** `duration` as durationText writes it ("10m"). */
   sessionTimeLimit: (duration: string): SmtpReply => reply(421, "4.4.2", `Session time limit of ${duration} reached; closing connection`),
   authTimeLimit: (duration: string): SmtpReply => reply(421, "4.7.0", `Authentication required within ${duration}; closing connection`),
-  starttlsFirst: reply(538, "5.7.0", "Must issue a STARTTLS command first"),
+  starttlsFirst: reply(538, "5.7.11", "Must issue a STARTTLS command first: AUTH is offered only over TLS, so that passwords never cross the network in clear"),
   encryptionRequired: reply(538, "5.7.11", "Encryption required for requested authentication mechanism"),
 
   // ---- submission (587/465)
   authFailed: reply(535, "5.7.8", "authentication failed"),
+  /** smtp.auth_failures_before_close reached from the client's address (the connection closes). */
+  authFailedTooOften: reply(421, "4.7.0", "Too many failed logins from your address; try again later"),
   queued: (messageId: string): SmtpReply => reply(250, "2.0.0", `Thanks! Queued as: ${messageId}`),
   messageIdInFlight: reply(451, "4.3.0", "a message with this Message-ID is being queued; try again later"),
   sendingRateLimited: reply(450, "4.7.1", "sending rate limit reached; try again later"),
   /** The sender may not send as the From it gave (`reason` says why). */
   senderRefused: (reason: string): SmtpReply => reply(550, "5.7.1", reason),
+  /** The message carries what may not be sent, such as a blocked attachment (`reason` says what). */
+  contentRefused: (reason: string): SmtpReply => reply(554, "5.7.1", reason),
   /** The message cannot be sent as it is (`problem` says why). */
   invalidMessage: (problem: string): SmtpReply => reply(554, "5.6.0", problem),
 } as const;

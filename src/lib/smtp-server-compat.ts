@@ -43,7 +43,7 @@ interface Connection {
   secure: boolean;
   remoteAddress: string;
   session: SMTPServerSession;
-  send(code: number, data: string, context?: unknown): void;
+  send(code: number, data: string | string[], context?: unknown): void;
   _isSupported(command: string): boolean;
 }
 
@@ -134,6 +134,8 @@ export interface ConnectionHooks {
   /** A command line (not a line of an AUTH exchange), before it runs. */
   command(c: ConnectionView, name: string): SmtpReply | null;
   auth(c: ConnectionView): SmtpReply | null;
+  /** Whether EHLO lists AUTH on this connection now (false: the AUTH line is left out). */
+  offerAuth(c: ConnectionView): boolean;
   /** A DATA command, before smtp-server's handler. */
   data(c: ConnectionView): SmtpReply | null;
   /** After smtp-server's DATA handler ran (the 354 is sent when it accepted). */
@@ -153,14 +155,16 @@ interface Proto {
   _onClose(this: Connection): void;
   _onCommand(this: Connection, command: Buffer | string, callback?: () => void): void;
   handler_AUTH(this: Connection, command: Buffer | string, callback: () => void): void;
+  handler_EHLO(this: Connection, command: Buffer | string, callback: () => void): void;
   handler_DATA(this: Connection, command: Buffer | string, callback: () => void): void;
   __postroomHooks?: boolean;
 }
 
 // Wrapped once for the process; a listener without hooks (a test sink) is untouched.
 const proto = SMTPConnection.prototype as unknown as Proto;
+const originalSend = (SMTPConnection.prototype as unknown as Connection).send;
 if (!proto.__postroomHooks) {
-  const { init, _onClose, _onCommand, handler_AUTH, handler_DATA } = proto;
+  const { init, _onClose, _onCommand, handler_AUTH, handler_EHLO, handler_DATA } = proto;
   proto.init = function () {
     const hooks = hooksOf(this);
     hooks?.beforeInit(viewOf(this));
@@ -187,6 +191,22 @@ if (!proto.__postroomHooks) {
     if (!refusal) return handler_AUTH.call(this, command, callback);
     this.send(refusal.code, smtpServerText(refusal));
     callback();
+  };
+  // smtp-server lists AUTH whenever it takes the command, TLS or not (allowInsecureAuth
+  // only decides whether AUTH then answers 538): a client believes the list and sends its
+  // password before it learns. Where the hook says no, the EHLO reply (written at once, in
+  // this call) goes out without its AUTH line; AUTH itself stays a command, so MAIL still
+  // needs it and AUTH in clear still gets 538.
+  proto.handler_EHLO = function (command, callback) {
+    const hooks = hooksOf(this);
+    if (!hooks || hooks.offerAuth(viewOf(this))) return handler_EHLO.call(this, command, callback);
+    const own = this as Connection & { send: Connection["send"] };
+    own.send = (code, data, context) => originalSend.call(this, code, Array.isArray(data) ? data.filter((l) => !/^AUTH\b/i.test(l)) : data, context);
+    try {
+      handler_EHLO.call(this, command, callback);
+    } finally {
+      delete (own as { send?: unknown }).send;
+    }
   };
   proto.handler_DATA = function (command, callback) {
     const hooks = hooksOf(this);

@@ -13,7 +13,7 @@ afterAll(() => t.stop());
 // Public by design: health, the API description, and attachment downloads, whose signed
 // URL is the credential (test/inbound/attachments-local.test.ts checks the signature).
 // The same holds for tracking links (test/e2e/webhooks.test.ts checks forged ones are 404).
-const PUBLIC = new Set(["GET /healthz", "GET /api/v0.1/openapi.json", "GET /attachments/:id/:name", "GET /t/o/:token", "GET /t/c/:token"]);
+const PUBLIC = new Set(["GET /healthz", "GET /api/v0.1/openapi.json", "GET /attachments/:id/:name", "GET /t/o/:token", "GET /t/c/:token", "GET /t/u/:token", "POST /t/u/:token"]);
 /** E11, the one route that takes the outbound account's SMTP key instead of the account's token. */
 const E11 = "POST /api/v0.1/:accountId/messages";
 

@@ -15,6 +15,9 @@ let dns: TestDnsServer;
 
 const send = (body: unknown, auth = bearer(ACCOUNT_A.smtpKey)) => t.json("POST", SEND, { auth, body });
 const base = { from: "ann@sender.test", to: "bob@example.org", subject: "s", plain: "p" };
+/** A raw message with one attachment part whose headers are `partHeaders`. */
+const rawWithPart = (partHeaders: string) =>
+  `From: ann@sender.test\r\nTo: bob@example.org\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b1"\r\n\r\n--b1\r\nContent-Type: text/plain\r\n\r\nhi\r\n--b1\r\n${partHeaders}\r\nContent-Transfer-Encoding: base64\r\n\r\nTVqQAAMAAAAEAAAA\r\n--b1--\r\n`;
 
 beforeAll(async () => {
   sink = await SmtpSink.start();
@@ -64,6 +67,15 @@ describe("422 for what breaks the rules", () => {
     ["raw whose From names two addresses", { from: "ann@sender.test", to: "bob@example.org", raw: "From: ann@sender.test, ann@sender.test\r\nTo: bob@example.org\r\n\r\nx" }, "raw: the From header names 2 addresses; name one, or add a Sender header naming the one that sends"],
     ["raw with a Sender of another domain", { from: "ann@sender.test", to: "bob@example.org", raw: "From: ann@sender.test\r\nSender: ceo@bank.example\r\nTo: bob@example.org\r\n\r\nx" }, "raw: the message also names ceo@bank.example: domain bank.example is not a sending domain of this account"],
     ["raw whose From does not match", { from: "ann@sender.test", to: "bob@example.org", raw: "From: mallory@evil.test\r\nTo: bob@example.org\r\n\r\nx" }, "from: must match the From header of raw"],
+    // Issue 31: Resent-From and Resent-Sender are held to the author rule too.
+    ["raw with a Resent-From of another domain", { from: "ann@sender.test", to: "bob@example.org", raw: "From: ann@sender.test\r\nResent-From: mallory@evil.test\r\nTo: bob@example.org\r\n\r\nx" }, "raw: the message also names mallory@evil.test: domain evil.test is not a sending domain of this account"],
+    ["raw with a Resent-Sender of another domain", { from: "ann@sender.test", to: "bob@example.org", raw: "From: ann@sender.test\r\nResent-Sender: mallory@evil.test\r\nTo: bob@example.org\r\n\r\nx" }, "raw: the message also names mallory@evil.test: domain evil.test is not a sending domain of this account"],
+    ["a Resent-From in headers", { ...base, headers: { "Resent-From": "mallory@evil.test" } }, "headers.Resent-From: names who sends the message; resend a message as raw, where every address it names needs a sending domain of this account"],
+    // Issue 31: attachment names are judged after unquoting and decoding.
+    ["an attachment named evil.exe with a trailing quote", { ...base, attachments: [{ file_name: 'evil.exe"', content: "AAAA", content_type: "application/octet-stream" }] }, "attachments[0].file_name: files ending in .exe are not allowed"],
+    ["an attachment named as RFC 2231 writes it", { ...base, attachments: [{ file_name: "UTF-8''evil%2Eexe", content: "AAAA", content_type: "application/octet-stream" }] }, "attachments[0].file_name: files ending in .exe are not allowed"],
+    ["raw with an attachment named in RFC 2231 (filename*=)", { from: "ann@sender.test", to: "bob@example.org", raw: rawWithPart("Content-Disposition: attachment; filename*=UTF-8''evil%2Eexe") }, 'raw: an attachment is named "evil.exe": files ending in .exe are not allowed'],
+    ["raw with an attachment named evil.exe with a trailing quote", { from: "ann@sender.test", to: "bob@example.org", raw: rawWithPart('Content-Type: application/octet-stream; name="evil.exe\\""') }, expect.stringMatching(/^raw: an attachment is named ".*evil\.exe.*": files ending in \.exe are not allowed$/)],
     ["a message over max_size", { ...base, plain: "x".repeat(70 * 1024) }, expect.stringMatching(/^message: is \d+ bytes; at most 65536 bytes are allowed$/)],
   ])("%s", async (_name, body, error) => {
     const res = await send(body);

@@ -101,7 +101,7 @@ describe("submission with nodemailer", () => {
       const ehlo = await session.command("EHLO client.example.org");
       expect(ehlo).toContain("250-STARTTLS");
       const plain = Buffer.from(`\0${ACCOUNT_A.outboundId}\0${ACCOUNT_A.smtpKey}`).toString("base64");
-      expect(await session.command(`AUTH PLAIN ${plain}`)).toStartWith("538 5.7.0");
+      expect(await session.command(`AUTH PLAIN ${plain}`)).toStartWith("538 5.7.11 Must issue a STARTTLS command first");
       // After STARTTLS the same credentials work (nodemailer upgrades first).
       const secure = nodemailer.createTransport({ host: "127.0.0.1", port: strict.app.submissionPort!, secure: false, requireTLS: true, tls: { rejectUnauthorized: false }, auth: { user: ACCOUNT_A.outboundId, pass: ACCOUNT_A.smtpKey } });
       expect((await secure.sendMail({ from: "ann@sender.test", to: "starttls@example.org", subject: "after starttls", text: "x" })).response).toMatch(QUEUED);
@@ -150,10 +150,24 @@ describe("the author must be unambiguous (issue 14): refused at the end of DATA,
     ["an address behind an address", "From: ann@sender.test <ceo@bank.example>", "550 5.7.1 the From header is malformed (text outside its addresses)"],
     ["several From addresses and a Sender of another domain", "From: ann@sender.test, bob@sender.test\r\nSender: ceo@bank.example", "550 5.7.1 domain bank.example is not a sending domain of this account"],
     ["several From addresses, one of another domain, and a good Sender", "From: ann@sender.test, ceo@bank.example\r\nSender: ann@sender.test", "550 5.7.1 the message also names ceo@bank.example: domain bank.example is not a sending domain of this account"],
+    // Issue 31: a Resent-From or Resent-Sender of another domain is refused like a Sender.
+    ["a Resent-From of another domain", "From: ann@sender.test\r\nResent-From: mallory@evil.test", "550 5.7.1 the message also names mallory@evil.test: domain evil.test is not a sending domain of this account"],
+    ["a Resent-Sender of another domain", "From: ann@sender.test\r\nResent-Sender: Mallory <mallory@evil.test>", "550 5.7.1 the message also names mallory@evil.test: domain evil.test is not a sending domain of this account"],
   ])("nodemailer, %s", async (name, headers, response) => {
     const rcpt = `author-${name.replace(/\W+/g, "-").slice(0, 50)}@example.org`.toLowerCase();
     const sent = transport().sendMail({ envelope: { from: "ann@sender.test", to: [rcpt] }, raw: rawMail(rcpt, headers) });
     await expect(sent).rejects.toMatchObject({ responseCode: 550, response });
+    expect(await listed(rcpt)).toEqual([]);
+  });
+
+  // Issue 31: names are judged after unquoting and decoding (RFC 2231, quotes).
+  test.each([
+    ["RFC 2231 filename*=", "Content-Type: application/octet-stream\r\nContent-Disposition: attachment; filename*=UTF-8''evil%2Eexe", '554 5.7.1 an attachment is named "evil.exe": files ending in .exe are not allowed'],
+    ["a quote after .exe", 'Content-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=evil.exe"', '554 5.7.1 an attachment is named "evil.exe": files ending in .exe are not allowed'],
+  ])("nodemailer, an attachment named with %s: 554 5.7.1, nothing queued", async (name, partHeaders, response) => {
+    const rcpt = `attach-${name.replace(/\W+/g, "-")}@example.org`.toLowerCase();
+    const raw = `From: ann@sender.test\r\nTo: ${rcpt}\r\nSubject: attachment\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b1"\r\n\r\n--b1\r\nContent-Type: text/plain\r\n\r\nhi\r\n--b1\r\n${partHeaders}\r\nContent-Transfer-Encoding: base64\r\n\r\nTVqQAAMAAAAEAAAA\r\n--b1--\r\n`;
+    await expect(transport().sendMail({ envelope: { from: "ann@sender.test", to: [rcpt] }, raw })).rejects.toMatchObject({ responseCode: 554, response });
     expect(await listed(rcpt)).toEqual([]);
   });
 

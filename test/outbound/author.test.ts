@@ -74,3 +74,32 @@ describe("authorOf: the one mailbox a message is from, or why there is none", ()
     expect(parseAddressList(stored)).toEqual([{ address: "ann@sender.test", name: 'a <evil@x.test>, "b\\' }]);
   });
 });
+
+// Issue 31, finding 9: a receiver may show (or a filter align on) a Resent-From or
+// Resent-Sender as the one the message comes from, so every mailbox they name is named too
+// and needs a domain of the account; a malformed one is refused like a malformed From.
+describe("Resent-From and Resent-Sender are named too", () => {
+  const named = (headers: string) => {
+    const d = decide(headers);
+    return d.ok ? d.named.map((a) => a.address) : d.reason;
+  };
+  test.each([
+    // header lines → the named mailboxes, or the reason
+    ["From: ann@sender.test\r\nResent-From: mallory@evil.test", ["ann@sender.test", "mallory@evil.test"]],
+    ["From: ann@sender.test\r\nResent-Sender: mallory@evil.test", ["ann@sender.test", "mallory@evil.test"]],
+    ["From: ann@sender.test\r\nresent-from: Ops <ops@sender.test>, mallory@evil.test", ["ann@sender.test", "ops@sender.test", "mallory@evil.test"]],
+    // Several resent blocks are allowed (RFC 5322 3.6.6): each one's mailboxes are named.
+    ["From: ann@sender.test\r\nResent-From: a@sender.test\r\nResent-From: b@evil.test", ["ann@sender.test", "a@sender.test", "b@evil.test"]],
+    ["From: ann@sender.test\r\nResent-From: a@sender.test\r\nResent-Sender: s@other.test", ["ann@sender.test", "a@sender.test", "s@other.test"]],
+    ["From: ann@sender.test\r\nResent-From: ann@sender.test <ceo@bank.example>", "the Resent-From header is malformed (text outside its addresses)"],
+    ["From: ann@sender.test\r\nResent-From: Team: x@evil.test;", "the Resent-From header is a group; it must name the sender's address"],
+    ["From: ann@sender.test\r\nResent-Sender: nobody", "the Resent-Sender header holds something that is not an email address"],
+    ["From: ann@sender.test\r\nResent-Sender: a@sender.test, b@sender.test", "the Resent-Sender header names 2 addresses; it must name one"],
+  ])("%p → %p", (headers, expected) => {
+    expect(named(headers)).toEqual(expected);
+  });
+
+  test("the author is still From (or Sender): Resent fields never become it", () => {
+    expect(decide("From: ann@sender.test\r\nResent-From: mallory@evil.test")).toMatchObject({ ok: true, author: ann });
+  });
+});

@@ -3,6 +3,8 @@
 // exactly one Sender field naming one mailbox, which is then the one responsible (checked
 // against the account's domains and DKIM-signed). Anything else is refused with a sentence,
 // because a receiver might show another author than the one we checked and signed for.
+// Every other mailbox a receiver could take for the sender (the rest of From, Sender,
+// Resent-From, Resent-Sender) is "named" and needs a domain of the account too.
 //
 // The values are read as written (unfolded, encoded words not decoded): an encoded word in
 // a display name is text, never syntax, so "=?utf-8?Q?a=2C_b?= <x@y>" is one mailbox. Only
@@ -19,6 +21,9 @@ export interface AuthorFields {
   from: readonly string[];
   /** Every Sender field's value, the same way. */
   sender: readonly string[];
+  /** Every Resent-From and Resent-Sender field's value (a message may carry several resent blocks). */
+  resentFrom?: readonly string[];
+  resentSender?: readonly string[];
 }
 
 export type AuthorDecision =
@@ -26,12 +31,19 @@ export type AuthorDecision =
       ok: true;
       /** The mailbox responsible for the message: the From mailbox, or the Sender when From names several. */
       author: MailAddress;
-      /** Every mailbox the From and Sender fields name (the author among them), each needing a domain of the account. */
+      /** Every mailbox the From, Sender, Resent-From and Resent-Sender fields name (the author among them), each needing a domain of the account. */
       named: MailAddress[];
     }
   | { ok: false; reason: string };
 
-export const authorFieldsOf = (h: MessageHeaders): AuthorFields => ({ from: h.rawValues("from"), sender: h.rawValues("sender") });
+export const authorFieldsOf = (h: MessageHeaders): AuthorFields => ({
+  from: h.rawValues("from"),
+  sender: h.rawValues("sender"),
+  resentFrom: h.rawValues("resent-from"),
+  resentSender: h.rawValues("resent-sender"),
+});
+
+type AuthorField = "From" | "Sender" | "Resent-From" | "Resent-Sender";
 
 type Mailboxes = { ok: true; list: MailAddress[] } | { ok: false; reason: string };
 
@@ -67,7 +79,7 @@ function decodedName(name: string): string {
 }
 
 /** The mailboxes of one address field, or why it is not a plain list of them. */
-function mailboxesOf(field: "From" | "Sender", value: string): Mailboxes {
+function mailboxesOf(field: AuthorField, value: string): Mailboxes {
   const malformed = { ok: false as const, reason: `the ${field} header is malformed (text outside its addresses)` };
   if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) return { ok: false, reason: `the ${field} header holds control characters` };
   const bare = bareText(value);
@@ -103,5 +115,26 @@ export function authorOf(fields: AuthorFields): AuthorDecision {
     return { ok: false, reason: `the From header names ${from.list.length} addresses; name one, or add a Sender header naming the one that sends` };
   }
   const author = from.list.length === 1 ? from.list[0]! : sender!;
-  return { ok: true, author, named: sender ? [...from.list, sender] : from.list };
+  const resent = resentMailboxes(fields);
+  if (!resent.ok) return resent;
+  return { ok: true, author, named: [...from.list, ...(sender ? [sender] : []), ...resent.list] };
+}
+
+/**
+ * The mailboxes of every Resent-From and Resent-Sender field. They never make the author,
+ * but a receiver may show one as who the message comes from (and Sender ID's purported
+ * responsible address picks Resent-Sender, then Resent-From, first): each must be as
+ * plain as a From, and is named, so it needs a domain of the account like the author.
+ */
+function resentMailboxes(fields: AuthorFields): Mailboxes {
+  const list: MailAddress[] = [];
+  for (const [field, values] of [["Resent-From", fields.resentFrom ?? []], ["Resent-Sender", fields.resentSender ?? []]] as const) {
+    for (const value of values) {
+      const m = mailboxesOf(field, value);
+      if (!m.ok) return m;
+      if (field === "Resent-Sender" && m.list.length !== 1) return { ok: false, reason: `the Resent-Sender header names ${m.list.length} addresses; it must name one` };
+      list.push(...m.list);
+    }
+  }
+  return { ok: true, list };
 }

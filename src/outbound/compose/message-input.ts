@@ -66,6 +66,7 @@ const fail = (path: string, message: string): never => {
 
 // Headers the message structure owns; set them through the fields that exist for them.
 const STRUCTURAL_HEADERS = new Set(["from", "to", "cc", "bcc", "subject", "date", "sender", "return-path", "mime-version", "content-type", "content-transfer-encoding", "dkim-signature"]);
+const RESENT_AUTHOR_HEADERS = new Set(["resent-from", "resent-sender"]);
 const HEADER_NAME = /^[\x21-\x39\x3b-\x7e]{1,76}$/;
 // Base64 in groups of four, padding only at the end. Written as a length check and one
 // character class: a regexp of repeated groups fails (returns false) on strings of some
@@ -104,6 +105,9 @@ function headersOf(value: Record<string, string | string[]> | undefined): [strin
   for (const [name, v] of Object.entries(value ?? {})) {
     if (!HEADER_NAME.test(name)) fail(`headers.${name}`, "is not a valid header name (printable ASCII, no colon or space)");
     if (STRUCTURAL_HEADERS.has(name.toLowerCase())) fail(`headers.${name}`, "is set by the message itself; use the field for it");
+    // A receiver may take them for who sends (compose/author.ts): only a raw message, whose
+    // every named address is checked, may carry them.
+    if (RESENT_AUTHOR_HEADERS.has(name.toLowerCase())) fail(`headers.${name}`, "names who sends the message; resend a message as raw, where every address it names needs a sending domain of this account");
     for (const line of Array.isArray(v) ? v : [v]) {
       if (/[\r\n\u0000]/.test(line)) fail(`headers.${name}`, "must not contain line breaks");
       out.push([name, line]);

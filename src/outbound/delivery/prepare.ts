@@ -18,6 +18,7 @@ export function copyPreparer(deps: { domains: SenderDomains; publicUrl: () => st
             publicUrl: deps.publicUrl(),
             key: deps.trackingKey,
             messageId: m.id,
+            outboundAccountId: m.outboundAccountId,
             recipientId,
             recipient,
             linkExpiresAtMs: m.createdAtMs + deps.trackingLinkTtlMs(),

@@ -6,6 +6,7 @@ import { newUuid } from "../../lib/ids.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { domainOf, type MailAddress } from "../compose/addresses.ts";
 import { composeMessage } from "../compose/compose.ts";
+import { blockedAttachmentOf } from "../compose/raw-attachments.ts";
 import { enqueueMessage, type EnqueueDeps, type EnqueueRequest, type RememberedAnswer } from "../queue/enqueue.ts";
 import type { IdempotencyRepo } from "./idempotency.port.ts";
 import { draftFromBody, InputProblem, type MessageBody } from "../compose/message-input.ts";
@@ -55,6 +56,14 @@ async function namedRefusal(deps: SendDeps, accountId: string, author: MailAddre
   return null;
 }
 
+/** Why a raw message may not go out because of an attachment's name, or null (raw-attachments.ts). */
+function attachmentRefusal(raw: Buffer, blocked: readonly string[]): string | null {
+  const found = blockedAttachmentOf(raw, blocked);
+  if (!found) return null;
+  const name = found.fileName.length > 100 ? `${found.fileName.slice(0, 100)}...` : found.fileName;
+  return `an attachment is named ${JSON.stringify(name)}: files ending in .${found.extension} are not allowed`;
+}
+
 /**
  * Queues the message and logs it: its id (E11's `id`, submission's "Queued as:"), sender,
  * every envelope recipient and Message-ID, so that its delivery lines can be followed by it.
@@ -89,6 +98,8 @@ export async function sendFromApi(sender: Sender, body: MessageBody, deps: SendD
   checkSize(composed.raw, config.outbound.maxSizeBytes);
   const alsoNamed = await namedRefusal(deps, sender.account.id, draft.from, composed.named ?? [], draft.testMode);
   if (alsoNamed) throw new InputProblem({ path: "raw", message: alsoNamed });
+  const blockedName = draft.raw === null ? null : attachmentRefusal(composed.raw, config.outbound.blockedExtensions);
+  if (blockedName) throw new InputProblem({ path: "raw", message: blockedName });
   return enqueueLogged(
     {
       id,
@@ -116,13 +127,18 @@ export async function sendFromApi(sender: Sender, body: MessageBody, deps: SendD
 /** What SMTP submission queues: the request to the queue, less what the sender decides (account, test mode, tracking). */
 export interface SubmittedMessage extends Omit<EnqueueRequest, "id" | "accountId" | "outboundAccountId" | "testMode" | "tracking"> {
   id: string;
-  /** Every mailbox the From and Sender fields name (`from`, the one responsible, among them). */
+  /** Every mailbox the From, Sender, Resent-From and Resent-Sender fields name (`from`, the one responsible, among them). */
   named?: MailAddress[];
 }
 
 /** Thrown when the From domain may not send: SMTP answers 550 5.7.1 with the reason. */
 export class SenderRefused extends Error {
   override name = "SenderRefused";
+}
+
+/** Thrown when the message carries what may not be sent (a blocked attachment): SMTP answers 554 5.7.1 with the reason. */
+export class ContentRefused extends Error {
+  override name = "ContentRefused";
 }
 
 /** SMTP submission: the client's message as it came (our headers already applied). */
@@ -133,6 +149,8 @@ export async function sendFromSmtp(sender: Sender, m: SubmittedMessage, deps: Se
   if (refusal) throw new SenderRefused(refusal);
   const alsoNamed = await namedRefusal(deps, sender.account.id, m.from, m.named ?? [], testMode);
   if (alsoNamed) throw new SenderRefused(alsoNamed);
+  const blockedName = attachmentRefusal(m.raw, deps.config().outbound.blockedExtensions);
+  if (blockedName) throw new ContentRefused(blockedName);
   const { named: _named, ...message } = m;
   return enqueueLogged({ ...message, accountId: sender.account.id, outboundAccountId: sender.outbound.id, testMode, tracking: trackingOf(sender) }, deps, log, "submission");
 }

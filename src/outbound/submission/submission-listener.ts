@@ -6,6 +6,7 @@ import type { AccountRegistry } from "../../auth/accounts.ts";
 import type { Config } from "../../config/config.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { newUuid } from "../../lib/ids.ts";
+import type { AuthFailures } from "../../lib/auth-failures.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { garbageMade, LARGE_MESSAGE_BYTES } from "../../lib/gc-pacer.ts";
 import type { MemoryBudget, MessageCost } from "../../lib/memory-budget.ts";
@@ -20,7 +21,7 @@ import { addDateIfMissing, ownMessageIdOf, toCrlf } from "../compose/compose.ts"
 import type { RememberedAnswer } from "../queue/enqueue.ts";
 import type { KeyRef } from "../sending/idempotency.ts";
 import { joinMessage, splitMessage } from "../compose/raw-headers.ts";
-import { SenderRefused, sendFromSmtp, type SendDeps, type Sender } from "../sending/send.ts";
+import { ContentRefused, SenderRefused, sendFromSmtp, type SendDeps, type Sender } from "../sending/send.ts";
 import { takeSendingHeaders } from "./submission-headers.ts";
 
 export interface SubmissionDeps {
@@ -35,6 +36,8 @@ export interface SubmissionDeps {
   /** Mail in flight (limits.mail_in_flight). */
   budget: MemoryBudget;
   logger: Logger;
+  /** Failed AUTH attempts per client address, shared by both submission listeners. */
+  authFailures: AuthFailures;
 }
 
 /**
@@ -46,6 +49,11 @@ export const SUBMISSION_MESSAGE_COST: MessageCost = { copies: 3, fixedBytes: 64 
 
 /** Room kept in front of a submitted message for the header lines we add (Message-ID, Date). */
 const HEADER_ROOM_BYTES = 4096;
+
+/** A username as a log line shows it: bounded, and without control characters (the client chose it). */
+const USERNAME_LOGGED_CHARS = 256;
+const loggedUsername = (username: string | undefined): string =>
+  (username ?? "").slice(0, USERNAME_LOGGED_CHARS).replace(/[\u0000-\u001f\u007f]/g, "?");
 
 export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
   const config = deps.config();
@@ -101,10 +109,24 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     logger: false,
     ...(deps.tls ? { key: deps.tls.key, cert: deps.tls.cert } : {}),
 
-    onAuth(auth, _session, callback) {
-      const principal = deps.registry.principalForNamedSecret(auth.username ?? "", auth.password ?? "");
-      if (!principal || principal.kind !== "outbound") return callback(smtpError(SMTP_REPLIES.authFailed));
-      callback(null, { user: principal.outbound.id });
+    onAuth(auth, session, callback) {
+      // Slowed, then refused, when one address goes on failing (lib/auth-failures.ts); every
+      // failure logged with who tried and from where, never the password.
+      const ip = session.remoteAddress;
+      const verdict = deps.authFailures.attempt(ip, deps.clock.nowMs());
+      const failed = (reply: SmtpReply) => {
+        deps.logger.warn("smtp auth failed", { session_id: session.id, ip, username: loggedUsername(auth.username), method: auth.method, failures: verdict.failures, delay_ms: verdict.delayMs, reply: formatReply(reply) });
+        callback(smtpError(reply));
+      };
+      if (verdict.refuse) return failed(SMTP_REPLIES.authFailedTooOften);
+      const check = () => {
+        const principal = deps.registry.principalForNamedSecret(auth.username ?? "", auth.password ?? "");
+        if (!principal || principal.kind !== "outbound") return failed(verdict.closeIfWrong ? SMTP_REPLIES.authFailedTooOften : SMTP_REPLIES.authFailed);
+        deps.authFailures.succeeded(ip);
+        callback(null, { user: principal.outbound.id });
+      };
+      if (verdict.delayMs === 0) return check();
+      setTimeout(check, verdict.delayMs).unref?.();
     },
 
     onMailFrom(address, session, callback) {
@@ -213,6 +235,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
         })
         .catch((err) => {
           if (err instanceof SenderRefused) return callback(refused(session, "end of DATA", SMTP_REPLIES.senderRefused(err.message)));
+          if (err instanceof ContentRefused) return callback(refused(session, "end of DATA", SMTP_REPLIES.contentRefused(err.message)));
           if ((err as { problem?: { message: string } }).problem) return callback(refused(session, "end of DATA", SMTP_REPLIES.invalidMessage((err as { message: string }).message)));
           if ((err as { code?: string }).code === "ECONNECTION") deps.logger.info("submitted message not received in full", sessionFields(session));
           else deps.logger.error("submission failed", { ...sessionFields(session), err });

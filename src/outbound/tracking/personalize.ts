@@ -1,9 +1,11 @@
 // The per-recipient touches of a message at delivery: tracking (an open pixel and link
 // redirects in HTML parts, through mailsplit so every transfer encoding stays right)
-// and List-Unsubscribe headers (RFC 2369, RFC 8058 one-click). DKIM signing comes after.
+// and List-Unsubscribe headers (RFC 2369, RFC 8058 one-click). The List-Unsubscribe URL is
+// ours, signed (/t/u/<token>): Postroom checks it before it passes the request on to the
+// account's unsubscribe.url (api/unsubscribe.ts). DKIM signing comes after.
 import { Joiner, Rewriter, Splitter } from "@zone-eu/mailsplit";
 import { Readable, Transform } from "node:stream";
-import { clickToken, openToken } from "./tracking-tokens.ts";
+import { clickToken, openToken, unsubscribeToken } from "./tracking-tokens.ts";
 
 export interface Tracking {
   opens: boolean;
@@ -15,6 +17,7 @@ export interface PersonalizeContext {
   publicUrl: string;
   key: Buffer;
   messageId: string;
+  outboundAccountId: string;
   recipientId: string;
   recipient: string;
   /** When the click links of this copy stop redirecting (outbound.tracking_link_ttl after acceptance). */
@@ -48,10 +51,8 @@ export function trackHtml(html: string, t: Pick<Tracking, "opens" | "clicks">, c
 export function unsubscribeHeaders(u: Tracking["unsubscribe"], ctx: PersonalizeContext): [string, string][] {
   const targets: string[] = [];
   if (u.url) {
-    const url = new URL(u.url);
-    url.searchParams.set("message_id", ctx.messageId);
-    url.searchParams.set("recipient", ctx.recipient);
-    targets.push(`<${url.toString()}>`);
+    const token = unsubscribeToken(ctx.key, { messageId: ctx.messageId, recipientId: ctx.recipientId, outboundAccountId: ctx.outboundAccountId, recipient: ctx.recipient });
+    targets.push(`<${ctx.publicUrl}/t/u/${token}>`);
   }
   if (u.mailto) targets.push(`<mailto:${u.mailto}?subject=${encodeURIComponent(`unsubscribe ${ctx.messageId}`)}>`);
   if (targets.length === 0) return [];
