@@ -4,7 +4,8 @@
 import type { Database } from "bun:sqlite";
 import type { SearchTerm } from "../lib/search-query.ts";
 import { termTimeMs } from "../lib/search-query.ts";
-import { containsPattern, sqliteSliceReader } from "../store/paging.ts";
+import { containsPattern } from "../store/paging.ts";
+import { sqliteSliceReader } from "../store/sqlite-slice-reader.ts";
 import type { SliceReader } from "../store/sliced-search.ts";
 import { FIELD_COLUMN, STATUS_COLUMNS, type StatusRow } from "./statuses.port.ts";
 
