@@ -8,6 +8,7 @@ import type { Clock } from "../lib/clock.ts";
 import { isDiskFull, type DiskFullLog } from "../lib/disk-full.ts";
 import type { DnsResolver } from "../lib/dns.ts";
 import { newId16 } from "../lib/ids.ts";
+import { replaceNulInFields } from "../lib/stored-text.ts";
 import type { LogFields, Logger } from "../lib/logger.ts";
 import type { MessageCost } from "../lib/memory-budget.ts";
 import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
@@ -22,6 +23,7 @@ import { MessageRefused, type ParseLimits } from "./parse.ts";
 import type { MessageAttachment, MessageContent, PayloadEnvelope } from "./payload.ts";
 import { recipientsOfAccount, type AcceptedRecipient } from "./recipients.ts";
 import type { StatusRepo } from "./statuses.port.ts";
+import type { StatusRetry } from "./status-retry.ts";
 import type { IncomingStatus } from "./incoming-status.ts";
 import type { LocalAttachments } from "./local-attachments.port.ts";
 import { targetBody } from "./target-body.ts";
@@ -68,6 +70,8 @@ export interface DeliverDeps {
   resolver: DnsResolver;
   auth: AuthChecker;
   statuses: StatusRepo;
+  /** Takes the statuses whose write failed after their targets answered, and writes them again later. */
+  statusRetry: Pick<StatusRetry, "failed">;
   localAttachments: LocalAttachments;
   bounces: BounceHandler;
   clock: Clock;
@@ -89,7 +93,9 @@ function statusRow(
   extra: { messageId: string | null; subject: string | null; size: number; postroomMessageId: string | null; storeUrl?: string | null; envelope?: string | null },
   nowMs: number,
 ): IncomingStatus[] {
-  return group.rcpts.map((rcpt) => ({
+  // The header fields of a message come as the sender wrote them, NUL included: recorded
+  // with U+FFFD in its place (src/lib/stored-text.ts), never refused after the target has it.
+  return group.rcpts.map((rcpt) => replaceNulInFields<IncomingStatus>({
     id: newId16(),
     accountId: group.address.accountId,
     addressId: group.address.id,
@@ -232,8 +238,22 @@ async function deliverToAddresses(raw: Buffer, tx: Transaction, deps: DeliverDep
   const [auth, spamd] = await Promise.all([deps.auth.check(raw, { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname }, extracted.facts), deps.spamd?.(raw) ?? null]);
   const checked: Checked = { extracted, md5, auth, spamd };
   const results = await Promise.all(tx.groups.map((group) => deliverToGroup(group, raw, tx, checked, deps)));
-  await deps.statuses.record(results.flatMap((r) => r.rows));
+  await recordAnswered(results.flatMap((r) => r.rows), tx, deps);
   return results.map((r) => r.reply);
+}
+
+/**
+ * The statuses of a message its targets have answered. A failure to record them never
+ * becomes the reply: a 451 would make the sender send the message again, and a target that
+ * took it would get it twice. They go to deps.statusRetry instead, which logs them, counts
+ * them and writes them again later (status-retry.ts).
+ */
+async function recordAnswered(rows: IncomingStatus[], tx: Transaction, deps: DeliverDeps): Promise<void> {
+  try {
+    await deps.statuses.record(rows);
+  } catch (err) {
+    deps.statusRetry.failed(rows, err, tx.log);
+  }
 }
 
 /** Parses the message behind our trace lines; a message that cannot be read is refused and recorded. */
