@@ -26,7 +26,9 @@ describe.each(ENGINE_NAMES)("on %s", (engine) => {
   beforeAll(async () => {
     if (engine === "PostgreSQL" && !postgresAvailable()) return;
     target = TestTarget.start();
-    t = await startTestAppOn(engine, { inbound: true });
+    // Test mode: submitted and E11 messages are checked and recorded (E12), never sent.
+    t = await startTestAppOn(engine, { inbound: true, submission: true, accounts: [{ ...ACCOUNT_A, extra: "test_mode = true" }] });
+    expect((await t.json("POST", `${A}/sending_domains`, { auth, body: { domain: "sender.test" } })).status).toBe(201);
   });
   afterAll(async () => {
     await t?.stop();
@@ -78,6 +80,38 @@ describe.each(ENGINE_NAMES)("on %s", (engine) => {
     expect(inAddressId).toMatchObject({ status: 422, body: { status: 422, error: "query address_id: must not contain control characters" } });
     const inBody = await t.json("PATCH", `${A}/addresses/${addr.id}`, { auth, body: { nickname: "a\u0000b" } });
     expect(inBody).toMatchObject({ status: 422, body: { status: 422, error: "nickname: must not contain control characters" } });
+  });
+
+  it("SMTP submission: a NUL in Subject, Message-ID or tags is refused, 554 5.6.0 naming the field; nothing is queued", async () => {
+    const submit = (headers: string) =>
+      sendWithNodemailer(
+        t.app.submissionPort!,
+        { envelope: { from: "ann@sender.test", to: ["bob@example.org"] }, raw: Buffer.from(`${headers}To: bob@example.org\r\nDate: Fri, 27 Nov 2026 17:00:00 +0000\r\n\r\nHello\r\n`) },
+        { auth: { user: ACCOUNT_A.outboundId, pass: ACCOUNT_A.smtpKey } },
+      );
+    const refusal = (field: string) => `554 5.6.0 the ${field} field holds NUL (U+0000); remove it and send the message again`;
+    const cases: [string, string][] = [
+      ["From: ann@sender.test\r\nSubject: Invoice\0 42\r\n", refusal("Subject")],
+      ["From: ann@sender.test\r\nSubject: =?utf-8?q?Invoice=00_42?=\r\n", refusal("Subject")],
+      ["From: ann@sender.test\r\nSubject: ok\r\nMessage-ID: <a\0b@sender.test>\r\n", refusal("Message-ID")],
+      ["From: ann@sender.test\r\nSubject: ok\r\nX-Postroom-Tags: a\0b\r\n", refusal("X-Postroom-Tags")],
+      // The author check refused control characters in From already (an address list with NUL
+      // in To or Cc does not parse: nothing of it is stored, the envelope decides who gets it).
+      ["From: \"Ann\0\" <ann@sender.test>\r\nSubject: ok\r\n", "550 5.7.1 the From header holds control characters"],
+    ];
+    for (const [headers, reply] of cases) expect((await submit(headers)).response).toBe(reply);
+    const ok = await submit("From: ann@sender.test\r\nSubject: fine\r\n");
+    expect(ok.response).toStartWith("250 2.0.0 Thanks! Queued as: ");
+    const sent = await t.json("GET", `${A}/outbound_messages?outbound_account_id=${ACCOUNT_A.outboundId}`, { auth });
+    expect(sent.body.map((m: { subject: string }) => m.subject)).toEqual(["fine"]);
+  });
+
+  it("E11: a NUL in a JSON string field or a header: 422 naming the field", async () => {
+    const send = (body: unknown) => t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, { auth: bearer(ACCOUNT_A.smtpKey), body });
+    const base = { from: "ann@sender.test", to: "bob@example.org", subject: "s", plain: "hello" };
+    expect((await send({ ...base, subject: "a\u0000b" })).body).toEqual({ status: 422, error: "subject: must not contain control characters" });
+    expect((await send({ ...base, headers: { "X-Note": "a\u0000" } })).body).toEqual({ status: 422, error: "headers.X-Note: must not contain control characters" });
+    expect((await send({ ...base, tags: ["a\u0000"] })).body).toEqual({ status: 422, error: "tags[0]: must not contain control characters" });
   });
 
   it("the status write failing after the target's 2xx: still 250, one POST, the status stored once the store takes it again", async () => {
