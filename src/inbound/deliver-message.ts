@@ -23,7 +23,7 @@ import { MessageRefused, type ParseLimits } from "./parse.ts";
 import type { MessageAttachment, MessageContent, PayloadEnvelope } from "./payload.ts";
 import { recipientsOfAccount, type AcceptedRecipient } from "./recipients.ts";
 import type { StatusRepo } from "./statuses.port.ts";
-import type { StatusRetry } from "./status-retry.ts";
+import { recordAnswered, type StatusRetry } from "./status-retry.ts";
 import type { IncomingStatus } from "./incoming-status.ts";
 import type { LocalAttachments } from "./local-attachments.port.ts";
 import { targetBody } from "./target-body.ts";
@@ -238,22 +238,9 @@ async function deliverToAddresses(raw: Buffer, tx: Transaction, deps: DeliverDep
   const [auth, spamd] = await Promise.all([deps.auth.check(raw, { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname }, extracted.facts), deps.spamd?.(raw) ?? null]);
   const checked: Checked = { extracted, md5, auth, spamd };
   const results = await Promise.all(tx.groups.map((group) => deliverToGroup(group, raw, tx, checked, deps)));
-  await recordAnswered(results.flatMap((r) => r.rows), tx, deps);
+  // Never turned into the reply: the targets have answered (status-retry.ts).
+  await recordAnswered(results.flatMap((r) => r.rows), deps, tx.log);
   return results.map((r) => r.reply);
-}
-
-/**
- * The statuses of a message its targets have answered. A failure to record them never
- * becomes the reply: a 451 would make the sender send the message again, and a target that
- * took it would get it twice. They go to deps.statusRetry instead, which logs them, counts
- * them and writes them again later (status-retry.ts).
- */
-async function recordAnswered(rows: IncomingStatus[], tx: Transaction, deps: DeliverDeps): Promise<void> {
-  try {
-    await deps.statuses.record(rows);
-  } catch (err) {
-    deps.statusRetry.failed(rows, err, tx.log);
-  }
 }
 
 /** Parses the message behind our trace lines; a message that cannot be read is refused and recorded. */

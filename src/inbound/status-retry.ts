@@ -9,6 +9,7 @@
 // that is left of it, so that line carries its fields.
 import type { LogFields, Logger } from "../lib/logger.ts";
 import type { IncomingStatus } from "./incoming-status.ts";
+import type { StatusRepo } from "./statuses.port.ts";
 
 /** How long a held status waits before each new write, in turn; after the last it is lost. About 17 minutes in all. */
 export const STATUS_RETRY_DELAYS_MS: readonly number[] = [1_000, 5_000, 30_000, 60_000, 300_000, 600_000];
@@ -127,5 +128,19 @@ export class StatusRetry {
   private lose(rows: IncomingStatus[], log: Logger, err: unknown, why: string): void {
     this.deps.counted("lost", rows.length);
     log.error(`incoming statuses lost: ${why}; this line is their only record`, { err, ...statusFields(rows) });
+  }
+}
+
+/**
+ * Records the statuses of a message its targets have answered. A failure never becomes the
+ * reply: a 451 would make the sender send the message again, and a target that took it
+ * would get it twice. The statuses go to `statusRetry` instead, which logs them (with the
+ * message's fields `log` carries), counts them and writes them again later.
+ */
+export async function recordAnswered(rows: IncomingStatus[], deps: { statuses: Pick<StatusRepo, "record">; statusRetry: Pick<StatusRetry, "failed"> }, log: Logger): Promise<void> {
+  try {
+    await deps.statuses.record(rows);
+  } catch (err) {
+    deps.statusRetry.failed(rows, err, log);
   }
 }

@@ -1,7 +1,7 @@
 // Statuses whose write failed after their targets answered (src/inbound/status-retry.ts):
 // held, written again, counted, and logged when given up.
 import { describe, expect, test } from "bun:test";
-import { StatusRetry } from "../../src/inbound/status-retry.ts";
+import { recordAnswered, StatusRetry } from "../../src/inbound/status-retry.ts";
 import type { IncomingStatus } from "../../src/inbound/incoming-status.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 
@@ -70,5 +70,21 @@ describe("StatusRetry", () => {
     await h.retry.close();
     expect(h.written).toEqual([["s1"]]);
     expect(h.retry.pendingRows).toBe(0);
+  });
+});
+
+describe("recordAnswered", () => {
+  test("a store whose write throws: nothing is thrown (the reply stands), the rows go to the retry", async () => {
+    const handed: string[] = [];
+    const statuses = { record: async () => Promise.reject(new Error("insert failed")) };
+    const statusRetry = { failed: (rows: IncomingStatus[]) => handed.push(...rows.map((r) => r.id)) };
+    await recordAnswered([row("s1")], { statuses, statusRetry }, createLogger({ sink: () => {} }));
+    expect(handed).toEqual(["s1"]);
+  });
+
+  test("a store that takes them: nothing goes to the retry", async () => {
+    const handed: string[] = [];
+    await recordAnswered([row("s1")], { statuses: { record: async () => {} }, statusRetry: { failed: () => handed.push("x") } }, createLogger({ sink: () => {} }));
+    expect(handed).toEqual([]);
   });
 });
