@@ -12,6 +12,7 @@ import { postgresAvailable } from "../helpers/postgres.ts";
 import { sendWithNodemailer, type SmtpResult } from "../helpers/smtp.ts";
 import { TestTarget } from "../helpers/target.ts";
 import { requireTools } from "../helpers/tools.ts";
+import type { StatusRepo } from "../../src/inbound/statuses.port.ts";
 
 const A = `/api/v0.1/${ACCOUNT_A.id}`;
 const auth = bearer(ACCOUNT_A.token);
@@ -60,8 +61,8 @@ describe.each(ENGINE_NAMES)("on %s", (engine) => {
   it("a NUL in the Subject and the Message-ID: 250 at once, one POST, the status listed with U+FFFD in its place", async () => {
     const addr = await addressFor("/nul");
     const results = await sendAsAnMta(addr.email, message(addr.email, "Invoice\0 42", "<abc\0def@sender.test>"));
-    expect(results.map((r) => r.response)).toEqual(["250 2.0.0 Accepted"]);
     expect(target.at("/nul")).toHaveLength(1);
+    expect(results.map((r) => r.response)).toEqual(["250 2.0.0 Accepted"]);
     const [s] = await statuses(addr.id);
     expect(s).toMatchObject({ subject: "Invoice\uFFFD 42", status: "200", status_category: "successful" });
     expect(s.message_id).toContain("\uFFFD");
@@ -123,8 +124,8 @@ describe.each(ENGINE_NAMES)("on %s", (engine) => {
     } finally {
       await failStatusWrites(t, false);
     }
-    expect(results.map((r) => r.response)).toEqual(["250 2.0.0 Accepted"]);
     expect(target.at("/store-fails")).toHaveLength(1);
+    expect(results.map((r) => r.response)).toEqual(["250 2.0.0 Accepted"]);
     // Written again once the store takes it (first retry after a second).
     const deadline = Date.now() + 10_000;
     while ((await statuses(addr.id)).length === 0 && Date.now() < deadline) await Bun.sleep(200);
@@ -132,7 +133,12 @@ describe.each(ENGINE_NAMES)("on %s", (engine) => {
   }, 20_000);
 });
 
-/** A store whose incoming status writes fail: a trigger that raises on every insert. */
+/**
+ * A store whose incoming status writes fail. PostgreSQL: a trigger that raises on every
+ * insert. SQLite: record() throws, as it does when neither the status journal nor the
+ * database can take the rows (a trigger would only fail the journal's later move).
+ */
+let recordAsItWas: StatusRepo["record"] | null = null;
 async function failStatusWrites(t: EngineApp, fail: boolean): Promise<void> {
   if (t.sql) {
     if (fail) {
@@ -144,11 +150,11 @@ async function failStatusWrites(t: EngineApp, fail: boolean): Promise<void> {
     }
     return;
   }
-  const { Database } = await import("bun:sqlite");
-  const db = new Database(`${t.dataDir}/postroom.db`);
-  try {
-    db.run(fail ? "CREATE TRIGGER refuse_status BEFORE INSERT ON incoming_statuses BEGIN SELECT RAISE(ABORT, 'injected: status writes fail'); END" : "DROP TRIGGER refuse_status");
-  } finally {
-    db.close();
-  }
+  const repo = t.app.repos.statuses;
+  if (fail) {
+    recordAsItWas = repo.record;
+    repo.record = async () => {
+      throw new Error("injected: status writes fail");
+    };
+  } else repo.record = recordAsItWas!;
 }
