@@ -172,7 +172,8 @@ export async function deliverToAddress(group: AddressGroup, content: MessageCont
 function keep(address: Address, file: MessageAttachment, deps: DeliverDeps): Promise<string> {
   const store = address.attachments;
   if (store.store === "s3") return uploadToS3(store, file, { nowMs: deps.clock.nowMs(), ttlMs: deps.attachmentUrlTtlMs, resolver: deps.resolver, policy: deps.post.policy, timeoutMs: deps.post.timeoutMs });
-  return deps.localAttachments.save(file, deps.clock.nowMs(), deps.attachmentUrlTtlMs);
+  // Its name and type are stored (and its name is in the URL): NUL replaced (stored-text.ts).
+  return deps.localAttachments.save(replaceNulInFields(file), deps.clock.nowMs(), deps.attachmentUrlTtlMs);
 }
 
 /** The Return-Path and Received lines of this transaction (RFC 5321 section 4.4), in that order. */

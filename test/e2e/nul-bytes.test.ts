@@ -36,8 +36,8 @@ describe.each(ENGINE_NAMES)("on %s", (engine) => {
     await target?.stop();
   });
 
-  async function addressFor(path: string): Promise<{ id: string; email: string }> {
-    const res = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url(path), target_format: "json+n" } });
+  async function addressFor(path: string, extra: Record<string, unknown> = {}): Promise<{ id: string; email: string }> {
+    const res = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url(path), target_format: "json+n", ...extra } });
     expect(res.status).toBe(201);
     return res.body;
   }
@@ -69,16 +69,35 @@ describe.each(ENGINE_NAMES)("on %s", (engine) => {
     expect(JSON.stringify(s)).not.toContain("\\u0000");
   });
 
+  it("an attachment kept on the appliance whose file name holds NUL (and SOH): 250, one POST, the file served", async () => {
+    const addr = await addressFor("/nul-file", { attachments: { store: "local" } });
+    const raw = [
+      `From: alice@sender.test`, `To: ${addr.email}`, `Subject: with a file`, `Message-ID: <file@sender.test>`, `MIME-Version: 1.0`,
+      `Content-Type: multipart/mixed; boundary="b"`, ``, `--b`, `Content-Type: text/plain`, ``, `see attached`, `--b`,
+      `Content-Type: text/csv; name="report\0\x01.csv"`, `Content-Disposition: attachment; filename="report\0\x01.csv"`, ``, `a,b`, `--b--`, ``,
+    ].join("\r\n");
+    const results = await sendAsAnMta(addr.email, raw);
+    expect(target.at("/nul-file")).toHaveLength(1);
+    expect(results.map((r) => r.response)).toEqual(["250 2.0.0 Accepted"]);
+    const [att] = target.at("/nul-file")[0]!.json.attachments;
+    // The target gets the name as parsed; only what is stored (and the URL made from it) has U+FFFD.
+    expect(att.file_name).toBe("report\u0000\u0001.csv");
+    expect(decodeURIComponent(new URL(att.url).pathname)).toEndWith("/report\uFFFD\u0001.csv");
+    const got = await t.call("GET", new URL(att.url).pathname + new URL(att.url).search);
+    expect(got.status).toBe(200);
+    expect(await got.text()).toStartWith("a,b");
+  });
+
   it("API parameters holding NUL: 422 naming the parameter, never 500", async () => {
     const addr = await addressFor("/api");
     const inQuery = await t.json("GET", `${A}/incoming_statuses?address_id=${addr.id}&query=a%00b`, { auth });
-    expect(inQuery).toMatchObject({ status: 422, body: { status: 422, error: "query query: must not contain control characters" } });
+    expect(inQuery).toMatchObject({ status: 422, body: { status: 422, error: "query query: must not contain NUL (\\u0000)" } });
     const inSearch = await t.json("GET", `${A}/addresses?query=x%00`, { auth });
-    expect(inSearch).toMatchObject({ status: 422, body: { status: 422, error: "query query: must not contain control characters" } });
+    expect(inSearch).toMatchObject({ status: 422, body: { status: 422, error: "query query: must not contain NUL (\\u0000)" } });
     const inPath = await t.json("GET", `${A}/addresses/a%00b`, { auth });
-    expect(inPath).toMatchObject({ status: 422, body: { status: 422, error: "path addressId: must not contain control characters" } });
+    expect(inPath).toMatchObject({ status: 422, body: { status: 422, error: "path addressId: must not contain NUL (\\u0000)" } });
     const inAddressId = await t.json("GET", `${A}/incoming_statuses?address_id=${addr.id}%00`, { auth });
-    expect(inAddressId).toMatchObject({ status: 422, body: { status: 422, error: "query address_id: must not contain control characters" } });
+    expect(inAddressId).toMatchObject({ status: 422, body: { status: 422, error: "query address_id: must not contain NUL (\\u0000)" } });
     const inBody = await t.json("PATCH", `${A}/addresses/${addr.id}`, { auth, body: { nickname: "a\u0000b" } });
     expect(inBody).toMatchObject({ status: 422, body: { status: 422, error: "nickname: must not contain control characters" } });
   });
