@@ -17,6 +17,7 @@ import { keptMessages } from "./inbound/post-again.ts";
 import { spamdFor } from "./inbound/spamd.ts";
 import type { BounceHandler } from "./inbound/bounce-hook.ts";
 import { inboundMessageCost, type DeliverDeps } from "./inbound/deliver-message.ts";
+import { StatusRetry } from "./inbound/status-retry.ts";
 import { createInboundServer } from "./inbound/smtp-listener.ts";
 import { createSubmissionServer } from "./outbound/submission/submission-listener.ts";
 import { AuthFailures } from "./lib/auth-failures.ts";
@@ -81,6 +82,7 @@ export class App {
   private readonly deliverDeps: () => DeliverDeps;
   private readonly routeDeps: () => RouteDeps;
   private readonly extractor: ExtractPool;
+  private readonly statusRetry: StatusRetry;
   /** The outgoing queue's worker (tests kick it after moving their clock). */
   readonly delivery: DeliveryWorker;
   /** Posts message events to webhooks (tests kick it after moving their clock). */
@@ -134,6 +136,7 @@ export class App {
     this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));
     const current = () => this.current;
     this.routeDeps = perConfig(current, (c) => ({ inboundDomain: c.inbound.domain, bounceHost: c.outbound.bounceHost, addresses, customDomains, bounces }));
+    const statusRetry = (this.statusRetry = new StatusRetry({ write: (rows) => statuses.record(rows), logger, maxRows: () => this.current.inbound.statusRetryRows, counted: (outcome, count) => this.metrics.statusWrites(outcome, count) }));
     this.deliverDeps = perConfig(current, (c): DeliverDeps => {
       return {
         hostname: c.hostname,
@@ -149,7 +152,7 @@ export class App {
           userAgent: `Postroom/${VERSION}`,
           observe: (outcome, seconds) => this.metrics.targetPost(outcome, seconds),
         },
-        resolver, auth, statuses, localAttachments, bounces, clock, logger, diskFull,
+        resolver, auth, statuses, statusRetry, localAttachments, bounces, clock, logger, diskFull,
         spamd: spamdFor(c.inbound.spamd),
       };
     });
@@ -286,6 +289,7 @@ export class App {
     await this.delivery.stop();
     await this.webhooks.stop();
     await this.listeners.stop();
+    await this.statusRetry.close();
     await this.extractor.close();
     this.domains.close();
     await this.repos.close();

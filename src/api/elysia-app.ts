@@ -22,6 +22,7 @@ import { InputProblem } from "../outbound/compose/message-input.ts";
 import { customDomainRoutes } from "./custom-domains.ts";
 import type { ApiDeps } from "./deps.ts";
 import { ApiError, errorResponse } from "./errors.ts";
+import { parameterTextProblem } from "./parameter-checks.ts";
 import { healthRoutes } from "./health.ts";
 import { buildOpenApiDocument } from "./openapi.ts";
 import { API_PREFIX, OPENAPI_PATH } from "./paths.ts";
@@ -31,6 +32,11 @@ export function buildElysiaApp(deps: ApiDeps, version: string) {
   const app = new Elysia({ normalize: false })
     // The front handler has already read and parsed the body under its size cap.
     .onParse(({ request }) => requestState(request)?.body)
+    // Before any route reads them: no control character (NUL above all) reaches the store.
+    .onTransform({ as: "global" }, ({ params, query }) => {
+      const problem = parameterTextProblem(params, query);
+      if (problem) throw new ApiError(422, problem);
+    })
     .onError(({ code, error, request }) => {
       if (error instanceof ApiError) return errorResponse(error.status, error.message, {}, error.extra);
       if (error instanceof InputProblem) return errorResponse(422, formatProblem(error.problem));

@@ -93,6 +93,8 @@ export interface Config {
     maxRedirects: number;
     targetResponseMaxBytes: number;
     attachmentUrlTtlMs: number;
+    /** Incoming statuses held to be written again (src/inbound/status-retry.ts). */
+    statusRetryRows: number;
     parseWorkers: number;
     /** spamd to score received mail with, or null (off). */
     spamd: { at: ListenAddress; timeoutMs: number; maxBytes: number } | null;

@@ -171,6 +171,7 @@ export function toConfig(raw: RawConfig): Config {
       maxRedirects: raw.inbound.max_redirects,
       targetResponseMaxBytes: bytes(raw.inbound.target_response_max),
       attachmentUrlTtlMs: ms(raw.inbound.attachment_url_ttl),
+      statusRetryRows: raw.inbound.status_retry_rows,
       // Two cores are taken by the main thread and the runtime's own threads (I/O, GC).
       parseWorkers: raw.inbound.parse_workers === "auto" ? Math.max(0, availableParallelism() - 2) : raw.inbound.parse_workers,
       spamd: raw.inbound.spamd.address === "" ? null : { at: parseListen(raw.inbound.spamd.address)!, timeoutMs: ms(raw.inbound.spamd.timeout), maxBytes: bytes(raw.inbound.spamd.max_size) },

@@ -122,6 +122,7 @@ export const ConfigSchema = Type.Object(
         max_redirects: int(3, 0, 10, "redirects (301, 302, 307, 308) followed when posting to a target"),
         target_response_max: size("4KB", "how much of a target's answer is kept on the incoming status"),
         attachment_url_ttl: duration("7d", "how long the signed URL of a locally stored attachment works"),
+        status_retry_rows: int(10_000, 0, 1_000_000, "incoming statuses held in memory, to be written again, when their write failed after the target answered (the sender keeps its reply); beyond, they are logged and lost"),
         parse_workers: Type.Union([Type.Literal("auto"), Type.Integer({ minimum: 0, maximum: 64 })], {
           default: "auto",
           description: 'worker threads that parse received mail; 0 = the main thread; "auto" = one per core beyond two',

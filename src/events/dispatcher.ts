@@ -6,6 +6,7 @@
 // outcome is recorded only while the lease is still this node's, so nodes sharing one
 // PostgreSQL post each batch once, and a node that dies mid-POST leaves its batch to
 // another when the lease ends (the receiver then gets it again: at least once).
+import { replaceNul } from "../lib/stored-text.ts";
 import { Webhook } from "standardwebhooks";
 import type { AccountRegistry } from "../auth/accounts.ts";
 import type { Config, WebhookConfig } from "../config/config.ts";
@@ -197,7 +198,8 @@ export class WebhookDispatcher {
       );
       result.status = response.status;
       result.retryAfter = retryAfterMs(response.headers.get("retry-after"), now);
-      result.problem = response.status >= 200 && response.status < 300 ? "" : (await readBodyPrefix(response, 512)).slice(0, 200);
+      // The receiver's own words, kept on the webhook post: NUL replaced (src/lib/stored-text.ts).
+      result.problem = response.status >= 200 && response.status < 300 ? "" : replaceNul((await readBodyPrefix(response, 512)).slice(0, 200));
     } catch (err) {
       result.timedOut = (err as Error).name === "TimeoutError";
       result.problem = result.timedOut ? `no answer within ${c.timeoutMs} ms` : (err as Error).message;

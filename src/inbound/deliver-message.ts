@@ -8,6 +8,7 @@ import type { Clock } from "../lib/clock.ts";
 import { isDiskFull, type DiskFullLog } from "../lib/disk-full.ts";
 import type { DnsResolver } from "../lib/dns.ts";
 import { newId16 } from "../lib/ids.ts";
+import { replaceNulInFields } from "../lib/stored-text.ts";
 import type { LogFields, Logger } from "../lib/logger.ts";
 import type { MessageCost } from "../lib/memory-budget.ts";
 import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
@@ -22,6 +23,7 @@ import { MessageRefused, type ParseLimits } from "./parse.ts";
 import type { MessageAttachment, MessageContent, PayloadEnvelope } from "./payload.ts";
 import { recipientsOfAccount, type AcceptedRecipient } from "./recipients.ts";
 import type { StatusRepo } from "./statuses.port.ts";
+import { recordAnswered, type StatusRetry } from "./status-retry.ts";
 import type { IncomingStatus } from "./incoming-status.ts";
 import type { LocalAttachments } from "./local-attachments.port.ts";
 import { targetBody } from "./target-body.ts";
@@ -68,6 +70,8 @@ export interface DeliverDeps {
   resolver: DnsResolver;
   auth: AuthChecker;
   statuses: StatusRepo;
+  /** Takes the statuses whose write failed after their targets answered, and writes them again later. */
+  statusRetry: Pick<StatusRetry, "failed">;
   localAttachments: LocalAttachments;
   bounces: BounceHandler;
   clock: Clock;
@@ -89,7 +93,9 @@ function statusRow(
   extra: { messageId: string | null; subject: string | null; size: number; postroomMessageId: string | null; storeUrl?: string | null; envelope?: string | null },
   nowMs: number,
 ): IncomingStatus[] {
-  return group.rcpts.map((rcpt) => ({
+  // The header fields of a message come as the sender wrote them, NUL included: recorded
+  // with U+FFFD in its place (src/lib/stored-text.ts), never refused after the target has it.
+  return group.rcpts.map((rcpt) => replaceNulInFields<IncomingStatus>({
     id: newId16(),
     accountId: group.address.accountId,
     addressId: group.address.id,
@@ -166,7 +172,8 @@ export async function deliverToAddress(group: AddressGroup, content: MessageCont
 function keep(address: Address, file: MessageAttachment, deps: DeliverDeps): Promise<string> {
   const store = address.attachments;
   if (store.store === "s3") return uploadToS3(store, file, { nowMs: deps.clock.nowMs(), ttlMs: deps.attachmentUrlTtlMs, resolver: deps.resolver, policy: deps.post.policy, timeoutMs: deps.post.timeoutMs });
-  return deps.localAttachments.save(file, deps.clock.nowMs(), deps.attachmentUrlTtlMs);
+  // Its name and type are stored (and its name is in the URL): NUL replaced (stored-text.ts).
+  return deps.localAttachments.save(replaceNulInFields(file), deps.clock.nowMs(), deps.attachmentUrlTtlMs);
 }
 
 /** The Return-Path and Received lines of this transaction (RFC 5321 section 4.4), in that order. */
@@ -232,7 +239,8 @@ async function deliverToAddresses(raw: Buffer, tx: Transaction, deps: DeliverDep
   const [auth, spamd] = await Promise.all([deps.auth.check(raw, { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname }, extracted.facts), deps.spamd?.(raw) ?? null]);
   const checked: Checked = { extracted, md5, auth, spamd };
   const results = await Promise.all(tx.groups.map((group) => deliverToGroup(group, raw, tx, checked, deps)));
-  await deps.statuses.record(results.flatMap((r) => r.rows));
+  // Never turned into the reply: the targets have answered (status-retry.ts).
+  await recordAnswered(results.flatMap((r) => r.rows), deps, tx.log);
   return results.map((r) => r.reply);
 }
 

@@ -203,7 +203,8 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
           // limit logged why): nothing was received, nothing went wrong here.
           if ((err as { code?: string }).code === "ECONNECTION") st.log.info("inbound message not received in full", { bytes: stream.byteLength });
           else if (isDiskFull(err)) {
-            // The statuses could be kept neither in the journal nor in SQLite: the sender retries.
+            // Before any POST (a refusal's statuses, a parse): the sender retries. Once a target
+            // has answered, a failed status write never gets here (status-retry.ts).
             deps.deliver().diskFull.report("inbound", err);
             return callback(smtpError(SMTP_REPLIES.localStorageFull));
           } else st.log.error("inbound delivery failed", { err });

@@ -42,6 +42,8 @@ export interface Metrics {
   /** An inbound message answered at the end of DATA with this reply code. */
   inboundMessage(replyCode: number): void;
   smtpRefusal(reason: SmtpRefusalReason): void;
+  /** `count` incoming statuses whose write failed after their target answered ("failed"), or that were given up ("lost"): src/inbound/status-retry.ts. */
+  statusWrites(outcome: "failed" | "lost", count: number): void;
   /** One POST of a received message to its target, and how long it took. */
   targetPost(outcome: TargetOutcome, seconds: number): void;
   /** A delivery attempt's outcome, committed; `acceptedAtMs` is when the message was accepted (the 202). */
@@ -105,6 +107,16 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     registers,
   });
   for (const status_class of ["2xx", "4xx", "5xx", "timeout", "unreachable"]) targetPosts.inc({ status_class }, 0);
+  const statusWritesFailed = new Counter({
+    name: "postroom_inbound_status_writes_failed_total",
+    help: "Incoming statuses whose write failed after their target answered; the sender kept its reply and they are written again later",
+    registers,
+  });
+  const statusesLost = new Counter({
+    name: "postroom_inbound_statuses_lost_total",
+    help: "Incoming statuses given up after their writes kept failing (or with inbound.status_retry_rows full); each is logged at error",
+    registers,
+  });
   const targetPostSeconds = new Histogram({
     name: "postroom_target_post_duration_seconds",
     help: "Time from the start of a POST to a target until its answer was read (or it failed), redirects included",
@@ -251,6 +263,7 @@ export function createMetrics(deps: MetricsDeps): Metrics {
       mailRefusedMemory.inc({ listener });
       if (listener === "inbound") smtpRefusals.inc({ reason: "memory_budget" });
     },
+    statusWrites: (outcome, count) => (outcome === "failed" ? statusWritesFailed : statusesLost).inc(count),
     targetPost(outcome, seconds) {
       targetPosts.inc({ status_class: targetPostResult(outcome) });
       targetPostSeconds.observe(seconds);

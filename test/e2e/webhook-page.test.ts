@@ -66,6 +66,15 @@ describe("the webhook page", () => {
     expect(after.body.posts.map((p: { status: number }) => p.status)).toEqual([200, 503]);
   });
 
+  test("a receiver's answer holding NUL is kept with U+FFFD in its place (no NUL reaches the store)", async () => {
+    hook.script.push(500);
+    hook.bodies.push("broken\u0000answer");
+    clock.advance(1000);
+    const r = await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/webhook/test?outbound_account_id=${ACCOUNT_A.outboundId}`, { auth });
+    expect(r.body).toMatchObject({ status: 500, problem: "broken\uFFFDanswer", test: true });
+    expect((await page("/posts")).body[0]).toMatchObject({ status: 500, problem: "broken\uFFFDanswer" });
+  });
+
   test("the test POST carries one signed sample event and answers with what the receiver said", async () => {
     const n = hook.posts.length;
     clock.advance(1000);

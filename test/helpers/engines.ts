@@ -7,6 +7,7 @@ import { SQL } from "bun";
 import { test } from "bun:test";
 import { POSTGRES_MIGRATIONS } from "../../src/store/migrations/postgres/index.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
+import { guardNul } from "../../src/store/pg-nul-guard.ts";
 import { postgresAvailable, startPostgres } from "./postgres.ts";
 import { tempDir } from "./tmp.ts";
 import { requireTools } from "./tools.ts";
@@ -83,7 +84,8 @@ async function openPostgres(icuLocale: string | null): Promise<EngineHandle> {
     await admin.close();
     url = pg.url.replace(/\/postroom$/, "/postroom_icu");
   }
-  const sql = new SQL(url, { max: 2 });
+  // As the appliance opens it: a NUL bound for the database fails here, naming the value.
+  const sql = guardNul(new SQL(url, { max: 2 }));
   for (const m of POSTGRES_MIGRATIONS) await sql.begin((tx) => tx.unsafe(m.sql));
   return {
     kind: "postgres",

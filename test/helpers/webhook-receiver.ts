@@ -13,6 +13,8 @@ export class WebhookReceiver {
   readonly posts: ReceivedPost[] = [];
   /** Answers to give, in order; then 200. */
   readonly script: number[] = [];
+  /** Bodies of the answers, in order; then "ok" for a 200 and "try later" for the rest. */
+  readonly bodies: string[] = [];
   private readonly holds: { match(headers: Record<string, string>): boolean; arrive(): void; gate: Promise<void> }[] = [];
 
   private constructor(
@@ -42,7 +44,7 @@ export class WebhookReceiver {
         }
         const status = self.script.shift() ?? 200;
         self.posts.push({ headers, body: JSON.parse(raw), verified, status });
-        return new Response(status === 200 ? "ok" : "try later", { status });
+        return new Response(self.bodies.shift() ?? (status === 200 ? "ok" : "try later"), { status });
       },
     });
     self = new WebhookReceiver(server, secret);

@@ -22,7 +22,7 @@ import type { RememberedAnswer } from "../queue/enqueue.ts";
 import type { KeyRef } from "../sending/idempotency.ts";
 import { joinMessage, splitMessage } from "../compose/raw-headers.ts";
 import { ContentRefused, SenderRefused, sendFromSmtp, type SendDeps, type Sender } from "../sending/send.ts";
-import { takeSendingHeaders } from "./submission-headers.ts";
+import { nulField, takeSendingHeaders } from "./submission-headers.ts";
 
 export interface SubmissionDeps {
   config(): Config;
@@ -195,6 +195,10 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
           const envelope = new Set(rcpts.map((r) => r.toLowerCase()));
           h.remove("bcc");
           let messageId = ownMessageIdOf(h);
+          const subject = h.first("subject");
+          // What is stored of the message holds no NUL: refused before anything is (the Message-ID claim first).
+          const nul = nulField({ From: [from, ...(author.named ?? [])], To: to, Cc: cc, Subject: subject, "Message-ID": messageId, "X-Postroom-Tags": tags });
+          if (nul) return callback(refused(session, "end of DATA", SMTP_REPLIES.invalidMessage(`the ${nul} field holds NUL (U+0000); remove it and send the message again`)));
           // The client's own Message-ID: a message sent again with it is not queued again.
           let remember: RememberedAnswer | undefined;
           if (messageId !== null) {
@@ -207,7 +211,6 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
             h.set("Message-ID", messageId);
           }
           addDateIfMissing(h, new Date(deps.clock.nowMs()));
-          const subject = h.first("subject");
           // The header section goes back in front of the body in the same buffer (its old
           // section and the room kept in front of it are ours): the message is not copied.
           const raw = joinMessage(message, crlf === read.raw ? read.raw.byteOffset - read.frontRoom : crlf.byteOffset);

@@ -32,6 +32,7 @@ import { SECRETS_KEY, StoreError } from "../store.ts";
 import { describePostgres, parsePostgresUrl, type PostgresLocation } from "../store-url.ts";
 import { checkSharedKeys, loadSharedKeys } from "../node-keys.pg.ts";
 import { pgHealth } from "./pg-health.ts";
+import { guardNul } from "../pg-nul-guard.ts";
 import type { RepoHooks, Repos } from "./repos.ts";
 
 export interface PostgresOptions {
@@ -46,7 +47,8 @@ export interface PostgresOptions {
 export async function openPostgresRepos(opts: PostgresOptions, hooks: RepoHooks, logger: Logger): Promise<Repos> {
   const at = parsePostgresUrl(opts.url);
   if (!at) throw new StoreError("store.url is not a PostgreSQL URL");
-  const sql = new SQL(at.url, { max: opts.maxConnections, connectionTimeout: Math.ceil(opts.connectTimeoutMs / 1000) });
+  // Every value bound for the database is checked for NUL (pg-nul-guard.ts).
+  const sql = guardNul(new SQL(at.url, { max: opts.maxConnections, connectionTimeout: Math.ceil(opts.connectTimeoutMs / 1000) }));
   try {
     await checkSchema(sql, at, opts.connectTimeoutMs);
     // Before anything is read or sealed: a node with other keys would make secrets, signed
