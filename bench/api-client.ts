@@ -4,7 +4,7 @@
 // as the previous one got its answer (keep-alive). Bodies are built by the caller before
 // its clock starts.
 import { simpleParser } from "mailparser";
-import { buildMessage, MAIL_FROM } from "./message.ts";
+import { type buildMessage, MAIL_FROM } from "./message.ts";
 import { ACCOUNT } from "./postroom.ts";
 
 /** The From of every API send: the benchmark message's sender, with a display name. */

@@ -151,7 +151,7 @@ export class UnboundServer {
     const chunks: Buffer[] = [];
     try {
       const buf = Buffer.alloc(1 << 20);
-      for (let n; (n = readSync(fd, buf, 0, buf.length, this.logOffset)) > 0; this.logOffset += n) chunks.push(Buffer.from(buf.subarray(0, n)));
+      for (let n: number; (n = readSync(fd, buf, 0, buf.length, this.logOffset)) > 0; this.logOffset += n) chunks.push(Buffer.from(buf.subarray(0, n)));
     } finally {
       closeSync(fd);
     }

@@ -11,7 +11,7 @@ import { perConfig } from "./config/per-config.ts";
 import { restartNeededFor } from "./config/reload.ts";
 import { AuthChecker } from "./inbound/auth-checks.ts";
 import { ExtractPool } from "./inbound/extract-pool.ts";
-import { type Address } from "./inbound/address.ts";
+import type { Address } from "./inbound/address.ts";
 import { sendTestPost } from "./inbound/test-post.ts";
 import { keptMessages } from "./inbound/post-again.ts";
 import { spamdFor } from "./inbound/spamd.ts";

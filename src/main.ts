@@ -68,7 +68,7 @@ async function main(argv: string[]): Promise<void> {
   switch (line.kind) {
     case "help":
       out(line.text);
-      process.exit(line.exitCode);
+      return process.exit(line.exitCode);
     case "version":
       out(`postroom ${VERSION}`);
       return;

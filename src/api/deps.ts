@@ -72,7 +72,7 @@ export interface ApiDeps {
 /** The outbound account (and its account) behind a sending key (E11). */
 export function callerOutbound(request: Request): { account: AccountConfig; outbound: OutboundAccountConfig } {
   const principal = requestState(request)?.principal;
-  if (!principal || principal.kind !== "outbound") throw new ApiError(403);
+  if (principal?.kind !== "outbound") throw new ApiError(403);
   return { account: principal.account, outbound: principal.outbound };
 }
 

@@ -11,7 +11,7 @@ export const METRICS_PATH = "/metrics";
 export async function metricsResponse(metrics: Metrics, tokenHash: string | null, authorization: string | null): Promise<Response> {
   if (tokenHash === null) return errorResponse(404);
   const credential = parseAuthorization(authorization);
-  if (!credential || credential.type !== "bearer" || !secretMatchesAny(credential.secret, [tokenHash])) {
+  if (credential?.type !== "bearer" || !secretMatchesAny(credential.secret, [tokenHash])) {
     return errorResponse(401, undefined, { "WWW-Authenticate": 'Bearer realm="postroom metrics"' });
   }
   return new Response(await metrics.scrape(), { headers: { "content-type": metrics.contentType } });

@@ -68,6 +68,7 @@ export function openApiWebhooks(): Record<string, unknown> {
   };
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document is untyped JSON walked by shape
 type Schema = Record<string, any>;
 interface FormFields {
   properties: Record<string, Schema>;

@@ -16,6 +16,7 @@ import { OPENAPI_PATH } from "./paths.ts";
  */
 export const DOCUMENTED_BODY = "x-documented-body";
 
+// biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document is untyped JSON walked by shape
 type Operation = Record<string, any>;
 
 export function buildOpenApiDocument(app: AnyElysia, version: string): Record<string, unknown> {
@@ -104,6 +105,7 @@ const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers
 function addResponseHeaders(op: Operation): void {
   const authenticated = (op.security?.length ?? 0) > 0;
   const paged = (op.parameters as { in: string; name: string }[] | undefined)?.some((p) => p.in === "query" && p.name === "before") ?? false;
+  // biome-ignore lint/suspicious/noExplicitAny: as Operation
   for (const [status, response] of Object.entries<Record<string, any>>(op.responses ?? {})) {
     const names: (keyof typeof HEADERS)[] = ["X-Request-Id"];
     // 401 and 403 are answered before the rate limit is counted.

@@ -74,7 +74,7 @@ export function outboundMessageRoutes(deps: ApiDeps) {
       async ({ request, query, set }) => {
         const account = callerAccount(request);
         if (!account.outbound.some((o) => o.id === query.outbound_account_id)) throw notFound();
-        let terms;
+        let terms: ReturnType<typeof parseSearchQuery>;
         try {
           terms = parseSearchQuery(query.query, MESSAGE_SEARCH_FIELDS, deps.config().http.searchMaxTerms);
           for (const term of terms) if (term.field === "created_at" && termTimeMs(term.value) === null) throw new SearchQueryError(`created_at needs a date such as 2026-11-01, not "${term.value}"`);

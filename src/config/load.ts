@@ -71,13 +71,13 @@ export function crossKeyProblems(raw: RawConfig): Problem[] {
   };
   raw.accounts.forEach((a, i) => {
     claimId(a.id, `accounts[${i}].id`);
-    a.api_tokens.forEach((h, j) => claimSecret(h, `accounts[${i}].api_tokens[${j}]`));
+    for (const [j, h] of a.api_tokens.entries()) claimSecret(h, `accounts[${i}].api_tokens[${j}]`);
     a.outbound.forEach((o, k) => {
       claimId(o.id, `accounts[${i}].outbound[${k}].id`);
-      o.api_keys.forEach((h, j) => claimSecret(h, `accounts[${i}].outbound[${k}].api_keys[${j}]`));
+      for (const [j, h] of o.api_keys.entries()) claimSecret(h, `accounts[${i}].outbound[${k}].api_keys[${j}]`);
     });
   });
-  raw.dashboard.admin_tokens.forEach((h, j) => claimSecret(h, `dashboard.admin_tokens[${j}]`));
+  for (const [j, h] of raw.dashboard.admin_tokens.entries()) claimSecret(h, `dashboard.admin_tokens[${j}]`);
   if (raw.tls.mode === "files") {
     if (raw.tls.cert_file === "") problems.push({ path: "tls.cert_file", message: 'is required when tls.mode is "files"' });
     if (raw.tls.key_file === "") problems.push({ path: "tls.key_file", message: 'is required when tls.mode is "files"' });

@@ -70,7 +70,7 @@ export interface ListenAddress {
 
 /** "0.0.0.0:25", "[::1]:8080", "localhost:0" → host and port. Port 0 asks for any free port. */
 export function parseListen(text: string): ListenAddress | null {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s\[\]]+)):(\d{1,5})$/.exec(text.trim());
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s[\]]+)):(\d{1,5})$/.exec(text.trim());
   if (!m) return null;
   const port = Number(m[3]);
   if (port > 65535) return null;

@@ -62,7 +62,7 @@ export class SessionAuth {
     const { registry, sessions, clock, config } = this.deps;
     const admin = secretMatchesAny(token, config().dashboard.adminTokenHashes);
     const principal = admin ? null : registry.principalForSecret(token);
-    if (!admin && (!principal || principal.kind !== "account")) return null;
+    if (!admin && (principal?.kind !== "account")) return null;
     const account = principal?.account ?? null;
     const nowMs = clock.nowMs();
     await sessions.removeExpired(nowMs);

@@ -26,7 +26,7 @@ export function s3Endpoint(store: AttachmentStore): string {
 export function s3Key(store: AttachmentStore, fileName: string, nowMs: number): string {
   const day = new Date(nowMs).toISOString().slice(0, 10).replace(/-/g, "/");
   const prefix = store.path_prefix ? store.path_prefix.replace(/^\/+/, "").replace(/\/*$/, "/") : "";
-  return `${prefix}${day}/${randomHex(12)}/${fileName.replace(/[\/\\]/g, "_")}`;
+  return `${prefix}${day}/${randomHex(12)}/${fileName.replace(/[/\\]/g, "_")}`;
 }
 
 /** The object's URL, path-style: endpoint, bucket, key (each byte encoded as SigV4 signs it). */

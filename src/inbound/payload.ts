@@ -95,7 +95,7 @@ export function toFormData(payload: Payload, embedded: MessageAttachment[] | nul
   const form = new FormData();
   const put = (name: string, value: unknown) => {
     if (value === null || value === undefined) return;
-    if (Array.isArray(value)) value.forEach((v, i) => put(`${name}[${i}]`, v));
+    if (Array.isArray(value)) for (const [i, v] of value.entries()) put(`${name}[${i}]`, v);
     else if (typeof value === "object") for (const [k, v] of Object.entries(value)) put(`${name}[${k}]`, v);
     else form.append(name, String(value));
   };
@@ -104,7 +104,7 @@ export function toFormData(payload: Payload, embedded: MessageAttachment[] | nul
   put("envelope", payload.envelope);
   const slot = (i: number) => (indexed ? `attachments[${i}]` : "attachments[]");
   if (embedded) {
-    embedded.forEach((a, i) => form.append(slot(i), new Blob([contentOf ? contentOf(i) : a.content], { type: a.contentType }), a.fileName));
+    for (const [i, a] of embedded.entries()) form.append(slot(i), new Blob([contentOf ? contentOf(i) : a.content], { type: a.contentType }), a.fileName);
   } else {
     payload.attachments.forEach((a, i) => {
       for (const key of ["file_name", "content_type", "size", "disposition", "content_id", "url"] as const) {

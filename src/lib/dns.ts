@@ -100,10 +100,12 @@ const answersTtlMs = (answers: Answer[]): number => Math.min(...answers.map((a) 
 /** One question asked of each server in turn until one answers; answers of `type` only. */
 function dnsClient(servers: readonly string[], timeoutMs: number) {
   const list = (servers.length > 0 ? servers : getServers()).map(splitServer);
+  // biome-ignore-start lint/suspicious/noExplicitAny: dns2 ships no types for its TCP client or its answers
   const clients = list.map(({ host, port }) => {
     const udp = new UdpDnsClient(host, port, timeoutMs, (name, type) => (dns2 as any).TCPClient({ dns: host, port })(name, type));
     return (name: string, type: string) => udp.query(name, type) as Promise<any>;
   });
+  // biome-ignore-end lint/suspicious/noExplicitAny: dns2
   return async (name: string, type: keyof typeof TYPE_NUMBER): Promise<Answer[]> => {
     // A name dns2 cannot encode (a label over 63 octets, a name over 253) cannot exist.
     if (name.length > 253 || name.split(".").some((label) => label.length > 63)) throw new DnsError("ENOTFOUND", name);

@@ -8,7 +8,7 @@
 // a SIGHUP reload reaches every session opened after it.
 import type { Socket } from "node:net";
 import type { SMTPServer, SMTPServerSession } from "smtp-server";
-import { assertSmtpServerVersion, ConnectionView, hookConnections, type DataWatch } from "./smtp-server-compat.ts";
+import { assertSmtpServerVersion, type ConnectionView, hookConnections, type DataWatch } from "./smtp-server-compat.ts";
 import type { Logger } from "./logger.ts";
 import { authTimeReply, authVerdict, clientKey, commandVerdict, connectionVerdict, dataRateVerdict, deadlineAction, sessionTimeReply, type SessionLimits } from "./smtp-limits.ts";
 import type { SmtpReply } from "./smtp-reply.ts";
@@ -156,7 +156,7 @@ class Guard {
     const { minDataRate, dataRateWindowMs } = state.limits;
     const tick = () => {
       const data = state.data;
-      if (!data || !data.watch.active()) {
+      if (!data?.watch.active()) {
         state.data = null;
         return;
       }

@@ -100,6 +100,7 @@ export class ConnectionView {
   dataWatch(): DataWatch | null {
     const c = this.c;
     const parser = c._parser;
+    // biome-ignore lint/complexity/useOptionalChain: parser may be `false`, which `?.` does not narrow away
     if (!parser || !parser._dataMode) return null;
     return {
       active: () => !c._closing && !c._closed && c._parser === parser && Boolean(parser._dataMode),

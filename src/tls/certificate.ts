@@ -51,7 +51,7 @@ export function pairProblem(material: TlsMaterial, nowMs: number): string | null
   } catch (err) {
     return `the certificate is not a PEM X.509 certificate (${(err as Error).message})`;
   }
-  let key;
+  let key: ReturnType<typeof createPrivateKey>;
   try {
     key = createPrivateKey(material.key);
   } catch (err) {

@@ -60,7 +60,7 @@ function node(url: string): Node {
 }
 
 /** The s= of the first DKIM-Signature: which key signed. */
-const selectorOf = (signed: Buffer): string | null => /DKIM-Signature:[^]*?\bs=([^;\s]+)/.exec(signed.toString())?.[1] ?? null;
+const selectorOf = (signed: Buffer): string | null => /DKIM-Signature:[\s\S]*?\bs=([^;\s]+)/.exec(signed.toString())?.[1] ?? null;
 
 describe("sending-domain changes across two nodes on one PostgreSQL", () => {
   let handle: EngineHandle | undefined;

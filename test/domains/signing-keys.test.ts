@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { BoundedCache } from "../../src/lib/bounded-cache.ts";
 import { encryptSecret } from "../../src/domains/keys.ts";
 import { createSendingDomainRepo } from "../../src/domains/sending-domains.repo.ts";
-import { type SendingDomain } from "../../src/domains/sending-domain.ts";
+import type { SendingDomain } from "../../src/domains/sending-domain.ts";
 import { DomainService } from "../../src/domains/service.ts";
 import { SigningKeyCache } from "../../src/domains/signing-keys.ts";
 import { silentLogger } from "../../src/lib/logger.ts";

@@ -61,7 +61,7 @@ async function healthz(port: number, server: ServeProcess): Promise<number> {
     try {
       const res = await fetch(`http://127.0.0.1:${port}/healthz`);
       if (res.status === 200 || Date.now() > deadline) return res.status;
-    } catch (err) {
+    } catch (_err) {
       if (Date.now() > deadline || server.proc.exitCode !== null) {
         await server.exited();
         throw new Error(`no answer on ${port} (exit ${server.proc.exitCode}):\n${server.lines.map((l) => JSON.stringify(l)).join("\n")}\n${server.stderr}`);
@@ -74,9 +74,9 @@ async function healthz(port: number, server: ServeProcess): Promise<number> {
 /** swaks as an operator would try each port: the banner, TLS, and AUTH PLAIN with the SMTP credentials. */
 async function expectTlsAuth(port: number, tlsFlag: "--tls" | "--tlsc", user: string, password: string): Promise<void> {
   const r = await runSwaks(["--server", `127.0.0.1:${port}`, tlsFlag, "--auth", "PLAIN", "--auth-user", user, "--auth-password", password, "--quit-after", "AUTH", "--timeout", "10"]);
-  expect(r.transcript).toMatch(/<[~-]  220 mx\.postroom\.test/);
+  expect(r.transcript).toMatch(/<[~-] {2}220 mx\.postroom\.test/);
   expect(r.transcript).toMatch(/TLS started with cipher/);
-  expect(r.transcript).toMatch(/<~  235 /);
+  expect(r.transcript).toMatch(/<~ {2}235 /);
   expect(r.code).toBe(0);
 }
 
@@ -159,8 +159,8 @@ describe.if(hasTools)("the README's service steps as an unprivileged user, certi
     expect(created.status).toBe(201);
     const { email } = (await created.json()) as { email: string };
     const r = await runSwaks(["--server", `127.0.0.1:${ports.inbound}`, "--tls", "--from", "alice@sender.test", "--to", email, "--header", "Subject: over STARTTLS", "--timeout", "15"]);
-    expect(r.transcript).toMatch(/<-  220 mx\.postroom\.test/);
-    expect(r.transcript).toMatch(/<~  250 /);
+    expect(r.transcript).toMatch(/<- {2}220 mx\.postroom\.test/);
+    expect(r.transcript).toMatch(/<~ {2}250 /);
     expect(r.code).toBe(0);
     expect(target.at("/prod").map((m) => m.json.headers.subject)).toEqual(["over STARTTLS"]);
   }, 40_000);

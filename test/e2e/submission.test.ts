@@ -196,7 +196,7 @@ describe("the author must be unambiguous (issue 14): refused at the end of DATA,
     const id = QUEUED.exec(info.response)?.[1];
     expect(id).toBeDefined();
     const [got] = await eventually(() => (sink.to(rcpt).length === 1 ? sink.to(rcpt) : null), 10_000, "the copy");
-    expect(got!.raw).toMatch(/^DKIM-Signature:[^]*?\bd=second\.test;/);
+    expect(got!.raw).toMatch(/^DKIM-Signature:[\s\S]*?\bd=second\.test;/);
     expect(got!.mailFrom).toStartWith(`bounces+${id}-`);
     expect(got!.mailFrom).toEndWith("@mta.second.test");
     expect(got!.raw).toContain("From: Ann <ann@sender.test>, Bob <bob@second.test>\r\n");
@@ -209,6 +209,6 @@ describe("the author must be unambiguous (issue 14): refused at the end of DATA,
     const id = QUEUED.exec(info.response)?.[1];
     expect((await sentMessage(id!)).from).toBe('"Smith, John <ceo@bank.example>" <ann@sender.test>');
     const [got] = await eventually(() => (sink.to(rcpt).length === 1 ? sink.to(rcpt) : null), 10_000, "the copy");
-    expect(got!.raw).toMatch(/^DKIM-Signature:[^]*?\bd=sender\.test;/);
+    expect(got!.raw).toMatch(/^DKIM-Signature:[\s\S]*?\bd=sender\.test;/);
   });
 });

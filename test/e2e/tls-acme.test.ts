@@ -117,7 +117,7 @@ describe.if(hasTools)("ACME with pebble", () => {
   test("the API answers over HTTPS with the certificate; plain HTTP on the challenge port redirects there", async () => {
     const root = await Bun.file(rootFile).text();
     // The certificate names mail.postroom.test; connect to loopback but check that name.
-    const res = await fetch(`https://127.0.0.1:${t.app.httpPort}/healthz`, { tls: { ca: root, checkServerIdentity: (host: string, cert: any) => (cert.subjectaltname === `DNS:${NAME}` ? undefined : new Error(`unexpected ${cert.subjectaltname}`)) } as any });
+    const res = await fetch(`https://127.0.0.1:${t.app.httpPort}/healthz`, { tls: { ca: root, checkServerIdentity: (_host: string, cert: any) => (cert.subjectaltname === `DNS:${NAME}` ? undefined : new Error(`unexpected ${cert.subjectaltname}`)) } as any });
     expect(res.status).toBe(200);
     const plain = await fetch(`http://127.0.0.1:${t.app.challengePort}/healthz?x=1`, { redirect: "manual" });
     expect(plain.status).toBe(308);

@@ -41,11 +41,10 @@ export async function addMessage(h: EngineHandle, m: SentMessage): Promise<void>
     h.store.db
       .query("INSERT INTO outbound_messages (id, account_id, outbound_account_id, mail_from, subject, message_id, to_json, cc_json, tags_json, test_mode, priority, size, created_at) VALUES (?, ?, ?, 'a@b.c', NULL, ?, '[]', '[]', '[]', 0, 'standard', 1, 0)")
       .run(m.id, m.accountId, m.outboundAccountId, `<${m.id}@x>`);
-    m.recipients.forEach((r, position) =>
+    for (const [position, r] of m.recipients.entries())
       h.store.db
         .query("INSERT INTO outbound_recipients (id, message_id, position, email, domain, type, status, state, lane, attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, 'to', 'registration', 'queued', 1, 0, 0)")
-        .run(r.id, m.id, position, r.email, domain(r.email)),
-    );
+        .run(r.id, m.id, position, r.email, domain(r.email));
     return;
   }
   const { sql } = h;

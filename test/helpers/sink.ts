@@ -77,7 +77,9 @@ export class SmtpSink {
           const rcpts = session.envelope.rcptTo.map((r) => r.address);
           if ((session as unknown as { _sinkDrop?: boolean })._sinkDrop) {
             // Hang up without answering the final dot, as a crashing server would.
-            (server as unknown as { connections: Set<{ _socket: { destroy(): void } }> }).connections.forEach((c) => c._socket.destroy());
+            (server as unknown as { connections: Set<{ _socket: { destroy(): void } }> }).connections.forEach((c) => {
+              c._socket.destroy();
+            });
             return;
           }
           const answer = answerFor(rcpts[0]!, false);

@@ -12,7 +12,9 @@ export function tempDir(prefix = "postroom-test-"): { path: string; remove(): vo
 /** For a test file: makes fresh directories, each removed after the test that made it. */
 export function tempDirsPerTest(): () => string {
   const made: { remove(): void }[] = [];
-  afterEach(() => made.splice(0).forEach((d) => d.remove()));
+  afterEach(() => {
+  for (const d of made.splice(0)) d.remove();
+});
   return () => {
     const d = tempDir();
     made.push(d);

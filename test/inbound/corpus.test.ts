@@ -158,7 +158,10 @@ function checkJson(file: CorpusFile, expectedMd5: string, problems: string[]): {
   else {
     body.attachments.forEach((a: unknown, i) => {
       const at = `json+n: attachments[${i}]`;
-      if (!isObject(a)) return problems.push(`${at} is not an object`);
+      if (!isObject(a)) {
+        problems.push(`${at} is not an object`);
+        return;
+      }
       if (typeof a.file_name !== "string" || a.file_name === "") problems.push(`${at}.file_name ${JSON.stringify(a.file_name)}`);
       if (typeof a.content_type !== "string" || a.content_type === "") problems.push(`${at}.content_type ${JSON.stringify(a.content_type)}`);
       // A decimal string, as the hosted service sends it (docs/compatibility.md).

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, jest, test } from "bun:test";
 import { join } from "node:path";
 import { STATUS_JOURNAL_FILE, STATUS_MOVE_INTERVAL_MS, StatusJournal } from "../../src/inbound/status-journal.ts";
 import { createStatusRepo, journaledStore } from "../../src/inbound/statuses.repo.ts";
-import { type IncomingStatus } from "../../src/inbound/incoming-status.ts";
+import type { IncomingStatus } from "../../src/inbound/incoming-status.ts";
 import { MappedJournal } from "../../src/store/mapped-journal.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
 import { eventually } from "../helpers/sink.ts";
@@ -15,7 +15,9 @@ import { tempDir } from "../helpers/tmp.ts";
 const ACCOUNT = "a000000000000001";
 const ADDRESS = "addr0000000000000001";
 const cleanups: (() => void)[] = [];
-afterEach(() => cleanups.splice(0).reverse().forEach((f) => f()));
+afterEach(() => {
+  for (const f of cleanups.splice(0).reverse()) f();
+});
 
 function newStore(): Store {
   const d = tempDir();

@@ -44,7 +44,7 @@ interface View {
   attachmentTypes: string[];
 }
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 /** Text the address patterns can scan in linear time: lines cut at 500 characters, a total cap. */
 const squeeze = (text: string, max = 500) => {
   const s = text.replace(/\s+/g, " ").trim();
@@ -172,7 +172,7 @@ function detailAround(report: string, recipient: string | null): string {
   if (at < 0) return squeeze(report);
   let end = at + 1;
   // up to 12 lines, stopping where the next recipient's line starts
-  while (end < Math.min(lines.length, at + 12) && !new RegExp(`^[\\s"<*]*(?!${escape(recipient!)})${ADDRESS.source}`, "i").test(lines[end]!)) end++;
+  while (end < Math.min(lines.length, at + 12) && !new RegExp(`^[\\s"<*]*(?!${escapeRegExp(recipient!)})${ADDRESS.source}`, "i").test(lines[end]!)) end++;
   return squeeze(lines.slice(at, end).join("\n"));
 }
 

@@ -14,7 +14,7 @@ export type DsnRecipient = Partial<Record<"final-recipient" | "original-recipien
 const DSN_FIELDS = new Set(["final-recipient", "original-recipient", "x-actual-recipient", "action", "status", "diagnostic-code", "remote-mta"]);
 const STATUS = /(?<![\w.])([245])\.(\d{1,3})\.(\d{1,3})(?!\.?\d)/;
 // a reply code where reports put one: at a line start, after "said", ":", ";", "(", "[", "]" or "<<<"
-const REPLY_CODE = /(?:^|(?<=[:;(\[\]<>]\s{0,3})|(?<=said\s))([45])[0-5]\d(?=[ -]+(?:[a-z<#(\[]|[245]\.\d))/im;
+const REPLY_CODE = /(?:^|(?<=[:;([\]<>]\s{0,3})|(?<=said\s))([45])[0-5]\d(?=[ -]+(?:[a-z<#([]|[245]\.\d))/im;
 export const SUCCESS_ACTION = /^(?:delivered|relayed|expanded|deliverable)/i;
 
 /** "smtp; 550 5.1.1 <a@b>... User unknown" → "5.1.1"; the first RFC 3463 code in the text. */

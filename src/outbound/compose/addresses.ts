@@ -9,7 +9,7 @@ export interface MailAddress {
 
 // An addr-spec we can put in an SMTP command: no spaces, brackets or control characters,
 // one @ with something on both sides; the domain may be IDN (SMTPUTF8 or punycode later).
-const ADDR_SPEC = /^[^\s@<>()\[\],;:\\"\u0000-\u001f\u007f]{1,64}@[^\s@<>()\[\],;:\\"\u0000-\u001f\u007f]{1,253}$/u;
+const ADDR_SPEC = /^[^\s@<>()[\],;:\\"\u0000-\u001f\u007f]{1,64}@[^\s@<>()[\],;:\\"\u0000-\u001f\u007f]{1,253}$/u;
 
 export function isAddress(value: string): boolean {
   if (!ADDR_SPEC.test(value)) return false;
@@ -44,7 +44,7 @@ export function headerAddresses(values: readonly string[]): MailAddress[] {
 }
 
 // Characters that would make a bare display name parse as something else ("a, b", "x <y@z>").
-const NAME_SPECIALS = /[()<>\[\]:;@\\,"]/;
+const NAME_SPECIALS = /[()<>[\]:;@\\,"]/;
 
 /** "Name <a@b.c>" or "a@b.c": how the address reads back; a name with specials is quoted so it parses back as itself. */
 export const formatAddress = (a: MailAddress): string => {

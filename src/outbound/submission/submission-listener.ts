@@ -121,7 +121,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
       if (verdict.refuse) return failed(SMTP_REPLIES.authFailedTooOften);
       const check = () => {
         const principal = deps.registry.principalForNamedSecret(auth.username ?? "", auth.password ?? "");
-        if (!principal || principal.kind !== "outbound") return failed(verdict.closeIfWrong ? SMTP_REPLIES.authFailedTooOften : SMTP_REPLIES.authFailed);
+        if (principal?.kind !== "outbound") return failed(verdict.closeIfWrong ? SMTP_REPLIES.authFailedTooOften : SMTP_REPLIES.authFailed);
         deps.authFailures.succeeded(ip);
         callback(null, { user: principal.outbound.id });
       };

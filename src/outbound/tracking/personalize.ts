@@ -75,7 +75,7 @@ export async function personalize(raw: Buffer, t: Tracking, ctx: PersonalizeCont
     transform(data: SplitNode, _enc, cb) {
       if (data.type === "node" && data.root && data.headers) {
         for (const [k] of headers) data.headers.remove(k);
-        headers.forEach(([k, v], i) => data.headers!.add(k, v, i));
+        for (const [i, [k, v]] of headers.entries()) data.headers!.add(k, v, i);
       }
       cb(null, data);
     },

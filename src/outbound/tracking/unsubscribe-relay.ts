@@ -60,6 +60,6 @@ export async function relayUnsubscribe(req: RelayRequest, deps: RelayDeps): Prom
 
 /** The account's unsubscribe.url and the webhook that signs for an outbound account, or null when it has none now. */
 export function relayTargetOf(found: { account: AccountConfig; outbound: OutboundAccountConfig } | undefined): { url: string; webhook: WebhookConfig | null } | null {
-  if (!found || !found.account.unsubscribe.url) return null;
+  if (!found?.account.unsubscribe.url) return null;
   return { url: found.account.unsubscribe.url, webhook: found.outbound.webhook ?? found.account.webhook };
 }
