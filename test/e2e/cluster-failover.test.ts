@@ -7,6 +7,10 @@
 // by its heartbeat, end at most outbound.lease_time (30 s) after its last renewal. A holds
 // the retention purge's job lease too (it started first; the purge runs every 2 s here):
 // that lease ends within cluster.job_lease_time of the kill, and B takes the job over.
+// Then, A restarted: one attempt slower than the lease (the MX holds its answer 40 s)
+// keeps its recipient on the node making it, renewed past the lease's first end, and
+// when that node is killed the other takes the recipient over one lease time after the
+// last renewal, not after the attempt's start.
 import { afterAll, beforeAll, describe, expect } from "bun:test";
 import { SQL } from "bun";
 import { mkdirSync, writeFileSync, cpSync } from "node:fs";
@@ -200,4 +204,44 @@ describe("failover between two nodes on one PostgreSQL, default lease settings",
     for (const endMs of jobLeaseEndsMs) expect(endMs).toBeLessThanOrEqual(DEFAULT_LEASE_MS);
     expect(purgeTakenOverMs).toBeLessThan(FAILOVER_LIMIT_MS);
   }, 240_000);
+
+  it("an attempt slower than the lease keeps its recipient on its node; killed, the other node takes it over one lease time after the last renewal", async () => {
+    // Node A again (killed above): it frees what its earlier process held, and delivers.
+    await start(nodes[0]!);
+    sink.dataDelayMs = 40_000;
+    const res = await send(nodes[0]!, "slow@one.example.org", "slow answer");
+    expect(res.status).toBe(202);
+    const { id } = (await res.json()) as { id: string };
+    const lease = async () => (await sql`SELECT locked_by, state FROM outbound_recipients WHERE message_id = ${id}`)[0] as { locked_by: string | null; state: string };
+    const holder = (await eventually(async () => (await lease()).locked_by ?? undefined, 10_000, "the recipient claimed")).split("/")[0]!;
+    await eventually(() => sink.attempts.get("slow@one.example.org") === 1, 10_000, "the attempt under way");
+    const attemptStartedMs = Date.now();
+    // Past the lease's first end: the holder's heartbeat renewed it, no other node took it.
+    await Bun.sleep(DEFAULT_LEASE_MS + 5_000);
+    expect(sink.attempts.get("slow@one.example.org")).toBe(1);
+    expect((await lease()).locked_by).toStartWith(`${holder}/`);
+    const [{ until }] = await sql`SELECT locked_until::text AS until FROM outbound_recipients WHERE message_id = ${id}`;
+    const renewedUntilMs = Number(until);
+    expect(renewedUntilMs).toBeGreaterThan(attemptStartedMs + DEFAULT_LEASE_MS);
+    // The node making the attempt dies; the MX answers the next attempt at once.
+    const victim = nodes.find((n) => n.name === holder)!;
+    const killedAtMs = Date.now();
+    victim.proc.signal("SIGKILL");
+    await victim.proc.exited();
+    sink.dataDelayMs = 0;
+    let doneMs = 0;
+    await eventually(async () => {
+      if ((await lease()).state !== "done") return false;
+      doneMs = Date.now() - killedAtMs;
+      return true;
+    }, FAILOVER_LIMIT_MS, "the slow recipient delivered by the other node");
+    console.info(
+      `cluster failover (defaults), slow attempt: held by ${holder} for ${killedAtMs - attemptStartedMs} ms (lease renewed until ${renewedUntilMs - killedAtMs} ms after the kill), ` +
+        `delivered by the other node ${doneMs} ms after the kill; ${sink.attempts.get("slow@one.example.org")} attempts in all`,
+    );
+    expect(sink.attempts.get("slow@one.example.org")).toBe(2);
+    // Taken over when the renewed lease ended (plus the other node's look), not before.
+    expect(doneMs).toBeGreaterThanOrEqual(renewedUntilMs - killedAtMs);
+    expect(doneMs).toBeLessThan(DEFAULT_LEASE_MS + 5_000);
+  }, 180_000);
 });
