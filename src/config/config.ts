@@ -39,7 +39,8 @@ export interface Config {
   /** postgresUrl null: the embedded SQLite in dataDir. The URL holds a password: never log it. */
   store: { postgresUrl: string | null; connectTimeoutMs: number; maxConnections: number };
   /** nodeId: cluster.node_id, or the machine's hostname when it is "". */
-  cluster: { nodeId: string };
+  /** jobLeaseMs: cluster.job_lease_time. */
+  cluster: { nodeId: string; jobLeaseMs: number };
   log: { level: LogLevel; flushIntervalMs: number };
   http: {
     listen: ListenAddress | null;

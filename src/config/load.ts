@@ -92,11 +92,16 @@ export function crossKeyProblems(raw: RawConfig): Problem[] {
   if (raw.http.tls && raw.tls.mode === "off") {
     problems.push({ path: "http.tls", message: 'needs a certificate: set tls.mode to "files" or "acme", or set http.tls = false' });
   }
-  if (ms(raw.webhooks.lease_time) <= ms(raw.webhooks.timeout)) {
-    problems.push({
-      path: "webhooks.lease_time",
-      message: `must be longer than webhooks.timeout ("${raw.webhooks.timeout}"), not "${raw.webhooks.lease_time}": a batch whose lease ends while its POST still waits for an answer is posted again by another node`,
-    });
+  // A lease is renewed every third of its time: shorter than a second, a renewal would be
+  // due more often than a store round trip and an ordinary pause (GC, a busy event loop)
+  // could lose it. No upper bound and no tie to a timeout: the heartbeat keeps a lease for
+  // as long as the work takes (webhooks.lease_time had to outlast webhooks.timeout before).
+  for (const [path, value] of [
+    ["outbound.lease_time", raw.outbound.lease_time],
+    ["webhooks.lease_time", raw.webhooks.lease_time],
+    ["cluster.job_lease_time", raw.cluster.job_lease_time],
+  ] as const) {
+    if (ms(value) < MIN_LEASE_MS) problems.push({ path, message: `must be at least 1s, not "${value}": the node renews its leases every third of it` });
   }
   raw.http.trusted_proxies.forEach((entry, i) => {
     if (!parseIpRange(entry)) {
@@ -106,6 +111,9 @@ export function crossKeyProblems(raw: RawConfig): Problem[] {
   if (raw.http.listen === "") problems.push({ path: "http.listen", message: "is required: the API and /healthz live there" });
   return problems;
 }
+
+/** The shortest lease_time (outbound, webhooks, cluster.job_lease_time). */
+const MIN_LEASE_MS = 1000;
 
 // The schema's patterns already accepted these strings, so the parsers cannot fail here.
 const ms = (s: string): number => parseDurationMs(s)!;
@@ -121,7 +129,7 @@ export function toConfig(raw: RawConfig): Config {
     hostname: raw.hostname.toLowerCase(),
     dataDir: raw.data_dir,
     store: { postgresUrl: raw.store.url === "" ? null : raw.store.url, connectTimeoutMs: ms(raw.store.connect_timeout), maxConnections: raw.store.max_connections },
-    cluster: { nodeId: raw.cluster.node_id === "" ? hostname() : raw.cluster.node_id },
+    cluster: { nodeId: raw.cluster.node_id === "" ? hostname() : raw.cluster.node_id, jobLeaseMs: ms(raw.cluster.job_lease_time) },
     log: { level: raw.log.level, flushIntervalMs: ms(raw.log.flush_interval) },
     http: {
       listen: listenOrOff(raw.http.listen),

@@ -18,6 +18,8 @@ export function restartNeededFor(current: Config, next: Config): string[] {
   if (!same(next.tls, current.tls)) needRestart.push("tls");
   // The node's name is its identity in the cluster (the job leases it holds): fixed while it runs.
   if (next.cluster.nodeId !== current.cluster.nodeId) needRestart.push("cluster.node_id");
+  // The scheduler takes it once (outbound.lease_time and webhooks.lease_time are read at every claim and beat).
+  if (next.cluster.jobLeaseMs !== current.cluster.jobLeaseMs) needRestart.push("cluster.job_lease_time");
   // The logger is made once at start-up, with its level.
   if (!same(next.log, current.log)) needRestart.push("log");
   // The purge's timer is set once; the retentions and batches are read at every run.

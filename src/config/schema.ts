@@ -31,6 +31,10 @@ export const ConfigSchema = Type.Object(
           pattern: "^[A-Za-z0-9._-]{0,64}$",
           errorMessage: 'must be 1 to 64 letters, digits, ".", "_" or "-" (or "" for the machine\'s hostname)',
         }),
+        job_lease_time: nonzeroDuration(
+          "30s",
+          "how long the lease of a job that runs once per cluster stays with its node without a renewal: the node renews it every third of this for as long as it runs, so the job stays on one node, and a node that dies (or loses the store) hands it to another this long after its last renewal; at least 1s",
+        ),
       },
       "running several nodes on one store",
     ),
@@ -167,7 +171,10 @@ export const ConfigSchema = Type.Object(
         tls_session_cache: int(1000, 0, 100000, "remote servers whose last TLS session is kept, so the next connection resumes it (a shorter handshake); 0 = off"),
         connect_timeout: duration("30s", "how long to wait for a remote server to connect and greet"),
         command_timeout: duration("5m", "how long to wait for a remote server's reply to a command"),
-        lease_time: duration("15m", "how long a worker may hold a recipient before another may take it (crash recovery)"),
+        lease_time: duration(
+          "30s",
+          "how long a recipient being delivered stays with its node without a renewal: the node renews its leases every third of this while it delivers, however long an attempt takes, so a node that dies (or loses the store) hands its recipients to the others this long after its last renewal; at least 1s",
+        ),
         require_tls: Type.Array(Type.String({ pattern: "^\\.?[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?$", errorMessage: 'must be a domain ("example.com") or a parent with a dot (".example.com" = its subdomains)' }), {
           default: [],
           description: "recipient domains never delivered to in clear: without STARTTLS the attempt fails and is retried, then bounces",
@@ -186,7 +193,10 @@ export const ConfigSchema = Type.Object(
     webhooks: section(
       {
         timeout: duration("10s", "how long a webhook receiver may take to answer"),
-        lease_time: nonzeroDuration("1m", "how long a node holds the batch it is posting before another node may post it (after a crash); longer than timeout"),
+        lease_time: nonzeroDuration(
+          "30s",
+          "how long a webhook batch being posted stays with its node without a renewal: the node renews it every third of this while the POST waits (up to timeout), so a node that dies mid-POST hands the batch to another this long after its last renewal; at least 1s",
+        ),
         retry_delays: Type.Array(Type.String({ pattern: DURATION_PATTERN, errorMessage: 'must be a duration such as "5m"' }), {
           default: ["10s", "1m", "5m", "30m", "2h", "6h"],
           minItems: 1,

@@ -2,9 +2,10 @@
 // up to 100 in event order, one batch in flight per outbound account (so events of a
 // message never overtake each other), retried with backoff until a 2xx or until they
 // expire. Each POST carries the Bearer token and Standard Webhooks signature headers, and
-// passes the egress guard. A batch is claimed under a lease (webhooks.lease_time) and its
-// outcome is recorded only while the lease is still this node's, so nodes sharing one
-// PostgreSQL post each batch once, and a node that dies mid-POST leaves its batch to
+// passes the egress guard. A batch is claimed under a lease (webhooks.lease_time), renewed
+// by a heartbeat while its POST waits (held-batches.ts), and its outcome is recorded only
+// while the lease is still this node's, so nodes sharing one PostgreSQL post each batch
+// once, however slow the receiver, and a node that dies mid-POST leaves its batch to
 // another when the lease ends (the receiver then gets it again: at least once).
 import { replaceNul } from "../lib/stored-text.ts";
 import { Webhook } from "standardwebhooks";
@@ -23,6 +24,7 @@ import type { PageRequest } from "../store/paging.ts";
 import type { WebhookBody, WebhookEvent } from "./event-schema.ts";
 import { WakeTimer } from "../lib/wake-timer.ts";
 import { retryAfterMs, webhookRetryAt } from "./webhook-schedule.ts";
+import { HeldBatches } from "./held-batches.ts";
 
 export interface DispatcherDeps {
   repo: OutboxRepo;
@@ -92,10 +94,15 @@ export class WebhookDispatcher {
   /** A wake-up arrived during a tick: tick again right after it. */
   private again = false;
   private lastExpireMs = -Infinity;
+  /** The batches being posted, their leases renewed by a heartbeat. */
+  private readonly held: HeldBatches;
 
-  constructor(private readonly deps: DispatcherDeps) {}
+  constructor(private readonly deps: DispatcherDeps) {
+    this.held = new HeldBatches(deps.repo, deps.clock, deps.logger, () => deps.config().webhooks.leaseMs);
+  }
 
   start(): void {
+    this.held.start();
     this.wake(0);
   }
 
@@ -112,6 +119,7 @@ export class WebhookDispatcher {
     this.stopping = true;
     this.timer.cancel();
     await Promise.race([Promise.all(this.running), Bun.sleep(this.deps.config().webhooks.timeoutMs + 1000)]);
+    this.held.stop();
   }
 
   /** The webhook for an outbound account: its own, else its account's. */
@@ -160,6 +168,7 @@ export class WebhookDispatcher {
         const { batchSize, leaseMs } = this.deps.config().webhooks;
         const batch = await this.deps.repo.claimBatch(outboundAccountId, now, batchSize, leaseMs);
         if (!batch) continue;
+        this.held.add(batch.lease);
         this.inFlight.add(outboundAccountId);
         const run = this.post(webhook, batch).finally(() => {
           this.inFlight.delete(outboundAccountId);
@@ -251,6 +260,7 @@ export class WebhookDispatcher {
   private async post(webhook: WebhookConfig, batch: LeasedBatch): Promise<void> {
     const c = this.deps.config().webhooks;
     const { status, retryAfter, problem } = await this.exchange(webhook, batch.events[0]!.outboundAccountId, batch.id, webhookBody(batch), batch.events.length, false);
+    await this.held.release(batch.lease);
     if (status !== null && status >= 200 && status < 300) {
       if (!(await this.deps.repo.finishSent(batch.lease))) this.leaseLost(batch, status);
       return;

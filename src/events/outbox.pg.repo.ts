@@ -93,6 +93,16 @@ export function createPgOutboxRepo(sql: SQL): OutboxRepo {
         return { id, attempts: 0, events: await eventsOf(tx, id), lease: { batchId: id, untilMs } };
       });
     },
+    async renewLeases(leases, nowMs, untilMs) {
+      if (leases.length === 0) return [];
+      // Held as finishSent says, and not yet claimable (claimBatch: due > now); the row
+      // locks order it against a claim of the same batch, which then finds it renewed.
+      const rows: { batch_id: string }[] = await sql`UPDATE webhook_outbox SET next_attempt_at = ${untilMs}
+        WHERE state = 'pending' AND batch_id IS NOT NULL AND next_attempt_at > ${nowMs}
+          AND (batch_id, next_attempt_at) IN (SELECT * FROM unnest(${sql.array(leases.map((l) => l.batchId), "TEXT")}, ${sql.array(leases.map((l) => l.untilMs), "INT8")}))
+        RETURNING batch_id`;
+      return [...new Set(rows.map((r) => r.batch_id))];
+    },
     async finishSent(lease) {
       const done = await sql`UPDATE webhook_outbox SET state = 'sent', attempts = attempts + 1
         WHERE batch_id = ${lease.batchId} AND state = 'pending' AND next_attempt_at = ${lease.untilMs}`;

@@ -52,6 +52,14 @@ export interface OutboxLeases {
    * batch per outbound account at a time, so events of a message never overtake each other.
    */
   claimBatch(outboundAccountId: string, nowMs: number, maxEvents: number, leaseMs: number): Promise<LeasedBatch | null>;
+  /**
+   * The holder's heartbeat: extends to `untilMs` the leases among `leases` still held at
+   * `nowMs` (their rows still due at exactly the lease's end, and that end not passed), in
+   * one statement, and returns the IDs of the batches renewed; the caller then holds them
+   * until `untilMs` (it sets each renewed lease's untilMs). One missing from the answer is
+   * no longer the caller's (its lease ran out, another node took it, or "retry now" ended it).
+   */
+  renewLeases(leases: readonly OutboxLease[], nowMs: number, untilMs: number): Promise<string[]>;
   /** The receiver acknowledged: the batch's events are sent. False, changing nothing, when the lease is no longer the caller's. */
   finishSent(lease: OutboxLease): Promise<boolean>;
   /** The POST failed: the same batch is due again at `atMs`. False, changing nothing, when the lease is no longer the caller's. */

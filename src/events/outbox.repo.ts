@@ -80,6 +80,19 @@ export function createOutboxRepo(store: Store): OutboxRepo {
       const batch = store.tx(() => take(outboundAccountId, nowMs, maxEvents, untilMs));
       return batch && { ...batch, lease: { batchId: batch.id, untilMs } };
     },
+    async renewLeases(leases, nowMs, untilMs) {
+      if (leases.length === 0) return [];
+      // The (batch, end) pairs as a JSON array; held as finishSent says, and not yet
+      // claimable (claimBatch: due > now). Through the batch index: the pending rows may be many.
+      const rows = db
+        .query(
+          `UPDATE webhook_outbox INDEXED BY webhook_outbox_batch SET next_attempt_at = ?1
+            WHERE state = 'pending' AND batch_id IS NOT NULL AND batch_id IN (SELECT value ->> 0 FROM json_each(?3)) AND next_attempt_at > ?2
+              AND (batch_id, next_attempt_at) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?3)) RETURNING batch_id`,
+        )
+        .all(untilMs, nowMs, JSON.stringify(leases.map((l) => [l.batchId, l.untilMs]))) as { batch_id: string }[];
+      return [...new Set(rows.map((r) => r.batch_id))];
+    },
     async finishSent(lease) {
       return db.query("UPDATE webhook_outbox SET state = 'sent', attempts = attempts + 1 WHERE batch_id = ? AND state = 'pending' AND next_attempt_at = ?").run(lease.batchId, lease.untilMs).changes > 0;
     },

@@ -16,7 +16,7 @@ export interface AppJobs {
 
 export function scheduleAppJobs(deps: { config: Config; sharedAttachments: boolean; leases: JobLeaseRepo; clock: Clock; logger: Logger; onRun(job: string): void }, jobs: AppJobs): Scheduler {
   const { config, clock } = deps;
-  const scheduler = new Scheduler(deps.logger, { repo: deps.leases, holder: config.cluster.nodeId, clock }, deps.onRun);
+  const scheduler = new Scheduler(deps.logger, { repo: deps.leases, holder: config.cluster.nodeId, clock, leaseMs: config.cluster.jobLeaseMs }, deps.onRun);
   const oncePerCluster = { oncePerCluster: true };
   scheduler.every("verify-sending-domains", "0 * * * * *", () => jobs.verifySendingDomains(), oncePerCluster);
   // In files (SQLite) on every node: each deletes those on its own disk, which no other can

@@ -16,6 +16,13 @@ export function createPgJobLeaseRepo(sql: SQL): JobLeaseRepo {
         RETURNING holder`;
       return rows.length === 1;
     },
+    async renew(holder, jobs, nowMs, leaseMs) {
+      if (jobs.length === 0) return [];
+      // Held as tryHold says (expires_at > now); the row lock orders it against a takeover.
+      const rows: { name: string }[] = await sql`UPDATE job_leases SET expires_at = ${nowMs + leaseMs}
+        WHERE holder = ${holder} AND name = ANY(${sql.array(jobs as string[], "TEXT")}) AND expires_at > ${nowMs} RETURNING name`;
+      return rows.map((r) => r.name);
+    },
     async release(job, holder) {
       await sql`DELETE FROM job_leases WHERE name = ${job} AND holder = ${holder}`;
     },

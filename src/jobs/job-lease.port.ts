@@ -13,6 +13,13 @@ export interface JobLeaseRepo {
    * One atomic statement: of several nodes asking at once, exactly one gets it.
    */
   tryHold(job: string, holder: string, nowMs: number, leaseMs: number): Promise<boolean>;
+  /**
+   * The holder's heartbeat: extends to nowMs + leaseMs the leases of `jobs` that `holder`
+   * still holds (not expired at `nowMs`), in one statement, and returns the jobs renewed.
+   * A job missing from the answer is no longer the holder's (it expired, or another node
+   * took it); only the jobs named, so a lease left on a job this node no longer runs lapses.
+   */
+  renew(holder: string, jobs: readonly string[], nowMs: number, leaseMs: number): Promise<string[]>;
   /** Gives the lease of `job` up when `holder` holds it (a stopping node), so another takes it at once; else nothing. */
   release(job: string, holder: string): Promise<void>;
 }

@@ -12,9 +12,14 @@ export function createJobLeaseRepo(store: Store): JobLeaseRepo {
      WHERE job_leases.expires_at <= ?4 OR job_leases.holder = ?5
      RETURNING holder`,
   );
+  // Held as tryHold says (expires_at > now); the job names as a JSON array.
+  const renew = db.query<{ name: string }, [number, string, string, number]>(
+    "UPDATE job_leases SET expires_at = ? WHERE holder = ? AND name IN (SELECT value FROM json_each(?)) AND expires_at > ? RETURNING name",
+  );
   const del = db.query("DELETE FROM job_leases WHERE name = ? AND holder = ?");
   return {
     tryHold: async (job, holder, nowMs, leaseMs) => hold.get(job, holder, nowMs + leaseMs, nowMs, holder) !== null,
+    renew: async (holder, jobs, nowMs, leaseMs) => (jobs.length === 0 ? [] : renew.all(nowMs + leaseMs, holder, JSON.stringify(jobs), nowMs).map((r) => r.name)),
     release: async (job, holder) => void del.run(job, holder),
   };
 }

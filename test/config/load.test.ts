@@ -62,16 +62,10 @@ describe("config errors name the key path and the rule", () => {
     ["tls files without files", `[tls]\nmode = "files"`, 'tls.cert_file: is required when tls.mode is "files"'],
     ["acme without domains", `[tls]\nmode = "acme"`, 'tls.acme.domains: needs at least one name when tls.mode is "acme"'],
     ["http listener off", `[http]\nlisten = ""`, "http.listen: is required: the API and /healthz live there"],
-    [
-      "a webhook POST's timeout raised past the default lease",
-      `[webhooks]\ntimeout = "2m"`,
-      'webhooks.lease_time: must be longer than webhooks.timeout ("2m"), not "1m": a batch whose lease ends while its POST still waits for an answer is posted again by another node',
-    ],
-    [
-      "a webhook lease as long as the POST's timeout",
-      `[webhooks]\ntimeout = "30s"\nlease_time = "30s"`,
-      'webhooks.lease_time: must be longer than webhooks.timeout ("30s"), not "30s": a batch whose lease ends while its POST still waits for an answer is posted again by another node',
-    ],
+    ["a recipient lease under a second", `[outbound]\nlease_time = "500ms"`, 'outbound.lease_time: must be at least 1s, not "500ms": the node renews its leases every third of it'],
+    ["no recipient lease at all", `[outbound]\nlease_time = "0s"`, 'outbound.lease_time: must be at least 1s, not "0s": the node renews its leases every third of it'],
+    ["a webhook lease under a second", `[webhooks]\nlease_time = "999ms"`, 'webhooks.lease_time: must be at least 1s, not "999ms": the node renews its leases every third of it'],
+    ["a job lease under a second", `[cluster]\njob_lease_time = "0.5s"`, 'cluster.job_lease_time: must be at least 1s, not "0.5s": the node renews its leases every third of it'],
     [
       "an outbound ID equal to an account ID",
       `[[accounts]]\nid = "0123456789abcdef"\n[[accounts.outbound]]\nid = "0123456789abcdef"`,

@@ -2,7 +2,7 @@
 // its events, committed with the queue's new state for the recipient, logged as an
 // "outbound attempt" line, and told to /metrics once committed. Only while this worker
 // still holds the recipient's lease: one whose lease ran out (it hung, or lost the store
-// for longer than outbound.lease_time) may have had the recipient taken by another node,
+// for longer than outbound.lease_time, so its heartbeat could not renew the lease) may have had the recipient taken by another node,
 // so its outcome is dropped and the recipient is attempted again (at-least-once delivery).
 import type { NewEvent } from "../../events/message-event.ts";
 import { webhookConfigured } from "../queue/webhook-configured.ts";
@@ -30,6 +30,8 @@ export class AttemptRecorder {
   constructor(
     private readonly deps: RecorderDeps,
     private readonly workerId: string,
+    /** Told of each recipient whose outcome is about to be recorded (the worker stops renewing its lease). */
+    private readonly finishing: (recipientId: string) => void = () => {},
   ) {}
 
   /** Records an `error` event for a copy that could not be made; retried unless the message itself is at fault. */
@@ -78,6 +80,7 @@ export class AttemptRecorder {
 
   /** Commits the outcome if the lease is still ours; else writes nothing, and says so. */
   private async finish(item: ClaimedRecipient, update: RecipientUpdate, events: NewEvent[], webhook: boolean): Promise<void> {
+    this.finishing(item.recipient.id);
     const recorded = await this.deps.repo.finishAttempt(this.workerId, item.recipient.id, update, events, this.deps.clock.nowMs(), { webhook });
     if (recorded === null) {
       this.deps.logger.warn("lease lost: the outcome is dropped; the recipient is attempted again", {

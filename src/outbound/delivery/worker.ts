@@ -2,9 +2,11 @@
 // delivers each group over one connection (kept open a moment for the next group to the
 // same destination), within the global and per-domain concurrency limits. Every attempt is
 // recorded, its dispatch and outcome events with the queue's new state, in one commit.
+// A heartbeat renews the leases it holds (held-recipients.ts): a slow attempt keeps them.
 import type { AttemptDetails } from "../../events/kinds.ts";
 import { randomHex } from "../../lib/ids.ts";
 import { WakeTimer } from "../../lib/wake-timer.ts";
+import { HeldRecipients } from "./held-recipients.ts";
 import { garbageMade, LARGE_MESSAGE_BYTES } from "../../lib/gc-pacer.ts";
 import { costOf, type Reservation } from "../../lib/memory-budget.ts";
 import type { ClaimedRecipient } from "../queue/message.ts";
@@ -59,10 +61,15 @@ export class DeliveryWorker {
   /** Records each attempt's outcome with its events, and logs it. */
   private readonly record: AttemptRecorder;
 
+  /** The recipients this worker holds, renewed by a heartbeat while their attempts run. */
+  readonly held: HeldRecipients;
+
   constructor(private readonly deps: WorkerDeps) {
     this.nodePrefix = `${deps.nodeId ?? deps.config().cluster.nodeId}/`;
     this.id = `${this.nodePrefix}${process.pid}-${randomHex(4)}`;
-    this.record = new AttemptRecorder(deps, this.id);
+    this.held = new HeldRecipients(deps.repo, this.id, deps.clock, deps.logger, () => deps.config().outbound.leaseTimeMs);
+    // An outcome being recorded is no longer renewed: its commit ends the lease.
+    this.record = new AttemptRecorder(deps, this.id, (recipientId) => this.held.drop([recipientId]));
     this.tlsSessions = new TlsSessionCache(deps.config().outbound.tlsSessionCache);
   }
 
@@ -71,6 +78,7 @@ export class DeliveryWorker {
     // per node (node ids are unique), so whatever this node held is free again.
     const released = await this.deps.repo.releaseHeldBy(this.nodePrefix);
     if (released > 0) this.deps.logger.info("released recipients leased before a restart", { count: released });
+    this.held.start();
     this.wake(0);
   }
 
@@ -89,6 +97,7 @@ export class DeliveryWorker {
     this.timer.cancel();
     // In-flight attempts finish; anything cut short is taken up again when its lease ends.
     await Promise.race([Promise.all(this.running), Bun.sleep(10_000)]);
+    this.held.stop();
     this.connections.closeAll();
     await this.deps.repo.flush();
   }
@@ -139,6 +148,7 @@ export class DeliveryWorker {
     const limit = free * RECIPIENTS_PER_CONNECTION;
     const claimed = await this.deps.repo.claimDue(this.id, now, now + c.leaseTimeMs, limit, busy);
     if (claimed.length === 0) return "none";
+    this.held.add(claimed.map((i) => i.recipient.id), now + c.leaseTimeMs);
     const plan = planChunks(
       claimed,
       (item) => item.recipient.domain,
@@ -148,7 +158,9 @@ export class DeliveryWorker {
     );
     for (const chunk of plan.chunks) this.startChunk(chunk.domain, chunk.items);
     // More domains than free connections: the rest wait for the next free slot.
-    await this.deps.repo.release(plan.unstarted.map((i) => i.recipient.id), this.id);
+    const unstarted = plan.unstarted.map((i) => i.recipient.id);
+    this.held.drop(unstarted);
+    await this.deps.repo.release(unstarted, this.id);
     if (plan.unstarted.length > 0) return "blocked";
     return claimed.length === limit ? "more" : "claimed";
   }
@@ -210,6 +222,12 @@ export class DeliveryWorker {
     try {
       for (const item of items) {
         pending.delete(item);
+        if (!this.held.holds(item.recipient.id, this.deps.clock.nowMs())) {
+          // The heartbeat found the lease lost (this node stalled, or lost the store): its new holder attempts it.
+          this.deps.logger.warn("lease lost before the attempt: left to the worker holding it", { message_id: item.message.id, recipient_id: item.recipient.id, worker: this.id });
+          done(item);
+          continue;
+        }
         if (!client.usable) {
           recorded.push(this.record.settle(item, { code: null, response: "connection to the mail server was lost" }, client.endpoint.host, false));
           continue;
@@ -219,9 +237,10 @@ export class DeliveryWorker {
           if (!reservation) {
             // No room in memory now: this recipient and the rest of the chunk wait, unattempted.
             this.memoryWaitUntilMs = performance.now() + MEMORY_WAIT_MS;
-            const waiting = [item, ...pending];
+            const waiting = [item, ...pending].map((i) => i.recipient.id);
             pending.clear();
-            recorded.push(this.deps.repo.release(waiting.map((i) => i.recipient.id), this.id));
+            this.held.drop(waiting);
+            recorded.push(this.deps.repo.release(waiting, this.id));
             break;
           }
           held.set(item.message.id, reservation);

@@ -156,6 +156,17 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
       return rows.map((r) => ({ recipient: recipientOf(r), message: messageOf(r) }));
     },
 
+    async renewLeases(workerId, recipientIds, nowMs, leaseUntilMs) {
+      if (recipientIds.length === 0) return [];
+      // One statement for the worker's whole hand, each row found by its primary key; held
+      // as recordOutcome says. Row locks order it against a claim of the same row: either
+      // the claim finds the lease renewed, or this finds the row another worker's.
+      const rows: { id: string }[] = await sql`UPDATE outbound_recipients SET locked_until = ${leaseUntilMs}
+        WHERE id = ANY(${sql.array(recipientIds as string[], "TEXT")}) AND state = 'queued' AND locked_by = ${workerId} AND locked_until >= ${nowMs}
+        RETURNING id`;
+      return rows.map((r) => r.id);
+    },
+
     async releaseHeldBy(prefix) {
       // ILIKE in "C": SQLite's LIKE, which ignores the case of ASCII letters only.
       const result: { count: number } = await sql`UPDATE outbound_recipients SET locked_by = NULL, locked_until = NULL

@@ -34,6 +34,13 @@ export interface QueueLeases {
    * due at the same time come in no set order.
    */
   claimDue(workerId: string, nowMs: number, leaseUntilMs: number, limit: number, busyDomains: readonly string[]): Promise<ClaimedRecipient[]>;
+  /**
+   * The holder's heartbeat: extends to `leaseUntilMs` the leases `workerId` still holds at
+   * `nowMs` among `recipientIds` (queued, its own, not ended), in one statement, and returns
+   * the IDs renewed. One missing from the answer is no longer this worker's (its lease ran
+   * out, another worker took it, or its outcome was recorded): the worker stops counting on it.
+   */
+  renewLeases(workerId: string, recipientIds: readonly string[], nowMs: number, leaseUntilMs: number): Promise<string[]>;
   /** Releases every lease held by workers whose ID starts with `prefix` (this host's, at start-up). */
   releaseHeldBy(prefix: string): Promise<number>;
   /**

@@ -47,6 +47,11 @@ export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: ()
   // Held: claimDue leaves a lease alone while locked_until >= now, so that is when it is still ours.
   const setOutcomeIfHeld = db.query(`${setOutcome} AND locked_by = ? AND locked_until >= ?`);
   const setOutcomeAnyway = db.query(setOutcome);
+  // Held as setOutcomeIfHeld says; the primary key finds each recipient (+state: not the
+  // queue's index, which would read every queued recipient).
+  const renew = logDb.query(
+    "UPDATE outbound_recipients SET locked_until = ? WHERE id IN (SELECT value FROM json_each(?)) AND +state = 'queued' AND locked_by = ? AND locked_until >= ? RETURNING id",
+  );
 
   /** An attempt's outcome; with `holder`, only while that worker holds the lease (else null, nothing written). */
   const recordOutcome = async (recipientId: string, u: RecipientUpdate, events: NewEvent[], opts: EventOptions, holder: { workerId: string; nowMs: number } | null) => {
@@ -108,6 +113,14 @@ export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: ()
           return { recipient: recipientFromRow(row), message: messageFromRow(m) };
         });
       }).immediate();
+    },
+
+    async renewLeases(workerId, recipientIds, nowMs, leaseUntilMs) {
+      if (recipientIds.length === 0) return [];
+      // One statement for the worker's whole hand (a JSON array: no limit on bound
+      // parameters), through the log connection as the claim is (no fsync: a lease).
+      const rows = renew.all(leaseUntilMs, JSON.stringify(recipientIds), workerId, nowMs) as { id: string }[];
+      return rows.map((r) => r.id);
     },
 
     async releaseHeldBy(prefix) {
