@@ -99,7 +99,14 @@ export class App {
     this.logger = logger;
     this.clock = clock;
     this.repos = repos;
-    const budget = (this.budget = new MemoryBudget(() => this.current.limits.mailInFlightBytes, { refused: (listener) => this.metrics.memoryRefusal(listener) }));
+    const budget = (this.budget = new MemoryBudget(
+      () => this.current.limits.mailInFlightBytes,
+      { refused: (listener) => this.metrics.memoryRefusal(listener) },
+      () => {
+        const l = this.current.limits;
+        return { perClient: l.mailInFlightPerClient, reserved: l.mailInFlightReserved, idleMs: l.mailInFlightIdleMs, maxWaitMs: l.mailInFlightMaxWaitMs };
+      },
+    ));
     const resolver = opts.resolver ?? createResolver({ servers: config.dns.servers });
     const registry = (this.registry = AccountRegistry.fromConfig(config));
     const { addresses, customDomains, statuses, outbound, suppressions, sendingDomains, outbox } = repos;
