@@ -100,7 +100,7 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
     (session) => ({ stranger: true, clientKey: clientKey(session.remoteAddress) }),
   );
   /** A deferral for lack of memory: logged (at `at`) with the reply the client gets. */
-  const deferred = (st: ConnectionState, at: string, refusal: SmtpReply, fields: Record<string, number> = {}) =>
+  const deferred = (st: ConnectionState, at: string, refusal: SmtpReply, fields: Record<string, number | string> = {}) =>
     st.log.info("inbound message deferred: memory budget full", { at, reply: formatReply(refusal), ...fields });
   const server = new SMTPServer({
     name: deps.hostname,
@@ -198,7 +198,7 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
           }
           if (read.outgrown) {
             deps.budget.refused("inbound");
-            deferred(st, "end of DATA", SMTP_REPLIES.insufficientMemory, { bytes: read.bytes });
+            deferred(st, "end of DATA", SMTP_REPLIES.insufficientMemory, { bytes: read.bytes, reason: options.reservation.evictedBy ?? "no_room" });
             return callback(smtpError(SMTP_REPLIES.insufficientMemory));
           }
           const result = await deliverMessage(read.raw, tx, deps.deliver(), read.frontRoom);

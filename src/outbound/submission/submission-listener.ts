@@ -159,7 +159,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
           if (read.oversized) return callback(refused(session, "end of DATA", SMTP_REPLIES.messageTooLarge(limit)));
           if (read.outgrown) {
             deps.budget.refused("submission");
-            deps.logger.info("submission deferred: memory budget full", { outbound_account_id: sender.outbound.id, at: "end of DATA", bytes: read.bytes });
+            deps.logger.info("submission deferred: memory budget full", { outbound_account_id: sender.outbound.id, at: "end of DATA", bytes: read.bytes, reason: options.reservation.evictedBy ?? "no_room" });
             return callback(smtpError(SMTP_REPLIES.insufficientMemory));
           }
           const id = newUuid();
