@@ -58,6 +58,7 @@ const GROWING_MS = 2000;
 /** Waiters and nothing moving for this long: the newest waiter gives way. */
 const STALL_MS = 1000;
 const TICK_MS = 250;
+const NONE: ReadonlySet<Reservation> = new Set();
 
 export class MemoryBudget {
   private used = 0;
@@ -169,7 +170,8 @@ export class MemoryBudget {
     // A message being worked on, E11 or a delivery gives its memory back soon: wait for it.
     for (const h of this.holders) if (!h.reading && h.bytes > 0) return false;
     const newer = [...this.holders].filter((h) => h.seq > r.seq && h.reading && h.waitingBytes > 0 && h.who.stranger === stranger).reverse();
-    if (newer.length === 0) return false;
+    // None gives way when all of them together would not be enough.
+    if (newer.length === 0 || this.verdict(r, delta, new Set(newer)) !== "grow") return false;
     const pumping = this.pumping;
     this.pumping = true;
     try {
@@ -213,10 +215,10 @@ export class MemoryBudget {
    * Its pool: older messages come first there while they still grow (were granted room
    * lately, or wait for it), not the ones that stopped (a slow sender does not keep room).
    */
-  private poolScope(r: Reservation): ScopeView {
+  private poolScope(r: Reservation, without: ReadonlySet<Reservation> = NONE): ScopeView {
     const now = performance.now();
     const stranger = r.who.stranger;
-    return this.scope(r, (h) => h.who.stranger === stranger, stranger ? this.strangerPoolBytes() : this.capacity(), (h) => h.waitingFor === "pool" || (h.waitingFor === null && now - h.grantedAtMs < GROWING_MS));
+    return this.scope(r, (h) => h.who.stranger === stranger && !without.has(h), stranger ? this.strangerPoolBytes() : this.capacity(), (h) => h.waitingFor === "pool" || (h.waitingFor === null && now - h.grantedAtMs < GROWING_MS));
   }
 
   /** `ranks(h)`: whether an older reader `h` comes before `r` in the scope. */
@@ -231,13 +233,16 @@ export class MemoryBudget {
     return { capacityBytes, usedBytes, ownBytes: r.bytes, rank };
   }
 
-  private verdict(r: Reservation, delta: number): GrowVerdict {
+  /** `without`: as if these held nothing (the readers that would give way). */
+  private verdict(r: Reservation, delta: number, without: ReadonlySet<Reservation> = NONE): GrowVerdict {
     const cap = this.capacity();
-    const pool = this.poolScope(r);
+    const pool = this.poolScope(r, without);
     // In its client, every older message comes first (the oldest alone may pass the share).
     const key = r.who.clientKey;
-    const client = r.who.stranger && key !== null ? this.scope(r, (h) => h.who.clientKey === key, shareBytes(this.policy().perClient, cap), () => true) : null;
-    return growVerdict({ deltaBytes: delta, capacityBytes: cap, usedBytes: this.used, pool, client });
+    const client = r.who.stranger && key !== null ? this.scope(r, (h) => h.who.clientKey === key && !without.has(h), shareBytes(this.policy().perClient, cap), () => true) : null;
+    let usedBytes = this.used;
+    for (const h of without) usedBytes -= h.bytes;
+    return growVerdict({ deltaBytes: delta, capacityBytes: cap, usedBytes, pool, client });
   }
 
   private startTimer(): void {

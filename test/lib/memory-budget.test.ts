@@ -208,6 +208,21 @@ describe("readers (issue 31)", () => {
     for (const r of [a, b, c]) r.release();
   });
 
+  test("newer readers that wait do not give way when together they would not make room enough", () => {
+    const { budget } = budgetOf(100);
+    const slow = reader(budget, 50, stranger("192.0.2.9")); // an older reader that stopped growing
+    const a = reader(budget, 30, stranger("192.0.2.1"));
+    const b = reader(budget, 5, stranger("192.0.2.2"));
+    const c = reader(budget, 5, stranger("192.0.2.3"));
+    expect(a.grow(31)).toBe(true); // a is growing: the newer ones leave it room
+    expect(b.grow(10)).toBeInstanceOf(Promise);
+    expect(c.grow(10)).toBeInstanceOf(Promise);
+    expect(a.grow(60)).toBeInstanceOf(Promise); // 50 + 60 > 100 even without b and c
+    expect([b.evictedBy, c.evictedBy, b.waiting, c.waiting]).toEqual([null, null, true, true]);
+    for (const r of [slow, a, b, c]) r.release();
+    expect(budget.inFlightBytes).toBe(0);
+  });
+
   test("readers waiting for their client's share and nothing moving: the newest gives way after a second", async () => {
     const { budget } = budgetOf(1000, { perClient: { bytes: 100 } });
     const key = stranger("192.0.2.1");
