@@ -5,6 +5,8 @@
 // (0 of 24 accepted at the first try). Now the oldest grow first and the newer ones wait
 // (their bytes are not read meanwhile): most are accepted at their first try, the rest are
 // deferred and accepted when they try again, and none is lost or posted twice.
+// A client that stops sending in the middle of its message loses what it held
+// (limits.mail_in_flight_idle_time, 1s here) and gets 451 4.3.1 when it ends.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
@@ -40,7 +42,7 @@ async function attempt(localAddress: string, message: string): Promise<string> {
 
 beforeAll(async () => {
   target = TestTarget.start();
-  t = await startTestApp({ inbound: true, accounts: [ACCOUNT_A], extra: '[limits]\nmail_in_flight = "32MB"' });
+  t = await startTestApp({ inbound: true, accounts: [ACCOUNT_A], extra: '[limits]\nmail_in_flight = "32MB"\nmail_in_flight_idle_time = "1s"' });
   const created = await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { auth: bearer(ACCOUNT_A.token), body: { target: target.url("/in"), target_format: "json+n" } });
   expect(created.status).toBe(201);
   rcpt = created.body.email;
@@ -72,3 +74,17 @@ for (const [name, addressOf] of cases) {
     await eventually(() => t.app.budget.inFlightBytes === 0, 10_000, "the budget back to zero");
   }, 120_000);
 }
+
+test("a client that stops sending mid-DATA loses its reservation after the idle time, and gets 451 4.3.1 at the end", async () => {
+  const message = messageOf(2 * MB, "stops");
+  const { session } = await SmtpSession.open(t.app.inboundPort!, { localAddress: "127.0.2.1" });
+  for (const cmd of ["EHLO client.test", "MAIL FROM:<a@sender.test>", `RCPT TO:<${rcpt}>`]) expect(await session.command(cmd)).toStartWith("250");
+  expect(await session.command("DATA")).toStartWith("354");
+  session.write(message.slice(0, MB));
+  await eventually(() => t.app.budget.inFlightBytes > 2 * MB, 5000, "its first megabyte held");
+  // Nothing more for over a second: what it held is given back.
+  await eventually(() => t.app.budget.inFlightBytes === 0, 5000, "its reservation gone");
+  session.write(`${message.slice(MB)}.\r\n`);
+  expect(await session.reply()).toBe("451 4.3.1 insufficient system resources, try again later");
+  await session.close();
+});
