@@ -166,7 +166,7 @@ export class MemoryBudget {
    */
   private makeRoom(r: Reservation, delta: number): boolean {
     const stranger = r.who.stranger;
-    if (this.poolScope(r).rank > 0) return false;
+    if (r.bytes === 0 || this.poolScope(r).rank > 0) return false;
     // A message being worked on, E11 or a delivery gives its memory back soon: wait for it.
     for (const h of this.holders) if (!h.reading && h.bytes > 0) return false;
     const newer = [...this.holders].filter((h) => h.seq > r.seq && h.reading && h.waitingBytes > 0 && h.who.stranger === stranger).reverse();
@@ -215,10 +215,10 @@ export class MemoryBudget {
    * Its pool: older messages come first there while they still grow (were granted room
    * lately, or wait for it), not the ones that stopped (a slow sender does not keep room).
    */
-  private poolScope(r: Reservation, without: ReadonlySet<Reservation> = NONE): ScopeView {
+  private poolScope(r: Reservation, without: ReadonlySet<Reservation> = NONE, unranked = false): ScopeView {
     const now = performance.now();
     const stranger = r.who.stranger;
-    return this.scope(r, (h) => h.who.stranger === stranger && !without.has(h), stranger ? this.strangerPoolBytes() : this.capacity(), (h) => h.waitingFor === "pool" || (h.waitingFor === null && now - h.grantedAtMs < GROWING_MS));
+    return this.scope(r, (h) => h.who.stranger === stranger && !without.has(h), stranger ? this.strangerPoolBytes() : this.capacity(), (h) => !unranked && (h.waitingFor === "pool" || (h.waitingFor === null && now - h.grantedAtMs < GROWING_MS)));
   }
 
   /** `ranks(h)`: whether an older reader `h` comes before `r` in the scope. */
@@ -233,13 +233,18 @@ export class MemoryBudget {
     return { capacityBytes, usedBytes, ownBytes: r.bytes, rank };
   }
 
-  /** `without`: as if these held nothing (the readers that would give way). */
+  /**
+   * `without`: as if these held nothing (the readers that would give way). A reader that
+   * holds nothing yet asks for its first slice (a DATA before its 354): it waits only for
+   * room, not behind older messages, so small mail is never slowed by large mail growing.
+   */
   private verdict(r: Reservation, delta: number, without: ReadonlySet<Reservation> = NONE): GrowVerdict {
     const cap = this.capacity();
-    const pool = this.poolScope(r, without);
+    const first = r.bytes === 0;
+    const pool = this.poolScope(r, without, first);
     // In its client, every older message comes first (the oldest alone may pass the share).
     const key = r.who.clientKey;
-    const client = r.who.stranger && key !== null ? this.scope(r, (h) => h.who.clientKey === key && !without.has(h), shareBytes(this.policy().perClient, cap), () => true) : null;
+    const client = r.who.stranger && key !== null ? this.scope(r, (h) => h.who.clientKey === key && !without.has(h), shareBytes(this.policy().perClient, cap), () => !first) : null;
     let usedBytes = this.used;
     for (const h of without) usedBytes -= h.bytes;
     return growVerdict({ deltaBytes: delta, capacityBytes: cap, usedBytes, pool, client });

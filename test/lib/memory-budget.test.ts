@@ -141,6 +141,17 @@ describe("readers (issue 31)", () => {
     young.release();
   });
 
+  test("a first slice (a DATA before its 354) waits only for room, not behind older messages growing", () => {
+    const { budget } = budgetOf(800);
+    const old = reader(budget, 10, stranger("192.0.2.1"));
+    expect(old.grow(500)).toBe(true);
+    const data = budget.reserve(0, "inbound", stranger("192.0.2.2"), true)!;
+    expect(data.grow(10)).toBe(true); // ranked, it would leave half free: 800 - 510 < 400
+    expect(data.grow(20)).toBeInstanceOf(Promise); // growing past it, it is
+    old.release();
+    data.release();
+  });
+
   test("one client holds at most its share; another client grows beside it; its oldest may pass the share", () => {
     const { budget } = budgetOf(1000, { perClient: { percent: 25 } });
     const first = reader(budget, 10, stranger("2001:db8:1:2::/64"));
