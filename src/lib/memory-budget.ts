@@ -86,6 +86,13 @@ export class MemoryBudget {
     return this.capacity();
   }
 
+  /** Messages being received that wait for room (their streams paused, or a DATA before its 354). */
+  get waitingCount(): number {
+    let n = 0;
+    for (const r of this.holders) if (r.waitingBytes > 0) n++;
+    return n;
+  }
+
   /** Bytes strangers (unauthenticated inbound SMTP) may hold together. */
   strangerPoolBytes(): number {
     const cap = this.capacity();

@@ -140,6 +140,7 @@ describe("inbound SMTP", () => {
     // The other three wait with a first slice each: nothing else is read, nothing answered.
     await Bun.sleep(1500);
     expect([target.waiting, answered]).toEqual([1, 0]);
+    expect(await metric("postroom_mail_waiting_for_memory ")).toEqual(["postroom_mail_waiting_for_memory 3"]);
     expect(inFlight()).toBeGreaterThan(8 * MB);
     expect(inFlight()).toBeLessThan(14 * MB);
     // While it is in flight: SIZE= that cannot fit is refused at MAIL FROM; without SIZE=, at DATA.
