@@ -271,11 +271,11 @@ export class MemoryBudget {
     let newestWaiter: Reservation | null = null;
     let waiters = 0;
     // What moves will give memory back: a message being worked on (not a reader), E11, a
-    // delivery, or a reader whose client is sending.
+    // delivery, or a reader whose client is sending (an evicted one holds nothing).
     let moving = 0;
     for (const r of [...this.holders]) {
       if (!r.reading) {
-        moving++;
+        if (r.bytes > 0) moving++;
         continue;
       }
       readers++;
