@@ -90,13 +90,19 @@ export interface SmtpOutcome {
   sentData: boolean;
 }
 
+/** How a client sends: SIZE= declared (the default) or not, from which loopback address. */
+export interface SendOptions {
+  declareSize?: boolean;
+  localAddress?: string;
+}
+
 /**
- * One connection, one transaction: EHLO, MAIL FROM with SIZE=, RCPT TO, DATA, the message.
- * `onData(true)` when 354 came (the message is in flight), `onData(false)` when the final
- * reply came after it.
+ * One connection, one transaction: EHLO, MAIL FROM with SIZE= (unless `opts` says not),
+ * RCPT TO, DATA, the message. `onData(true)` when 354 came (the message is in flight),
+ * `onData(false)` when the final reply came after it.
  */
-export async function sendOne(port: number, from: string, to: string, head: Buffer, body: Buffer, onData: (inFlight: boolean) => void, auth?: { user: string; pass: string }): Promise<SmtpOutcome> {
-  const socket: Socket = connect({ host: "127.0.0.1", port });
+export async function sendOne(port: number, from: string, to: string, head: Buffer, body: Buffer, onData: (inFlight: boolean) => void, auth?: { user: string; pass: string }, opts: SendOptions = {}): Promise<SmtpOutcome> {
+  const socket: Socket = connect({ host: "127.0.0.1", port, localAddress: opts.localAddress });
   const replies: { code: number; text: string }[] = [];
   const waiters: ((r: { code: number; text: string }) => void)[] = [];
   let failure: Error | null = null;
@@ -139,7 +145,7 @@ export async function sendOne(port: number, from: string, to: string, head: Buff
       if (authed.code !== 235) return { ...authed, sentData: false };
     }
     const size = head.length + body.length;
-    const mail = await command(`MAIL FROM:<${from}> SIZE=${size}`);
+    const mail = await command(`MAIL FROM:<${from}>${opts.declareSize === false ? "" : ` SIZE=${size}`}`);
     if (mail.code !== 250) return { ...mail, sentData: false };
     const rcpt = await command(`RCPT TO:<${to}>`);
     if (rcpt.code !== 250) return { ...rcpt, sentData: false };

@@ -5,7 +5,7 @@
 //                        [--phases LIST]
 //   defaults: budget 256MB (limits.mail_in_flight), raised 8GB, 50 inbound messages of 25MB
 //   (max_message_size), 50 E11 sends of 10MB (outbound.max_size), 50 submissions of 10MB,
-//   json+n, phases inbound,api (add submission to LIST for that phase)
+//   json+n, phases inbound,api,hostage,senders,controls (add submission to LIST for that phase)
 //   (or BENCH_BUDGET, BENCH_RAISED, BENCH_INBOUND, BENCH_INBOUND_SIZE, BENCH_API, BENCH_API_SIZE,
 //   BENCH_SUBMISSION, BENCH_FORMAT, BENCH_PHASES)
 //
@@ -21,6 +21,11 @@
 // idle and peak RSS, the most messages in flight at once (from the client's side: 354
 // given and no final reply yet, or an E11 request not yet answered), the peak's growth per
 // message in flight, and how many were accepted, deferred (451 / 503) and delivered.
+// - hostage and senders (issue 31, bench/memory-scenarios.ts): three strangers declaring
+//   large SIZE= and trickling, beside another sender and E11; 24 senders of 18 MB at once
+//   without SIZE=: how many are accepted at the first try, and the peak RSS; two messages of
+//   23 MB of control characters (a JSON body six times their size): the peak RSS. These
+//   three run with the budget only.
 // Phases run with the budget and then with the raised budget. On a tree without the
 // budget (the "before" of issue 15: the key is unknown there) the phases run once, with
 // nothing limiting them; the same script measures both.
@@ -36,6 +41,7 @@ import { intOption, parseOptions } from "./args.ts";
 import { Cleanup } from "./cleanup.ts";
 import { until } from "./measure.ts";
 import { discardingSink, discardingTarget, largeMessage, mb, memoryOf, rssSampler, sendOne, MB } from "./memory-peers.ts";
+import { runScenario } from "./memory-scenarios.ts";
 import { ACCOUNT, METRICS_CONFIG, postroomConfig, startPostroom, verifiedSendingDomain } from "./postroom.ts";
 
 /** A size as the config writes it ("25MB", binary units), in bytes. */
@@ -51,7 +57,7 @@ const HEADROOM = 200 * MB;
 const GAUGE = "postroom_mail_in_flight_bytes";
 
 function options() {
-  const values = parseOptions("bun run bench:memory [--budget SIZE] [--raised SIZE] [--inbound N] [--inbound-size SIZE] [--api N] [--api-size SIZE] [--submission N] [--format json+n|multipart+n] [--phases inbound,api,submission]", {
+  const values = parseOptions("bun run bench:memory [--budget SIZE] [--raised SIZE] [--inbound N] [--inbound-size SIZE] [--api N] [--api-size SIZE] [--submission N] [--format json+n|multipart+n] [--phases inbound,api,submission,hostage,senders,controls]", {
     budget: { type: "string" },
     raised: { type: "string" },
     inbound: { type: "string" },
@@ -65,7 +71,7 @@ function options() {
   const text = (flag: string | undefined, env: string, dflt: string) => flag ?? process.env[env] ?? dflt;
   const format = text(values.format, "BENCH_FORMAT", "json+n");
   if (format !== "json+n" && format !== "multipart+n") throw new Error(`--format must be json+n or multipart+n, got ${format}`);
-  const phases = text(values.phases, "BENCH_PHASES", "inbound,api").split(",");
+  const phases = text(values.phases, "BENCH_PHASES", "inbound,api,hostage,senders,controls").split(",");
   return {
     budget: text(values.budget, "BENCH_BUDGET", "256MB"),
     raised: text(values.raised, "BENCH_RAISED", "8GB"),
@@ -75,7 +81,7 @@ function options() {
     apiSize: text(values["api-size"], "BENCH_API_SIZE", "10MB"),
     submission: intOption(values.submission, "BENCH_SUBMISSION", 50, 0),
     format,
-    phases: { inbound: phases.includes("inbound"), api: phases.includes("api"), submission: phases.includes("submission") },
+    phases: { inbound: phases.includes("inbound"), api: phases.includes("api"), submission: phases.includes("submission"), hostage: phases.includes("hostage"), senders: phases.includes("senders"), controls: phases.includes("controls") },
   };
 }
 
@@ -257,6 +263,14 @@ async function main() {
     console.log(`memory benchmark: ${navigator.hardwareConcurrency} cores, ${mb(totalmem())} of memory, bun ${Bun.version}; ${hasBudget ? `budget ${opts.budget}, raised ${opts.raised}` : "this tree has no limits.mail_in_flight: no budget"}`);
     const runs: { budget: string | null; raised: boolean }[] = hasBudget ? [{ budget: opts.budget, raised: false }, { budget: opts.raised, raised: true }] : [{ budget: null, raised: false }];
     const failed: string[] = [];
+    for (const kind of ["hostage", "senders", "controls"] as const) {
+      const section = budgetSection(opts.budget);
+      if (!opts.phases[kind] || section === null) continue;
+      const r = await runScenario(kind, section, SENDER_DOMAIN, peers, { senders: 24, sizeBytes: 18 * MB, budgetBytes: size(opts.budget), headroomBytes: HEADROOM });
+      console.log(`\n${kind}, budget ${opts.budget}`);
+      for (const l of r.lines) console.log(`  ${l}`);
+      failed.push(...r.failed);
+    }
     for (const run of runs) {
       for (const kind of ["inbound", "api", "submission"] as const) {
         if (!opts.phases[kind] || opts[kind] === 0) continue;

@@ -102,7 +102,14 @@ export class App {
     this.logger = logger;
     this.clock = clock;
     this.repos = repos;
-    const budget = (this.budget = new MemoryBudget(() => this.current.limits.mailInFlightBytes, { refused: (listener) => this.metrics.memoryRefusal(listener) }));
+    const budget = (this.budget = new MemoryBudget(
+      () => this.current.limits.mailInFlightBytes,
+      { refused: (listener) => this.metrics.memoryRefusal(listener) },
+      () => {
+        const l = this.current.limits;
+        return { perClient: l.mailInFlightPerClient, reserved: l.mailInFlightReserved, idleMs: l.mailInFlightIdleMs, maxWaitMs: l.mailInFlightMaxWaitMs };
+      },
+    ));
     const resolver = opts.resolver ?? createResolver({ servers: config.dns.servers });
     const registry = (this.registry = AccountRegistry.fromConfig(config));
     const { addresses, customDomains, statuses, outbound, suppressions, sendingDomains, outbox } = repos;
@@ -125,7 +132,7 @@ export class App {
     });
     const responder = new ChallengeResponder(repos.tls);
     this.tls = new TlsManager({ config: () => this.current, clock, resolver, responder, store: repos.tls, logger: logger.child({ component: "tls" }) });
-    this.metrics = createMetrics({ queue: outbound, outbox, clock, tls: () => this.tls.status(), mailInFlight: () => ({ bytes: budget.inFlightBytes, budget: budget.capacityBytes }), version: VERSION, nodeId: config.cluster.nodeId });
+    this.metrics = createMetrics({ queue: outbound, outbox, clock, tls: () => this.tls.status(), mailInFlight: () => ({ bytes: budget.inFlightBytes, budget: budget.capacityBytes, waiting: budget.waitingCount }), version: VERSION, nodeId: config.cluster.nodeId });
     const send: SendDeps = { repo: outbound, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick(), idempotency: repos.idempotency };
 
     const system = async () => ({ version: VERSION, health: this.health(), tls: this.tls.status(), queue: await outbound.queueDepth(clock.nowMs()), webhook_events_pending: await outbox.countPending() });

@@ -2,6 +2,7 @@
 // duration in ms, every size in bytes and every listen address parsed.
 import type { AuthFailureLimits } from "../lib/auth-failures.ts";
 import type { LogLevel } from "../lib/logger.ts";
+import type { Share } from "../lib/memory-shares.ts";
 import type { ListenAddress, RateLimit } from "./units.ts";
 
 export interface WebhookConfig {
@@ -86,6 +87,12 @@ export interface Config {
   limits: {
     /** The memory budget for mail in flight (src/lib/memory-budget.ts). */
     mailInFlightBytes: number;
+    /** The most one stranger (an address, an IPv6 /64) may hold of it. */
+    mailInFlightPerClient: Share;
+    /** The part strangers (unauthenticated inbound) can never take. */
+    mailInFlightReserved: Share;
+    mailInFlightIdleMs: number;
+    mailInFlightMaxWaitMs: number;
   };
   inbound: {
     domain: string;

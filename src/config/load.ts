@@ -2,6 +2,7 @@
 // that span several keys, and converts units. Every problem is collected with its key
 // path so one run of `postroom check-config` shows them all.
 import { Value } from "@sinclair/typebox/value";
+import { parseShare } from "../lib/memory-shares.ts";
 import { availableParallelism, hostname } from "node:os";
 import { parse as parseToml, TomlError } from "smol-toml";
 import "../lib/formats.ts";
@@ -171,7 +172,13 @@ export function toConfig(raw: RawConfig): Config {
         trackedClients: raw.smtp.auth_failure_clients,
       },
     },
-    limits: { mailInFlightBytes: bytes(raw.limits.mail_in_flight) },
+    limits: {
+      mailInFlightBytes: bytes(raw.limits.mail_in_flight),
+      mailInFlightPerClient: parseShare(raw.limits.mail_in_flight_per_client, parseSizeBytes)!,
+      mailInFlightReserved: parseShare(raw.limits.mail_in_flight_reserved, parseSizeBytes)!,
+      mailInFlightIdleMs: ms(raw.limits.mail_in_flight_idle_time),
+      mailInFlightMaxWaitMs: ms(raw.limits.mail_in_flight_max_wait),
+    },
     inbound: {
       domain: raw.inbound.domain.toLowerCase(),
       targetTimeoutMs: ms(raw.inbound.target_timeout),

@@ -3,6 +3,7 @@
 // Key names are never renamed: a config that worked keeps working after an upgrade.
 import { Type, type Static } from "@sinclair/typebox";
 import { Account } from "./schema-accounts.ts";
+import { SHARE_PATTERN } from "./units.ts";
 import { bool, duration, int, listen, NONZERO_DURATION, nonzeroDuration, rate, retention, SECRET_HASH, section, size, str } from "./schema-keys.ts";
 import { DURATION_PATTERN } from "./units.ts";
 
@@ -112,6 +113,18 @@ export const ConfigSchema = Type.Object(
           "256MB",
           "memory that mail being received or sent (inbound SMTP, submission, E11, deliveries) may hold at once, as Postroom counts it (a few times each message's size); a message that would pass it is deferred: 451 4.3.1 at MAIL FROM (SIZE=) or DATA, 503 with Retry-After from E11; a delivery waits",
         ),
+        mail_in_flight_per_client: str(
+          "25%",
+          "the most of mail_in_flight one unauthenticated inbound client (an IPv4 address, an IPv6 /64) may hold, as a percentage of it or a size; past it its messages wait, unread; its oldest message may pass it, so one message larger than the share still comes in",
+          { pattern: SHARE_PATTERN, errorMessage: 'must be a percentage from 0% to 100% (such as "25%") or a size such as "64MB"' },
+        ),
+        mail_in_flight_reserved: str(
+          "25%",
+          "the part of mail_in_flight unauthenticated inbound clients (port 25) can never take: kept for authenticated submission, E11 and deliveries, as a percentage of it or a size",
+          { pattern: SHARE_PATTERN, errorMessage: 'must be a percentage from 0% to 100% (such as "25%") or a size such as "64MB"' },
+        ),
+        mail_in_flight_idle_time: nonzeroDuration("10s", "a message being received whose client sends nothing for this long loses its memory: it is deferred (451 4.3.1 after its DATA)"),
+        mail_in_flight_max_wait: nonzeroDuration("2m", "how long a message being received may wait, unread, for memory (older messages first); then it is deferred (451 4.3.1). Keep it under the senders' data timeout (Postfix: 180s)"),
       },
       "memory held by mail in flight",
     ),

@@ -32,6 +32,8 @@ const SIZE_UNIT_BYTES: Record<string, number> = {
   gib: 1024 ** 3,
 };
 
+/** A share of a budget: a percentage (0% to 100%) or a size. */
+export const SHARE_PATTERN = "^\\s*((100(\\.0+)?|\\d{1,2}(\\.\\d+)?)\\s*%|\\d+(\\.\\d+)?\\s*([bB]|[kKmMgG][iI]?[bB]))\\s*$";
 export const SIZE_PATTERN = "^\\s*\\d+(\\.\\d+)?\\s*([bB]|[kKmMgG][iI]?[bB])\\s*$";
 
 /** "25MB" → 26214400. */

@@ -71,7 +71,11 @@ export function payloadView(format: TargetFormat, raw: Buffer, extracted: Extrac
     const form = toFormData({ envelope, headers: {}, attachments: [] }, null);
     return { contentType: "multipart/form-data", ...cut(`message: ${text}\n${formLines(form, [])}`) };
   }
-  const content: MessageContent = extracted.content;
+  // Only the first PAYLOAD_VIEW_MAX_CHARS are shown, and a text takes at least as many
+  // characters in the view as it has: longer texts are cut first, so a text of control
+  // characters (six times longer once escaped in JSON) is never escaped whole to show a part.
+  const shown = (t: string | undefined) => (t !== undefined && t.length > PAYLOAD_VIEW_MAX_CHARS ? t.slice(0, PAYLOAD_VIEW_MAX_CHARS) : t);
+  const content: MessageContent = { ...extracted.content, plain: shown(extracted.content.plain), html: shown(extracted.content.html), reply_plain: shown(extracted.content.reply_plain) };
   const original = format === "json" || format === "multipart";
   const sizes = content.attachments.map((a) => a.content.length);
   const payload = buildPayload(content, envelope, content.attachments.map((a) => payloadAttachment(a, null, elided(a.content.length))), original);

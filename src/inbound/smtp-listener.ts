@@ -8,6 +8,7 @@ import type { Logger } from "../lib/logger.ts";
 import type { MemoryBudget, MessageCost } from "../lib/memory-budget.ts";
 import { readData, SessionBudget } from "../lib/smtp-data.ts";
 import { guardSessions } from "../lib/smtp-guard.ts";
+import { clientKey } from "../lib/smtp-limits.ts";
 import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
 import { formatReply, SMTP_SERVER_REPLY_OPTIONS, smtpError, smtpServerText, type SmtpReply } from "../lib/smtp-reply.ts";
 import { limitRefusalReason, type SmtpRefusalReason } from "../metrics/labels.ts";
@@ -91,9 +92,15 @@ export function transactionOf(session: SMTPServerSession, st: ConnectionState): 
 
 export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
   const limits = deps.limits();
-  const budget = new SessionBudget(deps.budget, "inbound", () => ({ cost: deps.messageCost(), frontRoom: TRACE_ROOM_BYTES, limitBytes: deps.limits().maxMessageSizeBytes }));
+  // Port 25 clients are strangers to the budget, each held to its share by its address (an IPv6 /64).
+  const budget = new SessionBudget(
+    deps.budget,
+    "inbound",
+    () => ({ cost: deps.messageCost(), frontRoom: TRACE_ROOM_BYTES, limitBytes: deps.limits().maxMessageSizeBytes }),
+    (session) => ({ stranger: true, clientKey: clientKey(session.remoteAddress) }),
+  );
   /** A deferral for lack of memory: logged (at `at`) with the reply the client gets. */
-  const deferred = (st: ConnectionState, at: string, refusal: SmtpReply, fields: Record<string, number> = {}) =>
+  const deferred = (st: ConnectionState, at: string, refusal: SmtpReply, fields: Record<string, number | string> = {}) =>
     st.log.info("inbound message deferred: memory budget full", { at, reply: formatReply(refusal), ...fields });
   const server = new SMTPServer({
     name: deps.hostname,
@@ -181,7 +188,7 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
       const limit = options.limitBytes;
       readData(stream, options)
         .then(async (read) => {
-          SessionBudget.settle(read, options);
+          budget.settle(session, read, options);
           const tx = transactionOf(session, st);
           if (read.oversized) {
             const refusal = SMTP_REPLIES.messageTooLarge(limit);
@@ -191,7 +198,7 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
           }
           if (read.outgrown) {
             deps.budget.refused("inbound");
-            deferred(st, "end of DATA", SMTP_REPLIES.insufficientMemory, { bytes: read.bytes });
+            deferred(st, "end of DATA", SMTP_REPLIES.insufficientMemory, { bytes: read.bytes, reason: options.reservation.evictedBy ?? "no_room" });
             return callback(smtpError(SMTP_REPLIES.insufficientMemory));
           }
           const result = await deliverMessage(read.raw, tx, deps.deliver(), read.frontRoom);
@@ -219,10 +226,15 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
   guardSessions(server, {
     limits: () => ({ ...deps.limits(), authTimeoutMs: null }),
     beforeData: (session) => {
-      const refusal = budget.beforeData(session);
-      if (refusal) deferred(stateOf(session, deps.logger), "DATA", refusal);
-      return refusal;
+      const logged = (refusal: SmtpReply | null) => {
+        if (refusal) deferred(stateOf(session, deps.logger), "DATA", refusal);
+        return refusal;
+      };
+      const verdict = budget.beforeData(session);
+      return verdict instanceof Promise ? verdict.then(logged) : logged(verdict);
     },
+    dataPaused: (session) => budget.waiting(session),
+    sessionClosed: (session) => budget.closed(session),
     serverOptions: () => {
       const l = deps.limits();
       return { maxClients: l.maxConnections, socketTimeout: l.socketTimeoutMs, maxRecipients: l.maxRecipients, size: l.maxMessageSizeBytes };

@@ -3,11 +3,16 @@
 // original ones: headers under their names as written, attachments[0], ...), raw (a form
 // with the whole message in `message` and the envelope), and (beyond) rfc822, the message
 // itself, as relay ingresses such as Rails Action Mailbox's take it. Messages with large
-// embedded attachments, and the whole message of raw and rfc822, go out streamed: never
-// copied into one string or buffer.
+// embedded attachments, long texts in the JSON formats (escaped as they go: a text of
+// control characters is six times larger once escaped, issue 31), and the whole message of
+// raw and rfc822, go out streamed: never copied into one string or buffer.
 import type { TargetFormat } from "./address.ts";
 import { buildPayload, payloadAttachment, toFormData, type MessageAttachment, type MessageContent, type PayloadEnvelope } from "./payload.ts";
-import { formBody, jsonBody, STREAMED_FROM_BYTES, type StreamedBody } from "./payload-body.ts";
+import { formBody, jsonBodyOf, STREAMED_FROM_BYTES, type BodyPart, type StreamedBody } from "./payload-body.ts";
+
+/** A text (plain, html, reply_plain) this long is escaped into a JSON body as it goes out. */
+export const STREAMED_TEXT_CHARS = 64 * 1024;
+const TEXT_KEYS = ["plain", "html", "reply_plain"] as const;
 
 export interface BodyInput {
   format: TargetFormat;
@@ -36,10 +41,19 @@ export async function targetBody(input: BodyInput): Promise<string | FormData | 
       content.attachments.map((a, i) => payloadAttachment(a, urls[i]!, contentOf?.(i))),
       original,
     );
-  if (embedded && content.attachments.reduce((n, a) => n + a.content.length, 0) >= STREAMED_FROM_BYTES) {
-    // Large attachments are written into the POST as it goes out, never into one string.
-    return json ? jsonBody(content.attachments, payloadWith) : formBody(content.attachments, (contentOf) => toFormData(payloadWith(contentOf), content.attachments, contentOf, original));
+  const largeAttachments = embedded && content.attachments.reduce((n, a) => n + a.content.length, 0) >= STREAMED_FROM_BYTES;
+  const longTexts = json ? TEXT_KEYS.filter((k) => (content[k]?.length ?? 0) >= STREAMED_TEXT_CHARS) : [];
+  if (json && (largeAttachments || longTexts.length > 0)) {
+    // Large attachments and long texts are written into the POST as it goes out, never into one string.
+    const streamed = largeAttachments ? content.attachments.length : 0;
+    const fills: BodyPart[] = [...content.attachments.slice(0, streamed).map((a) => ({ base64Of: a.content })), ...longTexts.map((k) => ({ jsonTextOf: content[k]! }))];
+    return jsonBodyOf(fills, (markerOf) => {
+      const marked: MessageContent = { ...content };
+      longTexts.forEach((k, j) => (marked[k] = markerOf(streamed + j)));
+      return buildPayload(marked, envelope, content.attachments.map((a, i) => payloadAttachment(a, urls[i]!, i < streamed ? markerOf(i) : undefined)), original);
+    });
   }
+  if (largeAttachments) return formBody(content.attachments, (contentOf) => toFormData(payloadWith(contentOf), content.attachments, contentOf, original));
   const payload = payloadWith();
   return json ? JSON.stringify(payload) : toFormData(payload, embedded && content.attachments.length > 0 ? content.attachments : null, undefined, original);
 }

@@ -27,6 +27,7 @@ export const LOG_FIELDS = [
   "at",
   "size",
   "bytes",
+  "reason",
   // Sent mail.
   "outbound_account_id",
   "recipient_id",

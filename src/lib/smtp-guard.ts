@@ -31,10 +31,18 @@ export interface GuardOptions {
   allowInsecureAuth?(): boolean;
   /**
    * A DATA command that smtp-server is about to accept (there are recipients): a reply
-   * refuses it before the 354, so the client sends no message (the memory budget). When
-   * it returns null, the listener's onData runs next, synchronously, for this session.
+   * refuses it before the 354, so the client sends no message (the memory budget); a
+   * promise makes the client wait for the verdict (room in the budget). When it comes
+   * to null, the listener's onData runs next, synchronously, for this session.
    */
-  beforeData?(session: SMTPServerSession): SmtpReply | null;
+  beforeData?(session: SMTPServerSession): SmtpReply | null | Promise<SmtpReply | null>;
+  /** The session's connection closed (what it held for a DATA that never started is given back). */
+  sessionClosed?(session: SMTPServerSession): void;
+  /**
+   * Whether the session's message waits for memory (the listener paused its stream): the
+   * client is not slow, we are not reading, so min_data_rate measures from when we read again.
+   */
+  dataPaused?(session: SMTPServerSession): boolean;
   logger: Logger;
   /** A session closed (or a connection dropped) by the limit named, as logged (/metrics). */
   limited?(limit: string): void;
@@ -102,6 +110,7 @@ class Guard {
   }
 
   closed(c: ConnectionView): void {
+    this.opts.sessionClosed?.(c.session);
     const state = states.get(c);
     if (!state) return;
     for (const t of state.timers) clearTimeout(t);
@@ -123,7 +132,7 @@ class Guard {
   }
 
   /** Before a DATA that will start: the listener's verdict (see GuardOptions.beforeData). */
-  data(c: ConnectionView): SmtpReply | null {
+  data(c: ConnectionView): SmtpReply | null | Promise<SmtpReply | null> {
     if (!this.opts.beforeData || !c.reading() || c.session.envelope.rcptTo.length === 0) return null;
     return this.opts.beforeData(c.session);
   }
@@ -161,6 +170,11 @@ class Guard {
         return;
       }
       const now = performance.now();
+      if (this.opts.dataPaused?.(c.session)) {
+        data.bytes = data.watch.bytesRead();
+        data.since = now;
+        return void this.timer(state, dataRateWindowMs, tick);
+      }
       // A window not yet full (DATA started after this timer did): measure it at its end.
       if (now - data.since < dataRateWindowMs) return void this.timer(state, dataRateWindowMs - (now - data.since), tick);
       const read = data.watch.bytesRead();

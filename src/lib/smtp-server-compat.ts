@@ -137,8 +137,8 @@ export interface ConnectionHooks {
   auth(c: ConnectionView): SmtpReply | null;
   /** Whether EHLO lists AUTH on this connection now (false: the AUTH line is left out). */
   offerAuth(c: ConnectionView): boolean;
-  /** A DATA command, before smtp-server's handler. */
-  data(c: ConnectionView): SmtpReply | null;
+  /** A DATA command, before smtp-server's handler: a refusal, none, or a wait for the verdict (the client waits for our answer). */
+  data(c: ConnectionView): SmtpReply | null | Promise<SmtpReply | null>;
   /** After smtp-server's DATA handler ran (the 354 is sent when it accepted). */
   dataStarted(c: ConnectionView): void;
   /**
@@ -211,13 +211,19 @@ if (!proto.__postroomHooks) {
   };
   proto.handler_DATA = function (command, callback) {
     const hooks = hooksOf(this);
-    const refusal = hooks?.data(viewOf(this));
-    if (refusal) {
-      this.send(refusal.code, smtpServerText(refusal));
-      return callback();
-    }
-    handler_DATA.call(this, command, callback);
-    hooks?.dataStarted(viewOf(this));
+    const go = (refusal: SmtpReply | null) => {
+      // The client left while DATA waited: nothing to answer.
+      if (this._closing || this._closed) return callback();
+      if (refusal) {
+        this.send(refusal.code, smtpServerText(refusal));
+        return callback();
+      }
+      handler_DATA.call(this, command, callback);
+      hooks?.dataStarted(viewOf(this));
+    };
+    const verdict = hooks?.data(viewOf(this)) ?? null;
+    if (verdict instanceof Promise) void verdict.then(go, () => go(null));
+    else go(verdict);
   };
   proto.__postroomHooks = true;
 }

@@ -25,7 +25,7 @@ export interface MetricsDeps {
   clock: Clock;
   tls(): TlsStatus;
   /** Bytes the memory budget holds for mail in flight now, and the budget (src/lib/memory-budget.ts). */
-  mailInFlight(): { bytes: number; budget: number };
+  mailInFlight(): { bytes: number; budget: number; waiting: number };
   version: string;
   /** This node's name (cluster.node_id, or the hostname). */
   nodeId: string;
@@ -234,6 +234,14 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     registers,
     collect() {
       this.set(deps.mailInFlight().budget);
+    },
+  });
+  new Gauge({
+    name: "postroom_mail_waiting_for_memory",
+    help: "Messages being received that wait, unread, for room in limits.mail_in_flight (older messages first)",
+    registers,
+    collect() {
+      this.set(deps.mailInFlight().waiting);
     },
   });
   const mailRefusedMemory = new Counter({

@@ -1,9 +1,10 @@
 // The memory budget for mail in flight (limits.mail_in_flight, issue 15), in-process with a
 // budget of 8 MB and messages of 3 MB (each counts a few times its size, so one fills it):
-// while messages are in flight, the others are deferred with 451 4.3.1 (at MAIL FROM when
-// SIZE= says so, at DATA, or after a DATA that outgrew the budget) and E11 with 503 and
-// Retry-After; what was accepted is posted; the budget returns to zero on every path,
-// a client leaving mid-DATA included. The target holds each POST until the test lets it go,
+// while a message is in flight, the messages that started beside it wait, unread, and come
+// in one after another (issue 31: first come, first served); new ones are deferred with
+// 451 4.3.1 (at MAIL FROM when SIZE= says so, or at DATA) and E11 with 503 and
+// Retry-After; what was accepted is posted; the budget returns to zero on every path, a
+// client leaving mid-DATA included. The target holds each POST until the test lets it go,
 // so "in flight" is a state the test controls, not a race.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
@@ -116,37 +117,46 @@ afterEach(async () => {
 });
 
 describe("inbound SMTP", () => {
-  test("4 messages of 3 MB at once: one is taken and posted, three get 451 4.3.1 before sending theirs; the budget returns to 0", async () => {
+  test("4 messages of 3 MB at once: the oldest is posted while the others wait unread; new ones get 451 4.3.1; then the 3 come in one after another", async () => {
     const before = target.posts.length;
-    const sends = [true, false, true, false].map((declare, i) => transaction(messageOf(3 * MB, rcpt, `at once ${i}`), declare));
-    // The taken one waits at the target; let it go once the others have their answers (or
-    // after a while: without the budget, all four would be waiting there).
-    const settled = sends.map((p) => p.then((r) => r.at(-1)!));
+    // All four at 354 first (a SIZE= after the first message grew would be refused at MAIL FROM), then sent at once.
+    const sessions: SmtpSession[] = [];
+    for (const declare of [true, false, true, false]) {
+      const s = await openSession();
+      expect(await s.command(`MAIL FROM:<a@sender.test>${declare ? ` SIZE=${3 * MB}` : ""}`)).toStartWith("250");
+      expect(await s.command(`RCPT TO:<${rcpt}>`)).toStartWith("250");
+      expect(await s.command("DATA")).toStartWith("354");
+      sessions.push(s);
+    }
+    const sends = sessions.map(async (s, i) => {
+      s.write(`${messageOf(3 * MB, rcpt, `at once ${i}`).toString("latin1")}.\r\n`);
+      const reply = await s.reply();
+      await s.close();
+      return [reply];
+    });
     let answered = 0;
-    for (const p of settled) void p.then(() => answered++);
-    await eventually(() => (answered >= 3 && target.waiting >= 1) || target.waiting >= 4, 20_000, "three answers and one message at the target");
-    expect(target.waiting).toBe(1);
+    for (const p of sends) void p.then(() => answered++);
+    await eventually(() => target.waiting >= 1, 20_000, "one message at the target");
+    // The other three wait with a first slice each: nothing else is read, nothing answered.
+    await Bun.sleep(1500);
+    expect([target.waiting, answered]).toEqual([1, 0]);
+    expect(await metric("postroom_mail_waiting_for_memory ")).toEqual(["postroom_mail_waiting_for_memory 3"]);
     expect(inFlight()).toBeGreaterThan(8 * MB);
+    expect(inFlight()).toBeLessThan(14 * MB);
     // While it is in flight: SIZE= that cannot fit is refused at MAIL FROM; without SIZE=, at DATA.
     expect(await transaction(messageOf(3 * MB, rcpt, "declared"), true)).toEqual([DEFERRED]);
     expect((await transaction(messageOf(3 * MB, rcpt, "undeclared"), false)).map((r) => r.slice(0, 3))).toEqual(["250", "250", "451"]);
     target.open();
     const all = await Promise.all(sends);
-    const last = all.map((r) => r.at(-1)!);
-    expect(last.filter((r) => r.startsWith("250")).length).toBe(1);
-    expect(last.filter((r) => r === DEFERRED).length).toBe(3);
-    // Deferred before the message was sent: at MAIL FROM or at DATA (never a 354).
-    for (const replies of all) if (replies.at(-1) === DEFERRED) expect(replies.some((r) => r.startsWith("354"))).toBe(false);
-    expect(target.posts.length - before).toBe(1);
+    expect(all.map((r) => r.at(-1)!.slice(0, 3))).toEqual(["250", "250", "250", "250"]);
+    expect(target.posts.length - before).toBe(4);
     await eventually(() => inFlight() === 0, 5000, "the budget back to zero");
     expect(await metric("postroom_mail_in_flight_bytes ")).toEqual(["postroom_mail_in_flight_bytes 0"]);
-    expect(await metric('postroom_mail_refused_memory_total{listener="inbound"}')).toEqual(['postroom_mail_refused_memory_total{listener="inbound"} 5']);
-    expect(await metric('postroom_inbound_smtp_refusals_total{reason="memory_budget"}')).toEqual(['postroom_inbound_smtp_refusals_total{reason="memory_budget"} 5']);
-    // With the budget free again, a deferred sender's next try goes through.
-    expect((await transaction(messageOf(3 * MB, rcpt, "again"), true)).at(-1)).toStartWith("250");
+    expect(await metric('postroom_mail_refused_memory_total{listener="inbound"}')).toEqual(['postroom_mail_refused_memory_total{listener="inbound"} 2']);
+    expect(await metric('postroom_inbound_smtp_refusals_total{reason="memory_budget"}')).toEqual(['postroom_inbound_smtp_refusals_total{reason="memory_budget"} 2']);
   });
 
-  test("a message of undeclared size that outgrows the budget beside another gets 451 4.3.1 after its DATA; the other is posted", async () => {
+  test("a message that started beside an older one waits, unread, until the older one is in; both are accepted", async () => {
     const message = messageOf(3 * MB, rcpt, "first");
     const first = await openSession();
     expect(await first.command("MAIL FROM:<a@sender.test>")).toStartWith("250");
@@ -155,14 +165,16 @@ describe("inbound SMTP", () => {
     // 1 MB of it: its reservation grows to a little over half the budget.
     first.write(message.subarray(0, MB).toString("latin1"));
     await eventually(() => inFlight() > 4 * MB, 5000, "the first message's bytes read");
-    const second = await transaction(messageOf(3 * MB, rcpt, "second"), false);
-    // It got its 354 (the budget had room for a first slice) and sent everything.
-    expect(second.map((r) => r.slice(0, 3))).toEqual(["250", "250", "354", "451"]);
-    expect(second[3]).toBe(DEFERRED);
+    // It got its 354 (the budget had room for a first slice) and sent everything; it waits.
+    let secondDone = false;
+    const second = transaction(messageOf(3 * MB, rcpt, "second"), false).then((r) => ((secondDone = true), r));
+    await Bun.sleep(1500);
+    expect(secondDone).toBe(false);
     first.write(`${message.subarray(MB).toString("latin1")}.\r\n`);
     await eventually(() => target.waiting === 1, 5000, "the first message at the target");
     target.open();
     expect(await first.reply()).toStartWith("250");
+    expect((await second).map((r) => r.slice(0, 3))).toEqual(["250", "250", "354", "250"]);
     await first.close();
   });
 

@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { extractMessage } from "../../src/inbound/extract.ts";
 import { headerFields, PAYLOAD_VIEW_MAX_CHARS, payloadView } from "../../src/inbound/kept-message.ts";
-import type { PayloadEnvelope } from "../../src/inbound/payload.ts";
+import { buildPayload, type PayloadEnvelope } from "../../src/inbound/payload.ts";
 
 const LIMITS = { maxHeaderBytes: 1024 * 1024, maxMimeParts: 100, maxMimeDepth: 10 };
 
@@ -87,6 +87,18 @@ describe("payloadView", () => {
     const raw = Buffer.from(MESSAGE);
     expect(payloadView("rfc822", raw, null, envelope)).toEqual({ contentType: "message/rfc822", body: MESSAGE, truncated: false });
     expect(payloadView("json+n", raw, null, envelope).contentType).toBe("message/rfc822");
+  });
+
+  test("a long text of control characters: the view is the first part of the whole payload, cut", async () => {
+    const text = "\u0001".repeat(PAYLOAD_VIEW_MAX_CHARS + 5000);
+    const raw = Buffer.from(`From: a@x.test\r\nSubject: controls\r\nContent-Type: text/plain\r\n\r\n${text}`, "latin1");
+    const extracted = (await extractMessage(raw, LIMITS))!;
+    for (const format of ["json+n", "multipart+n"] as const) {
+      const view = payloadView(format, raw, extracted, envelope);
+      const whole = buildPayload(extracted.content, envelope, [], false);
+      const expected = format === "json+n" ? JSON.stringify(whole, null, 2).slice(0, PAYLOAD_VIEW_MAX_CHARS) : `plain: ${extracted.content.plain}`.slice(0, PAYLOAD_VIEW_MAX_CHARS);
+      expect([format, view.truncated, view.body.length, view.body === expected]).toEqual([format, true, PAYLOAD_VIEW_MAX_CHARS, true]);
+    }
   });
 
   test("a body over the view's limit is cut and says so", () => {

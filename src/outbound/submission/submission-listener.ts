@@ -75,7 +75,13 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     const found = deps.registry.outbound(String(user));
     return found ? { account: found.account, outbound: found.outbound } : null;
   };
-  const budget = new SessionBudget(deps.budget, "submission", () => ({ cost: SUBMISSION_MESSAGE_COST, frontRoom: HEADER_ROOM_BYTES, limitBytes: deps.config().outbound.maxSizeBytes }));
+  // Authenticated: not a stranger, so the share strangers cannot take is open to it.
+  const budget = new SessionBudget(
+    deps.budget,
+    "submission",
+    () => ({ cost: SUBMISSION_MESSAGE_COST, frontRoom: HEADER_ROOM_BYTES, limitBytes: deps.config().outbound.maxSizeBytes }),
+    () => ({ stranger: false, clientKey: null }),
+  );
   /** The fields of every line about a session (docs/operations.md, Log lines). */
   const sessionFields = (session: SMTPServerSession) => ({
     session_id: session.id,
@@ -170,12 +176,12 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
       let claimed: KeyRef | null = null;
       readData(stream, options)
         .then(async (read) => {
-          SessionBudget.settle(read, options);
+          budget.settle(session, read, options);
           if (!sender) return callback(smtpError(SMTP_REPLIES.authFailed));
           if (read.oversized) return callback(refused(session, "end of DATA", SMTP_REPLIES.messageTooLarge(limit)));
           if (read.outgrown) {
             deps.budget.refused("submission");
-            deps.logger.info("submission deferred: memory budget full", { outbound_account_id: sender.outbound.id, at: "end of DATA", bytes: read.bytes });
+            deps.logger.info("submission deferred: memory budget full", { outbound_account_id: sender.outbound.id, at: "end of DATA", bytes: read.bytes, reason: options.reservation.evictedBy ?? "no_room" });
             return callback(smtpError(SMTP_REPLIES.insufficientMemory));
           }
           const id = newUuid();
@@ -264,11 +270,16 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
       return { maxClients: c.smtp.maxConnections, socketTimeout: c.smtp.socketTimeoutMs, maxRecipients: c.outbound.maxRecipients, size: c.outbound.maxSizeBytes, allowInsecureAuth: c.smtp.allowInsecureAuth };
     },
     allowInsecureAuth: () => deps.config().smtp.allowInsecureAuth,
+    dataPaused: (session) => budget.waiting(session),
     beforeData: (session) => {
-      const refusal = budget.beforeData(session);
-      if (refusal) deps.logger.info("submission deferred: memory budget full", { ip: session.remoteAddress, at: "DATA" });
-      return refusal;
+      const logged = (refusal: SmtpReply | null) => {
+        if (refusal) deps.logger.info("submission deferred: memory budget full", { ip: session.remoteAddress, at: "DATA" });
+        return refusal;
+      };
+      const verdict = budget.beforeData(session);
+      return verdict instanceof Promise ? verdict.then(logged) : logged(verdict);
     },
+    sessionClosed: (session) => budget.closed(session),
     logger: deps.logger,
   });
   return server;
