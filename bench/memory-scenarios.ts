@@ -134,7 +134,9 @@ export async function hostageScenario(p: ScenarioPostroom): Promise<ScenarioResu
     atData(p.smtpPort, "127.0.0.5", p.from, p.rcpt, 14_880_000),
   ]);
   const line = `${"x".repeat(1022)}\r\n`;
-  const trickle = setInterval(() => trio.forEach((s) => s.write(line)), 1000);
+  const trickle = setInterval(() => {
+    for (const s of trio) s.write(line);
+  }, 1000);
   try {
     await Bun.sleep(3000);
     const held = (await p.inFlight()) ?? 0;
@@ -188,7 +190,7 @@ export async function sendersScenario(p: ScenarioPostroom, opts: { senders: numb
       if (again.code === 250) break;
     }
   }
-  const accepted = acceptedFirst + (deferred > 0 ? deferred : 0);
+  const accepted = acceptedFirst + Math.max(deferred, 0);
   await until(() => p.posts() - posts0 >= opts.senders - other.length, 300_000).catch(() => {});
   const peak = sampler.stop();
   const posted = p.posts() - posts0;

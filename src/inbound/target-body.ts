@@ -49,7 +49,7 @@ export async function targetBody(input: BodyInput): Promise<string | FormData | 
     const fills: BodyPart[] = [...content.attachments.slice(0, streamed).map((a) => ({ base64Of: a.content })), ...longTexts.map((k) => ({ jsonTextOf: content[k]! }))];
     return jsonBodyOf(fills, (markerOf) => {
       const marked: MessageContent = { ...content };
-      longTexts.forEach((k, j) => (marked[k] = markerOf(streamed + j)));
+      for (const [j, k] of longTexts.entries()) marked[k] = markerOf(streamed + j);
       return buildPayload(marked, envelope, content.attachments.map((a, i) => payloadAttachment(a, urls[i]!, i < streamed ? markerOf(i) : undefined)), original);
     });
   }

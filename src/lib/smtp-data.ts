@@ -207,7 +207,7 @@ export class SessionBudget {
   /** Whether the session's message is waiting for memory (its stream paused by us, not slow). */
   waiting(session: SMTPServerSession): boolean {
     const r = this.reading.get(session);
-    return r !== undefined && r.active && r.waiting;
+    return r?.active === true && r.waiting;
   }
 
   /** The message is in: its reservation fitted to what it really is (a cut one holds nothing more). */

@@ -58,7 +58,9 @@ async function send(localAddress: string, message: Buffer, declare: boolean): Pr
 /** Writes 1 KB of the message every second on each session until stopped. */
 function trickle(sessions: SmtpSession[]) {
   const line = `${"x".repeat(1022)}\r\n`;
-  const timer = setInterval(() => sessions.forEach((s) => s.write(line)), 1000);
+  const timer = setInterval(() => {
+    for (const s of sessions) s.write(line);
+  }, 1000);
   return () => {
     clearInterval(timer);
     for (const s of sessions) (s as unknown as { socket: { destroy(): void } }).socket.destroy();
