@@ -25,7 +25,12 @@ const HEADERS = { authorization: `Bearer ${ACCOUNT.smtpKey}`, "content-type": "a
  * id; `onAccepted` hears of each as it arrives. The rest are counted, and the first five
  * answers (or errors) kept for the report.
  */
-export async function sendAll(httpPort: number, bodies: string[], clients: number, onAccepted?: (id: string) => void): Promise<{ failed: number; failures: string[] }> {
+export async function sendAll(
+  httpPort: number,
+  bodies: string[],
+  clients: number,
+  onAccepted?: (id: string) => void,
+): Promise<{ failed: number; failures: string[] }> {
   const url = `http://127.0.0.1:${httpPort}/api/v0.1/${ACCOUNT.outboundId}/messages`;
   const failures: string[] = [];
   let failed = 0;

@@ -27,7 +27,8 @@ export function parseOptions<T extends Options>(usage: string, options: T) {
 export function intOption(flag: string | undefined, env: string, dflt: number, min: number): number {
   const raw = flag ?? process.env[env];
   const n = raw === undefined || raw === "" ? dflt : Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`${env.toLowerCase().replace("bench_", "--")} must be an integer >= ${min}, got ${raw}`);
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`${env.toLowerCase().replace("bench_", "--")} must be an integer >= ${min}, got ${raw}`);
   return n;
 }
 

@@ -63,7 +63,12 @@ const server = new SMTPServer({
           headers: parsed.headerLines.map((h) => ({ name: h.key, value: h.line.slice(h.line.indexOf(":") + 1).trim() })),
           plain: parsed.text,
           html: typeof parsed.html === "string" ? parsed.html : undefined,
-          attachments: parsed.attachments.map((a) => ({ file_name: a.filename, content_type: a.contentType, size: a.size, content: a.content.toString("base64") })),
+          attachments: parsed.attachments.map((a) => ({
+            file_name: a.filename,
+            content_type: a.contentType,
+            size: a.size,
+            content: a.content.toString("base64"),
+          })),
         });
         const res = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body });
         await res.arrayBuffer();

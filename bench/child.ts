@@ -135,10 +135,22 @@ export class Child {
     const seen = this.lines.find(match);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${this.name}: no matching log line within ${timeoutMs} ms; got:\n${this.lines.map((l) => JSON.stringify(l)).join("\n")}\n${this.stderr}`)), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `${this.name}: no matching log line within ${timeoutMs} ms; got:\n${this.lines.map((l) => JSON.stringify(l)).join("\n")}\n${this.stderr}`,
+            ),
+          ),
+        timeoutMs,
+      );
       void this.proc.exited.then((code) => {
         clearTimeout(timer);
-        reject(new Error(`${this.name} exited with code ${code} before it was ready:\n${this.lines.map((l) => JSON.stringify(l)).join("\n")}\n${this.stderr}`));
+        reject(
+          new Error(
+            `${this.name} exited with code ${code} before it was ready:\n${this.lines.map((l) => JSON.stringify(l)).join("\n")}\n${this.stderr}`,
+          ),
+        );
       });
       this.waiters.push({ match, resolve: (l) => (clearTimeout(timer), resolve(l)) });
     });

@@ -67,7 +67,11 @@ export interface SetupEnv {
 
 /** `postroom migrate` with the config at `configPath`; its output, or an error with everything it printed. */
 function migrate(configPath: string): string {
-  const run = Bun.spawnSync([process.execPath, "src/main.ts", "migrate", "--config", configPath], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const run = Bun.spawnSync([process.execPath, "src/main.ts", "migrate", "--config", configPath], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const out = `${run.stdout.toString()}${run.stderr.toString()}`.trim();
   if (run.exitCode !== 0) throw new Error(`postroom migrate exited with code ${run.exitCode}:\n${out}`);
   return out;

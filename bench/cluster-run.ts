@@ -32,7 +32,8 @@ export interface ClusterResult {
 const SETTLE_MS = 500;
 
 /** `items` dealt out to `parts` in turn: item i goes to part i mod parts. */
-export const dealt = <T>(items: readonly T[], parts: number): T[][] => Array.from({ length: parts }, (_, p) => items.filter((_, i) => i % parts === p));
+export const dealt = <T>(items: readonly T[], parts: number): T[][] =>
+  Array.from({ length: parts }, (_, p) => items.filter((_, i) => i % parts === p));
 
 interface Marks {
   cpu: SetupCpu;
@@ -42,7 +43,13 @@ interface Marks {
   t0: number;
 }
 
-const mark = (setup: Setup, sink: SmtpSinkProcess | null): Marks => ({ cpu: setup.cpuMs(), client: process.cpuUsage(), sink: sink?.cpuMs() ?? 0, machine: machineBusyMs(), t0: performance.now() });
+const mark = (setup: Setup, sink: SmtpSinkProcess | null): Marks => ({
+  cpu: setup.cpuMs(),
+  client: process.cpuUsage(),
+  sink: sink?.cpuMs() ?? 0,
+  machine: machineBusyMs(),
+  t0: performance.now(),
+});
 
 function result(setup: Setup, sink: SmtpSinkProcess | null, m: Marks, count: number, tAccepted: number, tDelivered: number): ClusterResult {
   const cpu = setup.cpuMs();
@@ -79,16 +86,26 @@ export async function runClusterOutbound(setup: Setup, sink: SmtpSinkProcess, bo
   const sent = await Promise.all(nodes.map((n, i) => sendAll(n.httpPort, shares[i]!, Math.max(1, Math.round(clients / nodes.length)))));
   const tAccepted = performance.now();
   const failed = sent.reduce((sum, s) => sum + s.failed, 0);
-  if (failed > 0) throw new Error(`${setup.label}: ${failed} of ${count} sends did not get 202; first answers:\n  ${sent.flatMap((s) => s.failures).slice(0, 5).join("\n  ")}`);
+  if (failed > 0)
+    throw new Error(
+      `${setup.label}: ${failed} of ${count} sends did not get 202; first answers:\n  ${sent
+        .flatMap((s) => s.failures)
+        .slice(0, 5)
+        .join("\n  ")}`,
+    );
   const tDelivered = await delivered.catch((err: Error) => {
     throw new Error(`${err.message}; the nodes logged ${logged()} deliveries`);
   });
   const r = result(setup, sink, m, count, tAccepted, tDelivered);
   await until(() => logged() >= count, 10_000);
   await Bun.sleep(SETTLE_MS);
-  const other = nodes.flatMap((n, i) => [...n.tally.other.slice(tally0[i]!.other), ...n.tally.errors.slice(tally0[i]!.errors)].map((line) => `${n.nodeId}: ${line}`));
+  const other = nodes.flatMap((n, i) =>
+    [...n.tally.other.slice(tally0[i]!.other), ...n.tally.errors.slice(tally0[i]!.errors)].map((line) => `${n.nodeId}: ${line}`),
+  );
   if (sink.count - sink0 !== count || logged() !== count || other.length > 0) {
-    throw new Error(`${setup.label}: ${count} sends accepted, but the sink received ${sink.count - sink0} and the nodes logged ${logged()} deliveries and ${other.length} other outcomes or errors:\n  ${other.slice(0, 5).join("\n  ")}`);
+    throw new Error(
+      `${setup.label}: ${count} sends accepted, but the sink received ${sink.count - sink0} and the nodes logged ${logged()} deliveries and ${other.length} other outcomes or errors:\n  ${other.slice(0, 5).join("\n  ")}`,
+    );
   }
   return r;
 }
@@ -98,10 +115,20 @@ export async function runClusterOutbound(setup: Setup, sink: SmtpSinkProcess, bo
  * out to the nodes in turn; every one must get 250, and the target must then have exactly
  * one POST for each at the setup's path.
  */
-export async function runClusterInbound(setup: Setup, target: ReturnType<typeof startTarget>, count: number, connections: number, next: () => SignedMessage): Promise<ClusterResult> {
+export async function runClusterInbound(
+  setup: Setup,
+  target: ReturnType<typeof startTarget>,
+  count: number,
+  connections: number,
+  next: () => SignedMessage,
+): Promise<ClusterResult> {
   const counter = target.counter(`/${setup.kind}`);
   const posts0 = counter.posts;
-  const conns = await Promise.all(Array.from({ length: connections }, (_, i) => SmtpConnection.open("127.0.0.1", setup.nodes[i % setup.nodes.length]!.smtpPort, "client.sender.bench.test")));
+  const conns = await Promise.all(
+    Array.from({ length: connections }, (_, i) =>
+      SmtpConnection.open("127.0.0.1", setup.nodes[i % setup.nodes.length]!.smtpPort, "client.sender.bench.test"),
+    ),
+  );
   const share = (i: number) => Math.floor(count / connections) + (i < count % connections ? 1 : 0);
   const failures: string[] = [];
   let failed = 0;
@@ -121,9 +148,11 @@ export async function runClusterInbound(setup: Setup, target: ReturnType<typeof 
   const tDone = performance.now();
   const r = result(setup, null, m, count, tDone, tDone);
   await Promise.all(conns.map((c) => c.quit()));
-  if (failed > 0) throw new Error(`${setup.label}: ${failed} of ${count} messages did not get 250; first replies:\n  ${failures.join("\n  ")}`);
+  if (failed > 0)
+    throw new Error(`${setup.label}: ${failed} of ${count} messages did not get 250; first replies:\n  ${failures.join("\n  ")}`);
   await until(() => counter.posts - posts0 >= count, 10_000);
   await Bun.sleep(SETTLE_MS);
-  if (counter.posts - posts0 !== count) throw new Error(`${setup.label}: the target received ${counter.posts - posts0} POSTs for ${count} messages`);
+  if (counter.posts - posts0 !== count)
+    throw new Error(`${setup.label}: the target received ${counter.posts - posts0} POSTs for ${count} messages`);
   return r;
 }

@@ -65,15 +65,18 @@ const DEST_DOMAIN = "dest.bench.test";
 const RECIPIENTS = 50;
 
 function options() {
-  const values = parseOptions("bun run bench:cluster [--messages N] [--rounds R] [--warmup W] [--clients C] [--connections K] [--domains D] [--setups sqlite,pg1,pg2]", {
-    messages: { type: "string", short: "n" },
-    rounds: { type: "string" },
-    warmup: { type: "string" },
-    clients: { type: "string", short: "c" },
-    connections: { type: "string" },
-    domains: { type: "string" },
-    setups: { type: "string" },
-  });
+  const values = parseOptions(
+    "bun run bench:cluster [--messages N] [--rounds R] [--warmup W] [--clients C] [--connections K] [--domains D] [--setups sqlite,pg1,pg2]",
+    {
+      messages: { type: "string", short: "n" },
+      rounds: { type: "string" },
+      warmup: { type: "string" },
+      clients: { type: "string", short: "c" },
+      connections: { type: "string" },
+      domains: { type: "string" },
+      setups: { type: "string" },
+    },
+  );
   const messages = intOption(values.messages, "BENCH_MESSAGES", 2000, 1);
   const rounds = intOption(values.rounds, "BENCH_ROUNDS", 3, 1);
   const warmup = intOption(values.warmup, "BENCH_WARMUP", 1000, 0);
@@ -83,8 +86,12 @@ function options() {
   if (domains > MAX_DOMAINS) throw new Error(`--domains must be at most ${MAX_DOMAINS}, got ${domains}`);
   const setups = (values.setups ?? process.env.BENCH_SETUPS ?? SETUP_KINDS.join(",")).split(",").map((s) => s.trim());
   const unknown = setups.filter((s) => !(SETUP_KINDS as readonly string[]).includes(s));
-  if (unknown.length > 0 || setups.length === 0) throw new Error(`--setups must list some of ${SETUP_KINDS.join(", ")}, got ${unknown.join(", ") || "none"}`);
-  for (const [name, n] of [["clients", clients], ["connections", connections]] as const) {
+  if (unknown.length > 0 || setups.length === 0)
+    throw new Error(`--setups must list some of ${SETUP_KINDS.join(", ")}, got ${unknown.join(", ") || "none"}`);
+  for (const [name, n] of [
+    ["clients", clients],
+    ["connections", connections],
+  ] as const) {
     if (n > messages) throw new Error(`--${name} (${n}) must not exceed --messages (${messages})`);
     if (warmup > 0 && n > warmup) throw new Error(`--${name} (${n}) must not exceed --warmup (${warmup})`);
   }
@@ -122,7 +129,9 @@ async function main() {
   const content = await apiContent(message);
   let outboundSent = 0;
   const bodies = (count: number) =>
-    Array.from({ length: count }, () => JSON.stringify({ from: FROM_HEADER, to: `r${outboundSent++ % RECIPIENTS}@${DEST_DOMAIN}`, ...content }));
+    Array.from({ length: count }, () =>
+      JSON.stringify({ from: FROM_HEADER, to: `r${outboundSent++ % RECIPIENTS}@${DEST_DOMAIN}`, ...content }),
+    );
 
   const sides: Side[] = [];
   for (const kind of opts.setups) {
@@ -136,7 +145,9 @@ async function main() {
     `cluster benchmark: N=${opts.messages} messages each way per run, ${opts.rounds} round${opts.rounds === 1 ? "" : "s"} (${opts.setups.join(", ")} in turn), warm-up ${opts.warmup} each way per setup; ` +
       `outbound: ${opts.clients} API clients, one recipient per message, smarthost smtp-sink; inbound: ${opts.connections} SMTP connections, ${opts.domains} DKIM-signed sender domains, one address POSTing to a local target; message ${message.size} bytes`,
   );
-  console.log(`machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}; work dir ${workDir} (${dirname(workDir)}); PostgreSQL durable (fsync, synchronous_commit on)`);
+  console.log(
+    `machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}; work dir ${workDir} (${dirname(workDir)}); PostgreSQL durable (fsync, synchronous_commit on)`,
+  );
 
   const measure = async (side: Side, count: number, warm: boolean) => {
     const { setup } = side;
@@ -172,9 +183,20 @@ async function main() {
     us(med(i, (r) => r.postroomUs)),
     us(med(i, (r) => r.postgresUs)),
   ]);
-  const head = ["setup", "out accepted/s", "out delivered/s", "out CPU µs/msg postroom", "postgres", "in msg/s", "in CPU µs/msg postroom", "postgres"];
+  const head = [
+    "setup",
+    "out accepted/s",
+    "out delivered/s",
+    "out CPU µs/msg postroom",
+    "postgres",
+    "in msg/s",
+    "in CPU µs/msg postroom",
+    "postgres",
+  ];
   console.log("");
-  console.log(`medians of ${opts.rounds} run${opts.rounds === 1 ? "" : "s"} per setup (CPU: every node's process together; the PostgreSQL server's apart):`);
+  console.log(
+    `medians of ${opts.rounds} run${opts.rounds === 1 ? "" : "s"} per setup (CPU: every node's process together; the PostgreSQL server's apart):`,
+  );
   console.log(table([head, ...rows]));
   console.log(`load average at the end: ${loadAverage()}`);
 }
@@ -183,7 +205,11 @@ async function main() {
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   const line = (r: string[]) => `| ${r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join(" | ")} |`;
-  return [line(rows[0]!), `| ${widths.map((w, c) => (c === 0 ? "-".repeat(w) : `${"-".repeat(w - 1)}:`)).join(" | ")} |`, ...rows.slice(1).map(line)].join("\n");
+  return [
+    line(rows[0]!),
+    `| ${widths.map((w, c) => (c === 0 ? "-".repeat(w) : `${"-".repeat(w - 1)}:`)).join(" | ")} |`,
+    ...rows.slice(1).map(line),
+  ].join("\n");
 }
 
 try {

@@ -28,7 +28,10 @@ import { loadAverage, median } from "./measure.ts";
 import { buildMessage } from "./message.ts";
 
 function options() {
-  const values = parseOptions("bun run bench:compose [--rounds R] [--messages K]", { rounds: { type: "string" }, messages: { type: "string" } });
+  const values = parseOptions("bun run bench:compose [--rounds R] [--messages K]", {
+    rounds: { type: "string" },
+    messages: { type: "string" },
+  });
   return { rounds: intOption(values.rounds, "BENCH_ROUNDS", 6, 2), messages: intOption(values.messages, "BENCH_MESSAGES", 2000, 1) };
 }
 
@@ -39,12 +42,38 @@ async function drafts(): Promise<[name: string, draft: MessageDraft][]> {
   const content = await apiContent(buildMessage("rcpt@dest-1.bench.test"));
   const bodies: [string, MessageBody][] = [
     ["bench:outbound message", { from: FROM_HEADER, to: "r1@dest-1.bench.test", ...content }],
-    ["UTF-8 subject and names", { from: '"Anna Müller" <news@sender.bench.test>', to: '"Józef Żółć" <r1@dest-1.bench.test>', subject: "Ihre Bestellung ✓ — Übersicht für November", plain: "Grüße aus Köln!\nIhre Bestellung ist unterwegs. Zahlung: 42,00 €.\n" }],
+    [
+      "UTF-8 subject and names",
+      {
+        from: '"Anna Müller" <news@sender.bench.test>',
+        to: '"Józef Żółć" <r1@dest-1.bench.test>',
+        subject: "Ihre Bestellung ✓ — Übersicht für November",
+        plain: "Grüße aus Köln!\nIhre Bestellung ist unterwegs. Zahlung: 42,00 €.\n",
+      },
+    ],
     [
       "html+plain+inline image",
-      { from: FROM_HEADER, to: "r1@dest-1.bench.test", subject: content.subject, plain: content.plain, html: content.html.replace("<p>Hello,</p>", '<p><img src="cid:logo@sender.bench.test"></p><p>Hello,</p>'), attachments: [{ file_name: "logo.png", content: PNG_1X1.toString("base64"), content_type: "image/png", content_id: "logo@sender.bench.test" }] },
+      {
+        from: FROM_HEADER,
+        to: "r1@dest-1.bench.test",
+        subject: content.subject,
+        plain: content.plain,
+        html: content.html.replace("<p>Hello,</p>", '<p><img src="cid:logo@sender.bench.test"></p><p>Hello,</p>'),
+        attachments: [
+          { file_name: "logo.png", content: PNG_1X1.toString("base64"), content_type: "image/png", content_id: "logo@sender.bench.test" },
+        ],
+      },
     ],
-    ["plain+30 KB attachment", { from: FROM_HEADER, to: "r1@dest-1.bench.test", subject: "Your invoice", plain: "Your invoice for November is attached.\n", attachments: [{ file_name: "invoice-2026-11.pdf", content: PDF_30K.toString("base64"), content_type: "application/pdf" }] }],
+    [
+      "plain+30 KB attachment",
+      {
+        from: FROM_HEADER,
+        to: "r1@dest-1.bench.test",
+        subject: "Your invoice",
+        plain: "Your invoice for November is attached.\n",
+        attachments: [{ file_name: "invoice-2026-11.pdf", content: PDF_30K.toString("base64"), content_type: "application/pdf" }],
+      },
+    ],
   ];
   const rules = { maxRecipients: 50, blockedExtensions: [], markdownAllowed: true, forcedTestMode: false };
   return bodies.map(([name, body]) => [name, draftFromBody(body, rules)]);
@@ -54,7 +83,11 @@ type Compose = (draft: MessageDraft, messageId: string, date: Date) => Promise<B
 
 /** The peer: the composition Postroom did before issue 22, nodemailer's build() (streams). */
 const peer: Compose = async (draft, messageId, date) =>
-  toCrlf(await new Promise<Buffer>((resolve, reject) => new MailComposer(mailOptionsOf(draft, messageId, date)).compile().build((err, msg) => (err ? reject(err) : resolve(msg)))));
+  toCrlf(
+    await new Promise<Buffer>((resolve, reject) =>
+      new MailComposer(mailOptionsOf(draft, messageId, date)).compile().build((err, msg) => (err ? reject(err) : resolve(msg))),
+    ),
+  );
 const postroom: Compose = async (draft, messageId, date) => (await composeMessage(draft, messageId, date)).raw;
 const SIDES = { peer, postroom };
 type Side = keyof typeof SIDES;
@@ -66,7 +99,11 @@ const cpuUs = () => {
 };
 
 /** One round: every draft K times; CPU µs per message over all drafts and per draft, and wall µs per message. */
-async function round(compose: Compose, list: [string, MessageDraft][], k: number): Promise<{ all: number; perDraft: number[]; wall: number }> {
+async function round(
+  compose: Compose,
+  list: [string, MessageDraft][],
+  k: number,
+): Promise<{ all: number; perDraft: number[]; wall: number }> {
   Bun.gc(true);
   const perDraft: number[] = [];
   let bytes = 0;
@@ -77,7 +114,11 @@ async function round(compose: Compose, list: [string, MessageDraft][], k: number
     perDraft.push((cpuUs() - cpu0) / k);
   }
   if (bytes === 0) throw new Error("nothing composed");
-  return { all: perDraft.reduce((a, b) => a + b, 0) / list.length, perDraft, wall: ((performance.now() - wall0) * 1000) / (k * list.length) };
+  return {
+    all: perDraft.reduce((a, b) => a + b, 0) / list.length,
+    perDraft,
+    wall: ((performance.now() - wall0) * 1000) / (k * list.length),
+  };
 }
 
 async function main() {
@@ -91,25 +132,37 @@ async function main() {
     if (a.length !== b.length) throw new Error(`${name}: the peer composes ${a.length} bytes, Postroom ${b.length}`);
   }
   // The order, fixed before the first round: peer, postroom, postroom, peer, ...
-  const order: Side[] = Array.from({ length: opts.rounds }, (_, r) => ((r % 4 === 0 || r % 4 === 3) ? "peer" : "postroom"));
-  console.log(`compose benchmark: ${list.length} drafts (${list.map(([n]) => n).join("; ")}), K=${opts.messages} each per round, ${opts.rounds} rounds in the order ${order.join(", ")}, after a warm-up round of each`);
+  const order: Side[] = Array.from({ length: opts.rounds }, (_, r) => (r % 4 === 0 || r % 4 === 3 ? "peer" : "postroom"));
+  console.log(
+    `compose benchmark: ${list.length} drafts (${list.map(([n]) => n).join("; ")}), K=${opts.messages} each per round, ${opts.rounds} rounds in the order ${order.join(", ")}, after a warm-up round of each`,
+  );
   console.log(`machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}; load average ${loadAverage()}`);
   for (const side of ["peer", "postroom"] as const) await round(SIDES[side], list, Math.min(opts.messages, 500));
   const results: Record<Side, { all: number; perDraft: number[]; wall: number }[]> = { peer: [], postroom: [] };
   for (const [r, side] of order.entries()) {
     const res = await round(SIDES[side], list, opts.messages);
     results[side].push(res);
-    console.log(`round ${r + 1} ${side.padEnd(8)} ${res.all.toFixed(1).padStart(7)} CPU µs/msg (wall ${res.wall.toFixed(1)})   (${res.perDraft.map((us, i) => `${list[i]![0]}: ${us.toFixed(1)}`).join(", ")})`);
+    console.log(
+      `round ${r + 1} ${side.padEnd(8)} ${res.all.toFixed(1).padStart(7)} CPU µs/msg (wall ${res.wall.toFixed(1)})   (${res.perDraft.map((us, i) => `${list[i]![0]}: ${us.toFixed(1)}`).join(", ")})`,
+    );
   }
   const med = (side: Side) => median(results[side].map((x) => x.all));
   for (const [i, [name]] of list.entries()) {
     const p = median(results.peer.map((x) => x.perDraft[i]!));
     const q = median(results.postroom.map((x) => x.perDraft[i]!));
-    console.log(`${name.padEnd(26)} peer ${p.toFixed(1).padStart(7)} CPU µs   postroom ${q.toFixed(1).padStart(7)} CPU µs   ratio ${(q / p).toFixed(2)}`);
+    console.log(
+      `${name.padEnd(26)} peer ${p.toFixed(1).padStart(7)} CPU µs   postroom ${q.toFixed(1).padStart(7)} CPU µs   ratio ${(q / p).toFixed(2)}`,
+    );
   }
-  console.log(`median CPU µs per message: peer (MailComposer build, streams) ${med("peer").toFixed(1)}, postroom (mime-writer) ${med("postroom").toFixed(1)}`);
-  console.log(`median wall µs per message: peer ${median(results.peer.map((x) => x.wall)).toFixed(1)}, postroom ${median(results.postroom.map((x) => x.wall)).toFixed(1)}`);
-  console.log(`ratio: ${(med("postroom") / med("peer")).toFixed(2)} (postroom / peer, CPU; lower is better); load average ${loadAverage()}`);
+  console.log(
+    `median CPU µs per message: peer (MailComposer build, streams) ${med("peer").toFixed(1)}, postroom (mime-writer) ${med("postroom").toFixed(1)}`,
+  );
+  console.log(
+    `median wall µs per message: peer ${median(results.peer.map((x) => x.wall)).toFixed(1)}, postroom ${median(results.postroom.map((x) => x.wall)).toFixed(1)}`,
+  );
+  console.log(
+    `ratio: ${(med("postroom") / med("peer")).toFixed(2)} (postroom / peer, CPU; lower is better); load average ${loadAverage()}`,
+  );
 }
 
 await main();

@@ -92,14 +92,56 @@ async function fillSent(dataDir: string, n: number, nowMs: number): Promise<void
       const recipientId = i.toString(16).padStart(16, "0");
       writes.push(
         repo.insert(
-          { id, accountId: ACCOUNT.id, outboundAccountId: ACCOUNT.outboundId, from: "news@sender.bench", subject: `Newsletter ${i}`, messageId: `<${id}@mx.postroom.bench>`, to: [email], cc: [], tags: [i % 3 === 0 ? "weekly" : "promo"], testMode: false, priority: "standard", sizeBytes: 5000, tracking: NO_TRACKING, createdAtMs: at },
-          [{ id: recipientId, messageId: id, position: 0, email, domain: email.split("@")[1]!, type: "to", status: bounced ? "bounce" : "delivery", state: "done", lane: 1, attempts: 1, firstAttemptAtMs: at + 1000, nextAttemptAtMs: 0 }],
+          {
+            id,
+            accountId: ACCOUNT.id,
+            outboundAccountId: ACCOUNT.outboundId,
+            from: "news@sender.bench",
+            subject: `Newsletter ${i}`,
+            messageId: `<${id}@mx.postroom.bench>`,
+            to: [email],
+            cc: [],
+            tags: [i % 3 === 0 ? "weekly" : "promo"],
+            testMode: false,
+            priority: "standard",
+            sizeBytes: 5000,
+            tracking: NO_TRACKING,
+            createdAtMs: at,
+          },
+          [
+            {
+              id: recipientId,
+              messageId: id,
+              position: 0,
+              email,
+              domain: email.split("@")[1]!,
+              type: "to",
+              status: bounced ? "bounce" : "delivery",
+              state: "done",
+              lane: 1,
+              attempts: 1,
+              firstAttemptAtMs: at + 1000,
+              nextAttemptAtMs: 0,
+            },
+          ],
           [
             { messageId: id, recipientId, kind: "registration", details: {}, createdAtMs: at },
             { messageId: id, recipientId, kind: "dispatch", details: { mx: "mx.example.org", attempt: 1 }, createdAtMs: at + 1000 },
             bounced
-              ? { messageId: id, recipientId, kind: "bounce", details: { smtp_code: 550, smtp_response: "550 5.1.1 no such user" }, createdAtMs: at + 2000 }
-              : { messageId: id, recipientId, kind: "delivery", details: { smtp_code: 250, smtp_response: "250 2.0.0 OK" }, createdAtMs: at + 2000 },
+              ? {
+                  messageId: id,
+                  recipientId,
+                  kind: "bounce",
+                  details: { smtp_code: 550, smtp_response: "550 5.1.1 no such user" },
+                  createdAtMs: at + 2000,
+                }
+              : {
+                  messageId: id,
+                  recipientId,
+                  kind: "delivery",
+                  details: { smtp_code: 250, smtp_response: "250 2.0.0 OK" },
+                  createdAtMs: at + 2000,
+                },
           ],
           { webhook: false },
         ),
@@ -121,7 +163,11 @@ async function main() {
     const auth = { authorization: `Bearer ${ACCOUNT.token}`, "content-type": "application/json" };
     const addresses: string[] = [];
     for (let i = 0; i < ADDRESSES; i++) {
-      const r = await fetch(`http://127.0.0.1:${httpPort}/api/v0.1/${ACCOUNT.id}/addresses`, { method: "POST", headers: auth, body: JSON.stringify({ target: "https://example.com/in", target_format: "json+n", nickname: `address ${i}` }) });
+      const r = await fetch(`http://127.0.0.1:${httpPort}/api/v0.1/${ACCOUNT.id}/addresses`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ target: "https://example.com/in", target_format: "json+n", nickname: `address ${i}` }),
+      });
       addresses.push(((await r.json()) as { id: string }).id);
     }
     await child.stop();
@@ -129,7 +175,9 @@ async function main() {
     const nowMs = Date.now();
     let t0 = performance.now();
     fillStatuses(dataDir, addresses, opts.rows, nowMs);
-    console.log(`filled ${opts.rows} incoming statuses (${ADDRESSES} addresses, ${SPAN_DAYS} days) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(
+      `filled ${opts.rows} incoming statuses (${ADDRESSES} addresses, ${SPAN_DAYS} days) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
     t0 = performance.now();
     await fillSent(dataDir, opts.rows, nowMs);
     console.log(`filled ${opts.rows} sent messages (1 recipient, 3 events each) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -139,7 +187,11 @@ async function main() {
     ({ child, httpPort } = await startPostroom(work, dns.address, {}, []));
     child.ready();
     const base = `http://127.0.0.1:${httpPort}`;
-    const signIn = await fetch(`${base}/dashboard/session`, { method: "POST", headers: { "content-type": "application/json", "x-postroom-dashboard": "1" }, body: JSON.stringify({ token: ACCOUNT.token }) });
+    const signIn = await fetch(`${base}/dashboard/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-postroom-dashboard": "1" },
+      body: JSON.stringify({ token: ACCOUNT.token }),
+    });
     const cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
     const api = (path: string) => `${base}/api/v0.1/${ACCOUNT.id}/${path}`;
     const first = addresses[0]!;
@@ -174,9 +226,13 @@ async function main() {
       times.sort((a, b) => a - b);
       const m = median(times);
       worst = Math.max(worst, m);
-      console.log(`${name.padEnd(28)} ${m.toFixed(1).padStart(6)} ${times[Math.floor(times.length * 0.9)]!.toFixed(1).padStart(8)} ${times.at(-1)!.toFixed(1).padStart(8)}`);
+      console.log(
+        `${name.padEnd(28)} ${m.toFixed(1).padStart(6)} ${times[Math.floor(times.length * 0.9)]!.toFixed(1).padStart(8)} ${times.at(-1)!.toFixed(1).padStart(8)}`,
+      );
     }
-    console.log(`\nslowest median: ${worst.toFixed(1)} ms (target < ${TARGET_MS} ms) with ${opts.rows} incoming statuses and ${opts.rows} sent messages`);
+    console.log(
+      `\nslowest median: ${worst.toFixed(1)} ms (target < ${TARGET_MS} ms) with ${opts.rows} incoming statuses and ${opts.rows} sent messages`,
+    );
     await child.stop();
   } finally {
     await dns.stop();

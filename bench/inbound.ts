@@ -68,7 +68,16 @@ import { loadAverage, median } from "./measure.ts";
 import { inboundAddress, startPostroom } from "./postroom.ts";
 import { summarizeProfile } from "./profile-summary.ts";
 import { DNS_KINDS, startSenderDns, type DnsKind } from "./sender-dns.ts";
-import { DKIM_SELECTOR, generateSenderKey, MAX_DOMAINS, senderDomain, SIGNED_HEADERS, signedMessageSet, tallyQueries, type SignedMessage } from "./signed-senders.ts";
+import {
+  DKIM_SELECTOR,
+  generateSenderKey,
+  MAX_DOMAINS,
+  senderDomain,
+  SIGNED_HEADERS,
+  signedMessageSet,
+  tallyQueries,
+  type SignedMessage,
+} from "./signed-senders.ts";
 import { SmtpConnection } from "./smtp-client.ts";
 import { startTarget } from "./target.ts";
 
@@ -82,15 +91,18 @@ const MAX_WARMUP_BATCHES = 20;
 // ---------------------------------------------------------------- options
 
 function options() {
-  const values = parseOptions("bun run bench:inbound [--messages N] [--connections C] [--warmup W] [--rounds R] [--domains D] [--dns unbound|js] [--profile DIR]", {
-    messages: { type: "string", short: "n" },
-    connections: { type: "string", short: "c" },
-    warmup: { type: "string" },
-    rounds: { type: "string" },
-    domains: { type: "string" },
-    profile: { type: "string" },
-    dns: { type: "string" },
-  });
+  const values = parseOptions(
+    "bun run bench:inbound [--messages N] [--connections C] [--warmup W] [--rounds R] [--domains D] [--dns unbound|js] [--profile DIR]",
+    {
+      messages: { type: "string", short: "n" },
+      connections: { type: "string", short: "c" },
+      warmup: { type: "string" },
+      rounds: { type: "string" },
+      domains: { type: "string" },
+      profile: { type: "string" },
+      dns: { type: "string" },
+    },
+  );
   const messages = intOption(values.messages, "BENCH_MESSAGES", 4000, 1);
   const connections = intOption(values.connections, "BENCH_CONNECTIONS", 8, 1);
   const warmup = intOption(values.warmup, "BENCH_WARMUP", 2000, 0);
@@ -107,7 +119,12 @@ function options() {
 
 /** Postroom taking mail in on an ephemeral port, with one address that POSTs to `target`. */
 async function startInboundPostroom(workDir: string, dnsServer: string, target: string, profileArgs: string[]) {
-  const { child, httpPort } = await startPostroom(workDir, dnsServer, { inboundListen: "127.0.0.1:0", inbound: "allow_private_targets = true" }, profileArgs);
+  const { child, httpPort } = await startPostroom(
+    workDir,
+    dnsServer,
+    { inboundListen: "127.0.0.1:0", inbound: "allow_private_targets = true" },
+    profileArgs,
+  );
   const smtpPort = (await child.waitFor((l) => l.msg === "inbound smtp listening")).port as number;
   const rcpt = await inboundAddress(httpPort, target);
   child.ready();
@@ -136,8 +153,18 @@ interface RunResult {
 }
 
 /** Sends the `count` messages `next` gives over `connections` connections and checks every reply. */
-async function run(label: string, port: number, rcpt: string, count: number, connections: number, server: Child, next: () => SignedMessage): Promise<RunResult> {
-  const conns = await Promise.all(Array.from({ length: connections }, () => SmtpConnection.open("127.0.0.1", port, "client.sender.bench.test")));
+async function run(
+  label: string,
+  port: number,
+  rcpt: string,
+  count: number,
+  connections: number,
+  server: Child,
+  next: () => SignedMessage,
+): Promise<RunResult> {
+  const conns = await Promise.all(
+    Array.from({ length: connections }, () => SmtpConnection.open("127.0.0.1", port, "client.sender.bench.test")),
+  );
   const share = (i: number) => Math.floor(count / connections) + (i < count % connections ? 1 : 0);
   const failures: string[] = [];
   let failed = 0;
@@ -165,7 +192,15 @@ async function run(label: string, port: number, rcpt: string, count: number, con
   const jitCpuMs = server.jitCpuMs() - jit0;
   await Promise.all(conns.map((c) => c.quit()));
   if (failed > 0) throw new Error(`${label}: ${failed} of ${count} messages did not get 250; first replies:\n  ${failures.join("\n  ")}`);
-  return { count, ms, rate: (count * 1000) / ms, serverCpuMs, mainThreadCpuMs, jitCpuMs, clientCpuMs: (clientUsage.user + clientUsage.system) / 1000 };
+  return {
+    count,
+    ms,
+    rate: (count * 1000) / ms,
+    serverCpuMs,
+    mainThreadCpuMs,
+    jitCpuMs,
+    clientCpuMs: (clientUsage.user + clientUsage.system) / 1000,
+  };
 }
 
 /**
@@ -177,7 +212,8 @@ function checkAuthentic(payload: string, what: string): void {
   type Result = { result?: string };
   const envelope = (JSON.parse(payload) as { envelope?: { spf?: Result; dkim?: Result; dmarc?: Result } }).envelope;
   const results = { spf: envelope?.spf, dkim: envelope?.dkim, dmarc: envelope?.dmarc };
-  if (Object.values(results).some((r) => r?.result !== "pass")) throw new Error(`postroom: ${what} was not found authentic (SPF, DKIM and DMARC must all pass): ${JSON.stringify(results)}`);
+  if (Object.values(results).some((r) => r?.result !== "pass"))
+    throw new Error(`postroom: ${what} was not found authentic (SPF, DKIM and DMARC must all pass): ${JSON.stringify(results)}`);
 }
 
 /** The DNS queries of a phase, by sender record, and per Postroom message of the phase. */
@@ -216,12 +252,26 @@ async function main() {
     const signingMs = performance.now() - signing0;
     const sideOf = (label: string, port: number, child: Child, path: string) => {
       let sent = 0;
-      return { label, port, child, path, next: () => messages.message(sent++), rates: [] as number[], cpu: [] as number[], client: [] as number[] };
+      return {
+        label,
+        port,
+        child,
+        path,
+        next: () => messages.message(sent++),
+        rates: [] as number[],
+        cpu: [] as number[],
+        client: [] as number[],
+      };
     };
-    const sides = { bare: sideOf("bare pipeline", bare.smtpPort, bare.child, "/bare"), postroom: sideOf("postroom", postroom.smtpPort, postroom.child, "/postroom") };
+    const sides = {
+      bare: sideOf("bare pipeline", bare.smtpPort, bare.child, "/bare"),
+      postroom: sideOf("postroom", postroom.smtpPort, postroom.child, "/postroom"),
+    };
 
     const { min, max } = messages.size;
-    console.log(`inbound benchmark: N=${opts.messages} messages over C=${opts.connections} connections, warm-up in batches of ${opts.warmup} until the JIT is quiet, ${opts.rounds} round${opts.rounds === 1 ? "" : "s"} (bare, postroom, bare, postroom, ...), message ${min === max ? min : `${min}-${max}`} bytes`);
+    console.log(
+      `inbound benchmark: N=${opts.messages} messages over C=${opts.connections} connections, warm-up in batches of ${opts.warmup} until the JIT is quiet, ${opts.rounds} round${opts.rounds === 1 ? "" : "s"} (bare, postroom, bare, postroom, ...), message ${min === max ? min : `${min}-${max}`} bytes`,
+    );
     console.log(
       `messages: from ${opts.domains} sender domain${opts.domains === 1 ? "" : "s"} in turn (${senderDomain(0)}${opts.domains > 1 ? ` to ${senderDomain(opts.domains - 1)}` : ""}; each publishes SPF, its DKIM key and DMARC, p=none${opts.domains > 1 ? " or p=reject" : ""}), 100% DKIM-signed (rsa-sha256, RSA-2048, s=${DKIM_SELECTOR}, h=${SIGNED_HEADERS.join(":")}; the ${messages.signatureBytes}-byte signature of each domain made once at start-up, in ${(signingMs / 1000).toFixed(1)} s); each server's i-th message is the same`,
     );
@@ -232,7 +282,8 @@ async function main() {
       const counter = target.counter(s.path);
       const before = counter.posts;
       await run(`${s.label} (start-up check)`, s.port, postroom.rcpt, 1, 1, s.child, s.next);
-      if (counter.posts - before !== 1) throw new Error(`${s.label}: the target received ${counter.posts - before} POSTs for the start-up check's message`);
+      if (counter.posts - before !== 1)
+        throw new Error(`${s.label}: the target received ${counter.posts - before} POSTs for the start-up check's message`);
       if (s === sides.postroom) checkAuthentic(counter.last, "the start-up check's message");
     }
 
@@ -281,16 +332,26 @@ async function main() {
     const ratio = postroomRate / bareRate;
     const bodyBytes = (side: (typeof sides)["bare"]) => target.counter(side.path).last.length;
     console.log("");
-    console.log(`bare pipeline: ${bareRate.toFixed(0)} msg/s  (median of ${sides.bare.rates.length}; server CPU ${(median(sides.bare.cpu) * 1000).toFixed(0)} µs/msg; POST body ${bodyBytes(sides.bare)} B)`);
-    console.log(`postroom:      ${postroomRate.toFixed(0)} msg/s  (median of ${sides.postroom.rates.length}; server CPU ${(median(sides.postroom.cpu) * 1000).toFixed(0)} µs/msg; POST body ${bodyBytes(sides.postroom)} B)`);
-    console.log(`ratio:         ${ratio.toFixed(2)} (target >= ${TARGET_RATIO.toFixed(2)})${ratio >= TARGET_RATIO ? "" : "  BELOW TARGET"}`);
+    console.log(
+      `bare pipeline: ${bareRate.toFixed(0)} msg/s  (median of ${sides.bare.rates.length}; server CPU ${(median(sides.bare.cpu) * 1000).toFixed(0)} µs/msg; POST body ${bodyBytes(sides.bare)} B)`,
+    );
+    console.log(
+      `postroom:      ${postroomRate.toFixed(0)} msg/s  (median of ${sides.postroom.rates.length}; server CPU ${(median(sides.postroom.cpu) * 1000).toFixed(0)} µs/msg; POST body ${bodyBytes(sides.postroom)} B)`,
+    );
+    console.log(
+      `ratio:         ${ratio.toFixed(2)} (target >= ${TARGET_RATIO.toFixed(2)})${ratio >= TARGET_RATIO ? "" : "  BELOW TARGET"}`,
+    );
     // Each round runs the two back to back; the machine's speed drifts between rounds, so the
     // spread of the per-round ratios says how far one run's ratio can be trusted.
     const perRound = sides.postroom.rates.map((r, i) => r / sides.bare.rates[i]!);
     console.log(`per round:     ${perRound.map((r) => r.toFixed(2)).join(", ")} (postroom / the bare run just before it)`);
-    console.log(`warm-up:       bare pipeline ${warmedUp.bare} messages, postroom ${warmedUp.postroom} (batches of ${opts.warmup} until its JIT threads used <= ${100 * JIT_QUIET_SHARE}% of its CPU in one, at most ${MAX_WARMUP_BATCHES})`);
+    console.log(
+      `warm-up:       bare pipeline ${warmedUp.bare} messages, postroom ${warmedUp.postroom} (batches of ${opts.warmup} until its JIT threads used <= ${100 * JIT_QUIET_SHARE}% of its CPU in one, at most ${MAX_WARMUP_BATCHES})`,
+    );
     const dnsQueries = dns.takeQueries();
-    console.log(`DNS queries (${dns.kind === "unbound" ? "unbound in a child process, counted from its query log" : "the JavaScript server in this process"}: the ${opts.domains} sender domains' SPF, DKIM key and DMARC TXT records, NXDOMAIN for the rest):`);
+    console.log(
+      `DNS queries (${dns.kind === "unbound" ? "unbound in a child process, counted from its query log" : "the JavaScript server in this process"}: the ${opts.domains} sender domains' SPF, DKIM key and DMARC TXT records, NXDOMAIN for the rest):`,
+    );
     console.log(`  start-up and warm-up: ${describeQueries(warmupQueries, warmedUp.postroom + 1, dns.has)}`);
     console.log(`  timed runs: ${describeQueries(dnsQueries, opts.rounds * opts.messages, dns.has)}`);
     if (opts.profileDir) {

@@ -14,7 +14,10 @@ export function machineBusyMs(): number {
 }
 
 /** The 1, 5 and 15 minute load averages as printed: "0.52 0.40 0.31". */
-export const loadAverage = (): string => loadavg().map((x) => x.toFixed(2)).join(" ");
+export const loadAverage = (): string =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ");
 
 /** name → how often `dns` was asked for it from now on (the caller may clear it between phases). */
 export function countQueries(dns: TestDnsServer): Map<string, number> {

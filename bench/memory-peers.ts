@@ -77,7 +77,11 @@ export function largeMessage(sizeBytes: number, from: string, to: string) {
     ].join("\r\n"),
     "latin1",
   );
-  const head = (i: number) => Buffer.from(`From: <${from}>\r\nTo: <${to}>\r\nSubject: large message ${i}\r\nMessage-ID: <memory-${i}-${Date.now()}@bench.test>\r\nMIME-Version: 1.0\r\n`, "latin1");
+  const head = (i: number) =>
+    Buffer.from(
+      `From: <${from}>\r\nTo: <${to}>\r\nSubject: large message ${i}\r\nMessage-ID: <memory-${i}-${Date.now()}@bench.test>\r\nMIME-Version: 1.0\r\n`,
+      "latin1",
+    );
   const size = head(0).length + body.length;
   return { head, body, size, attachmentBytes };
 }
@@ -101,7 +105,16 @@ export interface SendOptions {
  * RCPT TO, DATA, the message. `onData(true)` when 354 came (the message is in flight),
  * `onData(false)` when the final reply came after it.
  */
-export async function sendOne(port: number, from: string, to: string, head: Buffer, body: Buffer, onData: (inFlight: boolean) => void, auth?: { user: string; pass: string }, opts: SendOptions = {}): Promise<SmtpOutcome> {
+export async function sendOne(
+  port: number,
+  from: string,
+  to: string,
+  head: Buffer,
+  body: Buffer,
+  onData: (inFlight: boolean) => void,
+  auth?: { user: string; pass: string },
+  opts: SendOptions = {},
+): Promise<SmtpOutcome> {
   const socket: Socket = connect({ host: "127.0.0.1", port, localAddress: opts.localAddress });
   const replies: { code: number; text: string }[] = [];
   const waiters: ((r: { code: number; text: string }) => void)[] = [];
@@ -130,7 +143,12 @@ export async function sendOne(port: number, from: string, to: string, head: Buff
   });
   socket.on("error", (err) => failAll(err));
   socket.on("close", () => failAll(new Error("connection closed by the server")));
-  const reply = () => (replies.length ? Promise.resolve(replies.shift()!) : failure ? Promise.resolve({ code: 0, text: failure.message }) : new Promise<{ code: number; text: string }>((r) => waiters.push(r)));
+  const reply = () =>
+    replies.length
+      ? Promise.resolve(replies.shift()!)
+      : failure
+        ? Promise.resolve({ code: 0, text: failure.message })
+        : new Promise<{ code: number; text: string }>((r) => waiters.push(r));
   const command = (line: string) => {
     socket.write(`${line}\r\n`);
     return reply();

@@ -28,12 +28,25 @@ interface Peers {
 }
 
 /** A fresh Postroom with `section` ([limits]), the inbound listener, an address and a verified sending domain; then the scenario. */
-export async function runScenario(kind: Scenario, section: string, senderDomain: string, peers: Peers, senders: { senders: number; sizeBytes: number; budgetBytes: number; headroomBytes: number }): Promise<ScenarioResult> {
+export async function runScenario(
+  kind: Scenario,
+  section: string,
+  senderDomain: string,
+  peers: Peers,
+  senders: { senders: number; sizeBytes: number; budgetBytes: number; headroomBytes: number },
+): Promise<ScenarioResult> {
   const workDir = peers.cleanup.tempDir(`postroom-memory-${kind}-`);
   const { child, httpPort } = await startPostroom(
     workDir,
     peers.dns.address,
-    { http: METRICS_CONFIG, inboundListen: "127.0.0.1:0", submissionListen: "", inbound: "allow_private_targets = true", relay: `smarthost = "smtp://127.0.0.1:${peers.sink.port}"`, sections: section },
+    {
+      http: METRICS_CONFIG,
+      inboundListen: "127.0.0.1:0",
+      submissionListen: "",
+      inbound: "allow_private_targets = true",
+      relay: `smarthost = "smtp://127.0.0.1:${peers.sink.port}"`,
+      sections: section,
+    },
     [],
   );
   peers.cleanup.add(() => child.stop());
@@ -61,7 +74,13 @@ export async function runScenario(kind: Scenario, section: string, senderDomain:
       const sent = await fetch(`http://127.0.0.1:${httpPort}/api/v0.1/${ACCOUNT.outboundId}/messages`, {
         method: "POST",
         headers: { authorization: `Bearer ${ACCOUNT.smtpKey}`, "content-type": "application/json" },
-        body: JSON.stringify({ from, to: "someone@dest.bench.test", subject: "beside the trio", plain: "attached", attachments: [{ file_name: "r.pdf", content_type: "application/pdf", content: attachment }] }),
+        body: JSON.stringify({
+          from,
+          to: "someone@dest.bench.test",
+          subject: "beside the trio",
+          plain: "attached",
+          attachments: [{ file_name: "r.pdf", content_type: "application/pdf", content: attachment }],
+        }),
       });
       await sent.body?.cancel();
       return sent.status;
@@ -147,13 +166,21 @@ export async function hostageScenario(p: ScenarioPostroom): Promise<ScenarioResu
     for (let i = 0; i < 10; i++) {
       const declared = i % 2 === 0;
       const t0 = performance.now();
-      const outcome = await sendOne(p.smtpPort, p.from, p.rcpt, msg.head(i), msg.body, () => {}, undefined, { declareSize: declared, localAddress: "127.0.0.2" });
+      const outcome = await sendOne(p.smtpPort, p.from, p.rcpt, msg.head(i), msg.body, () => {}, undefined, {
+        declareSize: declared,
+        localAddress: "127.0.0.2",
+      });
       outcomes.push({ declared, outcome, ms: performance.now() - t0 });
     }
     const accepted = outcomes.filter((o) => o.outcome.code === 250);
     const slowest = Math.max(...outcomes.map((o) => o.ms));
-    lines.push(`another sender (127.0.0.2), 10 x 2 MB one after another (5 with SIZE=): ${accepted.length} accepted (250), slowest ${slowest.toFixed(0)} ms; replies ${[...new Set(outcomes.map((o) => o.outcome.code))].join(", ")}`);
-    if (accepted.length !== 10) failed.push(`hostage: only ${accepted.length} of 10 messages beside the trio accepted: ${outcomes.map((o) => `${o.outcome.code} ${o.outcome.text}`).join("; ")}`);
+    lines.push(
+      `another sender (127.0.0.2), 10 x 2 MB one after another (5 with SIZE=): ${accepted.length} accepted (250), slowest ${slowest.toFixed(0)} ms; replies ${[...new Set(outcomes.map((o) => o.outcome.code))].join(", ")}`,
+    );
+    if (accepted.length !== 10)
+      failed.push(
+        `hostage: only ${accepted.length} of 10 messages beside the trio accepted: ${outcomes.map((o) => `${o.outcome.code} ${o.outcome.text}`).join("; ")}`,
+      );
     const e11 = [await p.e11(), await p.e11(), await p.e11()];
     lines.push(`E11 beside the trio: ${e11.join(", ")}`);
     if (e11.some((s) => s !== 202)) failed.push(`hostage: E11 answered ${e11.join(", ")}`);
@@ -164,7 +191,10 @@ export async function hostageScenario(p: ScenarioPostroom): Promise<ScenarioResu
   return { lines, failed };
 }
 
-export async function sendersScenario(p: ScenarioPostroom, opts: { senders: number; sizeBytes: number; budgetBytes: number; headroomBytes: number }): Promise<ScenarioResult> {
+export async function sendersScenario(
+  p: ScenarioPostroom,
+  opts: { senders: number; sizeBytes: number; budgetBytes: number; headroomBytes: number },
+): Promise<ScenarioResult> {
   const lines: string[] = [];
   const failed: string[] = [];
   const msg = largeMessage(opts.sizeBytes, p.from, p.rcpt);
@@ -174,7 +204,9 @@ export async function sendersScenario(p: ScenarioPostroom, opts: { senders: numb
   const sampler = rssSampler(p.pid);
   const t0 = performance.now();
   const first = await Promise.all(
-    Array.from({ length: opts.senders }, (_, i) => sendOne(p.smtpPort, p.from, p.rcpt, msg.head(i), msg.body, () => {}, undefined, { declareSize: false, localAddress: addressOf(i) })),
+    Array.from({ length: opts.senders }, (_, i) =>
+      sendOne(p.smtpPort, p.from, p.rcpt, msg.head(i), msg.body, () => {}, undefined, { declareSize: false, localAddress: addressOf(i) }),
+    ),
   );
   const firstSeconds = (performance.now() - t0) / 1000;
   const acceptedFirst = first.filter((o) => o.code === 250).length;
@@ -186,7 +218,10 @@ export async function sendersScenario(p: ScenarioPostroom, opts: { senders: numb
     if (o.code !== 451) continue;
     for (let attempt = 0; attempt < 5; attempt++) {
       retries++;
-      const again = await sendOne(p.smtpPort, p.from, p.rcpt, msg.head(i), msg.body, () => {}, undefined, { declareSize: false, localAddress: addressOf(i) });
+      const again = await sendOne(p.smtpPort, p.from, p.rcpt, msg.head(i), msg.body, () => {}, undefined, {
+        declareSize: false,
+        localAddress: addressOf(i),
+      });
       if (again.code === 250) break;
     }
   }
@@ -194,13 +229,16 @@ export async function sendersScenario(p: ScenarioPostroom, opts: { senders: numb
   await until(() => p.posts() - posts0 >= opts.senders - other.length, 300_000).catch(() => {});
   const peak = sampler.stop();
   const posted = p.posts() - posts0;
-  lines.push(`${opts.senders} senders x ${mb(msg.size)} at once, without SIZE=, each from its own address: ${acceptedFirst} accepted at the first try, ${deferred} deferred (451), ${other.length} other; first try over in ${firstSeconds.toFixed(1)} s`);
+  lines.push(
+    `${opts.senders} senders x ${mb(msg.size)} at once, without SIZE=, each from its own address: ${acceptedFirst} accepted at the first try, ${deferred} deferred (451), ${other.length} other; first try over in ${firstSeconds.toFixed(1)} s`,
+  );
   lines.push(`  the deferred sent again one after another: ${retries} tries; ${posted} posted in all`);
   lines.push(`  RSS: idle ${mb(idle)}, peak ${mb(peak)} (VmHWM ${mb(memoryOf(p.pid).hwm)})`);
   for (const o of other.slice(0, 3)) lines.push(`  other: ${o.code} ${o.text}`);
   if (acceptedFirst * 2 <= opts.senders) failed.push(`senders: only ${acceptedFirst} of ${opts.senders} accepted at the first try`);
   if (posted !== opts.senders) failed.push(`senders: ${posted} of ${opts.senders} posted (accepted ${accepted})`);
-  if (peak > opts.budgetBytes + opts.headroomBytes) failed.push(`senders: peak RSS ${mb(peak)} over the budget plus ${mb(opts.headroomBytes)}`);
+  if (peak > opts.budgetBytes + opts.headroomBytes)
+    failed.push(`senders: peak RSS ${mb(peak)} over the budget plus ${mb(opts.headroomBytes)}`);
   return { lines, failed };
 }
 
@@ -208,11 +246,20 @@ export async function sendersScenario(p: ScenarioPostroom, opts: { senders: numb
 function controlsMessage(sizeBytes: number, from: string, to: string) {
   const line = `${"\u0001".repeat(998)}\r\n`;
   const body = Buffer.from(line.repeat(Math.ceil(sizeBytes / line.length)), "latin1");
-  const head = (i: number) => Buffer.from(`From: <${from}>\r\nTo: <${to}>\r\nSubject: controls ${i}\r\nMessage-ID: <controls-${i}-${Date.now()}@bench.test>\r\nContent-Type: text/plain; charset=us-ascii\r\n\r\n`, "latin1");
+  const head = (i: number) =>
+    Buffer.from(
+      `From: <${from}>\r\nTo: <${to}>\r\nSubject: controls ${i}\r\nMessage-ID: <controls-${i}-${Date.now()}@bench.test>\r\nContent-Type: text/plain; charset=us-ascii\r\n\r\n`,
+      "latin1",
+    );
   return { head, body };
 }
 
-export async function controlsScenario(p: ScenarioPostroom, budgetBytes: number, headroomBytes: number, postedBytes: () => number): Promise<ScenarioResult> {
+export async function controlsScenario(
+  p: ScenarioPostroom,
+  budgetBytes: number,
+  headroomBytes: number,
+  postedBytes: () => number,
+): Promise<ScenarioResult> {
   const lines: string[] = [];
   const failed: string[] = [];
   const msg = controlsMessage(23 * MB, p.from, p.rcpt);
@@ -220,13 +267,23 @@ export async function controlsScenario(p: ScenarioPostroom, budgetBytes: number,
   const bytes0 = postedBytes();
   const idle = memoryOf(p.pid).rss;
   const sampler = rssSampler(p.pid);
-  const outcomes = await Promise.all([0, 1].map((i) => sendOne(p.smtpPort, p.from, p.rcpt, msg.head(i), msg.body, () => {}, undefined, { declareSize: false, localAddress: `127.0.2.${i + 1}` })));
+  const outcomes = await Promise.all(
+    [0, 1].map((i) =>
+      sendOne(p.smtpPort, p.from, p.rcpt, msg.head(i), msg.body, () => {}, undefined, {
+        declareSize: false,
+        localAddress: `127.0.2.${i + 1}`,
+      }),
+    ),
+  );
   await until(() => p.posts() - posts0 >= outcomes.filter((o) => o.code === 250).length, 120_000).catch(() => {});
   const peak = sampler.stop();
   const posted = p.posts() - posts0;
-  lines.push(`2 x ${mb(msg.body.length)} of control characters at once, without SIZE=: replies ${outcomes.map((o) => o.code).join(", ")}; ${posted} posted, ${mb(postedBytes() - bytes0)} of JSON bodies`);
+  lines.push(
+    `2 x ${mb(msg.body.length)} of control characters at once, without SIZE=: replies ${outcomes.map((o) => o.code).join(", ")}; ${posted} posted, ${mb(postedBytes() - bytes0)} of JSON bodies`,
+  );
   lines.push(`  RSS: idle ${mb(idle)}, peak ${mb(peak)} (VmHWM ${mb(memoryOf(p.pid).hwm)})`);
-  if (outcomes.some((o) => o.code !== 250 && o.code !== 451)) failed.push(`controls: replies ${outcomes.map((o) => `${o.code} ${o.text}`).join("; ")}`);
+  if (outcomes.some((o) => o.code !== 250 && o.code !== 451))
+    failed.push(`controls: replies ${outcomes.map((o) => `${o.code} ${o.text}`).join("; ")}`);
   if (peak > budgetBytes + headroomBytes) failed.push(`controls: peak RSS ${mb(peak)} over the budget plus ${mb(headroomBytes)}`);
   return { lines, failed };
 }

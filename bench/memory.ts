@@ -57,17 +57,20 @@ const HEADROOM = 200 * MB;
 const GAUGE = "postroom_mail_in_flight_bytes";
 
 function options() {
-  const values = parseOptions("bun run bench:memory [--budget SIZE] [--raised SIZE] [--inbound N] [--inbound-size SIZE] [--api N] [--api-size SIZE] [--submission N] [--format json+n|multipart+n] [--phases inbound,api,submission,hostage,senders,controls]", {
-    budget: { type: "string" },
-    raised: { type: "string" },
-    inbound: { type: "string" },
-    "inbound-size": { type: "string" },
-    api: { type: "string" },
-    "api-size": { type: "string" },
-    submission: { type: "string" },
-    format: { type: "string" },
-    phases: { type: "string" },
-  });
+  const values = parseOptions(
+    "bun run bench:memory [--budget SIZE] [--raised SIZE] [--inbound N] [--inbound-size SIZE] [--api N] [--api-size SIZE] [--submission N] [--format json+n|multipart+n] [--phases inbound,api,submission,hostage,senders,controls]",
+    {
+      budget: { type: "string" },
+      raised: { type: "string" },
+      inbound: { type: "string" },
+      "inbound-size": { type: "string" },
+      api: { type: "string" },
+      "api-size": { type: "string" },
+      submission: { type: "string" },
+      format: { type: "string" },
+      phases: { type: "string" },
+    },
+  );
   const text = (flag: string | undefined, env: string, dflt: string) => flag ?? process.env[env] ?? dflt;
   const format = text(values.format, "BENCH_FORMAT", "json+n");
   if (format !== "json+n" && format !== "multipart+n") throw new Error(`--format must be json+n or multipart+n, got ${format}`);
@@ -81,7 +84,14 @@ function options() {
     apiSize: text(values["api-size"], "BENCH_API_SIZE", "10MB"),
     submission: intOption(values.submission, "BENCH_SUBMISSION", 50, 0),
     format,
-    phases: { inbound: phases.includes("inbound"), api: phases.includes("api"), submission: phases.includes("submission"), hostage: phases.includes("hostage"), senders: phases.includes("senders"), controls: phases.includes("controls") },
+    phases: {
+      inbound: phases.includes("inbound"),
+      api: phases.includes("api"),
+      submission: phases.includes("submission"),
+      hostage: phases.includes("hostage"),
+      senders: phases.includes("senders"),
+      controls: phases.includes("controls"),
+    },
   };
 }
 
@@ -159,7 +169,11 @@ async function phase(kind: Kind, budget: string | null, opts: Options, peers: Pe
   child.ready();
   await Bun.sleep(1000);
   const idle = memoryOf(pid).rss;
-  const what = { inbound: `inbound ${opts.inbound} x ${opts.inboundSize} (${opts.format})`, api: `E11 ${opts.api} x ${opts.apiSize}`, submission: `submission ${opts.submission} x ${opts.apiSize}` }[kind];
+  const what = {
+    inbound: `inbound ${opts.inbound} x ${opts.inboundSize} (${opts.format})`,
+    api: `E11 ${opts.api} x ${opts.apiSize}`,
+    submission: `submission ${opts.submission} x ${opts.apiSize}`,
+  }[kind];
   const label = `${what}, ${budget === null ? "no budget" : `budget ${budget}`}`;
 
   let inFlight = 0;
@@ -174,13 +188,19 @@ async function phase(kind: Kind, budget: string | null, opts: Options, peers: Pe
   const t0 = performance.now();
   if (kind === "inbound") {
     const msg = largeMessage(size(opts.inboundSize), FROM, rcpt);
-    outcomes.push(...(await Promise.all(Array.from({ length: opts.inbound }, (_, i) => sendOne(smtpPort, FROM, rcpt, msg.head(i), msg.body, track)))));
+    outcomes.push(
+      ...(await Promise.all(Array.from({ length: opts.inbound }, (_, i) => sendOne(smtpPort, FROM, rcpt, msg.head(i), msg.body, track)))),
+    );
   } else if (kind === "submission") {
     // As large as outbound.max_size allows, with room for the Message-ID and Date Postroom adds.
     const to = "someone@dest.bench.test";
     const msg = largeMessage(size(opts.apiSize) - 1024, FROM, to);
     const auth = { user: ACCOUNT.outboundId, pass: ACCOUNT.smtpKey };
-    outcomes.push(...(await Promise.all(Array.from({ length: opts.submission }, (_, i) => sendOne(smtpPort, FROM, to, msg.head(i), msg.body, track, auth)))));
+    outcomes.push(
+      ...(await Promise.all(
+        Array.from({ length: opts.submission }, (_, i) => sendOne(smtpPort, FROM, to, msg.head(i), msg.body, track, auth)),
+      )),
+    );
   } else {
     // As much attachment as the composed message may hold (Base64 in lines of 76 + CRLF), in
     // files of at most 4 MB (before issue 15, E11's Base64 check failed on longer strings).
@@ -191,15 +211,30 @@ async function phase(kind: Kind, budget: string | null, opts: Options, peers: Pe
       content_type: "application/pdf",
       content: Buffer.from(crypto.getRandomValues(new Uint8Array(Math.floor(attachmentBytes / files))).buffer).toString("base64"),
     }));
-    const body = Buffer.from(JSON.stringify({ from: `Reports <${FROM}>`, to: "someone@dest.bench.test", subject: "a large report", plain: "The report is attached.", attachments }));
+    const body = Buffer.from(
+      JSON.stringify({
+        from: `Reports <${FROM}>`,
+        to: "someone@dest.bench.test",
+        subject: "a large report",
+        plain: "The report is attached.",
+        attachments,
+      }),
+    );
     const url = `http://127.0.0.1:${httpPort}/api/v0.1/${ACCOUNT.outboundId}/messages`;
     outcomes.push(
       ...(await Promise.all(
         Array.from({ length: opts.api }, async () => {
           track(true);
           try {
-            const res = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${ACCOUNT.smtpKey}`, "content-type": "application/json" }, body });
-            return { code: res.status, text: `${res.headers.get("retry-after") ? `Retry-After ${res.headers.get("retry-after")}: ` : ""}${(await res.text()).slice(0, 200)}` };
+            const res = await fetch(url, {
+              method: "POST",
+              headers: { authorization: `Bearer ${ACCOUNT.smtpKey}`, "content-type": "application/json" },
+              body,
+            });
+            return {
+              code: res.status,
+              text: `${res.headers.get("retry-after") ? `Retry-After ${res.headers.get("retry-after")}: ` : ""}${(await res.text()).slice(0, 200)}`,
+            };
           } catch (err) {
             return { code: 0, text: (err as Error).message };
           } finally {
@@ -223,14 +258,32 @@ async function phase(kind: Kind, budget: string | null, opts: Options, peers: Pe
   const refusals = await metric(httpPort, "postroom_mail_refused_memory_total");
   const hwm = memoryOf(pid).hwm;
   await child.stop();
-  return { label, idle, peak, hwm, maxInFlight, sent: outcomes.length, accepted, deferred, other, delivered: deliveredNow(), gaugeAfter, refusals, seconds };
+  return {
+    label,
+    idle,
+    peak,
+    hwm,
+    maxInFlight,
+    sent: outcomes.length,
+    accepted,
+    deferred,
+    other,
+    delivered: deliveredNow(),
+    gaugeAfter,
+    refusals,
+    seconds,
+  };
 }
 
 function report(r: PhaseResult): void {
   const perMessage = r.maxInFlight > 0 ? (r.peak - r.idle) / r.maxInFlight : 0;
   console.log(`\n${r.label}`);
-  console.log(`  RSS: idle ${mb(r.idle)}, peak ${mb(r.peak)} (VmHWM ${mb(r.hwm)}); in flight at most ${r.maxInFlight} at once: ${mb(perMessage)} of peak growth per message in flight`);
-  console.log(`  ${r.sent} sent: ${r.accepted} accepted, ${r.deferred} deferred, ${r.other.length} other; ${r.delivered} delivered; ${r.seconds.toFixed(1)} s`);
+  console.log(
+    `  RSS: idle ${mb(r.idle)}, peak ${mb(r.peak)} (VmHWM ${mb(r.hwm)}); in flight at most ${r.maxInFlight} at once: ${mb(perMessage)} of peak growth per message in flight`,
+  );
+  console.log(
+    `  ${r.sent} sent: ${r.accepted} accepted, ${r.deferred} deferred, ${r.other.length} other; ${r.delivered} delivered; ${r.seconds.toFixed(1)} s`,
+  );
   if (r.gaugeAfter !== null) console.log(`  ${GAUGE} afterwards: ${r.gaugeAfter}; refusals for memory: ${r.refusals}`);
   for (const o of r.other.slice(0, 5)) console.log(`  other: ${o}`);
 }
@@ -242,7 +295,8 @@ function checks(r: PhaseResult, budget: string | null, raised: boolean): string[
   if (budget === null) return failed;
   if (r.gaugeAfter !== 0) failed.push(`${r.label}: ${GAUGE} is ${r.gaugeAfter} afterwards, not 0`);
   if (raised && r.accepted !== r.sent) failed.push(`${r.label}: only ${r.accepted} of ${r.sent} accepted with the budget raised`);
-  if (!raised && r.peak > size(budget) + HEADROOM) failed.push(`${r.label}: peak RSS ${mb(r.peak)} is over the budget plus ${mb(HEADROOM)}`);
+  if (!raised && r.peak > size(budget) + HEADROOM)
+    failed.push(`${r.label}: peak RSS ${mb(r.peak)} is over the budget plus ${mb(HEADROOM)}`);
   return failed;
 }
 
@@ -260,13 +314,25 @@ async function main() {
     cleanup.add(() => sink.stop());
     const peers = { dns, target, sink, cleanup };
     const hasBudget = budgetSection(opts.budget) !== null;
-    console.log(`memory benchmark: ${navigator.hardwareConcurrency} cores, ${mb(totalmem())} of memory, bun ${Bun.version}; ${hasBudget ? `budget ${opts.budget}, raised ${opts.raised}` : "this tree has no limits.mail_in_flight: no budget"}`);
-    const runs: { budget: string | null; raised: boolean }[] = hasBudget ? [{ budget: opts.budget, raised: false }, { budget: opts.raised, raised: true }] : [{ budget: null, raised: false }];
+    console.log(
+      `memory benchmark: ${navigator.hardwareConcurrency} cores, ${mb(totalmem())} of memory, bun ${Bun.version}; ${hasBudget ? `budget ${opts.budget}, raised ${opts.raised}` : "this tree has no limits.mail_in_flight: no budget"}`,
+    );
+    const runs: { budget: string | null; raised: boolean }[] = hasBudget
+      ? [
+          { budget: opts.budget, raised: false },
+          { budget: opts.raised, raised: true },
+        ]
+      : [{ budget: null, raised: false }];
     const failed: string[] = [];
     for (const kind of ["hostage", "senders", "controls"] as const) {
       const section = budgetSection(opts.budget);
       if (!opts.phases[kind] || section === null) continue;
-      const r = await runScenario(kind, section, SENDER_DOMAIN, peers, { senders: 24, sizeBytes: 18 * MB, budgetBytes: size(opts.budget), headroomBytes: HEADROOM });
+      const r = await runScenario(kind, section, SENDER_DOMAIN, peers, {
+        senders: 24,
+        sizeBytes: 18 * MB,
+        budgetBytes: size(opts.budget),
+        headroomBytes: HEADROOM,
+      });
       console.log(`\n${kind}, budget ${opts.budget}`);
       for (const l of r.lines) console.log(`  ${l}`);
       failed.push(...r.failed);

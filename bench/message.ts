@@ -21,7 +21,9 @@ function qpEncode(text: string): string {
   // Quoted-printable (RFC 2045): escape "=" and non-ASCII, soft-break lines at 76 characters.
   const out: string[] = [];
   for (const line of text.split("\n")) {
-    const enc = Array.from(Buffer.from(line, "utf8"), (b) => (b === 0x3d || b > 0x7e || (b < 0x20 && b !== 0x09) ? `=${b.toString(16).toUpperCase().padStart(2, "0")}` : String.fromCharCode(b))).join("");
+    const enc = Array.from(Buffer.from(line, "utf8"), (b) =>
+      b === 0x3d || b > 0x7e || (b < 0x20 && b !== 0x09) ? `=${b.toString(16).toUpperCase().padStart(2, "0")}` : String.fromCharCode(b),
+    ).join("");
     let rest = enc;
     while (rest.length > 76) {
       let cut = 75;

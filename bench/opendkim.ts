@@ -38,7 +38,10 @@ export type DkimAlgorithm = "rsa-sha256" | "ed25519-sha256";
 
 function tool(name: string): string {
   const bin = Bun.which(name, { PATH: SBIN_PATH });
-  if (!bin) throw new Error(`${name} not found: install Debian's opendkim, opendkim-tools and openssl packages (apt-get install -y opendkim opendkim-tools openssl)`);
+  if (!bin)
+    throw new Error(
+      `${name} not found: install Debian's opendkim, opendkim-tools and openssl packages (apt-get install -y opendkim opendkim-tools openssl)`,
+    );
   return bin;
 }
 
@@ -69,7 +72,8 @@ function newKey(dir: string, file: string, domain: string, selector: string, alg
 function systemUser(name: string, pkg: string): { uid: number; gid: number } {
   const id = (flag: string) => Number(Bun.spawnSync(["id", flag, name]).stdout.toString().trim() || NaN);
   const user = { uid: id("-u"), gid: id("-g") };
-  if (!Number.isInteger(user.uid) || !Number.isInteger(user.gid)) throw new Error(`there is no ${name} user: install Debian's ${pkg} package`);
+  if (!Number.isInteger(user.uid) || !Number.isInteger(user.gid))
+    throw new Error(`there is no ${name} user: install Debian's ${pkg} package`);
   return user;
 }
 
@@ -157,10 +161,17 @@ SoftwareHeader no
 `,
       0o644,
     );
-    const proc = Bun.spawn([bin, "-f", "-x", conf], { stdin: "ignore", stdout: "ignore", stderr: "pipe", env: { ...process.env, PATH: SBIN_PATH } });
+    const proc = Bun.spawn([bin, "-f", "-x", conf], {
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "pipe",
+      env: { ...process.env, PATH: SBIN_PATH },
+    });
     const instance = new PrivateOpendkim(proc, socket, domain, selector, algorithm, record);
     try {
-      await waitForListener(socket, 10_000, () => (proc.exitCode !== null || proc.signalCode !== null ? `exit ${proc.exitCode ?? proc.signalCode}: ${instance.stderr.trim()}` : null));
+      await waitForListener(socket, 10_000, () =>
+        proc.exitCode !== null || proc.signalCode !== null ? `exit ${proc.exitCode ?? proc.signalCode}: ${instance.stderr.trim()}` : null,
+      );
     } catch (err) {
       await instance.stop();
       throw err;

@@ -26,30 +26,86 @@ interface Profile {
 
 type Stack = Frame[]; // innermost first
 const any = (stack: Stack, test: (f: Frame) => boolean) => stack.some(test);
-const inUrl = (...parts: string[]) => (f: Frame) => parts.some((p) => f.url.includes(p));
-const fn = (...names: string[]) => (f: Frame) => names.includes(f.functionName);
+const inUrl =
+  (...parts: string[]) =>
+  (f: Frame) =>
+    parts.some((p) => f.url.includes(p));
+const fn =
+  (...names: string[]) =>
+  (f: Frame) =>
+    names.includes(f.functionName);
 const sqlite = inUrl("bun:sqlite", "outbound/queue/queue.repo", "events/events.repo", "store/store");
 
 const RULES: [stage: string, test: (s: Stack) => boolean][] = [
-  ["start-up: sending domain created and verified (once)", (s) => any(s, inUrl("api/sending-domains", "domains/verification", "domains/checker"))],
-  ["DKIM signing (key decrypt + parse, RSA + Ed25519 sign, mailauth canonicalization)", (s) => any(s, inUrl("mailauth", "domains/keys")) || (any(s, inUrl("domains/service")) && any(s, fn("sign", "createPrivateKey")))],
+  [
+    "start-up: sending domain created and verified (once)",
+    (s) => any(s, inUrl("api/sending-domains", "domains/verification", "domains/checker")),
+  ],
+  [
+    "DKIM signing (key decrypt + parse, RSA + Ed25519 sign, mailauth canonicalization)",
+    (s) => any(s, inUrl("mailauth", "domains/keys")) || (any(s, inUrl("domains/service")) && any(s, fn("sign", "createPrivateKey"))),
+  ],
   ["sending-domain lookups (SQLite; on accept and again to sign)", (s) => any(s, inUrl("domains/"))],
-  ["webhook outbox (dispatcher reading and dropping rows)", (s) => any(s, inUrl("events/dispatcher", "events/outbox", "events/webhook-schedule"))],
+  [
+    "webhook outbox (dispatcher reading and dropping rows)",
+    (s) => any(s, inUrl("events/dispatcher", "events/outbox", "events/webhook-schedule")),
+  ],
   ["API: suppression check (SQLite)", (s) => any(s, inUrl("suppressions"))],
   ["API: queue insert commit (SQLite, synchronous=FULL)", (s) => any(s, sqlite) && any(s, inUrl("outbound/queue/enqueue"))],
-  ["API: raw message file (mkdir, open, write, fsync file + dir, rename)", (s) => any(s, inUrl("lib/durable-file")) || (any(s, inUrl("outbound/queue/blobs")) && any(s, inUrl("outbound/queue/enqueue")))],
+  [
+    "API: raw message file (mkdir, open, write, fsync file + dir, rename)",
+    (s) => any(s, inUrl("lib/durable-file")) || (any(s, inUrl("outbound/queue/blobs")) && any(s, inUrl("outbound/queue/enqueue"))),
+  ],
   ["delivery: claim (SQLite)", (s) => any(s, sqlite) && any(s, fn("claimDue", "claimAndStart", "release", "nextDueMs", "tick"))],
   ["delivery: dispatch event commit (SQLite, synchronous=FULL)", (s) => any(s, sqlite) && any(s, fn("addEvents"))],
   ["delivery: outcome commit (SQLite, synchronous=FULL)", (s) => any(s, sqlite) && any(s, inUrl("outbound/delivery/worker"))],
   ["delivery: read raw message file", (s) => any(s, inUrl("outbound/queue/blobs"))],
   ["logging", (s) => any(s, inUrl("lib/logger"))],
-  ["delivery: SMTP client (nodemailer smtp-connection, sockets)", (s) => any(s, inUrl("smtp-connection", "outbound/delivery/smtp-client", "node:net", "node:tls", "data-stream"))],
-  ["delivery: hop planning (smarthost/MX, egress guard, DNS)", (s) => any(s, inUrl("outbound/delivery/next-hop", "outbound/delivery/mx", "lib/egress", "lib/dns", "dns2", "ipaddr"))],
-  ["delivery: per-recipient copy (tracking, List-Unsubscribe)", (s) => any(s, inUrl("outbound/delivery/prepare", "outbound/tracking/personalize", "tracking-tokens"))],
+  [
+    "delivery: SMTP client (nodemailer smtp-connection, sockets)",
+    (s) => any(s, inUrl("smtp-connection", "outbound/delivery/smtp-client", "node:net", "node:tls", "data-stream")),
+  ],
+  [
+    "delivery: hop planning (smarthost/MX, egress guard, DNS)",
+    (s) => any(s, inUrl("outbound/delivery/next-hop", "outbound/delivery/mx", "lib/egress", "lib/dns", "dns2", "ipaddr")),
+  ],
+  [
+    "delivery: per-recipient copy (tracking, List-Unsubscribe)",
+    (s) => any(s, inUrl("outbound/delivery/prepare", "outbound/tracking/personalize", "tracking-tokens")),
+  ],
   ["delivery: worker glue (grouping, events, schedule)", (s) => any(s, inUrl("outbound/delivery/worker", "outbound/queue/schedule"))],
-  ["API: compose (nodemailer mail-composer, libmime, QP)", (s) => any(s, inUrl("mail-composer", "mime-node", "mime-funcs", "libmime", "/qp/", "/base64/", "mime-types", "outbound/compose/compose", "html-to-text", "marked"))],
-  ["API: input checks (draft, addresses)", (s) => any(s, inUrl("outbound/compose/message-input", "outbound/compose/addresses", "outbound/sending/send", "outbound/queue/enqueue", "lib/ids"))],
-  ["API: HTTP, Elysia routing, auth, validation, JSON", (s) => any(s, inUrl("elysia", "src/api/", "src/auth/", "typebox", "sinclair", "lib/rate-limit")) || any(s, fn("parse", "stringify", "json"))],
+  [
+    "API: compose (nodemailer mail-composer, libmime, QP)",
+    (s) =>
+      any(
+        s,
+        inUrl(
+          "mail-composer",
+          "mime-node",
+          "mime-funcs",
+          "libmime",
+          "/qp/",
+          "/base64/",
+          "mime-types",
+          "outbound/compose/compose",
+          "html-to-text",
+          "marked",
+        ),
+      ),
+  ],
+  [
+    "API: input checks (draft, addresses)",
+    (s) =>
+      any(
+        s,
+        inUrl("outbound/compose/message-input", "outbound/compose/addresses", "outbound/sending/send", "outbound/queue/enqueue", "lib/ids"),
+      ),
+  ],
+  [
+    "API: HTTP, Elysia routing, auth, validation, JSON",
+    (s) =>
+      any(s, inUrl("elysia", "src/api/", "src/auth/", "typebox", "sinclair", "lib/rate-limit")) || any(s, fn("parse", "stringify", "json")),
+  ],
 ];
 const OTHER = "other (runtime, timers, GC)";
 
@@ -77,9 +133,13 @@ export function summarizeOutboundProfile(path: string, messages: number): string
   const deltas = [...p.timeDeltas].sort((a, b) => a - b);
   const intervalUs = deltas[deltas.length >> 1] ?? 1000;
   const total = p.samples.length;
-  const lines = [`${total} samples of ~${(intervalUs / 1000).toFixed(2)} ms for ${messages} messages: ${((total * intervalUs) / messages).toFixed(0)} µs of busy main-thread time per message`];
+  const lines = [
+    `${total} samples of ~${(intervalUs / 1000).toFixed(2)} ms for ${messages} messages: ${((total * intervalUs) / messages).toFixed(0)} µs of busy main-thread time per message`,
+  ];
   for (const [stage, n] of [...counts].sort((a, b) => b[1] - a[1])) {
-    lines.push(`  ${((100 * n) / total).toFixed(1).padStart(5)}%  ${((n * intervalUs) / messages).toFixed(0).padStart(5)} µs/msg  ${stage}`);
+    lines.push(
+      `  ${((100 * n) / total).toFixed(1).padStart(5)}%  ${((n * intervalUs) / messages).toFixed(0).padStart(5)} µs/msg  ${stage}`,
+    );
   }
   return lines.join("\n");
 }

@@ -67,10 +67,17 @@ export async function runPostroom(ctx: PostroomSide, bodies: string[]): Promise<
   const tAccepted = performance.now();
   if (failed > 0) throw new Error(`postroom: ${failed} of ${count} sends did not get 202; first answers:\n  ${failures.join("\n  ")}`);
   const tDelivered = await delivered.catch((err: Error) => {
-    throw new Error(`${err.message}; Postroom logged ${tally.delivered - tally0.delivered} deliveries, other outcomes:\n  ${tally.other.slice(tally0.other, tally0.other + 5).join("\n  ")}\nerrors:\n  ${tally.errors.slice(tally0.errors, tally0.errors + 5).join("\n  ")}`);
+    throw new Error(
+      `${err.message}; Postroom logged ${tally.delivered - tally0.delivered} deliveries, other outcomes:\n  ${tally.other.slice(tally0.other, tally0.other + 5).join("\n  ")}\nerrors:\n  ${tally.errors.slice(tally0.errors, tally0.errors + 5).join("\n  ")}`,
+    );
   });
   const client = process.cpuUsage(cpu0.client);
-  const cpu = { server: postroom.cpuMs() - cpu0.server, client: (client.user + client.system) / 1000, sink: sink.cpuMs() - cpu0.sink, machine: machineBusyMs() - cpu0.machine };
+  const cpu = {
+    server: postroom.cpuMs() - cpu0.server,
+    client: (client.user + client.system) / 1000,
+    sink: sink.cpuMs() - cpu0.sink,
+    machine: machineBusyMs() - cpu0.machine,
+  };
   // Postroom's own record: N delivery lines (each written just before the group commit of its outcome).
   await until(() => tally.delivered - tally0.delivered >= count, 10_000);
   await Bun.sleep(SETTLE_MS);
@@ -91,47 +98,92 @@ export async function runPostfix(ctx: PostfixSide, count: number): Promise<RunRe
   const sink0 = sink.count;
   const log0 = postfix.logCounts();
   const shares = sourceShares(count, ctx.clients, ctx.rcpts.length);
-  const cmd = (share: { messages: number; sessions: number }, rcpt: string) =>
-    ["smtp-source", "-4", "-s", String(share.sessions), "-m", String(share.messages), "-d", "-N", "-F", ctx.messageFile, "-M", "client.sender.bench.test", "-f", MAIL_FROM, "-t", rcpt, `127.0.0.1:${postfix.port}`];
+  const cmd = (share: { messages: number; sessions: number }, rcpt: string) => [
+    "smtp-source",
+    "-4",
+    "-s",
+    String(share.sessions),
+    "-m",
+    String(share.messages),
+    "-d",
+    "-N",
+    "-F",
+    ctx.messageFile,
+    "-M",
+    "client.sender.bench.test",
+    "-f",
+    MAIL_FROM,
+    "-t",
+    rcpt,
+    `127.0.0.1:${postfix.port}`,
+  ];
   const cpu0 = { server: postfix.cpuMs(), sink: sink.cpuMs(), machine: machineBusyMs() };
   const t0 = performance.now();
   const delivered = sink.reach(sink0 + count, runTimeoutMs(count), "postfix");
   delivered.catch(() => undefined);
-  const sources = shares.map((share, i) => Bun.spawn(cmd(share, ctx.rcpts[i]!), { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, PATH: `${process.env.PATH ?? ""}:/usr/sbin` } }));
+  const sources = shares.map((share, i) =>
+    Bun.spawn(cmd(share, ctx.rcpts[i]!), {
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { ...process.env, PATH: `${process.env.PATH ?? ""}:/usr/sbin` },
+    }),
+  );
   const codes = await Promise.all(sources.map((source) => source.exited));
   const tAccepted = performance.now();
   let sourceCpuMs = 0;
   for (const [i, source] of sources.entries()) {
     const out = (await new Response(source.stdout).text()) + (await new Response(source.stderr).text());
-    if (codes[i] !== 0 || out.trim() !== "") throw new Error(`postfix: smtp-source to ${ctx.rcpts[i]} exited with ${codes[i]} (it stops at the first refusal):\n${out}`);
+    if (codes[i] !== 0 || out.trim() !== "")
+      throw new Error(`postfix: smtp-source to ${ctx.rcpts[i]} exited with ${codes[i]} (it stops at the first refusal):\n${out}`);
     const usage = source.resourceUsage();
     sourceCpuMs += usage ? (Number(usage.cpuTime.user) + Number(usage.cpuTime.system)) / 1000 : 0;
   }
   const tDelivered = await delivered.catch((err: Error) => {
     const log = postfix.logCounts();
-    throw new Error(`${err.message}; Postfix logged ${log.sent - log0.sent} sent, ${log.deferred - log0.deferred} deferred, ${log.bounced - log0.bounced} bounced (log: ${postfix.logFile})`);
+    throw new Error(
+      `${err.message}; Postfix logged ${log.sent - log0.sent} sent, ${log.deferred - log0.deferred} deferred, ${log.bounced - log0.bounced} bounced (log: ${postfix.logFile})`,
+    );
   });
-  const cpu = { server: postfix.cpuMs() - cpu0.server, client: sourceCpuMs, sink: sink.cpuMs() - cpu0.sink, machine: machineBusyMs() - cpu0.machine };
+  const cpu = {
+    server: postfix.cpuMs() - cpu0.server,
+    client: sourceCpuMs,
+    sink: sink.cpuMs() - cpu0.sink,
+    machine: machineBusyMs() - cpu0.machine,
+  };
   // Postfix's own record: N status=sent lines (postlogd writes them a moment later).
   await until(() => postfix.logCounts().sent - log0.sent >= count, 10_000);
   await Bun.sleep(SETTLE_MS);
   const log = postfix.logCounts();
-  const d = { sent: log.sent - log0.sent, deferred: log.deferred - log0.deferred, bounced: log.bounced - log0.bounced, rejected: log.rejected - log0.rejected };
+  const d = {
+    sent: log.sent - log0.sent,
+    deferred: log.deferred - log0.deferred,
+    bounced: log.bounced - log0.bounced,
+    rejected: log.rejected - log0.rejected,
+  };
   if (sink.count - sink0 !== count || d.sent !== count || d.deferred + d.bounced + d.rejected > 0) {
-    throw new Error(`postfix: smtp-source sent ${count}, but the sink received ${sink.count - sink0} and Postfix logged ${JSON.stringify(d)} (log: ${postfix.logFile})`);
+    throw new Error(
+      `postfix: smtp-source sent ${count}, but the sink received ${sink.count - sink0} and Postfix logged ${JSON.stringify(d)} (log: ${postfix.logFile})`,
+    );
   }
   return result(count, t0, tAccepted, tDelivered, cpu);
 }
 
-function result(count: number, t0: number, tAccepted: number, tDelivered: number, cpu: { server: number; client: number; sink: number; machine: number }): RunResult {
+function result(
+  count: number,
+  t0: number,
+  tAccepted: number,
+  tDelivered: number,
+  cpu: { server: number; client: number; sink: number; machine: number },
+): RunResult {
   return {
-  accepted: (count * 1000) / (tAccepted - t0),
-  delivered: (count * 1000) / (tDelivered - t0),
-  acceptMs: tAccepted - t0,
-  deliverMs: tDelivered - t0,
-  serverCpuUs: (cpu.server * 1000) / count,
-  clientCpuUs: (cpu.client * 1000) / count,
-  sinkCpuUs: (cpu.sink * 1000) / count,
-  machineCpuUs: (cpu.machine * 1000) / count,
-};
+    accepted: (count * 1000) / (tAccepted - t0),
+    delivered: (count * 1000) / (tDelivered - t0),
+    acceptMs: tAccepted - t0,
+    deliverMs: tDelivered - t0,
+    serverCpuUs: (cpu.server * 1000) / count,
+    clientCpuUs: (cpu.client * 1000) / count,
+    sinkCpuUs: (cpu.sink * 1000) / count,
+    machineCpuUs: (cpu.machine * 1000) / count,
+  };
 }

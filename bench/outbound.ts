@@ -110,16 +110,19 @@ const RECIPIENTS_PER_DOMAIN = 50;
 // ---------------------------------------------------------------- options
 
 function options() {
-  const values = parseOptions("bun run bench:outbound [--messages N] [--clients C] [--warmup W] [--rounds R] [--route smarthost|mx] [--domains D] [--profile DIR]", {
-    messages: { type: "string", short: "n" },
-    clients: { type: "string", short: "c" },
-    warmup: { type: "string" },
-    rounds: { type: "string" },
-    route: { type: "string" },
-    domains: { type: "string" },
-    profile: { type: "string" },
-    start: { type: "string" },
-  });
+  const values = parseOptions(
+    "bun run bench:outbound [--messages N] [--clients C] [--warmup W] [--rounds R] [--route smarthost|mx] [--domains D] [--profile DIR]",
+    {
+      messages: { type: "string", short: "n" },
+      clients: { type: "string", short: "c" },
+      warmup: { type: "string" },
+      rounds: { type: "string" },
+      route: { type: "string" },
+      domains: { type: "string" },
+      profile: { type: "string" },
+      start: { type: "string" },
+    },
+  );
   const messages = intOption(values.messages, "BENCH_MESSAGES", 2000, 1);
   const clients = intOption(values.clients, "BENCH_CLIENTS", 8, 1);
   const warmup = intOption(values.warmup, "BENCH_WARMUP", 1000, 0);
@@ -134,13 +137,23 @@ function options() {
   const profileDir = dirOption(values.profile, "BENCH_PROFILE");
   if (start === "cold" && profileDir) throw new Error("--profile needs --start warm (a cold run starts a new Postroom each round)");
   // Cold: every round starts both sides afresh and sends at once, so there is no warm-up.
-  return { messages, clients, warmup: start === "cold" ? 0 : warmup, rounds, domains, start: start as "warm" | "cold", route: route as "smarthost" | "mx", profileDir };
+  return {
+    messages,
+    clients,
+    warmup: start === "cold" ? 0 : warmup,
+    rounds,
+    domains,
+    start: start as "warm" | "cold",
+    route: route as "smarthost" | "mx",
+    profileDir,
+  };
 }
 
 // ---------------------------------------------------------------- Postroom
 
 /** How Postroom reaches the sink: as its smarthost, or as the MX of every recipient domain (answered by the loopback DNS). */
-const relay = (route: "smarthost" | "mx", sinkPort: number) => (route === "smarthost" ? `smarthost = "smtp://127.0.0.1:${sinkPort}"` : `mx_port = ${sinkPort}\nallow_private_mx = true`);
+const relay = (route: "smarthost" | "mx", sinkPort: number) =>
+  route === "smarthost" ? `smarthost = "smtp://127.0.0.1:${sinkPort}"` : `mx_port = ${sinkPort}\nallow_private_mx = true`;
 
 /** The size of a message Postroom holds in its store (outbound_message_bodies), or null. */
 function queuedSize(dataDir: string): number | null {
@@ -178,7 +191,14 @@ async function main() {
     // dot-stuffing (smtp-source adds it back, and CRLF after each line).
     const wire = Buffer.from(message.data(0)).toString("latin1");
     const messageFile = join(workDir, "message.eml");
-    writeFileSync(messageFile, wire.slice(0, -3).replace(/(^|\r\n)\.\./g, "$1.").replace(/\r\n/g, "\n"), "latin1");
+    writeFileSync(
+      messageFile,
+      wire
+        .slice(0, -3)
+        .replace(/(^|\r\n)\.\./g, "$1.")
+        .replace(/\r\n/g, "\n"),
+      "latin1",
+    );
     // What Postroom gets through the API: the same text, HTML and subject.
     const content = await apiContent(message);
 
@@ -212,17 +232,35 @@ async function main() {
 
     /** Postroom as a fresh process on the run's data dir: the first start, and each cold round's. */
     const startSide = async (): Promise<PostroomSide & { stop: () => Promise<void> }> => {
-      const started = await startPostroom(workDir, dns.address, { relay: relay(opts.route, sink.port) }, cpuProfileArgs(opts.profileDir, "postroom-outbound"));
+      const started = await startPostroom(
+        workDir,
+        dns.address,
+        { relay: relay(opts.route, sink.port) },
+        cpuProfileArgs(opts.profileDir, "postroom-outbound"),
+      );
       const tally = new DeliveryTally(started.child);
       started.child.ready();
-      return { httpPort: started.httpPort, postroom: started.child, sink, tally, clients: opts.clients, stop: async () => void (await started.child.stop()) };
+      return {
+        httpPort: started.httpPort,
+        postroom: started.child,
+        sink,
+        tally,
+        clients: opts.clients,
+        stop: async () => void (await started.child.stop()),
+      };
     };
     let postroomSide = await startSide();
     cleanup.add(() => postroomSide.stop());
     await verifiedSendingDomain(postroomSide.httpPort, dns, SENDER_DOMAIN);
 
     let seq = 0;
-    const postfixSide: PostfixSide = { postfix, sink, clients: opts.clients, messageFile, rcpts: Array.from({ length: opts.domains }, (_, d) => `rcpt@${DEST(d + 1)}`) };
+    const postfixSide: PostfixSide = {
+      postfix,
+      sink,
+      clients: opts.clients,
+      messageFile,
+      rcpts: Array.from({ length: opts.domains }, (_, d) => `rcpt@${DEST(d + 1)}`),
+    };
     /** The next `count` API bodies, spread over the domains, each to one of a domain's RECIPIENTS_PER_DOMAIN recipients. */
     const nextBodies = (count: number) =>
       Array.from({ length: count }, () => {
@@ -257,10 +295,16 @@ async function main() {
       `outbound benchmark: N=${opts.messages} messages over C=${opts.clients} clients, ${opts.start === "cold" ? "cold (both sides restarted before each of their runs, no warm-up)" : `warm (${opts.warmup} warm-up per side, then the runs on the same processes)`}, ${opts.rounds} round${opts.rounds === 1 ? "" : "s"} (postfix, postroom, ...), ` +
         `message ${message.size} bytes, ${opts.domains} recipient domain${opts.domains === 1 ? "" : "s"} (Postroom: ${RECIPIENTS_PER_DOMAIN} recipients each, in turn; Postfix: smtp-source's numbered recipients, ${sourceShares(opts.messages, opts.clients, opts.domains).length} smtp-source process${opts.domains === 1 ? "" : "es"}), route ${routeText}`,
     );
-    console.log(`machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}, postfix ${PrivatePostfix.version()}, opendkim ${PrivateOpendkim.version()}; sink: smtp-sink on ${sink.host}:${sink.port}; load average ${loadAverage()}`);
+    console.log(
+      `machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}, postfix ${PrivatePostfix.version()}, opendkim ${PrivateOpendkim.version()}; sink: smtp-sink on ${sink.host}:${sink.port}; load average ${loadAverage()}`,
+    );
     console.log(`DKIM, both sides: ${describeSigning(postfix.signers.map((s) => s.algorithm))}`);
-    console.log(`  postroom: its own signer (src/domains/dkim.ts), the sending domain's RSA and Ed25519 keys (both published and verified)`);
-    console.log(`  postfix:  ${postfix.signers.length} opendkim milters in turn, one per algorithm; checked before the runs: ${postfixSigned}`);
+    console.log(
+      `  postroom: its own signer (src/domains/dkim.ts), the sending domain's RSA and Ed25519 keys (both published and verified)`,
+    );
+    console.log(
+      `  postfix:  ${postfix.signers.length} opendkim milters in turn, one per algorithm; checked before the runs: ${postfixSigned}`,
+    );
 
     const measure = async (side: Side, count: number, warm: boolean) => {
       const sess0 = sink.sessions;
@@ -311,9 +355,13 @@ async function main() {
     // the size Postfix's queue manager logged (the client's message plus Postfix's Received
     // header; it leaves out the DKIM-Signature headers the milters add: the start-up check
     // prints the signed size).
-    console.log(`message as relayed: postroom ${queuedSize(join(workDir, "data")) ?? "?"} bytes (a message it queued, composed from the API body, without its signatures), postfix ${postfix.lastQueuedSize() ?? "?"} bytes (smtp-source's ${message.size}-byte message as queued, without the milters' signatures)`);
+    console.log(
+      `message as relayed: postroom ${queuedSize(join(workDir, "data")) ?? "?"} bytes (a message it queued, composed from the API body, without its signatures), postfix ${postfix.lastQueuedSize() ?? "?"} bytes (smtp-source's ${message.size}-byte message as queued, without the milters' signatures)`,
+    );
     const listQueries = (q: Map<string, number>) => [...q].map(([n, c]) => `${n} x${c}`).join(", ");
-    console.log(`DNS queries from Postroom: warm-up: ${listQueries(warmupQueries) || "none"}; timed runs: ${listQueries(dnsQueries) || "none"}`);
+    console.log(
+      `DNS queries from Postroom: warm-up: ${listQueries(warmupQueries) || "none"}; timed runs: ${listQueries(dnsQueries) || "none"}`,
+    );
     if (postfixDns) console.log(`DNS queries from Postfix, timed runs: ${listQueries(postfixDns.queries()) || "none"}`);
 
     if (opts.profileDir) {

@@ -62,7 +62,10 @@ export interface PostfixOptions {
 
 function tool(name: string): string {
   const bin = Bun.which(name, { PATH: SBIN_PATH });
-  if (!bin) throw new Error(`${name} not found: install Debian's postfix package (DEBIAN_FRONTEND=noninteractive apt-get install -y postfix, "No configuration")`);
+  if (!bin)
+    throw new Error(
+      `${name} not found: install Debian's postfix package (DEBIAN_FRONTEND=noninteractive apt-get install -y postfix, "No configuration")`,
+    );
   return bin;
 }
 
@@ -124,13 +127,16 @@ export class PrivatePostfix {
 
     const signers: PrivateOpendkim[] = [];
     try {
-      for (const [selector, algorithm] of SIGNERS) signers.push(await PrivateOpendkim.start(join(dir, `opendkim-${selector}`), opts.signingDomain, selector, algorithm));
+      for (const [selector, algorithm] of SIGNERS)
+        signers.push(await PrivateOpendkim.start(join(dir, `opendkim-${selector}`), opts.signingDomain, selector, algorithm));
     } catch (err) {
       for (const s of signers) await s.stop();
       rmSync(dir, { recursive: true, force: true });
       throw err;
     }
-    const route = opts.checkRoute ? `transport_maps = inline:{ { ${opts.checkRoute.domain} = smtp:[127.0.0.1]:${opts.checkRoute.port} } }\n` : "";
+    const route = opts.checkRoute
+      ? `transport_maps = inline:{ { ${opts.checkRoute.domain} = smtp:[127.0.0.1]:${opts.checkRoute.port} } }\n`
+      : "";
     const nextHop = opts.mx ? `relayhost =\nsmtp_tcp_port = ${opts.mx.port}\n` : `relayhost = [127.0.0.1]:${sinkPort}\n`;
     if (opts.mx) {
       mkdirSync(join(spool, "etc"), { mode: 0o755 });
@@ -223,7 +229,12 @@ ${route}`,
   logCounts(): PostfixLogCounts {
     const text = existsSync(this.logFile) ? readFileSync(this.logFile, "latin1") : "";
     const count = (re: RegExp) => text.match(re)?.length ?? 0;
-    return { sent: count(/ status=sent /g), deferred: count(/ status=deferred /g), bounced: count(/ status=bounced /g), rejected: count(/ NOQUEUE: reject: /g) };
+    return {
+      sent: count(/ status=sent /g),
+      deferred: count(/ status=deferred /g),
+      bounced: count(/ status=bounced /g),
+      rejected: count(/ NOQUEUE: reject: /g),
+    };
   }
 
   private masterPid(): number | null {
@@ -260,7 +271,11 @@ ${route}`,
   private async stopMaster(): Promise<void> {
     const master = this.masterPid();
     if (master === null || !procStat(master)) return;
-    Bun.spawnSync([tool("postfix"), "-c", this.configDir, "stop"], { stdout: "ignore", stderr: "ignore", env: { ...process.env, PATH: SBIN_PATH } });
+    Bun.spawnSync([tool("postfix"), "-c", this.configDir, "stop"], {
+      stdout: "ignore",
+      stderr: "ignore",
+      env: { ...process.env, PATH: SBIN_PATH },
+    });
     // `postfix stop` returns before the master is gone; wait for it (a zombie counts as gone).
     for (let i = 0; i < 100; i++) {
       const f = procStat(master);
@@ -291,7 +306,11 @@ function allowConfigDirectory(configDir: string): () => void {
   const original = existed ? readFileSync(SYSTEM_MAIN_CF) : null;
   let current = "";
   if (existed) {
-    const r = Bun.spawnSync([tool("postconf"), "-h", "alternate_config_directories"], { stdout: "pipe", stderr: "pipe", env: { ...process.env, PATH: SBIN_PATH } });
+    const r = Bun.spawnSync([tool("postconf"), "-h", "alternate_config_directories"], {
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { ...process.env, PATH: SBIN_PATH },
+    });
     if (r.exitCode === 0) current = r.stdout.toString().trim();
   }
   const value = current ? `${current}, ${configDir}` : configDir;

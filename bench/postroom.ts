@@ -37,7 +37,10 @@ export interface ConfigParts {
 
 export function postroomConfig(dataDir: string, dnsServer: string, parts: ConfigParts): string {
   const line = (text: string | undefined) => (text ? `${text}\n` : "");
-  const relay = parts.relay === undefined ? "" : `# The address the sending domain's SPF record (published in the loopback DNS) authorises.\nsending_ips = ["127.0.0.1"]\n${parts.relay}\n`;
+  const relay =
+    parts.relay === undefined
+      ? ""
+      : `# The address the sending domain's SPF record (published in the loopback DNS) authorises.\nsending_ips = ["127.0.0.1"]\n${parts.relay}\n`;
   return `
 hostname = "mx.postroom.bench"
 data_dir = "${dataDir}"
@@ -76,7 +79,12 @@ ${line(parts.account)}  [[accounts.outbound]]
  * a server that never came up), under `bun PROFILEARGS`. Resolves once it serves HTTP;
  * its log lines are still kept (for `waitFor`) until the caller calls `child.ready()`.
  */
-export async function startPostroom(workDir: string, dnsServer: string, parts: ConfigParts, profileArgs: string[]): Promise<{ child: Child; httpPort: number }> {
+export async function startPostroom(
+  workDir: string,
+  dnsServer: string,
+  parts: ConfigParts,
+  profileArgs: string[],
+): Promise<{ child: Child; httpPort: number }> {
   const configPath = writePostroomConfig(workDir, dnsServer, parts);
   const child = Child.spawn("postroom", [...profileArgs, "src/main.ts", "serve", "--config", configPath], ROOT);
   const httpPort = (await child.waitFor((l) => l.msg === "http listening")).port as number;
@@ -133,19 +141,28 @@ async function accountApi<T>(httpPort: number, path: string, body?: unknown): Pr
 export async function verifiedSendingDomain(httpPort: number, dns: TestDnsServer, domain: string): Promise<void> {
   type Answer = { id?: string; dns_records?: { type: string; host: string; value: string; reason: string | null }[] };
   const created = await accountApi<Answer>(httpPort, "/sending_domains", { domain });
-  if (created.status !== 201 || !created.body.id || !created.body.dns_records) throw new Error(`creating the sending domain ${domain} failed: ${created.status} ${JSON.stringify(created.body)}`);
+  if (created.status !== 201 || !created.body.id || !created.body.dns_records)
+    throw new Error(`creating the sending domain ${domain} failed: ${created.status} ${JSON.stringify(created.body)}`);
   dns.followCnames = true;
   for (const r of created.body.dns_records) {
     if (r.type === "CNAME") dns.set(r.host, [{ type: "CNAME", domain: r.value }]);
-    else dns.set(r.host, [...(dns.zone.get(r.host) ?? []).filter((x) => x.type !== "TXT"), { type: "TXT", data: r.value.match(/.{1,255}/g) ?? [""] }]);
+    else
+      dns.set(r.host, [
+        ...(dns.zone.get(r.host) ?? []).filter((x) => x.type !== "TXT"),
+        { type: "TXT", data: r.value.match(/.{1,255}/g) ?? [""] },
+      ]);
   }
   const verified = await accountApi<Answer>(httpPort, `/sending_domains/${created.body.id}/verify`);
-  if (verified.status !== 200) throw new Error(`verifying the sending domain ${domain} failed: ${verified.status} ${JSON.stringify(verified.body.dns_records?.map((r) => r.reason))}`);
+  if (verified.status !== 200)
+    throw new Error(
+      `verifying the sending domain ${domain} failed: ${verified.status} ${JSON.stringify(verified.body.dns_records?.map((r) => r.reason))}`,
+    );
 }
 
 /** An address of the account whose mail Postroom POSTs to `target` (format json+n); its email. */
 export async function inboundAddress(httpPort: number, target: string): Promise<string> {
   const created = await accountApi<{ email?: string }>(httpPort, "/addresses", { target, target_format: "json+n" });
-  if (created.status !== 201 || !created.body.email) throw new Error(`creating the benchmark address failed: ${created.status} ${JSON.stringify(created.body)}`);
+  if (created.status !== 201 || !created.body.email)
+    throw new Error(`creating the benchmark address failed: ${created.status} ${JSON.stringify(created.body)}`);
   return created.body.email;
 }

@@ -61,16 +61,19 @@ const BAND_MS = DAY_MS / 2;
 const FILL_CHUNK = 50_000;
 
 function options() {
-  const values = parseOptions("bun run bench:purge [--rows N] [--slices S] [--messages M] [--connections C] [--rate R] [--warmup W] [--batch-size B] [--batch-pause MS]", {
-    rows: { type: "string" },
-    slices: { type: "string" },
-    messages: { type: "string", short: "n" },
-    connections: { type: "string", short: "c" },
-    rate: { type: "string" },
-    warmup: { type: "string" },
-    "batch-size": { type: "string" },
-    "batch-pause": { type: "string" },
-  });
+  const values = parseOptions(
+    "bun run bench:purge [--rows N] [--slices S] [--messages M] [--connections C] [--rate R] [--warmup W] [--batch-size B] [--batch-pause MS]",
+    {
+      rows: { type: "string" },
+      slices: { type: "string" },
+      messages: { type: "string", short: "n" },
+      connections: { type: "string", short: "c" },
+      rate: { type: "string" },
+      warmup: { type: "string" },
+      "batch-size": { type: "string" },
+      "batch-pause": { type: "string" },
+    },
+  );
   const batchSize = values["batch-size"] ?? process.env.BENCH_BATCH_SIZE;
   const batchPause = values["batch-pause"] ?? process.env.BENCH_BATCH_PAUSE;
   return {
@@ -132,7 +135,14 @@ let nextMessage = 0;
  * Sends over every connection until `count` messages have gone (or `stop()` says so), at
  * `rate` msg/s in all (0: each connection back to back); the latency of each.
  */
-async function sendPhase(conns: SmtpConnection[], rcpt: string, message: BenchMessage, rate: number, count: number, stop: () => boolean = () => false): Promise<Sample[]> {
+async function sendPhase(
+  conns: SmtpConnection[],
+  rcpt: string,
+  message: BenchMessage,
+  rate: number,
+  count: number,
+  stop: () => boolean = () => false,
+): Promise<Sample[]> {
   const samples: Sample[] = [];
   const failures: string[] = [];
   let started = 0;
@@ -163,7 +173,8 @@ const percentile = (samples: readonly Sample[], p: number): number => {
   const sorted = samples.map((s) => s.ms).sort((a, b) => a - b);
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 };
-const spanOf = (samples: readonly Sample[]) => Math.max(1, Math.max(...samples.map((s) => s.atMs + s.ms)) - Math.min(...samples.map((s) => s.atMs)));
+const spanOf = (samples: readonly Sample[]) =>
+  Math.max(1, Math.max(...samples.map((s) => s.atMs + s.ms)) - Math.min(...samples.map((s) => s.atMs)));
 const describe = (label: string, samples: readonly Sample[], spanMs = spanOf(samples)) =>
   `  ${label.padEnd(20)} ${String(samples.length).padStart(6)} messages  p50 ${percentile(samples, 50).toFixed(2).padStart(6)} ms  p99 ${percentile(samples, 99).toFixed(2).padStart(6)} ms  max ${percentile(samples, 100).toFixed(1).padStart(6)} ms  (${((samples.length * 1000) / spanMs).toFixed(0)} msg/s)`;
 /** Postroom's CPU (all threads, and its main thread alone) over a phase, as shares of one core. */
@@ -187,7 +198,9 @@ async function main() {
     );
     console.log(`machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}, load average ${loadAverage()}`);
     const fillMs = fillStatuses(join(workDir, "data"), opts.rows, opts.slices);
-    console.log(`store filled: ${opts.rows} statuses ${OLDEST_DAYS} to ${OLDEST_DAYS - opts.slices + 0.5} days old in ${opts.slices} band${opts.slices === 1 ? "" : "s"}, in ${(fillMs / 1000).toFixed(1)} s`);
+    console.log(
+      `store filled: ${opts.rows} statuses ${OLDEST_DAYS} to ${OLDEST_DAYS - opts.slices + 0.5} days old in ${opts.slices} band${opts.slices === 1 ? "" : "s"}, in ${(fillMs / 1000).toFixed(1)} s`,
+    );
 
     const dns = await TestDnsServer.start();
     cleanup.unshift(() => dns.stop());
@@ -196,7 +209,11 @@ async function main() {
     cleanup.unshift(() => target.server.stop(true));
 
     const tuning = `${opts.batchSize === null ? "" : `batch_size = ${opts.batchSize}\n`}${opts.batchPauseMs === null ? "" : `batch_pause = "${opts.batchPauseMs}ms"\n`}`;
-    const parts = (keep: string) => ({ inboundListen: "127.0.0.1:0", inbound: "allow_private_targets = true", sections: `[retention]\nincoming_statuses = "${keep}"\ninterval = "1s"\n${tuning}` });
+    const parts = (keep: string) => ({
+      inboundListen: "127.0.0.1:0",
+      inbound: "allow_private_targets = true",
+      sections: `[retention]\nincoming_statuses = "${keep}"\ninterval = "1s"\n${tuning}`,
+    });
     const { child, httpPort } = await startPostroom(workDir, dns.address, parts(`${OLDEST_DAYS + 1}d`), []);
     cleanup.unshift(() => child.stop());
     const smtpPort = (await child.waitFor((l) => l.msg === "inbound smtp listening")).port as number;
@@ -212,7 +229,13 @@ async function main() {
       if (!text.includes('"retention purge"')) return;
       const line = JSON.parse(text) as { deleted: { incoming_statuses: number }; duration_ms: number; windows: number };
       deletedInAll += line.deleted.incoming_statuses;
-      if (line.deleted.incoming_statuses > 0) purgeRun = { atMs: performance.now(), durationMs: line.duration_ms, deleted: line.deleted.incoming_statuses, windows: line.windows };
+      if (line.deleted.incoming_statuses > 0)
+        purgeRun = {
+          atMs: performance.now(),
+          durationMs: line.duration_ms,
+          deleted: line.deleted.incoming_statuses,
+          windows: line.windows,
+        };
     };
     const reload = async (keep: string) => {
       const before = reloads;
@@ -225,7 +248,9 @@ async function main() {
 
     const cpu = () => ({ all: child.cpuMs(), main: child.mainThreadCpuMs(), atMs: performance.now() });
     const message = buildMessage(rcpt);
-    const conns = await Promise.all(Array.from({ length: opts.connections }, () => SmtpConnection.open("127.0.0.1", smtpPort, "client.sender.bench.test")));
+    const conns = await Promise.all(
+      Array.from({ length: opts.connections }, () => SmtpConnection.open("127.0.0.1", smtpPort, "client.sender.bench.test")),
+    );
     let sent = 0;
     if (opts.warmup > 0) {
       const w = await sendPhase(conns, rcpt, message, 0, opts.warmup);
@@ -259,7 +284,9 @@ async function main() {
       const startMs = run.atMs - run.durationMs - 100;
       const inRun = during.filter((s) => s.atMs >= startMs);
       purging.push(inRun);
-      console.log(`${describe(`purge ${k}`, inRun, run.durationMs + 100)}  ${cpuShare(cpu0, cpu())}  ${run.deleted} rows in ${(run.durationMs / 1000).toFixed(1)} s`);
+      console.log(
+        `${describe(`purge ${k}`, inRun, run.durationMs + 100)}  ${cpuShare(cpu0, cpu())}  ${run.deleted} rows in ${(run.durationMs / 1000).toFixed(1)} s`,
+      );
       await baseline(k);
     }
     await Promise.all(conns.map((c) => c.quit()));
@@ -267,7 +294,8 @@ async function main() {
     const posts = target.counter("/in").posts;
     if (posts !== sent) throw new Error(`the target received ${posts} POSTs for ${sent} messages`);
     const deleted = runs.reduce((n, r) => n + r.deleted, 0);
-    if (deleted !== opts.rows || deletedInAll !== deleted) throw new Error(`the purge runs deleted ${deleted} statuses (${deletedInAll} in all runs), not ${opts.rows}`);
+    if (deleted !== opts.rows || deletedInAll !== deleted)
+      throw new Error(`the purge runs deleted ${deleted} statuses (${deletedInAll} in all runs), not ${opts.rows}`);
 
     const allBase = baselines.flat();
     const allPurge = purging.flat();
@@ -278,11 +306,22 @@ async function main() {
     const perSlice = purging.map((p, i) => percentile(p, 99) / percentile([...baselines[i]!, ...baselines[i + 1]!], 99));
     const purgeMs = runs.reduce((n, r) => n + r.durationMs, 0);
     console.log("");
-    console.log(`purge:         ${deleted} statuses in ${(purgeMs / 1000).toFixed(1)} s of runs (${runs.reduce((n, r) => n + r.windows, 0)} windows, ${((deleted * 1000) / purgeMs).toFixed(0)} rows/s)`);
-    console.log(`p99 without:   ${p99Base.toFixed(2)} ms (${allBase.length} messages in ${baselines.length} slices; p50 ${percentile(allBase, 50).toFixed(2)} ms)`);
-    console.log(`p99 purging:   ${p99Purge.toFixed(2)} ms (${allPurge.length} messages in ${purging.length} slices; p50 ${percentile(allPurge, 50).toFixed(2)} ms)`);
-    console.log(`ratio:         ${ratio.toFixed(2)} (target <= ${TARGET_RATIO.toFixed(2)})${ratio <= TARGET_RATIO ? "" : "  ABOVE TARGET"}`);
-    if (perSlice.length > 1) console.log(`per slice:     ${perSlice.map((r) => r.toFixed(2)).join(", ")} (median ${median(perSlice).toFixed(2)}; each against the baselines before and after it)`);
+    console.log(
+      `purge:         ${deleted} statuses in ${(purgeMs / 1000).toFixed(1)} s of runs (${runs.reduce((n, r) => n + r.windows, 0)} windows, ${((deleted * 1000) / purgeMs).toFixed(0)} rows/s)`,
+    );
+    console.log(
+      `p99 without:   ${p99Base.toFixed(2)} ms (${allBase.length} messages in ${baselines.length} slices; p50 ${percentile(allBase, 50).toFixed(2)} ms)`,
+    );
+    console.log(
+      `p99 purging:   ${p99Purge.toFixed(2)} ms (${allPurge.length} messages in ${purging.length} slices; p50 ${percentile(allPurge, 50).toFixed(2)} ms)`,
+    );
+    console.log(
+      `ratio:         ${ratio.toFixed(2)} (target <= ${TARGET_RATIO.toFixed(2)})${ratio <= TARGET_RATIO ? "" : "  ABOVE TARGET"}`,
+    );
+    if (perSlice.length > 1)
+      console.log(
+        `per slice:     ${perSlice.map((r) => r.toFixed(2)).join(", ")} (median ${median(perSlice).toFixed(2)}; each against the baselines before and after it)`,
+      );
     console.log(`load average:  ${loadAverage()} (at the end)`);
   } finally {
     for (const step of cleanup) await step();

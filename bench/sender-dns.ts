@@ -32,8 +32,17 @@ export async function startSenderDns(kind: DnsKind, workDir: string, domains: nu
   let dns: SenderDns;
   if (kind === "unbound") {
     const [first] = records;
-    const server = await UnboundServer.start(workDir, records, (address) => createResolver({ servers: [address], timeoutMs: 500, cacheMaxEntries: 1 }).resolveTxt(first![0]));
-    dns = { kind, address: server.address, has: (n) => names.has(n), takeQueries: () => server.queries(), cpuMs: () => server.cpuMs(), stop: () => server.stop() };
+    const server = await UnboundServer.start(workDir, records, (address) =>
+      createResolver({ servers: [address], timeoutMs: 500, cacheMaxEntries: 1 }).resolveTxt(first![0]),
+    );
+    dns = {
+      kind,
+      address: server.address,
+      has: (n) => names.has(n),
+      takeQueries: () => server.queries(),
+      cpuMs: () => server.cpuMs(),
+      stop: () => server.stop(),
+    };
   } else {
     const server = await TestDnsServer.start();
     publishSenders(server, domains, key);
@@ -65,7 +74,10 @@ export async function checkServed(address: string, records: readonly (readonly [
   for (const [name, text] of records) {
     const answers = await resolver.resolveTxt(name).catch((err: Error & { code?: string }) => `${err.code ?? err.message}`);
     const got = typeof answers === "string" ? answers : answers.map((strings) => strings.join(""));
-    if (typeof got === "string" || got.length !== 1 || got[0] !== text) throw new Error(`the DNS server at ${address} answered ${JSON.stringify(got)} for the TXT record of ${name}, not ${JSON.stringify(text)}`);
+    if (typeof got === "string" || got.length !== 1 || got[0] !== text)
+      throw new Error(
+        `the DNS server at ${address} answered ${JSON.stringify(got)} for the TXT record of ${name}, not ${JSON.stringify(text)}`,
+      );
   }
   const unknown = "no-such-name.bench.test";
   const code = await resolver.resolveTxt(unknown).then(

@@ -81,14 +81,27 @@ export interface SignedMessageSet {
 
 /** The benchmark's message to `rcptTo` from each of `domains` sender domains, each domain's signed once with `key`. */
 export async function signedMessageSet(rcptTo: string, domains: number, key: SenderKey, signTime = new Date()): Promise<SignedMessageSet> {
-  if (!Number.isInteger(domains) || domains < 1 || domains > MAX_DOMAINS) throw new Error(`the number of sender domains must be 1 to ${MAX_DOMAINS}, got ${domains}`);
+  if (!Number.isInteger(domains) || domains < 1 || domains > MAX_DOMAINS)
+    throw new Error(`the number of sender domains must be 1 to ${MAX_DOMAINS}, got ${domains}`);
   const { head, body } = messageParts(rcptTo);
   const signatures: string[] = [];
   for (let k = 0; k < domains; k++) {
     const domain = senderDomain(k);
-    const signature = { signingDomain: domain, selector: DKIM_SELECTOR, privateKey: key.privateKeyPem, algorithm: "rsa-sha256", canonicalization: "relaxed/relaxed", headerList: SIGNED_HEADERS };
-    const signed = await dkimSign(`${head(messageIdOf(0), domain)}\r\n${body}\r\n`, { ...signature, signTime, signatureData: [signature] as never });
-    if (signed.errors.length > 0 || !signed.signatures) throw new Error(`DKIM signing for ${domain} failed: ${JSON.stringify(signed.errors)}`);
+    const signature = {
+      signingDomain: domain,
+      selector: DKIM_SELECTOR,
+      privateKey: key.privateKeyPem,
+      algorithm: "rsa-sha256",
+      canonicalization: "relaxed/relaxed",
+      headerList: SIGNED_HEADERS,
+    };
+    const signed = await dkimSign(`${head(messageIdOf(0), domain)}\r\n${body}\r\n`, {
+      ...signature,
+      signTime,
+      signatureData: [signature] as never,
+    });
+    if (signed.errors.length > 0 || !signed.signatures)
+      throw new Error(`DKIM signing for ${domain} failed: ${JSON.stringify(signed.errors)}`);
     signatures.push(signed.signatures);
   }
   const tail = wireTail(body);
@@ -105,7 +118,10 @@ export async function signedMessageSet(rcptTo: string, domains: number, key: Sen
     signatureBytes: lengths[0]!,
     message(seq) {
       const k = seq % domains;
-      return { mailFrom: `news@${senderDomain(k)}`, data: wireOf(dotStuff(signatures[k]! + head(messageIdOf(seq), senderDomain(k))), tail) };
+      return {
+        mailFrom: `news@${senderDomain(k)}`,
+        data: wireOf(dotStuff(signatures[k]! + head(messageIdOf(seq), senderDomain(k))), tail),
+      };
     },
     text,
   };

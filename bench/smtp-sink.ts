@@ -77,7 +77,11 @@ export class SmtpSinkProcess {
     // As root it must be told which user to become; -4: the benchmark is IPv4 loopback only;
     // backlog 256 and at most 256 connections at once (the default), far above what either side opens.
     const user = process.getuid?.() === 0 ? ["-u", "postfix"] : [];
-    const proc = Bun.spawn([bin, "-c", "-4", ...user, "-h", "sink.bench.test", `${host}:${port}`, "256"], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn([bin, "-c", "-4", ...user, "-h", "sink.bench.test", `${host}:${port}`, "256"], {
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const sink = new SmtpSinkProcess(proc, host, port);
     try {
       await waitForGreeting(port, 5000, "smtp-sink", host);

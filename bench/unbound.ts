@@ -26,7 +26,8 @@ const TXT_STRING_BYTES = 255;
 
 /** A TXT record's text as unbound's local-data wants it: quoted strings of at most 255 bytes, separated by spaces. */
 export function txtStrings(text: string): string {
-  if (/["\\\n']/.test(text) || !/^[\x20-\x7e]*$/.test(text)) throw new Error(`TXT text must be printable ASCII without quotes or backslashes: ${JSON.stringify(text)}`);
+  if (/["\\\n']/.test(text) || !/^[\x20-\x7e]*$/.test(text))
+    throw new Error(`TXT text must be printable ASCII without quotes or backslashes: ${JSON.stringify(text)}`);
   return (text.match(new RegExp(`.{1,${TXT_STRING_BYTES}}`, "g")) ?? [""]).map((s) => `"${s}"`).join(" ");
 }
 
@@ -35,7 +36,12 @@ export function txtStrings(text: string): string {
  * thread, no DNSSEC validation, every name under `.` answered locally ("static": the
  * records given, NXDOMAIN or NODATA for the rest), so nothing is ever forwarded.
  */
-export function unboundConfig(port: number, dir: string, records: Iterable<readonly [name: string, text: string]>, opts: UnboundListenOptions = {}): string {
+export function unboundConfig(
+  port: number,
+  dir: string,
+  records: Iterable<readonly [name: string, text: string]>,
+  opts: UnboundListenOptions = {},
+): string {
   const lines = [
     "server:",
     `  interface: ${opts.host ?? "127.0.0.1"}`,
@@ -57,7 +63,8 @@ export function unboundConfig(port: number, dir: string, records: Iterable<reado
   ];
   for (const [name, text] of records) lines.push(`  local-data: '${name}. 60 IN TXT ${txtStrings(text)}'`);
   for (const rr of opts.rrs ?? []) {
-    if (/['\\\n]/.test(rr)) throw new Error(`a resource record for unbound must not hold quotes, backslashes or newlines: ${JSON.stringify(rr)}`);
+    if (/['\\\n]/.test(rr))
+      throw new Error(`a resource record for unbound must not hold quotes, backslashes or newlines: ${JSON.stringify(rr)}`);
     lines.push(`  local-data: '${rr}'`);
   }
   return lines.join("\n") + "\n";
@@ -97,8 +104,14 @@ export class UnboundServer {
    * Starts unbound with `records` (name → TXT text) in `dir` and waits until `ready`
    * (a query through the new server) succeeds; tries another port if unbound exits at start.
    */
-  static async start(dir: string, records: Iterable<readonly [string, string]>, ready: (address: string) => Promise<unknown>, opts: UnboundListenOptions = {}): Promise<UnboundServer> {
-    if (!existsSync(UNBOUND)) throw new Error(`${UNBOUND} not found: install Debian's unbound (apt-get install unbound), or run with --dns js`);
+  static async start(
+    dir: string,
+    records: Iterable<readonly [string, string]>,
+    ready: (address: string) => Promise<unknown>,
+    opts: UnboundListenOptions = {},
+  ): Promise<UnboundServer> {
+    if (!existsSync(UNBOUND))
+      throw new Error(`${UNBOUND} not found: install Debian's unbound (apt-get install unbound), or run with --dns js`);
     const confFile = join(dir, "unbound.conf");
     const list = [...records];
     const host = opts.host ?? "127.0.0.1";
@@ -124,7 +137,8 @@ export class UnboundServer {
     const end = Date.now() + 30_000;
     let last = "";
     while (Date.now() < end) {
-      if (this.proc.exitCode !== null) return `it exited with ${this.proc.exitCode}: ${(await new Response(this.proc.stderr).text()).trim()}`;
+      if (this.proc.exitCode !== null)
+        return `it exited with ${this.proc.exitCode}: ${(await new Response(this.proc.stderr).text()).trim()}`;
       try {
         await ready(this.address);
         return true;
@@ -151,7 +165,8 @@ export class UnboundServer {
     const chunks: Buffer[] = [];
     try {
       const buf = Buffer.alloc(1 << 20);
-      for (let n: number; (n = readSync(fd, buf, 0, buf.length, this.logOffset)) > 0; this.logOffset += n) chunks.push(Buffer.from(buf.subarray(0, n)));
+      for (let n: number; (n = readSync(fd, buf, 0, buf.length, this.logOffset)) > 0; this.logOffset += n)
+        chunks.push(Buffer.from(buf.subarray(0, n)));
     } finally {
       closeSync(fd);
     }

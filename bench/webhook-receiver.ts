@@ -75,7 +75,8 @@ export class Receiver {
     const raw = await req.text();
     const at = performance.now();
     if (req.method !== "POST" || new URL(req.url).pathname !== "/hook") return this.problem(`unexpected request ${req.method} ${req.url}`);
-    if (req.headers.get("authorization") !== `Bearer ${this.token}`) return this.problem(`wrong Authorization header: ${req.headers.get("authorization")}`);
+    if (req.headers.get("authorization") !== `Bearer ${this.token}`)
+      return this.problem(`wrong Authorization header: ${req.headers.get("authorization")}`);
     const headers = Object.fromEntries(req.headers);
     let body: { events?: { id: string; kind: string; message_id: string; recipient: string }[] };
     try {
@@ -97,10 +98,14 @@ export class Receiver {
     const stage = new Map<string, number>();
     const ids = new Set<string>();
     for (const e of events) {
-      if (this.seen.has(e.id) || ids.has(e.id)) return this.problem(`event ${e.id} (${e.kind} of message ${e.message_id}) arrived twice (webhook-id ${batchId})`);
+      if (this.seen.has(e.id) || ids.has(e.id))
+        return this.problem(`event ${e.id} (${e.kind} of message ${e.message_id}) arrived twice (webhook-id ${batchId})`);
       ids.add(e.id);
       const s = stage.get(e.message_id) ?? this.stage.get(e.message_id) ?? 0;
-      if (e.kind !== KINDS[s]) return this.problem(`message ${e.message_id}: got "${e.kind}" where "${KINDS[s] ?? "nothing more"}" was due (${s} of its events seen before)`);
+      if (e.kind !== KINDS[s])
+        return this.problem(
+          `message ${e.message_id}: got "${e.kind}" where "${KINDS[s] ?? "nothing more"}" was due (${s} of its events seen before)`,
+        );
       stage.set(e.message_id, s + 1);
     }
     for (const id of ids) this.seen.add(id);

@@ -57,7 +57,17 @@ interface Slice {
 
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
 const perS = (n: number, ms: number) => (ms > 0 ? (n * 1000) / ms : 0);
-const COLUMNS = ["slice", "seconds", "sent 202/s", "sink msg/s", "pending events", "postroom CPU", "main thread", "machine CPU", "load 1 min"];
+const COLUMNS = [
+  "slice",
+  "seconds",
+  "sent 202/s",
+  "sink msg/s",
+  "pending events",
+  "postroom CPU",
+  "main thread",
+  "machine CPU",
+  "load 1 min",
+];
 const WIDTHS = [7, 15, 11, 11, 15, 13, 12, 12, 11];
 const row = (cells: string[]) => cells.map((c, i) => c.padStart(WIDTHS[i]!)).join(" ");
 
@@ -68,12 +78,19 @@ export async function runReceiverDown(setup: OutageSetup, bodies: string[]): Pro
   // The warm-up's events were acknowledged (its run checked that), so this is normally 0.
   const pending0 = await readMetric(httpPort, PENDING_METRIC);
   const sink0 = sink.count;
-  const tally0 = { delivered: tally.delivered, other: tally.other.length, errors: tally.errors.length, warnings: tally.webhookWarnings.length };
+  const tally0 = {
+    delivered: tally.delivered,
+    other: tally.other.length,
+    errors: tally.errors.length,
+    warnings: tally.webhookWarnings.length,
+  };
   const events0 = receiver.events;
   const refused0 = receiver.refused.length;
   const problems0 = receiver.problems.length;
 
-  console.log(`receiver down: every POST answered 503 once verified; a slice every ${setup.sliceMs / 1000} s and at the last 202; "pending" = ${PENDING_METRIC} on /metrics just after each slice ends (${pending0} before the run); CPU in % of one core (the machine has ${navigator.hardwareConcurrency})`);
+  console.log(
+    `receiver down: every POST answered 503 once verified; a slice every ${setup.sliceMs / 1000} s and at the last 202; "pending" = ${PENDING_METRIC} on /metrics just after each slice ends (${pending0} before the run); CPU in % of one core (the machine has ${navigator.hardwareConcurrency})`,
+  );
   console.log(row(COLUMNS));
   const slices: Slice[] = [];
   let sent = 0;
@@ -84,7 +101,14 @@ export async function runReceiverDown(setup: OutageSetup, bodies: string[]): Pro
   // Lines are printed in order as each slice's scrape answers; a failed scrape fails the run at the end.
   let printed = Promise.resolve();
   const closeSlice = () => {
-    const now = { atMs: performance.now(), sent, sunk: sink.count, cpuMs: postroom.cpuMs(), mainMs: postroom.mainThreadCpuMs(), machineMs: machineBusyMs() };
+    const now = {
+      atMs: performance.now(),
+      sent,
+      sunk: sink.count,
+      cpuMs: postroom.cpuMs(),
+      mainMs: postroom.mainThreadCpuMs(),
+      machineMs: machineBusyMs(),
+    };
     const slice: Slice = {
       phase,
       fromMs: mark.atMs - t0,
@@ -144,16 +168,25 @@ export async function runReceiverDown(setup: OutageSetup, bodies: string[]): Pro
   const errors = tally.errors.slice(tally0.errors);
   const warnings = tally.webhookWarnings.slice(tally0.warnings);
   const unexpected = warnings.filter((w) => !(w.includes(RETRY_WARNING) && w.includes('"status":503')));
-  if (!delivered || sink.count - sink0 !== count || tally.delivered - tally0.delivered !== count || other.length + errors.length + unexpected.length > 0) {
+  if (
+    !delivered ||
+    sink.count - sink0 !== count ||
+    tally.delivered - tally0.delivered !== count ||
+    other.length + errors.length + unexpected.length > 0
+  ) {
     fail(
       `the sink received ${sink.count - sink0} of ${count}; Postroom logged ${tally.delivered - tally0.delivered} deliveries, ${other.length} other outcomes, ${errors.length} errors, ${unexpected.length} webhook warnings other than a 503 retry:\n  ${[...other, ...errors, ...unexpected].slice(0, 5).join("\n  ")}`,
     );
   }
   const problems = receiver.problems.slice(problems0);
-  if (receiver.events !== events0 || problems.length > 0) fail(`the receiver, though down, took ${receiver.events - events0} events or refused a POST as wrong:\n  ${problems.join("\n  ")}`);
+  if (receiver.events !== events0 || problems.length > 0)
+    fail(`the receiver, though down, took ${receiver.events - events0} events or refused a POST as wrong:\n  ${problems.join("\n  ")}`);
   const refused = receiver.refused.slice(refused0);
   const batches = new Set(refused.map((p) => p.batchId));
-  if (refused.length === 0 || batches.size !== 1) fail(`the receiver was posted ${refused.length} times, ${batches.size} different batches (expected one batch, posted again on each retry)`);
+  if (refused.length === 0 || batches.size !== 1)
+    fail(
+      `the receiver was posted ${refused.length} times, ${batches.size} different batches (expected one batch, posted again on each retry)`,
+    );
   // Postroom logs an "outbound attempt" just before the group commit that records its
   // dispatch and delivery events (src/outbound/worker.ts settle), so the last few may land
   // a moment after the N-th line, later still when its event loop is busy: read again.
@@ -164,7 +197,9 @@ export async function runReceiverDown(setup: OutageSetup, bodies: string[]): Pro
     pending = await readMetric(httpPort, PENDING_METRIC);
   }
   if (pending - pending0 !== EVENTS_PER_MESSAGE * count) {
-    fail(`${pending - pending0} events more were pending ${PENDING_SETTLE_MS / 1000} s after the run than before it, not ${EVENTS_PER_MESSAGE}×${count} = ${EVENTS_PER_MESSAGE * count}`);
+    fail(
+      `${pending - pending0} events more were pending ${PENDING_SETTLE_MS / 1000} s after the run than before it, not ${EVENTS_PER_MESSAGE}×${count} = ${EVENTS_PER_MESSAGE * count}`,
+    );
   }
 
   const send = slices.filter((s) => s.phase === "send");
@@ -183,12 +218,20 @@ export async function runReceiverDown(setup: OutageSetup, bodies: string[]): Pro
     `send rate (202/s): first slice ${rate(first).toFixed(0)}, last whole slice ${rate(last).toFixed(0)} (slice ${send.indexOf(last) + 1}, ${(rate(last) / rate(first)).toFixed(2)} of the first); ` +
       `${perS(count, sendMs).toFixed(0)} msg/s over the send phase (${(sendMs / 1000).toFixed(1)} s)`,
   );
-  console.log(`sink: ${count} messages, ${perS(count, tDelivered - t0).toFixed(0)} msg/s from the first send to the last delivery (${((tDelivered - tSent) / 1000).toFixed(2)} s after the last 202)`);
-  console.log(`webhook backlog: ${pending.toLocaleString("en-US")} events pending at the end (${PENDING_METRIC}; ${pending0} before the run + 3N = ${(EVENTS_PER_MESSAGE * count).toLocaleString("en-US")})`);
+  console.log(
+    `sink: ${count} messages, ${perS(count, tDelivered - t0).toFixed(0)} msg/s from the first send to the last delivery (${((tDelivered - tSent) / 1000).toFixed(2)} s after the last 202)`,
+  );
+  console.log(
+    `webhook backlog: ${pending.toLocaleString("en-US")} events pending at the end (${PENDING_METRIC}; ${pending0} before the run + 3N = ${(EVENTS_PER_MESSAGE * count).toLocaleString("en-US")})`,
+  );
   console.log(
     `receiver: ${plural(refused.length, "POST")} answered 503, all the same batch of ${refused[0]!.events} events (webhook-id ${refused[0]!.batchId}), at ${refused.map(at).join(", ")} after the first send; ` +
       `Postroom logged ${plural(warnings.length, '"will retry" warning')}`,
   );
-  console.log(`postroom CPU over the send phase: ${((100 * cpuMs) / sendMs).toFixed(0)}% of a core, all threads; main thread ${((100 * mainMs) / sendMs).toFixed(0)}%; machine ${((100 * machineMs) / sendMs).toFixed(0)}% (Postroom, this process, the sink and anyone else)`);
-  console.log(`checked: every send 202, exactly N at the sink, N deliveries logged and nothing else but 503 retries, every refused POST signed right, no event taken, 3N more events pending`);
+  console.log(
+    `postroom CPU over the send phase: ${((100 * cpuMs) / sendMs).toFixed(0)}% of a core, all threads; main thread ${((100 * mainMs) / sendMs).toFixed(0)}%; machine ${((100 * machineMs) / sendMs).toFixed(0)}% (Postroom, this process, the sink and anyone else)`,
+  );
+  console.log(
+    `checked: every send 202, exactly N at the sink, N deliveries logged and nothing else but 503 retries, every refused POST signed right, no event taken, 3N more events pending`,
+  );
 }

@@ -63,7 +63,12 @@ export async function measureRun(ctx: RunContext, bodies: string[]): Promise<Run
   const count = bodies.length;
   const runIds: string[] = [];
   const sink0 = ctx.sink.count;
-  const tally0 = { delivered: ctx.tally.delivered, other: ctx.tally.other.length, errors: ctx.tally.errors.length, warnings: ctx.tally.webhookWarnings.length };
+  const tally0 = {
+    delivered: ctx.tally.delivered,
+    other: ctx.tally.other.length,
+    errors: ctx.tally.errors.length,
+    warnings: ctx.tally.webhookWarnings.length,
+  };
   const ev0 = ctx.receiver.events;
   const posts0 = ctx.receiver.posts.length;
   const problems0 = ctx.receiver.problems.length;
@@ -108,9 +113,16 @@ export async function measureRun(ctx: RunContext, bodies: string[]): Promise<Run
     throw new Error(text);
   };
   if (failed > 0) fail(`${failed} of ${count} sends did not get 202; first answers:\n  ${failures.join("\n  ")}`);
-  const produced = await until(() => ctx.tally.delivered - tally0.delivered >= count || ctx.receiver.problems.length > problems0, runTimeoutMs(count));
-  if (ctx.receiver.problems.length > problems0) fail(`the receiver refused a webhook POST:\n  ${ctx.receiver.problems.slice(problems0).join("\n  ")}`);
-  if (!produced) fail(`Postroom logged ${ctx.tally.delivered - tally0.delivered} deliveries of ${count} within ${runTimeoutMs(count) / 1000} s; other outcomes:\n  ${ctx.tally.other.slice(tally0.other, tally0.other + 5).join("\n  ")}`);
+  const produced = await until(
+    () => ctx.tally.delivered - tally0.delivered >= count || ctx.receiver.problems.length > problems0,
+    runTimeoutMs(count),
+  );
+  if (ctx.receiver.problems.length > problems0)
+    fail(`the receiver refused a webhook POST:\n  ${ctx.receiver.problems.slice(problems0).join("\n  ")}`);
+  if (!produced)
+    fail(
+      `Postroom logged ${ctx.tally.delivered - tally0.delivered} deliveries of ${count} within ${runTimeoutMs(count) / 1000} s; other outcomes:\n  ${ctx.tally.other.slice(tally0.other, tally0.other + 5).join("\n  ")}`,
+    );
   const tProduced = ctx.tally.deliveredAt[tally0.delivered + count - 1]!;
   if (holdTimer) clearTimeout(holdTimer);
   release();
@@ -133,7 +145,11 @@ export async function measureRun(ctx: RunContext, bodies: string[]): Promise<Run
   }
   clearInterval(sampler);
   const bench = process.cpuUsage(cpu0.bench);
-  const cpu = { server: ctx.postroom.cpuMs() - cpu0.server, bench: (bench.user + bench.system) / 1000, machine: machineBusyMs() - cpu0.machine };
+  const cpu = {
+    server: ctx.postroom.cpuMs() - cpu0.server,
+    bench: (bench.user + bench.system) / 1000,
+    machine: machineBusyMs() - cpu0.machine,
+  };
   await Bun.sleep(SETTLE_MS);
 
   // Everything checked: exactly 3N events, each message's three, nothing refused or
@@ -142,7 +158,8 @@ export async function measureRun(ctx: RunContext, bodies: string[]): Promise<Run
   const incomplete = runIds.filter((id) => ctx.receiver.stage.get(id) !== EVENTS_PER_MESSAGE);
   for (const id of runIds) ctx.sent.add(id);
   const strangers = [...ctx.receiver.stage.keys()].filter((id) => !ctx.sent.has(id));
-  if (strangers.length > 0) fail(`the receiver got events of ${strangers.length} messages this benchmark did not send, e.g. ${strangers.slice(0, 3).join(", ")}`);
+  if (strangers.length > 0)
+    fail(`the receiver got events of ${strangers.length} messages this benchmark did not send, e.g. ${strangers.slice(0, 3).join(", ")}`);
   const other = ctx.tally.other.slice(tally0.other);
   const errors = ctx.tally.errors.slice(tally0.errors);
   const warnings = ctx.tally.webhookWarnings.slice(tally0.warnings);
@@ -152,7 +169,11 @@ export async function measureRun(ctx: RunContext, bodies: string[]): Promise<Run
       `the receiver got ${events} events for ${count} messages (expected ${EVENTS_PER_MESSAGE * count}), ${incomplete.length} messages without all three, ${ctx.receiver.repostedBatches} batches posted again; problems:\n  ${problems.join("\n  ")}`,
     );
   }
-  if (ctx.sink.count - sink0 !== count || ctx.tally.delivered - tally0.delivered !== count || other.length + errors.length + warnings.length > 0) {
+  if (
+    ctx.sink.count - sink0 !== count ||
+    ctx.tally.delivered - tally0.delivered !== count ||
+    other.length + errors.length + warnings.length > 0
+  ) {
     fail(
       `the sink received ${ctx.sink.count - sink0} of ${count}; Postroom logged ${ctx.tally.delivered - tally0.delivered} deliveries, ${other.length} other outcomes, ${errors.length} errors, ${warnings.length} webhook warnings:\n  ${[...other, ...errors, ...warnings].slice(0, 5).join("\n  ")}`,
     );
@@ -170,7 +191,9 @@ export async function measureRun(ctx: RunContext, bodies: string[]): Promise<Run
     lagAfterLastAcceptMs: tReceived - tAccepted,
     lagAfterLastProducedMs: tReceived - tProduced,
     maxBacklog,
-    drainPerS: released ? ((target - (released as { events: number }).events) * 1000) / (tReceived - (released as { atMs: number }).atMs) : 0,
+    drainPerS: released
+      ? ((target - (released as { events: number }).events) * 1000) / (tReceived - (released as { atMs: number }).atMs)
+      : 0,
     posts: posts.length,
     meanBatch: total / posts.length,
     maxBatch: Math.max(...posts.map((p) => p.events)),

@@ -92,17 +92,20 @@ const DEST = "dest1.bench.test";
 // ---------------------------------------------------------------- options
 
 function options() {
-  const values = parseOptions("bun run bench:webhooks [--messages N] [--clients C] [--warmup W] [--rounds R] [--receiver-delay MS] [--hold] [--receiver-down [--slice S]] [--profile DIR]", {
-    messages: { type: "string", short: "n" },
-    clients: { type: "string", short: "c" },
-    warmup: { type: "string" },
-    rounds: { type: "string" },
-    profile: { type: "string" },
-    "receiver-delay": { type: "string" },
-    hold: { type: "boolean" },
-    "receiver-down": { type: "boolean" },
-    slice: { type: "string" },
-  });
+  const values = parseOptions(
+    "bun run bench:webhooks [--messages N] [--clients C] [--warmup W] [--rounds R] [--receiver-delay MS] [--hold] [--receiver-down [--slice S]] [--profile DIR]",
+    {
+      messages: { type: "string", short: "n" },
+      clients: { type: "string", short: "c" },
+      warmup: { type: "string" },
+      rounds: { type: "string" },
+      profile: { type: "string" },
+      "receiver-delay": { type: "string" },
+      hold: { type: "boolean" },
+      "receiver-down": { type: "boolean" },
+      slice: { type: "string" },
+    },
+  );
   const receiverDown = values["receiver-down"] === true || process.env.BENCH_RECEIVER_DOWN === "1";
   const messages = intOption(values.messages, "BENCH_MESSAGES", 2000, 1);
   const clients = intOption(values.clients, "BENCH_CLIENTS", 8, 1);
@@ -117,8 +120,19 @@ function options() {
   if (clients > messages) throw new Error(`--clients (${clients}) must not exceed --messages (${messages})`);
   if (warmup > 0 && clients > warmup) throw new Error(`--clients (${clients}) must not exceed --warmup (${warmup})`);
   const hold = values.hold === true || process.env.BENCH_HOLD === "1";
-  if (receiverDown && (hold || receiverDelayMs > 0)) throw new Error("--receiver-down answers every POST 503 at once: it does not go with --hold or --receiver-delay");
-  return { messages, clients, warmup, rounds, receiverDelayMs, hold, receiverDown, sliceMs, profileDir: dirOption(values.profile, "BENCH_PROFILE") };
+  if (receiverDown && (hold || receiverDelayMs > 0))
+    throw new Error("--receiver-down answers every POST 503 at once: it does not go with --hold or --receiver-delay");
+  return {
+    messages,
+    clients,
+    warmup,
+    rounds,
+    receiverDelayMs,
+    hold,
+    receiverDown,
+    sliceMs,
+    profileDir: dirOption(values.profile, "BENCH_PROFILE"),
+  };
 }
 
 // ---------------------------------------------------------------- Postroom
@@ -149,26 +163,47 @@ async function main() {
     const receiver = new Receiver(opts.receiverDelayMs);
     cleanup.add(() => receiver.stop());
 
-    const postroom = await startPostroom(workDir, dns.address, webhookConfig(sink.port, receiver, opts.receiverDown), cpuProfileArgs(opts.profileDir, "postroom-webhooks"));
+    const postroom = await startPostroom(
+      workDir,
+      dns.address,
+      webhookConfig(sink.port, receiver, opts.receiverDown),
+      cpuProfileArgs(opts.profileDir, "postroom-webhooks"),
+    );
     cleanup.add(() => postroom.child.stop());
     const tally = new DeliveryTally(postroom.child);
     postroom.child.ready();
     await verifiedSendingDomain(postroom.httpPort, dns, SENDER_DOMAIN);
 
     let seq = 0;
-    const runContext: RunContext = { httpPort: postroom.httpPort, postroom: postroom.child, sink, tally, receiver, clients: opts.clients, hold: opts.hold, sent: new Set() };
+    const runContext: RunContext = {
+      httpPort: postroom.httpPort,
+      postroom: postroom.child,
+      sink,
+      tally,
+      receiver,
+      clients: opts.clients,
+      hold: opts.hold,
+      sent: new Set(),
+    };
 
     /** The next `count` sends, each to a recipient of its own. */
-    const nextBodies = (count: number) => Array.from({ length: count }, () => JSON.stringify({ from: FROM_HEADER, to: `r${seq++}@${DEST}`, ...content }));
+    const nextBodies = (count: number) =>
+      Array.from({ length: count }, () => JSON.stringify({ from: FROM_HEADER, to: `r${seq++}@${DEST}`, ...content }));
 
     const run = (count: number): Promise<RunResult> => measureRun(runContext, nextBodies(count));
 
     console.log(
       `webhooks benchmark: N=${opts.messages} messages (1 recipient each, ${EVENTS_PER_MESSAGE} events each: ${KINDS.join(", ")}) over C=${opts.clients} API clients, ${opts.warmup} warm-up, ${opts.receiverDown ? "then one run with the receiver down" : `${opts.rounds} round${opts.rounds === 1 ? "" : "s"}`}`,
     );
-    console.log(`machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}; sink: smtp-sink on 127.0.0.1:${sink.port} (smarthost); receiver: ${receiver.url} (Bun.serve in this process, standardwebhooks verify${opts.receiverDelayMs ? `, answers ${opts.receiverDelayMs} ms after reading each POST` : ""}${opts.hold ? ", holds its first answer of each run until all events are produced (at most 8 s)" : ""}${opts.receiverDown ? ", up for the warm-up, then answers 503 to every POST" : ""}); load average ${loadAverage()}`);
-    console.log(`"produced" = 3N events recorded by Postroom over first send → its log's N-th delivery line (written just before the group commit of the last delivery event, ~1 ms)`);
-    console.log(`not a comparison: no other system delivers these events here; every figure and ratio below is Postroom against itself (events delivered against events produced)`);
+    console.log(
+      `machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}; sink: smtp-sink on 127.0.0.1:${sink.port} (smarthost); receiver: ${receiver.url} (Bun.serve in this process, standardwebhooks verify${opts.receiverDelayMs ? `, answers ${opts.receiverDelayMs} ms after reading each POST` : ""}${opts.hold ? ", holds its first answer of each run until all events are produced (at most 8 s)" : ""}${opts.receiverDown ? ", up for the warm-up, then answers 503 to every POST" : ""}); load average ${loadAverage()}`,
+    );
+    console.log(
+      `"produced" = 3N events recorded by Postroom over first send → its log's N-th delivery line (written just before the group commit of the last delivery event, ~1 ms)`,
+    );
+    console.log(
+      `not a comparison: no other system delivers these events here; every figure and ratio below is Postroom against itself (events delivered against events produced)`,
+    );
 
     const results: RunResult[] = [];
     const show = (r: RunResult, tag: string) =>
@@ -180,7 +215,15 @@ async function main() {
       );
     if (opts.warmup > 0) show(await run(opts.warmup), "warm-up");
     if (opts.receiverDown) {
-      const setup = { httpPort: postroom.httpPort, postroom: postroom.child, sink, tally, receiver, clients: opts.clients, sliceMs: opts.sliceMs };
+      const setup = {
+        httpPort: postroom.httpPort,
+        postroom: postroom.child,
+        sink,
+        tally,
+        receiver,
+        clients: opts.clients,
+        sliceMs: opts.sliceMs,
+      };
       await runReceiverDown(setup, nextBodies(opts.messages));
     } else {
       for (let round = 1; round <= opts.rounds; round++) {
@@ -192,15 +235,34 @@ async function main() {
       const med = (key: keyof RunResult) => median(results.map((r) => r[key]));
       const fmtMs = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
       console.log("");
-      console.log(`medians of ${opts.rounds} run${opts.rounds === 1 ? "" : "s"} of N=${opts.messages} (${EVENTS_PER_MESSAGE * opts.messages} events each):`);
-      console.log(`events produced:     ${med("producedPerS").toFixed(0)} events/s  (recorded by Postroom, first send → last event; API accepted ${med("acceptedPerS").toFixed(0)} msg/s)`);
-      console.log(`events delivered:    ${med("deliveredPerS").toFixed(0)} events/s  (verified by the receiver, first send → all received; ${med("deliveredInWindowPerS").toFixed(0)} events/s within the produced window)`);
-      console.log(`ratio delivered/produced (within Postroom, not against a peer): ${(med("deliveredPerS") / med("producedPerS")).toFixed(2)}  (within the produced window: ${(med("deliveredInWindowPerS") / med("producedPerS")).toFixed(2)}; received by the last event produced: ${(100 * med("receivedAtProducedEnd")).toFixed(1)}%)`);
-      console.log(`lag after last send: ${fmtMs(med("lagAfterLastAcceptMs"))} from the last 202 until the receiver had all events (${fmtMs(med("lagAfterLastProducedMs"))} after the last event was produced); max backlog ${med("maxBacklog").toFixed(0)} events`);
-      if (opts.hold) console.log(`drain (--hold):      ${med("drainPerS").toFixed(0)} events/s  (events received after the receiver released its first answer, until the last)`);
-      console.log(`webhook batches:     ${med("posts").toFixed(0)} POSTs per run, mean ${med("meanBatch").toFixed(1)} events/POST, max ${med("maxBatch").toFixed(0)}, ${med("fullBatches").toFixed(0)} full (100)`);
-      console.log(`CPU µs per event:    postroom ${med("serverCpuUsPerEvent").toFixed(0)}, bench process (API client + receiver) ${med("benchCpuUsPerEvent").toFixed(0)}, machine ${med("machineCpuUsPerEvent").toFixed(0)}`);
-      console.log(`checked: every signature valid, every event once, each message's events in order (${KINDS.join(" → ")}), exactly ${EVENTS_PER_MESSAGE}×N per run, N at the sink`);
+      console.log(
+        `medians of ${opts.rounds} run${opts.rounds === 1 ? "" : "s"} of N=${opts.messages} (${EVENTS_PER_MESSAGE * opts.messages} events each):`,
+      );
+      console.log(
+        `events produced:     ${med("producedPerS").toFixed(0)} events/s  (recorded by Postroom, first send → last event; API accepted ${med("acceptedPerS").toFixed(0)} msg/s)`,
+      );
+      console.log(
+        `events delivered:    ${med("deliveredPerS").toFixed(0)} events/s  (verified by the receiver, first send → all received; ${med("deliveredInWindowPerS").toFixed(0)} events/s within the produced window)`,
+      );
+      console.log(
+        `ratio delivered/produced (within Postroom, not against a peer): ${(med("deliveredPerS") / med("producedPerS")).toFixed(2)}  (within the produced window: ${(med("deliveredInWindowPerS") / med("producedPerS")).toFixed(2)}; received by the last event produced: ${(100 * med("receivedAtProducedEnd")).toFixed(1)}%)`,
+      );
+      console.log(
+        `lag after last send: ${fmtMs(med("lagAfterLastAcceptMs"))} from the last 202 until the receiver had all events (${fmtMs(med("lagAfterLastProducedMs"))} after the last event was produced); max backlog ${med("maxBacklog").toFixed(0)} events`,
+      );
+      if (opts.hold)
+        console.log(
+          `drain (--hold):      ${med("drainPerS").toFixed(0)} events/s  (events received after the receiver released its first answer, until the last)`,
+        );
+      console.log(
+        `webhook batches:     ${med("posts").toFixed(0)} POSTs per run, mean ${med("meanBatch").toFixed(1)} events/POST, max ${med("maxBatch").toFixed(0)}, ${med("fullBatches").toFixed(0)} full (100)`,
+      );
+      console.log(
+        `CPU µs per event:    postroom ${med("serverCpuUsPerEvent").toFixed(0)}, bench process (API client + receiver) ${med("benchCpuUsPerEvent").toFixed(0)}, machine ${med("machineCpuUsPerEvent").toFixed(0)}`,
+      );
+      console.log(
+        `checked: every signature valid, every event once, each message's events in order (${KINDS.join(" → ")}), exactly ${EVENTS_PER_MESSAGE}×N per run, N at the sink`,
+      );
     }
     console.log(`load average at the end: ${loadAverage()}`);
 

@@ -107,43 +107,165 @@ export class App {
       { refused: (listener) => this.metrics.memoryRefusal(listener) },
       () => {
         const l = this.current.limits;
-        return { perClient: l.mailInFlightPerClient, reserved: l.mailInFlightReserved, idleMs: l.mailInFlightIdleMs, maxWaitMs: l.mailInFlightMaxWaitMs };
+        return {
+          perClient: l.mailInFlightPerClient,
+          reserved: l.mailInFlightReserved,
+          idleMs: l.mailInFlightIdleMs,
+          maxWaitMs: l.mailInFlightMaxWaitMs,
+        };
       },
     ));
     const resolver = opts.resolver ?? createResolver({ servers: config.dns.servers });
     const registry = (this.registry = AccountRegistry.fromConfig(config));
     const { addresses, customDomains, statuses, outbound, suppressions, sendingDomains, outbox } = repos;
-    const localAttachments = repos.localAttachments({ key: loadOrCreateKey(config.dataDir, "url-signing"), publicUrl: () => this.current.http.publicUrl, purgeBatchRows: () => this.current.retention.batchSize });
+    const localAttachments = repos.localAttachments({
+      key: loadOrCreateKey(config.dataDir, "url-signing"),
+      publicUrl: () => this.current.http.publicUrl,
+      purgeBatchRows: () => this.current.retention.batchSize,
+    });
     const auth = new AuthChecker(resolver);
     const extractor = (this.extractor = new ExtractPool(config.inbound.parseWorkers, logger.child({ component: "extract" })));
     const bounces = opts.bounces ?? bounceHandler({ repo: outbound, clock, logger: logger.child({ component: "bounces" }) });
-    this.domains = new DomainService({ repo: sendingDomains, resolver, clock, logger: logger.child({ component: "domains" }), config: () => this.current, encryptionKey: loadOrCreateKey(config.dataDir, "dkim") });
+    this.domains = new DomainService({
+      repo: sendingDomains,
+      resolver,
+      clock,
+      logger: logger.child({ component: "domains" }),
+      config: () => this.current,
+      encryptionKey: loadOrCreateKey(config.dataDir, "dkim"),
+    });
     const domains = senderDomains(this.domains);
     const trackingKey = loadOrCreateKey(config.dataDir, "tracking");
-    const preparer = copyPreparer({ domains, publicUrl: () => this.current.http.publicUrl, trackingKey, trackingLinkTtlMs: () => this.current.outbound.trackingLinkTtlMs });
-    const tlsFor = outboundTls({ store: repos.mtaSts, resolver, clock, logger: logger.child({ component: "mta-sts" }), config: () => this.current });
-    this.delivery = new DeliveryWorker({ repo: outbound, resolver, clock, logger: logger.child({ component: "delivery" }), config: () => this.current, tlsFor, budget, ...preparer, recorded: (update, acceptedAtMs) => this.metrics.delivery(update, acceptedAtMs), leaseLost: () => this.metrics.deliveryLeaseLost(), nodeId: config.cluster.nodeId });
+    const preparer = copyPreparer({
+      domains,
+      publicUrl: () => this.current.http.publicUrl,
+      trackingKey,
+      trackingLinkTtlMs: () => this.current.outbound.trackingLinkTtlMs,
+    });
+    const tlsFor = outboundTls({
+      store: repos.mtaSts,
+      resolver,
+      clock,
+      logger: logger.child({ component: "mta-sts" }),
+      config: () => this.current,
+    });
+    this.delivery = new DeliveryWorker({
+      repo: outbound,
+      resolver,
+      clock,
+      logger: logger.child({ component: "delivery" }),
+      config: () => this.current,
+      tlsFor,
+      budget,
+      ...preparer,
+      recorded: (update, acceptedAtMs) => this.metrics.delivery(update, acceptedAtMs),
+      leaseLost: () => this.metrics.deliveryLeaseLost(),
+      nodeId: config.cluster.nodeId,
+    });
     const suppressed = (outboundId: string, emails: readonly string[]) => suppressions.suppressedAmong(outboundId, emails);
     this.webhooks = new WebhookDispatcher({
-      repo: outbox, registry, resolver, clock, logger: logger.child({ component: "webhooks" }), config: () => this.current, userAgent: `Postroom/${VERSION}`,
+      repo: outbox,
+      registry,
+      resolver,
+      clock,
+      logger: logger.child({ component: "webhooks" }),
+      config: () => this.current,
+      userAgent: `Postroom/${VERSION}`,
       onExpired: (count) => this.metrics.webhookEventsExpired.inc(count),
       onPosted: (status, timedOut) => this.metrics.webhookPost(status, timedOut),
       posts: repos.webhookPosts,
     });
     const responder = new ChallengeResponder(repos.tls);
-    this.tls = new TlsManager({ config: () => this.current, clock, resolver, responder, store: repos.tls, logger: logger.child({ component: "tls" }) });
-    this.metrics = createMetrics({ queue: outbound, outbox, clock, tls: () => this.tls.status(), mailInFlight: () => ({ bytes: budget.inFlightBytes, budget: budget.capacityBytes, waiting: budget.waitingCount }), version: VERSION, nodeId: config.cluster.nodeId });
-    const send: SendDeps = { repo: outbound, clock, domains, suppressed, config: () => this.current, notify: () => this.delivery.kick(), idempotency: repos.idempotency };
+    this.tls = new TlsManager({
+      config: () => this.current,
+      clock,
+      resolver,
+      responder,
+      store: repos.tls,
+      logger: logger.child({ component: "tls" }),
+    });
+    this.metrics = createMetrics({
+      queue: outbound,
+      outbox,
+      clock,
+      tls: () => this.tls.status(),
+      mailInFlight: () => ({ bytes: budget.inFlightBytes, budget: budget.capacityBytes, waiting: budget.waitingCount }),
+      version: VERSION,
+      nodeId: config.cluster.nodeId,
+    });
+    const send: SendDeps = {
+      repo: outbound,
+      clock,
+      domains,
+      suppressed,
+      config: () => this.current,
+      notify: () => this.delivery.kick(),
+      idempotency: repos.idempotency,
+    };
 
-    const system = async () => ({ version: VERSION, health: this.health(), tls: this.tls.status(), queue: await outbound.queueDepth(clock.nowMs()), webhook_events_pending: await outbox.countPending() });
-    const dashboard = dashboardDeps({ config: () => this.current, registry, clock, logger, sessions: repos.sessions, limiter: repos.rateLimits.dashboard, system });
-    const apiDeps = { config: () => this.current, registry, clock, logger, resolver, addresses, customDomains, statuses, localAttachments, outbound, send, sendingDomains, domains: this.domains, suppressions, trackingKey, health: () => this.health(), nodeId: config.cluster.nodeId, metrics: this.metrics, diskFull, budget, dashboard, stats: repos.stats, webhooks: this.webhooks, testPost: (a: Address, email: string) => sendTestPost(a, email, this.deliverDeps()), kept: keptMessages(() => this.deliverDeps(), () => this.current) };
+    const system = async () => ({
+      version: VERSION,
+      health: this.health(),
+      tls: this.tls.status(),
+      queue: await outbound.queueDepth(clock.nowMs()),
+      webhook_events_pending: await outbox.countPending(),
+    });
+    const dashboard = dashboardDeps({
+      config: () => this.current,
+      registry,
+      clock,
+      logger,
+      sessions: repos.sessions,
+      limiter: repos.rateLimits.dashboard,
+      system,
+    });
+    const apiDeps = {
+      config: () => this.current,
+      registry,
+      clock,
+      logger,
+      resolver,
+      addresses,
+      customDomains,
+      statuses,
+      localAttachments,
+      outbound,
+      send,
+      sendingDomains,
+      domains: this.domains,
+      suppressions,
+      trackingKey,
+      health: () => this.health(),
+      nodeId: config.cluster.nodeId,
+      metrics: this.metrics,
+      diskFull,
+      budget,
+      dashboard,
+      stats: repos.stats,
+      webhooks: this.webhooks,
+      testPost: (a: Address, email: string) => sendTestPost(a, email, this.deliverDeps()),
+      kept: keptMessages(
+        () => this.deliverDeps(),
+        () => this.current,
+      ),
+    };
     const elysia = buildElysiaApp(apiDeps, VERSION);
     this.handle = createApiHandler(apiDeps, elysia, repos.rateLimits.calls);
     this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));
     const current = () => this.current;
-    this.routeDeps = perConfig(current, (c) => ({ inboundDomain: c.inbound.domain, bounceHost: c.outbound.bounceHost, addresses, customDomains, bounces }));
-    const statusRetry = (this.statusRetry = new StatusRetry({ write: (rows) => statuses.record(rows), logger, maxRows: () => this.current.inbound.statusRetryRows, counted: (outcome, count) => this.metrics.statusWrites(outcome, count) }));
+    this.routeDeps = perConfig(current, (c) => ({
+      inboundDomain: c.inbound.domain,
+      bounceHost: c.outbound.bounceHost,
+      addresses,
+      customDomains,
+      bounces,
+    }));
+    const statusRetry = (this.statusRetry = new StatusRetry({
+      write: (rows) => statuses.record(rows),
+      logger,
+      maxRows: () => this.current.inbound.statusRetryRows,
+      counted: (outcome, count) => this.metrics.statusWrites(outcome, count),
+    }));
     this.deliverDeps = perConfig(current, (c): DeliverDeps => {
       return {
         hostname: c.hostname,
@@ -159,7 +281,15 @@ export class App {
           userAgent: `Postroom/${VERSION}`,
           observe: (outcome, seconds) => this.metrics.targetPost(outcome, seconds),
         },
-        resolver, auth, statuses, statusRetry, localAttachments, bounces, clock, logger, diskFull,
+        resolver,
+        auth,
+        statuses,
+        statusRetry,
+        localAttachments,
+        bounces,
+        clock,
+        logger,
+        diskFull,
         spamd: spamdFor(c.inbound.spamd),
       };
     });
@@ -199,14 +329,29 @@ export class App {
           }),
       },
     });
-    this.retention = new RetentionPurge({ ...repos.retention, clock, logger: logger.child({ component: "retention" }), settings: () => this.current.retention });
-    this.scheduler = scheduleAppJobs({ config, sharedAttachments: repos.engine === "postgres", leases: repos.jobLeases, clock, logger: logger.child({ component: "jobs" }), onRun: (job) => this.metrics.jobRun(job) }, {
-      verifySendingDomains: () => this.domains.verifyDue(),
-      purgeAttachments: async () => localAttachments.purgeExpired(clock.nowMs()),
-      retentionPurge: () => this.retention.run(),
-      checkCertificate: () => this.tls.check(),
-      reloadStoredCertificate: () => this.tls.reloadStored(),
+    this.retention = new RetentionPurge({
+      ...repos.retention,
+      clock,
+      logger: logger.child({ component: "retention" }),
+      settings: () => this.current.retention,
     });
+    this.scheduler = scheduleAppJobs(
+      {
+        config,
+        sharedAttachments: repos.engine === "postgres",
+        leases: repos.jobLeases,
+        clock,
+        logger: logger.child({ component: "jobs" }),
+        onRun: (job) => this.metrics.jobRun(job),
+      },
+      {
+        verifySendingDomains: () => this.domains.verifyDue(),
+        purgeAttachments: async () => localAttachments.purgeExpired(clock.nowMs()),
+        retentionPurge: () => this.retention.run(),
+        checkCertificate: () => this.tls.check(),
+        reloadStoredCertificate: () => this.tls.reloadStored(),
+      },
+    );
   }
 
   static async start(opts: AppOptions): Promise<App> {
@@ -222,7 +367,9 @@ export class App {
         onEvents: () => app?.webhooks.kick(),
         // Tried again every 100 ms: a full disk is reported once a minute, not ten times a second.
         onStatusStoreFailed: (err) =>
-          isDiskFull(err) ? diskFull.report("incoming statuses", err) : logger.error("incoming statuses could not be stored; they stay journaled and are tried again", { err }),
+          isDiskFull(err)
+            ? diskFull.report("incoming statuses", err)
+            : logger.error("incoming statuses could not be stored; they stay journaled and are tried again", { err }),
       });
       app = new App({ ...opts, logger, clock, diskFull }, lock, repos);
     } catch (err) {
@@ -282,7 +429,10 @@ export class App {
     const needRestart = restartNeededFor(this.current, next);
     this.registry.replace(next.accounts);
     this.current = next;
-    this.logger.info("config reloaded", { accounts: next.accounts.length, restart_needed_for: needRestart.length ? needRestart : undefined });
+    this.logger.info("config reloaded", {
+      accounts: next.accounts.length,
+      restart_needed_for: needRestart.length ? needRestart : undefined,
+    });
   }
 
   health(): HealthReport {

@@ -33,13 +33,18 @@ export interface ListenersDeps {
 type SmtpKind = "inbound" | "submission" | "submissionTls";
 
 const WAITING = "waiting for a certificate";
-const sameAddress = (a: ListenAddress | null, b: ListenAddress | null) => a !== null && b !== null && a.host === b.host && a.port === b.port;
+const sameAddress = (a: ListenAddress | null, b: ListenAddress | null) =>
+  a !== null && b !== null && a.host === b.host && a.port === b.port;
 const isLoopbackHost = (host: string) => host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
 
 export class Listeners {
   private http: HttpListener | null = null;
   private challenges: ReturnType<typeof Bun.serve> | null = null;
-  private readonly smtp: Record<SmtpKind, { server: SMTPServer; port: number } | null> = { inbound: null, submission: null, submissionTls: null };
+  private readonly smtp: Record<SmtpKind, { server: SMTPServer; port: number } | null> = {
+    inbound: null,
+    submission: null,
+    submissionTls: null,
+  };
   // A listener whose start is awaiting its bind. The first certificate can arrive while
   // start() is still binding the others, and both paths start the implicit-TLS listener:
   // it must be bound once (twice was EADDRINUSE on a fixed port, two listeners on port 0).
@@ -48,7 +53,8 @@ export class Listeners {
 
   constructor(private readonly deps: ListenersDeps) {
     deps.tls.onChange((material) => {
-      if (!this.stopped) this.useCertificate(material).catch((err) => deps.logger.error("listener could not take the new certificate", { err }));
+      if (!this.stopped)
+        this.useCertificate(material).catch((err) => deps.logger.error("listener could not take the new certificate", { err }));
     });
   }
 
@@ -71,14 +77,19 @@ export class Listeners {
     }
     const challengeAt = config.tls.mode === "acme" ? config.tls.acme.challengeListen : null;
     if (challengeAt && (config.http.tls || !sameAddress(challengeAt, config.http.listen))) {
-      this.challenges = listenForChallenges(challengeAt, this.deps.responder, () => (this.deps.config().http.tls ? new URL(this.deps.config().http.publicUrl).origin : null));
+      this.challenges = listenForChallenges(challengeAt, this.deps.responder, () =>
+        this.deps.config().http.tls ? new URL(this.deps.config().http.publicUrl).origin : null,
+      );
       log.info("acme challenge listener", { address: challengeAt.host, port: this.challenges.port });
     }
     if (config.smtp.inboundListen) await this.startSmtp("inbound", config.smtp.inboundListen, material);
     if (config.smtp.submissionListen) await this.startSmtp("submission", config.smtp.submissionListen, material);
     if (config.smtp.submissionTlsListen) {
       if (material) await this.startSmtp("submissionTls", config.smtp.submissionTlsListen, material);
-      else log.warn("implicit-tls submission waits for a certificate", { listen: `${config.smtp.submissionTlsListen.host}:${config.smtp.submissionTlsListen.port}` });
+      else
+        log.warn("implicit-tls submission waits for a certificate", {
+          listen: `${config.smtp.submissionTlsListen.host}:${config.smtp.submissionTlsListen.port}`,
+        });
     }
   }
 
@@ -96,7 +107,8 @@ export class Listeners {
     if (config.http.listen) checks.http = this.http?.listening ? "ok" : config.http.tls ? WAITING : "down";
     if (config.smtp.inboundListen) checks.smtp_inbound = smtpState("inbound");
     if (config.smtp.submissionListen) checks.smtp_submission = smtpState("submission");
-    if (config.smtp.submissionTlsListen) checks.smtp_submission_tls = this.smtp.submissionTls || this.deps.tls.current() ? smtpState("submissionTls") : WAITING;
+    if (config.smtp.submissionTlsListen)
+      checks.smtp_submission_tls = this.smtp.submissionTls || this.deps.tls.current() ? smtpState("submissionTls") : WAITING;
     return checks;
   }
 
@@ -161,6 +173,7 @@ export class Listeners {
     }
     const implicit = this.smtp.submissionTls;
     if (implicit) useCertificate(implicit.server, material, false);
-    else if (config.smtp.submissionTlsListen && !this.stopped) await this.startSmtp("submissionTls", config.smtp.submissionTlsListen, material);
+    else if (config.smtp.submissionTlsListen && !this.stopped)
+      await this.startSmtp("submissionTls", config.smtp.submissionTlsListen, material);
   }
 }

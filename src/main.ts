@@ -84,7 +84,9 @@ async function main(argv: string[]): Promise<void> {
       const config = await loadOrExit(path);
       const warnings = configWarnings(config);
       for (const w of warnings) err(`warning: ${w}`);
-      out(`${path}: ok (${config.accounts.length} account${config.accounts.length === 1 ? "" : "s"}${warnings.length ? `, ${warnings.length} warning${warnings.length === 1 ? "" : "s"}` : ""})`);
+      out(
+        `${path}: ok (${config.accounts.length} account${config.accounts.length === 1 ? "" : "s"}${warnings.length ? `, ${warnings.length} warning${warnings.length === 1 ? "" : "s"}` : ""})`,
+      );
       return;
     }
     case "secret": {

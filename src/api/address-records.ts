@@ -1,7 +1,12 @@
 // Addresses on the wire: the request body schemas, the record responses show (secrets
 // masked), and the checks that turn a body into stored values.
 import { t, type Static } from "elysia";
-import { attachmentStoreProblems, maskAttachmentStore, restoreMaskedAttachmentSecret, type AttachmentStore } from "../inbound/attachment-store.ts";
+import {
+  attachmentStoreProblems,
+  maskAttachmentStore,
+  restoreMaskedAttachmentSecret,
+  type AttachmentStore,
+} from "../inbound/attachment-store.ts";
 import { TARGET_FORMATS, type Address, type TargetFormat } from "../inbound/address.ts";
 import { maskTarget, resolveTarget, targetAddressProblem, targetProblem, type StoredTarget } from "../inbound/target-url.ts";
 import { isoTime } from "../lib/clock.ts";
@@ -12,7 +17,12 @@ const secret = (description: string) => oneLine(256, { minLength: 1, description
 
 export const AttachmentStoreSchema = t.Object(
   {
-    store: t.Optional(t.Union([t.Literal("local"), t.Literal("s3")], { errorMessage: 'must be "local" or "s3"', description: "omit to embed attachments Base64 in the payload" })),
+    store: t.Optional(
+      t.Union([t.Literal("local"), t.Literal("s3")], {
+        errorMessage: 'must be "local" or "s3"',
+        description: "omit to embed attachments Base64 in the payload",
+      }),
+    ),
     bucket: t.Optional(oneLine(63, { description: "S3 bucket (store s3)" })),
     path_prefix: t.Optional(oneLine(512, { description: "key prefix inside the bucket (store s3)" })),
     region: t.Optional(oneLine(64, { description: "S3 region (store s3)" })),
@@ -33,18 +43,25 @@ const addressFields = {
         "format of the POST: json+n, multipart+n (normalised); json, multipart (header names as written, attachments[0]...); raw (a form with the message in `message` and the envelope); rfc822 (beyond: the message itself, Content-Type message/rfc822)",
     },
   ),
-  nickname: t.Optional(t.Union([oneLine(255), t.Null()], { errorMessage: "must be one line of at most 255 characters without control characters, or null", description: "a label" })),
+  nickname: t.Optional(
+    t.Union([oneLine(255), t.Null()], {
+      errorMessage: "must be one line of at most 255 characters without control characters, or null",
+      description: "a label",
+    }),
+  ),
   attachments: t.Optional(AttachmentStoreSchema),
   signed: t.Optional(
     t.Boolean({
       errorMessage: "must be true or false",
-      description: "(beyond) sign every POST with Standard Webhooks headers; the secret is returned once, in the answer that turns signing on. Left out: unchanged.",
+      description:
+        "(beyond) sign every POST with Standard Webhooks headers; the secret is returned once, in the answer that turns signing on. Left out: unchanged.",
     }),
   ),
   store_messages: t.Optional(
     t.Boolean({
       errorMessage: "must be true or false",
-      description: "(beyond) keep each received message (in the attachment store; locally when there is none) and send its signed URL as envelope.store_url. Left out: unchanged.",
+      description:
+        "(beyond) keep each received message (in the attachment store; locally when there is none) and send its signed URL as envelope.store_url. Left out: unchanged.",
     }),
   ),
 };
@@ -52,7 +69,15 @@ const addressFields = {
 export const AddressCreateBody = t.Object(addressFields, {
   additionalProperties: false,
   title: "AddressInput",
-  examples: [{ target: "https://hook:s3cret@app.example.com/mail", target_format: "json+n", nickname: "invoices", attachments: { store: "local" }, signed: true }],
+  examples: [
+    {
+      target: "https://hook:s3cret@app.example.com/mail",
+      target_format: "json+n",
+      nickname: "invoices",
+      attachments: { store: "local" },
+      signed: true,
+    },
+  ],
 });
 
 export const AddressPatchBody = t.Object(
@@ -115,7 +140,14 @@ export interface AddressValues {
 
 /** Checks a create/PUT body (or a PATCH merged onto the stored address); throws 422. */
 export function addressValues(
-  input: { target: string; target_format: TargetFormat; nickname?: string | null; attachments?: AttachmentStore; signed?: boolean; store_messages?: boolean },
+  input: {
+    target: string;
+    target_format: TargetFormat;
+    nickname?: string | null;
+    attachments?: AttachmentStore;
+    signed?: boolean;
+    store_messages?: boolean;
+  },
   stored: Address | null,
   allowPrivateTargets: boolean,
 ): AddressValues {

@@ -8,10 +8,14 @@ import { errorResponses, notFound } from "./errors.ts";
 
 const TestPostSchema = t.Object(
   {
-    status: t.String({ description: "the target's HTTP status (\"200\", \"404\"), client_timeout or unreachable, as an incoming status would show it" }),
+    status: t.String({
+      description: 'the target\'s HTTP status ("200", "404"), client_timeout or unreachable, as an incoming status would show it',
+    }),
     status_category: t.Union([t.Literal("successful"), t.Literal("rejected"), t.Literal("delayed")]),
     smtp_reply: t.String({ description: "what a sender would have been told" }),
-    response: t.Union([t.String(), t.Null()], { description: "the target's answer (first bytes) or why there was none, for every non-2xx" }),
+    response: t.Union([t.String(), t.Null()], {
+      description: "the target's answer (first bytes) or why there was none, for every non-2xx",
+    }),
     duration_ms: t.Integer(),
   },
   { additionalProperties: false, title: "TestPostResult" },
@@ -29,7 +33,12 @@ export function addressTestRoutes(deps: ApiDeps) {
     {
       params: t.Object({ accountId: t.String(), addressId: t.String() }),
       response: { 200: TestPostSchema, ...errorResponses(401, 403, 404, 429) },
-      detail: { operationId: "testAddress", summary: "(beyond) POST a sample message to the address's target now and return its answer; nothing is recorded", tags: ["Addresses"], security: [{ bearerAPIToken: [] }] },
+      detail: {
+        operationId: "testAddress",
+        summary: "(beyond) POST a sample message to the address's target now and return its answer; nothing is recorded",
+        tags: ["Addresses"],
+        security: [{ bearerAPIToken: [] }],
+      },
     },
   );
 }

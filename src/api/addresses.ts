@@ -23,10 +23,15 @@ const e4 = <Body extends typeof AddressCreateBody | typeof AddressPatchBody>(bod
 export function addressRoutes(deps: ApiDeps) {
   const record = (a: Address, revealSecret = false) => addressRecord(a, deps.config().inbound.domain, revealSecret);
   /** Whether this write has just turned signing on (the only answer that shows the secret). */
-  const turnedOn = (before: Address | null, after: Address) => after.signingSecret !== null && after.signingSecret !== before?.signingSecret;
+  const turnedOn = (before: Address | null, after: Address) =>
+    after.signingSecret !== null && after.signingSecret !== before?.signingSecret;
   /** E4 (PUT, or PATCH merged onto the stored address): checks the values, stores them, answers the record. */
   const save = async (stored: Address, input: Parameters<typeof addressValues>[0]) => {
-    const updated = { ...stored, ...addressValues(input, stored, deps.config().inbound.allowPrivateTargets), updatedAtMs: deps.clock.nowMs() };
+    const updated = {
+      ...stored,
+      ...addressValues(input, stored, deps.config().inbound.allowPrivateTargets),
+      updatedAtMs: deps.clock.nowMs(),
+    };
     await deps.addresses.update(updated);
     return record(updated, turnedOn(stored, updated));
   };
@@ -117,7 +122,12 @@ export function addressRoutes(deps: ApiDeps) {
       {
         params: AddressParams,
         response: { 202: AddressRecordSchema, ...errorResponses(401, 403, 404, 429) },
-        detail: { operationId: "deleteAddress", summary: "E5: delete an address; mail to it is refused at once", tags: ["Addresses"], security },
+        detail: {
+          operationId: "deleteAddress",
+          summary: "E5: delete an address; mail to it is refused at once",
+          tags: ["Addresses"],
+          security,
+        },
       },
     );
 }

@@ -13,7 +13,10 @@ import { bodyTextProblem } from "./text-checks.ts";
 export async function readBodyCapped(req: Request, limitBytes: number, declaredBytes = Number.NaN): Promise<Uint8Array> {
   if (!req.body) return new Uint8Array(0);
   const reader = req.body.getReader();
-  let into = Number.isSafeInteger(declaredBytes) && declaredBytes >= ONE_BUFFER_FROM_BYTES && declaredBytes <= limitBytes ? Buffer.allocUnsafe(declaredBytes) : null;
+  let into =
+    Number.isSafeInteger(declaredBytes) && declaredBytes >= ONE_BUFFER_FROM_BYTES && declaredBytes <= limitBytes
+      ? Buffer.allocUnsafe(declaredBytes)
+      : null;
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {

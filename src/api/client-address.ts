@@ -12,7 +12,8 @@ export interface HeaderSource {
 }
 
 /** http.trusted_proxies, parsed (entries that do not parse were refused when the config was loaded). */
-export const trustedProxyRanges = (entries: readonly string[]): IpRange[] => entries.map(parseIpRange).filter((r): r is IpRange => r !== null);
+export const trustedProxyRanges = (entries: readonly string[]): IpRange[] =>
+  entries.map(parseIpRange).filter((r): r is IpRange => r !== null);
 
 /**
  * A hop's address as X-Forwarded-For and Forwarded write it: "192.0.2.1", "192.0.2.1:443",

@@ -17,8 +17,18 @@ const addressIdQuery = t.String({ description: "the address the domains belong t
 const CustomDomainBody = t.Object(
   {
     domain: oneLine(253, { description: "domain whose mail goes to the address; point its MX at this server" }),
-    auth_regex: t.Optional(t.Union([oneLine(1000), t.Null()], { errorMessage: "must be one line of at most 1000 characters without control characters, or null", description: "regular expression the whole recipient must match" })),
-    domain_target: t.Optional(t.Union([oneLine(2048), t.Null()], { errorMessage: "must be a URL string (one line, at most 2048 characters) or null", description: "replaces the address target for this domain" })),
+    auth_regex: t.Optional(
+      t.Union([oneLine(1000), t.Null()], {
+        errorMessage: "must be one line of at most 1000 characters without control characters, or null",
+        description: "regular expression the whole recipient must match",
+      }),
+    ),
+    domain_target: t.Optional(
+      t.Union([oneLine(2048), t.Null()], {
+        errorMessage: "must be a URL string (one line, at most 2048 characters) or null",
+        description: "replaces the address target for this domain",
+      }),
+    ),
   },
   { additionalProperties: false, title: "CustomDomainInput" },
 );
@@ -69,7 +79,12 @@ export function customDomainRoutes(deps: ApiDeps) {
       {
         query: t.Object({ address_id: addressIdQuery, ...pagingQueryFields }),
         response: { 200: t.Array(CustomDomainRecordSchema), ...errorResponses(401, 403, 404, 422, 429) },
-        detail: { operationId: "listCustomDomains", summary: "E7: list the custom domains of an address", tags: ["Custom domains"], security },
+        detail: {
+          operationId: "listCustomDomains",
+          summary: "E7: list the custom domains of an address",
+          tags: ["Custom domains"],
+          security,
+        },
       },
     )
     .post(
@@ -112,7 +127,11 @@ export function customDomainRoutes(deps: ApiDeps) {
         } catch (err) {
           if (!(err instanceof DomainTakenError)) throw err;
           const holder = await deps.customDomains.findLiveByDomain(domain);
-          if (holder?.accountId === address.accountId) throw invalid("domain", `${domain} is already a custom domain of address ${holder.addressId} of this account; delete it there first`);
+          if (holder?.accountId === address.accountId)
+            throw invalid(
+              "domain",
+              `${domain} is already a custom domain of address ${holder.addressId} of this account; delete it there first`,
+            );
           // Another account took it since the check: its 409, or (proof published) ask for a retry.
           await settleDomainClaim(deps, address.accountId, domain, "custom_domain");
           throw conflict(`${domain} was added by another request at the same moment; send this request again`);
@@ -132,7 +151,8 @@ export function customDomainRoutes(deps: ApiDeps) {
       async ({ request, params, query, set }) => {
         const address = await ownedAddress(request, query.address_id);
         const stored = await deps.customDomains.get(address.accountId, address.id, params.customDomainId);
-        if (!stored || !(await deps.customDomains.softDelete(address.accountId, address.id, stored.id, deps.clock.nowMs()))) throw notFound();
+        if (!stored || !(await deps.customDomains.softDelete(address.accountId, address.id, stored.id, deps.clock.nowMs())))
+          throw notFound();
         set.status = 202;
         return record(stored);
       },

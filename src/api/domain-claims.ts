@@ -5,7 +5,14 @@
 // without it the answer is 409 naming the record to publish. Routing reads custom domains
 // from the store on every RCPT, and a deleted sending domain is announced to every node's
 // caches by its repository, so a moved domain routes to its new owner at once everywhere.
-import { decideDomainClaim, proofPublished, proofRecord, returnPathOwners, type DomainHolding, type DomainUse } from "../domains/ownership.ts";
+import {
+  decideDomainClaim,
+  proofPublished,
+  proofRecord,
+  returnPathOwners,
+  type DomainHolding,
+  type DomainUse,
+} from "../domains/ownership.ts";
 import type { ApiDeps } from "./deps.ts";
 import { conflict } from "./errors.ts";
 
@@ -19,12 +26,24 @@ async function holdingsOf(deps: ApiDeps, domain: string, use: DomainUse): Promis
   const held: Held[] = [];
   const custom = await deps.customDomains.findLiveByDomain(domain);
   if (custom) {
-    held.push({ kind: "custom_domain", accountId: custom.accountId, domain, id: custom.id, remove: (nowMs) => deps.customDomains.softDelete(custom.accountId, custom.addressId, custom.id, nowMs) });
+    held.push({
+      kind: "custom_domain",
+      accountId: custom.accountId,
+      domain,
+      id: custom.id,
+      remove: (nowMs) => deps.customDomains.softDelete(custom.accountId, custom.addressId, custom.id, nowMs),
+    });
   }
   if (use === "custom_domain") {
     const names = [domain, ...returnPathOwners(domain)];
     for (const d of await deps.sendingDomains.findLiveByDomains(names)) {
-      held.push({ kind: "sending_domain", accountId: d.accountId, domain: d.domain, id: d.id, remove: (nowMs) => deps.sendingDomains.softDelete(d.accountId, d.id, nowMs) });
+      held.push({
+        kind: "sending_domain",
+        accountId: d.accountId,
+        domain: d.domain,
+        id: d.id,
+        remove: (nowMs) => deps.sendingDomains.softDelete(d.accountId, d.id, nowMs),
+      });
     }
   }
   return held;
@@ -63,7 +82,14 @@ export async function settleDomainClaim(deps: ApiDeps, claimantId: string, domai
   for (const c of decision.conflicts) {
     for (const h of c.holders as Held[]) {
       if (!(await h.remove(nowMs))) continue;
-      deps.logger.warn("domain taken back by DNS proof", { domain, held_domain: c.heldDomain, as: h.kind, record_id: h.id, from_account: h.accountId, to_account: claimantId });
+      deps.logger.warn("domain taken back by DNS proof", {
+        domain,
+        held_domain: c.heldDomain,
+        as: h.kind,
+        record_id: h.id,
+        from_account: h.accountId,
+        to_account: claimantId,
+      });
     }
   }
 }

@@ -60,10 +60,39 @@ export function buildElysiaApp(deps: ApiDeps, version: string) {
     })
     .use(healthRoutes(deps))
     .use(attachmentRoutes(deps.localAttachments, deps.clock))
-    .use(trackingRoutes({ outbound: deps.outbound, clock: deps.clock, key: deps.trackingKey, linkTtlMs: () => deps.config().outbound.trackingLinkTtlMs }))
-    .use(unsubscribeRoutes({ config: deps.config, registry: deps.registry, resolver: deps.resolver, clock: deps.clock, logger: deps.logger, key: deps.trackingKey, userAgent: `Postroom/${version}` }))
+    .use(
+      trackingRoutes({
+        outbound: deps.outbound,
+        clock: deps.clock,
+        key: deps.trackingKey,
+        linkTtlMs: () => deps.config().outbound.trackingLinkTtlMs,
+      }),
+    )
+    .use(
+      unsubscribeRoutes({
+        config: deps.config,
+        registry: deps.registry,
+        resolver: deps.resolver,
+        clock: deps.clock,
+        logger: deps.logger,
+        key: deps.trackingKey,
+        userAgent: `Postroom/${version}`,
+      }),
+    )
     .group(`${API_PREFIX}/:accountId`, (g) =>
-      g.use(addressRoutes(deps)).use(addressTestRoutes(deps)).use(incomingStatusRoutes(deps)).use(keptMessageRoutes(deps)).use(customDomainRoutes(deps)).use(messageRoutes(deps.send, deps.logger)).use(outboundMessageRoutes(deps)).use(outboundMessageActionRoutes(deps)).use(sendingDomainRoutes(deps)).use(suppressionRoutes(deps)).use(statsRoutes(deps)).use(webhookRoutes(deps)),
+      g
+        .use(addressRoutes(deps))
+        .use(addressTestRoutes(deps))
+        .use(incomingStatusRoutes(deps))
+        .use(keptMessageRoutes(deps))
+        .use(customDomainRoutes(deps))
+        .use(messageRoutes(deps.send, deps.logger))
+        .use(outboundMessageRoutes(deps))
+        .use(outboundMessageActionRoutes(deps))
+        .use(sendingDomainRoutes(deps))
+        .use(suppressionRoutes(deps))
+        .use(statsRoutes(deps))
+        .use(webhookRoutes(deps)),
     );
   // Built on first request, once every route above is registered.
   let document: Record<string, unknown> | null = null;

@@ -34,7 +34,12 @@ export const notFound = (): ApiError => new ApiError(404);
 /** 409: the resource is another's or the server's; `why` says whose and what to do. */
 export const conflict = (why: string, extra: Record<string, unknown> = {}): ApiError => new ApiError(409, `Conflict: ${why}`, extra);
 
-export function errorResponse(status: number, message: string = STATUS_MESSAGE[status] ?? "Error", headers: Record<string, string> = {}, extra: Record<string, unknown> = {}): Response {
+export function errorResponse(
+  status: number,
+  message: string = STATUS_MESSAGE[status] ?? "Error",
+  headers: Record<string, string> = {},
+  extra: Record<string, unknown> = {},
+): Response {
   return new Response(JSON.stringify(Object.assign({ status, error: message }, extra, { status, error: message })), {
     status,
     headers: { "content-type": "application/json; charset=utf-8", ...headers },
@@ -44,8 +49,16 @@ export function errorResponse(status: number, message: string = STATUS_MESSAGE[s
 export const ErrorSchema = t.Object(
   // TypeBox's Integer, not Elysia's: t.Integer also takes numeric strings (for query
   // parameters), which made the documented status a string-or-integer.
-  { status: Type.Integer({ minimum: 400, maximum: 599, description: "the HTTP status again" }), error: t.String({ description: "what went wrong, in words" }) },
-  { additionalProperties: false, title: "Error", description: "Every error answer of the API", examples: [{ status: 422, error: "to: at most 20 recipients" }] },
+  {
+    status: Type.Integer({ minimum: 400, maximum: 599, description: "the HTTP status again" }),
+    error: t.String({ description: "what went wrong, in words" }),
+  },
+  {
+    additionalProperties: false,
+    title: "Error",
+    description: "Every error answer of the API",
+    examples: [{ status: 422, error: "to: at most 20 recipients" }],
+  },
 );
 
 /** Error responses of an operation, for the OpenAPI document. */

@@ -48,7 +48,6 @@ export function bodyLimitFor(scheme: AuthScheme, config: Config): number {
  */
 export const API_MESSAGE_COST: MessageCost = { copies: 4, fixedBytes: 64 * 1024 };
 
-
 export function collapseSlashes(pathname: string): string {
   return pathname.replace(/\/{2,}/g, "/");
 }
@@ -82,12 +81,25 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
   // Requests are counted by the route they match, never by their path (/metrics).
   const routeOf = routeMatcher([...app.routes, { method: "GET", path: METRICS_PATH }, ...DASHBOARD_ROUTES]);
   const trustedProxies = perConfig(deps.config, (c) => trustedProxyRanges(c.http.trustedProxies));
-  const idempotencyDeps = { repo: deps.send.idempotency, nowMs: () => deps.clock.nowMs(), keepMs: () => deps.config().retention.keepMs.idempotency_keys };
+  const idempotencyDeps = {
+    repo: deps.send.idempotency,
+    nowMs: () => deps.clock.nowMs(),
+    keepMs: () => deps.config().retention.keepMs.idempotency_keys,
+  };
 
-  async function route(req: Request, remoteIp: string | null, requestId: string, logFields: LogFields): Promise<{ res: Response; principal: Principal | null; extraHeaders: Record<string, string> }> {
+  async function route(
+    req: Request,
+    remoteIp: string | null,
+    requestId: string,
+    logFields: LogFields,
+  ): Promise<{ res: Response; principal: Principal | null; extraHeaders: Record<string, string> }> {
     const url = new URL(req.url);
     if (url.pathname === METRICS_PATH && req.method === "GET") {
-      return { res: await metricsResponse(deps.metrics, deps.config().http.metricsTokenHash, req.headers.get("authorization")), principal: null, extraHeaders: {} };
+      return {
+        res: await metricsResponse(deps.metrics, deps.config().http.metricsTokenHash, req.headers.get("authorization")),
+        principal: null,
+        extraHeaders: {},
+      };
     }
     if (deps.config().dashboard.enabled && isDashboardPath(url.pathname)) {
       return { res: await handleDashboard(deps.dashboard, req, remoteIp), principal: null, extraHeaders: {} };
@@ -101,14 +113,18 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
     const scheme = schemeFor(req.method, m[2]!);
     const authorization = req.headers.get("authorization");
     // The dashboard calls the API with its session cookie instead of a token.
-    const cookie = authorization === null && deps.config().dashboard.enabled ? await cookieApiVerdict(deps.dashboard.auth, req, m[1]!, scheme) : { kind: "none" as const };
+    const cookie =
+      authorization === null && deps.config().dashboard.enabled
+        ? await cookieApiVerdict(deps.dashboard.auth, req, m[1]!, scheme)
+        : { kind: "none" as const };
     if (cookie.kind === "refused") return { res: cookie.res, principal: null, extraHeaders: {} };
     let principal: Principal;
     if (cookie.kind === "ok") principal = cookie.principal;
     else {
       const verdict = authorize(deps.registry, parseAuthorization(authorization), m[1]!, scheme);
       if (!verdict.ok) {
-        const challenge: Record<string, string> = verdict.status === 401 ? { "WWW-Authenticate": 'Bearer realm="postroom", Basic realm="postroom"' } : {};
+        const challenge: Record<string, string> =
+          verdict.status === 401 ? { "WWW-Authenticate": 'Bearer realm="postroom", Basic realm="postroom"' } : {};
         return { res: errorResponse(verdict.status, undefined, challenge), principal: null, extraHeaders: {} };
       }
       principal = verdict.principal;
@@ -144,7 +160,11 @@ export function createApiHandler(deps: ApiDeps, app: ElysiaApp, limiter: RateLim
           reservation = deps.budget.reserve(costOf(API_MESSAGE_COST, expected), "api");
           if (!reservation) {
             deps.logger.info("send deferred: memory budget full", { outbound_account_id: idOf(principal), bytes: expected });
-            return { res: errorResponse(503, "insufficient system resources, try again later", { "Retry-After": String(MEMORY_RETRY_AFTER_S) }), principal, extraHeaders };
+            return {
+              res: errorResponse(503, "insufficient system resources, try again later", { "Retry-After": String(MEMORY_RETRY_AFTER_S) }),
+              principal,
+              extraHeaders,
+            };
           }
         }
         try {

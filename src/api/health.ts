@@ -10,7 +10,12 @@ import type { ApiDeps, HealthReport } from "./deps.ts";
  * The report: the store must take a durable write and every listener be up; `warnings`
  * (trouble ahead, such as a certificate about to expire) keep it ok.
  */
-export function healthReport(store: { checkWritable(nowMs: number): void }, listenerChecks: Record<string, string>, warnings: string[], nowMs: number): HealthReport {
+export function healthReport(
+  store: { checkWritable(nowMs: number): void },
+  listenerChecks: Record<string, string>,
+  warnings: string[],
+  nowMs: number,
+): HealthReport {
   const checks: Record<string, string> = {};
   try {
     store.checkWritable(nowMs);

@@ -33,7 +33,11 @@ export class IdempotentRequest {
   ) {}
 
   /** For an E11 request: null without a key; a refusal (422, 409); or the request holding or replaying the key. */
-  static async begin(req: Request, outboundAccountId: string, deps: IdempotencyDeps): Promise<{ refused: Response } | { request: IdempotentRequest } | null> {
+  static async begin(
+    req: Request,
+    outboundAccountId: string,
+    deps: IdempotencyDeps,
+  ): Promise<{ refused: Response } | { request: IdempotentRequest } | null> {
     const parsed = idempotencyKeyOf((name) => req.headers.get(name));
     if (parsed === null) return null;
     if ("problem" in parsed) return { refused: errorResponse(422, parsed.problem) };
@@ -51,7 +55,10 @@ export class IdempotentRequest {
       return null;
     }
     if (this.first.requestSha256 !== sha256) return errorResponse(409, OTHER_BODY);
-    return new Response(this.first.answer, { status: 202, headers: { "content-type": "application/json;charset=utf-8", [REPLAYED_HEADER]: "true" } });
+    return new Response(this.first.answer, {
+      status: 202,
+      headers: { "content-type": "application/json;charset=utf-8", [REPLAYED_HEADER]: "true" },
+    });
   }
 
   /** For the route: the claimed key, whose answer is stored with the message it queues. */

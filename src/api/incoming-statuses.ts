@@ -23,8 +23,14 @@ const IncomingStatusSchema = t.Object(
     size: t.Union([Type.Integer({ minimum: 0 }), t.Null()], { description: "message size in bytes" }),
     remote_ip: t.Union([t.String(), t.Null()]),
     response: t.Union([t.String(), t.Null()], { description: "the target's answer (first bytes) or our refusal, for every non-2xx" }),
-    store_url: t.Union([t.String(), t.Null()], { description: "(beyond) the signed URL of the message, when its address keeps messages (store_messages); it works for inbound.attachment_url_ttl" }),
-    x_postroom_message_id: t.Union([t.String(), t.Null()], { description: "the X-Postroom-Message-Id header of the POST to the target (also in the log); null when Postroom refused the mail itself" }),
+    store_url: t.Union([t.String(), t.Null()], {
+      description:
+        "(beyond) the signed URL of the message, when its address keeps messages (store_messages); it works for inbound.attachment_url_ttl",
+    }),
+    x_postroom_message_id: t.Union([t.String(), t.Null()], {
+      description:
+        "the X-Postroom-Message-Id header of the POST to the target (also in the log); null when Postroom refused the mail itself",
+    }),
     created_at: t.String({ format: "date-time" }),
   },
   { additionalProperties: false, title: "IncomingStatus" },
@@ -53,7 +59,9 @@ export function statusRecord(s: IncomingStatus): Static<typeof IncomingStatusSch
 function searchTerms(query: string | undefined, maxTerms: number): SearchTerm[] {
   try {
     const terms = parseSearchQuery(query, STATUS_SEARCH_FIELDS, maxTerms);
-    for (const term of terms) if (term.field === "created_at" && termTimeMs(term.value) === null) throw new SearchQueryError(`created_at needs a date such as 2026-11-01, not "${term.value}"`);
+    for (const term of terms)
+      if (term.field === "created_at" && termTimeMs(term.value) === null)
+        throw new SearchQueryError(`created_at needs a date such as 2026-11-01, not "${term.value}"`);
     return terms;
   } catch (err) {
     if (err instanceof SearchQueryError) throw invalid("query", err.message);
@@ -70,7 +78,9 @@ export function incomingStatusRoutes(deps: ApiDeps) {
       const { searchMaxTerms, searchWindowRows, searchTimeoutMs } = deps.config().http;
       const terms = searchTerms(query.query, searchMaxTerms);
       const ctx = { set, logger: deps.logger, list: "incoming_statuses", accountId: address.accountId, terms: terms.length };
-      const page = await timedSearch(ctx, searchTimeoutMs, (timeoutMs) => deps.statuses.list(address.accountId, address.id, terms, pageRequest(query), searchWindowRows, timeoutMs));
+      const page = await timedSearch(ctx, searchTimeoutMs, (timeoutMs) =>
+        deps.statuses.list(address.accountId, address.id, terms, pageRequest(query), searchWindowRows, timeoutMs),
+      );
       const link = nextLink(request.url, query, page);
       if (link) set.headers["link"] = link;
       return page.items.map(statusRecord);
@@ -82,7 +92,7 @@ export function incomingStatusRoutes(deps: ApiDeps) {
         operationId: "listIncomingStatuses",
         summary: "E6: received messages of an address, newest first (50 a page)",
         description:
-          "query: terms that must all match; field:value for status, status_category, to, from, subject, x_postroom_message_id, created_at:>=2026-11-01; a bare word matches subject, from or to; \"quoted phrases\"; * or empty for all.",
+          'query: terms that must all match; field:value for status, status_category, to, from, subject, x_postroom_message_id, created_at:>=2026-11-01; a bare word matches subject, from or to; "quoted phrases"; * or empty for all.',
         tags: ["Incoming statuses"],
         security: [{ bearerAPIToken: [] }],
       },

@@ -22,7 +22,13 @@ const query = t.Object({ address_id: t.String({ description: "the address the me
  * what is not the caller's or is gone. The message is held in the memory budget for mail
  * in flight (limits.mail_in_flight) as a received one is: 503 when there is no room.
  */
-async function withKept<T>(deps: ApiDeps, request: Request, set: { headers: Record<string, unknown> }, ids: { statusId: string; addressId: string }, use: (kept: { status: IncomingStatus; address: Address; raw: Buffer }) => Promise<T>): Promise<T> {
+async function withKept<T>(
+  deps: ApiDeps,
+  request: Request,
+  set: { headers: Record<string, unknown> },
+  ids: { statusId: string; addressId: string },
+  use: (kept: { status: IncomingStatus; address: Address; raw: Buffer }) => Promise<T>,
+): Promise<T> {
   const accountId = callerAccount(request).id;
   const address = await deps.addresses.get(accountId, ids.addressId);
   if (!address) throw notFound();
@@ -47,7 +53,10 @@ const HeaderField = t.Object({ name: t.String(), value: t.String({ description: 
 const PayloadView = t.Object(
   {
     content_type: t.String({ description: "application/json, multipart/form-data or message/rfc822" }),
-    body: t.String({ description: "JSON pretty-printed, a form's fields one per line (name: value), or the message; attachments' contents are not shown, their size is" }),
+    body: t.String({
+      description:
+        "JSON pretty-printed, a form's fields one per line (name: value), or the message; attachments' contents are not shown, their size is",
+    }),
     truncated: t.Boolean({ description: "the body was cut at 256 KiB" }),
   },
   { title: "PayloadView" },
@@ -75,28 +84,48 @@ export function keptMessageRoutes(deps: ApiDeps) {
             {
               size: t.Integer({ description: "bytes of the message as the sender sent it" }),
               format: t.String({ description: "the address's target_format now" }),
-              headers: t.Array(HeaderField, { description: "the message's header fields in order, as the sender sent them (the POST also carried our Return-Path and Received lines)" }),
-              payload: t.Union([PayloadView, t.Null()], { description: "what the target was posted, in the address's format; null for a message kept without its envelope" }),
+              headers: t.Array(HeaderField, {
+                description:
+                  "the message's header fields in order, as the sender sent them (the POST also carried our Return-Path and Received lines)",
+              }),
+              payload: t.Union([PayloadView, t.Null()], {
+                description: "what the target was posted, in the address's format; null for a message kept without its envelope",
+              }),
             },
             { title: "KeptMessage" },
           ),
           ...errorResponses(401, 403, 404, 422, 429, 503),
         },
-        detail: { operationId: "getIncomingMessage", summary: "(beyond) a kept message's headers and the payload its target was posted", tags: ["Incoming statuses"], security: [{ bearerAPIToken: [] }] },
+        detail: {
+          operationId: "getIncomingMessage",
+          summary: "(beyond) a kept message's headers and the payload its target was posted",
+          tags: ["Incoming statuses"],
+          security: [{ bearerAPIToken: [] }],
+        },
       },
     )
     .post(
       "/incoming_statuses/:statusId/post_again",
       async ({ request, params, query, set }) =>
-        withKept(deps, request, set, { statusId: params.statusId, addressId: query.address_id }, async ({ status, address, raw }) => ({ smtp_reply: await deps.kept.postAgain(raw, status, address) })),
+        withKept(deps, request, set, { statusId: params.statusId, addressId: query.address_id }, async ({ status, address, raw }) => ({
+          smtp_reply: await deps.kept.postAgain(raw, status, address),
+        })),
       {
         params,
         query,
         response: {
-          200: t.Object({ smtp_reply: t.String({ description: "what a sender would be told now; the new incoming status is first in E6" }) }, { title: "PostAgainResult" }),
+          200: t.Object(
+            { smtp_reply: t.String({ description: "what a sender would be told now; the new incoming status is first in E6" }) },
+            { title: "PostAgainResult" },
+          ),
           ...errorResponses(401, 403, 404, 422, 429, 503),
         },
-        detail: { operationId: "postIncomingAgain", summary: "(beyond) deliver a kept message to its address's target again, as a new incoming status", tags: ["Incoming statuses"], security: [{ bearerAPIToken: [] }] },
+        detail: {
+          operationId: "postIncomingAgain",
+          summary: "(beyond) deliver a kept message to its address's target again, as a new incoming status",
+          tags: ["Incoming statuses"],
+          security: [{ bearerAPIToken: [] }],
+        },
       },
     );
 }

@@ -13,16 +13,23 @@ import { asOpenApi } from "./openapi-schemas.ts";
 import { ONE_LINE_RULE, oneLine } from "./text-checks.ts";
 
 const addressList = (description: string) =>
-  t.Union([oneLine(20_000), t.Array(oneLine(1000), { maxItems: 1000 })], { errorMessage: `must be a string or an array of strings, ${ONE_LINE_RULE}`, description });
+  t.Union([oneLine(20_000), t.Array(oneLine(1000), { maxItems: 1000 })], {
+    errorMessage: `must be a string or an array of strings, ${ONE_LINE_RULE}`,
+    description,
+  });
 
 const MessageBodySchema = t.Object(
   {
     from: oneLine(1000, { description: "sender; the envelope sender becomes a bounce address" }),
-    to: addressList("recipients: an array, or one comma-separated string; \"Name <a@b.c>\" allowed"),
+    to: addressList('recipients: an array, or one comma-separated string; "Name <a@b.c>" allowed'),
     cc: t.Optional(addressList("copy recipients")),
     test_mode: t.Optional(t.Boolean({ errorMessage: "must be true or false", description: "validate and record, never send" })),
     subject: t.Optional(oneLine(2000, { description: "replaces any Subject of headers or raw" })),
-    tags: t.Optional(t.Union([oneLine(5000), t.Array(oneLine(1000), { maxItems: 100 })], { errorMessage: `must be a string or an array of strings, ${ONE_LINE_RULE}` })),
+    tags: t.Optional(
+      t.Union([oneLine(5000), t.Array(oneLine(1000), { maxItems: 100 })], {
+        errorMessage: `must be a string or an array of strings, ${ONE_LINE_RULE}`,
+      }),
+    ),
     plain: t.Optional(t.String({ description: "plain text body" })),
     html: t.Optional(t.String({ description: "HTML body" })),
     markdown: t.Optional(t.String({ description: "Markdown body, turned into HTML (and plain text when plain is not given)" })),
@@ -32,15 +39,26 @@ const MessageBodySchema = t.Object(
         description: "extra headers; an array gives one header line per value",
       }),
     ),
-    priority: t.Optional(t.Union([t.Literal("standard"), t.Literal("priority"), t.Literal("digest")], { errorMessage: 'must be "standard", "priority" or "digest"' })),
+    priority: t.Optional(
+      t.Union([t.Literal("standard"), t.Literal("priority"), t.Literal("digest")], {
+        errorMessage: 'must be "standard", "priority" or "digest"',
+      }),
+    ),
     attachments: t.Optional(
       t.Array(
         t.Object(
           {
             file_name: oneLine(255, { minLength: 1 }),
             content: t.String({ description: "Base64, without newlines" }),
-            content_type: t.Optional(oneLine(255, { description: "MIME type, parameters allowed; empty or absent: inferred from file_name (application/octet-stream when it says nothing)" })),
-            content_id: t.Optional(t.Union([oneLine(255), t.Null()], { description: "makes the attachment inline (cid:), with or without <>" })),
+            content_type: t.Optional(
+              oneLine(255, {
+                description:
+                  "MIME type, parameters allowed; empty or absent: inferred from file_name (application/octet-stream when it says nothing)",
+              }),
+            ),
+            content_id: t.Optional(
+              t.Union([oneLine(255), t.Null()], { description: "makes the attachment inline (cid:), with or without <>" }),
+            ),
           },
           { additionalProperties: false, title: "MessageAttachment" },
         ),
@@ -59,17 +77,38 @@ const { raw, plain, html, markdown, headers, attachments, ...commonFields } = Me
 const MessageToSendSchema = {
   title: "MessageToSend",
   oneOf: [
-    t.Object({ ...commonFields, plain, html, markdown, headers, attachments }, {
-      additionalProperties: false,
-      title: "ComposedMessage",
-      description: "give at least one of plain, html and markdown",
-      examples: [{ from: "Shop <billing@shop.example.com>", to: ["ann@example.org"], subject: "Invoice 118", html: "<p>Your invoice.</p>", tags: ["invoice"], attachments: [{ file_name: "invoice.txt", content: "SW52b2ljZSAxMTg=", content_type: "text/plain" }] }],
-    }),
-    t.Object({ ...commonFields, raw: t.Optional(raw, false) }, {
-      additionalProperties: false,
-      title: "RawMessage",
-      examples: [{ from: "billing@shop.example.com", to: "ann@example.org", raw: "From: billing@shop.example.com\r\nTo: ann@example.org\r\nSubject: Hi\r\n\r\nHello\r\n" }],
-    }),
+    t.Object(
+      { ...commonFields, plain, html, markdown, headers, attachments },
+      {
+        additionalProperties: false,
+        title: "ComposedMessage",
+        description: "give at least one of plain, html and markdown",
+        examples: [
+          {
+            from: "Shop <billing@shop.example.com>",
+            to: ["ann@example.org"],
+            subject: "Invoice 118",
+            html: "<p>Your invoice.</p>",
+            tags: ["invoice"],
+            attachments: [{ file_name: "invoice.txt", content: "SW52b2ljZSAxMTg=", content_type: "text/plain" }],
+          },
+        ],
+      },
+    ),
+    t.Object(
+      { ...commonFields, raw: t.Optional(raw, false) },
+      {
+        additionalProperties: false,
+        title: "RawMessage",
+        examples: [
+          {
+            from: "billing@shop.example.com",
+            to: "ann@example.org",
+            raw: "From: billing@shop.example.com\r\nTo: ann@example.org\r\nSubject: Hi\r\n\r\nHello\r\n",
+          },
+        ],
+      },
+    ),
   ].map(asOpenApi),
 };
 
@@ -87,7 +126,15 @@ const MessageCommonSchema = t.Object(
 );
 
 /** The 202 body (MessageCommon). */
-const messageCommon = (m: OutboundMessage) => ({ id: m.id, from: m.from, to: m.to, cc: m.cc, test_mode: m.testMode, subject: m.subject, tags: m.tags });
+const messageCommon = (m: OutboundMessage) => ({
+  id: m.id,
+  from: m.from,
+  to: m.to,
+  cc: m.cc,
+  test_mode: m.testMode,
+  subject: m.subject,
+  tags: m.tags,
+});
 
 export function messageRoutes(deps: SendDeps, logger: Logger) {
   return new Elysia({ name: "messages" }).post(

@@ -22,7 +22,8 @@ export function withPlainNumbers(node: Json): Json {
   for (const [k, v] of Object.entries(node)) out[k] = withPlainNumbers(v);
   const anyOf = out.anyOf;
   if (!Array.isArray(anyOf) || anyOf.length !== 2) return out;
-  const isNumericString = (b: Json) => typeof b === "object" && b !== null && !Array.isArray(b) && b.type === "string" && (b.format === "integer" || b.format === "numeric");
+  const isNumericString = (b: Json) =>
+    typeof b === "object" && b !== null && !Array.isArray(b) && b.type === "string" && (b.format === "integer" || b.format === "numeric");
   const number = anyOf.find((b) => !isNumericString(b));
   if (!anyOf.some(isNumericString) || typeof number !== "object" || number === null || Array.isArray(number)) return out;
   const { anyOf: _, ...rest } = out;
@@ -40,7 +41,8 @@ export function withNamedSchemas<T extends Record<string, unknown>>(doc: T): T {
   return out as T;
 }
 
-const isSchema = (node: { [key: string]: Json }): boolean => ["type", "oneOf", "anyOf", "allOf", "properties", "patternProperties"].some((k) => k in node);
+const isSchema = (node: { [key: string]: Json }): boolean =>
+  ["type", "oneOf", "anyOf", "allOf", "properties", "patternProperties"].some((k) => k in node);
 
 function hoist(node: Json, schemas: Record<string, Json>): Json {
   if (Array.isArray(node)) return node.map((n) => hoist(n, schemas));

@@ -12,7 +12,13 @@ export const WEBHOOK_SECURITY_SCHEMES = {
   targetCredentials: { type: "http", scheme: "basic", description: "the user and password written in the target URL, when it has them" },
 };
 
-const header = (name: string, required: boolean, description: string, schema: Record<string, unknown> = { type: "string" }) => ({ name, in: "header", required, description, schema });
+const header = (name: string, required: boolean, description: string, schema: Record<string, unknown> = { type: "string" }) => ({
+  name,
+  in: "header",
+  required,
+  description,
+  schema,
+});
 const signatureHeaders = (idDescription: string, always: boolean) => [
   header("webhook-id", always, `Standard Webhooks: ${idDescription}`),
   header("webhook-timestamp", always, "Standard Webhooks: Unix seconds of the signature", { type: "string", pattern: "^[0-9]+$" }),
@@ -34,7 +40,10 @@ export function openApiWebhooks(): Record<string, unknown> {
         tags: ["Webhooks"],
         security: [{}, { targetCredentials: [] }],
         parameters: [
-          header("X-Postroom-Message-Id", true, "the same for the same message to the same address, also when the sender retries", { type: "string", pattern: "^[0-9a-f]{32}$" }),
+          header("X-Postroom-Message-Id", true, "the same for the same message to the same address, also when the sender retries", {
+            type: "string",
+            pattern: "^[0-9a-f]{32}$",
+          }),
           // Sent only to signed addresses.
           ...signatureHeaders("the message's key, as X-Postroom-Message-Id", false),
         ],
@@ -90,10 +99,18 @@ export function formFieldsSchema(payload: TSchema): Schema {
     if (key === "attachments") continue;
     addField(fields, { literal: key, regex: escapeRegex(key) }, schema, (payload.required ?? []).includes(key));
   }
-  fields.properties["attachments[]"] = { type: "array", description: "embedded attachments as files, in message order", items: { type: "string", contentMediaType: "application/octet-stream" } };
+  fields.properties["attachments[]"] = {
+    type: "array",
+    description: "embedded attachments as files, in message order",
+    items: { type: "string", contentMediaType: "application/octet-stream" },
+  };
   for (const [key, schema] of Object.entries<Schema>(PayloadAttachmentSchema.properties)) {
     if (key === "content") continue;
-    fields.properties[`attachments[][${key}]`] = { type: "array", description: "attachments stored elsewhere, one value each, in message order", items: textOf(schema) };
+    fields.properties[`attachments[][${key}]`] = {
+      type: "array",
+      description: "attachments stored elsewhere, one value each, in message order",
+      items: textOf(schema),
+    };
   }
   return {
     type: "object",
@@ -126,7 +143,8 @@ function addField(fields: FormFields, name: FieldName, schema: Schema, required:
     return;
   }
   if (schema.type === "object") {
-    for (const [key, s] of Object.entries<Schema>(schema.properties ?? {})) addField(fields, child(key, escapeRegex(key)), s, required && (schema.required ?? []).includes(key));
+    for (const [key, s] of Object.entries<Schema>(schema.properties ?? {}))
+      addField(fields, child(key, escapeRegex(key)), s, required && (schema.required ?? []).includes(key));
     for (const s of Object.values<Schema>(schema.patternProperties ?? {})) addField(fields, child(null, "[^\\]]+"), s, false);
     return;
   }

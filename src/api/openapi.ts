@@ -75,7 +75,11 @@ const TAGS = [
 const SECURITY_SCHEMES = {
   bearerAPIToken: { type: "http", scheme: "bearer", description: "an account's API token: Authorization: Bearer <token>" },
   basicAPIToken: { type: "http", scheme: "basic", description: "the account ID as user, an API token of it as password" },
-  smtpAuth: { type: "http", scheme: "basic", description: "the outbound account ID as user, its API key as password (the SMTP credentials)" },
+  smtpAuth: {
+    type: "http",
+    scheme: "basic",
+    description: "the outbound account ID as user, its API key as password (the SMTP credentials)",
+  },
   bearerSMTPKey: { type: "http", scheme: "bearer", description: "an outbound account's API key: Authorization: Bearer <key>" },
 };
 
@@ -104,7 +108,8 @@ const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers
 /** The headers front.ts puts on answers: which ones depends on the status and the operation. */
 function addResponseHeaders(op: Operation): void {
   const authenticated = (op.security?.length ?? 0) > 0;
-  const paged = (op.parameters as { in: string; name: string }[] | undefined)?.some((p) => p.in === "query" && p.name === "before") ?? false;
+  const paged =
+    (op.parameters as { in: string; name: string }[] | undefined)?.some((p) => p.in === "query" && p.name === "before") ?? false;
   // biome-ignore lint/suspicious/noExplicitAny: as Operation
   for (const [status, response] of Object.entries<Record<string, any>>(op.responses ?? {})) {
     const names: (keyof typeof HEADERS)[] = ["X-Request-Id"];

@@ -34,7 +34,9 @@ export function outboundMessageActionRoutes(deps: ApiDeps) {
       "/outbound_messages/:outboundMessageId/raw",
       async ({ request, params }) => {
         const { message, raw } = await source(request, params.outboundMessageId);
-        return new Response(raw, { headers: { "content-type": "message/rfc822", "content-disposition": `attachment; filename="${message.id}.eml"` } });
+        return new Response(raw, {
+          headers: { "content-type": "message/rfc822", "content-disposition": `attachment; filename="${message.id}.eml"` },
+        });
       },
       {
         params,
@@ -45,7 +47,12 @@ export function outboundMessageActionRoutes(deps: ApiDeps) {
           security,
           responses: {
             200: { description: "the message", content: { "message/rfc822": { schema: { type: "string", format: "binary" } } } },
-            ...Object.fromEntries([401, 403, 404, 429].map((c) => [c, { description: "error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } }])),
+            ...Object.fromEntries(
+              [401, 403, 404, 429].map((c) => [
+                c,
+                { description: "error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
+              ]),
+            ),
           },
         },
       },
@@ -53,9 +60,15 @@ export function outboundMessageActionRoutes(deps: ApiDeps) {
     .get(
       "/outbound_messages/:outboundMessageId/content",
       async ({ request, params }) => {
-        const parsed = await simpleParser((await source(request, params.outboundMessageId)).raw, { skipImageLinks: true, skipTextToHtml: true });
+        const parsed = await simpleParser((await source(request, params.outboundMessageId)).raw, {
+          skipImageLinks: true,
+          skipTextToHtml: true,
+        });
         return {
-          headers: parsed.headerLines.map((h) => ({ name: h.line.slice(0, h.line.indexOf(":")), value: h.line.slice(h.line.indexOf(":") + 1).trim() })),
+          headers: parsed.headerLines.map((h) => ({
+            name: h.line.slice(0, h.line.indexOf(":")),
+            value: h.line.slice(h.line.indexOf(":") + 1).trim(),
+          })),
           text: parsed.text ?? null,
           html: typeof parsed.html === "string" ? parsed.html : null,
           attachments: parsed.attachments.map((a) => ({ filename: a.filename ?? null, content_type: a.contentType, size: a.size })),
@@ -64,7 +77,12 @@ export function outboundMessageActionRoutes(deps: ApiDeps) {
       {
         params,
         response: { 200: ContentSchema, ...errorResponses(401, 403, 404, 429) },
-        detail: { operationId: "getOutboundMessageContent", summary: "(beyond) a sent message's headers, text, HTML and attachment names", tags: ["Sent messages"], security },
+        detail: {
+          operationId: "getOutboundMessageContent",
+          summary: "(beyond) a sent message's headers, text, HTML and attachment names",
+          tags: ["Sent messages"],
+          security,
+        },
       },
     )
     .post(
@@ -78,8 +96,16 @@ export function outboundMessageActionRoutes(deps: ApiDeps) {
       },
       {
         params,
-        response: { 200: t.Object({ due: t.Integer({ description: "recipients made due now" }) }, { title: "RetryResult" }), ...errorResponses(401, 403, 404, 429) },
-        detail: { operationId: "retryOutboundMessage", summary: "(beyond) try the queued recipients of a message now instead of at their next retry", tags: ["Sent messages"], security },
+        response: {
+          200: t.Object({ due: t.Integer({ description: "recipients made due now" }) }, { title: "RetryResult" }),
+          ...errorResponses(401, 403, 404, 429),
+        },
+        detail: {
+          operationId: "retryOutboundMessage",
+          summary: "(beyond) try the queued recipients of a message now instead of at their next retry",
+          tags: ["Sent messages"],
+          security,
+        },
       },
     )
     .post(
@@ -87,16 +113,29 @@ export function outboundMessageActionRoutes(deps: ApiDeps) {
       async ({ request, params }) => {
         const m = await deps.outbound.getMessage(callerAccount(request).id, params.outboundMessageId);
         if (!m) throw notFound();
-        const r = await deps.outbound.cancelQueued(m.id, deps.clock.nowMs(), { webhook: webhookConfigured(deps.config().accounts, m.outboundAccountId) });
+        const r = await deps.outbound.cancelQueued(m.id, deps.clock.nowMs(), {
+          webhook: webhookConfigured(deps.config().accounts, m.outboundAccountId),
+        });
         return { cancelled: r.cancelled, in_delivery: r.inDelivery };
       },
       {
         params,
         response: {
-          200: t.Object({ cancelled: t.Integer({ description: "queued recipients taken off the queue (each with an error event)" }), in_delivery: t.Integer({ description: "recipients being delivered this moment: their attempt goes on" }) }, { title: "CancelResult" }),
+          200: t.Object(
+            {
+              cancelled: t.Integer({ description: "queued recipients taken off the queue (each with an error event)" }),
+              in_delivery: t.Integer({ description: "recipients being delivered this moment: their attempt goes on" }),
+            },
+            { title: "CancelResult" },
+          ),
           ...errorResponses(401, 403, 404, 429),
         },
-        detail: { operationId: "cancelOutboundMessage", summary: "(beyond) stop delivering a message to its queued recipients", tags: ["Sent messages"], security },
+        detail: {
+          operationId: "cancelOutboundMessage",
+          summary: "(beyond) stop delivering a message to its queued recipients",
+          tags: ["Sent messages"],
+          security,
+        },
       },
     );
 }

@@ -30,18 +30,33 @@ const messageFields = {
   priority: t.String(),
   created_at: t.String({ format: "date-time" }),
 };
-const recipientFields = { email: t.String(), type: t.String({ description: "to, cc or (SMTP only) bcc" }), status: t.String({ description: "kind of the latest lifecycle event" }) };
+const recipientFields = {
+  email: t.String(),
+  type: t.String({ description: "to, cc or (SMTP only) bcc" }),
+  status: t.String({ description: "kind of the latest lifecycle event" }),
+};
 
 const ListedMessageSchema = t.Object(
-  { ...messageFields, recipients: t.Array(t.Object({ ...recipientFields, last_event: t.Union([EventSchema, t.Null()]) }, { additionalProperties: false })) },
+  {
+    ...messageFields,
+    recipients: t.Array(t.Object({ ...recipientFields, last_event: t.Union([EventSchema, t.Null()]) }, { additionalProperties: false })),
+  },
   { additionalProperties: false, title: "SentMessage" },
 );
 const FullMessageSchema = t.Object(
-  { ...messageFields, recipients: t.Array(t.Object({ ...recipientFields, events: t.Array(EventSchema) }, { additionalProperties: false })) },
+  {
+    ...messageFields,
+    recipients: t.Array(t.Object({ ...recipientFields, events: t.Array(EventSchema) }, { additionalProperties: false })),
+  },
   { additionalProperties: false, title: "SentMessageWithEvents" },
 );
 
-const eventRecord = (e: MessageEvent): Static<typeof EventSchema> => ({ id: e.id, kind: e.kind, created_at: isoTime(e.createdAtMs), details: e.details });
+const eventRecord = (e: MessageEvent): Static<typeof EventSchema> => ({
+  id: e.id,
+  kind: e.kind,
+  created_at: isoTime(e.createdAtMs),
+  details: e.details,
+});
 
 const messageRecord = (m: OutboundMessage) => ({
   id: m.id,
@@ -77,14 +92,18 @@ export function outboundMessageRoutes(deps: ApiDeps) {
         let terms: ReturnType<typeof parseSearchQuery>;
         try {
           terms = parseSearchQuery(query.query, MESSAGE_SEARCH_FIELDS, deps.config().http.searchMaxTerms);
-          for (const term of terms) if (term.field === "created_at" && termTimeMs(term.value) === null) throw new SearchQueryError(`created_at needs a date such as 2026-11-01, not "${term.value}"`);
+          for (const term of terms)
+            if (term.field === "created_at" && termTimeMs(term.value) === null)
+              throw new SearchQueryError(`created_at needs a date such as 2026-11-01, not "${term.value}"`);
         } catch (err) {
           if (err instanceof SearchQueryError) throw invalid("query", err.message);
           throw err;
         }
         const { searchWindowRows, searchTimeoutMs } = deps.config().http;
         const ctx = { set, logger: deps.logger, list: "outbound_messages", accountId: account.id, terms: terms.length };
-        const page = await timedSearch(ctx, searchTimeoutMs, (timeoutMs) => deps.outbound.listMessages(query.outbound_account_id, terms, pageRequest(query), searchWindowRows, timeoutMs));
+        const page = await timedSearch(ctx, searchTimeoutMs, (timeoutMs) =>
+          deps.outbound.listMessages(query.outbound_account_id, terms, pageRequest(query), searchWindowRows, timeoutMs),
+        );
         const recipients = await deps.outbound.recipientsOf(page.items.map((m) => m.id));
         const events = await visibleEvents(deps, recipients);
         const link = nextLink(request.url, query, page);
@@ -93,16 +112,25 @@ export function outboundMessageRoutes(deps: ApiDeps) {
           ...messageRecord(m),
           recipients: recipients
             .filter((r) => r.messageId === m.id)
-            .map((r) => ({ email: r.email, type: r.type, status: r.status, last_event: events.get(r.id)?.at(-1) ? eventRecord(events.get(r.id)!.at(-1)!) : null })),
+            .map((r) => ({
+              email: r.email,
+              type: r.type,
+              status: r.status,
+              last_event: events.get(r.id)?.at(-1) ? eventRecord(events.get(r.id)!.at(-1)!) : null,
+            })),
         }));
       },
       {
-        query: t.Object({ outbound_account_id: t.String({ description: "the outbound account (SMTP username) whose messages to list" }), ...pagingQueryFields }),
+        query: t.Object({
+          outbound_account_id: t.String({ description: "the outbound account (SMTP username) whose messages to list" }),
+          ...pagingQueryFields,
+        }),
         response: { 200: t.Array(ListedMessageSchema), ...errorResponses(401, 403, 404, 422, 429, 503) },
         detail: {
           operationId: "listOutboundMessages",
           summary: "E12: sent messages, newest first (50 a page), each recipient with its last event",
-          description: "query: field:value for status, to, from, subject, tag, created_at:>=2026-11-01; a bare word matches subject, from or to.",
+          description:
+            "query: field:value for status, to, from, subject, tag, created_at:>=2026-11-01; a bare word matches subject, from or to.",
           tags: ["Sent messages"],
           security,
         },
@@ -115,12 +143,25 @@ export function outboundMessageRoutes(deps: ApiDeps) {
         if (!m) throw notFound();
         const recipients = await deps.outbound.recipientsOf([m.id]);
         const events = await visibleEvents(deps, recipients);
-        return { ...messageRecord(m), recipients: recipients.map((r) => ({ email: r.email, type: r.type, status: r.status, events: (events.get(r.id) ?? []).map(eventRecord) })) };
+        return {
+          ...messageRecord(m),
+          recipients: recipients.map((r) => ({
+            email: r.email,
+            type: r.type,
+            status: r.status,
+            events: (events.get(r.id) ?? []).map(eventRecord),
+          })),
+        };
       },
       {
         params: t.Object({ accountId: t.String(), outboundMessageId: t.String() }),
         response: { 200: FullMessageSchema, ...errorResponses(401, 403, 404, 429) },
-        detail: { operationId: "getOutboundMessage", summary: "E13: a sent message with every event of every recipient, in order", tags: ["Sent messages"], security },
+        detail: {
+          operationId: "getOutboundMessage",
+          summary: "E13: a sent message with every event of every recipient, in order",
+          tags: ["Sent messages"],
+          security,
+        },
       },
     );
 }

@@ -13,7 +13,13 @@ export const pagingQueryFields = {
   query: t.Optional(t.String({ maxLength: 500, description: "search text" })),
   // A string with a pattern rather than a coerced number: Elysia reports coercion
   // failures without the parameter's name.
-  page: t.Optional(t.String({ pattern: "^[1-9][0-9]{0,6}$", description: "page number, from 1 (deprecated: use the Link header)", errorMessage: "must be a whole number from 1" })),
+  page: t.Optional(
+    t.String({
+      pattern: "^[1-9][0-9]{0,6}$",
+      description: "page number, from 1 (deprecated: use the Link header)",
+      errorMessage: "must be a whole number from 1",
+    }),
+  ),
   before: t.Optional(t.String({ maxLength: 200, description: "cursor from the Link header of the previous page" })),
 };
 
@@ -42,7 +48,11 @@ export function pageRequest(q: { page?: string; before?: string }): PageRequest 
  * at its window's edge (page.next), gets a cursor: the next page number would search the
  * same first window again (paging.ts, searchWindowRows).
  */
-export function nextLink<T extends { createdAtMs: number; id: string }>(requestUrl: string, q: { page?: string }, page: Page<T>): string | null {
+export function nextLink<T extends { createdAtMs: number; id: string }>(
+  requestUrl: string,
+  q: { page?: string },
+  page: Page<T>,
+): string | null {
   const last = page.next ?? page.items.at(-1);
   if (!page.hasMore || !last) return null;
   const url = new URL(requestUrl);

@@ -12,12 +12,16 @@ export const NUL_RULE = "must not contain NUL (\\u0000)";
 
 /** "path addressId: must not contain NUL (\u0000)", or null. */
 export function parameterTextProblem(params: Parameters, query: Parameters): string | null {
-  for (const [where, values] of [["path", params], ["query", query]] as const) {
+  for (const [where, values] of [
+    ["path", params],
+    ["query", query],
+  ] as const) {
     for (const [name, value] of Object.entries(values ?? {})) {
       // The name is shown unless it holds the NUL itself.
       if (name.includes(NUL)) return `${where} parameter names ${NUL_RULE}`;
       // A parameter given twice is an array.
-      for (const v of Array.isArray(value) ? value : [value]) if (typeof v === "string" && v.includes(NUL)) return `${where} ${name}: ${NUL_RULE}`;
+      for (const v of Array.isArray(value) ? value : [value])
+        if (typeof v === "string" && v.includes(NUL)) return `${where} ${name}: ${NUL_RULE}`;
     }
   }
   return null;

@@ -41,8 +41,12 @@ const SendingDomainSchema = t.Object(
     created_at: t.String({ format: "date-time" }),
     verified_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
     dns_records: t.Array(DnsRecordSchema),
-    sending_status: t.Union([t.Literal("verified"), t.Literal("grace"), t.Literal("unverified")], { description: "(beyond) whether mail may go out from it now" }),
-    grace_until: t.Union([t.String({ format: "date-time" }), t.Null()], { description: "(beyond) when a verified domain whose records fail stops sending" }),
+    sending_status: t.Union([t.Literal("verified"), t.Literal("grace"), t.Literal("unverified")], {
+      description: "(beyond) whether mail may go out from it now",
+    }),
+    grace_until: t.Union([t.String({ format: "date-time" }), t.Null()], {
+      description: "(beyond) when a verified domain whose records fail stops sending",
+    }),
     checked_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
     dkim_ed25519_selector: t.String({ description: "(beyond) RFC 8463 signature, added once its record is published" }),
     dkim_ed25519_domain: t.String(),
@@ -127,7 +131,12 @@ export function sendingDomainRoutes(deps: ApiDeps) {
       {
         query: t.Object(pagingQueryFields),
         response: { 200: t.Array(SendingDomainSchema), ...errorResponses(401, 403, 422, 429) },
-        detail: { operationId: "listSendingDomains", summary: "E14: sending domains, newest first; query matches part of the domain", tags: ["Sending domains"], security },
+        detail: {
+          operationId: "listSendingDomains",
+          summary: "E14: sending domains, newest first; query matches part of the domain",
+          tags: ["Sending domains"],
+          security,
+        },
       },
     )
     .post(
@@ -147,9 +156,17 @@ export function sendingDomainRoutes(deps: ApiDeps) {
         }
       },
       {
-        body: t.Object({ domain: oneLine(253, { description: "the domain mail will come from" }) }, { additionalProperties: false, title: "SendingDomainInput" }),
+        body: t.Object(
+          { domain: oneLine(253, { description: "the domain mail will come from" }) },
+          { additionalProperties: false, title: "SendingDomainInput" },
+        ),
         response: { 201: SendingDomainSchema, ...errorResponses(401, 403, 413, 422, 429), 409: DomainConflictSchema },
-        detail: { operationId: "createSendingDomain", summary: "E15: add a sending domain; publish its dns_records, then verify", tags: ["Sending domains"], security },
+        detail: {
+          operationId: "createSendingDomain",
+          summary: "E15: add a sending domain; publish its dns_records, then verify",
+          tags: ["Sending domains"],
+          security,
+        },
       },
     )
     .get("/sending_domains/:sendingDomainId", async ({ request, params: p }) => record(await owned(request, p.sendingDomainId)), {
@@ -168,7 +185,12 @@ export function sendingDomainRoutes(deps: ApiDeps) {
       {
         params,
         response: { 202: SendingDomainSchema, ...errorResponses(401, 403, 404, 429) },
-        detail: { operationId: "deleteSendingDomain", summary: "E17: delete a sending domain; mail from it is refused from then on", tags: ["Sending domains"], security },
+        detail: {
+          operationId: "deleteSendingDomain",
+          summary: "E17: delete a sending domain; mail from it is refused from then on",
+          tags: ["Sending domains"],
+          security,
+        },
       },
     )
     .post(

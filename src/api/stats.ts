@@ -7,14 +7,22 @@ import { buckets, periodStartMs, PERIODS, SERIES, type PeriodName } from "../sta
 import { callerAccount, type ApiDeps } from "./deps.ts";
 import { errorResponses } from "./errors.ts";
 
-const counts = (keys: readonly string[]) => t.Object(Object.fromEntries(keys.map((k) => [k, t.Integer({ minimum: 0 })])), { additionalProperties: false });
+const counts = (keys: readonly string[]) =>
+  t.Object(Object.fromEntries(keys.map((k) => [k, t.Integer({ minimum: 0 })])), { additionalProperties: false });
 
 const StatsSchema = t.Object(
   {
     period: t.Union([t.Literal("24h"), t.Literal("7d")]),
     bucket_seconds: t.Integer({ description: "the span of each bucket" }),
     buckets: t.Array(
-      t.Object({ at: t.String({ format: "date-time", description: "start of the bucket" }), inbound: counts(SERIES.inbound), outbound: counts(SERIES.outbound) }, { additionalProperties: false }),
+      t.Object(
+        {
+          at: t.String({ format: "date-time", description: "start of the bucket" }),
+          inbound: counts(SERIES.inbound),
+          outbound: counts(SERIES.outbound),
+        },
+        { additionalProperties: false },
+      ),
       { description: "oldest first; the last one holds now" },
     ),
     totals: t.Object({ inbound: counts(SERIES.inbound), outbound: counts(SERIES.outbound) }, { additionalProperties: false }),
@@ -24,7 +32,6 @@ const StatsSchema = t.Object(
   },
   { additionalProperties: false, title: "Stats" },
 );
-
 
 export function statsRoutes(deps: ApiDeps) {
   return new Elysia({ name: "stats" }).get(
@@ -39,10 +46,11 @@ export function statsRoutes(deps: ApiDeps) {
       const from = periodStartMs(period, nowMs);
       const inbound = buckets(await deps.stats.hourly(account.id, "inbound", from), "inbound", period, nowMs);
       const outbound = buckets(await deps.stats.hourly(account.id, "outbound", from), "outbound", period, nowMs);
-      const sum = (bs: typeof inbound) => bs.reduce<Record<string, number>>((acc, b) => {
-        for (const [k, v] of Object.entries(b.counts)) acc[k] = (acc[k] ?? 0) + v;
-        return acc;
-      }, {});
+      const sum = (bs: typeof inbound) =>
+        bs.reduce<Record<string, number>>((acc, b) => {
+          for (const [k, v] of Object.entries(b.counts)) acc[k] = (acc[k] ?? 0) + v;
+          return acc;
+        }, {});
       const totals = { inbound: sum(inbound), outbound: sum(outbound) };
       const backlog = await deps.stats.webhookBacklog(account.outbound.map((o) => o.id));
       const domains = await deps.stats.domainsNeedingCare(account.id);
@@ -57,9 +65,21 @@ export function statsRoutes(deps: ApiDeps) {
       };
     },
     {
-      query: t.Object({ period: t.Optional(t.Union([t.Literal("24h"), t.Literal("7d")], { description: "how far back (default 24h)", errorMessage: 'must be "24h" or "7d"' })) }),
+      query: t.Object({
+        period: t.Optional(
+          t.Union([t.Literal("24h"), t.Literal("7d")], {
+            description: "how far back (default 24h)",
+            errorMessage: 'must be "24h" or "7d"',
+          }),
+        ),
+      }),
       response: { 200: StatsSchema, ...errorResponses(401, 403, 422, 429) },
-      detail: { operationId: "getStats", summary: "(beyond) counts for the dashboard's overview", tags: ["Stats"], security: [{ bearerAPIToken: [] }] },
+      detail: {
+        operationId: "getStats",
+        summary: "(beyond) counts for the dashboard's overview",
+        tags: ["Stats"],
+        security: [{ bearerAPIToken: [] }],
+      },
     },
   );
 }
@@ -77,9 +97,16 @@ export function overviewWarnings(s: {
 }): string[] {
   const out = [...s.tls];
   const refused = (s.inbound.rejected ?? 0) + (s.inbound.delayed ?? 0);
-  if (refused > 0) out.push(`${refused} received message${refused === 1 ? " was" : "s were"} not accepted by ${refused === 1 ? "its target" : "their targets"} in this period`);
-  if (s.domains.failing > 0) out.push(`${s.domains.failing} sending domain${s.domains.failing === 1 ? "'s" : "s'"} DNS records fail: sending stops after the grace period`);
-  if (s.domains.unverified > 0) out.push(`${s.domains.unverified} sending domain${s.domains.unverified === 1 ? " is" : "s are"} not verified yet`);
+  if (refused > 0)
+    out.push(
+      `${refused} received message${refused === 1 ? " was" : "s were"} not accepted by ${refused === 1 ? "its target" : "their targets"} in this period`,
+    );
+  if (s.domains.failing > 0)
+    out.push(
+      `${s.domains.failing} sending domain${s.domains.failing === 1 ? "'s" : "s'"} DNS records fail: sending stops after the grace period`,
+    );
+  if (s.domains.unverified > 0)
+    out.push(`${s.domains.unverified} sending domain${s.domains.unverified === 1 ? " is" : "s are"} not verified yet`);
   if (s.backlogOldestMs !== null && s.nowMs - s.backlogOldestMs >= BACKLOG_WARNING_MS) {
     out.push(`webhook events have waited ${Math.floor((s.nowMs - s.backlogOldestMs) / 3_600_000)} h for the receiver`);
   }

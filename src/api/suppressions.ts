@@ -44,15 +44,28 @@ export function suppressionRoutes(deps: ApiDeps) {
     .get(
       "/suppressions",
       async ({ request, query, set }) => {
-        const page = await deps.suppressions.list(callerAccount(request).id, ownOutbound(request, query.outbound_account_id), query.query?.trim() || null, pageRequest(query));
+        const page = await deps.suppressions.list(
+          callerAccount(request).id,
+          ownOutbound(request, query.outbound_account_id),
+          query.query?.trim() || null,
+          pageRequest(query),
+        );
         const link = nextLink(request.url, query, page);
         if (link) set.headers["link"] = link;
         return page.items.map(record);
       },
       {
-        query: t.Object({ outbound_account_id: t.Optional(t.String({ description: "only this outbound account's list" })), ...pagingQueryFields }),
+        query: t.Object({
+          outbound_account_id: t.Optional(t.String({ description: "only this outbound account's list" })),
+          ...pagingQueryFields,
+        }),
         response: { 200: t.Array(SuppressionSchema), ...errorResponses(401, 403, 404, 422, 429) },
-        detail: { operationId: "listSuppressions", summary: "(beyond) suppressed recipients, newest first", tags: ["Suppressions"], security },
+        detail: {
+          operationId: "listSuppressions",
+          summary: "(beyond) suppressed recipients, newest first",
+          tags: ["Suppressions"],
+          security,
+        },
       },
     )
     .post(
@@ -73,9 +86,17 @@ export function suppressionRoutes(deps: ApiDeps) {
         return record(s);
       },
       {
-        body: t.Object({ outbound_account_id: t.String(), email: oneLine(320) }, { additionalProperties: false, title: "SuppressionInput" }),
+        body: t.Object(
+          { outbound_account_id: t.String(), email: oneLine(320) },
+          { additionalProperties: false, title: "SuppressionInput" },
+        ),
         response: { 201: SuppressionSchema, ...errorResponses(401, 403, 404, 413, 422, 429) },
-        detail: { operationId: "createSuppression", summary: "(beyond) stop sending to an address (idempotent: an existing entry is returned)", tags: ["Suppressions"], security },
+        detail: {
+          operationId: "createSuppression",
+          summary: "(beyond) stop sending to an address (idempotent: an existing entry is returned)",
+          tags: ["Suppressions"],
+          security,
+        },
       },
     )
     .delete(

@@ -12,7 +12,12 @@ export const ONE_LINE_PATTERN = "^[^\\x00-\\x1f\\x7f]*$";
 
 /** A one-line string field: a name, a label, an address, a subject, a URL. */
 export const oneLine = (maxLength: number, options: { description?: string; minLength?: number } = {}) =>
-  t.String({ ...options, maxLength, pattern: ONE_LINE_PATTERN, errorMessage: `must be one line of at most ${maxLength} characters, without control characters` });
+  t.String({
+    ...options,
+    maxLength,
+    pattern: ONE_LINE_PATTERN,
+    errorMessage: `must be one line of at most ${maxLength} characters, without control characters`,
+  });
 
 /** Said by a union holding one-line strings, whose own message is the one users see. */
 export const ONE_LINE_RULE = "one line each, without control characters";

@@ -16,14 +16,21 @@ import { requestState } from "./request-state.ts";
 const PIXEL = Buffer.from("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7", "base64");
 
 // What a recipient's browser shows for an expired link: no redirect, no trace of where it led.
-const EXPIRED_PAGE = '<!doctype html><html lang="en"><meta charset="utf-8"><title>Link expired</title><p>This link has expired.</p></html>\n';
+const EXPIRED_PAGE =
+  '<!doctype html><html lang="en"><meta charset="utf-8"><title>Link expired</title><p>This link has expired.</p></html>\n';
 
 export function trackingRoutes(deps: { outbound: OutboundRepo; clock: Clock; key: Buffer; linkTtlMs: () => number }) {
   const record = async (target: OpenTarget, request: Request, kind: "open" | "click", extra: Record<string, unknown>): Promise<boolean> => {
     const recipient = await deps.outbound.getRecipient(target.messageId, target.recipientId);
     if (!recipient) return false;
     const details = { ...extra, ip: requestState(request)?.remoteIp ?? null, user_agent: request.headers.get("user-agent") };
-    const event: NewEvent = { messageId: target.messageId, recipientId: target.recipientId, kind, details, createdAtMs: deps.clock.nowMs() };
+    const event: NewEvent = {
+      messageId: target.messageId,
+      recipientId: target.recipientId,
+      kind,
+      details,
+      createdAtMs: deps.clock.nowMs(),
+    };
     await deps.outbound.addEvents(recipient.id, kind, [event]);
     return true;
   };
@@ -33,7 +40,9 @@ export function trackingRoutes(deps: { outbound: OutboundRepo; clock: Clock; key
       async ({ params, request }) => {
         const target = readOpenToken(deps.key, params.token.replace(/\.gif$/, ""));
         if (!target || !(await record(target, request, "open", {}))) throw notFound();
-        return new Response(PIXEL, { headers: { "content-type": "image/gif", "cache-control": "no-store, no-cache, must-revalidate, private" } });
+        return new Response(PIXEL, {
+          headers: { "content-type": "image/gif", "cache-control": "no-store, no-cache, must-revalidate, private" },
+        });
       },
       { params: t.Object({ token: t.String() }), detail: { hide: true } },
     )
@@ -43,9 +52,13 @@ export function trackingRoutes(deps: { outbound: OutboundRepo; clock: Clock; key
         const target = readClickToken(deps.key, params.token);
         if (!target) throw notFound();
         // Links from before links carried an expiry count from their message's acceptance.
-        const createdAtMs = target.expiresAtMs === null ? ((await deps.outbound.getMessageById(target.messageId))?.createdAtMs ?? null) : null;
+        const createdAtMs =
+          target.expiresAtMs === null ? ((await deps.outbound.getMessageById(target.messageId))?.createdAtMs ?? null) : null;
         if (deps.clock.nowMs() >= clickLinkExpiresAtMs(target, createdAtMs, deps.linkTtlMs())) {
-          return new Response(EXPIRED_PAGE, { status: 410, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
+          return new Response(EXPIRED_PAGE, {
+            status: 410,
+            headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
+          });
         }
         // Recorded while the message is kept (retention); the link works all the same.
         await record(target, request, "click", { url: target.url });

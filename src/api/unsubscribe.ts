@@ -28,17 +28,20 @@ export interface UnsubscribeDeps {
 const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 const page = (status: number, title: string, body: string) =>
-  new Response(`<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${title}</title>${body}</html>\n`, {
-    status,
-    // Never framed (a hidden frame must not click the button for a visitor), no scripts.
-    headers: {
-      "content-type": "text/html; charset=utf-8",
-      "cache-control": "no-store",
-      "referrer-policy": "no-referrer",
-      "x-frame-options": "DENY",
-      "content-security-policy": "default-src 'none'; form-action 'self'; frame-ancestors 'none'",
+  new Response(
+    `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${title}</title>${body}</html>\n`,
+    {
+      status,
+      // Never framed (a hidden frame must not click the button for a visitor), no scripts.
+      headers: {
+        "content-type": "text/html; charset=utf-8",
+        "cache-control": "no-store",
+        "referrer-policy": "no-referrer",
+        "x-frame-options": "DENY",
+        "content-security-policy": "default-src 'none'; form-action 'self'; frame-ancestors 'none'",
+      },
     },
-  });
+  );
 
 export function unsubscribeRoutes(deps: UnsubscribeDeps) {
   const params = t.Object({ token: t.String() });
@@ -88,7 +91,11 @@ export function unsubscribeRoutes(deps: UnsubscribeDeps) {
           }),
         );
         if (result.problem) {
-          deps.logger.warn("unsubscribe: not passed on to the account's unsubscribe.url", { ...fields, status: result.status, problem: result.problem });
+          deps.logger.warn("unsubscribe: not passed on to the account's unsubscribe.url", {
+            ...fields,
+            status: result.status,
+            problem: result.problem,
+          });
           return page(502, "Unsubscribe", "<p>Your request could not be passed on to the sender. Try again later.</p>");
         }
         deps.logger.info("unsubscribe passed on", { ...fields, status: result.status });

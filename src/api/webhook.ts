@@ -28,7 +28,9 @@ const WebhookPostSchema = t.Object(
 const WebhookStatusSchema = t.Object(
   {
     outbound_account_id: t.String(),
-    webhook: t.Union([t.Object({ url: t.String({ description: "without credentials or query" }), signed: t.Boolean() }), t.Null()], { description: "null: no webhook configured" }),
+    webhook: t.Union([t.Object({ url: t.String({ description: "without credentials or query" }), signed: t.Boolean() }), t.Null()], {
+      description: "null: no webhook configured",
+    }),
     pending: t.Object({
       events: t.Integer(),
       oldest_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
@@ -74,7 +76,12 @@ export function webhookRoutes(deps: ApiDeps) {
       {
         query: outboundQuery,
         response: { 200: WebhookStatusSchema, ...errorResponses(401, 403, 404, 422, 429) },
-        detail: { operationId: "getWebhook", summary: "(beyond) an outbound account's webhook, its backlog and latest POSTs", tags: ["Webhook"], security },
+        detail: {
+          operationId: "getWebhook",
+          summary: "(beyond) an outbound account's webhook, its backlog and latest POSTs",
+          tags: ["Webhook"],
+          security,
+        },
       },
     )
     .get(
@@ -89,7 +96,12 @@ export function webhookRoutes(deps: ApiDeps) {
       {
         query: t.Object({ outbound_account_id: t.String(), page: pagingQueryFields.page, before: pagingQueryFields.before }),
         response: { 200: t.Array(WebhookPostSchema), ...errorResponses(401, 403, 404, 422, 429) },
-        detail: { operationId: "listWebhookPosts", summary: "(beyond) POSTs made to an outbound account's webhook, newest first", tags: ["Webhook"], security },
+        detail: {
+          operationId: "listWebhookPosts",
+          summary: "(beyond) POSTs made to an outbound account's webhook, newest first",
+          tags: ["Webhook"],
+          security,
+        },
       },
     )
     .post(
@@ -102,7 +114,12 @@ export function webhookRoutes(deps: ApiDeps) {
       {
         query: outboundQuery,
         response: { 200: WebhookPostSchema, ...errorResponses(401, 403, 404, 422, 429) },
-        detail: { operationId: "testWebhook", summary: "(beyond) post one sample event to the webhook now and return the receiver's answer", tags: ["Webhook"], security },
+        detail: {
+          operationId: "testWebhook",
+          summary: "(beyond) post one sample event to the webhook now and return the receiver's answer",
+          tags: ["Webhook"],
+          security,
+        },
       },
     )
     .post(
@@ -110,8 +127,16 @@ export function webhookRoutes(deps: ApiDeps) {
       async ({ request, query }) => ({ pending: await deps.webhooks.retryNow(own(request, query.outbound_account_id)) }),
       {
         query: outboundQuery,
-        response: { 200: t.Object({ pending: t.Integer({ description: "events waiting, all due now" }) }, { title: "WebhookRetry" }), ...errorResponses(401, 403, 404, 422, 429) },
-        detail: { operationId: "retryWebhook", summary: "(beyond) post the pending events now instead of at their next retry", tags: ["Webhook"], security },
+        response: {
+          200: t.Object({ pending: t.Integer({ description: "events waiting, all due now" }) }, { title: "WebhookRetry" }),
+          ...errorResponses(401, 403, 404, 422, 429),
+        },
+        detail: {
+          operationId: "retryWebhook",
+          summary: "(beyond) post the pending events now instead of at their next retry",
+          tags: ["Webhook"],
+          security,
+        },
       },
     );
 }

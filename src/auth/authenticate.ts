@@ -36,7 +36,9 @@ export type AuthVerdict = { ok: true; principal: Principal } | { ok: false; stat
 export function authorize(registry: AccountRegistry, credential: Credential | null, pathId: string, scheme: AuthScheme): AuthVerdict {
   if (!credential || credential.secret === "") return { ok: false, status: 401 };
   const principal =
-    credential.type === "bearer" ? registry.principalForSecret(credential.secret) : registry.principalForNamedSecret(credential.username, credential.secret);
+    credential.type === "bearer"
+      ? registry.principalForSecret(credential.secret)
+      : registry.principalForNamedSecret(credential.username, credential.secret);
   if (!principal) return { ok: false, status: 401 };
   const allowed =
     scheme === "bearerAPIToken"

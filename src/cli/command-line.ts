@@ -22,7 +22,11 @@ export const COMMANDS: CommandSpec[] = [
   { name: "check-config", summary: "validate the config file and the files it names; list every problem", options: ["config"] },
   { name: "secret", summary: "mint a random token or SMTP password and print the line for the config", options: [] },
   { name: "init", summary: "write a starter config (mode 0640) with a fresh account and secrets", options: ["config", "force"] },
-  { name: "migrate", summary: "bring the store (SQLite, or PostgreSQL with store.url) to this version's schema; print what it applied", options: ["config"] },
+  {
+    name: "migrate",
+    summary: "bring the store (SQLite, or PostgreSQL with store.url) to this version's schema; print what it applied",
+    options: ["config"],
+  },
   { name: "tls", args: "status", summary: "print the certificate's names, issuer and expiry (exit 1 when unusable)", options: ["config"] },
   { name: "version", summary: "print the version", options: [] },
 ];
@@ -65,9 +69,15 @@ export function parseCommandLine(argv: string[]): CommandLine {
   }
   if (first === "-V" || first === "--version") return { kind: "version" };
   const spec = COMMANDS.find((c) => c.name === first);
-  if (!spec) return { kind: "error", message: first.startsWith("-") ? `unknown option "${first}"` : `unknown command "${first}"`, usage: HELP };
+  if (!spec)
+    return { kind: "error", message: first.startsWith("-") ? `unknown option "${first}"` : `unknown command "${first}"`, usage: HELP };
   const usage = usageOf(spec);
-  const options = Object.fromEntries([...spec.options, "help" as const].map((o) => [o, o === "help" ? { type: "boolean" as const, short: "h" } : { type: OPTIONS[o].type, short: OPTIONS[o].short }]));
+  const options = Object.fromEntries(
+    [...spec.options, "help" as const].map((o) => [
+      o,
+      o === "help" ? { type: "boolean" as const, short: "h" } : { type: OPTIONS[o].type, short: OPTIONS[o].short },
+    ]),
+  );
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({ args: argv.slice(1), options, allowPositionals: true, strict: true });

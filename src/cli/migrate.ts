@@ -33,7 +33,11 @@ export async function runMigrate(config: Config): Promise<MigrateOutcome> {
   const at = parsePostgresUrl(config.store.postgresUrl)!;
   try {
     const result = await migratePostgres(at, { connectTimeoutMs: config.store.connectTimeoutMs });
-    return { exitCode: 0, stdout: migrationReport(describePostgres(at), result.applied, result.version, POSTGRES_MIGRATIONS.at(-1)?.version ?? 0), stderr: [] };
+    return {
+      exitCode: 0,
+      stdout: migrationReport(describePostgres(at), result.applied, result.version, POSTGRES_MIGRATIONS.at(-1)?.version ?? 0),
+      stderr: [],
+    };
   } catch (err) {
     if (err instanceof PostgresConnectError) return { exitCode: 1, stdout: [], stderr: [err.message] };
     if (err instanceof StoreError) return { exitCode: 1, stdout: [], stderr: [`${describePostgres(at)}: refused: ${err.message}`] };

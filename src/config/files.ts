@@ -9,7 +9,8 @@ import type { Problem } from "../lib/validation.ts";
 
 /** The file-naming keys in use for a raw (not yet validated) config: key path → file path. */
 export function namedFiles(raw: unknown): { path: string; file: string }[] {
-  const at = (obj: unknown, key: string): unknown => (obj !== null && typeof obj === "object" ? (obj as Record<string, unknown>)[key] : undefined);
+  const at = (obj: unknown, key: string): unknown =>
+    obj !== null && typeof obj === "object" ? (obj as Record<string, unknown>)[key] : undefined;
   const tls = at(raw, "tls");
   const mode = at(tls, "mode");
   const candidates: [string, unknown, boolean][] = [
@@ -18,7 +19,9 @@ export function namedFiles(raw: unknown): { path: string; file: string }[] {
     ["tls.acme.ca_file", at(at(tls, "acme"), "ca_file"), mode === "acme"],
     ["outbound.tls_ca_file", at(at(raw, "outbound"), "tls_ca_file"), true],
   ];
-  return candidates.filter(([, file, used]) => used && typeof file === "string" && file !== "").map(([path, file]) => ({ path, file: file as string }));
+  return candidates
+    .filter(([, file, used]) => used && typeof file === "string" && file !== "")
+    .map(([path, file]) => ({ path, file: file as string }));
 }
 
 /** Why `file` cannot be read, in the words an operator acts on; null when it can. */

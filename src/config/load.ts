@@ -84,11 +84,16 @@ export function crossKeyProblems(raw: RawConfig): Problem[] {
     if (raw.tls.key_file === "") problems.push({ path: "tls.key_file", message: 'is required when tls.mode is "files"' });
   }
   if (raw.tls.mode === "acme") {
-    if (raw.tls.acme.domains.length === 0) problems.push({ path: "tls.acme.domains", message: 'needs at least one name when tls.mode is "acme"' });
-    if (raw.tls.acme.challenge_listen === "") problems.push({ path: "tls.acme.challenge_listen", message: 'is required when tls.mode is "acme"' });
+    if (raw.tls.acme.domains.length === 0)
+      problems.push({ path: "tls.acme.domains", message: 'needs at least one name when tls.mode is "acme"' });
+    if (raw.tls.acme.challenge_listen === "")
+      problems.push({ path: "tls.acme.challenge_listen", message: 'is required when tls.mode is "acme"' });
   }
   if (raw.smtp.submission_tls_listen !== "" && raw.tls.mode === "off") {
-    problems.push({ path: "smtp.submission_tls_listen", message: 'needs a certificate: set tls.mode to "files" or "acme", or leave it ""' });
+    problems.push({
+      path: "smtp.submission_tls_listen",
+      message: 'needs a certificate: set tls.mode to "files" or "acme", or leave it ""',
+    });
   }
   if (raw.http.tls && raw.tls.mode === "off") {
     problems.push({ path: "http.tls", message: 'needs a certificate: set tls.mode to "files" or "acme", or set http.tls = false' });
@@ -102,11 +107,15 @@ export function crossKeyProblems(raw: RawConfig): Problem[] {
     ["webhooks.lease_time", raw.webhooks.lease_time],
     ["cluster.job_lease_time", raw.cluster.job_lease_time],
   ] as const) {
-    if (ms(value) < MIN_LEASE_MS) problems.push({ path, message: `must be at least 1s, not "${value}": the node renews its leases every third of it` });
+    if (ms(value) < MIN_LEASE_MS)
+      problems.push({ path, message: `must be at least 1s, not "${value}": the node renews its leases every third of it` });
   }
   raw.http.trusted_proxies.forEach((entry, i) => {
     if (!parseIpRange(entry)) {
-      problems.push({ path: `http.trusted_proxies[${i}]`, message: `${JSON.stringify(entry)} is not an IP address or CIDR range (such as "127.0.0.1", "10.0.0.0/8" or "fd00::/8")` });
+      problems.push({
+        path: `http.trusted_proxies[${i}]`,
+        message: `${JSON.stringify(entry)} is not an IP address or CIDR range (such as "127.0.0.1", "10.0.0.0/8" or "fd00::/8")`,
+      });
     }
   });
   if (raw.http.listen === "") problems.push({ path: "http.listen", message: "is required: the API and /healthz live there" });
@@ -123,13 +132,18 @@ const rate = (s: string): RateLimit | null => parseRate(s)!;
 const keepMs = (s: string): number | null => (s.trim() === "off" ? null : ms(s));
 const listenOrOff = (s: string): ListenAddress | null => (s === "" ? null : parseListen(s));
 
-const webhookOf = (w: RawAccount["webhook"]): WebhookConfig | null => (w ? { url: w.url, token: w.token, signingSecret: w.signing_secret || null } : null);
+const webhookOf = (w: RawAccount["webhook"]): WebhookConfig | null =>
+  w ? { url: w.url, token: w.token, signingSecret: w.signing_secret || null } : null;
 
 export function toConfig(raw: RawConfig): Config {
   return {
     hostname: raw.hostname.toLowerCase(),
     dataDir: raw.data_dir,
-    store: { postgresUrl: raw.store.url === "" ? null : raw.store.url, connectTimeoutMs: ms(raw.store.connect_timeout), maxConnections: raw.store.max_connections },
+    store: {
+      postgresUrl: raw.store.url === "" ? null : raw.store.url,
+      connectTimeoutMs: ms(raw.store.connect_timeout),
+      maxConnections: raw.store.max_connections,
+    },
     cluster: { nodeId: raw.cluster.node_id === "" ? hostname() : raw.cluster.node_id, jobLeaseMs: ms(raw.cluster.job_lease_time) },
     log: { level: raw.log.level, flushIntervalMs: ms(raw.log.flush_interval) },
     http: {
@@ -189,7 +203,14 @@ export function toConfig(raw: RawConfig): Config {
       statusRetryRows: raw.inbound.status_retry_rows,
       // Two cores are taken by the main thread and the runtime's own threads (I/O, GC).
       parseWorkers: raw.inbound.parse_workers === "auto" ? Math.max(0, availableParallelism() - 2) : raw.inbound.parse_workers,
-      spamd: raw.inbound.spamd.address === "" ? null : { at: parseListen(raw.inbound.spamd.address)!, timeoutMs: ms(raw.inbound.spamd.timeout), maxBytes: bytes(raw.inbound.spamd.max_size) },
+      spamd:
+        raw.inbound.spamd.address === ""
+          ? null
+          : {
+              at: parseListen(raw.inbound.spamd.address)!,
+              timeoutMs: ms(raw.inbound.spamd.timeout),
+              maxBytes: bytes(raw.inbound.spamd.max_size),
+            },
     },
     outbound: {
       bounceHost: raw.outbound.bounce_host.toLowerCase(),
@@ -232,7 +253,11 @@ export function toConfig(raw: RawConfig): Config {
       batchSize: raw.webhooks.batch_size,
       allowPrivate: raw.webhooks.allow_private,
     },
-    domains: { recheckUnverifiedMs: ms(raw.domains.recheck_unverified), recheckVerifiedMs: ms(raw.domains.recheck_verified), graceMs: ms(raw.domains.grace_period) },
+    domains: {
+      recheckUnverifiedMs: ms(raw.domains.recheck_unverified),
+      recheckVerifiedMs: ms(raw.domains.recheck_verified),
+      graceMs: ms(raw.domains.grace_period),
+    },
     retention: {
       keepMs: {
         incoming_statuses: keepMs(raw.retention.incoming_statuses),
@@ -279,7 +304,13 @@ export function toConfig(raw: RawConfig): Config {
       webhook: webhookOf(a.webhook),
       tracking: { opens: a.tracking.opens, clicks: a.tracking.clicks },
       unsubscribe: { url: a.unsubscribe.url || null, mailto: a.unsubscribe.mailto || null },
-      outbound: a.outbound.map((o) => ({ id: o.id, apiKeyHashes: o.api_keys, sendRateLimit: rate(o.send_rate_limit), testMode: o.test_mode || a.test_mode, webhook: webhookOf(o.webhook) })),
+      outbound: a.outbound.map((o) => ({
+        id: o.id,
+        apiKeyHashes: o.api_keys,
+        sendRateLimit: rate(o.send_rate_limit),
+        testMode: o.test_mode || a.test_mode,
+        webhook: webhookOf(o.webhook),
+      })),
     })),
   };
 }

@@ -20,16 +20,25 @@ export const duration = (def: string, description: string) =>
 export const size = (def: string, description: string) =>
   str(def, description, { pattern: SIZE_PATTERN, errorMessage: 'must be a size such as "512KB", "25MB" or "1GB"' });
 export const listen = (def: string, description: string) =>
-  str(def, description, { format: "listen", errorMessage: 'must be "host:port" with a port from 0 to 65535 (e.g. "0.0.0.0:25", "[::]:25"), or "" for off' });
+  str(def, description, {
+    format: "listen",
+    errorMessage: 'must be "host:port" with a port from 0 to 65535 (e.g. "0.0.0.0:25", "[::]:25"), or "" for off',
+  });
 export const rate = (def: string, description: string) =>
   str(def, description, { pattern: RATE_PATTERN, errorMessage: 'must be "N/s", "N/min", "N/h" or "off"' });
 // A retention: a duration other than zero, or "off" (kept forever). Zero is refused
 // rather than read as either: "0" means "forever" to some and "at once" to others.
 export const NONZERO_DURATION = "(?=[0-9.]*[1-9])\\d+(\\.\\d+)?\\s*(ms|s|m|min|h|d)";
 export const nonzeroDuration = (def: string, description: string) =>
-  str(def, description, { pattern: `^\\s*${NONZERO_DURATION}\\s*$`, errorMessage: 'must be a duration above zero such as "30s", "10m" or "1h"' });
+  str(def, description, {
+    pattern: `^\\s*${NONZERO_DURATION}\\s*$`,
+    errorMessage: 'must be a duration above zero such as "30s", "10m" or "1h"',
+  });
 export const retention = (def: string, description: string) =>
-  str(def, `${description}; "off" = kept forever`, { pattern: `^\\s*(off|${NONZERO_DURATION})\\s*$`, errorMessage: 'must be a duration above zero such as "7d" or "30d", or "off" to keep forever' });
+  str(def, `${description}; "off" = kept forever`, {
+    pattern: `^\\s*(off|${NONZERO_DURATION})\\s*$`,
+    errorMessage: 'must be a duration above zero such as "7d" or "30d", or "off" to keep forever',
+  });
 export const int = (def: number, min: number, max: number, description: string) =>
   Type.Integer({ default: def, minimum: min, maximum: max, description, errorMessage: `must be an integer from ${min} to ${max}` });
 export const section = <T extends Record<string, TSchema>>(props: T, description: string) =>

@@ -9,7 +9,9 @@ export function configWarnings(config: Config): string[] {
     // `postroom init` writes sending_ips = [] because it cannot know the host's public
     // addresses; the SPF record would then authorise nobody, so none is offered.
     const whose = config.outbound.smarthost ? "the addresses outbound.smarthost sends from" : "this host's public addresses";
-    warnings.push(`outbound.sending_ips: is empty, so no SPF record is offered for sending domains and none can be verified; set it to ${whose}`);
+    warnings.push(
+      `outbound.sending_ips: is empty, so no SPF record is offered for sending domains and none can be verified; set it to ${whose}`,
+    );
   }
   return warnings;
 }

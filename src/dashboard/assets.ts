@@ -44,7 +44,11 @@ async function load(): Promise<AssetSet> {
     }
     return set;
   }
-  const built = await Bun.build({ entrypoints: [fileURLToPath(new URL("./ui/index.html", import.meta.url))], minify: true, target: "browser" });
+  const built = await Bun.build({
+    entrypoints: [fileURLToPath(new URL("./ui/index.html", import.meta.url))],
+    minify: true,
+    target: "browser",
+  });
   if (!built.success) throw new AggregateError(built.logs, "the dashboard could not be bundled");
   for (const out of built.outputs) {
     if (out.path.endsWith(".html")) continue;

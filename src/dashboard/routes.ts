@@ -43,7 +43,8 @@ export const DASHBOARD_ROUTES = [
 ];
 
 /** Whether `path` is the dashboard's (or `/`, which leads to it). */
-export const isDashboardPath = (path: string): boolean => path === "/" || path === DASHBOARD_PREFIX || path.startsWith(DASHBOARD_PREFIX + "/");
+export const isDashboardPath = (path: string): boolean =>
+  path === "/" || path === DASHBOARD_PREFIX || path.startsWith(DASHBOARD_PREFIX + "/");
 
 const withHeaders = (res: Response, headers: Record<string, string>): Response => {
   for (const [k, v] of Object.entries(headers)) res.headers.set(k, v);
@@ -68,9 +69,14 @@ export async function handleDashboard(deps: DashboardDeps, req: Request, remoteI
     const file = assets.files.get(asset[1]!);
     if (!file) return errorResponse(404);
     // The names carry a hash of the content: a new build has new names.
-    return withHeaders(new Response(file.body, { headers: { "Content-Type": file.contentType, "Cache-Control": "public, max-age=31536000, immutable" } }), SECURITY_HEADERS);
+    return withHeaders(
+      new Response(file.body, { headers: { "Content-Type": file.contentType, "Cache-Control": "public, max-age=31536000, immutable" } }),
+      SECURITY_HEADERS,
+    );
   }
-  const html = new Response(shellHtml(assets.scripts, assets.styles), { headers: { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" } });
+  const html = new Response(shellHtml(assets.scripts, assets.styles), {
+    headers: { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" },
+  });
   return withHeaders(html, SECURITY_HEADERS);
 }
 
@@ -82,7 +88,8 @@ async function session(deps: DashboardDeps, req: Request, remoteIp: string | nul
   const origin = new URL(req.url).origin;
   if (req.method === "GET") {
     const who = await deps.auth.authenticate(req);
-    if (who.kind !== "session") return errorResponse(401, "not signed in", who.kind === "ended" ? { "Set-Cookie": deps.auth.clearCookie() } : {});
+    if (who.kind !== "session")
+      return errorResponse(401, "not signed in", who.kind === "ended" ? { "Set-Cookie": deps.auth.clearCookie() } : {});
     return Response.json(sessionBody(deps.config(), who.account, who.session.expiresAtMs));
   }
   if (!cookieWriteAllowed(req.method, req.headers, origin)) {
@@ -124,8 +131,14 @@ async function signIn(deps: DashboardDeps, req: Request, remoteIp: string | null
     deps.logger.info("dashboard sign-in refused: unknown token", { remote_ip: remoteIp ?? undefined });
     return errorResponse(401, "that API token does not belong to any account");
   }
-  deps.logger.info(opened.account ? "dashboard sign-in" : "dashboard admin sign-in", { account_id: opened.account?.id, remote_ip: remoteIp ?? undefined });
-  return Response.json(sessionBody(deps.config(), opened.account, opened.expiresAtMs), { status: 201, headers: { "Set-Cookie": opened.setCookie } });
+  deps.logger.info(opened.account ? "dashboard sign-in" : "dashboard admin sign-in", {
+    account_id: opened.account?.id,
+    remote_ip: remoteIp ?? undefined,
+  });
+  return Response.json(sessionBody(deps.config(), opened.account, opened.expiresAtMs), {
+    status: 201,
+    headers: { "Set-Cookie": opened.setCookie },
+  });
 }
 
 /**
@@ -135,7 +148,11 @@ async function signIn(deps: DashboardDeps, req: Request, remoteIp: string | null
  */
 const sessionBody = (config: Config, account: AccountConfig | null, expiresAtMs: number) => ({
   admin: account === null,
-  accounts: (account ? [account] : config.accounts).map((a) => ({ id: a.id, name: a.name, outbound_account_ids: a.outbound.map((o) => o.id) })),
+  accounts: (account ? [account] : config.accounts).map((a) => ({
+    id: a.id,
+    name: a.name,
+    outbound_account_ids: a.outbound.map((o) => o.id),
+  })),
   smtp: {
     host: config.hostname,
     submission_port: config.smtp.submissionListen?.port ?? null,
@@ -151,8 +168,17 @@ const sessionBody = (config: Config, account: AccountConfig | null, expiresAtMs:
  * default this node's memory, on PostgreSQL the database's (createPgRateLimits) so that an
  * attacker trying tokens on every node is held to one sign_in_rate.
  */
-export function dashboardDeps(deps: Omit<SessionAuthDeps, "logger"> & { logger: Logger; system: DashboardDeps["system"]; limiter?: RateLimits }): DashboardDeps {
+export function dashboardDeps(
+  deps: Omit<SessionAuthDeps, "logger"> & { logger: Logger; system: DashboardDeps["system"]; limiter?: RateLimits },
+): DashboardDeps {
   const logger = deps.logger.child({ component: "dashboard" });
   const auth = new SessionAuth({ config: deps.config, registry: deps.registry, clock: deps.clock, logger, sessions: deps.sessions });
-  return { config: deps.config, clock: deps.clock, logger, auth, limiter: deps.limiter ?? new RateLimiter(DASHBOARD_RATE_KEYS), system: deps.system };
+  return {
+    config: deps.config,
+    clock: deps.clock,
+    logger,
+    auth,
+    limiter: deps.limiter ?? new RateLimiter(DASHBOARD_RATE_KEYS),
+    system: deps.system,
+  };
 }

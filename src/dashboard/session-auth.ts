@@ -8,7 +8,15 @@ import { errorResponse } from "../api/errors.ts";
 import type { AccountConfig, Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
-import { clearedSessionCookie, cookieValue, cookieWriteAllowed, judgeSession, SESSION_COOKIE, sessionCookie, type DashboardSession } from "./session.ts";
+import {
+  clearedSessionCookie,
+  cookieValue,
+  cookieWriteAllowed,
+  judgeSession,
+  SESSION_COOKIE,
+  sessionCookie,
+  type DashboardSession,
+} from "./session.ts";
 import { sessionIdHash, type SessionRepo } from "./sessions.port.ts";
 
 export interface SessionAuthDeps {
@@ -62,7 +70,7 @@ export class SessionAuth {
     const { registry, sessions, clock, config } = this.deps;
     const admin = secretMatchesAny(token, config().dashboard.adminTokenHashes);
     const principal = admin ? null : registry.principalForSecret(token);
-    if (!admin && (principal?.kind !== "account")) return null;
+    if (!admin && principal?.kind !== "account") return null;
     const account = principal?.account ?? null;
     const nowMs = clock.nowMs();
     await sessions.removeExpired(nowMs);
@@ -108,12 +116,21 @@ export type ApiCookieVerdict =
  * session's account, on its own paths only, with the dashboard's write rule (CSRF).
  * Management routes only: a session cannot send (E11 takes a sending key).
  */
-export async function cookieApiVerdict(auth: SessionAuth, req: Request, pathAccountId: string, scheme: AuthScheme): Promise<ApiCookieVerdict> {
+export async function cookieApiVerdict(
+  auth: SessionAuth,
+  req: Request,
+  pathAccountId: string,
+  scheme: AuthScheme,
+): Promise<ApiCookieVerdict> {
   const who = await auth.authenticate(req);
   if (who.kind === "none") return { kind: "none" };
-  if (who.kind === "ended") return { kind: "refused", res: errorResponse(401, "the dashboard session ended: sign in again", { "Set-Cookie": auth.clearCookie() }) };
+  if (who.kind === "ended")
+    return { kind: "refused", res: errorResponse(401, "the dashboard session ended: sign in again", { "Set-Cookie": auth.clearCookie() }) };
   if (!cookieWriteAllowed(req.method, req.headers, new URL(req.url).origin)) {
-    return { kind: "refused", res: errorResponse(403, "this request must come from the dashboard's own page (X-Postroom-Dashboard: 1, same origin)") };
+    return {
+      kind: "refused",
+      res: errorResponse(403, "this request must come from the dashboard's own page (X-Postroom-Dashboard: 1, same origin)"),
+    };
   }
   // An admin session opens every account's management paths; an account's session its own.
   const account = who.account ?? auth.account(pathAccountId);

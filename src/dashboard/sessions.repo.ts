@@ -29,7 +29,15 @@ export function createSessionRepo(store: Store): SessionRepo {
     async find(idHash): Promise<DashboardSession | null> {
       const r = select.get(idHash);
       return r
-        ? { idHash: r.id_hash, accountId: r.account_id, admin: r.admin === 1, tokenHash: r.token_hash, createdAtMs: r.created_at, expiresAtMs: r.expires_at, lastSeenAtMs: r.last_seen_at }
+        ? {
+            idHash: r.id_hash,
+            accountId: r.account_id,
+            admin: r.admin === 1,
+            tokenHash: r.token_hash,
+            createdAtMs: r.created_at,
+            expiresAtMs: r.expires_at,
+            lastSeenAtMs: r.last_seen_at,
+          }
         : null;
     },
     touch: async (idHash, nowMs) => void update.run(nowMs, idHash),

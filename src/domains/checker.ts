@@ -39,7 +39,10 @@ async function lookup<T>(what: string, host: string, ask: () => Promise<T[]>): P
     return await ask();
   } catch (err) {
     if (isNoDataError(err)) return [];
-    return { ok: false, reason: `could not look up the ${what} at ${host} (${(err as { code?: string }).code ?? (err as Error).message}); will try again` };
+    return {
+      ok: false,
+      reason: `could not look up the ${what} at ${host} (${(err as { code?: string }).code ?? (err as Error).message}); will try again`,
+    };
   }
 }
 
@@ -59,7 +62,14 @@ export async function checkDomain(d: SendingDomain, ctx: CheckContext): Promise<
   const spfResults = await Promise.all(
     ctx.sendingIps.map(async (ip) => {
       try {
-        const res = await spf({ sender: `postmaster@${names.mtaDomain}`, ip, helo: ctx.hostname, mta: ctx.hostname, resolver: r.resolve as never, strict: true });
+        const res = await spf({
+          sender: `postmaster@${names.mtaDomain}`,
+          ip,
+          helo: ctx.hostname,
+          mta: ctx.hostname,
+          resolver: r.resolve as never,
+          strict: true,
+        });
         return { ip, result: res.status.result };
       } catch {
         return { ip, result: "temperror" };
@@ -69,6 +79,10 @@ export async function checkDomain(d: SendingDomain, ctx: CheckContext): Promise<
   const spfCheck = spfVerdict(names.mtaDomain, spfResults);
   const verdicts: Record<CheckName, Verdict> = { dkim, ed25519, return_path: returnPath, spf: spfCheck };
   const checks = Object.fromEntries(Object.entries(verdicts).map(([k, v]) => [k, v.ok])) as Record<CheckName, boolean>;
-  const reasons = Object.fromEntries(Object.entries(verdicts).filter(([, v]) => v.reason).map(([k, v]) => [k, v.reason])) as Partial<Record<CheckName, string>>;
+  const reasons = Object.fromEntries(
+    Object.entries(verdicts)
+      .filter(([, v]) => v.reason)
+      .map(([k, v]) => [k, v.reason]),
+  ) as Partial<Record<CheckName, string>>;
   return { checks, reasons };
 }

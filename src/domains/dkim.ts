@@ -4,7 +4,18 @@
 import { dkimSign } from "mailauth";
 
 /** Headers every signature covers when present. */
-export const SIGNED_HEADERS = ["from", "to", "cc", "subject", "date", "message-id", "reply-to", "mime-version", "content-type", "content-transfer-encoding"];
+export const SIGNED_HEADERS = [
+  "from",
+  "to",
+  "cc",
+  "subject",
+  "date",
+  "message-id",
+  "reply-to",
+  "mime-version",
+  "content-type",
+  "content-transfer-encoding",
+];
 /** Listed once more than they occur, so none can be added after signing (see patches/mailauth). */
 export const OVERSIGNED_HEADERS = ["From"];
 
@@ -20,7 +31,13 @@ export interface SignRequest {
 /** The DKIM-Signature header lines to put in front of the message, each ending in CRLF. */
 export async function dkimSignatures(req: SignRequest): Promise<string> {
   const signatureData = [{ signingDomain: req.domain, selector: req.rsa.selector, privateKey: req.rsa.keyPem, algorithm: "rsa-sha256" }];
-  if (req.ed25519) signatureData.push({ signingDomain: req.domain, selector: req.ed25519.selector, privateKey: req.ed25519.keyPem, algorithm: "ed25519-sha256" });
+  if (req.ed25519)
+    signatureData.push({
+      signingDomain: req.domain,
+      selector: req.ed25519.selector,
+      privateKey: req.ed25519.keyPem,
+      algorithm: "ed25519-sha256",
+    });
   const raw = Buffer.from(req.raw.buffer, req.raw.byteOffset, req.raw.byteLength);
   const signed = await dkimSign(raw, {
     signingDomain: req.domain,
@@ -29,7 +46,12 @@ export async function dkimSignatures(req: SignRequest): Promise<string> {
     canonicalization: "relaxed/relaxed",
     headerList: SIGNED_HEADERS,
     signTime: new Date(req.signTimeMs),
-    signatureData: signatureData.map((s) => ({ ...s, canonicalization: "relaxed/relaxed", headerList: SIGNED_HEADERS, oversign: OVERSIGNED_HEADERS })) as never,
+    signatureData: signatureData.map((s) => ({
+      ...s,
+      canonicalization: "relaxed/relaxed",
+      headerList: SIGNED_HEADERS,
+      oversign: OVERSIGNED_HEADERS,
+    })) as never,
   });
   if (signed.errors.length > 0) throw new Error(`DKIM signing failed: ${JSON.stringify(signed.errors)}`);
   return signed.signatures;

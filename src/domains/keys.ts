@@ -23,14 +23,20 @@ export function newSelector(): string {
 
 export function newRsaKey(): DkimKeyPair {
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-  return { privateKeyPem: privateKey.export({ type: "pkcs8", format: "pem" }).toString(), publicKey: publicKey.export({ type: "spki", format: "der" }).toString("base64") };
+  return {
+    privateKeyPem: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+    publicKey: publicKey.export({ type: "spki", format: "der" }).toString("base64"),
+  };
 }
 
 export function newEd25519Key(): DkimKeyPair {
   const { privateKey, publicKey } = generateKeyPairSync("ed25519");
   // RFC 8463: p= is the bare 32-byte key, the last 32 bytes of the SPKI encoding.
   const spki = publicKey.export({ type: "spki", format: "der" });
-  return { privateKeyPem: privateKey.export({ type: "pkcs8", format: "pem" }).toString(), publicKey: spki.subarray(spki.length - 32).toString("base64") };
+  return {
+    privateKeyPem: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+    publicKey: spki.subarray(spki.length - 32).toString("base64"),
+  };
 }
 
 export const rsaRecord = (publicKey: string): string => `v=DKIM1; k=rsa; p=${publicKey}`;

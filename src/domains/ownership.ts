@@ -60,7 +60,13 @@ export function returnPathOwners(domain: string): string[] {
  * host, or its custom domain. A sending domain must not be another account's custom domain.
  * An account's own records never stand in its way (one domain for receiving and sending).
  */
-export function decideDomainClaim(input: { domain: string; use: DomainUse; claimantId: string; holdings: readonly DomainHolding[]; server: ServerNames }): ClaimDecision {
+export function decideDomainClaim(input: {
+  domain: string;
+  use: DomainUse;
+  claimantId: string;
+  holdings: readonly DomainHolding[];
+  server: ServerNames;
+}): ClaimDecision {
   const { domain, use, claimantId, server } = input;
   if (use === "custom_domain") {
     const own: [string, string][] = [
@@ -70,7 +76,10 @@ export function decideDomainClaim(input: { domain: string; use: DomainUse; claim
     ];
     for (const [name, what] of own) {
       if (name.trim() !== "" && isSameOrSubdomain(domain, bare(name))) {
-        return { kind: "server_domain", reason: `${domain} is this server's own domain (${domain === bare(name) ? what : `under ${what} ${bare(name)}`}); mail to it is the server's, so no account can have it. Use a domain of your own` };
+        return {
+          kind: "server_domain",
+          reason: `${domain} is this server's own domain (${domain === bare(name) ? what : `under ${what} ${bare(name)}`}); mail to it is the server's, so no account can have it. Use a domain of your own`,
+        };
       }
     }
   }
@@ -115,4 +124,5 @@ export function proofRecord(key: Buffer, accountId: string, domain: string): Pro
 }
 
 /** Whether one of the TXT records (each a list of character-strings) is exactly the proof. */
-export const proofPublished = (txt: readonly (readonly string[])[], proof: ProofRecord): boolean => txt.some((strings) => strings.join("").trim() === proof.value);
+export const proofPublished = (txt: readonly (readonly string[])[], proof: ProofRecord): boolean =>
+  txt.some((strings) => strings.join("").trim() === proof.value);

@@ -14,7 +14,13 @@ import { notify, subscribe, type ChannelSubscription } from "../store/pg-notify.
 import { pgContains, pgNewestFirst } from "../store/pg-paging.ts";
 import { pgInteger } from "../store/pg-values.ts";
 import { SendingDomainTakenError, type SendingDomain } from "./sending-domain.ts";
-import { changeListeners, sendingDomainFromRow, type SendingDomainCaches, type SendingDomainRepo, type SendingDomainRow } from "./sending-domains.port.ts";
+import {
+  changeListeners,
+  sendingDomainFromRow,
+  type SendingDomainCaches,
+  type SendingDomainRepo,
+  type SendingDomainRow,
+} from "./sending-domains.port.ts";
 import { pgTablePurge } from "../store/pg-purge-window.ts";
 import type { Purge } from "../store/purge-window.ts";
 
@@ -27,7 +33,12 @@ export const SENDING_DOMAIN_CHANGES_CHANNEL = "postroom_sending_domains";
  * the repository's own client; Bun listens on a dedicated connection of it.
  */
 export function listenForSendingDomainChanges(sql: SQL, caches: SendingDomainCaches): Promise<ChannelSubscription> {
-  return subscribe(sql, SENDING_DOMAIN_CHANGES_CHANNEL, (id) => caches.forget(id), () => caches.forgetAll());
+  return subscribe(
+    sql,
+    SENDING_DOMAIN_CHANGES_CHANNEL,
+    (id) => caches.forget(id),
+    () => caches.forgetAll(),
+  );
 }
 
 /** BIGINT columns arrive as strings from Bun's SQL client (bigints with `bigint: true`). */
@@ -90,28 +101,33 @@ export function createPgSendingDomainRepo(sql: SQL): SendingDomainRepo {
       changed(d.id);
     },
     async get(accountId, id) {
-      const rows: PgRow[] = await sql`SELECT ${columns} FROM sending_domains WHERE id = ${id} AND account_id = ${accountId} AND deleted_at IS NULL`;
+      const rows: PgRow[] =
+        await sql`SELECT ${columns} FROM sending_domains WHERE id = ${id} AND account_id = ${accountId} AND deleted_at IS NULL`;
       return rows[0] ? fromRow(rows[0]) : null;
     },
     async list(accountId, query, page) {
       const filter = query ? sql`AND ${pgContains(sql, sql`domain`, containsPattern(query))}` : sql``;
       const { where, tail } = pgNewestFirst(sql, page);
-      const rows: PgRow[] = await sql`SELECT ${columns} FROM sending_domains WHERE account_id = ${accountId} AND deleted_at IS NULL ${filter} ${where} ${tail}`;
+      const rows: PgRow[] =
+        await sql`SELECT ${columns} FROM sending_domains WHERE account_id = ${accountId} AND deleted_at IS NULL ${filter} ${where} ${tail}`;
       return toPage(rows.map(fromRow), page.limit);
     },
     async findForAccount(accountId, names) {
       if (names.length === 0) return [];
-      const rows: PgRow[] = await sql`SELECT ${columns} FROM sending_domains WHERE account_id = ${accountId} AND deleted_at IS NULL AND domain IN ${sql(names as string[])}`;
+      const rows: PgRow[] =
+        await sql`SELECT ${columns} FROM sending_domains WHERE account_id = ${accountId} AND deleted_at IS NULL AND domain IN ${sql(names as string[])}`;
       return rows.map(fromRow);
     },
     async findLiveByDomains(names) {
       if (names.length === 0) return [];
-      const rows: PgRow[] = await sql`SELECT ${columns} FROM sending_domains WHERE deleted_at IS NULL AND domain IN ${sql(names as string[])} ORDER BY created_at, id COLLATE "C"`;
+      const rows: PgRow[] =
+        await sql`SELECT ${columns} FROM sending_domains WHERE deleted_at IS NULL AND domain IN ${sql(names as string[])} ORDER BY created_at, id COLLATE "C"`;
       return rows.map(fromRow);
     },
     async softDelete(accountId, id, nowMs) {
       const deleted = await sql.begin(async (tx) => {
-        const result: { count: number } = await tx`UPDATE sending_domains SET deleted_at = ${nowMs} WHERE id = ${id} AND account_id = ${accountId} AND deleted_at IS NULL`;
+        const result: { count: number } =
+          await tx`UPDATE sending_domains SET deleted_at = ${nowMs} WHERE id = ${id} AND account_id = ${accountId} AND deleted_at IS NULL`;
         if (result.count > 0) await announce(tx, id);
         return result.count > 0;
       });
@@ -131,7 +147,8 @@ export function createPgSendingDomainRepo(sql: SQL): SendingDomainRepo {
       changed(id);
     },
     async due(nowMs, limit) {
-      const rows: PgRow[] = await sql`SELECT ${columns} FROM sending_domains WHERE deleted_at IS NULL AND next_check_at <= ${nowMs} ORDER BY next_check_at, id COLLATE "C" LIMIT ${limit}`;
+      const rows: PgRow[] =
+        await sql`SELECT ${columns} FROM sending_domains WHERE deleted_at IS NULL AND next_check_at <= ${nowMs} ORDER BY next_check_at, id COLLATE "C" LIMIT ${limit}`;
       return rows.map(fromRow);
     },
     onChange,

@@ -76,7 +76,12 @@ export const sendingDomainFromRow = (r: SendingDomainRow): SendingDomain => ({
   ed25519Selector: r.ed25519_selector,
   ed25519PublicKey: r.ed25519_public_key,
   ed25519PrivateKeyEnc: r.ed25519_private_key_enc,
-  checks: { dkim: r.dkim_verified === 1, ed25519: r.ed25519_verified === 1, return_path: r.return_path_verified === 1, spf: r.spf_verified === 1 },
+  checks: {
+    dkim: r.dkim_verified === 1,
+    ed25519: r.ed25519_verified === 1,
+    return_path: r.return_path_verified === 1,
+    spf: r.spf_verified === 1,
+  },
   reasons: JSON.parse(r.reasons_json),
   verifiedAtMs: r.verified_at,
   failingSinceMs: r.failing_since,

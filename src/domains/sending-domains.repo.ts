@@ -6,7 +6,12 @@ import { containsPattern, newestFirst, toPage } from "../store/paging.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import { newId16 } from "../lib/ids.ts";
 import { SendingDomainTakenError } from "./sending-domain.ts";
-import { changeListeners, sendingDomainFromRow as fromRow, type SendingDomainRepo, type SendingDomainRow as Row } from "./sending-domains.port.ts";
+import {
+  changeListeners,
+  sendingDomainFromRow as fromRow,
+  type SendingDomainRepo,
+  type SendingDomainRow as Row,
+} from "./sending-domains.port.ts";
 
 const COLUMNS =
   "id, account_id, domain, dkim_selector, dkim_public_key, dkim_private_key_enc, ed25519_selector, ed25519_public_key, ed25519_private_key_enc, dkim_verified, ed25519_verified, return_path_verified, spf_verified, reasons_json, verified_at, failing_since, checked_at, next_check_at, created_at";
@@ -17,7 +22,11 @@ export function createSendingDomainRepo(store: Store): SendingDomainRepo {
   return {
     async insert(d) {
       try {
-        db.query(`INSERT INTO sending_domains (${COLUMNS}) VALUES (${COLUMNS.split(", ").map(() => "?").join(", ")})`).run(
+        db.query(
+          `INSERT INTO sending_domains (${COLUMNS}) VALUES (${COLUMNS.split(", ")
+            .map(() => "?")
+            .join(", ")})`,
+        ).run(
           d.id,
           d.accountId,
           d.domain,
@@ -45,7 +54,9 @@ export function createSendingDomainRepo(store: Store): SendingDomainRepo {
       changed(d.id);
     },
     async get(accountId, id) {
-      const row = db.query(`SELECT ${COLUMNS} FROM sending_domains WHERE id = ? AND account_id = ? AND deleted_at IS NULL`).get(id, accountId) as Row | null;
+      const row = db
+        .query(`SELECT ${COLUMNS} FROM sending_domains WHERE id = ? AND account_id = ? AND deleted_at IS NULL`)
+        .get(id, accountId) as Row | null;
       return row ? fromRow(row) : null;
     },
     async list(accountId, query, page) {
@@ -56,23 +67,34 @@ export function createSendingDomainRepo(store: Store): SendingDomainRepo {
         params.push(containsPattern(query));
       }
       const { where, tail } = newestFirst(page, params);
-      const rows = db.query(`SELECT ${COLUMNS} FROM sending_domains WHERE account_id = ? AND deleted_at IS NULL${filter}${where}${tail}`).all(...(params as never[])) as Row[];
+      const rows = db
+        .query(`SELECT ${COLUMNS} FROM sending_domains WHERE account_id = ? AND deleted_at IS NULL${filter}${where}${tail}`)
+        .all(...(params as never[])) as Row[];
       return toPage(rows.map(fromRow), page.limit);
     },
     async findForAccount(accountId, names) {
       if (names.length === 0) return [];
       const rows = db
-        .query(`SELECT ${COLUMNS} FROM sending_domains WHERE account_id = ? AND deleted_at IS NULL AND domain IN (${names.map(() => "?").join(", ")})`)
+        .query(
+          `SELECT ${COLUMNS} FROM sending_domains WHERE account_id = ? AND deleted_at IS NULL AND domain IN (${names.map(() => "?").join(", ")})`,
+        )
         .all(accountId, ...names) as Row[];
       return rows.map(fromRow);
     },
     async findLiveByDomains(names) {
       if (names.length === 0) return [];
-      const rows = db.query(`SELECT ${COLUMNS} FROM sending_domains WHERE deleted_at IS NULL AND domain IN (${names.map(() => "?").join(", ")}) ORDER BY created_at, id`).all(...names) as Row[];
+      const rows = db
+        .query(
+          `SELECT ${COLUMNS} FROM sending_domains WHERE deleted_at IS NULL AND domain IN (${names.map(() => "?").join(", ")}) ORDER BY created_at, id`,
+        )
+        .all(...names) as Row[];
       return rows.map(fromRow);
     },
     async softDelete(accountId, id, nowMs) {
-      const deleted = db.query("UPDATE sending_domains SET deleted_at = ? WHERE id = ? AND account_id = ? AND deleted_at IS NULL").run(nowMs, id, accountId).changes > 0;
+      const deleted =
+        db
+          .query("UPDATE sending_domains SET deleted_at = ? WHERE id = ? AND account_id = ? AND deleted_at IS NULL")
+          .run(nowMs, id, accountId).changes > 0;
       if (deleted) changed(id);
       return deleted;
     },
@@ -80,14 +102,27 @@ export function createSendingDomainRepo(store: Store): SendingDomainRepo {
       store.tx(() => {
         db.query(
           "UPDATE sending_domains SET dkim_verified = ?, ed25519_verified = ?, return_path_verified = ?, spf_verified = ?, reasons_json = ?, verified_at = ?, failing_since = ?, checked_at = ?, next_check_at = ? WHERE id = ?",
-        ).run(o.checks.dkim ? 1 : 0, o.checks.ed25519 ? 1 : 0, o.checks.return_path ? 1 : 0, o.checks.spf ? 1 : 0, JSON.stringify(o.reasons), o.verifiedAtMs, o.failingSinceMs, o.checkedAtMs, o.nextCheckAtMs, id);
+        ).run(
+          o.checks.dkim ? 1 : 0,
+          o.checks.ed25519 ? 1 : 0,
+          o.checks.return_path ? 1 : 0,
+          o.checks.spf ? 1 : 0,
+          JSON.stringify(o.reasons),
+          o.verifiedAtMs,
+          o.failingSinceMs,
+          o.checkedAtMs,
+          o.nextCheckAtMs,
+          id,
+        );
         const insert = db.query("INSERT INTO sending_domain_events (id, domain_id, kind, details_json, created_at) VALUES (?, ?, ?, ?, ?)");
         for (const e of events) insert.run(newId16(), id, e.kind, JSON.stringify(e.details), o.checkedAtMs);
       });
       changed(id);
     },
     async due(nowMs, limit) {
-      const rows = db.query(`SELECT ${COLUMNS} FROM sending_domains WHERE deleted_at IS NULL AND next_check_at <= ? ORDER BY next_check_at, id LIMIT ?`).all(nowMs, limit) as Row[];
+      const rows = db
+        .query(`SELECT ${COLUMNS} FROM sending_domains WHERE deleted_at IS NULL AND next_check_at <= ? ORDER BY next_check_at, id LIMIT ?`)
+        .all(nowMs, limit) as Row[];
       return rows.map(fromRow);
     },
     onChange,
@@ -101,7 +136,9 @@ export function createSendingDomainRepo(store: Store): SendingDomainRepo {
  */
 export function createDomainEventPurge(store: Store): Purge {
   const db = store.logDb;
-  const window = db.query<WindowRow, [number, number]>("SELECT rowid, created_at AS at, 0 AS keep FROM sending_domain_events WHERE rowid > ? ORDER BY rowid LIMIT ?");
+  const window = db.query<WindowRow, [number, number]>(
+    "SELECT rowid, created_at AS at, 0 AS keep FROM sending_domain_events WHERE rowid > ? ORDER BY rowid LIMIT ?",
+  );
   const remove = db.query("DELETE FROM sending_domain_events WHERE rowid IN (SELECT value FROM json_each(?))");
   return rowidPurge(db, window, (rowids) => remove.run(rowids));
 }

@@ -102,16 +102,29 @@ export class DomainService implements SendingDomainCaches {
   async verify(d: SendingDomain): Promise<SendingDomain> {
     const config = this.deps.config();
     const now = this.deps.clock.nowMs();
-    const { checks, reasons } = await checkDomain(d, { resolver: this.deps.resolver, bounceHost: config.outbound.bounceHost, sendingIps: config.outbound.sendingIps, hostname: config.hostname });
+    const { checks, reasons } = await checkDomain(d, {
+      resolver: this.deps.resolver,
+      bounceHost: config.outbound.bounceHost,
+      sendingIps: config.outbound.sendingIps,
+      hostname: config.hostname,
+    });
     const next = nextState(d, checks, reasons as Record<string, string>, now, {
       unverifiedMs: config.domains.recheckUnverifiedMs,
       verifiedMs: config.domains.recheckVerifiedMs,
       graceMs: config.domains.graceMs,
       jitter: 0.1,
     });
-    const outcome = { checks, reasons, verifiedAtMs: next.verifiedAtMs, failingSinceMs: next.failingSinceMs, checkedAtMs: now, nextCheckAtMs: next.nextCheckAtMs };
+    const outcome = {
+      checks,
+      reasons,
+      verifiedAtMs: next.verifiedAtMs,
+      failingSinceMs: next.failingSinceMs,
+      checkedAtMs: now,
+      nextCheckAtMs: next.nextCheckAtMs,
+    };
     await this.deps.repo.recordCheck(d.id, outcome, next.events);
-    for (const e of next.events) this.deps.logger.info(`sending domain ${e.kind.replace("_", " ")}`, { domain: d.domain, domain_id: d.id, ...e.details });
+    for (const e of next.events)
+      this.deps.logger.info(`sending domain ${e.kind.replace("_", " ")}`, { domain: d.domain, domain_id: d.id, ...e.details });
     return { ...d, ...outcome };
   }
 

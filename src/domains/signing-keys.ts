@@ -36,7 +36,12 @@ export class SigningKeyCache {
   keysFor(d: SendingDomain): SigningKeys {
     let entry = this.entries.get(d.id);
     if (!entry || entry.rsaEnc !== d.dkimPrivateKeyEnc || entry.ed25519Enc !== d.ed25519PrivateKeyEnc) {
-      entry = { rsaEnc: d.dkimPrivateKeyEnc, ed25519Enc: d.ed25519PrivateKeyEnc, rsaPem: decryptSecret(d.dkimPrivateKeyEnc, this.encryptionKey), ed25519Pem: null };
+      entry = {
+        rsaEnc: d.dkimPrivateKeyEnc,
+        ed25519Enc: d.ed25519PrivateKeyEnc,
+        rsaPem: decryptSecret(d.dkimPrivateKeyEnc, this.encryptionKey),
+        ed25519Pem: null,
+      };
       this.entries.set(d.id, entry);
     }
     const e = entry;

@@ -25,7 +25,8 @@ export function dkimTags(record: string): Map<string, string> {
 /** Whether one of the TXT records at `host` (strings of a record joined) carries `publicKey`. */
 export function dkimRecordVerdict(host: string, records: readonly (readonly string[])[], publicKey: string): Verdict {
   const keys = records.map((r) => dkimTags(r.join(""))).filter((t) => t.has("p"));
-  if (keys.length === 0) return fail(records.length === 0 ? `no TXT record at ${host}` : `the TXT record at ${host} is not a DKIM key record (no p=)`);
+  if (keys.length === 0)
+    return fail(records.length === 0 ? `no TXT record at ${host}` : `the TXT record at ${host} is not a DKIM key record (no p=)`);
   if (keys.some((t) => t.get("p") === publicKey)) return pass;
   if (keys.every((t) => t.get("p") === "")) return fail(`the DKIM key at ${host} is revoked (empty p=)`);
   return fail(`TXT at ${host} has a different key`);
@@ -43,7 +44,10 @@ export function cnameVerdict(host: string, targets: readonly string[], required:
 export function spfVerdict(host: string, results: readonly { ip: string; result: string }[]): Verdict {
   // Said in words, not left as a bare `false`: with no addresses there is nothing SPF could
   // authorise, no SPF record is offered, and only the operator can fix it.
-  if (results.length === 0) return fail("outbound.sending_ips is empty: the operator has not set the addresses mail leaves from, so no SPF record is offered and SPF cannot be checked");
+  if (results.length === 0)
+    return fail(
+      "outbound.sending_ips is empty: the operator has not set the addresses mail leaves from, so no SPF record is offered and SPF cannot be checked",
+    );
   const failing = results.filter((r) => r.result !== "pass");
   if (failing.length === 0) return pass;
   return fail(`the SPF policy reached at ${host} does not authorise ${failing.map((r) => `${r.ip} (${r.result})`).join(", ")}`);
@@ -80,7 +84,14 @@ export interface NextState extends DomainState {
 }
 
 /** What a check's result changes: verification, the grace period, the next check, events. */
-export function nextState(prev: DomainState, checks: Record<CheckName, boolean>, reasons: Record<string, string>, nowMs: number, schedule: Schedule, random = Math.random): NextState {
+export function nextState(
+  prev: DomainState,
+  checks: Record<CheckName, boolean>,
+  reasons: Record<string, string>,
+  nowMs: number,
+  schedule: Schedule,
+  random = Math.random,
+): NextState {
   const allPass = REQUIRED_CHECKS.every((c) => checks[c]);
   const spread = (ms: number) => Math.round(ms * (1 + schedule.jitter * (2 * random() - 1)));
   const events: NextState["events"] = [];

@@ -162,7 +162,8 @@ export class WebhookDispatcher {
         const webhook = this.webhookFor(outboundAccountId);
         if (!webhook) {
           const dropped = await this.deps.repo.drop(outboundAccountId);
-          if (dropped > 0) this.deps.logger.info("events not posted: no webhook configured", { outbound_account_id: outboundAccountId, count: dropped });
+          if (dropped > 0)
+            this.deps.logger.info("events not posted: no webhook configured", { outbound_account_id: outboundAccountId, count: dropped });
           continue;
         }
         const { batchSize, leaseMs } = this.deps.config().webhooks;
@@ -187,7 +188,14 @@ export class WebhookDispatcher {
   }
 
   /** POSTs `body` under the Bearer token and signature headers, through the egress guard; records the answer. */
-  private async exchange(webhook: WebhookConfig, outboundAccountId: string, batchId: string, body: string, events: number, test: boolean): Promise<Exchange> {
+  private async exchange(
+    webhook: WebhookConfig,
+    outboundAccountId: string,
+    batchId: string,
+    body: string,
+    events: number,
+    test: boolean,
+  ): Promise<Exchange> {
     const c = this.deps.config().webhooks;
     const now = this.deps.clock.nowMs();
     const headers: Record<string, string> = {
@@ -208,14 +216,24 @@ export class WebhookDispatcher {
       result.status = response.status;
       result.retryAfter = retryAfterMs(response.headers.get("retry-after"), now);
       // The receiver's own words, kept on the webhook post: NUL replaced (src/lib/stored-text.ts).
-      result.problem = response.status >= 200 && response.status < 300 ? "" : replaceNul((await readBodyPrefix(response, 512)).slice(0, 200));
+      result.problem =
+        response.status >= 200 && response.status < 300 ? "" : replaceNul((await readBodyPrefix(response, 512)).slice(0, 200));
     } catch (err) {
       result.timedOut = (err as Error).name === "TimeoutError";
       result.problem = result.timedOut ? `no answer within ${c.timeoutMs} ms` : (err as Error).message;
     }
     result.durationMs = Math.round(performance.now() - startedMs);
     this.deps.onPosted?.(result.status, result.timedOut);
-    await this.deps.posts?.record({ outboundAccountId, batchId, events, test, status: result.status, problem: result.problem, durationMs: result.durationMs, createdAtMs: now });
+    await this.deps.posts?.record({
+      outboundAccountId,
+      batchId,
+      events,
+      test,
+      status: result.status,
+      problem: result.problem,
+      durationMs: result.durationMs,
+      createdAtMs: now,
+    });
     return result;
   }
 
@@ -232,10 +250,31 @@ export class WebhookDispatcher {
     const body = webhookBody({
       id: batchId,
       attempts: 0,
-      events: [{ id: `test_${newId16()}`, kind: "delivery", recipient: "test@example.com", messageId: TEST_MESSAGE_ID, outboundAccountId, accountId: "", createdAtMs: nowMs, details: { test: true, mx: "mx.example.com", smtp_code: 250, smtp_response: "250 2.0.0 OK (test)", attempt: 1 } }],
+      events: [
+        {
+          id: `test_${newId16()}`,
+          kind: "delivery",
+          recipient: "test@example.com",
+          messageId: TEST_MESSAGE_ID,
+          outboundAccountId,
+          accountId: "",
+          createdAtMs: nowMs,
+          details: { test: true, mx: "mx.example.com", smtp_code: 250, smtp_response: "250 2.0.0 OK (test)", attempt: 1 },
+        },
+      ],
     });
     const r = await this.exchange(webhook, outboundAccountId, batchId, body, 1, true);
-    return { id: batchId, outboundAccountId, batchId, events: 1, test: true, status: r.status, problem: r.problem, durationMs: r.durationMs, createdAtMs: nowMs };
+    return {
+      id: batchId,
+      outboundAccountId,
+      batchId,
+      events: 1,
+      test: true,
+      status: r.status,
+      problem: r.problem,
+      durationMs: r.durationMs,
+      createdAtMs: nowMs,
+    };
   }
 
   /** What the dashboard's webhook page shows of an outbound account: its webhook (without secrets), its backlog, its recent POSTs. */
@@ -252,14 +291,23 @@ export class WebhookDispatcher {
   async retryNow(outboundAccountId: string): Promise<number> {
     // While this node posts the account's batch nothing of it waits for a retry, and making
     // the leased rows due would end the lease: the batch would be posted twice.
-    const pending = this.inFlight.has(outboundAccountId) ? (await this.deps.repo.pendingOf(outboundAccountId)).events : await this.deps.repo.dueNow(outboundAccountId, this.deps.clock.nowMs());
+    const pending = this.inFlight.has(outboundAccountId)
+      ? (await this.deps.repo.pendingOf(outboundAccountId)).events
+      : await this.deps.repo.dueNow(outboundAccountId, this.deps.clock.nowMs());
     this.wake(0);
     return pending;
   }
 
   private async post(webhook: WebhookConfig, batch: LeasedBatch): Promise<void> {
     const c = this.deps.config().webhooks;
-    const { status, retryAfter, problem } = await this.exchange(webhook, batch.events[0]!.outboundAccountId, batch.id, webhookBody(batch), batch.events.length, false);
+    const { status, retryAfter, problem } = await this.exchange(
+      webhook,
+      batch.events[0]!.outboundAccountId,
+      batch.id,
+      webhookBody(batch),
+      batch.events.length,
+      false,
+    );
     await this.held.release(batch.lease);
     if (status !== null && status >= 200 && status < 300) {
       if (!(await this.deps.repo.finishSent(batch.lease))) this.leaseLost(batch, status);
@@ -271,7 +319,15 @@ export class WebhookDispatcher {
       this.leaseLost(batch, status);
       return;
     }
-    this.deps.logger.warn("webhook post failed; will retry", { url: new URL(webhook.url).origin, status, problem, batch: batch.id, events: batch.events.length, attempt: attempts, retry_at: isoTime(at) });
+    this.deps.logger.warn("webhook post failed; will retry", {
+      url: new URL(webhook.url).origin,
+      status,
+      problem,
+      batch: batch.id,
+      events: batch.events.length,
+      attempt: attempts,
+      retry_at: isoTime(at),
+    });
   }
 
   /**

@@ -37,7 +37,13 @@ export const MessageEventSchema = Type.Object(
 );
 
 export const WebhookBodySchema = Type.Object(
-  { events: Type.Array(MessageEventSchema, { minItems: 1, maxItems: 100, description: "in the order they happened; a 2xx acknowledges them all" }) },
+  {
+    events: Type.Array(MessageEventSchema, {
+      minItems: 1,
+      maxItems: 100,
+      description: "in the order they happened; a 2xx acknowledges them all",
+    }),
+  },
   { additionalProperties: false, title: "MessageEventsPost", description: "the body of a message events webhook POST (E10)" },
 );
 

@@ -84,9 +84,11 @@ export function createPgEventRepo(sql: SQL): EventRepo {
 export function createPgEventPurge(sql: SQL): Purge {
   const needed = sql`EXISTS (SELECT 1 FROM webhook_outbox o WHERE o.event_id = e.id AND o.state = 'pending') OR EXISTS (SELECT 1 FROM outbound_recipients r WHERE r.id = e.recipient_id AND r.state = 'queued')`;
   return pgRowidPurge("message_events", {
-    window: (afterRowid, limit) => sql`SELECT e.rowid, e.created_at AS at, (${needed}) AS keep FROM message_events e WHERE e.rowid > ${afterRowid} ORDER BY e.rowid LIMIT ${limit}`,
+    window: (afterRowid, limit) =>
+      sql`SELECT e.rowid, e.created_at AS at, (${needed}) AS keep FROM message_events e WHERE e.rowid > ${afterRowid} ORDER BY e.rowid LIMIT ${limit}`,
     async remove(rowids, beforeMs) {
-      const [row] = await sql`WITH gone AS (DELETE FROM message_events e WHERE e.rowid = ANY(${rowids}) AND e.created_at < ${beforeMs} AND NOT (${needed}) RETURNING e.id),
+      const [row] =
+        await sql`WITH gone AS (DELETE FROM message_events e WHERE e.rowid = ANY(${rowids}) AND e.created_at < ${beforeMs} AND NOT (${needed}) RETURNING e.id),
         bookkeeping AS (DELETE FROM webhook_outbox WHERE event_id IN (SELECT id FROM gone))
         SELECT COUNT(*) AS n FROM gone`;
       return pgInteger(row.n, "deleted");
@@ -97,7 +99,8 @@ export function createPgEventPurge(sql: SQL): Purge {
 /** The events feature's side of the sent messages' purge on PostgreSQL (PgPurgeEvents, src/outbound/queue/ports.ts), in the purge's transaction. */
 export const pgEventRetention = {
   async pendingAmong(tx: SQL, messageIds: readonly string[]): Promise<Set<string>> {
-    const rows: { id: string }[] = await tx`SELECT DISTINCT e.message_id AS id FROM message_events e JOIN webhook_outbox o ON o.event_id = e.id
+    const rows: { id: string }[] =
+      await tx`SELECT DISTINCT e.message_id AS id FROM message_events e JOIN webhook_outbox o ON o.event_id = e.id
       WHERE e.message_id = ANY(${[...messageIds]}) AND o.state = 'pending'`;
     return new Set(rows.map((r) => r.id));
   },

@@ -40,7 +40,9 @@ const fromRow = (r: Row): MessageEvent => ({
  */
 export function insertEvents(db: Database, events: readonly NewEvent[], opts: EventRecordOptions = {}): MessageEvent[] {
   const webhook = opts.webhook ?? true;
-  const stmt = db.query("INSERT INTO message_events (id, message_id, recipient_id, kind, details_json, created_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  const stmt = db.query(
+    "INSERT INTO message_events (id, message_id, recipient_id, kind, details_json, created_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  );
   const outbox = db.query(
     "INSERT INTO webhook_outbox (event_id, account_id, outbound_account_id, message_id, seq, state, attempts, next_attempt_at, created_at) SELECT ?, account_id, outbound_account_id, id, ?, 'pending', 0, ?, ? FROM outbound_messages WHERE id = ?",
   );
@@ -60,7 +62,9 @@ const inList = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 export function eventsOfRecipients(db: Database, recipientIds: readonly string[]): MessageEvent[] {
   if (recipientIds.length === 0) return [];
   const rows = db
-    .query(`SELECT id, message_id, recipient_id, kind, details_json, created_at, seq FROM message_events WHERE recipient_id IN (${inList(recipientIds.length)}) ORDER BY seq`)
+    .query(
+      `SELECT id, message_id, recipient_id, kind, details_json, created_at, seq FROM message_events WHERE recipient_id IN (${inList(recipientIds.length)}) ORDER BY seq`,
+    )
     .all(...recipientIds) as Row[];
   return rows.map(fromRow);
 }
@@ -88,14 +92,18 @@ export function messagesWithPendingEvents(db: Database, messageIds: string): Set
   // CROSS JOIN fixes the order: from the few messages to their events, not from every
   // pending event (a webhook outage leaves days of them) to the messages.
   const rows = db
-    .query("SELECT DISTINCT e.message_id AS id FROM json_each(?) j CROSS JOIN message_events e ON e.message_id = j.value CROSS JOIN webhook_outbox o ON o.event_id = e.id WHERE o.state = 'pending'")
+    .query(
+      "SELECT DISTINCT e.message_id AS id FROM json_each(?) j CROSS JOIN message_events e ON e.message_id = j.value CROSS JOIN webhook_outbox o ON o.event_id = e.id WHERE o.state = 'pending'",
+    )
     .all(messageIds) as { id: string }[];
   return new Set(rows.map((r) => r.id));
 }
 
 /** Deletes every event of the messages (a JSON array of IDs) and their webhook bookkeeping, in the caller's transaction. */
 export function deleteEventsOfMessages(db: Database, messageIds: string): void {
-  db.query("DELETE FROM webhook_outbox WHERE event_id IN (SELECT id FROM message_events WHERE message_id IN (SELECT value FROM json_each(?)))").run(messageIds);
+  db.query(
+    "DELETE FROM webhook_outbox WHERE event_id IN (SELECT id FROM message_events WHERE message_id IN (SELECT value FROM json_each(?)))",
+  ).run(messageIds);
   db.query("DELETE FROM message_events WHERE message_id IN (SELECT value FROM json_each(?))").run(messageIds);
 }
 
@@ -117,8 +125,12 @@ export function createEventPurge(store: Store): Purge {
   const db = store.logDb;
   const needed =
     "EXISTS (SELECT 1 FROM webhook_outbox o WHERE o.event_id = e.id AND o.state = 'pending') OR EXISTS (SELECT 1 FROM outbound_recipients r WHERE r.id = e.recipient_id AND r.state = 'queued')";
-  const window = db.query<WindowRow, [number, number]>(`SELECT e.rowid AS rowid, e.created_at AS at, (${needed}) AS keep FROM message_events e WHERE e.rowid > ? ORDER BY e.rowid LIMIT ?`);
-  const removeOutbox = db.query("DELETE FROM webhook_outbox WHERE event_id IN (SELECT id FROM message_events WHERE rowid IN (SELECT value FROM json_each(?)))");
+  const window = db.query<WindowRow, [number, number]>(
+    `SELECT e.rowid AS rowid, e.created_at AS at, (${needed}) AS keep FROM message_events e WHERE e.rowid > ? ORDER BY e.rowid LIMIT ?`,
+  );
+  const removeOutbox = db.query(
+    "DELETE FROM webhook_outbox WHERE event_id IN (SELECT id FROM message_events WHERE rowid IN (SELECT value FROM json_each(?)))",
+  );
   const removeEvents = db.query("DELETE FROM message_events WHERE rowid IN (SELECT value FROM json_each(?))");
   return rowidPurge(db, window, (rowids) => {
     removeOutbox.run(rowids);

@@ -38,7 +38,8 @@ const CLAIM_LOCK_CLASS = 0x0b0e;
 export function createPgOutboxRepo(sql: SQL): OutboxRepo {
   /** The leased batch's events (its pending rows), in event order. */
   const eventsOf = async (tx: SQL, batchId: string): Promise<OutboxEvent[]> => {
-    const rows: Row[] = await tx`SELECT o.event_id, e.kind, r.email, o.message_id, o.outbound_account_id, o.account_id, e.created_at, e.details_json
+    const rows: Row[] =
+      await tx`SELECT o.event_id, e.kind, r.email, o.message_id, o.outbound_account_id, o.account_id, e.created_at, e.details_json
       FROM webhook_outbox o JOIN message_events e ON e.id = o.event_id JOIN outbound_recipients r ON r.id = e.recipient_id
       WHERE o.batch_id = ${batchId} AND o.state = 'pending' ORDER BY o.seq`;
     return rows.map(toEvent);
@@ -73,13 +74,19 @@ export function createPgOutboxRepo(sql: SQL): OutboxRepo {
         // The batch in flight, if any: the first pending row that has a batch (seq order,
         // so also one that an event with an earlier seq from a node whose clock is behind
         // has passed; that event then waits behind it).
-        const [inFlight]: { batch_id: string; attempts: string | bigint; next_attempt_at: string | bigint }[] = await tx`SELECT batch_id, attempts, next_attempt_at
+        const [inFlight]: { batch_id: string; attempts: string | bigint; next_attempt_at: string | bigint }[] =
+          await tx`SELECT batch_id, attempts, next_attempt_at
           FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ${outboundAccountId} AND batch_id IS NOT NULL ORDER BY seq LIMIT 1`;
         if (inFlight) {
           if (pgInteger(inFlight.next_attempt_at, "webhook_outbox.next_attempt_at") > nowMs) return null;
           await tx`UPDATE webhook_outbox SET next_attempt_at = ${untilMs} WHERE batch_id = ${inFlight.batch_id} AND state = 'pending'`;
           const events = await eventsOf(tx, inFlight.batch_id);
-          return { id: inFlight.batch_id, attempts: pgInteger(inFlight.attempts, "webhook_outbox.attempts"), events, lease: { batchId: inFlight.batch_id, untilMs } };
+          return {
+            id: inFlight.batch_id,
+            attempts: pgInteger(inFlight.attempts, "webhook_outbox.attempts"),
+            events,
+            lease: { batchId: inFlight.batch_id, untilMs },
+          };
         }
         const id = `msg_${newId16()}${newId16()}`;
         // FOR UPDATE: the rows are the account's, whose claims the advisory lock serializes;
@@ -99,7 +106,13 @@ export function createPgOutboxRepo(sql: SQL): OutboxRepo {
       // locks order it against a claim of the same batch, which then finds it renewed.
       const rows: { batch_id: string }[] = await sql`UPDATE webhook_outbox SET next_attempt_at = ${untilMs}
         WHERE state = 'pending' AND batch_id IS NOT NULL AND next_attempt_at > ${nowMs}
-          AND (batch_id, next_attempt_at) IN (SELECT * FROM unnest(${sql.array(leases.map((l) => l.batchId), "TEXT")}, ${sql.array(leases.map((l) => l.untilMs), "INT8")}))
+          AND (batch_id, next_attempt_at) IN (SELECT * FROM unnest(${sql.array(
+            leases.map((l) => l.batchId),
+            "TEXT",
+          )}, ${sql.array(
+            leases.map((l) => l.untilMs),
+            "INT8",
+          )}))
         RETURNING batch_id`;
       return [...new Set(rows.map((r) => r.batch_id))];
     },
@@ -119,7 +132,8 @@ export function createPgOutboxRepo(sql: SQL): OutboxRepo {
       return done.count;
     },
     async drop(outboundAccountId) {
-      const done = await sql`UPDATE webhook_outbox SET state = 'dropped' WHERE state = 'pending' AND outbound_account_id = ${outboundAccountId}`;
+      const done =
+        await sql`UPDATE webhook_outbox SET state = 'dropped' WHERE state = 'pending' AND outbound_account_id = ${outboundAccountId}`;
       return done.count;
     },
     async countPending() {
@@ -127,7 +141,8 @@ export function createPgOutboxRepo(sql: SQL): OutboxRepo {
       return pgInteger(r!.n, "count");
     },
     async oldestPendingMs() {
-      const [r]: { oldest: string | bigint | null }[] = await sql`SELECT MIN(created_at) AS oldest FROM webhook_outbox WHERE state = 'pending'`;
+      const [r]: { oldest: string | bigint | null }[] =
+        await sql`SELECT MIN(created_at) AS oldest FROM webhook_outbox WHERE state = 'pending'`;
       return r!.oldest === null ? null : pgInteger(r!.oldest, "webhook_outbox.created_at");
     },
     // Also cuts a running lease short (a leased batch's rows are due at its end, as a
@@ -135,11 +150,13 @@ export function createPgOutboxRepo(sql: SQL): OutboxRepo {
     // holder's finish is refused, and the receiver may get the same batch id twice.
     async dueNow(outboundAccountId, nowMs) {
       await sql`UPDATE webhook_outbox SET next_attempt_at = ${nowMs} WHERE state = 'pending' AND outbound_account_id = ${outboundAccountId} AND next_attempt_at > ${nowMs}`;
-      const [r]: { n: string | bigint }[] = await sql`SELECT COUNT(*) AS n FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ${outboundAccountId}`;
+      const [r]: { n: string | bigint }[] =
+        await sql`SELECT COUNT(*) AS n FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ${outboundAccountId}`;
       return pgInteger(r!.n, "count");
     },
     async pendingOf(outboundAccountId) {
-      const [r]: { n: string | bigint; oldest: string | bigint | null; due: string | bigint | null }[] = await sql`SELECT COUNT(*) AS n, MIN(created_at) AS oldest, MIN(next_attempt_at) AS due
+      const [r]: { n: string | bigint; oldest: string | bigint | null; due: string | bigint | null }[] =
+        await sql`SELECT COUNT(*) AS n, MIN(created_at) AS oldest, MIN(next_attempt_at) AS due
         FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ${outboundAccountId}`;
       return {
         events: pgInteger(r!.n, "count"),

@@ -31,7 +31,9 @@ export function createOutboxRepo(store: Store): OutboxRepo {
       UNION ALL
       SELECT (SELECT MIN(outbound_account_id) FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id > accounts.id) FROM accounts WHERE accounts.id IS NOT NULL
     ) SELECT id FROM accounts WHERE id IS NOT NULL`);
-  const firstPending = db.query("SELECT next_attempt_at, batch_id, attempts FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ? ORDER BY seq LIMIT 1");
+  const firstPending = db.query(
+    "SELECT next_attempt_at, batch_id, attempts FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ? ORDER BY seq LIMIT 1",
+  );
   const toEvent = (r: Row): OutboxEvent => ({
     id: r.event_id,
     kind: r.kind,
@@ -53,7 +55,9 @@ export function createOutboxRepo(store: Store): OutboxRepo {
       return { id: head.batch_id, attempts: head.attempts, events: retrying.map(toEvent) };
     }
     const fresh = db
-      .query(`${select} WHERE o.outbound_account_id = ? AND o.state = 'pending' AND o.batch_id IS NULL AND o.next_attempt_at <= ? ORDER BY o.seq LIMIT ?`)
+      .query(
+        `${select} WHERE o.outbound_account_id = ? AND o.state = 'pending' AND o.batch_id IS NULL AND o.next_attempt_at <= ? ORDER BY o.seq LIMIT ?`,
+      )
       .all(outboundAccountId, nowMs, maxEvents) as Row[];
     if (fresh.length === 0) return null;
     const id = `msg_${newId16()}${newId16()}`;
@@ -94,31 +98,63 @@ export function createOutboxRepo(store: Store): OutboxRepo {
       return [...new Set(rows.map((r) => r.batch_id))];
     },
     async finishSent(lease) {
-      return db.query("UPDATE webhook_outbox SET state = 'sent', attempts = attempts + 1 WHERE batch_id = ? AND state = 'pending' AND next_attempt_at = ?").run(lease.batchId, lease.untilMs).changes > 0;
+      return (
+        db
+          .query(
+            "UPDATE webhook_outbox SET state = 'sent', attempts = attempts + 1 WHERE batch_id = ? AND state = 'pending' AND next_attempt_at = ?",
+          )
+          .run(lease.batchId, lease.untilMs).changes > 0
+      );
     },
     async finishRetry(lease, atMs) {
-      return db.query("UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE batch_id = ? AND state = 'pending' AND next_attempt_at = ?").run(atMs, lease.batchId, lease.untilMs).changes > 0;
+      return (
+        db
+          .query(
+            "UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE batch_id = ? AND state = 'pending' AND next_attempt_at = ?",
+          )
+          .run(atMs, lease.batchId, lease.untilMs).changes > 0
+      );
     },
     async expire(nowMs, maxAgeMs) {
-      return db.query("UPDATE webhook_outbox INDEXED BY webhook_outbox_pending_age SET state = 'expired' WHERE state = 'pending' AND created_at < ?").run(nowMs - maxAgeMs).changes;
+      return db
+        .query(
+          "UPDATE webhook_outbox INDEXED BY webhook_outbox_pending_age SET state = 'expired' WHERE state = 'pending' AND created_at < ?",
+        )
+        .run(nowMs - maxAgeMs).changes;
     },
     async drop(outboundAccountId) {
-      return db.query("UPDATE webhook_outbox SET state = 'dropped' WHERE state = 'pending' AND outbound_account_id = ?").run(outboundAccountId).changes;
+      return db
+        .query("UPDATE webhook_outbox SET state = 'dropped' WHERE state = 'pending' AND outbound_account_id = ?")
+        .run(outboundAccountId).changes;
     },
     async countPending() {
       return (db.query("SELECT COUNT(*) AS n FROM webhook_outbox WHERE state = 'pending'").get() as { n: number }).n;
     },
     async dueNow(outboundAccountId, nowMs) {
-      db.query("UPDATE webhook_outbox SET next_attempt_at = ? WHERE state = 'pending' AND outbound_account_id = ? AND next_attempt_at > ?").run(nowMs, outboundAccountId, nowMs);
-      return (db.query("SELECT COUNT(*) AS n FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ?").get(outboundAccountId) as { n: number }).n;
+      db.query(
+        "UPDATE webhook_outbox SET next_attempt_at = ? WHERE state = 'pending' AND outbound_account_id = ? AND next_attempt_at > ?",
+      ).run(nowMs, outboundAccountId, nowMs);
+      return (
+        db.query("SELECT COUNT(*) AS n FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ?").get(outboundAccountId) as {
+          n: number;
+        }
+      ).n;
     },
     async pendingOf(outboundAccountId) {
-      const r = db.query("SELECT COUNT(*) AS n, MIN(created_at) AS oldest, MIN(next_attempt_at) AS due FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ?").get(outboundAccountId) as { n: number; oldest: number | null; due: number | null };
+      const r = db
+        .query(
+          "SELECT COUNT(*) AS n, MIN(created_at) AS oldest, MIN(next_attempt_at) AS due FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ?",
+        )
+        .get(outboundAccountId) as { n: number; oldest: number | null; due: number | null };
       return { events: r.n, oldestMs: r.oldest, dueMs: r.due };
     },
     async oldestPendingMs() {
       // The first entry of the partial index on pending rows' age (the planner picks the other one unless told).
-      return (db.query("SELECT MIN(created_at) AS oldest FROM webhook_outbox INDEXED BY webhook_outbox_pending_age WHERE state = 'pending'").get() as { oldest: number | null }).oldest;
+      return (
+        db
+          .query("SELECT MIN(created_at) AS oldest FROM webhook_outbox INDEXED BY webhook_outbox_pending_age WHERE state = 'pending'")
+          .get() as { oldest: number | null }
+      ).oldest;
     },
   };
 }
@@ -131,7 +167,9 @@ export function createOutboxRepo(store: Store): OutboxRepo {
  */
 export function createOutboxPurge(store: Store): Purge {
   const db = store.logDb;
-  const window = db.query<WindowRow, [number, number]>("SELECT rowid, created_at AS at, state = 'pending' AS keep FROM webhook_outbox WHERE rowid > ? ORDER BY rowid LIMIT ?");
+  const window = db.query<WindowRow, [number, number]>(
+    "SELECT rowid, created_at AS at, state = 'pending' AS keep FROM webhook_outbox WHERE rowid > ? ORDER BY rowid LIMIT ?",
+  );
   const remove = db.query("DELETE FROM webhook_outbox WHERE rowid IN (SELECT value FROM json_each(?))");
   return rowidPurge(db, window, (rowids) => remove.run(rowids));
 }

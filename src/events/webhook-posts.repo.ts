@@ -27,13 +27,36 @@ export function createWebhookPostRepo(store: Store): WebhookPostRepo {
     "INSERT INTO webhook_posts (id, outbound_account_id, batch_id, events, test, status, problem, duration_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   return {
-    record: async (p) => void insert.run(newId16(), p.outboundAccountId, p.batchId, p.events, p.test ? 1 : 0, p.status, p.problem, p.durationMs, p.createdAtMs),
+    record: async (p) =>
+      void insert.run(
+        newId16(),
+        p.outboundAccountId,
+        p.batchId,
+        p.events,
+        p.test ? 1 : 0,
+        p.status,
+        p.problem,
+        p.durationMs,
+        p.createdAtMs,
+      ),
     async list(outboundAccountId, page): Promise<Page<WebhookPost>> {
       const params: unknown[] = [outboundAccountId];
       const { where, tail } = newestFirst(page, params);
-      const rows = db.query(`SELECT * FROM webhook_posts WHERE outbound_account_id = ?${where}${tail}`).all(...(params as never[])) as Row[];
+      const rows = db
+        .query(`SELECT * FROM webhook_posts WHERE outbound_account_id = ?${where}${tail}`)
+        .all(...(params as never[])) as Row[];
       return toPage(
-        rows.map((r) => ({ id: r.id, outboundAccountId: r.outbound_account_id, batchId: r.batch_id, events: r.events, test: r.test === 1, status: r.status, problem: r.problem, durationMs: r.duration_ms, createdAtMs: r.created_at })),
+        rows.map((r) => ({
+          id: r.id,
+          outboundAccountId: r.outbound_account_id,
+          batchId: r.batch_id,
+          events: r.events,
+          test: r.test === 1,
+          status: r.status,
+          problem: r.problem,
+          durationMs: r.duration_ms,
+          createdAtMs: r.created_at,
+        })),
         page.limit,
       );
     },
@@ -43,7 +66,9 @@ export function createWebhookPostRepo(store: Store): WebhookPostRepo {
 /** The retention purge (retention.webhook_posts): POSTs made before the cutoff. */
 export function createWebhookPostPurge(store: Store): Purge {
   const db = store.logDb;
-  const window = db.query<WindowRow, [number, number]>("SELECT rowid, created_at AS at, 0 AS keep FROM webhook_posts WHERE rowid > ? ORDER BY rowid LIMIT ?");
+  const window = db.query<WindowRow, [number, number]>(
+    "SELECT rowid, created_at AS at, 0 AS keep FROM webhook_posts WHERE rowid > ? ORDER BY rowid LIMIT ?",
+  );
   const remove = db.query("DELETE FROM webhook_posts WHERE rowid IN (SELECT value FROM json_each(?))");
   return rowidPurge(db, window, (rowids) => remove.run(rowids));
 }

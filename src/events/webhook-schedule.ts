@@ -11,7 +11,14 @@ export function retryAfterMs(header: string | null, nowMs: number): number | nul
   return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
 }
 
-export function webhookRetryAt(failedAttempts: number, nowMs: number, delaysMs: readonly number[], retryAfter: number | null, random: () => number = Math.random, jitter = 0.1): number {
+export function webhookRetryAt(
+  failedAttempts: number,
+  nowMs: number,
+  delaysMs: readonly number[],
+  retryAfter: number | null,
+  random: () => number = Math.random,
+  jitter = 0.1,
+): number {
   const base = delaysMs[Math.min(Math.max(failedAttempts - 1, 0), delaysMs.length - 1)]!;
   const spread = Math.round(base * (1 + jitter * (2 * random() - 1)));
   return nowMs + Math.max(spread, retryAfter ?? 0);

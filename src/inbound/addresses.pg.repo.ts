@@ -22,7 +22,12 @@ export const ADDRESS_CHANGES_CHANNEL = "postroom_addresses";
  * `sql` may be the repository's own client; Bun listens on a dedicated connection of it.
  */
 export function listenForAddressChanges(sql: SQL, cache: RoutingCache): Promise<ChannelSubscription> {
-  return subscribe(sql, ADDRESS_CHANGES_CHANNEL, (id) => cache.drop(id), () => cache.dropAll());
+  return subscribe(
+    sql,
+    ADDRESS_CHANGES_CHANNEL,
+    (id) => cache.drop(id),
+    () => cache.dropAll(),
+  );
 }
 
 interface PgRow extends Omit<AddressRow, "created_at" | "updated_at"> {
@@ -73,7 +78,10 @@ export function createPgAddressRepo(
         : sql``;
       const { where, tail } = pgNewestFirst(sql, page);
       const rows: PgRow[] = await sql`${select} WHERE account_id = ${accountId} AND deleted_at IS NULL ${filter} ${where} ${tail}`;
-      return toPage(rows.map((r) => fromRow(r, secrets)), page.limit);
+      return toPage(
+        rows.map((r) => fromRow(r, secrets)),
+        page.limit,
+      );
     },
     async update(a) {
       const c = editableColumns(a, secrets);
@@ -90,7 +98,8 @@ export function createPgAddressRepo(
     async softDelete(accountId, id, deletedAtMs) {
       live.drop(id);
       const deleted = await sql.begin(async (tx) => {
-        const res: { count: number } = await tx`UPDATE addresses SET deleted_at = ${deletedAtMs} WHERE id = ${id} AND account_id = ${accountId} AND deleted_at IS NULL`;
+        const res: { count: number } =
+          await tx`UPDATE addresses SET deleted_at = ${deletedAtMs} WHERE id = ${id} AND account_id = ${accountId} AND deleted_at IS NULL`;
         if (res.count === 0) return false;
         await tx`UPDATE custom_domains SET deleted_at = ${deletedAtMs} WHERE address_id = ${id} AND deleted_at IS NULL`;
         await announce(tx, id);

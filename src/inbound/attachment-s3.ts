@@ -57,9 +57,15 @@ export interface S3UploadContext {
 export async function uploadToS3(store: AttachmentStore, a: MessageAttachment, ctx: S3UploadContext): Promise<string> {
   const url = s3ObjectUrl(store, s3Key(store, a.fileName, ctx.nowMs));
   const credentials = credentialsOf(store);
-  const headers = signedHeaders({ method: "PUT", url, headers: { "content-type": a.contentType }, payloadHash: sha256Hex(a.content), nowMs: ctx.nowMs }, credentials);
+  const headers = signedHeaders(
+    { method: "PUT", url, headers: { "content-type": a.contentType }, payloadHash: sha256Hex(a.content), nowMs: ctx.nowMs },
+    credentials,
+  );
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException("the S3 endpoint did not answer in time", "TimeoutError")), ctx.timeoutMs);
+  const timer = setTimeout(
+    () => controller.abort(new DOMException("the S3 endpoint did not answer in time", "TimeoutError")),
+    ctx.timeoutMs,
+  );
   try {
     const { response } = await guardedFetch(
       { url: url.toString(), method: "PUT", headers, body: a.content, maxRedirects: 0, signal: controller.signal },
@@ -76,5 +82,8 @@ export async function uploadToS3(store: AttachmentStore, a: MessageAttachment, c
   } finally {
     clearTimeout(timer);
   }
-  return presignedUrl({ method: "GET", url, expiresS: Math.min(S3_PRESIGN_MAX_S, Math.ceil(ctx.ttlMs / 1000)), nowMs: ctx.nowMs }, credentials);
+  return presignedUrl(
+    { method: "GET", url, expiresS: Math.min(S3_PRESIGN_MAX_S, Math.ceil(ctx.ttlMs / 1000)), nowMs: ctx.nowMs },
+    credentials,
+  );
 }

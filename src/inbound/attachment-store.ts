@@ -27,15 +27,18 @@ export function attachmentStoreProblems(a: AttachmentStore, allowPrivateEndpoint
   const problems: Problem[] = [];
   if (a.store === "s3") {
     for (const f of S3_REQUIRED) if (!a[f]) problems.push({ path: `attachments.${f}`, message: 'is required with store "s3"' });
-    if (a.bucket && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(a.bucket)) problems.push({ path: "attachments.bucket", message: "must be a valid S3 bucket name" });
+    if (a.bucket && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(a.bucket))
+      problems.push({ path: "attachments.bucket", message: "must be a valid S3 bucket name" });
     if (a.endpoint && !isHttpUrl(a.endpoint)) problems.push({ path: "attachments.endpoint", message: "must be an http or https URL" });
     else if (a.endpoint) {
       const refused = targetAddressProblem(a.endpoint, allowPrivateEndpoints);
       if (refused) problems.push({ path: "attachments.endpoint", message: refused });
     }
-    if (a.path_prefix && /[\u0000-\u001f\u007f]/.test(a.path_prefix)) problems.push({ path: "attachments.path_prefix", message: "must not contain control characters" });
+    if (a.path_prefix && /[\u0000-\u001f\u007f]/.test(a.path_prefix))
+      problems.push({ path: "attachments.path_prefix", message: "must not contain control characters" });
   } else {
-    for (const f of S3_FIELDS) if (a[f] !== undefined) problems.push({ path: `attachments.${f}`, message: 'is only allowed with store "s3"' });
+    for (const f of S3_FIELDS)
+      if (a[f] !== undefined) problems.push({ path: `attachments.${f}`, message: 'is only allowed with store "s3"' });
   }
   return problems;
 }

@@ -64,16 +64,35 @@ export class AuthChecker {
     return this.spfCache.get(JSON.stringify([session.remoteIp, sender, session.helo]), async () => {
       const r = await spf({ ip: session.remoteIp, helo: session.helo, sender, mta: session.mta, resolver: this.resolve, strict: true });
       // temperror is a DNS hiccup, not a verdict worth keeping.
-      if (r.status.result === "temperror") throw Object.assign(new Error("temperror"), { verdict: { result: r.status.result, domain: r.domain } });
+      if (r.status.result === "temperror")
+        throw Object.assign(new Error("temperror"), { verdict: { result: r.status.result, domain: r.domain } });
       return { result: r.status.result, domain: r.domain };
     });
   }
 
-  private dmarc(facts: MessageFacts, spfDomains: string[], dkimDomains: { id?: string; domain: string; aligned?: string | false; underSized?: number }[]): Promise<DmarcVerdict> {
-    const key = JSON.stringify([facts.fromAddresses.map((a) => a.slice(a.lastIndexOf("@") + 1).toLowerCase()), facts.fromFields, spfDomains, dkimDomains.map((d) => [d.domain, d.aligned ?? null, d.underSized ?? null])]);
+  private dmarc(
+    facts: MessageFacts,
+    spfDomains: string[],
+    dkimDomains: { id?: string; domain: string; aligned?: string | false; underSized?: number }[],
+  ): Promise<DmarcVerdict> {
+    const key = JSON.stringify([
+      facts.fromAddresses.map((a) => a.slice(a.lastIndexOf("@") + 1).toLowerCase()),
+      facts.fromFields,
+      spfDomains,
+      dkimDomains.map((d) => [d.domain, d.aligned ?? null, d.underSized ?? null]),
+    ]);
     return this.dmarcCache.get(key, async () => {
-      const d = await dmarc({ headerFrom: facts.fromAddresses, fromFields: facts.fromFields, spfDomains, dkimDomains, resolver: this.resolve, strict: true });
-      const verdict = d ? { result: d.status.result, domain: d.domain ?? null, policy: d.policy ?? null } : { result: "none", domain: null, policy: null };
+      const d = await dmarc({
+        headerFrom: facts.fromAddresses,
+        fromFields: facts.fromFields,
+        spfDomains,
+        dkimDomains,
+        resolver: this.resolve,
+        strict: true,
+      });
+      const verdict = d
+        ? { result: d.status.result, domain: d.domain ?? null, policy: d.policy ?? null }
+        : { result: "none", domain: null, policy: null };
       if (verdict.result === "temperror") throw Object.assign(new Error("temperror"), { verdict });
       return verdict;
     });
@@ -95,10 +114,19 @@ export class AuthChecker {
         facts.hasDkimSignature ? dkimVerify(raw, { resolver: this.resolve, sender, strict: true }) : null,
       ]);
       const results = (dkim?.results ?? []).filter((r) => r.signingDomain);
-      const signatures = results.map((r) => ({ domain: r.signingDomain!, selector: r.selector ?? "", result: r.status?.result ?? "neutral" }));
+      const signatures = results.map((r) => ({
+        domain: r.signingDomain!,
+        selector: r.selector ?? "",
+        result: r.status?.result ?? "neutral",
+      }));
       const passing = results
         .filter((r) => r.status?.result === "pass")
-        .map((r) => ({ id: r.id, domain: r.signingDomain!, aligned: (r.status as { aligned?: string | false }).aligned, underSized: (r.status as { underSized?: number }).underSized }));
+        .map((r) => ({
+          id: r.id,
+          domain: r.signingDomain!,
+          aligned: (r.status as { aligned?: string | false }).aligned,
+          underSized: (r.status as { underSized?: number }).underSized,
+        }));
       const dmarcVerdict =
         facts.fromAddresses.length > 0
           ? await this.dmarc(facts, spfVerdict.result === "pass" ? [spfVerdict.domain] : [], passing).catch(uncached<DmarcVerdict>)
@@ -110,7 +138,11 @@ export class AuthChecker {
       };
     } catch {
       // A check that cannot run must not lose the message: report it as a temporary error.
-      return { spf: { result: "temperror", domain: spfDomain }, dkim: { result: "temperror", signatures: [] }, dmarc: { result: "temperror", domain: null, policy: null } };
+      return {
+        spf: { result: "temperror", domain: spfDomain },
+        dkim: { result: "temperror", signatures: [] },
+        dmarc: { result: "temperror", domain: null, policy: null },
+      };
     }
   }
 }

@@ -50,16 +50,22 @@ export function createPgCustomDomainRepo(sql: SQL, secrets: SecretBox): CustomDo
         throw err;
       }
     },
-    get: (accountId, addressId, id) => one(sql`${select} WHERE id = ${id} AND account_id = ${accountId} AND address_id = ${addressId} AND deleted_at IS NULL`),
+    get: (accountId, addressId, id) =>
+      one(sql`${select} WHERE id = ${id} AND account_id = ${accountId} AND address_id = ${addressId} AND deleted_at IS NULL`),
     findLiveByDomain: (domain) => one(sql`${select} WHERE domain = ${domain} AND deleted_at IS NULL`),
     async list(accountId, addressId, query, page) {
       const filter = query ? sql`AND ${pgContains(sql, sql`domain`, containsPattern(query))}` : sql``;
       const { where, tail } = pgNewestFirst(sql, page);
-      const rows: PgRow[] = await sql`${select} WHERE account_id = ${accountId} AND address_id = ${addressId} AND deleted_at IS NULL ${filter} ${where} ${tail}`;
-      return toPage(rows.map((r) => fromRow(r, secrets)), page.limit);
+      const rows: PgRow[] =
+        await sql`${select} WHERE account_id = ${accountId} AND address_id = ${addressId} AND deleted_at IS NULL ${filter} ${where} ${tail}`;
+      return toPage(
+        rows.map((r) => fromRow(r, secrets)),
+        page.limit,
+      );
     },
     async softDelete(accountId, addressId, id, nowMs) {
-      const res: { count: number } = await sql`UPDATE custom_domains SET deleted_at = ${nowMs} WHERE id = ${id} AND account_id = ${accountId} AND address_id = ${addressId} AND deleted_at IS NULL`;
+      const res: { count: number } =
+        await sql`UPDATE custom_domains SET deleted_at = ${nowMs} WHERE id = ${id} AND account_id = ${accountId} AND address_id = ${addressId} AND deleted_at IS NULL`;
       return res.count > 0;
     },
     async recordMxCheck(id, verified, nowMs) {

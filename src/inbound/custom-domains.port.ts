@@ -40,11 +40,15 @@ export const customDomainFromRow = (r: CustomDomainRow, box: SecretBox): CustomD
   addressId: r.address_id,
   domain: r.domain,
   authRegex: r.auth_regex,
-  domainTarget: r.domain_target === null ? null : { url: r.domain_target, password: r.domain_target_password === null ? null : box.open(r.domain_target_password) },
+  domainTarget:
+    r.domain_target === null
+      ? null
+      : { url: r.domain_target, password: r.domain_target_password === null ? null : box.open(r.domain_target_password) },
   mxVerified: r.mx_verified === 1,
   mxCheckedAtMs: r.mx_checked_at,
   createdAtMs: r.created_at,
 });
 
 /** The sealed domain target password to store, or null. */
-export const sealedDomainTargetPassword = (d: CustomDomain, box: SecretBox): string | null => (d.domainTarget?.password == null ? null : box.seal(d.domainTarget.password));
+export const sealedDomainTargetPassword = (d: CustomDomain, box: SecretBox): string | null =>
+  d.domainTarget?.password == null ? null : box.seal(d.domainTarget.password);

@@ -6,7 +6,8 @@ import { DomainTakenError } from "./custom-domain.ts";
 import { customDomainFromRow, sealedDomainTargetPassword, type CustomDomainRepo, type CustomDomainRow } from "./custom-domains.port.ts";
 import { containsPattern, newestFirst, toPage } from "../store/paging.ts";
 
-const COLUMNS = "id, account_id, address_id, domain, auth_regex, domain_target, domain_target_password, mx_verified, mx_checked_at, created_at";
+const COLUMNS =
+  "id, account_id, address_id, domain, auth_regex, domain_target, domain_target_password, mx_verified, mx_checked_at, created_at";
 
 export function createCustomDomainRepo(store: Store): CustomDomainRepo {
   const { db, secrets } = store;
@@ -38,7 +39,9 @@ export function createCustomDomainRepo(store: Store): CustomDomainRepo {
       return row ? customDomainFromRow(row, secrets) : null;
     },
     async findLiveByDomain(domain) {
-      const row = db.query(`SELECT ${COLUMNS} FROM custom_domains WHERE domain = ? AND deleted_at IS NULL`).get(domain) as CustomDomainRow | null;
+      const row = db
+        .query(`SELECT ${COLUMNS} FROM custom_domains WHERE domain = ? AND deleted_at IS NULL`)
+        .get(domain) as CustomDomainRow | null;
       return row ? customDomainFromRow(row, secrets) : null;
     },
     async list(accountId, addressId, query, page) {
@@ -50,9 +53,14 @@ export function createCustomDomainRepo(store: Store): CustomDomainRepo {
       }
       const { where, tail } = newestFirst(page, params);
       const rows = db
-        .query(`SELECT ${COLUMNS} FROM custom_domains WHERE account_id = ? AND address_id = ? AND deleted_at IS NULL${filter}${where}${tail}`)
+        .query(
+          `SELECT ${COLUMNS} FROM custom_domains WHERE account_id = ? AND address_id = ? AND deleted_at IS NULL${filter}${where}${tail}`,
+        )
         .all(...(params as never[])) as CustomDomainRow[];
-      return toPage(rows.map((r) => customDomainFromRow(r, secrets)), page.limit);
+      return toPage(
+        rows.map((r) => customDomainFromRow(r, secrets)),
+        page.limit,
+      );
     },
     async softDelete(accountId, addressId, id, nowMs) {
       const res = db

@@ -84,42 +84,64 @@ export interface DeliverDeps {
 export const md5Hex = (raw: Buffer) => createHash("md5").update(raw).digest("hex");
 
 /** Stable for the same message bytes and address, so a target can drop a redelivery. */
-export const messageKey = (md5: string, addressId: string): string => createHash("sha256").update(`${md5}:${addressId}`).digest("hex").slice(0, 32);
+export const messageKey = (md5: string, addressId: string): string =>
+  createHash("sha256").update(`${md5}:${addressId}`).digest("hex").slice(0, 32);
 
 function statusRow(
   group: AddressGroup,
   tx: Transaction,
   v: Pick<TargetVerdict, "status" | "category" | "response" | "reply">,
-  extra: { messageId: string | null; subject: string | null; size: number; postroomMessageId: string | null; storeUrl?: string | null; envelope?: string | null },
+  extra: {
+    messageId: string | null;
+    subject: string | null;
+    size: number;
+    postroomMessageId: string | null;
+    storeUrl?: string | null;
+    envelope?: string | null;
+  },
   nowMs: number,
 ): IncomingStatus[] {
   // The header fields of a message come as the sender wrote them, NUL included: recorded
   // with U+FFFD in its place (src/lib/stored-text.ts), never refused after the target has it.
-  return group.rcpts.map((rcpt) => replaceNulInFields<IncomingStatus>({
-    id: newId16(),
-    accountId: group.address.accountId,
-    addressId: group.address.id,
-    messageId: extra.messageId,
-    mailFrom: tx.mailFrom,
-    rcptTo: rcpt,
-    subject: extra.subject,
-    status: v.status,
-    statusCategory: v.category,
-    tls: tx.tls?.protocol ?? null,
-    sizeBytes: extra.size,
-    remoteIp: tx.remoteIp,
-    response: v.response ?? (v.category === "successful" ? null : formatReply(v.reply)),
-    postroomMessageId: extra.postroomMessageId,
-    storeUrl: extra.storeUrl ?? null,
-    envelope: extra.envelope ?? null,
-    createdAtMs: nowMs,
-  }));
+  return group.rcpts.map((rcpt) =>
+    replaceNulInFields<IncomingStatus>({
+      id: newId16(),
+      accountId: group.address.accountId,
+      addressId: group.address.id,
+      messageId: extra.messageId,
+      mailFrom: tx.mailFrom,
+      rcptTo: rcpt,
+      subject: extra.subject,
+      status: v.status,
+      statusCategory: v.category,
+      tls: tx.tls?.protocol ?? null,
+      sizeBytes: extra.size,
+      remoteIp: tx.remoteIp,
+      response: v.response ?? (v.category === "successful" ? null : formatReply(v.reply)),
+      postroomMessageId: extra.postroomMessageId,
+      storeUrl: extra.storeUrl ?? null,
+      envelope: extra.envelope ?? null,
+      createdAtMs: nowMs,
+    }),
+  );
 }
 
 /** Records refusals Postroom made itself (size, limits, regexp) for addresses it knows. */
-function refusedStatuses(groups: readonly AddressGroup[], tx: Transaction, refusal: SmtpReply, size: number | null, nowMs: number): IncomingStatus[] {
+function refusedStatuses(
+  groups: readonly AddressGroup[],
+  tx: Transaction,
+  refusal: SmtpReply,
+  size: number | null,
+  nowMs: number,
+): IncomingStatus[] {
   return groups.flatMap((g) =>
-    statusRow(g, tx, { status: "rejected", category: "rejected", response: null, reply: refusal }, { messageId: null, subject: null, size: size ?? 0, postroomMessageId: null }, nowMs).map((r) => ({ ...r, sizeBytes: size })),
+    statusRow(
+      g,
+      tx,
+      { status: "rejected", category: "rejected", response: null, reply: refusal },
+      { messageId: null, subject: null, size: size ?? 0, postroomMessageId: null },
+      nowMs,
+    ).map((r) => ({ ...r, sizeBytes: size })),
   );
 }
 
@@ -132,7 +154,14 @@ function logStatuses(log: Logger, msg: string, rows: readonly IncomingStatus[], 
  * A refusal Postroom made itself (size, regexp, an unparseable message): an incoming status
  * for each recipient of an address it knows, and a line `msg` for each with the reply sent.
  */
-export async function recordRefusal(msg: string, groups: readonly AddressGroup[], tx: Transaction, refusal: SmtpReply, size: number | null, deps: Pick<DeliverDeps, "statuses" | "clock">): Promise<void> {
+export async function recordRefusal(
+  msg: string,
+  groups: readonly AddressGroup[],
+  tx: Transaction,
+  refusal: SmtpReply,
+  size: number | null,
+  deps: Pick<DeliverDeps, "statuses" | "clock">,
+): Promise<void> {
   const rows = refusedStatuses(groups, tx, refusal, size, deps.clock.nowMs());
   logStatuses(tx.log, msg, rows, { reply: formatReply(refusal) });
   await deps.statuses.record(rows);
@@ -140,7 +169,15 @@ export async function recordRefusal(msg: string, groups: readonly AddressGroup[]
 
 /** `raw`: the message as the sender sent it (the raw and rfc822 formats post it). */
 /** The target's outcome, and the stored message's URL when the address keeps messages. */
-export async function deliverToAddress(group: AddressGroup, content: MessageContent, envelope: PayloadEnvelope, key: string, raw: Buffer, deps: DeliverDeps, log: Logger): Promise<TargetOutcome & { storeUrl?: string; envelope?: string }> {
+export async function deliverToAddress(
+  group: AddressGroup,
+  content: MessageContent,
+  envelope: PayloadEnvelope,
+  key: string,
+  raw: Buffer,
+  deps: DeliverDeps,
+  log: Logger,
+): Promise<TargetOutcome & { storeUrl?: string; envelope?: string }> {
   const store = group.address.attachments;
   // raw and rfc822 post the message itself: its attachments are not stored apart.
   const format = group.address.targetFormat;
@@ -151,7 +188,14 @@ export async function deliverToAddress(group: AddressGroup, content: MessageCont
     // (beyond) The message itself, kept where the address keeps attachments (locally when it keeps none).
     if (group.address.storeMessages) {
       const fileName = `${envelope.md5}.eml`;
-      envelope = { ...envelope, store_url: await keep(group.address, { fileName, contentType: "message/rfc822", disposition: "attachment", contentId: null, content: raw }, deps) };
+      envelope = {
+        ...envelope,
+        store_url: await keep(
+          group.address,
+          { fileName, contentType: "message/rfc822", disposition: "attachment", contentId: null, content: raw },
+          deps,
+        ),
+      };
     }
   } catch (err) {
     if (store.store === "s3") return { kind: "unreachable", reason: `attachment store failed: ${(err as Error).message}` };
@@ -163,7 +207,10 @@ export async function deliverToAddress(group: AddressGroup, content: MessageCont
   }
   const body = await targetBody({ format: group.address.targetFormat, content, envelope, urls, raw });
   const target = group.customDomain?.domainTarget ?? group.address.target;
-  const outcome = await postToTarget({ target, body, messageKey: key, signingSecret: group.address.signingSecret, nowMs: deps.clock.nowMs() }, deps.post);
+  const outcome = await postToTarget(
+    { target, body, messageKey: key, signingSecret: group.address.signingSecret, nowMs: deps.clock.nowMs() },
+    deps.post,
+  );
   // A kept message keeps its envelope too: with both, the payload posted can be shown again.
   return envelope.store_url ? { ...outcome, storeUrl: envelope.store_url, envelope: JSON.stringify(envelope) } : outcome;
 }
@@ -171,7 +218,14 @@ export async function deliverToAddress(group: AddressGroup, content: MessageCont
 /** Stores a file in the address's S3 store, or locally; returns its signed URL. */
 function keep(address: Address, file: MessageAttachment, deps: DeliverDeps): Promise<string> {
   const store = address.attachments;
-  if (store.store === "s3") return uploadToS3(store, file, { nowMs: deps.clock.nowMs(), ttlMs: deps.attachmentUrlTtlMs, resolver: deps.resolver, policy: deps.post.policy, timeoutMs: deps.post.timeoutMs });
+  if (store.store === "s3")
+    return uploadToS3(store, file, {
+      nowMs: deps.clock.nowMs(),
+      ttlMs: deps.attachmentUrlTtlMs,
+      resolver: deps.resolver,
+      policy: deps.post.policy,
+      timeoutMs: deps.post.timeoutMs,
+    });
   // Its name and type are stored (and its name is in the URL): NUL replaced (stored-text.ts).
   return deps.localAttachments.save(replaceNulInFields(file), deps.clock.nowMs(), deps.attachmentUrlTtlMs);
 }
@@ -236,16 +290,29 @@ async function deliverToAddresses(raw: Buffer, tx: Transaction, deps: DeliverDep
   if ("refusal" in extracted) return [extracted.refusal];
   // DKIM is verified on the message as sent: a signature may cover a Return-Path we replaced.
   // spamd scores the message as the sender sent it too, at the same time (it never waits past inbound.spamd.timeout).
-  const [auth, spamd] = await Promise.all([deps.auth.check(raw, { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname }, extracted.facts), deps.spamd?.(raw) ?? null]);
+  const [auth, spamd] = await Promise.all([
+    deps.auth.check(raw, { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname }, extracted.facts),
+    deps.spamd?.(raw) ?? null,
+  ]);
   const checked: Checked = { extracted, md5, auth, spamd };
   const results = await Promise.all(tx.groups.map((group) => deliverToGroup(group, raw, tx, checked, deps)));
   // Never turned into the reply: the targets have answered (status-retry.ts).
-  await recordAnswered(results.flatMap((r) => r.rows), deps, tx.log);
+  await recordAnswered(
+    results.flatMap((r) => r.rows),
+    deps,
+    tx.log,
+  );
   return results.map((r) => r.reply);
 }
 
 /** Parses the message behind our trace lines; a message that cannot be read is refused and recorded. */
-async function extractOrRefuse(raw: Buffer, tx: Transaction, deps: DeliverDeps, frontRoom: number, md5: string): Promise<ExtractedMessage | { refusal: SmtpReply }> {
+async function extractOrRefuse(
+  raw: Buffer,
+  tx: Transaction,
+  deps: DeliverDeps,
+  frontRoom: number,
+  md5: string,
+): Promise<ExtractedMessage | { refusal: SmtpReply }> {
   const trace = traceLines(tx, tx.id, deps.hostname, deps.clock.nowMs());
   try {
     return await deps.extract(withTraceHeaders(raw, trace, frontRoom), deps.limits, Buffer.byteLength(trace));
@@ -278,13 +345,37 @@ function envelopeFor(group: AddressGroup, tx: Transaction, checked: Checked): Pa
 }
 
 /** POSTs to one address's target: the reply its answer gives, and a status per recipient, logged. */
-async function deliverToGroup(group: AddressGroup, raw: Buffer, tx: Transaction, checked: Checked, deps: DeliverDeps): Promise<{ reply: SmtpReply; rows: IncomingStatus[] }> {
+async function deliverToGroup(
+  group: AddressGroup,
+  raw: Buffer,
+  tx: Transaction,
+  checked: Checked,
+  deps: DeliverDeps,
+): Promise<{ reply: SmtpReply; rows: IncomingStatus[] }> {
   const { extracted, md5 } = checked;
   // Sent to the target as X-Postroom-Message-Id: the log ties it to the statuses' ids.
   const key = messageKey(md5, group.address.id);
   const outcome = await deliverToAddress(group, extracted.content, envelopeFor(group, tx, checked), key, raw, deps, tx.log);
   const verdict = verdictFor(outcome);
-  const rows = statusRow(group, tx, verdict, { messageId: extracted.messageId, subject: extracted.subject, size: raw.length, postroomMessageId: key, storeUrl: outcome.storeUrl ?? null, envelope: outcome.envelope ?? null }, deps.clock.nowMs());
-  logStatuses(tx.log, "inbound delivered", rows, { message_id_header: extracted.messageId, reply: formatReply(verdict.reply), md5, x_postroom_message_id: key });
+  const rows = statusRow(
+    group,
+    tx,
+    verdict,
+    {
+      messageId: extracted.messageId,
+      subject: extracted.subject,
+      size: raw.length,
+      postroomMessageId: key,
+      storeUrl: outcome.storeUrl ?? null,
+      envelope: outcome.envelope ?? null,
+    },
+    deps.clock.nowMs(),
+  );
+  logStatuses(tx.log, "inbound delivered", rows, {
+    message_id_header: extracted.messageId,
+    reply: formatReply(verdict.reply),
+    md5,
+    x_postroom_message_id: key,
+  });
   return { reply: verdict.reply, rows };
 }

@@ -15,7 +15,8 @@ self.onmessage = async (event: MessageEvent<{ id: number; raw: Uint8Array; limit
     const handed = new Set<ArrayBuffer>();
     for (const a of result.content.attachments) {
       const buffer = a.content.buffer as ArrayBuffer;
-      if (a.content.byteLength >= TRANSFER_FROM_BYTES && a.content.byteOffset === 0 && a.content.byteLength === buffer.byteLength) handed.add(buffer);
+      if (a.content.byteLength >= TRANSFER_FROM_BYTES && a.content.byteOffset === 0 && a.content.byteLength === buffer.byteLength)
+        handed.add(buffer);
     }
     self.postMessage({ id, ok: true, result }, [...handed]);
   } catch (err) {

@@ -41,7 +41,9 @@ export function headerFields(raw: Buffer): HeaderField[] {
 }
 
 const cut = (text: string): { body: string; truncated: boolean } =>
-  text.length > PAYLOAD_VIEW_MAX_CHARS ? { body: text.slice(0, PAYLOAD_VIEW_MAX_CHARS), truncated: true } : { body: text, truncated: false };
+  text.length > PAYLOAD_VIEW_MAX_CHARS
+    ? { body: text.slice(0, PAYLOAD_VIEW_MAX_CHARS), truncated: true }
+    : { body: text, truncated: false };
 
 /** Each attachment's content as the view shows it in its place. */
 const elided = (bytes: number) => `(${bytes} bytes, Base64, not shown)`;
@@ -75,10 +77,20 @@ export function payloadView(format: TargetFormat, raw: Buffer, extracted: Extrac
   // characters in the view as it has: longer texts are cut first, so a text of control
   // characters (six times longer once escaped in JSON) is never escaped whole to show a part.
   const shown = (t: string | undefined) => (t !== undefined && t.length > PAYLOAD_VIEW_MAX_CHARS ? t.slice(0, PAYLOAD_VIEW_MAX_CHARS) : t);
-  const content: MessageContent = { ...extracted.content, plain: shown(extracted.content.plain), html: shown(extracted.content.html), reply_plain: shown(extracted.content.reply_plain) };
+  const content: MessageContent = {
+    ...extracted.content,
+    plain: shown(extracted.content.plain),
+    html: shown(extracted.content.html),
+    reply_plain: shown(extracted.content.reply_plain),
+  };
   const original = format === "json" || format === "multipart";
   const sizes = content.attachments.map((a) => a.content.length);
-  const payload = buildPayload(content, envelope, content.attachments.map((a) => payloadAttachment(a, null, elided(a.content.length))), original);
+  const payload = buildPayload(
+    content,
+    envelope,
+    content.attachments.map((a) => payloadAttachment(a, null, elided(a.content.length))),
+    original,
+  );
   if (format === "json+n" || format === "json") return { contentType: "application/json", ...cut(JSON.stringify(payload, null, 2)) };
   const form = toFormData(payload, content.attachments.length > 0 ? content.attachments : null, (i) => elided(sizes[i]!), original);
   return { contentType: "multipart/form-data", ...cut(formLines(form, sizes)) };

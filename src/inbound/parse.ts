@@ -35,7 +35,8 @@ export async function mimeDepth(raw: Buffer): Promise<number> {
   splitter.on("data", (data: { type: string; parentNode?: unknown }) => {
     if (data.type !== "node") return;
     let depth = 1;
-    for (let p = (data as { parentNode?: { parentNode?: unknown } }).parentNode; p; p = (p as { parentNode?: unknown }).parentNode as never) depth++;
+    for (let p = (data as { parentNode?: { parentNode?: unknown } }).parentNode; p; p = (p as { parentNode?: unknown }).parentNode as never)
+      depth++;
     if (depth > max) max = depth;
   });
   await new Promise<void>((resolve, reject) => {
@@ -122,7 +123,10 @@ export async function parseMessage(raw: Buffer, limits: ParseLimits, traceBytes 
     throw new MessageRefused(SMTP_REPLIES.mimeTooDeep(limits.maxMimeDepth));
   }
   try {
-    return await (simpleParser as (input: Buffer | Readable, options: object) => Promise<ParsedMail>)(raw.length > WHOLE_UP_TO_BYTES ? inSlices(raw) : raw, parserOptions(limits, traceBytes));
+    return await (simpleParser as (input: Buffer | Readable, options: object) => Promise<ParsedMail>)(
+      raw.length > WHOLE_UP_TO_BYTES ? inSlices(raw) : raw,
+      parserOptions(limits, traceBytes),
+    );
   } catch (err) {
     // mailsplit tags its limit errors EMAXLEN; anything else is a parser failure.
     const { code, message = "" } = err as { code?: string; message?: string };

@@ -70,7 +70,8 @@ export function jsonTextLength(text: string): number {
   return n;
 }
 
-const partLength = (p: BodyPart) => ("bytes" in p ? p.bytes.length : "base64Of" in p ? base64Length(p.base64Of.length) : jsonTextLength(p.jsonTextOf));
+const partLength = (p: BodyPart) =>
+  "bytes" in p ? p.bytes.length : "base64Of" in p ? base64Length(p.base64Of.length) : jsonTextLength(p.jsonTextOf);
 const lengthOf = (parts: BodyPart[]) => parts.reduce((n, p) => n + partLength(p), 0);
 
 /** `text` in slices of about TEXT_SLICE_CHARS, never between the two halves of a surrogate pair. */
@@ -113,7 +114,10 @@ export function jsonBodyOf(fills: BodyPart[], payload: (markerOf: (i: number) =>
  * embedded attachment i's file part; the form is encoded (its boundary, headers and
  * fields as FormData writes them), and each file's bytes go where its marker was.
  */
-export async function formBody(attachments: MessageAttachment[], form: (contentOf: (i: number) => string) => FormData): Promise<StreamedBody> {
+export async function formBody(
+  attachments: MessageAttachment[],
+  form: (contentOf: (i: number) => string) => FormData,
+): Promise<StreamedBody> {
   const nonce = randomBytes(12).toString("hex");
   const encoded = new Response(form((i) => markerOf(nonce, i)));
   // The type carries the boundary; read it before the body (Bun drops it once consumed).

@@ -28,7 +28,10 @@ export const PayloadEnvelopeSchema = Type.Object(
     remote_ip: Type.String({ description: "the client's IP address" }),
     spf: Type.Object(AuthResultSchema.properties, { additionalProperties: false, description: "the SPF check of the sender" }),
     tls: Type.Boolean({ description: "whether the SMTP session was encrypted" }),
-    tls_cipher: nullable(Type.String(), "the TLS protocol of the session (TLSv1.3), as the hosted service fills this field; null without TLS"),
+    tls_cipher: nullable(
+      Type.String(),
+      "the TLS protocol of the session (TLSv1.3), as the hosted service fills this field; null without TLS",
+    ),
     md5: Type.String({ pattern: "^[0-9a-f]{32}$", description: "hex MD5 of the message as the sender sent it" }),
     dkim: Type.Object(
       {
@@ -44,14 +47,22 @@ export const PayloadEnvelopeSchema = Type.Object(
       },
       { additionalProperties: false, description: "the DMARC evaluation of the From domain" },
     ),
-    store_url: Type.Optional(Type.String({ description: "(beyond) only when the address keeps messages (store_messages): a signed URL of the message as the sender sent it, valid inbound.attachment_url_ttl" })),
+    store_url: Type.Optional(
+      Type.String({
+        description:
+          "(beyond) only when the address keeps messages (store_messages): a signed URL of the message as the sender sent it, valid inbound.attachment_url_ttl",
+      }),
+    ),
     spamd: Type.Optional(
       Type.Object(
         {
-          score: Type.String({ pattern: "^-?[0-9]+(\\.[0-9]+)?$", description: "SpamAssassin's score as a decimal string (as the hosted service sends it); \"0.0\" when there was none" }),
+          score: Type.String({
+            pattern: "^-?[0-9]+(\\.[0-9]+)?$",
+            description: 'SpamAssassin\'s score as a decimal string (as the hosted service sends it); "0.0" when there was none',
+          }),
           symbols: Type.Array(Type.String(), { description: "the rules that hit" }),
           success: Type.Boolean({ description: "false when spamd gave no score (down, too slow, message too large)" }),
-          description: Type.String({ description: "\"SpamAssassin score\", or why there is none" }),
+          description: Type.String({ description: '"SpamAssassin score", or why there is none' }),
         },
         { additionalProperties: false, description: "(beyond) only with inbound.spamd configured: the message's SpamAssassin score" },
       ),
@@ -69,7 +80,10 @@ export const PayloadAttachmentSchema = Type.Object(
   {
     file_name: Type.String(),
     content_type: Type.String({ description: "the part's MIME type, without parameters" }),
-    size: Type.String({ pattern: "^(0|[1-9][0-9]*)$", description: "the decoded size in bytes, as a decimal string (as the hosted service sends it)" }),
+    size: Type.String({
+      pattern: "^(0|[1-9][0-9]*)$",
+      description: "the decoded size in bytes, as a decimal string (as the hosted service sends it)",
+    }),
     disposition: Type.String({ description: "inline or attachment" }),
     content_id: nullable(Type.String(), "the part's Content-ID with its angle brackets (<logo@example.org>), null when it has none"),
     content: Type.Optional(Type.String({ contentEncoding: "base64", description: "the content in Base64 (default store only)" })),

@@ -70,12 +70,23 @@ function extensionFor(contentType: string): string {
  * `content`: what to put as the content instead of the Base64 (a streamed body's marker).
  */
 export function payloadAttachment(a: MessageAttachment, url: string | null, content?: string): PayloadAttachment {
-  const base = { file_name: a.fileName, content_type: a.contentType, size: String(a.content.length), disposition: a.disposition, content_id: a.contentId };
+  const base = {
+    file_name: a.fileName,
+    content_type: a.contentType,
+    size: String(a.content.length),
+    disposition: a.disposition,
+    content_id: a.contentId,
+  };
   return url === null ? { ...base, content: content ?? a.content.toString("base64") } : { ...base, url };
 }
 
 /** `original`: the headers under their names as written (the `json` and `multipart` formats). */
-export function buildPayload(content: MessageContent, envelope: PayloadEnvelope, attachments: PayloadAttachment[], original = false): Payload {
+export function buildPayload(
+  content: MessageContent,
+  envelope: PayloadEnvelope,
+  attachments: PayloadAttachment[],
+  original = false,
+): Payload {
   const payload: Payload = { envelope, headers: original ? content.originalHeaders : content.headers, attachments };
   if (content.plain !== undefined) payload.plain = content.plain;
   if (content.html !== undefined) payload.html = content.html;
@@ -91,7 +102,12 @@ export function buildPayload(content: MessageContent, envelope: PayloadEnvelope,
  * `attachments[0]`, `attachments[0][file_name]`. `contentOf(i)`: what to put as embedded
  * file i's content instead of its bytes (a streamed body's marker).
  */
-export function toFormData(payload: Payload, embedded: MessageAttachment[] | null, contentOf?: (i: number) => string, indexed = false): FormData {
+export function toFormData(
+  payload: Payload,
+  embedded: MessageAttachment[] | null,
+  contentOf?: (i: number) => string,
+  indexed = false,
+): FormData {
   const form = new FormData();
   const put = (name: string, value: unknown) => {
     if (value === null || value === undefined) return;
@@ -104,7 +120,8 @@ export function toFormData(payload: Payload, embedded: MessageAttachment[] | nul
   put("envelope", payload.envelope);
   const slot = (i: number) => (indexed ? `attachments[${i}]` : "attachments[]");
   if (embedded) {
-    for (const [i, a] of embedded.entries()) form.append(slot(i), new Blob([contentOf ? contentOf(i) : a.content], { type: a.contentType }), a.fileName);
+    for (const [i, a] of embedded.entries())
+      form.append(slot(i), new Blob([contentOf ? contentOf(i) : a.content], { type: a.contentType }), a.fileName);
   } else {
     payload.attachments.forEach((a, i) => {
       for (const key of ["file_name", "content_type", "size", "disposition", "content_id", "url"] as const) {

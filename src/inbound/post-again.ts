@@ -26,12 +26,23 @@ export async function readKeptMessage(url: string, deps: PostAgainDeps): Promise
   const own = new URL(deps.publicUrl);
   const local = new RegExp(`^${ATTACHMENT_PATH_PREFIX}/([0-9a-f]{32})/`).exec(u.pathname);
   if (u.origin === own.origin && local) {
-    const file = await deps.localAttachments.open(local[1]!, u.searchParams.get("expires") ?? "", u.searchParams.get("signature") ?? "", deps.clock.nowMs());
+    const file = await deps.localAttachments.open(
+      local[1]!,
+      u.searchParams.get("expires") ?? "",
+      u.searchParams.get("signature") ?? "",
+      deps.clock.nowMs(),
+    );
     // Read without holding the event loop: a kept message may be as large as smtp.max_message_size.
     return file ? Buffer.from(await file.body.arrayBuffer()) : null;
   }
   const { response } = await guardedFetch(
-    { url, method: "GET", headers: { "user-agent": deps.post.userAgent }, maxRedirects: 0, signal: AbortSignal.timeout(deps.post.timeoutMs) },
+    {
+      url,
+      method: "GET",
+      headers: { "user-agent": deps.post.userAgent },
+      maxRedirects: 0,
+      signal: AbortSignal.timeout(deps.post.timeoutMs),
+    },
     { resolver: deps.resolver, policy: deps.post.policy },
   );
   if (response.status !== 200) return null;
@@ -44,20 +55,24 @@ export async function readKeptMessage(url: string, deps: PostAgainDeps): Promise
 /** Delivers `raw` (the kept message of `status`) to `address` again; returns the SMTP reply a sender would get now. */
 export async function postAgain(raw: Buffer, status: IncomingStatus, address: Address, deps: DeliverDeps): Promise<string> {
   const id = newId16();
-  const reply = await deliverMessage(raw, {
-    id,
-    log: deps.logger.child({ component: "inbound", message_id: id, from: status.mailFrom }),
-    mailFrom: status.mailFrom,
-    // Our Received line says where this copy comes from.
-    helo: "post-again.postroom",
-    ehlo: false,
-    remoteIp: status.remoteIp ?? "127.0.0.1",
-    tls: null,
-    authenticated: false,
-    groups: [{ address, customDomain: null, rcpts: [status.rcptTo] }],
-    bounceRcpts: [],
-    accepted: [{ rcpt: status.rcptTo, accountId: address.accountId }],
-  }, deps);
+  const reply = await deliverMessage(
+    raw,
+    {
+      id,
+      log: deps.logger.child({ component: "inbound", message_id: id, from: status.mailFrom }),
+      mailFrom: status.mailFrom,
+      // Our Received line says where this copy comes from.
+      helo: "post-again.postroom",
+      ehlo: false,
+      remoteIp: status.remoteIp ?? "127.0.0.1",
+      tls: null,
+      authenticated: false,
+      groups: [{ address, customDomain: null, rcpts: [status.rcptTo] }],
+      bounceRcpts: [],
+      accepted: [{ rcpt: status.rcptTo, accountId: address.accountId }],
+    },
+    deps,
+  );
   return formatReply(reply);
 }
 
@@ -83,7 +98,10 @@ export interface KeptMessages {
 }
 
 /** Reading back and posting again, with the deliver deps and the config of the moment. */
-export function keptMessages(deliver: () => DeliverDeps, config: () => { http: { publicUrl: string }; smtp: { maxMessageSizeBytes: number } }): KeptMessages {
+export function keptMessages(
+  deliver: () => DeliverDeps,
+  config: () => { http: { publicUrl: string }; smtp: { maxMessageSizeBytes: number } },
+): KeptMessages {
   return {
     read: (url) => readKeptMessage(url, { ...deliver(), publicUrl: config().http.publicUrl, maxBytes: config().smtp.maxMessageSizeBytes }),
     view: (raw, status, address) => viewKept(raw, status, address, deliver()),

@@ -14,7 +14,13 @@ const ADDRESS_ID = /^[0-9a-f]{20}$/;
 export function splitAddress(address: string): { localPart: string; domain: string } | null {
   const at = address.lastIndexOf("@");
   if (at <= 0 || at === address.length - 1) return null;
-  return { localPart: address.slice(0, at), domain: address.slice(at + 1).toLowerCase().replace(/\.$/, "") };
+  return {
+    localPart: address.slice(0, at),
+    domain: address
+      .slice(at + 1)
+      .toLowerCase()
+      .replace(/\.$/, ""),
+  };
 }
 
 export function classifyRecipient(address: string, own: { inboundDomain: string; bounceHost: string }): RecipientKind {
@@ -23,7 +29,8 @@ export function classifyRecipient(address: string, own: { inboundDomain: string;
   const { localPart, domain } = parts;
   const lower = localPart.toLowerCase();
   // Bounces come back to mta.<sending domain>, a CNAME of the bounce host, or to the host itself.
-  if (isBounceLocalPart(lower) && (domain === own.bounceHost || domain.startsWith("mta."))) return { kind: "bounce", localPart: lower, domain };
+  if (isBounceLocalPart(lower) && (domain === own.bounceHost || domain.startsWith("mta.")))
+    return { kind: "bounce", localPart: lower, domain };
   if (domain === own.inboundDomain) {
     // Sub-addressing: <id>+anything reaches <id>.
     const id = lower.split("+", 1)[0]!;

@@ -38,7 +38,9 @@ export async function routeRecipient(rcpt: string, deps: RouteDeps): Promise<Rou
     }
     case "address": {
       const address = await deps.addresses.findLive(kind.addressId);
-      return address ? { ok: true, route: { kind: "address", address, customDomain: null } } : { ok: false, reply: SMTP_REPLIES.noSuchRecipient, address: null, reason: "unknown_recipient" };
+      return address
+        ? { ok: true, route: { kind: "address", address, customDomain: null } }
+        : { ok: false, reply: SMTP_REPLIES.noSuchRecipient, address: null, reason: "unknown_recipient" };
     }
     case "domain": {
       const customDomain = await deps.customDomains.findLiveByDomain(kind.domain);

@@ -28,7 +28,10 @@ export function uriEncode(value: string, keepSlash: boolean): string {
 
 /** "20130524T000000Z". */
 export function amzDate(nowMs: number): string {
-  return new Date(nowMs).toISOString().replace(/[-:]/g, "").replace(/\.\d{3}/, "");
+  return new Date(nowMs)
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d{3}/, "");
 }
 
 const scopeOf = (date: string, region: string) => `${date.slice(0, 8)}/${region}/s3/aws4_request`;
@@ -42,7 +45,14 @@ function canonicalQuery(url: URL): string {
 }
 
 /** The signature over a canonical request; `url.pathname` must already be encoded with uriEncode. */
-function signature(method: string, url: URL, headers: Record<string, string>, payloadHash: string, date: string, cred: S3Credentials): { signature: string; signedHeaders: string } {
+function signature(
+  method: string,
+  url: URL,
+  headers: Record<string, string>,
+  payloadHash: string,
+  date: string,
+  cred: S3Credentials,
+): { signature: string; signedHeaders: string } {
   const names = Object.keys(headers).sort();
   const canonicalHeaders = names.map((n) => `${n}:${headers[n]!.trim().replace(/\s+/g, " ")}\n`).join("");
   const signedHeaders = names.join(";");

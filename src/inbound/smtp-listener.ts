@@ -12,14 +12,30 @@ import { clientKey } from "../lib/smtp-limits.ts";
 import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
 import { formatReply, SMTP_SERVER_REPLY_OPTIONS, smtpError, smtpServerText, type SmtpReply } from "../lib/smtp-reply.ts";
 import { limitRefusalReason, type SmtpRefusalReason } from "../metrics/labels.ts";
-import { recordRefusal, deliverMessage, TRACE_ROOM_BYTES, type AddressGroup, type DeliverDeps, type Transaction } from "./deliver-message.ts";
+import {
+  recordRefusal,
+  deliverMessage,
+  TRACE_ROOM_BYTES,
+  type AddressGroup,
+  type DeliverDeps,
+  type Transaction,
+} from "./deliver-message.ts";
 import type { AcceptedRecipient } from "./recipients.ts";
 import { routeRecipient, type RouteDeps } from "./route.ts";
 
 /** The [smtp] limits an inbound session reads when it starts. */
 export type InboundLimits = Pick<
   Config["smtp"],
-  "maxMessageSizeBytes" | "maxRecipients" | "maxUnknownRecipients" | "maxConnections" | "socketTimeoutMs" | "maxConnectionsPerIp" | "maxJunkCommands" | "maxSessionMs" | "minDataRate" | "dataRateWindowMs"
+  | "maxMessageSizeBytes"
+  | "maxRecipients"
+  | "maxUnknownRecipients"
+  | "maxConnections"
+  | "socketTimeoutMs"
+  | "maxConnectionsPerIp"
+  | "maxJunkCommands"
+  | "maxSessionMs"
+  | "minDataRate"
+  | "dataRateWindowMs"
 >;
 
 export interface InboundListenerDeps {
@@ -42,7 +58,10 @@ export interface InboundMetrics {
 }
 
 /** The end-of-DATA answer, counted by the reply it gives (an error's code, else 250). */
-function countedAnswer<T>(answer: (err?: (Error & { responseCode?: number }) | null, text?: T) => void, metrics: InboundMetrics | undefined): typeof answer {
+function countedAnswer<T>(
+  answer: (err?: (Error & { responseCode?: number }) | null, text?: T) => void,
+  metrics: InboundMetrics | undefined,
+): typeof answer {
   return (err, text) => {
     metrics?.inboundMessage(err ? (err.responseCode ?? 451) : 250);
     answer(err, text);
@@ -68,11 +87,23 @@ interface ConnectionState {
 const states = new WeakMap<SMTPServerSession, ConnectionState>();
 const stateOf = (s: SMTPServerSession, logger: Logger): ConnectionState => {
   let st = states.get(s);
-  if (!st) states.set(s, (st = { groups: new Map(), bounceRcpts: [], accepted: [], refusedRcpts: 0, id: "", log: logger.child({ session_id: s.id, ip: s.remoteAddress }) }));
+  if (!st)
+    states.set(
+      s,
+      (st = {
+        groups: new Map(),
+        bounceRcpts: [],
+        accepted: [],
+        refusedRcpts: 0,
+        id: "",
+        log: logger.child({ session_id: s.id, ip: s.remoteAddress }),
+      }),
+    );
   return st;
 };
 
-const tlsOf = (session: SMTPServerSession) => (session.secure && session.tlsOptions ? { protocol: session.tlsOptions.version ?? "TLS", cipher: session.tlsOptions.name } : null);
+const tlsOf = (session: SMTPServerSession) =>
+  session.secure && session.tlsOptions ? { protocol: session.tlsOptions.version ?? "TLS", cipher: session.tlsOptions.name } : null;
 
 export function transactionOf(session: SMTPServerSession, st: ConnectionState): Transaction {
   return {
@@ -126,7 +157,13 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
       st.bounceRcpts = [];
       st.accepted = [];
       st.id = newId16();
-      st.log = deps.logger.child({ session_id: session.id, ip: session.remoteAddress, tls: tlsOf(session)?.protocol ?? null, message_id: st.id, from: address.address });
+      st.log = deps.logger.child({
+        session_id: session.id,
+        ip: session.remoteAddress,
+        tls: tlsOf(session)?.protocol ?? null,
+        message_id: st.id,
+        from: address.address,
+      });
       const declared = ((address.args || {}) as Record<string, unknown>).SIZE;
       const refusal = budget.mailFrom(session, declared);
       if (refusal) {
@@ -162,7 +199,15 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
           // Past the limit the client is probing for addresses: answer, then hang up.
           const refusal = st.refusedRcpts > deps.limits().maxUnknownRecipients ? SMTP_REPLIES.tooManyRefusedRecipients : result.reply;
           // A known address gets an incoming status (its line names it); any other is only logged.
-          if (result.address) await recordRefusal("inbound recipient refused", [{ address: result.address, customDomain: null, rcpts: [address.address] }], transactionOf(session, st), refusal, null, deps.deliver());
+          if (result.address)
+            await recordRefusal(
+              "inbound recipient refused",
+              [{ address: result.address, customDomain: null, rcpts: [address.address] }],
+              transactionOf(session, st),
+              refusal,
+              null,
+              deps.deliver(),
+            );
           else st.log.info("inbound recipient refused", { to: address.address, reply: formatReply(refusal) });
           callback(smtpError(refusal));
         })
@@ -198,7 +243,10 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
           }
           if (read.outgrown) {
             deps.budget.refused("inbound");
-            deferred(st, "end of DATA", SMTP_REPLIES.insufficientMemory, { bytes: read.bytes, reason: options.reservation.evictedBy ?? "no_room" });
+            deferred(st, "end of DATA", SMTP_REPLIES.insufficientMemory, {
+              bytes: read.bytes,
+              reason: options.reservation.evictedBy ?? "no_room",
+            });
             return callback(smtpError(SMTP_REPLIES.insufficientMemory));
           }
           const result = await deliverMessage(read.raw, tx, deps.deliver(), read.frontRoom);
@@ -208,7 +256,8 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
         .catch((err) => {
           // The client left in the middle of the message, or a limit cut it off (the
           // limit logged why): nothing was received, nothing went wrong here.
-          if ((err as { code?: string }).code === "ECONNECTION") st.log.info("inbound message not received in full", { bytes: stream.byteLength });
+          if ((err as { code?: string }).code === "ECONNECTION")
+            st.log.info("inbound message not received in full", { bytes: stream.byteLength });
           else if (isDiskFull(err)) {
             // Before any POST (a refusal's statuses, a parse): the sender retries. Once a target
             // has answered, a failed status write never gets here (status-retry.ts).
@@ -237,7 +286,12 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
     sessionClosed: (session) => budget.closed(session),
     serverOptions: () => {
       const l = deps.limits();
-      return { maxClients: l.maxConnections, socketTimeout: l.socketTimeoutMs, maxRecipients: l.maxRecipients, size: l.maxMessageSizeBytes };
+      return {
+        maxClients: l.maxConnections,
+        socketTimeout: l.socketTimeoutMs,
+        maxRecipients: l.maxRecipients,
+        size: l.maxMessageSizeBytes,
+      };
     },
     logger: deps.logger,
     limited: (limit) => {

@@ -43,7 +43,9 @@ export function parseSpamdReply(text: string): SpamdResult {
   const code = /^SPAMD\/\d+\.\d+\s+(\d+)\s+(.*)$/.exec(status ?? "");
   if (!code) return failed("no answer spamd would give");
   if (code[1] !== "0") return failed(`spamd answered ${code[1]} ${code[2]!.trim()}`);
-  const spam = headers.map((h) => /^Spam:\s*(True|False|Yes|No)\s*;\s*(-?\d+(?:\.\d+)?)\s*\/\s*(-?\d+(?:\.\d+)?)\s*$/i.exec(h)).find((m) => m !== null);
+  const spam = headers
+    .map((h) => /^Spam:\s*(True|False|Yes|No)\s*;\s*(-?\d+(?:\.\d+)?)\s*\/\s*(-?\d+(?:\.\d+)?)\s*$/i.exec(h))
+    .find((m) => m !== null);
   if (!spam) return failed("spamd's answer has no score");
   const symbols = body
     .split(",")
@@ -81,7 +83,9 @@ export function checkSpam(message: Uint8Array, opts: SpamdOptions): Promise<Spam
 }
 
 /** The scorer for inbound.spamd as configured, or null when it is off. */
-export function spamdFor(config: { at: { host: string; port: number }; timeoutMs: number; maxBytes: number } | null): ((raw: Uint8Array) => Promise<SpamdResult>) | null {
+export function spamdFor(
+  config: { at: { host: string; port: number }; timeoutMs: number; maxBytes: number } | null,
+): ((raw: Uint8Array) => Promise<SpamdResult>) | null {
   if (!config) return null;
   const opts: SpamdOptions = { host: config.at.host, port: config.at.port, timeoutMs: config.timeoutMs, maxBytes: config.maxBytes };
   return (raw) => checkSpam(raw, opts);

@@ -37,7 +37,17 @@ interface Held {
 /** What a log line keeps of a status: enough to find the message and to know what became of it. */
 const statusFields = (rows: readonly IncomingStatus[]): LogFields => ({
   status_ids: rows.map((r) => r.id).join(","),
-  statuses: rows.map((r) => ({ id: r.id, address_id: r.addressId, message_id_header: r.messageId, from: r.mailFrom, to: r.rcptTo, subject: r.subject, status: r.status, x_postroom_message_id: r.postroomMessageId, created_at_ms: r.createdAtMs })),
+  statuses: rows.map((r) => ({
+    id: r.id,
+    address_id: r.addressId,
+    message_id_header: r.messageId,
+    from: r.mailFrom,
+    to: r.rcptTo,
+    subject: r.subject,
+    status: r.status,
+    x_postroom_message_id: r.postroomMessageId,
+    created_at_ms: r.createdAtMs,
+  })),
 });
 
 export class StatusRetry {
@@ -64,7 +74,10 @@ export class StatusRetry {
       this.lose(rows, log, err, `more than inbound.status_retry_rows (${this.deps.maxRows()}) statuses wait already`);
       return;
     }
-    log.error("incoming statuses could not be stored after the target answered; the sender keeps its reply, and they are written again later", { err, ...statusFields(rows) });
+    log.error(
+      "incoming statuses could not be stored after the target answered; the sender keeps its reply, and they are written again later",
+      { err, ...statusFields(rows) },
+    );
     this.held.push({ rows, retries: 0, dueMs: Date.now() + this.delaysMs[0]!, log });
     this.heldRows += rows.length;
     this.schedule();
@@ -94,10 +107,13 @@ export class StatusRetry {
   private schedule(): void {
     if (this.timer || this.writing || this.held.length === 0) return;
     const nextMs = Math.min(...this.held.map((h) => h.dueMs));
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.retryDue();
-    }, Math.max(0, nextMs - Date.now()));
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        void this.retryDue();
+      },
+      Math.max(0, nextMs - Date.now()),
+    );
     // Held statuses never keep the process alive: close() tries them once more.
     this.timer.unref?.();
   }
@@ -137,7 +153,11 @@ export class StatusRetry {
  * would get it twice. The statuses go to `statusRetry` instead, which logs them (with the
  * message's fields `log` carries), counts them and writes them again later.
  */
-export async function recordAnswered(rows: IncomingStatus[], deps: { statuses: Pick<StatusRepo, "record">; statusRetry: Pick<StatusRetry, "failed"> }, log: Logger): Promise<void> {
+export async function recordAnswered(
+  rows: IncomingStatus[],
+  deps: { statuses: Pick<StatusRepo, "record">; statusRetry: Pick<StatusRetry, "failed"> },
+  log: Logger,
+): Promise<void> {
   try {
     await deps.statuses.record(rows);
   } catch (err) {

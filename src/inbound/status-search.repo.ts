@@ -14,7 +14,8 @@ export function searchClause(terms: readonly SearchTerm[], params: unknown[]): s
   let sql = "";
   for (const t of terms) {
     if (t.field === null) {
-      sql += " AND (LOWER(COALESCE(subject, '')) LIKE ? ESCAPE '\\' OR LOWER(mail_from) LIKE ? ESCAPE '\\' OR LOWER(rcpt_to) LIKE ? ESCAPE '\\')";
+      sql +=
+        " AND (LOWER(COALESCE(subject, '')) LIKE ? ESCAPE '\\' OR LOWER(mail_from) LIKE ? ESCAPE '\\' OR LOWER(rcpt_to) LIKE ? ESCAPE '\\')";
       const like = containsPattern(t.value);
       params.push(like, like, like);
     } else if (t.field === "created_at") {
@@ -32,8 +33,17 @@ export function searchClause(terms: readonly SearchTerm[], params: unknown[]): s
 }
 
 /** E6's search of an address's statuses. */
-export function statusSliceReader(db: Database, accountId: string, addressId: string, terms: readonly SearchTerm[]): SliceReader<StatusRow> {
+export function statusSliceReader(
+  db: Database,
+  accountId: string,
+  addressId: string,
+  terms: readonly SearchTerm[],
+): SliceReader<StatusRow> {
   const params: unknown[] = [];
   const where = searchClause(terms, params);
-  return sqliteSliceReader(db, { from: "incoming_statuses WHERE account_id = ? AND address_id = ?", scopeParams: [accountId, addressId], columns: STATUS_COLUMNS }, { where, params });
+  return sqliteSliceReader(
+    db,
+    { from: "incoming_statuses WHERE account_id = ? AND address_id = ?", scopeParams: [accountId, addressId], columns: STATUS_COLUMNS },
+    { where, params },
+  );
 }

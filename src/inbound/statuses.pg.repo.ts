@@ -22,10 +22,20 @@ interface PgRow extends Omit<StatusRow, "size" | "created_at"> {
 }
 
 const fromRow = (r: PgRow) =>
-  statusFromRow({ ...r, size: r.size === null ? null : pgInteger(r.size, "incoming_statuses.size"), created_at: pgInteger(r.created_at, "incoming_statuses.created_at") });
+  statusFromRow({
+    ...r,
+    size: r.size === null ? null : pgInteger(r.size, "incoming_statuses.size"),
+    created_at: pgInteger(r.created_at, "incoming_statuses.created_at"),
+  });
 
 /** Comparisons as fragments (a search term's operator is one of these, never text of the query). */
-const COMPARE = { "=": (sql: SQL) => sql`=`, ">=": (sql: SQL) => sql`>=`, "<=": (sql: SQL) => sql`<=`, ">": (sql: SQL) => sql`>`, "<": (sql: SQL) => sql`<` } as const;
+const COMPARE = {
+  "=": (sql: SQL) => sql`=`,
+  ">=": (sql: SQL) => sql`>=`,
+  "<=": (sql: SQL) => sql`<=`,
+  ">": (sql: SQL) => sql`>`,
+  "<": (sql: SQL) => sql`<`,
+} as const;
 
 /** searchClause of statuses.repo.ts: every term must match; text folds ASCII letters only, in the "C" collation. */
 function searchClause(sql: SQL, terms: readonly SearchTerm[]): Fragment {
@@ -76,7 +86,10 @@ export function createPgStatusRepo(sql: SQL): StatusRepo {
       }));
       await sql.begin(async (tx) => {
         await tx`INSERT INTO incoming_statuses ${tx(values)}`;
-        await pgCountInto(tx, rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory })));
+        await pgCountInto(
+          tx,
+          rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory })),
+        );
       });
     },
     async list(accountId, addressId, terms, page, windowRows = Number.POSITIVE_INFINITY, timeoutMs = Number.POSITIVE_INFINITY) {
@@ -93,7 +106,8 @@ export function createPgStatusRepo(sql: SQL): StatusRepo {
     // record() has committed: there is nothing of this node's left to store.
     async flush() {},
     async get(accountId, addressId, id) {
-      const [row]: PgRow[] = await sql`${select} FROM incoming_statuses WHERE account_id = ${accountId} AND address_id = ${addressId} AND id = ${id}`;
+      const [row]: PgRow[] =
+        await sql`${select} FROM incoming_statuses WHERE account_id = ${accountId} AND address_id = ${addressId} AND id = ${id}`;
       return row ? fromRow(row) : null;
     },
     close() {},

@@ -16,7 +16,14 @@ export interface StatusRepo {
    * Newest first; a search reads at most `windowRows` statuses per request (paging.ts,
    * SearchWindow) and rejects with SearchTimeoutError (sliced-search.ts) after `timeoutMs`.
    */
-  list(accountId: string, addressId: string, terms: readonly SearchTerm[], page: PageRequest, windowRows?: number, timeoutMs?: number): Promise<Page<IncomingStatus>>;
+  list(
+    accountId: string,
+    addressId: string,
+    terms: readonly SearchTerm[],
+    page: PageRequest,
+    windowRows?: number,
+    timeoutMs?: number,
+  ): Promise<Page<IncomingStatus>>;
   /** Stores every status recorded so far in the database now (nothing to do where record commits). */
   flush(): Promise<void>;
   /** One status of an address, or null. */
@@ -28,7 +35,14 @@ export interface StatusRepo {
 export const STATUS_SEARCH_FIELDS = ["status", "status_category", "to", "from", "subject", "created_at", "x_postroom_message_id"] as const;
 
 /** The column a search field reads (created_at is itself). */
-export const FIELD_COLUMN: Record<string, string> = { to: "rcpt_to", from: "mail_from", subject: "subject", status: "status", status_category: "status_category", x_postroom_message_id: "x_postroom_message_id" };
+export const FIELD_COLUMN: Record<string, string> = {
+  to: "rcpt_to",
+  from: "mail_from",
+  subject: "subject",
+  status: "status",
+  status_category: "status_category",
+  x_postroom_message_id: "x_postroom_message_id",
+};
 
 /** An incoming_statuses row as both engines give it once integers are numbers. */
 export interface StatusRow {
@@ -51,7 +65,8 @@ export interface StatusRow {
   created_at: number;
 }
 
-export const STATUS_COLUMNS = "id, account_id, address_id, message_id, mail_from, rcpt_to, subject, status, status_category, tls, size, remote_ip, response, x_postroom_message_id, store_url, envelope, created_at";
+export const STATUS_COLUMNS =
+  "id, account_id, address_id, message_id, mail_from, rcpt_to, subject, status, status_category, tls, size, remote_ip, response, x_postroom_message_id, store_url, envelope, created_at";
 
 export const statusFromRow = (r: StatusRow): IncomingStatus => ({
   id: r.id,

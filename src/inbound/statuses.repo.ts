@@ -12,7 +12,6 @@ import { STATUS_JOURNAL_FILE, StatusJournal, type Journaled, type JournaledStore
 import { searchClause } from "./status-search.repo.ts";
 import { STATUS_COLUMNS, statusFromRow, type StatusRepo, type StatusRow } from "./statuses.port.ts";
 
-
 const SEQUENCE_KEY = "incoming_statuses_journal_seq";
 
 /**
@@ -25,13 +24,35 @@ export function journaledStore(store: Store): JournaledStore {
   const insert = db.query(`INSERT INTO incoming_statuses (${STATUS_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const saveSeq = db.query("INSERT INTO store_meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
   return {
-    lastStoredSeq: () => Number((db.query("SELECT value FROM store_meta WHERE key = ?1").get(SEQUENCE_KEY) as { value: string } | null)?.value ?? 0),
+    lastStoredSeq: () =>
+      Number((db.query("SELECT value FROM store_meta WHERE key = ?1").get(SEQUENCE_KEY) as { value: string } | null)?.value ?? 0),
     store: db.transaction((rows: readonly Journaled[]) => {
+      // (A status journaled by an older version has no postroomMessageId.)
       for (const s of rows)
-        // (A status journaled by an older version has no postroomMessageId.)
-        insert.run(s.id, s.accountId, s.addressId, s.messageId, s.mailFrom, s.rcptTo, s.subject, s.status, s.statusCategory, s.tls, s.sizeBytes, s.remoteIp, s.response, s.postroomMessageId ?? null, s.storeUrl ?? null, s.envelope ?? null, s.createdAtMs);
+        insert.run(
+          s.id,
+          s.accountId,
+          s.addressId,
+          s.messageId,
+          s.mailFrom,
+          s.rcptTo,
+          s.subject,
+          s.status,
+          s.statusCategory,
+          s.tls,
+          s.sizeBytes,
+          s.remoteIp,
+          s.response,
+          s.postroomMessageId ?? null,
+          s.storeUrl ?? null,
+          s.envelope ?? null,
+          s.createdAtMs,
+        );
       saveSeq.run(SEQUENCE_KEY, String(rows.at(-1)!.seq));
-      countInto(db, rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory })));
+      countInto(
+        db,
+        rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory })),
+      );
     }),
   };
 }
@@ -40,7 +61,11 @@ export function journaledStore(store: Store): JournaledStore {
  * `onStoreFailed`: a grouped commit failed; the statuses stay journaled and it is tried
  * again. `search` runs searches (the search thread in the server; here on `store.db` by default).
  */
-export function createStatusRepo(store: Store, onStoreFailed: (err: unknown) => void = () => {}, search: SearchRunner = localSearch(store.db)): StatusRepo {
+export function createStatusRepo(
+  store: Store,
+  onStoreFailed: (err: unknown) => void = () => {},
+  search: SearchRunner = localSearch(store.db),
+): StatusRepo {
   const { db } = store;
   const journal = new StatusJournal(journaledStore(store), join(dirname(store.path), STATUS_JOURNAL_FILE), onStoreFailed);
 
@@ -53,13 +78,23 @@ export function createStatusRepo(store: Store, onStoreFailed: (err: unknown) => 
       // A search reads at most windowRows statuses per request (paging.ts, SearchWindow), off the event loop (search-thread.ts).
       const windowed = searchWindowRows(terms.length, windowRows);
       if (windowed !== null) {
-        const found = await search.run({ kind: "statuses", accountId, addressId, terms, page, windowRows: windowed, deadlineMs: Date.now() + timeoutMs });
+        const found = await search.run({
+          kind: "statuses",
+          accountId,
+          addressId,
+          terms,
+          page,
+          windowRows: windowed,
+          deadlineMs: Date.now() + timeoutMs,
+        });
         return searchedPage((found.rows as StatusRow[]).map(statusFromRow), page.limit, found);
       }
       const params: unknown[] = [accountId, addressId];
       const clause = searchClause(terms, params);
       const { where, tail } = newestFirst(page, params);
-      const rows = db.query(`SELECT ${STATUS_COLUMNS} FROM incoming_statuses WHERE account_id = ? AND address_id = ?${clause}${where}${tail}`).all(...(params as never[])) as StatusRow[];
+      const rows = db
+        .query(`SELECT ${STATUS_COLUMNS} FROM incoming_statuses WHERE account_id = ? AND address_id = ?${clause}${where}${tail}`)
+        .all(...(params as never[])) as StatusRow[];
       return toPage(rows.map(statusFromRow), page.limit);
     },
     async flush() {
@@ -68,7 +103,9 @@ export function createStatusRepo(store: Store, onStoreFailed: (err: unknown) => 
     async get(accountId, addressId, id) {
       journal.move();
       // Through the address's index; nothing else reads a status by its id.
-      const row = db.query(`SELECT ${STATUS_COLUMNS} FROM incoming_statuses WHERE account_id = ? AND address_id = ? AND id = ?`).get(accountId, addressId, id) as StatusRow | null;
+      const row = db
+        .query(`SELECT ${STATUS_COLUMNS} FROM incoming_statuses WHERE account_id = ? AND address_id = ? AND id = ?`)
+        .get(accountId, addressId, id) as StatusRow | null;
       return row ? statusFromRow(row) : null;
     },
     close() {
@@ -85,7 +122,9 @@ export function createStatusRepo(store: Store, onStoreFailed: (err: unknown) => 
  */
 export function createStatusPurge(store: Store): Purge {
   const db = store.logDb;
-  const window = db.query<WindowRow, [number, number]>("SELECT rowid, created_at AS at, 0 AS keep FROM incoming_statuses WHERE rowid > ? ORDER BY rowid LIMIT ?");
+  const window = db.query<WindowRow, [number, number]>(
+    "SELECT rowid, created_at AS at, 0 AS keep FROM incoming_statuses WHERE rowid > ? ORDER BY rowid LIMIT ?",
+  );
   const remove = db.query("DELETE FROM incoming_statuses WHERE rowid IN (SELECT value FROM json_each(?))");
   return rowidPurge(db, window, (rowids) => remove.run(rowids));
 }

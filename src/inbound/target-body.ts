@@ -7,7 +7,14 @@
 // control characters is six times larger once escaped, issue 31), and the whole message of
 // raw and rfc822, go out streamed: never copied into one string or buffer.
 import type { TargetFormat } from "./address.ts";
-import { buildPayload, payloadAttachment, toFormData, type MessageAttachment, type MessageContent, type PayloadEnvelope } from "./payload.ts";
+import {
+  buildPayload,
+  payloadAttachment,
+  toFormData,
+  type MessageAttachment,
+  type MessageContent,
+  type PayloadEnvelope,
+} from "./payload.ts";
 import { formBody, jsonBodyOf, STREAMED_FROM_BYTES, type BodyPart, type StreamedBody } from "./payload-body.ts";
 
 /** A text (plain, html, reply_plain) this long is escaped into a JSON body as it goes out. */
@@ -46,16 +53,27 @@ export async function targetBody(input: BodyInput): Promise<string | FormData | 
   if (json && (largeAttachments || longTexts.length > 0)) {
     // Large attachments and long texts are written into the POST as it goes out, never into one string.
     const streamed = largeAttachments ? content.attachments.length : 0;
-    const fills: BodyPart[] = [...content.attachments.slice(0, streamed).map((a) => ({ base64Of: a.content })), ...longTexts.map((k) => ({ jsonTextOf: content[k]! }))];
+    const fills: BodyPart[] = [
+      ...content.attachments.slice(0, streamed).map((a) => ({ base64Of: a.content })),
+      ...longTexts.map((k) => ({ jsonTextOf: content[k]! })),
+    ];
     return jsonBodyOf(fills, (markerOf) => {
       const marked: MessageContent = { ...content };
       for (const [j, k] of longTexts.entries()) marked[k] = markerOf(streamed + j);
-      return buildPayload(marked, envelope, content.attachments.map((a, i) => payloadAttachment(a, urls[i]!, i < streamed ? markerOf(i) : undefined)), original);
+      return buildPayload(
+        marked,
+        envelope,
+        content.attachments.map((a, i) => payloadAttachment(a, urls[i]!, i < streamed ? markerOf(i) : undefined)),
+        original,
+      );
     });
   }
-  if (largeAttachments) return formBody(content.attachments, (contentOf) => toFormData(payloadWith(contentOf), content.attachments, contentOf, original));
+  if (largeAttachments)
+    return formBody(content.attachments, (contentOf) => toFormData(payloadWith(contentOf), content.attachments, contentOf, original));
   const payload = payloadWith();
-  return json ? JSON.stringify(payload) : toFormData(payload, embedded && content.attachments.length > 0 ? content.attachments : null, undefined, original);
+  return json
+    ? JSON.stringify(payload)
+    : toFormData(payload, embedded && content.attachments.length > 0 ? content.attachments : null, undefined, original);
 }
 
 /** raw: `message` (where the message's bytes go, at the marker), then the envelope as multipart+n writes it. */

@@ -55,8 +55,14 @@ export async function postToTarget(post: TargetPost, ctx: TargetPostContext): Pr
 async function exchange(post: TargetPost, ctx: TargetPostContext): Promise<TargetOutcome> {
   const call = targetCall(post.target);
   const streamed = typeof post.body === "object" && "parts" in post.body ? post.body : null;
-  const { bytes, contentType } = streamed ? { bytes: null, contentType: streamed.contentType } : await serialize(post.body as string | FormData);
-  const headers: Record<string, string> = { "user-agent": ctx.userAgent, "content-type": contentType, "x-postroom-message-id": post.messageKey };
+  const { bytes, contentType } = streamed
+    ? { bytes: null, contentType: streamed.contentType }
+    : await serialize(post.body as string | FormData);
+  const headers: Record<string, string> = {
+    "user-agent": ctx.userAgent,
+    "content-type": contentType,
+    "x-postroom-message-id": post.messageKey,
+  };
   if (streamed) headers["content-length"] = String(streamed.length);
   if (call.authorization) headers.authorization = call.authorization;
   if (post.signingSecret) {
@@ -66,7 +72,9 @@ async function exchange(post: TargetPost, ctx: TargetPostContext): Promise<Targe
     // Over the bytes sent. The library's sign() takes JSON text as it is, but decodes a
     // Buffer (a form, with files in it) as UTF-8 first, which changes binary bytes.
     const signed = streamed ?? (typeof bytes === "string" ? null : { parts: [{ bytes: bytes! }], length: bytes!.length, contentType });
-    headers["webhook-signature"] = signed ? signatureOf(post.signingSecret, post.messageKey, Math.floor(post.nowMs / 1000), signed) : new Webhook(post.signingSecret).sign(post.messageKey, timestamp, bytes as string);
+    headers["webhook-signature"] = signed
+      ? signatureOf(post.signingSecret, post.messageKey, Math.floor(post.nowMs / 1000), signed)
+      : new Webhook(post.signingSecret).sign(post.messageKey, timestamp, bytes as string);
   }
   // A timer of our own, cleared when the exchange ends: AbortSignal.timeout() keeps its
   // timer and signal alive for the whole timeout, tens of thousands of them under load.
@@ -75,7 +83,10 @@ async function exchange(post: TargetPost, ctx: TargetPostContext): Promise<Targe
   const timer = setTimeout(() => controller.abort(new DOMException("target did not answer in time", "TimeoutError")), ctx.timeoutMs);
   try {
     const requestBody = streamed ? () => streamOf(streamed) : bytes!;
-    const { response, refusedRedirect } = await guardedFetch({ url: call.url, method: "POST", headers, body: requestBody, maxRedirects: ctx.maxRedirects, signal }, ctx);
+    const { response, refusedRedirect } = await guardedFetch(
+      { url: call.url, method: "POST", headers, body: requestBody, maxRedirects: ctx.maxRedirects, signal },
+      ctx,
+    );
     if (refusedRedirect) {
       // The target answered, with a redirect we will not follow: its status, and why.
       await response.body?.cancel();

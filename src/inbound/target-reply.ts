@@ -35,7 +35,12 @@ export function verdictFor(outcome: TargetOutcome): TargetVerdict {
   switch (outcome.kind) {
     case "local_failure":
       // Postroom itself refused the mail, for now: the sender will try again, and is told it is not the target.
-      return { reply: outcome.diskFull ? SMTP_REPLIES.localStorageFull : SMTP_REPLIES.localStorageFailed, status: "rejected", category: "delayed", response: null };
+      return {
+        reply: outcome.diskFull ? SMTP_REPLIES.localStorageFull : SMTP_REPLIES.localStorageFailed,
+        status: "rejected",
+        category: "delayed",
+        response: null,
+      };
     case "timeout":
       return { reply: SMTP_REPLIES.targetTimeout, status: "client_timeout", category: "delayed", response: null };
     case "unreachable":
@@ -44,9 +49,11 @@ export function verdictFor(outcome: TargetOutcome): TargetVerdict {
       const { status } = outcome;
       const text = replyTextFrom(outcome.contentType, outcome.body);
       const kept = outcome.body;
-      if (status >= 200 && status < 300) return { reply: SMTP_REPLIES.accepted, status: String(status), category: "successful", response: null };
+      if (status >= 200 && status < 300)
+        return { reply: SMTP_REPLIES.accepted, status: String(status), category: "successful", response: null };
       if (status === 404) return { reply: SMTP_REPLIES.targetRejectedRecipient(text), status: "404", category: "rejected", response: kept };
-      if (status >= 400 && status < 500) return { reply: SMTP_REPLIES.targetRejectedMessage(text), status: String(status), category: "rejected", response: kept };
+      if (status >= 400 && status < 500)
+        return { reply: SMTP_REPLIES.targetRejectedMessage(text), status: String(status), category: "rejected", response: kept };
       // 5xx asks the sender to retry; so does anything else unexpected (1xx, an unfollowed 3xx).
       return { reply: SMTP_REPLIES.targetFailed(text), status: String(status), category: "delayed", response: kept };
     }

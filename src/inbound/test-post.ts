@@ -64,8 +64,22 @@ export async function sendTestPost(address: Address, email: string, deps: Delive
     dmarc: auth.dmarc,
   };
   const log = deps.logger.child({ component: "inbound", test_post: true });
-  const outcome = await deliverToAddress({ address, customDomain: null, rcpts: [email] }, content, envelope, messageKey(md5, address.id), raw, deps, log);
+  const outcome = await deliverToAddress(
+    { address, customDomain: null, rcpts: [email] },
+    content,
+    envelope,
+    messageKey(md5, address.id),
+    raw,
+    deps,
+    log,
+  );
   const verdict = verdictFor(outcome);
   log.info("test post", { address_id: address.id, status: verdict.status, reply: formatReply(verdict.reply) });
-  return { status: verdict.status, category: verdict.category, reply: formatReply(verdict.reply), response: verdict.response, durationMs: Math.round(performance.now() - started) };
+  return {
+    status: verdict.status,
+    category: verdict.category,
+    reply: formatReply(verdict.reply),
+    response: verdict.response,
+    durationMs: Math.round(performance.now() - started),
+  };
 }

@@ -14,9 +14,16 @@ export interface AppJobs {
   reloadStoredCertificate(): Promise<unknown>;
 }
 
-export function scheduleAppJobs(deps: { config: Config; sharedAttachments: boolean; leases: JobLeaseRepo; clock: Clock; logger: Logger; onRun(job: string): void }, jobs: AppJobs): Scheduler {
+export function scheduleAppJobs(
+  deps: { config: Config; sharedAttachments: boolean; leases: JobLeaseRepo; clock: Clock; logger: Logger; onRun(job: string): void },
+  jobs: AppJobs,
+): Scheduler {
   const { config, clock } = deps;
-  const scheduler = new Scheduler(deps.logger, { repo: deps.leases, holder: config.cluster.nodeId, clock, leaseMs: config.cluster.jobLeaseMs }, deps.onRun);
+  const scheduler = new Scheduler(
+    deps.logger,
+    { repo: deps.leases, holder: config.cluster.nodeId, clock, leaseMs: config.cluster.jobLeaseMs },
+    deps.onRun,
+  );
   const oncePerCluster = { oncePerCluster: true };
   scheduler.every("verify-sending-domains", "0 * * * * *", () => jobs.verifySendingDomains(), oncePerCluster);
   // In files (SQLite) on every node: each deletes those on its own disk, which no other can
@@ -24,7 +31,10 @@ export function scheduleAppJobs(deps: { config: Config; sharedAttachments: boole
   scheduler.every("purge-attachments", "0 17 * * * *", () => jobs.purgeAttachments(), { oncePerCluster: deps.sharedAttachments });
   scheduler.everyMs("retention-purge", config.retention.intervalMs, () => jobs.retentionPurge(), oncePerCluster);
   // Certificate renewal (ACME) orders once per cluster; in files mode each node checks its own files.
-  if (config.tls.mode !== "off") scheduler.everyMs("check-certificate", config.tls.checkIntervalMs, () => jobs.checkCertificate(), { oncePerCluster: config.tls.mode === "acme" });
+  if (config.tls.mode !== "off")
+    scheduler.everyMs("check-certificate", config.tls.checkIntervalMs, () => jobs.checkCertificate(), {
+      oncePerCluster: config.tls.mode === "acme",
+    });
   // The lease holder's renewal reaches the store only: every node takes it from there on its own.
   if (config.tls.mode === "acme") scheduler.everyMs("reload-certificate", config.tls.checkIntervalMs, () => jobs.reloadStoredCertificate());
   return scheduler;

@@ -19,7 +19,8 @@ export function createJobLeaseRepo(store: Store): JobLeaseRepo {
   const del = db.query("DELETE FROM job_leases WHERE name = ? AND holder = ?");
   return {
     tryHold: async (job, holder, nowMs, leaseMs) => hold.get(job, holder, nowMs + leaseMs, nowMs, holder) !== null,
-    renew: async (holder, jobs, nowMs, leaseMs) => (jobs.length === 0 ? [] : renew.all(nowMs + leaseMs, holder, JSON.stringify(jobs), nowMs).map((r) => r.name)),
+    renew: async (holder, jobs, nowMs, leaseMs) =>
+      jobs.length === 0 ? [] : renew.all(nowMs + leaseMs, holder, JSON.stringify(jobs), nowMs).map((r) => r.name),
     release: async (job, holder) => void del.run(job, holder),
   };
 }

@@ -35,8 +35,10 @@ export class PurgeThread {
 
   /** A Purge per table, each run on the thread (started at the first window). */
   purges(): Record<RetentionTable, Purge> {
-    const purgeOf = (table: RetentionTable): Purge => async (beforeMs, afterRowid, limit) =>
-      (await this.request({ kind: "window", dataDir: this.dataDir, table, beforeMs, afterRowid, limit }))!;
+    const purgeOf =
+      (table: RetentionTable): Purge =>
+      async (beforeMs, afterRowid, limit) =>
+        (await this.request({ kind: "window", dataDir: this.dataDir, table, beforeMs, afterRowid, limit }))!;
     return Object.fromEntries(RETENTION_TABLES.map((t) => [t, purgeOf(t)])) as Record<RetentionTable, Purge>;
   }
 

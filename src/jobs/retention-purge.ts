@@ -62,7 +62,12 @@ export class RetentionPurge {
         after = step.next;
       }
     }
-    this.deps.logger.info("retention purge", { deleted, windows, duration_ms: Math.round(performance.now() - startedMs), stopped: this.stopping || undefined });
+    this.deps.logger.info("retention purge", {
+      deleted,
+      windows,
+      duration_ms: Math.round(performance.now() - startedMs),
+      stopped: this.stopping || undefined,
+    });
     return deleted;
   }
 }

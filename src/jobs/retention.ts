@@ -10,7 +10,18 @@ export type RetentionTable = keyof RetentionSettings["keepMs"];
  * The order of a run: messages before their bodies and events, so that a message's purge
  * takes its body and events with it and the later walks find fewer rows.
  */
-export const RETENTION_TABLES: readonly RetentionTable[] = ["incoming_statuses", "messages", "bodies", "events", "webhook_outbox", "domain_events", "mta_sts_policies", "stats", "idempotency_keys", "webhook_posts"];
+export const RETENTION_TABLES: readonly RetentionTable[] = [
+  "incoming_statuses",
+  "messages",
+  "bodies",
+  "events",
+  "webhook_outbox",
+  "domain_events",
+  "mta_sts_policies",
+  "stats",
+  "idempotency_keys",
+  "webhook_posts",
+];
 
 /**
  * For each table, the time before which its rows may be deleted at `nowMs` (rows created

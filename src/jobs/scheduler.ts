@@ -54,7 +54,14 @@ export class Scheduler {
     /** Hears each run this node starts (postroom_job_runs_total: once per cluster shows across nodes). */
     private readonly onRun: (job: string) => void = () => {},
   ) {
-    this.heartbeat = leases ? new Heartbeat(() => this.renewLeases(), () => leases.leaseMs, logger, "job") : null;
+    this.heartbeat = leases
+      ? new Heartbeat(
+          () => this.renewLeases(),
+          () => leases.leaseMs,
+          logger,
+          "job",
+        )
+      : null;
   }
 
   /** Runs `fn` on `pattern` (cron syntax with seconds, e.g. "0 * * * * *" every minute). */
@@ -114,7 +121,14 @@ export class Scheduler {
     const leases = this.leases;
     const held = [...this.jobs.values()].filter((j) => j.held);
     if (!leases || held.length === 0) return;
-    const renewed = new Set(await leases.repo.renew(leases.holder, held.map((j) => j.name), leases.clock.nowMs(), leases.leaseMs));
+    const renewed = new Set(
+      await leases.repo.renew(
+        leases.holder,
+        held.map((j) => j.name),
+        leases.clock.nowMs(),
+        leases.leaseMs,
+      ),
+    );
     for (const job of held) {
       if (renewed.has(job.name)) continue;
       job.held = false;

@@ -34,7 +34,13 @@ export class DiskFullLog {
     const now = this.nowMs();
     if (this.lastLoggedMs !== null && now - this.lastLoggedMs < this.intervalMs) return;
     const { code, message } = err as { code?: string; message?: string };
-    this.logger.error("disk full", { where, code, err: message, failed_writes: this.since, next_report_in_s: Math.round(this.intervalMs / 1000) });
+    this.logger.error("disk full", {
+      where,
+      code,
+      err: message,
+      failed_writes: this.since,
+      next_report_in_s: Math.round(this.intervalMs / 1000),
+    });
     this.lastLoggedMs = now;
     this.since = 0;
   }

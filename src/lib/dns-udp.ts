@@ -61,7 +61,12 @@ export class DnsTimeoutError extends Error {
 /** Whether an answer's question is the one asked (names compare without case, RFC 4343). */
 export function answersQuestion(m: DnsMessage, name: string, type: number): boolean {
   const q = m.questions[0];
-  return m.questions.length === 1 && q !== undefined && q.type === type && q.name.replace(/\.$/, "").toLowerCase() === name.replace(/\.$/, "").toLowerCase();
+  return (
+    m.questions.length === 1 &&
+    q !== undefined &&
+    q.type === type &&
+    q.name.replace(/\.$/, "").toLowerCase() === name.replace(/\.$/, "").toLowerCase()
+  );
 }
 
 export class UdpDnsClient {

@@ -134,11 +134,14 @@ export function createResolver(opts: ResolverOptions): DnsResolver {
 function resolverOver(ask: ReturnType<typeof dnsClient>, cacheTtlMs: number, cacheMaxEntries: number): DnsResolver {
   const cache = new TtlCache<Answer[]>(cacheTtlMs, cacheMaxEntries, isNoDataError);
   // Kept for the answer's own TTL, at most cacheTtlMs ("no such name" for cacheTtlMs).
-  const lookup = (name: string, type: keyof typeof TYPE_NUMBER) => cache.get(`${type} ${name.toLowerCase()}`, () => ask(name.replace(/\.$/, ""), type), answersTtlMs);
-  const names = (type: "CNAME" | "PTR" | "NS") => async (n: string) => (await lookup(n, type)).map((a) => (a.domain ?? a.ns ?? "").replace(/\.$/, ""));
+  const lookup = (name: string, type: keyof typeof TYPE_NUMBER) =>
+    cache.get(`${type} ${name.toLowerCase()}`, () => ask(name.replace(/\.$/, ""), type), answersTtlMs);
+  const names = (type: "CNAME" | "PTR" | "NS") => async (n: string) =>
+    (await lookup(n, type)).map((a) => (a.domain ?? a.ns ?? "").replace(/\.$/, ""));
 
   const api: DnsResolver = {
-    resolveMx: async (n) => (await lookup(n, "MX")).map((a) => ({ exchange: (a.exchange ?? "").replace(/\.$/, ""), priority: a.priority ?? 0 })),
+    resolveMx: async (n) =>
+      (await lookup(n, "MX")).map((a) => ({ exchange: (a.exchange ?? "").replace(/\.$/, ""), priority: a.priority ?? 0 })),
     resolveTxt: async (n) => (await lookup(n, "TXT")).map((a) => (Array.isArray(a.data) ? a.data : [a.data ?? ""])),
     resolve4: async (n) => (await lookup(n, "A")).map((a) => a.address!),
     resolve6: async (n) => (await lookup(n, "AAAA")).map((a) => a.address!),

@@ -57,7 +57,8 @@ export async function guardedFetch(req: GuardedRequest, ctx: GuardedContext): Pr
     if (!FOLLOWED.has(response.status) || !location || hop >= req.maxRedirects) return { response, url: url.toString() };
     const next = URL.parse(location, url.toString());
     if (next === null) return { response, url: url.toString(), refusedRedirect: "redirect to an unparsable URL refused" };
-    if (next.protocol !== "http:" && next.protocol !== "https:") return { response, url: url.toString(), refusedRedirect: `redirect to a non-http(s) URL refused (${next.protocol})` };
+    if (next.protocol !== "http:" && next.protocol !== "https:")
+      return { response, url: url.toString(), refusedRedirect: `redirect to a non-http(s) URL refused (${next.protocol})` };
     await response.body?.cancel();
     // Credentials were meant for the first origin only.
     if (next.origin !== url.origin) {

@@ -10,7 +10,8 @@ export type Ip = ipaddr.IPv4 | ipaddr.IPv6;
 /** A network and its prefix length in bits. */
 export type IpRange = readonly [Ip, number];
 
-const unmapped = (ip: Ip): Ip => (ip.kind() === "ipv6" && (ip as ipaddr.IPv6).isIPv4MappedAddress() ? (ip as ipaddr.IPv6).toIPv4Address() : ip);
+const unmapped = (ip: Ip): Ip =>
+  ip.kind() === "ipv6" && (ip as ipaddr.IPv6).isIPv4MappedAddress() ? (ip as ipaddr.IPv6).toIPv4Address() : ip;
 
 function parseStrict(text: string): Ip | null {
   const family = isIP(text);

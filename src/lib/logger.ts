@@ -34,7 +34,11 @@ export const LOG_FLUSH_INTERVAL_MS = 100;
  * error loses no line; a kill -9 loses at most `holdMs` of routine lines (the records that
  * matter, mail and statuses, are in the store).
  */
-export function batchedSink(write: (text: string) => void, writeAtExit: (text: string) => void = write, holdMs = 0): LogSink & { buffer: TurnBuffer } {
+export function batchedSink(
+  write: (text: string) => void,
+  writeAtExit: (text: string) => void = write,
+  holdMs = 0,
+): LogSink & { buffer: TurnBuffer } {
   const lines = new TurnBuffer(write, LOG_BATCH_MAX_CHARS, holdMs);
   process.once("exit", () => {
     const text = lines.take();
@@ -72,7 +76,10 @@ export function createLogger(opts: { level?: LogLevel; sink?: LogSink; fields?: 
     if (LEVEL_RANK[level] < minRank) return;
     const line = { ts: new Date().toISOString(), level, msg, ...base, ...fields };
     // A replacer sends every value through a call; only lines holding objects need it.
-    sink(baseNeedsReplacer || (fields !== undefined && needsReplacer(fields)) ? JSON.stringify(line, errorReplacer) : JSON.stringify(line), LEVEL_RANK[level] >= LEVEL_RANK.warn);
+    sink(
+      baseNeedsReplacer || (fields !== undefined && needsReplacer(fields)) ? JSON.stringify(line, errorReplacer) : JSON.stringify(line),
+      LEVEL_RANK[level] >= LEVEL_RANK.warn,
+    );
   };
   return {
     debug: (m, f) => emit("debug", m, f),

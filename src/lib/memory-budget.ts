@@ -117,7 +117,12 @@ export class MemoryBudget {
    * `listener`, or for none (null: outbound delivery, which waits rather than refuses).
    * `reading`: a message being received, which grows with its bytes (Reservation.grow).
    */
-  reserve(bytes: number, listener: BudgetListener | null, who: Who = { stranger: listener === "inbound", clientKey: null }, reading = false): Reservation | null {
+  reserve(
+    bytes: number,
+    listener: BudgetListener | null,
+    who: Who = { stranger: listener === "inbound", clientKey: null },
+    reading = false,
+  ): Reservation | null {
     if (!this.fits(bytes, who)) {
       if (listener) this.hooks.refused?.(listener);
       return null;
@@ -176,7 +181,9 @@ export class MemoryBudget {
     if (r.bytes === 0 || this.poolScope(r).rank > 0) return false;
     // A message being worked on, E11 or a delivery gives its memory back soon: wait for it.
     for (const h of this.holders) if (!h.reading && h.bytes > 0) return false;
-    const newer = [...this.holders].filter((h) => h.seq > r.seq && h.reading && h.waitingBytes > 0 && h.who.stranger === stranger).reverse();
+    const newer = [...this.holders]
+      .filter((h) => h.seq > r.seq && h.reading && h.waitingBytes > 0 && h.who.stranger === stranger)
+      .reverse();
     // None gives way when all of them together would not be enough.
     if (newer.length === 0 || this.verdict(r, delta, new Set(newer)) !== "grow") return false;
     const pumping = this.pumping;
@@ -225,11 +232,21 @@ export class MemoryBudget {
   private poolScope(r: Reservation, without: ReadonlySet<Reservation> = NONE, unranked = false): ScopeView {
     const now = performance.now();
     const stranger = r.who.stranger;
-    return this.scope(r, (h) => h.who.stranger === stranger && !without.has(h), stranger ? this.strangerPoolBytes() : this.capacity(), (h) => !unranked && (h.waitingFor === "pool" || (h.waitingFor === null && now - h.grantedAtMs < GROWING_MS)));
+    return this.scope(
+      r,
+      (h) => h.who.stranger === stranger && !without.has(h),
+      stranger ? this.strangerPoolBytes() : this.capacity(),
+      (h) => !unranked && (h.waitingFor === "pool" || (h.waitingFor === null && now - h.grantedAtMs < GROWING_MS)),
+    );
   }
 
   /** `ranks(h)`: whether an older reader `h` comes before `r` in the scope. */
-  private scope(r: Reservation, inScope: (h: Reservation) => boolean, capacityBytes: number, ranks: (h: Reservation) => boolean): ScopeView {
+  private scope(
+    r: Reservation,
+    inScope: (h: Reservation) => boolean,
+    capacityBytes: number,
+    ranks: (h: Reservation) => boolean,
+  ): ScopeView {
     let usedBytes = 0;
     let rank = 0;
     for (const h of this.holders) {
@@ -251,7 +268,15 @@ export class MemoryBudget {
     const pool = this.poolScope(r, without, first);
     // In its client, every older message comes first (the oldest alone may pass the share).
     const key = r.who.clientKey;
-    const client = r.who.stranger && key !== null ? this.scope(r, (h) => h.who.clientKey === key && !without.has(h), shareBytes(this.policy().perClient, cap), () => !first) : null;
+    const client =
+      r.who.stranger && key !== null
+        ? this.scope(
+            r,
+            (h) => h.who.clientKey === key && !without.has(h),
+            shareBytes(this.policy().perClient, cap),
+            () => !first,
+          )
+        : null;
     let usedBytes = this.used;
     for (const h of without) usedBytes -= h.bytes;
     return growVerdict({ deltaBytes: delta, capacityBytes: cap, usedBytes, pool, client });

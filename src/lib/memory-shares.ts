@@ -99,7 +99,12 @@ export function growVerdict(r: GrowRequest): GrowVerdict {
  * the budget can still come in beside first slices). No waiting and no ranks: what does
  * not fit now is deferred.
  */
-export function takeFits(bytes: number, whole: { capacityBytes: number; usedBytes: number }, pool: { capacityBytes: number; usedBytes: number } | null): boolean {
-  const fits = (s: { capacityBytes: number; usedBytes: number }) => s.usedBytes + bytes <= s.capacityBytes || s.usedBytes <= s.capacityBytes / RANK_STEPS;
+export function takeFits(
+  bytes: number,
+  whole: { capacityBytes: number; usedBytes: number },
+  pool: { capacityBytes: number; usedBytes: number } | null,
+): boolean {
+  const fits = (s: { capacityBytes: number; usedBytes: number }) =>
+    s.usedBytes + bytes <= s.capacityBytes || s.usedBytes <= s.capacityBytes / RANK_STEPS;
   return fits(whole) && (pool === null || fits(pool));
 }

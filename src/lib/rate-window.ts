@@ -28,7 +28,8 @@ export function fixedWindow(nowMs: number, windowMs: number): { startMs: number;
 }
 
 /** The estimate × windowMs (an integer), `elapsedMs` into the current window. */
-const scaledEstimate = (c: WindowCounts, windowMs: number, elapsedMs: number): number => c.previous * (windowMs - elapsedMs) + c.current * windowMs;
+const scaledEstimate = (c: WindowCounts, windowMs: number, elapsedMs: number): number =>
+  c.previous * (windowMs - elapsedMs) + c.current * windowMs;
 
 /** Whether one more call fits: the check the database makes in the same statement that counts it. */
 export const fitsOneMore = (c: WindowCounts, rate: RateLimit, elapsedMs: number): boolean =>
@@ -61,5 +62,10 @@ export function windowDecision(before: WindowCounts, rate: RateLimit, elapsedMs:
   }
   const after = { previous: before.previous, current: before.current + 1 };
   const used = Math.ceil(scaledEstimate(after, windowMs, elapsedMs) / windowMs);
-  return { allowed, limit, remaining: Math.max(0, limit - used), resetSeconds: seconds(msUntilEstimateAtMost(after, windowMs, elapsedMs, used - 1)) };
+  return {
+    allowed,
+    limit,
+    remaining: Math.max(0, limit - used),
+    resetSeconds: seconds(msUntilEstimateAtMost(after, windowMs, elapsedMs, used - 1)),
+  };
 }

@@ -22,10 +22,16 @@ const TOKEN = /\s*(?:([A-Za-z_]+):)?(?:"([^"]*)"|([^\s"]+))/y;
  * (http.search_max_terms): each is tested on every record a search reads, so 80 of them
  * made one search of 40,000 messages take 19 s.
  */
-export function parseSearchQuery(query: string | null | undefined, fields: readonly string[], maxTerms = Number.POSITIVE_INFINITY): SearchTerm[] {
+export function parseSearchQuery(
+  query: string | null | undefined,
+  fields: readonly string[],
+  maxTerms = Number.POSITIVE_INFINITY,
+): SearchTerm[] {
   const terms = readTerms(query, fields);
   if (terms.length > maxTerms) {
-    throw new SearchQueryError(`at most ${maxTerms} terms, not ${terms.length} (http.search_max_terms): search for fewer words, or narrow by a field (from:, to:, created_at:>=...)`);
+    throw new SearchQueryError(
+      `at most ${maxTerms} terms, not ${terms.length} (http.search_max_terms): search for fewer words, or narrow by a field (from:, to:, created_at:>=...)`,
+    );
   }
   return terms;
 }

@@ -10,7 +10,17 @@ import type { Socket } from "node:net";
 import type { SMTPServer, SMTPServerSession } from "smtp-server";
 import { assertSmtpServerVersion, type ConnectionView, hookConnections, type DataWatch } from "./smtp-server-compat.ts";
 import type { Logger } from "./logger.ts";
-import { authTimeReply, authVerdict, clientKey, commandVerdict, connectionVerdict, dataRateVerdict, deadlineAction, sessionTimeReply, type SessionLimits } from "./smtp-limits.ts";
+import {
+  authTimeReply,
+  authVerdict,
+  clientKey,
+  commandVerdict,
+  connectionVerdict,
+  dataRateVerdict,
+  deadlineAction,
+  sessionTimeReply,
+  type SessionLimits,
+} from "./smtp-limits.ts";
 import type { SmtpReply } from "./smtp-reply.ts";
 
 /** smtp-server options that are read at use, refreshed at every new connection. */
@@ -74,7 +84,14 @@ class Guard {
   opened(c: ConnectionView): void {
     if (c.closing()) return; // refused by max_connections already
     const limits = this.opts.limits();
-    const state: ConnectionState = { key: clientKey(c.remoteAddress), limits, junk: 0, transactions: c.transactions(), timers: new Set(), data: null };
+    const state: ConnectionState = {
+      key: clientKey(c.remoteAddress),
+      limits,
+      junk: 0,
+      transactions: c.transactions(),
+      timers: new Set(),
+      data: null,
+    };
     states.set(c, state);
     const keys = (function* () {
       for (const other of c.peers()) {
@@ -104,7 +121,11 @@ class Guard {
       }
     })();
     if (!connectionVerdict(keys, key, limits.maxConnectionsPerIp)) return false;
-    this.opts.logger.info("smtp session closed by a limit", { limit: "max_connections_per_ip", ip: socket.remoteAddress, tls: "handshake" });
+    this.opts.logger.info("smtp session closed by a limit", {
+      limit: "max_connections_per_ip",
+      ip: socket.remoteAddress,
+      tls: "handshake",
+    });
     this.opts.limited?.("max_connections_per_ip");
     return true;
   }
@@ -145,7 +166,11 @@ class Guard {
 
   auth(c: ConnectionView): SmtpReply | null {
     if (!this.opts.allowInsecureAuth) return null;
-    const refusal = authVerdict({ secure: c.secure, starttlsOffered: c.starttlsOffered(), allowInsecureAuth: this.opts.allowInsecureAuth() });
+    const refusal = authVerdict({
+      secure: c.secure,
+      starttlsOffered: c.starttlsOffered(),
+      allowInsecureAuth: this.opts.allowInsecureAuth(),
+    });
     if (refusal) this.opts.logger.info("smtp auth refused without tls", { session_id: c.session.id, ip: c.remoteAddress });
     return refusal;
   }
@@ -204,10 +229,13 @@ class Guard {
   }
 
   private timer(state: ConnectionState, ms: number, run: () => void): ReturnType<typeof setTimeout> {
-    const t = setTimeout(() => {
-      state.timers.delete(t);
-      run();
-    }, Math.min(ms, MAX_TIMER_MS));
+    const t = setTimeout(
+      () => {
+        state.timers.delete(t);
+        run();
+      },
+      Math.min(ms, MAX_TIMER_MS),
+    );
     t.unref?.();
     state.timers.add(t);
     return t;

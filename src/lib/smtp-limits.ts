@@ -42,7 +42,9 @@ export function clientKey(address: string): string {
   const tailGroups = ip.includes("::") ? (tail ? tail.split(":") : []) : [];
   // An embedded IPv4 tail (::1.2.3.4) stands for two groups; the /64 never reaches it.
   const tailLength = tailGroups.reduce((n, g) => n + (g.includes(".") ? 2 : 1), 0);
-  const groups = ip.includes("::") ? [...headGroups, ...Array<string>(Math.max(0, 8 - headGroups.length - tailLength)).fill("0"), ...tailGroups] : headGroups;
+  const groups = ip.includes("::")
+    ? [...headGroups, ...Array<string>(Math.max(0, 8 - headGroups.length - tailLength)).fill("0"), ...tailGroups]
+    : headGroups;
   return `${groups
     .slice(0, 4)
     .map((g) => (g.includes(".") ? "0" : g.replace(/^0+(?=.)/, "")))

@@ -17,7 +17,8 @@ export const SMTP_REPLIES = {
   // ---- the message (DATA)
   messageTooLarge: (limitBytes: number): SmtpReply => reply(552, "5.3.4", `message exceeds the size limit of ${limitBytes} bytes`),
   headerTooLarge: (maxHeaderBytes: number): SmtpReply => reply(552, "5.3.4", `message header is larger than ${maxHeaderBytes} bytes`),
-  partHeaderTooLarge: (maxHeaderBytes: number): SmtpReply => reply(552, "5.3.4", `a MIME part header is larger than ${maxHeaderBytes} bytes`),
+  partHeaderTooLarge: (maxHeaderBytes: number): SmtpReply =>
+    reply(552, "5.3.4", `a MIME part header is larger than ${maxHeaderBytes} bytes`),
   mimeTooDeep: (maxMimeDepth: number): SmtpReply => reply(554, "5.6.0", `message nests MIME parts deeper than ${maxMimeDepth} levels`),
   tooManyMimeParts: (maxMimeParts: number): SmtpReply => reply(554, "5.6.0", `message has more than ${maxMimeParts} MIME parts`),
   insufficientMemory: reply(451, "4.3.1", "insufficient system resources, try again later"),
@@ -42,11 +43,16 @@ export const SMTP_REPLIES = {
   // ---- session limits (both listeners)
   tooManyConnections: reply(421, "4.7.0", "Too many connections from your address; try again later"),
   tooManyJunkCommands: reply(421, "4.7.0", "Too many commands without mail; closing connection"),
-  dataTooSlow: (minRateBytesPerS: number): SmtpReply => reply(421, "4.4.2", `Data arriving too slowly (under ${minRateBytesPerS} bytes per second); closing connection`),
+  dataTooSlow: (minRateBytesPerS: number): SmtpReply =>
+    reply(421, "4.4.2", `Data arriving too slowly (under ${minRateBytesPerS} bytes per second); closing connection`),
   /** `duration` as durationText writes it ("10m"). */
   sessionTimeLimit: (duration: string): SmtpReply => reply(421, "4.4.2", `Session time limit of ${duration} reached; closing connection`),
   authTimeLimit: (duration: string): SmtpReply => reply(421, "4.7.0", `Authentication required within ${duration}; closing connection`),
-  starttlsFirst: reply(538, "5.7.11", "Must issue a STARTTLS command first: AUTH is offered only over TLS, so that passwords never cross the network in clear"),
+  starttlsFirst: reply(
+    538,
+    "5.7.11",
+    "Must issue a STARTTLS command first: AUTH is offered only over TLS, so that passwords never cross the network in clear",
+  ),
   encryptionRequired: reply(538, "5.7.11", "Encryption required for requested authentication mechanism"),
 
   // ---- submission (587/465)

@@ -20,7 +20,9 @@ export const SMTP_SERVER_VERSION = "3.21.6";
 /** Throws unless the smtp-server in use is the one this module knows. */
 export function assertSmtpServerVersion(installed: string = pkg.version): void {
   if (installed !== SMTP_SERVER_VERSION) {
-    throw new Error(`smtp-server ${installed} is installed, but src/lib/smtp-server-compat.ts was written for ${SMTP_SERVER_VERSION}: check its hooks against the new version`);
+    throw new Error(
+      `smtp-server ${installed} is installed, but src/lib/smtp-server-compat.ts was written for ${SMTP_SERVER_VERSION}: check its hooks against the new version`,
+    );
   }
 }
 
@@ -202,7 +204,8 @@ if (!proto.__postroomHooks) {
     const hooks = hooksOf(this);
     if (!hooks || hooks.offerAuth(viewOf(this))) return handler_EHLO.call(this, command, callback);
     const own = this as Connection & { send: Connection["send"] };
-    own.send = (code, data, context) => originalSend.call(this, code, Array.isArray(data) ? data.filter((l) => !/^AUTH\b/i.test(l)) : data, context);
+    own.send = (code, data, context) =>
+      originalSend.call(this, code, Array.isArray(data) ? data.filter((l) => !/^AUTH\b/i.test(l)) : data, context);
     try {
       handler_EHLO.call(this, command, callback);
     } finally {

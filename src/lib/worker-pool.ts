@@ -124,9 +124,12 @@ export class WorkerPool<Job extends object, Reply extends { id: number }, Result
     this.restarts = [...this.restarts.filter((t) => now - t < RESTART_WINDOW_MS), now];
     const giveUp = this.restarts.length > MAX_RESTARTS;
     const { name, doing } = this.opts.work;
-    this.opts.logger.error(giveUp ? `${name} worker failed again; ${doing} on the main thread from now on` : `${name} worker failed; starting another`, {
-      err: String((err as ErrorEvent)?.message ?? err),
-    });
+    this.opts.logger.error(
+      giveUp ? `${name} worker failed again; ${doing} on the main thread from now on` : `${name} worker failed; starting another`,
+      {
+        err: String((err as ErrorEvent)?.message ?? err),
+      },
+    );
     if (!giveUp) this.spawn();
   }
 }

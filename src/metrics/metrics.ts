@@ -14,7 +14,18 @@ import type { RecipientUpdate } from "../outbound/queue/message.ts";
 import type { OutboxRepo } from "../events/outbox.repo.ts";
 import type { BudgetListener } from "../lib/memory-budget.ts";
 import type { TlsStatus } from "../tls/manager.ts";
-import { DELIVERY_RESULTS, deliveryResult, INBOUND_OUTCOMES, inboundOutcome, methodLabel, postResult, SMTP_REFUSAL_REASONS, statusClass, targetPostResult, type SmtpRefusalReason } from "./labels.ts";
+import {
+  DELIVERY_RESULTS,
+  deliveryResult,
+  INBOUND_OUTCOMES,
+  inboundOutcome,
+  methodLabel,
+  postResult,
+  SMTP_REFUSAL_REASONS,
+  statusClass,
+  targetPostResult,
+  type SmtpRefusalReason,
+} from "./labels.ts";
 import { processRegistry } from "./process.ts";
 
 export interface MetricsDeps {

@@ -15,13 +15,17 @@ interface SearchOf {
   deadlineMs: number;
 }
 
-export type SearchRequest = SearchOf & ({ kind: "messages"; outboundAccountId: string } | { kind: "statuses"; accountId: string; addressId: string });
+export type SearchRequest = SearchOf &
+  ({ kind: "messages"; outboundAccountId: string } | { kind: "statuses"; accountId: string; addressId: string });
 
 /** The rows are the tables' rows (MessageRow, StatusRow): the repository makes them records. */
 export type SearchAnswer = SlicedAnswer<unknown>;
 
 /** Runs `request` on `db`; throws SearchTimeoutError past its deadline. */
 export function runSearch(db: Database, request: SearchRequest): SearchAnswer {
-  const reader = request.kind === "messages" ? messageSliceReader(db, request.outboundAccountId, request.terms) : statusSliceReader(db, request.accountId, request.addressId, request.terms);
+  const reader =
+    request.kind === "messages"
+      ? messageSliceReader(db, request.outboundAccountId, request.terms)
+      : statusSliceReader(db, request.accountId, request.addressId, request.terms);
   return slicedSearch<unknown>(reader, request.page, request.windowRows, SEARCH_SLICE_ROWS, request.deadlineMs, Date.now);
 }

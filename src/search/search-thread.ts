@@ -27,7 +27,10 @@ export interface SearchThreadRequest {
   request: SearchRequest;
 }
 
-export type SearchReply = { id: number; ok: true; answer: SearchAnswer } | { id: number; ok: false; timedOut: true } | { id: number; ok: false; timedOut: false; message: string };
+export type SearchReply =
+  | { id: number; ok: true; answer: SearchAnswer }
+  | { id: number; ok: false; timedOut: true }
+  | { id: number; ok: false; timedOut: false; message: string };
 
 /**
  * How long after a search's deadline the event loop stops waiting for the thread's answer.

@@ -20,7 +20,10 @@ self.onmessage = (event: MessageEvent<SearchThreadRequest>) => {
     }
     reply = { id, ok: true, answer: runSearch(db, request) };
   } catch (err) {
-    reply = err instanceof SearchTimeoutError ? { id, ok: false, timedOut: true } : { id, ok: false, timedOut: false, message: (err as Error).message };
+    reply =
+      err instanceof SearchTimeoutError
+        ? { id, ok: false, timedOut: true }
+        : { id, ok: false, timedOut: false, message: (err as Error).message };
   }
   self.postMessage(reply);
 };

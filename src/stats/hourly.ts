@@ -41,7 +41,10 @@ export interface Period {
 }
 
 /** The periods the overview shows: the last 24 hours by hour, the last 7 days by 6 hours. */
-export const PERIODS = { "24h": { spanMs: 24 * HOUR_MS, bucketMs: HOUR_MS }, "7d": { spanMs: 7 * 24 * HOUR_MS, bucketMs: 6 * HOUR_MS } } satisfies Record<string, Period>;
+export const PERIODS = {
+  "24h": { spanMs: 24 * HOUR_MS, bucketMs: HOUR_MS },
+  "7d": { spanMs: 7 * 24 * HOUR_MS, bucketMs: 6 * HOUR_MS },
+} satisfies Record<string, Period>;
 export type PeriodName = keyof typeof PERIODS;
 
 export interface Bucket {
@@ -57,7 +60,10 @@ export function buckets(rows: readonly Pick<Count, "hour" | "key" | "count">[], 
   const last = Math.floor(nowMs / period.bucketMs) * period.bucketMs;
   const n = Math.round(period.spanMs / period.bucketMs);
   const first = last - (n - 1) * period.bucketMs;
-  const out: Bucket[] = Array.from({ length: n }, (_, i) => ({ atMs: first + i * period.bucketMs, counts: Object.fromEntries(SERIES[series].map((k) => [k, 0])) }));
+  const out: Bucket[] = Array.from({ length: n }, (_, i) => ({
+    atMs: first + i * period.bucketMs,
+    counts: Object.fromEntries(SERIES[series].map((k) => [k, 0])),
+  }));
   for (const r of rows) {
     const i = Math.floor((r.hour - first) / period.bucketMs);
     if (i < 0 || i >= n || !(r.key in out[i]!.counts)) continue;
@@ -67,4 +73,5 @@ export function buckets(rows: readonly Pick<Count, "hour" | "key" | "count">[], 
 }
 
 /** When the rows a period needs start: the first hour of its first bucket. */
-export const periodStartMs = (period: Period, nowMs: number): number => Math.floor(nowMs / period.bucketMs) * period.bucketMs - (Math.round(period.spanMs / period.bucketMs) - 1) * period.bucketMs;
+export const periodStartMs = (period: Period, nowMs: number): number =>
+  Math.floor(nowMs / period.bucketMs) * period.bucketMs - (Math.round(period.spanMs / period.bucketMs) - 1) * period.bucketMs;

@@ -46,7 +46,11 @@ export function createPgStatsRepo(sql: SQL): StatsRepo {
     async hourly(accountId, series, fromMs) {
       const rows: { hour: string; key: string; count: string }[] = await sql`SELECT hour, key, count FROM stats_hourly
         WHERE account_id = ${accountId} AND series = ${series} AND hour >= ${fromMs}`;
-      return rows.map((r) => ({ hour: pgInteger(r.hour, "stats_hourly.hour"), key: r.key, count: pgInteger(r.count, "stats_hourly.count") }));
+      return rows.map((r) => ({
+        hour: pgInteger(r.hour, "stats_hourly.hour"),
+        key: r.key,
+        count: pgInteger(r.count, "stats_hourly.count"),
+      }));
     },
     async queuedRecipients(accountId) {
       const [r]: { n: string }[] = await sql`SELECT COUNT(*) AS n FROM outbound_recipients r JOIN outbound_messages m ON m.id = r.message_id
@@ -56,7 +60,10 @@ export function createPgStatsRepo(sql: SQL): StatsRepo {
     async webhookBacklog(outboundIds) {
       const [r]: { n: string; oldest: string | null }[] = await sql`SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM webhook_outbox
         WHERE state = 'pending' AND outbound_account_id = ANY(${[...outboundIds]})`;
-      return { events: pgInteger(r!.n, "webhook backlog"), oldestMs: r!.oldest === null ? null : pgInteger(r!.oldest, "webhook_outbox.created_at") };
+      return {
+        events: pgInteger(r!.n, "webhook backlog"),
+        oldestMs: r!.oldest === null ? null : pgInteger(r!.oldest, "webhook_outbox.created_at"),
+      };
     },
     async domainsNeedingCare(accountId) {
       const [r]: { unverified: string; failing: string }[] = await sql`SELECT

@@ -10,7 +10,8 @@ import type { Store } from "../store/store.ts";
 import { tally, type Series } from "./hourly.ts";
 import type { HourlyCount, StatsRepo } from "./stats.port.ts";
 
-const UPSERT = "INSERT INTO stats_hourly (account_id, hour, series, key, count) VALUES (?, ?, ?, ?, ?) ON CONFLICT (account_id, hour, series, key) DO UPDATE SET count = count + excluded.count";
+const UPSERT =
+  "INSERT INTO stats_hourly (account_id, hour, series, key, count) VALUES (?, ?, ?, ?, ?) ON CONFLICT (account_id, hour, series, key) DO UPDATE SET count = count + excluded.count";
 
 /** Adds the counts of `items` (grouped by hour first: one statement per group, not per item). */
 export function countInto(db: Database, items: Iterable<{ accountId: string; atMs: number; series: Series; key: string }>): void {
@@ -37,7 +38,9 @@ export function countEvents(db: Database, events: readonly { messageId: string; 
 // These read other features' tables (a read model for the overview); they write nothing.
 export function createStatsRepo(store: Store): StatsRepo {
   const { db } = store;
-  const select = db.query<HourlyCount, [string, string, number]>("SELECT hour, key, count FROM stats_hourly WHERE account_id = ? AND series = ? AND hour >= ?");
+  const select = db.query<HourlyCount, [string, string, number]>(
+    "SELECT hour, key, count FROM stats_hourly WHERE account_id = ? AND series = ? AND hour >= ?",
+  );
   // From the queued entries of the due index to their messages: the queue is short next to the messages kept.
   const queued = db.query<{ n: number }, [string]>(
     "SELECT COUNT(*) AS n FROM outbound_recipients r CROSS JOIN outbound_messages m ON m.id = r.message_id WHERE r.state = 'queued' AND m.account_id = ?",
@@ -62,7 +65,9 @@ export function createStatsRepo(store: Store): StatsRepo {
 /** The retention purge (retention.stats): rows of hours older than the cutoff. Upserts keep no time order: the walk covers the table. */
 export function createStatsPurge(store: Store): Purge {
   const db = store.logDb;
-  const window = db.query<WindowRow, [number, number]>("SELECT rowid, hour AS at, 0 AS keep FROM stats_hourly WHERE rowid > ? ORDER BY rowid LIMIT ?");
+  const window = db.query<WindowRow, [number, number]>(
+    "SELECT rowid, hour AS at, 0 AS keep FROM stats_hourly WHERE rowid > ? ORDER BY rowid LIMIT ?",
+  );
   const remove = db.query("DELETE FROM stats_hourly WHERE rowid IN (SELECT value FROM json_each(?))");
   return rowidPurge(db, window, (rowids) => remove.run(rowids), false);
 }

@@ -36,7 +36,11 @@ function isAlive(pid: number): boolean {
 }
 
 /** Whether the lock file's text names a process that still runs (the same one, not a reused PID). */
-export function ownerRuns(text: string, alive: (pid: number) => boolean = isAlive, startTicks: (pid: number) => string | null = processStartTicks): boolean {
+export function ownerRuns(
+  text: string,
+  alive: (pid: number) => boolean = isAlive,
+  startTicks: (pid: number) => string | null = processStartTicks,
+): boolean {
   const [pidText, ticks] = text.trim().split(/\s+/);
   const pid = Number(pidText);
   if (!Number.isSafeInteger(pid) || pid <= 0 || !alive(pid)) return false;
@@ -63,7 +67,9 @@ export function lockDataDir(dataDir: string): DataDirLock {
         // Removed meanwhile: try again.
       }
       if (held !== "" && ownerRuns(held)) {
-        throw new StoreError(`${dataDir} is in use by process ${held.trim().split(/\s+/)[0]} (${path}); stop it first, or remove the file if that process is not a postroom`);
+        throw new StoreError(
+          `${dataDir} is in use by process ${held.trim().split(/\s+/)[0]} (${path}); stop it first, or remove the file if that process is not a postroom`,
+        );
       }
       // Another start is taking it over at this very moment.
       if (attempt > 0) throw new StoreError(`${dataDir} is being taken by another process (${path})`);

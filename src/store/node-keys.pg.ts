@@ -41,9 +41,12 @@ export async function checkSharedKeys(sql: SQL, keys: Record<string, Buffer>, no
   if (names.length === 0) return;
   const rows = names.map((name) => ({ name, fingerprint: ours[name]!, created_at: nowMs }));
   await sql`INSERT INTO key_fingerprints ${sql(rows, "name", "fingerprint", "created_at")} ON CONFLICT (name) DO NOTHING`;
-  const recorded: { name: string; fingerprint: string }[] = await sql`SELECT name, fingerprint FROM key_fingerprints WHERE name IN ${sql(names)}`;
+  const recorded: { name: string; fingerprint: string }[] =
+    await sql`SELECT name, fingerprint FROM key_fingerprints WHERE name IN ${sql(names)}`;
   const differ = mismatchedKeys(new Map(recorded.map((r) => [r.name, r.fingerprint])), ours);
   if (differ.length === 0) return;
   const files = differ.map((name) => `data_dir/keys/${name}.key`).join(", ");
-  throw new Error(`This node's ${files} ${differ.length === 1 ? "is not the key" : "are not the keys"} the first node on this database recorded, so it could not read what the others encrypted or signed: copy data_dir/keys from the first node to this node's data_dir and start it again.`);
+  throw new Error(
+    `This node's ${files} ${differ.length === 1 ? "is not the key" : "are not the keys"} the first node on this database recorded, so it could not read what the others encrypted or signed: copy data_dir/keys from the first node to this node's data_dir and start it again.`,
+  );
 }

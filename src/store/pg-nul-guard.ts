@@ -13,7 +13,10 @@ const isTemplate = (first: unknown): boolean => Array.isArray(first) && Object.h
 function refuseNul(values: readonly unknown[], what: string): void {
   for (let i = 0; i < values.length; i++) {
     const path = nulPath(values[i]);
-    if (path !== null) throw new PgValueError(`${what} ${i + 1}${path} holds NUL (U+0000), which PostgreSQL text cannot store: refuse or replace it before the store (src/lib/stored-text.ts)`);
+    if (path !== null)
+      throw new PgValueError(
+        `${what} ${i + 1}${path} holds NUL (U+0000), which PostgreSQL text cannot store: refuse or replace it before the store (src/lib/stored-text.ts)`,
+      );
   }
 }
 

@@ -26,20 +26,29 @@ export function pgNewestFirst(sql: SQL, page: PageRequest): { where: Fragment; t
  * the "C" collation folds ASCII letters only, as SQLite's does, whatever the database's
  * locale, and LIKE then compares bytes, so a search finds the same rows on both engines.
  */
-export const pgContains = (sql: SQL, column: Fragment, pattern: string): Fragment => sql`lower(${column} COLLATE "C") LIKE ${pattern} ESCAPE '\\'`;
+export const pgContains = (sql: SQL, column: Fragment, pattern: string): Fragment =>
+  sql`lower(${column} COLLATE "C") LIKE ${pattern} ESCAPE '\\'`;
 
 /**
  * The search window (paging.ts, SearchWindow) on PostgreSQL: the window of `rows` records after `page`'s
  * cursor in the list `from` (a table and the WHERE over the list's scope, as a fragment),
  * as a fragment that keeps a record inside it, and the window's edge.
  */
-export async function pgSearchWindow(sql: SQL, from: Fragment, page: PageRequest, rows: number): Promise<{ where: Fragment; edge: Cursor | null }> {
+export async function pgSearchWindow(
+  sql: SQL,
+  from: Fragment,
+  page: PageRequest,
+  rows: number,
+): Promise<{ where: Fragment; edge: Cursor | null }> {
   const { where } = pgNewestFirst(sql, page);
   const [edge]: { created_at: string | number; id: string }[] = await sql`SELECT created_at, id FROM ${from} ${where}
     ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT 1 OFFSET ${rows - 1}`;
   if (!edge) return { where: sql``, edge: null };
   const at = pgInteger(edge.created_at, "created_at");
-  return { where: sql`AND created_at >= ${at} AND (created_at > ${at} OR (created_at = ${at} AND id COLLATE "C" >= ${edge.id}))`, edge: { createdAtMs: at, id: edge.id } };
+  return {
+    where: sql`AND created_at >= ${at} AND (created_at > ${at} OR (created_at = ${at} AND id COLLATE "C" >= ${edge.id}))`,
+    edge: { createdAtMs: at, id: edge.id },
+  };
 }
 
 /** The largest statement_timeout PostgreSQL takes (a 32-bit count of ms): a longer limit waits that long. */

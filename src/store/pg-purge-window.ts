@@ -28,13 +28,23 @@ export interface PgPurgeSql {
 
 /** The window's rows with numbers for rowid and at, as planWindow takes them. */
 export const pgWindowRows = (rows: readonly PgWindowRow[], table: string) =>
-  rows.map((r) => ({ rowid: pgInteger(r.rowid, `${table}.rowid`), at: pgInteger(r.at, `${table}.at`), keep: r.keep === true || r.keep === 1 || r.keep === "1" }));
+  rows.map((r) => ({
+    rowid: pgInteger(r.rowid, `${table}.rowid`),
+    at: pgInteger(r.at, `${table}.at`),
+    keep: r.keep === true || r.keep === 1 || r.keep === "1",
+  }));
 
 /** A Purge from a repository's two statements (PgPurgeSql); `timeOrdered` as in planWindow. */
 export function pgRowidPurge(table: string, statements: PgPurgeSql, timeOrdered = true): Purge {
   return async (beforeMs, afterRowid, limit) => {
     const plan = planWindow(pgWindowRows(await statements.window(afterRowid, limit), table), beforeMs, limit, timeOrdered);
-    const deleted = plan.remove.length > 0 ? await statements.remove(plan.remove.map((r) => r.rowid), beforeMs) : 0;
+    const deleted =
+      plan.remove.length > 0
+        ? await statements.remove(
+            plan.remove.map((r) => r.rowid),
+            beforeMs,
+          )
+        : 0;
     return { deleted, next: plan.next };
   };
 }
@@ -50,8 +60,10 @@ export function pgTablePurge(sql: SQL, table: string, at: string, keep: Fragment
   return pgRowidPurge(
     table,
     {
-      window: (afterRowid, limit) => sql`SELECT rowid, ${atColumn} AS at, (${keepExpr}) AS keep FROM ${t} WHERE rowid > ${afterRowid} ORDER BY rowid LIMIT ${limit}`,
-      remove: async (rowids, beforeMs) => (await sql`DELETE FROM ${t} WHERE rowid = ANY(${rowids}) AND ${atColumn} < ${beforeMs} AND NOT (${keepExpr})`).count,
+      window: (afterRowid, limit) =>
+        sql`SELECT rowid, ${atColumn} AS at, (${keepExpr}) AS keep FROM ${t} WHERE rowid > ${afterRowid} ORDER BY rowid LIMIT ${limit}`,
+      remove: async (rowids, beforeMs) =>
+        (await sql`DELETE FROM ${t} WHERE rowid = ANY(${rowids}) AND ${atColumn} < ${beforeMs} AND NOT (${keepExpr})`).count,
     },
     timeOrdered,
   );

@@ -16,7 +16,13 @@ const INTEGER_TEXT = /^-?\d+$/;
 export function pgInteger(value: unknown, column: string): number {
   // A string must be all digits: Number("") and Number(" ") are 0.
   const n =
-    typeof value === "number" ? value : typeof value === "bigint" ? Number(value) : typeof value === "string" && INTEGER_TEXT.test(value) ? Number(value) : Number.NaN;
+    typeof value === "number"
+      ? value
+      : typeof value === "bigint"
+        ? Number(value)
+        : typeof value === "string" && INTEGER_TEXT.test(value)
+          ? Number(value)
+          : Number.NaN;
   if (!Number.isSafeInteger(n)) throw new PgValueError(`${column}: ${String(value)} is not an integer a number holds exactly`);
   return n;
 }

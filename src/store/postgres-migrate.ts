@@ -17,8 +17,7 @@ export interface RecordedMigration {
 
 export type MigrationPlan =
   /** `version`: where the database is now; `pending`: what this build applies, in order. */
-  | { kind: "apply"; version: number; pending: Migration[] }
-  | { kind: "refuse"; reason: string };
+  { kind: "apply"; version: number; pending: Migration[] } | { kind: "refuse"; reason: string };
 
 /** What to do with a database whose schema_migrations holds `recorded`, for a build that has `build` (ascending). */
 export function planMigrations(recorded: readonly RecordedMigration[], build: readonly Migration[]): MigrationPlan {
@@ -68,10 +67,14 @@ export interface PostgresMigrateResult {
 // One key for every Postroom: the bytes of "postroom" as a 64-bit integer.
 export const MIGRATION_LOCK_KEY = "8101821198636117869";
 
-const CREATE_RUNNER_TABLE = "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)";
+const CREATE_RUNNER_TABLE =
+  "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)";
 
 /** Applies the pending migrations. Throws PostgresConnectError, StoreError (refused) or MigrationFailedError. */
-export async function migratePostgres(at: PostgresLocation, opts: { connectTimeoutMs: number; migrations?: readonly Migration[] }): Promise<PostgresMigrateResult> {
+export async function migratePostgres(
+  at: PostgresLocation,
+  opts: { connectTimeoutMs: number; migrations?: readonly Migration[] },
+): Promise<PostgresMigrateResult> {
   const migrations = opts.migrations ?? POSTGRES_MIGRATIONS;
   const sql = new SQL(at.url, { max: 1, connectionTimeout: Math.ceil(opts.connectTimeoutMs / 1000) });
   try {
@@ -93,7 +96,9 @@ export async function migratePostgres(at: PostgresLocation, opts: { connectTimeo
         try {
           await tx.unsafe(next.sql);
         } catch (err) {
-          throw new MigrationFailedError(`migration ${next.version} "${next.name}" failed and was rolled back: ${withoutPassword((err as Error).message, at)}`);
+          throw new MigrationFailedError(
+            `migration ${next.version} "${next.name}" failed and was rolled back: ${withoutPassword((err as Error).message, at)}`,
+          );
         }
         await tx`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${next.version}, ${next.name}, ${Date.now()})`;
         return { version: next.version, applied: next };
@@ -108,7 +113,9 @@ export async function migratePostgres(at: PostgresLocation, opts: { connectTimeo
 
 /** `err`, thrown by a first query, as one line naming the server without the password. */
 export async function postgresConnectError(err: unknown, at: PostgresLocation, timeoutMs: number): Promise<PostgresConnectError> {
-  return new PostgresConnectError(`cannot connect to ${describePostgres(at)}: ${withoutPassword(await connectReason(err, at, timeoutMs), at)}`);
+  return new PostgresConnectError(
+    `cannot connect to ${describePostgres(at)}: ${withoutPassword(await connectReason(err, at, timeoutMs), at)}`,
+  );
 }
 
 /** Bun's client says "Failed to connect" both for a refused port and an unknown host: tell them apart. */

@@ -34,7 +34,12 @@ export interface WindowRow {
  * rows that arrive together may be stored slightly out of order. Rows kept because they
  * are needed do not end it either: the walk steps over them.
  */
-export function planWindow<T extends WindowRow>(rows: readonly T[], beforeMs: number, limit: number, timeOrdered: boolean): { remove: T[]; next: number | null } {
+export function planWindow<T extends WindowRow>(
+  rows: readonly T[],
+  beforeMs: number,
+  limit: number,
+  timeOrdered: boolean,
+): { remove: T[]; next: number | null } {
   const remove = rows.filter((r) => r.at < beforeMs && !r.keep);
   const last = rows.at(-1);
   if (!last || rows.length < limit) return { remove, next: null };
@@ -50,7 +55,12 @@ export const rowidsParam = (rows: readonly WindowRow[]): string => JSON.stringif
  * (rowid, at, keep; parameters: after, limit) and `remove` deletes rowids given as one
  * JSON array. Each window is one transaction on `db`.
  */
-export function rowidPurge(db: Database, window: Statement<WindowRow, [number, number]>, remove: (rowids: string) => void, timeOrdered = true): Purge {
+export function rowidPurge(
+  db: Database,
+  window: Statement<WindowRow, [number, number]>,
+  remove: (rowids: string) => void,
+  timeOrdered = true,
+): Purge {
   const purgeWindow = db.transaction((beforeMs: number, afterRowid: number, limit: number): PurgeStep => {
     const plan = planWindow(window.all(afterRowid, limit), beforeMs, limit, timeOrdered);
     if (plan.remove.length > 0) remove(rowidsParam(plan.remove));

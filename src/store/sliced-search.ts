@@ -34,7 +34,14 @@ export interface SlicedAnswer<Row> {
  * `sliceRows` at a time; throws SearchTimeoutError when `nowMs()` passes `deadlineMs`
  * before a slice. `page.offset` (page numbers) skips matches inside the window.
  */
-export function slicedSearch<Row>(reader: SliceReader<Row>, page: PageRequest, windowRows: number, sliceRows: number, deadlineMs: number, nowMs: () => number): SlicedAnswer<Row> {
+export function slicedSearch<Row>(
+  reader: SliceReader<Row>,
+  page: PageRequest,
+  windowRows: number,
+  sliceRows: number,
+  deadlineMs: number,
+  nowMs: () => number,
+): SlicedAnswer<Row> {
   const offset = page.offset ?? 0;
   const wanted = offset + page.limit + 1;
   const rows: Row[] = [];

@@ -25,7 +25,9 @@ export function sqliteSliceReader<Row>(
     edge(before, rows) {
       const params = [...scopeParams];
       const where = beforeCursor({ limit: 0, before }, params, prefix);
-      const edge = db.query(`SELECT ${prefix}created_at AS created_at, ${prefix}id AS id FROM ${from}${where}${order} LIMIT 1 OFFSET ?`).get(...(params as never[]), rows - 1) as {
+      const edge = db
+        .query(`SELECT ${prefix}created_at AS created_at, ${prefix}id AS id FROM ${from}${where}${order} LIMIT 1 OFFSET ?`)
+        .get(...(params as never[]), rows - 1) as {
         created_at: number;
         id: string;
       } | null;

@@ -54,7 +54,9 @@ export function openStore(dataDir: string, migrations: readonly Migration[] = MI
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, DATABASE_FILE);
   if (fileSize(path) === 0) {
-    logger?.warn("the database file is empty (0 bytes): starting with an empty database. If a restore wrote it, the restore went wrong", { path });
+    logger?.warn("the database file is empty (0 bytes): starting with an empty database. If a restore wrote it, the restore went wrong", {
+      path,
+    });
   }
   ownerOnly(path);
   const secrets = secretBox(() => loadOrCreateKey(dataDir, SECRETS_KEY));
@@ -82,7 +84,9 @@ export function openStore(dataDir: string, migrations: readonly Migration[] = MI
     secrets,
     tx: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     checkWritable: (nowMs) => {
-      db.query("INSERT INTO store_meta (key, value) VALUES ('healthz_at', ?1) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(String(nowMs));
+      db.query("INSERT INTO store_meta (key, value) VALUES ('healthz_at', ?1) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(
+        String(nowMs),
+      );
     },
     checkpoint: () => {
       logDb.exec("PRAGMA wal_checkpoint(PASSIVE)");
@@ -138,7 +142,9 @@ function migrate(db: Database, migrations: readonly Migration[]): void {
   db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
   const first = db.query("SELECT name FROM schema_migrations WHERE version = 1").get() as { name: string } | null;
   if (first?.name === PRE_RELEASE_FIRST_MIGRATION) {
-    throw new StoreError("the database was made by a development build of postroom, before its first release, and cannot be upgraded: move data_dir aside and start with a new one.");
+    throw new StoreError(
+      "the database was made by a development build of postroom, before its first release, and cannot be upgraded: move data_dir aside and start with a new one.",
+    );
   }
   const current = schemaVersion(db);
   const latest = migrations.at(-1)?.version ?? 0;

@@ -63,7 +63,8 @@ export function caaOwners(name: string): string[] {
 export function caaDecision(name: string, answers: ReadonlyMap<string, CaaLookup>, caIdentities: readonly string[]): CaaDecision {
   for (const owner of caaOwners(name)) {
     const answer = answers.get(owner) ?? [];
-    if ("error" in answer) return { proceed: true, warning: `could not look up CAA at ${owner} (${answer.error}); ordering anyway, the CA checks CAA itself` };
+    if ("error" in answer)
+      return { proceed: true, warning: `could not look up CAA at ${owner} (${answer.error}); ordering anyway, the CA checks CAA itself` };
     if (answer.length === 0) continue;
     const verdict = caaVerdict(name, owner, answer, caIdentities);
     return verdict.allowed ? { proceed: true, warning: null } : { proceed: false, reason: verdict.reason };
@@ -71,7 +72,12 @@ export function caaDecision(name: string, answers: ReadonlyMap<string, CaaLookup
   return { proceed: true, warning: null };
 }
 
-const LOOKUP_ERRORS: Record<string, string> = { ESERVFAIL: "SERVFAIL", EREFUSED: "REFUSED", ETIMEOUT: "no answer in time", ECONNREFUSED: "connection refused" };
+const LOOKUP_ERRORS: Record<string, string> = {
+  ESERVFAIL: "SERVFAIL",
+  EREFUSED: "REFUSED",
+  ETIMEOUT: "no answer in time",
+  ECONNREFUSED: "connection refused",
+};
 
 /** Asks for CAA from `name` upwards until a set is found or a lookup fails. */
 export async function lookUpCaa(resolver: DnsResolver, name: string): Promise<Map<string, CaaLookup>> {
@@ -95,7 +101,11 @@ export async function lookUpCaa(resolver: DnsResolver, name: string): Promise<Ma
 }
 
 /** Every configured name checked: the first refusal as a sentence (or null), and the lookups that failed. */
-export async function checkCaa(resolver: DnsResolver, names: readonly string[], caIdentities: readonly string[]): Promise<{ refusal: string | null; warnings: string[] }> {
+export async function checkCaa(
+  resolver: DnsResolver,
+  names: readonly string[],
+  caIdentities: readonly string[],
+): Promise<{ refusal: string | null; warnings: string[] }> {
   const warnings: string[] = [];
   for (const name of names) {
     const decision = caaDecision(name, await lookUpCaa(resolver, name), caIdentities);

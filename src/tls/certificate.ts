@@ -66,4 +66,3 @@ export function pairProblem(material: TlsMaterial, nowMs: number): string | null
 export function daysLeft(info: CertificateInfo, nowMs: number): number {
   return Math.floor((info.notAfterMs - nowMs) / DAY_MS);
 }
-

@@ -3,7 +3,11 @@
 import type { ListenAddress } from "../config/units.ts";
 import { plainHttpAnswer, type ChallengeResponder } from "./challenges.ts";
 
-export function listenForChallenges(at: ListenAddress, responder: ChallengeResponder, httpsBase: () => string | null): ReturnType<typeof Bun.serve> {
+export function listenForChallenges(
+  at: ListenAddress,
+  responder: ChallengeResponder,
+  httpsBase: () => string | null,
+): ReturnType<typeof Bun.serve> {
   return Bun.serve({
     hostname: at.host,
     port: at.port,

@@ -24,11 +24,13 @@ export class ChallengeResponder {
    */
   answer(pathname: string): Promise<Response> | null {
     if (!pathname.startsWith(CHALLENGE_PREFIX)) return null;
-    return this.store.challenge(pathname.slice(CHALLENGE_PREFIX.length)).then((keyAuthorization) =>
-      keyAuthorization === null
-        ? new Response("no such challenge\n", { status: 404, headers: { "content-type": "text/plain" } })
-        : new Response(keyAuthorization, { headers: { "content-type": "application/octet-stream" } }),
-    );
+    return this.store
+      .challenge(pathname.slice(CHALLENGE_PREFIX.length))
+      .then((keyAuthorization) =>
+        keyAuthorization === null
+          ? new Response("no such challenge\n", { status: 404, headers: { "content-type": "text/plain" } })
+          : new Response(keyAuthorization, { headers: { "content-type": "application/octet-stream" } }),
+      );
   }
 }
 

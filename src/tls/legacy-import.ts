@@ -41,7 +41,8 @@ export async function importLegacyTlsFiles(dataDir: string, store: TlsStore, log
   if (account) {
     try {
       const a = JSON.parse(account) as { directoryUrl?: unknown; accountUrl?: unknown };
-      if (typeof a.directoryUrl === "string" && typeof a.accountUrl === "string") await store.saveAccount({ directoryUrl: a.directoryUrl, accountUrl: a.accountUrl });
+      if (typeof a.directoryUrl === "string" && typeof a.accountUrl === "string")
+        await store.saveAccount({ directoryUrl: a.directoryUrl, accountUrl: a.accountUrl });
     } catch {
       // An unreadable URL file only costs a registration, which finds the same account by its key.
     }

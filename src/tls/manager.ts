@@ -73,7 +73,9 @@ export class TlsManager {
     this.stamp = config.tls.mode === "files" ? filesStamp(config) : "";
     if (config.tls.mode === "acme") {
       // A store whose keys cannot be opened is reported by load() below; the start goes on.
-      await importLegacyTlsFiles(config.dataDir, this.deps.store, this.deps.logger).catch((err) => this.deps.logger.warn("tls files under data_dir/tls not imported", { err }));
+      await importLegacyTlsFiles(config.dataDir, this.deps.store, this.deps.logger).catch((err) =>
+        this.deps.logger.warn("tls files under data_dir/tls not imported", { err }),
+      );
     }
     await this.load();
     // load() just read the store: only the renewal decision (and an order it asks for) is left.
@@ -134,7 +136,12 @@ export class TlsManager {
     const log = this.deps.logger;
     log.info("acme order", { domains: acme.domains, directory: acme.directoryUrl, why });
     try {
-      const material = await orderCertificate(acme, { store: this.deps.store, responder: this.deps.responder, resolver: this.deps.resolver, logger: log });
+      const material = await orderCertificate(acme, {
+        store: this.deps.store,
+        responder: this.deps.responder,
+        resolver: this.deps.resolver,
+        logger: log,
+      });
       const problem = pairProblem(material, this.deps.clock.nowMs());
       if (problem) throw new AcmeError(`the CA returned an unusable certificate: ${problem}`);
       await this.deps.store.saveCertificate(material);
@@ -202,7 +209,12 @@ export class TlsManager {
     this.info = info;
     this.problem = null;
     if (!changed) return;
-    this.deps.logger.info("tls certificate in use", { names: info.names, issuer: info.issuer, serial: info.serial, expires: new Date(info.notAfterMs).toISOString() });
+    this.deps.logger.info("tls certificate in use", {
+      names: info.names,
+      issuer: info.issuer,
+      serial: info.serial,
+      expires: new Date(info.notAfterMs).toISOString(),
+    });
     for (const listener of this.listeners) {
       try {
         listener(material);

@@ -21,7 +21,13 @@ export type RenewalDecision = { order: true; why: string } | { order: false; ret
  * record just published or a port just opened, fixed within minutes, and a listener
  * without a certificate should not stay so for an hour.
  */
-export function renewalDecision(state: RenewalState, names: readonly string[], nowMs: number, renewBeforeMs: number, backoffMs: number): RenewalDecision {
+export function renewalDecision(
+  state: RenewalState,
+  names: readonly string[],
+  nowMs: number,
+  renewBeforeMs: number,
+  backoffMs: number,
+): RenewalDecision {
   const why =
     state.info === null
       ? "no certificate yet"

@@ -24,7 +24,11 @@ export async function tlsStatusCommand(config: Config, nowMs: number): Promise<{
     }
     const sql = new SQL(url, { max: 1, connectionTimeout: Math.ceil(config.store.connectTimeoutMs / 1000) });
     close = () => sql.close();
-    return new TlsStore(createPgTlsStateRepo(sql), secretBox(() => loadOrCreateKey(config.dataDir, SECRETS_KEY)), () => nowMs);
+    return new TlsStore(
+      createPgTlsStateRepo(sql),
+      secretBox(() => loadOrCreateKey(config.dataDir, SECRETS_KEY)),
+      () => nowMs,
+    );
   };
   try {
     const loaded = await loadConfigured(config, open, nowMs);

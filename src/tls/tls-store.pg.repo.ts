@@ -27,7 +27,8 @@ export function createPgTlsStateRepo(sql: SQL): TlsStateRepo {
       });
     },
     async challenge(token, nowMs) {
-      const rows: { key_authorization: string }[] = await sql`SELECT key_authorization FROM acme_challenges WHERE token = ${token} AND expires_at > ${nowMs}`;
+      const rows: { key_authorization: string }[] =
+        await sql`SELECT key_authorization FROM acme_challenges WHERE token = ${token} AND expires_at > ${nowMs}`;
       return rows[0]?.key_authorization ?? null;
     },
     async deleteChallenge(token) {

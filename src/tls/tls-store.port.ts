@@ -80,7 +80,9 @@ export class TlsStore {
 
   async account(): Promise<AcmeAccount | null> {
     const a = parse<Partial<AcmeAccount>>(await this.repo.get(ACCOUNT));
-    return typeof a?.directoryUrl === "string" && typeof a.accountUrl === "string" ? { directoryUrl: a.directoryUrl, accountUrl: a.accountUrl } : null;
+    return typeof a?.directoryUrl === "string" && typeof a.accountUrl === "string"
+      ? { directoryUrl: a.directoryUrl, accountUrl: a.accountUrl }
+      : null;
   }
 
   async saveAccount(account: AcmeAccount): Promise<void> {
@@ -89,7 +91,9 @@ export class TlsStore {
 
   async orderFailure(): Promise<OrderFailure | null> {
     const f = parse<Partial<OrderFailure>>(await this.repo.get(ORDER_FAILURE));
-    return typeof f?.atMs === "number" && typeof f.reason === "string" && typeof f.retryAtMs === "number" ? { atMs: f.atMs, reason: f.reason, retryAtMs: f.retryAtMs } : null;
+    return typeof f?.atMs === "number" && typeof f.reason === "string" && typeof f.retryAtMs === "number"
+      ? { atMs: f.atMs, reason: f.reason, retryAtMs: f.retryAtMs }
+      : null;
   }
 
   /** Keeps `failure` as the last order's outcome; null (a success) removes it. */

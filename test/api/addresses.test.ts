@@ -53,14 +53,25 @@ describe("create (E2) and get (E3)", () => {
   });
 
   test("attachment stores: local, and S3 with its secret masked", async () => {
-    expect((await create({ target: "https://x.example/", target_format: "json+n", attachments: { store: "local" } })).attachments).toEqual({ store: "local" });
+    expect((await create({ target: "https://x.example/", target_format: "json+n", attachments: { store: "local" } })).attachments).toEqual({
+      store: "local",
+    });
     const s3 = await create({
       target: "https://x.example/",
       target_format: "json+n",
       attachments: { store: "s3", bucket: "mail-files", region: "eu-west-1", access_key_id: "AKIA1", secret_access_key: "topsecret" },
     });
-    expect(s3.attachments).toEqual({ store: "s3", bucket: "mail-files", region: "eu-west-1", access_key_id: "AKIA1", secret_access_key: "***" });
-    const bad = await t.json("POST", `${A}/addresses`, { auth, body: { target: "https://x.example/", target_format: "json+n", attachments: { store: "s3", bucket: "b-1" } } });
+    expect(s3.attachments).toEqual({
+      store: "s3",
+      bucket: "mail-files",
+      region: "eu-west-1",
+      access_key_id: "AKIA1",
+      secret_access_key: "***",
+    });
+    const bad = await t.json("POST", `${A}/addresses`, {
+      auth,
+      body: { target: "https://x.example/", target_format: "json+n", attachments: { store: "s3", bucket: "b-1" } },
+    });
     expect(bad.body).toEqual({ status: 422, error: 'attachments.region: is required with store "s3"' });
   });
 });
@@ -69,9 +80,18 @@ describe("update (E4)", () => {
   test("PUT replaces the whole record (nickname left out becomes null)", async () => {
     const rec = await create({ target: "https://a.example/", target_format: "json+n", nickname: "old" });
     clock.advance(5000);
-    const res = await t.json("PUT", `${A}/addresses/${rec.id}`, { auth, body: { target: "https://b.example/", target_format: "multipart+n" } });
+    const res = await t.json("PUT", `${A}/addresses/${rec.id}`, {
+      auth,
+      body: { target: "https://b.example/", target_format: "multipart+n" },
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: rec.id, target: "https://b.example/", target_format: "multipart+n", nickname: null, created_at: rec.created_at });
+    expect(res.body).toMatchObject({
+      id: rec.id,
+      target: "https://b.example/",
+      target_format: "multipart+n",
+      nickname: null,
+      created_at: rec.created_at,
+    });
     expect(Date.parse(res.body.updated_at) - Date.parse(rec.updated_at)).toBe(5000);
   });
 
@@ -93,7 +113,10 @@ describe("update (E4)", () => {
     const rec = await create({ target: "https://bob:pw@a.example/in", target_format: "json+n" });
     const put = await t.json("PUT", `${A}/addresses/${rec.id}`, { auth, body: { target: rec.target, target_format: "multipart+n" } });
     expect(put.status).toBe(200);
-    const stored = t.app.store.db.query("SELECT target, target_password FROM addresses WHERE id = ?").get(rec.id) as { target: string; target_password: string };
+    const stored = t.app.store.db.query("SELECT target, target_password FROM addresses WHERE id = ?").get(rec.id) as {
+      target: string;
+      target_password: string;
+    };
     expect(stored.target).toBe("https://bob@a.example/in");
     // Kept encrypted at rest; it is still the real one.
     expect(stored.target_password).toStartWith("v1:");
@@ -123,7 +146,10 @@ describe("list (E1)", () => {
       const ids: string[] = [];
       for (let i = 0; i < 60; i++) {
         clock.advance(10);
-        const res = await fresh.json("POST", `${A}/addresses`, { auth, body: { target: "https://a.example/", target_format: "json+n", nickname: `n${i}` } });
+        const res = await fresh.json("POST", `${A}/addresses`, {
+          auth,
+          body: { target: "https://a.example/", target_format: "json+n", nickname: `n${i}` },
+        });
         ids.push(res.body.id);
       }
       const newestFirst = [...ids].reverse();

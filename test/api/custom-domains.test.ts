@@ -23,15 +23,18 @@ beforeAll(async () => {
       { ...ACCOUNT_B, rateLimit: "off" },
     ],
   });
-  addressA = (await t.json("POST", `${A}/addresses`, { auth: authA, body: { target: "https://a.example/", target_format: "json+n" } })).body.id;
-  addressB = (await t.json("POST", `${B}/addresses`, { auth: authB, body: { target: "https://b.example/", target_format: "json+n" } })).body.id;
+  addressA = (await t.json("POST", `${A}/addresses`, { auth: authA, body: { target: "https://a.example/", target_format: "json+n" } })).body
+    .id;
+  addressB = (await t.json("POST", `${B}/addresses`, { auth: authB, body: { target: "https://b.example/", target_format: "json+n" } })).body
+    .id;
 });
 afterAll(async () => {
   await t.stop();
   await dns.stop();
 });
 
-const add = (path: string, address: string, body: unknown, auth = authA) => t.json("POST", `${path}/custom_domains?address_id=${address}`, { auth, body });
+const add = (path: string, address: string, body: unknown, auth = authA) =>
+  t.json("POST", `${path}/custom_domains?address_id=${address}`, { auth, body });
 
 describe("create (E8)", () => {
   test("201 with the record; mx_verified reflects the domain's MX in DNS", async () => {
@@ -71,8 +74,12 @@ describe("create (E8)", () => {
   test("a domain belongs to one address across the server (another account's: 409, test/api/domain-ownership.test.ts); deleting it frees it", async () => {
     const first = await add(A, addressA, { domain: "taken.example" });
     expect(first.status).toBe(201);
-    const other = (await t.json("POST", `${A}/addresses`, { auth: authA, body: { target: "https://a.example/", target_format: "json+n" } })).body.id;
-    expect((await add(A, other, { domain: "taken.example." })).body).toEqual({ status: 422, error: `domain: taken.example is already a custom domain of address ${addressA} of this account; delete it there first` });
+    const other = (await t.json("POST", `${A}/addresses`, { auth: authA, body: { target: "https://a.example/", target_format: "json+n" } }))
+      .body.id;
+    expect((await add(A, other, { domain: "taken.example." })).body).toEqual({
+      status: 422,
+      error: `domain: taken.example is already a custom domain of address ${addressA} of this account; delete it there first`,
+    });
     const again = await add(B, addressB, { domain: "TAKEN.example" }, authB);
     expect(again.status).toBe(409);
     expect(again.body.error).toStartWith("Conflict: taken.example is a custom domain of another account.");
@@ -91,7 +98,8 @@ describe("create (E8)", () => {
 
 describe("list (E7) and delete (E9)", () => {
   test("list by address with a substring query; delete answers 202 and removes it", async () => {
-    const addr = (await t.json("POST", `${A}/addresses`, { auth: authA, body: { target: "https://a.example/", target_format: "json+n" } })).body.id;
+    const addr = (await t.json("POST", `${A}/addresses`, { auth: authA, body: { target: "https://a.example/", target_format: "json+n" } }))
+      .body.id;
     for (const d of ["alpha.example", "beta.example", "alphabet.example"]) await add(A, addr, { domain: d });
     const all = await t.json("GET", `${A}/custom_domains?address_id=${addr}`, { auth: authA });
     expect(all.body.map((d: { domain: string }) => d.domain).sort()).toEqual(["alpha.example", "alphabet.example", "beta.example"]);
@@ -107,13 +115,15 @@ describe("list (E7) and delete (E9)", () => {
   });
 
   test("a domain under another address of the same account is 404 on delete", async () => {
-    const other = (await t.json("POST", `${A}/addresses`, { auth: authA, body: { target: "https://a.example/", target_format: "json+n" } })).body.id;
+    const other = (await t.json("POST", `${A}/addresses`, { auth: authA, body: { target: "https://a.example/", target_format: "json+n" } }))
+      .body.id;
     const d = (await add(A, addressA, { domain: "wrong-address.example" })).body;
     expect((await t.json("DELETE", `${A}/custom_domains/${d.id}?address_id=${other}`, { auth: authA })).status).toBe(404);
   });
 
   test("deleting the address removes its domains and frees them", async () => {
-    const addr = (await t.json("POST", `${A}/addresses`, { auth: authA, body: { target: "https://a.example/", target_format: "json+n" } })).body.id;
+    const addr = (await t.json("POST", `${A}/addresses`, { auth: authA, body: { target: "https://a.example/", target_format: "json+n" } }))
+      .body.id;
     await add(A, addr, { domain: "goes-with-address.example" });
     await t.json("DELETE", `${A}/addresses/${addr}`, { auth: authA });
     expect((await t.json("GET", `${A}/custom_domains?address_id=${addr}`, { auth: authA })).status).toBe(404);

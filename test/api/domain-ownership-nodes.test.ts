@@ -40,11 +40,17 @@ describe("a domain moved by proof, seen from another node", () => {
     target = TestTarget.start();
     const keys = join(dir.path, "keys");
     mkdirSync(keys, { mode: 0o700 });
-    for (const name of SHARED_KEY_NAMES) writeFileSync(join(keys, `${name}.key`), crypto.getRandomValues(new Uint8Array(KEY_BYTES)), { mode: 0o600 });
+    for (const name of SHARED_KEY_NAMES)
+      writeFileSync(join(keys, `${name}.key`), crypto.getRandomValues(new Uint8Array(KEY_BYTES)), { mode: 0o600 });
     const start = async (name: string) => {
       const dataDir = join(dir.path, name);
       cpSync(keys, join(dataDir, "keys"), { recursive: true });
-      return startTestApp({ dataDir, dnsServer: dns.address, inbound: true, extra: `[store]\nurl = "${pg!.url}"\n[cluster]\nnode_id = "${name}"` });
+      return startTestApp({
+        dataDir,
+        dnsServer: dns.address,
+        inbound: true,
+        extra: `[store]\nurl = "${pg!.url}"\n[cluster]\nnode_id = "${name}"`,
+      });
     };
     node1 = await start("node-1");
     node2 = await start("node-2");
@@ -60,25 +66,48 @@ describe("a domain moved by proof, seen from another node", () => {
 
   it("mail to the domain goes to the new owner's target through node 2 as soon as node 1 answered the claim", async () => {
     const address = async (path: string, token: string, to: string) =>
-      (await node1.json("POST", `${path}/addresses`, { auth: bearer(token), body: { target: target.url(to), target_format: "json+n" } })).body.id as string;
+      (await node1.json("POST", `${path}/addresses`, { auth: bearer(token), body: { target: target.url(to), target_format: "json+n" } }))
+        .body.id as string;
     const addressA = await address(A, ACCOUNT_A.token, "/a");
     const addressB = await address(B, ACCOUNT_B.token, "/b");
     // B's claim from before the fix.
-    await node1.app.repos.customDomains.insert({ id: "b0000000000c1a18", accountId: ACCOUNT_B.id, addressId: addressB, domain: "moved.example", authRegex: null, domainTarget: null, mxVerified: true, mxCheckedAtMs: Date.now(), createdAtMs: Date.now() });
+    await node1.app.repos.customDomains.insert({
+      id: "b0000000000c1a18",
+      accountId: ACCOUNT_B.id,
+      addressId: addressB,
+      domain: "moved.example",
+      authRegex: null,
+      domainTarget: null,
+      mxVerified: true,
+      mxCheckedAtMs: Date.now(),
+      createdAtMs: Date.now(),
+    });
     const deliverVia = async (node: TestApp) => {
       const before = target.at("/a").length + target.at("/b").length;
-      const sent = await sendWithNodemailer(node.app.inboundPort!, { from: "alice@sender.test", to: "sales@moved.example", subject: "which tenant?", text: "hello" });
+      const sent = await sendWithNodemailer(node.app.inboundPort!, {
+        from: "alice@sender.test",
+        to: "sales@moved.example",
+        subject: "which tenant?",
+        text: "hello",
+      });
       expect(sent.ok).toBe(true);
       expect(target.received).toHaveLength(before + 1);
       return target.received.at(-1)!.path;
     };
     expect(await deliverVia(node2)).toBe("/b");
 
-    const claim = () => node1.json("POST", `${A}/custom_domains?address_id=${addressA}`, { auth: bearer(ACCOUNT_A.token), body: { domain: "moved.example" } });
+    const claim = () =>
+      node1.json("POST", `${A}/custom_domains?address_id=${addressA}`, {
+        auth: bearer(ACCOUNT_A.token),
+        body: { domain: "moved.example" },
+      });
     const refused = await claim();
     expect(refused.status).toBe(409);
     // Node 2 asks for the same record: the token depends on the keys every node shares.
-    const fromNode2 = await node2.json("POST", `${A}/custom_domains?address_id=${addressA}`, { auth: bearer(ACCOUNT_A.token), body: { domain: "moved.example" } });
+    const fromNode2 = await node2.json("POST", `${A}/custom_domains?address_id=${addressA}`, {
+      auth: bearer(ACCOUNT_A.token),
+      body: { domain: "moved.example" },
+    });
     expect(fromNode2.body).toEqual(refused.body);
     dns.set(refused.body.verification.host, [{ type: "TXT", data: refused.body.verification.value }]);
     expect((await claim()).status).toBe(201);

@@ -41,7 +41,9 @@ describe.each(APP_ENGINES)("domains belong to their owner, on $name", (engine) =
       accounts: [ACCOUNT_A, ACCOUNT_B],
       logger: createLogger({ level: "warn", sink: (line) => logLines.push(JSON.parse(line)) }),
     });
-    const address = async (path: string, auth: string) => (await t.json("POST", `${path}/addresses`, { auth, body: { target: target.url(path === A ? "/a" : "/b"), target_format: "json+n" } })).body.id as string;
+    const address = async (path: string, auth: string) =>
+      (await t.json("POST", `${path}/addresses`, { auth, body: { target: target.url(path === A ? "/a" : "/b"), target_format: "json+n" } }))
+        .body.id as string;
     addressA = await address(A, authA);
     addressB = await address(B, authB);
   }, 60_000);
@@ -51,12 +53,14 @@ describe.each(APP_ENGINES)("domains belong to their owner, on $name", (engine) =
     await target?.stop();
   });
 
-  const customDomain = (path: string, address: string, domain: string, auth: string) => t.json("POST", `${path}/custom_domains?address_id=${address}`, { auth, body: { domain } });
+  const customDomain = (path: string, address: string, domain: string, auth: string) =>
+    t.json("POST", `${path}/custom_domains?address_id=${address}`, { auth, body: { domain } });
   const customDomainOfA = (domain: string) => customDomain(A, addressA, domain, authA);
   const customDomainOfB = (domain: string) => customDomain(B, addressB, domain, authB);
   const listed = async (path: string, address: string, auth: string) =>
     ((await t.json("GET", `${path}/custom_domains?address_id=${address}`, { auth })).body as { domain: string }[]).map((d) => d.domain);
-  const sendingDomains = async (path: string, auth: string) => ((await t.json("GET", `${path}/sending_domains`, { auth })).body as { domain: string }[]).map((d) => d.domain);
+  const sendingDomains = async (path: string, auth: string) =>
+    ((await t.json("GET", `${path}/sending_domains`, { auth })).body as { domain: string }[]).map((d) => d.domain);
   const publishProof = (verification: { type: string; host: string; value: string }) => {
     expect(verification.type).toBe("TXT");
     dns.set(verification.host, [{ type: "TXT", data: verification.value }]);
@@ -64,7 +68,12 @@ describe.each(APP_ENGINES)("domains belong to their owner, on $name", (engine) =
   /** Where mail to `rcpt` ends up: the path of the target that got it, or the SMTP refusal. */
   const deliver = async (rcpt: string): Promise<string> => {
     const before = { a: target.at("/a").length, b: target.at("/b").length };
-    const sent = await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: rcpt, subject: `to ${rcpt}`, text: "hello" });
+    const sent = await sendWithNodemailer(t.app.inboundPort!, {
+      from: "alice@sender.test",
+      to: rcpt,
+      subject: `to ${rcpt}`,
+      text: "hello",
+    });
     if (!sent.ok) return sent.response;
     if (target.at("/a").length > before.a) return "/a";
     if (target.at("/b").length > before.b) return "/b";
@@ -77,17 +86,25 @@ describe.each(APP_ENGINES)("domains belong to their owner, on $name", (engine) =
     expect(taken.status).toBe(409);
     expect(taken.body.status).toBe(409);
     expect(taken.body.error).toStartWith("Conflict: owned.example is a sending domain of another account.");
-    expect(taken.body.verification).toEqual({ type: "TXT", host: "_postroom-verify.owned.example", value: expect.stringMatching(/^postroom-verify=[0-9a-f]{32}$/) });
+    expect(taken.body.verification).toEqual({
+      type: "TXT",
+      host: "_postroom-verify.owned.example",
+      value: expect.stringMatching(/^postroom-verify=[0-9a-f]{32}$/),
+    });
     expect(taken.body.error).toContain(`_postroom-verify.owned.example with the value ${taken.body.verification.value}`);
     // Stable: the same claimant is told the same record again.
     expect((await customDomainOfB("owned.example")).body.verification).toEqual(taken.body.verification);
 
     const mta = await customDomainOfB("MTA.owned.example");
     expect(mta.status).toBe(409);
-    expect(mta.body.error).toStartWith("Conflict: mta.owned.example is the return-path host of a sending domain of another account (owned.example). If owned.example is yours, publish");
+    expect(mta.body.error).toStartWith(
+      "Conflict: mta.owned.example is the return-path host of a sending domain of another account (owned.example). If owned.example is yours, publish",
+    );
     expect(mta.body.verification.host).toBe("_postroom-verify.owned.example");
     // Mail from news.owned.example has its envelope sender at mta.news.owned.example.
-    expect((await customDomainOfB("mta.news.owned.example")).body.error).toStartWith("Conflict: mta.news.owned.example is the return-path host of a sending domain of another account (owned.example).");
+    expect((await customDomainOfB("mta.news.owned.example")).body.error).toStartWith(
+      "Conflict: mta.news.owned.example is the return-path host of a sending domain of another account (owned.example).",
+    );
     expect(await listed(B, addressB, authB)).toEqual([]);
     // The owner itself may use its sending domain for receiving too.
     expect((await customDomainOfA("owned.example")).status).toBe(201);
@@ -118,14 +135,27 @@ describe.each(APP_ENGINES)("domains belong to their owner, on $name", (engine) =
       const res = await customDomainOfB(domain);
       expect({ domain, body: res.body }).toEqual({
         domain,
-        body: { status: 409, error: `Conflict: ${normal} is this server's own domain (${why}); mail to it is the server's, so no account can have it. Use a domain of your own` },
+        body: {
+          status: 409,
+          error: `Conflict: ${normal} is this server's own domain (${why}); mail to it is the server's, so no account can have it. Use a domain of your own`,
+        },
       });
     }
   });
 
   it("the owner takes back a custom domain another account took before the fix: TXT published, request repeated, mail follows at once", async () => {
     // B's claim as it was stored before the fix (the API now refuses it to A's domain).
-    await t.app.repos.customDomains.insert({ id: "b0000000000c1a17", accountId: ACCOUNT_B.id, addressId: addressB, domain: "stolen.example", authRegex: null, domainTarget: null, mxVerified: true, mxCheckedAtMs: Date.now(), createdAtMs: Date.now() });
+    await t.app.repos.customDomains.insert({
+      id: "b0000000000c1a17",
+      accountId: ACCOUNT_B.id,
+      addressId: addressB,
+      domain: "stolen.example",
+      authRegex: null,
+      domainTarget: null,
+      mxVerified: true,
+      mxCheckedAtMs: Date.now(),
+      createdAtMs: Date.now(),
+    });
     expect(await deliver("sales@stolen.example")).toBe("/b");
 
     const refused = await customDomainOfA("stolen.example");
@@ -145,7 +175,14 @@ describe.each(APP_ENGINES)("domains belong to their owner, on $name", (engine) =
     expect(await listed(A, addressA, authA)).toContain("stolen.example");
     expect(await deliver("sales@stolen.example")).toBe("/a");
     expect(logLines.filter((l) => l.msg === "domain taken back by DNS proof" && l.domain === "stolen.example")).toEqual([
-      expect.objectContaining({ level: "warn", held_domain: "stolen.example", as: "custom_domain", record_id: "b0000000000c1a17", from_account: ACCOUNT_B.id, to_account: ACCOUNT_A.id }),
+      expect.objectContaining({
+        level: "warn",
+        held_domain: "stolen.example",
+        as: "custom_domain",
+        record_id: "b0000000000c1a17",
+        from_account: ACCOUNT_B.id,
+        to_account: ACCOUNT_A.id,
+      }),
     ]);
     // B cannot take it again: its own token is not what the domain publishes.
     const again = await customDomainOfB("stolen.example");

@@ -76,7 +76,11 @@ describe("413 Payload Too Large", () => {
       },
     });
     const res = await t.app.handle(
-      new Request(`http://localhost${A}/addresses`, { method: "POST", headers: { authorization: bearer(ACCOUNT_A.token), "content-type": "application/json" }, body: stream }),
+      new Request(`http://localhost${A}/addresses`, {
+        method: "POST",
+        headers: { authorization: bearer(ACCOUNT_A.token), "content-type": "application/json" },
+        body: stream,
+      }),
     );
     expect(res.status).toBe(413);
     expect(await res.json()).toEqual({ status: 413, error: "Payload Too Large" });
@@ -85,37 +89,93 @@ describe("413 Payload Too Large", () => {
 
 describe("422 validation", () => {
   test.each([
-    ["malformed JSON", "{\"target\": ", "body is not valid JSON"],
+    ["malformed JSON", '{"target": ', "body is not valid JSON"],
     ["a body that is not an object", "[1,2]", "body must be a JSON object"],
     ["an empty body", "", "body must be a JSON object"],
     ["an unknown field", { ...validAddress, colour: "red" }, "colour: unknown field"],
     ["a missing field", { target: "https://x.example/" }, "target_format: is required"],
-    ["a wrong enum", { ...validAddress, target_format: "xml" }, 'target_format: must be one of "json+n", "multipart+n", "json", "multipart", "raw", "rfc822"'],
-    ["a wrong type", { ...validAddress, nickname: 5 }, "nickname: must be one line of at most 255 characters without control characters, or null"],
+    [
+      "a wrong enum",
+      { ...validAddress, target_format: "xml" },
+      'target_format: must be one of "json+n", "multipart+n", "json", "multipart", "raw", "rfc822"',
+    ],
+    [
+      "a wrong type",
+      { ...validAddress, nickname: 5 },
+      "nickname: must be one line of at most 255 characters without control characters, or null",
+    ],
     ["a nickname holding NUL", { ...validAddress, nickname: "a\u0000b" }, "nickname: must not contain control characters"],
-    ["a nickname holding CR/LF", { ...validAddress, nickname: "a\r\nX-Injected: 1" }, "nickname: must be one line of at most 255 characters without control characters, or null"],
-    ["a nickname holding half a surrogate pair", { ...validAddress, nickname: "a\ud800b" }, "nickname: is not well-formed Unicode (it holds half of a surrogate pair)"],
-    ["a target holding a line break (URL parsing would drop it silently)", { ...validAddress, target: "https://x.example/\nin" }, "target: must be one line of at most 2048 characters, without control characters"],
-    ["a nested field holding an escape sequence", { ...validAddress, attachments: { store: "s3", bucket: "b\u001b[31m" } }, "attachments.bucket: must not contain control characters"],
+    [
+      "a nickname holding CR/LF",
+      { ...validAddress, nickname: "a\r\nX-Injected: 1" },
+      "nickname: must be one line of at most 255 characters without control characters, or null",
+    ],
+    [
+      "a nickname holding half a surrogate pair",
+      { ...validAddress, nickname: "a\ud800b" },
+      "nickname: is not well-formed Unicode (it holds half of a surrogate pair)",
+    ],
+    [
+      "a target holding a line break (URL parsing would drop it silently)",
+      { ...validAddress, target: "https://x.example/\nin" },
+      "target: must be one line of at most 2048 characters, without control characters",
+    ],
+    [
+      "a nested field holding an escape sequence",
+      { ...validAddress, attachments: { store: "s3", bucket: "b\u001b[31m" } },
+      "attachments.bucket: must not contain control characters",
+    ],
     ["a key holding a control character", { ...validAddress, ["x\u0007"]: 1 }, "body: a key must not contain control characters"],
     ["a bad target", { ...validAddress, target: "ftp://x.example/" }, "target: must be an http or https URL"],
-    ["a loopback target (not allowed by this config)", { ...validAddress, target: "http://127.0.0.1:8080/in" }, "target: points at a private, loopback or link-local address (127.0.0.1)"],
-    ["a metadata target", { ...validAddress, target: "http://169.254.169.254/latest" }, "target: points at a cloud metadata address (169.254.169.254)"],
+    [
+      "a loopback target (not allowed by this config)",
+      { ...validAddress, target: "http://127.0.0.1:8080/in" },
+      "target: points at a private, loopback or link-local address (127.0.0.1)",
+    ],
+    [
+      "a metadata target",
+      { ...validAddress, target: "http://169.254.169.254/latest" },
+      "target: points at a cloud metadata address (169.254.169.254)",
+    ],
     ["a bad attachment store", { ...validAddress, attachments: { store: "dropbox" } }, 'attachments.store: must be "local" or "s3"'],
-    ["an S3 endpoint on loopback (not allowed by this config)", { ...validAddress, attachments: { ...s3Store, endpoint: "http://127.0.0.1:9000" } }, "attachments.endpoint: points at a private, loopback or link-local address (127.0.0.1)"],
-    ["an S3 endpoint on a private address as IPv4-compatible IPv6", { ...validAddress, attachments: { ...s3Store, endpoint: "http://[::10.0.0.1]:9000" } }, "attachments.endpoint: points at a private, loopback or link-local address (::a00:1)"],
-    ["an S3 endpoint on the metadata address", { ...validAddress, attachments: { ...s3Store, endpoint: "http://169.254.169.254" } }, "attachments.endpoint: points at a cloud metadata address (169.254.169.254)"],
+    [
+      "an S3 endpoint on loopback (not allowed by this config)",
+      { ...validAddress, attachments: { ...s3Store, endpoint: "http://127.0.0.1:9000" } },
+      "attachments.endpoint: points at a private, loopback or link-local address (127.0.0.1)",
+    ],
+    [
+      "an S3 endpoint on a private address as IPv4-compatible IPv6",
+      { ...validAddress, attachments: { ...s3Store, endpoint: "http://[::10.0.0.1]:9000" } },
+      "attachments.endpoint: points at a private, loopback or link-local address (::a00:1)",
+    ],
+    [
+      "an S3 endpoint on the metadata address",
+      { ...validAddress, attachments: { ...s3Store, endpoint: "http://169.254.169.254" } },
+      "attachments.endpoint: points at a cloud metadata address (169.254.169.254)",
+    ],
   ])("%s", async (_name, body, error) => {
     const res = await t.json("POST", `${A}/addresses`, { auth: bearer(ACCOUNT_A.token), body });
     expect(res).toEqual({ status: 422, body: { status: 422, error }, headers: res.headers });
   });
   test("E4: a PUT or PATCH that points the S3 endpoint at a refused address", async () => {
-    const created = await t.json("POST", `${A}/addresses`, { auth: bearer(ACCOUNT_A.token), body: { ...validAddress, attachments: { ...s3Store, endpoint: "https://s3.example.com" } } });
+    const created = await t.json("POST", `${A}/addresses`, {
+      auth: bearer(ACCOUNT_A.token),
+      body: { ...validAddress, attachments: { ...s3Store, endpoint: "https://s3.example.com" } },
+    });
     expect(created.status).toBe(201);
     const path = `${A}/addresses/${created.body.id}`;
-    const put = await t.json("PUT", path, { auth: bearer(ACCOUNT_A.token), body: { ...validAddress, attachments: { ...s3Store, endpoint: "http://192.168.1.20:9000" } } });
-    expect(put.body).toEqual({ status: 422, error: "attachments.endpoint: points at a private, loopback or link-local address (192.168.1.20)" });
-    const patch = await t.json("PATCH", path, { auth: bearer(ACCOUNT_A.token), body: { attachments: { ...s3Store, endpoint: "http://[fd00:ec2::254]/" } } });
+    const put = await t.json("PUT", path, {
+      auth: bearer(ACCOUNT_A.token),
+      body: { ...validAddress, attachments: { ...s3Store, endpoint: "http://192.168.1.20:9000" } },
+    });
+    expect(put.body).toEqual({
+      status: 422,
+      error: "attachments.endpoint: points at a private, loopback or link-local address (192.168.1.20)",
+    });
+    const patch = await t.json("PATCH", path, {
+      auth: bearer(ACCOUNT_A.token),
+      body: { attachments: { ...s3Store, endpoint: "http://[fd00:ec2::254]/" } },
+    });
     expect(patch.body).toEqual({ status: 422, error: "attachments.endpoint: points at a cloud metadata address (fd00:ec2::254)" });
   });
   test("a bad query parameter", async () => {
@@ -152,7 +212,8 @@ describe("507 Insufficient Storage", () => {
   test("a database that cannot grow (SQLITE_FULL): writes answer 507 and 'disk full' is logged once; reads work; freed, writes work again", async () => {
     const lines: { msg: string; where?: string; code?: string }[] = [];
     const full = await startTestApp({ logger: createLogger({ sink: (l) => lines.push(JSON.parse(l)) }) });
-    const create = () => full.json("POST", `${A}/addresses`, { auth: bearer(ACCOUNT_A.token), body: { ...validAddress, nickname: "n".repeat(200) } });
+    const create = () =>
+      full.json("POST", `${A}/addresses`, { auth: bearer(ACCOUNT_A.token), body: { ...validAddress, nickname: "n".repeat(200) } });
     try {
       // SQLite refuses to grow the file past max_page_count, as it would a full disk.
       const { db } = full.app.store;

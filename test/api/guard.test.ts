@@ -13,7 +13,15 @@ afterAll(() => t.stop());
 // Public by design: health, the API description, and attachment downloads, whose signed
 // URL is the credential (test/inbound/attachments-local.test.ts checks the signature).
 // The same holds for tracking links (test/e2e/webhooks.test.ts checks forged ones are 404).
-const PUBLIC = new Set(["GET /healthz", "GET /api/v0.1/openapi.json", "GET /attachments/:id/:name", "GET /t/o/:token", "GET /t/c/:token", "GET /t/u/:token", "POST /t/u/:token"]);
+const PUBLIC = new Set([
+  "GET /healthz",
+  "GET /api/v0.1/openapi.json",
+  "GET /attachments/:id/:name",
+  "GET /t/o/:token",
+  "GET /t/c/:token",
+  "GET /t/u/:token",
+  "POST /t/u/:token",
+]);
 /** E11, the one route that takes the outbound account's SMTP key instead of the account's token. */
 const E11 = "POST /api/v0.1/:accountId/messages";
 
@@ -52,7 +60,8 @@ describe("route table guard", () => {
       ];
       for (const [auth, status] of expectations) {
         const res = await t.call(r.method, path, { auth, body: r.method === "GET" || r.method === "DELETE" ? undefined : {} });
-        if (res.status !== status) failures.push(`${r.method} ${r.path} with ${auth ?? "no credential"}: ${res.status}, expected ${status}`);
+        if (res.status !== status)
+          failures.push(`${r.method} ${r.path} with ${auth ?? "no credential"}: ${res.status}, expected ${status}`);
       }
       const ok = await t.call(r.method, path, { auth: bearer(right), body: r.method === "GET" || r.method === "DELETE" ? undefined : {} });
       if (ok.status === 401 || ok.status === 403) failures.push(`${r.method} ${r.path} with the right credential: ${ok.status}`);

@@ -35,7 +35,10 @@ describe("malformed requests get JSON errors", () => {
   });
 
   test("CONNECT: 404 {status, error}", async () => {
-    const answer = await rawExchange(t.app.httpPort!, "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nConnection: close\r\n\r\n");
+    const answer = await rawExchange(
+      t.app.httpPort!,
+      "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nConnection: close\r\n\r\n",
+    );
     expect(answer).toStartWith("HTTP/1.1 404 ");
     expect(bodyOf(answer)).toEqual({ status: 404, error: "Not Found" });
   });
@@ -74,7 +77,10 @@ describe("deeply nested JSON", () => {
   test("nesting at the limit is parsed and judged by the schema as usual", async () => {
     let nested: unknown = "x";
     for (let i = 0; i < 30; i++) nested = [nested];
-    const res = await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { auth: `Bearer ${ACCOUNT_A.token}`, body: { target: "https://hooks.example.com/in", target_format: "json+n", nickname: nested } });
+    const res = await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/addresses`, {
+      auth: `Bearer ${ACCOUNT_A.token}`,
+      body: { target: "https://hooks.example.com/in", target_format: "json+n", nickname: nested },
+    });
     expect(res.status).toBe(422);
     expect(res.body.error).toStartWith("nickname: must be");
   });

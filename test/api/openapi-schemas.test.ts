@@ -51,11 +51,23 @@ describe("withNamedSchemas", () => {
 describe("withPlainNumbers", () => {
   const numericString = (format: string) => ({ type: "string", format, default: 0 });
   const cases: [string, unknown, unknown][] = [
-    ["Elysia's integer is the integer", { description: "d", anyOf: [numericString("integer"), { type: "integer", minimum: 0 }] }, { description: "d", type: "integer", minimum: 0 }],
+    [
+      "Elysia's integer is the integer",
+      { description: "d", anyOf: [numericString("integer"), { type: "integer", minimum: 0 }] },
+      { description: "d", type: "integer", minimum: 0 },
+    ],
     ["Elysia's number is the number", { anyOf: [numericString("numeric"), { type: "number" }] }, { type: "number" }],
-    ["inside properties and arrays", { properties: { n: { type: "array", items: { anyOf: [numericString("integer"), { type: "integer" }] } } } }, { properties: { n: { type: "array", items: { type: "integer" } } } }],
+    [
+      "inside properties and arrays",
+      { properties: { n: { type: "array", items: { anyOf: [numericString("integer"), { type: "integer" }] } } } },
+      { properties: { n: { type: "array", items: { type: "integer" } } } },
+    ],
     ["another anyOf stays", { anyOf: [{ type: "string" }, { type: "integer" }] }, { anyOf: [{ type: "string" }, { type: "integer" }] }],
-    ["a string with a date format stays", { anyOf: [{ type: "string", format: "date-time" }, { type: "null" }] }, { anyOf: [{ type: "string", format: "date-time" }, { type: "null" }] }],
+    [
+      "a string with a date format stays",
+      { anyOf: [{ type: "string", format: "date-time" }, { type: "null" }] },
+      { anyOf: [{ type: "string", format: "date-time" }, { type: "null" }] },
+    ],
   ];
   for (const [name, input, expected] of cases) test(name, () => expect(withPlainNumbers(input as never)).toEqual(expected as never));
 });
@@ -66,10 +78,14 @@ describe("formFieldsSchema (multipart+n)", () => {
   test("names each field by its path; nullable fields are optional; values are text", () => {
     expect(form.properties["envelope[spf][result]"]).toMatchObject({ type: "string" });
     expect(form.properties["envelope[tls]"]).toMatchObject({ type: "string", enum: ["true", "false"] });
-    expect(form.properties["attachments[][size]"]).toMatchObject({ type: "array", items: { type: "string", pattern: "^(0|[1-9][0-9]*)$" } });
+    expect(form.properties["attachments[][size]"]).toMatchObject({
+      type: "array",
+      items: { type: "string", pattern: "^(0|[1-9][0-9]*)$" },
+    });
     expect(form.required).toContain("envelope[to]");
     expect(form.required).toContain("envelope[dkim][result]");
-    for (const optional of ["envelope[tls_cipher]", "envelope[dmarc][policy]", "plain", "envelope[spamd][score]"]) expect(form.required).not.toContain(optional);
+    for (const optional of ["envelope[tls_cipher]", "envelope[dmarc][policy]", "plain", "envelope[spamd][score]"])
+      expect(form.required).not.toContain(optional);
     expect(Object.keys(form.patternProperties).sort()).toEqual([
       "^envelope\\[dkim\\]\\[signatures\\]\\[[0-9]+\\]\\[domain\\]$",
       "^envelope\\[dkim\\]\\[signatures\\]\\[[0-9]+\\]\\[result\\]$",
@@ -96,8 +112,24 @@ describe("formFieldsSchema (multipart+n)", () => {
       dkim: { result: "pass", signatures: [{ domain: "example.org", selector: "s1", result: "pass" }] },
       dmarc: { result: "pass", domain: "example.org", policy: null },
     };
-    const attachment = { file_name: "a.txt", content_type: "text/plain", size: "3", disposition: "attachment", content_id: "<x@y>", url: "https://files.example/a" };
-    const payload = buildPayload({ headers: { subject: "Hi", received: ["one", "two"] }, originalHeaders: { Subject: "Hi", Received: ["one", "two"] }, plain: "hi", attachments: [] }, envelope, [attachment]);
+    const attachment = {
+      file_name: "a.txt",
+      content_type: "text/plain",
+      size: "3",
+      disposition: "attachment",
+      content_id: "<x@y>",
+      url: "https://files.example/a",
+    };
+    const payload = buildPayload(
+      {
+        headers: { subject: "Hi", received: ["one", "two"] },
+        originalHeaders: { Subject: "Hi", Received: ["one", "two"] },
+        plain: "hi",
+        attachments: [],
+      },
+      envelope,
+      [attachment],
+    );
     const names = [...new Set(toFormData(payload, null).keys())];
     const patterns = Object.keys(form.patternProperties).map((p) => new RegExp(p));
     expect(names.length).toBeGreaterThan(15);

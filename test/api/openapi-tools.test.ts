@@ -84,19 +84,30 @@ describe("the served OpenAPI document", () => {
     // Every operation of the document has its call in the client.
     const text = readFileSync(CLIENT, "utf8");
     const called = new Set([...text.matchAll(/\.(GET|POST|PUT|PATCH|DELETE)\("([^"]+)"/g)].map((m) => `${m[1]!.toLowerCase()} ${m[2]}`));
-    const operations = Object.entries<Record<string, unknown>>(doc.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method} ${path}`));
+    const operations = Object.entries<Record<string, unknown>>(doc.paths).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method} ${path}`),
+    );
     expect(operations.filter((o) => !called.has(o))).toEqual([]);
   }, 60_000);
 
   test("that client calls every operation of a running Postroom", async () => {
-    const { callEveryOperation } = (await import(CLIENT)) as { callEveryOperation(baseUrl: string, account: typeof ACCOUNT_A): Promise<[string, number][]> };
+    const { callEveryOperation } = (await import(CLIENT)) as {
+      callEveryOperation(baseUrl: string, account: typeof ACCOUNT_A): Promise<[string, number][]>;
+    };
     const answers = await callEveryOperation(`http://127.0.0.1:${t.app.httpPort}`, ACCOUNT_A);
-    const operationIds = Object.values<Record<string, { operationId: string }>>(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
+    const operationIds = Object.values<Record<string, { operationId: string }>>(doc.paths).flatMap((item) =>
+      Object.values(item).map((op) => op.operationId),
+    );
     expect([...new Set(answers.map(([id]) => id))].sort()).toEqual(operationIds.sort());
     // The sending domain's records were never published: its verification answers 422 with
     // the record. The account has no webhook: its test POST answers 422 saying so. No mail
     // came to the address: there is no kept message to show or post again (404).
-    const expected: Record<string, number> = { verifySendingDomain: 422, testWebhook: 422, getIncomingMessage: 404, postIncomingAgain: 404 };
+    const expected: Record<string, number> = {
+      verifySendingDomain: 422,
+      testWebhook: 422,
+      getIncomingMessage: 404,
+      postIncomingAgain: 404,
+    };
     const unexpected = answers.filter(([id, status]) => (id in expected ? status !== expected[id] : status < 200 || status >= 300));
     expect(unexpected).toEqual([]);
   }, 60_000);

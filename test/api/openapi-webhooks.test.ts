@@ -81,7 +81,10 @@ describe("the webhooks of the OpenAPI document", () => {
   test("inboundMessage: real json+n and multipart+n POSTs match their schemas", async () => {
     const emails: string[] = [];
     for (const [path, format, attachments] of ADDRESSES) {
-      const res = await t.json("POST", `${A}/addresses`, { auth: bearer(ACCOUNT_A.token), body: { target: target.url(path), target_format: format, attachments } });
+      const res = await t.json("POST", `${A}/addresses`, {
+        auth: bearer(ACCOUNT_A.token),
+        body: { target: target.url(path), target_format: format, attachments },
+      });
       expect(res.status).toBe(201);
       emails.push(res.body.email);
     }
@@ -101,8 +104,21 @@ describe("the webhooks of the OpenAPI document", () => {
       const [post] = target.at(path);
       expect(post!.contentType).toStartWith("multipart/form-data");
       const fields = await formObject(post!, formSchema);
-      expect(Object.keys(fields).filter((k) => k.startsWith("attachments[]")).sort()).toEqual(
-        path === "/form-embedded" ? ["attachments[]"] : ["attachments[][content_id]", "attachments[][content_type]", "attachments[][disposition]", "attachments[][file_name]", "attachments[][size]", "attachments[][url]"],
+      expect(
+        Object.keys(fields)
+          .filter((k) => k.startsWith("attachments[]"))
+          .sort(),
+      ).toEqual(
+        path === "/form-embedded"
+          ? ["attachments[]"]
+          : [
+              "attachments[][content_id]",
+              "attachments[][content_type]",
+              "attachments[][disposition]",
+              "attachments[][file_name]",
+              "attachments[][size]",
+              "attachments[][url]",
+            ],
       );
       form(fields);
       expect({ path, errors: form.errors ?? [] }).toEqual({ path, errors: [] });

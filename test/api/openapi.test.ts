@@ -26,7 +26,9 @@ describe("GET /api/v0.1/openapi.json", () => {
   });
 
   test("documents every operation with its security scheme", () => {
-    const ops = Object.entries<Record<string, any>>(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })));
+    const ops = Object.entries<Record<string, any>>(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, op]) => ({ path, method, op })),
+    );
     for (const { path, method, op } of ops) {
       if (path === "/healthz") expect(op.security).toEqual([]);
       else if (method === "post" && path.endsWith("/messages")) expect(op.security).toEqual([{ smtpAuth: [] }, { bearerSMTPKey: [] }]);
@@ -34,7 +36,42 @@ describe("GET /api/v0.1/openapi.json", () => {
       expect(op.operationId).toBeString();
     }
     expect(ops.map((o) => o.op.operationId).sort()).toEqual(
-      ["createAddress", "createCustomDomain", "deleteAddress", "deleteCustomDomain", "getAddress", "health", "listAddresses", "listCustomDomains", "listIncomingStatuses", "replaceAddress", "updateAddress", "sendMessage", "listOutboundMessages", "getOutboundMessage", "listSendingDomains", "createSendingDomain", "getSendingDomain", "deleteSendingDomain", "verifySendingDomain", "listSuppressions", "createSuppression", "deleteSuppression", "getStats", "getWebhook", "listWebhookPosts", "testWebhook", "retryWebhook", "getOutboundMessageSource", "getOutboundMessageContent", "retryOutboundMessage", "cancelOutboundMessage", "testAddress", "postIncomingAgain", "getIncomingMessage"].sort(),
+      [
+        "createAddress",
+        "createCustomDomain",
+        "deleteAddress",
+        "deleteCustomDomain",
+        "getAddress",
+        "health",
+        "listAddresses",
+        "listCustomDomains",
+        "listIncomingStatuses",
+        "replaceAddress",
+        "updateAddress",
+        "sendMessage",
+        "listOutboundMessages",
+        "getOutboundMessage",
+        "listSendingDomains",
+        "createSendingDomain",
+        "getSendingDomain",
+        "deleteSendingDomain",
+        "verifySendingDomain",
+        "listSuppressions",
+        "createSuppression",
+        "deleteSuppression",
+        "getStats",
+        "getWebhook",
+        "listWebhookPosts",
+        "testWebhook",
+        "retryWebhook",
+        "getOutboundMessageSource",
+        "getOutboundMessageContent",
+        "retryOutboundMessage",
+        "cancelOutboundMessage",
+        "testAddress",
+        "postIncomingAgain",
+        "getIncomingMessage",
+      ].sort(),
     );
   });
 
@@ -51,7 +88,8 @@ describe("GET /api/v0.1/openapi.json", () => {
       }
     }
     expect(invalid).toEqual([]);
-    for (const name of ["Error", "AddressInput", "ComposedMessage", "RawMessage", "MessageEvent"]) expect(doc.components.schemas[name].examples?.length).toBeGreaterThan(0);
+    for (const name of ["Error", "AddressInput", "ComposedMessage", "RawMessage", "MessageEvent"])
+      expect(doc.components.schemas[name].examples?.length).toBeGreaterThan(0);
     expect(checked).toBeGreaterThanOrEqual(5);
   });
 

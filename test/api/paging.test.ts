@@ -35,7 +35,9 @@ describe("nextLink", () => {
     if (expected === null) return expect(link).toBeNull();
     const target = new URL(/^<([^>]+)>; rel="next"$/.exec(link ?? "")![1]!, "http://h");
     const before = target.searchParams.get("before");
-    const shown = [...target.searchParams].map(([k, v]) => (k === "before" ? `before=cursor:${decodeCursor(v)!.createdAtMs}.${decodeCursor(v)!.id}` : `${k}=${v}`)).join("&");
+    const shown = [...target.searchParams]
+      .map(([k, v]) => (k === "before" ? `before=cursor:${decodeCursor(v)!.createdAtMs}.${decodeCursor(v)!.id}` : `${k}=${v}`))
+      .join("&");
     expect(shown).toBe(expected);
     expect(before === null).toBe(!expected.includes("before="));
   });

@@ -10,7 +10,12 @@ describe("parameterTextProblem", () => {
     ["NUL in a query parameter", {}, { address_id: "x", query: "a\u0000b" }, "query query: must not contain NUL (\\u0000)"],
     ["a parameter given twice, the second holding NUL", {}, { query: ["ok", "a\u0000"] }, "query query: must not contain NUL (\\u0000)"],
     ["a parameter name holding NUL is not shown", {}, { "q\u0000": "x" }, "query parameter names must not contain NUL (\\u0000)"],
-    ["other control characters are the route's to judge (an attachment's file name may hold them)", { name: "a\u0001b.txt" }, { query: "a\tb\u001b" }, null],
+    [
+      "other control characters are the route's to judge (an attachment's file name may hold them)",
+      { name: "a\u0001b.txt" },
+      { query: "a\tb\u001b" },
+      null,
+    ],
   ])("%s", (_, params, query, expected) => {
     expect(parameterTextProblem(params as never, query as never)).toBe(expected as never);
   });

@@ -51,7 +51,15 @@ describe("outbound.sending_ips set", () => {
     expect(created.status).toBe(201);
     const spf = (created.body.dns_records as Row[]).filter((r) => r.purpose === "spf");
     expect(spf).toEqual([
-      { type: "TXT", host: "bounces.postroom.test", value: "v=spf1 ip4:203.0.113.7 ip6:2001:db8::7 -all", purpose: "spf", required: true, verified: false, reason: "not checked yet" },
+      {
+        type: "TXT",
+        host: "bounces.postroom.test",
+        value: "v=spf1 ip4:203.0.113.7 ip6:2001:db8::7 -all",
+        purpose: "spf",
+        required: true,
+        verified: false,
+        reason: "not checked yet",
+      },
     ]);
     expect((created.body.dns_records as Row[]).map((r) => r.purpose)).toEqual(["dkim", "return_path", "spf", "dkim_ed25519"]);
   });

@@ -10,10 +10,14 @@ import { TestTarget } from "../helpers/target.ts";
 const clock = new ManualClock(Date.parse("2026-11-24T10:30:00Z"));
 let t: TestApp;
 let target: TestTarget;
-const stats = (account: { id: string; token: string }, query = "") => t.json("GET", `/api/v0.1/${account.id}/stats${query}`, { auth: bearer(account.token) });
+const stats = (account: { id: string; token: string }, query = "") =>
+  t.json("GET", `/api/v0.1/${account.id}/stats${query}`, { auth: bearer(account.token) });
 
 async function address(account: { id: string; token: string }, path: string): Promise<string> {
-  const r = await t.json("POST", `/api/v0.1/${account.id}/addresses`, { auth: bearer(account.token), body: { target: target.url(path), target_format: "json+n" } });
+  const r = await t.json("POST", `/api/v0.1/${account.id}/addresses`, {
+    auth: bearer(account.token),
+    body: { target: target.url(path), target_format: "json+n" },
+  });
   return r.body.email;
 }
 
@@ -26,7 +30,8 @@ beforeAll(async () => {
   const refuse = await address(ACCOUNT_A, "/refuse");
   const later = await address(ACCOUNT_A, "/later");
   const other = await address(ACCOUNT_B, "/in");
-  for (const to of [ok, ok, refuse, later, other]) await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to, subject: "s", text: "x" });
+  for (const to of [ok, ok, refuse, later, other])
+    await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to, subject: "s", text: "x" });
   clock.advance(3_600_000);
   await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: ok, subject: "s", text: "x" });
 });
@@ -42,7 +47,11 @@ describe("GET /stats", () => {
     expect(r.body.period).toBe("24h");
     expect(r.body.bucket_seconds).toBe(3600);
     expect(r.body.buckets.length).toBe(24);
-    expect(r.body.buckets.at(-1)).toEqual({ at: "2026-11-24T11:00:00.000Z", inbound: { successful: 1, rejected: 0, delayed: 0 }, outbound: { delivery: 0, bounce: 0, deferral: 0, open: 0, click: 0 } });
+    expect(r.body.buckets.at(-1)).toEqual({
+      at: "2026-11-24T11:00:00.000Z",
+      inbound: { successful: 1, rejected: 0, delayed: 0 },
+      outbound: { delivery: 0, bounce: 0, deferral: 0, open: 0, click: 0 },
+    });
     expect(r.body.buckets.at(-2).inbound).toEqual({ successful: 2, rejected: 1, delayed: 1 });
     expect(r.body.totals.inbound).toEqual({ successful: 3, rejected: 1, delayed: 1 });
     expect(r.body.queue).toEqual({ recipients: 0 });
@@ -59,7 +68,10 @@ describe("GET /stats", () => {
   });
 
   test("an unknown period is 422 with a sentence; another account's stats are 403", async () => {
-    expect(await stats(ACCOUNT_A, "?period=1y")).toMatchObject({ status: 422, body: { status: 422, error: expect.stringContaining('must be "24h" or "7d"') } });
+    expect(await stats(ACCOUNT_A, "?period=1y")).toMatchObject({
+      status: 422,
+      body: { status: 422, error: expect.stringContaining('must be "24h" or "7d"') },
+    });
     expect((await t.json("GET", `/api/v0.1/${ACCOUNT_B.id}/stats`, { auth: bearer(ACCOUNT_A.token) })).status).toBe(403);
   });
 });

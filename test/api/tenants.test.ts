@@ -13,8 +13,14 @@ let addressB: string;
 let domainB: string;
 beforeAll(async () => {
   t = await startTestApp();
-  addressB = (await t.json("POST", `${B}/addresses`, { auth: authB, body: { target: "https://b.example/", target_format: "json+n", nickname: "B's" } })).body.id;
-  domainB = (await t.json("POST", `${B}/custom_domains?address_id=${addressB}`, { auth: authB, body: { domain: "b-owned.example" } })).body.id;
+  addressB = (
+    await t.json("POST", `${B}/addresses`, {
+      auth: authB,
+      body: { target: "https://b.example/", target_format: "json+n", nickname: "B's" },
+    })
+  ).body.id;
+  domainB = (await t.json("POST", `${B}/custom_domains?address_id=${addressB}`, { auth: authB, body: { domain: "b-owned.example" } })).body
+    .id;
 });
 afterAll(() => t.stop());
 

@@ -21,7 +21,11 @@ describe("bodyTextProblem", () => {
   const cases: [string, unknown, ReturnType<typeof bodyTextProblem>][] = [
     ["a clean body", { a: "x", b: [1, "y", { c: null }] }, null],
     ["a top-level field", { nickname: "a\u0000" }, { path: "nickname", message: "must not contain control characters" }],
-    ["a field in an array of objects, first problem in document order", { attachments: [{ file_name: "ok" }, { file_name: "\ud800", content_type: "\u0000" }] }, { path: "attachments[1].file_name", message: "is not well-formed Unicode (it holds half of a surrogate pair)" }],
+    [
+      "a field in an array of objects, first problem in document order",
+      { attachments: [{ file_name: "ok" }, { file_name: "\ud800", content_type: "\u0000" }] },
+      { path: "attachments[1].file_name", message: "is not well-formed Unicode (it holds half of a surrogate pair)" },
+    ],
     ["a key, not shown", { headers: { "X-\u0000": "v" } }, { path: "headers", message: "a key must not contain control characters" }],
     ["a bare string body", "\u0001", { path: "", message: "must not contain control characters" }],
   ];

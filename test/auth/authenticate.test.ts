@@ -18,7 +18,10 @@ const account = (id: string, token: string, outboundId: string, key: string): Ac
   outbound: [{ id: outboundId, apiKeyHashes: [hashSecret(key)], sendRateLimit: null, testMode: false, webhook: null }],
 });
 
-const registry = new AccountRegistry([account("aaaa000000000001", "tokA", "aaaa0000000000f1", "keyA"), account("bbbb000000000002", "tokB", "bbbb0000000000f2", "keyB")]);
+const registry = new AccountRegistry([
+  account("aaaa000000000001", "tokA", "aaaa0000000000f1", "keyA"),
+  account("bbbb000000000002", "tokB", "bbbb0000000000f2", "keyB"),
+]);
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 
 describe("parseAuthorization", () => {
@@ -28,8 +31,9 @@ describe("parseAuthorization", () => {
     [`Basic ${b64("user:pa:ss")}`, { type: "basic", username: "user", secret: "pa:ss" }],
     [`Basic ${b64("user:")}`, { type: "basic", username: "user", secret: "" }],
   ])("%p", (header, cred) => expect(parseAuthorization(header)).toEqual(cred as never));
-  test.each([null, "", "Bearer", "Token abc", `Basic ${b64("nocolon")}`, `Basic ${b64(":pass")}`, "Bearer a b"])("%p is no credential", (header) =>
-    expect(parseAuthorization(header)).toBeNull(),
+  test.each([null, "", "Bearer", "Token abc", `Basic ${b64("nocolon")}`, `Basic ${b64(":pass")}`, "Bearer a b"])(
+    "%p is no credential",
+    (header) => expect(parseAuthorization(header)).toBeNull(),
   );
 });
 

@@ -62,7 +62,14 @@ describe("processTreeCpuMs", () => {
 describe("dealt", () => {
   test.each([
     [[1, 2, 3, 4, 5], 1, [[1, 2, 3, 4, 5]]],
-    [[1, 2, 3, 4, 5], 2, [[1, 3, 5], [2, 4]]],
+    [
+      [1, 2, 3, 4, 5],
+      2,
+      [
+        [1, 3, 5],
+        [2, 4],
+      ],
+    ],
     [[1], 2, [[1], []]],
   ])("%j to %d parts", (items, parts, expected) => {
     expect(dealt(items, parts)).toEqual(expected);
@@ -70,15 +77,23 @@ describe("dealt", () => {
 });
 
 describe("the benchmark's PostgreSQL", () => {
-  requireTools("postgresql")("runs with DURABLE_SETTINGS: fsync, full page writes and synchronous commits on", async () => {
-    const pg = await startPostgres({ settings: DURABLE_SETTINGS });
-    const sql = new SQL(pg.url, { max: 1 });
-    try {
-      const show = async (name: string) => ((await sql.unsafe(`SHOW ${name}`)) as Record<string, string>[])[0]![name];
-      expect({ fsync: await show("fsync"), full_page_writes: await show("full_page_writes"), synchronous_commit: await show("synchronous_commit") }).toEqual({ fsync: "on", full_page_writes: "on", synchronous_commit: "on" });
-    } finally {
-      await sql.close();
-      await pg.stop();
-    }
-  }, 60_000);
+  requireTools("postgresql")(
+    "runs with DURABLE_SETTINGS: fsync, full page writes and synchronous commits on",
+    async () => {
+      const pg = await startPostgres({ settings: DURABLE_SETTINGS });
+      const sql = new SQL(pg.url, { max: 1 });
+      try {
+        const show = async (name: string) => ((await sql.unsafe(`SHOW ${name}`)) as Record<string, string>[])[0]![name];
+        expect({
+          fsync: await show("fsync"),
+          full_page_writes: await show("full_page_writes"),
+          synchronous_commit: await show("synchronous_commit"),
+        }).toEqual({ fsync: "on", full_page_writes: "on", synchronous_commit: "on" });
+      } finally {
+        await sql.close();
+        await pg.stop();
+      }
+    },
+    60_000,
+  );
 });

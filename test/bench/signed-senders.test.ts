@@ -5,7 +5,15 @@
 // checker against the records the benchmark publishes, in a real DNS server on loopback.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { simpleParser } from "mailparser";
-import { generateSenderKey, publishSenders, senderDomain, senderRecords, signedMessageSet, tallyQueries, type SignedMessageSet } from "../../bench/signed-senders.ts";
+import {
+  generateSenderKey,
+  publishSenders,
+  senderDomain,
+  senderRecords,
+  signedMessageSet,
+  tallyQueries,
+  type SignedMessageSet,
+} from "../../bench/signed-senders.ts";
 import { AuthChecker, messageFacts } from "../../src/inbound/auth-checks.ts";
 import { createResolver } from "../../src/lib/dns.ts";
 import { dkimpyVerify } from "../helpers/dkimpy.ts";
@@ -38,22 +46,31 @@ describe("the signed message set", () => {
     expect(set.size).toEqual({ min: Buffer.byteLength(set.text(0)), max: Buffer.byteLength(set.text(0)) });
   });
 
-  requireTools("python3-dkim")("dkimpy verifies every domain's signature on messages with different Message-IDs, and not once a signed header changes", () => {
-    for (const seq of [0, 1, 2, 3, 5, 3 * 1000 + 2]) {
-      const text = set.text(seq);
-      expect(text).toContain(`Message-ID: <bench-${String(seq).padStart(6, "0")}@`);
-      expect(dkimpyVerify(text, records)).toEqual([expect.objectContaining({ domain: senderDomain(seq % DOMAINS), selector: "bench2048", algorithm: "rsa-sha256", valid: true })]);
-    }
-    const changed = set.text(4).replace("Subject: What's new", "Subject: What is new");
-    expect(dkimpyVerify(changed, records)).toEqual([expect.objectContaining({ valid: false })]);
-  });
+  requireTools("python3-dkim")(
+    "dkimpy verifies every domain's signature on messages with different Message-IDs, and not once a signed header changes",
+    () => {
+      for (const seq of [0, 1, 2, 3, 5, 3 * 1000 + 2]) {
+        const text = set.text(seq);
+        expect(text).toContain(`Message-ID: <bench-${String(seq).padStart(6, "0")}@`);
+        expect(dkimpyVerify(text, records)).toEqual([
+          expect.objectContaining({ domain: senderDomain(seq % DOMAINS), selector: "bench2048", algorithm: "rsa-sha256", valid: true }),
+        ]);
+      }
+      const changed = set.text(4).replace("Subject: What's new", "Subject: What is new");
+      expect(dkimpyVerify(changed, records)).toEqual([expect.objectContaining({ valid: false })]);
+    },
+  );
 
   test("Postroom's checker finds SPF, DKIM and DMARC pass for each domain, with the DMARC policy its record asks for", async () => {
     const checker = new AuthChecker(createResolver({ servers: [dns.address], timeoutMs: 1000, cacheTtlMs: 0 }), 0);
     for (const seq of [0, 1, 5]) {
       const raw = Buffer.from(set.text(seq));
       const m = set.message(seq);
-      const auth = await checker.check(raw, { mailFrom: m.mailFrom, helo: "client.sender.bench.test", remoteIp: "127.0.0.1", mta: "mx.postroom.bench" }, messageFacts(await simpleParser(raw)));
+      const auth = await checker.check(
+        raw,
+        { mailFrom: m.mailFrom, helo: "client.sender.bench.test", remoteIp: "127.0.0.1", mta: "mx.postroom.bench" },
+        messageFacts(await simpleParser(raw)),
+      );
       const domain = senderDomain(seq % DOMAINS);
       expect(auth).toEqual({
         spf: { result: "pass", domain },
@@ -63,7 +80,11 @@ describe("the signed message set", () => {
     }
     // The same message from a client the SPF record does not list: the check is real.
     const raw = Buffer.from(set.text(0));
-    const foreign = await checker.check(raw, { mailFrom: set.message(0).mailFrom, helo: "elsewhere.test", remoteIp: "192.0.2.1", mta: "mx.postroom.bench" }, messageFacts(await simpleParser(raw)));
+    const foreign = await checker.check(
+      raw,
+      { mailFrom: set.message(0).mailFrom, helo: "elsewhere.test", remoteIp: "192.0.2.1", mta: "mx.postroom.bench" },
+      messageFacts(await simpleParser(raw)),
+    );
     expect(foreign.spf.result).toBe("fail");
   });
 });

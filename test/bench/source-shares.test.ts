@@ -8,11 +8,46 @@ describe("sourceShares", () => {
   test.each([
     // count, clients, rcpts, expected
     [2000, 8, 1, [{ messages: 2000, sessions: 8 }]],
-    [2000, 8, 2, [{ messages: 1000, sessions: 4 }, { messages: 1000, sessions: 4 }]],
-    [10, 3, 4, [{ messages: 3, sessions: 1 }, { messages: 3, sessions: 1 }, { messages: 2, sessions: 1 }, { messages: 2, sessions: 1 }]],
-    [5, 8, 3, [{ messages: 2, sessions: 3 }, { messages: 2, sessions: 3 }, { messages: 1, sessions: 2 }]],
+    [
+      2000,
+      8,
+      2,
+      [
+        { messages: 1000, sessions: 4 },
+        { messages: 1000, sessions: 4 },
+      ],
+    ],
+    [
+      10,
+      3,
+      4,
+      [
+        { messages: 3, sessions: 1 },
+        { messages: 3, sessions: 1 },
+        { messages: 2, sessions: 1 },
+        { messages: 2, sessions: 1 },
+      ],
+    ],
+    [
+      5,
+      8,
+      3,
+      [
+        { messages: 2, sessions: 3 },
+        { messages: 2, sessions: 3 },
+        { messages: 1, sessions: 2 },
+      ],
+    ],
     // Fewer messages than domains: a process with nothing to send is not started.
-    [2, 8, 4, [{ messages: 1, sessions: 2 }, { messages: 1, sessions: 2 }]],
+    [
+      2,
+      8,
+      4,
+      [
+        { messages: 1, sessions: 2 },
+        { messages: 1, sessions: 2 },
+      ],
+    ],
   ])("%d messages, %d sessions, %d domains", (count, clients, rcpts, expected) => {
     expect(sourceShares(count, clients, rcpts)).toEqual(expected);
   });

@@ -23,7 +23,10 @@ let server: UnboundServer | null = null;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "bench-unbound-"));
-  if (unboundAvailable()) server = await UnboundServer.start(dir, records, (address) => createResolver({ servers: [address], timeoutMs: 500, cacheMaxEntries: 1 }).resolveTxt(records[0]![0]));
+  if (unboundAvailable())
+    server = await UnboundServer.start(dir, records, (address) =>
+      createResolver({ servers: [address], timeoutMs: 500, cacheMaxEntries: 1 }).resolveTxt(records[0]![0]),
+    );
 });
 afterAll(async () => {
   await server?.stop();
@@ -45,23 +48,40 @@ describe("unbound serving the senders' records", () => {
 
   it("answers NXDOMAIN for names it was not given, in the senders' zone and outside it, and no data for other types", async () => {
     for (const name of ["_dmarc.test", "sender-00002.test", "example.com", "postroom.org"]) {
-      expect(await resolver().resolveTxt(name).catch((e) => e.code)).toBe("ENOTFOUND");
+      expect(
+        await resolver()
+          .resolveTxt(name)
+          .catch((e) => e.code),
+      ).toBe("ENOTFOUND");
     }
-    expect(await resolver().resolve4(records[0]![0]).catch((e) => e.code)).toBe("ENODATA");
+    expect(
+      await resolver()
+        .resolve4(records[0]![0])
+        .catch((e) => e.code),
+    ).toBe("ENODATA");
   });
 
   it("counts the queries asked since the last count from its query log", async () => {
     server!.queries();
     for (let i = 0; i < 3; i++) await resolver().resolveTxt(records[0]![0]);
-    await resolver().resolveTxt("nothing.test").catch(() => {});
-    expect(server!.queries()).toEqual(new Map([[records[0]![0], 3], ["nothing.test", 1]]));
+    await resolver()
+      .resolveTxt("nothing.test")
+      .catch(() => {});
+    expect(server!.queries()).toEqual(
+      new Map([
+        [records[0]![0], 3],
+        ["nothing.test", 1],
+      ]),
+    );
     await resolver().resolveTxt(records[2]![0]);
     expect(server!.queries()).toEqual(new Map([[records[2]![0], 1]]));
   });
 
   it("the start-up check passes for what was configured and stops on a record that differs", async () => {
     await checkServed(server!.address, records);
-    await expect(checkServed(server!.address, [[records[1]![0], `${key.dkimRecord}x`]])).rejects.toThrow(/answered .* for the TXT record of bench2048\._domainkey\.sender-00000\.test/);
+    await expect(checkServed(server!.address, [[records[1]![0], `${key.dkimRecord}x`]])).rejects.toThrow(
+      /answered .* for the TXT record of bench2048\._domainkey\.sender-00000\.test/,
+    );
     await expect(checkServed(server!.address, [["sender-00002.test", "v=spf1 -all"]])).rejects.toThrow(/"ENOTFOUND"/);
   });
 });
@@ -76,7 +96,11 @@ describe("unbound serving MX and A records on an address of its own (bench:outbo
       expect(mx.address).toStartWith("127.0.0.3:");
       expect(await ask(mx.address).resolveMx("dest1.bench.test")).toEqual([{ exchange: "mx.sink.bench.test", priority: 10 }]);
       expect(await ask(mx.address).resolve4("mx.sink.bench.test")).toEqual(["127.0.0.2"]);
-      expect(await ask(mx.address).resolveMx("dest2.bench.test").catch((e) => e.code)).toBe("ENOTFOUND");
+      expect(
+        await ask(mx.address)
+          .resolveMx("dest2.bench.test")
+          .catch((e) => e.code),
+      ).toBe("ENOTFOUND");
     } finally {
       await mx.stop();
       rmSync(mxDir, { recursive: true, force: true });
@@ -104,6 +128,11 @@ describe("the config's pieces", () => {
       "[1795559110] unbound[2890:0] info: start of service (unbound 1.17.1).",
       "",
     ].join("\n");
-    expect(countQueryLines(log)).toEqual(new Map([["sender-00001.test", 2], ["_dmarc.test", 1]]));
+    expect(countQueryLines(log)).toEqual(
+      new Map([
+        ["sender-00001.test", 2],
+        ["_dmarc.test", 1],
+      ]),
+    );
   });
 });

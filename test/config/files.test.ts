@@ -4,7 +4,11 @@ import { describeAccessError, namedFiles } from "../../src/config/files.ts";
 
 describe("namedFiles: the files in use for the TLS mode", () => {
   const cases: [string, unknown, string[]][] = [
-    ["files mode: certificate and key", { tls: { mode: "files", cert_file: "/c.pem", key_file: "/k.pem" } }, ["tls.cert_file", "tls.key_file"]],
+    [
+      "files mode: certificate and key",
+      { tls: { mode: "files", cert_file: "/c.pem", key_file: "/k.pem" } },
+      ["tls.cert_file", "tls.key_file"],
+    ],
     ["off: certificate keys left over are not read", { tls: { mode: "off", cert_file: "/c.pem", key_file: "/k.pem" } }, []],
     ["acme: its CA bundle", { tls: { mode: "acme", cert_file: "/c.pem", acme: { ca_file: "/ca.pem" } } }, ["tls.acme.ca_file"]],
     ["the outbound CA bundle whatever the mode", { outbound: { tls_ca_file: "/o.pem" } }, ["outbound.tls_ca_file"]],

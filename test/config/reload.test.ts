@@ -19,9 +19,22 @@ test.each([
   ["store.url", `${base}\n[store]\nurl = "postgres://postroom:pw@db/postroom"`, ["store"]],
   ["the node id", `${base}\n[cluster]\nnode_id = "node-2"`, ["cluster.node_id"]],
   ["the job lease time", `${base}\n[cluster]\njob_lease_time = "1m"`, ["cluster.job_lease_time"]],
-  ["the recipient and webhook lease times (read at every claim and heartbeat)", base.replace("[outbound]\n", '[outbound]\nlease_time = "1m"\n').replace("[dns]", '[webhooks]\nlease_time = "1m"\n[dns]'), []],
+  [
+    "the recipient and webhook lease times (read at every claim and heartbeat)",
+    base.replace("[outbound]\n", '[outbound]\nlease_time = "1m"\n').replace("[dns]", '[webhooks]\nlease_time = "1m"\n[dns]'),
+    [],
+  ],
   ["the log level", base.replace('level = "warn"', 'level = "debug"'), ["log"]],
-  ["SMTP limits (read when a session opens)", base.replace("[smtp]\n", '[smtp]\nmax_connections = 10\nmax_recipients = 2\nsocket_timeout = "1m"\nmax_connections_per_ip = 5\nmax_junk_commands = 10\nmax_session_time = "1m"\nmin_data_rate = 1000\ndata_rate_window = "5s"\nauth_timeout = "10s"\n').replace("allow_insecure_auth = false", "allow_insecure_auth = true"), []],
+  [
+    "SMTP limits (read when a session opens)",
+    base
+      .replace(
+        "[smtp]\n",
+        '[smtp]\nmax_connections = 10\nmax_recipients = 2\nsocket_timeout = "1m"\nmax_connections_per_ip = 5\nmax_junk_commands = 10\nmax_session_time = "1m"\nmin_data_rate = 1000\ndata_rate_window = "5s"\nauth_timeout = "10s"\n',
+      )
+      .replace("allow_insecure_auth = false", "allow_insecure_auth = true"),
+    [],
+  ],
   ["a retention (read at every purge)", `${base}\n[retention]\nincoming_statuses = "90d"\nbatch_size = 10`, []],
   ["the purge interval", `${base}\n[retention]\ninterval = "1h"`, ["retention.interval"]],
 ])("%s", (_name, nextText, expected) => {

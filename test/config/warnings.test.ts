@@ -3,7 +3,8 @@ import { parseConfigText } from "../../src/config/load.ts";
 import { starterConfig } from "../../src/config/starter.ts";
 import { configWarnings } from "../../src/config/warnings.ts";
 
-const EMPTY_IPS = "outbound.sending_ips: is empty, so no SPF record is offered for sending domains and none can be verified; set it to this host's public addresses";
+const EMPTY_IPS =
+  "outbound.sending_ips: is empty, so no SPF record is offered for sending domains and none can be verified; set it to this host's public addresses";
 
 describe("configWarnings", () => {
   const cases: [string, string, string[]][] = [
@@ -13,7 +14,9 @@ describe("configWarnings", () => {
     [
       "with a smarthost, the addresses to authorise are the smarthost's",
       `[outbound]\nsmarthost = "smtp://relay.example.net:587"`,
-      ["outbound.sending_ips: is empty, so no SPF record is offered for sending domains and none can be verified; set it to the addresses outbound.smarthost sends from"],
+      [
+        "outbound.sending_ips: is empty, so no SPF record is offered for sending domains and none can be verified; set it to the addresses outbound.smarthost sends from",
+      ],
     ],
   ];
   for (const [why, toml, expected] of cases) {

@@ -24,7 +24,12 @@ interface Panel {
   targets?: { expr: string; refId: string }[];
 }
 
-const dashboard = JSON.parse(readFileSync(DASHBOARD, "utf8")) as { uid: string; title: string; panels: Panel[]; templating: { list: { name: string }[] } };
+const dashboard = JSON.parse(readFileSync(DASHBOARD, "utf8")) as {
+  uid: string;
+  title: string;
+  panels: Panel[];
+  templating: { list: { name: string }[] };
+};
 const queries = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p, ...t })));
 const alertsText = readFileSync(ALERTS, "utf8");
 
@@ -73,7 +78,11 @@ describe("contrib/grafana/postroom.json", () => {
     for (const [i, a] of dashboard.panels.entries()) {
       expect(a.gridPos.x + a.gridPos.w).toBeLessThanOrEqual(24);
       for (const b of dashboard.panels.slice(i + 1)) {
-        const apart = a.gridPos.x + a.gridPos.w <= b.gridPos.x || b.gridPos.x + b.gridPos.w <= a.gridPos.x || a.gridPos.y + a.gridPos.h <= b.gridPos.y || b.gridPos.y + b.gridPos.h <= a.gridPos.y;
+        const apart =
+          a.gridPos.x + a.gridPos.w <= b.gridPos.x ||
+          b.gridPos.x + b.gridPos.w <= a.gridPos.x ||
+          a.gridPos.y + a.gridPos.h <= b.gridPos.y ||
+          b.gridPos.y + b.gridPos.h <= a.gridPos.y;
         if (!apart) overlapping.push(`${a.title} / ${b.title}`);
       }
     }
@@ -95,7 +104,14 @@ describe("contrib/grafana/postroom.json", () => {
   });
 
   promtoolTest("every query is valid PromQL (promtool check rules, each as a recording rule)", async () => {
-    const rules = { groups: [{ name: "dashboard", rules: queries.map((q) => ({ record: `dashboard:panel_${q.panel.id}_${q.refId}`, expr: asPrometheusSees(q.expr) })) }] };
+    const rules = {
+      groups: [
+        {
+          name: "dashboard",
+          rules: queries.map((q) => ({ record: `dashboard:panel_${q.panel.id}_${q.refId}`, expr: asPrometheusSees(q.expr) })),
+        },
+      ],
+    };
     const file = join(dir.path, "dashboard-rules.yml");
     writeFileSync(file, JSON.stringify(rules));
     const result = await runPromtool(["check", "rules", file]);
@@ -115,8 +131,11 @@ describe("contrib/prometheus/alerts.yml", () => {
     expect(result).toEqual({ code: 0, output: expect.stringContaining("SUCCESS: 6 rules found") });
   });
 
-  promtoolTest("promtool test rules: queue age, target failures, certificate expiry and webhook backlog fire past their thresholds, not before", async () => {
-    const result = await runPromtool(["test", "rules", join(ROOT, "test/contrib/alerts.test.yml")]);
-    expect(result).toEqual({ code: 0, output: expect.stringContaining("SUCCESS") });
-  });
+  promtoolTest(
+    "promtool test rules: queue age, target failures, certificate expiry and webhook backlog fire past their thresholds, not before",
+    async () => {
+      const result = await runPromtool(["test", "rules", join(ROOT, "test/contrib/alerts.test.yml")]);
+      expect(result).toEqual({ code: 0, output: expect.stringContaining("SUCCESS") });
+    },
+  );
 });

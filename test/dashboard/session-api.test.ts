@@ -22,7 +22,11 @@ async function start(opts: Parameters<typeof startTestApp>[0] = {}) {
   return app;
 }
 
-async function signIn(app: TestApp, token: string, headers: Record<string, string> = DASH): Promise<{ res: Response; cookie: string | null }> {
+async function signIn(
+  app: TestApp,
+  token: string,
+  headers: Record<string, string> = DASH,
+): Promise<{ res: Response; cookie: string | null }> {
   const res = await app.call("POST", "/dashboard/session", { body: { token }, headers });
   const setCookie = res.headers.get("set-cookie");
   return { res, cookie: setCookie ? setCookie.split(";")[0]! : null };
@@ -35,8 +39,13 @@ describe("sign-in", () => {
     const app = await start();
     const { res } = await signIn(app, ACCOUNT_A.token);
     expect(res.status).toBe(201);
-    expect(res.headers.get("set-cookie")).toMatch(/^postroom_session=pr_[A-Za-z0-9_-]{43}; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict$/);
-    expect(await res.json()).toMatchObject({ admin: false, accounts: [{ id: ACCOUNT_A.id, outbound_account_ids: [ACCOUNT_A.outboundId] }] });
+    expect(res.headers.get("set-cookie")).toMatch(
+      /^postroom_session=pr_[A-Za-z0-9_-]{43}; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict$/,
+    );
+    expect(await res.json()).toMatchObject({
+      admin: false,
+      accounts: [{ id: ACCOUNT_A.id, outbound_account_ids: [ACCOUNT_A.outboundId] }],
+    });
   });
 
   test.each([
@@ -71,7 +80,10 @@ describe("the session cookie on the API", () => {
   test("reads and writes the session's account like its token, and nothing of another account", async () => {
     const app = await start();
     const { cookie } = await signIn(app, ACCOUNT_A.token);
-    const created = await app.call("POST", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { body: { target: "https://example.com/in", target_format: "json+n" }, headers: withCookie(cookie!, DASH) });
+    const created = await app.call("POST", `/api/v0.1/${ACCOUNT_A.id}/addresses`, {
+      body: { target: "https://example.com/in", target_format: "json+n" },
+      headers: withCookie(cookie!, DASH),
+    });
     expect(created.status).toBe(201);
     const list = await app.call("GET", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { headers: withCookie(cookie!) });
     expect(list.status).toBe(200);
@@ -89,7 +101,10 @@ describe("the session cookie on the API", () => {
   ])("a write %s is refused (CSRF) and changes nothing", async (_, headers) => {
     const app = await start();
     const { cookie } = await signIn(app, ACCOUNT_A.token);
-    const res = await app.call("POST", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { body: { target: "https://example.com/in", target_format: "json+n" }, headers: withCookie(cookie!, headers) });
+    const res = await app.call("POST", `/api/v0.1/${ACCOUNT_A.id}/addresses`, {
+      body: { target: "https://example.com/in", target_format: "json+n" },
+      headers: withCookie(cookie!, headers),
+    });
     expect(res.status).toBe(403);
     const list = await app.call("GET", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { headers: withCookie(cookie!) });
     expect(await list.json()).toEqual([]);
@@ -99,7 +114,8 @@ describe("the session cookie on the API", () => {
     const app = await start({ accounts: [{ ...ACCOUNT_A, rateLimit: "2/min" }], extra: '[dashboard]\nrate_limit = "3/min"' });
     const { cookie } = await signIn(app, ACCOUNT_A.token);
     const statuses: number[] = [];
-    for (let i = 0; i < 4; i++) statuses.push((await app.call("GET", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { headers: withCookie(cookie!) })).status);
+    for (let i = 0; i < 4; i++)
+      statuses.push((await app.call("GET", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { headers: withCookie(cookie!) })).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
     // The account's integrations still have their own two calls.
     expect((await app.call("GET", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { auth: `Bearer ${ACCOUNT_A.token}` })).status).toBe(200);
@@ -146,7 +162,9 @@ describe("the end of a session", () => {
   test("removing the token from the config (SIGHUP) ends its sessions", async () => {
     const app = await start();
     const { cookie } = await signIn(app, ACCOUNT_A.token);
-    const next = parseConfigText(testConfigToml({ dataDir: app.dataDir, accounts: [{ ...ACCOUNT_A, token: "pr_new_token_a" }, ACCOUNT_B] }));
+    const next = parseConfigText(
+      testConfigToml({ dataDir: app.dataDir, accounts: [{ ...ACCOUNT_A, token: "pr_new_token_a" }, ACCOUNT_B] }),
+    );
     if (!next.ok) throw new Error(next.problems.join("\n"));
     app.app.reload({ ...next.config, dns: app.app.config.dns } as typeof next.config);
     expect((await app.call("GET", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { headers: withCookie(cookie!) })).status).toBe(401);
@@ -179,12 +197,21 @@ describe("admin sessions (dashboard.admin_tokens)", () => {
     const { res, cookie } = await signIn(app, ADMIN);
     expect(res.status).toBe(201);
     expect(await res.json()).toMatchObject({ admin: true, accounts: [{ id: ACCOUNT_A.id }, { id: ACCOUNT_B.id }] });
-    for (const account of [ACCOUNT_A, ACCOUNT_B]) expect((await app.call("GET", `/api/v0.1/${account.id}/addresses`, { headers: withCookie(cookie!) })).status).toBe(200);
+    for (const account of [ACCOUNT_A, ACCOUNT_B])
+      expect((await app.call("GET", `/api/v0.1/${account.id}/addresses`, { headers: withCookie(cookie!) })).status).toBe(200);
     expect((await app.call("GET", "/api/v0.1/ffffffffffffffff/addresses", { headers: withCookie(cookie!) })).status).toBe(403);
-    expect((await app.call("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, { body: {}, headers: withCookie(cookie!, DASH) })).status).toBe(403);
+    expect(
+      (await app.call("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, { body: {}, headers: withCookie(cookie!, DASH) })).status,
+    ).toBe(403);
     const system = await app.call("GET", "/dashboard/system", { headers: withCookie(cookie!) });
     expect(system.status).toBe(200);
-    expect(await system.json()).toMatchObject({ version: expect.any(String), health: { ok: true }, tls: { mode: "off" }, queue: { due: 0, scheduled: 0 }, webhook_events_pending: 0 });
+    expect(await system.json()).toMatchObject({
+      version: expect.any(String),
+      health: { ok: true },
+      tls: { mode: "off" },
+      queue: { due: 0, scheduled: 0 },
+      webhook_events_pending: 0,
+    });
   });
 
   test("an account's session cannot see the system (404), and an operator token is no API token", async () => {

@@ -2,11 +2,27 @@
 import { describe, expect, test } from "bun:test";
 import { hashSecret } from "../../src/auth/secrets.ts";
 import type { AccountConfig } from "../../src/config/config.ts";
-import { clearedSessionCookie, cookieValue, cookieWriteAllowed, judgeSession, sessionCookie, TOUCH_INTERVAL_MS, type DashboardSession } from "../../src/dashboard/session.ts";
+import {
+  clearedSessionCookie,
+  cookieValue,
+  cookieWriteAllowed,
+  judgeSession,
+  sessionCookie,
+  TOUCH_INTERVAL_MS,
+  type DashboardSession,
+} from "../../src/dashboard/session.ts";
 
 const HOUR = 3_600_000;
 const account = { id: "a1", apiTokenHashes: [hashSecret("t1"), hashSecret("t2")] } as AccountConfig;
-const session: DashboardSession = { idHash: "h", accountId: "a1", admin: false, tokenHash: hashSecret("t1"), createdAtMs: 0, expiresAtMs: 12 * HOUR, lastSeenAtMs: 0 };
+const session: DashboardSession = {
+  idHash: "h",
+  accountId: "a1",
+  admin: false,
+  tokenHash: hashSecret("t1"),
+  createdAtMs: 0,
+  expiresAtMs: 12 * HOUR,
+  lastSeenAtMs: 0,
+};
 
 describe("judgeSession", () => {
   test.each([

@@ -65,7 +65,8 @@ describe.each(STORE_ENGINES)("SessionRepo on $name", (engine) => {
     expect(foundAdmin).toStrictEqual(admin);
     expect(foundAdmin!.admin).toBe(true);
     expect(foundAccount!.admin).toBe(false);
-    for (const value of [foundAccount!.createdAtMs, foundAccount!.expiresAtMs, foundAccount!.lastSeenAtMs]) expect(typeof value).toBe("number");
+    for (const value of [foundAccount!.createdAtMs, foundAccount!.expiresAtMs, foundAccount!.lastSeenAtMs])
+      expect(typeof value).toBe("number");
     expect(foundAccount!.expiresAtMs).toBe(MAX_MS);
   });
 
@@ -76,7 +77,15 @@ describe.each(STORE_ENGINES)("SessionRepo on $name", (engine) => {
     await repo().create(b);
     expect((await repo().find(a.idHash))?.accountId).toBe("acc_a");
     expect((await repo().find(b.idHash))?.accountId).toBe("acc_b");
-    for (const wrong of [sessionIdHash("secret-c"), a.idHash.slice(0, 32), a.idHash.toUpperCase(), `${a.idHash.slice(0, 63)}%`, "%", "", `${a.idHash} `]) {
+    for (const wrong of [
+      sessionIdHash("secret-c"),
+      a.idHash.slice(0, 32),
+      a.idHash.toUpperCase(),
+      `${a.idHash.slice(0, 63)}%`,
+      "%",
+      "",
+      `${a.idHash} `,
+    ]) {
       expect(await repo().find(wrong)).toBeNull();
     }
   });

@@ -37,7 +37,10 @@ function startProxy(upstream: string): string {
 const requestLines = (s: Started) => s.lines.filter((l) => l.msg === "http request" && l.path === "/dashboard/session");
 
 describe("behind a trusted proxy (http.trusted_proxies)", () => {
-  test.each([["an address", '"127.0.0.1"'], ["a loopback CIDR", '"127.0.0.0/8"']])(
+  test.each([
+    ["an address", '"127.0.0.1"'],
+    ["a loopback CIDR", '"127.0.0.0/8"'],
+  ])(
     "with %s trusted, one client failing sign-in until it is limited does not stop another (different X-Forwarded-For)",
     async (_, entry) => {
       const s = await start(`trusted_proxies = [${entry}]`);
@@ -61,15 +64,19 @@ describe("behind a trusted proxy (http.trusted_proxies)", () => {
   test("a client cannot dodge the limiter with an X-Forwarded-For of its own: the proxy's appended address counts", async () => {
     const s = await start('trusted_proxies = ["127.0.0.1"]');
     const proxy = startProxy(s.origin);
-    for (let i = 0; i < 3; i++) expect(await signInFrom("127.0.0.2", proxy, "pr_wrong", { "x-forwarded-for": `198.51.100.${i + 1}` })).toBe(401);
+    for (let i = 0; i < 3; i++)
+      expect(await signInFrom("127.0.0.2", proxy, "pr_wrong", { "x-forwarded-for": `198.51.100.${i + 1}` })).toBe(401);
     expect(await signInFrom("127.0.0.2", proxy, ACCOUNT_A.token, { "x-forwarded-for": "198.51.100.99" })).toBe(429);
     expect(requestLines(s).every((l) => l.remote_ip === "127.0.0.2")).toBe(true);
   });
 
   test("a client that is not a trusted proxy keeps its own address, whatever X-Forwarded-For it sends", async () => {
     const s = await start('trusted_proxies = ["127.0.0.1"]');
-    for (let i = 0; i < 3; i++) expect(await signInFrom("127.0.0.2", s.origin, "pr_wrong", { "x-forwarded-for": `198.51.100.${i + 1}` })).toBe(401);
-    expect(await signInFrom("127.0.0.2", s.origin, ACCOUNT_A.token, { "x-forwarded-for": "198.51.100.99", forwarded: "for=198.51.100.98" })).toBe(429);
+    for (let i = 0; i < 3; i++)
+      expect(await signInFrom("127.0.0.2", s.origin, "pr_wrong", { "x-forwarded-for": `198.51.100.${i + 1}` })).toBe(401);
+    expect(
+      await signInFrom("127.0.0.2", s.origin, ACCOUNT_A.token, { "x-forwarded-for": "198.51.100.99", forwarded: "for=198.51.100.98" }),
+    ).toBe(429);
     expect(await signInFrom("127.0.0.3", s.origin, ACCOUNT_A.token)).toBe(201);
     expect(requestLines(s).map((l) => l.remote_ip)).toEqual(["127.0.0.2", "127.0.0.2", "127.0.0.2", "127.0.0.2", "127.0.0.3"]);
   });
@@ -89,14 +96,21 @@ describe("IPv6 clients behind a trusted proxy", () => {
     for (let i = 0; i < 3; i++) expect(await signInAs(s, `2001:db8:1:1::${i + 1}`, "pr_wrong")).toBe(401);
     expect(await signInAs(s, "2001:db8:1:1:ffff::9", ACCOUNT_A.token)).toBe(429);
     expect(await signInAs(s, "2001:db8:1:2::1", ACCOUNT_A.token)).toBe(201);
-    expect(requestLines(s).map((l) => l.remote_ip)).toEqual(["2001:db8:1:1::1", "2001:db8:1:1::2", "2001:db8:1:1::3", "2001:db8:1:1:ffff::9", "2001:db8:1:2::1"]);
+    expect(requestLines(s).map((l) => l.remote_ip)).toEqual([
+      "2001:db8:1:1::1",
+      "2001:db8:1:1::2",
+      "2001:db8:1:1::3",
+      "2001:db8:1:1:ffff::9",
+      "2001:db8:1:2::1",
+    ]);
   });
 });
 
 describe("without http.trusted_proxies (the default)", () => {
   test("X-Forwarded-For from a client is ignored: a new one each try does not dodge the limiter", async () => {
     const s = await start();
-    for (let i = 0; i < 3; i++) expect(await signInFrom("127.0.0.2", s.origin, "pr_wrong", { "x-forwarded-for": `198.51.100.${i + 1}` })).toBe(401);
+    for (let i = 0; i < 3; i++)
+      expect(await signInFrom("127.0.0.2", s.origin, "pr_wrong", { "x-forwarded-for": `198.51.100.${i + 1}` })).toBe(401);
     expect(await signInFrom("127.0.0.2", s.origin, ACCOUNT_A.token, { "x-forwarded-for": "198.51.100.99" })).toBe(429);
     // Another connecting address is another client.
     expect(await signInFrom("127.0.0.3", s.origin, ACCOUNT_A.token, { "x-forwarded-for": "127.0.0.2" })).toBe(201);

@@ -21,7 +21,8 @@ describe("docs/api.md", () => {
     expect(begin).toBeGreaterThanOrEqual(0);
     expect(end).toBeGreaterThan(begin);
     const generated = generatedApiSection(doc);
-    if (process.env.UPDATE_SNAPSHOTS === "1") await Bun.write(API_MD, text.slice(0, begin) + generated + text.slice(end + GENERATED_END.length));
+    if (process.env.UPDATE_SNAPSHOTS === "1")
+      await Bun.write(API_MD, text.slice(0, begin) + generated + text.slice(end + GENERATED_END.length));
     expect(text.slice(begin, end + GENERATED_END.length)).toBe(generated);
   });
 

@@ -11,7 +11,10 @@ const operations = readFileSync(new URL("../../docs/operations.md", import.meta.
 const monitoring = operations.slice(operations.indexOf("\n## Monitoring\n"), operations.indexOf("\n## Troubleshooting\n"));
 
 /** The rows of the section's metric tables: the `names` of the first cell, and the rest of the row. */
-const rows = [...monitoring.matchAll(/^\| (`[^|]+) \|(.*)\|$/gm)].map((m) => ({ names: [...m[1]!.matchAll(/`([a-z0-9_]+)`/g)].map((n) => n[1]!), rest: m[2]! }));
+const rows = [...monitoring.matchAll(/^\| (`[^|]+) \|(.*)\|$/gm)].map((m) => ({
+  names: [...m[1]!.matchAll(/`([a-z0-9_]+)`/g)].map((n) => n[1]!),
+  rest: m[2]!,
+}));
 const documented = new Map(rows.flatMap((r) => r.names.map((n) => [n, r.rest] as const)));
 
 let t: TestApp;

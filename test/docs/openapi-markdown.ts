@@ -57,10 +57,16 @@ export function operationsTable(doc: Schema): string {
         .map((s) => `${s} ${schemaName(responseSchema(op, s))}`.trim())
         .join("; ");
       const errors = statuses.filter((s) => s >= "400" && responseSchema(op, s)?.title === "Error").join(", ");
-      rows.push(`| ${number} | ${code(`${method.toUpperCase()} ${path}`)} | ${cell(summary)} | ${code(op.operationId)} | ${auth} | ${cell(params)} | ${cell(success)} | ${errors} |`);
+      rows.push(
+        `| ${number} | ${code(`${method.toUpperCase()} ${path}`)} | ${cell(summary)} | ${code(op.operationId)} | ${auth} | ${cell(params)} | ${cell(success)} | ${errors} |`,
+      );
     }
   }
-  return ["| # | method and path | what it does | operationId | auth | parameters | success | errors |", "|---|---|---|---|---|---|---|---|", ...rows].join("\n");
+  return [
+    "| # | method and path | what it does | operationId | auth | parameters | success | errors |",
+    "|---|---|---|---|---|---|---|---|",
+    ...rows,
+  ].join("\n");
 }
 
 /** Every field of a record, nested ones as `parent.child` and `list[].child`. */
@@ -91,12 +97,17 @@ export function recordTables(doc: Schema): string {
   for (const [title, s] of seen) {
     const rows: string[] = [];
     fieldRows(s, "", rows);
-    parts.push([`#### ${title}`, "", ...(s.description ? [`${s.description}.`, ""] : []), "| field | type | notes |", "|---|---|---|", ...rows].join("\n"));
+    parts.push(
+      [`#### ${title}`, "", ...(s.description ? [`${s.description}.`, ""] : []), "| field | type | notes |", "|---|---|---|", ...rows].join(
+        "\n",
+      ),
+    );
   }
   return parts.join("\n\n");
 }
 
-export const GENERATED_BEGIN = "<!-- generated from test/api/openapi.snapshot.json: UPDATE_SNAPSHOTS=1 bun test test/docs/api-operations.test.ts -->";
+export const GENERATED_BEGIN =
+  "<!-- generated from test/api/openapi.snapshot.json: UPDATE_SNAPSHOTS=1 bun test test/docs/api-operations.test.ts -->";
 export const GENERATED_END = "<!-- end of generated part -->";
 
 /**
@@ -108,7 +119,8 @@ export function dereferenced(doc: Schema): Schema {
   const walk = (node: any): any => {
     if (Array.isArray(node)) return node.map(walk);
     if (node === null || typeof node !== "object") return node;
-    if (typeof node.$ref === "string" && node.$ref.startsWith("#/components/schemas/")) return walk(named[node.$ref.slice("#/components/schemas/".length)]);
+    if (typeof node.$ref === "string" && node.$ref.startsWith("#/components/schemas/"))
+      return walk(named[node.$ref.slice("#/components/schemas/".length)]);
     const out = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, walk(v)]));
     const anyOf = out.anyOf as Schema[] | undefined;
     if (anyOf?.length === 2 && anyOf[1]?.type === "null" && typeof anyOf[0]?.type === "string") {
@@ -123,5 +135,17 @@ export function dereferenced(doc: Schema): Schema {
 /** The generated part of docs/api.md, markers included. */
 export function generatedApiSection(document: Schema): string {
   const doc = dereferenced(document);
-  return [GENERATED_BEGIN, "", "### Operations", "", operationsTable(doc), "", "### Records", "", recordTables(doc), "", GENERATED_END].join("\n");
+  return [
+    GENERATED_BEGIN,
+    "",
+    "### Operations",
+    "",
+    operationsTable(doc),
+    "",
+    "### Records",
+    "",
+    recordTables(doc),
+    "",
+    GENERATED_END,
+  ].join("\n");
 }

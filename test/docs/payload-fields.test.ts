@@ -39,9 +39,15 @@ beforeAll(async () => {
   // inbound.spamd at a port where nothing listens: envelope.spamd is there with every field (success false).
   t = await startTestApp({ inbound: true, inboundKeys: `[inbound.spamd]\naddress = "127.0.0.1:${await freePort()}"` });
   const addresses: string[] = [];
-  for (const [path, attachments] of [["/embedded", {}], ["/stored", { store: "local" }]] as const) {
+  for (const [path, attachments] of [
+    ["/embedded", {}],
+    ["/stored", { store: "local" }],
+  ] as const) {
     // The second keeps its messages too: envelope.store_url.
-    const res = await t.json("POST", `${A}/addresses`, { auth: bearer(ACCOUNT_A.token), body: { target: target.url(path), target_format: "json+n", attachments, store_messages: path === "/stored" } });
+    const res = await t.json("POST", `${A}/addresses`, {
+      auth: bearer(ACCOUNT_A.token),
+      body: { target: target.url(path), target_format: "json+n", attachments, store_messages: path === "/stored" },
+    });
     expect(res.status).toBe(201);
     addresses.push(res.body.email);
   }
@@ -57,7 +63,8 @@ afterAll(async () => {
 
 describe("docs/receiving.md's json+n field table", () => {
   test("the payload under test has the fields worth checking", () => {
-    for (const p of ["envelope.dkim.signatures[].domain", "attachments[].content", "attachments[].url", "reply_plain", "headers"]) expect(paths).toContain(p);
+    for (const p of ["envelope.dkim.signatures[].domain", "attachments[].content", "attachments[].url", "reply_plain", "headers"])
+      expect(paths).toContain(p);
   });
 
   test("lists every field of a real payload", () => {

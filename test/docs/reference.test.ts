@@ -53,7 +53,18 @@ describe("event kinds and the webhook body", () => {
       webhookBody({
         id: "msg_0",
         attempts: 0,
-        events: [{ id: "e", kind: "delivery", recipient: "r@example.org", messageId: "m", outboundAccountId: "o", accountId: "a", createdAtMs: 0, details: {} }],
+        events: [
+          {
+            id: "e",
+            kind: "delivery",
+            recipient: "r@example.org",
+            messageId: "m",
+            outboundAccountId: "o",
+            accountId: "a",
+            createdAtMs: 0,
+            details: {},
+          },
+        ],
       }),
     );
     expect(Object.keys(body)).toEqual(["events"]);
@@ -67,7 +78,9 @@ describe("configuration", () => {
   test("docs/operations.md names every top-level key and every section of the config", () => {
     const operations = section(read("operations.md"), "## Configuration");
     // The schema's top level: scalars by name, tables as [name], arrays of tables as [[name]]...
-    const names = Object.entries<any>(ConfigSchema.properties).map(([key, prop]) => (prop.type === "object" ? `[${key}]` : prop.type === "array" && prop.items?.type === "object" ? `[[${key}]]` : key));
+    const names = Object.entries<any>(ConfigSchema.properties).map(([key, prop]) =>
+      prop.type === "object" ? `[${key}]` : prop.type === "array" && prop.items?.type === "object" ? `[[${key}]]` : key,
+    );
     // ...and the nested tables config.example.toml (kept in step with the schema) writes.
     const example = readFileSync(new URL("../../config.example.toml", import.meta.url), "utf8");
     for (const [, header] of example.matchAll(/^\s*(\[\[?[a-z_.]+\]\]?)\s*$/gm)) names.push(header!);

@@ -15,7 +15,11 @@ let dns: TestDnsServer;
 beforeAll(async () => {
   dns = await TestDnsServer.start();
   const zone = JSON.parse(readFileSync(new URL("dns.json", CORPUS), "utf8")) as Record<string, { TXT?: string[][] }>;
-  for (const [name, records] of Object.entries(zone)) dns.set(name, (records.TXT ?? []).map((data) => ({ type: "TXT" as const, data })));
+  for (const [name, records] of Object.entries(zone))
+    dns.set(
+      name,
+      (records.TXT ?? []).map((data) => ({ type: "TXT" as const, data })),
+    );
 });
 afterAll(() => dns.stop());
 
@@ -24,7 +28,11 @@ test("both signatures of corpus/dkim/signed.eml verify (ed25519-sha256 and rsa-s
   const { facts } = await extractMessage(raw, { maxHeaderBytes: 65_536, maxMimeDepth: 20, maxMimeParts: 100 });
   expect(facts.hasDkimSignature).toBe(true);
   const checker = new AuthChecker(createResolver({ servers: [dns.address], timeoutMs: 500 }), 0);
-  const auth = await checker.check(raw, { mailFrom: "joe@football.example.com", helo: "football.example.com", remoteIp: "213.165.64.12", mta: "mx.postroom.test" }, facts);
+  const auth = await checker.check(
+    raw,
+    { mailFrom: "joe@football.example.com", helo: "football.example.com", remoteIp: "213.165.64.12", mta: "mx.postroom.test" },
+    facts,
+  );
   expect(auth.dkim.signatures.map((s) => [s.selector, s.domain, s.result]).sort()).toEqual([
     ["brisbane", "football.example.com", "pass"],
     ["test", "football.example.com", "pass"],

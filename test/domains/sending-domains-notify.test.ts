@@ -9,7 +9,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { senderDomains } from "../../src/domains/sender-domains.ts";
 import type { CheckOutcome } from "../../src/domains/sending-domain.ts";
-import { createPgSendingDomainRepo, listenForSendingDomainChanges, SENDING_DOMAIN_CHANGES_CHANNEL } from "../../src/domains/sending-domains.pg.repo.ts";
+import {
+  createPgSendingDomainRepo,
+  listenForSendingDomainChanges,
+  SENDING_DOMAIN_CHANGES_CHANNEL,
+} from "../../src/domains/sending-domains.pg.repo.ts";
 import { SENDING_DOMAIN_CACHE_MAX_AGE_MS, type SendingDomainRepo } from "../../src/domains/sending-domains.port.ts";
 import { DomainService } from "../../src/domains/service.ts";
 import { silentLogger } from "../../src/lib/logger.ts";
@@ -55,7 +59,14 @@ function node(url: string): Node {
   const sql = new SQL(url, { max: 2 });
   const repo = createPgSendingDomainRepo(sql);
   const clock = { ms: NOW_MS, nowMs: () => clock.ms };
-  const service = new DomainService({ repo, resolver: {} as never, clock, logger: silentLogger, config: () => CONFIG, encryptionKey: ENCRYPTION_KEY });
+  const service = new DomainService({
+    repo,
+    resolver: {} as never,
+    clock,
+    logger: silentLogger,
+    config: () => CONFIG,
+    encryptionKey: ENCRYPTION_KEY,
+  });
   return { sql, repo, service, sending: senderDomains(service), clock, heard: [] };
 }
 
@@ -116,7 +127,11 @@ describe("sending-domain changes across two nodes on one PostgreSQL", () => {
     expect(selectorOf(await b.sending.sign(ACCOUNT, "gone.example", RAW))).toBe(d.dkimSelector);
     expect(b.service.cachedKeyIds()).toEqual([d.id]);
     expect(await a.repo.softDelete(ACCOUNT, d.id, NOW_MS)).toBe(true);
-    await eventually(async () => (await refusalOnB("gone.example")) === "domain gone.example is not a sending domain of this account", PROPAGATION_MS, "B to refuse the deleted domain");
+    await eventually(
+      async () => (await refusalOnB("gone.example")) === "domain gone.example is not a sending domain of this account",
+      PROPAGATION_MS,
+      "B to refuse the deleted domain",
+    );
     expect(b.service.cachedKeyIds()).toEqual([]);
     // A message B accepted before the delete goes out unsigned rather than with the old key.
     expect(selectorOf(await b.sending.sign(ACCOUNT, "gone.example", RAW))).toBeNull();
@@ -125,7 +140,11 @@ describe("sending-domain changes across two nodes on one PostgreSQL", () => {
   it("a domain added on node A, which node B had looked up as absent, sends from B within a second", async () => {
     expect(await refusalOnB("new.example")).toBe("domain new.example is not a sending domain of this account");
     const d = await a.service.create(ACCOUNT, "new.example");
-    await eventually(async () => (await refusalOnB("new.example")) === "domain new.example is not verified", PROPAGATION_MS, "B to find the new domain");
+    await eventually(
+      async () => (await refusalOnB("new.example")) === "domain new.example is not verified",
+      PROPAGATION_MS,
+      "B to find the new domain",
+    );
     await a.repo.recordCheck(d.id, verified, []);
     await eventually(async () => (await refusalOnB("new.example")) === null, PROPAGATION_MS, "B to see it verified");
   });
@@ -137,7 +156,11 @@ describe("sending-domain changes across two nodes on one PostgreSQL", () => {
     await a.repo.softDelete(ACCOUNT, old.id, NOW_MS);
     const fresh = await verifiedOnA("rekey.example");
     expect(fresh.dkimSelector).not.toBe(old.dkimSelector);
-    await eventually(async () => selectorOf(await b.sending.sign(ACCOUNT, "rekey.example", RAW)) === fresh.dkimSelector, PROPAGATION_MS, "B to sign with the new key");
+    await eventually(
+      async () => selectorOf(await b.sending.sign(ACCOUNT, "rekey.example", RAW)) === fresh.dkimSelector,
+      PROPAGATION_MS,
+      "B to sign with the new key",
+    );
   });
 
   it("a change nobody announced (made by hand) is used by node B once its lookup is SENDING_DOMAIN_CACHE_MAX_AGE_MS old, not before", async () => {

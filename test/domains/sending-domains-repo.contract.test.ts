@@ -41,7 +41,9 @@ async function storedEvents(handle: EngineHandle, domainId: string): Promise<Sto
   type Raw = { kind: string; details_json: string; created_at: unknown };
   const rows: Raw[] =
     handle.kind === "sqlite"
-      ? handle.store.db.query<Raw, [string]>("SELECT kind, details_json, created_at FROM sending_domain_events WHERE domain_id = ? ORDER BY kind").all(domainId)
+      ? handle.store.db
+          .query<Raw, [string]>("SELECT kind, details_json, created_at FROM sending_domain_events WHERE domain_id = ? ORDER BY kind")
+          .all(domainId)
       : await handle.sql`SELECT kind, details_json, created_at FROM sending_domain_events WHERE domain_id = ${domainId} ORDER BY kind`;
   return rows.map((r) => ({ kind: r.kind, details: JSON.parse(r.details_json), createdAtMs: Number(r.created_at) }));
 }
@@ -162,7 +164,8 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("SendingDomainRepo on $na
     const b = domain("held.example", { accountId: "acc_b", createdAtMs: NOW_MS - 1 });
     const base = domain("shop.example", { accountId: "acc_c" });
     const gone = domain("held.example", { accountId: "acc_d" });
-    for (const d of [a, b, base, gone, domain("sub.held.example"), domain("held.example.org", { accountId: "acc_b" })]) await repo().insert(d);
+    for (const d of [a, b, base, gone, domain("sub.held.example"), domain("held.example.org", { accountId: "acc_b" })])
+      await repo().insert(d);
     await repo().softDelete("acc_d", gone.id, NOW_MS);
     expect(await repo().findLiveByDomains(["held.example"])).toStrictEqual([a, b]);
     expect((await repo().findLiveByDomains(["mta.shop.example", "shop.example"])).map((d) => d.id)).toEqual([base.id]);
@@ -256,18 +259,24 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("SendingDomainRepo on $na
     const o = outcome();
     await repo().recordCheck(a.id, o, [
       { kind: "verified", details: { checks: ["dkim", "spf"] } },
-      { kind: "failing", details: { reason: "ünïcode, \"quotes\" and a\nnewline" } },
+      { kind: "failing", details: { reason: 'ünïcode, "quotes" and a\nnewline' } },
     ]);
     expect(await repo().get("acc_a", a.id)).toStrictEqual({ ...a, ...o });
     expect(await repo().get("acc_a", b.id)).toStrictEqual(b);
     expect(await storedEvents(handle(), a.id)).toStrictEqual([
-      { kind: "failing", details: { reason: "ünïcode, \"quotes\" and a\nnewline" }, createdAtMs: o.checkedAtMs },
+      { kind: "failing", details: { reason: 'ünïcode, "quotes" and a\nnewline' }, createdAtMs: o.checkedAtMs },
       { kind: "verified", details: { checks: ["dkim", "spf"] }, createdAtMs: o.checkedAtMs },
     ]);
     expect(await storedEvents(handle(), b.id)).toEqual([]);
     expect(opened!.changes).toEqual([a.id]);
 
-    const failing = outcome({ checks: { dkim: false, ed25519: false, return_path: false, spf: false }, reasons: {}, verifiedAtMs: null, failingSinceMs: NOW_MS + 20, checkedAtMs: NOW_MS + 20 });
+    const failing = outcome({
+      checks: { dkim: false, ed25519: false, return_path: false, spf: false },
+      reasons: {},
+      verifiedAtMs: null,
+      failingSinceMs: NOW_MS + 20,
+      checkedAtMs: NOW_MS + 20,
+    });
     await repo().recordCheck(a.id, failing, []);
     expect(await repo().get("acc_a", a.id)).toStrictEqual({ ...a, ...failing });
     expect(await storedEvents(handle(), a.id)).toHaveLength(2);
@@ -291,7 +300,9 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("SendingDomainRepo on $na
   it("due: live domains of every account whose check is due, the longest due first, ties by ID, at most limit", async () => {
     const late = domain("late.example", { nextCheckAtMs: NOW_MS - 100, accountId: "acc_b" });
     // IDs in byte order, as SQLite compares them (a language would put "due_a" before "due_B").
-    const ties = ["due_A", "due_B", "due_C", "due_a", "due_b"].map((id) => domain(`${id.toLowerCase()}${id}.example`, { id, nextCheckAtMs: NOW_MS - 50 }));
+    const ties = ["due_A", "due_B", "due_C", "due_a", "due_b"].map((id) =>
+      domain(`${id.toLowerCase()}${id}.example`, { id, nextCheckAtMs: NOW_MS - 50 }),
+    );
     const atNow = domain("now.example", { nextCheckAtMs: NOW_MS });
     const later = domain("later.example", { nextCheckAtMs: NOW_MS + 1 });
     const deleted = domain("deleted.example", { nextCheckAtMs: NOW_MS - 1000 });

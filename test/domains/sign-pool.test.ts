@@ -6,7 +6,9 @@ import { createLogger } from "../../src/lib/logger.ts";
 import { eventually } from "../helpers/sink.ts";
 
 const pem = (type: "rsa" | "ed25519") =>
-  (type === "rsa" ? generateKeyPairSync("rsa", { modulusLength: 2048 }) : generateKeyPairSync("ed25519")).privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+  (type === "rsa" ? generateKeyPairSync("rsa", { modulusLength: 2048 }) : generateKeyPairSync("ed25519")).privateKey
+    .export({ type: "pkcs8", format: "pem" })
+    .toString();
 const request = (i: number): SignRequest => ({
   raw: Buffer.from(`From: a@example.com\r\nTo: b@example.org\r\nSubject: message ${i}\r\n\r\nbody ${i}\r\n`),
   domain: "example.com",
@@ -52,7 +54,11 @@ describe("SignPool", () => {
       const signatures = await Promise.all([0, 1].map((i) => pool.sign(request(i))));
       expect(signatures[1]).toBe(await dkimSignatures(request(1)));
       // Later requests too, once the pool has given up on workers (and said so).
-      await eventually(() => lines.some((l) => l.includes("signing worker failed again; signing on the main thread from now on")), 5000, "the pool giving up");
+      await eventually(
+        () => lines.some((l) => l.includes("signing worker failed again; signing on the main thread from now on")),
+        5000,
+        "the pool giving up",
+      );
       expect(await pool.sign(request(2))).toBe(await dkimSignatures(request(2)));
     } finally {
       pool.close();

@@ -13,13 +13,31 @@ import { tempDir } from "../helpers/tmp.ts";
 describe("BoundedCache: least recently used first out", () => {
   test.each([
     // operations, keys left (oldest first)
-    [["set a", "set b", "set c"], ["b", "c"]],
-    [["set a", "set b", "get a", "set c"], ["a", "c"]],
-    [["set a", "set b", "set a", "set c"], ["a", "c"]],
-    [["set a", "set b", "delete a", "set c"], ["b", "c"]],
-    [["set a", "get z", "set b"], ["a", "b"]],
+    [
+      ["set a", "set b", "set c"],
+      ["b", "c"],
+    ],
+    [
+      ["set a", "set b", "get a", "set c"],
+      ["a", "c"],
+    ],
+    [
+      ["set a", "set b", "set a", "set c"],
+      ["a", "c"],
+    ],
+    [
+      ["set a", "set b", "delete a", "set c"],
+      ["b", "c"],
+    ],
+    [
+      ["set a", "get z", "set b"],
+      ["a", "b"],
+    ],
     [["set a", "set b", "clear"], []],
-    [["set a", "set b", "make a", "make c"], ["a", "c"]],
+    [
+      ["set a", "set b", "make a", "make c"],
+      ["a", "c"],
+    ],
   ])("%j → %j", (ops, left) => {
     const cache = new BoundedCache<string, number>(2);
     for (const op of ops) {
@@ -79,7 +97,14 @@ describe("DomainService with its repository: the cached domain and keys follow e
     const store = openStore(dir.path);
     const repo = createSendingDomainRepo(store);
     const config = { domains: { recheckUnverifiedMs: 60_000, recheckVerifiedMs: 60_000, graceMs: 60_000 } } as never;
-    const service = new DomainService({ repo, resolver: {} as never, clock: { nowMs: () => Date.now() }, logger: silentLogger, config: () => config, encryptionKey: randomBytes(32) });
+    const service = new DomainService({
+      repo,
+      resolver: {} as never,
+      clock: { nowMs: () => Date.now() },
+      logger: silentLogger,
+      config: () => config,
+      encryptionKey: randomBytes(32),
+    });
     const raw = Buffer.from("From: a@example.com\r\nTo: b@example.org\r\nSubject: hi\r\n\r\nbody\r\n");
     const d = await service.create("acct", "example.com");
     const found = await service.domainFor("acct", "mail.example.com");

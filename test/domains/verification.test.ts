@@ -26,11 +26,22 @@ describe("cnameVerdict and spfVerdict", () => {
   ])("%j", (targets, ok, reason) => expect(cnameVerdict("mta.example.com", targets, "bounces.example.net")).toEqual({ ok, reason }));
 
   test("every sending address must pass", () => {
-    expect(spfVerdict("mta.x", [{ ip: "1.2.3.4", result: "pass" }, { ip: "5.6.7.8", result: "pass" }]).ok).toBe(true);
-    expect(spfVerdict("mta.x", [{ ip: "1.2.3.4", result: "pass" }, { ip: "5.6.7.8", result: "softfail" }])).toEqual({ ok: false, reason: "the SPF policy reached at mta.x does not authorise 5.6.7.8 (softfail)" });
+    expect(
+      spfVerdict("mta.x", [
+        { ip: "1.2.3.4", result: "pass" },
+        { ip: "5.6.7.8", result: "pass" },
+      ]).ok,
+    ).toBe(true);
+    expect(
+      spfVerdict("mta.x", [
+        { ip: "1.2.3.4", result: "pass" },
+        { ip: "5.6.7.8", result: "softfail" },
+      ]),
+    ).toEqual({ ok: false, reason: "the SPF policy reached at mta.x does not authorise 5.6.7.8 (softfail)" });
     expect(spfVerdict("mta.x", [])).toEqual({
       ok: false,
-      reason: "outbound.sending_ips is empty: the operator has not set the addresses mail leaves from, so no SPF record is offered and SPF cannot be checked",
+      reason:
+        "outbound.sending_ips is empty: the operator has not set the addresses mail leaves from, so no SPF record is offered and SPF cannot be checked",
     });
   });
 });
@@ -43,7 +54,12 @@ describe("nextState and sendingStatus: verification, grace, loss", () => {
 
   test("first success verifies; the next check is a day later", () => {
     const s = nextState({ verifiedAtMs: null, failingSinceMs: null }, all, {}, 1000, schedule);
-    expect(s).toEqual({ verifiedAtMs: 1000, failingSinceMs: null, nextCheckAtMs: 1000 + 24 * H1, events: [{ kind: "verified", details: {} }] });
+    expect(s).toEqual({
+      verifiedAtMs: 1000,
+      failingSinceMs: null,
+      nextCheckAtMs: 1000 + 24 * H1,
+      events: [{ kind: "verified", details: {} }],
+    });
     expect(sendingStatus(s, 2000, schedule.graceMs)).toBe("verified");
   });
 
@@ -63,7 +79,8 @@ describe("nextState and sendingStatus: verification, grace, loss", () => {
   });
 
   test("checks are spread by the jitter", () => {
-    const next = (r: number) => nextState({ verifiedAtMs: null, failingSinceMs: null }, broken, {}, 0, { ...schedule, jitter: 0.1 }, () => r).nextCheckAtMs;
+    const next = (r: number) =>
+      nextState({ verifiedAtMs: null, failingSinceMs: null }, broken, {}, 0, { ...schedule, jitter: 0.1 }, () => r).nextCheckAtMs;
     expect(next(0)).toBe(9 * 60_000);
     expect(next(1)).toBe(11 * 60_000);
   });

@@ -19,7 +19,11 @@ describe("HTTP abuse against the binary", () => {
     const deep = "[".repeat(500_000) + "]".repeat(500_000);
     const answers = await Promise.all(
       [1, 2, 3].map(() =>
-        fetch(`${appliance.http}/api/v0.1/${ACCOUNT_A.outboundId}/messages`, { method: "POST", headers: { authorization: `Bearer ${ACCOUNT_A.smtpKey}`, "content-type": "application/json" }, body: deep }),
+        fetch(`${appliance.http}/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${ACCOUNT_A.smtpKey}`, "content-type": "application/json" },
+          body: deep,
+        }),
       ),
     );
     for (const res of answers) expect(await res.json()).toEqual({ status: 422, error: "body nests arrays and objects more than 32 deep" });

@@ -40,7 +40,9 @@ describe("SMTP abuse against the binary", () => {
       expect(greetings.filter((g) => g === TOO_MANY).length).toBe(60 - PER_IP);
       // The flood still holds its connections: another address is not held up by them.
       await ordinaryMessageAccepted("after the idle flood");
-      const refused = await appliance.server.waitFor((l) => l.msg === "smtp session closed by a limit" && l.limit === "max_connections_per_ip");
+      const refused = await appliance.server.waitFor(
+        (l) => l.msg === "smtp session closed by a limit" && l.limit === "max_connections_per_ip",
+      );
       expect(refused).toMatchObject({ level: "info", ip: "127.0.0.1" });
     } finally {
       for (const o of opened) await o.session.close();
@@ -98,13 +100,30 @@ describe("SMTP abuse against the binary", () => {
     await ordinaryMessageAccepted("after AUTH in clear");
   }, 30_000);
 
-  requireTools("swaks")("swaks AUTH LOGIN on submission without a certificate: EHLO lists no AUTH, so swaks never sends the password; never 235", async () => {
-    const r = await runSwaks(["--server", `127.0.0.1:${appliance.submissionPort}`, "--auth", "LOGIN", "--auth-user", ACCOUNT_A.outboundId, "--auth-password", ACCOUNT_A.smtpKey, "--quit-after", "AUTH", "--timeout", "10"]);
-    expect(r.transcript).toMatch(/<-\s+250 /);
-    expect(r.transcript).not.toMatch(/^<-\s+250[ -]AUTH/m);
-    expect(r.transcript).not.toMatch(/->\s+AUTH/);
-    expect(r.transcript).not.toContain(Buffer.from(ACCOUNT_A.smtpKey).toString("base64"));
-    expect(r.transcript).not.toMatch(/^<\S* +235 /m);
-    await ordinaryMessageAccepted("after swaks AUTH in clear");
-  }, 30_000);
+  requireTools("swaks")(
+    "swaks AUTH LOGIN on submission without a certificate: EHLO lists no AUTH, so swaks never sends the password; never 235",
+    async () => {
+      const r = await runSwaks([
+        "--server",
+        `127.0.0.1:${appliance.submissionPort}`,
+        "--auth",
+        "LOGIN",
+        "--auth-user",
+        ACCOUNT_A.outboundId,
+        "--auth-password",
+        ACCOUNT_A.smtpKey,
+        "--quit-after",
+        "AUTH",
+        "--timeout",
+        "10",
+      ]);
+      expect(r.transcript).toMatch(/<-\s+250 /);
+      expect(r.transcript).not.toMatch(/^<-\s+250[ -]AUTH/m);
+      expect(r.transcript).not.toMatch(/->\s+AUTH/);
+      expect(r.transcript).not.toContain(Buffer.from(ACCOUNT_A.smtpKey).toString("base64"));
+      expect(r.transcript).not.toMatch(/^<\S* +235 /m);
+      await ordinaryMessageAccepted("after swaks AUTH in clear");
+    },
+    30_000,
+  );
 });

@@ -14,10 +14,14 @@ let dns: TestDnsServer;
 let sink: SmtpSink;
 
 const SEND = `/api/v0.1/${ACCOUNT_A.outboundId}/messages`;
-const message = async (id: string) => (await t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/outbound_messages/${id}`, { auth: bearer(ACCOUNT_A.token) })).body;
+const message = async (id: string) =>
+  (await t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/outbound_messages/${id}`, { auth: bearer(ACCOUNT_A.token) })).body;
 
 async function sendAndCaptureBounceAddress(to: string): Promise<{ id: string; bounceAddress: string }> {
-  const res = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "ann@sender.test", to, subject: `to ${to}`, plain: "x" } });
+  const res = await t.json("POST", SEND, {
+    auth: bearer(ACCOUNT_A.smtpKey),
+    body: { from: "ann@sender.test", to, subject: `to ${to}`, plain: "x" },
+  });
   expect(res.status).toBe(202);
   await eventually(() => sink.to(to).length === 1, 10_000, "delivery");
   return { id: res.body.id, bounceAddress: sink.to(to)[0]!.mailFrom };
@@ -64,7 +68,11 @@ beforeAll(async () => {
   sink = await SmtpSink.start();
   dns = await TestDnsServer.start();
   routeToSink(dns, "example.org");
-  t = await startTestApp({ inbound: true, dnsServer: dns.address, outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true` });
+  t = await startTestApp({
+    inbound: true,
+    dnsServer: dns.address,
+    outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true`,
+  });
   await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");
 });
 afterAll(async () => {
@@ -77,20 +85,29 @@ describe("bounces after delivery", () => {
   test("a DSN to the bounce address records a bounce for that recipient and suppresses it", async () => {
     const { id, bounceAddress } = await sendAndCaptureBounceAddress("later-fails@example.org");
     expect(bounceAddress).toMatch(/^bounces\+[0-9a-f-]{36}-[0-9a-f]{16}@mta\.sender\.test$/);
-    const { rcptReply, dataReply } = await deliverInbound(bounceAddress, dsn("later-fails@example.org", "5.1.1", "550 5.1.1 <later-fails@example.org>: user unknown"));
+    const { rcptReply, dataReply } = await deliverInbound(
+      bounceAddress,
+      dsn("later-fails@example.org", "5.1.1", "550 5.1.1 <later-fails@example.org>: user unknown"),
+    );
     expect(rcptReply).toBe("250 2.1.5 Accepted");
     expect(dataReply).toBe("250 2.0.0 Thanks, noted");
     const m = await message(id);
     expect(m.recipients[0].events.map((e: any) => e.kind)).toEqual(["registration", "dispatch", "delivery", "bounce"]);
     expect(m.recipients[0].status).toBe("bounce");
     expect(m.recipients[0].events[3].details).toMatchObject({ mx: "mx.remote.example", smtp_code: 550, status: "5.1.1" });
-    const again = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "ann@sender.test", to: "later-fails@example.org", subject: "again", plain: "x" } });
+    const again = await t.json("POST", SEND, {
+      auth: bearer(ACCOUNT_A.smtpKey),
+      body: { from: "ann@sender.test", to: "later-fails@example.org", subject: "again", plain: "x" },
+    });
     expect((await message(again.body.id)).recipients[0].status).toBe("suppressed");
   });
 
   test("a delay notice is a soft_bounce and changes nothing else", async () => {
     const { id, bounceAddress } = await sendAndCaptureBounceAddress("slow@example.org");
-    await deliverInbound(bounceAddress, dsn("slow@example.org", "4.4.7", "451 4.4.7 delivery delayed").replace("Action: failed", "Action: delayed"));
+    await deliverInbound(
+      bounceAddress,
+      dsn("slow@example.org", "4.4.7", "451 4.4.7 delivery delayed").replace("Action: failed", "Action: delayed"),
+    );
     const m = await message(id);
     expect(m.recipients[0].events.map((e: any) => e.kind)).toEqual(["registration", "dispatch", "delivery", "soft_bounce"]);
     expect(m.recipients[0].status).toBe("delivery");
@@ -98,7 +115,10 @@ describe("bounces after delivery", () => {
 
   test("an out-of-office reply is an auto_reply, not a bounce", async () => {
     const { id, bounceAddress } = await sendAndCaptureBounceAddress("vacation@example.org");
-    await deliverInbound(bounceAddress, "From: vacation@example.org\r\nTo: whoever\r\nSubject: Out of Office: to vacation@example.org\r\nAuto-Submitted: auto-replied\r\n\r\nI am away until Monday.\r\n");
+    await deliverInbound(
+      bounceAddress,
+      "From: vacation@example.org\r\nTo: whoever\r\nSubject: Out of Office: to vacation@example.org\r\nAuto-Submitted: auto-replied\r\n\r\nI am away until Monday.\r\n",
+    );
     const m = await message(id);
     expect(m.recipients[0].events.map((e: any) => e.kind)).toEqual(["registration", "dispatch", "delivery", "auto_reply"]);
     expect(m.recipients[0].status).toBe("delivery");

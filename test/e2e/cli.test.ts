@@ -46,7 +46,13 @@ describe("postroom CLI", () => {
     const other = makeSelfSignedCert(dir.path, "mx.postroom.test", "other");
     const path = join(dir.path, "tls.toml");
     const serial = new (await import("node:crypto")).X509Certificate(await Bun.file(good.certFile).text()).serialNumber;
-    await Bun.write(path, testConfigToml({ dataDir: join(dir.path, "data"), tls: `mode = "files"\ncert_file = "${good.certFile}"\nkey_file = "${good.keyFile}"` }));
+    await Bun.write(
+      path,
+      testConfigToml({
+        dataDir: join(dir.path, "data"),
+        tls: `mode = "files"\ncert_file = "${good.certFile}"\nkey_file = "${good.keyFile}"`,
+      }),
+    );
     const ok = runCli(["tls", "status", "--config", path]);
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(
@@ -55,7 +61,13 @@ describe("postroom CLI", () => {
           `valid:   \\S+ to \\S+ \\(9 days left\\)\nwarning: expires within 14 days\n$`,
       ),
     );
-    await Bun.write(path, testConfigToml({ dataDir: join(dir.path, "data"), tls: `mode = "files"\ncert_file = "${good.certFile}"\nkey_file = "${other.keyFile}"` }));
+    await Bun.write(
+      path,
+      testConfigToml({
+        dataDir: join(dir.path, "data"),
+        tls: `mode = "files"\ncert_file = "${good.certFile}"\nkey_file = "${other.keyFile}"`,
+      }),
+    );
     const bad = runCli(["tls", "status", "--config", path]);
     expect(bad.code).toBe(1);
     expect(bad.stdout).toContain("problem: the key does not match the certificate");
@@ -85,14 +97,20 @@ describe("postroom CLI", () => {
     const keyFile = join(dir.path, "no-such-key.pem");
     await Bun.write(
       path,
-      testConfigToml({ dataDir: join(dir.path, "data"), inboundKeys: 'target_timout = "30s"\ntarget_timeout = "soon"', tls: `mode = "files"\ncert_file = "${certFile}"\nkey_file = "${keyFile}"` }).replace(
-        'listen = "127.0.0.1:0"',
-        'listen = "127.0.0.1:99999"',
-      ),
+      testConfigToml({
+        dataDir: join(dir.path, "data"),
+        inboundKeys: 'target_timout = "30s"\ntarget_timeout = "soon"',
+        tls: `mode = "files"\ncert_file = "${certFile}"\nkey_file = "${keyFile}"`,
+      }).replace('listen = "127.0.0.1:0"', 'listen = "127.0.0.1:99999"'),
     );
     const r = runCli(["check-config", "--config", path]);
     expect(r.code).toBe(1);
-    const problems = r.stderr.split("\n").slice(1).filter(Boolean).map((l) => l.trim()).sort();
+    const problems = r.stderr
+      .split("\n")
+      .slice(1)
+      .filter(Boolean)
+      .map((l) => l.trim())
+      .sort();
     expect(problems).toEqual(
       [
         'http.listen: must be "host:port" with a port from 0 to 65535 (e.g. "0.0.0.0:25", "[::]:25"), or "" for off',
@@ -107,7 +125,13 @@ describe("postroom CLI", () => {
 
   test("an impossible listen port is refused by serve, never a listener silently left out", async () => {
     const path = join(dir.path, "port.toml");
-    await Bun.write(path, testConfigToml({ dataDir: join(dir.path, "data"), inbound: true }).replace('inbound_listen = "127.0.0.1:0"', 'inbound_listen = "127.0.0.1:70000"'));
+    await Bun.write(
+      path,
+      testConfigToml({ dataDir: join(dir.path, "data"), inbound: true }).replace(
+        'inbound_listen = "127.0.0.1:0"',
+        'inbound_listen = "127.0.0.1:70000"',
+      ),
+    );
     const r = runCli(["serve", "--config", path]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('smtp.inbound_listen: must be "host:port" with a port from 0 to 65535');
@@ -148,7 +172,10 @@ describe("postroom CLI", () => {
     expect(await Bun.file(path).text()).toBe(text);
 
     // The written config serves, and the printed token works.
-    await Bun.write(path, text.replace('listen = "127.0.0.1:8080"', 'listen = "127.0.0.1:0"').replace(/_listen = "0\.0\.0\.0:\d+"/g, '_listen = ""'));
+    await Bun.write(
+      path,
+      text.replace('listen = "127.0.0.1:8080"', 'listen = "127.0.0.1:0"').replace(/_listen = "0\.0\.0\.0:\d+"/g, '_listen = ""'),
+    );
     const p = ServeProcess.spawn(path, dir.path);
     const port = await p.httpPort();
     const res = await fetch(`http://127.0.0.1:${port}/api/v0.1/${accountId}/addresses`, { headers: { authorization: `Bearer ${token}` } });

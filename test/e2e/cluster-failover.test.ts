@@ -54,7 +54,11 @@ describe("failover between two nodes on one PostgreSQL, default lease settings",
   const nodes: Node[] = [];
 
   const api = (node: Node, path: string, method = "GET", body?: unknown) =>
-    fetch(`http://127.0.0.1:${node.http}${path}`, { method, headers: { authorization: `Bearer ${ACCOUNT_A.token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    fetch(`http://127.0.0.1:${node.http}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ACCOUNT_A.token}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   const send = (node: Node, to: string, subject: string) =>
     fetch(`http://127.0.0.1:${node.http}/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
       method: "POST",
@@ -105,9 +109,16 @@ describe("failover between two nodes on one PostgreSQL, default lease settings",
     expect(migrated.code).toBe(0);
     // Node A first: it takes the retention purge's lease, and keeps it (its heartbeat) once B runs.
     await start(nodes[0]!);
-    await eventually(async () => (await sql`SELECT holder FROM job_leases WHERE name = 'retention-purge'`)[0]?.holder === "node-a", 20_000, "node A holding the purge");
+    await eventually(
+      async () => (await sql`SELECT holder FROM job_leases WHERE name = 'retention-purge'`)[0]?.holder === "node-a",
+      20_000,
+      "node A holding the purge",
+    );
     await start(nodes[1]!);
-    const domain = (await (await api(nodes[0]!, `${A}/sending_domains`, "POST", { domain: "sender.test" })).json()) as { id: string; dns_records: { type: string; host: string; value: string }[] };
+    const domain = (await (await api(nodes[0]!, `${A}/sending_domains`, "POST", { domain: "sender.test" })).json()) as {
+      id: string;
+      dns_records: { type: string; host: string; value: string }[];
+    };
     publishRecords(dns, domain);
     expect((await api(nodes[1]!, `${A}/sending_domains/${domain.id}/verify`, "POST")).status).toBe(200);
   }, 120_000);
@@ -165,32 +176,46 @@ describe("failover between two nodes on one PostgreSQL, default lease settings",
 
     // Takeover: no recipient is held by node A any more (node B claimed them once A's leases ended)...
     let takenOverMs = 0;
-    await eventually(async () => {
-      const [row] = await sql`SELECT COUNT(*)::int AS n FROM outbound_recipients WHERE state = 'queued' AND locked_by LIKE 'node-a/%'`;
-      if (row.n > 0) return false;
-      takenOverMs = Date.now() - killedAtMs;
-      return true;
-    }, FAILOVER_LIMIT_MS + 10_000, "node A's leases taken over");
+    await eventually(
+      async () => {
+        const [row] = await sql`SELECT COUNT(*)::int AS n FROM outbound_recipients WHERE state = 'queued' AND locked_by LIKE 'node-a/%'`;
+        if (row.n > 0) return false;
+        takenOverMs = Date.now() - killedAtMs;
+        return true;
+      },
+      FAILOVER_LIMIT_MS + 10_000,
+      "node A's leases taken over",
+    );
     // ...and every recipient A held at the kill is delivered (by B: A is dead).
     let heldDeliveredMs = 0;
-    await eventually(async () => {
-      const [row] = await sql`SELECT COUNT(*)::int AS n FROM outbound_recipients WHERE id IN ${sql(heldAtKill)} AND NOT (state = 'done' AND status = 'delivery')`;
-      if (row.n > 0) return false;
-      heldDeliveredMs = Date.now() - killedAtMs;
-      return true;
-    }, FAILOVER_LIMIT_MS + 10_000, "the recipients node A held delivered");
+    await eventually(
+      async () => {
+        const [row] =
+          await sql`SELECT COUNT(*)::int AS n FROM outbound_recipients WHERE id IN ${sql(heldAtKill)} AND NOT (state = 'done' AND status = 'delivery')`;
+        if (row.n > 0) return false;
+        heldDeliveredMs = Date.now() - killedAtMs;
+        return true;
+      },
+      FAILOVER_LIMIT_MS + 10_000,
+      "the recipients node A held delivered",
+    );
     const delivered = () => new Set(sink.messages.map((m) => deliveredId(m.mailFrom)));
     await eventually(() => [...acknowledged].every((id) => delivered().has(id)), 60_000, "every acknowledged message delivered");
     const copies = new Map<string, number>();
-    for (const m of sink.messages) if (acknowledged.has(deliveredId(m.mailFrom))) copies.set(deliveredId(m.mailFrom), (copies.get(deliveredId(m.mailFrom)) ?? 0) + 1);
+    for (const m of sink.messages)
+      if (acknowledged.has(deliveredId(m.mailFrom))) copies.set(deliveredId(m.mailFrom), (copies.get(deliveredId(m.mailFrom)) ?? 0) + 1);
     const duplicates = [...copies.values()].filter((n) => n > 1).length;
     const jobLeaseEndsMs = jobLeasesAtKill.map((j) => Number(j.expires_at) - killedAtMs);
     let purgeTakenOverMs = 0;
-    await eventually(async () => {
-      if ((await sql`SELECT holder FROM job_leases WHERE name = 'retention-purge'`)[0]?.holder !== "node-b") return false;
-      purgeTakenOverMs = Date.now() - killedAtMs;
-      return true;
-    }, FAILOVER_LIMIT_MS, "node B holding the purge");
+    await eventually(
+      async () => {
+        if ((await sql`SELECT holder FROM job_leases WHERE name = 'retention-purge'`)[0]?.holder !== "node-b") return false;
+        purgeTakenOverMs = Date.now() - killedAtMs;
+        return true;
+      },
+      FAILOVER_LIMIT_MS,
+      "node B holding the purge",
+    );
     console.info(
       `cluster failover (defaults): ${acknowledged.size} acknowledged (202), ${refused} not acknowledged, ${heldAtKill.length} recipients leased by node-a at the kill, ` +
         `taken over ${takenOverMs} ms after it, all of them delivered ${heldDeliveredMs} ms after it, ${duplicates} delivered twice; ` +
@@ -212,7 +237,11 @@ describe("failover between two nodes on one PostgreSQL, default lease settings",
     const res = await send(nodes[0]!, "slow@one.example.org", "slow answer");
     expect(res.status).toBe(202);
     const { id } = (await res.json()) as { id: string };
-    const lease = async () => (await sql`SELECT locked_by, state FROM outbound_recipients WHERE message_id = ${id}`)[0] as { locked_by: string | null; state: string };
+    const lease = async () =>
+      (await sql`SELECT locked_by, state FROM outbound_recipients WHERE message_id = ${id}`)[0] as {
+        locked_by: string | null;
+        state: string;
+      };
     const holder = (await eventually(async () => (await lease()).locked_by ?? undefined, 10_000, "the recipient claimed")).split("/")[0]!;
     await eventually(() => sink.attempts.get("slow@one.example.org") === 1, 10_000, "the attempt under way");
     const attemptStartedMs = Date.now();
@@ -230,11 +259,15 @@ describe("failover between two nodes on one PostgreSQL, default lease settings",
     await victim.proc.exited();
     sink.dataDelayMs = 0;
     let doneMs = 0;
-    await eventually(async () => {
-      if ((await lease()).state !== "done") return false;
-      doneMs = Date.now() - killedAtMs;
-      return true;
-    }, FAILOVER_LIMIT_MS, "the slow recipient delivered by the other node");
+    await eventually(
+      async () => {
+        if ((await lease()).state !== "done") return false;
+        doneMs = Date.now() - killedAtMs;
+        return true;
+      },
+      FAILOVER_LIMIT_MS,
+      "the slow recipient delivered by the other node",
+    );
     console.info(
       `cluster failover (defaults), slow attempt: held by ${holder} for ${killedAtMs - attemptStartedMs} ms (lease renewed until ${renewedUntilMs - killedAtMs} ms after the kill), ` +
         `delivered by the other node ${doneMs} ms after the kill; ${sink.attempts.get("slow@one.example.org")} attempts in all`,

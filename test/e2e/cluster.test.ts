@@ -59,14 +59,19 @@ describe("two nodes on one PostgreSQL", () => {
   const nodes: Node[] = [];
 
   const api = (node: Node, path: string, method = "GET", body?: unknown, token = ACCOUNT_A.token) =>
-    fetch(`http://127.0.0.1:${node.http}${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    fetch(`http://127.0.0.1:${node.http}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   const send = (node: Node, to: string, subject: string) =>
     fetch(`http://127.0.0.1:${node.http}/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
       method: "POST",
       headers: { authorization: `Bearer ${ACCOUNT_A.smtpKey}`, "content-type": "application/json" },
       body: JSON.stringify({ from: "ann@sender.test", to, subject, plain: subject }),
     });
-  const metric = async (node: Node, name: string, labels: Record<string, string>) => (await scrapeMetrics(node.http, METRICS_TOKEN)).value(name, labels) ?? 0;
+  const metric = async (node: Node, name: string, labels: Record<string, string>) =>
+    (await scrapeMetrics(node.http, METRICS_TOKEN)).value(name, labels) ?? 0;
 
   async function writeNode(name: string, unprivileged = false): Promise<Node> {
     const dataDir = join(dir.path, name);
@@ -76,9 +81,13 @@ describe("two nodes on one PostgreSQL", () => {
     let runAs: string[] = [];
     // As root (CI), this node runs as nobody, as a service does, owning its data_dir only.
     if (unprivileged && process.getuid?.() === 0) {
-      const nobody = { uid: Number(Bun.spawnSync(["id", "-u", "nobody"]).stdout.toString()), gid: Number(Bun.spawnSync(["id", "-g", "nobody"]).stdout.toString()) };
+      const nobody = {
+        uid: Number(Bun.spawnSync(["id", "-u", "nobody"]).stdout.toString()),
+        gid: Number(Bun.spawnSync(["id", "-g", "nobody"]).stdout.toString()),
+      };
       chmodSync(dir.path, 0o711);
-      for (const path of [dataDir, join(dataDir, "keys"), ...readdirSync(join(dataDir, "keys")).map((f) => join(dataDir, "keys", f))]) chownSync(path, nobody.uid, nobody.gid);
+      for (const path of [dataDir, join(dataDir, "keys"), ...readdirSync(join(dataDir, "keys")).map((f) => join(dataDir, "keys", f))])
+        chownSync(path, nobody.uid, nobody.gid);
       runAs = ["setpriv", `--reuid=${nobody.uid}`, `--regid=${nobody.gid}`, "--clear-groups", "--inh-caps=-all"];
     }
     const [http, smtp] = [await freePort(), await freePort()];
@@ -104,7 +113,10 @@ describe("two nodes on one PostgreSQL", () => {
     node.proc = ServeProcess.spawn(node.config, dir.path, [...node.runAs, builtBinary()]);
     await node.proc.waitFor((l) => l.msg === "postroom started", 30_000);
     // setpriv execs in place: the process is the node itself, under the uid it was given.
-    if (node.runAs.length > 0) expect(readFileSync(`/proc/${node.proc.proc.pid}/status`, "utf8")).toMatch(new RegExp(`^Uid:\\s+${node.runAs[1]!.slice("--reuid=".length)}\\s`, "m"));
+    if (node.runAs.length > 0)
+      expect(readFileSync(`/proc/${node.proc.proc.pid}/status`, "utf8")).toMatch(
+        new RegExp(`^Uid:\\s+${node.runAs[1]!.slice("--reuid=".length)}\\s`, "m"),
+      );
   }
 
   beforeAll(async () => {
@@ -129,10 +141,16 @@ describe("two nodes on one PostgreSQL", () => {
     // certificate check is then a quick look, one per tls.check_interval, never an order.
     const { certFile, keyFile } = makeSelfSignedCert(dir.path, "mx.postroom.test", "cluster", 90);
     const secrets = secretBox(() => readFileSync(join(dir.path, "keys", "secrets.key")));
-    await new TlsStore(createPgTlsStateRepo(sql), secrets, Date.now).saveCertificate({ cert: readFileSync(certFile, "utf8"), key: readFileSync(keyFile, "utf8") });
+    await new TlsStore(createPgTlsStateRepo(sql), secrets, Date.now).saveCertificate({
+      cert: readFileSync(certFile, "utf8"),
+      key: readFileSync(keyFile, "utf8"),
+    });
     await Promise.all(nodes.map(start));
     // The sender's domain, added and verified on node A the way a customer does it.
-    const domain = (await (await api(nodes[0]!, `${A}/sending_domains`, "POST", { domain: "sender.test" })).json()) as { id: string; dns_records: { type: string; host: string; value: string }[] };
+    const domain = (await (await api(nodes[0]!, `${A}/sending_domains`, "POST", { domain: "sender.test" })).json()) as {
+      id: string;
+      dns_records: { type: string; host: string; value: string }[];
+    };
     publishRecords(dns, domain);
     expect((await api(nodes[1]!, `${A}/sending_domains/${domain.id}/verify`, "POST")).status).toBe(200);
   }, 120_000);
@@ -162,22 +180,46 @@ describe("two nodes on one PostgreSQL", () => {
     // Node B routed to it once, so B's cache holds it: a change on A must reach B's cache.
     expect((await api(a, `${A}/addresses/${address.id}`, "PATCH", { target: target.url("/second") })).status).toBe(200);
     const changedAtMs = Date.now();
-    await eventually(async () => (await sendWithNodemailer(b.smtp, { from: "bob@sender.test", to: address.email, subject: "after the change", text: "x" })).code === 250 && target.at("/second").length > 0, 5_000, "mail through node B to the new target");
+    await eventually(
+      async () =>
+        (await sendWithNodemailer(b.smtp, { from: "bob@sender.test", to: address.email, subject: "after the change", text: "x" })).code ===
+          250 && target.at("/second").length > 0,
+      5_000,
+      "mail through node B to the new target",
+    );
     expect(Date.now() - changedAtMs).toBeLessThan(1_000);
 
     expect((await api(a, `${A}/addresses/${address.id}`, "DELETE")).status).toBe(202);
     const deletedAtMs = Date.now();
-    await eventually(async () => (await sendWithNodemailer(b.smtp, { from: "bob@sender.test", to: address.email, subject: "after the deletion", text: "x" })).code === 550, 5_000, "node B refusing the deleted address");
+    await eventually(
+      async () =>
+        (await sendWithNodemailer(b.smtp, { from: "bob@sender.test", to: address.email, subject: "after the deletion", text: "x" }))
+          .code === 550,
+      5_000,
+      "node B refusing the deleted address",
+    );
     expect(Date.now() - deletedAtMs).toBeLessThan(1_000);
   }, 30_000);
 
   it("mail to either node reaches the target, and either node lists both incoming statuses", async () => {
-    const created = (await (await api(nodes[0]!, `${A}/addresses`, "POST", { target: target.url("/either"), target_format: "json+n" })).json()) as { id: string; email: string };
+    const created = (await (
+      await api(nodes[0]!, `${A}/addresses`, "POST", { target: target.url("/either"), target_format: "json+n" })
+    ).json()) as { id: string; email: string };
     for (const node of nodes) {
-      const sent = await sendWithNodemailer(node.smtp, { from: "carol@sender.test", to: created.email, subject: `via ${node.name}`, text: "x" });
+      const sent = await sendWithNodemailer(node.smtp, {
+        from: "carol@sender.test",
+        to: created.email,
+        subject: `via ${node.name}`,
+        text: "x",
+      });
       expect(sent.code).toBe(250);
     }
-    expect(target.at("/either").map((m) => m.json.headers.subject).sort()).toEqual(["via node-a", "via node-b"]);
+    expect(
+      target
+        .at("/either")
+        .map((m) => m.json.headers.subject)
+        .sort(),
+    ).toEqual(["via node-a", "via node-b"]);
     for (const node of nodes) {
       const listed = (await (await api(node, `${A}/incoming_statuses?address_id=${created.id}`)).json()) as { subject: string }[];
       expect(listed.map((s) => s.subject).sort()).toEqual(["via node-a", "via node-b"]);
@@ -217,7 +259,8 @@ describe("two nodes on one PostgreSQL", () => {
   });
 
   it("the certificate check runs once per tls.check_interval in the cluster, not once per node", async () => {
-    const runs = async () => (await Promise.all(nodes.map((n) => metric(n, "postroom_job_runs_total", { task: "check-certificate" })))).reduce((x, y) => x + y, 0);
+    const runs = async () =>
+      (await Promise.all(nodes.map((n) => metric(n, "postroom_job_runs_total", { task: "check-certificate" })))).reduce((x, y) => x + y, 0);
     const before = await runs();
     const startedMs = Date.now();
     await Bun.sleep(10 * CERT_CHECK_S * 1000);
@@ -239,7 +282,9 @@ describe("two nodes on one PostgreSQL", () => {
     const after = await runs();
     const ran = after.reduce((x, y) => x + y, 0) - before.reduce((x, y) => x + y, 0);
     const minuteMarks = Math.floor(Date.now() / 60_000) - Math.floor(startedMs / 60_000);
-    console.info(`cluster test: the verifier ran ${ran} times over ${minuteMarks} minute marks (per node: ${after.map((n, i) => n - before[i]!).join(", ")})`);
+    console.info(
+      `cluster test: the verifier ran ${ran} times over ${minuteMarks} minute marks (per node: ${after.map((n, i) => n - before[i]!).join(", ")})`,
+    );
     expect(ran).toBe(minuteMarks);
   }, 130_000);
 
@@ -264,24 +309,33 @@ describe("two nodes on one PostgreSQL", () => {
         heldAtKill = rows.map((r) => r.id);
       }
     };
-    await Promise.all(Array.from({ length: 8 }, (_, w) => (async () => {
-      for (let i = 0; i < 40; i++) await sendOne(w * 40 + i);
-    })()));
+    await Promise.all(
+      Array.from({ length: 8 }, (_, w) =>
+        (async () => {
+          for (let i = 0; i < 40; i++) await sendOne(w * 40 + i);
+        })(),
+      ),
+    );
     expect(killedAtMs).toBeGreaterThan(0);
     expect(await a.proc.exited()).not.toBe(0);
 
     // Takeover: the recipients node A held at the kill are held by it no more (node B took them).
     let takenOverMs = 0;
-    await eventually(async () => {
-      const [row] = await sql`SELECT COUNT(*)::int AS n FROM outbound_recipients WHERE locked_by LIKE 'node-a/%'`;
-      if (row.n > 0) return false;
-      takenOverMs = Date.now() - killedAtMs;
-      return true;
-    }, 30_000, "node A's leases taken over");
+    await eventually(
+      async () => {
+        const [row] = await sql`SELECT COUNT(*)::int AS n FROM outbound_recipients WHERE locked_by LIKE 'node-a/%'`;
+        if (row.n > 0) return false;
+        takenOverMs = Date.now() - killedAtMs;
+        return true;
+      },
+      30_000,
+      "node A's leases taken over",
+    );
     const delivered = () => new Set(sink.messages.map((m) => deliveredId(m.mailFrom)));
     await eventually(() => [...acknowledged].every((id) => delivered().has(id)), 60_000, "every acknowledged message delivered");
     const copies = new Map<string, number>();
-    for (const m of sink.messages) if (acknowledged.has(deliveredId(m.mailFrom))) copies.set(deliveredId(m.mailFrom), (copies.get(deliveredId(m.mailFrom)) ?? 0) + 1);
+    for (const m of sink.messages)
+      if (acknowledged.has(deliveredId(m.mailFrom))) copies.set(deliveredId(m.mailFrom), (copies.get(deliveredId(m.mailFrom)) ?? 0) + 1);
     const duplicates = [...copies.values()].filter((n) => n > 1).length;
     console.info(
       `cluster failover: ${acknowledged.size} acknowledged (202), ${refused} not acknowledged, ${heldAtKill.length} recipients leased by node-a at the kill, ` +
@@ -301,10 +355,14 @@ describe("two nodes on one PostgreSQL", () => {
     expect(await health()).toEqual({ status: 200, store: "ok" });
     await pg.stop();
     const stoppedMs = Date.now();
-    const failing = await eventually(async () => {
-      const h = await health();
-      return h.status === 503 ? h : undefined;
-    }, HEALTH_STALE_AFTER_MS + 5_000, "/healthz 503");
+    const failing = await eventually(
+      async () => {
+        const h = await health();
+        return h.status === 503 ? h : undefined;
+      },
+      HEALTH_STALE_AFTER_MS + 5_000,
+      "/healthz 503",
+    );
     console.info(`cluster test: /healthz answered 503 ${Date.now() - stoppedMs} ms after PostgreSQL stopped: ${failing.store}`);
     expect(failing.store).toStartWith("not writable: ");
     expect(b.proc.proc.exitCode).toBeNull();

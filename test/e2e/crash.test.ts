@@ -17,7 +17,11 @@ afterAll(() => dir.remove());
 
 /** The API on `port` as account A (`path` from the host on, as Link headers give it). */
 const api = (port: number, path: string, method = "GET", body?: unknown) =>
-  fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { authorization: `Bearer ${ACCOUNT_A.token}`, "content-type": "application/json" }, body: body ? JSON.stringify(body) : undefined });
+  fetch(`http://127.0.0.1:${port}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ACCOUNT_A.token}`, "content-type": "application/json" },
+    body: body ? JSON.stringify(body) : undefined,
+  });
 const A = `/api/v0.1/${ACCOUNT_A.id}`;
 
 describe("kill -9 during a burst of sends", () => {
@@ -28,7 +32,12 @@ describe("kill -9 during a burst of sends", () => {
     const config = join(dir.path, "postroom.toml");
     await Bun.write(
       config,
-      testConfigToml({ dataDir: join(dir.path, "data"), dnsServer: dns.address, accounts: [ACCOUNT_A], outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true` }).replace('level = "warn"', 'level = "info"'),
+      testConfigToml({
+        dataDir: join(dir.path, "data"),
+        dnsServer: dns.address,
+        accounts: [ACCOUNT_A],
+        outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true`,
+      }).replace('level = "warn"', 'level = "info"'),
     );
     const acknowledged = new Set<string>();
     let refused = 0;
@@ -36,7 +45,10 @@ describe("kill -9 during a burst of sends", () => {
       const first = ServeProcess.spawn(config);
       const port = await first.httpPort();
       // The sender's domain, added and verified the way a customer does it.
-      const domain = (await (await api(port, `${A}/sending_domains`, "POST", { domain: "sender.test" })).json()) as { id: string; dns_records: { type: string; host: string; value: string }[] };
+      const domain = (await (await api(port, `${A}/sending_domains`, "POST", { domain: "sender.test" })).json()) as {
+        id: string;
+        dns_records: { type: string; host: string; value: string }[];
+      };
       publishRecords(dns, domain);
       expect((await api(port, `${A}/sending_domains/${domain.id}/verify`, "POST")).status).toBe(200);
       const url = `http://127.0.0.1:${port}/api/v0.1/${ACCOUNT_A.outboundId}/messages`;
@@ -59,9 +71,13 @@ describe("kill -9 during a burst of sends", () => {
         }
       };
       // 8 senders in parallel, 40 messages each; the kill lands in the middle.
-      await Promise.all(Array.from({ length: 8 }, (_, w) => (async () => {
-        for (let i = 0; i < 40; i++) await sendOne(w * 40 + i);
-      })()));
+      await Promise.all(
+        Array.from({ length: 8 }, (_, w) =>
+          (async () => {
+            for (let i = 0; i < 40; i++) await sendOne(w * 40 + i);
+          })(),
+        ),
+      );
       expect(killed).toBe(true);
       expect(await first.exited()).not.toBe(0);
       const deliveredBeforeRestart = new Set(sink.messages.map((m) => /^bounces\+([0-9a-f-]{36})-/.exec(m.mailFrom)?.[1]));
@@ -96,13 +112,21 @@ describe("kill -9 during a burst of inbound mail", () => {
     const target = TestTarget.start();
     const dns = await TestDnsServer.start();
     const config = join(dir.path, "inbound.toml");
-    await Bun.write(config, testConfigToml({ dataDir: join(dir.path, "data-inbound"), dnsServer: dns.address, accounts: [ACCOUNT_A], inbound: true }).replace('level = "warn"', 'level = "info"'));
+    await Bun.write(
+      config,
+      testConfigToml({ dataDir: join(dir.path, "data-inbound"), dnsServer: dns.address, accounts: [ACCOUNT_A], inbound: true }).replace(
+        'level = "warn"',
+        'level = "info"',
+      ),
+    );
     const accepted = new Set<string>();
     try {
       const first = ServeProcess.spawn(config);
       const httpPort = await first.httpPort();
       const smtpPort = (await first.waitFor((l) => l.msg === "inbound smtp listening")).port as number;
-      const address = (await (await api(httpPort, `${A}/addresses`, "POST", { target: target.url("/in"), target_format: "json+n" })).json()) as { id: string; email: string };
+      const address = (await (
+        await api(httpPort, `${A}/addresses`, "POST", { target: target.url("/in"), target_format: "json+n" })
+      ).json()) as { id: string; email: string };
       let killed = false;
       // 4 senders in parallel, 30 messages each; the kill lands in the middle.
       await Promise.all(
@@ -110,7 +134,13 @@ describe("kill -9 during a burst of inbound mail", () => {
           (async () => {
             for (let i = 0; i < 30 && !killed; i++) {
               const messageId = `<burst-${w}-${i}@sender.test>`;
-              const result = await sendWithNodemailer(smtpPort, { from: "alice@sender.test", to: address.email, subject: `burst ${w}-${i}`, text: "x", messageId });
+              const result = await sendWithNodemailer(smtpPort, {
+                from: "alice@sender.test",
+                to: address.email,
+                subject: `burst ${w}-${i}`,
+                text: "x",
+                messageId,
+              });
               if (result.code === 250) accepted.add(messageId.slice(1, -1));
               if (!killed && accepted.size >= 40) {
                 killed = true;
@@ -132,7 +162,9 @@ describe("kill -9 during a burst of inbound mail", () => {
         listed.push(...((await res.json()) as { message_id: string }[]).map((s) => s.message_id));
         path = /<([^>]+)>; rel="next"/.exec(res.headers.get("link") ?? "")?.[1] ?? null;
       }
-      console.info(`inbound crash test: ${accepted.size} messages got 250 before the kill; ${listed.length} incoming statuses after the restart`);
+      console.info(
+        `inbound crash test: ${accepted.size} messages got 250 before the kill; ${listed.length} incoming statuses after the restart`,
+      );
       expect([...accepted].filter((id) => !listed.includes(id))).toEqual([]);
       expect(listed.length).toBe(new Set(listed).size);
       second.signal("SIGTERM");

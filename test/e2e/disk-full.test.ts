@@ -41,11 +41,21 @@ describe("local storage fails", () => {
     writeFileSync(dir, "not a directory");
     try {
       const before = target.at("/in").length;
-      const result = await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: addr.email, subject: "with a file", text: "x", attachments: [{ filename: "a.txt", content: "attached" }] });
+      const result = await sendWithNodemailer(t.app.inboundPort!, {
+        from: "alice@sender.test",
+        to: addr.email,
+        subject: "with a file",
+        text: "x",
+        attachments: [{ filename: "a.txt", content: "attached" }],
+      });
       expect(result.response).toBe("451 4.3.0 Local storage on this server failed; try again later");
       expect(target.at("/in").length).toBe(before);
       const [s] = (await t.json("GET", `${A}/incoming_statuses?address_id=${addr.id}`, { auth })).body;
-      expect(s).toMatchObject({ status: "rejected", status_category: "delayed", response: "451 4.3.0 Local storage on this server failed; try again later" });
+      expect(s).toMatchObject({
+        status: "rejected",
+        status_category: "delayed",
+        response: "451 4.3.0 Local storage on this server failed; try again later",
+      });
       expect(lines.filter((l) => l.msg === "local attachment store failed")).toHaveLength(1);
     } finally {
       rmSync(dir, { force: true });
@@ -78,7 +88,12 @@ describe("the database cannot grow (SQLITE_FULL)", () => {
     try {
       // Until the statuses no longer fit in what room the tables' own pages had left.
       while (sent < 20 && !lines.slice(before).some((l) => l.msg === "disk full")) {
-        const result = await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: addr.email, subject: `${sent} ${"s".repeat(500)}`, text: "x" });
+        const result = await sendWithNodemailer(t.app.inboundPort!, {
+          from: "alice@sender.test",
+          to: addr.email,
+          subject: `${sent} ${"s".repeat(500)}`,
+          text: "x",
+        });
         expect(result.response).toBe("250 2.0.0 Accepted");
         sent++;
         await Bun.sleep(150);
@@ -92,7 +107,12 @@ describe("the database cannot grow (SQLITE_FULL)", () => {
       logDb.exec("PRAGMA max_page_count = 1073741823");
       logDb.exec("DROP TABLE test_filler");
     }
-    const statuses = (await t.json("GET", `${A}/incoming_statuses?address_id=${addr.id}`, { auth })).body as { subject: string; status: string }[];
-    expect(statuses.map((s) => [s.subject.split(" ")[0], s.status])).toEqual(Array.from({ length: sent }, (_, i) => [String(sent - 1 - i), "200"]));
+    const statuses = (await t.json("GET", `${A}/incoming_statuses?address_id=${addr.id}`, { auth })).body as {
+      subject: string;
+      status: string;
+    }[];
+    expect(statuses.map((s) => [s.subject.split(" ")[0], s.status])).toEqual(
+      Array.from({ length: sent }, (_, i) => [String(sent - 1 - i), "200"]),
+    );
   });
 });

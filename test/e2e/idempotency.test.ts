@@ -22,7 +22,11 @@ const accounts = [
   { ...ACCOUNT_B, extra: "test_mode = true" },
 ];
 
-async function send(body: unknown, headers: Record<string, string> = {}, account = ACCOUNT_A): Promise<{ status: number; body: any; replayed: string | null; text: string }> {
+async function send(
+  body: unknown,
+  headers: Record<string, string> = {},
+  account = ACCOUNT_A,
+): Promise<{ status: number; body: any; replayed: string | null; text: string }> {
   const res = await t.call("POST", sendPath(account.outboundId), { auth: bearer(account.smtpKey), body, headers });
   const text = await res.text();
   return { status: res.status, body: JSON.parse(text), replayed: res.headers.get("idempotent-replayed"), text };
@@ -30,7 +34,9 @@ async function send(body: unknown, headers: Record<string, string> = {}, account
 
 /** The subjects of the messages the outbound account has sent (E12), oldest first. */
 async function sentSubjects(account = ACCOUNT_A): Promise<string[]> {
-  const res = await t.json("GET", `/api/v0.1/${account.id}/outbound_messages?outbound_account_id=${account.outboundId}`, { auth: bearer(account.token) });
+  const res = await t.json("GET", `/api/v0.1/${account.id}/outbound_messages?outbound_account_id=${account.outboundId}`, {
+    auth: bearer(account.token),
+  });
   return res.body.map((m: { subject: string }) => m.subject).reverse();
 }
 
@@ -43,7 +49,10 @@ async function start(): Promise<TestApp> {
 beforeAll(async () => {
   t = await start();
   for (const account of [ACCOUNT_A, ACCOUNT_B]) {
-    const created = await t.json("POST", `/api/v0.1/${account.id}/sending_domains`, { auth: bearer(account.token), body: { domain: "sender.test" } });
+    const created = await t.json("POST", `/api/v0.1/${account.id}/sending_domains`, {
+      auth: bearer(account.token),
+      body: { domain: "sender.test" },
+    });
     expect(created.status).toBe(201);
   }
 });
@@ -57,14 +66,22 @@ describe("E11 with an Idempotency-Key", () => {
     const first = await send(message("once"), { "Idempotency-Key": "order-1001" });
     expect({ status: first.status, replayed: first.replayed }).toEqual({ status: 202, replayed: null });
     const again = await send(message("once"), { "Idempotency-Key": "order-1001" });
-    expect({ status: again.status, replayed: again.replayed, text: again.text }).toEqual({ status: 202, replayed: "true", text: first.text });
+    expect({ status: again.status, replayed: again.replayed, text: again.text }).toEqual({
+      status: 202,
+      replayed: "true",
+      text: first.text,
+    });
     expect(await sentSubjects()).toEqual(["once"]);
   });
 
   test("X-Idempotency-Key is the same key", async () => {
     const first = await send(message("alias"), { "X-Idempotency-Key": "order-1002" });
     const again = await send(message("alias"), { "Idempotency-Key": "order-1002" });
-    expect({ status: again.status, replayed: again.replayed, id: again.body.id }).toEqual({ status: 202, replayed: "true", id: first.body.id });
+    expect({ status: again.status, replayed: again.replayed, id: again.body.id }).toEqual({
+      status: 202,
+      replayed: "true",
+      id: first.body.id,
+    });
     expect((await sentSubjects()).filter((s) => s === "alias")).toEqual(["alias"]);
   });
 
@@ -97,26 +114,49 @@ describe("E11 with an Idempotency-Key", () => {
     } as RequestInit);
     // The first request holds the key once its headers are in (its row, still without an answer).
     const db = new Database(join(dir.path, "postroom.db"), { readonly: true });
-    await eventually(() => db.query("SELECT 1 FROM idempotency_keys WHERE key = ? AND answer IS NULL").get(key), 5000, "the first request's claim");
+    await eventually(
+      () => db.query("SELECT 1 FROM idempotency_keys WHERE key = ? AND answer IS NULL").get(key),
+      5000,
+      "the first request's claim",
+    );
     db.close();
     const second = await send(message("concurrent"), { "Idempotency-Key": key });
-    expect(second.body).toEqual({ status: 409, error: "Idempotency-Key: a request with this key is still being processed; send it again once that one is answered" });
+    expect(second.body).toEqual({
+      status: 409,
+      error: "Idempotency-Key: a request with this key is still being processed; send it again once that one is answered",
+    });
     finishUpload();
     const firstRes = await first;
     expect(firstRes.status).toBe(202);
     const firstText = await firstRes.text();
     // Once answered, the same request is a replay of that answer.
     const third = await send(message("concurrent"), { "Idempotency-Key": key });
-    expect({ status: third.status, replayed: third.replayed, text: third.text }).toEqual({ status: 202, replayed: "true", text: firstText });
+    expect({ status: third.status, replayed: third.replayed, text: third.text }).toEqual({
+      status: 202,
+      replayed: "true",
+      text: firstText,
+    });
     expect((await sentSubjects()).filter((s) => s === "concurrent")).toEqual(["concurrent"]);
   });
 
   test("a key of up to 256 characters; longer, or empty, is 422", async () => {
     expect((await send(message("long key"), { "Idempotency-Key": "k".repeat(256) })).status).toBe(202);
-    expect((await send(message("too long"), { "Idempotency-Key": "k".repeat(257) })).body).toEqual({ status: 422, error: "Idempotency-Key: at most 256 characters" });
-    expect((await send(message("alias too long"), { "X-Idempotency-Key": "k".repeat(257) })).body).toEqual({ status: 422, error: "X-Idempotency-Key: at most 256 characters" });
-    expect((await send(message("empty"), { "Idempotency-Key": " " })).body).toEqual({ status: 422, error: "Idempotency-Key: must not be empty" });
-    expect((await send(message("both"), { "Idempotency-Key": "a", "X-Idempotency-Key": "b" })).body).toEqual({ status: 422, error: "Idempotency-Key and X-Idempotency-Key differ: give one of them" });
+    expect((await send(message("too long"), { "Idempotency-Key": "k".repeat(257) })).body).toEqual({
+      status: 422,
+      error: "Idempotency-Key: at most 256 characters",
+    });
+    expect((await send(message("alias too long"), { "X-Idempotency-Key": "k".repeat(257) })).body).toEqual({
+      status: 422,
+      error: "X-Idempotency-Key: at most 256 characters",
+    });
+    expect((await send(message("empty"), { "Idempotency-Key": " " })).body).toEqual({
+      status: 422,
+      error: "Idempotency-Key: must not be empty",
+    });
+    expect((await send(message("both"), { "Idempotency-Key": "a", "X-Idempotency-Key": "b" })).body).toEqual({
+      status: 422,
+      error: "Idempotency-Key and X-Idempotency-Key differ: give one of them",
+    });
     expect(await sentSubjects()).not.toContain("too long");
   });
 
@@ -140,7 +180,10 @@ describe("E11 with an Idempotency-Key", () => {
     await t.stop();
     // As a crash leaves it: a key claimed by a request that never got its answer.
     const db = new Database(join(dir.path, "postroom.db"));
-    db.query("INSERT INTO idempotency_keys (outbound_account_id, scope, key, created_at) VALUES (?, 'api', 'order-crashed', ?)").run(ACCOUNT_A.outboundId, clock.nowMs());
+    db.query("INSERT INTO idempotency_keys (outbound_account_id, scope, key, created_at) VALUES (?, 'api', 'order-crashed', ?)").run(
+      ACCOUNT_A.outboundId,
+      clock.nowMs(),
+    );
     db.close();
     t = await start();
     const afterCrash = await send(message("after a crash"), { "Idempotency-Key": "order-crashed" });
@@ -158,11 +201,19 @@ describe("E11 with an Idempotency-Key", () => {
 
 describe("SMTP submission: a Message-ID sent again", () => {
   const transport = (account = ACCOUNT_A) =>
-    nodemailer.createTransport({ host: "127.0.0.1", port: t.app.submissionPort!, secure: false, ignoreTLS: true, auth: { user: account.outboundId, pass: account.smtpKey } });
+    nodemailer.createTransport({
+      host: "127.0.0.1",
+      port: t.app.submissionPort!,
+      secure: false,
+      ignoreTLS: true,
+      auth: { user: account.outboundId, pass: account.smtpKey },
+    });
   const submit = async (subject: string, messageId?: string, account = ACCOUNT_A) => {
     const tr = transport(account);
     try {
-      return (await tr.sendMail({ from: "ann@sender.test", to: "bob@example.org", subject, text: "hello", ...(messageId ? { messageId } : {}) })).response;
+      return (
+        await tr.sendMail({ from: "ann@sender.test", to: "bob@example.org", subject, text: "hello", ...(messageId ? { messageId } : {}) })
+      ).response;
     } finally {
       tr.close();
     }

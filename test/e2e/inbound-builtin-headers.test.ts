@@ -39,14 +39,23 @@ beforeAll(async () => {
   dns.set("sender.test", [{ type: "TXT", data: "v=spf1 ip4:127.0.0.1 -all" }]);
   target = TestTarget.start();
   // One parse worker: the headers cross a worker boundary (a structured clone) as in production.
-  t = await startTestApp({ inbound: true, dnsServer: dns.address, clock: new ManualClock(Date.parse("2026-11-22T12:00:00Z")), inboundKeys: "parse_workers = 1" });
+  t = await startTestApp({
+    inbound: true,
+    dnsServer: dns.address,
+    clock: new ManualClock(Date.parse("2026-11-22T12:00:00Z")),
+    inboundKeys: "parse_workers = 1",
+  });
   for (const format of FORMATS) {
     const res = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url(`/${format}`), target_format: format } });
     expect(res.status).toBe(201);
     emails[format] = res.body.email;
   }
   const to = Object.values(emails);
-  const result = await sendWithNodemailer(t.app.inboundPort!, { raw: RAW.replace("{to}", to.join(", ")) }, { envelope: { from: "ann@sender.test", to } });
+  const result = await sendWithNodemailer(
+    t.app.inboundPort!,
+    { raw: RAW.replace("{to}", to.join(", ")) },
+    { envelope: { from: "ann@sender.test", to } },
+  );
   expect(result.response).toBe("250 2.0.0 Accepted");
 });
 afterAll(async () => {

@@ -30,7 +30,12 @@ describe("a redirect off the web", () => {
   ])("target %s: refused as a redirect, recorded with the target's status and why", async (path, status, response) => {
     const created = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url(path), target_format: "json+n" } });
     expect(created.status).toBe(201);
-    const result = await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: created.body.email, subject: "redirected", text: "x" });
+    const result = await sendWithNodemailer(t.app.inboundPort!, {
+      from: "alice@sender.test",
+      to: created.body.email,
+      subject: "redirected",
+      text: "x",
+    });
     expect(result.response).toBe("451 4.3.0 The target failed; try again later");
     expect(target.at(path)).toHaveLength(1);
     const [s] = (await t.json("GET", `${A}/incoming_statuses?address_id=${created.body.id}`, { auth })).body;

@@ -24,7 +24,10 @@ let multi: { email: string };
 beforeAll(async () => {
   target = TestTarget.start();
   t = await startTestApp({ inbound: true, accounts: [ACCOUNT_A], inboundKeys: "parse_workers = 1" });
-  const created = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url("/json"), target_format: "json+n", signed: true } });
+  const created = await t.json("POST", `${A}/addresses`, {
+    auth,
+    body: { target: target.url("/json"), target_format: "json+n", signed: true },
+  });
   json = created.body;
   multi = (await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url("/multi"), target_format: "multipart+n" } })).body;
   const result = await sendWithNodemailer(t.app.inboundPort!, {
@@ -49,8 +52,22 @@ describe("a message of 1 MB with a 700 KB attachment", () => {
     const [post] = target.at("/json");
     expect(post!.headers["content-length"]).toBe(String(post!.raw.length));
     expect(post!.json.attachments).toEqual([
-      { file_name: "big.bin", content_type: "application/octet-stream", size: String(big.length), disposition: "attachment", content_id: null, content: big.toString("base64") },
-      { file_name: "small.pdf", content_type: "application/pdf", size: String(small.length), disposition: "attachment", content_id: null, content: small.toString("base64") },
+      {
+        file_name: "big.bin",
+        content_type: "application/octet-stream",
+        size: String(big.length),
+        disposition: "attachment",
+        content_id: null,
+        content: big.toString("base64"),
+      },
+      {
+        file_name: "small.pdf",
+        content_type: "application/pdf",
+        size: String(small.length),
+        disposition: "attachment",
+        content_id: null,
+        content: small.toString("base64"),
+      },
     ]);
     expect(post!.json.plain).toBe("Two files attached.");
     // Our trace lines are in front of the sender's headers, as for any message.
@@ -70,7 +87,11 @@ describe("a message of 1 MB with a 700 KB attachment", () => {
       ["big.bin", "application/octet-stream", big.length],
       ["small.pdf", "application/pdf", small.length],
     ]);
-    expect(createHash("sha256").update(Buffer.from(await files[0]!.arrayBuffer())).digest("hex")).toBe(createHash("sha256").update(big).digest("hex"));
+    expect(
+      createHash("sha256")
+        .update(Buffer.from(await files[0]!.arrayBuffer()))
+        .digest("hex"),
+    ).toBe(createHash("sha256").update(big).digest("hex"));
     expect(Buffer.from(await files[1]!.arrayBuffer()).equals(small)).toBe(true);
     expect(form.get("plain")).toBe("Two files attached.");
     expect(form.get("headers[subject]")).toBe("large");
@@ -85,15 +106,27 @@ describe("signatures cover the bytes sent", () => {
   /** docs/receiving.md's check: HMAC-SHA256 over "<id>.<timestamp>." and the raw body. */
   const verifies = (secret: string, post: { headers: Record<string, string>; raw: Uint8Array }) => {
     const key = Buffer.from(secret.slice("whsec_".length), "base64");
-    const expected = createHmac("sha256", key).update(`${post.headers["webhook-id"]}.${post.headers["webhook-timestamp"]}.`).update(post.raw).digest("base64");
+    const expected = createHmac("sha256", key)
+      .update(`${post.headers["webhook-id"]}.${post.headers["webhook-timestamp"]}.`)
+      .update(post.raw)
+      .digest("base64");
     return post.headers["webhook-signature"] === `v1,${expected}`;
   };
 
   test("multipart+n with binary files, small (one buffer) and large (streamed)", async () => {
-    const created = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url("/signed-multi"), target_format: "multipart+n", signed: true } });
+    const created = await t.json("POST", `${A}/addresses`, {
+      auth,
+      body: { target: target.url("/signed-multi"), target_format: "multipart+n", signed: true },
+    });
     const binary = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0xc3, 0x28, 0xe2, 0x82]);
     for (const content of [binary, big]) {
-      const result = await sendWithNodemailer(t.app.inboundPort!, { from: "sender@sender.test", to: created.body.email, subject: "signed", text: "x", attachments: [{ filename: "b.bin", content }] });
+      const result = await sendWithNodemailer(t.app.inboundPort!, {
+        from: "sender@sender.test",
+        to: created.body.email,
+        subject: "signed",
+        text: "x",
+        attachments: [{ filename: "b.bin", content }],
+      });
       expect(result.code).toBe(250);
     }
     const posts = target.at("/signed-multi");

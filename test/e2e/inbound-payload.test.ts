@@ -13,7 +13,10 @@ import { requireTools } from "../helpers/tools.ts";
 
 const A = `/api/v0.1/${ACCOUNT_A.id}`;
 const auth = bearer(ACCOUNT_A.token);
-const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a6a30000000049454e44ae426082", "hex");
+const PNG = Buffer.from(
+  "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a6a30000000049454e44ae426082",
+  "hex",
+);
 
 let t: TestApp;
 let target: TestTarget;
@@ -21,7 +24,10 @@ let dns: TestDnsServer;
 const clock = new ManualClock(Date.parse("2026-11-22T12:00:00Z"));
 
 async function address(path: string, format: "json+n" | "multipart+n", extra: Record<string, unknown> = {}, credentials = "") {
-  const res = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url(path, credentials), target_format: format, ...extra } });
+  const res = await t.json("POST", `${A}/addresses`, {
+    auth,
+    body: { target: target.url(path, credentials), target_format: format, ...extra },
+  });
   expect(res.status).toBe(201);
   return res.body as { id: string; email: string };
 }
@@ -29,7 +35,9 @@ async function address(path: string, format: "json+n" | "multipart+n", extra: Re
 /** The message as it goes over SMTP: nodemailer's composer output with every line ending CRLF. */
 function compose(mail: ConstructorParameters<typeof MailComposer>[0]): Promise<Buffer> {
   return new Promise((resolve, reject) =>
-    new MailComposer(mail).compile().build((err, msg) => (err ? reject(err) : resolve(Buffer.from(msg.toString("latin1").replace(/\r?\n/g, "\r\n"), "latin1")))),
+    new MailComposer(mail)
+      .compile()
+      .build((err, msg) => (err ? reject(err) : resolve(Buffer.from(msg.toString("latin1").replace(/\r?\n/g, "\r\n"), "latin1")))),
   );
 }
 
@@ -68,7 +76,11 @@ describe("json+n and multipart+n, one message to two addresses", () => {
         { filename: "Rechnung März.pdf", content: Buffer.from("%PDF-1.4 fake"), contentType: "application/pdf" },
       ],
     });
-    const result = await sendWithNodemailer(t.app.inboundPort!, { raw }, { envelope: { from: "joerg@sender.test", to: [`${json.id}+invoices@in.postroom.test`, multi.email] } });
+    const result = await sendWithNodemailer(
+      t.app.inboundPort!,
+      { raw },
+      { envelope: { from: "joerg@sender.test", to: [`${json.id}+invoices@in.postroom.test`, multi.email] } },
+    );
     expect(result.response).toBe("250 2.0.0 Accepted");
   });
 
@@ -107,8 +119,22 @@ describe("json+n and multipart+n, one message to two addresses", () => {
     expect(body.html).toBe('<p>Thanks, that works! <img src="cid:logo@sender.test"></p>');
     expect(body.reply_plain).toBe("Thanks, that works!\n\nJörg");
     expect(body.attachments).toEqual([
-      { file_name: "logo.png", content_type: "image/png", size: String(PNG.length), disposition: "inline", content_id: "<logo@sender.test>", content: PNG.toString("base64") },
-      { file_name: "Rechnung März.pdf", content_type: "application/pdf", size: "13", disposition: "attachment", content_id: null, content: Buffer.from("%PDF-1.4 fake").toString("base64") },
+      {
+        file_name: "logo.png",
+        content_type: "image/png",
+        size: String(PNG.length),
+        disposition: "inline",
+        content_id: "<logo@sender.test>",
+        content: PNG.toString("base64"),
+      },
+      {
+        file_name: "Rechnung März.pdf",
+        content_type: "application/pdf",
+        size: "13",
+        disposition: "attachment",
+        content_id: null,
+        content: Buffer.from("%PDF-1.4 fake").toString("base64"),
+      },
     ]);
   });
 
@@ -157,7 +183,7 @@ describe("json+n and multipart+n, one message to two addresses", () => {
   });
 });
 
-describe("attachments kept on the appliance ({\"store\": \"local\"})", () => {
+describe('attachments kept on the appliance ({"store": "local"})', () => {
   test("the payload carries signed URLs that serve the file until they expire; altered ones are 404", async () => {
     const stored = await address("/stored", "json+n", { attachments: { store: "local" } });
     const result = await sendWithNodemailer(t.app.inboundPort!, {
@@ -169,7 +195,14 @@ describe("attachments kept on the appliance ({\"store\": \"local\"})", () => {
     });
     expect(result.code).toBe(250);
     const [att] = target.at("/stored")[0]!.json.attachments;
-    expect(att).toEqual({ file_name: "report 1.csv", content_type: "text/csv", size: "8", disposition: "attachment", content_id: null, url: expect.any(String) });
+    expect(att).toEqual({
+      file_name: "report 1.csv",
+      content_type: "text/csv",
+      size: "8",
+      disposition: "attachment",
+      content_id: null,
+      url: expect.any(String),
+    });
     expect(att.content).toBeUndefined();
     const url = new URL(att.url);
     expect(url.origin).toBe("http://127.0.0.1:8080");
@@ -194,8 +227,15 @@ describe("raw UTF-8 headers (SMTPUTF8)", () => {
   test("reach the target as text in both formats, not as bytes read one by one", async () => {
     const json = await address("/utf8-json", "json+n");
     const multi = await address("/utf8-multi", "multipart+n");
-    const raw = Buffer.from(`From: Jörg Müller <joerg@sender.test>\r\nTo: ${json.email}, ${multi.email}\r\nSubject: Grüße aus Köln ✓\r\nMessage-ID: <utf8-headers@sender.test>\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\nHallo\r\n`, "utf8");
-    const result = await sendWithNodemailer(t.app.inboundPort!, { raw }, { envelope: { from: "joerg@sender.test", to: [json.email, multi.email] } });
+    const raw = Buffer.from(
+      `From: Jörg Müller <joerg@sender.test>\r\nTo: ${json.email}, ${multi.email}\r\nSubject: Grüße aus Köln ✓\r\nMessage-ID: <utf8-headers@sender.test>\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\nHallo\r\n`,
+      "utf8",
+    );
+    const result = await sendWithNodemailer(
+      t.app.inboundPort!,
+      { raw },
+      { envelope: { from: "joerg@sender.test", to: [json.email, multi.email] } },
+    );
     expect(result.response).toBe("250 2.0.0 Accepted");
     const body = target.at("/utf8-json")[0]!.json;
     expect(body.headers).toMatchObject({ from: "Jörg Müller <joerg@sender.test>", subject: "Grüße aus Köln ✓" });
@@ -211,15 +251,36 @@ describe("swaks as the client", () => {
     const file = `/tmp/postroom-swaks-${process.pid}.txt`;
     await Bun.write(file, "attached by swaks\n");
     const run = Bun.spawn(
-      ["swaks", "--server", "127.0.0.1", "--port", String(t.app.inboundPort), "--helo", "swaks.sender.test", "--from", "bob@sender.test", "--to", addr.email,
-        "--header", "Subject: Hello from swaks", "--body", "Body from swaks", "--attach", `@${file}`],
+      [
+        "swaks",
+        "--server",
+        "127.0.0.1",
+        "--port",
+        String(t.app.inboundPort),
+        "--helo",
+        "swaks.sender.test",
+        "--from",
+        "bob@sender.test",
+        "--to",
+        addr.email,
+        "--header",
+        "Subject: Hello from swaks",
+        "--body",
+        "Body from swaks",
+        "--attach",
+        `@${file}`,
+      ],
       { stdout: "pipe", stderr: "pipe" },
     );
     const transcript = (await new Response(run.stdout).text()) + (await new Response(run.stderr).text());
     expect(await run.exited).toBe(0);
     expect(transcript).toContain("<-  250 2.0.0 Accepted");
     const body = target.at("/swaks")[0]!.json;
-    expect(body.envelope).toMatchObject({ from: "bob@sender.test", helo_domain: "swaks.sender.test", spf: { result: "pass", domain: "sender.test" } });
+    expect(body.envelope).toMatchObject({
+      from: "bob@sender.test",
+      helo_domain: "swaks.sender.test",
+      spf: { result: "pass", domain: "sender.test" },
+    });
     expect(body.headers.subject).toBe("Hello from swaks");
     expect(body.plain.trim()).toBe("Body from swaks");
     expect(body.attachments).toHaveLength(1);
@@ -231,7 +292,10 @@ describe("(beyond) signed POSTs", () => {
   test("an address with signed: true gets its secret once; every POST verifies with the standardwebhooks library", async () => {
     // Receivers check the signature's timestamp against their own clock.
     clock.set(Date.now());
-    const created = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url("/signed"), target_format: "json+n", signed: true } });
+    const created = await t.json("POST", `${A}/addresses`, {
+      auth,
+      body: { target: target.url("/signed"), target_format: "json+n", signed: true },
+    });
     expect(created.body.signed).toBe(true);
     expect(created.body.signing_secret).toMatch(/^whsec_[A-Za-z0-9+/=]+$/);
     const read = await t.json("GET", `${A}/addresses/${created.body.id}`, { auth });
@@ -239,11 +303,17 @@ describe("(beyond) signed POSTs", () => {
     expect(read.body.signing_secret).toBeUndefined();
 
     // A PUT that does not mention signing keeps it (and does not show the secret again).
-    const put = await t.json("PUT", `${A}/addresses/${created.body.id}`, { auth, body: { target: target.url("/signed"), target_format: "json+n" } });
+    const put = await t.json("PUT", `${A}/addresses/${created.body.id}`, {
+      auth,
+      body: { target: target.url("/signed"), target_format: "json+n" },
+    });
     expect(put.body).toMatchObject({ signed: true });
     expect(put.body.signing_secret).toBeUndefined();
 
-    expect((await sendWithNodemailer(t.app.inboundPort!, { from: "joerg@sender.test", to: created.body.email, subject: "signed", text: "x" })).code).toBe(250);
+    expect(
+      (await sendWithNodemailer(t.app.inboundPort!, { from: "joerg@sender.test", to: created.body.email, subject: "signed", text: "x" }))
+        .code,
+    ).toBe(250);
     const [post] = target.at("/signed");
     const { Webhook } = await import("standardwebhooks");
     const verified = new Webhook(created.body.signing_secret).verify(Buffer.from(post!.raw), post!.headers);
@@ -263,11 +333,25 @@ describe('attachments uploaded to S3 ({"store": "s3"}), against s3rver as the S3
     clock.set(Date.now());
     const { default: S3rver } = await import("s3rver");
     const dir = `/tmp/postroom-s3rver-${process.pid}`;
-    const s3 = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: dir, configureBuckets: [{ name: "mail-files", configs: [] }] });
+    const s3 = new S3rver({
+      port: 0,
+      address: "127.0.0.1",
+      silent: true,
+      directory: dir,
+      configureBuckets: [{ name: "mail-files", configs: [] }],
+    });
     const { port } = await s3.run();
     try {
       const addr = await address("/s3", "json+n", {
-        attachments: { store: "s3", bucket: "mail-files", region: "us-east-1", endpoint: `http://127.0.0.1:${port}`, path_prefix: "inbound/", access_key_id: "S3RVER", secret_access_key: "S3RVER" },
+        attachments: {
+          store: "s3",
+          bucket: "mail-files",
+          region: "us-east-1",
+          endpoint: `http://127.0.0.1:${port}`,
+          path_prefix: "inbound/",
+          access_key_id: "S3RVER",
+          secret_access_key: "S3RVER",
+        },
       });
       const result = await sendWithNodemailer(t.app.inboundPort!, {
         from: "joerg@sender.test",

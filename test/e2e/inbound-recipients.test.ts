@@ -13,7 +13,10 @@ let t: TestApp;
 let target: TestTarget;
 
 async function address(account: typeof ACCOUNT_A, path: string, format: "json+n" | "multipart+n" = "json+n") {
-  const res = await t.json("POST", `/api/v0.1/${account.id}/addresses`, { auth: bearer(account.token), body: { target: target.url(path), target_format: format } });
+  const res = await t.json("POST", `/api/v0.1/${account.id}/addresses`, {
+    auth: bearer(account.token),
+    body: { target: target.url(path), target_format: format },
+  });
   expect(res.status).toBe(201);
   return res.body as { id: string; email: string };
 }
@@ -33,12 +36,30 @@ requireTools("swaks")("envelope.recipients lists every recipient of the same acc
   const a1 = await address(ACCOUNT_A, "/a1", "multipart+n");
   const a2 = await address(ACCOUNT_A, "/a2");
   const b1 = await address(ACCOUNT_B, "/b1");
-  const custom = await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/custom_domains?address_id=${a2.id}`, { auth: bearer(ACCOUNT_A.token), body: { domain: "shop.example" } });
+  const custom = await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/custom_domains?address_id=${a2.id}`, {
+    auth: bearer(ACCOUNT_A.token),
+    body: { domain: "shop.example" },
+  });
   expect(custom.status).toBe(201);
   const a1Tagged = a1.email.replace("@", "+orders@");
   // RCPT order: A, B, A, A (custom domain of a2), A (a1 again, sub-addressed).
   const rcpts = [a2.email, b1.email, a1.email, "Sales@shop.example", a1Tagged];
-  const { code, transcript } = await runSwaks(["--server", "127.0.0.1", "--port", String(t.app.inboundPort), "--helo", "client.sender.test", "--from", "alice@sender.test", "--to", rcpts.join(","), "--header", "To: undisclosed-recipients:;", "--header", "Subject: to five"]);
+  const { code, transcript } = await runSwaks([
+    "--server",
+    "127.0.0.1",
+    "--port",
+    String(t.app.inboundPort),
+    "--helo",
+    "client.sender.test",
+    "--from",
+    "alice@sender.test",
+    "--to",
+    rcpts.join(","),
+    "--header",
+    "To: undisclosed-recipients:;",
+    "--header",
+    "Subject: to five",
+  ]);
   expect(code).toBe(0);
   expect(transcript).toContain("<-  250 2.0.0 Accepted");
 
@@ -72,6 +93,8 @@ test("the same recipient given twice is listed once, and posted once", async () 
   await session.close();
   expect(target.at("/twice")).toHaveLength(1);
   expect(target.at("/twice")[0]!.json.envelope.recipients).toEqual([a.email]);
-  const statuses = (await t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/incoming_statuses?address_id=${a.id}`, { auth: bearer(ACCOUNT_A.token) })).body;
+  const statuses = (
+    await t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/incoming_statuses?address_id=${a.id}`, { auth: bearer(ACCOUNT_A.token) })
+  ).body;
   expect(statuses).toHaveLength(1);
 });

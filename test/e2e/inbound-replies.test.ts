@@ -25,7 +25,8 @@ const send = (to: string | string[], subject: string) =>
   sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to, subject, text: `body of ${subject}` });
 
 const statuses = async (addressId: string, query = "") =>
-  (await t.json("GET", `${A}/incoming_statuses?address_id=${addressId}${query ? `&query=${encodeURIComponent(query)}` : ""}`, { auth })).body as any[];
+  (await t.json("GET", `${A}/incoming_statuses?address_id=${addressId}${query ? `&query=${encodeURIComponent(query)}` : ""}`, { auth }))
+    .body as any[];
 
 beforeAll(async () => {
   dns = await TestDnsServer.start();
@@ -61,7 +62,17 @@ describe("reply table", () => {
     const result = await send(addr.email, `to ${path}`);
     expect(result.response).toBe(smtp);
     const [s] = await statuses(addr.id);
-    expect(s).toMatchObject({ address_id: addr.id, to: addr.email, from: "alice@sender.test", subject: `to ${path}`, status, status_category: category, response, tls: null, remote_ip: "127.0.0.1" });
+    expect(s).toMatchObject({
+      address_id: addr.id,
+      to: addr.email,
+      from: "alice@sender.test",
+      subject: `to ${path}`,
+      status,
+      status_category: category,
+      response,
+      tls: null,
+      remote_ip: "127.0.0.1",
+    });
     expect(s.size).toBeGreaterThan(100);
     expect(s.message_id).toMatch(/^[^<>]+@[^<>]+$/);
   });
@@ -100,14 +111,24 @@ describe("the egress guard at delivery", () => {
   test("a target name that resolves to loopback is refused when private targets are not allowed", async () => {
     const strict = await startTestApp({ inbound: true, allowPrivateTargets: false, dnsServer: dns.address });
     try {
-      const created = await strict.json("POST", `${A}/addresses`, { auth, body: { target: `http://loopback-target.test:${target.port}/ok`, target_format: "json+n" } });
+      const created = await strict.json("POST", `${A}/addresses`, {
+        auth,
+        body: { target: `http://loopback-target.test:${target.port}/ok`, target_format: "json+n" },
+      });
       expect(created.status).toBe(201);
       const before = target.at("/ok").length;
-      const result = await sendWithNodemailer(strict.app.inboundPort!, { from: "alice@sender.test", to: created.body.email, subject: "ssrf", text: "x" });
+      const result = await sendWithNodemailer(strict.app.inboundPort!, {
+        from: "alice@sender.test",
+        to: created.body.email,
+        subject: "ssrf",
+        text: "x",
+      });
       expect(result.response).toBe("451 4.4.1 The target could not be reached; try again later");
       expect(target.at("/ok").length).toBe(before);
       const [s] = (await strict.json("GET", `${A}/incoming_statuses?address_id=${created.body.id}`, { auth })).body;
-      expect(s.response).toBe("refused by the egress guard: loopback-target.test resolves to 127.0.0.1, a private, loopback or link-local address");
+      expect(s.response).toBe(
+        "refused by the egress guard: loopback-target.test resolves to 127.0.0.1, a private, loopback or link-local address",
+      );
     } finally {
       await strict.stop();
     }
@@ -126,12 +147,12 @@ describe("E6: incoming statuses", () => {
   test("newest first, with search terms", async () => {
     expect((await statuses(addr.id)).map((s) => s.subject)).toEqual(["Weekly report", "Invoice 2", "Invoice 1", "Invoice 0"]);
     expect((await statuses(addr.id, "invoice")).map((s) => s.subject)).toEqual(["Invoice 2", "Invoice 1", "Invoice 0"]);
-    expect((await statuses(addr.id, 'subject:"weekly report" status:200'))).toHaveLength(1);
-    expect((await statuses(addr.id, "status_category:successful from:alice"))).toHaveLength(4);
-    expect((await statuses(addr.id, "status:404"))).toEqual([]);
-    expect((await statuses(addr.id, "created_at:>=2000-01-01"))).toHaveLength(4);
-    expect((await statuses(addr.id, "created_at:<2000-01-01"))).toEqual([]);
-    expect((await statuses(addr.id, "*"))).toHaveLength(4);
+    expect(await statuses(addr.id, 'subject:"weekly report" status:200')).toHaveLength(1);
+    expect(await statuses(addr.id, "status_category:successful from:alice")).toHaveLength(4);
+    expect(await statuses(addr.id, "status:404")).toEqual([]);
+    expect(await statuses(addr.id, "created_at:>=2000-01-01")).toHaveLength(4);
+    expect(await statuses(addr.id, "created_at:<2000-01-01")).toEqual([]);
+    expect(await statuses(addr.id, "*")).toHaveLength(4);
   });
 
   test("bad queries and foreign addresses are refused", async () => {
@@ -139,7 +160,9 @@ describe("E6: incoming statuses", () => {
       status: 422,
       error: 'query: unknown field "colour" (known: status, status_category, to, from, subject, created_at, x_postroom_message_id)',
     });
-    expect((await t.json("GET", `${A}/incoming_statuses?address_id=${addr.id}&query=created_at:%3Esoon`, { auth })).body.error).toBe('query: created_at needs a date such as 2026-11-01, not "soon"');
+    expect((await t.json("GET", `${A}/incoming_statuses?address_id=${addr.id}&query=created_at:%3Esoon`, { auth })).body.error).toBe(
+      'query: created_at needs a date such as 2026-11-01, not "soon"',
+    );
     expect((await t.json("GET", `${A}/incoming_statuses?address_id=00000000000000000000`, { auth })).status).toBe(404);
   });
 });

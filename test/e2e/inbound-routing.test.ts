@@ -21,7 +21,8 @@ async function addressFor(path: string) {
   return res.body as { id: string; email: string };
 }
 
-const message = (subject: string, body = "hello") => `From: alice@sender.test\r\nTo: someone@example.org\r\nSubject: ${subject}\r\n\r\n${body}\r\n`;
+const message = (subject: string, body = "hello") =>
+  `From: alice@sender.test\r\nTo: someone@example.org\r\nSubject: ${subject}\r\n\r\n${body}\r\n`;
 
 async function session() {
   const { session, greeting } = await SmtpSession.open(t.app.inboundPort!);
@@ -90,7 +91,8 @@ describe("recipients", () => {
 
   test("a changed target takes the next message at once", async () => {
     const addr = await addressFor("/before-change");
-    const send = (subject: string) => sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: addr.email, subject, text: "x" });
+    const send = (subject: string) =>
+      sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: addr.email, subject, text: "x" });
     expect((await send("first")).response).toBe("250 2.0.0 Accepted");
     expect((await t.json("PATCH", `${A}/addresses/${addr.id}`, { auth, body: { target: target.url("/after-change") } })).status).toBe(200);
     expect((await send("second")).response).toBe("250 2.0.0 Accepted");
@@ -101,7 +103,10 @@ describe("recipients", () => {
   test("a custom domain takes any local part, unless auth_regex says otherwise; domain_target replaces the target", async () => {
     const addr = await addressFor("/address-target");
     await t.json("POST", `${A}/custom_domains?address_id=${addr.id}`, { auth, body: { domain: "catchall.example" } });
-    await t.json("POST", `${A}/custom_domains?address_id=${addr.id}`, { auth, body: { domain: "strict.example", auth_regex: "(sales|support)@strict\\.example", domain_target: target.url("/domain-target") } });
+    await t.json("POST", `${A}/custom_domains?address_id=${addr.id}`, {
+      auth,
+      body: { domain: "strict.example", auth_regex: "(sales|support)@strict\\.example", domain_target: target.url("/domain-target") },
+    });
     const s = await session();
     await s.command("MAIL FROM:<alice@sender.test>");
     expect(await s.command("RCPT TO:<anything.at.all@CatchAll.example>")).toBe("250 2.1.5 Accepted");
@@ -126,7 +131,9 @@ describe("recipients", () => {
     const s = await session();
     await s.command("MAIL FROM:<>");
     expect(await s.command(`RCPT TO:<bounces+${UUID}-abc123@mta.customer.example>`)).toBe("250 2.1.5 Accepted");
-    expect(await s.command("RCPT TO:<bounces+00000000-0000-4000-8000-000000000000-abc@mta.customer.example>")).toBe("550 5.1.1 unknown bounce address");
+    expect(await s.command("RCPT TO:<bounces+00000000-0000-4000-8000-000000000000-abc@mta.customer.example>")).toBe(
+      "550 5.1.1 unknown bounce address",
+    );
     expect(await s.data(message("Delivery Status Notification (Failure)"))).toBe("250 2.0.0 Bounce recorded");
     await s.close();
     expect(bounced.at(-1)!.rcptTo).toEqual([`bounces+${UUID}-abc123@mta.customer.example`]);
@@ -139,7 +146,9 @@ describe("limits", () => {
     const s = await session();
     await s.command("MAIL FROM:<alice@sender.test>");
     await s.command(`RCPT TO:<${addr.email}>`);
-    expect(await s.data(message("too big", "x".repeat(100) + "\r\n".repeat(1) + ("y".repeat(998) + "\r\n").repeat(80)))).toBe("552 5.3.4 message exceeds the size limit of 65536 bytes");
+    expect(await s.data(message("too big", "x".repeat(100) + "\r\n".repeat(1) + ("y".repeat(998) + "\r\n").repeat(80)))).toBe(
+      "552 5.3.4 message exceeds the size limit of 65536 bytes",
+    );
     await s.command("MAIL FROM:<alice@sender.test>");
     await s.command(`RCPT TO:<${addr.email}>`);
     expect(await s.data(message("small after big"))).toBe("250 2.0.0 Accepted");

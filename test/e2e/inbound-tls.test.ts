@@ -38,7 +38,13 @@ describe("inbound STARTTLS", () => {
 
   test("mail over TLS: the payload says tls true with the protocol in tls_cipher (as the hosted service), the status records the protocol", async () => {
     const addr = (await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url("/tls"), target_format: "json+n" } })).body;
-    const transport = nodemailer.createTransport({ host: "127.0.0.1", port: t.app.inboundPort!, secure: false, requireTLS: true, tls: { rejectUnauthorized: false, servername: "mx.postroom.test" } });
+    const transport = nodemailer.createTransport({
+      host: "127.0.0.1",
+      port: t.app.inboundPort!,
+      secure: false,
+      requireTLS: true,
+      tls: { rejectUnauthorized: false, servername: "mx.postroom.test" },
+    });
     const info = await transport.sendMail({ from: "alice@sender.test", to: addr.email, subject: "encrypted", text: "secret" });
     transport.close();
     expect(info.response).toBe("250 2.0.0 Accepted");
@@ -50,12 +56,22 @@ describe("inbound STARTTLS", () => {
   });
 
   test("mail over STARTTLS: our Received line says ESMTPS, with the protocol and cipher", async () => {
-    const addr = (await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url("/tls-received"), target_format: "json+n" } })).body;
-    const transport = nodemailer.createTransport({ host: "127.0.0.1", port: t.app.inboundPort!, secure: false, requireTLS: true, name: "client.example.org", tls: { rejectUnauthorized: false, servername: "mx.postroom.test" } });
+    const addr = (await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url("/tls-received"), target_format: "json+n" } }))
+      .body;
+    const transport = nodemailer.createTransport({
+      host: "127.0.0.1",
+      port: t.app.inboundPort!,
+      secure: false,
+      requireTLS: true,
+      name: "client.example.org",
+      tls: { rejectUnauthorized: false, servername: "mx.postroom.test" },
+    });
     await transport.sendMail({ from: "alice@sender.test", to: addr.email, subject: "encrypted", text: "secret" });
     transport.close();
     const { headers, envelope } = target.at("/tls-received")[0]!.json;
-    expect(headers.received).toMatch(/^from client\.example\.org \(\[127\.0\.0\.1\]\)\t\(using TLSv1\.[23] with cipher [A-Z0-9_-]+\)\tby mx\.postroom\.test \(Postroom\) with ESMTPS id [0-9a-f]{16}\tfor </);
+    expect(headers.received).toMatch(
+      /^from client\.example\.org \(\[127\.0\.0\.1\]\)\t\(using TLSv1\.[23] with cipher [A-Z0-9_-]+\)\tby mx\.postroom\.test \(Postroom\) with ESMTPS id [0-9a-f]{16}\tfor </,
+    );
     expect(headers.received).toContain(`(using ${envelope.tls_cipher} with cipher `);
   });
 });

@@ -95,8 +95,13 @@ describe("json+n", () => {
 test("multipart+n carries the same lines: headers[received][0] is ours, headers[return_path] the sender", async () => {
   const json = await address("/both-json");
   const multi = await address("/both-multi", "multipart+n");
-  const raw = Buffer.from(`From: alice@sender.test\r\nTo: ${json.email}\r\nReceived: from laptop by smtp.sender.test; Tue, 24 Nov 2026 06:39:08 +0000\r\nSubject: two\r\n\r\nhi\r\n`);
-  expect((await sendWithNodemailer(t.app.inboundPort!, { raw }, { envelope: { from: "alice@sender.test", to: [json.email, multi.email] } })).code).toBe(250);
+  const raw = Buffer.from(
+    `From: alice@sender.test\r\nTo: ${json.email}\r\nReceived: from laptop by smtp.sender.test; Tue, 24 Nov 2026 06:39:08 +0000\r\nSubject: two\r\n\r\nhi\r\n`,
+  );
+  expect(
+    (await sendWithNodemailer(t.app.inboundPort!, { raw }, { envelope: { from: "alice@sender.test", to: [json.email, multi.email] } }))
+      .code,
+  ).toBe(250);
   const form = await TestTarget.formData(target.at("/both-multi")[0]!);
   const ours = String(form.get("headers[received][0]"));
   expect(ours).toMatch(OURS);
@@ -111,7 +116,20 @@ test("multipart+n carries the same lines: headers[received][0] is ours, headers[
 
 requireTools("swaks")("a bounce (null sender, sent by swaks) has return_path <>", async () => {
   const addr = await address("/null-sender");
-  const { code, transcript } = await runSwaks(["--server", "127.0.0.1", "--port", String(t.app.inboundPort), "--helo", "mta.sender.test", "--from", "<>", "--to", addr.email, "--header", "Subject: Undelivered Mail"]);
+  const { code, transcript } = await runSwaks([
+    "--server",
+    "127.0.0.1",
+    "--port",
+    String(t.app.inboundPort),
+    "--helo",
+    "mta.sender.test",
+    "--from",
+    "<>",
+    "--to",
+    addr.email,
+    "--header",
+    "Subject: Undelivered Mail",
+  ]);
   expect(code).toBe(0);
   expect(transcript).toContain("<-  250 2.0.0 Accepted");
   const { headers, envelope } = target.at("/null-sender")[0]!.json;
@@ -130,5 +148,7 @@ test("a client that says HELO gets SMTP; what its HELO name holds cannot forge p
   await session.close();
   const { headers, envelope } = target.at("/helo")[0]!.json;
   expect(envelope.helo_domain).toBe("evil(by.trusted.example);x");
-  expect(headers.received).toMatch(/^from evil\?by\.trusted\.example\?\?x \(\[127\.0\.0\.1\]\)\tby mx\.postroom\.test \(Postroom\) with SMTP id [0-9a-f]{16}\tfor </);
+  expect(headers.received).toMatch(
+    /^from evil\?by\.trusted\.example\?\?x \(\[127\.0\.0\.1\]\)\tby mx\.postroom\.test \(Postroom\) with SMTP id [0-9a-f]{16}\tfor </,
+  );
 });

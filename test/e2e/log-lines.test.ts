@@ -21,7 +21,15 @@ const A = `/api/v0.1/${ACCOUNT_A.id}`;
 const token = bearer(ACCOUNT_A.token);
 const sendKey = bearer(ACCOUNT_A.smtpKey);
 /** The lines about mail and API requests: every field they carry is a documented one. */
-const MAIL_MESSAGES = ["inbound delivered", "inbound recipient refused", "inbound message refused", "outbound message queued", "outbound attempt", "submission refused", "http request"];
+const MAIL_MESSAGES = [
+  "inbound delivered",
+  "inbound recipient refused",
+  "inbound message refused",
+  "outbound message queued",
+  "outbound attempt",
+  "submission refused",
+  "http request",
+];
 
 let t: TestApp;
 let target: TestTarget;
@@ -61,7 +69,13 @@ describe("one received message, followed by its message_id", () => {
     const created = await t.json("POST", `${A}/addresses`, { auth: token, body: { target: target.url("/hook"), target_format: "json+n" } });
     expect(created.status).toBe(201);
     address = created.body;
-    const sent = await sendWithNodemailer(t.app.inboundPort!, { from: "ann@sender.test", to: address.email, subject: "Invoice 7", messageId: "<log-lines-1@sender.test>", text: "hello" });
+    const sent = await sendWithNodemailer(t.app.inboundPort!, {
+      from: "ann@sender.test",
+      to: address.email,
+      subject: "Invoice 7",
+      messageId: "<log-lines-1@sender.test>",
+      text: "hello",
+    });
     expect(sent.code).toBe(250);
     const statuses = await t.json("GET", `${A}/incoming_statuses?address_id=${address.id}`, { auth: token });
     expect(statuses.body).toHaveLength(1);
@@ -94,9 +108,15 @@ describe("one received message, followed by its message_id", () => {
     const header = posts[0]!.headers["x-postroom-message-id"]!;
     expect(header).toMatch(/^[0-9a-f]{32}$/);
     expect(status.x_postroom_message_id).toBe(header);
-    const found = await t.json("GET", `${A}/incoming_statuses?address_id=${address.id}&query=x_postroom_message_id:${header}`, { auth: token });
+    const found = await t.json("GET", `${A}/incoming_statuses?address_id=${address.id}&query=x_postroom_message_id:${header}`, {
+      auth: token,
+    });
     expect(found.body.map((s: { id: string }) => s.id)).toEqual([status.id]);
-    const other = await t.json("GET", `${A}/incoming_statuses?address_id=${address.id}&query=x_postroom_message_id:${header.slice(0, 31)}`, { auth: token });
+    const other = await t.json(
+      "GET",
+      `${A}/incoming_statuses?address_id=${address.id}&query=x_postroom_message_id:${header.slice(0, 31)}`,
+      { auth: token },
+    );
     expect(other.body).toEqual([]);
     expect(withField("x_postroom_message_id", header).map((l) => l.status_id)).toEqual([status.id]);
   });
@@ -115,7 +135,10 @@ describe("one E11 send, followed by its message UUID", () => {
   let ofMessage: Line[];
 
   beforeAll(async () => {
-    const res = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, { auth: sendKey, body: { from: "Ann <ann@sender.test>", to: "bob@example.org", subject: "Report", plain: "x" } });
+    const res = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
+      auth: sendKey,
+      body: { from: "Ann <ann@sender.test>", to: "bob@example.org", subject: "Report", plain: "x" },
+    });
     expect(res.status).toBe(202);
     id = res.body.id;
     await eventually(() => sink.to("bob@example.org").length === 1, 10_000, "the message at the sink");
@@ -129,8 +152,22 @@ describe("one E11 send, followed by its message UUID", () => {
     expect(request).toMatchObject({ method: "POST", status: 202, account_id: ACCOUNT_A.outboundId });
     expect(queued.request_id).toBe(request.request_id);
     const messageIdHeader = `<${id}@mx.postroom.test>`;
-    expect(queued).toMatchObject({ from: "Ann <ann@sender.test>", to: "bob@example.org", message_id_header: messageIdHeader, source: "api", outbound_account_id: ACCOUNT_A.outboundId });
-    expect(attempt).toMatchObject({ from: "Ann <ann@sender.test>", to: "bob@example.org", message_id_header: messageIdHeader, verdict: "delivered", smtp_code: 250, mx: "mx.sink.test", attempt: 1 });
+    expect(queued).toMatchObject({
+      from: "Ann <ann@sender.test>",
+      to: "bob@example.org",
+      message_id_header: messageIdHeader,
+      source: "api",
+      outbound_account_id: ACCOUNT_A.outboundId,
+    });
+    expect(attempt).toMatchObject({
+      from: "Ann <ann@sender.test>",
+      to: "bob@example.org",
+      message_id_header: messageIdHeader,
+      verdict: "delivered",
+      smtp_code: 250,
+      mx: "mx.sink.test",
+      attempt: 1,
+    });
     expect(attempt.reply).toStartWith("250");
     expect(sink.to("bob@example.org")[0]!.raw).toContain(`Message-ID: ${messageIdHeader}`);
   });
@@ -138,21 +175,45 @@ describe("one E11 send, followed by its message UUID", () => {
 
 describe("one message submitted over SMTP, followed by its message UUID", () => {
   test("the queued line names the session, and the attempt line the outcome", async () => {
-    const sent = await sendWithSubmission({ from: "ann@sender.test", to: "carol@example.org", subject: "Submitted", messageId: "<log-lines-2@sender.test>", text: "x" });
+    const sent = await sendWithSubmission({
+      from: "ann@sender.test",
+      to: "carol@example.org",
+      subject: "Submitted",
+      messageId: "<log-lines-2@sender.test>",
+      text: "x",
+    });
     const id = /Queued as: ([0-9a-f-]{36})/.exec(sent)![1]!;
     await eventually(() => sink.to("carol@example.org").length === 1, 10_000, "the submitted message at the sink");
     await t.app.delivery.idle();
     const ofMessage = withField("message_id", id);
     expect(ofMessage.map((l) => l.msg)).toEqual(["outbound message queued", "outbound attempt"]);
-    expect(ofMessage[0]).toMatchObject({ source: "submission", from: "ann@sender.test", to: "carol@example.org", message_id_header: "<log-lines-2@sender.test>", ip: "127.0.0.1", outbound_account_id: ACCOUNT_A.outboundId });
+    expect(ofMessage[0]).toMatchObject({
+      source: "submission",
+      from: "ann@sender.test",
+      to: "carol@example.org",
+      message_id_header: "<log-lines-2@sender.test>",
+      ip: "127.0.0.1",
+      outbound_account_id: ACCOUNT_A.outboundId,
+    });
     expect(ofMessage[0]!.session_id).toEqual(expect.any(String));
-    expect(ofMessage[1]).toMatchObject({ to: "carol@example.org", message_id_header: "<log-lines-2@sender.test>", verdict: "delivered", smtp_code: 250 });
+    expect(ofMessage[1]).toMatchObject({
+      to: "carol@example.org",
+      message_id_header: "<log-lines-2@sender.test>",
+      verdict: "delivered",
+      smtp_code: 250,
+    });
   });
 });
 
 /** Submits with nodemailer (AUTH PLAIN without TLS, as the test config allows); the 250's text. */
 async function sendWithSubmission(mail: Record<string, string>): Promise<string> {
-  const transport = nodemailer.createTransport({ host: "127.0.0.1", port: t.app.submissionPort!, secure: false, ignoreTLS: true, auth: { user: ACCOUNT_A.outboundId, pass: ACCOUNT_A.smtpKey } });
+  const transport = nodemailer.createTransport({
+    host: "127.0.0.1",
+    port: t.app.submissionPort!,
+    secure: false,
+    ignoreTLS: true,
+    auth: { user: ACCOUNT_A.outboundId, pass: ACCOUNT_A.smtpKey },
+  });
   try {
     return (await transport.sendMail(mail)).response;
   } finally {
@@ -179,31 +240,55 @@ describe("refusals are logged with the reply sent", () => {
 
   test("a message over max_message_size: 552 at the end of DATA, and a line with the reply and the status E6 records", async () => {
     const created = await t.json("POST", `${A}/addresses`, { auth: token, body: { target: target.url("/big"), target_format: "json+n" } });
-    const sent = await sendWithNodemailer(t.app.inboundPort!, { from: "big@sender.test", to: created.body.email, subject: "big", text: "x".repeat(100 * 1024) });
+    const sent = await sendWithNodemailer(t.app.inboundPort!, {
+      from: "big@sender.test",
+      to: created.body.email,
+      subject: "big",
+      text: "x".repeat(100 * 1024),
+    });
     expect(sent.code).toBe(552);
     const statuses = (await t.json("GET", `${A}/incoming_statuses?address_id=${created.body.id}`, { auth: token })).body;
     const refused = lines.filter((l) => l.msg === "inbound message refused" && l.from === "big@sender.test");
     expect(refused).toHaveLength(1);
-    expect(refused[0]).toMatchObject({ level: "info", to: created.body.email, address_id: created.body.id, status_id: statuses[0].id, status: "rejected", reply: "552 5.3.4 message exceeds the size limit of 65536 bytes" });
+    expect(refused[0]).toMatchObject({
+      level: "info",
+      to: created.body.email,
+      address_id: created.body.id,
+      status_id: statuses[0].id,
+      status: "rejected",
+      reply: "552 5.3.4 message exceeds the size limit of 65536 bytes",
+    });
     expect(statuses[0].x_postroom_message_id).toBeNull();
   });
 
   test("submission: a message without a From is refused at the end of DATA, logged with the reply and the session", async () => {
     const { session } = await SmtpSession.open(t.app.submissionPort!);
     await session.command("EHLO client.example.org");
-    expect(await session.command(`AUTH PLAIN ${Buffer.from(`\0${ACCOUNT_A.outboundId}\0${ACCOUNT_A.smtpKey}`).toString("base64")}`)).toStartWith("235");
+    expect(
+      await session.command(`AUTH PLAIN ${Buffer.from(`\0${ACCOUNT_A.outboundId}\0${ACCOUNT_A.smtpKey}`).toString("base64")}`),
+    ).toStartWith("235");
     await session.command("MAIL FROM:<ann@sender.test>");
     await session.command("RCPT TO:<dave@example.org>");
     const answer = await session.data("To: dave@example.org\r\nSubject: no author\r\n\r\nx\r\n");
     expect(answer).toStartWith("550 5.7.1");
     await session.command("QUIT");
     const line = lines.findLast((l) => l.msg === "submission refused")!;
-    expect(line).toMatchObject({ level: "info", at: "end of DATA", from: "ann@sender.test", reply: answer, outbound_account_id: ACCOUNT_A.outboundId, ip: "127.0.0.1" });
+    expect(line).toMatchObject({
+      level: "info",
+      at: "end of DATA",
+      from: "ann@sender.test",
+      reply: answer,
+      outbound_account_id: ACCOUNT_A.outboundId,
+      ip: "127.0.0.1",
+    });
     expect(line.session_id).toEqual(expect.any(String));
   });
 
   test("an E11 422 is logged with its sentence, and no credential of the request", async () => {
-    const res = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, { auth: sendKey, body: { from: "ann@sender.test", to: "not an address", plain: "x" } });
+    const res = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
+      auth: sendKey,
+      body: { from: "ann@sender.test", to: "not an address", plain: "x" },
+    });
     expect(res.status).toBe(422);
     const line = lines.findLast((l) => l.msg === "http request" && l.status === 422)!;
     expect(line).toMatchObject({ level: "info", method: "POST", error: res.body.error, account_id: ACCOUNT_A.outboundId });
@@ -211,7 +296,10 @@ describe("refusals are logged with the reply sent", () => {
   });
 
   test("an E2 422 with credentials in the target URL: the sentence is logged, the password is not", async () => {
-    const res = await t.json("POST", `${A}/addresses`, { auth: token, body: { target: target.url("/x", "hook:pw-in-target-9f3"), target_format: "xml" } });
+    const res = await t.json("POST", `${A}/addresses`, {
+      auth: token,
+      body: { target: target.url("/x", "hook:pw-in-target-9f3"), target_format: "xml" },
+    });
     expect(res.status).toBe(422);
     expect(lines.findLast((l) => l.msg === "http request")).toMatchObject({ status: 422, error: res.body.error, account_id: ACCOUNT_A.id });
     const all = JSON.stringify(lines);

@@ -53,7 +53,10 @@ function messageOf(bytes: number, to: string, subject: string): Buffer {
   const body = Buffer.from(crypto.getRandomValues(new Uint8Array(Math.floor((bytes * 57) / 78))))
     .toString("base64")
     .replace(/.{76}/g, "$&\r\n");
-  return Buffer.from(`From: <a@sender.test>\r\nTo: <${to}>\r\nSubject: ${subject}\r\nContent-Type: application/octet-stream\r\nContent-Transfer-Encoding: base64\r\n\r\n${body}\r\n`, "latin1");
+  return Buffer.from(
+    `From: <a@sender.test>\r\nTo: <${to}>\r\nSubject: ${subject}\r\nContent-Type: application/octet-stream\r\nContent-Transfer-Encoding: base64\r\n\r\n${body}\r\n`,
+    "latin1",
+  );
 }
 
 let t: TestApp;
@@ -152,8 +155,12 @@ describe("inbound SMTP", () => {
     expect(target.posts.length - before).toBe(4);
     await eventually(() => inFlight() === 0, 5000, "the budget back to zero");
     expect(await metric("postroom_mail_in_flight_bytes ")).toEqual(["postroom_mail_in_flight_bytes 0"]);
-    expect(await metric('postroom_mail_refused_memory_total{listener="inbound"}')).toEqual(['postroom_mail_refused_memory_total{listener="inbound"} 2']);
-    expect(await metric('postroom_inbound_smtp_refusals_total{reason="memory_budget"}')).toEqual(['postroom_inbound_smtp_refusals_total{reason="memory_budget"} 2']);
+    expect(await metric('postroom_mail_refused_memory_total{listener="inbound"}')).toEqual([
+      'postroom_mail_refused_memory_total{listener="inbound"} 2',
+    ]);
+    expect(await metric('postroom_inbound_smtp_refusals_total{reason="memory_budget"}')).toEqual([
+      'postroom_inbound_smtp_refusals_total{reason="memory_budget"} 2',
+    ]);
   });
 
   test("a message that started beside an older one waits, unread, until the older one is in; both are accepted", async () => {
@@ -202,7 +209,9 @@ describe("submission", () => {
     expect(await session.command("MAIL FROM:<a@sender.test>")).toStartWith("250");
     expect(await session.command("RCPT TO:<b@example.org>")).toStartWith("250");
     expect(await session.command("DATA")).toBe(DEFERRED);
-    expect(await metric('postroom_mail_refused_memory_total{listener="submission"}')).toEqual(['postroom_mail_refused_memory_total{listener="submission"} 2']);
+    expect(await metric('postroom_mail_refused_memory_total{listener="submission"}')).toEqual([
+      'postroom_mail_refused_memory_total{listener="submission"} 2',
+    ]);
     target.open();
     expect((await held).at(-1)).toStartWith("250");
     expect(await session.command("RSET")).toStartWith("250");
@@ -217,14 +226,23 @@ describe("E11", () => {
   test("while the budget is full: 503 with Retry-After, nothing queued; then 202", async () => {
     const held = transaction(messageOf(3 * MB, rcpt, "holds the budget"), true);
     await eventually(() => target.waiting === 1, 10_000, "a message in flight");
-    const body = { from: "a@sender.test", to: "b@example.org", subject: "report", plain: "attached", test_mode: true, attachments: [{ file_name: "r.pdf", content_type: "application/pdf", content: Buffer.alloc(MB).toString("base64") }] };
+    const body = {
+      from: "a@sender.test",
+      to: "b@example.org",
+      subject: "report",
+      plain: "attached",
+      test_mode: true,
+      attachments: [{ file_name: "r.pdf", content_type: "application/pdf", content: Buffer.alloc(MB).toString("base64") }],
+    };
     const refused = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, { auth: bearer(ACCOUNT_A.smtpKey), body });
     expect({ status: refused.status, body: refused.body, retryAfter: refused.headers.get("retry-after") }).toEqual({
       status: 503,
       body: { status: 503, error: "insufficient system resources, try again later" },
       retryAfter: "5",
     });
-    expect(await metric('postroom_mail_refused_memory_total{listener="api"}')).toEqual(['postroom_mail_refused_memory_total{listener="api"} 1']);
+    expect(await metric('postroom_mail_refused_memory_total{listener="api"}')).toEqual([
+      'postroom_mail_refused_memory_total{listener="api"} 1',
+    ]);
     target.open();
     expect((await held).at(-1)).toStartWith("250");
     const sent = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, { auth: bearer(ACCOUNT_A.smtpKey), body });
@@ -236,7 +254,10 @@ describe("E11", () => {
 describe("post again (a kept message)", () => {
   test("while the budget is full: 503 with Retry-After, nothing posted; then the message goes again", async () => {
     target.open();
-    const kept = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url, target_format: "json+n", store_messages: true } });
+    const kept = await t.json("POST", `${A}/addresses`, {
+      auth,
+      body: { target: target.url, target_format: "json+n", store_messages: true },
+    });
     expect((await transaction(messageOf(3 * MB, kept.body.email, "kept large"), true, kept.body.email)).at(-1)).toStartWith("250");
     const listed = await t.json("GET", `${A}/incoming_statuses?address_id=${kept.body.id}`, { auth });
     expect([kept.status, listed.status, listed.body.length]).toEqual([201, 200, 1]);

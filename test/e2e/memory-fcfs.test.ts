@@ -42,8 +42,15 @@ async function attempt(localAddress: string, message: string): Promise<string> {
 
 beforeAll(async () => {
   target = TestTarget.start();
-  t = await startTestApp({ inbound: true, accounts: [ACCOUNT_A], extra: '[limits]\nmail_in_flight = "32MB"\nmail_in_flight_idle_time = "1s"' });
-  const created = await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { auth: bearer(ACCOUNT_A.token), body: { target: target.url("/in"), target_format: "json+n" } });
+  t = await startTestApp({
+    inbound: true,
+    accounts: [ACCOUNT_A],
+    extra: '[limits]\nmail_in_flight = "32MB"\nmail_in_flight_idle_time = "1s"',
+  });
+  const created = await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/addresses`, {
+    auth: bearer(ACCOUNT_A.token),
+    body: { target: target.url("/in"), target_format: "json+n" },
+  });
   expect(created.status).toBe(201);
   rcpt = created.body.email;
 });
@@ -67,9 +74,13 @@ for (const [name, addressOf] of cases) {
     for (const r of first) if (!r.startsWith("250")) expect(r).toBe("451 4.3.1 insufficient system resources, try again later");
     expect(acceptedFirst).toBeGreaterThanOrEqual(18);
     // The deferred ones try again, one after another, as a sender's queue would.
-    for (const [i, r] of first.entries()) if (!r.startsWith("250")) expect(await attempt(senders[i]!.address, senders[i]!.message)).toStartWith("250");
+    for (const [i, r] of first.entries())
+      if (!r.startsWith("250")) expect(await attempt(senders[i]!.address, senders[i]!.message)).toStartWith("250");
     await eventually(() => target.at("/in").length >= before + 24, 30_000, "24 posts");
-    const subjects = target.at("/in").slice(before).map((p) => p.json.headers.subject as string);
+    const subjects = target
+      .at("/in")
+      .slice(before)
+      .map((p) => p.json.headers.subject as string);
     expect(subjects.sort()).toEqual(senders.map((_, i) => `${name} ${i + 1}`).sort());
     await eventually(() => t.app.budget.inFlightBytes === 0, 10_000, "the budget back to zero");
   }, 120_000);
@@ -78,7 +89,8 @@ for (const [name, addressOf] of cases) {
 test("a client that stops sending mid-DATA loses its reservation after the idle time, and gets 451 4.3.1 at the end", async () => {
   const message = messageOf(2 * MB, "stops");
   const { session } = await SmtpSession.open(t.app.inboundPort!, { localAddress: "127.0.2.1" });
-  for (const cmd of ["EHLO client.test", "MAIL FROM:<a@sender.test>", `RCPT TO:<${rcpt}>`]) expect(await session.command(cmd)).toStartWith("250");
+  for (const cmd of ["EHLO client.test", "MAIL FROM:<a@sender.test>", `RCPT TO:<${rcpt}>`])
+    expect(await session.command(cmd)).toStartWith("250");
   expect(await session.command("DATA")).toStartWith("354");
   session.write(message.slice(0, MB));
   await eventually(() => t.app.budget.inFlightBytes > 2 * MB, 5000, "its first megabyte held");

@@ -30,7 +30,10 @@ function messageOf(bytes: number, subject: string): Buffer {
   const body = Buffer.from(crypto.getRandomValues(new Uint8Array(Math.floor((bytes * 57) / 78))))
     .toString("base64")
     .replace(/.{76}/g, "$&\r\n");
-  return Buffer.from(`From: <a@sender.test>\r\nTo: <${app.email}>\r\nSubject: ${subject}\r\nContent-Type: application/octet-stream\r\nContent-Transfer-Encoding: base64\r\n\r\n${body}\r\n`, "latin1");
+  return Buffer.from(
+    `From: <a@sender.test>\r\nTo: <${app.email}>\r\nSubject: ${subject}\r\nContent-Type: application/octet-stream\r\nContent-Transfer-Encoding: base64\r\n\r\n${body}\r\n`,
+    "latin1",
+  );
 }
 
 /** A session at 354 (MAIL FROM with `size`, RCPT, DATA) from `localAddress`, or the reply that stopped it. */
@@ -83,11 +86,7 @@ afterAll(async () => {
 
 describe("the built binary, default budget", () => {
   test("three strangers declaring 26, 26 and 14.9 MB and trickling 1 KB/s hold only what they sent: another address gets 250, E11 202", async () => {
-    const trio = await Promise.all([
-      atData("127.0.0.3", 26_000_000),
-      atData("127.0.0.4", 26_000_000),
-      atData("127.0.0.5", 14_880_000),
-    ]);
+    const trio = await Promise.all([atData("127.0.0.3", 26_000_000), atData("127.0.0.4", 26_000_000), atData("127.0.0.5", 14_880_000)]);
     for (const t of trio) expect(t.replies.map((r) => r.slice(0, 3))).toEqual(["250", "250", "354"]);
     const stop = trickle(trio.map((t) => t.session));
     try {
@@ -101,7 +100,14 @@ describe("the built binary, default budget", () => {
       const e11 = await fetch(`${app.http}/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
         method: "POST",
         headers: { authorization: `Bearer ${ACCOUNT_A.smtpKey}`, "content-type": "application/json" },
-        body: JSON.stringify({ from: "a@sender.test", to: "b@example.org", subject: "report", plain: "attached", test_mode: true, attachments: [{ file_name: "r.pdf", content_type: "application/pdf", content: Buffer.alloc(MB).toString("base64") }] }),
+        body: JSON.stringify({
+          from: "a@sender.test",
+          to: "b@example.org",
+          subject: "report",
+          plain: "attached",
+          test_mode: true,
+          attachments: [{ file_name: "r.pdf", content_type: "application/pdf", content: Buffer.alloc(MB).toString("base64") }],
+        }),
       });
       expect(e11.status).toBe(202);
     } finally {

@@ -45,7 +45,11 @@ const silentSockets: Socket[] = [];
 const scrape = () => scrapeMetrics(t.app.httpPort!, METRICS_TOKEN);
 /** An API request over the real HTTP listener. */
 const api = (method: string, path: string, auth: string, body?: unknown) =>
-  fetch(`http://127.0.0.1:${t.app.httpPort}${path}`, { method, headers: { authorization: auth, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  fetch(`http://127.0.0.1:${t.app.httpPort}${path}`, {
+    method,
+    headers: { authorization: auth, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 
 beforeAll(async () => {
   target = TestTarget.start();
@@ -85,7 +89,10 @@ afterAll(async () => {
 });
 
 async function addressFor(path: string): Promise<string> {
-  const res = await t.json("POST", `${A}/addresses`, { auth: bearer(ACCOUNT_A.token), body: { target: target.url(path), target_format: "json+n" } });
+  const res = await t.json("POST", `${A}/addresses`, {
+    auth: bearer(ACCOUNT_A.token),
+    body: { target: target.url(path), target_format: "json+n" },
+  });
   expect(res.status).toBe(201);
   return res.body.email;
 }
@@ -123,7 +130,11 @@ describe("/metrics before and after real traffic", () => {
     }
     await eventually(() => sink.to("good@example.org").length === 1, 10_000, "the delivery");
     // Their events (registration, dispatch, delivery, bounce) acknowledged by the receiver.
-    await eventually(() => hook.acknowledged().filter((e) => e.kind === "delivery" || e.kind === "bounce").length === 2, 10_000, "the webhook posts");
+    await eventually(
+      () => hook.acknowledged().filter((e) => e.kind === "delivery" || e.kind === "bounce").length === 2,
+      10_000,
+      "the webhook posts",
+    );
     await eventually(async () => (await scrape()).value("postroom_webhook_events_pending") === 0, 10_000, "no event pending");
 
     // API requests: one that succeeds, one with a wrong token.
@@ -179,11 +190,17 @@ describe("/metrics before and after real traffic", () => {
     expect(after.value("nodejs_eventloop_lag_p99_seconds")).toBeNumber();
     // The certificate in use, its expiry read from the file by node:crypto.
     const expiry = Date.parse(new X509Certificate(readFileSync(certFile)).validTo) / 1000;
-    expect(after.value("postroom_tls_certificate_expiry_timestamp_seconds", { names: "mx.postroom.test", issuer: "mx.postroom.test" })).toBe(expiry);
+    expect(
+      after.value("postroom_tls_certificate_expiry_timestamp_seconds", { names: "mx.postroom.test", issuer: "mx.postroom.test" }),
+    ).toBe(expiry);
   });
 
   promtoolTest("promtool check metrics accepts the scrape", async () => {
-    const proc = Bun.spawn(["promtool", "check", "metrics"], { stdin: new TextEncoder().encode(after.text), stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(["promtool", "check", "metrics"], {
+      stdin: new TextEncoder().encode(after.text),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
     expect({ code: await proc.exited, out, err }).toEqual({ code: 0, out: "", err: "" });
   });
@@ -195,11 +212,22 @@ describe("the queue and the webhook backlog, read from the store", () => {
     expect(before.value("postroom_outbound_recipients_queued", { state: "due" })).toBe(0);
     expect(before.value("postroom_webhook_backlog_age_seconds")).toBe(0);
     hook.script.push(...Array.from({ length: 50 }, () => 503));
-    const res = await api("POST", SEND, bearer(ACCOUNT_A.smtpKey), { from: "ann@sender.test", to: "someone@silent.example", subject: "hi", plain: "hello" });
+    const res = await api("POST", SEND, bearer(ACCOUNT_A.smtpKey), {
+      from: "ann@sender.test",
+      to: "someone@silent.example",
+      subject: "hi",
+      plain: "hello",
+    });
     expect(res.status).toBe(202);
     // The worker has connected and waits for a greeting that does not come.
     await eventually(() => silentSockets.length === 1, 10_000, "a connection to the silent server");
-    await eventually(async () => (await scrape()).value("postroom_webhook_posts_total", { result: "5xx" })! > before.value("postroom_webhook_posts_total", { result: "5xx" })!, 10_000, "a refused webhook post");
+    await eventually(
+      async () =>
+        (await scrape()).value("postroom_webhook_posts_total", { result: "5xx" })! >
+        before.value("postroom_webhook_posts_total", { result: "5xx" })!,
+      10_000,
+      "a refused webhook post",
+    );
     clock.advance(90_000);
 
     const held = await scrape();
@@ -210,11 +238,18 @@ describe("the queue and the webhook backlog, read from the store", () => {
 
     // The server hangs up: a temporary failure, retried after outbound.retry_delays[0].
     for (const s of silentSockets) s.destroy();
-    await eventually(async () => (await scrape()).value("postroom_outbound_recipients_queued", { state: "scheduled" }) === 1, 10_000, "the retry scheduled");
+    await eventually(
+      async () => (await scrape()).value("postroom_outbound_recipients_queued", { state: "scheduled" }) === 1,
+      10_000,
+      "the retry scheduled",
+    );
     const deferred = await scrape();
     expect(deferred.value("postroom_outbound_recipients_queued", { state: "due" })).toBe(0);
     expect(deferred.value("postroom_outbound_oldest_due_age_seconds")).toBe(0);
-    expect(deferred.value("postroom_outbound_deliveries_total", { result: "deferred" })! - before.value("postroom_outbound_deliveries_total", { result: "deferred" })!).toBe(1);
+    expect(
+      deferred.value("postroom_outbound_deliveries_total", { result: "deferred" })! -
+        before.value("postroom_outbound_deliveries_total", { result: "deferred" })!,
+    ).toBe(1);
     hook.script.length = 0;
   });
 });

@@ -43,7 +43,9 @@ describe("postroom migrate on SQLite", () => {
     expect(first.stdout).toEndWith(`: applied ${ALL_APPLIED}\nschema version ${LATEST} (the latest this postroom knows: ${LATEST})\n`);
     const second = runCli(["migrate", "--config", config]);
     expect(second.code).toBe(0);
-    expect(second.stdout).toEndWith(`: up to date, nothing to apply\nschema version ${LATEST} (the latest this postroom knows: ${LATEST})\n`);
+    expect(second.stdout).toEndWith(
+      `: up to date, nothing to apply\nschema version ${LATEST} (the latest this postroom knows: ${LATEST})\n`,
+    );
   });
 
   test("a database a newer postroom migrated is refused with exit 1", async () => {
@@ -55,7 +57,9 @@ describe("postroom migrate on SQLite", () => {
     db.close();
     const r = runCli(["migrate", "--config", config]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`refused: the database is at schema version ${FUTURE}, but this postroom only knows versions up to ${LATEST}`);
+    expect(r.stderr).toContain(
+      `refused: the database is at schema version ${FUTURE}, but this postroom only knows versions up to ${LATEST}`,
+    );
   });
 });
 
@@ -93,7 +97,9 @@ describe("postroom migrate on PostgreSQL", () => {
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
     const port = new URL(url).port;
-    expect(first.stdout).toBe(`PostgreSQL at 127.0.0.1:${port}, database fresh as user postgres: applied ${ALL_APPLIED}\nschema version ${LATEST} (the latest this postroom knows: ${LATEST})\n`);
+    expect(first.stdout).toBe(
+      `PostgreSQL at 127.0.0.1:${port}, database fresh as user postgres: applied ${ALL_APPLIED}\nschema version ${LATEST} (the latest this postroom knows: ${LATEST})\n`,
+    );
 
     const columns: { table_name: string; column_name: string; data_type: string }[] = await sql`
       SELECT table_name, column_name, data_type FROM information_schema.columns
@@ -109,103 +115,159 @@ describe("postroom migrate on PostgreSQL", () => {
 
     const second = runCli(["migrate", "--config", config]);
     expect(second.code).toBe(0);
-    expect(second.stdout).toBe(`PostgreSQL at 127.0.0.1:${port}, database fresh as user postgres: up to date, nothing to apply\nschema version ${LATEST} (the latest this postroom knows: ${LATEST})\n`);
+    expect(second.stdout).toBe(
+      `PostgreSQL at 127.0.0.1:${port}, database fresh as user postgres: up to date, nothing to apply\nschema version ${LATEST} (the latest this postroom knows: ${LATEST})\n`,
+    );
     expect((await sql`SELECT count(*)::int AS n FROM schema_migrations`)[0].n).toBe(POSTGRES_MIGRATIONS.length);
   });
 
-  pgTest("two migrate runs at once (two processes, both waiting on the lock): both exit 0, one applies, each version is recorded once", async () => {
-    const { url, sql } = await freshDatabase("race");
-    const config = await configFor(url);
-    const waiting = async () => (await sql`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = 'race')`)[0].n as number;
-    // The test holds the migration lock while both start, so both are surely waiting for it
-    // when it lets go: the two really run at the same moment, whatever the machine's speed.
-    const runs = await sql.begin(async (tx) => {
-      await tx.unsafe(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
-      const procs = [0, 1].map(() => Bun.spawn([process.execPath, MAIN, "migrate", "--config", config], { stdout: "pipe", stderr: "pipe" }));
-      const deadline = Date.now() + 30_000;
-      while ((await waiting()) < 2) {
-        if (Date.now() > deadline) throw new Error("the two migrate runs did not both wait for the migration lock");
-        await Bun.sleep(20);
+  pgTest(
+    "two migrate runs at once (two processes, both waiting on the lock): both exit 0, one applies, each version is recorded once",
+    async () => {
+      const { url, sql } = await freshDatabase("race");
+      const config = await configFor(url);
+      const waiting = async () =>
+        (
+          await sql`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = 'race')`
+        )[0].n as number;
+      // The test holds the migration lock while both start, so both are surely waiting for it
+      // when it lets go: the two really run at the same moment, whatever the machine's speed.
+      const runs = await sql.begin(async (tx) => {
+        await tx.unsafe(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
+        const procs = [0, 1].map(() =>
+          Bun.spawn([process.execPath, MAIN, "migrate", "--config", config], { stdout: "pipe", stderr: "pipe" }),
+        );
+        const deadline = Date.now() + 30_000;
+        while ((await waiting()) < 2) {
+          if (Date.now() > deadline) throw new Error("the two migrate runs did not both wait for the migration lock");
+          await Bun.sleep(20);
+        }
+        return procs;
+      });
+      const results = await Promise.all(
+        runs.map(async (p) => ({
+          code: await p.exited,
+          stdout: await new Response(p.stdout).text(),
+          stderr: await new Response(p.stderr).text(),
+        })),
+      );
+      expect(results.map((r) => [r.code, r.stderr])).toEqual([
+        [0, ""],
+        [0, ""],
+      ]);
+      // Each migration is its own locked transaction, so the two runs may share the work:
+      // together they applied each migration once.
+      const appliedByEither = results.flatMap((r) => {
+        const what = /: (applied (.*)|up to date, nothing to apply)\n/.exec(r.stdout)!;
+        return what[2] ? what[2].split(", ") : [];
+      });
+      expect(appliedByEither.sort()).toEqual(ALL_APPLIED.split(", "));
+      const recorded = await sql`SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version ORDER BY version`;
+      expect(recorded.map((r: object) => ({ ...r }))).toEqual(POSTGRES_MIGRATIONS.map((m) => ({ version: m.version, n: 1 })));
+    },
+    60_000,
+  );
+
+  pgTest(
+    "a database at a version newer than this build, or with another build's migration names, is refused with exit 1 and left as it was",
+    async () => {
+      const { url, sql } = await freshDatabase("newer");
+      const config = await configFor(url);
+      expect(runCli(["migrate", "--config", config]).code).toBe(0);
+      await sql`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${FUTURE}, 'from_the_future', 0)`;
+      const newer = runCli(["migrate", "--config", config]);
+      expect(newer.code).toBe(1);
+      expect(newer.stdout).toBe("");
+      expect(newer.stderr).toBe(
+        `PostgreSQL at 127.0.0.1:${new URL(url).port}, database newer as user postgres: refused: the database is at schema version ${FUTURE}, but this postroom only knows versions up to ${LATEST}: it was migrated by a newer postroom. Run that version (or newer), or restore a backup taken before the upgrade.\n`,
+      );
+
+      await sql`DELETE FROM schema_migrations WHERE version = ${FUTURE}`;
+      await sql`UPDATE schema_migrations SET name = 'another_initial' WHERE version = 1`;
+      const renamed = runCli(["migrate", "--config", config]);
+      expect(renamed.code).toBe(1);
+      expect(renamed.stderr).toContain(
+        `refused: the database records migration 1 as "another_initial", but this postroom's migration 1 is "initial"`,
+      );
+      expect((await sql`SELECT name FROM schema_migrations ORDER BY version`).map((r: { name: string }) => r.name)).toEqual([
+        "another_initial",
+        ...POSTGRES_MIGRATIONS.slice(1).map((m) => m.name),
+      ]);
+    },
+  );
+
+  pgTest(
+    "a wrong password, or a port nothing listens on: one line naming host:port and the reason, never the password; exit 1",
+    async () => {
+      const port = new URL(pg!.url).port;
+      const wrong = runCli([
+        "migrate",
+        "--config",
+        await configFor(`postgres://postgres:${encodeURIComponent(`Wrong-${PASSWORD}`)}@127.0.0.1:${port}/postroom`),
+      ]);
+      expect(wrong.code).toBe(1);
+      expect(wrong.stdout).toBe("");
+      expect(wrong.stderr).toBe(
+        `cannot connect to PostgreSQL at 127.0.0.1:${port}, database postroom as user postgres: password authentication failed for user "postgres"\n`,
+      );
+
+      const closed = await freePort();
+      const refused = runCli([
+        "migrate",
+        "--config",
+        await configFor(`postgresql://postgres:${encodeURIComponent(PASSWORD)}@127.0.0.1:${closed}/postroom`),
+      ]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toBe(
+        `cannot connect to PostgreSQL at 127.0.0.1:${closed}, database postroom as user postgres: connection refused\n`,
+      );
+      for (const r of [wrong, refused]) {
+        expect(r.stderr).not.toContain(PASSWORD);
+        expect(r.stderr).not.toContain(encodeURIComponent(PASSWORD));
       }
-      return procs;
-    });
-    const results = await Promise.all(runs.map(async (p) => ({ code: await p.exited, stdout: await new Response(p.stdout).text(), stderr: await new Response(p.stderr).text() })));
-    expect(results.map((r) => [r.code, r.stderr])).toEqual([
-      [0, ""],
-      [0, ""],
-    ]);
-    // Each migration is its own locked transaction, so the two runs may share the work:
-    // together they applied each migration once.
-    const appliedByEither = results.flatMap((r) => {
-      const what = /: (applied (.*)|up to date, nothing to apply)\n/.exec(r.stdout)!;
-      return what[2] ? what[2].split(", ") : [];
-    });
-    expect(appliedByEither.sort()).toEqual(ALL_APPLIED.split(", "));
-    const recorded = await sql`SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version ORDER BY version`;
-    expect(recorded.map((r: object) => ({ ...r }))).toEqual(POSTGRES_MIGRATIONS.map((m) => ({ version: m.version, n: 1 })));
-  }, 60_000);
+    },
+  );
 
-  pgTest("a database at a version newer than this build, or with another build's migration names, is refused with exit 1 and left as it was", async () => {
-    const { url, sql } = await freshDatabase("newer");
-    const config = await configFor(url);
-    expect(runCli(["migrate", "--config", config]).code).toBe(0);
-    await sql`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${FUTURE}, 'from_the_future', 0)`;
-    const newer = runCli(["migrate", "--config", config]);
-    expect(newer.code).toBe(1);
-    expect(newer.stdout).toBe("");
-    expect(newer.stderr).toBe(
-      `PostgreSQL at 127.0.0.1:${new URL(url).port}, database newer as user postgres: refused: the database is at schema version ${FUTURE}, but this postroom only knows versions up to ${LATEST}: it was migrated by a newer postroom. Run that version (or newer), or restore a backup taken before the upgrade.\n`,
-    );
-
-    await sql`DELETE FROM schema_migrations WHERE version = ${FUTURE}`;
-    await sql`UPDATE schema_migrations SET name = 'another_initial' WHERE version = 1`;
-    const renamed = runCli(["migrate", "--config", config]);
-    expect(renamed.code).toBe(1);
-    expect(renamed.stderr).toContain(`refused: the database records migration 1 as "another_initial", but this postroom's migration 1 is "initial"`);
-    expect((await sql`SELECT name FROM schema_migrations ORDER BY version`).map((r: { name: string }) => r.name)).toEqual(["another_initial", ...POSTGRES_MIGRATIONS.slice(1).map((m) => m.name)]);
-  });
-
-  pgTest("a wrong password, or a port nothing listens on: one line naming host:port and the reason, never the password; exit 1", async () => {
-    const port = new URL(pg!.url).port;
-    const wrong = runCli(["migrate", "--config", await configFor(`postgres://postgres:${encodeURIComponent(`Wrong-${PASSWORD}`)}@127.0.0.1:${port}/postroom`)]);
-    expect(wrong.code).toBe(1);
-    expect(wrong.stdout).toBe("");
-    expect(wrong.stderr).toBe(`cannot connect to PostgreSQL at 127.0.0.1:${port}, database postroom as user postgres: password authentication failed for user "postgres"\n`);
-
-    const closed = await freePort();
-    const refused = runCli(["migrate", "--config", await configFor(`postgresql://postgres:${encodeURIComponent(PASSWORD)}@127.0.0.1:${closed}/postroom`)]);
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toBe(`cannot connect to PostgreSQL at 127.0.0.1:${closed}, database postroom as user postgres: connection refused\n`);
-    for (const r of [wrong, refused]) {
-      expect(r.stderr).not.toContain(PASSWORD);
-      expect(r.stderr).not.toContain(encodeURIComponent(PASSWORD));
-    }
-  });
-
-  pgTest("serve, and tls status beside it, on a wrong password or a port nothing listens on: the same one line naming host:port and the reason, never the password", async () => {
-    const port = new URL(pg!.url).port;
-    const closed = await freePort();
-    const cases = [
-      { url: `postgres://postgres:${encodeURIComponent(`Wrong-${PASSWORD}`)}@127.0.0.1:${port}/postroom`, reason: `127.0.0.1:${port}, database postroom as user postgres: password authentication failed for user "postgres"` },
-      { url: `postgresql://postgres:${encodeURIComponent(PASSWORD)}@127.0.0.1:${closed}/postroom`, reason: `127.0.0.1:${closed}, database postroom as user postgres: connection refused` },
-    ];
-    for (const { url, reason } of cases) {
-      const config = join(dir.path, `unreachable-${++configs}.toml`);
-      await Bun.write(config, testConfigToml({ dataDir: join(dir.path, `data-${++configs}`), extra: `[store]\nurl = "${url}"\nconnect_timeout = "5s"`, tls: acmeWithoutCa("mx.postroom.test", "1h") }));
-      const serve = runCli(["serve", "--config", config]);
-      expect(serve.code).toBe(2);
-      const failed = serve.stdout.split("\n").filter((l) => l.includes("postroom failed to start"));
-      expect(failed).toHaveLength(1);
-      expect(JSON.parse(failed[0]!).err.message).toBe(`cannot connect to PostgreSQL at ${reason}`);
-      const status = runCli(["tls", "status", "--config", config]);
-      expect(status.code).toBe(1);
-      expect(status.stdout).toBe(`problem: cannot connect to PostgreSQL at ${reason}\n`);
-      for (const out of [serve.stdout, serve.stderr, status.stdout, status.stderr]) {
-        expect(out).not.toContain(PASSWORD);
-        expect(out).not.toContain(encodeURIComponent(PASSWORD));
+  pgTest(
+    "serve, and tls status beside it, on a wrong password or a port nothing listens on: the same one line naming host:port and the reason, never the password",
+    async () => {
+      const port = new URL(pg!.url).port;
+      const closed = await freePort();
+      const cases = [
+        {
+          url: `postgres://postgres:${encodeURIComponent(`Wrong-${PASSWORD}`)}@127.0.0.1:${port}/postroom`,
+          reason: `127.0.0.1:${port}, database postroom as user postgres: password authentication failed for user "postgres"`,
+        },
+        {
+          url: `postgresql://postgres:${encodeURIComponent(PASSWORD)}@127.0.0.1:${closed}/postroom`,
+          reason: `127.0.0.1:${closed}, database postroom as user postgres: connection refused`,
+        },
+      ];
+      for (const { url, reason } of cases) {
+        const config = join(dir.path, `unreachable-${++configs}.toml`);
+        await Bun.write(
+          config,
+          testConfigToml({
+            dataDir: join(dir.path, `data-${++configs}`),
+            extra: `[store]\nurl = "${url}"\nconnect_timeout = "5s"`,
+            tls: acmeWithoutCa("mx.postroom.test", "1h"),
+          }),
+        );
+        const serve = runCli(["serve", "--config", config]);
+        expect(serve.code).toBe(2);
+        const failed = serve.stdout.split("\n").filter((l) => l.includes("postroom failed to start"));
+        expect(failed).toHaveLength(1);
+        expect(JSON.parse(failed[0]!).err.message).toBe(`cannot connect to PostgreSQL at ${reason}`);
+        const status = runCli(["tls", "status", "--config", config]);
+        expect(status.code).toBe(1);
+        expect(status.stdout).toBe(`problem: cannot connect to PostgreSQL at ${reason}\n`);
+        for (const out of [serve.stdout, serve.stderr, status.stdout, status.stderr]) {
+          expect(out).not.toContain(PASSWORD);
+          expect(out).not.toContain(encodeURIComponent(PASSWORD));
+        }
       }
-    }
-  });
+    },
+  );
 
   pgTest("a second node whose data_dir/keys are not the first node's is refused, naming the key files", async () => {
     const { url } = await freshDatabase("two_nodes");
@@ -234,45 +296,56 @@ describe("postroom migrate on PostgreSQL", () => {
     const r = runCli(["migrate", "--config", await configFor(asReader)]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
-    expect(r.stderr).toBe(`PostgreSQL at 127.0.0.1:${new URL(url).port}, database locked as user reader: permission denied for schema public\n`);
+    expect(r.stderr).toBe(
+      `PostgreSQL at 127.0.0.1:${new URL(url).port}, database locked as user reader: permission denied for schema public\n`,
+    );
     expect((await sql`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'`)[0].n).toBe(0);
   });
 
   test("a server that accepts the connection and never answers: the same one line after store.connect_timeout; exit 1", async () => {
     const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     try {
-      const r = runCli(["migrate", "--config", await configFor(`postgres://postroom:${encodeURIComponent(PASSWORD)}@127.0.0.1:${silent.port}/postroom`, undefined, "1s")]);
+      const r = runCli([
+        "migrate",
+        "--config",
+        await configFor(`postgres://postroom:${encodeURIComponent(PASSWORD)}@127.0.0.1:${silent.port}/postroom`, undefined, "1s"),
+      ]);
       expect(r.code).toBe(1);
-      expect(r.stderr).toBe(`cannot connect to PostgreSQL at 127.0.0.1:${silent.port}, database postroom as user postroom: no answer within 1 s (store.connect_timeout)\n`);
+      expect(r.stderr).toBe(
+        `cannot connect to PostgreSQL at 127.0.0.1:${silent.port}, database postroom as user postroom: no answer within 1 s (store.connect_timeout)\n`,
+      );
     } finally {
       silent.stop(true);
     }
   });
 
-  pgTest("serve refuses a database not at its schema, naming `postroom migrate`; after migrate it serves; check-config accepts the url without a warning", async () => {
-    const { url } = await freshDatabase("unmigrated");
-    const config = await configFor(url);
-    const refused = runCli(["serve", "--config", config]);
-    expect(refused.code).toBe(2);
-    const failed = refused.stdout.split("\n").filter((l) => l.includes("postroom failed to start"));
-    expect(failed).toHaveLength(1);
-    expect(failed[0]).toContain("is at schema version 0 and this postroom needs version");
-    expect(failed[0]).toContain("run `postroom migrate` with this config first");
-    expect(refused.stdout + refused.stderr).not.toContain(PASSWORD);
+  pgTest(
+    "serve refuses a database not at its schema, naming `postroom migrate`; after migrate it serves; check-config accepts the url without a warning",
+    async () => {
+      const { url } = await freshDatabase("unmigrated");
+      const config = await configFor(url);
+      const refused = runCli(["serve", "--config", config]);
+      expect(refused.code).toBe(2);
+      const failed = refused.stdout.split("\n").filter((l) => l.includes("postroom failed to start"));
+      expect(failed).toHaveLength(1);
+      expect(failed[0]).toContain("is at schema version 0 and this postroom needs version");
+      expect(failed[0]).toContain("run `postroom migrate` with this config first");
+      expect(refused.stdout + refused.stderr).not.toContain(PASSWORD);
 
-    expect(runCli(["migrate", "--config", config]).code).toBe(0);
-    await Bun.write(config, (await Bun.file(config).text()).replace('level = "warn"', 'level = "info"'));
-    const serving = ServeProcess.spawn(config);
-    const port = await serving.httpPort();
-    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
-    expect(health.status).toBe(200);
-    expect(((await health.json()) as { checks: Record<string, string> }).checks.store).toBe("ok");
-    serving.signal("SIGTERM");
-    expect(await serving.exited()).toBe(0);
+      expect(runCli(["migrate", "--config", config]).code).toBe(0);
+      await Bun.write(config, (await Bun.file(config).text()).replace('level = "warn"', 'level = "info"'));
+      const serving = ServeProcess.spawn(config);
+      const port = await serving.httpPort();
+      const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+      expect(health.status).toBe(200);
+      expect(((await health.json()) as { checks: Record<string, string> }).checks.store).toBe("ok");
+      serving.signal("SIGTERM");
+      expect(await serving.exited()).toBe(0);
 
-    const check = runCli(["check-config", "--config", config]);
-    expect(check.code).toBe(0);
-    expect(check.stderr).not.toContain("warning: store.url");
-    expect(check.stderr + check.stdout).not.toContain(PASSWORD);
-  });
+      const check = runCli(["check-config", "--config", config]);
+      expect(check.code).toBe(0);
+      expect(check.stderr).not.toContain("warning: store.url");
+      expect(check.stderr + check.stdout).not.toContain(PASSWORD);
+    },
+  );
 });

@@ -56,7 +56,8 @@ describe.each(ENGINE_NAMES)("on %s", (engine) => {
   const message = (to: string, subject: string, messageId: string) =>
     `From: Alice <alice@sender.test>\r\nTo: ${to}\r\nSubject: ${subject}\r\nMessage-ID: ${messageId}\r\nDate: Fri, 27 Nov 2026 17:00:00 +0000\r\n\r\nHello\r\n`;
 
-  const statuses = async (addressId: string) => (await t.json("GET", `${A}/incoming_statuses?address_id=${addressId}`, { auth })).body as any[];
+  const statuses = async (addressId: string) =>
+    (await t.json("GET", `${A}/incoming_statuses?address_id=${addressId}`, { auth })).body as any[];
 
   it("a NUL in the Subject and the Message-ID: 250 at once, one POST, the status listed with U+FFFD in its place", async () => {
     const addr = await addressFor("/nul");
@@ -72,9 +73,24 @@ describe.each(ENGINE_NAMES)("on %s", (engine) => {
   it("an attachment kept on the appliance whose file name holds NUL (and SOH): 250, one POST, the file served", async () => {
     const addr = await addressFor("/nul-file", { attachments: { store: "local" } });
     const raw = [
-      `From: alice@sender.test`, `To: ${addr.email}`, `Subject: with a file`, `Message-ID: <file@sender.test>`, `MIME-Version: 1.0`,
-      `Content-Type: multipart/mixed; boundary="b"`, ``, `--b`, `Content-Type: text/plain`, ``, `see attached`, `--b`,
-      `Content-Type: text/csv; name="report\0\x01.csv"`, `Content-Disposition: attachment; filename="report\0\x01.csv"`, ``, `a,b`, `--b--`, ``,
+      `From: alice@sender.test`,
+      `To: ${addr.email}`,
+      `Subject: with a file`,
+      `Message-ID: <file@sender.test>`,
+      `MIME-Version: 1.0`,
+      `Content-Type: multipart/mixed; boundary="b"`,
+      ``,
+      `--b`,
+      `Content-Type: text/plain`,
+      ``,
+      `see attached`,
+      `--b`,
+      `Content-Type: text/csv; name="report\0\x01.csv"`,
+      `Content-Disposition: attachment; filename="report\0\x01.csv"`,
+      ``,
+      `a,b`,
+      `--b--`,
+      ``,
     ].join("\r\n");
     const results = await sendAsAnMta(addr.email, raw);
     expect(target.at("/nul-file")).toHaveLength(1);
@@ -106,7 +122,10 @@ describe.each(ENGINE_NAMES)("on %s", (engine) => {
     const submit = (headers: string) =>
       sendWithNodemailer(
         t.app.submissionPort!,
-        { envelope: { from: "ann@sender.test", to: ["bob@example.org"] }, raw: Buffer.from(`${headers}To: bob@example.org\r\nDate: Fri, 27 Nov 2026 17:00:00 +0000\r\n\r\nHello\r\n`) },
+        {
+          envelope: { from: "ann@sender.test", to: ["bob@example.org"] },
+          raw: Buffer.from(`${headers}To: bob@example.org\r\nDate: Fri, 27 Nov 2026 17:00:00 +0000\r\n\r\nHello\r\n`),
+        },
         { auth: { user: ACCOUNT_A.outboundId, pass: ACCOUNT_A.smtpKey } },
       );
     const refusal = (field: string) => `554 5.6.0 the ${field} field holds NUL (U+0000); remove it and send the message again`;
@@ -117,7 +136,7 @@ describe.each(ENGINE_NAMES)("on %s", (engine) => {
       ["From: ann@sender.test\r\nSubject: ok\r\nX-Postroom-Tags: a\0b\r\n", refusal("X-Postroom-Tags")],
       // The author check refused control characters in From already (an address list with NUL
       // in To or Cc does not parse: nothing of it is stored, the envelope decides who gets it).
-      ["From: \"Ann\0\" <ann@sender.test>\r\nSubject: ok\r\n", "550 5.7.1 the From header holds control characters"],
+      ['From: "Ann\0" <ann@sender.test>\r\nSubject: ok\r\n', "550 5.7.1 the From header holds control characters"],
     ];
     for (const [headers, reply] of cases) expect((await submit(headers)).response).toBe(reply);
     const ok = await submit("From: ann@sender.test\r\nSubject: fine\r\n");
@@ -129,9 +148,18 @@ describe.each(ENGINE_NAMES)("on %s", (engine) => {
   it("E11: a NUL in a JSON string field or a header: 422 naming the field", async () => {
     const send = (body: unknown) => t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, { auth: bearer(ACCOUNT_A.smtpKey), body });
     const base = { from: "ann@sender.test", to: "bob@example.org", subject: "s", plain: "hello" };
-    expect((await send({ ...base, subject: "a\u0000b" })).body).toEqual({ status: 422, error: "subject: must not contain control characters" });
-    expect((await send({ ...base, headers: { "X-Note": "a\u0000" } })).body).toEqual({ status: 422, error: "headers.X-Note: must not contain control characters" });
-    expect((await send({ ...base, tags: ["a\u0000"] })).body).toEqual({ status: 422, error: "tags[0]: must not contain control characters" });
+    expect((await send({ ...base, subject: "a\u0000b" })).body).toEqual({
+      status: 422,
+      error: "subject: must not contain control characters",
+    });
+    expect((await send({ ...base, headers: { "X-Note": "a\u0000" } })).body).toEqual({
+      status: 422,
+      error: "headers.X-Note: must not contain control characters",
+    });
+    expect((await send({ ...base, tags: ["a\u0000"] })).body).toEqual({
+      status: 422,
+      error: "tags[0]: must not contain control characters",
+    });
   });
 
   it("the status write failing after the target's 2xx: still 250, one POST, the status stored once the store takes it again", async () => {
@@ -161,7 +189,9 @@ let recordAsItWas: StatusRepo["record"] | null = null;
 async function failStatusWrites(t: EngineApp, fail: boolean): Promise<void> {
   if (t.sql) {
     if (fail) {
-      await t.sql.unsafe(`CREATE FUNCTION refuse_status() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected: status writes fail'; END $$`);
+      await t.sql.unsafe(
+        `CREATE FUNCTION refuse_status() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected: status writes fail'; END $$`,
+      );
       await t.sql.unsafe(`CREATE TRIGGER refuse_status BEFORE INSERT ON incoming_statuses FOR EACH ROW EXECUTE FUNCTION refuse_status()`);
     } else {
       await t.sql.unsafe(`DROP TRIGGER refuse_status ON incoming_statuses`);

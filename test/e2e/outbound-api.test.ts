@@ -42,7 +42,11 @@ beforeAll(async () => {
   for (const domain of ["example.org", "example.net"]) dns.set(domain, [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
   dns.set("mx.sink.test", [{ type: "A", address: "127.0.0.1" }]);
   dns.set("nullmx.example", [{ type: "MX", exchange: ".", priority: 0 }]);
-  t = await startTestApp({ dnsServer: dns.address, clock, outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\nretry_delays = ["5m", "30m"]\nmax_queue_time = "2h"` });
+  t = await startTestApp({
+    dnsServer: dns.address,
+    clock,
+    outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\nretry_delays = ["5m", "30m"]\nmax_queue_time = "2h"`,
+  });
   await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");
 });
 afterAll(async () => {
@@ -116,7 +120,15 @@ describe("E11 and delivery", () => {
 
   test("E13: every recipient with registration, dispatch and delivery, in order, with details", async () => {
     const m = await message(id);
-    expect(m).toMatchObject({ id, outbound_account_id: ACCOUNT_A.outboundId, from: "Ann Sender <ann@sender.test>", message_id: `<${id}@mx.postroom.test>`, tags: ["reports", "q4"], test_mode: false, priority: "standard" });
+    expect(m).toMatchObject({
+      id,
+      outbound_account_id: ACCOUNT_A.outboundId,
+      from: "Ann Sender <ann@sender.test>",
+      message_id: `<${id}@mx.postroom.test>`,
+      tags: ["reports", "q4"],
+      test_mode: false,
+      priority: "standard",
+    });
     expect(m.recipients.map((r: any) => [r.email, r.type, r.status])).toEqual([
       ["bob@example.org", "to", "delivery"],
       ["carol@example.org", "to", "delivery"],
@@ -131,26 +143,55 @@ describe("E11 and delivery", () => {
   test("E12: the list carries last_event per recipient; tag: and status: search", async () => {
     const list = (await t.json("GET", `${A}/outbound_messages?outbound_account_id=${ACCOUNT_A.outboundId}`, { auth: token })).body;
     const listed = list.find((x: any) => x.id === id);
-    expect(listed.recipients[0]).toMatchObject({ email: "bob@example.org", type: "to", status: "delivery", last_event: { kind: "delivery" } });
-    expect((await t.json("GET", `${A}/outbound_messages?outbound_account_id=${ACCOUNT_A.outboundId}&query=tag:q4`, { auth: token })).body.map((x: any) => x.id)).toEqual([id]);
-    expect((await t.json("GET", `${A}/outbound_messages?outbound_account_id=${ACCOUNT_A.outboundId}&query=tag:q`, { auth: token })).body).toEqual([]);
-    expect((await t.json("GET", `${A}/outbound_messages?outbound_account_id=${ACCOUNT_A.outboundId}&query=status:delivery%20to:carol`, { auth: token })).body.map((x: any) => x.id)).toContain(id);
-    expect((await t.json("GET", `${A}/outbound_messages?outbound_account_id=${ACCOUNT_A.outboundId}&query=quarterly`, { auth: token })).body.map((x: any) => x.id)).toContain(id);
+    expect(listed.recipients[0]).toMatchObject({
+      email: "bob@example.org",
+      type: "to",
+      status: "delivery",
+      last_event: { kind: "delivery" },
+    });
+    expect(
+      (await t.json("GET", `${A}/outbound_messages?outbound_account_id=${ACCOUNT_A.outboundId}&query=tag:q4`, { auth: token })).body.map(
+        (x: any) => x.id,
+      ),
+    ).toEqual([id]);
+    expect(
+      (await t.json("GET", `${A}/outbound_messages?outbound_account_id=${ACCOUNT_A.outboundId}&query=tag:q`, { auth: token })).body,
+    ).toEqual([]);
+    expect(
+      (
+        await t.json("GET", `${A}/outbound_messages?outbound_account_id=${ACCOUNT_A.outboundId}&query=status:delivery%20to:carol`, {
+          auth: token,
+        })
+      ).body.map((x: any) => x.id),
+    ).toContain(id);
+    expect(
+      (await t.json("GET", `${A}/outbound_messages?outbound_account_id=${ACCOUNT_A.outboundId}&query=quarterly`, { auth: token })).body.map(
+        (x: any) => x.id,
+      ),
+    ).toContain(id);
   });
 
   test("another account's outbound account and messages are 404", async () => {
     expect((await t.json("GET", `${A}/outbound_messages?outbound_account_id=b0000000000000f2`, { auth: token })).status).toBe(404);
-    expect((await t.json("GET", `/api/v0.1/b000000000000002/outbound_messages/${id}`, { auth: bearer("pr_token_account_b") })).status).toBe(404);
+    expect((await t.json("GET", `/api/v0.1/b000000000000002/outbound_messages/${id}`, { auth: bearer("pr_token_account_b") })).status).toBe(
+      404,
+    );
   });
 });
 
 describe("the remote server's answer decides", () => {
   test("451 then 250: soft_bounce, a retry on schedule, then delivery", async () => {
-    sink.script = (rcpt, n) => (rcpt === "retry@example.org" && n === 1 ? { code: 451, text: "greylisted, try later", at: "data" } : "accept");
+    sink.script = (rcpt, n) =>
+      rcpt === "retry@example.org" && n === 1 ? { code: 451, text: "greylisted, try later", at: "data" } : "accept";
     const { body } = await send({ from: "ann@sender.test", to: "retry@example.org", subject: "retry", plain: "x" });
     await eventually(async () => (await message(body.id)).recipients[0].status === "soft_bounce", 10_000, "soft bounce");
     let m = await message(body.id);
-    expect(m.recipients[0].events.at(-1).details).toEqual({ mx: "mx.sink.test", smtp_code: 451, smtp_response: "451 greylisted, try later", attempt: 1 });
+    expect(m.recipients[0].events.at(-1).details).toEqual({
+      mx: "mx.sink.test",
+      smtp_code: 451,
+      smtp_response: "451 greylisted, try later",
+      attempt: 1,
+    });
     clock.advance(4 * 60_000);
     await probeDelivered("before-retry");
     expect(sink.to("retry@example.org")).toHaveLength(0);
@@ -172,7 +213,12 @@ describe("the remote server's answer decides", () => {
       const x = await message(body.id);
       return x.recipients[0].status === "bounce" ? x : null;
     });
-    expect(m.recipients[0].events.at(-1).details).toEqual({ mx: "mx.sink.test", smtp_code: 550, smtp_response: "550 user unknown", attempt: 1 });
+    expect(m.recipients[0].events.at(-1).details).toEqual({
+      mx: "mx.sink.test",
+      smtp_code: 550,
+      smtp_response: "550 user unknown",
+      attempt: 1,
+    });
   });
 
   test("a dropped connection is retried until max_queue_time, then retries_exhausted", async () => {
@@ -190,7 +236,10 @@ describe("the remote server's answer decides", () => {
       return x.recipients[0].status === "retries_exhausted" ? x : null;
     });
     const events = m.recipients[0].events;
-    expect(events.at(-1)).toMatchObject({ kind: "retries_exhausted", details: { attempts: events.filter((e: any) => e.kind === "dispatch").length, first_attempt_at: expect.any(String) } });
+    expect(events.at(-1)).toMatchObject({
+      kind: "retries_exhausted",
+      details: { attempts: events.filter((e: any) => e.kind === "dispatch").length, first_attempt_at: expect.any(String) },
+    });
     expect(events.filter((e: any) => e.kind === "soft_bounce").every((e: any) => e.details.smtp_code === null)).toBe(true);
   });
 
@@ -201,11 +250,22 @@ describe("the remote server's answer decides", () => {
       return x.recipients[0].status === "bounce" ? x : null;
     });
     expect(m.recipients[0].events.map((e: any) => e.kind)).toEqual(["registration", "bounce"]);
-    expect(m.recipients[0].events[1].details).toEqual({ mx: null, smtp_code: null, smtp_response: "nullmx.example does not accept mail (null MX)", attempt: 1 });
+    expect(m.recipients[0].events[1].details).toEqual({
+      mx: null,
+      smtp_code: null,
+      smtp_response: "nullmx.example does not accept mail (null MX)",
+      attempt: 1,
+    });
   });
 
   test("test mode: validated and recorded, never sent", async () => {
-    const { status, body } = await send({ from: "ann@sender.test", to: "test-mode@example.org", subject: "test", plain: "x", test_mode: true });
+    const { status, body } = await send({
+      from: "ann@sender.test",
+      to: "test-mode@example.org",
+      subject: "test",
+      plain: "x",
+      test_mode: true,
+    });
     expect(status).toBe(202);
     expect(body.test_mode).toBe(true);
     await probeDelivered("after-test-mode");

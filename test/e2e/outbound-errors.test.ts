@@ -33,7 +33,8 @@ const start = () =>
     outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true`,
     extra: "[webhooks]\nallow_private = true",
   });
-const sent = async (id: string) => (await t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/outbound_messages/${id}`, { auth: bearer(ACCOUNT_A.token) })).body;
+const sent = async (id: string) =>
+  (await t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/outbound_messages/${id}`, { auth: bearer(ACCOUNT_A.token) })).body;
 const hooked = (id: string) => hook.acknowledged().filter((e) => e.message_id === id);
 
 beforeAll(async () => {
@@ -58,19 +59,55 @@ describe("a delivery that cannot be attempted", () => {
     const id = "0e770000-0000-4000-8000-000000000001";
     const raw = Buffer.from("To: nofrom@example.org\r\nSubject: no from\r\nMessage-ID: <nofrom@x>\r\n\r\nbody\r\n");
     const now = clock.nowMs();
-    const message = { id, accountId: ACCOUNT_A.id, outboundAccountId: ACCOUNT_A.outboundId, from: "ann@sender.test", subject: "no from", messageId: "<nofrom@x>", to: ["nofrom@example.org"], cc: [], tags: [], testMode: false, priority: "standard" as const, sizeBytes: raw.length, tracking: NO_TRACKING, createdAtMs: now };
-    const recipient = { id: "0e77000000000r01", messageId: id, position: 0, email: "nofrom@example.org", domain: "example.org", type: "to" as const, status: "registration" as const, state: "queued" as const, lane: 1, attempts: 0, firstAttemptAtMs: null, nextAttemptAtMs: now };
+    const message = {
+      id,
+      accountId: ACCOUNT_A.id,
+      outboundAccountId: ACCOUNT_A.outboundId,
+      from: "ann@sender.test",
+      subject: "no from",
+      messageId: "<nofrom@x>",
+      to: ["nofrom@example.org"],
+      cc: [],
+      tags: [],
+      testMode: false,
+      priority: "standard" as const,
+      sizeBytes: raw.length,
+      tracking: NO_TRACKING,
+      createdAtMs: now,
+    };
+    const recipient = {
+      id: "0e77000000000r01",
+      messageId: id,
+      position: 0,
+      email: "nofrom@example.org",
+      domain: "example.org",
+      type: "to" as const,
+      status: "registration" as const,
+      state: "queued" as const,
+      lane: 1,
+      attempts: 0,
+      firstAttemptAtMs: null,
+      nextAttemptAtMs: now,
+    };
     const registration = { messageId: id, recipientId: recipient.id, kind: "registration" as const, details: {}, createdAtMs: now };
     await createOutboundRepo(t.app.store, queuePorts(t.app.store)).insert(message, [recipient], [registration], { raw, webhook: true });
     t.app.delivery.kick();
 
-    const m = await eventually(async () => {
-      const x = await sent(id);
-      return x.recipients[0].status === "error" ? x : null;
-    }, 10_000, "the error event");
+    const m = await eventually(
+      async () => {
+        const x = await sent(id);
+        return x.recipients[0].status === "error" ? x : null;
+      },
+      10_000,
+      "the error event",
+    );
     const events = m.recipients[0].events;
     expect(events.map((e: any) => e.kind)).toEqual(["registration", "error"]);
-    expect(events[1].details).toEqual({ message: "the message has no From header, so it cannot be DKIM-signed; send it again with one", attempt: 1, retried: false });
+    expect(events[1].details).toEqual({
+      message: "the message has no From header, so it cannot be DKIM-signed; send it again with one",
+      attempt: 1,
+      retried: false,
+    });
     await eventually(() => hooked(id).length === 2, 10_000, "both events at the webhook");
     expect(hooked(id).map((e) => [e.kind, e.recipient])).toEqual([
       ["registration", "nofrom@example.org"],
@@ -79,7 +116,10 @@ describe("a delivery that cannot be attempted", () => {
     // Given up: no later attempt, nothing ever reached the MX. A message due at once, sent
     // an hour on: once it is delivered and the worker idle, a retry due by then is over too.
     clock.advance(60 * 60_000);
-    const probe = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "ann@sender.test", to: "probe@example.org", subject: "probe", plain: "x" } });
+    const probe = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
+      auth: bearer(ACCOUNT_A.smtpKey),
+      body: { from: "ann@sender.test", to: "probe@example.org", subject: "probe", plain: "x" },
+    });
     expect(probe.status).toBe(202);
     await eventually(() => sink.to("probe@example.org").length === 1, 10_000, "the probe's delivery");
     await t.app.delivery.idle();
@@ -93,16 +133,27 @@ describe("a delivery that cannot be attempted", () => {
     await t.stop();
     writeFileSync(keyFile, Buffer.alloc(key.length, 7));
     t = await start();
-    const res = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "ann@sender.test", to: "nokey@example.org", subject: "no key", plain: "x" } });
+    const res = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
+      auth: bearer(ACCOUNT_A.smtpKey),
+      body: { from: "ann@sender.test", to: "nokey@example.org", subject: "no key", plain: "x" },
+    });
     expect(res.status).toBe(202);
     const id = res.body.id;
-    const m = await eventually(async () => {
-      const x = await sent(id);
-      return x.recipients[0].status === "error" ? x : null;
-    }, 10_000, "the error event");
+    const m = await eventually(
+      async () => {
+        const x = await sent(id);
+        return x.recipients[0].status === "error" ? x : null;
+      },
+      10_000,
+      "the error event",
+    );
     expect(m.recipients[0].events.map((e: any) => e.kind)).toEqual(["registration", "error"]);
     // A sentence for the account; the decryption error itself goes to the log only.
-    expect(m.recipients[0].events[1].details).toEqual({ message: "the message could not be prepared for delivery (DKIM signing or tracking failed on our side)", attempt: 1, retried: true });
+    expect(m.recipients[0].events[1].details).toEqual({
+      message: "the message could not be prepared for delivery (DKIM signing or tracking failed on our side)",
+      attempt: 1,
+      retried: true,
+    });
     await eventually(() => hooked(id).some((e) => e.kind === "error"), 10_000, "the error at the webhook");
     expect(sink.to("nokey@example.org")).toEqual([]);
 
@@ -112,7 +163,11 @@ describe("a delivery that cannot be attempted", () => {
     t = await start();
     clock.advance(5 * 60_000 + 1000);
     t.app.delivery.kick();
-    const [got] = await eventually(() => (sink.to("nokey@example.org").length === 1 ? sink.to("nokey@example.org") : null), 10_000, "the delivery");
+    const [got] = await eventually(
+      () => (sink.to("nokey@example.org").length === 1 ? sink.to("nokey@example.org") : null),
+      10_000,
+      "the delivery",
+    );
     expect(got!.raw).toMatch(/^DKIM-Signature:[\s\S]*?\bd=sender\.test;/);
     await eventually(async () => (await sent(id)).recipients[0].status === "delivery", 10_000, "delivery recorded");
     expect((await sent(id)).recipients[0].events.map((e: any) => e.kind)).toEqual(["registration", "error", "dispatch", "delivery"]);

@@ -14,7 +14,13 @@ import { queuedMessage, queuedRecipient } from "../helpers/queue-rows.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const SEND = `/api/v0.1/${ACCOUNT_A.outboundId}/messages`;
-const body = (to: string, extra: Record<string, unknown> = {}) => ({ from: "ann@sender.test", to, subject: `to ${to}`, plain: "x", ...extra });
+const body = (to: string, extra: Record<string, unknown> = {}) => ({
+  from: "ann@sender.test",
+  to,
+  subject: `to ${to}`,
+  plain: "x",
+  ...extra,
+});
 
 describe("smarthost", () => {
   let t: TestApp;
@@ -23,7 +29,10 @@ describe("smarthost", () => {
   beforeAll(async () => {
     relay = await SmtpSink.start({ auth: { user: "relayuser", pass: "relay pass" } });
     dns = await TestDnsServer.start();
-    t = await startTestApp({ dnsServer: dns.address, outbound: `${SENDING_KEYS}\nsmarthost = "smtp://relayuser:relay%20pass@127.0.0.1:${relay.port}"` });
+    t = await startTestApp({
+      dnsServer: dns.address,
+      outbound: `${SENDING_KEYS}\nsmarthost = "smtp://relayuser:relay%20pass@127.0.0.1:${relay.port}"`,
+    });
     await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");
   });
   afterAll(async () => {
@@ -33,7 +42,8 @@ describe("smarthost", () => {
   });
 
   test("every message goes through the smarthost, authenticated, whatever the recipient's domain", async () => {
-    for (const to of ["a@gmail.com", "b@nowhere.invalid"]) expect((await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: body(to) })).status).toBe(202);
+    for (const to of ["a@gmail.com", "b@nowhere.invalid"])
+      expect((await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: body(to) })).status).toBe(202);
     await eventually(() => relay.messages.length === 2, 10_000, "two relayed");
     expect(relay.messages.map((m) => [m.rcptTo[0], m.user]).sort()).toEqual([
       ["a@gmail.com", "relayuser"],
@@ -53,7 +63,11 @@ describe("digest and connection reuse", () => {
     dns.set("example.org", [{ type: "MX", exchange: "mx.sink.test", priority: 10 }]);
     // Another domain on the same sink: its mail never shares a connection with example.org's.
     routeToSink(dns, "probe.example");
-    t = await startTestApp({ clock, dnsServer: dns.address, outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\ndigest_interval = "15m"` });
+    t = await startTestApp({
+      clock,
+      dnsServer: dns.address,
+      outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\ndigest_interval = "15m"`,
+    });
     await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");
   });
   afterAll(async () => {

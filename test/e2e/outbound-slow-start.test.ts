@@ -18,7 +18,12 @@ async function sendMany(t: TestApp, count: number, to: (n: number) => string = (
   for (let i = 0; i < count; i += 4) {
     const batch = Array.from({ length: Math.min(4, count - i) }, (_, j) => i + j);
     const answers = await Promise.all(
-      batch.map((n) => t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "ann@sender.test", to: to(n), subject: `m${n}`, plain: "x" } })),
+      batch.map((n) =>
+        t.json("POST", SEND, {
+          auth: bearer(ACCOUNT_A.smtpKey),
+          body: { from: "ann@sender.test", to: to(n), subject: `m${n}`, plain: "x" },
+        }),
+      ),
     );
     for (const a of answers) expect([a.status, a.body]).toEqual([202, expect.anything()]);
   }

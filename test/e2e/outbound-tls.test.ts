@@ -16,7 +16,10 @@ const SEND = `/api/v0.1/${ACCOUNT_A.outboundId}/messages`;
 const A = `/api/v0.1/${ACCOUNT_A.id}`;
 
 async function sendTo(t: TestApp, to: string): Promise<string> {
-  const res = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "ann@sender.test", to, subject: `to ${to}`, plain: "x" } });
+  const res = await t.json("POST", SEND, {
+    auth: bearer(ACCOUNT_A.smtpKey),
+    body: { from: "ann@sender.test", to, subject: `to ${to}`, plain: "x" },
+  });
   expect(res.status).toBe(202);
   return res.body.id;
 }
@@ -75,7 +78,11 @@ describe("outbound.require_tls against a server that offers no STARTTLS", () => 
       const r = await recipient(t, secure);
       return r.status === "retries_exhausted" ? r : null;
     });
-    expect(done.events.filter((e) => e.kind === "soft_bounce").every((e) => e.details.smtp_response.endsWith("(TLS is required: outbound.require_tls lists secure.example)"))).toBe(true);
+    expect(
+      done.events
+        .filter((e) => e.kind === "soft_bounce")
+        .every((e) => e.details.smtp_response.endsWith("(TLS is required: outbound.require_tls lists secure.example)")),
+    ).toBe(true);
     expect(sink.to("alice@secure.example")).toEqual([]);
   });
 });
@@ -142,7 +149,9 @@ describe("MTA-STS", () => {
   test("enforce: an MX the policy does not name is never used", async () => {
     const id = await sendTo(t, "dan@wrongmx.example");
     await eventually(async () => (await recipient(t, id)).status === "soft_bounce", 10_000, "refusal");
-    expect((await recipient(t, id)).events.at(-1)!.details.smtp_response).toBe("MX mx.elsewhere.example is not named by the MTA-STS policy of wrongmx.example (enforce) (mx: mx.wrongmx.example)");
+    expect((await recipient(t, id)).events.at(-1)!.details.smtp_response).toBe(
+      "MX mx.elsewhere.example is not named by the MTA-STS policy of wrongmx.example (enforce) (mx: mx.wrongmx.example)",
+    );
     expect(sink.to("dan@wrongmx.example")).toEqual([]);
   });
 

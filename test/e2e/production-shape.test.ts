@@ -41,7 +41,11 @@ async function editConfig(path: string, stateDir: string, ports: Ports, tls: Rec
   config.data_dir = stateDir;
   config.log = { level: "info" };
   config.http = { ...config.http, listen: `127.0.0.1:${ports.http}`, public_url: `http://127.0.0.1:${ports.http}` };
-  config.smtp = { inbound_listen: `127.0.0.1:${ports.inbound}`, submission_listen: `127.0.0.1:${ports.submission}`, submission_tls_listen: `127.0.0.1:${ports.submissionTls}` };
+  config.smtp = {
+    inbound_listen: `127.0.0.1:${ports.inbound}`,
+    submission_listen: `127.0.0.1:${ports.submission}`,
+    submission_tls_listen: `127.0.0.1:${ports.submissionTls}`,
+  };
   config.inbound = { ...config.inbound, domain: "in.postroom.test", allow_private_targets: true };
   config.outbound = { ...config.outbound, sending_ips: ["192.0.2.25"] };
   config.tls = tls;
@@ -51,7 +55,12 @@ async function editConfig(path: string, stateDir: string, ports: Ports, tls: Rec
 
 function secretsOf(initOutput: string) {
   const field = (label: string) => new RegExp(`${label}:\\s+(\\S+)`).exec(initOutput)![1]!;
-  return { accountId: field("account ID"), apiToken: field("API token"), smtpUser: field("SMTP username"), smtpPassword: field("SMTP password") };
+  return {
+    accountId: field("account ID"),
+    apiToken: field("API token"),
+    smtpUser: field("SMTP username"),
+    smtpPassword: field("SMTP password"),
+  };
 }
 
 /** /healthz's status once it answers 200 or the time is up; the server's log when it never answers. */
@@ -64,7 +73,9 @@ async function healthz(port: number, server: ServeProcess): Promise<number> {
     } catch (_err) {
       if (Date.now() > deadline || server.proc.exitCode !== null) {
         await server.exited();
-        throw new Error(`no answer on ${port} (exit ${server.proc.exitCode}):\n${server.lines.map((l) => JSON.stringify(l)).join("\n")}\n${server.stderr}`);
+        throw new Error(
+          `no answer on ${port} (exit ${server.proc.exitCode}):\n${server.lines.map((l) => JSON.stringify(l)).join("\n")}\n${server.stderr}`,
+        );
       }
     }
     await Bun.sleep(100);
@@ -73,7 +84,21 @@ async function healthz(port: number, server: ServeProcess): Promise<number> {
 
 /** swaks as an operator would try each port: the banner, TLS, and AUTH PLAIN with the SMTP credentials. */
 async function expectTlsAuth(port: number, tlsFlag: "--tls" | "--tlsc", user: string, password: string): Promise<void> {
-  const r = await runSwaks(["--server", `127.0.0.1:${port}`, tlsFlag, "--auth", "PLAIN", "--auth-user", user, "--auth-password", password, "--quit-after", "AUTH", "--timeout", "10"]);
+  const r = await runSwaks([
+    "--server",
+    `127.0.0.1:${port}`,
+    tlsFlag,
+    "--auth",
+    "PLAIN",
+    "--auth-user",
+    user,
+    "--auth-password",
+    password,
+    "--quit-after",
+    "AUTH",
+    "--timeout",
+    "10",
+  ]);
   expect(r.transcript).toMatch(/<[~-] {2}220 mx\.postroom\.test/);
   expect(r.transcript).toMatch(/TLS started with cipher/);
   expect(r.transcript).toMatch(/<~ {2}235 /);
@@ -98,7 +123,11 @@ describe.if(hasTools)("the README's service steps as an unprivileged user, certi
     service = await installAsReadmeSays(SERVICE_ID, SERVICE_ID, async (configPath, root) => {
       const hook = service0Hook(root);
       if (hook.code !== 0) throw new Error(`certbot deploy hook failed: ${hook.output}`);
-      await editConfig(configPath, join(root, "var/lib/postroom"), ports, { mode: "files", cert_file: join(root, "etc/postroom/tls/fullchain.pem"), key_file: join(root, "etc/postroom/tls/privkey.pem") });
+      await editConfig(configPath, join(root, "var/lib/postroom"), ports, {
+        mode: "files",
+        cert_file: join(root, "etc/postroom/tls/fullchain.pem"),
+        key_file: join(root, "etc/postroom/tls/privkey.pem"),
+      });
     });
     server = ServeProcess.run(unitCommand(service, "ExecStart"), service.stateDir);
   }, 60_000);
@@ -107,7 +136,12 @@ describe.if(hasTools)("the README's service steps as an unprivileged user, certi
   function service0Hook(root: string) {
     const r = Bun.spawnSync(["systemd/certbot-deploy-hook"], {
       cwd: new URL("../..", import.meta.url).pathname,
-      env: { ...process.env, RENEWED_LINEAGE: lineage.path, POSTROOM_TLS_DIR: join(root, "etc/postroom/tls"), POSTROOM_GROUP: String(SERVICE_ID) },
+      env: {
+        ...process.env,
+        RENEWED_LINEAGE: lineage.path,
+        POSTROOM_TLS_DIR: join(root, "etc/postroom/tls"),
+        POSTROOM_GROUP: String(SERVICE_ID),
+      },
       stdout: "pipe",
       stderr: "pipe",
     });
@@ -158,7 +192,19 @@ describe.if(hasTools)("the README's service steps as an unprivileged user, certi
     });
     expect(created.status).toBe(201);
     const { email } = (await created.json()) as { email: string };
-    const r = await runSwaks(["--server", `127.0.0.1:${ports.inbound}`, "--tls", "--from", "alice@sender.test", "--to", email, "--header", "Subject: over STARTTLS", "--timeout", "15"]);
+    const r = await runSwaks([
+      "--server",
+      `127.0.0.1:${ports.inbound}`,
+      "--tls",
+      "--from",
+      "alice@sender.test",
+      "--to",
+      email,
+      "--header",
+      "Subject: over STARTTLS",
+      "--timeout",
+      "15",
+    ]);
     expect(r.transcript).toMatch(/<- {2}220 mx\.postroom\.test/);
     expect(r.transcript).toMatch(/<~ {2}250 /);
     expect(r.code).toBe(0);
@@ -171,7 +217,9 @@ describe.if(hasTools)("the README's service steps as an unprivileged user, certi
     try {
       const r = Bun.spawnSync(check, { stdout: "pipe", stderr: "pipe" });
       expect(r.exitCode).toBe(1);
-      expect(r.stderr.toString()).toContain(`${service.configPath}: 1 problem:\n  permission denied for uid ${SERVICE_ID} gid ${SERVICE_ID}`);
+      expect(r.stderr.toString()).toContain(
+        `${service.configPath}: 1 problem:\n  permission denied for uid ${SERVICE_ID} gid ${SERVICE_ID}`,
+      );
     } finally {
       chmodSync(service.configPath, 0o640);
     }
@@ -187,7 +235,10 @@ describe.if(hasTools)("the README's service steps as an unprivileged user, certi
     config.tls.key_file = rootOnlyKey;
     service.sh(`install -m 640 -g ${SERVICE_ID} /dev/null ${copy}`);
     await Bun.write(copy, stringify(config));
-    const r = Bun.spawnSync([...asServiceUser(service), join(service.root, "usr/local/bin/postroom"), "check-config", "--config", copy], { stdout: "pipe", stderr: "pipe" });
+    const r = Bun.spawnSync([...asServiceUser(service), join(service.root, "usr/local/bin/postroom"), "check-config", "--config", copy], {
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     expect(r.exitCode).toBe(1);
     const [head, ...problems] = r.stderr.toString().trimEnd().split("\n");
     expect(head).toBe(`${copy}: 4 problems:`);
@@ -221,7 +272,13 @@ describe.if(hasTools)("ACME mode on fixed ports, as the service user, with pebbl
       copyFileSync(pebble.caFile, caFile);
       await editConfig(configPath, join(root, "var/lib/postroom"), ports, {
         mode: "acme",
-        acme: { directory_url: pebble.directoryUrl, email: "ops@postroom.test", domains: [NAME], challenge_listen: `127.0.0.1:${pebble.challengePort}`, ca_file: caFile },
+        acme: {
+          directory_url: pebble.directoryUrl,
+          email: "ops@postroom.test",
+          domains: [NAME],
+          challenge_listen: `127.0.0.1:${pebble.challengePort}`,
+          ca_file: caFile,
+        },
       });
       const config = parse(await Bun.file(configPath).text()) as Record<string, any>;
       config.dns = { servers: [dns.address] };
@@ -245,7 +302,9 @@ describe.if(hasTools)("ACME mode on fixed ports, as the service user, with pebbl
     const { smtpUser, smtpPassword } = secretsOf(service.initOutput);
     await expectTlsAuth(ports.submissionTls, "--tlsc", smtpUser, smtpPassword);
     await expectTlsAuth(ports.submission, "--tls", smtpUser, smtpPassword);
-    expect(server.lines.filter((l) => l.msg === "submission smtp listening" && l.tls === "implicit").map((l) => l.port)).toEqual([ports.submissionTls]);
+    expect(server.lines.filter((l) => l.msg === "submission smtp listening" && l.tls === "implicit").map((l) => l.port)).toEqual([
+      ports.submissionTls,
+    ]);
     expect(server.lines.filter((l) => l.level === "error")).toEqual([]);
   }, 60_000);
 });

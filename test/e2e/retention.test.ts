@@ -28,7 +28,8 @@ const logLines: Record<string, unknown>[] = [];
 beforeAll(async () => {
   sink = await SmtpSink.start();
   // The greylisting MX: "later" is refused for a while (its message stays queued), then taken.
-  sink.script = (rcpt, attempt) => (rcpt.startsWith("later@") && attempt === 1 ? { code: 451, text: "4.7.1 Greylisted, try again later", at: "rcpt" } : "accept");
+  sink.script = (rcpt, attempt) =>
+    rcpt.startsWith("later@") && attempt === 1 ? { code: 451, text: "4.7.1 Greylisted, try again later", at: "rcpt" } : "accept";
   dns = await TestDnsServer.start();
   routeToSink(dns, "example.org");
   target = TestTarget.start();
@@ -49,19 +50,30 @@ afterAll(async () => {
   await target.stop();
 });
 
-const receive = async (to: string, subject: string) => expect((await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to, subject, text: subject })).code).toBe(250);
-const statusSubjects = async (addressId: string) => ((await t.json("GET", `${A}/incoming_statuses?address_id=${addressId}`, { auth })).body as { subject: string }[]).map((s) => s.subject);
+const receive = async (to: string, subject: string) =>
+  expect((await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to, subject, text: subject })).code).toBe(250);
+const statusSubjects = async (addressId: string) =>
+  ((await t.json("GET", `${A}/incoming_statuses?address_id=${addressId}`, { auth })).body as { subject: string }[]).map((s) => s.subject);
 const send = async (to: string, subject: string): Promise<string> => {
-  const res = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, { auth: sendKey, body: { from: "ann@sender.test", to, subject, plain: subject } });
+  const res = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
+    auth: sendKey,
+    body: { from: "ann@sender.test", to, subject, plain: subject },
+  });
   expect(res.status).toBe(202);
   return res.body.id;
 };
 const message = (id: string) => t.json("GET", `${A}/outbound_messages/${id}`, { auth });
 const eventKinds = async (id: string) => ((await message(id)).body?.recipients?.[0]?.events ?? []).map((e: { kind: string }) => e.kind);
-const listedSubjects = async () => ((await t.json("GET", `${A}/outbound_messages?outbound_account_id=${ACCOUNT_A.outboundId}`, { auth })).body as { subject: string }[]).map((m) => m.subject).sort();
+const listedSubjects = async () =>
+  ((await t.json("GET", `${A}/outbound_messages?outbound_account_id=${ACCOUNT_A.outboundId}`, { auth })).body as { subject: string }[])
+    .map((m) => m.subject)
+    .sort();
 
 test("a purge 31 days on: the old statuses, messages and events leave the API, today's and the queued one stay", async () => {
-  const address = (await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url("/in"), target_format: "json+n" } })).body as { id: string; email: string };
+  const address = (await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url("/in"), target_format: "json+n" } })).body as {
+    id: string;
+    email: string;
+  };
 
   // Day 0: mail in, mail out (one delivered, one greylisted and queued for a retry on day 45).
   await receive(address.email, "old inbound");

@@ -33,8 +33,18 @@ beforeAll(async () => {
         Array.from({ length: 2_000 }, (_, j) => {
           const i = from + j;
           const id = `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
-          const message = queuedMessage(id, { accountId: ACCOUNT_A.id, outboundAccountId: ACCOUNT_A.outboundId, subject: `report ${i}`, createdAtMs: T0 + i });
-          return repo.insert(message, [queuedRecipient(`r-${id}`, id, { state: "done", status: "delivery", email: `user${i}@example.org`, domain: "example.org" })], [], { webhook: false });
+          const message = queuedMessage(id, {
+            accountId: ACCOUNT_A.id,
+            outboundAccountId: ACCOUNT_A.outboundId,
+            subject: `report ${i}`,
+            createdAtMs: T0 + i,
+          });
+          return repo.insert(
+            message,
+            [queuedRecipient(`r-${id}`, id, { state: "done", status: "delivery", email: `user${i}@example.org`, domain: "example.org" })],
+            [],
+            { webhook: false },
+          );
         }),
       );
     }
@@ -46,9 +56,12 @@ beforeAll(async () => {
 afterAll(() => appliance?.stop());
 
 const search = (query: string) =>
-  fetch(`${appliance.http}/api/v0.1/${ACCOUNT_A.id}/outbound_messages?outbound_account_id=${ACCOUNT_A.outboundId}&query=${encodeURIComponent(query)}&page=2`, {
-    headers: { authorization: `Bearer ${ACCOUNT_A.token}` },
-  });
+  fetch(
+    `${appliance.http}/api/v0.1/${ACCOUNT_A.id}/outbound_messages?outbound_account_id=${ACCOUNT_A.outboundId}&query=${encodeURIComponent(query)}&page=2`,
+    {
+      headers: { authorization: `Bearer ${ACCOUNT_A.token}` },
+    },
+  );
 
 /** Milliseconds until the inbound SMTP server's 220 greeting. */
 function greetingMs(): Promise<number> {
@@ -76,7 +89,9 @@ describe("a slow search against the binary", () => {
     // Each "org" matches every message, through its recipient (a subquery), and `query` is at most 500 characters.
     const slow = [...Array.from({ length: 59 }, () => "org"), "nothing-like-this"].join(" ");
     const started = performance.now();
-    const answers = [1, 2, 3].map(() => search(slow).then(async (res) => ({ res, body: await res.json(), ms: performance.now() - started })));
+    const answers = [1, 2, 3].map(() =>
+      search(slow).then(async (res) => ({ res, body: await res.json(), ms: performance.now() - started })),
+    );
     let done = false;
     const all = Promise.all(answers).finally(() => (done = true));
     const probes: { healthz: number; greeting: number }[] = [];
@@ -101,9 +116,12 @@ describe("a slow search against the binary", () => {
   }, 60_000);
 
   test("a narrow search over the same 40,000 messages answers from the search thread", async () => {
-    const res = await fetch(`${appliance.http}/api/v0.1/${ACCOUNT_A.id}/outbound_messages?outbound_account_id=${ACCOUNT_A.outboundId}&query=${encodeURIComponent('subject:"report 39999"')}`, {
-      headers: { authorization: `Bearer ${ACCOUNT_A.token}` },
-    });
+    const res = await fetch(
+      `${appliance.http}/api/v0.1/${ACCOUNT_A.id}/outbound_messages?outbound_account_id=${ACCOUNT_A.outboundId}&query=${encodeURIComponent('subject:"report 39999"')}`,
+      {
+        headers: { authorization: `Bearer ${ACCOUNT_A.token}` },
+      },
+    );
     const body = (await res.json()) as { subject: string; recipients: { email: string }[] }[];
     expect({ status: res.status, body: res.status === 200 ? null : body }).toEqual({ status: 200, body: null });
     expect(body.map((m) => [m.subject, m.recipients[0]!.email])).toEqual([["report 39999", "user39999@example.org"]]);

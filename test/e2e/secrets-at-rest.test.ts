@@ -28,7 +28,13 @@ const s3Dir = tempDir("postroom-s3rver-");
 
 beforeAll(async () => {
   target = TestTarget.start();
-  s3 = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: s3Dir.path, configureBuckets: [{ name: "mail-files", configs: [] }] });
+  s3 = new S3rver({
+    port: 0,
+    address: "127.0.0.1",
+    silent: true,
+    directory: s3Dir.path,
+    configureBuckets: [{ name: "mail-files", configs: [] }],
+  });
   s3Port = (await s3.run()).port;
   t = await startTestApp({ inbound: true, accounts: [{ ...ACCOUNT_A, extra: "domain_targets = true" }] });
 });
@@ -55,18 +61,34 @@ test("the database holds no secret in clear; the target gets Basic auth, S3 take
       target: target.url("/secret", `hook:${PASSWORD}`),
       target_format: "json+n",
       signed: true,
-      attachments: { store: "s3", bucket: "mail-files", region: "us-east-1", endpoint: `http://127.0.0.1:${s3Port}`, access_key_id: "S3RVER", secret_access_key: S3_SECRET },
+      attachments: {
+        store: "s3",
+        bucket: "mail-files",
+        region: "us-east-1",
+        endpoint: `http://127.0.0.1:${s3Port}`,
+        access_key_id: "S3RVER",
+        secret_access_key: S3_SECRET,
+      },
     },
   });
   expect(created.status).toBe(201);
   const signingSecret: string = created.body.signing_secret;
   expect(signingSecret).toStartWith("whsec_");
-  const domain = await t.json("POST", `${A}/custom_domains?address_id=${created.body.id}`, { auth, body: { domain: "mail.customer.test", domain_target: target.url("/domain", `dom:${DOMAIN_PASSWORD}`) } });
+  const domain = await t.json("POST", `${A}/custom_domains?address_id=${created.body.id}`, {
+    auth,
+    body: { domain: "mail.customer.test", domain_target: target.url("/domain", `dom:${DOMAIN_PASSWORD}`) },
+  });
   expect(domain.status).toBe(201);
 
   // S3RVER is s3rver's fixed key: it is also a column name nowhere, so it cannot match by chance.
   const bytes = databaseBytes();
-  const inClear = [PASSWORD, DOMAIN_PASSWORD, `"secret_access_key":"${S3_SECRET}"`, signingSecret, signingSecret.slice("whsec_".length)].filter((s) => bytes.includes(s));
+  const inClear = [
+    PASSWORD,
+    DOMAIN_PASSWORD,
+    `"secret_access_key":"${S3_SECRET}"`,
+    signingSecret,
+    signingSecret.slice("whsec_".length),
+  ].filter((s) => bytes.includes(s));
   expect(inClear).toEqual([]);
   expect((statSync(join(t.dataDir, "postroom.db")).mode & 0o777).toString(8)).toBe("600");
 

@@ -25,7 +25,12 @@ beforeAll(async () => {
   sink = await SmtpSink.start();
   dns = await TestDnsServer.start();
   routeToSink(dns, "example.org");
-  t = await startTestApp({ clock, dnsServer: dns.address, submission: true, outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true` });
+  t = await startTestApp({
+    clock,
+    dnsServer: dns.address,
+    submission: true,
+    outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true`,
+  });
 });
 afterAll(async () => {
   await t.stop();
@@ -81,29 +86,65 @@ describe("E15 create, E18 verify, send, dkimverify", () => {
   });
 
   test("sending before verification is refused through the API and SMTP", async () => {
-    const api = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "news@brand.example", to: "x@example.org", plain: "x" } });
+    const api = await t.json("POST", SEND, {
+      auth: bearer(ACCOUNT_A.smtpKey),
+      body: { from: "news@brand.example", to: "x@example.org", plain: "x" },
+    });
     expect(api.body).toEqual({ status: 422, error: "from: domain brand.example is not verified" });
-    const unknown = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "a@elsewhere.example", to: "x@example.org", plain: "x" } });
+    const unknown = await t.json("POST", SEND, {
+      auth: bearer(ACCOUNT_A.smtpKey),
+      body: { from: "a@elsewhere.example", to: "x@example.org", plain: "x" },
+    });
     expect(unknown.body).toEqual({ status: 422, error: "from: domain elsewhere.example is not a sending domain of this account" });
-    const testMode = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "news@brand.example", to: "x@example.org", plain: "x", test_mode: true } });
+    const testMode = await t.json("POST", SEND, {
+      auth: bearer(ACCOUNT_A.smtpKey),
+      body: { from: "news@brand.example", to: "x@example.org", plain: "x", test_mode: true },
+    });
     expect(testMode.status).toBe(202);
-    const smtp = nodemailer.createTransport({ host: "127.0.0.1", port: t.app.submissionPort!, ignoreTLS: true, auth: { user: ACCOUNT_A.outboundId, pass: ACCOUNT_A.smtpKey } });
-    await expect(smtp.sendMail({ from: "news@brand.example", to: "x@example.org", text: "x" })).rejects.toMatchObject({ responseCode: 550, response: "550 5.7.1 domain brand.example is not verified" });
+    const smtp = nodemailer.createTransport({
+      host: "127.0.0.1",
+      port: t.app.submissionPort!,
+      ignoreTLS: true,
+      auth: { user: ACCOUNT_A.outboundId, pass: ACCOUNT_A.smtpKey },
+    });
+    await expect(smtp.sendMail({ from: "news@brand.example", to: "x@example.org", text: "x" })).rejects.toMatchObject({
+      responseCode: 550,
+      response: "550 5.7.1 domain brand.example is not verified",
+    });
   });
 
   test("records published: E18 answers 200 with all three flags true", async () => {
     publishRecords(dns, domain);
     const res = await t.json("POST", `${A}/sending_domains/${domain.id}/verify`, { auth });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ dkim_verified: true, return_path_verified: true, spf_verified: true, dkim_ed25519_verified: true, sending_status: "verified" });
+    expect(res.body).toMatchObject({
+      dkim_verified: true,
+      return_path_verified: true,
+      spf_verified: true,
+      dkim_ed25519_verified: true,
+      sending_status: "verified",
+    });
     expect(res.body.verified_at).toBeString();
     expect(res.body.dns_records.every((r: any) => r.verified && r.reason === null)).toBe(true);
   });
 
   test("mail from it (and from a subdomain) is signed, every header that matters and From twice", async () => {
-    const res = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "News <news@brand.example>", to: "reader@example.org", cc: "copy@example.org", subject: "Signed ✓", html: "<p>hi</p>", plain: "hi" } });
+    const res = await t.json("POST", SEND, {
+      auth: bearer(ACCOUNT_A.smtpKey),
+      body: {
+        from: "News <news@brand.example>",
+        to: "reader@example.org",
+        cc: "copy@example.org",
+        subject: "Signed ✓",
+        html: "<p>hi</p>",
+        plain: "hi",
+      },
+    });
     expect(res.status).toBe(202);
-    const sub = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "alerts@ops.brand.example", to: "reader2@example.org", subject: "from a subdomain", plain: "x" } });
+    const sub = await t.json("POST", SEND, {
+      auth: bearer(ACCOUNT_A.smtpKey),
+      body: { from: "alerts@ops.brand.example", to: "reader2@example.org", subject: "from a subdomain", plain: "x" },
+    });
     expect(sub.status).toBe(202);
     await eventually(() => sink.to("reader@example.org").length === 1 && sink.to("reader2@example.org").length === 1, 10_000, "deliveries");
     const raw = sink.to("reader@example.org")[0]!.raw;
@@ -117,7 +158,10 @@ describe("E15 create, E18 verify, send, dkimverify", () => {
   requireTools("python3-dkim")("dkimpy verifies the RSA and the Ed25519 signature of both, and a changed byte breaks them", () => {
     const raw = sink.to("reader@example.org")[0]!.raw;
     const records = { [domain.dkim_domain]: domain.dkim_public_record, [domain.dkim_ed25519_domain]: domain.dkim_ed25519_public_record };
-    const verdicts = (message: string) => dkimpyVerify(message, records).map((r) => [r.algorithm, r.domain, r.valid]).sort();
+    const verdicts = (message: string) =>
+      dkimpyVerify(message, records)
+        .map((r) => [r.algorithm, r.domain, r.valid])
+        .sort();
     expect(verdicts(raw)).toEqual([
       ["ed25519-sha256", "brand.example", true],
       ["rsa-sha256", "brand.example", true],
@@ -145,16 +189,28 @@ describe("E15 create, E18 verify, send, dkimverify", () => {
     expect(res.body.sending_status).toBe("grace");
     expect(Date.parse(res.body.grace_until) - clock.nowMs()).toBe(72 * 3600_000);
     dns.set(domain.dkim_domain, [{ type: "TXT", data: ["v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAsomethingelse"] }]);
-    expect((await t.json("POST", `${A}/sending_domains/${domain.id}/verify`, { auth })).body.dns_records[0].reason).toBe(`TXT at ${domain.dkim_domain} has a different key`);
+    expect((await t.json("POST", `${A}/sending_domains/${domain.id}/verify`, { auth })).body.dns_records[0].reason).toBe(
+      `TXT at ${domain.dkim_domain} has a different key`,
+    );
   });
 
   test("after the grace period the background verifier stops sending from it", async () => {
-    expect((await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "news@brand.example", to: "x@example.org", plain: "x" } })).status).toBe(202);
+    expect(
+      (
+        await t.json("POST", SEND, {
+          auth: bearer(ACCOUNT_A.smtpKey),
+          body: { from: "news@brand.example", to: "x@example.org", plain: "x" },
+        })
+      ).status,
+    ).toBe(202);
     clock.advance(73 * 3600_000);
     expect(await t.app.domains.verifyDue()).toBeGreaterThanOrEqual(1);
     const d = (await t.json("GET", `${A}/sending_domains/${domain.id}`, { auth })).body;
     expect(d).toMatchObject({ sending_status: "unverified", verified_at: null, dkim_verified: false });
-    const refused = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "news@brand.example", to: "x@example.org", plain: "x" } });
+    const refused = await t.json("POST", SEND, {
+      auth: bearer(ACCOUNT_A.smtpKey),
+      body: { from: "news@brand.example", to: "x@example.org", plain: "x" },
+    });
     expect(refused.body).toEqual({ status: 422, error: "from: domain brand.example is not verified" });
   });
 });
@@ -165,27 +221,43 @@ describe("the background verifier, listing and deletion", () => {
     publishRecords(dns, created);
     clock.advance(61_000);
     await t.app.domains.verifyDue();
-    expect((await t.json("GET", `${A}/sending_domains/${created.id}`, { auth })).body).toMatchObject({ dkim_verified: true, spf_verified: true, return_path_verified: true, sending_status: "verified" });
+    expect((await t.json("GET", `${A}/sending_domains/${created.id}`, { auth })).body).toMatchObject({
+      dkim_verified: true,
+      spf_verified: true,
+      return_path_verified: true,
+      sending_status: "verified",
+    });
   });
 
   test("E14 lists with a substring query; E17 deletes (202) and mail from it is refused at once", async () => {
     const d = await verifiedSendingDomain(t, dns, ACCOUNT_A, "gone.example");
     const list = (await t.json("GET", `${A}/sending_domains?query=gone`, { auth })).body;
     expect(list.map((x: any) => x.domain)).toEqual(["gone.example"]);
-    expect((await t.json("POST", `${A}/sending_domains`, { auth, body: { domain: "gone.example" } })).body).toEqual({ status: 422, error: "domain: gone.example is already a sending domain of this account" });
+    expect((await t.json("POST", `${A}/sending_domains`, { auth, body: { domain: "gone.example" } })).body).toEqual({
+      status: 422,
+      error: "domain: gone.example is already a sending domain of this account",
+    });
     const del = await t.json("DELETE", `${A}/sending_domains/${d.id}`, { auth });
     expect(del.status).toBe(202);
     expect(del.body.id).toBe(d.id);
     expect((await t.json("GET", `${A}/sending_domains/${d.id}`, { auth })).status).toBe(404);
-    const refused = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "x@gone.example", to: "x@example.org", plain: "x" } });
+    const refused = await t.json("POST", SEND, {
+      auth: bearer(ACCOUNT_A.smtpKey),
+      body: { from: "x@gone.example", to: "x@example.org", plain: "x" },
+    });
     expect(refused.body).toEqual({ status: 422, error: "from: domain gone.example is not a sending domain of this account" });
   });
 
   test("another account cannot see, verify or send from it", async () => {
     const d = await verifiedSendingDomain(t, dns, ACCOUNT_A, "mine.example");
     expect((await t.json("GET", `/api/v0.1/${ACCOUNT_B.id}/sending_domains/${d.id}`, { auth: bearer(ACCOUNT_B.token) })).status).toBe(404);
-    expect((await t.json("POST", `/api/v0.1/${ACCOUNT_B.id}/sending_domains/${d.id}/verify`, { auth: bearer(ACCOUNT_B.token) })).status).toBe(404);
-    const b = await t.json("POST", `/api/v0.1/${ACCOUNT_B.outboundId}/messages`, { auth: bearer(ACCOUNT_B.smtpKey), body: { from: "x@mine.example", to: "x@example.org", plain: "x" } });
+    expect(
+      (await t.json("POST", `/api/v0.1/${ACCOUNT_B.id}/sending_domains/${d.id}/verify`, { auth: bearer(ACCOUNT_B.token) })).status,
+    ).toBe(404);
+    const b = await t.json("POST", `/api/v0.1/${ACCOUNT_B.outboundId}/messages`, {
+      auth: bearer(ACCOUNT_B.smtpKey),
+      body: { from: "x@mine.example", to: "x@example.org", plain: "x" },
+    });
     expect(b.body).toEqual({ status: 422, error: "from: domain mine.example is not a sending domain of this account" });
   });
 });

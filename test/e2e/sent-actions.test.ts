@@ -16,19 +16,35 @@ const A = `/api/v0.1/${ACCOUNT_A.id}`;
 const auth = bearer(ACCOUNT_A.token);
 
 async function send(to: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const r = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "Ann <ann@sender.test>", to, subject: "Figures", plain: "Plain words", html: "<p>Rich <b>words</b></p>", ...extra } });
+  const r = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
+    auth: bearer(ACCOUNT_A.smtpKey),
+    body: { from: "Ann <ann@sender.test>", to, subject: "Figures", plain: "Plain words", html: "<p>Rich <b>words</b></p>", ...extra },
+  });
   expect(r.status).toBe(202);
   return r.body.id;
 }
-const statusOf = async (id: string, email: string) => ((await t.json("GET", `${A}/outbound_messages/${id}`, { auth })).body.recipients as { email: string; status: string; events: { kind: string; details: Record<string, unknown> }[] }[]).find((r) => r.email === email)!;
+const statusOf = async (id: string, email: string) =>
+  (
+    (await t.json("GET", `${A}/outbound_messages/${id}`, { auth })).body.recipients as {
+      email: string;
+      status: string;
+      events: { kind: string; details: Record<string, unknown> }[];
+    }[]
+  ).find((r) => r.email === email)!;
 
 beforeAll(async () => {
   sink = await SmtpSink.start();
   // "later" recipients are deferred on their first attempt, accepted after.
-  sink.script = (rcpt, attempt) => (rcpt.startsWith("later") && attempt === 1 ? { code: 451, text: "4.2.0 try again later", at: "rcpt" } : "accept");
+  sink.script = (rcpt, attempt) =>
+    rcpt.startsWith("later") && attempt === 1 ? { code: 451, text: "4.2.0 try again later", at: "rcpt" } : "accept";
   dns = await TestDnsServer.start();
   routeToSink(dns, "example.org");
-  t = await startTestApp({ clock, dnsServer: dns.address, accounts: [ACCOUNT_A, ACCOUNT_B], outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\nretry_delays = ["5m", "30m"]` });
+  t = await startTestApp({
+    clock,
+    dnsServer: dns.address,
+    accounts: [ACCOUNT_A, ACCOUNT_B],
+    outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\nretry_delays = ["5m", "30m"]`,
+  });
   await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");
 });
 afterAll(async () => {
@@ -39,7 +55,9 @@ afterAll(async () => {
 
 describe("a sent message's source and content", () => {
   test("the source downloads as .eml; the content gives its headers, text, HTML and attachments", async () => {
-    const id = await send("bob@example.org", { attachments: [{ file_name: "figures.csv", content_type: "text/csv", content: Buffer.from("a,b\n1,2\n").toString("base64") }] });
+    const id = await send("bob@example.org", {
+      attachments: [{ file_name: "figures.csv", content_type: "text/csv", content: Buffer.from("a,b\n1,2\n").toString("base64") }],
+    });
     const raw = await t.call("GET", `${A}/outbound_messages/${id}/raw`, { auth });
     expect(raw.status).toBe(200);
     expect(raw.headers.get("content-type")).toBe("message/rfc822");
@@ -52,7 +70,9 @@ describe("a sent message's source and content", () => {
     expect(content.body.text.trim()).toBe("Plain words");
     expect(content.body.html).toContain("<b>words</b>");
     expect(content.body.attachments).toEqual([{ filename: "figures.csv", content_type: "text/csv", size: 8 }]);
-    expect((await t.json("GET", `/api/v0.1/${ACCOUNT_B.id}/outbound_messages/${id}/content`, { auth: bearer(ACCOUNT_B.token) })).status).toBe(404);
+    expect(
+      (await t.json("GET", `/api/v0.1/${ACCOUNT_B.id}/outbound_messages/${id}/content`, { auth: bearer(ACCOUNT_B.token) })).status,
+    ).toBe(404);
   });
 });
 

@@ -18,7 +18,10 @@ async function writeConfig(name: string, accounts = [TOKEN_1], logLevel = "info"
 }
 
 const api = (port: number, path: string, token: string, init: RequestInit = {}) =>
-  fetch(`http://127.0.0.1:${port}/api/v0.1/${TOKEN_1.id}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...init.headers } });
+  fetch(`http://127.0.0.1:${port}/api/v0.1/${TOKEN_1.id}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...init.headers },
+  });
 
 describe("postroom serve", () => {
   let addressId = "";
@@ -28,10 +31,16 @@ describe("postroom serve", () => {
     const p = ServeProcess.spawn(config);
     const port = await p.httpPort();
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
-    const created = await api(port, "/addresses", TOKEN_1.token, { method: "POST", body: JSON.stringify({ target: "https://a.example/", target_format: "json+n" }) });
+    const created = await api(port, "/addresses", TOKEN_1.token, {
+      method: "POST",
+      body: JSON.stringify({ target: "https://a.example/", target_format: "json+n" }),
+    });
     expect(created.status).toBe(201);
     addressId = ((await created.json()) as { id: string }).id;
-    const domain = await api(port, `/custom_domains?address_id=${addressId}`, TOKEN_1.token, { method: "POST", body: JSON.stringify({ domain: "kept.example" }) });
+    const domain = await api(port, `/custom_domains?address_id=${addressId}`, TOKEN_1.token, {
+      method: "POST",
+      body: JSON.stringify({ domain: "kept.example" }),
+    });
     expect(domain.status).toBe(201);
     const log = await p.waitFor((l) => l.msg === "http request" && l.method === "POST");
     expect(log).toMatchObject({ level: "info", path: `/api/v0.1/${TOKEN_1.id}/addresses`, status: 201, account_id: TOKEN_1.id });
@@ -105,7 +114,13 @@ describe("postroom serve", () => {
   test("a port already in use is a runtime failure (exit 2)", async () => {
     const blocker = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
     const path = join(dir.path, "busy.toml");
-    await Bun.write(path, testConfigToml({ dataDir: join(dir.path, "data-busy"), accounts: [TOKEN_1] }).replace('listen = "127.0.0.1:0"', `listen = "127.0.0.1:${blocker.port}"`));
+    await Bun.write(
+      path,
+      testConfigToml({ dataDir: join(dir.path, "data-busy"), accounts: [TOKEN_1] }).replace(
+        'listen = "127.0.0.1:0"',
+        `listen = "127.0.0.1:${blocker.port}"`,
+      ),
+    );
     const p = ServeProcess.spawn(path);
     expect(await p.exited()).toBe(2);
     blocker.stop(true);

@@ -20,7 +20,8 @@ import { scrapeMetrics } from "../helpers/metrics.ts";
 const A = `/api/v0.1/${ACCOUNT_A.id}`;
 const auth = bearer(ACCOUNT_A.token);
 const METRICS_TOKEN = "pr_metrics_token_for_tests";
-const INBOUND_LIMITS = 'max_connections_per_ip = 3\nmax_junk_commands = 5\nmax_session_time = "3s"\nmin_data_rate = 100\ndata_rate_window = "1s"\nmax_recipients = 5';
+const INBOUND_LIMITS =
+  'max_connections_per_ip = 3\nmax_junk_commands = 5\nmax_session_time = "3s"\nmin_data_rate = 100\ndata_rate_window = "1s"\nmax_recipients = 5';
 
 let target: TestTarget;
 let t: TestApp;
@@ -48,7 +49,13 @@ async function unpromptedReply(session: SmtpSession): Promise<{ reply: string; m
 
 beforeAll(async () => {
   target = TestTarget.start();
-  t = await startTestApp({ inbound: true, accounts: [ACCOUNT_A], smtp: INBOUND_LIMITS, http: `metrics_token = "${hashSecret(METRICS_TOKEN)}"`, logger: createLogger({ level: "info", sink: (line) => logLines.push(line) }) });
+  t = await startTestApp({
+    inbound: true,
+    accounts: [ACCOUNT_A],
+    smtp: INBOUND_LIMITS,
+    http: `metrics_token = "${hashSecret(METRICS_TOKEN)}"`,
+    logger: createLogger({ level: "info", sink: (line) => logLines.push(line) }),
+  });
 });
 afterAll(async () => {
   await t.stop();
@@ -82,7 +89,9 @@ describe("inbound", () => {
       "a slot freed by the closed connection",
     );
     for (const s of [...held, again.session]) await s.close();
-    expect(logged().some((l) => l.msg === "smtp session closed by a limit" && l.limit === "max_connections_per_ip" && l.ip === "127.0.0.1")).toBe(true);
+    expect(
+      logged().some((l) => l.msg === "smtp session closed by a limit" && l.limit === "max_connections_per_ip" && l.ip === "127.0.0.1"),
+    ).toBe(true);
   });
 
   test("max_junk_commands: the sixth NOOP/RSET/VRFY gets 421 4.7.0; a message in between starts the count again", async () => {
@@ -97,7 +106,9 @@ describe("inbound", () => {
     expect(await session.command("NOOP")).toBe("421 4.7.0 Too many commands without mail; closing connection");
     await eventually(() => session.closed, 5000, "the connection closed");
     // Counted on /metrics by the limit's name.
-    expect((await scrapeMetrics(t.app.httpPort!, METRICS_TOKEN)).value("postroom_inbound_smtp_refusals_total", { reason: "max_junk_commands" })).toBe(1);
+    expect(
+      (await scrapeMetrics(t.app.httpPort!, METRICS_TOKEN)).value("postroom_inbound_smtp_refusals_total", { reason: "max_junk_commands" }),
+    ).toBe(1);
   });
 
   test("min_data_rate: DATA dripping a few bytes a second is cut with 421 4.4.2 and the message is not accepted", async () => {
@@ -149,7 +160,15 @@ describe("inbound", () => {
     for (const r of rcpts) expect(await before.session.command(`RCPT TO:<${r}>`)).toStartWith("250");
     await before.session.close();
 
-    const next = parseConfigText(testConfigToml({ dataDir: t.dataDir, inbound: true, accounts: [ACCOUNT_A], dnsServer: t.app.config.dns.servers[0], smtp: INBOUND_LIMITS.replace("max_recipients = 5", "max_recipients = 2").replace("max_junk_commands = 5", "max_junk_commands = 1") }));
+    const next = parseConfigText(
+      testConfigToml({
+        dataDir: t.dataDir,
+        inbound: true,
+        accounts: [ACCOUNT_A],
+        dnsServer: t.app.config.dns.servers[0],
+        smtp: INBOUND_LIMITS.replace("max_recipients = 5", "max_recipients = 2").replace("max_junk_commands = 5", "max_junk_commands = 1"),
+      }),
+    );
     if (!next.ok) throw new Error(next.problems.join("\n"));
     const original = t.app.config;
     t.app.reload(next.config);
@@ -171,7 +190,12 @@ describe("submission without a certificate", () => {
   let s: TestApp;
   const lines: string[] = [];
   const PLAIN = Buffer.from(`\0${ACCOUNT_A.outboundId}\0${ACCOUNT_A.smtpKey}`).toString("base64");
-  const opts = (allowInsecureAuth: boolean): TestAppOptions => ({ submission: true, allowInsecureAuth, accounts: [ACCOUNT_A], smtp: 'auth_timeout = "1s"' });
+  const opts = (allowInsecureAuth: boolean): TestAppOptions => ({
+    submission: true,
+    allowInsecureAuth,
+    accounts: [ACCOUNT_A],
+    smtp: 'auth_timeout = "1s"',
+  });
 
   beforeAll(async () => {
     s = await startTestApp({ ...opts(false), logger: createLogger({ level: "info", sink: (line) => lines.push(line) }) });
@@ -260,7 +284,11 @@ describe("submission with implicit TLS", () => {
       await extra.closed;
       const greeting = await new Promise<string>((resolve, reject) => {
         // Another client: a TCP socket from 127.0.0.2, then TLS over it.
-        const tls = tlsConnect({ socket: connect({ port, host: "127.0.0.1", localAddress: "127.0.0.2" }), rejectUnauthorized: false, servername: "mx.postroom.test" });
+        const tls = tlsConnect({
+          socket: connect({ port, host: "127.0.0.1", localAddress: "127.0.0.2" }),
+          rejectUnauthorized: false,
+          servername: "mx.postroom.test",
+        });
         tls.once("data", (d: Buffer) => (resolve(d.toString()), tls.end()));
         tls.once("error", reject);
       });

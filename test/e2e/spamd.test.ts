@@ -29,29 +29,46 @@ afterAll(async () => {
 async function appliance(address: string, timeout = "2s"): Promise<{ t: TestApp; email: string }> {
   const t = await startTestApp({ inbound: true, inboundKeys: `[inbound.spamd]\naddress = "${address}"\ntimeout = "${timeout}"` });
   apps.push(t);
-  const created = await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { auth: bearer(ACCOUNT_A.token), body: { target: target.url("/spam"), target_format: "json+n" } });
+  const created = await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/addresses`, {
+    auth: bearer(ACCOUNT_A.token),
+    body: { target: target.url("/spam"), target_format: "json+n" },
+  });
   return { t, email: created.body.email };
 }
 
 const lastPayload = () => target.at("/spam").at(-1)!.json;
 
 describe("spam scores from spamd", () => {
-  spamdTest("the GTUBE message carries a score above 5 with the GTUBE rule; an ordinary one a low score", async () => {
-    const { t, email } = await appliance(spamd!.address);
-    const spam = await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: email, subject: "offer", text: `Buy now\n${GTUBE}\n` });
-    expect(spam.response).toStartWith("250");
-    const scored = lastPayload().envelope.spamd;
-    expect(scored).toMatchObject({ success: true, description: "SpamAssassin score" });
-    expect(Number(scored.score)).toBeGreaterThan(5);
-    expect(scored.score).toMatch(/^-?\d+(\.\d+)?$/);
-    expect(scored.symbols).toContain("GTUBE");
+  spamdTest(
+    "the GTUBE message carries a score above 5 with the GTUBE rule; an ordinary one a low score",
+    async () => {
+      const { t, email } = await appliance(spamd!.address);
+      const spam = await sendWithNodemailer(t.app.inboundPort!, {
+        from: "alice@sender.test",
+        to: email,
+        subject: "offer",
+        text: `Buy now\n${GTUBE}\n`,
+      });
+      expect(spam.response).toStartWith("250");
+      const scored = lastPayload().envelope.spamd;
+      expect(scored).toMatchObject({ success: true, description: "SpamAssassin score" });
+      expect(Number(scored.score)).toBeGreaterThan(5);
+      expect(scored.score).toMatch(/^-?\d+(\.\d+)?$/);
+      expect(scored.symbols).toContain("GTUBE");
 
-    await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: email, subject: "lunch", text: "Shall we have lunch on Thursday?\n" });
-    const ham = lastPayload().envelope.spamd;
-    expect(ham.success).toBe(true);
-    expect(Number(ham.score)).toBeLessThan(5);
-    expect(ham.symbols).not.toContain("GTUBE");
-  }, 60_000);
+      await sendWithNodemailer(t.app.inboundPort!, {
+        from: "alice@sender.test",
+        to: email,
+        subject: "lunch",
+        text: "Shall we have lunch on Thursday?\n",
+      });
+      const ham = lastPayload().envelope.spamd;
+      expect(ham.success).toBe(true);
+      expect(Number(ham.score)).toBeLessThan(5);
+      expect(ham.symbols).not.toContain("GTUBE");
+    },
+    60_000,
+  );
 });
 
 describe("a spamd that does not answer", () => {
@@ -70,14 +87,23 @@ describe("a spamd that does not answer", () => {
     const port = (silent.address() as { port: number }).port;
     const { t, email } = await appliance(`127.0.0.1:${port}`, "300ms");
     const started = performance.now();
-    expect((await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: email, subject: "s", text: "x" })).response).toStartWith("250");
+    expect(
+      (await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: email, subject: "s", text: "x" })).response,
+    ).toStartWith("250");
     expect(performance.now() - started).toBeLessThan(5000);
-    expect(lastPayload().envelope.spamd).toEqual({ score: "0.0", symbols: [], success: false, description: "SpamAssassin: no answer within 300 ms" });
+    expect(lastPayload().envelope.spamd).toEqual({
+      score: "0.0",
+      symbols: [],
+      success: false,
+      description: "SpamAssassin: no answer within 300 ms",
+    });
   }, 30_000);
 
   test("down (nothing listens): at once, success false, the mail delivered", async () => {
     const { t, email } = await appliance(`127.0.0.1:${await freePort()}`);
-    expect((await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: email, subject: "s", text: "x" })).response).toStartWith("250");
+    expect(
+      (await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: email, subject: "s", text: "x" })).response,
+    ).toStartWith("250");
     expect(lastPayload().envelope.spamd).toEqual({ score: "0.0", symbols: [], success: false, description: "SpamAssassin: ECONNREFUSED" });
   }, 30_000);
 });
@@ -86,7 +112,10 @@ describe("without inbound.spamd", () => {
   test("the payload has no spamd field", async () => {
     const t = await startTestApp({ inbound: true });
     apps.push(t);
-    const created = await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { auth: bearer(ACCOUNT_A.token), body: { target: target.url("/spam"), target_format: "json+n" } });
+    const created = await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/addresses`, {
+      auth: bearer(ACCOUNT_A.token),
+      body: { target: target.url("/spam"), target_format: "json+n" },
+    });
     await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: created.body.email, subject: "s", text: "x" });
     expect("spamd" in lastPayload().envelope).toBe(false);
   }, 30_000);

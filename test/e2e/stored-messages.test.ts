@@ -32,10 +32,22 @@ async function fetchStored(url: string): Promise<Response> {
 
 describe("store_messages", () => {
   test("local: envelope.store_url serves the message as sent (its MD5 is envelope.md5), and E6 shows the URL", async () => {
-    const created = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url("/kept"), target_format: "json+n", store_messages: true } });
+    const created = await t.json("POST", `${A}/addresses`, {
+      auth,
+      body: { target: target.url("/kept"), target_format: "json+n", store_messages: true },
+    });
     expect(created.status).toBe(201);
     expect(created.body.store_messages).toBe(true);
-    expect((await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: created.body.email, subject: "keep me", text: "kept body" })).code).toBe(250);
+    expect(
+      (
+        await sendWithNodemailer(t.app.inboundPort!, {
+          from: "alice@sender.test",
+          to: created.body.email,
+          subject: "keep me",
+          text: "kept body",
+        })
+      ).code,
+    ).toBe(250);
     const envelope = target.at("/kept")[0]!.json.envelope;
     expect(envelope.store_url).toMatch(/\/attachments\/.+\.eml\?expires=\d+&signature=/);
     const got = await fetchStored(envelope.store_url);
@@ -55,12 +67,18 @@ describe("store_messages", () => {
     expect((await t.json("GET", `${A}/incoming_statuses?address_id=${created.body.id}`, { auth })).body[0].store_url).toBeNull();
     const patched = await t.json("PATCH", `${A}/addresses/${created.body.id}`, { auth, body: { store_messages: true } });
     expect(patched.body.store_messages).toBe(true);
-    const put = await t.json("PUT", `${A}/addresses/${created.body.id}`, { auth, body: { target: target.url("/plain"), target_format: "json+n" } });
+    const put = await t.json("PUT", `${A}/addresses/${created.body.id}`, {
+      auth,
+      body: { target: target.url("/plain"), target_format: "json+n" },
+    });
     expect(put.body.store_messages).toBe(true);
   });
 
   test("the URL stops working after inbound.attachment_url_ttl", async () => {
-    const created = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url("/ttl"), target_format: "json+n", store_messages: true } });
+    const created = await t.json("POST", `${A}/addresses`, {
+      auth,
+      body: { target: target.url("/ttl"), target_format: "json+n", store_messages: true },
+    });
     await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: created.body.email, subject: "expiring", text: "x" });
     const url = target.at("/ttl")[0]!.json.envelope.store_url;
     expect((await fetchStored(url)).status).toBe(200);
@@ -72,8 +90,16 @@ describe("store_messages", () => {
 describe("a kept message in the incoming Details: its headers, the payload posted, post again", () => {
   test("a message the target refused (500) is posted again once the target is back: a new status with the 200", async () => {
     target.answers.set("/again", { status: 500, body: "database down" });
-    const created = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url("/again"), target_format: "json+n", store_messages: true } });
-    const sent = await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: created.body.email, subject: "try again", text: "second time lucky" });
+    const created = await t.json("POST", `${A}/addresses`, {
+      auth,
+      body: { target: target.url("/again"), target_format: "json+n", store_messages: true },
+    });
+    const sent = await sendWithNodemailer(t.app.inboundPort!, {
+      from: "alice@sender.test",
+      to: created.body.email,
+      subject: "try again",
+      text: "second time lucky",
+    });
     expect(sent.code).toBe(451);
     const first = (await t.json("GET", `${A}/incoming_statuses?address_id=${created.body.id}`, { auth })).body;
     expect(first.map((s: { status: string }) => s.status)).toEqual(["500"]);
@@ -96,7 +122,10 @@ describe("a kept message in the incoming Details: its headers, the payload poste
   });
 
   test("the message view: the headers as sent, in order, and the JSON payload the target got (attachments' contents left out)", async () => {
-    const created = await t.json("POST", `${A}/addresses`, { auth, body: { target: target.url("/view"), target_format: "json+n", store_messages: true } });
+    const created = await t.json("POST", `${A}/addresses`, {
+      auth,
+      body: { target: target.url("/view"), target_format: "json+n", store_messages: true },
+    });
     await sendWithNodemailer(t.app.inboundPort!, {
       from: "alice@sender.test",
       to: created.body.email,
@@ -134,7 +163,11 @@ describe("a kept message in the incoming Details: its headers, the payload poste
     expect(unkept.body.error).toContain("not kept");
     const other = await t.json("GET", `/api/v0.1/${ACCOUNT_B.id}${path}`, { auth: bearer(ACCOUNT_B.token) });
     expect(other.status).toBe(404);
-    const otherAgain = await t.json("POST", `/api/v0.1/${ACCOUNT_B.id}/incoming_statuses/${status.id}/post_again?address_id=${created.body.id}`, { auth: bearer(ACCOUNT_B.token) });
+    const otherAgain = await t.json(
+      "POST",
+      `/api/v0.1/${ACCOUNT_B.id}/incoming_statuses/${status.id}/post_again?address_id=${created.body.id}`,
+      { auth: bearer(ACCOUNT_B.token) },
+    );
     expect(otherAgain.status).toBe(404);
   });
 });
@@ -144,7 +177,13 @@ describe("store_messages with an S3 store, against s3rver", () => {
     clock.set(Date.now());
     const { default: S3rver } = await import("s3rver");
     const dir = `/tmp/postroom-s3rver-stored-${process.pid}`;
-    const s3 = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: dir, configureBuckets: [{ name: "mail-store", configs: [] }] });
+    const s3 = new S3rver({
+      port: 0,
+      address: "127.0.0.1",
+      silent: true,
+      directory: dir,
+      configureBuckets: [{ name: "mail-store", configs: [] }],
+    });
     const { port } = await s3.run();
     try {
       const created = await t.json("POST", `${A}/addresses`, {
@@ -153,11 +192,28 @@ describe("store_messages with an S3 store, against s3rver", () => {
           target: target.url("/s3kept"),
           target_format: "json+n",
           store_messages: true,
-          attachments: { store: "s3", bucket: "mail-store", region: "us-east-1", endpoint: `http://127.0.0.1:${port}`, path_prefix: "messages/", access_key_id: "S3RVER", secret_access_key: "S3RVER" },
+          attachments: {
+            store: "s3",
+            bucket: "mail-store",
+            region: "us-east-1",
+            endpoint: `http://127.0.0.1:${port}`,
+            path_prefix: "messages/",
+            access_key_id: "S3RVER",
+            secret_access_key: "S3RVER",
+          },
         },
       });
       expect(created.status).toBe(201);
-      expect((await sendWithNodemailer(t.app.inboundPort!, { from: "alice@sender.test", to: created.body.email, subject: "to the bucket", text: "x" })).code).toBe(250);
+      expect(
+        (
+          await sendWithNodemailer(t.app.inboundPort!, {
+            from: "alice@sender.test",
+            to: created.body.email,
+            subject: "to the bucket",
+            text: "x",
+          })
+        ).code,
+      ).toBe(250);
       const envelope = target.at("/s3kept")[0]!.json.envelope;
       const url = new URL(envelope.store_url);
       expect(url.pathname).toMatch(/^\/mail-store\/messages\/.+\.eml$/);

@@ -69,8 +69,20 @@ describe("no AUTH without TLS", () => {
 
   requireTools("swaks")("swaks --auth on a plain connection stops before sending the password", async () => {
     const { code, transcript } = await runSwaks([
-      "--server", "127.0.0.1", "--port", String(strict.app.submissionPort), "--auth", "PLAIN",
-      "--auth-user", ACCOUNT_A.outboundId, "--auth-password", ACCOUNT_A.smtpKey, "--from", "ann@sender.test", "--to", "bob@example.org",
+      "--server",
+      "127.0.0.1",
+      "--port",
+      String(strict.app.submissionPort),
+      "--auth",
+      "PLAIN",
+      "--auth-user",
+      ACCOUNT_A.outboundId,
+      "--auth-password",
+      ACCOUNT_A.smtpKey,
+      "--from",
+      "ann@sender.test",
+      "--to",
+      "bob@example.org",
     ]);
     expect(code).not.toBe(0);
     expect(transcript).toMatch(/<-\s+250[ -]STARTTLS/);
@@ -82,8 +94,20 @@ describe("no AUTH without TLS", () => {
 
   requireTools("swaks")("swaks --auth on a listener without a certificate: EHLO lists no AUTH and the password never crosses", async () => {
     const { code, transcript } = await runSwaks([
-      "--server", "127.0.0.1", "--port", String(noCertificate.app.submissionPort), "--auth", "LOGIN",
-      "--auth-user", ACCOUNT_A.outboundId, "--auth-password", ACCOUNT_A.smtpKey, "--from", "ann@sender.test", "--to", "bob@example.org",
+      "--server",
+      "127.0.0.1",
+      "--port",
+      String(noCertificate.app.submissionPort),
+      "--auth",
+      "LOGIN",
+      "--auth-user",
+      ACCOUNT_A.outboundId,
+      "--auth-password",
+      ACCOUNT_A.smtpKey,
+      "--from",
+      "ann@sender.test",
+      "--to",
+      "bob@example.org",
     ]);
     expect(code).not.toBe(0);
     expect(transcript).toMatch(/<-\s+250 SIZE/);
@@ -94,8 +118,19 @@ describe("no AUTH without TLS", () => {
 
   requireTools("swaks")("after STARTTLS, AUTH is offered and swaks logs in", async () => {
     const { code, transcript } = await runSwaks([
-      "--server", "127.0.0.1", "--port", String(strict.app.submissionPort), "--tls", "--auth", "PLAIN",
-      "--auth-user", ACCOUNT_A.outboundId, "--auth-password", ACCOUNT_A.smtpKey, "--quit-after", "AUTH",
+      "--server",
+      "127.0.0.1",
+      "--port",
+      String(strict.app.submissionPort),
+      "--tls",
+      "--auth",
+      "PLAIN",
+      "--auth-user",
+      ACCOUNT_A.outboundId,
+      "--auth-password",
+      ACCOUNT_A.smtpKey,
+      "--quit-after",
+      "AUTH",
     ]);
     expect(transcript).toMatch(/<~\s+250[ -]AUTH PLAIN LOGIN/);
     expect(transcript).toContain("235 2.7.0 Authentication successful");

@@ -13,7 +13,10 @@ import { requireTools } from "../helpers/tools.ts";
 
 const A = `/api/v0.1/${ACCOUNT_A.id}`;
 const auth = bearer(ACCOUNT_A.token);
-const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a6a30000000049454e44ae426082", "hex");
+const PNG = Buffer.from(
+  "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a6a30000000049454e44ae426082",
+  "hex",
+);
 const rackTest = requireTools("ruby-rack");
 
 let t: TestApp;
@@ -113,7 +116,16 @@ describe("json: headers under the names the message writes", () => {
     expect(body.headers.subject).toBeUndefined();
     expect(body.plain).toBe("Grüße aus Köln   \nzweite Zeile");
     expect(body.envelope.to).toBe(addresses.json!.email);
-    expect(body.attachments).toEqual([{ file_name: "logo.png", content_type: "image/png", size: String(PNG.length), disposition: "attachment", content_id: null, content: PNG.toString("base64") }]);
+    expect(body.attachments).toEqual([
+      {
+        file_name: "logo.png",
+        content_type: "image/png",
+        size: String(PNG.length),
+        disposition: "attachment",
+        content_id: null,
+        content: PNG.toString("base64"),
+      },
+    ]);
   });
 });
 

@@ -51,9 +51,17 @@ describe.if(hasPebble)("a CAA lookup that fails does not stop the order", () => 
   for (const [how, name, said] of cases) {
     test(`${how} for CAA: a certificate all the same, and a warning that says why CAA was not checked`, async () => {
       const rcode = how === "no answer" ? "TIMEOUT" : how;
-      dns.set(name, [{ type: "A", address: "127.0.0.1" }, { type: "FAIL", qtype: "CAA", rcode }]);
+      dns.set(name, [
+        { type: "A", address: "127.0.0.1" },
+        { type: "FAIL", qtype: "CAA", rcode },
+      ]);
       const lines: string[] = [];
-      const app = await startTestApp({ dnsServer: dns.address, inbound: true, tls: acmeToml([name]), logger: createLogger({ level: "info", sink: (l) => lines.push(l) }) });
+      const app = await startTestApp({
+        dnsServer: dns.address,
+        inbound: true,
+        tls: acmeToml([name]),
+        logger: createLogger({ level: "info", sink: (l) => lines.push(l) }),
+      });
       try {
         const failed = () => lines.find((l) => l.includes('"acme order failed"'));
         await waitFor("the order's outcome", () => app.app.tls.current() ?? failed());

@@ -56,9 +56,17 @@ afterAll(async () => {
 
 describe.if(hasPebble)("ACME failures keep the listeners up", () => {
   test("a CAA record that forbids every CA: a clear log line, no STARTTLS, a retry after minutes, not an hour", async () => {
-    dns.set("forbidden.postroom.test", [{ type: "A", address: "127.0.0.1" }, { type: "CAA", flags: 0, tag: "issue", value: ";" }]);
+    dns.set("forbidden.postroom.test", [
+      { type: "A", address: "127.0.0.1" },
+      { type: "CAA", flags: 0, tag: "issue", value: ";" },
+    ]);
     const lines: string[] = [];
-    const app = await startTestApp({ dnsServer: dns.address, inbound: true, tls: acmeToml(["forbidden.postroom.test"]), logger: createLogger({ level: "info", sink: (l) => lines.push(l) }) });
+    const app = await startTestApp({
+      dnsServer: dns.address,
+      inbound: true,
+      tls: acmeToml(["forbidden.postroom.test"]),
+      logger: createLogger({ level: "info", sink: (l) => lines.push(l) }),
+    });
     try {
       await waitFor("the failed order", () => lines.find((l) => l.includes('"acme order failed"')));
       const failure = JSON.parse(lines.find((l) => l.includes('"acme order failed"'))!);
@@ -91,7 +99,12 @@ describe.if(hasPebble)("ACME failures keep the listeners up", () => {
   test("a name the CA cannot validate (no DNS record): pebble refuses, the reason is logged, the old certificate stays", async () => {
     const lines: string[] = [];
     dns.set(NAME, [{ type: "A", address: "127.0.0.1" }]);
-    const app = await startTestApp({ dnsServer: dns.address, inbound: true, tls: acmeToml([NAME]), logger: createLogger({ level: "info", sink: (l) => lines.push(l) }) });
+    const app = await startTestApp({
+      dnsServer: dns.address,
+      inbound: true,
+      tls: acmeToml([NAME]),
+      logger: createLogger({ level: "info", sink: (l) => lines.push(l) }),
+    });
     try {
       await waitFor("a certificate", () => app.app.tls.current());
       dns.set(NAME, []); // the CA can no longer resolve the name

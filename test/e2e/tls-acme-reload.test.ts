@@ -40,7 +40,12 @@ test("a node without the check-certificate lease serves the certificate the hold
     await sqliteTlsStore(otherNode, Date.now).saveCertificate(first);
 
     const lines: string[] = [];
-    const started = await startTestApp({ dataDir, inbound: true, tls: ACME, logger: createLogger({ level: "info", sink: (l) => lines.push(l) }) });
+    const started = await startTestApp({
+      dataDir,
+      inbound: true,
+      tls: ACME,
+      logger: createLogger({ level: "info", sink: (l) => lines.push(l) }),
+    });
     try {
       const port = started.app.inboundPort!;
       expect(await servedSerial(port, NAME)).toBe(new X509Certificate(first.cert).serialNumber);

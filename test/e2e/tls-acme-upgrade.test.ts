@@ -36,10 +36,18 @@ describe("upgrading from ACME files under data_dir/tls", () => {
     const old = writeOldPem("old");
     const accountKey = readFileSync(join(work.path, "old.key"), "utf8");
     writeFileSync(join(tlsDir, "acme-account.key"), accountKey);
-    writeFileSync(join(tlsDir, "acme-account.json"), JSON.stringify({ directoryUrl: "https://127.0.0.1:9/directory", accountUrl: "https://ca.test/acct/7" }));
+    writeFileSync(
+      join(tlsDir, "acme-account.json"),
+      JSON.stringify({ directoryUrl: "https://127.0.0.1:9/directory", accountUrl: "https://ca.test/acct/7" }),
+    );
 
     const lines: string[] = [];
-    const first = await startTestApp({ dataDir, inbound: true, tls: ACME, logger: createLogger({ level: "info", sink: (l) => lines.push(l) }) });
+    const first = await startTestApp({
+      dataDir,
+      inbound: true,
+      tls: ACME,
+      logger: createLogger({ level: "info", sink: (l) => lines.push(l) }),
+    });
     const oldSerial = new X509Certificate(old.cert).serialNumber;
     try {
       expect(await servedSerial(first.app.inboundPort!, NAME)).toBe(oldSerial);
@@ -62,7 +70,12 @@ describe("upgrading from ACME files under data_dir/tls", () => {
     // A file put there since is not imported again: the store's certificate is the one served.
     writeOldPem("newer");
     const lines2: string[] = [];
-    const second = await startTestApp({ dataDir, inbound: true, tls: ACME, logger: createLogger({ level: "info", sink: (l) => lines2.push(l) }) });
+    const second = await startTestApp({
+      dataDir,
+      inbound: true,
+      tls: ACME,
+      logger: createLogger({ level: "info", sink: (l) => lines2.push(l) }),
+    });
     try {
       expect(await servedSerial(second.app.inboundPort!, NAME)).toBe(oldSerial);
       expect(lines2.some((l) => l.includes("imported into the store"))).toBe(false);

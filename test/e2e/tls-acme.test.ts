@@ -46,7 +46,8 @@ async function waitFor<T>(what: string, probe: () => T | null | undefined, timeo
   for (;;) {
     const value = probe();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\npebble log:\n${await pebble.log()}\npostroom log:\n${logLines.join("\n")}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}\npebble log:\n${await pebble.log()}\npostroom log:\n${logLines.join("\n")}`);
     await Bun.sleep(50);
   }
 }
@@ -54,7 +55,11 @@ async function waitFor<T>(what: string, probe: () => T | null | undefined, timeo
 /** `openssl s_client -starttls smtp` as an operator would run it; returns its output and the leaf. */
 async function sClient(port: number, extra: string[] = []): Promise<{ output: string; leaf: X509Certificate }> {
   // Not spawnSync: the server under test runs in this process and must keep answering.
-  const proc = Bun.spawn(["openssl", "s_client", "-starttls", "smtp", "-connect", `127.0.0.1:${port}`, "-servername", NAME, ...extra], { stdin: Buffer.from("QUIT\r\n"), stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn(["openssl", "s_client", "-starttls", "smtp", "-connect", `127.0.0.1:${port}`, "-servername", NAME, ...extra], {
+    stdin: Buffer.from("QUIT\r\n"),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const output = (await new Response(proc.stdout).text()) + (await new Response(proc.stderr).text());
   await proc.exited;
   const pem = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(output)?.[0];
@@ -100,12 +105,30 @@ describe.if(hasTools)("ACME with pebble", () => {
   });
 
   test("swaks --tls on submission and --tlsc on implicit TLS see the same certificate", async () => {
-    for (const [flag, port] of [["--tls", t.app.submissionPort!], ["--tlsc", t.app.submissionTlsPort!]] as const) {
+    for (const [flag, port] of [
+      ["--tls", t.app.submissionPort!],
+      ["--tlsc", t.app.submissionTlsPort!],
+    ] as const) {
       const peerFile = join(work.path, `peer${flag}.pem`);
       const { code, transcript } = await runSwaks([
-        "--server", `127.0.0.1:${port}`, flag, "--tls-verify", "--tls-ca-path", rootFile, "--tls-sni", NAME,
-        "--tls-get-peer-cert", peerFile, "--quit-after", "AUTH",
-        "--auth", "PLAIN", "--auth-user", ACCOUNT_A.outboundId, "--auth-password", ACCOUNT_A.smtpKey,
+        "--server",
+        `127.0.0.1:${port}`,
+        flag,
+        "--tls-verify",
+        "--tls-ca-path",
+        rootFile,
+        "--tls-sni",
+        NAME,
+        "--tls-get-peer-cert",
+        peerFile,
+        "--quit-after",
+        "AUTH",
+        "--auth",
+        "PLAIN",
+        "--auth-user",
+        ACCOUNT_A.outboundId,
+        "--auth-password",
+        ACCOUNT_A.smtpKey,
       ]);
       expect({ flag, code, transcript }).toMatchObject({ flag, code: 0 });
       const peer = new X509Certificate(await Bun.file(peerFile).text());
@@ -117,7 +140,13 @@ describe.if(hasTools)("ACME with pebble", () => {
   test("the API answers over HTTPS with the certificate; plain HTTP on the challenge port redirects there", async () => {
     const root = await Bun.file(rootFile).text();
     // The certificate names mail.postroom.test; connect to loopback but check that name.
-    const res = await fetch(`https://127.0.0.1:${t.app.httpPort}/healthz`, { tls: { ca: root, checkServerIdentity: (_host: string, cert: any) => (cert.subjectaltname === `DNS:${NAME}` ? undefined : new Error(`unexpected ${cert.subjectaltname}`)) } as any });
+    const res = await fetch(`https://127.0.0.1:${t.app.httpPort}/healthz`, {
+      tls: {
+        ca: root,
+        checkServerIdentity: (_host: string, cert: any) =>
+          cert.subjectaltname === `DNS:${NAME}` ? undefined : new Error(`unexpected ${cert.subjectaltname}`),
+      } as any,
+    });
     expect(res.status).toBe(200);
     const plain = await fetch(`http://127.0.0.1:${t.app.challengePort}/healthz?x=1`, { redirect: "manual" });
     expect(plain.status).toBe(308);
@@ -126,7 +155,12 @@ describe.if(hasTools)("ACME with pebble", () => {
   });
 
   test("a forced renewal reaches new connections; a session opened before it still delivers mail", async () => {
-    const address = (await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { auth: bearer(ACCOUNT_A.token), body: { target: target.url("/renewal"), target_format: "json+n" } })).body;
+    const address = (
+      await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/addresses`, {
+        auth: bearer(ACCOUNT_A.token),
+        body: { target: target.url("/renewal"), target_format: "json+n" },
+      })
+    ).body;
     const { session } = await SmtpSession.open(t.app.inboundPort!);
     await session.command("EHLO client.postroom.test");
     const before = await session.startTls(NAME);

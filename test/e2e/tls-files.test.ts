@@ -87,7 +87,9 @@ describe("tls.mode = files", () => {
     // The certificate's notAfter, read from the file by node:crypto, in seconds.
     const expiry = Date.parse(new X509Certificate(readFileSync(certFile)).validTo) / 1000;
     expect(expiry - Date.now() / 1000).toBeGreaterThan(4 * 86_400);
-    expect(await metrics.text()).toContain(`postroom_tls_certificate_expiry_timestamp_seconds{names="mx.postroom.test",issuer="mx.postroom.test"} ${expiry}`);
+    expect(await metrics.text()).toContain(
+      `postroom_tls_certificate_expiry_timestamp_seconds{names="mx.postroom.test",issuer="mx.postroom.test"} ${expiry}`,
+    );
   });
 
   test("a certificate replaced on disk reaches new SMTP and HTTPS connections; an open session keeps working", async () => {
@@ -115,13 +117,18 @@ describe("tls.mode = files", () => {
     logLines.length = 0;
     renameSync(other.keyFile, keyFile); // the key no longer matches the live certificate
     await eventually("the refusal", async () => logLines.some((l) => l.includes('"tls certificate not loaded"')));
-    expect(JSON.parse(logLines.find((l) => l.includes('"tls certificate not loaded"'))!)).toMatchObject({ level: "error", reason: "the key does not match the certificate" });
+    expect(JSON.parse(logLines.find((l) => l.includes('"tls certificate not loaded"'))!)).toMatchObject({
+      level: "error",
+      reason: "the key does not match the certificate",
+    });
     expect(await smtpSerial(t.app.inboundPort!)).toBe(serial);
 
     logLines.length = 0;
     renameSync(keyFile, join(dir.path, "moved.key")); // now there is no key at all
     await eventually("the refusal", async () => logLines.some((l) => l.includes("cannot be read")));
-    expect(JSON.parse(logLines.find((l) => l.includes('"tls certificate not loaded"'))!).reason).toBe(`tls.key_file ${keyFile} cannot be read: ENOENT`);
+    expect(JSON.parse(logLines.find((l) => l.includes('"tls certificate not loaded"'))!).reason).toBe(
+      `tls.key_file ${keyFile} cannot be read: ENOENT`,
+    );
     expect(await smtpSerial(t.app.inboundPort!)).toBe(serial);
     expect((await t.json("GET", "/healthz")).body.warnings).toContain(`tls: tls.key_file ${keyFile} cannot be read: ENOENT`);
   });
@@ -143,7 +150,9 @@ describe("a bad certificate at start", () => {
       logger: createLogger({ level: "info", sink: (l) => lines.push(l) }),
     });
     try {
-      expect(JSON.parse(lines.find((l) => l.includes('"tls certificate not loaded"'))!).reason).toBe(`the key does not match the certificate`);
+      expect(JSON.parse(lines.find((l) => l.includes('"tls certificate not loaded"'))!).reason).toBe(
+        `the key does not match the certificate`,
+      );
       const { session } = await SmtpSession.open(app.app.inboundPort!);
       const ehlo = await session.command("EHLO client.postroom.test");
       expect(ehlo).toStartWith("250");

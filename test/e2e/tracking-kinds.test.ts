@@ -25,8 +25,14 @@ const SIGNING_SECRET = `whsec_${Buffer.alloc(32, 9).toString("base64")}`;
 
 const get = (path: string) => t.call("GET", path, { headers: { "user-agent": "Browser/1.0" } });
 const events = async (kind: string) =>
-  (await t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/outbound_messages/${messageId}`, { auth: bearer(ACCOUNT_A.token) })).body.recipients[0].events.filter((e: { kind: string }) => e.kind === kind).length;
-const tokenOf = (path: string) => path.split("/").pop()!.replace(/\.gif$/, "");
+  (
+    await t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/outbound_messages/${messageId}`, { auth: bearer(ACCOUNT_A.token) })
+  ).body.recipients[0].events.filter((e: { kind: string }) => e.kind === kind).length;
+const tokenOf = (path: string) =>
+  path
+    .split("/")
+    .pop()!
+    .replace(/\.gif$/, "");
 
 beforeAll(async () => {
   sink = await SmtpSink.start();
@@ -51,7 +57,12 @@ beforeAll(async () => {
   await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");
   const res = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
     auth: bearer(ACCOUNT_A.smtpKey),
-    body: { from: "ann@sender.test", to: "reader@example.org", subject: "news", html: '<html><body><p><a href="https://example.com/article">read</a></p></body></html>' },
+    body: {
+      from: "ann@sender.test",
+      to: "reader@example.org",
+      subject: "news",
+      html: '<html><body><p><a href="https://example.com/article">read</a></p></body></html>',
+    },
   });
   expect(res.status).toBe(202);
   messageId = res.body.id;
@@ -99,11 +110,14 @@ describe("tokens of one kind only", () => {
 });
 
 describe("List-Unsubscribe URLs are signed", () => {
-  const post = (path: string) => t.call("POST", path, { body: "List-Unsubscribe=One-Click", headers: { "content-type": "application/x-www-form-urlencoded" } });
+  const post = (path: string) =>
+    t.call("POST", path, { body: "List-Unsubscribe=One-Click", headers: { "content-type": "application/x-www-form-urlencoded" } });
   const relayed = () => target.at("/unsubscribe");
 
   test("the header names Postroom's signed URL (never the account's URL with claims in its query) and the mailbox", () => {
-    expect(listUnsubscribe).toMatch(/^ <http:\/\/127\.0\.0\.1:8080\/t\/u\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}>, <mailto:unsubscribe@sender\.test\?subject=unsubscribe%20[0-9a-f-]{36}>$/);
+    expect(listUnsubscribe).toMatch(
+      /^ <http:\/\/127\.0\.0\.1:8080\/t\/u\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}>, <mailto:unsubscribe@sender\.test\?subject=unsubscribe%20[0-9a-f-]{36}>$/,
+    );
     expect(listUnsubscribe).not.toContain(target.url("/unsubscribe"));
     expect(sink.to("reader@example.org")[0]!.raw).toMatch(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click\r$/m);
   });
@@ -111,7 +125,9 @@ describe("List-Unsubscribe URLs are signed", () => {
   test("unsigned, forged, padded or another kind's token: 404, and nothing is passed on", async () => {
     const token = tokenOf(unsubscribePath);
     const [payload, sig] = token.split(".") as [string, string];
-    const forgedPayload = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, "base64url").toString()), a: "ceo@example.org" })).toString("base64url");
+    const forgedPayload = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(payload, "base64url").toString()), a: "ceo@example.org" }),
+    ).toString("base64url");
     for (const path of [
       `/t/u/${payload}`,
       `/t/u/${forgedPayload}.${sig}`,
@@ -148,7 +164,11 @@ describe("List-Unsubscribe URLs are signed", () => {
     expect(r!.method).toBe("POST");
     expect(r!.headers.authorization).toBe("Bearer hook-token");
     const body = new TextDecoder().decode(r!.raw);
-    expect(Object.fromEntries(new URLSearchParams(body))).toEqual({ "List-Unsubscribe": "One-Click", message_id: messageId, recipient: "reader@example.org" });
+    expect(Object.fromEntries(new URLSearchParams(body))).toEqual({
+      "List-Unsubscribe": "One-Click",
+      message_id: messageId,
+      recipient: "reader@example.org",
+    });
     // Standard Webhooks: v1,<Base64 HMAC-SHA256 of "id.timestamp.body"> under the secret's key.
     const key = Buffer.from(SIGNING_SECRET.slice("whsec_".length), "base64");
     const signed = `${r!.headers["webhook-id"]}.${r!.headers["webhook-timestamp"]}.${body}`;

@@ -31,7 +31,8 @@ let t: TestApp;
 let dns: TestDnsServer;
 let sink: SmtpSink;
 
-const sent = async (id: string) => (await t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/outbound_messages/${id}`, { auth: bearer(ACCOUNT_A.token) })).body;
+const sent = async (id: string) =>
+  (await t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/outbound_messages/${id}`, { auth: bearer(ACCOUNT_A.token) })).body;
 const clicks = async (id: string) => (await sent(id)).recipients[0].events.filter((e: any) => e.kind === "click").length;
 const click = (path: string) => t.call("GET", path, { headers: { "user-agent": "Browser/1.0" } });
 
@@ -61,7 +62,12 @@ describe("click links expire", () => {
   test("a link redirects and records until tracking_link_ttl after its message was accepted, then 410 Gone, recording nothing", async () => {
     const res = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
       auth: bearer(ACCOUNT_A.smtpKey),
-      body: { from: "ann@sender.test", to: "reader@example.org", subject: "news", html: '<p><a href="https://example.com/article">read</a></p>' },
+      body: {
+        from: "ann@sender.test",
+        to: "reader@example.org",
+        subject: "news",
+        html: '<p><a href="https://example.com/article">read</a></p>',
+      },
     });
     expect(res.status).toBe(202);
     const id = res.body.id;
@@ -89,8 +95,36 @@ describe("click links expire", () => {
     const id = "0e770000-0000-4000-8000-0000000000aa";
     const now = clock.nowMs();
     const repo = createOutboundRepo(t.app.store, queuePorts(t.app.store));
-    const message = { id, accountId: ACCOUNT_A.id, outboundAccountId: ACCOUNT_A.outboundId, from: "ann@sender.test", subject: "old newsletter", messageId: "<old@x>", to: ["old@example.org"], cc: [], tags: [], testMode: false, priority: "standard" as const, sizeBytes: 1, tracking: { ...NO_TRACKING, clicks: true }, createdAtMs: now };
-    const recipient = { id: "r000000000000001", messageId: id, position: 0, email: "old@example.org", domain: "example.org", type: "to" as const, status: "delivery" as const, state: "done" as const, lane: 1, attempts: 1, firstAttemptAtMs: now, nextAttemptAtMs: now };
+    const message = {
+      id,
+      accountId: ACCOUNT_A.id,
+      outboundAccountId: ACCOUNT_A.outboundId,
+      from: "ann@sender.test",
+      subject: "old newsletter",
+      messageId: "<old@x>",
+      to: ["old@example.org"],
+      cc: [],
+      tags: [],
+      testMode: false,
+      priority: "standard" as const,
+      sizeBytes: 1,
+      tracking: { ...NO_TRACKING, clicks: true },
+      createdAtMs: now,
+    };
+    const recipient = {
+      id: "r000000000000001",
+      messageId: id,
+      position: 0,
+      email: "old@example.org",
+      domain: "example.org",
+      type: "to" as const,
+      status: "delivery" as const,
+      state: "done" as const,
+      lane: 1,
+      attempts: 1,
+      firstAttemptAtMs: now,
+      nextAttemptAtMs: now,
+    };
     await repo.insert(message, [recipient], [], { raw: Buffer.from("From: ann@sender.test\r\n\r\nx\r\n") });
 
     const ok = await click(`/t/c/${LEGACY_KEPT}`);

@@ -38,7 +38,8 @@ describe("the binary behind a trusted proxy", () => {
   });
 
   test("a client straight on the listener (not a trusted proxy) keeps its address whatever X-Forwarded-For it sends", async () => {
-    for (let i = 0; i < 3; i++) expect(await signInFrom("127.0.0.4", appliance.http, "pr_wrong", { "x-forwarded-for": `198.51.100.${i + 1}` })).toBe(401);
+    for (let i = 0; i < 3; i++)
+      expect(await signInFrom("127.0.0.4", appliance.http, "pr_wrong", { "x-forwarded-for": `198.51.100.${i + 1}` })).toBe(401);
     expect(await signInFrom("127.0.0.4", appliance.http, ACCOUNT_A.token, { "x-forwarded-for": "198.51.100.99" })).toBe(429);
   });
 });
@@ -50,7 +51,9 @@ test("a trusted_proxies entry that is not an address or range stops serve, namin
     await Bun.write(path, testConfigToml({ dataDir: join(dir.path, "data"), http: 'trusted_proxies = ["127.0.0.1", "10.0.0.0/33"]' }));
     const proc = Bun.spawn([builtBinary(), "serve", "--config", path], { cwd: dir.path, stdout: "pipe", stderr: "pipe" });
     expect(await proc.exited).toBe(1);
-    expect(await new Response(proc.stderr).text()).toContain('http.trusted_proxies[1]: "10.0.0.0/33" is not an IP address or CIDR range (such as "127.0.0.1", "10.0.0.0/8" or "fd00::/8")');
+    expect(await new Response(proc.stderr).text()).toContain(
+      'http.trusted_proxies[1]: "10.0.0.0/33" is not an IP address or CIDR range (such as "127.0.0.1", "10.0.0.0/8" or "fd00::/8")',
+    );
   } finally {
     dir.remove();
   }

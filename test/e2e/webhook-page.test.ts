@@ -27,7 +27,10 @@ beforeAll(async () => {
   t = await startTestApp({
     clock,
     dnsServer: dns.address,
-    accounts: [{ ...ACCOUNT_A, extra: `webhook = { url = "${hook.url}?key=s3cret", token = "hook-token", signing_secret = "${SECRET}" }` }, ACCOUNT_B],
+    accounts: [
+      { ...ACCOUNT_A, extra: `webhook = { url = "${hook.url}?key=s3cret", token = "hook-token", signing_secret = "${SECRET}" }` },
+      ACCOUNT_B,
+    ],
     outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true`,
     extra: "[webhooks]\nallow_private = true",
   });
@@ -43,7 +46,10 @@ afterAll(async () => {
 describe("the webhook page", () => {
   test("a refused POST shows with the receiver's status and answer; retry now posts the backlog at once", async () => {
     hook.script.push(503);
-    const sent = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "ann@sender.test", to: "bob@example.org", subject: "hi", plain: "x" } });
+    const sent = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
+      auth: bearer(ACCOUNT_A.smtpKey),
+      body: { from: "ann@sender.test", to: "bob@example.org", subject: "hi", plain: "x" },
+    });
     expect(sent.status).toBe(202);
     await eventually(() => hook.posts.length >= 1, 10_000, "the first POST");
     await t.app.webhooks.idle();
@@ -53,7 +59,12 @@ describe("the webhook page", () => {
     expect(before.body.webhook).toEqual({ url: `${new URL(hook.url).origin}/hook?…`, signed: true });
     expect(before.body.pending.events).toBeGreaterThan(0);
     expect(Date.parse(before.body.pending.next_attempt_at)).toBeGreaterThan(clock.nowMs());
-    expect(before.body.posts[0]).toMatchObject({ status: 503, problem: "try later", test: false, webhook_id: hook.posts[0]!.headers["webhook-id"] });
+    expect(before.body.posts[0]).toMatchObject({
+      status: 503,
+      problem: "try later",
+      test: false,
+      webhook_id: hook.posts[0]!.headers["webhook-id"],
+    });
 
     clock.advance(1000);
     const retry = await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/webhook/retry?outbound_account_id=${ACCOUNT_A.outboundId}`, { auth });
@@ -84,14 +95,33 @@ describe("the webhook page", () => {
     const got = hook.posts[n]!;
     expect(got.verified).toBe(true);
     expect(got.headers.authorization).toBe("Bearer hook-token");
-    expect(got.body.events).toEqual([expect.objectContaining({ kind: "delivery", message_id: "00000000-0000-0000-0000-000000000000", details: expect.objectContaining({ test: true }) })]);
+    expect(got.body.events).toEqual([
+      expect.objectContaining({
+        kind: "delivery",
+        message_id: "00000000-0000-0000-0000-000000000000",
+        details: expect.objectContaining({ test: true }),
+      }),
+    ]);
     expect((await page("/posts")).body[0]).toMatchObject({ test: true, status: 200 });
   });
 
   test("another account's outbound account is 404; an outbound account without a webhook is 422", async () => {
-    expect((await t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/webhook?outbound_account_id=${ACCOUNT_B.outboundId}`, { auth })).status).toBe(404);
-    const none = await t.json("POST", `/api/v0.1/${ACCOUNT_B.id}/webhook/test?outbound_account_id=${ACCOUNT_B.outboundId}`, { auth: bearer(ACCOUNT_B.token) });
-    expect(none).toMatchObject({ status: 422, body: { status: 422, error: "outbound_account_id: has no webhook configured (webhook_url in the config)" } });
-    expect((await t.json("GET", `/api/v0.1/${ACCOUNT_B.id}/webhook?outbound_account_id=${ACCOUNT_B.outboundId}`, { auth: bearer(ACCOUNT_B.token) })).body.webhook).toBeNull();
+    expect((await t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/webhook?outbound_account_id=${ACCOUNT_B.outboundId}`, { auth })).status).toBe(
+      404,
+    );
+    const none = await t.json("POST", `/api/v0.1/${ACCOUNT_B.id}/webhook/test?outbound_account_id=${ACCOUNT_B.outboundId}`, {
+      auth: bearer(ACCOUNT_B.token),
+    });
+    expect(none).toMatchObject({
+      status: 422,
+      body: { status: 422, error: "outbound_account_id: has no webhook configured (webhook_url in the config)" },
+    });
+    expect(
+      (
+        await t.json("GET", `/api/v0.1/${ACCOUNT_B.id}/webhook?outbound_account_id=${ACCOUNT_B.outboundId}`, {
+          auth: bearer(ACCOUNT_B.token),
+        })
+      ).body.webhook,
+    ).toBeNull();
   });
 });

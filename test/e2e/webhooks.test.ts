@@ -64,12 +64,25 @@ describe("events to the webhook", () => {
 
   test("250 for one recipient, 550 for the other: registration, dispatch, delivery / bounce, in order, signed", async () => {
     sink.script = (rcpt) => (rcpt === "bad@example.org" ? { code: 550, text: "no such user", at: "rcpt" } : "accept");
-    const res = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "ann@sender.test", to: ["good@example.org", "bad@example.org"], subject: "hello", html: '<p>Hi <a href="https://example.com/welcome?a=1&amp;b=2">there</a></p>', plain: "Hi" } });
+    const res = await t.json("POST", SEND, {
+      auth: bearer(ACCOUNT_A.smtpKey),
+      body: {
+        from: "ann@sender.test",
+        to: ["good@example.org", "bad@example.org"],
+        subject: "hello",
+        html: '<p>Hi <a href="https://example.com/welcome?a=1&amp;b=2">there</a></p>',
+        plain: "Hi",
+      },
+    });
     expect(res.status).toBe(202);
     id = res.body.id;
     await eventually(() => eventsOf(id).length >= 6, 10_000, "six events");
-    const good = eventsOf(id).filter((e) => e.recipient === "good@example.org").map((e) => e.kind);
-    const bad = eventsOf(id).filter((e) => e.recipient === "bad@example.org").map((e) => e.kind);
+    const good = eventsOf(id)
+      .filter((e) => e.recipient === "good@example.org")
+      .map((e) => e.kind);
+    const bad = eventsOf(id)
+      .filter((e) => e.recipient === "bad@example.org")
+      .map((e) => e.kind);
     expect(good).toEqual(["registration", "dispatch", "delivery"]);
     expect(bad).toEqual(["registration", "dispatch", "bounce"]);
     const bounce = eventsOf(id).find((e) => e.kind === "bounce");
@@ -106,13 +119,18 @@ describe("events to the webhook", () => {
     const altered = path.slice(0, -3) + (path.at(-3) === "A" ? "B" : "A") + path.slice(-2);
     expect(altered).not.toBe(path);
     expect((await t.call("GET", altered)).status).toBe(404);
-    expect((await t.call("GET", "/t/c/eyJtIjoieCIsInIiOiJ5IiwidSI6Imh0dHBzOi8vZXZpbC5leGFtcGxlIn0.AAAAAAAAAAAAAAAAAAAAAA")).status).toBe(404);
+    expect((await t.call("GET", "/t/c/eyJtIjoieCIsInIiOiJ5IiwidSI6Imh0dHBzOi8vZXZpbC5leGFtcGxlIn0.AAAAAAAAAAAAAAAAAAAAAA")).status).toBe(
+      404,
+    );
 
     await eventually(() => eventsOf(id).some((e) => e.kind === "click"), 10_000, "click event");
     const open1 = eventsOf(id).find((e) => e.kind === "open");
     const click1 = eventsOf(id).find((e) => e.kind === "click");
     expect(open1).toMatchObject({ recipient: "good@example.org", details: { user_agent: "MailClient/1.0" } });
-    expect(click1).toMatchObject({ recipient: "good@example.org", details: { url: "https://example.com/welcome?a=1&b=2", user_agent: "MailClient/1.0" } });
+    expect(click1).toMatchObject({
+      recipient: "good@example.org",
+      details: { url: "https://example.com/welcome?a=1&b=2", user_agent: "MailClient/1.0" },
+    });
     const m = (await t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/outbound_messages/${id}`, { auth: bearer(ACCOUNT_A.token) })).body;
     const good = m.recipients.find((r: any) => r.email === "good@example.org");
     expect(good.events.map((e: any) => e.kind)).toEqual(["registration", "dispatch", "delivery", "open", "click"]);
@@ -121,23 +139,38 @@ describe("events to the webhook", () => {
 
   test("a second send to the bounced address is suppressed and never reaches the sink", async () => {
     const before = sink.to("bad@example.org").length;
-    const res = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "ann@sender.test", to: "bad@example.org", subject: "again", plain: "x" } });
+    const res = await t.json("POST", SEND, {
+      auth: bearer(ACCOUNT_A.smtpKey),
+      body: { from: "ann@sender.test", to: "bad@example.org", subject: "again", plain: "x" },
+    });
     expect(res.status).toBe(202);
     await eventually(() => eventsOf(res.body.id).length === 2, 10_000, "registration and suppressed");
     expect(eventsOf(res.body.id).map((e) => e.kind)).toEqual(["registration", "suppressed"]);
     // A message due at once, sent after it: once it is delivered (its events at the webhook)
     // and the worker idle, a copy to bad@ that was queued all the same would have gone too.
-    const probe = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "ann@sender.test", to: "probe@example.org", subject: "probe", plain: "x" } });
+    const probe = await t.json("POST", SEND, {
+      auth: bearer(ACCOUNT_A.smtpKey),
+      body: { from: "ann@sender.test", to: "probe@example.org", subject: "probe", plain: "x" },
+    });
     await eventually(() => eventsOf(probe.body.id).some((e) => e.kind === "delivery"), 10_000, "the probe's delivery at the webhook");
     await t.app.delivery.idle();
     expect(sink.to("bad@example.org").length).toBe(before);
     expect(eventsOf(res.body.id).map((e) => e.kind)).toEqual(["registration", "suppressed"]);
     const list = (await t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/suppressions?query=bad@`, { auth: bearer(ACCOUNT_A.token) })).body;
     expect(list).toEqual([
-      { id: expect.any(String), outbound_account_id: ACCOUNT_A.outboundId, email: "bad@example.org", reason: "bounce", details: expect.objectContaining({ smtp_code: 550 }), created_at: expect.any(String) },
+      {
+        id: expect.any(String),
+        outbound_account_id: ACCOUNT_A.outboundId,
+        email: "bad@example.org",
+        reason: "bounce",
+        details: expect.objectContaining({ smtp_code: 550 }),
+        created_at: expect.any(String),
+      },
     ]);
     // Taken off the list, the address gets mail again.
-    expect((await t.json("DELETE", `/api/v0.1/${ACCOUNT_A.id}/suppressions/${list[0].id}`, { auth: bearer(ACCOUNT_A.token) })).status).toBe(202);
+    expect((await t.json("DELETE", `/api/v0.1/${ACCOUNT_A.id}/suppressions/${list[0].id}`, { auth: bearer(ACCOUNT_A.token) })).status).toBe(
+      202,
+    );
   });
 });
 
@@ -145,7 +178,10 @@ describe("retries", () => {
   test("500 three times then 200: the events arrive once acknowledged, in order, across a restart", async () => {
     hook.script.push(500, 500, 500);
     const postsBefore = hook.posts.length;
-    const res = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "ann@sender.test", to: "retry@example.org", subject: "retry", plain: "x" } });
+    const res = await t.json("POST", SEND, {
+      auth: bearer(ACCOUNT_A.smtpKey),
+      body: { from: "ann@sender.test", to: "retry@example.org", subject: "retry", plain: "x" },
+    });
     const id = res.body.id;
     await eventually(() => hook.posts.length >= postsBefore + 1, 10_000, "first failed POST");
     // Delivery finishes meanwhile; the failed batch holds back everything after it.
@@ -190,12 +226,22 @@ describe("a receiver that never acknowledges", () => {
     hook.script.push(...Array.from({ length: 50 }, () => 503));
     const postsBefore = hook.posts.length;
     const expiredBefore = await metric("postroom_webhook_events_expired_total");
-    const res = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "ann@sender.test", to: "never@example.org", subject: "never", plain: "x" } });
+    const res = await t.json("POST", SEND, {
+      auth: bearer(ACCOUNT_A.smtpKey),
+      body: { from: "ann@sender.test", to: "never@example.org", subject: "never", plain: "x" },
+    });
     expect(res.status).toBe(202);
     await eventually(() => sink.to("never@example.org").length === 1, 10_000, "delivery");
     await eventually(() => hook.posts.length > postsBefore, 10_000, "a refused POST");
     // The sink has the message a moment before Postroom has recorded the outcome.
-    await eventually(async () => (await metric('postroom_outbound_recipients_queued{state="due"}')) + (await metric('postroom_outbound_recipients_queued{state="scheduled"}')) === 0, 10_000, "nothing queued once delivered");
+    await eventually(
+      async () =>
+        (await metric('postroom_outbound_recipients_queued{state="due"}')) +
+          (await metric('postroom_outbound_recipients_queued{state="scheduled"}')) ===
+        0,
+      10_000,
+      "nothing queued once delivered",
+    );
     await eventually(async () => (await metric("postroom_webhook_events_pending")) === 3, 10_000, "3 pending events");
 
     clock.advance(MAX_AGE_MS + 60_000);

@@ -52,10 +52,18 @@ const dispatcher = (repo: OutboxRepo, config: Config, warnings: unknown[]) =>
     userAgent: "test",
   });
 
-const ev = (kind: NewEvent["kind"]): NewEvent => ({ messageId: "m1", recipientId: "r-m1", kind, details: { kind }, createdAtMs: Date.now() });
+const ev = (kind: NewEvent["kind"]): NewEvent => ({
+  messageId: "m1",
+  recipientId: "r-m1",
+  kind,
+  details: { kind },
+  createdAtMs: Date.now(),
+});
 
 describe.each(STORE_ENGINES)("a webhook receiver slower than the lease on $name", (engine) => {
-  const s = eventEngine(engine, [{ id: "m1", accountId: ACCOUNT, outboundAccountId: OUTBOUND, recipients: [{ id: "r-m1", email: "m1@x.test" }] }]);
+  const s = eventEngine(engine, [
+    { id: "m1", accountId: ACCOUNT, outboundAccountId: OUTBOUND, recipients: [{ id: "r-m1", email: "m1@x.test" }] },
+  ]);
   let receiver: WebhookReceiver;
   let second: { repo: OutboxRepo; close(): Promise<void> };
   beforeEach(() => {
@@ -71,28 +79,32 @@ describe.each(STORE_ENGINES)("a webhook receiver slower than the lease on $name"
     await second.close();
   });
 
-  engine.test("the POST keeps its lease while the receiver takes three lease times to answer: posted once, acknowledged", async () => {
-    const config = configFor(receiver);
-    await s.events.record([ev("registration"), ev("dispatch")]);
-    const warnings: unknown[] = [];
-    const a = dispatcher(s.outbox, config, warnings);
-    const b = dispatcher(second.repo, config, warnings);
-    const heldA = receiver.holdNext();
-    const heldB = receiver.holdNext();
-    let secondPost = false;
-    void heldB.arrived.then(() => (secondPost = true));
-    a.start();
-    await heldA.arrived;
-    b.start();
-    // Node B looks at the outbox when the lease would have ended, and every second.
-    await Bun.sleep(3 * LEASE_MS);
-    heldA.release();
-    await eventually(async () => (await s.outbox.countPending()) === 0, 10_000, "the batch acknowledged");
-    await Bun.sleep(LEASE_MS);
-    heldB.release();
-    await Promise.all([a.stop(), b.stop()]);
-    expect(secondPost).toBe(false);
-    expect(receiver.posts.map((p) => p.status)).toEqual([200]);
-    expect(warnings).toEqual([]);
-  }, 30_000);
+  engine.test(
+    "the POST keeps its lease while the receiver takes three lease times to answer: posted once, acknowledged",
+    async () => {
+      const config = configFor(receiver);
+      await s.events.record([ev("registration"), ev("dispatch")]);
+      const warnings: unknown[] = [];
+      const a = dispatcher(s.outbox, config, warnings);
+      const b = dispatcher(second.repo, config, warnings);
+      const heldA = receiver.holdNext();
+      const heldB = receiver.holdNext();
+      let secondPost = false;
+      void heldB.arrived.then(() => (secondPost = true));
+      a.start();
+      await heldA.arrived;
+      b.start();
+      // Node B looks at the outbox when the lease would have ended, and every second.
+      await Bun.sleep(3 * LEASE_MS);
+      heldA.release();
+      await eventually(async () => (await s.outbox.countPending()) === 0, 10_000, "the batch acknowledged");
+      await Bun.sleep(LEASE_MS);
+      heldB.release();
+      await Promise.all([a.stop(), b.stop()]);
+      expect(secondPost).toBe(false);
+      expect(receiver.posts.map((p) => p.status)).toEqual([200]);
+      expect(warnings).toEqual([]);
+    },
+    30_000,
+  );
 });

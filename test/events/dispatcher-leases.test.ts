@@ -47,7 +47,12 @@ ${OUTBOUND.map((id) => `[[accounts.outbound]]\nid = "${id}"`).join("\n")}
 }
 
 /** A node's dispatcher; its warnings go to `warnings`. */
-function dispatcher(repo: OutboxRepo, config: Config, clock: Clock, opts: { warnings?: { msg: string; batch?: string }[]; userAgent?: string } = {}): WebhookDispatcher {
+function dispatcher(
+  repo: OutboxRepo,
+  config: Config,
+  clock: Clock,
+  opts: { warnings?: { msg: string; batch?: string }[]; userAgent?: string } = {},
+): WebhookDispatcher {
   return new WebhookDispatcher({
     repo,
     config: () => config,
@@ -60,8 +65,19 @@ function dispatcher(repo: OutboxRepo, config: Config, clock: Clock, opts: { warn
   });
 }
 
-const message = (id: string, outboundAccountId = OUTBOUND[0]!): SentMessage => ({ id, accountId: ACCOUNT, outboundAccountId, recipients: [{ id: `r-${id}`, email: `${id}@x.test` }] });
-const ev = (messageId: string, kind: NewEvent["kind"], createdAtMs: number): NewEvent => ({ messageId, recipientId: `r-${messageId}`, kind, details: { kind }, createdAtMs });
+const message = (id: string, outboundAccountId = OUTBOUND[0]!): SentMessage => ({
+  id,
+  accountId: ACCOUNT,
+  outboundAccountId,
+  recipients: [{ id: `r-${id}`, email: `${id}@x.test` }],
+});
+const ev = (messageId: string, kind: NewEvent["kind"], createdAtMs: number): NewEvent => ({
+  messageId,
+  recipientId: `r-${messageId}`,
+  kind,
+  details: { kind },
+  createdAtMs,
+});
 const ids = (events: { id: string }[]) => events.map((e) => e.id);
 const MESSAGES = Array.from({ length: 24 }, (_, i) => message(`n${i}`, OUTBOUND[i % OUTBOUND.length]));
 const KINDS: NewEvent["kind"][] = ["registration", "dispatch", "delivery", "open"];
@@ -89,7 +105,10 @@ describe.each(STORE_ENGINES)("webhook dispatcher on $name", (engine) => {
   });
 
   engine.test("events arrive signed and in order; a refused POST comes again as the same batch, then the next batch", async () => {
-    const recorded = [...(await s.events.record([ev("m1", "registration", clock.nowMs()), ev("m2", "registration", clock.nowMs())])), ...(await s.events.record([ev("m1", "dispatch", clock.nowMs())]))];
+    const recorded = [
+      ...(await s.events.record([ev("m1", "registration", clock.nowMs()), ev("m2", "registration", clock.nowMs())])),
+      ...(await s.events.record([ev("m1", "dispatch", clock.nowMs())])),
+    ];
     receiver.script.push(500);
     const d = dispatcher(s.outbox, config, clock);
     d.start();
@@ -196,43 +215,55 @@ describe.each(STORE_ENGINES)("webhook dispatcher on $name", (engine) => {
 
   // Several nodes are a PostgreSQL setup (on SQLite two dispatchers would share one process, whose first claims take every account).
   if (engine.name !== "PostgreSQL") return;
-  engine.test("two nodes post the events of many messages to one receiver: every event once, each message's events in order", async () => {
-    for (const m of MESSAGES) await addMessage(s.handle, m);
-    const small = configFor(receiver, 5);
-    const warnings: { msg: string }[] = [];
-    const a = dispatcher(s.outbox, small, systemClock, { warnings, userAgent: "node-a" });
-    const b = dispatcher(second.repo, small, systemClock, { warnings, userAgent: "node-b" });
-    const recorded: MessageEvent[] = [];
-    const record = async (kind: NewEvent["kind"], messages: SentMessage[]) => recorded.push(...(await s.events.record(messages.map((m) => ev(m.id, kind, Date.now())))));
-    const [first, rest] = [MESSAGES.filter((m) => m.outboundAccountId === OUTBOUND[0]), MESSAGES.filter((m) => m.outboundAccountId !== OUTBOUND[0])];
-    // Both nodes take part: A posts the first account's first batch and its answer waits
-    // until B, started once the other accounts have events, has posted theirs (A's next
-    // look is its idle poll, a second later).
-    const heldA = receiver.holdNext((headers) => headers["user-agent"] === "node-a");
-    await record("registration", first);
-    a.start();
-    await heldA.arrived;
-    await record("registration", rest);
-    b.start();
-    await eventually(() => receiver.posts.some((p) => p.headers["user-agent"] === "node-b"), 10_000, "a POST of node B");
-    heldA.release();
-    // Then events come a kind at a time, half the messages at a time, each part kicking both
-    // nodes (as the node that records events kicks its own dispatcher).
-    for (const kind of KINDS.slice(1)) {
-      for (const part of [MESSAGES.slice(0, MESSAGES.length / 2), MESSAGES.slice(MESSAGES.length / 2)]) {
-        await record(kind, part);
-        a.kick();
-        b.kick();
+  engine.test(
+    "two nodes post the events of many messages to one receiver: every event once, each message's events in order",
+    async () => {
+      for (const m of MESSAGES) await addMessage(s.handle, m);
+      const small = configFor(receiver, 5);
+      const warnings: { msg: string }[] = [];
+      const a = dispatcher(s.outbox, small, systemClock, { warnings, userAgent: "node-a" });
+      const b = dispatcher(second.repo, small, systemClock, { warnings, userAgent: "node-b" });
+      const recorded: MessageEvent[] = [];
+      const record = async (kind: NewEvent["kind"], messages: SentMessage[]) =>
+        recorded.push(...(await s.events.record(messages.map((m) => ev(m.id, kind, Date.now())))));
+      const [first, rest] = [
+        MESSAGES.filter((m) => m.outboundAccountId === OUTBOUND[0]),
+        MESSAGES.filter((m) => m.outboundAccountId !== OUTBOUND[0]),
+      ];
+      // Both nodes take part: A posts the first account's first batch and its answer waits
+      // until B, started once the other accounts have events, has posted theirs (A's next
+      // look is its idle poll, a second later).
+      const heldA = receiver.holdNext((headers) => headers["user-agent"] === "node-a");
+      await record("registration", first);
+      a.start();
+      await heldA.arrived;
+      await record("registration", rest);
+      b.start();
+      await eventually(() => receiver.posts.some((p) => p.headers["user-agent"] === "node-b"), 10_000, "a POST of node B");
+      heldA.release();
+      // Then events come a kind at a time, half the messages at a time, each part kicking both
+      // nodes (as the node that records events kicks its own dispatcher).
+      for (const kind of KINDS.slice(1)) {
+        for (const part of [MESSAGES.slice(0, MESSAGES.length / 2), MESSAGES.slice(MESSAGES.length / 2)]) {
+          await record(kind, part);
+          a.kick();
+          b.kick();
+        }
       }
-    }
-    await eventually(async () => (await s.outbox.countPending()) === 0, 30_000, "every event acknowledged");
-    await Promise.all([a.stop(), b.stop()]);
+      await eventually(async () => (await s.outbox.countPending()) === 0, 30_000, "every event acknowledged");
+      await Promise.all([a.stop(), b.stop()]);
 
-    const posted = receiver.posts.flatMap((p) => p.body.events as { id: string; message_id: string; kind: string }[]);
-    expect(posted.map((e) => e.id).sort()).toEqual(ids(recorded).sort());
-    for (const m of MESSAGES) expect({ message: m.id, kinds: posted.filter((e) => e.message_id === m.id).map((e) => e.kind) }).toEqual({ message: m.id, kinds: KINDS });
-    expect(receiver.posts.every((p) => p.verified && p.status === 200)).toBe(true);
-    expect(new Set(receiver.posts.map((p) => p.headers["user-agent"]))).toEqual(new Set(["node-a", "node-b"]));
-    expect(warnings).toEqual([]);
-  }, 60_000);
+      const posted = receiver.posts.flatMap((p) => p.body.events as { id: string; message_id: string; kind: string }[]);
+      expect(posted.map((e) => e.id).sort()).toEqual(ids(recorded).sort());
+      for (const m of MESSAGES)
+        expect({ message: m.id, kinds: posted.filter((e) => e.message_id === m.id).map((e) => e.kind) }).toEqual({
+          message: m.id,
+          kinds: KINDS,
+        });
+      expect(receiver.posts.every((p) => p.verified && p.status === 200)).toBe(true);
+      expect(new Set(receiver.posts.map((p) => p.headers["user-agent"]))).toEqual(new Set(["node-a", "node-b"]));
+      expect(warnings).toEqual([]);
+    },
+    60_000,
+  );
 });

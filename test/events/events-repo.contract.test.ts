@@ -23,13 +23,30 @@ const event = (messageId: string, recipientId: string, kind: NewEvent["kind"], o
 
 describe.each(STORE_ENGINES)("message events on $name", (engine) => {
   const s = eventEngine(engine, [
-    { id: "m-a", accountId: "acct-a", outboundAccountId: "oa", recipients: [{ id: "r-a1", email: "one@a.test" }, { id: "r-a2", email: "two@a.test" }] },
+    {
+      id: "m-a",
+      accountId: "acct-a",
+      outboundAccountId: "oa",
+      recipients: [
+        { id: "r-a1", email: "one@a.test" },
+        { id: "r-a2", email: "two@a.test" },
+      ],
+    },
     { id: "m-b", accountId: "acct-b", outboundAccountId: "ob", recipients: [{ id: "r-b1", email: "one@b.test" }] },
   ]);
 
   engine.test("events read back as recorded, with numbers and details of the same types, oldest first across calls", async () => {
-    const details = { mx: "mx.a.test", smtp_code: 250, smtp_response: "2.0.0 Ok: queued as 4Zx", attempt: 1, nested: { ok: true, list: [1, "two", null] } };
-    const first = await s.events.record([event("m-a", "r-a1", "registration", { createdAtMs: NOW_MS - 2 }), event("m-a", "r-a1", "dispatch", { createdAtMs: NOW_MS - 1 })]);
+    const details = {
+      mx: "mx.a.test",
+      smtp_code: 250,
+      smtp_response: "2.0.0 Ok: queued as 4Zx",
+      attempt: 1,
+      nested: { ok: true, list: [1, "two", null] },
+    };
+    const first = await s.events.record([
+      event("m-a", "r-a1", "registration", { createdAtMs: NOW_MS - 2 }),
+      event("m-a", "r-a1", "dispatch", { createdAtMs: NOW_MS - 1 }),
+    ]);
     const second = await s.events.record([event("m-a", "r-a1", "delivery", { details })]);
     const stored = [...first, ...second];
     expect(stored.map((e) => e.kind)).toEqual(["registration", "dispatch", "delivery"]);
@@ -37,7 +54,15 @@ describe.each(STORE_ENGINES)("message events on $name", (engine) => {
     expect(stored[1]!.seq).toBeLessThan(stored[2]!.seq);
     const read = await s.events.ofRecipients(["r-a1"]);
     expect(read).toStrictEqual(stored);
-    expect(read[2]).toStrictEqual({ id: stored[2]!.id, messageId: "m-a", recipientId: "r-a1", kind: "delivery", details, createdAtMs: NOW_MS, seq: stored[2]!.seq });
+    expect(read[2]).toStrictEqual({
+      id: stored[2]!.id,
+      messageId: "m-a",
+      recipientId: "r-a1",
+      kind: "delivery",
+      details,
+      createdAtMs: NOW_MS,
+      seq: stored[2]!.seq,
+    });
     expect(typeof read[0]!.createdAtMs).toBe("number");
     expect(typeof read[0]!.seq).toBe("number");
   });
@@ -52,19 +77,24 @@ describe.each(STORE_ENGINES)("message events on $name", (engine) => {
     expect(await s.events.ofRecipients([])).toEqual([]);
   });
 
-  engine.test("each visible event is queued for its own outbound account's webhook; internal kinds and webhook: false are not", async () => {
-    await s.events.record([event("m-a", "r-a1", "registration"), event("m-a", "r-a1", "spamd"), event("m-a", "r-a2", "registration")]);
-    await s.events.record([event("m-b", "r-b1", "registration")]);
-    await s.events.record([event("m-b", "r-b1", "dispatch")], { webhook: false });
-    expect(await s.events.ofRecipients(["r-a1", "r-a2", "r-b1"])).toHaveLength(5);
-    expect(await s.outbox.countPending()).toBe(3);
-    expect((await s.outbox.pendingTargets()).map((t) => t.outboundAccountId).sort()).toEqual(["oa", "ob"]);
-    const a = await s.outbox.claimBatch("oa", NOW_MS, 100, 60_000);
-    expect(a!.events.map((e) => [e.accountId, e.outboundAccountId, e.recipient, e.kind])).toEqual([
-      ["acct-a", "oa", "one@a.test", "registration"],
-      ["acct-a", "oa", "two@a.test", "registration"],
-    ]);
-    const b = await s.outbox.claimBatch("ob", NOW_MS, 100, 60_000);
-    expect(b!.events.map((e) => [e.accountId, e.outboundAccountId, e.recipient, e.kind])).toEqual([["acct-b", "ob", "one@b.test", "registration"]]);
-  });
+  engine.test(
+    "each visible event is queued for its own outbound account's webhook; internal kinds and webhook: false are not",
+    async () => {
+      await s.events.record([event("m-a", "r-a1", "registration"), event("m-a", "r-a1", "spamd"), event("m-a", "r-a2", "registration")]);
+      await s.events.record([event("m-b", "r-b1", "registration")]);
+      await s.events.record([event("m-b", "r-b1", "dispatch")], { webhook: false });
+      expect(await s.events.ofRecipients(["r-a1", "r-a2", "r-b1"])).toHaveLength(5);
+      expect(await s.outbox.countPending()).toBe(3);
+      expect((await s.outbox.pendingTargets()).map((t) => t.outboundAccountId).sort()).toEqual(["oa", "ob"]);
+      const a = await s.outbox.claimBatch("oa", NOW_MS, 100, 60_000);
+      expect(a!.events.map((e) => [e.accountId, e.outboundAccountId, e.recipient, e.kind])).toEqual([
+        ["acct-a", "oa", "one@a.test", "registration"],
+        ["acct-a", "oa", "two@a.test", "registration"],
+      ]);
+      const b = await s.outbox.claimBatch("ob", NOW_MS, 100, 60_000);
+      expect(b!.events.map((e) => [e.accountId, e.outboundAccountId, e.recipient, e.kind])).toEqual([
+        ["acct-b", "ob", "one@b.test", "registration"],
+      ]);
+    },
+  );
 });

@@ -34,9 +34,20 @@ PG.test(
     const recorded: MessageEvent[] = [];
     for (let a = 0; a < ACCOUNTS; a++) {
       const messages = Array.from({ length: MESSAGES_PER_ACCOUNT }, (_, m) => `m${a}-${m}`);
-      for (const id of messages) await addMessage(handle, { id, accountId: "acct", outboundAccountId: `o${a}`, recipients: [{ id: `r-${id}`, email: `${id}@x.test` }] });
+      for (const id of messages)
+        await addMessage(handle, {
+          id,
+          accountId: "acct",
+          outboundAccountId: `o${a}`,
+          recipients: [{ id: `r-${id}`, email: `${id}@x.test` }],
+        });
       // Kind by kind over the messages, so a batch holds events of several messages.
-      for (const kind of KINDS) recorded.push(...(await events.record(messages.map((id) => ({ messageId: id, recipientId: `r-${id}`, kind, details: {}, createdAtMs: NOW_MS - 1000 })))));
+      for (const kind of KINDS)
+        recorded.push(
+          ...(await events.record(
+            messages.map((id) => ({ messageId: id, recipientId: `r-${id}`, kind, details: {}, createdAtMs: NOW_MS - 1000 })),
+          )),
+        );
     }
 
     const leasedBy = new Map<string, string>();

@@ -27,7 +27,9 @@ test("every outbox query the dispatcher runs uses an index", async () => {
   expect(seen.size).toBeGreaterThanOrEqual(5);
   for (const sql of seen) {
     if (!/webhook_outbox/.test(sql)) continue;
-    const plan = (query(`EXPLAIN QUERY PLAN ${sql}`).all(...new Array((sql.match(/\?/g) ?? []).length).fill(null)) as { detail: string }[]).map((r) => r.detail);
+    const plan = (
+      query(`EXPLAIN QUERY PLAN ${sql}`).all(...new Array((sql.match(/\?/g) ?? []).length).fill(null)) as { detail: string }[]
+    ).map((r) => r.detail);
     expect({ sql, scans: plan.filter((d) => /^SCAN (webhook_outbox|o)\b/.test(d)) }).toEqual({ sql, scans: [] });
   }
   store.close();

@@ -12,7 +12,13 @@ import { eventEngine } from "./outbox-rows.ts";
 const NOW_MS = 1_795_000_000_000;
 const LEASE_MS = 30_000;
 
-const ev = (messageId: string, recipientId: string, kind: NewEvent["kind"], createdAtMs = NOW_MS - 1000): NewEvent => ({ messageId, recipientId, kind, details: { kind }, createdAtMs });
+const ev = (messageId: string, recipientId: string, kind: NewEvent["kind"], createdAtMs = NOW_MS - 1000): NewEvent => ({
+  messageId,
+  recipientId,
+  kind,
+  details: { kind },
+  createdAtMs,
+});
 
 describe.each(STORE_ENGINES)("webhook outbox on $name", (engine) => {
   const s = eventEngine(engine, [
@@ -30,13 +36,27 @@ describe.each(STORE_ENGINES)("webhook outbox on $name", (engine) => {
     expect(batch!.attempts).toBe(0);
     expect(batch!.lease).toStrictEqual({ batchId: batch!.id, untilMs: NOW_MS + LEASE_MS });
     expect(batch!.events).toStrictEqual(
-      recorded.map((e) => ({ id: e.id, kind: e.kind, recipient: `${e.recipientId}@x.test`, messageId: e.messageId, outboundAccountId: "o", accountId: "acct", createdAtMs: NOW_MS - 1000, details: { kind: e.kind } })),
+      recorded.map((e) => ({
+        id: e.id,
+        kind: e.kind,
+        recipient: `${e.recipientId}@x.test`,
+        messageId: e.messageId,
+        outboundAccountId: "o",
+        accountId: "acct",
+        createdAtMs: NOW_MS - 1000,
+        details: { kind: e.kind },
+      })),
     );
     expect(await s.outbox.claimBatch("other", NOW_MS, 100, LEASE_MS)).toBeNull();
   });
 
   engine.test("batches take at most the limit, one at a time per account, and events not yet due wait", async () => {
-    const recorded = await s.events.record([ev("m1", "r1", "registration"), ev("m1", "r1", "dispatch"), ev("m1", "r1", "delivery"), ev("m1", "r1", "open", NOW_MS + 5000)]);
+    const recorded = await s.events.record([
+      ev("m1", "r1", "registration"),
+      ev("m1", "r1", "dispatch"),
+      ev("m1", "r1", "delivery"),
+      ev("m1", "r1", "open", NOW_MS + 5000),
+    ]);
     const first = await s.outbox.claimBatch("o", NOW_MS, 2, LEASE_MS);
     expect(first!.events.map((e) => e.id)).toEqual([recorded[0]!.id, recorded[1]!.id]);
     expect(await s.outbox.claimBatch("o", NOW_MS, 2, LEASE_MS)).toBeNull();

@@ -39,11 +39,15 @@ export async function addMessage(h: EngineHandle, m: SentMessage): Promise<void>
   const domain = (email: string) => email.slice(email.indexOf("@") + 1);
   if (h.kind === "sqlite") {
     h.store.db
-      .query("INSERT INTO outbound_messages (id, account_id, outbound_account_id, mail_from, subject, message_id, to_json, cc_json, tags_json, test_mode, priority, size, created_at) VALUES (?, ?, ?, 'a@b.c', NULL, ?, '[]', '[]', '[]', 0, 'standard', 1, 0)")
+      .query(
+        "INSERT INTO outbound_messages (id, account_id, outbound_account_id, mail_from, subject, message_id, to_json, cc_json, tags_json, test_mode, priority, size, created_at) VALUES (?, ?, ?, 'a@b.c', NULL, ?, '[]', '[]', '[]', 0, 'standard', 1, 0)",
+      )
       .run(m.id, m.accountId, m.outboundAccountId, `<${m.id}@x>`);
     for (const [position, r] of m.recipients.entries())
       h.store.db
-        .query("INSERT INTO outbound_recipients (id, message_id, position, email, domain, type, status, state, lane, attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, 'to', 'registration', 'queued', 1, 0, 0)")
+        .query(
+          "INSERT INTO outbound_recipients (id, message_id, position, email, domain, type, status, state, lane, attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, 'to', 'registration', 'queued', 1, 0, 0)",
+        )
         .run(r.id, m.id, position, r.email, domain(r.email));
     return;
   }

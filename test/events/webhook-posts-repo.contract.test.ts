@@ -58,7 +58,14 @@ describe.each(STORE_ENGINES)("WebhookPostRepo on $name", (engine) => {
 
   it("a recorded POST reads back field for field under a new id, with numbers as numbers, test a boolean and a missing status null", async () => {
     const ok = post({ test: true, events: 1 });
-    const failed = post({ batchId: "msg_batch_2", events: 2 ** 33, status: null, problem: "no answer within 10000 ms — «timeout» 'quoted'", durationMs: 10_000, createdAtMs: NOW_MS + 1 });
+    const failed = post({
+      batchId: "msg_batch_2",
+      events: 2 ** 33,
+      status: null,
+      problem: "no answer within 10000 ms — «timeout» 'quoted'",
+      durationMs: 10_000,
+      createdAtMs: NOW_MS + 1,
+    });
     const refused = post({ batchId: "msg_batch_3", status: 503, problem: "Service Unavailable", createdAtMs: NOW_MS + 2 });
     for (const p of [ok, failed, refused]) await repo().record(p);
     const page = await repo().list("o1", { limit: 10 });
@@ -74,7 +81,8 @@ describe.each(STORE_ENGINES)("WebhookPostRepo on $name", (engine) => {
     await repo().record(post({ outboundAccountId: "o2", batchId: "msg_other" }));
     expect((await all("o1")).map((p) => p.outboundAccountId)).toStrictEqual(["o1"]);
     expect((await all("o2")).map((p) => p.batchId)).toStrictEqual(["msg_other"]);
-    for (const other of ["o3", "o%", "O1", ""]) expect(await repo().list(other, { limit: 10 })).toStrictEqual({ items: [], hasMore: false });
+    for (const other of ["o3", "o%", "O1", ""])
+      expect(await repo().list(other, { limit: 10 })).toStrictEqual({ items: [], hasMore: false });
   });
 
   it("newest first, ties by id; limit and offset page the list, hasMore says whether more follow", async () => {
@@ -102,7 +110,9 @@ describe.each(STORE_ENGINES)("WebhookPostRepo on $name", (engine) => {
     }
     expect(walked).toStrictEqual(listed);
     const middle = listed[4]!;
-    expect((await repo().list("o1", { limit: 100, before: { createdAtMs: middle.createdAtMs, id: middle.id } })).items).toStrictEqual(listed.slice(5));
+    expect((await repo().list("o1", { limit: 100, before: { createdAtMs: middle.createdAtMs, id: middle.id } })).items).toStrictEqual(
+      listed.slice(5),
+    );
     // A cursor older than everything: nothing.
     expect(await repo().list("o1", { limit: 10, before: { createdAtMs: NOW_MS, id: "" } })).toStrictEqual({ items: [], hasMore: false });
   });

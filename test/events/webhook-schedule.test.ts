@@ -13,7 +13,9 @@ describe("webhookRetryAt", () => {
     [5, 7200 * S],
     [6, 21600 * S],
     [20, 21600 * S],
-  ])("after %p failures wait %p ms (no jitter at the midpoint)", (failures, wait) => expect(webhookRetryAt(failures, 0, delays, null, () => 0.5)).toBe(wait));
+  ])("after %p failures wait %p ms (no jitter at the midpoint)", (failures, wait) =>
+    expect(webhookRetryAt(failures, 0, delays, null, () => 0.5)).toBe(wait),
+  );
 
   test("jitter spreads ±10%", () => {
     expect(webhookRetryAt(1, 0, delays, null, () => 0)).toBe(9 * S);

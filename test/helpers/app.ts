@@ -16,14 +16,23 @@ export interface TestApp {
   /** Calls the API; `auth` is the Authorization header (none when null). */
   call(method: string, path: string, opts?: { body?: unknown; auth?: string | null; headers?: Record<string, string> }): Promise<Response>;
   /** call() and parse the JSON body. */
-  json<T = any>(method: string, path: string, opts?: { body?: unknown; auth?: string | null }): Promise<{ status: number; body: T; headers: Headers }>;
+  json<T = any>(
+    method: string,
+    path: string,
+    opts?: { body?: unknown; auth?: string | null },
+  ): Promise<{ status: number; body: T; headers: Headers }>;
   stop(): Promise<void>;
 }
 
 export const bearer = (token: string) => `Bearer ${token}`;
 export const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}`;
 
-export type TestAppOptions = Omit<TestConfigOptions, "dataDir"> & { clock?: Clock; logger?: Logger; dataDir?: string; bounces?: BounceHandler };
+export type TestAppOptions = Omit<TestConfigOptions, "dataDir"> & {
+  clock?: Clock;
+  logger?: Logger;
+  dataDir?: string;
+  bounces?: BounceHandler;
+};
 
 export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const dir = opts.dataDir ? null : tempDir();
@@ -35,7 +44,13 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   const parsed = parseConfigText(testConfigToml({ ...opts, dataDir, dnsServer }));
   if (!parsed.ok) throw new Error(parsed.problems.join("\n"));
   const resolver = createResolver({ servers: [dnsServer], timeoutMs: 300 });
-  const app = await App.start({ config: parsed.config, logger: opts.logger ?? silentLogger, clock: opts.clock, resolver, bounces: opts.bounces });
+  const app = await App.start({
+    config: parsed.config,
+    logger: opts.logger ?? silentLogger,
+    clock: opts.clock,
+    resolver,
+    bounces: opts.bounces,
+  });
   const call: TestApp["call"] = (method, path, o = {}) => {
     const headers: Record<string, string> = { ...o.headers };
     if (o.auth) headers.authorization = o.auth;

@@ -66,7 +66,14 @@ export async function startBinaryAppliance(opts: Omit<TestConfigOptions, "dataDi
 
 /** Another client's (127.0.0.2) ordinary message: the SMTP reply comes within a second and the target gets it. */
 export async function ordinaryMessageAccepted(appliance: BinaryAppliance, subject: string): Promise<void> {
-  const transport = nodemailer.createTransport({ host: "127.0.0.1", port: appliance.inboundPort, localAddress: "127.0.0.2", secure: false, ignoreTLS: true, name: "client.example.org" });
+  const transport = nodemailer.createTransport({
+    host: "127.0.0.1",
+    port: appliance.inboundPort,
+    localAddress: "127.0.0.2",
+    secure: false,
+    ignoreTLS: true,
+    name: "client.example.org",
+  });
   try {
     const started = performance.now();
     const info = await transport.sendMail({ from: "bob@sender.test", to: appliance.email, subject, text: "an ordinary message" });

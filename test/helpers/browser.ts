@@ -27,14 +27,22 @@ export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ["--no-sandbox"] : [] });
 }
 
-export async function watchedPage(browser: Browser, origin: string, opts: { colorScheme?: "light" | "dark"; viewport?: { width: number; height: number } } = {}): Promise<WatchedPage> {
-  const context = await browser.newContext({ colorScheme: opts.colorScheme ?? "light", viewport: opts.viewport ?? { width: 1280, height: 800 } });
+export async function watchedPage(
+  browser: Browser,
+  origin: string,
+  opts: { colorScheme?: "light" | "dark"; viewport?: { width: number; height: number } } = {},
+): Promise<WatchedPage> {
+  const context = await browser.newContext({
+    colorScheme: opts.colorScheme ?? "light",
+    viewport: opts.viewport ?? { width: 1280, height: 800 },
+  });
   const page = await context.newPage();
   const watched: WatchedPage = { page, consoleErrors: [], foreignRequests: [] };
   page.on("console", (m) => {
     // Chromium also logs each 4xx answer as an error; the dashboard expects those (401
     // before sign-in, 404 for another account's resource) and shows them. A 5xx stays.
-    if (m.type() === "error" && !/^Failed to load resource: the server responded with a status of 4\d\d /.test(m.text())) watched.consoleErrors.push(m.text());
+    if (m.type() === "error" && !/^Failed to load resource: the server responded with a status of 4\d\d /.test(m.text()))
+      watched.consoleErrors.push(m.text());
   });
   page.on("pageerror", (e) => watched.consoleErrors.push(e.message));
   page.on("request", (r) => {
@@ -59,7 +67,12 @@ export async function seriousA11yViolations(page: Page): Promise<AxeViolation[]>
   await page.evaluate(AXE_SOURCE + "\n;undefined");
   // This function runs in the page (its `document`), not in Bun.
   const violations = await page.evaluate(async () => {
-    const g = globalThis as unknown as { document: unknown; axe: { run(ctx: unknown, opts: object): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: unknown[] }[] }> } };
+    const g = globalThis as unknown as {
+      document: unknown;
+      axe: {
+        run(ctx: unknown, opts: object): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: unknown[] }[] }>;
+      };
+    };
     const result = await g.axe.run(g.document, { resultTypes: ["violations"] });
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length }));
   });

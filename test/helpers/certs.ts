@@ -6,7 +6,24 @@ export function makeSelfSignedCert(dir: string, commonName: string, name = "serv
   const certFile = join(dir, `${name}.crt`);
   const keyFile = join(dir, `${name}.key`);
   const proc = Bun.spawnSync(
-    ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", keyFile, "-out", certFile, "-days", String(days), "-subj", `/CN=${commonName}`, "-addext", `subjectAltName=DNS:${commonName}`],
+    [
+      "openssl",
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      keyFile,
+      "-out",
+      certFile,
+      "-days",
+      String(days),
+      "-subj",
+      `/CN=${commonName}`,
+      "-addext",
+      `subjectAltName=DNS:${commonName}`,
+    ],
     { stdout: "pipe", stderr: "pipe" },
   );
   if (proc.exitCode !== 0) throw new Error(`openssl failed: ${proc.stderr.toString()}`);
@@ -29,15 +46,50 @@ export interface TestCa {
 export function makeTestCa(dir: string, commonName = "postroom test CA"): TestCa {
   const certFile = join(dir, "ca.crt");
   const keyFile = join(dir, "ca.key");
-  openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", keyFile, "-out", certFile, "-days", "2", "-subj", `/CN=${commonName}`]);
+  openssl([
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    keyFile,
+    "-out",
+    certFile,
+    "-days",
+    "2",
+    "-subj",
+    `/CN=${commonName}`,
+  ]);
   return {
     certFile,
     keyFile,
     issue(name, subjectAltName) {
-      const [key, csr, crt, ext] = [`${name}.key`, `${name}.csr`, `${name}.crt`, `${name}.ext`].map((f) => join(dir, f)) as [string, string, string, string];
+      const [key, csr, crt, ext] = [`${name}.key`, `${name}.csr`, `${name}.crt`, `${name}.ext`].map((f) => join(dir, f)) as [
+        string,
+        string,
+        string,
+        string,
+      ];
       writeFileSync(ext, `subjectAltName=${subjectAltName}\n`);
       openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", `/CN=${name}`]);
-      openssl(["x509", "-req", "-in", csr, "-CA", certFile, "-CAkey", keyFile, "-CAcreateserial", "-out", crt, "-days", "2", "-extfile", ext]);
+      openssl([
+        "x509",
+        "-req",
+        "-in",
+        csr,
+        "-CA",
+        certFile,
+        "-CAkey",
+        keyFile,
+        "-CAcreateserial",
+        "-out",
+        crt,
+        "-days",
+        "2",
+        "-extfile",
+        ext,
+      ]);
       return { certFile: crt, keyFile: key };
     },
   };

@@ -8,7 +8,8 @@ import { join } from "node:path";
 const CORPUS_ROOT = fileURLToPath(new URL("../corpus/", import.meta.url));
 
 function corpusRoot(): string {
-  if (!existsSync(join(CORPUS_ROOT, "README.md"))) throw new Error(`the test corpus was not found in ${CORPUS_ROOT} (it is part of the repository: test/corpus/)`);
+  if (!existsSync(join(CORPUS_ROOT, "README.md")))
+    throw new Error(`the test corpus was not found in ${CORPUS_ROOT} (it is part of the repository: test/corpus/)`);
   return CORPUS_ROOT;
 }
 

@@ -51,7 +51,9 @@ export class TestDnsServer {
       const [question] = request.questions;
       const name = String(question.name).toLowerCase().replace(/\.$/, "");
       const records = self?.zone.get(name);
-      const failure = records?.find((r): r is Extract<ZoneRecord, { type: "FAIL" }> => r.type === "FAIL" && Packet.TYPE[r.qtype] === question.type);
+      const failure = records?.find(
+        (r): r is Extract<ZoneRecord, { type: "FAIL" }> => r.type === "FAIL" && Packet.TYPE[r.qtype] === question.type,
+      );
       if (failure?.rcode === "TIMEOUT") return; // never answer
       if (failure) {
         response.header.rcode = Packet.RCODE[failure.rcode];
@@ -115,7 +117,13 @@ function timesOut(records: readonly ZoneRecord[], qtype: number): boolean {
 }
 
 /** Adds the CNAME chain from `owner` and the records of its end to `response`. */
-function followCname(zone: Map<string, ZoneRecord[]>, owner: string, records: readonly ZoneRecord[], qtype: number, response: any): "timeout" | void {
+function followCname(
+  zone: Map<string, ZoneRecord[]>,
+  owner: string,
+  records: readonly ZoneRecord[],
+  qtype: number,
+  response: any,
+): "timeout" | void {
   const seen = new Set([owner.toLowerCase().replace(/\.$/, "")]);
   for (;;) {
     const cname = records.find((r): r is Extract<ZoneRecord, { type: "CNAME" }> => r.type === "CNAME");

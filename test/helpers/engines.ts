@@ -13,7 +13,10 @@ import { tempDir } from "./tmp.ts";
 import { requireTools } from "./tools.ts";
 
 /** An open engine: exactly one of `store` (SQLite) and `sql` (PostgreSQL). */
-export type EngineHandle = ({ kind: "sqlite"; store: Store; sql?: undefined } | { kind: "postgres"; sql: SQL; url: string; store?: undefined }) & {
+export type EngineHandle = (
+  | { kind: "sqlite"; store: Store; sql?: undefined }
+  | { kind: "postgres"; sql: SQL; url: string; store?: undefined }
+) & {
   /** Deletes every row of these tables (children first). */
   clear(tables: readonly string[]): Promise<void>;
   close(): Promise<void>;
@@ -80,7 +83,9 @@ async function openPostgres(icuLocale: string | null): Promise<EngineHandle> {
   let url = pg.url;
   if (icuLocale) {
     const admin = new SQL(pg.url, { max: 1 });
-    await admin.unsafe(`CREATE DATABASE postroom_icu TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C' LOCALE_PROVIDER icu ICU_LOCALE '${icuLocale.replace(/[^A-Za-z-]/g, "")}'`);
+    await admin.unsafe(
+      `CREATE DATABASE postroom_icu TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C' LOCALE_PROVIDER icu ICU_LOCALE '${icuLocale.replace(/[^A-Za-z-]/g, "")}'`,
+    );
     await admin.close();
     url = pg.url.replace(/\/postroom$/, "/postroom_icu");
   }

@@ -2,8 +2,18 @@
 // output can be replayed by hand with curl.
 import { hashSecret } from "../../src/auth/secrets.ts";
 
-export const ACCOUNT_A = { id: "a000000000000001", token: "pr_token_account_a", outboundId: "a0000000000000f1", smtpKey: "pr_key_outbound_a" };
-export const ACCOUNT_B = { id: "b000000000000002", token: "pr_token_account_b", outboundId: "b0000000000000f2", smtpKey: "pr_key_outbound_b" };
+export const ACCOUNT_A = {
+  id: "a000000000000001",
+  token: "pr_token_account_a",
+  outboundId: "a0000000000000f1",
+  smtpKey: "pr_key_outbound_a",
+};
+export const ACCOUNT_B = {
+  id: "b000000000000002",
+  token: "pr_token_account_b",
+  outboundId: "b0000000000000f2",
+  smtpKey: "pr_key_outbound_b",
+};
 
 export interface AccountToml {
   id: string;

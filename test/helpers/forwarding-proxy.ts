@@ -28,7 +28,8 @@ export function startForwardingProxy(upstream: string, port = 0): ForwardingProx
 /** A dashboard sign-in POST by curl from the loopback address `source`; its HTTP status. */
 export async function signInFrom(source: string, url: string, token: string, headers: Record<string, string> = {}): Promise<number> {
   const args = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--interface", source, "-X", "POST", `${url}/dashboard/session`];
-  for (const [k, v] of Object.entries({ "x-postroom-dashboard": "1", "content-type": "application/json", ...headers })) args.push("-H", `${k}: ${v}`);
+  for (const [k, v] of Object.entries({ "x-postroom-dashboard": "1", "content-type": "application/json", ...headers }))
+    args.push("-H", `${k}: ${v}`);
   args.push("--data-binary", JSON.stringify({ token }));
   const proc = Bun.spawn(args, { stdout: "pipe", stderr: "pipe" });
   const [out, code] = [await new Response(proc.stdout).text(), await proc.exited];

@@ -30,7 +30,14 @@ export async function goConsumer(): Promise<string> {
     `module postroom.test/consumer\n\ngo 1.16\n\nrequire github.com/cloudmailin/cloudmailin-go v0.0.0\n\nreplace github.com/cloudmailin/cloudmailin-go => ${CLIENT_DIR}\n`,
   );
   const binary = join(dir.path, "consumer");
-  const env = { ...process.env, GOFLAGS: "-mod=mod", GOPROXY: "off", GOCACHE: join(dir.path, "cache"), GOPATH: join(dir.path, "gopath"), CGO_ENABLED: "0" };
+  const env = {
+    ...process.env,
+    GOFLAGS: "-mod=mod",
+    GOPROXY: "off",
+    GOCACHE: join(dir.path, "cache"),
+    GOPATH: join(dir.path, "gopath"),
+    CGO_ENABLED: "0",
+  };
   const proc = Bun.spawn(["go", "build", "-o", binary, "."], { cwd: src, env, stdout: "pipe", stderr: "pipe" });
   const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   if ((await proc.exited) !== 0) throw new Error(`go build failed:\n${out}${err}`);
@@ -54,7 +61,15 @@ export interface GoParsed {
   tls: boolean;
   tls_cipher: string;
   plain: string;
-  attachments: { file_name: string; content_type: string; size: number; content_id: string; disposition: string; content_bytes: number; content: string }[];
+  attachments: {
+    file_name: string;
+    content_type: string;
+    size: number;
+    content_id: string;
+    disposition: string;
+    content_bytes: number;
+    content: string;
+  }[];
 }
 
 /** `consumer serve`: a target whose handler is cloudmailin.ParseIncoming(req.Body). */
@@ -113,9 +128,18 @@ async function* readLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<st
 }
 
 /** `consumer send FILE...`: SendMail through E11 with one AttachmentFromFile per file. */
-export async function goSend(files: string[], env: { smtpUrl: string; apiBaseUrl: string; from: string; to: string }): Promise<{ id?: string; error?: string }> {
+export async function goSend(
+  files: string[],
+  env: { smtpUrl: string; apiBaseUrl: string; from: string; to: string },
+): Promise<{ id?: string; error?: string }> {
   const proc = Bun.spawn([await goConsumer(), "send", ...files], {
-    env: { ...process.env, CLOUDMAILIN_SMTP_URL: env.smtpUrl, CLOUDMAILIN_API_BASE_URL: env.apiBaseUrl, MAIL_FROM: env.from, MAIL_TO: env.to },
+    env: {
+      ...process.env,
+      CLOUDMAILIN_SMTP_URL: env.smtpUrl,
+      CLOUDMAILIN_API_BASE_URL: env.apiBaseUrl,
+      MAIL_FROM: env.from,
+      MAIL_TO: env.to,
+    },
     stdout: "pipe",
     stderr: "pipe",
   });

@@ -3,7 +3,8 @@
 const SCRIPT = new URL("./griddler/read.rb", import.meta.url).pathname;
 
 export function rackAvailable(): boolean {
-  const found = Bun.which("ruby") !== null && Bun.spawnSync(["ruby", "-e", 'require "rack"'], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+  const found =
+    Bun.which("ruby") !== null && Bun.spawnSync(["ruby", "-e", 'require "rack"'], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
   if (!found && process.env.CI === "true") throw new Error("ruby with rack (Debian's ruby-rack) is required in CI (.ci/run installs it)");
   return found;
 }
@@ -23,7 +24,12 @@ export interface GriddlerEmail {
 
 /** What Griddler hands a Rails app for this POST body (`bytes` of attachments in hex). */
 export async function readWithGriddler(body: Uint8Array, contentType: string): Promise<GriddlerEmail> {
-  const proc = Bun.spawn(["ruby", SCRIPT], { stdin: "pipe", stdout: "pipe", stderr: "pipe", env: { ...process.env, CONTENT_TYPE: contentType } });
+  const proc = Bun.spawn(["ruby", SCRIPT], {
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, CONTENT_TYPE: contentType },
+  });
   proc.stdin.write(body);
   await proc.stdin.end();
   const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);

@@ -14,10 +14,7 @@ export interface Scrape {
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
 
 const keyOf = (name: string, labels: Record<string, string>) =>
-  name +
-  JSON.stringify(
-    Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1)),
-  );
+  name + JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1)));
 
 export function parseMetrics(text: string): Scrape {
   const series = new Map<string, { name: string; labels: Record<string, string>; value: number }>();
@@ -37,7 +34,9 @@ export function parseMetrics(text: string): Scrape {
     families,
     value: (name, labels = {}) => series.get(keyOf(name, labels))?.value,
     sum: (name, labels = {}) =>
-      [...series.values()].filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((n, s) => n + s.value, 0),
+      [...series.values()]
+        .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+        .reduce((n, s) => n + s.value, 0),
   };
 }
 

@@ -51,7 +51,13 @@ function serverUser(): { name: string; uid: number; gid: number } {
 }
 
 /** What a production server has and tests turn off: every commit flushed to disk (bench:cluster compares it with SQLite's synchronous=FULL), PostgreSQL's default buffers and connections (several nodes' pools). */
-export const DURABLE_SETTINGS: Record<string, string> = { fsync: "on", full_page_writes: "on", synchronous_commit: "on", shared_buffers: "128MB", max_connections: "100" };
+export const DURABLE_SETTINGS: Record<string, string> = {
+  fsync: "on",
+  full_page_writes: "on",
+  synchronous_commit: "on",
+  shared_buffers: "128MB",
+  max_connections: "100",
+};
 
 /**
  * `password`: TCP logins (the url's) need it, checked with scram-sha-256, as a production
@@ -78,7 +84,18 @@ export async function startPostgres(opts: { password?: string; settings?: Record
     if (user) chownSync(pwfile, user.uid, user.gid);
     auth = ["--auth-local=trust", "--auth-host=scram-sha-256", `--pwfile=${pwfile}`];
   }
-  const init = run([join(bin, "initdb"), "-D", dataDir, "-U", "postgres", ...auth, "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"]);
+  const init = run([
+    join(bin, "initdb"),
+    "-D",
+    dataDir,
+    "-U",
+    "postgres",
+    ...auth,
+    "--encoding=UTF8",
+    "--locale=C",
+    "--no-sync",
+    "--no-instructions",
+  ]);
   if (init.exitCode !== 0) {
     dir.remove();
     throw new Error(`initdb failed: ${init.stderr.toString()}`);

@@ -5,7 +5,12 @@ import type { Subprocess } from "bun";
 const MAIN = new URL("../../src/main.ts", import.meta.url).pathname;
 
 export function runCli(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) {
-  const proc = Bun.spawnSync([process.execPath, MAIN, ...args], { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawnSync([process.execPath, MAIN, ...args], {
+    cwd: opts.cwd,
+    env: { ...process.env, ...opts.env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
 }
 
@@ -57,7 +62,15 @@ export class ServeProcess {
     const seen = this.lines.find(match);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no matching log line within ${timeoutMs} ms; got:\n${this.lines.map((l) => JSON.stringify(l)).join("\n")}\n${this.stderr}`)), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `no matching log line within ${timeoutMs} ms; got:\n${this.lines.map((l) => JSON.stringify(l)).join("\n")}\n${this.stderr}`,
+            ),
+          ),
+        timeoutMs,
+      );
       this.waiters.push({ match, resolve: (l) => (clearTimeout(timer), resolve(l)) });
     });
   }

@@ -20,12 +20,20 @@ export function publishRecords(dns: TestDnsServer, record: { dns_records: { type
   }
 }
 
-export async function verifiedSendingDomain(t: TestApp, dns: TestDnsServer, account: { id: string; token: string }, domain: string): Promise<any> {
+export async function verifiedSendingDomain(
+  t: TestApp,
+  dns: TestDnsServer,
+  account: { id: string; token: string },
+  domain: string,
+): Promise<any> {
   const auth = bearer(account.token);
   const created = await t.json("POST", `/api/v0.1/${account.id}/sending_domains`, { auth, body: { domain } });
   expect(created.status).toBe(201);
   publishRecords(dns, created.body);
   const verified = await t.json("POST", `/api/v0.1/${account.id}/sending_domains/${created.body.id}/verify`, { auth });
-  expect({ status: verified.status, reasons: verified.body.dns_records?.map((r: { reason: string | null }) => r.reason) }).toEqual({ status: 200, reasons: [null, null, null, null] });
+  expect({ status: verified.status, reasons: verified.body.dns_records?.map((r: { reason: string | null }) => r.reason) }).toEqual({
+    status: 200,
+    reasons: [null, null, null, null],
+  });
   return verified.body;
 }

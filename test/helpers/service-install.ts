@@ -48,7 +48,11 @@ export interface InstalledService {
  * Runs the README's steps up to `postroom init`, lets `edit` change the config as the
  * operator would ("edit it: ..."), then the remaining steps.
  */
-export async function installAsReadmeSays(uid: number, gid: number, edit: (configPath: string, root: string) => Promise<void>): Promise<InstalledService> {
+export async function installAsReadmeSays(
+  uid: number,
+  gid: number,
+  edit: (configPath: string, root: string) => Promise<void>,
+): Promise<InstalledService> {
   builtBinary();
   const dir = tempDir("postroom-service-");
   const root = dir.path;

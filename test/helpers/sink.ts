@@ -83,7 +83,8 @@ export class SmtpSink {
             return;
           }
           const answer = answerFor(rcpts[0]!, false);
-          if (answer !== "accept" && answer !== "drop" && answer.at !== "rcpt") return cb(Object.assign(new Error(answer.text), { responseCode: answer.code }));
+          if (answer !== "accept" && answer !== "drop" && answer.at !== "rcpt")
+            return cb(Object.assign(new Error(answer.text), { responseCode: answer.code }));
           self!.messages.push({
             mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
             rcptTo: rcpts,

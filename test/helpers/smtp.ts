@@ -11,8 +11,22 @@ export interface SmtpResult {
 
 /** Sends with nodemailer over one fresh connection; a refusal is a result, not a throw. */
 /** `auth`: log in first (submission; the test config allows AUTH without TLS). */
-export async function sendWithNodemailer(port: number, mail: Mail.Options, opts: { envelope?: { from: string; to: string[] }; auth?: { user: string; pass: string } } = {}): Promise<SmtpResult> {
-  const transport = nodemailer.createTransport({ host: "127.0.0.1", port, secure: false, ignoreTLS: true, name: "client.example.org", connectionTimeout: 60_000, greetingTimeout: 10_000, socketTimeout: 120_000, auth: opts.auth });
+export async function sendWithNodemailer(
+  port: number,
+  mail: Mail.Options,
+  opts: { envelope?: { from: string; to: string[] }; auth?: { user: string; pass: string } } = {},
+): Promise<SmtpResult> {
+  const transport = nodemailer.createTransport({
+    host: "127.0.0.1",
+    port,
+    secure: false,
+    ignoreTLS: true,
+    name: "client.example.org",
+    connectionTimeout: 60_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 120_000,
+    auth: opts.auth,
+  });
   try {
     const info = await transport.sendMail({ ...mail, envelope: opts.envelope ?? mail.envelope });
     return { ok: true, response: info.response, code: Number(info.response.slice(0, 3)) };

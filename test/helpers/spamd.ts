@@ -36,7 +36,15 @@ function pong(port: number): Promise<boolean> {
 export async function startSpamd(): Promise<RunningSpamd> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "postroom-spamd-"));
-  const args = [SPAMD, `--listen=127.0.0.1:${port}`, "-L", "-x", "--syslog=stderr", `--pidfile=${join(dir, "spamd.pid")}`, "--max-children=2"];
+  const args = [
+    SPAMD,
+    `--listen=127.0.0.1:${port}`,
+    "-L",
+    "-x",
+    "--syslog=stderr",
+    `--pidfile=${join(dir, "spamd.pid")}`,
+    "--max-children=2",
+  ];
   if (process.getuid?.() === 0) args.push("-u", "nobody");
   const proc = Bun.spawn(args, { stdout: "ignore", stderr: "ignore" });
   // Loading the rules takes a few seconds.

@@ -44,7 +44,10 @@ export class TestTarget {
         self.waiters = self.waiters.filter((w) => (self.received.length >= w.count ? (w.resolve(), false) : true));
         const answer = self.answers.get(url.pathname) ?? { status: 200, body: "ok" };
         if (answer.delayMs) await Bun.sleep(answer.delayMs);
-        return new Response(answer.body ?? "", { status: answer.status, headers: { ...(answer.contentType ? { "content-type": answer.contentType } : {}), ...answer.headers } });
+        return new Response(answer.body ?? "", {
+          status: answer.status,
+          headers: { ...(answer.contentType ? { "content-type": answer.contentType } : {}), ...answer.headers },
+        });
       },
     });
     self = new TestTarget(server);

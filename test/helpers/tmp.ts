@@ -13,8 +13,8 @@ export function tempDir(prefix = "postroom-test-"): { path: string; remove(): vo
 export function tempDirsPerTest(): () => string {
   const made: { remove(): void }[] = [];
   afterEach(() => {
-  for (const d of made.splice(0)) d.remove();
-});
+    for (const d of made.splice(0)) d.remove();
+  });
   return () => {
     const d = tempDir();
     made.push(d);

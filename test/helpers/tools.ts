@@ -27,7 +27,18 @@ export function unboundAvailable(): boolean {
   return found;
 }
 
-const CHECKS = { swaks: swaksAvailable, pebble: pebbleAvailable, "python3-dkim": dkimpyAvailable, promtool: promtoolAvailable, chromium: chromiumAvailable, spamd: spamdAvailable, "golang-go": goAvailable, "ruby-rack": rackAvailable, postgresql: postgresAvailable, unbound: unboundAvailable } as const;
+const CHECKS = {
+  swaks: swaksAvailable,
+  pebble: pebbleAvailable,
+  "python3-dkim": dkimpyAvailable,
+  promtool: promtoolAvailable,
+  chromium: chromiumAvailable,
+  spamd: spamdAvailable,
+  "golang-go": goAvailable,
+  "ruby-rack": rackAvailable,
+  postgresql: postgresAvailable,
+  unbound: unboundAvailable,
+} as const;
 export type Tool = keyof typeof CHECKS;
 
 type TestBody = () => void | Promise<unknown>;

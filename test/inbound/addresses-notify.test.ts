@@ -84,7 +84,11 @@ describe("address changes across two nodes on one PostgreSQL", () => {
     expect(await targetOnB("addr_move")).toBe("https://user@example.com/hook/addr_move");
 
     await a.addresses.update(address("addr_move", { target: { url: "https://moved.example/hook", password: null } }));
-    await eventually(async () => (await targetOnB("addr_move")) === "https://moved.example/hook", PROPAGATION_MS, "B to see the new target");
+    await eventually(
+      async () => (await targetOnB("addr_move")) === "https://moved.example/hook",
+      PROPAGATION_MS,
+      "B to see the new target",
+    );
   });
 
   it("an address deleted on node A no longer routes on node B within a second", async () => {
@@ -119,7 +123,11 @@ describe("address changes across two nodes on one PostgreSQL", () => {
     await a.sql`UPDATE addresses SET target = 'https://while-down.example/' WHERE id = 'addr_cut'`;
     expect(await cutListeners(a.sql)).toBe(1);
     // Unannounced, the change is only seen because the resubscription dropped the whole cache.
-    await eventually(async () => (await targetOnB("addr_cut")) === "https://while-down.example/", RECONNECT_MS, "B to drop its cache on resubscribing");
+    await eventually(
+      async () => (await targetOnB("addr_cut")) === "https://while-down.example/",
+      RECONNECT_MS,
+      "B to drop its cache on resubscribing",
+    );
     await a.addresses.update(address("addr_cut", { target: { url: "https://after.example/", password: null } }));
     await eventually(async () => (await targetOnB("addr_cut")) === "https://after.example/", PROPAGATION_MS, "B to hear changes again");
   }, 30_000);

@@ -119,7 +119,14 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("AddressRepo on $name", (
 
   it("list pages newest first, ties on created_at broken by ID in byte order, scoped to the account's live addresses", async () => {
     // Byte order: "addr_B" (0x42) < "addr_Z" < "addr_a" (0x61) < "addr_b"; a language's collation would put B after a.
-    for (const [id, at] of [["addr_a", NOW_MS], ["addr_B", NOW_MS], ["addr_b", NOW_MS], ["addr_Z", NOW_MS], ["addr_old", NOW_MS - 1], ["addr_new", NOW_MS + 1]] as const) {
+    for (const [id, at] of [
+      ["addr_a", NOW_MS],
+      ["addr_B", NOW_MS],
+      ["addr_b", NOW_MS],
+      ["addr_Z", NOW_MS],
+      ["addr_old", NOW_MS - 1],
+      ["addr_new", NOW_MS + 1],
+    ] as const) {
       await repos().addresses.insert(address(id, { createdAtMs: at }));
     }
     await repos().addresses.insert(address("addr_other", { accountId: "acc_b" }));
@@ -147,9 +154,13 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("AddressRepo on $name", (
 
   it("list searches ID, nickname and target for a part, ASCII letters without case, % _ and \\ as themselves", async () => {
     await repos().addresses.insert(address("addr_1", { nickname: "Sales Team", target: { url: "https://a.example/x", password: null } }));
-    await repos().addresses.insert(address("addr_2", { nickname: "100% done", target: { url: "https://b.example/x", password: "HOOK-secret" } }));
+    await repos().addresses.insert(
+      address("addr_2", { nickname: "100% done", target: { url: "https://b.example/x", password: "HOOK-secret" } }),
+    );
     await repos().addresses.insert(address("addr_3", { nickname: null, target: { url: "https://c.example/under_score", password: null } }));
-    await repos().addresses.insert(address("addr_4", { nickname: "back\\slash", target: { url: "https://d.example/Path", password: null } }));
+    await repos().addresses.insert(
+      address("addr_4", { nickname: "back\\slash", target: { url: "https://d.example/Path", password: null } }),
+    );
     await repos().addresses.insert(address("addr_5", { nickname: "élodie", target: { url: "https://e.example/x", password: null } }));
     await repos().addresses.insert(address("addr_6", { nickname: "Élise", target: { url: "https://f.example/x", password: null } }));
     await repos().addresses.insert(address("addr_7", { accountId: "acc_b", nickname: "Sales Team" }));

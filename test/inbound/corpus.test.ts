@@ -56,12 +56,14 @@ function listFolder(folder: string): string[] {
 }
 
 const perFolder = new Map(FOLDERS.map((f) => [f, listFolder(f)] as const));
-const files: CorpusFile[] = FOLDERS.flatMap((folder) => perFolder.get(folder)!.map((name) => ({ folder, name }))).map(({ folder, name }, i) => ({
-  key: `${folder}/${name}`,
-  path: join(CORPUS_DIR, folder, name),
-  // Zero-padded and followed by "@", so no sender is a substring of another.
-  sender: `corpus-${String(i).padStart(5, "0")}@sender.example.org`,
-}));
+const files: CorpusFile[] = FOLDERS.flatMap((folder) => perFolder.get(folder)!.map((name) => ({ folder, name }))).map(
+  ({ folder, name }, i) => ({
+    key: `${folder}/${name}`,
+    path: join(CORPUS_DIR, folder, name),
+    // Zero-padded and followed by "@", so no sender is a substring of another.
+    sender: `corpus-${String(i).padStart(5, "0")}@sender.example.org`,
+  }),
+);
 
 /** The bytes the server receives from nodemailer: every bare CR or LF as CRLF, ending in CRLF. */
 function asSent(raw: Buffer): Buffer {
@@ -69,7 +71,10 @@ function asSent(raw: Buffer): Buffer {
   return Buffer.from(text.endsWith("\r\n") ? text : text + "\r\n", "latin1");
 }
 
-type Outcome = { kind: "sent"; smtp: SmtpResult; ms: number; md5: string } | { kind: "hang"; ms: number } | { kind: "error"; message: string };
+type Outcome =
+  | { kind: "sent"; smtp: SmtpResult; ms: number; md5: string }
+  | { kind: "hang"; ms: number }
+  | { kind: "error"; message: string };
 
 let t: TestApp;
 let target: TestTarget;
@@ -103,7 +108,9 @@ function startSweep(): void {
   const worker = async () => {
     while (next < files.length) {
       const file = files[next++]!;
-      const outcome = await sendOne(file).catch((err: unknown): Outcome => ({ kind: "error", message: String((err as Error)?.stack ?? err) }));
+      const outcome = await sendOne(file).catch(
+        (err: unknown): Outcome => ({ kind: "error", message: String((err as Error)?.stack ?? err) }),
+      );
       settle.get(file.key)!(outcome);
     }
   };
@@ -150,7 +157,8 @@ function checkJson(file: CorpusFile, expectedMd5: string, problems: string[]): {
       if (md5 !== expectedMd5) problems.push(`json+n: envelope.md5 ${md5} is not the MD5 of the message as sent (${expectedMd5})`);
     }
     const spf = env.spf;
-    if (!isObject(spf) || typeof spf.result !== "string" || !SPF_RESULTS.includes(spf.result)) problems.push(`json+n: envelope.spf ${JSON.stringify(spf)}`);
+    if (!isObject(spf) || typeof spf.result !== "string" || !SPF_RESULTS.includes(spf.result))
+      problems.push(`json+n: envelope.spf ${JSON.stringify(spf)}`);
   }
   if (!isObject(body.headers)) problems.push(`json+n: headers is not an object: ${JSON.stringify(body.headers)?.slice(0, 100)}`);
   const sizes: number[] = [];
@@ -163,13 +171,16 @@ function checkJson(file: CorpusFile, expectedMd5: string, problems: string[]): {
         return;
       }
       if (typeof a.file_name !== "string" || a.file_name === "") problems.push(`${at}.file_name ${JSON.stringify(a.file_name)}`);
-      if (typeof a.content_type !== "string" || a.content_type === "") problems.push(`${at}.content_type ${JSON.stringify(a.content_type)}`);
+      if (typeof a.content_type !== "string" || a.content_type === "")
+        problems.push(`${at}.content_type ${JSON.stringify(a.content_type)}`);
       // A decimal string, as the hosted service sends it (docs/compatibility.md).
       const size = typeof a.size === "string" && /^(0|[1-9][0-9]*)$/.test(a.size) ? Number(a.size) : -1;
       if (size < 0) problems.push(`${at}.size ${JSON.stringify(a.size)} is not a decimal string`);
-      if (a.content_id !== null && (typeof a.content_id !== "string" || !/^<.+>$/.test(a.content_id))) problems.push(`${at}.content_id ${JSON.stringify(a.content_id)} is not null or <...>`);
+      if (a.content_id !== null && (typeof a.content_id !== "string" || !/^<.+>$/.test(a.content_id)))
+        problems.push(`${at}.content_id ${JSON.stringify(a.content_id)} is not null or <...>`);
       if (typeof a.content !== "string" || !BASE64.test(a.content)) problems.push(`${at}.content is not Base64`);
-      else if (Buffer.from(a.content, "base64").length !== size) problems.push(`${at}: content decodes to ${Buffer.from(a.content, "base64").length} bytes, size says ${a.size}`);
+      else if (Buffer.from(a.content, "base64").length !== size)
+        problems.push(`${at}: content decodes to ${Buffer.from(a.content, "base64").length} bytes, size says ${a.size}`);
       sizes.push(size);
     });
   }
@@ -199,7 +210,8 @@ async function checkMultipart(file: CorpusFile, json: { md5?: string; sizes: num
   // The same attachments as json+n, as file parts of the same sizes.
   const parts = form.getAll("attachments[]");
   const partSizes = parts.map((p) => (typeof p === "string" ? -1 : p.size));
-  if (JSON.stringify(partSizes) !== JSON.stringify(json.sizes)) problems.push(`multipart+n: attachments[] sizes ${JSON.stringify(partSizes)}, json+n sizes ${JSON.stringify(json.sizes)}`);
+  if (JSON.stringify(partSizes) !== JSON.stringify(json.sizes))
+    problems.push(`multipart+n: attachments[] sizes ${JSON.stringify(partSizes)}, json+n sizes ${JSON.stringify(json.sizes)}`);
 }
 
 beforeAll(async () => {
@@ -208,8 +220,12 @@ beforeAll(async () => {
   if (!t.app.inboundPort) throw new Error("the inbound listener did not start");
   const auth = bearer(ACCOUNT_A.token);
   const create = async (path: string, format: string) => {
-    const res = await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { auth, body: { target: target.url(path), target_format: format } });
-    if (res.status !== 201 || typeof res.body?.email !== "string") throw new Error(`creating the ${format} address: ${res.status} ${JSON.stringify(res.body)}`);
+    const res = await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/addresses`, {
+      auth,
+      body: { target: target.url(path), target_format: format },
+    });
+    if (res.status !== 201 || typeof res.body?.email !== "string")
+      throw new Error(`creating the ${format} address: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body.email as string;
   };
   jsonAddress = await create("/json", "json+n");
@@ -245,8 +261,10 @@ describe("inbound corpus sweep", () => {
         const problems: string[] = [];
         const refusal = REFUSED_BY_LIMIT[file.key];
         if (refusal !== undefined) {
-          if (outcome.smtp.response !== refusal) problems.push(`SMTP reply ${JSON.stringify(outcome.smtp.response)}, expected the limit refusal ${JSON.stringify(refusal)}`);
-          if (postsFor("/json", file).length + postsFor("/multipart", file).length > 0) problems.push("a refused message was still posted to the target");
+          if (outcome.smtp.response !== refusal)
+            problems.push(`SMTP reply ${JSON.stringify(outcome.smtp.response)}, expected the limit refusal ${JSON.stringify(refusal)}`);
+          if (postsFor("/json", file).length + postsFor("/multipart", file).length > 0)
+            problems.push("a refused message was still posted to the target");
         } else {
           if (outcome.smtp.code !== 250) problems.push(`SMTP reply ${JSON.stringify(outcome.smtp.response)} (expected 250)`);
           const json = checkJson(file, outcome.md5, problems);

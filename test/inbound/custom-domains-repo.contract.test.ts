@@ -58,10 +58,16 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("CustomDomainRepo on $nam
   it("a second live claim of a domain is DomainTakenError, from any account; once deleted, it can be claimed again", async () => {
     const first = customDomain("cd_1", "taken.example");
     await repo().insert(first);
-    for (const again of [customDomain("cd_2", "taken.example"), customDomain("cd_3", "taken.example", { accountId: "acc_b", addressId: "addr_b" })]) {
+    for (const again of [
+      customDomain("cd_2", "taken.example"),
+      customDomain("cd_3", "taken.example", { accountId: "acc_b", addressId: "addr_b" }),
+    ]) {
       const err = await repo()
         .insert(again)
-        .then(() => null, (e: unknown) => e);
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
       expect(err).toBeInstanceOf(DomainTakenError);
       expect((err as Error).message).toBe("taken.example");
     }
@@ -78,7 +84,10 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("CustomDomainRepo on $nam
     for (const wrong of [customDomain("cd_1", "other.example"), customDomain("cd_9", "nine.example", { addressId: "addr_none" })]) {
       const err = await repo()
         .insert(wrong)
-        .then(() => null, (e: unknown) => e);
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
       expect(err).toBeInstanceOf(Error);
       expect(err).not.toBeInstanceOf(DomainTakenError);
     }
@@ -95,7 +104,8 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("CustomDomainRepo on $nam
     expect(await repo().get("acc_a", "addr_a", "cd_b")).toBeNull();
     expect(await repo().get("acc_a", "addr_a", "CD_1")).toBeNull();
     expect((await repo().findLiveByDomain("b.example"))?.accountId).toBe("acc_b");
-    for (const wrong of ["ONE.example", "one.example.", "ne.example", "%.example", "one_example", ""]) expect(await repo().findLiveByDomain(wrong)).toBeNull();
+    for (const wrong of ["ONE.example", "one.example.", "ne.example", "%.example", "one_example", ""])
+      expect(await repo().findLiveByDomain(wrong)).toBeNull();
   });
 
   it("softDelete marks the account's address's domain deleted, once", async () => {
@@ -114,15 +124,26 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("CustomDomainRepo on $nam
     await repo().insert(customDomain("cd_2", "two.example"));
     await repo().recordMxCheck("cd_1", true, NOW_MS + 10);
     await repo().recordMxCheck("cd_none", true, NOW_MS + 10);
-    expect(await repo().get("acc_a", "addr_a", "cd_1")).toStrictEqual(customDomain("cd_1", "one.example", { mxVerified: true, mxCheckedAtMs: NOW_MS + 10 }));
+    expect(await repo().get("acc_a", "addr_a", "cd_1")).toStrictEqual(
+      customDomain("cd_1", "one.example", { mxVerified: true, mxCheckedAtMs: NOW_MS + 10 }),
+    );
     expect(await repo().get("acc_a", "addr_a", "cd_2")).toStrictEqual(customDomain("cd_2", "two.example"));
     await repo().recordMxCheck("cd_1", false, NOW_MS + 20);
-    expect(await repo().get("acc_a", "addr_a", "cd_1")).toStrictEqual(customDomain("cd_1", "one.example", { mxVerified: false, mxCheckedAtMs: NOW_MS + 20 }));
+    expect(await repo().get("acc_a", "addr_a", "cd_1")).toStrictEqual(
+      customDomain("cd_1", "one.example", { mxVerified: false, mxCheckedAtMs: NOW_MS + 20 }),
+    );
   });
 
   it("list pages newest first, ties on created_at broken by ID in byte order, scoped to the account's address and live domains", async () => {
     // Byte order: "cd_B" (0x42) < "cd_Z" < "cd_a" (0x61) < "cd_b"; a language's collation would put B after a.
-    for (const [id, at] of [["cd_a", NOW_MS], ["cd_B", NOW_MS], ["cd_b", NOW_MS], ["cd_Z", NOW_MS], ["cd_old", NOW_MS - 1], ["cd_new", NOW_MS + 1]] as const) {
+    for (const [id, at] of [
+      ["cd_a", NOW_MS],
+      ["cd_B", NOW_MS],
+      ["cd_b", NOW_MS],
+      ["cd_Z", NOW_MS],
+      ["cd_old", NOW_MS - 1],
+      ["cd_new", NOW_MS + 1],
+    ] as const) {
       await repo().insert(customDomain(id, `${id}.example`, { createdAtMs: at }));
     }
     await repo().insert(customDomain("cd_other_address", "x.example", { addressId: "addr_a2" }));

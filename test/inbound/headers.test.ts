@@ -43,7 +43,10 @@ test("normalizeHeaders: lower snake keys, repeated headers as arrays in order", 
 
 test("a message with raw UTF-8 headers (SMTPUTF8) yields them readable in the payload, as its subject is", async () => {
   // Three headers in UTF-8, one in Latin-1, as real mail mixes them.
-  const message = Buffer.concat([Buffer.from("From: Jörg <jörg@x.test>\r\nTo: a@b.test\r\nSubject: Grüße aus Köln\r\n", "utf8"), Buffer.from("X-Latin: caf\xe9\r\n\r\nHallo\r\n", "latin1")]);
+  const message = Buffer.concat([
+    Buffer.from("From: Jörg <jörg@x.test>\r\nTo: a@b.test\r\nSubject: Grüße aus Köln\r\n", "utf8"),
+    Buffer.from("X-Latin: caf\xe9\r\n\r\nHallo\r\n", "latin1"),
+  ]);
   const { content, subject } = await extractMessage(message, { maxHeaderBytes: 65536, maxMimeDepth: 20, maxMimeParts: 100 });
   expect(content.headers).toEqual({ from: "Jörg <jörg@x.test>", to: "a@b.test", subject: "Grüße aus Köln", x_latin: "café" });
   expect(subject).toBe("Grüße aus Köln");

@@ -9,18 +9,57 @@ const LIMITS = { maxHeaderBytes: 1024 * 1024, maxMimeParts: 100, maxMimeDepth: 1
 
 describe("headerFields", () => {
   const cases: [string, string, { name: string; value: string }[]][] = [
-    ["CRLF, in message order", "From: a@x.test\r\nTo: b@y.test\r\nSubject: hi\r\n\r\nbody\r\n", [{ name: "From", value: "a@x.test" }, { name: "To", value: "b@y.test" }, { name: "Subject", value: "hi" }]],
-    ["a folded line is one field", "Subject: one\r\n two\r\nX-A: 1\r\n\r\n", [{ name: "Subject", value: "one two" }, { name: "X-A", value: "1" }]],
+    [
+      "CRLF, in message order",
+      "From: a@x.test\r\nTo: b@y.test\r\nSubject: hi\r\n\r\nbody\r\n",
+      [
+        { name: "From", value: "a@x.test" },
+        { name: "To", value: "b@y.test" },
+        { name: "Subject", value: "hi" },
+      ],
+    ],
+    [
+      "a folded line is one field",
+      "Subject: one\r\n two\r\nX-A: 1\r\n\r\n",
+      [
+        { name: "Subject", value: "one two" },
+        { name: "X-A", value: "1" },
+      ],
+    ],
     ["encoded words decoded", "Subject: =?UTF-8?B?R3LDvMOfZQ==?=\r\n\r\n", [{ name: "Subject", value: "Grüße" }]],
-    ["a repeated name stays twice", "Received: a\r\nReceived: b\r\n\r\n", [{ name: "Received", value: "a" }, { name: "Received", value: "b" }]],
-    ["bare LF line ends", "From: a@x.test\nSubject: lf\n\nbody: not a header\n", [{ name: "From", value: "a@x.test" }, { name: "Subject", value: "lf" }]],
+    [
+      "a repeated name stays twice",
+      "Received: a\r\nReceived: b\r\n\r\n",
+      [
+        { name: "Received", value: "a" },
+        { name: "Received", value: "b" },
+      ],
+    ],
+    [
+      "bare LF line ends",
+      "From: a@x.test\nSubject: lf\n\nbody: not a header\n",
+      [
+        { name: "From", value: "a@x.test" },
+        { name: "Subject", value: "lf" },
+      ],
+    ],
     ["no body at all", "Subject: only headers\r\n", [{ name: "Subject", value: "only headers" }]],
     ["raw UTF-8 read as UTF-8", "Subject: café\r\n\r\n", [{ name: "Subject", value: "café" }]],
   ];
   for (const [name, raw, want] of cases) test(name, () => expect(headerFields(Buffer.from(raw, "utf8"))).toEqual(want));
 });
 
-const envelope = { to: "in@postroom.test", recipients: ["in@postroom.test"], from: "a@x.test", helo_domain: "x.test", remote_ip: "192.0.2.1", spf: { result: "pass", domain: "x.test" }, tls: false, tls_cipher: null, md5: "0".repeat(32) } as unknown as PayloadEnvelope;
+const envelope = {
+  to: "in@postroom.test",
+  recipients: ["in@postroom.test"],
+  from: "a@x.test",
+  helo_domain: "x.test",
+  remote_ip: "192.0.2.1",
+  spf: { result: "pass", domain: "x.test" },
+  tls: false,
+  tls_cipher: null,
+  md5: "0".repeat(32),
+} as unknown as PayloadEnvelope;
 const MESSAGE = [
   "From: a@x.test",
   "To: in@postroom.test",
@@ -51,7 +90,16 @@ describe("payloadView", () => {
     expect(shown.envelope.remote_ip).toBe("192.0.2.1");
     expect(shown.headers.subject).toBe("report");
     expect(shown.plain).toBe("the text");
-    expect(shown.attachments).toEqual([{ file_name: "r.pdf", content_type: "application/pdf", size: "9", disposition: "attachment", content_id: null, content: "(9 bytes, Base64, not shown)" }]);
+    expect(shown.attachments).toEqual([
+      {
+        file_name: "r.pdf",
+        content_type: "application/pdf",
+        size: "9",
+        disposition: "attachment",
+        content_id: null,
+        content: "(9 bytes, Base64, not shown)",
+      },
+    ]);
     expect(view.body).toContain('\n  "envelope": {');
   });
 
@@ -73,7 +121,9 @@ describe("payloadView", () => {
 
   test("multipart (original): indexed attachments", async () => {
     const raw = Buffer.from(MESSAGE);
-    expect(payloadView("multipart", raw, await extractMessage(raw, LIMITS), envelope).body.split("\n")).toContain('attachments[0]: file "r.pdf" (application/pdf, 9 bytes)');
+    expect(payloadView("multipart", raw, await extractMessage(raw, LIMITS), envelope).body.split("\n")).toContain(
+      'attachments[0]: file "r.pdf" (application/pdf, 9 bytes)',
+    );
   });
 
   test("raw: the message field, then the envelope's fields", async () => {
@@ -96,7 +146,10 @@ describe("payloadView", () => {
     for (const format of ["json+n", "multipart+n"] as const) {
       const view = payloadView(format, raw, extracted, envelope);
       const whole = buildPayload(extracted.content, envelope, [], false);
-      const expected = format === "json+n" ? JSON.stringify(whole, null, 2).slice(0, PAYLOAD_VIEW_MAX_CHARS) : `plain: ${extracted.content.plain}`.slice(0, PAYLOAD_VIEW_MAX_CHARS);
+      const expected =
+        format === "json+n"
+          ? JSON.stringify(whole, null, 2).slice(0, PAYLOAD_VIEW_MAX_CHARS)
+          : `plain: ${extracted.content.plain}`.slice(0, PAYLOAD_VIEW_MAX_CHARS);
       expect([format, view.truncated, view.body.length, view.body === expected]).toEqual([format, true, PAYLOAD_VIEW_MAX_CHARS, true]);
     }
   });

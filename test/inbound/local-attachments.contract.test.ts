@@ -26,7 +26,13 @@ const HOUR_MS = 3_600_000;
 // Small, so the purge case needs several statements on PostgreSQL.
 const PURGE_BATCH_ROWS = 2;
 
-const attachment = (fileName: string, content: Buffer, contentType = "application/octet-stream"): MessageAttachment => ({ fileName, contentType, disposition: "attachment", contentId: null, content });
+const attachment = (fileName: string, content: Buffer, contentType = "application/octet-stream"): MessageAttachment => ({
+  fileName,
+  contentType,
+  disposition: "attachment",
+  contentId: null,
+  content,
+});
 /** Every byte value, and a NUL-heavy tail: what a text column or an encoding slip would change. */
 const BINARY = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, i) => i)), Buffer.alloc(1000)]);
 
@@ -92,7 +98,9 @@ describe.each(STORE_ENGINES)("LocalAttachments on $name", (engine: StoreEngine) 
   it("save gives a signed URL whose GET serves the bytes unchanged, with the file's type and name", async () => {
     const node = await startNode(KEY);
     const url = await node.store.save(attachment("report été.pdf", BINARY, "application/pdf"), clock.nowMs(), HOUR_MS);
-    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/attachments\/[0-9a-f]{32}\/report%20%C3%A9t%C3%A9\.pdf\?expires=\d+&signature=[0-9a-f]{64}$/);
+    expect(url).toMatch(
+      /^http:\/\/127\.0\.0\.1:\d+\/attachments\/[0-9a-f]{32}\/report%20%C3%A9t%C3%A9\.pdf\?expires=\d+&signature=[0-9a-f]{64}$/,
+    );
     const got = await fetch(url);
     expect(got.status).toBe(200);
     expect(Buffer.from(await got.arrayBuffer()).equals(BINARY)).toBe(true);
@@ -105,7 +113,10 @@ describe.each(STORE_ENGINES)("LocalAttachments on $name", (engine: StoreEngine) 
     const url = new URL(await node.store.save(attachment("m.eml", BINARY, "message/rfc822"), clock.nowMs(), HOUR_MS));
     const [, , id] = url.pathname.split("/");
     const opened = await node.store.open(id!, url.searchParams.get("expires")!, url.searchParams.get("signature")!, clock.nowMs());
-    expect(opened && { fileName: opened.fileName, contentType: opened.contentType }).toEqual({ fileName: "m.eml", contentType: "message/rfc822" });
+    expect(opened && { fileName: opened.fileName, contentType: opened.contentType }).toEqual({
+      fileName: "m.eml",
+      contentType: "message/rfc822",
+    });
     expect(Buffer.from(await opened!.body.arrayBuffer()).equals(BINARY)).toBe(true);
   });
 
@@ -133,7 +144,9 @@ describe.each(STORE_ENGINES)("LocalAttachments on $name", (engine: StoreEngine) 
 
   it("purgeExpired deletes only what expired, and says how many", async () => {
     const node = await startNode(KEY);
-    const expired = await Promise.all([1, 2, 3, 4, 5].map((i) => node.store.save(attachment(`old${i}.bin`, BINARY), clock.nowMs(), 60_000)));
+    const expired = await Promise.all(
+      [1, 2, 3, 4, 5].map((i) => node.store.save(attachment(`old${i}.bin`, BINARY), clock.nowMs(), 60_000)),
+    );
     const live = await node.store.save(attachment("new.bin", BINARY), clock.nowMs(), 10 * HOUR_MS);
     clock.advance(2 * 60_000);
     expect(await node.store.purgeExpired(clock.nowMs())).toBe(5);

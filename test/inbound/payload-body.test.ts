@@ -5,7 +5,14 @@
 import { describe, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
 import { formBody, jsonBody, signatureOf, streamOf, type StreamedBody } from "../../src/inbound/payload-body.ts";
-import { buildPayload, payloadAttachment, toFormData, type MessageAttachment, type MessageContent, type PayloadEnvelope } from "../../src/inbound/payload.ts";
+import {
+  buildPayload,
+  payloadAttachment,
+  toFormData,
+  type MessageAttachment,
+  type MessageContent,
+  type PayloadEnvelope,
+} from "../../src/inbound/payload.ts";
 
 const envelope: PayloadEnvelope = {
   to: "a@in.example.com",
@@ -22,7 +29,13 @@ const envelope: PayloadEnvelope = {
 };
 
 const random = (n: number) => Buffer.from(crypto.getRandomValues(new Uint8Array(n)));
-const attachment = (fileName: string, content: Buffer): MessageAttachment => ({ fileName, contentType: "application/octet-stream", disposition: "attachment", contentId: null, content });
+const attachment = (fileName: string, content: Buffer): MessageAttachment => ({
+  fileName,
+  contentType: "application/octet-stream",
+  disposition: "attachment",
+  contentId: null,
+  content,
+});
 
 // Sizes around the slice (48 KiB) and Base64's groups of 3, a file name that needs escaping,
 // and text with characters JSON escapes and multi-byte UTF-8.
@@ -31,7 +44,12 @@ const content: MessageContent = {
   originalHeaders: { Subject: "Grüße", From: "Sender <sender@example.org>" },
   plain: "Körper ✓ \u0000 \u2028 text",
   html: "<p>hé</p>",
-  attachments: [attachment("one.bin", random(300_001)), attachment('two "x".bin', random(49_152)), attachment("three.bin", random(2)), attachment("empty.bin", Buffer.alloc(0))],
+  attachments: [
+    attachment("one.bin", random(300_001)),
+    attachment('two "x".bin', random(49_152)),
+    attachment("three.bin", random(2)),
+    attachment("empty.bin", Buffer.alloc(0)),
+  ],
 };
 
 async function read(body: StreamedBody): Promise<Buffer> {
@@ -59,7 +77,9 @@ describe("jsonBody", () => {
     const secret = `whsec_${random(32).toString("base64")}`;
     const body = jsonBody(content.attachments, payloadWith);
     const nowMs = 1_790_000_000_123;
-    expect(signatureOf(secret, "key-1", Math.floor(nowMs / 1000), body)).toBe(new Webhook(secret).sign("key-1", new Date(nowMs), JSON.stringify(payloadWith())));
+    expect(signatureOf(secret, "key-1", Math.floor(nowMs / 1000), body)).toBe(
+      new Webhook(secret).sign("key-1", new Date(nowMs), JSON.stringify(payloadWith())),
+    );
   });
 });
 
@@ -85,7 +105,10 @@ describe("formBody", () => {
     const secret = `whsec_${random(32).toString("base64")}`;
     const body = await formBody(content.attachments, (contentOf) => toFormData(payloadWith(contentOf), content.attachments, contentOf));
     const key = Buffer.from(secret.slice(6), "base64");
-    const expected = new Bun.CryptoHasher("sha256", key).update("key-2.1790000000.").update(await read(body)).digest("base64");
+    const expected = new Bun.CryptoHasher("sha256", key)
+      .update("key-2.1790000000.")
+      .update(await read(body))
+      .digest("base64");
     expect(signatureOf(secret, "key-2", 1_790_000_000, body)).toBe(`v1,${expected}`);
   });
 });

@@ -35,5 +35,7 @@ describe("recipientsOfAccount", () => {
     ["A", ["a2@in.example.com", "a1@in.example.com", "Sales@shop.example"]],
     ["B", ["b1@in.example.com"]],
     ["C", []],
-  ])("account %p: its recipients in RCPT order, no other account's, no bounce address", (account, expected) => expect(recipientsOfAccount(accepted, account)).toEqual(expected));
+  ])("account %p: its recipients in RCPT order, no other account's, no bounce address", (account, expected) =>
+    expect(recipientsOfAccount(accepted, account)).toEqual(expected),
+  );
 });

@@ -22,7 +22,10 @@ afterEach(() => {
 function newStore(): Store {
   const d = tempDir();
   const store = openStore(d.path);
-  cleanups.push(() => d.remove(), () => store.close());
+  cleanups.push(
+    () => d.remove(),
+    () => store.close(),
+  );
   return store;
 }
 
@@ -47,7 +50,8 @@ const status = (n: number, subject = `message ${n}`): IncomingStatus => ({
 });
 
 const journalPath = (store: Store) => join(store.path, "..", STATUS_JOURNAL_FILE);
-const inSqlite = (store: Store) => (store.db.query("SELECT id FROM incoming_statuses ORDER BY rowid").all() as { id: string }[]).map((r) => parseInt(r.id, 16));
+const inSqlite = (store: Store) =>
+  (store.db.query("SELECT id FROM incoming_statuses ORDER BY rowid").all() as { id: string }[]).map((r) => parseInt(r.id, 16));
 
 describe("incoming statuses through the journal", () => {
   test("a recorded status reaches SQLite at the move interval, and is listed at once", async () => {
@@ -80,7 +84,12 @@ describe("incoming statuses through the journal", () => {
     // As if the run had been killed after storing 1 and 2 but before emptying the journal,
     // with 3 journaled after them.
     const journal = MappedJournal.open(journalPath(store), 64 * 1024, () => {});
-    for (const [n, seq] of [[1, 1], [2, 2], [3, 3]] as const) journal.append({ ...status(n), seq });
+    for (const [n, seq] of [
+      [1, 1],
+      [2, 2],
+      [3, 3],
+    ] as const)
+      journal.append({ ...status(n), seq });
     journal.close();
 
     const second = createStatusRepo(store);

@@ -6,8 +6,21 @@ import type { IncomingStatus } from "../../src/inbound/incoming-status.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 
 const row = (id: string): IncomingStatus => ({
-  id, accountId: "a", addressId: "ad", messageId: "m@x", mailFrom: "alice@x.test", rcptTo: "ad@in.test", subject: `s ${id}`, status: "200", statusCategory: "successful",
-  tls: null, sizeBytes: 10, remoteIp: "127.0.0.1", response: null, postroomMessageId: "k", createdAtMs: 1,
+  id,
+  accountId: "a",
+  addressId: "ad",
+  messageId: "m@x",
+  mailFrom: "alice@x.test",
+  rcptTo: "ad@in.test",
+  subject: `s ${id}`,
+  status: "200",
+  statusCategory: "successful",
+  tls: null,
+  sizeBytes: 10,
+  remoteIp: "127.0.0.1",
+  response: null,
+  postroomMessageId: "k",
+  createdAtMs: 1,
 });
 
 function harness(opts: { failures: number; maxRows?: number }) {
@@ -52,7 +65,19 @@ describe("StatusRetry", () => {
     const lost = h.lines.at(-1)!;
     expect(lost).toMatchObject({ level: "error", message_id: "tx1", status_ids: "s1" });
     expect(lost.msg).toStartWith("incoming statuses lost: still failing after 3 tries");
-    expect(lost.statuses).toEqual([{ id: "s1", address_id: "ad", message_id_header: "m@x", from: "alice@x.test", to: "ad@in.test", subject: "s s1", status: "200", x_postroom_message_id: "k", created_at_ms: 1 }]);
+    expect(lost.statuses).toEqual([
+      {
+        id: "s1",
+        address_id: "ad",
+        message_id_header: "m@x",
+        from: "alice@x.test",
+        to: "ad@in.test",
+        subject: "s s1",
+        status: "200",
+        x_postroom_message_id: "k",
+        created_at_ms: 1,
+      },
+    ]);
   });
 
   test("beyond maxRows held, new failures are lost at once", () => {
@@ -61,7 +86,9 @@ describe("StatusRetry", () => {
     h.retry.failed([row("s3")], new Error("x"), h.logger);
     expect(h.counts).toEqual({ failed: 3, lost: 1 });
     expect(h.retry.pendingRows).toBe(2);
-    expect(h.lines.at(-1)!.msg).toBe("incoming statuses lost: more than inbound.status_retry_rows (2) statuses wait already; this line is their only record");
+    expect(h.lines.at(-1)!.msg).toBe(
+      "incoming statuses lost: more than inbound.status_retry_rows (2) statuses wait already; this line is their only record",
+    );
   });
 
   test("close() writes what is held once more, at once", async () => {
@@ -84,7 +111,11 @@ describe("recordAnswered", () => {
 
   test("a store that takes them: nothing goes to the retry", async () => {
     const handed: string[] = [];
-    await recordAnswered([row("s1")], { statuses: { record: async () => {} }, statusRetry: { failed: () => handed.push("x") } }, createLogger({ sink: () => {} }));
+    await recordAnswered(
+      [row("s1")],
+      { statuses: { record: async () => {} }, statusRetry: { failed: () => handed.push("x") } },
+      createLogger({ sink: () => {} }),
+    );
     expect(handed).toEqual([]);
   });
 });

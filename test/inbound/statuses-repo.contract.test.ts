@@ -51,8 +51,16 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("StatusRepo on $name", (e
   let handle: EngineHandle | undefined;
   let statuses: StatusRepo;
   let stats: StatsRepo;
-  const ids = async (terms: string | null, page: Partial<PageRequest> = {}, accountId = "acc_a", addressId = "addr_a", windowRows?: number) =>
-    (await statuses.list(accountId, addressId, parseSearchQuery(terms, STATUS_SEARCH_FIELDS), { limit: 50, ...page }, windowRows)).items.map((s) => s.id);
+  const ids = async (
+    terms: string | null,
+    page: Partial<PageRequest> = {},
+    accountId = "acc_a",
+    addressId = "addr_a",
+    windowRows?: number,
+  ) =>
+    (
+      await statuses.list(accountId, addressId, parseSearchQuery(terms, STATUS_SEARCH_FIELDS), { limit: 50, ...page }, windowRows)
+    ).items.map((s) => s.id);
 
   beforeAll(async () => {
     if (!engine.available()) return;
@@ -126,7 +134,13 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("StatusRepo on $name", (e
   it("a search matches subject, from and to in part, ASCII letters without case, % _ \\ as themselves; fields and times as the API names them", async () => {
     await statuses.record([
       status("st_1", { subject: "Invoice MARCH", mailFrom: "billing@shop.test", createdAtMs: NOW_MS - 3 }),
-      status("st_2", { subject: "100% off", rcptTo: "sales@in.postroom.test", status: "rejected", statusCategory: "rejected", createdAtMs: NOW_MS - 2 }),
+      status("st_2", {
+        subject: "100% off",
+        rcptTo: "sales@in.postroom.test",
+        status: "rejected",
+        statusCategory: "rejected",
+        createdAtMs: NOW_MS - 2,
+      }),
       status("st_3", { subject: "Éclair", postroomMessageId: "PM_Xy", createdAtMs: NOW_MS - 1 }),
       status("st_4", { subject: null, mailFrom: "a_b@x.test", createdAtMs: NOW_MS }),
     ]);
@@ -156,35 +170,68 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("StatusRepo on $name", (e
   });
 
   it("a search reads a window of statuses per request and ends its page at the window's edge with a cursor to go on (none where the window reaches the end)", async () => {
-    await statuses.record(Array.from({ length: 6 }, (_, i) => status(`st_${i}`, { subject: i === 0 ? "needle" : "hay", createdAtMs: NOW_MS + i })));
+    await statuses.record(
+      Array.from({ length: 6 }, (_, i) => status(`st_${i}`, { subject: i === 0 ? "needle" : "hay", createdAtMs: NOW_MS + i })),
+    );
     const first = await statuses.list("acc_a", "addr_a", parseSearchQuery("needle", STATUS_SEARCH_FIELDS), { limit: 10 }, 3);
     expect(first).toStrictEqual({ items: [], hasMore: true, next: { createdAtMs: NOW_MS + 3, id: "st_3" } });
-    const second = await statuses.list("acc_a", "addr_a", parseSearchQuery("needle", STATUS_SEARCH_FIELDS), { limit: 10, before: first.next }, 4);
+    const second = await statuses.list(
+      "acc_a",
+      "addr_a",
+      parseSearchQuery("needle", STATUS_SEARCH_FIELDS),
+      { limit: 10, before: first.next },
+      4,
+    );
     expect(second).toStrictEqual({ items: [status("st_0", { subject: "needle" })], hasMore: false });
     expect(await ids("hay", { limit: 2 }, "acc_a", "addr_a", 3)).toEqual(["st_5", "st_4"]);
   });
 
   it("a search paged by number (offset) reads the first window too, skipping matches inside it, and ends at the window's edge", async () => {
     // Newest first: st_9 ... st_0; "needle" in st_9, st_8, st_7 and st_1; a window of 4 holds st_9-st_6.
-    await statuses.record(Array.from({ length: 10 }, (_, i) => status(`st_${i}`, { subject: [1, 7, 8, 9].includes(i) ? "needle" : "hay", createdAtMs: NOW_MS + i })));
+    await statuses.record(
+      Array.from({ length: 10 }, (_, i) =>
+        status(`st_${i}`, { subject: [1, 7, 8, 9].includes(i) ? "needle" : "hay", createdAtMs: NOW_MS + i }),
+      ),
+    );
     const needle = parseSearchQuery("needle", STATUS_SEARCH_FIELDS);
     const second = await statuses.list("acc_a", "addr_a", needle, { limit: 2, offset: 2 }, 4);
-    expect(second).toStrictEqual({ items: [status("st_7", { subject: "needle", createdAtMs: NOW_MS + 7 })], hasMore: true, next: { createdAtMs: NOW_MS + 6, id: "st_6" } });
-    expect(await statuses.list("acc_a", "addr_a", needle, { limit: 2, offset: 4 }, 4)).toStrictEqual({ items: [], hasMore: true, next: { createdAtMs: NOW_MS + 6, id: "st_6" } });
+    expect(second).toStrictEqual({
+      items: [status("st_7", { subject: "needle", createdAtMs: NOW_MS + 7 })],
+      hasMore: true,
+      next: { createdAtMs: NOW_MS + 6, id: "st_6" },
+    });
+    expect(await statuses.list("acc_a", "addr_a", needle, { limit: 2, offset: 4 }, 4)).toStrictEqual({
+      items: [],
+      hasMore: true,
+      next: { createdAtMs: NOW_MS + 6, id: "st_6" },
+    });
   });
 
   it("a search past its time limit rejects with SearchTimeoutError; within it, it answers as usual", async () => {
-    for (let b = 0; b < 20_000; b += 2_000) await statuses.record(Array.from({ length: 2_000 }, (_, j) => status(`st_${b + j}`, { subject: "hay", createdAtMs: NOW_MS + b + j })));
+    for (let b = 0; b < 20_000; b += 2_000)
+      await statuses.record(
+        Array.from({ length: 2_000 }, (_, j) => status(`st_${b + j}`, { subject: "hay", createdAtMs: NOW_MS + b + j })),
+      );
     await statuses.flush();
     // Every term but the last matches each status (through its recipient): each is tested on all 20,000.
     const terms = parseSearchQuery([...Array.from({ length: 15 }, () => "in.postroom"), "needle"].join(" "), STATUS_SEARCH_FIELDS);
     await expect(statuses.list("acc_a", "addr_a", terms, { limit: 50 }, 20_000, 1)).rejects.toBeInstanceOf(SearchTimeoutError);
-    expect(await statuses.list("acc_a", "addr_a", terms, { limit: 50, offset: 50 }, 30_000, 60_000)).toStrictEqual({ items: [], hasMore: false });
-    expect((await statuses.list("acc_a", "addr_a", parseSearchQuery("hay", STATUS_SEARCH_FIELDS), { limit: 50 }, 20_000, 60_000)).items).toHaveLength(50);
+    expect(await statuses.list("acc_a", "addr_a", terms, { limit: 50, offset: 50 }, 30_000, 60_000)).toStrictEqual({
+      items: [],
+      hasMore: false,
+    });
+    expect(
+      (await statuses.list("acc_a", "addr_a", parseSearchQuery("hay", STATUS_SEARCH_FIELDS), { limit: 50 }, 20_000, 60_000)).items,
+    ).toHaveLength(50);
   });
 
   it("recorded statuses are counted in the account's hourly inbound stats", async () => {
-    await statuses.record([status("st_1"), status("st_2"), status("st_3", { statusCategory: "rejected" }), status("st_4", { accountId: "acc_b" })]);
+    await statuses.record([
+      status("st_1"),
+      status("st_2"),
+      status("st_3", { statusCategory: "rejected" }),
+      status("st_4", { accountId: "acc_b" }),
+    ]);
     await statuses.flush();
     const hourly = await stats.hourly("acc_a", "inbound", 0);
     expect(hourly.sort((x, y) => (x.key < y.key ? -1 : 1))).toStrictEqual([
@@ -202,13 +249,17 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("StatusRepo on $name", (e
         await Promise.all(
           nodes.flatMap((client, n) => {
             const repo = createPgStatusRepo(client);
-            return Array.from({ length: GROUPS }, (_, g) => repo.record([status(`st_${n}_${g}_a`), status(`st_${n}_${g}_b`, { createdAtMs: NOW_MS + g })]));
+            return Array.from({ length: GROUPS }, (_, g) =>
+              repo.record([status(`st_${n}_${g}_a`), status(`st_${n}_${g}_b`, { createdAtMs: NOW_MS + g })]),
+            );
           }),
         );
         const all = await statuses.list("acc_a", "addr_a", [], { limit: 1000 });
         expect(all.items).toHaveLength(2 * GROUPS * 2);
         expect(new Set(all.items.map((s) => s.id)).size).toBe(2 * GROUPS * 2);
-        expect(await stats.hourly("acc_a", "inbound", 0)).toStrictEqual([{ hour: hourOf(NOW_MS), key: "successful", count: 2 * GROUPS * 2 }]);
+        expect(await stats.hourly("acc_a", "inbound", 0)).toStrictEqual([
+          { hour: hourOf(NOW_MS), key: "successful", count: 2 * GROUPS * 2 },
+        ]);
       } finally {
         await Promise.all(nodes.map((c) => c.close()));
       }

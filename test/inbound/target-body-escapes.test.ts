@@ -25,13 +25,20 @@ const MB = 1024 * 1024;
 const controls = (n: number) => "\u0001".repeat(n);
 
 function contentOf(plain: string, html: string | undefined): MessageContent {
-  return { headers: { subject: "controls" } as never, originalHeaders: { Subject: "controls" }, plain, html, reply_plain: plain.slice(0, 10), attachments: [] };
+  return {
+    headers: { subject: "controls" } as never,
+    originalHeaders: { Subject: "controls" },
+    plain,
+    html,
+    reply_plain: plain.slice(0, 10),
+    attachments: [],
+  };
 }
 
 describe("json bodies of text that JSON escapes", () => {
   // A slice that would end between the halves of a surrogate pair (16 K characters each),
   // lone surrogates, quotes, backslashes, U+2028, NUL.
-  const tricky = `${"a".repeat(16_383)}😀${"\u0001\"\\\u2028\u0000é\ud800x\udc00".repeat(30_000)}😀`;
+  const tricky = `${"a".repeat(16_383)}😀${'\u0001"\\\u2028\u0000é\ud800x\udc00'.repeat(30_000)}😀`;
   const cases: [name: string, format: "json+n" | "json", plain: string, html: string | undefined][] = [
     ["2 MB of control characters, json+n", "json+n", controls(2 * MB), undefined],
     ["control characters in plain and html, json (original headers)", "json", controls(MB), `<p>${controls(MB)}</p>`],
@@ -53,7 +60,13 @@ describe("json bodies of text that JSON escapes", () => {
   }
 
   test("a short text is still one string (nothing to stream)", async () => {
-    const body = await targetBody({ format: "json+n", content: contentOf(controls(1000), undefined), envelope, urls: [], raw: Buffer.alloc(0) });
+    const body = await targetBody({
+      format: "json+n",
+      content: contentOf(controls(1000), undefined),
+      envelope,
+      urls: [],
+      raw: Buffer.alloc(0),
+    });
     expect(typeof body).toBe("string");
   });
 });

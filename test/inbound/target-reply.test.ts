@@ -2,7 +2,12 @@ import { describe, expect, test } from "bun:test";
 import { replyTextFrom, verdictFor, worstReply, type TargetOutcome } from "../../src/inbound/target-reply.ts";
 import { formatReply, reply } from "../../src/lib/smtp-reply.ts";
 
-const answered = (status: number, body = "", contentType: string | null = null): TargetOutcome => ({ kind: "answered", status, body, contentType });
+const answered = (status: number, body = "", contentType: string | null = null): TargetOutcome => ({
+  kind: "answered",
+  status,
+  body,
+  contentType,
+});
 
 describe("the target's answer decides the SMTP reply (docs/receiving.md)", () => {
   test.each([
@@ -18,9 +23,24 @@ describe("the target's answer decides the SMTP reply (docs/receiving.md)", () =>
     [answered(503, "Busy, retry", "text/plain"), "451 4.3.0 Busy, retry", "503", "delayed"],
     [answered(302), "451 4.3.0 The target failed; try again later", "302", "delayed"],
     [{ kind: "timeout" } as TargetOutcome, "451 4.4.7 The target did not answer in time; try again later", "client_timeout", "delayed"],
-    [{ kind: "unreachable", reason: "ECONNREFUSED" } as TargetOutcome, "451 4.4.1 The target could not be reached; try again later", "unreachable", "delayed"],
-    [{ kind: "local_failure", diskFull: true } as TargetOutcome, "451 4.3.0 Local storage on this server is full; try again later", "rejected", "delayed"],
-    [{ kind: "local_failure", diskFull: false } as TargetOutcome, "451 4.3.0 Local storage on this server failed; try again later", "rejected", "delayed"],
+    [
+      { kind: "unreachable", reason: "ECONNREFUSED" } as TargetOutcome,
+      "451 4.4.1 The target could not be reached; try again later",
+      "unreachable",
+      "delayed",
+    ],
+    [
+      { kind: "local_failure", diskFull: true } as TargetOutcome,
+      "451 4.3.0 Local storage on this server is full; try again later",
+      "rejected",
+      "delayed",
+    ],
+    [
+      { kind: "local_failure", diskFull: false } as TargetOutcome,
+      "451 4.3.0 Local storage on this server failed; try again later",
+      "rejected",
+      "delayed",
+    ],
   ])("%j → %s", (outcome, smtp, status, category) => {
     const v = verdictFor(outcome);
     expect(formatReply(v.reply)).toBe(smtp);

@@ -2,7 +2,9 @@ import { describe, expect, test } from "bun:test";
 import { maskTarget, resolveTarget, splitTarget, targetCall, targetProblem } from "../../src/inbound/target-url.ts";
 
 describe("targetProblem", () => {
-  test.each(["https://example.com/hook", "http://user:pass@10.0.0.1:8080/x?y=1", "https://example.com"])("%p is a target", (t) => expect(targetProblem(t)).toBeNull());
+  test.each(["https://example.com/hook", "http://user:pass@10.0.0.1:8080/x?y=1", "https://example.com"])("%p is a target", (t) =>
+    expect(targetProblem(t)).toBeNull(),
+  );
   test.each([
     ["ftp://example.com/x", "must be an http or https URL"],
     ["example.com/hook", "must be an http or https URL"],
@@ -14,7 +16,10 @@ describe("targetProblem", () => {
 
 describe("credentials in the target", () => {
   test("the password is stored apart from the URL", () => {
-    expect(splitTarget("https://us%40er:p%3Ass@example.com/in?x=1")).toEqual({ url: "https://us%40er@example.com/in?x=1", password: "p:ss" });
+    expect(splitTarget("https://us%40er:p%3Ass@example.com/in?x=1")).toEqual({
+      url: "https://us%40er@example.com/in?x=1",
+      password: "p:ss",
+    });
     expect(splitTarget("https://example.com/in")).toEqual({ url: "https://example.com/in", password: null });
   });
 

@@ -1,7 +1,15 @@
 // Our Received and Return-Path lines (src/inbound/trace-headers.ts): what they say, how
 // they fold, that nothing a client sends can break them, and how they join the message.
 import { describe, expect, test } from "bun:test";
-import { addressLiteral, receivedHeader, returnPathHeader, rfc5322Date, withProtocol, withTraceHeaders, type ReceivedFacts } from "../../src/inbound/trace-headers.ts";
+import {
+  addressLiteral,
+  receivedHeader,
+  returnPathHeader,
+  rfc5322Date,
+  withProtocol,
+  withTraceHeaders,
+  type ReceivedFacts,
+} from "../../src/inbound/trace-headers.ts";
 import { extractMessage } from "../../src/inbound/extract.ts";
 
 const NOW = Date.parse("2026-11-24T06:39:11Z");
@@ -96,7 +104,8 @@ describe("withProtocol (RFC 3848)", () => {
     [true, false, true, "ESMTPA"],
     [true, true, true, "ESMTPSA"],
   ];
-  for (const [ehlo, tls, auth, expected] of cases) test(`ehlo=${ehlo} tls=${tls} auth=${auth}: ${expected}`, () => expect(withProtocol(ehlo, tls, auth)).toBe(expected));
+  for (const [ehlo, tls, auth, expected] of cases)
+    test(`ehlo=${ehlo} tls=${tls} auth=${auth}: ${expected}`, () => expect(withProtocol(ehlo, tls, auth)).toBe(expected));
 });
 
 describe("addressLiteral", () => {
@@ -136,27 +145,66 @@ describe("withTraceHeaders", () => {
   const TRACE = "Return-Path: <s@x.test>\r\nReceived: from a ([192.0.2.1])\r\n\tby mx id 1; date\r\n";
   const cases: [name: string, raw: string, expected: string][] = [
     ["in front of the message, which is otherwise unchanged", "Subject: hi\r\n\r\nbody\r\n", TRACE + "Subject: hi\r\n\r\nbody\r\n"],
-    ["the sender's Return-Path removed, ours kept", "Return-Path: <forged@x.test>\r\nSubject: hi\r\n\r\nbody\r\n", TRACE + "Subject: hi\r\n\r\nbody\r\n"],
-    ["a folded Return-Path removed with its continuation, in any case", "Subject: hi\r\nRETURN-PATH :\r\n <forged@x.test>\r\nTo: a@b\r\n\r\nbody\r\n", TRACE + "Subject: hi\r\nTo: a@b\r\n\r\nbody\r\n"],
-    ["a Return-Path as the last header: the blank line stays one", "Subject: hi\r\nReturn-Path: <f@x.test>\r\n\r\nbody\r\n", TRACE + "Subject: hi\r\n\r\nbody\r\n"],
+    [
+      "the sender's Return-Path removed, ours kept",
+      "Return-Path: <forged@x.test>\r\nSubject: hi\r\n\r\nbody\r\n",
+      TRACE + "Subject: hi\r\n\r\nbody\r\n",
+    ],
+    [
+      "a folded Return-Path removed with its continuation, in any case",
+      "Subject: hi\r\nRETURN-PATH :\r\n <forged@x.test>\r\nTo: a@b\r\n\r\nbody\r\n",
+      TRACE + "Subject: hi\r\nTo: a@b\r\n\r\nbody\r\n",
+    ],
+    [
+      "a Return-Path as the last header: the blank line stays one",
+      "Subject: hi\r\nReturn-Path: <f@x.test>\r\n\r\nbody\r\n",
+      TRACE + "Subject: hi\r\n\r\nbody\r\n",
+    ],
     ["with LF line ends too", "Subject: hi\nReturn-Path: <f@x.test>\n\nbody\n", TRACE + "Subject: hi\n\nbody\n"],
-    ["a Return-Path after the first blank line, whatever its line ends, is the body's", "Subject: hi\n\r\nReturn-Path: <b@x.test>\r\n", TRACE + "Subject: hi\n\r\nReturn-Path: <b@x.test>\r\n"],
-    ["a Return-Path line in the body is the body's", "Subject: hi\r\n\r\nReturn-Path: <b@x.test>\r\n", TRACE + "Subject: hi\r\n\r\nReturn-Path: <b@x.test>\r\n"],
+    [
+      "a Return-Path after the first blank line, whatever its line ends, is the body's",
+      "Subject: hi\n\r\nReturn-Path: <b@x.test>\r\n",
+      TRACE + "Subject: hi\n\r\nReturn-Path: <b@x.test>\r\n",
+    ],
+    [
+      "a Return-Path line in the body is the body's",
+      "Subject: hi\r\n\r\nReturn-Path: <b@x.test>\r\n",
+      TRACE + "Subject: hi\r\n\r\nReturn-Path: <b@x.test>\r\n",
+    ],
     ["X-Return-Path is another field", "X-Return-Path: <k@x.test>\r\n\r\nb\r\n", TRACE + "X-Return-Path: <k@x.test>\r\n\r\nb\r\n"],
-    ["orphan continuation lines at the top dropped: they would continue our Received line", "\tby forged.example id 0\r\n for <x@y>\r\nSubject: hi\r\n\r\nb\r\n", TRACE + "Subject: hi\r\n\r\nb\r\n"],
+    [
+      "orphan continuation lines at the top dropped: they would continue our Received line",
+      "\tby forged.example id 0\r\n for <x@y>\r\nSubject: hi\r\n\r\nb\r\n",
+      TRACE + "Subject: hi\r\n\r\nb\r\n",
+    ],
     ["no header section: ours become it", "\r\nbody only\r\n", TRACE + "\r\nbody only\r\n"],
     ["no body", "Subject: hi\r\n", TRACE + "Subject: hi\r\n"],
   ];
-  for (const [name, raw, expected] of cases) test(name, () => expect(withTraceHeaders(Buffer.from(raw, "latin1"), TRACE).toString("latin1")).toBe(expected));
+  for (const [name, raw, expected] of cases)
+    test(name, () => expect(withTraceHeaders(Buffer.from(raw, "latin1"), TRACE).toString("latin1")).toBe(expected));
 
   test("8-bit bytes of the message pass through untouched", () => {
-    const raw = Buffer.concat([Buffer.from("Return-Path: <x@y>\r\nSubject: ", "latin1"), Buffer.from([0xc3, 0xa9, 0xe9]), Buffer.from("\r\n\r\n", "latin1"), Buffer.from([0xff, 0x00, 0x80])]);
+    const raw = Buffer.concat([
+      Buffer.from("Return-Path: <x@y>\r\nSubject: ", "latin1"),
+      Buffer.from([0xc3, 0xa9, 0xe9]),
+      Buffer.from("\r\n\r\n", "latin1"),
+      Buffer.from([0xff, 0x00, 0x80]),
+    ]);
     const out = withTraceHeaders(raw, "Return-Path: <>\r\n");
-    expect(out).toEqual(Buffer.concat([Buffer.from("Return-Path: <>\r\nSubject: ", "latin1"), Buffer.from([0xc3, 0xa9, 0xe9]), Buffer.from("\r\n\r\n", "latin1"), Buffer.from([0xff, 0x00, 0x80])]));
+    expect(out).toEqual(
+      Buffer.concat([
+        Buffer.from("Return-Path: <>\r\nSubject: ", "latin1"),
+        Buffer.from([0xc3, 0xa9, 0xe9]),
+        Buffer.from("\r\n\r\n", "latin1"),
+        Buffer.from([0xff, 0x00, 0x80]),
+      ]),
+    );
   });
 
   test("the parser sees our lines first: received as an array, ours on top, one return_path", async () => {
-    const raw = Buffer.from("Received: from relay.sender.test by smtp.sender.test; Mon, 23 Nov 2026 10:00:00 +0000\r\nReturn-Path: <forged@x.test>\r\nSubject: hi\r\n\r\nbody\r\n");
+    const raw = Buffer.from(
+      "Received: from relay.sender.test by smtp.sender.test; Mon, 23 Nov 2026 10:00:00 +0000\r\nReturn-Path: <forged@x.test>\r\nSubject: hi\r\n\r\nbody\r\n",
+    );
     const trace = returnPathHeader("s@sender.test") + receivedHeader(base);
     const { content } = await extractMessage(withTraceHeaders(raw, trace), { maxHeaderBytes: 65536, maxMimeDepth: 20, maxMimeParts: 100 });
     expect(content.headers.return_path).toBe("<s@sender.test>");

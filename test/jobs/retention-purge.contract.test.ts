@@ -43,7 +43,18 @@ const NOW = T0 + DAYS * DAY;
 const HOUR = 3_600_000;
 const SETTINGS: RetentionSettings = {
   ...DEFAULTS,
-  keepMs: { incoming_statuses: 30 * DAY, messages: 60 * DAY, bodies: 7 * DAY, events: 45 * DAY, webhook_outbox: DAY, domain_events: 30 * DAY, mta_sts_policies: DAY, stats: 60 * DAY, idempotency_keys: DAY, webhook_posts: 7 * DAY },
+  keepMs: {
+    incoming_statuses: 30 * DAY,
+    messages: 60 * DAY,
+    bodies: 7 * DAY,
+    events: 45 * DAY,
+    webhook_outbox: DAY,
+    domain_events: 30 * DAY,
+    mta_sts_policies: DAY,
+    stats: 60 * DAY,
+    idempotency_keys: DAY,
+    webhook_posts: 7 * DAY,
+  },
   // Windows much smaller than the tables, and not a divisor of anything here.
   batchSize: 97,
 };
@@ -73,7 +84,11 @@ function openRepos(h: EngineHandle, clock: ManualClock) {
   };
   return {
     statuses: createPgStatusRepo(sql),
-    queue: createPgQueueLeases(sql, { events: { record: pgRecordEvents }, suppressions: { suppress }, answers: { record: pgRecordAnswer } }),
+    queue: createPgQueueLeases(sql, {
+      events: { record: pgRecordEvents },
+      suppressions: { suppress },
+      answers: { record: pgRecordAnswer },
+    }),
     events: createPgEventRepo(sql),
     outbox: createPgOutboxRepo(sql),
     domains: createPgSendingDomainRepo(sql),
@@ -148,7 +163,13 @@ async function seed(repos: ReturnType<typeof openRepos>, clock: ManualClock): Pr
     await Promise.all(ACCOUNTS.map((a) => seedAccountDay(repos, expected, a, day, dayMs)));
     // MTA-STS: a policy a day, valid three days; every 15th day a policy of 10 days ago is
     // refreshed in place for 20 days (the table leaves expiry order).
-    const policy = (id: string, expiresAtMs: number) => ({ id, mode: "enforce" as const, mx: ["mx.example"], maxAgeSeconds: 86_400, expiresAtMs });
+    const policy = (id: string, expiresAtMs: number) => ({
+      id,
+      mode: "enforce" as const,
+      mx: ["mx.example"],
+      maxAgeSeconds: 86_400,
+      expiresAtMs,
+    });
     await repos.sts.put(`d${day}.example`, policy(`p${day}`, dayMs + 3 * DAY));
     expected.row("mta_sts_policies", `d${day}.example`, young("mta_sts_policies", dayMs + 3 * DAY));
     if (day % 15 === 14) {
@@ -168,10 +189,18 @@ async function seed(repos: ReturnType<typeof openRepos>, clock: ManualClock): Pr
   return expected;
 }
 
-async function seedAccountDay(repos: ReturnType<typeof openRepos>, expected: Expected, a: (typeof ACCOUNTS)[number], day: number, dayMs: number) {
+async function seedAccountDay(
+  repos: ReturnType<typeof openRepos>,
+  expected: Expected,
+  a: (typeof ACCOUNTS)[number],
+  day: number,
+  dayMs: number,
+) {
   const young = (table: RetentionTable, atMs: number) => atMs >= cutoff(table);
   // Eight incoming statuses, three hours apart (so they count in eight hourly rows).
-  const statuses = [0, 1, 2, 3, 4, 5, 6, 7].map((k) => status(`s-${a.accountId}-${day}-${k}`, dayMs + k * 3 * HOUR, a.accountId, `addr-${a.accountId}`));
+  const statuses = [0, 1, 2, 3, 4, 5, 6, 7].map((k) =>
+    status(`s-${a.accountId}-${day}-${k}`, dayMs + k * 3 * HOUR, a.accountId, `addr-${a.accountId}`),
+  );
   await repos.statuses.record(statuses);
   for (const s of statuses) expected.row("incoming_statuses", s.id, young("incoming_statuses", s.createdAtMs));
 
@@ -186,13 +215,24 @@ async function seedAccountDay(repos: ReturnType<typeof openRepos>, expected: Exp
     const rid = `r-${m.id}`;
     const ev = (kind: NewEvent["kind"]): NewEvent => ({ messageId: m.id, recipientId: rid, kind, details: {}, createdAtMs: atMs });
     const recipient = m.queued
-      ? queuedRecipient(rid, m.id, { status: "soft_bounce", state: "queued", attempts: 1, firstAttemptAtMs: atMs, nextAttemptAtMs: atMs + 60 * DAY })
+      ? queuedRecipient(rid, m.id, {
+          status: "soft_bounce",
+          state: "queued",
+          attempts: 1,
+          firstAttemptAtMs: atMs,
+          nextAttemptAtMs: atMs + 60 * DAY,
+        })
       : queuedRecipient(rid, m.id, { status: "delivery", state: "done", attempts: 1, firstAttemptAtMs: atMs, nextAttemptAtMs: atMs });
-    await repos.queue.insert(queuedMessage(m.id, { accountId: a.accountId, outboundAccountId: a.outboundAccountId, createdAtMs: atMs }), [recipient], [ev("registration"), ev(m.queued ? "soft_bounce" : "delivery")], {
-      raw: Buffer.from(`raw ${m.id}`),
-      webhook: a.webhook,
-      answer: { ...ref, requestSha256: "0".repeat(64), answer: `{"id":"${m.id}"}` },
-    });
+    await repos.queue.insert(
+      queuedMessage(m.id, { accountId: a.accountId, outboundAccountId: a.outboundAccountId, createdAtMs: atMs }),
+      [recipient],
+      [ev("registration"), ev(m.queued ? "soft_bounce" : "delivery")],
+      {
+        raw: Buffer.from(`raw ${m.id}`),
+        webhook: a.webhook,
+        answer: { ...ref, requestSha256: "0".repeat(64), answer: `{"id":"${m.id}"}` },
+      },
+    );
     expected.row("idempotency_keys", ref.key, young("idempotency_keys", atMs));
     // Kept whatever its age: still queued, or with events its webhook has not been sent.
     const needed = m.queued || (a.webhook && !a.posted);
@@ -200,24 +240,43 @@ async function seedAccountDay(repos: ReturnType<typeof openRepos>, expected: Exp
     expected.row("outbound_messages", m.id, messageKept);
     expected.row("outbound_recipients", rid, messageKept);
     expected.row("outbound_message_bodies", m.id, messageKept && (m.queued || young("bodies", atMs)));
-    for (const kind of ["registration", m.queued ? "soft_bounce" : "delivery"]) eventRow(expected, a, `${rid}/${kind}`, atMs, messageKept, m.queued);
+    for (const kind of ["registration", m.queued ? "soft_bounce" : "delivery"])
+      eventRow(expected, a, `${rid}/${kind}`, atMs, messageKept, m.queued);
   }
   // Yesterday's delivered message is opened today (an event added later than its message).
   if (day > 0) {
     const id = `m-${a.accountId}-${day - 1}`;
     const sentAtMs = dayMs - DAY + HOUR;
     const atMs = dayMs + 2 * HOUR;
-    await repos.events.record([{ messageId: id, recipientId: `r-${id}`, kind: "open", details: {}, createdAtMs: atMs }], { webhook: a.webhook });
+    await repos.events.record([{ messageId: id, recipientId: `r-${id}`, kind: "open", details: {}, createdAtMs: atMs }], {
+      webhook: a.webhook,
+    });
     eventRow(expected, a, `r-${id}/open`, atMs, (a.webhook && !a.posted) || young("messages", sentAtMs), false);
   }
   await repos.domains.recordCheck(
     `dom-${a.accountId}`,
-    { checks: { dkim: false, ed25519: false, return_path: false, spf: false }, reasons: {}, verifiedAtMs: null, failingSinceMs: null, checkedAtMs: dayMs + 4 * HOUR, nextCheckAtMs: dayMs + DAY },
+    {
+      checks: { dkim: false, ed25519: false, return_path: false, spf: false },
+      reasons: {},
+      verifiedAtMs: null,
+      failingSinceMs: null,
+      checkedAtMs: dayMs + 4 * HOUR,
+      nextCheckAtMs: dayMs + DAY,
+    },
     [{ kind: "checked", details: {} }],
   );
   expected.row("sending_domain_events", `dom-${a.accountId}@${dayMs + 4 * HOUR}`, young("domain_events", dayMs + 4 * HOUR));
   const batchId = `b-${a.accountId}-${day}`;
-  await repos.posts.record({ outboundAccountId: a.outboundAccountId, batchId, events: 2, test: false, status: 200, problem: "", durationMs: 3, createdAtMs: dayMs + 5 * HOUR });
+  await repos.posts.record({
+    outboundAccountId: a.outboundAccountId,
+    batchId,
+    events: 2,
+    test: false,
+    status: 200,
+    problem: "",
+    durationMs: 3,
+    createdAtMs: dayMs + 5 * HOUR,
+  });
   expected.row("webhook_posts", batchId, young("webhook_posts", dayMs + 5 * HOUR));
 }
 

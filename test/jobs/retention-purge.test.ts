@@ -33,7 +33,8 @@ function setUp(settings: RetentionSettings = DEFAULTS) {
   const outbound = createOutboundRepo(store, queuePorts(store));
   const purges = retentionPurges(store);
   const current = { settings };
-  const job = (p: Record<string, Purge> = purges) => new RetentionPurge({ purges: p as typeof purges, clock, logger: silentLogger, settings: () => current.settings });
+  const job = (p: Record<string, Purge> = purges) =>
+    new RetentionPurge({ purges: p as typeof purges, clock, logger: silentLogger, settings: () => current.settings });
   const close = () => {
     statuses.close();
     store.close();
@@ -41,29 +42,64 @@ function setUp(settings: RetentionSettings = DEFAULTS) {
   return { store, clock, statuses, outbox, sendingDomains, outbound, purges, job, current, close };
 }
 
-const listedStatuses = async (repo: ReturnType<typeof createStatusRepo>) => (await repo.list("acc", "addr", [], { limit: 100 })).items.map((s) => s.id).sort();
+const listedStatuses = async (repo: ReturnType<typeof createStatusRepo>) =>
+  (await repo.list("acc", "addr", [], { limit: 100 })).items.map((s) => s.id).sort();
 const count = (store: Store, table: string) => (store.db.query(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
 
 describe("one run", () => {
   test("deletes what is older than its retention and keeps the young, the queued and the events a webhook still waits for", async () => {
     const s = setUp();
     const { clock, outbound } = s;
-    const event = (messageId: string, kind: NewEvent["kind"]): NewEvent => ({ messageId, recipientId: `r-${messageId}`, kind, details: {}, createdAtMs: clock.nowMs() });
+    const event = (messageId: string, kind: NewEvent["kind"]): NewEvent => ({
+      messageId,
+      recipientId: `r-${messageId}`,
+      kind,
+      details: {},
+      createdAtMs: clock.nowMs(),
+    });
     /** A message sent now by outbound account `o` (`o-waiting` with `webhook`: its events wait for a webhook POST); `done`: its recipient delivered (else still queued, retried in 60 days). */
     const send = async (id: string, done: boolean, webhook = false, outboundAccountId = "o") => {
       const nowMs = clock.nowMs();
-      await outbound.insert(queuedMessage(id, { createdAtMs: nowMs, outboundAccountId }), [queuedRecipient(`r-${id}`, id, { nextAttemptAtMs: nowMs })], [event(id, "registration")], { raw: Buffer.from(`raw ${id}`), webhook });
+      await outbound.insert(
+        queuedMessage(id, { createdAtMs: nowMs, outboundAccountId }),
+        [queuedRecipient(`r-${id}`, id, { nextAttemptAtMs: nowMs })],
+        [event(id, "registration")],
+        { raw: Buffer.from(`raw ${id}`), webhook },
+      );
       const update = done
         ? { status: "delivery" as const, state: "done" as const, attempts: 1, firstAttemptAtMs: nowMs, nextAttemptAtMs: nowMs }
-        : { status: "soft_bounce" as const, state: "queued" as const, attempts: 1, firstAttemptAtMs: nowMs, nextAttemptAtMs: nowMs + 60 * DAY };
+        : {
+            status: "soft_bounce" as const,
+            state: "queued" as const,
+            attempts: 1,
+            firstAttemptAtMs: nowMs,
+            nextAttemptAtMs: nowMs + 60 * DAY,
+          };
       await outbound.update(`r-${id}`, update, [event(id, done ? "delivery" : "soft_bounce")], { webhook });
     };
     const domain = sendingDomain("dom1", "acc", "sender.test", T0);
     await s.sendingDomains.insert(domain);
     const check = async () =>
-      s.sendingDomains.recordCheck("dom1", { checks: domain.checks, reasons: {}, verifiedAtMs: null, failingSinceMs: null, checkedAtMs: clock.nowMs(), nextCheckAtMs: clock.nowMs() }, [{ kind: "checked", details: {} }]);
+      s.sendingDomains.recordCheck(
+        "dom1",
+        {
+          checks: domain.checks,
+          reasons: {},
+          verifiedAtMs: null,
+          failingSinceMs: null,
+          checkedAtMs: clock.nowMs(),
+          nextCheckAtMs: clock.nowMs(),
+        },
+        [{ kind: "checked", details: {} }],
+      );
     const sts = createStsRepo(s.store, clock);
-    const policy = (id: string, expiresAtMs: number) => ({ id, mode: "enforce" as const, mx: ["mx.example"], maxAgeSeconds: 86_400, expiresAtMs });
+    const policy = (id: string, expiresAtMs: number) => ({
+      id,
+      mode: "enforce" as const,
+      mx: ["mx.example"],
+      maxAgeSeconds: 86_400,
+      expiresAtMs,
+    });
 
     const keys = createIdempotencyRepo(s.store);
     const answeredKey = async (key: string) => {
@@ -101,7 +137,18 @@ describe("one run", () => {
 
     const deleted = await s.job().run();
 
-    expect(deleted).toEqual({ incoming_statuses: 2, messages: 1, bodies: 3, events: 0, webhook_outbox: 2, domain_events: 1, mta_sts_policies: 1, stats: 0, idempotency_keys: 1, webhook_posts: 0 });
+    expect(deleted).toEqual({
+      incoming_statuses: 2,
+      messages: 1,
+      bodies: 3,
+      events: 0,
+      webhook_outbox: 2,
+      domain_events: 1,
+      mta_sts_policies: 1,
+      stats: 0,
+      idempotency_keys: 1,
+      webhook_posts: 0,
+    });
     expect(await listedStatuses(s.statuses)).toEqual(["s-young"]);
     const messages = (await outbound.listMessages("o", [], { limit: 100 })).items.map((m) => m.id).sort();
     expect(messages).toEqual(["m-body-old", "m-old-queued", "m-posted", "m-young"]);
@@ -116,11 +163,17 @@ describe("one run", () => {
     expect(await outbound.getMessageById("m-old-webhook")).not.toBeNull();
     expect(await outbound.rawMessage("m-old-webhook")).toBeNull();
     expect((await outbound.eventsOf(["r-m-old-webhook"])).map((e) => e.kind)).toEqual(["registration", "delivery"]);
-    expect((await s.outbox.claimBatch("o-waiting", clock.nowMs(), 100, 60_000))!.events.map((e) => e.kind)).toEqual(["registration", "delivery"]);
+    expect((await s.outbox.claimBatch("o-waiting", clock.nowMs(), 100, 60_000))!.events.map((e) => e.kind)).toEqual([
+      "registration",
+      "delivery",
+    ]);
     expect((await outbound.eventsOf(["r-m-posted"])).map((e) => e.kind)).toEqual(["registration", "delivery"]);
     // Nothing of the purged message is left behind.
     for (const table of ["outbound_recipients", "message_events", "outbound_message_bodies"]) {
-      expect({ table, rows: s.store.db.query(`SELECT COUNT(*) AS n FROM ${table} WHERE message_id = 'm-old'`).get() }).toEqual({ table, rows: { n: 0 } });
+      expect({ table, rows: s.store.db.query(`SELECT COUNT(*) AS n FROM ${table} WHERE message_id = 'm-old'`).get() }).toEqual({
+        table,
+        rows: { n: 0 },
+      });
     }
     expect(count(s.store, "webhook_outbox")).toBe(2);
     expect(s.store.db.query("SELECT created_at FROM sending_domain_events").all()).toEqual([{ created_at: T0 + 39 * DAY }]);
@@ -138,9 +191,22 @@ describe("one run", () => {
   test("events go after their own retention, from messages kept longer; events still waiting for the webhook stay", async () => {
     const s = setUp({ ...DEFAULTS, keepMs: { ...DEFAULTS.keepMs, messages: 90 * DAY, events: 5 * DAY } });
     const { clock, outbound } = s;
-    const ev = (kind: NewEvent["kind"]): NewEvent => ({ messageId: "m1", recipientId: "r1", kind, details: {}, createdAtMs: clock.nowMs() });
-    await outbound.insert(queuedMessage("m1", { createdAtMs: T0 }), [queuedRecipient("r1", "m1")], [ev("registration")], { webhook: false });
-    await outbound.update("r1", { status: "delivery", state: "done", attempts: 1, firstAttemptAtMs: T0, nextAttemptAtMs: T0 }, [ev("delivery")], { webhook: false });
+    const ev = (kind: NewEvent["kind"]): NewEvent => ({
+      messageId: "m1",
+      recipientId: "r1",
+      kind,
+      details: {},
+      createdAtMs: clock.nowMs(),
+    });
+    await outbound.insert(queuedMessage("m1", { createdAtMs: T0 }), [queuedRecipient("r1", "m1")], [ev("registration")], {
+      webhook: false,
+    });
+    await outbound.update(
+      "r1",
+      { status: "delivery", state: "done", attempts: 1, firstAttemptAtMs: T0, nextAttemptAtMs: T0 },
+      [ev("delivery")],
+      { webhook: false },
+    );
     clock.set(T0 + 2 * DAY);
     await outbound.addEvents("r1", null, [ev("open")]);
     clock.set(T0 + 6 * DAY);
@@ -203,7 +269,12 @@ describe("batches", () => {
     // Seven queued messages at the head of the table, then five delivered ones, all old.
     for (let i = 0; i < 12; i++) {
       const id = `m${String(i).padStart(2, "0")}`;
-      await outbound.insert(queuedMessage(id, { createdAtMs: T0 + i }), [queuedRecipient(`r${id}`, id, { state: i < 7 ? "queued" : "done", nextAttemptAtMs: T0 + 90 * DAY })], [], { webhook: false });
+      await outbound.insert(
+        queuedMessage(id, { createdAtMs: T0 + i }),
+        [queuedRecipient(`r${id}`, id, { state: i < 7 ? "queued" : "done", nextAttemptAtMs: T0 + 90 * DAY })],
+        [],
+        { webhook: false },
+      );
     }
     s.clock.set(T0 + 31 * DAY);
     expect((await s.job().run()).messages).toBe(5);

@@ -9,7 +9,18 @@ export const DAY = 86_400_000;
 export const T0 = Date.parse("2026-10-01T00:00:00Z");
 
 export const DEFAULTS: RetentionSettings = {
-  keepMs: { incoming_statuses: 30 * DAY, messages: 30 * DAY, bodies: 7 * DAY, events: 30 * DAY, webhook_outbox: DAY, domain_events: 30 * DAY, mta_sts_policies: DAY, stats: 400 * DAY, idempotency_keys: DAY, webhook_posts: 7 * DAY },
+  keepMs: {
+    incoming_statuses: 30 * DAY,
+    messages: 30 * DAY,
+    bodies: 7 * DAY,
+    events: 30 * DAY,
+    webhook_outbox: DAY,
+    domain_events: 30 * DAY,
+    mta_sts_policies: DAY,
+    stats: 400 * DAY,
+    idempotency_keys: DAY,
+    webhook_posts: 7 * DAY,
+  },
   intervalMs: 600_000,
   batchSize: 1000,
   batchPauseMs: 0,

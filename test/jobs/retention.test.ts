@@ -25,10 +25,44 @@ const keep = (overrides: Partial<RetentionSettings["keepMs"]> = {}): RetentionSe
 
 describe("purgeCutoffs", () => {
   test.each([
-    ["defaults", keep(), { incoming_statuses: NOW - 30 * DAY, messages: NOW - 30 * DAY, bodies: NOW - 7 * DAY, events: NOW - 30 * DAY, webhook_outbox: NOW - DAY, domain_events: NOW - 30 * DAY, mta_sts_policies: NOW - DAY, stats: NOW - 400 * DAY, idempotency_keys: NOW - DAY, webhook_posts: NOW - 7 * DAY }],
+    [
+      "defaults",
+      keep(),
+      {
+        incoming_statuses: NOW - 30 * DAY,
+        messages: NOW - 30 * DAY,
+        bodies: NOW - 7 * DAY,
+        events: NOW - 30 * DAY,
+        webhook_outbox: NOW - DAY,
+        domain_events: NOW - 30 * DAY,
+        mta_sts_policies: NOW - DAY,
+        stats: NOW - 400 * DAY,
+        idempotency_keys: NOW - DAY,
+        webhook_posts: NOW - 7 * DAY,
+      },
+    ],
     ["statuses off", keep({ incoming_statuses: null }), { incoming_statuses: null }],
-    ["everything off", keep({ incoming_statuses: null, messages: null, bodies: null, events: null, webhook_outbox: null, domain_events: null, mta_sts_policies: null, stats: null, idempotency_keys: null, webhook_posts: null }), { messages: null, bodies: null, mta_sts_policies: null, stats: null, idempotency_keys: null, webhook_posts: null }],
-    ["bodies kept longer than messages (the message's purge takes its body)", keep({ bodies: 90 * DAY }), { bodies: NOW - 90 * DAY, messages: NOW - 30 * DAY }],
+    [
+      "everything off",
+      keep({
+        incoming_statuses: null,
+        messages: null,
+        bodies: null,
+        events: null,
+        webhook_outbox: null,
+        domain_events: null,
+        mta_sts_policies: null,
+        stats: null,
+        idempotency_keys: null,
+        webhook_posts: null,
+      }),
+      { messages: null, bodies: null, mta_sts_policies: null, stats: null, idempotency_keys: null, webhook_posts: null },
+    ],
+    [
+      "bodies kept longer than messages (the message's purge takes its body)",
+      keep({ bodies: 90 * DAY }),
+      { bodies: NOW - 90 * DAY, messages: NOW - 30 * DAY },
+    ],
     ["an hour", keep({ events: 3_600_000 }), { events: NOW - 3_600_000 }],
   ])("%s", (_name, keepMs, expected) => {
     expect(purgeCutoffs(NOW, keepMs)).toMatchObject(expected);
@@ -60,7 +94,18 @@ describe("[retention] keys", () => {
   test("defaults: bodies 7 days; statuses, messages, events, domain events 30; outbox, expired MTA-STS policies and idempotency keys 1; every 10 minutes, 1,000 rows, 50 ms apart", () => {
     const r = parse("");
     expect(r.ok && r.config.retention).toEqual({
-      keepMs: { incoming_statuses: 30 * DAY, messages: 30 * DAY, bodies: 7 * DAY, events: 30 * DAY, webhook_outbox: DAY, domain_events: 30 * DAY, mta_sts_policies: DAY, stats: 400 * DAY, idempotency_keys: DAY, webhook_posts: 7 * DAY },
+      keepMs: {
+        incoming_statuses: 30 * DAY,
+        messages: 30 * DAY,
+        bodies: 7 * DAY,
+        events: 30 * DAY,
+        webhook_outbox: DAY,
+        domain_events: 30 * DAY,
+        mta_sts_policies: DAY,
+        stats: 400 * DAY,
+        idempotency_keys: DAY,
+        webhook_posts: 7 * DAY,
+      },
       intervalMs: 600_000,
       batchSize: 1000,
       batchPauseMs: 50,
@@ -69,7 +114,11 @@ describe("[retention] keys", () => {
 
   test('"off" keeps a table forever; other durations in any unit', () => {
     const r = parse('incoming_statuses = "off"\nbodies = "36h"\ninterval = "30s"\nbatch_pause = "0ms"');
-    expect(r.ok && r.config.retention).toMatchObject({ keepMs: { incoming_statuses: null, bodies: 36 * 3_600_000 }, intervalMs: 30_000, batchPauseMs: 0 });
+    expect(r.ok && r.config.retention).toMatchObject({
+      keepMs: { incoming_statuses: null, bodies: 36 * 3_600_000 },
+      intervalMs: 30_000,
+      batchPauseMs: 0,
+    });
   });
 
   test.each([

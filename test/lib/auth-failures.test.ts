@@ -3,7 +3,14 @@
 import { describe, expect, test } from "bun:test";
 import { attemptVerdict, AuthFailures, failuresAt, type AuthFailureLimits } from "../../src/lib/auth-failures.ts";
 
-const LIMITS: AuthFailureLimits = { failuresBeforeDelay: 5, delayMs: 1000, maxDelayMs: 30_000, failuresBeforeClose: 10, windowMs: 900_000, trackedClients: 3 };
+const LIMITS: AuthFailureLimits = {
+  failuresBeforeDelay: 5,
+  delayMs: 1000,
+  maxDelayMs: 30_000,
+  failuresBeforeClose: 10,
+  windowMs: 900_000,
+  trackedClients: 3,
+};
 
 describe("attemptVerdict: the next attempt of an address with this many failures", () => {
   test.each([

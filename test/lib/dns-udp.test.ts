@@ -22,7 +22,8 @@ class ScriptedDnsServer {
     socket.on("message", (msg, rinfo) => {
       this.sourcePorts.push(rinfo.port);
       const query = Packet.parse(msg);
-      for (const { from, reply } of this.script(query)) (from === "stranger" ? this.stranger : this.socket).send(reply.toBuffer(), rinfo.port, rinfo.address);
+      for (const { from, reply } of this.script(query))
+        (from === "stranger" ? this.stranger : this.socket).send(reply.toBuffer(), rinfo.port, rinfo.address);
     });
   }
   static async start(): Promise<ScriptedDnsServer> {

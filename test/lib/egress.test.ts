@@ -71,9 +71,15 @@ describe("classifyIp: an IPv6 address that carries an IPv4 address is judged as 
 
   test("a target URL written with one is refused like the IPv4 address", async () => {
     const { targetAddressProblem } = await import("../../src/inbound/target-url.ts");
-    expect(targetAddressProblem("http://[::127.0.0.1]:8080/hook", false)).toBe("points at a private, loopback or link-local address (::7f00:1)");
-    expect(targetAddressProblem("http://[64:ff9b::169.254.169.254]/", true)).toBe("points at a cloud metadata address (64:ff9b::a9fe:a9fe)");
-    expect(targetAddressProblem("http://[2002:7f00:1::]/", false)).toBe("points at a private, loopback or link-local address (2002:7f00:1::)");
+    expect(targetAddressProblem("http://[::127.0.0.1]:8080/hook", false)).toBe(
+      "points at a private, loopback or link-local address (::7f00:1)",
+    );
+    expect(targetAddressProblem("http://[64:ff9b::169.254.169.254]/", true)).toBe(
+      "points at a cloud metadata address (64:ff9b::a9fe:a9fe)",
+    );
+    expect(targetAddressProblem("http://[2002:7f00:1::]/", false)).toBe(
+      "points at a private, loopback or link-local address (2002:7f00:1::)",
+    );
   });
 });
 
@@ -101,8 +107,10 @@ describe("checkedAddress and guardedFetch", () => {
         seen.push({ path: url.pathname, host: req.headers.get("host"), authorization: req.headers.get("authorization") });
         const hop = /^\/hop(\d+)$/.exec(url.pathname);
         if (hop) return new Response(null, { status: 307, headers: { location: `/hop${Number(hop[1]) + 1}` } });
-        if (url.pathname === "/to-other") return new Response(null, { status: 302, headers: { location: `http://other.test:${server.port}/landing` } });
-        if (url.pathname === "/to-metadata") return new Response(null, { status: 301, headers: { location: "http://169.254.169.254/latest/meta-data" } });
+        if (url.pathname === "/to-other")
+          return new Response(null, { status: 302, headers: { location: `http://other.test:${server.port}/landing` } });
+        if (url.pathname === "/to-metadata")
+          return new Response(null, { status: 301, headers: { location: "http://169.254.169.254/latest/meta-data" } });
         if (url.pathname === "/to-file") return new Response("see there", { status: 302, headers: { location: "file:///etc/passwd" } });
         return new Response("landed");
       },

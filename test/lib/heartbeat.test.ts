@@ -9,7 +9,12 @@ describe("Heartbeat", () => {
   test("beats every third of the lease, from start until stop", async () => {
     const beats: number[] = [];
     const startedMs = performance.now();
-    const h = new Heartbeat(async () => void beats.push(performance.now() - startedMs), () => 90, silentLogger, "test");
+    const h = new Heartbeat(
+      async () => void beats.push(performance.now() - startedMs),
+      () => 90,
+      silentLogger,
+      "test",
+    );
     h.start();
     await Bun.sleep(200);
     h.stop();
@@ -68,7 +73,12 @@ describe("Heartbeat", () => {
   test("the lease time is read at every beat (a config reload)", async () => {
     let leaseMs = 30;
     let beats = 0;
-    const h = new Heartbeat(async () => void beats++, () => leaseMs, silentLogger, "test");
+    const h = new Heartbeat(
+      async () => void beats++,
+      () => leaseMs,
+      silentLogger,
+      "test",
+    );
     h.start();
     await Bun.sleep(25);
     // Beats 10 ms apart so far; the one already planned still comes, then one a second apart.

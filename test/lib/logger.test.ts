@@ -85,7 +85,11 @@ log.error("fatal: giving up", { code: 7 });
 process.exit(3);`;
     const proc = Bun.spawnSync([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
     expect(proc.exitCode).toBe(3);
-    const lines = proc.stdout.toString().trim().split("\n").map((l) => JSON.parse(l));
+    const lines = proc.stdout
+      .toString()
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => [l.level, l.msg])).toEqual([
       ["info", "first"],
       ["error", "fatal: giving up"],
@@ -120,11 +124,26 @@ describe("createLogger", () => {
 describe("child loggers", () => {
   // What each logger of a session's chain writes for the same call: the fields bound by
   // every ancestor, the nearest binding winning, and the line's own fields over all of them.
-  const CASES: [name: string, log: (root: ReturnType<typeof createLogger>) => ReturnType<typeof createLogger>, fields: Record<string, unknown> | undefined, expected: Record<string, unknown>][] = [
+  const CASES: [
+    name: string,
+    log: (root: ReturnType<typeof createLogger>) => ReturnType<typeof createLogger>,
+    fields: Record<string, unknown> | undefined,
+    expected: Record<string, unknown>,
+  ][] = [
     ["the root", (root) => root, { to: "a@b.c" }, { to: "a@b.c" }],
     ["a session", (root) => root.child({ session_id: "s1", ip: "127.0.0.1" }), undefined, { session_id: "s1", ip: "127.0.0.1" }],
-    ["a message of the session", (root) => root.child({ session_id: "s1" }).child({ message_id: "m1", tls: null }), { to: "a@b.c" }, { session_id: "s1", message_id: "m1", tls: null, to: "a@b.c" }],
-    ["a rebinding wins over its parent", (root) => root.child({ message_id: "m1" }).child({ message_id: "m2" }), undefined, { message_id: "m2" }],
+    [
+      "a message of the session",
+      (root) => root.child({ session_id: "s1" }).child({ message_id: "m1", tls: null }),
+      { to: "a@b.c" },
+      { session_id: "s1", message_id: "m1", tls: null, to: "a@b.c" },
+    ],
+    [
+      "a rebinding wins over its parent",
+      (root) => root.child({ message_id: "m1" }).child({ message_id: "m2" }),
+      undefined,
+      { message_id: "m2" },
+    ],
     ["the line's own field wins", (root) => root.child({ to: "x@b.c" }), { to: "a@b.c" }, { to: "a@b.c" }],
   ];
   test.each(CASES)("%s", (_name, make, fields, expected) => {

@@ -13,7 +13,11 @@ function budgetOf(capacity: number, policy: Partial<BudgetPolicy> = {}) {
   const refused: BudgetListener[] = [];
   let cap = capacity;
   const full: BudgetPolicy = { perClient: { percent: 100 }, reserved: { percent: 0 }, idleMs: 60_000, maxWaitMs: 60_000, ...policy };
-  const budget = new MemoryBudget(() => cap, { refused: (l) => refused.push(l) }, () => full);
+  const budget = new MemoryBudget(
+    () => cap,
+    { refused: (l) => refused.push(l) },
+    () => full,
+  );
   return { budget, refused, setCapacity: (c: number) => (cap = c) };
 }
 

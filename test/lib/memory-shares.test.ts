@@ -5,7 +5,18 @@
 import { describe, expect, test } from "bun:test";
 import { parseSizeBytes } from "../../src/config/units.ts";
 import { clientKey } from "../../src/lib/smtp-limits.ts";
-import { growVerdict, keptFreeFor, parseShare, scopeAllows, shareBytes, takeFits, type GrowRequest, type GrowVerdict, type ScopeView, type Share } from "../../src/lib/memory-shares.ts";
+import {
+  growVerdict,
+  keptFreeFor,
+  parseShare,
+  scopeAllows,
+  shareBytes,
+  takeFits,
+  type GrowRequest,
+  type GrowVerdict,
+  type ScopeView,
+  type Share,
+} from "../../src/lib/memory-shares.ts";
 
 describe("shares", () => {
   test("parseShare: a percentage or a size; anything else (or past 100%) is null", () => {
@@ -37,7 +48,12 @@ describe("shares", () => {
 });
 
 describe("who may grow", () => {
-  const scope = (usedBytes: number, ownBytes: number, rank: number, capacityBytes = 800): ScopeView => ({ capacityBytes, usedBytes, ownBytes, rank });
+  const scope = (usedBytes: number, ownBytes: number, rank: number, capacityBytes = 800): ScopeView => ({
+    capacityBytes,
+    usedBytes,
+    ownBytes,
+    rank,
+  });
 
   test("scopeAllows: the oldest up to the capacity (a client's past it, a pool's when the others hold little); the newer ones leave room", () => {
     const cases: [kind: "pool" | "client", view: ScopeView, delta: number, allowed: boolean][] = [
@@ -52,11 +68,19 @@ describe("who may grow", () => {
       ["pool", scope(50, 10, 20), 50, true], // leaves 700 = 7/8
       ["pool", scope(50, 10, 20), 51, false],
     ];
-    for (const [kind, view, delta, allowed] of cases) expect([kind, view, delta, scopeAllows(kind, view, delta)]).toEqual([kind, view, delta, allowed]);
+    for (const [kind, view, delta, allowed] of cases)
+      expect([kind, view, delta, scopeAllows(kind, view, delta)]).toEqual([kind, view, delta, allowed]);
   });
 
   test("growVerdict: the client's share first, then the whole budget, then the pool", () => {
-    const req = (over: Partial<GrowRequest>): GrowRequest => ({ deltaBytes: 100, capacityBytes: 1000, usedBytes: 100, pool: scope(100, 50, 0, 750), client: scope(50, 50, 0, 250), ...over });
+    const req = (over: Partial<GrowRequest>): GrowRequest => ({
+      deltaBytes: 100,
+      capacityBytes: 1000,
+      usedBytes: 100,
+      pool: scope(100, 50, 0, 750),
+      client: scope(50, 50, 0, 250),
+      ...over,
+    });
     const cases: [name: string, GrowRequest, GrowVerdict][] = [
       ["room everywhere", req({}), "grow"],
       ["shrinking always", req({ deltaBytes: -10, usedBytes: 5000 }), "grow"],
@@ -64,7 +88,11 @@ describe("who may grow", () => {
       ["its client's oldest passes the share", req({ client: scope(240, 200, 0, 250) }), "grow"],
       ["the pool is full for a newer one", req({ usedBytes: 300, pool: scope(300, 50, 2, 750) }), "wait-pool"],
       ["the whole budget is full (submission fills the rest)", req({ usedBytes: 950, pool: scope(300, 50, 0, 750) }), "wait-pool"],
-      ["the oldest passes the whole budget when the others hold little", req({ usedBytes: 1100, deltaBytes: 400, pool: scope(1100, 1050, 0, 750) }), "grow"],
+      [
+        "the oldest passes the whole budget when the others hold little",
+        req({ usedBytes: 1100, deltaBytes: 400, pool: scope(1100, 1050, 0, 750) }),
+        "grow",
+      ],
       ["not when they hold more than an eighth", req({ usedBytes: 1100, deltaBytes: 400, pool: scope(1100, 900, 0, 750) }), "wait-pool"],
       ["authenticated: no client share", req({ client: null, usedBytes: 900, pool: scope(900, 800, 0, 1000) }), "grow"],
     ];

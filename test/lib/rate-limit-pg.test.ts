@@ -24,7 +24,8 @@ describe("rate limits shared by two nodes on one PostgreSQL", () => {
     clients.push(sql);
     return createPgRateLimits(sql);
   };
-  const rows = async () => (await handle!.sql!`SELECT key, window_start FROM rate_counters ORDER BY key, window_start`) as { key: string; window_start: string }[];
+  const rows = async () =>
+    (await handle!.sql!`SELECT key, window_start FROM rate_counters ORDER BY key, window_start`) as { key: string; window_start: string }[];
 
   beforeAll(async () => {
     if (!engine.available()) return;
@@ -44,7 +45,14 @@ describe("rate limits shared by two nodes on one PostgreSQL", () => {
 
   it("calls on either node count against one limit: five in a minute in all, not five per node", async () => {
     const seen = [];
-    for (const [limiter, t] of [[a, 0], [b, 1_000], [a, 2_000], [b, 3_000], [a, 4_000]] as const) seen.push(await limiter.take("outbound:o1", FIVE_PER_MIN, T0 + t));
+    for (const [limiter, t] of [
+      [a, 0],
+      [b, 1_000],
+      [a, 2_000],
+      [b, 3_000],
+      [a, 4_000],
+    ] as const)
+      seen.push(await limiter.take("outbound:o1", FIVE_PER_MIN, T0 + t));
     expect(seen.map((d) => [d.allowed, d.remaining])).toEqual([
       [true, 4],
       [true, 3],

@@ -2,7 +2,17 @@
 // has too many, when commands are junk, when DATA is too slow, what a deadline does, and
 // when AUTH needs TLS.
 import { describe, expect, test } from "bun:test";
-import { authTimeReply, authVerdict, clientKey, commandVerdict, connectionVerdict, dataRateVerdict, deadlineAction, durationText, sessionTimeReply } from "../../src/lib/smtp-limits.ts";
+import {
+  authTimeReply,
+  authVerdict,
+  clientKey,
+  commandVerdict,
+  connectionVerdict,
+  dataRateVerdict,
+  deadlineAction,
+  durationText,
+  sessionTimeReply,
+} from "../../src/lib/smtp-limits.ts";
 import { formatReply, type SmtpReply } from "../../src/lib/smtp-reply.ts";
 
 const text = (r: SmtpReply | null) => (r ? formatReply(r) : null);
@@ -98,8 +108,16 @@ describe("authVerdict: AUTH on submission", () => {
   test.each([
     ["over TLS", { secure: true, starttlsOffered: false, allowInsecureAuth: false }, null],
     ["in clear, allowed by allow_insecure_auth", { secure: false, starttlsOffered: false, allowInsecureAuth: true }, null],
-    ["in clear, STARTTLS offered", { secure: false, starttlsOffered: true, allowInsecureAuth: false }, "538 5.7.11 Must issue a STARTTLS command first: AUTH is offered only over TLS, so that passwords never cross the network in clear"],
-    ["in clear, no certificate to offer STARTTLS with", { secure: false, starttlsOffered: false, allowInsecureAuth: false }, "538 5.7.11 Encryption required for requested authentication mechanism"],
+    [
+      "in clear, STARTTLS offered",
+      { secure: false, starttlsOffered: true, allowInsecureAuth: false },
+      "538 5.7.11 Must issue a STARTTLS command first: AUTH is offered only over TLS, so that passwords never cross the network in clear",
+    ],
+    [
+      "in clear, no certificate to offer STARTTLS with",
+      { secure: false, starttlsOffered: false, allowInsecureAuth: false },
+      "538 5.7.11 Encryption required for requested authentication mechanism",
+    ],
   ] as const)("%s", (_name, session, expected) => {
     expect(text(authVerdict(session))).toBe(expected);
   });

@@ -47,11 +47,17 @@ async function transaction(port: number): Promise<{ refused: string; accepted: s
 
 describe("smtp-server patched: enhancedStatusCodeFromText", () => {
   test("the listeners' options: the enhanced code is ours, written once", async () => {
-    expect(await transaction(await start(SMTP_SERVER_REPLY_OPTIONS))).toEqual({ refused: "550 5.7.1 relay not permitted", accepted: "250 2.0.0 Accepted" });
+    expect(await transaction(await start(SMTP_SERVER_REPLY_OPTIONS))).toEqual({
+      refused: "550 5.7.1 relay not permitted",
+      accepted: "250 2.0.0 Accepted",
+    });
   });
 
   test("with enhanced codes hidden, the text goes without ours", async () => {
-    expect(await transaction(await start({ enhancedStatusCodeFromText: true }))).toEqual({ refused: "550 relay not permitted", accepted: "250 Accepted" });
+    expect(await transaction(await start({ enhancedStatusCodeFromText: true }))).toEqual({
+      refused: "550 relay not permitted",
+      accepted: "250 Accepted",
+    });
   });
 
   test("without the option smtp-server is as upstream: its own code, and ours stays in the text", async () => {
@@ -71,6 +77,8 @@ describe("smtp-server patched: enhancedStatusCodeFromText", () => {
 
   test("the listeners refuse to start on another smtp-server: its internals may have moved", () => {
     expect(() => assertSmtpServerVersion()).not.toThrow();
-    expect(() => assertSmtpServerVersion("3.22.0")).toThrow(`smtp-server 3.22.0 is installed, but src/lib/smtp-server-compat.ts was written for ${SMTP_SERVER_VERSION}`);
+    expect(() => assertSmtpServerVersion("3.22.0")).toThrow(
+      `smtp-server 3.22.0 is installed, but src/lib/smtp-server-compat.ts was written for ${SMTP_SERVER_VERSION}`,
+    );
   });
 });

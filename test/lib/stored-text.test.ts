@@ -35,7 +35,13 @@ describe("nulPath: where the first NUL of a bound value is", () => {
     ["rows, the first in order", [{ a: "ok" }, { a: "x\u0000", b: "y\u0000" }], "[1].a"],
     ["bytes may hold any byte", Buffer.from([0, 1, 0]), null],
     ["a Uint8Array too", new Uint8Array([0]), null],
-    ["a non-plain object (an SQL fragment) is not looked into", new (class Fragment { text = "\u0000" })(), null],
+    [
+      "a non-plain object (an SQL fragment) is not looked into",
+      new (class Fragment {
+        text = "\u0000";
+      })(),
+      null,
+    ],
   ])("%s", (_, value, expected) => {
     expect(nulPath(value)).toBe(expected);
   });

@@ -7,7 +7,8 @@ const rules = { maxRecipients: 20, blockedExtensions: [], markdownAllowed: false
 const typeOf = (file_name: string, content_type?: string): string => {
   const attachment: NonNullable<MessageBody["attachments"]>[number] = { file_name, content: "AAAA" };
   if (content_type !== undefined) attachment.content_type = content_type;
-  return draftFromBody({ from: "a@sender.test", to: "b@example.org", plain: "x", attachments: [attachment] }, rules).attachments[0]!.contentType;
+  return draftFromBody({ from: "a@sender.test", to: "b@example.org", plain: "x", attachments: [attachment] }, rules).attachments[0]!
+    .contentType;
 };
 
 describe("the type used for an attachment", () => {

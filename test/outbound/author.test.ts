@@ -4,7 +4,8 @@ import { authorFieldsOf, authorOf } from "../../src/outbound/compose/author.ts";
 import { joinMessage, splitMessage } from "../../src/outbound/compose/raw-headers.ts";
 
 /** The decision for a message with these header lines (and a short body). */
-const decide = (headers: string) => authorOf(authorFieldsOf(splitMessage(Buffer.from(`${headers}\r\nTo: bob@example.org\r\n\r\nbody\r\n`)).headers));
+const decide = (headers: string) =>
+  authorOf(authorFieldsOf(splitMessage(Buffer.from(`${headers}\r\nTo: bob@example.org\r\n\r\nbody\r\n`)).headers));
 const ann = { address: "ann@sender.test", name: "" };
 
 describe("authorOf: the one mailbox a message is from, or why there is none", () => {
@@ -29,8 +30,14 @@ describe("authorOf: the one mailbox a message is from, or why there is none", ()
     ["From: ann@sender.test\r\nfrom: ann@sender.test", "message has 2 From headers; RFC 5322 allows one"],
     ["From : ceo@bank.example\r\nFrom: ann@sender.test", "message has 2 From headers; RFC 5322 allows one"],
     ["Subject: s\r\nFrom : ceo@bank.example\r\nFrom: ann@sender.test", "message has 2 From headers; RFC 5322 allows one"],
-    ["From: ann@sender.test, ceo@bank.example", "the From header names 2 addresses; name one, or add a Sender header naming the one that sends"],
-    ["From: ann@sender.test, ann@sender.test", "the From header names 2 addresses; name one, or add a Sender header naming the one that sends"],
+    [
+      "From: ann@sender.test, ceo@bank.example",
+      "the From header names 2 addresses; name one, or add a Sender header naming the one that sends",
+    ],
+    [
+      "From: ann@sender.test, ann@sender.test",
+      "the From header names 2 addresses; name one, or add a Sender header naming the one that sends",
+    ],
     ["From:", "the From header names no address"],
     ["From:   ", "the From header names no address"],
     ["From: <>", "the From header names no address"],
@@ -46,7 +53,10 @@ describe("authorOf: the one mailbox a message is from, or why there is none", ()
     ['From: "Ann <ann@sender.test>', "the From header is malformed (text outside its addresses)"],
     ["From: =?utf-8?Q?a?= ceo@bank.example <ann@sender.test>", "the From header is malformed (text outside its addresses)"],
     ["From: ann@sender.test\r\nSender: a@sender.test\r\nSender: b@sender.test", "message has 2 Sender headers; RFC 5322 allows one"],
-    ["From: ann@sender.test, bob@sender.test\r\nSender: ann@sender.test, bob@sender.test", "the Sender header names 2 addresses; it must name one"],
+    [
+      "From: ann@sender.test, bob@sender.test\r\nSender: ann@sender.test, bob@sender.test",
+      "the Sender header names 2 addresses; it must name one",
+    ],
     ["From: ann@sender.test, bob@sender.test\r\nSender:", "the Sender header names no address"],
     ["From: ann@sender.test\r\nSender: Ops: ann@sender.test;", "the Sender header is a group; it must name the sender's address"],
   ])("%p → %p", (headers, expected) => {
@@ -55,10 +65,17 @@ describe("authorOf: the one mailbox a message is from, or why there is none", ()
   });
 
   test("display names are decoded once parsed; every From and Sender mailbox is named", () => {
-    expect(decide("From: =?utf-8?Q?Smith=2C_John?= <john@sender.test>")).toEqual({ ok: true, author: { address: "john@sender.test", name: "Smith, John" }, named: [{ address: "john@sender.test", name: "Smith, John" }] });
+    expect(decide("From: =?utf-8?Q?Smith=2C_John?= <john@sender.test>")).toEqual({
+      ok: true,
+      author: { address: "john@sender.test", name: "Smith, John" },
+      named: [{ address: "john@sender.test", name: "Smith, John" }],
+    });
     const several = decide("From: ann@sender.test, ceo@bank.example\r\nSender: ann@sender.test");
     expect(several).toEqual({ ok: true, author: ann, named: [ann, { address: "ceo@bank.example", name: "" }, ann] });
-    expect(decide("From: ann@sender.test\r\nSender: mallory@evil.test")).toMatchObject({ author: ann, named: [ann, { address: "mallory@evil.test" }] });
+    expect(decide("From: ann@sender.test\r\nSender: mallory@evil.test")).toMatchObject({
+      author: ann,
+      named: [ann, { address: "mallory@evil.test" }],
+    });
   });
 
   test('a first line "From : x" stays a From field when the message is rebuilt (mailsplit took it for an mbox line and dropped it)', () => {
@@ -87,14 +104,29 @@ describe("Resent-From and Resent-Sender are named too", () => {
     // header lines → the named mailboxes, or the reason
     ["From: ann@sender.test\r\nResent-From: mallory@evil.test", ["ann@sender.test", "mallory@evil.test"]],
     ["From: ann@sender.test\r\nResent-Sender: mallory@evil.test", ["ann@sender.test", "mallory@evil.test"]],
-    ["From: ann@sender.test\r\nresent-from: Ops <ops@sender.test>, mallory@evil.test", ["ann@sender.test", "ops@sender.test", "mallory@evil.test"]],
+    [
+      "From: ann@sender.test\r\nresent-from: Ops <ops@sender.test>, mallory@evil.test",
+      ["ann@sender.test", "ops@sender.test", "mallory@evil.test"],
+    ],
     // Several resent blocks are allowed (RFC 5322 3.6.6): each one's mailboxes are named.
-    ["From: ann@sender.test\r\nResent-From: a@sender.test\r\nResent-From: b@evil.test", ["ann@sender.test", "a@sender.test", "b@evil.test"]],
-    ["From: ann@sender.test\r\nResent-From: a@sender.test\r\nResent-Sender: s@other.test", ["ann@sender.test", "a@sender.test", "s@other.test"]],
-    ["From: ann@sender.test\r\nResent-From: ann@sender.test <ceo@bank.example>", "the Resent-From header is malformed (text outside its addresses)"],
+    [
+      "From: ann@sender.test\r\nResent-From: a@sender.test\r\nResent-From: b@evil.test",
+      ["ann@sender.test", "a@sender.test", "b@evil.test"],
+    ],
+    [
+      "From: ann@sender.test\r\nResent-From: a@sender.test\r\nResent-Sender: s@other.test",
+      ["ann@sender.test", "a@sender.test", "s@other.test"],
+    ],
+    [
+      "From: ann@sender.test\r\nResent-From: ann@sender.test <ceo@bank.example>",
+      "the Resent-From header is malformed (text outside its addresses)",
+    ],
     ["From: ann@sender.test\r\nResent-From: Team: x@evil.test;", "the Resent-From header is a group; it must name the sender's address"],
     ["From: ann@sender.test\r\nResent-Sender: nobody", "the Resent-Sender header holds something that is not an email address"],
-    ["From: ann@sender.test\r\nResent-Sender: a@sender.test, b@sender.test", "the Resent-Sender header names 2 addresses; it must name one"],
+    [
+      "From: ann@sender.test\r\nResent-Sender: a@sender.test, b@sender.test",
+      "the Resent-Sender header names 2 addresses; it must name one",
+    ],
   ])("%p → %p", (headers, expected) => {
     expect(named(headers)).toEqual(expected);
   });

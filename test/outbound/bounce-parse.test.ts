@@ -22,20 +22,51 @@ type Kind = BounceReport["kind"];
 
 /** Files whose expected kind is not the one their name suggests, each with the reason. */
 const EXCEPTIONS: Record<string, { kind: Kind; reason: string }> = {
-  "lhost-amazonses-11.eml": { kind: "not_bounce", reason: "an Amazon SNS complaint notification (notificationType Complaint), not a delivery failure" },
-  "lhost-amazonses-12.eml": { kind: "not_bounce", reason: "an Amazon SNS delivery notification (notificationType Delivery): the message was delivered" },
-  "lhost-amazonses-13.eml": { kind: "not_bounce", reason: "an Amazon SNS delivery notification (notificationType Delivery): the message was delivered" },
-  "lhost-fml-03.eml": { kind: "not_bounce", reason: "an fml mailing list 'Loop Alert: Duplicated Message-ID' sent by the list to its own admin, not a report on a recipient" },
-  "lhost-postfix-75.eml": { kind: "not_bounce", reason: "a Postfix notice to the local postmaster (notify_classes) with an SMTP session transcript; the client got the 451 in the session, no report goes to the sender" },
-  "rfc3464-28.eml": { kind: "not_bounce", reason: "a delivery report that Postfix was asked for (sendmail -bv): Action: deliverable, Status: 2.1.5, nothing failed" },
+  "lhost-amazonses-11.eml": {
+    kind: "not_bounce",
+    reason: "an Amazon SNS complaint notification (notificationType Complaint), not a delivery failure",
+  },
+  "lhost-amazonses-12.eml": {
+    kind: "not_bounce",
+    reason: "an Amazon SNS delivery notification (notificationType Delivery): the message was delivered",
+  },
+  "lhost-amazonses-13.eml": {
+    kind: "not_bounce",
+    reason: "an Amazon SNS delivery notification (notificationType Delivery): the message was delivered",
+  },
+  "lhost-fml-03.eml": {
+    kind: "not_bounce",
+    reason: "an fml mailing list 'Loop Alert: Duplicated Message-ID' sent by the list to its own admin, not a report on a recipient",
+  },
+  "lhost-postfix-75.eml": {
+    kind: "not_bounce",
+    reason:
+      "a Postfix notice to the local postmaster (notify_classes) with an SMTP session transcript; the client got the 451 in the session, no report goes to the sender",
+  },
+  "rfc3464-28.eml": {
+    kind: "not_bounce",
+    reason: "a delivery report that Postfix was asked for (sendmail -bv): Action: deliverable, Status: 2.1.5, nothing failed",
+  },
 };
 
 /** Files whose Status field alone would mislead the expected class, each with the reason (read by hand). */
 const CLASS_OVERRIDES: Record<string, { class: BounceClass; reason: string }> = {
-  "lhost-exim-60.eml": { class: "soft", reason: "Status: 5.0.0 without a Diagnostic-Code; the report's text says 'mailbox is full: retry timeout exceeded'" },
-  "lhost-amazonses-03.eml": { class: "soft", reason: "Status: 5.0.0, but the Diagnostic-Code quotes the remote reply '5.2.2 <kijitora@example.jp>... Mailbox Full'" },
-  "lhost-messagingserver-02.eml": { class: "soft", reason: "Status: 5.2.0; the Diagnostic-Code says '522 5.2.0 Delivery failed: Over quota': a full mailbox" },
-  "lhost-x3-06.eml": { class: "soft", reason: "Status: 5.1.1, but the Diagnostic-Code says '552 5.2.2 Over quota': a full mailbox, not an unknown user" },
+  "lhost-exim-60.eml": {
+    class: "soft",
+    reason: "Status: 5.0.0 without a Diagnostic-Code; the report's text says 'mailbox is full: retry timeout exceeded'",
+  },
+  "lhost-amazonses-03.eml": {
+    class: "soft",
+    reason: "Status: 5.0.0, but the Diagnostic-Code quotes the remote reply '5.2.2 <kijitora@example.jp>... Mailbox Full'",
+  },
+  "lhost-messagingserver-02.eml": {
+    class: "soft",
+    reason: "Status: 5.2.0; the Diagnostic-Code says '522 5.2.0 Delivery failed: Over quota': a full mailbox",
+  },
+  "lhost-x3-06.eml": {
+    class: "soft",
+    reason: "Status: 5.1.1, but the Diagnostic-Code says '552 5.2.2 Over quota': a full mailbox, not an unknown user",
+  },
 };
 
 function expectedKind(name: string): Kind {
@@ -96,8 +127,8 @@ describe("parseBounce on the sisimai corpus", () => {
       const want = expectedKind(name);
       if (want !== "bounce") {
         if (report.kind === want) counts.notBounce++;
-        else if (report.kind === "bounce") (counts.misclassified++, problems.push(`${name}: expected ${want}, got a ${report.class} bounce`));
-        else (counts.wrongKind++, problems.push(`${name}: expected ${want}, got ${report.kind}`));
+        else if (report.kind === "bounce") counts.misclassified++, problems.push(`${name}: expected ${want}, got a ${report.class} bounce`);
+        else counts.wrongKind++, problems.push(`${name}: expected ${want}, got ${report.kind}`);
         continue;
       }
       if (report.kind !== "bounce") {
@@ -151,20 +182,42 @@ describe("parseBounce: hand-checked examples, one per major format", () => {
   });
 
   test("DSN with several recipients: the first that failed, not the delayed one", async () => {
-    expect(await parseFile("rfc3464-35.eml")).toMatchObject({ kind: "bounce", recipient: "kijitora@nyaan.example.com", class: "hard", status: "5.0.0", reportingMta: "cs.utk.edu" });
+    expect(await parseFile("rfc3464-35.eml")).toMatchObject({
+      kind: "bounce",
+      recipient: "kijitora@nyaan.example.com",
+      class: "hard",
+      status: "5.0.0",
+      reportingMta: "cs.utk.edu",
+    });
   });
 
   test("DSN delay warning (Action: delayed) is soft", async () => {
-    expect(await parseFile("lhost-sendmail-29.eml")).toMatchObject({ kind: "bounce", recipient: "this-local-part-does-not-exist-on-the-system@y-mobile.ne.jp", class: "soft", status: "4.5.0" });
+    expect(await parseFile("lhost-sendmail-29.eml")).toMatchObject({
+      kind: "bounce",
+      recipient: "this-local-part-does-not-exist-on-the-system@y-mobile.ne.jp",
+      class: "soft",
+      status: "4.5.0",
+    });
   });
 
   test("mailbox full with 5.2.2 is soft", async () => {
-    expect(await parseFile("lhost-amazonworkmail-04.eml")).toMatchObject({ kind: "bounce", recipient: "chatoraneko@example.jp", class: "soft", status: "5.2.2" });
+    expect(await parseFile("lhost-amazonworkmail-04.eml")).toMatchObject({
+      kind: "bounce",
+      recipient: "chatoraneko@example.jp",
+      class: "soft",
+      status: "5.2.2",
+    });
   });
 
   test("qmail: '<address>:' then the remote host's reply", async () => {
     const report = await parseFile("lhost-qmail-02.eml");
-    expect(report).toMatchObject({ kind: "bounce", recipient: "userunknown@example.jp", class: "hard", status: "5.1.1", reportingMta: "vagrant-centos65.vagrantup.com" });
+    expect(report).toMatchObject({
+      kind: "bounce",
+      recipient: "userunknown@example.jp",
+      class: "hard",
+      status: "5.1.1",
+      reportingMta: "vagrant-centos65.vagrantup.com",
+    });
     expect(report.kind === "bounce" && report.diagnostic).toContain("Remote host said: 550 5.1.1 <userunknown@example.jp>... User Unknown");
   });
 
@@ -176,11 +229,23 @@ describe("parseBounce: hand-checked examples, one per major format", () => {
   });
 
   test("Gmail delay notice without a DSN part is soft", async () => {
-    expect(await parseFile("lhost-gmail-06.eml")).toMatchObject({ kind: "bounce", recipient: "kijitora@example.jp", class: "soft", status: "4.2.2" });
+    expect(await parseFile("lhost-gmail-06.eml")).toMatchObject({
+      kind: "bounce",
+      recipient: "kijitora@example.jp",
+      class: "soft",
+      status: "4.2.2",
+    });
   });
 
   test("Amazon SES bounce notification (JSON through SNS)", async () => {
-    expect(await parseFile("lhost-amazonses-09.eml")).toEqual({ kind: "bounce", recipient: "bounce@simulator.amazonses.com", class: "hard", status: "5.1.1", diagnostic: "550 5.1.1 user unknown", reportingMta: "a27-23.smtp-out.us-west-2.amazonses.com" });
+    expect(await parseFile("lhost-amazonses-09.eml")).toEqual({
+      kind: "bounce",
+      recipient: "bounce@simulator.amazonses.com",
+      class: "hard",
+      status: "5.1.1",
+      diagnostic: "550 5.1.1 user unknown",
+      reportingMta: "a27-23.smtp-out.us-west-2.amazonses.com",
+    });
   });
 
   test("auto-replies: 'Automatic reply:' subject, Auto-Submitted: auto-replied", async () => {

@@ -1,15 +1,29 @@
 // The bounce parser on small hand-written messages, and its text-level readers.
 import { describe, expect, test } from "bun:test";
-import { addressIn, classOf, findRecipient, parseBounce, parseDsnFields, replyClassOf, splitOriginal, statusOf, type BounceClass } from "../../src/outbound/bounces/bounce-parse.ts";
+import {
+  addressIn,
+  classOf,
+  findRecipient,
+  parseBounce,
+  parseDsnFields,
+  replyClassOf,
+  splitOriginal,
+  statusOf,
+  type BounceClass,
+} from "../../src/outbound/bounces/bounce-parse.ts";
 
 /** A guard against a quadratic scan (a hang on hostile input), not a speed target. */
 const PER_FILE_LIMIT_MS = 2_000;
 
-const message = (headers: string, body: string) => Buffer.from(`${headers.trim().replace(/\n/g, "\r\n")}\r\n\r\n${body.replace(/\n/g, "\r\n")}`);
+const message = (headers: string, body: string) =>
+  Buffer.from(`${headers.trim().replace(/\n/g, "\r\n")}\r\n\r\n${body.replace(/\n/g, "\r\n")}`);
 
 describe("parseBounce: small messages", () => {
   test("a human reply mentioning delivery is not a bounce", async () => {
-    const raw = message("From: Alice <alice@example.org>\nTo: bounces+x@mta.example.com\nSubject: Re: your order", "Thanks, but the parcel could not be delivered to my old address.\n");
+    const raw = message(
+      "From: Alice <alice@example.org>\nTo: bounces+x@mta.example.com\nSubject: Re: your order",
+      "Thanks, but the parcel could not be delivered to my old address.\n",
+    );
     expect(await parseBounce(raw)).toEqual({ kind: "not_bounce" });
   });
 
@@ -20,30 +34,57 @@ describe("parseBounce: small messages", () => {
   });
 
   test("vacation replies by subject, in a few languages", async () => {
-    for (const subject of ["Out of Office: hello", "Automatic reply: hello", "Abwesenheitsnotiz: hello", "=?UTF-8?Q?R=C3=A9ponse_automatique?= : hello", "AutoReply: hello"]) {
+    for (const subject of [
+      "Out of Office: hello",
+      "Automatic reply: hello",
+      "Abwesenheitsnotiz: hello",
+      "=?UTF-8?Q?R=C3=A9ponse_automatique?= : hello",
+      "AutoReply: hello",
+    ]) {
       expect(await parseBounce(message(`From: bob@example.org\nSubject: ${subject}`, "Back on Monday.\n"))).toEqual({ kind: "auto_reply" });
     }
   });
 
   test("a read receipt (disposition-notification) is not an auto-reply", async () => {
-    const raw = message('From: bob@example.org\nSubject: Read: hello\nAuto-Submitted: auto-replied\nContent-Type: multipart/report; report-type=disposition-notification; boundary="b"', '--b\nContent-Type: text/plain\n\nYour message was read.\n--b--\n');
+    const raw = message(
+      'From: bob@example.org\nSubject: Read: hello\nAuto-Submitted: auto-replied\nContent-Type: multipart/report; report-type=disposition-notification; boundary="b"',
+      "--b\nContent-Type: text/plain\n\nYour message was read.\n--b--\n",
+    );
     expect(await parseBounce(raw)).toEqual({ kind: "not_bounce" });
   });
 
   test("a DSN without MIME structure is still read field by field", async () => {
-    const raw = message("From: MAILER-DAEMON@mx.example.net\nSubject: Undelivered Mail Returned to Sender", "Reporting-MTA: dns; mx.example.net\n\nFinal-Recipient: rfc822; Gone@Example.COM\nAction: failed\nStatus: 5.1.1\nDiagnostic-Code: smtp; 550 5.1.1 <gone@example.com>: Recipient address\n rejected: User unknown\n");
-    expect(await parseBounce(raw)).toEqual({ kind: "bounce", recipient: "gone@example.com", class: "hard", status: "5.1.1", diagnostic: "550 5.1.1 <gone@example.com>: Recipient address rejected: User unknown", reportingMta: "mx.example.net" });
+    const raw = message(
+      "From: MAILER-DAEMON@mx.example.net\nSubject: Undelivered Mail Returned to Sender",
+      "Reporting-MTA: dns; mx.example.net\n\nFinal-Recipient: rfc822; Gone@Example.COM\nAction: failed\nStatus: 5.1.1\nDiagnostic-Code: smtp; 550 5.1.1 <gone@example.com>: Recipient address\n rejected: User unknown\n",
+    );
+    expect(await parseBounce(raw)).toEqual({
+      kind: "bounce",
+      recipient: "gone@example.com",
+      class: "hard",
+      status: "5.1.1",
+      diagnostic: "550 5.1.1 <gone@example.com>: Recipient address rejected: User unknown",
+      reportingMta: "mx.example.net",
+    });
   });
 
   test("empty and malformed input does not throw", async () => {
-    for (const raw of [Buffer.alloc(0), Buffer.from("\r\n\r\n"), Buffer.from("garbage without headers"), Buffer.from([0xff, 0xfe, 0x00, 0x01])]) {
+    for (const raw of [
+      Buffer.alloc(0),
+      Buffer.from("\r\n\r\n"),
+      Buffer.from("garbage without headers"),
+      Buffer.from([0xff, 0xfe, 0x00, 0x01]),
+    ]) {
       expect((await parseBounce(raw)).kind).toBe("not_bounce");
     }
   });
 
   test("a one-line megabyte report is answered quickly (no quadratic scans)", async () => {
     const started = performance.now();
-    const raw = message("From: MAILER-DAEMON@mx.example.net\nSubject: Mail delivery failed", `${"a".repeat(500_000)}@${"b".repeat(500_000)}\n`);
+    const raw = message(
+      "From: MAILER-DAEMON@mx.example.net\nSubject: Mail delivery failed",
+      `${"a".repeat(500_000)}@${"b".repeat(500_000)}\n`,
+    );
     expect((await parseBounce(raw)).kind).toBe("bounce");
     expect(performance.now() - started).toBeLessThan(PER_FILE_LIMIT_MS);
   });
@@ -96,7 +137,18 @@ describe("helpers", () => {
 
   test("parseDsnFields: per-recipient blocks, folded values, a repeated field starts a new block", () => {
     const dsn = parseDsnFields(
-      ["Reporting-MTA: dns; mx.example.net (tcp-daemon)", "", "Final-Recipient: rfc822; a@example.com", "Action: failed", "Status: 5.1.1", "Diagnostic-Code: smtp; 550 no", " such user", "Final-Recipient: rfc822; b@example.com", "Action: delayed", "Status: 4.4.1"].join("\n"),
+      [
+        "Reporting-MTA: dns; mx.example.net (tcp-daemon)",
+        "",
+        "Final-Recipient: rfc822; a@example.com",
+        "Action: failed",
+        "Status: 5.1.1",
+        "Diagnostic-Code: smtp; 550 no",
+        " such user",
+        "Final-Recipient: rfc822; b@example.com",
+        "Action: delayed",
+        "Status: 4.4.1",
+      ].join("\n"),
     );
     expect(dsn.reportingMta).toBe("mx.example.net");
     expect(dsn.recipients).toEqual([
@@ -106,7 +158,9 @@ describe("helpers", () => {
   });
 
   test("splitOriginal: the report ends where the copy of the message begins", () => {
-    const { report, original } = splitOriginal("Hi. This is the qmail-send program.\n<a@example.com>:\nno mailbox\n--- Below this line is a copy of the message.\n\nTo: a@example.com\n");
+    const { report, original } = splitOriginal(
+      "Hi. This is the qmail-send program.\n<a@example.com>:\nno mailbox\n--- Below this line is a copy of the message.\n\nTo: a@example.com\n",
+    );
     expect(report).toBe("Hi. This is the qmail-send program.\n<a@example.com>:\nno mailbox\n");
     expect(original).toStartWith("--- Below this line");
   });

@@ -18,14 +18,51 @@ const BINARY = Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 37) % 256
 
 const DRAFTS: [name: string, body: MessageBody][] = [
   ["ASCII plain, short lines (7bit)", { from: "ann@sender.test", to: "bob@example.org", subject: "Hello", plain: "Hi Bob,\nsee you.\n" }],
-  ["UTF-8 subject and display names", { from: '"Anna Müller" <ann@sender.test>', to: ['"Józef Żółć" <bob@example.org>', "carol@example.org"], subject: "Quarterly report ✓ — Größe 日本語 and a subject long enough to be folded over several lines of the header", plain: "Grüße aus Köln\n" }],
-  ["long lines (QP soft breaks)", { from: "ann@sender.test", to: "bob@example.org", subject: "long", plain: `${LONG_WORDS} ${LONG_WORDS}\n=equals= and trailing space \n` }],
-  ["html only", { from: "ann@sender.test", to: "bob@example.org", subject: "html", html: '<p style="color:#222">Hello <b>Bob</b> — ça va?</p>' }],
-  ["markdown (html and plain made from it)", { from: "ann@sender.test", to: "bob@example.org", subject: "md", markdown: "# Title\n\nSome *text* with a [link](https://example.org/a?b=c).\n\n- one\n- two ✓\n" }],
-  ["plain and html (alternative)", { from: "ann@sender.test", to: "bob@example.org", subject: "both", plain: "Plain body", html: "<p>HTML body</p>" }],
+  [
+    "UTF-8 subject and display names",
+    {
+      from: '"Anna Müller" <ann@sender.test>',
+      to: ['"Józef Żółć" <bob@example.org>', "carol@example.org"],
+      subject: "Quarterly report ✓ — Größe 日本語 and a subject long enough to be folded over several lines of the header",
+      plain: "Grüße aus Köln\n",
+    },
+  ],
+  [
+    "long lines (QP soft breaks)",
+    {
+      from: "ann@sender.test",
+      to: "bob@example.org",
+      subject: "long",
+      plain: `${LONG_WORDS} ${LONG_WORDS}\n=equals= and trailing space \n`,
+    },
+  ],
+  [
+    "html only",
+    { from: "ann@sender.test", to: "bob@example.org", subject: "html", html: '<p style="color:#222">Hello <b>Bob</b> — ça va?</p>' },
+  ],
+  [
+    "markdown (html and plain made from it)",
+    {
+      from: "ann@sender.test",
+      to: "bob@example.org",
+      subject: "md",
+      markdown: "# Title\n\nSome *text* with a [link](https://example.org/a?b=c).\n\n- one\n- two ✓\n",
+    },
+  ],
+  [
+    "plain and html (alternative)",
+    { from: "ann@sender.test", to: "bob@example.org", subject: "both", plain: "Plain body", html: "<p>HTML body</p>" },
+  ],
   [
     "html, plain and an inline image (related)",
-    { from: "ann@sender.test", to: "bob@example.org", subject: "inline", plain: "Plain", html: '<p>Logo <img src="cid:logo@sender.test"></p>', attachments: [{ file_name: "logo.png", content: b64(PNG), content_type: "image/png", content_id: "<logo@sender.test>" }] },
+    {
+      from: "ann@sender.test",
+      to: "bob@example.org",
+      subject: "inline",
+      plain: "Plain",
+      html: '<p>Logo <img src="cid:logo@sender.test"></p>',
+      attachments: [{ file_name: "logo.png", content: b64(PNG), content_type: "image/png", content_id: "<logo@sender.test>" }],
+    },
   ],
   [
     "attachments: binary, text, non-ASCII file name (mixed)",
@@ -37,21 +74,73 @@ const DRAFTS: [name: string, body: MessageBody][] = [
       attachments: [
         { file_name: "data.bin", content: b64(BINARY), content_type: "application/octet-stream" },
         { file_name: "report.csv", content: b64("a,b\n1,2\n"), content_type: "text/csv" },
-        { file_name: "Übersicht für das Jahr 2026 — sehr lange Datei.pdf", content: b64(BINARY.subarray(0, 100)), content_type: "application/pdf" },
+        {
+          file_name: "Übersicht für das Jahr 2026 — sehr lange Datei.pdf",
+          content: b64(BINARY.subarray(0, 100)),
+          content_type: "application/pdf",
+        },
       ],
     },
   ],
   [
     "inline image and attachment together (mixed around related around alternative)",
-    { from: "ann@sender.test", to: "bob@example.org", subject: "all", plain: "P", html: '<img src="cid:logo">', attachments: [{ file_name: "logo.png", content: b64(PNG), content_type: "image/png", content_id: "logo" }, { file_name: "a.txt", content: b64("hello\n") }] },
+    {
+      from: "ann@sender.test",
+      to: "bob@example.org",
+      subject: "all",
+      plain: "P",
+      html: '<img src="cid:logo">',
+      attachments: [
+        { file_name: "logo.png", content: b64(PNG), content_type: "image/png", content_id: "logo" },
+        { file_name: "a.txt", content: b64("hello\n") },
+      ],
+    },
   ],
   [
     "attachments at Base64's line edges (0, 57, 58, 114 bytes)",
-    { from: "ann@sender.test", to: "bob@example.org", subject: "edges", plain: "x", attachments: [0, 57, 58, 114].map((n) => ({ file_name: `f${n}.bin`, content: b64(BINARY.subarray(0, n)), content_type: "application/octet-stream" })) },
+    {
+      from: "ann@sender.test",
+      to: "bob@example.org",
+      subject: "edges",
+      plain: "x",
+      attachments: [0, 57, 58, 114].map((n) => ({
+        file_name: `f${n}.bin`,
+        content: b64(BINARY.subarray(0, n)),
+        content_type: "application/octet-stream",
+      })),
+    },
   ],
-  ["mostly non-Latin text (nodemailer picks Base64 for it)", { from: '"山田太郎" <ann@sender.test>', to: "bob@example.org", subject: "お知らせ", plain: "こんにちは。来月の予定をお知らせします。\n".repeat(20), html: "<p>こんにちは。</p>" }],
-  ["custom headers (repeated, non-ASCII value)", { from: "ann@sender.test", to: "bob@example.org", subject: "h", plain: "x", headers: { "X-Campaign": ["a", "b"], "List-Unsubscribe": "<https://sender.test/u?x=1>", "X-Note": "naïve café" } }],
-  ["cc and reply-to", { from: "ann@sender.test", to: "bob@example.org", cc: ['"Dave" <dave@example.net>', "erin@example.net"], subject: "cc", plain: "x", headers: { "Reply-To": '"Support Team" <support@sender.test>' } }],
+  [
+    "mostly non-Latin text (nodemailer picks Base64 for it)",
+    {
+      from: '"山田太郎" <ann@sender.test>',
+      to: "bob@example.org",
+      subject: "お知らせ",
+      plain: "こんにちは。来月の予定をお知らせします。\n".repeat(20),
+      html: "<p>こんにちは。</p>",
+    },
+  ],
+  [
+    "custom headers (repeated, non-ASCII value)",
+    {
+      from: "ann@sender.test",
+      to: "bob@example.org",
+      subject: "h",
+      plain: "x",
+      headers: { "X-Campaign": ["a", "b"], "List-Unsubscribe": "<https://sender.test/u?x=1>", "X-Note": "naïve café" },
+    },
+  ],
+  [
+    "cc and reply-to",
+    {
+      from: "ann@sender.test",
+      to: "bob@example.org",
+      cc: ['"Dave" <dave@example.net>', "erin@example.net"],
+      subject: "cc",
+      plain: "x",
+      headers: { "Reply-To": '"Support Team" <support@sender.test>' },
+    },
+  ],
 ];
 
 const RULES = { maxRecipients: 50, blockedExtensions: [], markdownAllowed: true, forcedTestMode: false };
@@ -70,7 +159,10 @@ function treeOf(raw: Buffer): string {
     if (!type.startsWith("multipart/")) return type;
     const boundary = /boundary="?([^";\r\n]+)"?/i.exec(head)![1]!;
     const body = part.slice(part.indexOf("\r\n\r\n") + 4);
-    const children = body.split(`--${boundary}`).slice(1, -1).map((c) => walk(c.replace(/^\r\n/, "")));
+    const children = body
+      .split(`--${boundary}`)
+      .slice(1, -1)
+      .map((c) => walk(c.replace(/^\r\n/, "")));
     return `${type}(${children.join(",")})`;
   };
   return walk(text);
@@ -86,7 +178,14 @@ function seen(m: ParsedMail) {
     subject: m.subject,
     text: m.text,
     html: m.html,
-    attachments: m.attachments.map((a) => ({ name: a.filename, type: a.contentType, cid: a.cid ?? null, disposition: a.contentDisposition, related: a.related ?? false, hex: a.content.toString("hex") })),
+    attachments: m.attachments.map((a) => ({
+      name: a.filename,
+      type: a.contentType,
+      cid: a.cid ?? null,
+      disposition: a.contentDisposition,
+      related: a.related ?? false,
+      hex: a.content.toString("hex"),
+    })),
   };
 }
 
@@ -119,7 +218,16 @@ describe("composeMessage: a recipient sees what nodemailer's build() gave", () =
   test("the table covers the shapes: 7bit, QP, Base64, alternative, related, mixed", async () => {
     const all = await Promise.all(DRAFTS.map(async ([, body]) => (await composeMessage(draftOf(body), ID, DATE)).raw.toString("latin1")));
     const joined = all.join("\n");
-    for (const needle of ["Content-Transfer-Encoding: 7bit", "Content-Transfer-Encoding: quoted-printable", "Content-Transfer-Encoding: base64", "multipart/alternative", "multipart/related", "multipart/mixed", "=?UTF-8?", "filename*0*=utf-8''"]) {
+    for (const needle of [
+      "Content-Transfer-Encoding: 7bit",
+      "Content-Transfer-Encoding: quoted-printable",
+      "Content-Transfer-Encoding: base64",
+      "multipart/alternative",
+      "multipart/related",
+      "multipart/mixed",
+      "=?UTF-8?",
+      "filename*0*=utf-8''",
+    ]) {
       expect(joined).toContain(needle);
     }
   });

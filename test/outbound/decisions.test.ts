@@ -55,14 +55,23 @@ describe("firstAttemptAt", () => {
 describe("mxHostsFrom", () => {
   const fixed = () => 0.5;
   test.each([
-    [[{ exchange: "b.example", priority: 20 }, { exchange: "A.example.", priority: 10 }], ["a.example", "b.example"]],
+    [
+      [
+        { exchange: "b.example", priority: 20 },
+        { exchange: "A.example.", priority: 10 },
+      ],
+      ["a.example", "b.example"],
+    ],
     [[{ exchange: ".", priority: 0 }], "null"],
     [[{ exchange: "", priority: 0 }], "null"],
     [[], "null"],
   ])("%j → %j", (records, hosts) => expect(mxHostsFrom(records, fixed)).toEqual(hosts as never));
 
   test("equal preferences are shuffled", () => {
-    const records = [{ exchange: "a.example", priority: 10 }, { exchange: "b.example", priority: 10 }];
+    const records = [
+      { exchange: "a.example", priority: 10 },
+      { exchange: "b.example", priority: 10 },
+    ];
     const orders = new Set<string>();
     for (let i = 0; i < 50; i++) orders.add(JSON.stringify(mxHostsFrom(records)));
     expect(orders.size).toBe(2);
@@ -72,12 +81,21 @@ describe("mxHostsFrom", () => {
 describe("addresses", () => {
   test.each([
     ["a@b.example", [{ address: "a@b.example", name: "" }]],
-    ['"Doe, John" <john@x.example>, jane@y.example', [{ address: "john@x.example", name: "Doe, John" }, { address: "jane@y.example", name: "" }]],
+    [
+      '"Doe, John" <john@x.example>, jane@y.example',
+      [
+        { address: "john@x.example", name: "Doe, John" },
+        { address: "jane@y.example", name: "" },
+      ],
+    ],
     ["Jörg <j@bücher.de>", [{ address: "j@bücher.de", name: "Jörg" }]],
   ])("%p", (input, out) => expect(parseAddressList(input)).toEqual(out));
-  test.each([["nobody"], ["a@b"], ["a@@b.example"], ["Group: a@b.example;"], ["a@b.example\r\nBcc: c@d.example"]])("%p is refused", (input) => {
-    expect(() => parseAddressList(input)).toThrow();
-  });
+  test.each([["nobody"], ["a@b"], ["a@@b.example"], ["Group: a@b.example;"], ["a@b.example\r\nBcc: c@d.example"]])(
+    "%p is refused",
+    (input) => {
+      expect(() => parseAddressList(input)).toThrow();
+    },
+  );
   test("isAddress", () => {
     expect(isAddress("user+tag@sub.example.org")).toBe(true);
     expect(isAddress("user@example.org>")).toBe(false);

@@ -37,7 +37,13 @@ beforeAll(async () => {
   sink = await SmtpSink.start();
   dns = await TestDnsServer.start();
   routeToSink(dns, "slow.test");
-  const parsed = parseConfigText(testConfigToml({ dataDir: dir.path, dnsServer: dns.address, outbound: `mx_port = ${sink.port}\nallow_private_mx = true\nlease_time = "${LEASE_MS}ms"` }));
+  const parsed = parseConfigText(
+    testConfigToml({
+      dataDir: dir.path,
+      dnsServer: dns.address,
+      outbound: `mx_port = ${sink.port}\nallow_private_mx = true\nlease_time = "${LEASE_MS}ms"`,
+    }),
+  );
   if (!parsed.ok) throw new Error(parsed.problems.join("\n"));
   config = parsed.config;
 });
@@ -89,7 +95,12 @@ describe.each(STORE_ENGINES)("a delivery slower than the lease on $name", (engin
     const a = nodeRepo();
     const b = nodeRepo();
     const nowMs = Date.now();
-    await a.insert(queuedMessage("m1", { createdAtMs: nowMs }), [queuedRecipient("r1", "m1", { email: "slow@slow.test", domain: "slow.test", nextAttemptAtMs: nowMs })], [], { raw: RAW, webhook: false });
+    await a.insert(
+      queuedMessage("m1", { createdAtMs: nowMs }),
+      [queuedRecipient("r1", "m1", { email: "slow@slow.test", domain: "slow.test", nextAttemptAtMs: nowMs })],
+      [],
+      { raw: RAW, webhook: false },
+    );
     sink.dataDelayMs = 3 * LEASE_MS;
     const recorded = { a: 0, b: 0 };
     let lost = 0;
@@ -116,12 +127,18 @@ describe.each(STORE_ENGINES)("a delivery slower than the lease on $name", (engin
     const a = nodeRepo();
     const b = nodeRepo();
     let nowMs = Date.now();
-    const recipients = ["r1", "r2"].map((id, position) => queuedRecipient(id, "m1", { position, email: `${id}@slow.test`, domain: "slow.test", nextAttemptAtMs: nowMs }));
+    const recipients = ["r1", "r2"].map((id, position) =>
+      queuedRecipient(id, "m1", { position, email: `${id}@slow.test`, domain: "slow.test", nextAttemptAtMs: nowMs }),
+    );
     await a.insert(queuedMessage("m1", { createdAtMs: nowMs }), recipients, [], { raw: RAW, webhook: false });
     sink.dataDelayMs = 1500;
     const warnings: Record<string, unknown>[] = [];
     let lost = 0;
-    const wa = workerOn(a, "node-a", { clock: { nowMs: () => nowMs }, logger: createLogger({ level: "warn", sink: (line) => warnings.push(JSON.parse(line)) }), leaseLost: () => lost++ });
+    const wa = workerOn(a, "node-a", {
+      clock: { nowMs: () => nowMs },
+      logger: createLogger({ level: "warn", sink: (line) => warnings.push(JSON.parse(line)) }),
+      leaseLost: () => lost++,
+    });
     await wa.start();
     let taken: string[] = [];
     // The recipient whose transaction goes first (both are due at the same time: either).

@@ -64,7 +64,13 @@ beforeAll(async () => {
   routeToSink(dns, ...DOMAINS);
   // Two connections per node: more domains than connections, so each node gives some of
   // what it claimed back (release) and the other node takes it.
-  const parsed = parseConfigText(testConfigToml({ dataDir: dir.path, dnsServer: dns.address, outbound: `mx_port = ${sink.port}\nallow_private_mx = true\nconcurrency = 2` }));
+  const parsed = parseConfigText(
+    testConfigToml({
+      dataDir: dir.path,
+      dnsServer: dns.address,
+      outbound: `mx_port = ${sink.port}\nallow_private_mx = true\nconcurrency = 2`,
+    }),
+  );
   if (!parsed.ok) throw new Error(parsed.problems.join("\n"));
   config = parsed.config;
 }, 60_000);
@@ -107,7 +113,11 @@ describe("delivery workers of two nodes on one PostgreSQL", () => {
     const wb = workerOn(b.repo, "node-b", { recorded: () => delivered.b++ });
     await Promise.all([wa.start(), wb.start()]);
     try {
-      await eventually(async () => (await a.repo.queueDepth(Date.now() + 1)).due === 0 && delivered.a + delivered.b === all.length, 60_000, "every recipient recorded");
+      await eventually(
+        async () => (await a.repo.queueDepth(Date.now() + 1)).due === 0 && delivered.a + delivered.b === all.length,
+        60_000,
+        "every recipient recorded",
+      );
     } finally {
       await Promise.all([wa.stop(), wb.stop()]);
     }
@@ -117,7 +127,8 @@ describe("delivery workers of two nodes on one PostgreSQL", () => {
     // Both nodes delivered (the queue was shared, not drained by the first).
     expect(delivered.a).toBeGreaterThan(0);
     expect(delivered.b).toBeGreaterThan(0);
-    const states: { state: string; status: string; n: string }[] = await a.sql`SELECT state, status, COUNT(*) AS n FROM outbound_recipients GROUP BY state, status`;
+    const states: { state: string; status: string; n: string }[] =
+      await a.sql`SELECT state, status, COUNT(*) AS n FROM outbound_recipients GROUP BY state, status`;
     expect(states.map((r) => [r.state, r.status, Number(r.n)])).toEqual([["done", "delivery", all.length]]);
   }, 90_000);
 
@@ -126,10 +137,15 @@ describe("delivery workers of two nodes on one PostgreSQL", () => {
     const b = nodeRepo();
     const LEASE_MS = config.outbound.leaseTimeMs;
     let nowMs = Date.now();
-    await a.repo.insert(queuedMessage("m1", { createdAtMs: nowMs }), [queuedRecipient("r1", "m1", { email: "late@a.test", domain: "a.test", nextAttemptAtMs: nowMs })], [], {
-      raw: RAW,
-      webhook: false,
-    });
+    await a.repo.insert(
+      queuedMessage("m1", { createdAtMs: nowMs }),
+      [queuedRecipient("r1", "m1", { email: "late@a.test", domain: "a.test", nextAttemptAtMs: nowMs })],
+      [],
+      {
+        raw: RAW,
+        webhook: false,
+      },
+    );
     const warnings: Record<string, unknown>[] = [];
     const logger = createLogger({ level: "warn", sink: (line) => warnings.push(JSON.parse(line)) });
     let lost = 0;
@@ -160,7 +176,9 @@ describe("delivery workers of two nodes on one PostgreSQL", () => {
     expect(await a.repo.eventsOf(["r1"])).toEqual([]);
     const [row]: { state: string; locked_by: string }[] = await a.sql`SELECT state, locked_by FROM outbound_recipients WHERE id = 'r1'`;
     expect(row).toEqual({ state: "queued", locked_by: "node-b/1-b" });
-    expect(warnings.map((w) => [w.level, w.msg, w.recipient_id])).toEqual([["warn", "lease lost: the outcome is dropped; the recipient is attempted again", "r1"]]);
+    expect(warnings.map((w) => [w.level, w.msg, w.recipient_id])).toEqual([
+      ["warn", "lease lost: the outcome is dropped; the recipient is attempted again", "r1"],
+    ]);
     // Node b's attempt is the one recorded.
     const done = { status: "delivery" as const, state: "done" as const, attempts: 1, firstAttemptAtMs: nowMs, nextAttemptAtMs: nowMs };
     const event = { messageId: "m1", recipientId: "r1", kind: "delivery" as const, details: {}, createdAtMs: nowMs };
@@ -171,7 +189,9 @@ describe("delivery workers of two nodes on one PostgreSQL", () => {
   it("a worker frees at start the leases of its own node's earlier process, not another node's on the same host", async () => {
     const a = nodeRepo();
     const nowMs = Date.now();
-    const recipients = ["r1", "r2"].map((id, position) => queuedRecipient(id, "m1", { position, email: `${id}@a.test`, domain: "a.test", nextAttemptAtMs: nowMs }));
+    const recipients = ["r1", "r2"].map((id, position) =>
+      queuedRecipient(id, "m1", { position, email: `${id}@a.test`, domain: "a.test", nextAttemptAtMs: nowMs }),
+    );
     await a.repo.insert(queuedMessage("m1", { createdAtMs: nowMs }), recipients, [], { raw: RAW, webhook: false });
     // node-a's earlier process (crashed) holds r1, node-b (alive, same host) holds r2, both for long.
     await a.repo.claimDue("node-a/999-dead", nowMs, nowMs + 3_600_000, 1, []);

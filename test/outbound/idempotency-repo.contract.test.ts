@@ -54,7 +54,11 @@ describe.each(STORE_ENGINES)("IdempotencyRepo on $name", (engine) => {
     expect(await repo().claim(ref, NOW, DAY)).toStrictEqual({ kind: "claim" });
     expect(await repo().claim(ref, NOW + 1, DAY)).toStrictEqual({ kind: "in_flight" });
     await answer({ ...ref, requestSha256: "ab".repeat(32), answer: '{"id":"x"}' }, NOW + 5);
-    expect(await repo().claim(ref, NOW + 10, DAY)).toStrictEqual({ kind: "answered", requestSha256: "ab".repeat(32), answer: '{"id":"x"}' });
+    expect(await repo().claim(ref, NOW + 10, DAY)).toStrictEqual({
+      kind: "answered",
+      requestSha256: "ab".repeat(32),
+      answer: '{"id":"x"}',
+    });
     // SMTP: no body hash, a NULL that reads back as null.
     const smtp: KeyRef = { outboundAccountId: "o1", scope: "smtp", key: "<a@b>" };
     expect(await repo().claim(smtp, NOW, DAY)).toStrictEqual({ kind: "claim" });
@@ -65,7 +69,13 @@ describe.each(STORE_ENGINES)("IdempotencyRepo on $name", (engine) => {
   it("the same key of another outbound account or scope, or a key differing in case or by a pattern, is another key", async () => {
     expect(await repo().claim(ref, NOW, DAY)).toStrictEqual({ kind: "claim" });
     await answer({ ...ref, requestSha256: "ab", answer: "{}" }, NOW);
-    for (const other of [{ ...ref, outboundAccountId: "o2" }, { ...ref, scope: "smtp" as const }, { ...ref, key: "ORDER-1" }, { ...ref, key: "order-%" }, { ...ref, key: "order-1 " }]) {
+    for (const other of [
+      { ...ref, outboundAccountId: "o2" },
+      { ...ref, scope: "smtp" as const },
+      { ...ref, key: "ORDER-1" },
+      { ...ref, key: "order-%" },
+      { ...ref, key: "order-1 " },
+    ]) {
       expect(await repo().claim(other, NOW, DAY)).toStrictEqual({ kind: "claim" });
     }
     expect((await repo().claim(ref, NOW, DAY)).kind).toBe("answered");
@@ -114,7 +124,10 @@ describe.each(STORE_ENGINES)("IdempotencyRepo on $name", (engine) => {
 
   it("claims of one key made at the same time: exactly one gets the claim, the others find it in flight (new keys and expired ones)", async () => {
     const CLAIMERS = 4;
-    const claimAll = async (key: string, nowMs: number) => (await Promise.all(Array.from({ length: CLAIMERS }, () => repo().claim({ ...ref, key }, nowMs, DAY)))).map((f) => f.kind as string).sort();
+    const claimAll = async (key: string, nowMs: number) =>
+      (await Promise.all(Array.from({ length: CLAIMERS }, () => repo().claim({ ...ref, key }, nowMs, DAY))))
+        .map((f) => f.kind as string)
+        .sort();
     const oneClaim: string[] = ["claim", ...Array<string>(CLAIMERS - 1).fill("in_flight")];
     const keys = Array.from({ length: 10 }, (_, i) => `race-${i}`);
     // New keys, all raced at once.

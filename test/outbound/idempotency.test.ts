@@ -16,12 +16,37 @@ describe("findKey", () => {
     ["no row: claim it", null, DAY, { kind: "claim" }],
     ["answered: the answer", answered, DAY, { kind: "answered", requestSha256: "ab", answer: "{}" }],
     ["no answer yet: in flight", { ...answered, answer: null }, DAY, { kind: "in_flight" }],
-    ["no answer for a millisecond less than the abandoned time: in flight", { ...answered, answer: null, createdAtMs: NOW - ABANDONED_CLAIM_MS + 1 }, DAY, { kind: "in_flight" }],
-    ["no answer for the abandoned time (its node died): claim it", { ...answered, answer: null, createdAtMs: NOW - ABANDONED_CLAIM_MS }, DAY, { kind: "claim" }],
+    [
+      "no answer for a millisecond less than the abandoned time: in flight",
+      { ...answered, answer: null, createdAtMs: NOW - ABANDONED_CLAIM_MS + 1 },
+      DAY,
+      { kind: "in_flight" },
+    ],
+    [
+      "no answer for the abandoned time (its node died): claim it",
+      { ...answered, answer: null, createdAtMs: NOW - ABANDONED_CLAIM_MS },
+      DAY,
+      { kind: "claim" },
+    ],
     ["answered a day ago to the millisecond: forgotten, claim it", { ...answered, createdAtMs: NOW - DAY }, DAY, { kind: "claim" }],
-    ["answered a millisecond less than a day ago: the answer", { ...answered, createdAtMs: NOW - DAY + 1 }, DAY, { kind: "answered", requestSha256: "ab", answer: "{}" }],
-    ["kept for ever (off): the answer, however old", { ...answered, createdAtMs: NOW - 400 * DAY }, null, { kind: "answered", requestSha256: "ab", answer: "{}" }],
-    ["SMTP (no body hash): the answer", { requestSha256: null, answer: "uuid", createdAtMs: NOW }, DAY, { kind: "answered", requestSha256: null, answer: "uuid" }],
+    [
+      "answered a millisecond less than a day ago: the answer",
+      { ...answered, createdAtMs: NOW - DAY + 1 },
+      DAY,
+      { kind: "answered", requestSha256: "ab", answer: "{}" },
+    ],
+    [
+      "kept for ever (off): the answer, however old",
+      { ...answered, createdAtMs: NOW - 400 * DAY },
+      null,
+      { kind: "answered", requestSha256: "ab", answer: "{}" },
+    ],
+    [
+      "SMTP (no body hash): the answer",
+      { requestSha256: null, answer: "uuid", createdAtMs: NOW },
+      DAY,
+      { kind: "answered", requestSha256: null, answer: "uuid" },
+    ],
   ];
   for (const [name, row, keepMs, found] of cases) test(name, () => expect(findKey(row, NOW, keepMs)).toEqual(found));
 });
@@ -32,7 +57,11 @@ describe("idempotencyKeyOf", () => {
     ["Idempotency-Key", { "idempotency-key": "order-1" }, { key: "order-1" }],
     ["the alias", { "x-idempotency-key": "order-1" }, { key: "order-1" }],
     ["both, equal", { "idempotency-key": "k", "x-idempotency-key": "k" }, { key: "k" }],
-    ["both, different", { "idempotency-key": "a", "x-idempotency-key": "b" }, { problem: "Idempotency-Key and X-Idempotency-Key differ: give one of them" }],
+    [
+      "both, different",
+      { "idempotency-key": "a", "x-idempotency-key": "b" },
+      { problem: "Idempotency-Key and X-Idempotency-Key differ: give one of them" },
+    ],
     ["256 characters", { "idempotency-key": "k".repeat(256) }, { key: "k".repeat(256) }],
     ["257 characters", { "idempotency-key": "k".repeat(257) }, { problem: "Idempotency-Key: at most 256 characters" }],
     ["the alias, too long", { "x-idempotency-key": "k".repeat(257) }, { problem: "X-Idempotency-Key: at most 256 characters" }],

@@ -73,7 +73,9 @@ describe("joinMessage", () => {
     const m = splitMessage(raw);
     m.headers.prepend("Message-ID", "<b@postroom.test>");
     const joined = joinMessage(m, raw.byteOffset);
-    expect(joined.toString("latin1")).toBe("Message-ID: <b@postroom.test>\r\nSubject: hello\r\nBcc: hidden@example.org\r\n\r\nthe body\r\n");
+    expect(joined.toString("latin1")).toBe(
+      "Message-ID: <b@postroom.test>\r\nSubject: hello\r\nBcc: hidden@example.org\r\n\r\nthe body\r\n",
+    );
     expect(joined.buffer).not.toBe(raw.buffer);
   });
 });

@@ -72,7 +72,12 @@ describe.each(STORE_ENGINES)("StsStore on $name", (engine) => {
   it("a stored policy reads back field for field, numbers as numbers, mx an array, expired or not; no policy is null", async () => {
     const enforce = policy("20261122T000000");
     const testing = policy("t1", { mode: "testing", mx: [], maxAgeSeconds: 31_557_600, expiresAtMs: Number.MAX_SAFE_INTEGER });
-    const expired = policy("old", { mode: "none", mx: ["mx.\"quoted\".example", "ünïcode.example"], maxAgeSeconds: 0, expiresAtMs: NOW_MS - 1 });
+    const expired = policy("old", {
+      mode: "none",
+      mx: ['mx."quoted".example', "ünïcode.example"],
+      maxAgeSeconds: 0,
+      expiresAtMs: NOW_MS - 1,
+    });
     await repo().put("enforce.example", enforce);
     await repo().put("testing.example", testing);
     await repo().put("expired.example", expired);
@@ -88,7 +93,12 @@ describe.each(STORE_ENGINES)("StsStore on $name", (engine) => {
     await repo().put("other.example", other);
     await repo().put("example.com", policy("first"));
     opened!.clock.set(NOW_MS + 86_400_000);
-    const second = policy("second", { mode: "testing", mx: ["mx.example.com"], maxAgeSeconds: 86_400, expiresAtMs: NOW_MS + 2 * 86_400_000 });
+    const second = policy("second", {
+      mode: "testing",
+      mx: ["mx.example.com"],
+      maxAgeSeconds: 86_400,
+      expiresAtMs: NOW_MS + 2 * 86_400_000,
+    });
     await repo().put("example.com", second);
     expect(await repo().get("example.com")).toStrictEqual(second);
     expect(await repo().get("other.example")).toStrictEqual(other);
@@ -100,7 +110,15 @@ describe.each(STORE_ENGINES)("StsStore on $name", (engine) => {
 
   it("get matches the whole domain exactly: other case, a part, a parent or a pattern find nothing", async () => {
     await repo().put("mail.example.com", policy("p"));
-    for (const wrong of ["MAIL.example.com", "mail.example.co", "example.com", "ail.example.com", "%", "mail.example.co_", "mail.example.com."]) {
+    for (const wrong of [
+      "MAIL.example.com",
+      "mail.example.co",
+      "example.com",
+      "ail.example.com",
+      "%",
+      "mail.example.co_",
+      "mail.example.com.",
+    ]) {
       expect(await repo().get(wrong)).toBeNull();
     }
     expect((await repo().get("mail.example.com"))?.id).toBe("p");

@@ -30,7 +30,12 @@ function sts(store: StsStore, clock = new ManualClock(Date.parse("2026-11-22T00:
     store,
     clock,
     logger: silentLogger,
-    settings: () => ({ fetchTimeoutMs: 2000, port: host.port!, allowPrivate: true, ca: extraCa ? [...rootCertificates, extraCa] : undefined }),
+    settings: () => ({
+      fetchTimeoutMs: 2000,
+      port: host.port!,
+      allowPrivate: true,
+      ca: extraCa ? [...rootCertificates, extraCa] : undefined,
+    }),
   });
 }
 
@@ -72,7 +77,13 @@ describe("MtaSts.policyFor", () => {
     const clock = new ManualClock(Date.parse("2026-11-22T00:00:00Z"));
     const resolver = sts(store, clock);
     const policy = await resolver.policyFor("a.example");
-    expect(policy).toEqual({ id: "one", mode: "enforce", mx: ["mx.a.example", "*.backup.a.example"], maxAgeSeconds: 86400, expiresAtMs: clock.nowMs() + 86_400_000 });
+    expect(policy).toEqual({
+      id: "one",
+      mode: "enforce",
+      mx: ["mx.a.example", "*.backup.a.example"],
+      maxAgeSeconds: 86400,
+      expiresAtMs: clock.nowMs() + 86_400_000,
+    });
     hits.length = 0;
     expect((await resolver.policyFor("a.example"))?.id).toBe("one");
     expect(hits).toEqual([]);

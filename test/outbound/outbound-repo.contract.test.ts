@@ -18,7 +18,8 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
   const repo = (): OutboundRepo => opened!.repo;
   const queue = (...args: Parameters<typeof queueIn> extends [unknown, ...infer R] ? R : never) => queueIn(opened!.repo, ...args);
   /** The IDs of a list's page for a query (E12 syntax). */
-  const search = async (query: string, limit = 50) => (await repo().listMessages("o", parseSearchQuery(query, MESSAGE_SEARCH_FIELDS), { limit })).items.map((m) => m.id);
+  const search = async (query: string, limit = 50) =>
+    (await repo().listMessages("o", parseSearchQuery(query, MESSAGE_SEARCH_FIELDS), { limit })).items.map((m) => m.id);
 
   beforeAll(async () => {
     if (engine.available()) opened = await openQueue(engine);
@@ -31,9 +32,14 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
   });
 
   it("update records an outcome and its events whoever holds the lease, and ends the lease; a bounce suppresses the address", async () => {
-    await queue("m1", [["r1", {}], ["r2", { email: "Gone@Y.z" }]]);
+    await queue("m1", [
+      ["r1", {}],
+      ["r2", { email: "Gone@Y.z" }],
+    ]);
     await repo().claimDue("w1", NOW, NOW + LEASE_MS, 10, []);
-    const recorded = await repo().update("r1", delivered(1), [event("m1", "r1", "dispatch"), event("m1", "r1", "delivery")], { webhook: false });
+    const recorded = await repo().update("r1", delivered(1), [event("m1", "r1", "dispatch"), event("m1", "r1", "delivery")], {
+      webhook: false,
+    });
     expect(recorded.map((e) => e.kind)).toEqual(["dispatch", "delivery"]);
     expect(await opened!.row("r1")).toEqual({ state: "done", status: "delivery", locked_by: null, attempts: 1 });
     await repo().update("r2", { ...delivered(2), status: "bounce" }, [event("m1", "r2", "bounce")], { webhook: false });
@@ -46,7 +52,10 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
   });
 
   it("addEvents records events and the new status without touching the queue; a later complaint suppresses the address once", async () => {
-    await queue("m1", [["r1", { email: "Who@Y.z", state: "done", status: "delivery" }], ["r2", {}]]);
+    await queue("m1", [
+      ["r1", { email: "Who@Y.z", state: "done", status: "delivery" }],
+      ["r2", {}],
+    ]);
     await repo().addEvents("r1", null, [event("m1", "r1", "open")]);
     expect((await repo().getRecipient("m1", "r1"))!.status).toBe("delivery");
     await repo().addEvents("r1", "bounce", [event("m1", "r1", "complaint")]);
@@ -59,12 +68,24 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
 
   it("queueDepth counts the queued recipients due now and those due later, nothing done", async () => {
     expect(await repo().queueDepth(NOW)).toEqual({ due: 0, scheduled: 0 });
-    await queue("m1", [["a", { nextAttemptAtMs: NOW - 5 }], ["b", { nextAttemptAtMs: NOW }], ["c", { nextAttemptAtMs: NOW + 1 }], ["d", { state: "done" }]]);
+    await queue("m1", [
+      ["a", { nextAttemptAtMs: NOW - 5 }],
+      ["b", { nextAttemptAtMs: NOW }],
+      ["c", { nextAttemptAtMs: NOW + 1 }],
+      ["d", { state: "done" }],
+    ]);
     expect(await repo().queueDepth(NOW)).toEqual({ due: 2, scheduled: 1 });
   });
 
   it("reads a message in its account only, a recipient of its message only, and recipients by message then position", async () => {
-    await queue("m_a", [["r1", {}], ["r2", { email: "b@y.z" }]], { subject: "Hi", tags: ["x"], sizeBytes: 5_000_000_000 });
+    await queue(
+      "m_a",
+      [
+        ["r1", {}],
+        ["r2", { email: "b@y.z" }],
+      ],
+      { subject: "Hi", tags: ["x"], sizeBytes: 5_000_000_000 },
+    );
     await queue("m_B", [["r3", {}]]);
     const m = await repo().getMessage("a", "m_a");
     expect(m).toMatchObject({ id: "m_a", subject: "Hi", tags: ["x"], sizeBytes: 5_000_000_000, createdAtMs: NOW });
@@ -79,7 +100,11 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
   });
 
   it("dueNow makes a message's queued recipients due at once, held ones included, and counts them", async () => {
-    await queue("m1", [["later", { nextAttemptAtMs: NOW + 1000 }], ["due", { nextAttemptAtMs: NOW - 1 }], ["done", { state: "done", nextAttemptAtMs: NOW + 1000 }]]);
+    await queue("m1", [
+      ["later", { nextAttemptAtMs: NOW + 1000 }],
+      ["due", { nextAttemptAtMs: NOW - 1 }],
+      ["done", { state: "done", nextAttemptAtMs: NOW + 1000 }],
+    ]);
     await queue("m2", [["other", { nextAttemptAtMs: NOW + 1000 }]]);
     expect(await repo().dueNow("m1", NOW)).toBe(1);
     expect(ids(await repo().claimDue("w1", NOW, NOW + LEASE_MS, 10, []))).toEqual(["due", "later"]);
@@ -87,13 +112,20 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
   });
 
   it("cancelQueued ends the queued recipients no worker holds with an error event; a held one finishes its attempt", async () => {
-    await queue("m1", [["held", {}], ["free", { nextAttemptAtMs: NOW + 1000 }], ["expired", {}], ["done", { state: "done", status: "delivery" }]]);
+    await queue("m1", [
+      ["held", {}],
+      ["free", { nextAttemptAtMs: NOW + 1000 }],
+      ["expired", {}],
+      ["done", { state: "done", status: "delivery" }],
+    ]);
     await repo().claimDue("w1", NOW, NOW + 10, 1, []);
     await repo().claimDue("w2", NOW - LEASE_MS, NOW - 1, 1, []);
     expect(await repo().cancelQueued("m1", NOW, { webhook: false })).toEqual({ cancelled: 2, inDelivery: 1 });
     for (const id of ["free", "expired"]) {
       expect(await opened!.row(id)).toMatchObject({ state: "done", status: "error" });
-      expect((await repo().eventsOf([id])).map((e) => [e.kind, e.details])).toEqual([["error", { message: "cancelled from the dashboard", attempt: 0, retried: false }]]);
+      expect((await repo().eventsOf([id])).map((e) => [e.kind, e.details])).toEqual([
+        ["error", { message: "cancelled from the dashboard", attempt: 0, retried: false }],
+      ]);
     }
     expect(await opened!.row("held")).toMatchObject({ state: "queued", locked_by: "w1" });
     expect((await repo().getRecipient("m1", "done"))!.status).toBe("delivery");
@@ -117,7 +149,11 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
   });
 
   it("search terms: words in subject, sender or any recipient; ASCII letters fold, others match exactly", async () => {
-    await queue("m1", [["r1", { email: "Zoe@Example.org" }]], { subject: "Invoice April", from: "billing@shop.test", createdAtMs: NOW + 1 });
+    await queue("m1", [["r1", { email: "Zoe@Example.org" }]], {
+      subject: "Invoice April",
+      from: "billing@shop.test",
+      createdAtMs: NOW + 1,
+    });
     await queue("m2", [["r2", {}]], { subject: "Éclair recipe", from: "chef@shop.test", createdAtMs: NOW + 2 });
     await queue("m3", [["r3", {}]], { subject: null, from: "50%_off@deals.test", createdAtMs: NOW + 3 });
     await queue("m4", [["r4", {}]], { subject: "crème brûlée", createdAtMs: NOW + 4 });
@@ -138,7 +174,14 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
   });
 
   it("search terms: status of any recipient, a whole tag, creation time", async () => {
-    await queue("m1", [["r1", { status: "bounce", state: "done" }], ["r2", {}]], { tags: ["News", "weekly"], createdAtMs: Date.parse("2026-11-20T10:00:00Z") });
+    await queue(
+      "m1",
+      [
+        ["r1", { status: "bounce", state: "done" }],
+        ["r2", {}],
+      ],
+      { tags: ["News", "weekly"], createdAtMs: Date.parse("2026-11-20T10:00:00Z") },
+    );
     await queue("m2", [["r3", {}]], { tags: ["newsletter"], createdAtMs: Date.parse("2026-11-22T10:00:00Z") });
     expect(await search("status:BOUNCE")).toEqual(["m1"]);
     expect(await search("status:registration")).toEqual(["m2", "m1"]);
@@ -150,7 +193,8 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
   });
 
   it("a search reads a window of messages: fewer matches than a page there end the page at the window's edge", async () => {
-    for (let i = 0; i < 6; i++) await queue(`m${i}`, [[`r${i}`, {}]], { subject: i === 0 || i === 4 ? "needle" : "hay", createdAtMs: NOW + i });
+    for (let i = 0; i < 6; i++)
+      await queue(`m${i}`, [[`r${i}`, {}]], { subject: i === 0 || i === 4 ? "needle" : "hay", createdAtMs: NOW + i });
     const terms = parseSearchQuery("needle", MESSAGE_SEARCH_FIELDS);
     const first = await repo().listMessages("o", terms, { limit: 10 }, 3);
     expect(first.items.map((m) => m.id)).toEqual(["m4"]);
@@ -163,22 +207,42 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
 
   it("a search within its time limit answers as usual; past it, SearchTimeoutError", async () => {
     for (let from = 0; from < 3_000; from += 500) {
-      await Promise.all(Array.from({ length: 500 }, (_, j) => queue(`m${from + j}`, [[`r${from + j}`, { state: "done", status: "delivery" }]], { subject: `report ${from + j}`, createdAtMs: NOW + from + j })));
+      await Promise.all(
+        Array.from({ length: 500 }, (_, j) =>
+          queue(`m${from + j}`, [[`r${from + j}`, { state: "done", status: "delivery" }]], {
+            subject: `report ${from + j}`,
+            createdAtMs: NOW + from + j,
+          }),
+        ),
+      );
     }
     // Every term but the last matches each message through its recipient (x@y.z): each is tested on all 3,000.
     const slow = parseSearchQuery([...Array.from({ length: 15 }, () => "y.z"), "nothing"].join(" "), MESSAGE_SEARCH_FIELDS);
     await expect(repo().listMessages("o", slow, { limit: 50 }, 10_000, 1)).rejects.toBeInstanceOf(SearchTimeoutError);
     expect(await repo().listMessages("o", slow, { limit: 50 }, 10_000, 60_000)).toEqual({ items: [], hasMore: false });
-    const found = await repo().listMessages("o", parseSearchQuery('subject:"report 2999"', MESSAGE_SEARCH_FIELDS), { limit: 50, offset: 0 }, 10_000, 60_000);
+    const found = await repo().listMessages(
+      "o",
+      parseSearchQuery('subject:"report 2999"', MESSAGE_SEARCH_FIELDS),
+      { limit: 50, offset: 0 },
+      10_000,
+      60_000,
+    );
     expect(found.items.map((m) => m.id)).toEqual(["m2999"]);
     // A limit past PostgreSQL's 32-bit statement_timeout (http.search_timeout = "30d") is as long as it can be, not an error.
-    const month = await repo().listMessages("o", parseSearchQuery('subject:"report 2999"', MESSAGE_SEARCH_FIELDS), { limit: 50 }, 10_000, 30 * 86_400_000);
+    const month = await repo().listMessages(
+      "o",
+      parseSearchQuery('subject:"report 2999"', MESSAGE_SEARCH_FIELDS),
+      { limit: 50 },
+      10_000,
+      30 * 86_400_000,
+    );
     expect(month.items.map((m) => m.id)).toEqual(["m2999"]);
   });
 
   it("a search paged by number (offset) reads the first window too, skipping matches inside it, and ends at the window's edge", async () => {
     // Newest first: m9 ... m0; "needle" in m9, m8, m7 and m1; a window of 4 holds m9-m6.
-    for (let i = 0; i < 10; i++) await queue(`m${i}`, [[`r${i}`, {}]], { subject: [1, 7, 8, 9].includes(i) ? "needle" : "hay", createdAtMs: NOW + i });
+    for (let i = 0; i < 10; i++)
+      await queue(`m${i}`, [[`r${i}`, {}]], { subject: [1, 7, 8, 9].includes(i) ? "needle" : "hay", createdAtMs: NOW + i });
     const terms = parseSearchQuery("needle", MESSAGE_SEARCH_FIELDS);
     const second = await repo().listMessages("o", terms, { limit: 2, offset: 2 }, 4);
     expect(second.items.map((m) => m.id)).toEqual(["m7"]);
@@ -188,6 +252,10 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
     expect(first.hasMore).toBe(true);
     expect(first.next).toBeUndefined();
     // A page past the window's matches is empty, with the edge to search on from.
-    expect(await repo().listMessages("o", terms, { limit: 2, offset: 4 }, 4)).toEqual({ items: [], hasMore: true, next: { createdAtMs: NOW + 6, id: "m6" } });
+    expect(await repo().listMessages("o", terms, { limit: 2, offset: 4 }, 4)).toEqual({
+      items: [],
+      hasMore: true,
+      next: { createdAtMs: NOW + 6, id: "m6" },
+    });
   });
 });

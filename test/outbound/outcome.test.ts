@@ -27,13 +27,32 @@ describe("attemptOutcome", () => {
       // Room for the first two retries only.
       maxQueueTimeMs: NOW + 30 * MIN,
     });
-    expect(o.update).toEqual({ status: status as never, state: state as never, attempts: attempts + 1, firstAttemptAtMs: attempts === 0 ? NOW : MIN, nextAttemptAtMs: next });
+    expect(o.update).toEqual({
+      status: status as never,
+      state: state as never,
+      attempts: attempts + 1,
+      firstAttemptAtMs: attempts === 0 ? NOW : MIN,
+      nextAttemptAtMs: next,
+    });
     expect(o.events.map((e) => e.kind)).toEqual(kinds as never);
-    expect(o.events[0]!.details).toEqual({ mx: "mx.example.org", smtp_code: code, smtp_response: code === null ? "connection lost" : `${code} text`, attempt: attempts + 1 });
+    expect(o.events[0]!.details).toEqual({
+      mx: "mx.example.org",
+      smtp_code: code,
+      smtp_response: code === null ? "connection lost" : `${code} text`,
+      attempt: attempts + 1,
+    });
   });
 
   test("retries_exhausted carries the attempts and the first attempt's time", () => {
-    const o = attemptOutcome({ item: item(2, MIN), result: { code: 421, response: "421 busy" }, mx: null, permanentWithoutReply: false, nowMs: NOW, retryDelaysMs: [MIN], maxQueueTimeMs: 0 });
+    const o = attemptOutcome({
+      item: item(2, MIN),
+      result: { code: 421, response: "421 busy" },
+      mx: null,
+      permanentWithoutReply: false,
+      nowMs: NOW,
+      retryDelaysMs: [MIN],
+      maxQueueTimeMs: 0,
+    });
     expect(o.events[1]!.details).toEqual({ attempts: 3, first_attempt_at: new Date(MIN).toISOString() });
   });
 });
@@ -55,8 +74,20 @@ describe("unpreparedOutcome: a copy that could not be made is an error event, ne
       retryDelaysMs: [5 * MIN, 15 * MIN, 60 * MIN],
       maxQueueTimeMs: NOW + 30 * MIN,
     });
-    expect(o.update).toEqual({ status: status as never, state: state as never, attempts: attempts + 1, firstAttemptAtMs: attempts === 0 ? NOW : MIN, nextAttemptAtMs: next });
+    expect(o.update).toEqual({
+      status: status as never,
+      state: state as never,
+      attempts: attempts + 1,
+      firstAttemptAtMs: attempts === 0 ? NOW : MIN,
+      nextAttemptAtMs: next,
+    });
     expect(o.events.map((e) => e.kind)).toEqual(kinds as never);
-    expect(o.events[0]).toEqual({ messageId: "m1", recipientId: "r1", kind: "error", details: { message: "why", attempt: attempts + 1, retried }, createdAtMs: NOW });
+    expect(o.events[0]).toEqual({
+      messageId: "m1",
+      recipientId: "r1",
+      kind: "error",
+      details: { message: "why", attempt: attempts + 1, retried },
+      createdAtMs: NOW,
+    });
   });
 });

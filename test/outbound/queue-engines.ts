@@ -17,7 +17,11 @@ export interface OpenedQueue {
   /** A recipient's row as stored (who holds it, its state), read with the engine's own SQL. */
   row(id: string): Promise<{ state: string; status: string; locked_by: string | null; attempts: number } | null>;
   /** How many rows of a table match `recipient_id` / `email` = value. */
-  count(table: "message_events" | "suppressions" | "idempotency_keys", column: "recipient_id" | "email" | "answer", value: string): Promise<number>;
+  count(
+    table: "message_events" | "suppressions" | "idempotency_keys",
+    column: "recipient_id" | "email" | "answer",
+    value: string,
+  ): Promise<number>;
   handle: EngineHandle;
 }
 
@@ -29,7 +33,8 @@ export async function openQueue(engine: StoreEngine): Promise<OpenedQueue> {
       handle,
       repo: createOutboundRepo(handle.store, queuePorts(handle.store)),
       row: async (id) => db.query("SELECT state, status, locked_by, attempts FROM outbound_recipients WHERE id = ?").get(id) as never,
-      count: async (table, column, value) => (db.query(`SELECT COUNT(*) AS n FROM ${table} WHERE ${column} = ?`).get(value) as { n: number }).n,
+      count: async (table, column, value) =>
+        (db.query(`SELECT COUNT(*) AS n FROM ${table} WHERE ${column} = ?`).get(value) as { n: number }).n,
     };
   }
   const sql = handle.sql;
@@ -51,14 +56,40 @@ export async function openQueue(engine: StoreEngine): Promise<OpenedQueue> {
 export const NOW = 1_795_000_000_000;
 export const LEASE_MS = 60_000;
 /** Every table the queue writes, children first (EngineHandle.clear). */
-export const QUEUE_TABLES = ["idempotency_keys", "suppressions", "webhook_outbox", "stats_hourly", "message_events", "outbound_message_bodies", "outbound_recipients", "outbound_messages"];
+export const QUEUE_TABLES = [
+  "idempotency_keys",
+  "suppressions",
+  "webhook_outbox",
+  "stats_hourly",
+  "message_events",
+  "outbound_message_bodies",
+  "outbound_recipients",
+  "outbound_messages",
+];
 
 export const ids = (claimed: { recipient: OutboundRecipient }[]) => claimed.map((c) => c.recipient.id);
-export const delivered = (attempts: number): RecipientUpdate => ({ status: "delivery", state: "done", attempts, firstAttemptAtMs: NOW, nextAttemptAtMs: NOW });
-export const event = (messageId: string, recipientId: string, kind: NewEvent["kind"]): NewEvent => ({ messageId, recipientId, kind, details: { attempt: 1 }, createdAtMs: NOW });
+export const delivered = (attempts: number): RecipientUpdate => ({
+  status: "delivery",
+  state: "done",
+  attempts,
+  firstAttemptAtMs: NOW,
+  nextAttemptAtMs: NOW,
+});
+export const event = (messageId: string, recipientId: string, kind: NewEvent["kind"]): NewEvent => ({
+  messageId,
+  recipientId,
+  kind,
+  details: { attempt: 1 },
+  createdAtMs: NOW,
+});
 
 /** Queues one message with one recipient per entry (id, then overrides), due at NOW unless told. */
-export const queueIn = (repo: OutboundRepo, messageId: string, recipients: [string, Partial<OutboundRecipient>][], message: Partial<OutboundMessage> = {}) =>
+export const queueIn = (
+  repo: OutboundRepo,
+  messageId: string,
+  recipients: [string, Partial<OutboundRecipient>][],
+  message: Partial<OutboundMessage> = {},
+) =>
   repo.insert(
     queuedMessage(messageId, { createdAtMs: NOW, ...message }),
     recipients.map(([id, o], position) => queuedRecipient(id, messageId, { position, nextAttemptAtMs: NOW, ...o })),

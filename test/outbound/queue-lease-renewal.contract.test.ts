@@ -25,7 +25,10 @@ describe.each(STORE_ENGINES)("recipient lease renewal on $name", (engine) => {
   });
 
   it("a lease renewed by its holder stays held past its first end; another worker claims it only once the renewed lease ended", async () => {
-    await queueIn(repo(), "m1", [["r1", {}], ["r2", {}]]);
+    await queueIn(repo(), "m1", [
+      ["r1", {}],
+      ["r2", {}],
+    ]);
     expect(ids(await repo().claimDue("w1", NOW, NOW + LEASE_MS, 10, [])).sort()).toEqual(["r1", "r2"]);
     // A third of the lease later, the holder's heartbeat renews both at once.
     const beatMs = NOW + LEASE_MS / 3;
@@ -33,7 +36,9 @@ describe.each(STORE_ENGINES)("recipient lease renewal on $name", (engine) => {
     expect(await repo().claimDue("w2", NOW + LEASE_MS + 1, NOW + 2 * LEASE_MS, 10, [])).toEqual([]);
     expect(await repo().claimDue("w2", beatMs + LEASE_MS, beatMs + 2 * LEASE_MS, 10, [])).toEqual([]);
     // And the holder's outcome past the first end is recorded.
-    expect(await repo().finishAttempt("w1", "r1", delivered(1), [event("m1", "r1", "delivery")], NOW + LEASE_MS + 2, { webhook: false })).toHaveLength(1);
+    expect(
+      await repo().finishAttempt("w1", "r1", delivered(1), [event("m1", "r1", "delivery")], NOW + LEASE_MS + 2, { webhook: false }),
+    ).toHaveLength(1);
     // Not renewed again: r2 moves to another worker once the renewed lease ended.
     expect(ids(await repo().claimDue("w2", beatMs + LEASE_MS + 1, beatMs + 2 * LEASE_MS, 10, []))).toEqual(["r2"]);
     expect((await opened!.row("r2"))!.locked_by).toBe("w2");
@@ -51,7 +56,12 @@ describe.each(STORE_ENGINES)("recipient lease renewal on $name", (engine) => {
   });
 
   it("a lease that ran out is not renewed, even before another worker took it; nor one already finished or released", async () => {
-    await queueIn(repo(), "m1", [["late", {}], ["done", {}], ["given-back", {}], ["kept", {}]]);
+    await queueIn(repo(), "m1", [
+      ["late", {}],
+      ["done", {}],
+      ["given-back", {}],
+      ["kept", {}],
+    ]);
     await repo().claimDue("w1", NOW, NOW + LEASE_MS, 10, []);
     expect(await repo().renewLeases("w1", ["late"], NOW + LEASE_MS + 1, NOW + 2 * LEASE_MS)).toEqual([]);
     // Its outcome is dropped as well, as the renewal said.
@@ -68,7 +78,12 @@ describe.each(STORE_ENGINES)("recipient lease renewal on $name", (engine) => {
     const many = Array.from({ length: 5000 }, (_, i): [string, object] => [`r${String(i).padStart(4, "0")}`, {}]);
     await queueIn(repo(), "m1", many);
     expect((await repo().claimDue("w1", NOW, NOW + LEASE_MS, 5000, [])).length).toBe(5000);
-    const renewed = await repo().renewLeases("w1", many.map(([id]) => id), NOW + 1, NOW + 10 * LEASE_MS);
+    const renewed = await repo().renewLeases(
+      "w1",
+      many.map(([id]) => id),
+      NOW + 1,
+      NOW + 10 * LEASE_MS,
+    );
     expect(renewed.length).toBe(5000);
     expect(await repo().claimDue("w2", NOW + 2 * LEASE_MS, NOW + 3 * LEASE_MS, 10, [])).toEqual([]);
   }, 30_000);

@@ -35,8 +35,22 @@ describe.each(STORE_ENGINES)("QueueLeases on $name", (engine) => {
   });
 
   it("a message is stored with its recipients, body and first events; a claim returns them as they were given", async () => {
-    const message = queuedMessage("m1", { subject: "Hi", to: ["x@y.z", "é@y.z"], tags: ["t"], testMode: true, priority: "priority", sizeBytes: 5_000_000_000, createdAtMs: NOW });
-    const recipient = queuedRecipient("r1", "m1", { position: 3, lane: 0, attempts: 2, firstAttemptAtMs: NOW - 5, nextAttemptAtMs: NOW - 1 });
+    const message = queuedMessage("m1", {
+      subject: "Hi",
+      to: ["x@y.z", "é@y.z"],
+      tags: ["t"],
+      testMode: true,
+      priority: "priority",
+      sizeBytes: 5_000_000_000,
+      createdAtMs: NOW,
+    });
+    const recipient = queuedRecipient("r1", "m1", {
+      position: 3,
+      lane: 0,
+      attempts: 2,
+      firstAttemptAtMs: NOW - 5,
+      nextAttemptAtMs: NOW - 1,
+    });
     const raw = Buffer.from([0, 1, 2, 255, 13, 10]);
     await repo().insert(message, [recipient], [event("m1", "r1", "registration")], { raw, webhook: false });
     expect(await repo().rawMessage("m1")).toStrictEqual(raw);
@@ -48,7 +62,12 @@ describe.each(STORE_ENGINES)("QueueLeases on $name", (engine) => {
   it("a message whose rows fail is not stored at all: no body, no recipient, no event", async () => {
     await queue("m1", [["r1", {}]]);
     // The same recipient ID again: the second message fails as a whole.
-    const again = repo().insert(queuedMessage("m2"), [queuedRecipient("r2", "m2"), queuedRecipient("r1", "m2")], [event("m2", "r2", "registration")], { raw: Buffer.from("x"), webhook: false });
+    const again = repo().insert(
+      queuedMessage("m2"),
+      [queuedRecipient("r2", "m2"), queuedRecipient("r1", "m2")],
+      [event("m2", "r2", "registration")],
+      { raw: Buffer.from("x"), webhook: false },
+    );
     await expect(again).rejects.toThrow();
     expect(await repo().rawMessage("m2")).toBeNull();
     expect(await opened!.row("r2")).toBeNull();
@@ -95,7 +114,10 @@ describe.each(STORE_ENGINES)("QueueLeases on $name", (engine) => {
   });
 
   it("release gives recipients back at once; a worker whose lease was taken over releases nothing of the new holder's", async () => {
-    await queue("m1", [["r1", {}], ["r2", {}]]);
+    await queue("m1", [
+      ["r1", {}],
+      ["r2", {}],
+    ]);
     await repo().claimDue("w1", NOW, NOW + LEASE_MS, 10, []);
     await repo().release(["r1"]);
     expect(ids(await repo().claimDue("w2", NOW, NOW + 3 * LEASE_MS, 10, []))).toEqual(["r1"]);
@@ -109,7 +131,11 @@ describe.each(STORE_ENGINES)("QueueLeases on $name", (engine) => {
   });
 
   it("releaseHeldBy frees the leases of one host's workers, queued ones only, with % and _ taken literally", async () => {
-    await queue("m1", [["r1", {}], ["r2", {}], ["r3", {}]]);
+    await queue("m1", [
+      ["r1", {}],
+      ["r2", {}],
+      ["r3", {}],
+    ]);
     await repo().claimDue("host_1/12-a", NOW, NOW + LEASE_MS, 1, []);
     await repo().claimDue("hostX1/13-b", NOW, NOW + LEASE_MS, 1, []);
     await repo().claimDue("other/14-c", NOW, NOW + LEASE_MS, 1, []);
@@ -134,7 +160,9 @@ describe.each(STORE_ENGINES)("QueueLeases on $name", (engine) => {
   it("the holder's outcome is written with its events and ends the lease", async () => {
     await queue("m1", [["r1", {}]]);
     await repo().claimDue("w1", NOW, NOW + LEASE_MS, 10, []);
-    const recorded = await repo().finishAttempt("w1", "r1", delivered(1), [event("m1", "r1", "delivery")], NOW + LEASE_MS, { webhook: false });
+    const recorded = await repo().finishAttempt("w1", "r1", delivered(1), [event("m1", "r1", "delivery")], NOW + LEASE_MS, {
+      webhook: false,
+    });
     expect(recorded!.map((e) => [e.recipientId, e.kind])).toEqual([["r1", "delivery"]]);
     expect(await opened!.row("r1")).toEqual({ state: "done", status: "delivery", locked_by: null, attempts: 1 });
     expect(await opened!.count("message_events", "recipient_id", "r1")).toBe(1);
@@ -150,17 +178,26 @@ describe.each(STORE_ENGINES)("QueueLeases on $name", (engine) => {
   });
 
   it("an outcome is ignored once the lease moved to another worker, and once it ran out", async () => {
-    await queue("m1", [["r1", {}], ["r2", {}]]);
+    await queue("m1", [
+      ["r1", {}],
+      ["r2", {}],
+    ]);
     await repo().claimDue("w1", NOW, NOW + LEASE_MS, 10, []);
     expect(ids(await repo().claimDue("w2", NOW + LEASE_MS + 1, NOW + 2 * LEASE_MS, 1, []))).toEqual(["r1"]);
     // w1 answers late for both: r1 is w2's now, r2's lease ran out unclaimed.
-    expect(await repo().finishAttempt("w1", "r1", delivered(1), [event("m1", "r1", "delivery")], NOW + LEASE_MS + 2, { webhook: false })).toBeNull();
-    expect(await repo().finishAttempt("w1", "r2", delivered(1), [event("m1", "r2", "delivery")], NOW + LEASE_MS + 2, { webhook: false })).toBeNull();
+    expect(
+      await repo().finishAttempt("w1", "r1", delivered(1), [event("m1", "r1", "delivery")], NOW + LEASE_MS + 2, { webhook: false }),
+    ).toBeNull();
+    expect(
+      await repo().finishAttempt("w1", "r2", delivered(1), [event("m1", "r2", "delivery")], NOW + LEASE_MS + 2, { webhook: false }),
+    ).toBeNull();
     expect(await opened!.row("r1")).toEqual({ state: "queued", status: "registration", locked_by: "w2", attempts: 0 });
     expect(await opened!.row("r2")).toEqual({ state: "queued", status: "registration", locked_by: "w1", attempts: 0 });
     expect(await opened!.count("message_events", "recipient_id", "r1")).toBe(0);
     // The new holder's own outcome is written.
-    expect(await repo().finishAttempt("w2", "r1", delivered(1), [event("m1", "r1", "delivery")], NOW + LEASE_MS + 3, { webhook: false })).toHaveLength(1);
+    expect(
+      await repo().finishAttempt("w2", "r1", delivered(1), [event("m1", "r1", "delivery")], NOW + LEASE_MS + 3, { webhook: false }),
+    ).toHaveLength(1);
     expect((await opened!.row("r1"))!.state).toBe("done");
   });
 });
@@ -177,7 +214,9 @@ describe("QueueLeases on PostgreSQL, two nodes", () => {
     return { sql, repo: createPgOutboundRepo(sql, pgQueuePorts()) };
   };
   const queueMany = async (repo: QueueLeases) => {
-    const recipients = Array.from({ length: COUNT }, (_, i) => queuedRecipient(`r${String(i).padStart(3, "0")}`, "m1", { position: i, domain: `d${i % 7}.example`, nextAttemptAtMs: NOW - i }));
+    const recipients = Array.from({ length: COUNT }, (_, i) =>
+      queuedRecipient(`r${String(i).padStart(3, "0")}`, "m1", { position: i, domain: `d${i % 7}.example`, nextAttemptAtMs: NOW - i }),
+    );
     await repo.insert(queuedMessage("m1", { createdAtMs: NOW }), recipients, [], { webhook: false });
   };
 
@@ -206,7 +245,9 @@ describe("QueueLeases on PostgreSQL, two nodes", () => {
         }
       };
       // Four workers per node, each claiming on its own connection at the same time.
-      const perWorker = await Promise.all(["a1", "a2", "a3", "a4"].map((w) => worker(a, w)).concat(["b1", "b2", "b3", "b4"].map((w) => worker(b, w))));
+      const perWorker = await Promise.all(
+        ["a1", "a2", "a3", "a4"].map((w) => worker(a, w)).concat(["b1", "b2", "b3", "b4"].map((w) => worker(b, w))),
+      );
       const all = perWorker.flat();
       expect(all.length).toBe(COUNT);
       expect(new Set(all).size).toBe(COUNT);
@@ -249,14 +290,18 @@ describe("QueueLeases on PostgreSQL, two nodes", () => {
       expect(ids(await a.repo.claimDue("a1", NOW, NOW + LEASE_MS, 10, []))).toEqual(["r1"]);
       expect(ids(await b.repo.claimDue("b1", NOW + LEASE_MS + 1, NOW + 2 * LEASE_MS, 10, []))).toEqual(["r1"]);
       const bounced: RecipientUpdate = { status: "bounce", state: "done", attempts: 1, firstAttemptAtMs: NOW, nextAttemptAtMs: NOW };
-      expect(await a.repo.finishAttempt("a1", "r1", bounced, [event("m1", "r1", "bounce")], NOW + LEASE_MS + 2, { webhook: false })).toBeNull();
+      expect(
+        await a.repo.finishAttempt("a1", "r1", bounced, [event("m1", "r1", "bounce")], NOW + LEASE_MS + 2, { webhook: false }),
+      ).toBeNull();
       // Nothing of a's: no state, no event, no suppression; b holds it still.
       expect(await b.repo.getRecipient("m1", "r1")).toMatchObject({ state: "queued", status: "registration", attempts: 0 });
       expect(await b.repo.eventsOf(["r1"])).toEqual([]);
       expect(await b.repo.queueDepth(NOW + LEASE_MS + 2)).toEqual({ due: 1, scheduled: 0 });
       const [suppressed]: { n: string }[] = await b.sql`SELECT COUNT(*) AS n FROM suppressions`;
       expect(Number(suppressed!.n)).toBe(0);
-      const recorded = await b.repo.finishAttempt("b1", "r1", delivered(1), [event("m1", "r1", "delivery")], NOW + LEASE_MS + 3, { webhook: false });
+      const recorded = await b.repo.finishAttempt("b1", "r1", delivered(1), [event("m1", "r1", "delivery")], NOW + LEASE_MS + 3, {
+        webhook: false,
+      });
       expect(recorded!.map((e) => e.kind)).toEqual(["delivery"]);
       expect(await a.repo.getRecipient("m1", "r1")).toMatchObject({ state: "done", status: "delivery", attempts: 1 });
       expect((await a.repo.eventsOf(["r1"])).map((e) => e.kind)).toEqual(["delivery"]);

@@ -32,12 +32,18 @@ describe("blockedAttachmentOf", () => {
     ['Content-Type: application/pdf\r\nContent-Disposition: attachment; filename="invoice.pdf"', null],
     ['Content-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="evil.exe"', "exe"],
     ['Content-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="evil.exe\\""', "exe"],
-    ["Content-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=evil.exe\"", "exe"],
+    ['Content-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=evil.exe"', "exe"],
     ["Content-Type: application/octet-stream\r\nContent-Disposition: attachment; filename*=UTF-8''evil%2Eexe", "exe"],
-    ["Content-Type: application/octet-stream\r\nContent-Disposition: attachment;\r\n filename*0*=UTF-8''evil;\r\n filename*1=.e;\r\n filename*2=xe", "exe"],
+    [
+      "Content-Type: application/octet-stream\r\nContent-Disposition: attachment;\r\n filename*0*=UTF-8''evil;\r\n filename*1=.e;\r\n filename*2=xe",
+      "exe",
+    ],
     ['Content-Type: application/octet-stream; name="=?UTF-8?Q?evil=2Eexe?="', "exe"],
     ['Content-Type: application/octet-stream; name="evil.exe."\r\nContent-Disposition: attachment; filename="invoice.pdf"', "exe"],
-    ['Content-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="invoice.pdf"\r\nContent-Disposition: attachment; filename="run.bat"', "bat"],
+    [
+      'Content-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="invoice.pdf"\r\nContent-Disposition: attachment; filename="run.bat"',
+      "bat",
+    ],
     ['Content-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="evil.exe.txt"', null],
     ['content-type: application/octet-stream\r\ncontent-disposition: attachment;\r\n\tfilename="evil.exe"', "exe"],
     ['Content-Type: application/octet-stream\r\nX-Content-Disposition: attachment; filename="evil.exe"', null],
@@ -60,6 +66,11 @@ describe("blockedAttachmentOf", () => {
 
 describe("partFileNames", () => {
   test("written and decoded, from both headers", () => {
-    expect(partFileNames(["attachment; filename*=UTF-8''a%2Eexe"], ['application/x; name="b.pdf"'])).toEqual(["a.exe", "UTF-8''a%2Eexe", "b.pdf", '"b.pdf"']);
+    expect(partFileNames(["attachment; filename*=UTF-8''a%2Eexe"], ['application/x; name="b.pdf"'])).toEqual([
+      "a.exe",
+      "UTF-8''a%2Eexe",
+      "b.pdf",
+      '"b.pdf"',
+    ]);
   });
 });

@@ -55,7 +55,11 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("SuppressionRepo on $name
   });
 
   it("add stores the address lowercased and returns the entry as get reads it back, created_at a number and details an object", async () => {
-    const s = entry("Bob.Smith@Example.COM", { reason: "complaint", details: { feedback_type: "abuse", "nested": { n: 3, list: ["a", null] }, text: "ünï \"q\"\n" }, createdAtMs: Number.MAX_SAFE_INTEGER });
+    const s = entry("Bob.Smith@Example.COM", {
+      reason: "complaint",
+      details: { feedback_type: "abuse", nested: { n: 3, list: ["a", null] }, text: 'ünï "q"\n' },
+      createdAtMs: Number.MAX_SAFE_INTEGER,
+    });
     const added = await repo().add(s);
     // toStrictEqual: "1795000000000" (a string) would not pass.
     expect(added).toStrictEqual({ ...s, email: "bob.smith@example.com" });
@@ -79,7 +83,14 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("SuppressionRepo on $name
     await repo().add(entry("a@example.com"));
     await repo().add(entry("b@example.com"));
     await repo().add(entry("c@example.com", { outboundAccountId: "out_b1", accountId: "acc_b" }));
-    const found = await repo().suppressedAmong("out_a1", ["A@Example.com", "c@example.com", "x@example.com", "b@example.com", "%@example.com", "_@example.com"]);
+    const found = await repo().suppressedAmong("out_a1", [
+      "A@Example.com",
+      "c@example.com",
+      "x@example.com",
+      "b@example.com",
+      "%@example.com",
+      "_@example.com",
+    ]);
     expect(found).toStrictEqual(new Set(["a@example.com", "b@example.com"]));
     expect(await repo().suppressedAmong("out_b1", ["a@example.com", "c@example.com"])).toStrictEqual(new Set(["c@example.com"]));
     expect(await repo().suppressedAmong("out_a1", [])).toStrictEqual(new Set());
@@ -121,8 +132,14 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("SuppressionRepo on $name
     const first = await repo().list("acc_a", null, null, { limit: 2 });
     expect(first).toStrictEqual({ items: newestFirst.slice(0, 2), hasMore: true });
     const last = first.items.at(-1)!;
-    expect(await repo().list("acc_a", null, null, { limit: 2, before: { createdAtMs: last.createdAtMs, id: last.id } })).toStrictEqual({ items: newestFirst.slice(2), hasMore: false });
-    expect(await repo().list("acc_a", null, null, { limit: 2, offset: 1 })).toStrictEqual({ items: newestFirst.slice(1, 3), hasMore: true });
+    expect(await repo().list("acc_a", null, null, { limit: 2, before: { createdAtMs: last.createdAtMs, id: last.id } })).toStrictEqual({
+      items: newestFirst.slice(2),
+      hasMore: false,
+    });
+    expect(await repo().list("acc_a", null, null, { limit: 2, offset: 1 })).toStrictEqual({
+      items: newestFirst.slice(1, 3),
+      hasMore: true,
+    });
     expect(await repo().list("acc_c", null, null, { limit: 2 })).toStrictEqual({ items: [], hasMore: false });
   });
 
@@ -131,7 +148,8 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("SuppressionRepo on $name
     const underscore = await repo().add(entry("a_b@example.org", { createdAtMs: NOW_MS + 2, outboundAccountId: "out_a2" }));
     const accent = await repo().add(entry("ÉLODIE@example.net", { createdAtMs: NOW_MS + 3 }));
     await repo().add(entry("mail@example.com", { accountId: "acc_b", outboundAccountId: "out_b1" }));
-    const found = async (query: string, outbound: string | null = null) => (await repo().list("acc_a", outbound, query, { limit: 10 })).items.map((s) => s.email);
+    const found = async (query: string, outbound: string | null = null) =>
+      (await repo().list("acc_a", outbound, query, { limit: 10 })).items.map((s) => s.email);
     expect(accent.email).toBe("élodie@example.net");
     expect(await found("EXAMPLE.COM")).toEqual([plain.email]);
     expect(await found("example")).toEqual([accent.email, underscore.email, plain.email]);

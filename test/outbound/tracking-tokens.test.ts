@@ -1,5 +1,15 @@
 import { describe, expect, test } from "bun:test";
-import { clickLinkExpiresAtMs, clickToken, openToken, readClickToken, readOpenToken, readUnsubscribeToken, tokenKind, unsubscribeToken, type ClickTarget } from "../../src/outbound/tracking/tracking-tokens.ts";
+import {
+  clickLinkExpiresAtMs,
+  clickToken,
+  openToken,
+  readClickToken,
+  readOpenToken,
+  readUnsubscribeToken,
+  tokenKind,
+  unsubscribeToken,
+  type ClickTarget,
+} from "../../src/outbound/tracking/tracking-tokens.ts";
 
 const KEY = Buffer.alloc(32, 0x2a);
 /** Issued by Postroom before click links carried an expiry, with KEY (message 0e77…aa, recipient r000000000000001). */
@@ -9,25 +19,42 @@ const LEGACY_CLICK_TOKEN =
 describe("click tokens carry their expiry", () => {
   test("what is signed comes back, the expiry to the second (rounded up)", () => {
     const token = clickToken(KEY, { messageId: "m", recipientId: "r", url: "https://example.com/a?b=1", expiresAtMs: 1_700_000_000_123 });
-    expect(readClickToken(KEY, token)).toEqual({ messageId: "m", recipientId: "r", url: "https://example.com/a?b=1", expiresAtMs: 1_700_000_001_000 });
+    expect(readClickToken(KEY, token)).toEqual({
+      messageId: "m",
+      recipientId: "r",
+      url: "https://example.com/a?b=1",
+      expiresAtMs: 1_700_000_001_000,
+    });
   });
 
   test("a link from before links carried an expiry still reads, without one", () => {
-    expect(readClickToken(KEY, LEGACY_CLICK_TOKEN)).toEqual({ messageId: "0e770000-0000-4000-8000-0000000000aa", recipientId: "r000000000000001", url: "https://example.com/old-newsletter", expiresAtMs: null });
+    expect(readClickToken(KEY, LEGACY_CLICK_TOKEN)).toEqual({
+      messageId: "0e770000-0000-4000-8000-0000000000aa",
+      recipientId: "r000000000000001",
+      url: "https://example.com/old-newsletter",
+      expiresAtMs: null,
+    });
   });
 
   test("another key, an altered payload or expiry: nothing", () => {
     const token = clickToken(KEY, { messageId: "m", recipientId: "r", url: "https://example.com/", expiresAtMs: 1000 });
     expect(readClickToken(Buffer.alloc(32, 1), token)).toBeNull();
     const [payload, sig] = token.split(".");
-    const later = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, "base64url").toString()), e: 9_999_999_999 })).toString("base64url");
+    const later = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, "base64url").toString()), e: 9_999_999_999 })).toString(
+      "base64url",
+    );
     expect(readClickToken(KEY, `${later}.${sig}`)).toBeNull();
   });
 });
 
 describe("clickLinkExpiresAtMs", () => {
   const DAY = 86_400_000;
-  const target = (expiresAtMs: number | null): ClickTarget => ({ messageId: "m", recipientId: "r", url: "https://example.com/", expiresAtMs });
+  const target = (expiresAtMs: number | null): ClickTarget => ({
+    messageId: "m",
+    recipientId: "r",
+    url: "https://example.com/",
+    expiresAtMs,
+  });
   test.each([
     // the link's own expiry, its message's acceptance (null: no longer kept), ttl → stops working at
     [5 * DAY, 1 * DAY, 180 * DAY, 5 * DAY],
@@ -77,7 +104,12 @@ describe("a token is read as its own kind only", () => {
 
 test("an unsubscribe token carries who is unsubscribed from which outbound account", () => {
   const token = unsubscribeToken(KEY, { messageId: "m", recipientId: "r", outboundAccountId: "o", recipient: "bob@example.org" });
-  expect(readUnsubscribeToken(KEY, token)).toEqual({ messageId: "m", recipientId: "r", outboundAccountId: "o", recipient: "bob@example.org" });
+  expect(readUnsubscribeToken(KEY, token)).toEqual({
+    messageId: "m",
+    recipientId: "r",
+    outboundAccountId: "o",
+    recipient: "bob@example.org",
+  });
   expect(readUnsubscribeToken(KEY, `${token}=`)).toBeNull();
 });
 
@@ -91,7 +123,11 @@ describe("a signature verifies only as written", () => {
     ["as issued", token, true],
     ["one trailing =", `${token}=`, false],
     ["two trailing =", `${token}==`, false],
-    ["Base64 instead of Base64url", `${payload}.${Buffer.from(sig, "base64url").toString("base64")}`, sig === Buffer.from(sig, "base64url").toString("base64")],
+    [
+      "Base64 instead of Base64url",
+      `${payload}.${Buffer.from(sig, "base64url").toString("base64")}`,
+      sig === Buffer.from(sig, "base64url").toString("base64"),
+    ],
     ["a space inside", `${payload}.${sig.slice(0, 5)} ${sig.slice(5)}`, false],
     ["the same bytes with spare bits set", `${payload}.${sig.slice(0, -1)}${spareBits}`, spareBits === sig.at(-1)],
     ["cut short", `${payload}.${sig.slice(0, -1)}`, false],

@@ -4,8 +4,22 @@ import { webhookConfigured } from "../../src/outbound/queue/webhook-configured.t
 
 const hook = { url: "https://h.example/events", token: "t", signingSecret: null };
 const accounts = [
-  { id: "a1", webhook: hook, outbound: [{ id: "o1", webhook: null }, { id: "o2", webhook: hook }] },
-  { id: "a2", webhook: null, outbound: [{ id: "o3", webhook: null }, { id: "o4", webhook: hook }] },
+  {
+    id: "a1",
+    webhook: hook,
+    outbound: [
+      { id: "o1", webhook: null },
+      { id: "o2", webhook: hook },
+    ],
+  },
+  {
+    id: "a2",
+    webhook: null,
+    outbound: [
+      { id: "o3", webhook: null },
+      { id: "o4", webhook: hook },
+    ],
+  },
 ] as unknown as AccountConfig[];
 
 describe("webhookConfigured: the outbound account's own webhook, else its account's", () => {

@@ -44,13 +44,26 @@ afterAll(() => {
 });
 
 const request = (over: Partial<SearchRequest> = {}): SearchRequest =>
-  ({ kind: "statuses", accountId: "acc", addressId: "addr", terms: parseSearchQuery("from:needle", STATUS_SEARCH_FIELDS), page: { limit: 5 }, windowRows: 100, deadlineMs: Date.now() + 60_000, ...over }) as SearchRequest;
+  ({
+    kind: "statuses",
+    accountId: "acc",
+    addressId: "addr",
+    terms: parseSearchQuery("from:needle", STATUS_SEARCH_FIELDS),
+    page: { limit: 5 },
+    windowRows: 100,
+    deadlineMs: Date.now() + 60_000,
+    ...over,
+  }) as SearchRequest;
 
 describe("SearchThread", () => {
   test("answers as a search on the caller's connection does, for several searches at once", async () => {
     const thread = new SearchThread(store.path, silentLogger);
     try {
-      const requests = [request(), request({ page: { limit: 5, offset: 5 } }), request({ page: { limit: 50, before: { createdAtMs: T0 + 200, id: "x" } } })];
+      const requests = [
+        request(),
+        request({ page: { limit: 5, offset: 5 } }),
+        request({ page: { limit: 50, before: { createdAtMs: T0 + 200, id: "x" } } }),
+      ];
       const onThread = await Promise.all(requests.map((r) => thread.run(r)));
       const here = await Promise.all(requests.map((r) => localSearch(store.db).run(r)));
       expect(onThread).toEqual(here);

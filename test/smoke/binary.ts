@@ -23,7 +23,13 @@ routeToSink(dns, "example.org");
 const configPath = join(dir.path, "postroom.toml");
 await Bun.write(
   configPath,
-  testConfigToml({ dataDir: join(dir.path, "data"), dnsServer: dns.address, inbound: true, inboundKeys: "parse_workers = 1", outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true` }).replace('level = "warn"', 'level = "info"'),
+  testConfigToml({
+    dataDir: join(dir.path, "data"),
+    dnsServer: dns.address,
+    inbound: true,
+    inboundKeys: "parse_workers = 1",
+    outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true`,
+  }).replace('level = "warn"', 'level = "info"'),
 );
 const server = ServeProcess.spawn(configPath, dir.path, [binary]);
 let ok = false;
@@ -31,11 +37,18 @@ try {
   const http = `http://127.0.0.1:${await server.httpPort()}`;
   const inboundPort = (await server.waitFor((l) => l.msg === "inbound smtp listening")).port as number;
   const api = async (path: string, token: string, body?: unknown) => {
-    const res = await fetch(`${http}${path}`, { method: body === undefined ? "POST" : "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${http}${path}`, {
+      method: body === undefined ? "POST" : "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: res.status, body: (await res.json()) as any };
   };
 
-  const address = await api(`/api/v0.1/${ACCOUNT_A.id}/addresses`, ACCOUNT_A.token, { target: target.url("/smoke"), target_format: "json+n" });
+  const address = await api(`/api/v0.1/${ACCOUNT_A.id}/addresses`, ACCOUNT_A.token, {
+    target: target.url("/smoke"),
+    target_format: "json+n",
+  });
   const transport = nodemailer.createTransport({ host: "127.0.0.1", port: inboundPort, secure: false, ignoreTLS: true });
   await transport.sendMail({ from: "alice@sender.test", to: address.body.email, subject: "smoke in", text: "through the parse worker" });
   transport.close();
@@ -46,7 +59,12 @@ try {
   publishRecords(dns, created.body);
   const verified = await api(`/api/v0.1/${ACCOUNT_A.id}/sending_domains/${created.body.id}/verify`, ACCOUNT_A.token);
   if (verified.status !== 200) throw new Error(`verify answered ${verified.status}`);
-  const sent = await api(`/api/v0.1/${ACCOUNT_A.outboundId}/messages`, ACCOUNT_A.smtpKey, { from: "news@brand.example", to: "reader@example.org", subject: "smoke out", plain: "signed by the worker" });
+  const sent = await api(`/api/v0.1/${ACCOUNT_A.outboundId}/messages`, ACCOUNT_A.smtpKey, {
+    from: "news@brand.example",
+    to: "reader@example.org",
+    subject: "smoke out",
+    plain: "signed by the worker",
+  });
   if (sent.status !== 202) throw new Error(`send answered ${sent.status}`);
   await eventually(() => sink.to("reader@example.org").length === 1, 10_000, "the outbound message at the MX");
   const signatures = sink.to("reader@example.org")[0]!.raw.match(/^DKIM-Signature:/gim) ?? [];

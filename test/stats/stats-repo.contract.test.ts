@@ -50,7 +50,12 @@ const open = async (engine: StoreEngine): Promise<Opened> => {
 // An hour past 2^32 ms, so a 32-bit column or binding would show.
 const H = Math.floor(1_795_000_000_000 / HOUR_MS) * HOUR_MS;
 const byHourKey = (rows: HourlyCount[]) => [...rows].sort((a, b) => a.hour - b.hour || (a.key < b.key ? -1 : 1));
-const happening = (accountId: string, atMs: number, key: string, series: Series = "inbound"): Happening => ({ accountId, atMs, series, key });
+const happening = (accountId: string, atMs: number, key: string, series: Series = "inbound"): Happening => ({
+  accountId,
+  atMs,
+  series,
+  key,
+});
 
 const message = (id: string, accountId: string) =>
   `INSERT INTO outbound_messages (id, account_id, outbound_account_id, mail_from, subject, message_id, to_json, cc_json, tags_json, test_mode, priority, size, created_at)
@@ -81,7 +86,11 @@ describe.each(STORE_ENGINES)("StatsRepo on $name", (engine) => {
   });
 
   it("counts add up per hour and key; hourly reads one account's series from an hour on, numbers as numbers", async () => {
-    await db().count([happening("acc_a", H + 5, "successful"), happening("acc_a", H + HOUR_MS - 1, "successful"), happening("acc_a", H + HOUR_MS, "rejected")]);
+    await db().count([
+      happening("acc_a", H + 5, "successful"),
+      happening("acc_a", H + HOUR_MS - 1, "successful"),
+      happening("acc_a", H + HOUR_MS, "rejected"),
+    ]);
     await db().count([happening("acc_a", H + 10, "successful"), happening("acc_a", H - 1, "delayed")]);
     // Other accounts and series are not read.
     await db().count([happening("acc_b", H, "successful"), happening("acc_a", H, "delivery", "outbound")]);
@@ -102,7 +111,9 @@ describe.each(STORE_ENGINES)("StatsRepo on $name", (engine) => {
 
   it("a count past 2^32 goes on adding exactly", async () => {
     const big = 2 ** 40;
-    await db().run(`INSERT INTO stats_hourly (account_id, hour, series, key, count) VALUES ('acc_a', ${H}, 'inbound', 'successful', ${big})`);
+    await db().run(
+      `INSERT INTO stats_hourly (account_id, hour, series, key, count) VALUES ('acc_a', ${H}, 'inbound', 'successful', ${big})`,
+    );
     await db().count([happening("acc_a", H, "successful")]);
     expect(await db().repo.hourly("acc_a", "inbound", H)).toStrictEqual([{ hour: H, key: "successful", count: big + 1 }]);
   });
@@ -112,7 +123,11 @@ describe.each(STORE_ENGINES)("StatsRepo on $name", (engine) => {
     await Promise.all(
       Array.from({ length: TRANSACTIONS }, (_, i) =>
         // Half list the rows in the other order: the same rows, locked in one order.
-        db().count(i % 2 ? [happening("acc_a", H, "successful"), happening("acc_a", H, "rejected"), happening("acc_a", H, "rejected")] : [happening("acc_a", H, "rejected"), happening("acc_a", H, "rejected"), happening("acc_a", H, "successful")]),
+        db().count(
+          i % 2
+            ? [happening("acc_a", H, "successful"), happening("acc_a", H, "rejected"), happening("acc_a", H, "rejected")]
+            : [happening("acc_a", H, "rejected"), happening("acc_a", H, "rejected"), happening("acc_a", H, "successful")],
+        ),
       ),
     );
     expect(byHourKey(await db().repo.hourly("acc_a", "inbound", H))).toStrictEqual([
@@ -144,7 +159,14 @@ describe.each(STORE_ENGINES)("StatsRepo on $name", (engine) => {
     await db().run(message("m1", "acc_a"));
     await db().run(message("m2", "acc_a"));
     await db().run(message("m3", "acc_b"));
-    for (const [id, m, state] of [["r1", "m1", "queued"], ["r2", "m1", "queued"], ["r3", "m2", "queued"], ["r4", "m2", "sending"], ["r5", "m2", "done"], ["r6", "m3", "queued"]]) {
+    for (const [id, m, state] of [
+      ["r1", "m1", "queued"],
+      ["r2", "m1", "queued"],
+      ["r3", "m2", "queued"],
+      ["r4", "m2", "sending"],
+      ["r5", "m2", "done"],
+      ["r6", "m3", "queued"],
+    ]) {
       await db().run(recipient(id!, m!, state!));
     }
     expect(await db().repo.queuedRecipients("acc_a")).toBe(3);

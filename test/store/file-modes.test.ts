@@ -20,7 +20,11 @@ describe("file modes", () => {
     try {
       const store = openStore(dir);
       store.db.exec("INSERT INTO store_meta (key, value) VALUES ('k', 'v')");
-      expect([modeOf(join(dir, "postroom.db")), modeOf(join(dir, "postroom.db-wal")), modeOf(join(dir, "postroom.db-shm"))]).toEqual(["600", "600", "600"]);
+      expect([modeOf(join(dir, "postroom.db")), modeOf(join(dir, "postroom.db-wal")), modeOf(join(dir, "postroom.db-shm"))]).toEqual([
+        "600",
+        "600",
+        "600",
+      ]);
       store.close();
     } finally {
       process.umask(previous);
@@ -33,7 +37,11 @@ describe("file modes", () => {
     store.db.exec("INSERT INTO store_meta (key, value) VALUES ('k', 'v')");
     for (const f of ["postroom.db", "postroom.db-wal", "postroom.db-shm"]) chmodSync(join(dir, f), 0o644);
     const again = openStore(dir);
-    expect([modeOf(join(dir, "postroom.db")), modeOf(join(dir, "postroom.db-wal")), modeOf(join(dir, "postroom.db-shm"))]).toEqual(["600", "600", "600"]);
+    expect([modeOf(join(dir, "postroom.db")), modeOf(join(dir, "postroom.db-wal")), modeOf(join(dir, "postroom.db-shm"))]).toEqual([
+      "600",
+      "600",
+      "600",
+    ]);
     again.close();
     store.close();
   });
@@ -76,7 +84,10 @@ describe("an empty (0-byte) database file", () => {
     try {
       const warnings = lines.map((l) => JSON.parse(l)).filter((l) => l.level === "warn");
       expect(warnings).toEqual([
-        expect.objectContaining({ msg: "the database file is empty (0 bytes): starting with an empty database. If a restore wrote it, the restore went wrong", path: join(dir, "postroom.db") }),
+        expect.objectContaining({
+          msg: "the database file is empty (0 bytes): starting with an empty database. If a restore wrote it, the restore went wrong",
+          path: join(dir, "postroom.db"),
+        }),
       ]);
       const res = await t.json("GET", "/api/v0.1/a000000000000001/addresses", { auth: "Bearer pr_token_account_a" });
       expect(res).toMatchObject({ status: 200, body: [] });

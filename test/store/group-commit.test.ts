@@ -31,9 +31,7 @@ describe("GroupCommit", () => {
       const seenByWrite: number[][] = [];
       const seenAtSettle: number[][] = [];
       const write = (x: number) =>
-        commits
-          .run(() => (seenByWrite.push(committed()), insert(x)()))
-          .then((v) => (seenAtSettle.push(committed()), v));
+        commits.run(() => (seenByWrite.push(committed()), insert(x)())).then((v) => (seenAtSettle.push(committed()), v));
       // Three writes 2 ms apart, the first opening the window.
       const all = [write(1)];
       for (const x of [2, 3]) {
@@ -60,7 +58,12 @@ describe("GroupCommit", () => {
   });
 
   test("a write that fails is rolled back alone", async () => {
-    const results = await Promise.allSettled([commits.run(insert(4)), commits.run(insert(1)), commits.run(() => (insert(5)(), insert(5)())), commits.run(insert(6))]);
+    const results = await Promise.allSettled([
+      commits.run(insert(4)),
+      commits.run(insert(1)),
+      commits.run(() => (insert(5)(), insert(5)())),
+      commits.run(insert(6)),
+    ]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "rejected", "fulfilled"]);
     // The failing write's own first insert (5) is gone with it.
     expect(rows()).toEqual([1, 2, 3, 4, 6]);

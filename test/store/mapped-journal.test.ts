@@ -10,7 +10,11 @@ import { tempDirsPerTest } from "../helpers/tmp.ts";
 const newDir = tempDirsPerTest();
 
 /** Journal bytes built by hand: [u32 length][u32 crc32][payload] per record, then `tail`. */
-function bytes(records: (string | { payload: string; crc?: number; length?: number })[], tail: number[] = [0, 0, 0, 0], size = 256): Uint8Array {
+function bytes(
+  records: (string | { payload: string; crc?: number; length?: number })[],
+  tail: number[] = [0, 0, 0, 0],
+  size = 256,
+): Uint8Array {
   const out = new Uint8Array(size);
   const view = new DataView(out.buffer);
   let at = 0;
@@ -30,8 +34,16 @@ describe("readRecords", () => {
   test.each([
     ["an empty journal", bytes([]), []],
     ["records up to the terminator", bytes(['{"a":1}', '{"b":2}']), [{ a: 1 }, { b: 2 }]],
-    ["stale records behind the terminator are not read", bytes(['{"a":1}'], [0, 0, 0, 0, ...bytes(['{"old":true}']).slice(0, 32)]), [{ a: 1 }]],
-    ["a record whose checksum fails ends the journal (a write cut short)", bytes(['{"a":1}', { payload: '{"b":2}', crc: 7 }, '{"c":3}']), [{ a: 1 }]],
+    [
+      "stale records behind the terminator are not read",
+      bytes(['{"a":1}'], [0, 0, 0, 0, ...bytes(['{"old":true}']).slice(0, 32)]),
+      [{ a: 1 }],
+    ],
+    [
+      "a record whose checksum fails ends the journal (a write cut short)",
+      bytes(['{"a":1}', { payload: '{"b":2}', crc: 7 }, '{"c":3}']),
+      [{ a: 1 }],
+    ],
     ["a length past the end of the file ends it", bytes(['{"a":1}', { payload: '{"b":2}', length: 10_000 }]), [{ a: 1 }]],
     ["a payload that is not JSON ends it", bytes(['{"a":1}', "not json"]), [{ a: 1 }]],
     ["no room for a header at the very end", new Uint8Array(5), []],

@@ -23,17 +23,26 @@ describe("PostgreSQL: no NUL passes the guard", () => {
     const err = await Promise.resolve()
       .then(run)
       .then(
-      () => null,
-      (e: unknown) => e,
-    );
+        () => null,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(PgValueError);
-    expect((err as Error).message).toBe(`${where} holds NUL (U+0000), which PostgreSQL text cannot store: refuse or replace it before the store (src/lib/stored-text.ts)`);
+    expect((err as Error).message).toBe(
+      `${where} holds NUL (U+0000), which PostgreSQL text cannot store: refuse or replace it before the store (src/lib/stored-text.ts)`,
+    );
   };
 
   pg.test("a value of a tagged template, a helper's rows, a transaction's query, unsafe's parameters", async () => {
     const sql = h.sql!;
     await refused(() => sql`SELECT ${"ok"}, ${"a\u0000b"}`, "query value 2");
-    await refused(async () => sql`INSERT INTO nul_guard_test ${sql([{ id: "1", subject: "ok" }, { id: "2", subject: "s\u0000" }])}`, "helper value 1[1].subject");
+    await refused(
+      async () =>
+        sql`INSERT INTO nul_guard_test ${sql([
+          { id: "1", subject: "ok" },
+          { id: "2", subject: "s\u0000" },
+        ])}`,
+      "helper value 1[1].subject",
+    );
     await refused(() => sql.begin(async (tx) => tx`UPDATE nul_guard_test SET subject = ${"\u0000"}`), "query value 1");
     await refused(() => sql.unsafe("SELECT $1", ["x\u0000"]), "parameter 1");
     await refused(() => sql`SELECT 1 WHERE 'a' = ANY(${["a", "b\u0000"]})`, "query value 1[1]");

@@ -16,14 +16,22 @@ describe("pgInteger", () => {
     expect(pgInteger(value, "t.c")).toBe(expected);
   });
 
-  test.each([["9007199254740993"], [9_007_199_254_740_993n], ["1.5"], ["abc"], [""], [" "], [null], [undefined], [1.5]] as const)("%p is refused, naming the column", (value) => {
-    expect(() => pgInteger(value, "t.c")).toThrow(PgValueError);
-    expect(() => pgInteger(value, "t.c")).toThrow(/^t\.c: /);
-  });
+  test.each([["9007199254740993"], [9_007_199_254_740_993n], ["1.5"], ["abc"], [""], [" "], [null], [undefined], [1.5]] as const)(
+    "%p is refused, naming the column",
+    (value) => {
+      expect(() => pgInteger(value, "t.c")).toThrow(PgValueError);
+      expect(() => pgInteger(value, "t.c")).toThrow(/^t\.c: /);
+    },
+  );
 });
 
 describe("pgFlag", () => {
-  test.each([[1, true], [0, false], ["1", true], ["0", false]] as const)("%p -> %p", (value, expected) => {
+  test.each([
+    [1, true],
+    [0, false],
+    ["1", true],
+    ["0", false],
+  ] as const)("%p -> %p", (value, expected) => {
     expect(pgFlag(value, "t.admin")).toBe(expected);
   });
 });

@@ -61,16 +61,34 @@ function typeFamily(declared: string): Column["type"] {
 }
 
 function sqliteSchema(db: Database): { schema: Schema; rowidTables: Set<string> } {
-  const tables = db.query("SELECT name, wr FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite_%'").all() as { name: string; wr: number }[];
+  const tables = db
+    .query("SELECT name, wr FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite_%'")
+    .all() as { name: string; wr: number }[];
   const schema: Schema = {};
   const rowidTables = new Set<string>();
   for (const { name, wr } of tables) {
     if (RUNNER_TABLES.has(name)) continue;
     if (!wr) rowidTables.add(name);
-    const info = db.query(`SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?)`).all(name) as { name: string; type: string; notnull: number; dflt_value: string | null; pk: number }[];
-    const indexes = db.query("SELECT name, \"unique\", origin, partial FROM pragma_index_list(?)").all(name) as { name: string; unique: number; origin: string; partial: number }[];
-    const indexColumns = (index: string) => (db.query("SELECT name FROM pragma_index_info(?) ORDER BY seqno").all(index) as { name: string }[]).map((c) => c.name).join(",");
-    const fks = db.query('SELECT "table", "from", "to" FROM pragma_foreign_key_list(?)').all(name) as { table: string; from: string; to: string }[];
+    const info = db.query(`SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?)`).all(name) as {
+      name: string;
+      type: string;
+      notnull: number;
+      dflt_value: string | null;
+      pk: number;
+    }[];
+    const indexes = db.query('SELECT name, "unique", origin, partial FROM pragma_index_list(?)').all(name) as {
+      name: string;
+      unique: number;
+      origin: string;
+      partial: number;
+    }[];
+    const indexColumns = (index: string) =>
+      (db.query("SELECT name FROM pragma_index_info(?) ORDER BY seqno").all(index) as { name: string }[]).map((c) => c.name).join(",");
+    const fks = db.query('SELECT "table", "from", "to" FROM pragma_foreign_key_list(?)').all(name) as {
+      table: string;
+      from: string;
+      to: string;
+    }[];
     const where = (index: string): string => {
       const { sql } = db.query("SELECT sql FROM sqlite_schema WHERE type = 'index' AND name = ?").get(index) as { sql: string };
       return normalizeExpr(sql.slice(sql.search(/\bWHERE\b/i) + "WHERE".length));
@@ -78,7 +96,12 @@ function sqliteSchema(db: Database): { schema: Schema; rowidTables: Set<string> 
     schema[name] = {
       // SQLite lets a non-INTEGER primary key hold NULL (a legacy quirk); Postroom never
       // writes one, and PostgreSQL's primary keys are NOT NULL, so a key column counts as NOT NULL.
-      columns: sortedRecord(info.map((c) => [c.name, { type: typeFamily(c.type), notNull: c.notnull === 1 || c.pk > 0, default: normalizeDefault(c.dflt_value) }])),
+      columns: sortedRecord(
+        info.map((c) => [
+          c.name,
+          { type: typeFamily(c.type), notNull: c.notnull === 1 || c.pk > 0, default: normalizeDefault(c.dflt_value) },
+        ]),
+      ),
       primaryKey: info
         .filter((c) => c.pk > 0)
         .sort((a, b) => a.pk - b.pk)
@@ -89,7 +112,11 @@ function sqliteSchema(db: Database): { schema: Schema; rowidTables: Set<string> 
         .filter((i) => i.origin === "u")
         .map((i) => indexColumns(i.name))
         .sort(),
-      indexes: sortedRecord(indexes.filter((i) => i.origin === "c").map((i) => [i.name, { unique: i.unique === 1, columns: indexColumns(i.name), where: i.partial ? where(i.name) : null }])),
+      indexes: sortedRecord(
+        indexes
+          .filter((i) => i.origin === "c")
+          .map((i) => [i.name, { unique: i.unique === 1, columns: indexColumns(i.name), where: i.partial ? where(i.name) : null }]),
+      ),
     };
   }
   return { schema: sortedRecord(Object.entries(schema)), rowidTables };
@@ -114,7 +141,9 @@ interface PgIndexRow {
 }
 
 /** PostgreSQL's schema in the same shape, and each table's rowid column with its index (taken out of the schema). */
-async function postgresSchema(sql: SQL): Promise<{ schema: Schema; rowids: Record<string, { column: Column & { identity: boolean }; index: Index | undefined }> }> {
+async function postgresSchema(
+  sql: SQL,
+): Promise<{ schema: Schema; rowids: Record<string, { column: Column & { identity: boolean }; index: Index | undefined }> }> {
   const columns: PgColumnRow[] = await sql`
     SELECT table_name, column_name, data_type, is_nullable, column_default, is_identity
     FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, column_name`;
@@ -136,7 +165,8 @@ async function postgresSchema(sql: SQL): Promise<{ schema: Schema; rowids: Recor
 
   const schema: Schema = {};
   const rowids: Record<string, { column: Column & { identity: boolean }; index: Index | undefined }> = {};
-  const table = (name: string): Table => (schema[name] ??= { columns: {}, primaryKey: "", foreignKeys: [], uniqueConstraints: [], indexes: {} });
+  const table = (name: string): Table =>
+    (schema[name] ??= { columns: {}, primaryKey: "", foreignKeys: [], uniqueConstraints: [], indexes: {} });
   for (const c of columns) {
     const column = { type: typeFamily(c.data_type), notNull: c.is_nullable === "NO", default: normalizeDefault(c.column_default) };
     if (c.column_name === "rowid") rowids[c.table_name] = { column: { ...column, identity: c.is_identity === "YES" }, index: undefined };
@@ -208,20 +238,35 @@ describe("schema parity: SQLite and PostgreSQL histories", () => {
   pgTest("tables, columns (type, NOT NULL, default), keys, unique constraints and indexes are the same", async () => {
     const { schema } = await postgresSchema(sql!);
     expect(Object.keys(schema)).toEqual(Object.keys(sqlite.schema));
-    for (const name of Object.keys(sqlite.schema)) expect({ table: name, ...schema[name] }).toEqual({ table: name, ...sqlite.schema[name]! });
+    for (const name of Object.keys(sqlite.schema))
+      expect({ table: name, ...schema[name] }).toEqual({ table: name, ...sqlite.schema[name]! });
   });
 
-  pgTest("every table whose rowid the code uses has a PostgreSQL rowid: BIGINT identity, NOT NULL, uniquely indexed as <table>_rowid", async () => {
-    const { rowids } = await postgresSchema(sql!);
-    const needed = tablesUsingRowid(new Set(Object.keys(sqlite.schema)));
-    expect(needed.size).toBeGreaterThan(0);
-    for (const name of needed) expect({ table: name, rowid: rowids[name] }).toEqual({ table: name, rowid: { column: { type: "integer", notNull: true, default: null, identity: true }, index: { unique: true, columns: "rowid", where: null } } });
-    // A PostgreSQL rowid stands in for SQLite's, so the SQLite table must have one (not WITHOUT ROWID).
-    for (const name of Object.keys(rowids)) expect({ table: name, sqliteHasRowid: sqlite.rowidTables.has(name) }).toEqual({ table: name, sqliteHasRowid: true });
-  });
+  pgTest(
+    "every table whose rowid the code uses has a PostgreSQL rowid: BIGINT identity, NOT NULL, uniquely indexed as <table>_rowid",
+    async () => {
+      const { rowids } = await postgresSchema(sql!);
+      const needed = tablesUsingRowid(new Set(Object.keys(sqlite.schema)));
+      expect(needed.size).toBeGreaterThan(0);
+      for (const name of needed)
+        expect({ table: name, rowid: rowids[name] }).toEqual({
+          table: name,
+          rowid: {
+            column: { type: "integer", notNull: true, default: null, identity: true },
+            index: { unique: true, columns: "rowid", where: null },
+          },
+        });
+      // A PostgreSQL rowid stands in for SQLite's, so the SQLite table must have one (not WITHOUT ROWID).
+      for (const name of Object.keys(rowids))
+        expect({ table: name, sqliteHasRowid: sqlite.rowidTables.has(name) }).toEqual({ table: name, sqliteHasRowid: true });
+    },
+  );
 
   pgTest("PostgreSQL runs as an unprivileged user, which owns its data directory", async () => {
-    const [row] = (await sql!`SELECT pg_backend_pid() AS backend, current_setting('data_directory') AS "dataDir"`) as { backend: number; dataDir: string }[];
+    const [row] = (await sql!`SELECT pg_backend_pid() AS backend, current_setting('data_directory') AS "dataDir"`) as {
+      backend: number;
+      dataDir: string;
+    }[];
     const { backend, dataDir } = row!;
     const uidOf = (pid: number) => Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]);
     expect(uidOf(pg!.pid)).not.toBe(0);

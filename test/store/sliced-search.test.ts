@@ -18,7 +18,10 @@ function list(match: (n: number) => boolean) {
     matches(before, edge, limit) {
       const slice = after(before).filter((r) => !edge || r.createdAtMs >= edge.createdAtMs);
       read.records += slice.length;
-      return slice.filter((r) => match(r.createdAtMs)).slice(0, limit).map((r) => r.createdAtMs);
+      return slice
+        .filter((r) => match(r.createdAtMs))
+        .slice(0, limit)
+        .map((r) => r.createdAtMs);
     },
   };
   return { reader, read };

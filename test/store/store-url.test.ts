@@ -10,9 +10,21 @@ const STORE_URL_ERROR =
 describe("store.url in the config", () => {
   const cases: [string, string, { postgresUrl: string | null } | "error"][] = [
     ["the default: SQLite", "", { postgresUrl: null }],
-    ["postgres://", "postgres://postroom:pw@db.internal:5433/postroom", { postgresUrl: "postgres://postroom:pw@db.internal:5433/postroom" }],
-    ["postgresql://, no password, default port", "postgresql://postroom@10.0.0.5/mail", { postgresUrl: "postgresql://postroom@10.0.0.5/mail" }],
-    ["with parameters (sslmode)", "postgres://u:p@db/postroom?sslmode=require", { postgresUrl: "postgres://u:p@db/postroom?sslmode=require" }],
+    [
+      "postgres://",
+      "postgres://postroom:pw@db.internal:5433/postroom",
+      { postgresUrl: "postgres://postroom:pw@db.internal:5433/postroom" },
+    ],
+    [
+      "postgresql://, no password, default port",
+      "postgresql://postroom@10.0.0.5/mail",
+      { postgresUrl: "postgresql://postroom@10.0.0.5/mail" },
+    ],
+    [
+      "with parameters (sslmode)",
+      "postgres://u:p@db/postroom?sslmode=require",
+      { postgresUrl: "postgres://u:p@db/postroom?sslmode=require" },
+    ],
     ["an IPv6 host", "postgres://u:p@[::1]:5432/postroom", { postgresUrl: "postgres://u:p@[::1]:5432/postroom" }],
     ["another scheme", "mysql://u:p@db:3306/postroom", "error"],
     ["a file path", "/var/lib/postroom/postroom.db", "error"],
@@ -64,7 +76,9 @@ describe("a PostgreSQL URL's parts", () => {
 
   test("withoutPassword: the password, as written and decoded, becomes ***", () => {
     const at = parsePostgresUrl("postgres://postroom:p%2Fw%40rd@db/mail")!;
-    expect(withoutPassword("url postgres://postroom:p%2Fw%40rd@db/mail said p/w@rd", at)).toBe("url postgres://postroom:***@db/mail said ***");
+    expect(withoutPassword("url postgres://postroom:p%2Fw%40rd@db/mail said p/w@rd", at)).toBe(
+      "url postgres://postroom:***@db/mail said ***",
+    );
     expect(withoutPassword("nothing secret", parsePostgresUrl("postgres://db/mail")!)).toBe("nothing secret");
   });
 });

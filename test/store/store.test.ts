@@ -52,7 +52,11 @@ describe("openStore", () => {
     db.exec("INSERT INTO schema_migrations VALUES (1, 'init', 0), (2, 'incoming_statuses', 0)");
     db.exec("CREATE TABLE addresses (id TEXT PRIMARY KEY)");
     db.close();
-    expect(() => openStore(dir)).toThrow(new StoreError("the database was made by a development build of postroom, before its first release, and cannot be upgraded: move data_dir aside and start with a new one."));
+    expect(() => openStore(dir)).toThrow(
+      new StoreError(
+        "the database was made by a development build of postroom, before its first release, and cannot be upgraded: move data_dir aside and start with a new one.",
+      ),
+    );
     const after = new Database(`${dir}/postroom.db`);
     expect(after.query("SELECT COUNT(*) AS n FROM schema_migrations").get()).toEqual({ n: 2 });
     after.close();

@@ -13,12 +13,36 @@ describe("caaVerdict (RFC 8659)", () => {
     ["our CA named", "mx.example.com", [issue("letsencrypt.org")], LE, true],
     ["our CA named with parameters", "mx.example.com", [issue("letsencrypt.org; accounturi=https://acme/acct/1")], LE, true],
     ["case-insensitive", "mx.example.com", [issue("LetsEncrypt.org")], LE, true],
-    ["another CA only", "mx.example.com", [issue("sectigo.com")], LE, 'CAA at example.com lets only sectigo.com issue for mx.example.com, and this ACME server is letsencrypt.org: add example.com. CAA 0 issue "letsencrypt.org"'],
+    [
+      "another CA only",
+      "mx.example.com",
+      [issue("sectigo.com")],
+      LE,
+      'CAA at example.com lets only sectigo.com issue for mx.example.com, and this ACME server is letsencrypt.org: add example.com. CAA 0 issue "letsencrypt.org"',
+    ],
     ["no CA at all", "mx.example.com", [issue(";")], LE, 'CAA at example.com forbids every CA to issue for mx.example.com (issue ";")'],
-    ["no CA at all, even one that publishes no identity", "mx.example.com", [issue(";")], [], 'CAA at example.com forbids every CA to issue for mx.example.com (issue ";")'],
+    [
+      "no CA at all, even one that publishes no identity",
+      "mx.example.com",
+      [issue(";")],
+      [],
+      'CAA at example.com forbids every CA to issue for mx.example.com (issue ";")',
+    ],
     ["a CA without identities cannot be checked", "mx.example.com", [issue("sectigo.com")], [], true],
-    ["unknown critical property", "mx.example.com", [issue("letsencrypt.org"), { flags: 128, tag: "tbs", value: "x" }], LE, 'CAA at example.com has a critical "tbs" property no CA may ignore'],
-    ["issuewild governs wildcards", "*.example.com", [issue("letsencrypt.org"), { flags: 0, tag: "issuewild", value: ";" }], LE, 'CAA at example.com forbids every CA to issue for *.example.com (issuewild ";")'],
+    [
+      "unknown critical property",
+      "mx.example.com",
+      [issue("letsencrypt.org"), { flags: 128, tag: "tbs", value: "x" }],
+      LE,
+      'CAA at example.com has a critical "tbs" property no CA may ignore',
+    ],
+    [
+      "issuewild governs wildcards",
+      "*.example.com",
+      [issue("letsencrypt.org"), { flags: 0, tag: "issuewild", value: ";" }],
+      LE,
+      'CAA at example.com forbids every CA to issue for *.example.com (issuewild ";")',
+    ],
   ];
   for (const [why, name, records, ids, expected] of cases) {
     test(why, () => {
@@ -32,20 +56,69 @@ describe("caaDecision: only a definite answer that forbids our CA stops an order
   const NAME = "mx.example.com";
   const refuse = (reason: string): CaaDecision => ({ proceed: false, reason });
   const proceed: CaaDecision = { proceed: true, warning: null };
-  const warn = (owner: string, error: string): CaaDecision => ({ proceed: true, warning: `could not look up CAA at ${owner} (${error}); ordering anyway, the CA checks CAA itself` });
+  const warn = (owner: string, error: string): CaaDecision => ({
+    proceed: true,
+    warning: `could not look up CAA at ${owner} (${error}); ordering anyway, the CA checks CAA itself`,
+  });
   const cases: [string, string, Record<string, CaaLookup>, CaaDecision][] = [
     ["NOERROR without CAA up to the root (or NXDOMAIN)", NAME, { "mx.example.com": [], "example.com": [], com: [] }, proceed],
     ["owners not asked count as holding no CAA", NAME, {}, proceed],
     ["the name's own set names our CA", NAME, { "mx.example.com": [issue("letsencrypt.org")] }, proceed],
-    ["the name's own set names another CA", NAME, { "mx.example.com": [issue("sectigo.com")] }, refuse('CAA at mx.example.com lets only sectigo.com issue for mx.example.com, and this ACME server is letsencrypt.org: add mx.example.com. CAA 0 issue "letsencrypt.org"')],
-    ["climbs to the parent's set, which names another CA", NAME, { "mx.example.com": [], "example.com": [issue("sectigo.com")] }, refuse('CAA at example.com lets only sectigo.com issue for mx.example.com, and this ACME server is letsencrypt.org: add example.com. CAA 0 issue "letsencrypt.org"')],
-    ["climbs to the parent's set, which forbids every CA", NAME, { "mx.example.com": [], "example.com": [issue(";")] }, refuse('CAA at example.com forbids every CA to issue for mx.example.com (issue ";")')],
-    ["the closest set governs: own allows, parent forbids", NAME, { "mx.example.com": [issue("letsencrypt.org")], "example.com": [issue(";")] }, proceed],
-    ["a wildcard climbs from the name under it; issuewild governs", "*.mx.example.com", { "example.com": [issue("letsencrypt.org"), { flags: 0, tag: "issuewild", value: "sectigo.com" }] }, refuse('CAA at example.com lets only sectigo.com issue for *.mx.example.com, and this ACME server is letsencrypt.org: add example.com. CAA 0 issuewild "letsencrypt.org"')],
+    [
+      "the name's own set names another CA",
+      NAME,
+      { "mx.example.com": [issue("sectigo.com")] },
+      refuse(
+        'CAA at mx.example.com lets only sectigo.com issue for mx.example.com, and this ACME server is letsencrypt.org: add mx.example.com. CAA 0 issue "letsencrypt.org"',
+      ),
+    ],
+    [
+      "climbs to the parent's set, which names another CA",
+      NAME,
+      { "mx.example.com": [], "example.com": [issue("sectigo.com")] },
+      refuse(
+        'CAA at example.com lets only sectigo.com issue for mx.example.com, and this ACME server is letsencrypt.org: add example.com. CAA 0 issue "letsencrypt.org"',
+      ),
+    ],
+    [
+      "climbs to the parent's set, which forbids every CA",
+      NAME,
+      { "mx.example.com": [], "example.com": [issue(";")] },
+      refuse('CAA at example.com forbids every CA to issue for mx.example.com (issue ";")'),
+    ],
+    [
+      "the closest set governs: own allows, parent forbids",
+      NAME,
+      { "mx.example.com": [issue("letsencrypt.org")], "example.com": [issue(";")] },
+      proceed,
+    ],
+    [
+      "a wildcard climbs from the name under it; issuewild governs",
+      "*.mx.example.com",
+      { "example.com": [issue("letsencrypt.org"), { flags: 0, tag: "issuewild", value: "sectigo.com" }] },
+      refuse(
+        'CAA at example.com lets only sectigo.com issue for *.mx.example.com, and this ACME server is letsencrypt.org: add example.com. CAA 0 issuewild "letsencrypt.org"',
+      ),
+    ],
     ["SERVFAIL at the name: order, with a warning", NAME, { "mx.example.com": { error: "SERVFAIL" } }, warn("mx.example.com", "SERVFAIL")],
-    ["REFUSED at the parent after NOERROR at the name", NAME, { "mx.example.com": [], "example.com": { error: "REFUSED" } }, warn("example.com", "REFUSED")],
-    ["timeout at the name hides the parent's set: the CA decides", NAME, { "mx.example.com": { error: "no answer in time" }, "example.com": [issue(";")] }, warn("mx.example.com", "no answer in time")],
-    ["a forbidding set found before a failed lookup still refuses", NAME, { "mx.example.com": [issue(";")], "example.com": { error: "SERVFAIL" } }, refuse('CAA at mx.example.com forbids every CA to issue for mx.example.com (issue ";")')],
+    [
+      "REFUSED at the parent after NOERROR at the name",
+      NAME,
+      { "mx.example.com": [], "example.com": { error: "REFUSED" } },
+      warn("example.com", "REFUSED"),
+    ],
+    [
+      "timeout at the name hides the parent's set: the CA decides",
+      NAME,
+      { "mx.example.com": { error: "no answer in time" }, "example.com": [issue(";")] },
+      warn("mx.example.com", "no answer in time"),
+    ],
+    [
+      "a forbidding set found before a failed lookup still refuses",
+      NAME,
+      { "mx.example.com": [issue(";")], "example.com": { error: "SERVFAIL" } },
+      refuse('CAA at mx.example.com forbids every CA to issue for mx.example.com (issue ";")'),
+    ],
   ];
   for (const [why, name, answers, expected] of cases) {
     test(why, () => expect(caaDecision(name, new Map(Object.entries(answers)), LE)).toEqual(expected));
@@ -77,7 +150,9 @@ describe("checkCaa against a real DNS server", () => {
         ],
       });
       // A refusal for one name stops the order even when another name's lookup failed.
-      expect((await checkCaa(resolver, ["servfail.example.org", "mx.example.com"], LE)).refusal).toContain("CAA at example.com lets only sectigo.com");
+      expect((await checkCaa(resolver, ["servfail.example.org", "mx.example.com"], LE)).refusal).toContain(
+        "CAA at example.com lets only sectigo.com",
+      );
     } finally {
       await dns.stop();
     }

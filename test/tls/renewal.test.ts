@@ -7,8 +7,18 @@ const DAY = 86_400_000;
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
 const NOW = Date.parse("2026-11-22T00:00:00Z");
-const cert = (daysLeft: number, names = ["mx.example.com"]): CertificateInfo => ({ names, issuer: "R11", serial: "01", notBeforeMs: NOW - 60 * DAY, notAfterMs: NOW + daysLeft * DAY });
-const state = (info: CertificateInfo | null, failures = 0, lastFailureMs: number | null = null): RenewalState => ({ info, failures, lastFailureMs });
+const cert = (daysLeft: number, names = ["mx.example.com"]): CertificateInfo => ({
+  names,
+  issuer: "R11",
+  serial: "01",
+  notBeforeMs: NOW - 60 * DAY,
+  notAfterMs: NOW + daysLeft * DAY,
+});
+const state = (info: CertificateInfo | null, failures = 0, lastFailureMs: number | null = null): RenewalState => ({
+  info,
+  failures,
+  lastFailureMs,
+});
 
 describe("renewalDecision (renew 30 days before, back-off 5 minutes doubling)", () => {
   const cases: [string, RenewalState, ReturnType<typeof renewalDecision>][] = [
@@ -19,7 +29,11 @@ describe("renewalDecision (renew 30 days before, back-off 5 minutes doubling)", 
     ["failed 3 minutes ago: wait", state(cert(10), 1, NOW - 3 * MINUTE), { order: false, retryAtMs: NOW + 2 * MINUTE }],
     ["failed 6 minutes ago: try again, not an hour later", state(null, 1, NOW - 6 * MINUTE), { order: true, why: "no certificate yet" }],
     ["second failure 9 minutes ago: 10 minutes back-off", state(null, 2, NOW - 9 * MINUTE), { order: false, retryAtMs: NOW + MINUTE }],
-    ["third failure 21 minutes ago: 20 minutes back-off is over", state(cert(10), 3, NOW - 21 * MINUTE), { order: true, why: "it expires on 2026-12-02T00:00:00.000Z" }],
+    [
+      "third failure 21 minutes ago: 20 minutes back-off is over",
+      state(cert(10), 3, NOW - 21 * MINUTE),
+      { order: true, why: "it expires on 2026-12-02T00:00:00.000Z" },
+    ],
     ["tenth failure 23 hours ago: a day back-off at most", state(null, 10, NOW - 23 * HOUR), { order: false, retryAtMs: NOW + HOUR }],
     ["a valid certificate is not renewed because of old failures", state(cert(60), 5, NOW), { order: false }],
   ];

@@ -19,7 +19,10 @@ afterAll(() => dir.remove());
 test("a stored certificate whose key cannot be opened is a problem with its reason, not a throw", async () => {
   const dataDir = join(dir.path, "data");
   const parsed = parseConfigText(
-    testConfigToml({ dataDir, tls: `mode = "acme"\n[tls.acme]\ndirectory_url = "https://127.0.0.1:9/directory"\ndomains = ["mail.postroom.test"]\nchallenge_listen = "127.0.0.1:0"` }),
+    testConfigToml({
+      dataDir,
+      tls: `mode = "acme"\n[tls.acme]\ndirectory_url = "https://127.0.0.1:9/directory"\ndomains = ["mail.postroom.test"]\nchallenge_listen = "127.0.0.1:0"`,
+    }),
   );
   if (!parsed.ok) throw new Error(parsed.problems.join("\n"));
   const config = parsed.config;

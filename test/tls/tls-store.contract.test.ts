@@ -40,7 +40,9 @@ describe.each(STORE_ENGINES)("TlsStore on $name", (engine) => {
 
   /** Every row of a table, column for column, as stored. */
   const rows = async (table: (typeof TABLES)[number]): Promise<Record<string, unknown>[]> =>
-    handle!.kind === "sqlite" ? handle!.store.db.query<Record<string, unknown>, []>(`SELECT * FROM ${table}`).all() : [...(await handle!.sql`SELECT * FROM ${handle!.sql(table)}`)];
+    handle!.kind === "sqlite"
+      ? handle!.store.db.query<Record<string, unknown>, []>(`SELECT * FROM ${table}`).all()
+      : [...(await handle!.sql`SELECT * FROM ${handle!.sql(table)}`)];
 
   beforeAll(async () => {
     first = pair("first.postroom.test");
@@ -49,7 +51,14 @@ describe.each(STORE_ENGINES)("TlsStore on $name", (engine) => {
     handle = await engine.open();
     const nowMs = () => clock.nowMs;
     // PostgreSQL's key is this test's (SQLite's store makes its own in data_dir/keys).
-    store = handle.kind === "sqlite" ? sqliteTlsStore(handle.store, nowMs) : new TlsStore(createPgTlsStateRepo(handle.sql), secretBox(() => Buffer.alloc(32, 7)), nowMs);
+    store =
+      handle.kind === "sqlite"
+        ? sqliteTlsStore(handle.store, nowMs)
+        : new TlsStore(
+            createPgTlsStateRepo(handle.sql),
+            secretBox(() => Buffer.alloc(32, 7)),
+            nowMs,
+          );
   }, 60_000);
   beforeEach(async () => {
     await handle?.clear(TABLES);

@@ -113,6 +113,7 @@ function view(session: Session, path: string, search: URLSearchParams) {
   if (path === "/smtp") return <Smtp session={session} />;
   if (path === "/system" && session.admin) return <System />;
   if (path === "/webhook") return <Webhook session={session} outboundId={search.get("outbound")} />;
-  if (path === "/suppressions") return <Suppressions session={session} outboundId={search.get("outbound")} query={search.get("query") ?? ""} />;
+  if (path === "/suppressions")
+    return <Suppressions session={session} outboundId={search.get("outbound")} query={search.get("query") ?? ""} />;
   return <NotFound />;
 }

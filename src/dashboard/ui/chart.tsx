@@ -9,14 +9,29 @@ export interface ChartBucket {
 const W = 720;
 const H = 160;
 
-export function StackedBars({ title, keys, buckets, label }: { title: string; keys: readonly string[]; buckets: ChartBucket[]; label: (at: string) => string }) {
+export function StackedBars({
+  title,
+  keys,
+  buckets,
+  label,
+}: {
+  title: string;
+  keys: readonly string[];
+  buckets: ChartBucket[];
+  label: (at: string) => string;
+}) {
   const max = Math.max(1, ...buckets.map((b) => keys.reduce((n, k) => n + (b.counts[k] ?? 0), 0)));
   const step = W / Math.max(1, buckets.length);
   const bar = Math.max(1, step - 2);
   return (
     <figure class="chart">
       <figcaption>{title}</figcaption>
-      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${title}: ${keys.map((k) => `${k} ${buckets.reduce((n, b) => n + (b.counts[k] ?? 0), 0)}`).join(", ")}`} preserveAspectRatio="none">
+      <svg
+        viewBox={`0 0 ${W} ${H}`}
+        role="img"
+        aria-label={`${title}: ${keys.map((k) => `${k} ${buckets.reduce((n, b) => n + (b.counts[k] ?? 0), 0)}`).join(", ")}`}
+        preserveAspectRatio="none"
+      >
         {buckets.map((b, i) => {
           let y = H;
           return (

@@ -58,7 +58,13 @@ export function SearchBox({ value, onSearch, label }: { value: string; onSearch:
       }}
     >
       <label for="q">{label}</label>
-      <input id="q" type="search" value={text} onInput={(e) => setText(e.currentTarget.value)} placeholder='e.g. status:404 from:alice "invoice 12"' />
+      <input
+        id="q"
+        type="search"
+        value={text}
+        onInput={(e) => setText(e.currentTarget.value)}
+        placeholder='e.g. status:404 from:alice "invoice 12"'
+      />
       <button type="submit">Search</button>
     </form>
   );

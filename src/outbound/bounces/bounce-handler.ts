@@ -37,9 +37,22 @@ export function bounceHandler(deps: { repo: OutboundRepo; clock: Clock; logger: 
         const recipient = await find(address);
         if (!recipient) continue;
         const at = deps.clock.nowMs();
-        const event = (kind: NewEvent["kind"], details: Record<string, unknown>): NewEvent => ({ messageId: recipient.messageId, recipientId: recipient.id, kind, details, createdAtMs: at });
+        const event = (kind: NewEvent["kind"], details: Record<string, unknown>): NewEvent => ({
+          messageId: recipient.messageId,
+          recipientId: recipient.id,
+          kind,
+          details,
+          createdAtMs: at,
+        });
         if (report.kind === "bounce") {
-          const details = { mx: report.reportingMta, smtp_code: replyCodeOf(report.diagnostic), smtp_response: report.diagnostic ?? report.status, attempt: recipient.attempts, status: report.status, reported_by: "dsn" };
+          const details = {
+            mx: report.reportingMta,
+            smtp_code: replyCodeOf(report.diagnostic),
+            smtp_response: report.diagnostic ?? report.status,
+            attempt: recipient.attempts,
+            status: report.status,
+            reported_by: "dsn",
+          };
           if (report.class === "hard") await deps.repo.addEvents(recipient.id, "bounce", [event("bounce", details)]);
           else await deps.repo.addEvents(recipient.id, null, [event("soft_bounce", details)]);
         } else if (report.kind === "auto_reply") {
@@ -47,7 +60,12 @@ export function bounceHandler(deps: { repo: OutboundRepo; clock: Clock; logger: 
         } else if (report.kind === "complaint") {
           await deps.repo.addEvents(recipient.id, null, [event("complaint", { from: envelope.mailFrom })]);
         }
-        deps.logger.info("bounce address received mail", { message_id: recipient.messageId, recipient_id: recipient.id, kind: report.kind, class: report.kind === "bounce" ? report.class : undefined });
+        deps.logger.info("bounce address received mail", {
+          message_id: recipient.messageId,
+          recipient_id: recipient.id,
+          kind: report.kind,
+          class: report.kind === "bounce" ? report.class : undefined,
+        });
       }
       return SMTP_REPLIES.bounceNoted;
     },

@@ -21,12 +21,40 @@
 import libmime from "libmime";
 import { simpleParser, type Attachment, type ParsedMail } from "mailparser";
 import { ADDRESS, AUTO_REPLY_SUBJECT, BOUNCE_BODY, BOUNCE_BODY_STRONG, BOUNCE_SUBJECT, DAEMON_SENDER } from "./bounce-patterns.ts";
-import { addressIn, classOf, clip, findRecipient, parseDsnFields, splitOriginal, statusOf, SUCCESS_ACTION, type BounceClass, type DsnRecipient } from "./bounce-text.ts";
+import {
+  addressIn,
+  classOf,
+  clip,
+  findRecipient,
+  parseDsnFields,
+  splitOriginal,
+  statusOf,
+  SUCCESS_ACTION,
+  type BounceClass,
+  type DsnRecipient,
+} from "./bounce-text.ts";
 
-export { addressIn, classOf, findRecipient, parseDsnFields, replyClassOf, splitOriginal, statusOf, type BounceClass, type DsnRecipient } from "./bounce-text.ts";
+export {
+  addressIn,
+  classOf,
+  findRecipient,
+  parseDsnFields,
+  replyClassOf,
+  splitOriginal,
+  statusOf,
+  type BounceClass,
+  type DsnRecipient,
+} from "./bounce-text.ts";
 
 export type BounceReport =
-  | { kind: "bounce"; recipient: string | null; class: BounceClass; status: string | null; diagnostic: string | null; reportingMta: string | null }
+  | {
+      kind: "bounce";
+      recipient: string | null;
+      class: BounceClass;
+      status: string | null;
+      diagnostic: string | null;
+      reportingMta: string | null;
+    }
   | { kind: "auto_reply" }
   | { kind: "not_bounce" };
 
@@ -55,10 +83,16 @@ const squeeze = (text: string, max = 500) => {
 function view(mail: ParsedMail | null, raw: Buffer): View {
   const text = raw.toString("utf8");
   const headEnd = /\r?\n\r?\n/.exec(text);
-  const rawHeaderLines = () => (headEnd ? text.slice(0, headEnd.index) : text).split(/\r?\n(?![ \t])/).map((line) => ({ key: line.slice(0, Math.max(0, line.indexOf(":"))).trim(), line }));
+  const rawHeaderLines = () =>
+    (headEnd ? text.slice(0, headEnd.index) : text)
+      .split(/\r?\n(?![ \t])/)
+      .map((line) => ({ key: line.slice(0, Math.max(0, line.indexOf(":"))).trim(), line }));
   const headers = new Map<string, string[]>();
   for (const { key, line } of mail?.headerLines ?? rawHeaderLines()) {
-    const value = line.slice(line.indexOf(":") + 1, 4000).replace(/\r?\n[ \t]+/g, " ").trim();
+    const value = line
+      .slice(line.indexOf(":") + 1, 4000)
+      .replace(/\r?\n[ \t]+/g, " ")
+      .trim();
     headers.set(key.toLowerCase(), [...(headers.get(key.toLowerCase()) ?? []), value]);
   }
   const atts = mail?.attachments ?? [];
@@ -83,8 +117,10 @@ const reportType = (v: View) => /report-type\s*=\s*"?([\w-]+)/i.exec(header(v, "
 /** Addresses that cannot be the failed recipient: the report's own and the original sender's. */
 function excluded(v: View, original: string): Set<string> {
   const out = new Set<string>();
-  for (const name of ["from", "to", "cc", "reply-to", "return-path", "sender", "errors-to"]) for (const m of header(v, name).matchAll(ADDRESS)) out.add(m[0].toLowerCase());
-  for (const m of originalHeaders(v, original).matchAll(/^(?:from|sender|reply-to|return-path)[ \t]*:(.*)$/gim)) for (const a of (m[1] ?? "").matchAll(ADDRESS)) out.add(a[0].toLowerCase());
+  for (const name of ["from", "to", "cc", "reply-to", "return-path", "sender", "errors-to"])
+    for (const m of header(v, name).matchAll(ADDRESS)) out.add(m[0].toLowerCase());
+  for (const m of originalHeaders(v, original).matchAll(/^(?:from|sender|reply-to|return-path)[ \t]*:(.*)$/gim))
+    for (const a of (m[1] ?? "").matchAll(ADDRESS)) out.add(a[0].toLowerCase());
   return out;
 }
 
@@ -112,7 +148,10 @@ function fromDsn(v: View): BounceReport | null {
   const records = dsn.recipients.filter(usable);
   if (records.length === 0) return null;
   const failed = (r: DsnRecipient) => /^(?:failed|expired|bounced?|undeliverable)/i.test(r.action ?? "");
-  const pick = records.find(failed) ?? records.find((r) => /^delayed/i.test(r.action ?? "")) ?? records.find((r) => /^[45]/.test(statusOf(r.status) ?? ""));
+  const pick =
+    records.find(failed) ??
+    records.find((r) => /^delayed/i.test(r.action ?? "")) ??
+    records.find((r) => /^[45]/.test(statusOf(r.status) ?? ""));
   if (!pick && records.every((r) => SUCCESS_ACTION.test(r.action ?? "") || statusOf(r.status)?.startsWith("2"))) return NOT_BOUNCE;
   const record = pick ?? records[0]!;
   const diagnostic = record["diagnostic-code"]?.replace(/^[\w-]+;\s*/, "") || null;
@@ -120,9 +159,20 @@ function fromDsn(v: View): BounceReport | null {
   const detailed = statusOf(diagnostic);
   if (detailed && (!status || (status.endsWith(".0.0") && detailed[0] === status[0]))) status = detailed;
   const { report, original } = splitOriginal(v.body);
-  const recipient = addressIn(record["final-recipient"]) ?? addressIn(record["original-recipient"]) ?? addressIn(record["x-actual-recipient"]) ?? findRecipient(report, excluded(v, original));
+  const recipient =
+    addressIn(record["final-recipient"]) ??
+    addressIn(record["original-recipient"]) ??
+    addressIn(record["x-actual-recipient"]) ??
+    findRecipient(report, excluded(v, original));
   const text = diagnostic ?? detailAround(report, recipient);
-  return { kind: "bounce", recipient, class: classOf(status, text, record.action ?? null), status, diagnostic: squeeze(text) || null, reportingMta: dsn.reportingMta };
+  return {
+    kind: "bounce",
+    recipient,
+    class: classOf(status, text, record.action ?? null),
+    status,
+    diagnostic: squeeze(text) || null,
+    reportingMta: dsn.reportingMta,
+  };
 }
 
 /** Amazon SES notifications relayed by SNS as mail (JSON in the body). */
@@ -134,7 +184,14 @@ function fromSesNotification(v: View): BounceReport | null {
   const diagnostic = field("diagnosticCode")?.replace(/^[\w-]+;\s*/, "") ?? null;
   const status = statusOf(field("status")) ?? statusOf(diagnostic);
   const klass = field("bounceType") === "Transient" ? "soft" : classOf(status, diagnostic);
-  return { kind: "bounce", recipient: addressIn(field("emailAddress")), class: klass, status, diagnostic, reportingMta: field("reportingMTA")?.replace(/^[\w-]+;\s*/, "") ?? null };
+  return {
+    kind: "bounce",
+    recipient: addressIn(field("emailAddress")),
+    class: klass,
+    status,
+    diagnostic,
+    reportingMta: field("reportingMTA")?.replace(/^[\w-]+;\s*/, "") ?? null,
+  };
 }
 
 function looksLikeBounce(v: View): boolean {
@@ -159,9 +216,12 @@ function fromText(v: View): BounceReport {
   recipient ??= originalTo(v, original);
   const detail = detailAround(report, recipient);
   const status = statusOf(detail) ?? statusOf(report);
-  const delay = /delay|warning|could not send (?:mail|message) for past/i.test(v.subject) || /has been delayed|warning message only|will (?:be retried|continue trying)|still being retried/i.test(report);
+  const delay =
+    /delay|warning|could not send (?:mail|message) for past/i.test(v.subject) ||
+    /has been delayed|warning message only|will (?:be retried|continue trying)|still being retried/i.test(report);
   const klass = classOf(status, `${detail}\n${v.subject}`, delay ? "delayed" : null);
-  const reportingMta = /\b(?:program|system|agent(?: v[\d.]+)?) at (?:host )?([a-z0-9-]+(?:\.[a-z0-9-]+)+)/i.exec(report)?.[1]?.toLowerCase() ?? null;
+  const reportingMta =
+    /\b(?:program|system|agent(?: v[\d.]+)?) at (?:host )?([a-z0-9-]+(?:\.[a-z0-9-]+)+)/i.exec(report)?.[1]?.toLowerCase() ?? null;
   return { kind: "bounce", recipient, class: klass, status, diagnostic: detail || null, reportingMta };
 }
 
@@ -172,7 +232,11 @@ function detailAround(report: string, recipient: string | null): string {
   if (at < 0) return squeeze(report);
   let end = at + 1;
   // up to 12 lines, stopping where the next recipient's line starts
-  while (end < Math.min(lines.length, at + 12) && !new RegExp(`^[\\s"<*]*(?!${escapeRegExp(recipient!)})${ADDRESS.source}`, "i").test(lines[end]!)) end++;
+  while (
+    end < Math.min(lines.length, at + 12) &&
+    !new RegExp(`^[\\s"<*]*(?!${escapeRegExp(recipient!)})${ADDRESS.source}`, "i").test(lines[end]!)
+  )
+    end++;
   return squeeze(lines.slice(at, end).join("\n"));
 }
 
@@ -186,12 +250,15 @@ function isAutoReply(v: View): boolean {
 /** A List-Unsubscribe request (Apple Mail sends it with Auto-Submitted: auto-replied). */
 const isUnsubscribe = (v: View) => v.headers.has("x-apple-unsubscribe") || /^unsubscribe$/i.test(v.subject.trim());
 
-const isComplaint = (v: View) => reportType(v) === "feedback-report" || v.attachmentTypes.some((t) => t.startsWith("message/feedback-report"));
+const isComplaint = (v: View) =>
+  reportType(v) === "feedback-report" || v.attachmentTypes.some((t) => t.startsWith("message/feedback-report"));
 
 export async function parseBounce(raw: Buffer): Promise<BounceReport> {
   const input = raw.length > MAX_BYTES ? raw.subarray(0, MAX_BYTES) : raw;
   const parse = simpleParser as (input: Buffer, options: object) => Promise<ParsedMail>;
-  const mail = await parse(input, { keepDeliveryStatus: true, skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true }).catch(() => null);
+  const mail = await parse(input, { keepDeliveryStatus: true, skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true }).catch(
+    () => null,
+  );
   const v = view(mail, input);
   // a complaint (RFC 5965) or a read receipt (RFC 8098) is neither a bounce nor an auto-reply
   if (isComplaint(v) || reportType(v) === "disposition-notification") return NOT_BOUNCE;

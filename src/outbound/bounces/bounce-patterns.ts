@@ -8,7 +8,8 @@
 export const ADDRESS = /[\w.!#$%&'*+/=?^`{|}~-]+@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?/gi;
 
 /** A bounce sender: mailer-daemon, postmaster (and its misspellings), "Mail Delivery System". */
-export const DAEMON_SENDER = /(?:^|[\s<"(])(?:mailer[-_.]?daemon|post_?master|poostmaster|mail\.delivery\.system|mmsc|sysadmin)\b|mail(?:er)? deliver(?:y)? (?:system|subsystem|service)|internet mail delivery|content-filter|interscan/i;
+export const DAEMON_SENDER =
+  /(?:^|[\s<"(])(?:mailer[-_.]?daemon|post_?master|poostmaster|mail\.delivery\.system|mmsc|sysadmin)\b|mail(?:er)? deliver(?:y)? (?:system|subsystem|service)|internet mail delivery|content-filter|interscan/i;
 
 /** Subjects of delivery reports (English first, then the localised ones seen in the wild). */
 export const BOUNCE_SUBJECT = new RegExp(
@@ -100,13 +101,17 @@ export const RECIPIENT_LINES: readonly RegExp[] = [
 ];
 
 /** Texts that mean the mailbox is full or over quota: soft, even with a 5.x.x code (see classOf). */
-export const MAILBOX_FULL = /mailbox (?:is )?full|mail ?box (?:has )?exceeded|(?:over|exceeded?(?:ed|s)?(?: the| its| their)?(?: storage| disk| mailbox)?) ?quota|quota (?:exceeded|full)|storage quota|insufficient (?:disk |storage )?space|mail ?folder is full|mailbox size limit exceeded|mailbox is over|mailbox (?:would )?exceed|user(?:'s)? (?:mailbox|disk) (?:is )?full|number of messages in recipient's mailbox exceeded|mailbox.{0,20}exceeded|\bmailboxfull\b|messagelimit exceeded/i;
+export const MAILBOX_FULL =
+  /mailbox (?:is )?full|mail ?box (?:has )?exceeded|(?:over|exceeded?(?:ed|s)?(?: the| its| their)?(?: storage| disk| mailbox)?) ?quota|quota (?:exceeded|full)|storage quota|insufficient (?:disk |storage )?space|mail ?folder is full|mailbox size limit exceeded|mailbox is over|mailbox (?:would )?exceed|user(?:'s)? (?:mailbox|disk) (?:is )?full|number of messages in recipient's mailbox exceeded|mailbox.{0,20}exceeded|\bmailboxfull\b|messagelimit exceeded/i;
 
 /** Wordings of temporary trouble: a delay warning, a retry, a time-out, greylisting. */
-export const SOFT_TEXT = /temporar|try again later|try later|deferred|\bdelay(?:ed)?\b|timed? ?out|greylist|graylist|rate limit|too many (?:connections|messages|recipients)|will be retried|still being retried|warning message only|queue too long|could not send (?:mail|message) for past|not responding|connection (?:refused|reset|timed)|resources temporarily|socket error|service (?:temporarily )?unavailable|host name lookup failure|unable to connect|\bexpired\b|cannot send message for|no route to host|\btry again\b|not reachable|could not deliver for the last|after multiple retries|have been failing for a long time/i;
+export const SOFT_TEXT =
+  /temporar|try again later|try later|deferred|\bdelay(?:ed)?\b|timed? ?out|greylist|graylist|rate limit|too many (?:connections|messages|recipients)|will be retried|still being retried|warning message only|queue too long|could not send (?:mail|message) for past|not responding|connection (?:refused|reset|timed)|resources temporarily|socket error|service (?:temporarily )?unavailable|host name lookup failure|unable to connect|\bexpired\b|cannot send message for|no route to host|\btry again\b|not reachable|could not deliver for the last|after multiple retries|have been failing for a long time/i;
 
 /** Texts that say the address or domain does not exist (hard, whatever else the report says). */
-export const HARD_TEXT = /user unknown|unknown user|no such (?:user|mailbox|recipient|address|domain)|does not exist|not exist|doesn't have an? .{0,80} account|recipient (?:name is )?not (?:found|recognized)|not listed in|invalid (?:recipient|address|user|mailbox)|mailbox (?:unavailable|not found|disabled)|account (?:is |has been )?disabled|host unknown|domain not found|unrouteable|unroutable|address rejected|no mailbox here|user not found/i;
+export const HARD_TEXT =
+  /user unknown|unknown user|no such (?:user|mailbox|recipient|address|domain)|does not exist|not exist|doesn't have an? .{0,80} account|recipient (?:name is )?not (?:found|recognized)|not listed in|invalid (?:recipient|address|user|mailbox)|mailbox (?:unavailable|not found|disabled)|account (?:is |has been )?disabled|host unknown|domain not found|unrouteable|unroutable|address rejected|no mailbox here|user not found/i;
 
 /** Automatic reply subjects (vacation, out of office) in the languages seen most. */
-export const AUTO_REPLY_SUBJECT = /^(?:(?:re|aw|fw|fwd):\s*)?(?:auto(?:matic|matische)?[ -]?(?:reply|response|respons|antwort|answer)|auto:|out of (?:the )?office|away from|abwesenheitsnotiz|abwesend|réponse automatique|risposta automatica|respuesta automática|resposta automática|automatisch antwoord|afwezig|autosvar|poza biurem|fuera de la oficina|absence|vacation|on vacation|i am (?:out|away)|自動応答|自動返信|自动回复|不在)/i;
+export const AUTO_REPLY_SUBJECT =
+  /^(?:(?:re|aw|fw|fwd):\s*)?(?:auto(?:matic|matische)?[ -]?(?:reply|response|respons|antwort|answer)|auto:|out of (?:the )?office|away from|abwesenheitsnotiz|abwesend|réponse automatique|risposta automatica|respuesta automática|resposta automática|automatisch antwoord|afwezig|autosvar|poza biurem|fuera de la oficina|absence|vacation|on vacation|i am (?:out|away)|自動応答|自動返信|自动回复|不在)/i;

@@ -9,9 +9,19 @@ export type BounceClass = "hard" | "soft";
 export const clip = (text: string, max: number) => text.slice(0, max).replace(/[^\n]{500,}/g, (line) => line.slice(0, 500));
 
 /** One per-recipient block of a delivery-status report (lowercased field names). */
-export type DsnRecipient = Partial<Record<"final-recipient" | "original-recipient" | "x-actual-recipient" | "action" | "status" | "diagnostic-code" | "remote-mta", string>>;
+export type DsnRecipient = Partial<
+  Record<"final-recipient" | "original-recipient" | "x-actual-recipient" | "action" | "status" | "diagnostic-code" | "remote-mta", string>
+>;
 
-const DSN_FIELDS = new Set(["final-recipient", "original-recipient", "x-actual-recipient", "action", "status", "diagnostic-code", "remote-mta"]);
+const DSN_FIELDS = new Set([
+  "final-recipient",
+  "original-recipient",
+  "x-actual-recipient",
+  "action",
+  "status",
+  "diagnostic-code",
+  "remote-mta",
+]);
 const STATUS = /(?<![\w.])([245])\.(\d{1,3})\.(\d{1,3})(?!\.?\d)/;
 // a reply code where reports put one: at a line start, after "said", ":", ";", "(", "[", "]" or "<<<"
 const REPLY_CODE = /(?:^|(?<=[:;([\]<>]\s{0,3})|(?<=said\s))([45])[0-5]\d(?=[ -]+(?:[a-z<#([]|[245]\.\d))/im;
@@ -101,7 +111,13 @@ export function findRecipient(text: string, exclude: ReadonlySet<string> = new S
     }
   }
   for (const line of report.split(/\r?\n/)) {
-    if (/^\s*(?:message-id|references|in-reply-to|received|from|to|cc|reply-to|return-path|sender)\s*:|^\s*(?:by|id|with|for)\s/i.test(line) || /https?:\/\//i.test(line)) continue;
+    if (
+      /^\s*(?:message-id|references|in-reply-to|received|from|to|cc|reply-to|return-path|sender)\s*:|^\s*(?:by|id|with|for)\s/i.test(
+        line,
+      ) ||
+      /https?:\/\//i.test(line)
+    )
+      continue;
     for (const m of line.matchAll(ADDRESS)) {
       const address = m[0].toLowerCase();
       if (!exclude.has(address)) return address;
@@ -111,4 +127,3 @@ export function findRecipient(text: string, exclude: ReadonlySet<string> = new S
 }
 
 // ---- the message as the rules see it ----
-

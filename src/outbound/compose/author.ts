@@ -112,7 +112,10 @@ export function authorOf(fields: AuthorFields): AuthorDecision {
     sender = s.list[0]!;
   }
   if (from.list.length > 1 && !sender) {
-    return { ok: false, reason: `the From header names ${from.list.length} addresses; name one, or add a Sender header naming the one that sends` };
+    return {
+      ok: false,
+      reason: `the From header names ${from.list.length} addresses; name one, or add a Sender header naming the one that sends`,
+    };
   }
   const author = from.list.length === 1 ? from.list[0]! : sender!;
   const resent = resentMailboxes(fields);
@@ -128,11 +131,15 @@ export function authorOf(fields: AuthorFields): AuthorDecision {
  */
 function resentMailboxes(fields: AuthorFields): Mailboxes {
   const list: MailAddress[] = [];
-  for (const [field, values] of [["Resent-From", fields.resentFrom ?? []], ["Resent-Sender", fields.resentSender ?? []]] as const) {
+  for (const [field, values] of [
+    ["Resent-From", fields.resentFrom ?? []],
+    ["Resent-Sender", fields.resentSender ?? []],
+  ] as const) {
     for (const value of values) {
       const m = mailboxesOf(field, value);
       if (!m.ok) return m;
-      if (field === "Resent-Sender" && m.list.length !== 1) return { ok: false, reason: `the Resent-Sender header names ${m.list.length} addresses; it must name one` };
+      if (field === "Resent-Sender" && m.list.length !== 1)
+        return { ok: false, reason: `the Resent-Sender header names ${m.list.length} addresses; it must name one` };
       list.push(...m.list);
     }
   }

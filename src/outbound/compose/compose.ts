@@ -99,7 +99,8 @@ function composeRaw(draft: MessageDraft, messageId: string, date: Date): Compose
   const h = message.headers;
   const author = authorOf(authorFieldsOf(h));
   if (!author.ok) throw new InputProblem({ path: "raw", message: author.reason });
-  const mismatch = (field: string) => new InputProblem({ path: field, message: `must match the ${field === "cc" ? "Cc" : field === "to" ? "To" : "From"} header of raw` });
+  const mismatch = (field: string) =>
+    new InputProblem({ path: field, message: `must match the ${field === "cc" ? "Cc" : field === "to" ? "To" : "From"} header of raw` });
   if (author.author.address.toLowerCase() !== draft.from.address.toLowerCase()) throw mismatch("from");
   if (!sameAddresses(headerAddresses(h.all("to")), draft.to)) throw mismatch("to");
   if (!sameAddresses(headerAddresses(h.all("cc")), draft.cc)) throw mismatch("cc");

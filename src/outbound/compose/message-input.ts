@@ -65,7 +65,20 @@ const fail = (path: string, message: string): never => {
 };
 
 // Headers the message structure owns; set them through the fields that exist for them.
-const STRUCTURAL_HEADERS = new Set(["from", "to", "cc", "bcc", "subject", "date", "sender", "return-path", "mime-version", "content-type", "content-transfer-encoding", "dkim-signature"]);
+const STRUCTURAL_HEADERS = new Set([
+  "from",
+  "to",
+  "cc",
+  "bcc",
+  "subject",
+  "date",
+  "sender",
+  "return-path",
+  "mime-version",
+  "content-type",
+  "content-transfer-encoding",
+  "dkim-signature",
+]);
 const RESENT_AUTHOR_HEADERS = new Set(["resent-from", "resent-sender"]);
 const HEADER_NAME = /^[\x21-\x39\x3b-\x7e]{1,76}$/;
 // Base64 in groups of four, padding only at the end. Written as a length check and one
@@ -107,7 +120,11 @@ function headersOf(value: Record<string, string | string[]> | undefined): [strin
     if (STRUCTURAL_HEADERS.has(name.toLowerCase())) fail(`headers.${name}`, "is set by the message itself; use the field for it");
     // A receiver may take them for who sends (compose/author.ts): only a raw message, whose
     // every named address is checked, may carry them.
-    if (RESENT_AUTHOR_HEADERS.has(name.toLowerCase())) fail(`headers.${name}`, "names who sends the message; resend a message as raw, where every address it names needs a sending domain of this account");
+    if (RESENT_AUTHOR_HEADERS.has(name.toLowerCase()))
+      fail(
+        `headers.${name}`,
+        "names who sends the message; resend a message as raw, where every address it names needs a sending domain of this account",
+      );
     for (const line of Array.isArray(v) ? v : [v]) {
       if (/[\r\n\u0000]/.test(line)) fail(`headers.${name}`, "must not contain line breaks");
       out.push([name, line]);
@@ -129,7 +146,8 @@ function attachmentsOf(value: MessageBody["attachments"], blocked: readonly stri
   return (value ?? []).map((a, i) => {
     const path = `attachments[${i}]`;
     const name = a.file_name.trim();
-    if (name === "" || /[\u0000-\u001f\u007f/\\]/.test(name)) fail(`${path}.file_name`, "must be a file name without slashes or control characters");
+    if (name === "" || /[\u0000-\u001f\u007f/\\]/.test(name))
+      fail(`${path}.file_name`, "must be a file name without slashes or control characters");
     const ext = blockedExtensionOf(name, blocked);
     if (ext) fail(`${path}.file_name`, `files ending in .${ext} are not allowed`);
     if (!isBase64(a.content)) fail(`${path}.content`, "must be Base64 without newlines");

@@ -46,7 +46,8 @@ function writeNode(node: MimeNode, out: (string | Buffer)[]): void {
   out.push(node.buildHeaders() + "\r\n\r\n");
   const content = node.content;
   if (content !== undefined && content !== null && content !== "") {
-    if (typeof content !== "string" && !Buffer.isBuffer(content)) throw new Error("mime-writer: only string and Buffer contents are composed in memory");
+    if (typeof content !== "string" && !Buffer.isBuffer(content))
+      throw new Error("mime-writer: only string and Buffer contents are composed in memory");
     out.push(encodedContent(content, String(node.getHeader("Content-Transfer-Encoding") ?? "").toLowerCase()));
   }
   if (!node.multipart) return;

@@ -18,7 +18,9 @@ export class MessageHeaders {
     // rebuild: without the space it is the header it is everywhere.
     const head = section.subarray(0, 200).toString("binary");
     const obsolete = OBSOLETE_FIRST_FIELD.exec(head);
-    this.h = new Headers(obsolete ? Buffer.concat([Buffer.from(obsolete[1]! + ":", "binary"), section.subarray(obsolete[0].length)]) : section);
+    this.h = new Headers(
+      obsolete ? Buffer.concat([Buffer.from(obsolete[1]! + ":", "binary"), section.subarray(obsolete[0].length)]) : section,
+    );
   }
   /** Every value of a header, unfolded and MIME-decoded, top first. */
   all(name: string): string[] {
@@ -86,7 +88,13 @@ export function splitMessage(raw: Buffer): SplitMessage {
  */
 export function joinMessage(m: SplitMessage, writableFrom?: number): Buffer {
   // mailsplit ends a rebuilt section with a blank line and an untouched one without.
-  const head = Buffer.from(m.headers.build().toString("binary").replace(/(\r?\n)+$/, "") + "\r\n\r\n", "binary");
+  const head = Buffer.from(
+    m.headers
+      .build()
+      .toString("binary")
+      .replace(/(\r?\n)+$/, "") + "\r\n\r\n",
+    "binary",
+  );
   const start = m.body.byteOffset - head.length;
   if (writableFrom === undefined || start < writableFrom) return Buffer.concat([head, m.body]);
   const whole = Buffer.from(m.body.buffer, start, head.length + m.body.length);

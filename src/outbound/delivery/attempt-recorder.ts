@@ -38,10 +38,25 @@ export class AttemptRecorder {
   unprepared(item: ClaimedRecipient, err: unknown): Promise<void> {
     const permanent = err instanceof UnsendableMessage;
     // Our own failure: its details go to the log; the account sees a sentence without internals.
-    const reason = permanent ? (err as Error).message : "the message could not be prepared for delivery (DKIM signing or tracking failed on our side)";
-    this.deps.logger.error("outbound copy could not be prepared", { message_id: item.message.id, to: item.recipient.email, recipient_id: item.recipient.id, permanent, err });
+    const reason = permanent
+      ? (err as Error).message
+      : "the message could not be prepared for delivery (DKIM signing or tracking failed on our side)";
+    this.deps.logger.error("outbound copy could not be prepared", {
+      message_id: item.message.id,
+      to: item.recipient.email,
+      recipient_id: item.recipient.id,
+      permanent,
+      err,
+    });
     const c = this.deps.config().outbound;
-    const o = unpreparedOutcome({ item, reason, permanent, nowMs: this.deps.clock.nowMs(), retryDelaysMs: c.retryDelaysMs, maxQueueTimeMs: c.maxQueueTimeMs });
+    const o = unpreparedOutcome({
+      item,
+      reason,
+      permanent,
+      nowMs: this.deps.clock.nowMs(),
+      retryDelaysMs: c.retryDelaysMs,
+      maxQueueTimeMs: c.maxQueueTimeMs,
+    });
     const webhook = webhookConfigured(this.deps.config().accounts, item.message.outboundAccountId);
     return this.finish(item, o.update, o.events, webhook);
   }
@@ -55,9 +70,23 @@ export class AttemptRecorder {
    * event of the attempt's start, is recorded with it in the same commit: were the process
    * to die before that commit, the recipient is still queued and the attempt is made again.
    */
-  settle(item: ClaimedRecipient, result: TransactionResult, mx: string | null, permanentWithoutReply: boolean, dispatch: NewEvent | null = null): Promise<void> {
+  settle(
+    item: ClaimedRecipient,
+    result: TransactionResult,
+    mx: string | null,
+    permanentWithoutReply: boolean,
+    dispatch: NewEvent | null = null,
+  ): Promise<void> {
     const c = this.deps.config().outbound;
-    const o = attemptOutcome({ item, result, mx, permanentWithoutReply, nowMs: this.deps.clock.nowMs(), retryDelaysMs: c.retryDelaysMs, maxQueueTimeMs: c.maxQueueTimeMs });
+    const o = attemptOutcome({
+      item,
+      result,
+      mx,
+      permanentWithoutReply,
+      nowMs: this.deps.clock.nowMs(),
+      retryDelaysMs: c.retryDelaysMs,
+      maxQueueTimeMs: c.maxQueueTimeMs,
+    });
     const r = item.recipient;
     const m = item.message;
     this.deps.logger.info("outbound attempt", {
@@ -81,7 +110,9 @@ export class AttemptRecorder {
   /** Commits the outcome if the lease is still ours; else writes nothing, and says so. */
   private async finish(item: ClaimedRecipient, update: RecipientUpdate, events: NewEvent[], webhook: boolean): Promise<void> {
     this.finishing(item.recipient.id);
-    const recorded = await this.deps.repo.finishAttempt(this.workerId, item.recipient.id, update, events, this.deps.clock.nowMs(), { webhook });
+    const recorded = await this.deps.repo.finishAttempt(this.workerId, item.recipient.id, update, events, this.deps.clock.nowMs(), {
+      webhook,
+    });
     if (recorded === null) {
       this.deps.logger.warn("lease lost: the outcome is dropped; the recipient is attempted again", {
         message_id: item.message.id,

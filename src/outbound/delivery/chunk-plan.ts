@@ -49,7 +49,11 @@ export function planChunks<T>(
   const planned = new Map<string, number>();
   for (const [domain, list] of byDomain) {
     const destination = destinationOf(domain);
-    const connections = Math.min(room(destination) - (planned.get(destination) ?? 0), slots, Math.ceil(list.length / RECIPIENTS_PER_NEW_CONNECTION));
+    const connections = Math.min(
+      room(destination) - (planned.get(destination) ?? 0),
+      slots,
+      Math.ceil(list.length / RECIPIENTS_PER_NEW_CONNECTION),
+    );
     if (connections <= 0) {
       plan.unstarted.push(...list);
       continue;

@@ -44,10 +44,15 @@ export async function connectTo(
       continue;
     }
     if (!mxPermitted(ep.host, requirement)) {
-      problems.push(`MX ${ep.host} is not named by ${requirement.level === "verify" ? requirement.why : "the policy"} (mx: ${requirement.level === "verify" ? requirement.policy.mx.join(", ") : ""})`);
+      problems.push(
+        `MX ${ep.host} is not named by ${requirement.level === "verify" ? requirement.why : "the policy"} (mx: ${requirement.level === "verify" ? requirement.policy.mx.join(", ") : ""})`,
+      );
       continue;
     }
-    const tls = requirement.level === "opportunistic" ? undefined : { require: true, verify: requirement.level === "verify", ca: requirement.level === "verify" ? ca : undefined };
+    const tls =
+      requirement.level === "opportunistic"
+        ? undefined
+        : { require: true, verify: requirement.level === "verify", ca: requirement.level === "verify" ? ca : undefined };
     try {
       const client = await SmtpClient.open(ep, {
         heloName: config.hostname,

@@ -20,7 +20,11 @@ export interface ReusableConnection {
 }
 
 /** Pure: whether a connection may carry another message after this one. */
-export function mayReuse(c: Pick<ReusableConnection, "usable" | "sawError" | "openedAtMs">, nowMs: number, reuseLimitMs = CONNECTION_REUSE_LIMIT_MS): boolean {
+export function mayReuse(
+  c: Pick<ReusableConnection, "usable" | "sawError" | "openedAtMs">,
+  nowMs: number,
+  reuseLimitMs = CONNECTION_REUSE_LIMIT_MS,
+): boolean {
   return c.usable && !c.sawError && nowMs - c.openedAtMs < reuseLimitMs;
 }
 

@@ -39,7 +39,13 @@ export function trustedRoots(logger: Logger): (path: string) => string[] | undef
 }
 
 /** The worker's tlsFor, with its MTA-STS cache in the store. */
-export function outboundTls(deps: { store: StsStore; resolver: DnsResolver; clock: Clock; logger: Logger; config(): Config }): (domain: string) => Promise<DestinationTls> {
+export function outboundTls(deps: {
+  store: StsStore;
+  resolver: DnsResolver;
+  clock: Clock;
+  logger: Logger;
+  config(): Config;
+}): (domain: string) => Promise<DestinationTls> {
   const roots = trustedRoots(deps.logger);
   const mtaSts = new MtaSts({
     resolver: deps.resolver,
@@ -48,13 +54,22 @@ export function outboundTls(deps: { store: StsStore; resolver: DnsResolver; cloc
     logger: deps.logger,
     settings: () => {
       const { outbound } = deps.config();
-      return { fetchTimeoutMs: outbound.connectTimeoutMs, port: outbound.mtaStsPort, allowPrivate: outbound.allowPrivateMx, ca: roots(outbound.tlsCaFile) };
+      return {
+        fetchTimeoutMs: outbound.connectTimeoutMs,
+        port: outbound.mtaStsPort,
+        allowPrivate: outbound.allowPrivateMx,
+        ca: roots(outbound.tlsCaFile),
+      };
     },
   });
   return destinationTls({ config: deps.config, mtaSts, roots });
 }
 
-export function destinationTls(deps: { config(): Config; mtaSts: MtaSts; roots: (path: string) => string[] | undefined }): (domain: string) => Promise<DestinationTls> {
+export function destinationTls(deps: {
+  config(): Config;
+  mtaSts: MtaSts;
+  roots: (path: string) => string[] | undefined;
+}): (domain: string) => Promise<DestinationTls> {
   const roots = deps.roots;
   return async (domain) => {
     const { outbound } = deps.config();

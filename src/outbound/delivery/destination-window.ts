@@ -33,7 +33,10 @@ export interface DestinationWindow {
 }
 
 /** The window of a destination never seen (or forgotten): the initial concurrency, within the limit. */
-export const initialWindow = (limits: WindowLimits): DestinationWindow => ({ connections: Math.max(1, Math.min(limits.initial, limits.max)), credit: 0 });
+export const initialWindow = (limits: WindowLimits): DestinationWindow => ({
+  connections: Math.max(1, Math.min(limits.initial, limits.max)),
+  credit: 0,
+});
 
 /**
  * The window after one transaction's feedback: a window's worth carried adds one

@@ -63,7 +63,14 @@ export class HeldRecipients {
     const asked = [...this.held.entries()];
     const nowMs = this.clock.nowMs();
     const untilMs = nowMs + this.leaseMs();
-    const renewed = new Set(await this.repo.renewLeases(this.workerId, asked.map(([id]) => id), nowMs, untilMs));
+    const renewed = new Set(
+      await this.repo.renewLeases(
+        this.workerId,
+        asked.map(([id]) => id),
+        nowMs,
+        untilMs,
+      ),
+    );
     let lost = 0;
     for (const [id, h] of asked) {
       if (renewed.has(id)) h.untilMs = untilMs;

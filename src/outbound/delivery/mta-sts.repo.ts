@@ -17,7 +17,9 @@ interface Row {
 }
 
 export function createStsRepo(store: Store, clock: Clock): StsStore {
-  const select = store.db.query<Row, [string]>("SELECT policy_id, mode, mx_json, max_age, expires_at FROM mta_sts_policies WHERE domain = ?");
+  const select = store.db.query<Row, [string]>(
+    "SELECT policy_id, mode, mx_json, max_age, expires_at FROM mta_sts_policies WHERE domain = ?",
+  );
   const upsert = store.db.query(
     `INSERT INTO mta_sts_policies (domain, policy_id, mode, mx_json, max_age, fetched_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (domain) DO UPDATE SET policy_id = excluded.policy_id, mode = excluded.mode, mx_json = excluded.mx_json,
@@ -26,7 +28,15 @@ export function createStsRepo(store: Store, clock: Clock): StsStore {
   return {
     async get(domain) {
       const row = select.get(domain);
-      return row ? { id: row.policy_id, mode: row.mode, mx: JSON.parse(row.mx_json) as string[], maxAgeSeconds: row.max_age, expiresAtMs: row.expires_at } : null;
+      return row
+        ? {
+            id: row.policy_id,
+            mode: row.mode,
+            mx: JSON.parse(row.mx_json) as string[],
+            maxAgeSeconds: row.max_age,
+            expiresAtMs: row.expires_at,
+          }
+        : null;
     },
     async put(domain, p) {
       upsert.run(domain, p.id, p.mode, JSON.stringify(p.mx), p.maxAgeSeconds, clock.nowMs(), p.expiresAtMs);
@@ -42,7 +52,9 @@ export function createStsRepo(store: Store, clock: Clock): StsStore {
  */
 export function createStsPurge(store: Store): Purge {
   const db = store.logDb;
-  const window = db.query<WindowRow, [number, number]>("SELECT rowid, expires_at AS at, 0 AS keep FROM mta_sts_policies WHERE rowid > ? ORDER BY rowid LIMIT ?");
+  const window = db.query<WindowRow, [number, number]>(
+    "SELECT rowid, expires_at AS at, 0 AS keep FROM mta_sts_policies WHERE rowid > ? ORDER BY rowid LIMIT ?",
+  );
   const remove = db.query("DELETE FROM mta_sts_policies WHERE rowid IN (SELECT value FROM json_each(?))");
   return rowidPurge(db, window, (rowids) => remove.run(rowids), false);
 }

@@ -2,9 +2,7 @@
 // has no MX (RFC 5321 section 5.1), nowhere when it publishes a null MX (RFC 7505).
 import { isNoDataError, type DnsResolver, type MxRecord } from "../../lib/dns.ts";
 
-export type MxRoute =
-  | { ok: true; hosts: string[] }
-  | { ok: false; permanent: boolean; reason: string };
+export type MxRoute = { ok: true; hosts: string[] } | { ok: false; permanent: boolean; reason: string };
 
 /** Pure: MX records to host names in the order to try them; "null" for a null MX. */
 export function mxHostsFrom(records: readonly MxRecord[], random: () => number = Math.random): string[] | "null" {

@@ -21,14 +21,23 @@ export function parseSmarthost(url: string): { host: string; port: number; secur
   };
 }
 
-export async function planHops(domain: string, ctx: { smarthost: string | null; mxPort: number; resolver: DnsResolver; policy: EgressPolicy }): Promise<HopPlan> {
+export async function planHops(
+  domain: string,
+  ctx: { smarthost: string | null; mxPort: number; resolver: DnsResolver; policy: EgressPolicy },
+): Promise<HopPlan> {
   if (ctx.smarthost) {
     const relay = parseSmarthost(ctx.smarthost);
     return {
       ok: true,
       // The operator chose the smarthost: it may live on the local network.
       endpoints: async function* () {
-        yield { host: relay.host, ip: await checkedAddress(relay.host, ctx.resolver, { allowPrivate: true }), port: relay.port, secure: relay.secure, auth: relay.auth };
+        yield {
+          host: relay.host,
+          ip: await checkedAddress(relay.host, ctx.resolver, { allowPrivate: true }),
+          port: relay.port,
+          secure: relay.secure,
+          auth: relay.auth,
+        };
       },
     };
   }
@@ -41,7 +50,12 @@ export async function planHops(domain: string, ctx: { smarthost: string | null; 
         try {
           yield { host, ip: await checkedAddress(host, ctx.resolver, ctx.policy), port: ctx.mxPort, secure: false, auth: null };
         } catch (err) {
-          yield { refused: err instanceof EgressRefused ? `MX ${host} refused: ${err.message}` : `MX ${host}: ${(err as { code?: string }).code ?? (err as Error).message}` };
+          yield {
+            refused:
+              err instanceof EgressRefused
+                ? `MX ${host} refused: ${err.message}`
+                : `MX ${host}: ${(err as { code?: string }).code ?? (err as Error).message}`,
+          };
         }
       }
     },

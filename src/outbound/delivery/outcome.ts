@@ -31,11 +31,19 @@ export function attemptOutcome(i: OutcomeInput): AttemptOutcome {
   const attempts = r.attempts + 1;
   const firstAttemptAtMs = r.firstAttemptAtMs ?? nowMs;
   const details: AttemptDetails = { mx: i.mx, smtp_code: result.code, smtp_response: result.response, attempt: attempts };
-  const event = (kind: NewEvent["kind"], d: Record<string, unknown>): NewEvent => ({ messageId: item.message.id, recipientId: r.id, kind, details: d, createdAtMs: nowMs });
+  const event = (kind: NewEvent["kind"], d: Record<string, unknown>): NewEvent => ({
+    messageId: item.message.id,
+    recipientId: r.id,
+    kind,
+    details: d,
+    createdAtMs: nowMs,
+  });
   const verdict = i.permanentWithoutReply ? "bounce" : verdictForReply(result.code);
   const base = { attempts, firstAttemptAtMs, nextAttemptAtMs: nowMs };
-  if (verdict === "delivered") return { verdict, update: { ...base, status: "delivery", state: "done" }, events: [event("delivery", { ...details })] };
-  if (verdict === "bounce") return { verdict, update: { ...base, status: "bounce", state: "done" }, events: [event("bounce", { ...details })] };
+  if (verdict === "delivered")
+    return { verdict, update: { ...base, status: "delivery", state: "done" }, events: [event("delivery", { ...details })] };
+  if (verdict === "bounce")
+    return { verdict, update: { ...base, status: "bounce", state: "done" }, events: [event("bounce", { ...details })] };
   const next = nextRetryAt(attempts, nowMs, i.retryDelaysMs);
   if (retriesExhausted(item.message.createdAtMs, next, i.maxQueueTimeMs)) {
     return {
@@ -44,7 +52,11 @@ export function attemptOutcome(i: OutcomeInput): AttemptOutcome {
       events: [event("soft_bounce", { ...details }), event("retries_exhausted", { attempts, first_attempt_at: isoTime(firstAttemptAtMs) })],
     };
   }
-  return { verdict, update: { ...base, status: "soft_bounce", state: "queued", nextAttemptAtMs: next }, events: [event("soft_bounce", { ...details })] };
+  return {
+    verdict,
+    update: { ...base, status: "soft_bounce", state: "queued", nextAttemptAtMs: next },
+    events: [event("soft_bounce", { ...details })],
+  };
 }
 
 export interface UnpreparedInput {
@@ -68,14 +80,24 @@ export function unpreparedOutcome(i: UnpreparedInput): AttemptOutcome {
   const r = item.recipient;
   const attempts = r.attempts + 1;
   const firstAttemptAtMs = r.firstAttemptAtMs ?? nowMs;
-  const event = (kind: NewEvent["kind"], d: Record<string, unknown>): NewEvent => ({ messageId: item.message.id, recipientId: r.id, kind, details: d, createdAtMs: nowMs });
+  const event = (kind: NewEvent["kind"], d: Record<string, unknown>): NewEvent => ({
+    messageId: item.message.id,
+    recipientId: r.id,
+    kind,
+    details: d,
+    createdAtMs: nowMs,
+  });
   const error = event("error", { message: i.reason, attempt: attempts, retried: !i.permanent });
   const base = { attempts, firstAttemptAtMs, nextAttemptAtMs: nowMs };
   if (i.permanent) return { verdict: "bounce", update: { ...base, status: "error", state: "done" }, events: [error] };
   const next = nextRetryAt(attempts, nowMs, i.retryDelaysMs);
   if (retriesExhausted(item.message.createdAtMs, next, i.maxQueueTimeMs)) {
     const exhausted = event("retries_exhausted", { attempts, first_attempt_at: isoTime(firstAttemptAtMs) });
-    return { verdict: "retry", update: { ...base, status: "retries_exhausted", state: "done" }, events: [{ ...error, details: { ...error.details, retried: false } }, exhausted] };
+    return {
+      verdict: "retry",
+      update: { ...base, status: "retries_exhausted", state: "done" },
+      events: [{ ...error, details: { ...error.details, retried: false } }, exhausted],
+    };
   }
   return { verdict: "retry", update: { ...base, status: "error", state: "queued", nextAttemptAtMs: next }, events: [error] };
 }

@@ -9,7 +9,12 @@ import { needsPersonalizing, personalize } from "../tracking/personalize.ts";
 import { splitMessage } from "../compose/raw-headers.ts";
 import type { SenderDomains } from "../sending/sender-domains.ts";
 
-export function copyPreparer(deps: { domains: SenderDomains; publicUrl: () => string; trackingKey: Buffer; trackingLinkTtlMs: () => number }) {
+export function copyPreparer(deps: {
+  domains: SenderDomains;
+  publicUrl: () => string;
+  trackingKey: Buffer;
+  trackingLinkTtlMs: () => number;
+}) {
   return {
     samePerRecipient: (m: OutboundMessage) => !needsPersonalizing(m.tracking),
     async prepare(m: OutboundMessage, recipientId: string, recipient: string, raw: Buffer): Promise<Buffer> {
@@ -26,7 +31,8 @@ export function copyPreparer(deps: { domains: SenderDomains; publicUrl: () => st
         : raw;
       // RFC 6376 makes From the one header a signature must cover. Only a message accepted
       // before From was required can lack it: it can never be signed, so never sent.
-      if (!splitMessage(copy).headers.has("from")) throw new UnsendableMessage("the message has no From header, so it cannot be DKIM-signed; send it again with one");
+      if (!splitMessage(copy).headers.has("from"))
+        throw new UnsendableMessage("the message has no From header, so it cannot be DKIM-signed; send it again with one");
       return deps.domains.sign(m.accountId, senderDomainOf(m.from), copy);
     },
   };

@@ -79,7 +79,9 @@ export class SmtpClient {
 
   static open(endpoint: SmtpEndpoint, opts: ClientOptions): Promise<SmtpClient> {
     const sessions = opts.sessions;
-    const scope: SessionScope | null = sessions ? { host: endpoint.host, ip: endpoint.ip, port: endpoint.port, checks: sessions.checks } : null;
+    const scope: SessionScope | null = sessions
+      ? { host: endpoint.host, ip: endpoint.ip, port: endpoint.port, checks: sessions.checks }
+      : null;
     const session = scope ? sessions!.cache.get(scope) : undefined;
     const conn = new SMTPConnection({
       host: endpoint.ip,
@@ -91,7 +93,12 @@ export class SmtpClient {
       // verify (as every MTA does for port 25 unless a policy such as MTA-STS says otherwise).
       opportunisticTLS: !opts.tls?.require,
       requireTLS: opts.tls?.require ?? false,
-      tls: { rejectUnauthorized: opts.tls?.verify ?? false, servername: endpoint.host, ...(opts.tls?.ca ? { ca: opts.tls.ca } : {}), ...(session ? { session } : {}) },
+      tls: {
+        rejectUnauthorized: opts.tls?.verify ?? false,
+        servername: endpoint.host,
+        ...(opts.tls?.ca ? { ca: opts.tls.ca } : {}),
+        ...(session ? { session } : {}),
+      },
       connectionTimeout: opts.connectTimeoutMs,
       greetingTimeout: opts.connectTimeoutMs,
       socketTimeout: opts.commandTimeoutMs,
@@ -131,7 +138,11 @@ export class SmtpClient {
     return new Promise<TransactionResult>((resolve) => {
       this.conn.send({ from, to: [to] }, raw, (err, info) => {
         if (!err) return resolve({ code: replyCode(info.response) ?? 250, response: info.response });
-        const e = err as Error & { response?: string; responseCode?: number; rejectedErrors?: { response?: string; responseCode?: number }[] };
+        const e = err as Error & {
+          response?: string;
+          responseCode?: number;
+          rejectedErrors?: { response?: string; responseCode?: number }[];
+        };
         const rejected = e.rejectedErrors?.[0];
         const response = rejected?.response ?? e.response ?? e.message;
         resolve({ code: rejected?.responseCode ?? e.responseCode ?? replyCode(response), response });

@@ -148,7 +148,10 @@ export class DeliveryWorker {
     const limit = free * RECIPIENTS_PER_CONNECTION;
     const claimed = await this.deps.repo.claimDue(this.id, now, now + c.leaseTimeMs, limit, busy);
     if (claimed.length === 0) return "none";
-    this.held.add(claimed.map((i) => i.recipient.id), now + c.leaseTimeMs);
+    this.held.add(
+      claimed.map((i) => i.recipient.id),
+      now + c.leaseTimeMs,
+    );
     const plan = planChunks(
       claimed,
       (item) => item.recipient.domain,
@@ -224,12 +227,18 @@ export class DeliveryWorker {
         pending.delete(item);
         if (!this.held.holds(item.recipient.id, this.deps.clock.nowMs())) {
           // The heartbeat found the lease lost (this node stalled, or lost the store): its new holder attempts it.
-          this.deps.logger.warn("lease lost before the attempt: left to the worker holding it", { message_id: item.message.id, recipient_id: item.recipient.id, worker: this.id });
+          this.deps.logger.warn("lease lost before the attempt: left to the worker holding it", {
+            message_id: item.message.id,
+            recipient_id: item.recipient.id,
+            worker: this.id,
+          });
           done(item);
           continue;
         }
         if (!client.usable) {
-          recorded.push(this.record.settle(item, { code: null, response: "connection to the mail server was lost" }, client.endpoint.host, false));
+          recorded.push(
+            this.record.settle(item, { code: null, response: "connection to the mail server was lost" }, client.endpoint.host, false),
+          );
           continue;
         }
         if (this.deps.budget && !held.has(item.message.id)) {
@@ -246,7 +255,12 @@ export class DeliveryWorker {
           held.set(item.message.id, reservation);
         }
         const attempt = item.recipient.attempts + 1;
-        const dispatch = this.record.event(item, "dispatch", { mx: client.endpoint.host, smtp_code: null, smtp_response: null, attempt } satisfies AttemptDetails);
+        const dispatch = this.record.event(item, "dispatch", {
+          mx: client.endpoint.host,
+          smtp_code: null,
+          smtp_response: null,
+          attempt,
+        } satisfies AttemptDetails);
         let raw: Buffer;
         try {
           raw = await copyFor(item, blobs, this.deps);
@@ -263,7 +277,8 @@ export class DeliveryWorker {
           client.close();
           const opened = await connectTo(domain, config, this.deps.resolver, tls.requirement, tls.ca, this.tlsSessions);
           if (!opened.ok) {
-            for (const failed of [item, ...pending]) recorded.push(this.record.settle(failed, { code: null, response: opened.reason }, null, opened.permanent));
+            for (const failed of [item, ...pending])
+              recorded.push(this.record.settle(failed, { code: null, response: opened.reason }, null, opened.permanent));
             pending.clear();
             if (!opened.permanent) this.destinations.feedback(destination, "failed");
             return;
@@ -285,12 +300,12 @@ export class DeliveryWorker {
       // Kept for the next message to this destination only if every transaction on it went well.
       if (this.stopping) client.close();
       else this.connections.put(key, client);
-      for (const item of pending) recorded.push(this.record.settle(item, { code: null, response: "delivery was interrupted" }, null, false));
+      for (const item of pending)
+        recorded.push(this.record.settle(item, { code: null, response: "delivery was interrupted" }, null, false));
       for (const r of await Promise.allSettled(recorded)) {
         // Not recorded: the lease keeps the recipient until it ends, then it is tried again.
         if (r.status === "rejected") this.deps.logger.error("recording a delivery outcome failed", { err: r.reason, domain });
       }
     }
   }
-
 }

@@ -74,10 +74,17 @@ export async function enqueueMessage(req: EnqueueRequest, deps: EnqueueDeps): Pr
     tracking: req.tracking ?? NO_TRACKING,
     createdAtMs: now,
   };
-  const suppressed = await deps.suppressed(req.outboundAccountId, [...req.to, ...req.cc, ...req.bcc].map((a) => a.address));
+  const suppressed = await deps.suppressed(
+    req.outboundAccountId,
+    [...req.to, ...req.cc, ...req.bcc].map((a) => a.address),
+  );
   const seen = new Set<string>();
   const recipients: OutboundRecipient[] = [];
-  const typed: (readonly [MailAddress, RecipientType])[] = [...req.to.map((a) => [a, "to"] as const), ...req.cc.map((a) => [a, "cc"] as const), ...req.bcc.map((a) => [a, "bcc"] as const)];
+  const typed: (readonly [MailAddress, RecipientType])[] = [
+    ...req.to.map((a) => [a, "to"] as const),
+    ...req.cc.map((a) => [a, "cc"] as const),
+    ...req.bcc.map((a) => [a, "bcc"] as const),
+  ];
   for (const [a, type] of typed) {
     const key = a.address.toLowerCase();
     if (seen.has(key)) continue;
@@ -100,10 +107,22 @@ export async function enqueueMessage(req: EnqueueRequest, deps: EnqueueDeps): Pr
   }
   const events: NewEvent[] = recipients.flatMap((r): NewEvent[] => [
     { messageId: id, recipientId: r.id, kind: "registration", details: req.testMode ? { test_mode: true } : {}, createdAtMs: now },
-    ...(r.status === "suppressed" ? [{ messageId: id, recipientId: r.id, kind: "suppressed" as const, details: { reason: "on the suppression list" }, createdAtMs: now }] : []),
+    ...(r.status === "suppressed"
+      ? [
+          {
+            messageId: id,
+            recipientId: r.id,
+            kind: "suppressed" as const,
+            details: { reason: "on the suppression list" },
+            createdAtMs: now,
+          },
+        ]
+      : []),
   ]);
   const r = req.remember;
-  const answer = r ? { outboundAccountId: req.outboundAccountId, scope: r.scope, key: r.key, requestSha256: r.requestSha256, answer: r.answerOf(message) } : undefined;
+  const answer = r
+    ? { outboundAccountId: req.outboundAccountId, scope: r.scope, key: r.key, requestSha256: r.requestSha256, answer: r.answerOf(message) }
+    : undefined;
   await deps.repo.insert(message, recipients, events, { raw, webhook: deps.webhookConfigured(req.outboundAccountId), answer });
   if (!req.testMode) deps.notify();
   return message;

@@ -41,7 +41,13 @@ export function createPgOutboundPurge(sql: SQL, events: PgPurgeEvents): Outbound
             // The rules again, on the rows as they are now, and locked until the commit.
             const locked: { id: string }[] = await tx`SELECT m.id FROM outbound_messages m
               WHERE m.id = ANY(${candidates}) AND m.created_at < ${beforeMs} AND NOT ${queued} ORDER BY m.id FOR UPDATE OF m`;
-            const waiting = locked.length > 0 ? await events.pendingAmong(tx, locked.map((r) => r.id)) : new Set<string>();
+            const waiting =
+              locked.length > 0
+                ? await events.pendingAmong(
+                    tx,
+                    locked.map((r) => r.id),
+                  )
+                : new Set<string>();
             const doomed = locked.map((r) => r.id).filter((id) => !waiting.has(id));
             if (doomed.length === 0) return 0;
             // Children first: recipients and bodies reference the message.
@@ -59,8 +65,10 @@ export function createPgOutboundPurge(sql: SQL, events: PgPurgeEvents): Outbound
       sql`SELECT b.rowid, m.created_at AS at, ${queued} AS keep FROM outbound_message_bodies b JOIN outbound_messages m ON m.id = b.message_id
         WHERE b.rowid > ${afterRowid} ORDER BY b.rowid LIMIT ${limit}`,
     remove: async (rowids, beforeMs) =>
-      (await sql`DELETE FROM outbound_message_bodies b USING outbound_messages m
-        WHERE m.id = b.message_id AND b.rowid = ANY(${rowids}) AND m.created_at < ${beforeMs} AND NOT ${queued}`).count,
+      (
+        await sql`DELETE FROM outbound_message_bodies b USING outbound_messages m
+        WHERE m.id = b.message_id AND b.rowid = ANY(${rowids}) AND m.created_at < ${beforeMs} AND NOT ${queued}`
+      ).count,
   });
 
   return { messages, bodies };

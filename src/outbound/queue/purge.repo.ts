@@ -25,7 +25,9 @@ const QUEUED = "EXISTS (SELECT 1 FROM outbound_recipients r WHERE r.message_id =
 export function createOutboundPurge(store: Store, events: PurgeEvents): OutboundPurge {
   const db = store.logDb;
 
-  const messageWindow = db.query<MessageWindowRow, [number, number]>(`SELECT m.rowid AS rowid, m.id AS id, m.created_at AS at, ${QUEUED} AS keep FROM outbound_messages m WHERE m.rowid > ? ORDER BY m.rowid LIMIT ?`);
+  const messageWindow = db.query<MessageWindowRow, [number, number]>(
+    `SELECT m.rowid AS rowid, m.id AS id, m.created_at AS at, ${QUEUED} AS keep FROM outbound_messages m WHERE m.rowid > ? ORDER BY m.rowid LIMIT ?`,
+  );
   const removeRecipients = db.query("DELETE FROM outbound_recipients WHERE message_id IN (SELECT value FROM json_each(?))");
   const removeBodies = db.query("DELETE FROM outbound_message_bodies WHERE message_id IN (SELECT value FROM json_each(?))");
   const removeMessages = db.query("DELETE FROM outbound_messages WHERE id IN (SELECT value FROM json_each(?))");

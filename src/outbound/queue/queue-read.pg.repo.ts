@@ -36,14 +36,25 @@ export const recipientOf = (r: PgRecipientRow) =>
   });
 
 export const pgMessageOf = (r: PgMessageRow) =>
-  messageFromRow({ ...r, size: pgInteger(r.size, "outbound_messages.size"), created_at: pgInteger(r.created_at, "outbound_messages.created_at") });
+  messageFromRow({
+    ...r,
+    size: pgInteger(r.size, "outbound_messages.size"),
+    created_at: pgInteger(r.created_at, "outbound_messages.created_at"),
+  });
 
 /** Comparisons as fragments (a search term's operator is one of these, never text of the query). */
-const COMPARE = { "=": (sql: SQL) => sql`=`, ">=": (sql: SQL) => sql`>=`, "<=": (sql: SQL) => sql`<=`, ">": (sql: SQL) => sql`>`, "<": (sql: SQL) => sql`<` } as const;
+const COMPARE = {
+  "=": (sql: SQL) => sql`=`,
+  ">=": (sql: SQL) => sql`>=`,
+  "<=": (sql: SQL) => sql`<=`,
+  ">": (sql: SQL) => sql`>`,
+  "<": (sql: SQL) => sql`<`,
+} as const;
 
 /** searchClause of search.repo.ts: every term must match; text folds ASCII letters only, in the "C" collation. */
 function searchClause(sql: SQL, terms: readonly SearchTerm[]): Fragment {
-  const recipientMatch = (condition: Fragment) => sql`EXISTS (SELECT 1 FROM outbound_recipients r WHERE r.message_id = m.id AND ${condition})`;
+  const recipientMatch = (condition: Fragment) =>
+    sql`EXISTS (SELECT 1 FROM outbound_recipients r WHERE r.message_id = m.id AND ${condition})`;
   let clause = sql``;
   for (const t of terms) {
     const like = containsPattern(t.value);
@@ -80,7 +91,10 @@ function searchClause(sql: SQL, terms: readonly SearchTerm[]): Fragment {
   return clause;
 }
 
-type QueueReads = Pick<OutboundRepo, "queueDepth" | "getMessage" | "getMessageById" | "getRecipient" | "listMessages" | "recipientsOf" | "eventsOf">;
+type QueueReads = Pick<
+  OutboundRepo,
+  "queueDepth" | "getMessage" | "getMessageById" | "getRecipient" | "listMessages" | "recipientsOf" | "eventsOf"
+>;
 
 export function createPgQueueReads(sql: SQL): QueueReads {
   const messageColumns = sql`m.id, m.account_id, m.outbound_account_id, m.mail_from, m.subject, m.message_id, m.to_json, m.cc_json, m.tags_json, m.test_mode, m.priority,
@@ -88,7 +102,8 @@ export function createPgQueueReads(sql: SQL): QueueReads {
   const recipientColumns = sql`id, message_id, position, email, domain, type, status, state, lane, attempts, first_attempt_at, next_attempt_at`;
   return {
     async queueDepth(nowMs) {
-      const [row]: { queued: Big; due: Big }[] = await sql`SELECT COUNT(*) AS queued, COUNT(*) FILTER (WHERE next_attempt_at <= ${nowMs}) AS due
+      const [row]: { queued: Big; due: Big }[] =
+        await sql`SELECT COUNT(*) AS queued, COUNT(*) FILTER (WHERE next_attempt_at <= ${nowMs}) AS due
         FROM outbound_recipients WHERE state = 'queued'`;
       const queued = pgInteger(row!.queued, "queued");
       const due = pgInteger(row!.due, "due");
@@ -96,7 +111,8 @@ export function createPgQueueReads(sql: SQL): QueueReads {
     },
 
     async getMessage(accountId, id) {
-      const [row]: PgMessageRow[] = await sql`SELECT ${messageColumns} FROM outbound_messages m WHERE m.id = ${id} AND m.account_id = ${accountId}`;
+      const [row]: PgMessageRow[] =
+        await sql`SELECT ${messageColumns} FROM outbound_messages m WHERE m.id = ${id} AND m.account_id = ${accountId}`;
       return row ? pgMessageOf(row) : null;
     },
 
@@ -106,7 +122,8 @@ export function createPgQueueReads(sql: SQL): QueueReads {
     },
 
     async getRecipient(messageId, recipientId) {
-      const [row]: PgRecipientRow[] = await sql`SELECT ${recipientColumns} FROM outbound_recipients WHERE id = ${recipientId} AND message_id = ${messageId}`;
+      const [row]: PgRecipientRow[] =
+        await sql`SELECT ${recipientColumns} FROM outbound_recipients WHERE id = ${recipientId} AND message_id = ${messageId}`;
       return row ? recipientOf(row) : null;
     },
 
@@ -117,7 +134,8 @@ export function createPgQueueReads(sql: SQL): QueueReads {
         const from = tx`outbound_messages m WHERE m.outbound_account_id = ${outboundAccountId}`;
         const window = windowed === null ? null : await pgSearchWindow(tx, from, page, windowed);
         const { where, tail } = pgNewestFirst(tx, page);
-        const rows: PgMessageRow[] = await tx`SELECT ${messageColumns} FROM ${from} ${window?.where ?? tx``} ${searchClause(tx, terms)} ${where} ${tail}`;
+        const rows: PgMessageRow[] =
+          await tx`SELECT ${messageColumns} FROM ${from} ${window?.where ?? tx``} ${searchClause(tx, terms)} ${where} ${tail}`;
         const messages = rows.map(pgMessageOf);
         return window ? searchedPage(messages, page.limit, window) : toPage(messages, page.limit);
       });
@@ -126,7 +144,8 @@ export function createPgQueueReads(sql: SQL): QueueReads {
     async recipientsOf(messageIds) {
       if (messageIds.length === 0) return [];
       // Message IDs in "C", as SQLite orders them.
-      const rows: PgRecipientRow[] = await sql`SELECT ${recipientColumns} FROM outbound_recipients WHERE message_id IN ${sql(messageIds as string[])}
+      const rows: PgRecipientRow[] =
+        await sql`SELECT ${recipientColumns} FROM outbound_recipients WHERE message_id IN ${sql(messageIds as string[])}
         ORDER BY message_id COLLATE "C", position`;
       return rows.map(recipientOf);
     },

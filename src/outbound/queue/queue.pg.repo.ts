@@ -62,12 +62,27 @@ const messageOf = (r: PgClaimRow) =>
   });
 
 /** Suppresses a recipient of a sent message, in `tx` (suppressRecipient on SQLite). */
-async function suppressIn(tx: TransactionSQL, ports: PgQueuePorts, recipientId: string, reason: SuppressionReason, details: Record<string, unknown>, nowMs: number): Promise<void> {
+async function suppressIn(
+  tx: TransactionSQL,
+  ports: PgQueuePorts,
+  recipientId: string,
+  reason: SuppressionReason,
+  details: Record<string, unknown>,
+  nowMs: number,
+): Promise<void> {
   // LOWER in "C": ASCII letters only, as SQLite's LOWER.
   const rows: { account_id: string; outbound_account_id: string; email: string }[] =
     await tx`SELECT m.account_id, m.outbound_account_id, LOWER(r.email COLLATE "C") AS email FROM outbound_recipients r JOIN outbound_messages m ON m.id = r.message_id WHERE r.id = ${recipientId}`;
   const row = rows[0];
-  if (row) await ports.suppressions.suppress(tx, { accountId: row.account_id, outboundAccountId: row.outbound_account_id, email: row.email, reason, details, createdAtMs: nowMs });
+  if (row)
+    await ports.suppressions.suppress(tx, {
+      accountId: row.account_id,
+      outboundAccountId: row.outbound_account_id,
+      email: row.email,
+      reason,
+      details,
+      createdAtMs: nowMs,
+    });
 }
 
 /**
@@ -93,7 +108,8 @@ async function recordOutcome(
         locked_by = NULL, locked_until = NULL
       WHERE id = ${recipientId} ${held} RETURNING id`;
     if (holder && changed.length === 0) return null;
-    if (u.status === "bounce") await suppressIn(tx, ports, recipientId, "bounce", events.at(-1)?.details ?? {}, events.at(-1)?.createdAtMs ?? 0);
+    if (u.status === "bounce")
+      await suppressIn(tx, ports, recipientId, "bounce", events.at(-1)?.details ?? {}, events.at(-1)?.createdAtMs ?? 0);
     return ports.events.record(tx, events, opts);
   });
   if (recorded && opts.webhook !== false) onEvents();
@@ -180,7 +196,8 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
       await sql`UPDATE outbound_recipients SET locked_by = NULL, locked_until = NULL WHERE id IN ${sql(ids as string[])} ${ours}`;
     },
 
-    finishAttempt: (workerId, recipientId, u, events, nowMs, opts = {}) => recordOutcome(sql, ports, onEvents, recipientId, u, events, opts, { workerId, nowMs }),
+    finishAttempt: (workerId, recipientId, u, events, nowMs, opts = {}) =>
+      recordOutcome(sql, ports, onEvents, recipientId, u, events, opts, { workerId, nowMs }),
 
     async nextDueMs() {
       // One MIN per lane, each the first entry of outbound_recipients_due (state, lane,
@@ -232,12 +249,17 @@ export function createPgOutboundRepo(sql: SQL, ports: PgQueuePorts, onEvents: ()
         // (the claim skips it) or already leased (this statement leaves it to its attempt).
         const cancelled: { id: string; attempts: Big }[] = await tx`UPDATE outbound_recipients SET status = 'error', state = 'done'
           WHERE message_id = ${messageId} AND state = 'queued' AND (locked_until IS NULL OR locked_until < ${nowMs}) RETURNING id, attempts`;
-        const [held]: { n: Big }[] = await tx`SELECT COUNT(*) AS n FROM outbound_recipients WHERE message_id = ${messageId} AND state = 'queued'`;
+        const [held]: { n: Big }[] =
+          await tx`SELECT COUNT(*) AS n FROM outbound_recipients WHERE message_id = ${messageId} AND state = 'queued'`;
         const events = cancelled.map((r) => ({
           messageId,
           recipientId: r.id,
           kind: "error" as const,
-          details: { message: "cancelled from the dashboard", attempt: pgInteger(r.attempts, "outbound_recipients.attempts"), retried: false },
+          details: {
+            message: "cancelled from the dashboard",
+            attempt: pgInteger(r.attempts, "outbound_recipients.attempts"),
+            retried: false,
+          },
           createdAtMs: nowMs,
         }));
         await ports.events.record(tx, events, opts);

@@ -25,7 +25,12 @@ export interface QueueLeases {
    * recipients and their first events, and the answer of the idempotency key it was sent
    * with (a replay then returns exactly that answer), all or nothing; resolves once on disk.
    */
-  insert(message: OutboundMessage, recipients: OutboundRecipient[], events: NewEvent[], opts?: { raw?: Buffer; answer?: KeyAnswer } & EventOptions): Promise<void>;
+  insert(
+    message: OutboundMessage,
+    recipients: OutboundRecipient[],
+    events: NewEvent[],
+    opts?: { raw?: Buffer; answer?: KeyAnswer } & EventOptions,
+  ): Promise<void>;
   /** The raw message stored with it, or null once retention.bodies has deleted it. */
   rawMessage(messageId: string): Promise<Buffer | null>;
   /**
@@ -33,7 +38,13 @@ export interface QueueLeases {
    * first, then the longest waiting; none of the domains in `busyDomains`. Recipients
    * due at the same time come in no set order.
    */
-  claimDue(workerId: string, nowMs: number, leaseUntilMs: number, limit: number, busyDomains: readonly string[]): Promise<ClaimedRecipient[]>;
+  claimDue(
+    workerId: string,
+    nowMs: number,
+    leaseUntilMs: number,
+    limit: number,
+    busyDomains: readonly string[],
+  ): Promise<ClaimedRecipient[]>;
   /**
    * The holder's heartbeat: extends to `leaseUntilMs` the leases `workerId` still holds at
    * `nowMs` among `recipientIds` (queued, its own, not ended), in one statement, and returns
@@ -53,7 +64,14 @@ export interface QueueLeases {
    * `workerId` still holds the recipient's lease at `nowMs`; resolves once on disk. Null,
    * with nothing written, when the lease ended or another worker holds it now.
    */
-  finishAttempt(workerId: string, recipientId: string, update: RecipientUpdate, events: NewEvent[], nowMs: number, opts?: EventOptions): Promise<MessageEvent[] | null>;
+  finishAttempt(
+    workerId: string,
+    recipientId: string,
+    update: RecipientUpdate,
+    events: NewEvent[],
+    nowMs: number,
+    opts?: EventOptions,
+  ): Promise<MessageEvent[] | null>;
   /** The next time a queued recipient is due, or null when none waits. */
   nextDueMs(): Promise<number | null>;
 }
@@ -69,7 +87,13 @@ export interface OutboundRepo extends QueueLeases {
   getMessageById(id: string): Promise<OutboundMessage | null>;
   getRecipient(messageId: string, recipientId: string): Promise<OutboundRecipient | null>;
   /** As StatusRepo.list: a search reads at most `windowRows` messages and rejects with SearchTimeoutError after `timeoutMs`. */
-  listMessages(outboundAccountId: string, terms: readonly SearchTerm[], page: PageRequest, windowRows?: number, timeoutMs?: number): Promise<Page<OutboundMessage>>;
+  listMessages(
+    outboundAccountId: string,
+    terms: readonly SearchTerm[],
+    page: PageRequest,
+    windowRows?: number,
+    timeoutMs?: number,
+  ): Promise<Page<OutboundMessage>>;
   recipientsOf(messageIds: readonly string[]): Promise<OutboundRecipient[]>;
   /** Every event of these recipients, oldest first. */
   eventsOf(recipientIds: readonly string[]): Promise<MessageEvent[]>;

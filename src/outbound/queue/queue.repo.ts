@@ -26,24 +26,44 @@ const inList = (n: number) => Array.from({ length: n }, () => "?").join(", ");
  * dispatcher wakes up); `search` runs E12's searches (the search thread in the server; here
  * on `store.db` by default).
  */
-export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: () => void = () => {}, search: SearchRunner = localSearch(store.db)): OutboundRepo {
+export function createOutboundRepo(
+  store: Store,
+  ports: QueuePorts,
+  onEvents: () => void = () => {},
+  search: SearchRunner = localSearch(store.db),
+): OutboundRepo {
   const { db, logDb } = store;
   const { events: eventLog } = ports;
-  const suppressionOf = db.query("SELECT m.account_id, m.outbound_account_id, LOWER(r.email) AS email FROM outbound_recipients r JOIN outbound_messages m ON m.id = r.message_id WHERE r.id = ?");
+  const suppressionOf = db.query(
+    "SELECT m.account_id, m.outbound_account_id, LOWER(r.email) AS email FROM outbound_recipients r JOIN outbound_messages m ON m.id = r.message_id WHERE r.id = ?",
+  );
   /** Suppresses a recipient of a sent message, inside the caller's transaction. */
   const suppressRecipient = (recipientId: string, reason: SuppressionReason, details: Record<string, unknown>, nowMs: number) => {
     const row = suppressionOf.get(recipientId) as { account_id: string; outbound_account_id: string; email: string } | null;
-    if (row) ports.suppressions.suppress({ accountId: row.account_id, outboundAccountId: row.outbound_account_id, email: row.email, reason, details, createdAtMs: nowMs });
+    if (row)
+      ports.suppressions.suppress({
+        accountId: row.account_id,
+        outboundAccountId: row.outbound_account_id,
+        email: row.email,
+        reason,
+        details,
+        createdAtMs: nowMs,
+      });
   };
   const commits = new GroupCommit(db);
   const insertMessage = db.query(`INSERT INTO outbound_messages (${MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const insertBody = db.query("INSERT INTO outbound_message_bodies (message_id, raw) VALUES (?, ?)");
   const insertRecipient = db.query(`INSERT INTO outbound_recipients (${RECIPIENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-  const messageJoin = MESSAGE_COLUMNS.split(", ").map((c) => `m.${c} AS m_${c}`).join(", ");
-  const recipientCols = RECIPIENT_COLUMNS.split(", ").map((c) => `r.${c}`).join(", ");
+  const messageJoin = MESSAGE_COLUMNS.split(", ")
+    .map((c) => `m.${c} AS m_${c}`)
+    .join(", ");
+  const recipientCols = RECIPIENT_COLUMNS.split(", ")
+    .map((c) => `r.${c}`)
+    .join(", ");
   const laneMin = (lane: number) => `SELECT MIN(next_attempt_at) AS due FROM outbound_recipients WHERE state = 'queued' AND lane = ${lane}`;
   const nextDue = db.query(`SELECT MIN(due) AS due FROM (${Object.values(LANES).map(laneMin).join(" UNION ALL ")})`);
-  const setOutcome = "UPDATE outbound_recipients SET status = ?, state = ?, attempts = ?, first_attempt_at = ?, next_attempt_at = ?, locked_by = NULL, locked_until = NULL WHERE id = ?";
+  const setOutcome =
+    "UPDATE outbound_recipients SET status = ?, state = ?, attempts = ?, first_attempt_at = ?, next_attempt_at = ?, locked_by = NULL, locked_until = NULL WHERE id = ?";
   // Held: claimDue leaves a lease alone while locked_until >= now, so that is when it is still ours.
   const setOutcomeIfHeld = db.query(`${setOutcome} AND locked_by = ? AND locked_until >= ?`);
   const setOutcomeAnyway = db.query(setOutcome);
@@ -54,7 +74,13 @@ export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: ()
   );
 
   /** An attempt's outcome; with `holder`, only while that worker holds the lease (else null, nothing written). */
-  const recordOutcome = async (recipientId: string, u: RecipientUpdate, events: NewEvent[], opts: EventOptions, holder: { workerId: string; nowMs: number } | null) => {
+  const recordOutcome = async (
+    recipientId: string,
+    u: RecipientUpdate,
+    events: NewEvent[],
+    opts: EventOptions,
+    holder: { workerId: string; nowMs: number } | null,
+  ) => {
     const recorded = await commits.run(() => {
       const values = [u.status, u.state, u.attempts, u.firstAttemptAtMs, u.nextAttemptAtMs, recipientId] as const;
       if (holder) {
@@ -71,9 +97,38 @@ export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: ()
     async insert(m, recipients, events, opts = {}) {
       const raw = opts.raw;
       await commits.run(() => {
-        insertMessage.run(m.id, m.accountId, m.outboundAccountId, m.from, m.subject, m.messageId, JSON.stringify(m.to), JSON.stringify(m.cc), JSON.stringify(m.tags), m.testMode ? 1 : 0, m.priority, m.sizeBytes, JSON.stringify(m.tracking), m.createdAtMs);
+        insertMessage.run(
+          m.id,
+          m.accountId,
+          m.outboundAccountId,
+          m.from,
+          m.subject,
+          m.messageId,
+          JSON.stringify(m.to),
+          JSON.stringify(m.cc),
+          JSON.stringify(m.tags),
+          m.testMode ? 1 : 0,
+          m.priority,
+          m.sizeBytes,
+          JSON.stringify(m.tracking),
+          m.createdAtMs,
+        );
         if (raw) insertBody.run(m.id, raw);
-        for (const r of recipients) insertRecipient.run(r.id, r.messageId, r.position, r.email, r.domain, r.type, r.status, r.state, r.lane, r.attempts, r.firstAttemptAtMs, r.nextAttemptAtMs);
+        for (const r of recipients)
+          insertRecipient.run(
+            r.id,
+            r.messageId,
+            r.position,
+            r.email,
+            r.domain,
+            r.type,
+            r.status,
+            r.state,
+            r.lane,
+            r.attempts,
+            r.firstAttemptAtMs,
+            r.nextAttemptAtMs,
+          );
         eventLog.record(events, { webhook: opts.webhook });
         if (opts.answer) ports.answers.record(opts.answer, m.createdAtMs);
       });
@@ -90,29 +145,43 @@ export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: ()
       // of this file). The next durable commit, on the same WAL, makes it durable too.
       // IMMEDIATE: it reads, then writes, and the purge thread may commit in between (store.ts, tx).
       const db = logDb;
-      return db.transaction(() => {
-        const params: unknown[] = [nowMs, nowMs];
-        let exclude = "";
-        if (busyDomains.length > 0) {
-          exclude = ` AND domain NOT IN (${inList(busyDomains.length)})`;
-          params.push(...busyDomains);
-        }
-        params.push(limit);
-        const ids = (
-          db
-            .query(`SELECT id FROM outbound_recipients WHERE state = 'queued' AND next_attempt_at <= ? AND (locked_until IS NULL OR locked_until < ?)${exclude} ORDER BY lane, next_attempt_at LIMIT ?`)
-            .all(...(params as never[])) as { id: string }[]
-        ).map((r) => r.id);
-        if (ids.length === 0) return [];
-        db.query(`UPDATE outbound_recipients SET locked_by = ?, locked_until = ? WHERE id IN (${inList(ids.length)})`).run(workerId, leaseUntilMs, ...ids);
-        const rows = db
-          .query(`SELECT ${recipientCols}, ${messageJoin} FROM outbound_recipients r JOIN outbound_messages m ON m.id = r.message_id WHERE r.id IN (${inList(ids.length)}) ORDER BY r.lane, r.next_attempt_at`)
-          .all(...ids) as (RecipientRow & Record<string, unknown>)[];
-        return rows.map((row) => {
-          const m = Object.fromEntries(Object.entries(row).filter(([k]) => k.startsWith("m_")).map(([k, v]) => [k.slice(2), v])) as unknown as MessageRow;
-          return { recipient: recipientFromRow(row), message: messageFromRow(m) };
-        });
-      }).immediate();
+      return db
+        .transaction(() => {
+          const params: unknown[] = [nowMs, nowMs];
+          let exclude = "";
+          if (busyDomains.length > 0) {
+            exclude = ` AND domain NOT IN (${inList(busyDomains.length)})`;
+            params.push(...busyDomains);
+          }
+          params.push(limit);
+          const ids = (
+            db
+              .query(
+                `SELECT id FROM outbound_recipients WHERE state = 'queued' AND next_attempt_at <= ? AND (locked_until IS NULL OR locked_until < ?)${exclude} ORDER BY lane, next_attempt_at LIMIT ?`,
+              )
+              .all(...(params as never[])) as { id: string }[]
+          ).map((r) => r.id);
+          if (ids.length === 0) return [];
+          db.query(`UPDATE outbound_recipients SET locked_by = ?, locked_until = ? WHERE id IN (${inList(ids.length)})`).run(
+            workerId,
+            leaseUntilMs,
+            ...ids,
+          );
+          const rows = db
+            .query(
+              `SELECT ${recipientCols}, ${messageJoin} FROM outbound_recipients r JOIN outbound_messages m ON m.id = r.message_id WHERE r.id IN (${inList(ids.length)}) ORDER BY r.lane, r.next_attempt_at`,
+            )
+            .all(...ids) as (RecipientRow & Record<string, unknown>)[];
+          return rows.map((row) => {
+            const m = Object.fromEntries(
+              Object.entries(row)
+                .filter(([k]) => k.startsWith("m_"))
+                .map(([k, v]) => [k.slice(2), v]),
+            ) as unknown as MessageRow;
+            return { recipient: recipientFromRow(row), message: messageFromRow(m) };
+          });
+        })
+        .immediate();
     },
 
     async renewLeases(workerId, recipientIds, nowMs, leaseUntilMs) {
@@ -124,7 +193,11 @@ export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: ()
     },
 
     async releaseHeldBy(prefix) {
-      const res = db.query("UPDATE outbound_recipients SET locked_by = NULL, locked_until = NULL WHERE state = 'queued' AND locked_by LIKE ? ESCAPE '\\'").run(prefixPattern(prefix));
+      const res = db
+        .query(
+          "UPDATE outbound_recipients SET locked_by = NULL, locked_until = NULL WHERE state = 'queued' AND locked_by LIKE ? ESCAPE '\\'",
+        )
+        .run(prefixPattern(prefix));
       return res.changes;
     },
 
@@ -161,12 +234,16 @@ export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: ()
     },
     async queueDepth(nowMs) {
       // Counted on the covering index outbound_recipients_due: the queued entries only.
-      const row = db.query("SELECT COUNT(*) AS queued, COALESCE(SUM(next_attempt_at <= ?), 0) AS due FROM outbound_recipients WHERE state = 'queued'").get(nowMs) as { queued: number; due: number };
+      const row = db
+        .query("SELECT COUNT(*) AS queued, COALESCE(SUM(next_attempt_at <= ?), 0) AS due FROM outbound_recipients WHERE state = 'queued'")
+        .get(nowMs) as { queued: number; due: number };
       return { due: row.due, scheduled: row.queued - row.due };
     },
 
     async getMessage(accountId, id) {
-      const row = db.query(`SELECT ${MESSAGE_COLUMNS} FROM outbound_messages WHERE id = ? AND account_id = ?`).get(id, accountId) as MessageRow | null;
+      const row = db
+        .query(`SELECT ${MESSAGE_COLUMNS} FROM outbound_messages WHERE id = ? AND account_id = ?`)
+        .get(id, accountId) as MessageRow | null;
       return row ? messageFromRow(row) : null;
     },
 
@@ -176,7 +253,9 @@ export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: ()
     },
 
     async getRecipient(messageId, recipientId) {
-      const row = db.query(`SELECT ${RECIPIENT_COLUMNS} FROM outbound_recipients WHERE id = ? AND message_id = ?`).get(recipientId, messageId) as RecipientRow | null;
+      const row = db
+        .query(`SELECT ${RECIPIENT_COLUMNS} FROM outbound_recipients WHERE id = ? AND message_id = ?`)
+        .get(recipientId, messageId) as RecipientRow | null;
       return row ? recipientFromRow(row) : null;
     },
 
@@ -184,14 +263,25 @@ export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: ()
       // A search reads at most windowRows messages per request (paging.ts, SearchWindow), off the event loop (search-thread.ts).
       const windowed = searchWindowRows(terms.length, windowRows);
       if (windowed !== null) {
-        const found = await search.run({ kind: "messages", outboundAccountId, terms, page, windowRows: windowed, deadlineMs: Date.now() + timeoutMs });
+        const found = await search.run({
+          kind: "messages",
+          outboundAccountId,
+          terms,
+          page,
+          windowRows: windowed,
+          deadlineMs: Date.now() + timeoutMs,
+        });
         return searchedPage((found.rows as MessageRow[]).map(messageFromRow), page.limit, found);
       }
       const params: unknown[] = [outboundAccountId];
       const clause = searchClause(terms, params);
       const { where, tail } = newestFirst(page, params, "m.");
       const rows = db
-        .query(`SELECT ${MESSAGE_COLUMNS.split(", ").map((c) => `m.${c}`).join(", ")} FROM outbound_messages m WHERE m.outbound_account_id = ?${clause}${where}${tail}`)
+        .query(
+          `SELECT ${MESSAGE_COLUMNS.split(", ")
+            .map((c) => `m.${c}`)
+            .join(", ")} FROM outbound_messages m WHERE m.outbound_account_id = ?${clause}${where}${tail}`,
+        )
         .all(...(params as never[])) as MessageRow[];
       return toPage(rows.map(messageFromRow), page.limit);
     },
@@ -205,16 +295,29 @@ export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: ()
     },
 
     async dueNow(messageId, nowMs) {
-      return db.query("UPDATE outbound_recipients SET next_attempt_at = ? WHERE message_id = ? AND state = 'queued' AND next_attempt_at > ?").run(nowMs, messageId, nowMs).changes;
+      return db
+        .query("UPDATE outbound_recipients SET next_attempt_at = ? WHERE message_id = ? AND state = 'queued' AND next_attempt_at > ?")
+        .run(nowMs, messageId, nowMs).changes;
     },
 
     async cancelQueued(messageId, nowMs, opts = {}) {
       const result = store.tx(() => {
-        const rows = db.query("SELECT id, attempts, locked_until FROM outbound_recipients WHERE message_id = ? AND state = 'queued'").all(messageId) as { id: string; attempts: number; locked_until: number | null }[];
+        const rows = db
+          .query("SELECT id, attempts, locked_until FROM outbound_recipients WHERE message_id = ? AND state = 'queued'")
+          .all(messageId) as { id: string; attempts: number; locked_until: number | null }[];
         const free = rows.filter((r) => r.locked_until === null || r.locked_until < nowMs);
         const done = db.query("UPDATE outbound_recipients SET status = 'error', state = 'done' WHERE id = ? AND state = 'queued'");
         for (const r of free) done.run(r.id);
-        eventLog.record(free.map((r) => ({ messageId, recipientId: r.id, kind: "error" as const, details: { message: "cancelled from the dashboard", attempt: r.attempts, retried: false }, createdAtMs: nowMs })), opts);
+        eventLog.record(
+          free.map((r) => ({
+            messageId,
+            recipientId: r.id,
+            kind: "error" as const,
+            details: { message: "cancelled from the dashboard", attempt: r.attempts, retried: false },
+            createdAtMs: nowMs,
+          })),
+          opts,
+        );
         return { cancelled: free.length, inDelivery: rows.length - free.length };
       });
       if (result.cancelled > 0 && opts.webhook !== false) onEvents();
@@ -223,7 +326,11 @@ export function createOutboundRepo(store: Store, ports: QueuePorts, onEvents: ()
 
     async recipientsOf(messageIds) {
       if (messageIds.length === 0) return [];
-      const rows = db.query(`SELECT ${RECIPIENT_COLUMNS} FROM outbound_recipients WHERE message_id IN (${inList(messageIds.length)}) ORDER BY message_id, position`).all(...messageIds) as RecipientRow[];
+      const rows = db
+        .query(
+          `SELECT ${RECIPIENT_COLUMNS} FROM outbound_recipients WHERE message_id IN (${inList(messageIds.length)}) ORDER BY message_id, position`,
+        )
+        .all(...messageIds) as RecipientRow[];
       return rows.map(recipientFromRow);
     },
   };

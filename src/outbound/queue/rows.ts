@@ -25,8 +25,10 @@ export type RecipientRow = Omit<OutboundRecipient, "messageId" | "firstAttemptAt
   next_attempt_at: number;
 };
 
-export const MESSAGE_COLUMNS = "id, account_id, outbound_account_id, mail_from, subject, message_id, to_json, cc_json, tags_json, test_mode, priority, size, tracking_json, created_at";
-export const RECIPIENT_COLUMNS = "id, message_id, position, email, domain, type, status, state, lane, attempts, first_attempt_at, next_attempt_at";
+export const MESSAGE_COLUMNS =
+  "id, account_id, outbound_account_id, mail_from, subject, message_id, to_json, cc_json, tags_json, test_mode, priority, size, tracking_json, created_at";
+export const RECIPIENT_COLUMNS =
+  "id, message_id, position, email, domain, type, status, state, lane, attempts, first_attempt_at, next_attempt_at";
 
 export const messageFromRow = (r: MessageRow): OutboundMessage => ({
   id: r.id,
@@ -59,4 +61,3 @@ export const recipientFromRow = (r: RecipientRow): OutboundRecipient => ({
   firstAttemptAtMs: r.first_attempt_at,
   nextAttemptAtMs: r.next_attempt_at,
 });
-

@@ -50,11 +50,16 @@ export function searchClause(terms: readonly SearchTerm[], params: unknown[]): s
   return sql;
 }
 
-
 /** E12's search of an outbound account's messages, a slice at a time (sliced-search.ts), on any connection to the store. */
 export function messageSliceReader(db: Database, outboundAccountId: string, terms: readonly SearchTerm[]): SliceReader<MessageRow> {
   const params: unknown[] = [];
   const where = searchClause(terms, params);
-  const columns = MESSAGE_COLUMNS.split(", ").map((c) => `m.${c}`).join(", ");
-  return sqliteSliceReader(db, { from: "outbound_messages m WHERE m.outbound_account_id = ?", scopeParams: [outboundAccountId], columns, prefix: "m." }, { where, params });
+  const columns = MESSAGE_COLUMNS.split(", ")
+    .map((c) => `m.${c}`)
+    .join(", ");
+  return sqliteSliceReader(
+    db,
+    { from: "outbound_messages m WHERE m.outbound_account_id = ?", scopeParams: [outboundAccountId], columns, prefix: "m." },
+    { where, params },
+  );
 }

@@ -35,7 +35,11 @@ async function claimIn(tx: TransactionSQL, ref: KeyRef, nowMs: number, keepMs: n
       WHERE outbound_account_id = ${account} AND scope = ${scope} AND key = ${key} FOR UPDATE`;
     const row = rows[0];
     if (!row) continue;
-    const found = findKey({ requestSha256: row.request_sha256, answer: row.answer, createdAtMs: pgInteger(row.created_at, "idempotency_keys.created_at") }, nowMs, keepMs);
+    const found = findKey(
+      { requestSha256: row.request_sha256, answer: row.answer, createdAtMs: pgInteger(row.created_at, "idempotency_keys.created_at") },
+      nowMs,
+      keepMs,
+    );
     // A key past its keeping time is claimed afresh, as SQLite's INSERT OR REPLACE does.
     if (found.kind === "claim") {
       await tx`UPDATE idempotency_keys SET request_sha256 = NULL, answer = NULL, created_at = ${nowMs}

@@ -22,8 +22,12 @@ export function createIdempotencyRepo(store: Store): IdempotencyRepo {
   // Claims need no fsync: one lost in a crash would be dropped at start-up anyway. The
   // answer is durable: it is committed with the message (recordAnswer).
   const db = store.logDb;
-  const select = db.query<Row, [string, string, string]>("SELECT request_sha256, answer, created_at FROM idempotency_keys WHERE outbound_account_id = ? AND scope = ? AND key = ?");
-  const insert = db.query("INSERT OR REPLACE INTO idempotency_keys (outbound_account_id, scope, key, request_sha256, answer, created_at) VALUES (?, ?, ?, NULL, NULL, ?)");
+  const select = db.query<Row, [string, string, string]>(
+    "SELECT request_sha256, answer, created_at FROM idempotency_keys WHERE outbound_account_id = ? AND scope = ? AND key = ?",
+  );
+  const insert = db.query(
+    "INSERT OR REPLACE INTO idempotency_keys (outbound_account_id, scope, key, request_sha256, answer, created_at) VALUES (?, ?, ?, NULL, NULL, ?)",
+  );
   const remove = db.query("DELETE FROM idempotency_keys WHERE outbound_account_id = ? AND scope = ? AND key = ? AND answer IS NULL");
   // IMMEDIATE: read then written, and the purge thread commits from its own connection.
   const claim = db.transaction((ref: KeyRef, nowMs: number, keepMs: number | null): KeyFinding => {
@@ -68,7 +72,9 @@ export function answerRecorder(db: Database) {
 /** The retention purge: answered keys created before the cutoff; a claim in flight is kept. */
 export function createIdempotencyPurge(store: Store): Purge {
   const db = store.logDb;
-  const window = db.query<WindowRow, [number, number]>("SELECT rowid, created_at AS at, answer IS NULL AS keep FROM idempotency_keys WHERE rowid > ? ORDER BY rowid LIMIT ?");
+  const window = db.query<WindowRow, [number, number]>(
+    "SELECT rowid, created_at AS at, answer IS NULL AS keep FROM idempotency_keys WHERE rowid > ? ORDER BY rowid LIMIT ?",
+  );
   const remove = db.query("DELETE FROM idempotency_keys WHERE rowid IN (SELECT value FROM json_each(?))");
   return rowidPurge(db, window, (rowids) => remove.run(rowids));
 }

@@ -54,7 +54,8 @@ export function findKey(row: StoredKey | null, nowMs: number, keepMs: number | n
 export function idempotencyKeyOf(header: (name: string) => string | null): { key: string } | { problem: string } | null {
   const main = header("idempotency-key");
   const alias = header("x-idempotency-key");
-  if (main !== null && alias !== null && main !== alias) return { problem: "Idempotency-Key and X-Idempotency-Key differ: give one of them" };
+  if (main !== null && alias !== null && main !== alias)
+    return { problem: "Idempotency-Key and X-Idempotency-Key differ: give one of them" };
   const key = main ?? alias;
   if (key === null) return null;
   const name = main !== null ? "Idempotency-Key" : "X-Idempotency-Key";

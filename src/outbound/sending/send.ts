@@ -38,13 +38,23 @@ const enqueueDeps = (deps: SendDeps): EnqueueDeps => {
 };
 
 /** The account's tracking and unsubscribe settings, fixed on the message when it is accepted. */
-const trackingOf = (sender: Sender): Tracking => ({ opens: sender.account.tracking.opens, clicks: sender.account.tracking.clicks, unsubscribe: sender.account.unsubscribe });
+const trackingOf = (sender: Sender): Tracking => ({
+  opens: sender.account.tracking.opens,
+  clicks: sender.account.tracking.clicks,
+  unsubscribe: sender.account.unsubscribe,
+});
 
 /**
  * Why one of the other mailboxes a message names in From or Sender may not be used by this
  * account, or null: the author's domain is checked first, the others must pass the same check.
  */
-async function namedRefusal(deps: SendDeps, accountId: string, author: MailAddress, named: readonly MailAddress[], testMode: boolean): Promise<string | null> {
+async function namedRefusal(
+  deps: SendDeps,
+  accountId: string,
+  author: MailAddress,
+  named: readonly MailAddress[],
+  testMode: boolean,
+): Promise<string | null> {
   const checked = new Set([domainOf(author.address)]);
   for (const a of named) {
     const domain = domainOf(a.address);
@@ -71,16 +81,31 @@ function attachmentRefusal(raw: Buffer, blocked: readonly string[]): string | nu
 async function enqueueLogged(req: EnqueueRequest, deps: SendDeps, log: Logger, source: "api" | "submission"): Promise<OutboundMessage> {
   const m = await enqueueMessage(req, enqueueDeps(deps));
   const to = [...req.to, ...req.cc, ...req.bcc].map((a) => a.address).join(", ");
-  log.info("outbound message queued", { message_id: m.id, message_id_header: m.messageId, from: m.from, to, outbound_account_id: m.outboundAccountId, source, test_mode: m.testMode });
+  log.info("outbound message queued", {
+    message_id: m.id,
+    message_id_header: m.messageId,
+    from: m.from,
+    to,
+    outbound_account_id: m.outboundAccountId,
+    source,
+    test_mode: m.testMode,
+  });
   return m;
 }
 
 function checkSize(raw: Buffer, maxBytes: number): void {
-  if (raw.length > maxBytes) throw new InputProblem({ path: "message", message: `is ${raw.length} bytes; at most ${maxBytes} bytes are allowed` });
+  if (raw.length > maxBytes)
+    throw new InputProblem({ path: "message", message: `is ${raw.length} bytes; at most ${maxBytes} bytes are allowed` });
 }
 
 /** E11: a request body becomes a queued message (or an InputProblem for a 422); `remember`: its claimed Idempotency-Key. */
-export async function sendFromApi(sender: Sender, body: MessageBody, deps: SendDeps, log: Logger, remember?: RememberedAnswer): Promise<OutboundMessage> {
+export async function sendFromApi(
+  sender: Sender,
+  body: MessageBody,
+  deps: SendDeps,
+  log: Logger,
+  remember?: RememberedAnswer,
+): Promise<OutboundMessage> {
   const config = deps.config();
   const draft = draftFromBody(body, {
     maxRecipients: config.outbound.maxRecipients,
@@ -152,5 +177,10 @@ export async function sendFromSmtp(sender: Sender, m: SubmittedMessage, deps: Se
   const blockedName = attachmentRefusal(m.raw, deps.config().outbound.blockedExtensions);
   if (blockedName) throw new ContentRefused(blockedName);
   const { named: _named, ...message } = m;
-  return enqueueLogged({ ...message, accountId: sender.account.id, outboundAccountId: sender.outbound.id, testMode, tracking: trackingOf(sender) }, deps, log, "submission");
+  return enqueueLogged(
+    { ...message, accountId: sender.account.id, outboundAccountId: sender.outbound.id, testMode, tracking: trackingOf(sender) },
+    deps,
+    log,
+    "submission",
+  );
 }

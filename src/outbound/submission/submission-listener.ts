@@ -63,9 +63,16 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
    * when it is new (claimed now).
    */
   const claimMessageId = async (outboundAccountId: string, messageId: string): Promise<{ ok: boolean; reply: SmtpReply } | null> => {
-    const found = await deps.send.idempotency.claim({ outboundAccountId, scope: "smtp", key: messageId }, deps.clock.nowMs(), deps.config().retention.keepMs.idempotency_keys);
+    const found = await deps.send.idempotency.claim(
+      { outboundAccountId, scope: "smtp", key: messageId },
+      deps.clock.nowMs(),
+      deps.config().retention.keepMs.idempotency_keys,
+    );
     if (found.kind === "answered") {
-      deps.logger.info("submission: Message-ID sent before, not queued again", { outbound_account_id: outboundAccountId, id: found.answer });
+      deps.logger.info("submission: Message-ID sent before, not queued again", {
+        outbound_account_id: outboundAccountId,
+        id: found.answer,
+      });
       return { ok: true, reply: SMTP_REPLIES.queued(found.answer) };
     }
     if (found.kind === "in_flight") return { ok: false, reply: SMTP_REPLIES.messageIdInFlight };
@@ -91,7 +98,13 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
   });
   /** A refusal, logged with the reply the client gets. */
   const refused = (session: SMTPServerSession, at: string, r: SmtpReply, fields: Record<string, string> = {}) => {
-    deps.logger.info("submission refused", { ...sessionFields(session), from: session.envelope.mailFrom ? session.envelope.mailFrom.address : undefined, at, reply: formatReply(r), ...fields });
+    deps.logger.info("submission refused", {
+      ...sessionFields(session),
+      from: session.envelope.mailFrom ? session.envelope.mailFrom.address : undefined,
+      at,
+      reply: formatReply(r),
+      ...fields,
+    });
     return smtpError(r);
   };
   const server = new SMTPServer({
@@ -121,7 +134,15 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
       const ip = session.remoteAddress;
       const verdict = deps.authFailures.attempt(ip, deps.clock.nowMs());
       const failed = (reply: SmtpReply) => {
-        deps.logger.warn("smtp auth failed", { session_id: session.id, ip, username: loggedUsername(auth.username), method: auth.method, failures: verdict.failures, delay_ms: verdict.delayMs, reply: formatReply(reply) });
+        deps.logger.warn("smtp auth failed", {
+          session_id: session.id,
+          ip,
+          username: loggedUsername(auth.username),
+          method: auth.method,
+          failures: verdict.failures,
+          delay_ms: verdict.delayMs,
+          reply: formatReply(reply),
+        });
         callback(smtpError(reply));
       };
       if (verdict.refuse) return failed(SMTP_REPLIES.authFailedTooOften);
@@ -144,7 +165,11 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
         const declared = ((address.args || {}) as Record<string, unknown>).SIZE;
         const refusal = budget.mailFrom(session, declared);
         if (refusal) {
-          deps.logger.info("submission deferred: memory budget full", { outbound_account_id: sender.outbound.id, at: "MAIL FROM", size: Number(declared) });
+          deps.logger.info("submission deferred: memory budget full", {
+            outbound_account_id: sender.outbound.id,
+            at: "MAIL FROM",
+            size: Number(declared),
+          });
           return callback(smtpError(refusal));
         }
         callback();
@@ -152,7 +177,10 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
       if (!rate) return reserve();
       // On PostgreSQL the count is in the database the nodes share (docs/api.md, Rate limits).
       deps.limiter.take(principalKey(principal), rate, deps.clock.nowMs()).then(
-        (decision) => (decision.allowed ? reserve() : callback(refused(session, "MAIL FROM", SMTP_REPLIES.sendingRateLimited, { from: address.address }))),
+        (decision) =>
+          decision.allowed
+            ? reserve()
+            : callback(refused(session, "MAIL FROM", SMTP_REPLIES.sendingRateLimited, { from: address.address })),
         (err) => {
           deps.logger.error("submission: the rate limit could not be counted", { ...sessionFields(session), err });
           callback(smtpError(SMTP_REPLIES.temporaryFailure));
@@ -181,7 +209,12 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
           if (read.oversized) return callback(refused(session, "end of DATA", SMTP_REPLIES.messageTooLarge(limit)));
           if (read.outgrown) {
             deps.budget.refused("submission");
-            deps.logger.info("submission deferred: memory budget full", { outbound_account_id: sender.outbound.id, at: "end of DATA", bytes: read.bytes, reason: options.reservation.evictedBy ?? "no_room" });
+            deps.logger.info("submission deferred: memory budget full", {
+              outbound_account_id: sender.outbound.id,
+              at: "end of DATA",
+              bytes: read.bytes,
+              reason: options.reservation.evictedBy ?? "no_room",
+            });
             return callback(smtpError(SMTP_REPLIES.insufficientMemory));
           }
           const id = newUuid();
@@ -203,8 +236,22 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
           let messageId = ownMessageIdOf(h);
           const subject = h.first("subject");
           // What is stored of the message holds no NUL: refused before anything is (the Message-ID claim first).
-          const nul = nulField({ From: [from, ...(author.named ?? [])], To: to, Cc: cc, Subject: subject, "Message-ID": messageId, "X-Postroom-Tags": tags });
-          if (nul) return callback(refused(session, "end of DATA", SMTP_REPLIES.invalidMessage(`the ${nul} field holds NUL (U+0000); remove it and send the message again`)));
+          const nul = nulField({
+            From: [from, ...(author.named ?? [])],
+            To: to,
+            Cc: cc,
+            Subject: subject,
+            "Message-ID": messageId,
+            "X-Postroom-Tags": tags,
+          });
+          if (nul)
+            return callback(
+              refused(
+                session,
+                "end of DATA",
+                SMTP_REPLIES.invalidMessage(`the ${nul} field holds NUL (U+0000); remove it and send the message again`),
+              ),
+            );
           // The client's own Message-ID: a message sent again with it is not queued again.
           let remember: RememberedAnswer | undefined;
           if (messageId !== null) {
@@ -245,15 +292,20 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
         .catch((err) => {
           if (err instanceof SenderRefused) return callback(refused(session, "end of DATA", SMTP_REPLIES.senderRefused(err.message)));
           if (err instanceof ContentRefused) return callback(refused(session, "end of DATA", SMTP_REPLIES.contentRefused(err.message)));
-          if ((err as { problem?: { message: string } }).problem) return callback(refused(session, "end of DATA", SMTP_REPLIES.invalidMessage((err as { message: string }).message)));
-          if ((err as { code?: string }).code === "ECONNECTION") deps.logger.info("submitted message not received in full", sessionFields(session));
+          if ((err as { problem?: { message: string } }).problem)
+            return callback(refused(session, "end of DATA", SMTP_REPLIES.invalidMessage((err as { message: string }).message)));
+          if ((err as { code?: string }).code === "ECONNECTION")
+            deps.logger.info("submitted message not received in full", sessionFields(session));
           else deps.logger.error("submission failed", { ...sessionFields(session), err });
           callback(smtpError(SMTP_REPLIES.temporaryFailure));
         })
         // Queued, refused or failed, or the client gone: the message holds nothing any more.
         .finally(() => {
           // Not queued: its Message-ID may be sent again.
-          if (claimed) void deps.send.idempotency.release(claimed).catch((err) => deps.logger.error("submission: Message-ID claim not given up", { ...sessionFields(session), err }));
+          if (claimed)
+            void deps.send.idempotency
+              .release(claimed)
+              .catch((err) => deps.logger.error("submission: Message-ID claim not given up", { ...sessionFields(session), err }));
           // What SQLite copied and the header edits made are garbage now.
           if (stream.byteLength > LARGE_MESSAGE_BYTES) garbageMade(2 * stream.byteLength);
           options.reservation.release();
@@ -267,7 +319,13 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     limits: () => deps.config().smtp,
     serverOptions: () => {
       const c = deps.config();
-      return { maxClients: c.smtp.maxConnections, socketTimeout: c.smtp.socketTimeoutMs, maxRecipients: c.outbound.maxRecipients, size: c.outbound.maxSizeBytes, allowInsecureAuth: c.smtp.allowInsecureAuth };
+      return {
+        maxClients: c.smtp.maxConnections,
+        socketTimeout: c.smtp.socketTimeoutMs,
+        maxRecipients: c.outbound.maxRecipients,
+        size: c.outbound.maxSizeBytes,
+        allowInsecureAuth: c.smtp.allowInsecureAuth,
+      };
     },
     allowInsecureAuth: () => deps.config().smtp.allowInsecureAuth,
     dataPaused: (session) => budget.waiting(session),

@@ -31,7 +31,8 @@ export function createPgSuppressionRepo(sql: SQL): SuppressionRepo {
     async suppressedAmong(outboundAccountId, emails) {
       if (emails.length === 0) return new Set();
       const lower = emails.map((e) => e.toLowerCase());
-      const rows: { email: string }[] = await sql`SELECT email FROM suppressions WHERE outbound_account_id = ${outboundAccountId} AND email IN ${sql(lower)}`;
+      const rows: { email: string }[] =
+        await sql`SELECT email FROM suppressions WHERE outbound_account_id = ${outboundAccountId} AND email IN ${sql(lower)}`;
       return new Set(rows.map((r) => r.email));
     },
     async add(s) {
@@ -40,14 +41,16 @@ export function createPgSuppressionRepo(sql: SQL): SuppressionRepo {
       // repeated ID (another conflict) is an error.
       await sql`INSERT INTO suppressions (${columns}) VALUES (${s.id}, ${s.accountId}, ${s.outboundAccountId}, ${email}, ${s.reason}, ${JSON.stringify(s.details)}, ${s.createdAtMs})
         ON CONFLICT (outbound_account_id, email) DO NOTHING`;
-      const rows: PgRow[] = await sql`SELECT ${columns} FROM suppressions WHERE outbound_account_id = ${s.outboundAccountId} AND email = ${email}`;
+      const rows: PgRow[] =
+        await sql`SELECT ${columns} FROM suppressions WHERE outbound_account_id = ${s.outboundAccountId} AND email = ${email}`;
       return fromRow(rows[0]!);
     },
     async list(accountId, outboundAccountId, query, page) {
       const byOutbound = outboundAccountId ? sql`AND outbound_account_id = ${outboundAccountId}` : sql``;
       const byText = query ? sql`AND ${pgContains(sql, sql`email`, containsPattern(query))}` : sql``;
       const { where, tail } = pgNewestFirst(sql, page);
-      const rows: PgRow[] = await sql`SELECT ${columns} FROM suppressions WHERE account_id = ${accountId} ${byOutbound} ${byText} ${where} ${tail}`;
+      const rows: PgRow[] =
+        await sql`SELECT ${columns} FROM suppressions WHERE account_id = ${accountId} ${byOutbound} ${byText} ${where} ${tail}`;
       return toPage(rows.map(fromRow), page.limit);
     },
     async get(accountId, id) {

@@ -19,7 +19,9 @@ const COLUMNS = "id, account_id, outbound_account_id, email, reason, details_jso
  * when the queue moves there.
  */
 export function recipientSuppressor(db: Database) {
-  const insert = db.query(`INSERT INTO suppressions (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (outbound_account_id, email) DO NOTHING`);
+  const insert = db.query(
+    `INSERT INTO suppressions (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (outbound_account_id, email) DO NOTHING`,
+  );
   return {
     suppress(s: Omit<Suppression, "id">, id: string = newId16()): void {
       insert.run(id, s.accountId, s.outboundAccountId, s.email, s.reason, JSON.stringify(s.details), s.createdAtMs);
@@ -34,13 +36,17 @@ export function createSuppressionRepo(store: Store): SuppressionRepo {
     async suppressedAmong(outboundAccountId, emails) {
       if (emails.length === 0) return new Set();
       const lower = emails.map((e) => e.toLowerCase());
-      const rows = db.query(`SELECT email FROM suppressions WHERE outbound_account_id = ? AND email IN (${lower.map(() => "?").join(", ")})`).all(outboundAccountId, ...lower) as { email: string }[];
+      const rows = db
+        .query(`SELECT email FROM suppressions WHERE outbound_account_id = ? AND email IN (${lower.map(() => "?").join(", ")})`)
+        .all(outboundAccountId, ...lower) as { email: string }[];
       return new Set(rows.map((r) => r.email));
     },
     async add(s) {
       const email = s.email.toLowerCase();
       suppressor.suppress({ ...s, email }, s.id);
-      return fromRow(db.query(`SELECT ${COLUMNS} FROM suppressions WHERE outbound_account_id = ? AND email = ?`).get(s.outboundAccountId, email) as Row);
+      return fromRow(
+        db.query(`SELECT ${COLUMNS} FROM suppressions WHERE outbound_account_id = ? AND email = ?`).get(s.outboundAccountId, email) as Row,
+      );
     },
     async list(accountId, outboundAccountId, query, page) {
       const params: unknown[] = [accountId];
@@ -54,7 +60,9 @@ export function createSuppressionRepo(store: Store): SuppressionRepo {
         params.push(containsPattern(query));
       }
       const { where, tail } = newestFirst(page, params);
-      const rows = db.query(`SELECT ${COLUMNS} FROM suppressions WHERE account_id = ?${filter}${where}${tail}`).all(...(params as never[])) as Row[];
+      const rows = db
+        .query(`SELECT ${COLUMNS} FROM suppressions WHERE account_id = ?${filter}${where}${tail}`)
+        .all(...(params as never[])) as Row[];
       return toPage(rows.map(fromRow), page.limit);
     },
     async get(accountId, id) {

@@ -24,7 +24,8 @@ export interface PersonalizeContext {
   linkExpiresAtMs: number;
 }
 
-export const needsPersonalizing = (t: Tracking): boolean => t.opens || t.clicks || t.unsubscribe.url !== null || t.unsubscribe.mailto !== null;
+export const needsPersonalizing = (t: Tracking): boolean =>
+  t.opens || t.clicks || t.unsubscribe.url !== null || t.unsubscribe.mailto !== null;
 
 const HREF = /(<a\b[^>]*?\bhref\s*=\s*)(["'])(https?:\/\/[^"'<>\s]+)\2/gi;
 const unescapeHtml = (s: string) => s.replace(/&amp;/g, "&");
@@ -51,7 +52,12 @@ export function trackHtml(html: string, t: Pick<Tracking, "opens" | "clicks">, c
 export function unsubscribeHeaders(u: Tracking["unsubscribe"], ctx: PersonalizeContext): [string, string][] {
   const targets: string[] = [];
   if (u.url) {
-    const token = unsubscribeToken(ctx.key, { messageId: ctx.messageId, recipientId: ctx.recipientId, outboundAccountId: ctx.outboundAccountId, recipient: ctx.recipient });
+    const token = unsubscribeToken(ctx.key, {
+      messageId: ctx.messageId,
+      recipientId: ctx.recipientId,
+      outboundAccountId: ctx.outboundAccountId,
+      recipient: ctx.recipient,
+    });
     targets.push(`<${ctx.publicUrl}/t/u/${token}>`);
   }
   if (u.mailto) targets.push(`<mailto:${u.mailto}?subject=${encodeURIComponent(`unsubscribe ${ctx.messageId}`)}>`);

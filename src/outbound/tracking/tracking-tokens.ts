@@ -114,4 +114,3 @@ export function clickLinkExpiresAtMs(target: ClickTarget, messageCreatedAtMs: nu
   if (target.expiresAtMs !== null) return target.expiresAtMs;
   return messageCreatedAtMs === null ? 0 : messageCreatedAtMs + ttlMs;
 }
-

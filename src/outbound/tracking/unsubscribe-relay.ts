@@ -18,11 +18,21 @@ export interface RelayRequest {
 }
 
 /** Pure: the request passed on to `unsubscribeUrl` for `target`, signed with `webhook` when there is one. */
-export function relayRequest(unsubscribeUrl: string, target: UnsubscribeTarget, webhook: WebhookConfig | null, nowMs: number, userAgent: string): RelayRequest {
+export function relayRequest(
+  unsubscribeUrl: string,
+  target: UnsubscribeTarget,
+  webhook: WebhookConfig | null,
+  nowMs: number,
+  userAgent: string,
+): RelayRequest {
   const url = new URL(unsubscribeUrl);
   url.searchParams.set("message_id", target.messageId);
   url.searchParams.set("recipient", target.recipient);
-  const body = new URLSearchParams({ "List-Unsubscribe": "One-Click", message_id: target.messageId, recipient: target.recipient }).toString();
+  const body = new URLSearchParams({
+    "List-Unsubscribe": "One-Click",
+    message_id: target.messageId,
+    recipient: target.recipient,
+  }).toString();
   const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded", "user-agent": userAgent };
   if (webhook) {
     headers.authorization = `Bearer ${webhook.token}`;
@@ -59,7 +69,9 @@ export async function relayUnsubscribe(req: RelayRequest, deps: RelayDeps): Prom
 }
 
 /** The account's unsubscribe.url and the webhook that signs for an outbound account, or null when it has none now. */
-export function relayTargetOf(found: { account: AccountConfig; outbound: OutboundAccountConfig } | undefined): { url: string; webhook: WebhookConfig | null } | null {
+export function relayTargetOf(
+  found: { account: AccountConfig; outbound: OutboundAccountConfig } | undefined,
+): { url: string; webhook: WebhookConfig | null } | null {
   if (!found?.account.unsubscribe.url) return null;
   return { url: found.account.unsubscribe.url, webhook: found.outbound.webhook ?? found.account.webhook };
 }

@@ -10,5 +10,9 @@ export async function openRepos(config: Config, logger: Logger, hooks: RepoHooks
   const url = config.store.postgresUrl;
   if (url === null) return openSqliteRepos(config.dataDir, hooks, logger);
   const { connectTimeoutMs, maxConnections } = config.store;
-  return openPostgresRepos({ url, dataDir: config.dataDir, connectTimeoutMs, maxConnections, nodeId: config.cluster.nodeId }, hooks, logger);
+  return openPostgresRepos(
+    { url, dataDir: config.dataDir, connectTimeoutMs, maxConnections, nodeId: config.cluster.nodeId },
+    hooks,
+    logger,
+  );
 }

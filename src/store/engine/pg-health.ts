@@ -18,7 +18,8 @@ export interface PgHealth {
 /** The verdict from the last write's time and error (pure: table-tested). */
 export function healthVerdict(last: { okAtMs: number | null; error: string | null }, nowMs: number): string | null {
   if (last.error !== null) return last.error;
-  if (last.okAtMs === null || nowMs - last.okAtMs > HEALTH_STALE_AFTER_MS) return `no durable write succeeded in the last ${HEALTH_STALE_AFTER_MS / 1000} s`;
+  if (last.okAtMs === null || nowMs - last.okAtMs > HEALTH_STALE_AFTER_MS)
+    return `no durable write succeeded in the last ${HEALTH_STALE_AFTER_MS / 1000} s`;
   return null;
 }
 

@@ -55,7 +55,13 @@ export async function openPostgresRepos(opts: PostgresOptions, hooks: RepoHooks,
     // URLs and DKIM keys the other nodes cannot open.
     const keys = loadSharedKeys(opts.dataDir);
     await checkSharedKeys(sql, keys);
-    return await build(sql, secretBox(() => keys[SECRETS_KEY]!), opts, hooks, logger);
+    return await build(
+      sql,
+      secretBox(() => keys[SECRETS_KEY]!),
+      opts,
+      hooks,
+      logger,
+    );
   } catch (err) {
     await sql.close().catch(() => {});
     throw err;
@@ -75,7 +81,9 @@ async function checkSchema(sql: SQL, at: PostgresLocation, connectTimeoutMs: num
   if (plan.kind === "refuse") throw new StoreError(plan.reason);
   if (plan.pending.length > 0) {
     const latest = POSTGRES_MIGRATIONS.at(-1)!.version;
-    throw new StoreError(`${describePostgres(at)} is at schema version ${plan.version} and this postroom needs version ${latest}: run \`postroom migrate\` with this config first (once, from one node).`);
+    throw new StoreError(
+      `${describePostgres(at)} is at schema version ${plan.version} and this postroom needs version ${latest}: run \`postroom migrate\` with this config first (once, from one node).`,
+    );
   }
 }
 
@@ -84,7 +92,9 @@ async function build(sql: SQL, secrets: SecretBox, opts: PostgresOptions, hooks:
   const routes = routingCache(() => clock.nowMs());
   const subscriptions = [await listenForAddressChanges(sql, routes)];
   // Keys are prefixed (account:, outbound:, session:, sign-in:): one table serves every limit.
-  const rateLimits = createPgRateLimits(sql, (err) => logger.warn("expired rate counters could not be deleted; the next take tries again", { err }));
+  const rateLimits = createPgRateLimits(sql, (err) =>
+    logger.warn("expired rate counters could not be deleted; the next take tries again", { err }),
+  );
   const health = await pgHealth(sql, opts.nodeId, logger);
   return {
     engine: "postgres",

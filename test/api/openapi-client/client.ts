@@ -8,7 +8,10 @@ import type { components, paths, webhooks } from "./api";
 
 type Schemas = components["schemas"];
 
-export async function callEveryOperation(baseUrl: string, account: { id: string; token: string; outboundId: string; smtpKey: string }): Promise<[string, number][]> {
+export async function callEveryOperation(
+  baseUrl: string,
+  account: { id: string; token: string; outboundId: string; smtpKey: string },
+): Promise<[string, number][]> {
   const api = createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${account.token}` } });
   const sending = createClient<paths>({ baseUrl, headers: { authorization: `Basic ${btoa(`${account.outboundId}:${account.smtpKey}`)}` } });
   const accountId = account.id;
@@ -19,7 +22,12 @@ export async function callEveryOperation(baseUrl: string, account: { id: string;
   note("health", health);
   if (health.data) health.data.status satisfies string;
 
-  const input: Schemas["AddressInput"] = { target: "https://hooks.example.com/in", target_format: "json+n", nickname: "orders", attachments: { store: "local" } };
+  const input: Schemas["AddressInput"] = {
+    target: "https://hooks.example.com/in",
+    target_format: "json+n",
+    nickname: "orders",
+    attachments: { store: "local" },
+  };
   const created = await api.POST("/api/v0.1/{accountId}/addresses", { params: { path: { accountId } }, body: input });
   note("createAddress", created);
   const addressId = created.data?.id ?? "0".repeat(20);
@@ -31,10 +39,24 @@ export async function callEveryOperation(baseUrl: string, account: { id: string;
   note("testAddress", testPost);
   testPost.data?.smtp_reply satisfies string | undefined;
   note("getAddress", await api.GET("/api/v0.1/{accountId}/addresses/{addressId}", { params: { path: { accountId, addressId } } }));
-  note("replaceAddress", await api.PUT("/api/v0.1/{accountId}/addresses/{addressId}", { params: { path: { accountId, addressId } }, body: { ...input, target_format: "multipart+n" } }));
-  note("updateAddress", await api.PATCH("/api/v0.1/{accountId}/addresses/{addressId}", { params: { path: { accountId, addressId } }, body: { nickname: null, signed: true } }));
+  note(
+    "replaceAddress",
+    await api.PUT("/api/v0.1/{accountId}/addresses/{addressId}", {
+      params: { path: { accountId, addressId } },
+      body: { ...input, target_format: "multipart+n" },
+    }),
+  );
+  note(
+    "updateAddress",
+    await api.PATCH("/api/v0.1/{accountId}/addresses/{addressId}", {
+      params: { path: { accountId, addressId } },
+      body: { nickname: null, signed: true },
+    }),
+  );
 
-  const statuses = await api.GET("/api/v0.1/{accountId}/incoming_statuses", { params: { path: { accountId }, query: { address_id: addressId, query: "status:200" } } });
+  const statuses = await api.GET("/api/v0.1/{accountId}/incoming_statuses", {
+    params: { path: { accountId }, query: { address_id: addressId, query: "status:200" } },
+  });
   note("listIncomingStatuses", statuses);
   statuses.data?.[0]?.status_category satisfies string | undefined;
   // No message came to this address: both answer 404 for the unknown status.
@@ -44,31 +66,70 @@ export async function callEveryOperation(baseUrl: string, account: { id: string;
   keptMessage.data?.payload?.body satisfies string | undefined;
   note("postIncomingAgain", await api.POST("/api/v0.1/{accountId}/incoming_statuses/{statusId}/post_again", kept));
 
-  const domain = await api.POST("/api/v0.1/{accountId}/custom_domains", { params: { path: { accountId }, query: { address_id: addressId } }, body: { domain: "shop.example.net", auth_regex: null } });
+  const domain = await api.POST("/api/v0.1/{accountId}/custom_domains", {
+    params: { path: { accountId }, query: { address_id: addressId } },
+    body: { domain: "shop.example.net", auth_regex: null },
+  });
   note("createCustomDomain", domain);
-  note("listCustomDomains", await api.GET("/api/v0.1/{accountId}/custom_domains", { params: { path: { accountId }, query: { address_id: addressId } } }));
+  note(
+    "listCustomDomains",
+    await api.GET("/api/v0.1/{accountId}/custom_domains", { params: { path: { accountId }, query: { address_id: addressId } } }),
+  );
   const customDomainId = domain.data?.id ?? "0".repeat(16);
-  note("deleteCustomDomain", await api.DELETE("/api/v0.1/{accountId}/custom_domains/{customDomainId}", { params: { path: { accountId, customDomainId }, query: { address_id: addressId } } }));
+  note(
+    "deleteCustomDomain",
+    await api.DELETE("/api/v0.1/{accountId}/custom_domains/{customDomainId}", {
+      params: { path: { accountId, customDomainId }, query: { address_id: addressId } },
+    }),
+  );
 
   // In test mode the sender's domain need only be a sending domain of the account.
-  const sendingDomain = await api.POST("/api/v0.1/{accountId}/sending_domains", { params: { path: { accountId } }, body: { domain: "mail.example.net" } });
+  const sendingDomain = await api.POST("/api/v0.1/{accountId}/sending_domains", {
+    params: { path: { accountId } },
+    body: { domain: "mail.example.net" },
+  });
   note("createSendingDomain", sendingDomain);
   const sendingDomainId = sendingDomain.data?.id ?? "0".repeat(16);
-  const composed: Schemas["MessageToSend"] = { from: "news@mail.example.net", to: ["reader@example.org"], subject: "Hello", plain: "Hi", test_mode: true, attachments: [{ file_name: "a.txt", content: btoa("a"), content_type: "text/plain" }] };
-  const raw: Schemas["RawMessage"] = { from: "news@mail.example.net", to: "reader@example.org", raw: "From: news@mail.example.net\r\nTo: reader@example.org\r\nSubject: Hi\r\n\r\nHi\r\n", test_mode: true };
-  const sent = await sending.POST("/api/v0.1/{accountId}/messages", { params: { path: { accountId: account.outboundId } }, body: composed });
+  const composed: Schemas["MessageToSend"] = {
+    from: "news@mail.example.net",
+    to: ["reader@example.org"],
+    subject: "Hello",
+    plain: "Hi",
+    test_mode: true,
+    attachments: [{ file_name: "a.txt", content: btoa("a"), content_type: "text/plain" }],
+  };
+  const raw: Schemas["RawMessage"] = {
+    from: "news@mail.example.net",
+    to: "reader@example.org",
+    raw: "From: news@mail.example.net\r\nTo: reader@example.org\r\nSubject: Hi\r\n\r\nHi\r\n",
+    test_mode: true,
+  };
+  const sent = await sending.POST("/api/v0.1/{accountId}/messages", {
+    params: { path: { accountId: account.outboundId } },
+    body: composed,
+  });
   note("sendMessage", sent);
-  note("sendMessage", await sending.POST("/api/v0.1/{accountId}/messages", { params: { path: { accountId: account.outboundId } }, body: raw }));
+  note(
+    "sendMessage",
+    await sending.POST("/api/v0.1/{accountId}/messages", { params: { path: { accountId: account.outboundId } }, body: raw }),
+  );
   if (sent.error) sent.error.status satisfies number;
 
-  const messages = await api.GET("/api/v0.1/{accountId}/outbound_messages", { params: { path: { accountId }, query: { outbound_account_id: account.outboundId } } });
+  const messages = await api.GET("/api/v0.1/{accountId}/outbound_messages", {
+    params: { path: { accountId }, query: { outbound_account_id: account.outboundId } },
+  });
   note("listOutboundMessages", messages);
   const outboundMessageId = messages.data?.[0]?.id ?? sent.data?.id ?? "00000000-0000-4000-8000-000000000000";
-  const message = await api.GET("/api/v0.1/{accountId}/outbound_messages/{outboundMessageId}", { params: { path: { accountId, outboundMessageId } } });
+  const message = await api.GET("/api/v0.1/{accountId}/outbound_messages/{outboundMessageId}", {
+    params: { path: { accountId, outboundMessageId } },
+  });
   note("getOutboundMessage", message);
   message.data?.recipients[0]?.events[0]?.kind satisfies string | undefined;
   const one = { params: { path: { accountId, outboundMessageId } } };
-  note("getOutboundMessageSource", await api.GET("/api/v0.1/{accountId}/outbound_messages/{outboundMessageId}/raw", { ...one, parseAs: "text" }));
+  note(
+    "getOutboundMessageSource",
+    await api.GET("/api/v0.1/{accountId}/outbound_messages/{outboundMessageId}/raw", { ...one, parseAs: "text" }),
+  );
   const content = await api.GET("/api/v0.1/{accountId}/outbound_messages/{outboundMessageId}/content", one);
   note("getOutboundMessageContent", content);
   content.data?.headers[0]?.name satisfies string | undefined;
@@ -77,18 +138,40 @@ export async function callEveryOperation(baseUrl: string, account: { id: string;
   note("cancelOutboundMessage", cancelled);
   cancelled.data?.in_delivery satisfies number | undefined;
 
-  note("listSendingDomains", await api.GET("/api/v0.1/{accountId}/sending_domains", { params: { path: { accountId }, query: { page: "1" } } }));
-  note("getSendingDomain", await api.GET("/api/v0.1/{accountId}/sending_domains/{sendingDomainId}", { params: { path: { accountId, sendingDomainId } } }));
-  const verified = await api.POST("/api/v0.1/{accountId}/sending_domains/{sendingDomainId}/verify", { params: { path: { accountId, sendingDomainId } } });
+  note(
+    "listSendingDomains",
+    await api.GET("/api/v0.1/{accountId}/sending_domains", { params: { path: { accountId }, query: { page: "1" } } }),
+  );
+  note(
+    "getSendingDomain",
+    await api.GET("/api/v0.1/{accountId}/sending_domains/{sendingDomainId}", { params: { path: { accountId, sendingDomainId } } }),
+  );
+  const verified = await api.POST("/api/v0.1/{accountId}/sending_domains/{sendingDomainId}/verify", {
+    params: { path: { accountId, sendingDomainId } },
+  });
   note("verifySendingDomain", verified);
   verified.data?.dns_records[0]?.verified satisfies boolean | undefined;
-  note("deleteSendingDomain", await api.DELETE("/api/v0.1/{accountId}/sending_domains/{sendingDomainId}", { params: { path: { accountId, sendingDomainId } } }));
+  note(
+    "deleteSendingDomain",
+    await api.DELETE("/api/v0.1/{accountId}/sending_domains/{sendingDomainId}", { params: { path: { accountId, sendingDomainId } } }),
+  );
 
-  const suppression = await api.POST("/api/v0.1/{accountId}/suppressions", { params: { path: { accountId } }, body: { outbound_account_id: account.outboundId, email: "gone@example.org" } });
+  const suppression = await api.POST("/api/v0.1/{accountId}/suppressions", {
+    params: { path: { accountId } },
+    body: { outbound_account_id: account.outboundId, email: "gone@example.org" },
+  });
   note("createSuppression", suppression);
-  note("listSuppressions", await api.GET("/api/v0.1/{accountId}/suppressions", { params: { path: { accountId }, query: { outbound_account_id: account.outboundId } } }));
+  note(
+    "listSuppressions",
+    await api.GET("/api/v0.1/{accountId}/suppressions", {
+      params: { path: { accountId }, query: { outbound_account_id: account.outboundId } },
+    }),
+  );
   const suppressionId = suppression.data?.id ?? "0";
-  note("deleteSuppression", await api.DELETE("/api/v0.1/{accountId}/suppressions/{suppressionId}", { params: { path: { accountId, suppressionId } } }));
+  note(
+    "deleteSuppression",
+    await api.DELETE("/api/v0.1/{accountId}/suppressions/{suppressionId}", { params: { path: { accountId, suppressionId } } }),
+  );
 
   const stats = await api.GET("/api/v0.1/{accountId}/stats", { params: { path: { accountId }, query: { period: "7d" } } });
   note("getStats", stats);
@@ -110,7 +193,9 @@ export async function callEveryOperation(baseUrl: string, account: { id: string;
 }
 
 /** What a target's handler gets: the json+n payload, or the multipart+n form. */
-export function subjectOf(payload: NonNullable<webhooks["inboundMessage"]["post"]["requestBody"]>["content"]["application/json"]): string | undefined {
+export function subjectOf(
+  payload: NonNullable<webhooks["inboundMessage"]["post"]["requestBody"]>["content"]["application/json"],
+): string | undefined {
   const subject = payload.headers.subject;
   const size: string | undefined = payload.attachments[0]?.size;
   return size === undefined ? undefined : Array.isArray(subject) ? subject[0] : subject;

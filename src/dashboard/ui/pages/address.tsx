@@ -18,13 +18,14 @@ interface CustomDomain {
   created_at: string;
 }
 
-
 export function AddressPage({ session, id }: { session: Session; id: string }) {
   const path = accountPath(session.account_id, `addresses/${id}`);
   const [address, setAddress] = useState<Address | null | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    get<Address>(path).then(setAddress, (err) => (err instanceof ApiFailure && err.status === 404 ? setAddress(null) : setError(errorText(err))));
+    get<Address>(path).then(setAddress, (err) =>
+      err instanceof ApiFailure && err.status === 404 ? setAddress(null) : setError(errorText(err)),
+    );
   }, [path]);
   if (address === null) return <NotFound what="address" />;
   if (address === undefined) return <ErrorNote error={error} />;
@@ -58,7 +59,9 @@ function EditAddress({ path, address, onSaved }: { path: string; address: Addres
     setError(null);
     setSaved(false);
     try {
-      onSaved(await call<Address>("PATCH", path, { target, target_format: format, nickname: nickname.trim() || null, store_messages: keep }));
+      onSaved(
+        await call<Address>("PATCH", path, { target, target_format: format, nickname: nickname.trim() || null, store_messages: keep }),
+      );
       setSaved(true);
     } catch (err) {
       setError(errorText(err));
@@ -79,7 +82,9 @@ function EditAddress({ path, address, onSaved }: { path: string; address: Addres
           <label class="inline">
             <input type="checkbox" class="check" checked={keep} onChange={(e) => setKeep(e.currentTarget.checked)} /> Keep received messages
           </label>
-          <p class="hint">Each message is stored (in the address's S3 store, or on this server) and linked as envelope.store_url and in Incoming.</p>
+          <p class="hint">
+            Each message is stored (in the address's S3 store, or on this server) and linked as envelope.store_url and in Incoming.
+          </p>
         </div>
       </div>
       <ErrorNote error={error} />
@@ -110,7 +115,9 @@ function CustomDomains({ session, address }: { session: Session; address: Addres
   };
   const remove = async (d: CustomDomain) => {
     if (!confirm(`Remove ${d.domain}? Mail to it is refused from then on.`)) return;
-    await call("DELETE", accountPath(session.account_id, `custom_domains/${d.id}?address_id=${address.id}`)).then(domains.reload, (err) => setError(errorText(err)));
+    await call("DELETE", accountPath(session.account_id, `custom_domains/${d.id}?address_id=${address.id}`)).then(domains.reload, (err) =>
+      setError(errorText(err)),
+    );
   };
   return (
     <section class="card" aria-labelledby="h-custom">
@@ -126,7 +133,9 @@ function CustomDomains({ session, address }: { session: Session; address: Addres
                 <code>{d.mx_host}</code>
               </td>
               <td>
-                <span class={`status ${d.mx_verified ? "successful" : "rejected"}`}>{d.mx_verified ? "points here" : "not pointing here"}</span>
+                <span class={`status ${d.mx_verified ? "successful" : "rejected"}`}>
+                  {d.mx_verified ? "points here" : "not pointing here"}
+                </span>
               </td>
               <td>{d.auth_regex ? <code>{d.auth_regex}</code> : "any"}</td>
               <td>
@@ -143,11 +152,22 @@ function CustomDomains({ session, address }: { session: Session; address: Addres
         <div class="fields">
           <div>
             <label for="cd-domain">Domain</label>
-            <input id="cd-domain" required value={domain} onInput={(e) => setDomain(e.currentTarget.value)} placeholder="shop.example.net" />
+            <input
+              id="cd-domain"
+              required
+              value={domain}
+              onInput={(e) => setDomain(e.currentTarget.value)}
+              placeholder="shop.example.net"
+            />
           </div>
           <div>
             <label for="cd-regex">Accepted recipients (regular expression, optional)</label>
-            <input id="cd-regex" value={authRegex} onInput={(e) => setAuthRegex(e.currentTarget.value)} placeholder="(orders|billing)@shop\.example\.net" />
+            <input
+              id="cd-regex"
+              value={authRegex}
+              onInput={(e) => setAuthRegex(e.currentTarget.value)}
+              placeholder="(orders|billing)@shop\.example\.net"
+            />
           </div>
         </div>
         <ErrorNote error={error ?? domains.error} />
@@ -193,8 +213,8 @@ function TestPost({ path }: { path: string }) {
       {result && (
         <div role="status">
           <p>
-            The target answered <span class={`status ${result.status_category}`}>{result.status}</span> in {result.duration_ms} ms; a sender would have been told{" "}
-            <code>{result.smtp_reply}</code>.
+            The target answered <span class={`status ${result.status_category}`}>{result.status}</span> in {result.duration_ms} ms; a sender
+            would have been told <code>{result.smtp_reply}</code>.
           </p>
           {result.response && <pre>{result.response}</pre>}
         </div>

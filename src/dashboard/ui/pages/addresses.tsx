@@ -94,7 +94,14 @@ function NewAddress({ session, onCreated }: { session: Session; onCreated: () =>
       <div class="fields">
         <div>
           <label for="target">Target URL</label>
-          <input id="target" type="url" required value={target} onInput={(e) => setTarget(e.currentTarget.value)} placeholder="https://example.com/incoming" />
+          <input
+            id="target"
+            type="url"
+            required
+            value={target}
+            onInput={(e) => setTarget(e.currentTarget.value)}
+            placeholder="https://example.com/incoming"
+          />
         </div>
         <FormatSelect value={format} onChange={setFormat} />
         <NicknameField value={nickname} onChange={setNickname} />

@@ -28,7 +28,11 @@ interface SendingDomain {
   dns_records: DnsRecord[];
 }
 
-const STATUS_TEXT: Record<SendingDomain["sending_status"], string> = { verified: "verified", grace: "records failing (grace period)", unverified: "not verified" };
+const STATUS_TEXT: Record<SendingDomain["sending_status"], string> = {
+  verified: "verified",
+  grace: "records failing (grace period)",
+  unverified: "not verified",
+};
 
 export function Domains({ session }: { session: Session }) {
   const domains = useList<SendingDomain>(accountPath(session.account_id, "sending_domains"));
@@ -69,7 +73,11 @@ export function Domains({ session }: { session: Session }) {
                 <a {...link(`/domains/${d.id}`)}>{d.domain}</a>
               </td>
               <td>
-                <span class={`status ${d.sending_status === "verified" ? "successful" : d.sending_status === "grace" ? "delayed" : "rejected"}`}>{STATUS_TEXT[d.sending_status]}</span>
+                <span
+                  class={`status ${d.sending_status === "verified" ? "successful" : d.sending_status === "grace" ? "delayed" : "rejected"}`}
+                >
+                  {STATUS_TEXT[d.sending_status]}
+                </span>
               </td>
               <td>
                 <Time iso={d.checked_at} />
@@ -90,7 +98,9 @@ export function Domain({ session, id }: { session: Session; id: string }) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   useEffect(() => {
-    get<SendingDomain>(path).then(setDomain, (err) => (err instanceof ApiFailure && err.status === 404 ? setDomain(null) : setError(String(err.message ?? err))));
+    get<SendingDomain>(path).then(setDomain, (err) =>
+      err instanceof ApiFailure && err.status === 404 ? setDomain(null) : setError(String(err.message ?? err)),
+    );
   }, [path]);
   if (domain === null) return <NotFound what="sending domain" />;
   if (domain === undefined) return <ErrorNote error={error} />;
@@ -109,7 +119,10 @@ export function Domain({ session, id }: { session: Session; id: string }) {
   };
   const remove = async () => {
     if (!confirm(`Delete ${domain.domain}? Mail from it is refused from then on.`)) return;
-    await call("DELETE", path).then(() => navigate("/domains"), (err) => setError(err.message));
+    await call("DELETE", path).then(
+      () => navigate("/domains"),
+      (err) => setError(err.message),
+    );
   };
   return (
     <section aria-labelledby="h-domain">

@@ -33,7 +33,8 @@ export function Incoming({ session, addressId, query }: { session: Session; addr
   if (chosen) params.set("address_id", chosen);
   if (query) params.set("query", query);
   const statuses = useList<IncomingStatus>(chosen ? accountPath(session.account_id, `incoming_statuses?${params}`) : null);
-  const go = (address: string | null, q: string) => navigate(`/incoming?${new URLSearchParams({ ...(address ? { address } : {}), ...(q ? { query: q } : {}) })}`);
+  const go = (address: string | null, q: string) =>
+    navigate(`/incoming?${new URLSearchParams({ ...(address ? { address } : {}), ...(q ? { query: q } : {}) })}`);
   if (statuses.errorStatus === 404) return <NotFound what="address" />;
   return (
     <section aria-labelledby="h-incoming">
@@ -81,7 +82,19 @@ export function Incoming({ session, addressId, query }: { session: Session; addr
                     <dt>X-Postroom-Message-Id</dt>
                     <dd>{s.x_postroom_message_id ? <code>{s.x_postroom_message_id}</code> : "none: Postroom refused it itself"}</dd>
                     <dt>Message</dt>
-                    <dd>{s.store_url && chosen ? <KeptMessage session={session} addressId={chosen} statusId={s.id} storeUrl={s.store_url} onPosted={statuses.reload} /> : "not kept (the address's store_messages is off)"}</dd>
+                    <dd>
+                      {s.store_url && chosen ? (
+                        <KeptMessage
+                          session={session}
+                          addressId={chosen}
+                          statusId={s.id}
+                          storeUrl={s.store_url}
+                          onPosted={statuses.reload}
+                        />
+                      ) : (
+                        "not kept (the address's store_messages is off)"
+                      )}
+                    </dd>
                     <dt>Status ID</dt>
                     <dd>
                       <code>{s.id}</code>
@@ -103,7 +116,11 @@ export function Incoming({ session, addressId, query }: { session: Session; addr
         </tbody>
       </table>
       {chosen && !statuses.loading && statuses.items.length === 0 && !statuses.error && (
-        <p>{statuses.next ? "No match among the newest messages searched so far: Load more searches older ones." : `No messages${query ? " match this search" : " yet"}.`}</p>
+        <p>
+          {statuses.next
+            ? "No match among the newest messages searched so far: Load more searches older ones."
+            : `No messages${query ? " match this search" : " yet"}.`}
+        </p>
       )}
       <More list={statuses} />
     </section>

@@ -12,12 +12,28 @@ interface KeptMessageView {
   payload: { content_type: string; body: string; truncated: boolean } | null;
 }
 
-export function KeptMessage({ session, addressId, statusId, storeUrl, onPosted }: { session: Session; addressId: string; statusId: string; storeUrl: string; onPosted: () => void }) {
+export function KeptMessage({
+  session,
+  addressId,
+  statusId,
+  storeUrl,
+  onPosted,
+}: {
+  session: Session;
+  addressId: string;
+  statusId: string;
+  storeUrl: string;
+  onPosted: () => void;
+}) {
   const [view, setView] = useState<KeptMessageView | null>(null);
   const [reply, setReply] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const path = (action: string) => accountPath(session.account_id, `incoming_statuses/${encodeURIComponent(statusId)}/${action}?address_id=${encodeURIComponent(addressId)}`);
+  const path = (action: string) =>
+    accountPath(
+      session.account_id,
+      `incoming_statuses/${encodeURIComponent(statusId)}/${action}?address_id=${encodeURIComponent(addressId)}`,
+    );
   const run = async (fn: () => Promise<void>) => {
     setBusy(true);
     setError(null);

@@ -22,9 +22,12 @@ export function Overview({ session }: { session: Session }) {
   const [stats, setStats] = useState<Stats | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    get<Stats>(accountPath(session.account_id, `stats?period=${period}`)).then(setStats, (err) => setError(err instanceof ApiFailure ? err.message : String(err)));
+    get<Stats>(accountPath(session.account_id, `stats?period=${period}`)).then(setStats, (err) =>
+      setError(err instanceof ApiFailure ? err.message : String(err)),
+    );
   }, [session.account_id, period]);
-  const label = (at: string) => new Date(at).toLocaleString([], period === "24h" ? { hour: "2-digit", minute: "2-digit" } : { weekday: "short", hour: "2-digit" });
+  const label = (at: string) =>
+    new Date(at).toLocaleString([], period === "24h" ? { hour: "2-digit", minute: "2-digit" } : { weekday: "short", hour: "2-digit" });
   return (
     <section aria-labelledby="h-overview">
       <h1 id="h-overview">Overview</h1>
@@ -71,8 +74,18 @@ export function Overview({ session }: { session: Session }) {
               )}
             </p>
           </div>
-          <StackedBars title="Received mail by outcome" keys={INBOUND} buckets={stats.buckets.map((b) => ({ at: b.at, counts: b.inbound }))} label={label} />
-          <StackedBars title="Sent mail: recipients by event" keys={OUTBOUND} buckets={stats.buckets.map((b) => ({ at: b.at, counts: b.outbound }))} label={label} />
+          <StackedBars
+            title="Received mail by outcome"
+            keys={INBOUND}
+            buckets={stats.buckets.map((b) => ({ at: b.at, counts: b.inbound }))}
+            label={label}
+          />
+          <StackedBars
+            title="Sent mail: recipients by event"
+            keys={OUTBOUND}
+            buckets={stats.buckets.map((b) => ({ at: b.at, counts: b.outbound }))}
+            label={label}
+          />
         </>
       )}
     </section>

@@ -41,7 +41,8 @@ export function Sent({ session, outboundId, query }: { session: Session; outboun
   if (chosen) params.set("outbound_account_id", chosen);
   if (query) params.set("query", query);
   const messages = useList<SentMessage>(chosen ? accountPath(session.account_id, `outbound_messages?${params}`) : null);
-  const go = (outbound: string | null, q: string) => navigate(`/sent?${new URLSearchParams({ ...(outbound ? { outbound } : {}), ...(q ? { query: q } : {}) })}`);
+  const go = (outbound: string | null, q: string) =>
+    navigate(`/sent?${new URLSearchParams({ ...(outbound ? { outbound } : {}), ...(q ? { query: q } : {}) })}`);
   return (
     <section aria-labelledby="h-sent">
       <h1 id="h-sent">Sent mail</h1>
@@ -78,7 +79,11 @@ export function Sent({ session, outboundId, query }: { session: Session; outboun
         </tbody>
       </table>
       {chosen && !messages.loading && messages.items.length === 0 && !messages.error && (
-        <p>{messages.next ? "No match among the newest messages searched so far: Load more searches older ones." : `No messages${query ? " match this search" : " yet"}.`}</p>
+        <p>
+          {messages.next
+            ? "No match among the newest messages searched so far: Load more searches older ones."
+            : `No messages${query ? " match this search" : " yet"}.`}
+        </p>
       )}
       <More list={messages} />
     </section>
@@ -183,7 +188,9 @@ function MessageActions({ session, message, onChanged }: { session: Session; mes
       else {
         if (!confirm("Cancel delivery to the recipients still in the queue? They get an error event and are not tried again.")) return;
         const r = await call<{ cancelled: number; in_delivery: number }>("POST", `${base}/cancel`);
-        setNote(`${r.cancelled} recipient(s) cancelled${r.in_delivery ? `; ${r.in_delivery} being delivered right now could not be` : ""}.`);
+        setNote(
+          `${r.cancelled} recipient(s) cancelled${r.in_delivery ? `; ${r.in_delivery} being delivered right now could not be` : ""}.`,
+        );
       }
       setTimeout(onChanged, 500);
     } catch (err) {

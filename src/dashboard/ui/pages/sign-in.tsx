@@ -22,7 +22,15 @@ export function SignIn({ onSignedIn }: { onSignedIn: (s: ServerSession) => void 
       <h1>Postroom</h1>
       <form onSubmit={submit}>
         <label for="token">API token</label>
-        <input id="token" name="token" type="password" autoComplete="current-password" required value={token} onInput={(e) => setToken(e.currentTarget.value)} />
+        <input
+          id="token"
+          name="token"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={token}
+          onInput={(e) => setToken(e.currentTarget.value)}
+        />
         <p class="hint">One of your account's API tokens (api_tokens in the config), or an operator token (dashboard.admin_tokens).</p>
         {error && (
           <p class="error" role="alert">

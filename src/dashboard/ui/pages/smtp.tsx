@@ -31,13 +31,20 @@ export function Smtp({ session }: { session: Session }) {
         <dt>Submission port (TLS)</dt>
         <dd>{submission_tls_port ?? "off"}</dd>
         <dt>TLS</dt>
-        <dd>{starttls ? "offered" : "none yet: the server has no certificate, so AUTH is refused unless smtp.allow_insecure_auth is on"}</dd>
+        <dd>
+          {starttls ? "offered" : "none yet: the server has no certificate, so AUTH is refused unless smtp.allow_insecure_auth is on"}
+        </dd>
         <dt>Username</dt>
         <dd>
-          {session.outbound_account_ids.length === 0 ? "this account has no outbound account" : session.outbound_account_ids.map((id) => <code key={id}>{id} </code>)}
+          {session.outbound_account_ids.length === 0
+            ? "this account has no outbound account"
+            : session.outbound_account_ids.map((id) => <code key={id}>{id} </code>)}
         </dd>
         <dt>Password</dt>
-        <dd>one of the outbound account's API keys (api_keys in the config). Keys are stored as hashes: the dashboard cannot show them; mint a new one with `postroom secret`.</dd>
+        <dd>
+          one of the outbound account's API keys (api_keys in the config). Keys are stored as hashes: the dashboard cannot show them; mint a
+          new one with `postroom secret`.
+        </dd>
       </dl>
       <h2>nodemailer</h2>
       <pre>{nodemailer}</pre>

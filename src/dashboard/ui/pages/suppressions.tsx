@@ -24,7 +24,8 @@ export function Suppressions({ session, outboundId, query }: { session: Session;
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [error, setError] = useState<string | null>(null);
   const [note, setNote] = useState<string | null>(null);
-  const go = (outbound: string | null, q: string) => navigate(`/suppressions?${new URLSearchParams({ ...(outbound ? { outbound } : {}), ...(q ? { query: q } : {}) })}`);
+  const go = (outbound: string | null, q: string) =>
+    navigate(`/suppressions?${new URLSearchParams({ ...(outbound ? { outbound } : {}), ...(q ? { query: q } : {}) })}`);
   const fail = (err: unknown) => setError(err instanceof ApiFailure ? err.message : String(err));
   const add = async (e: Event) => {
     e.preventDefault();
@@ -89,7 +90,13 @@ export function Suppressions({ session, outboundId, query }: { session: Session;
           {list.items.map((s) => (
             <tr key={s.id}>
               <td>
-                <input type="checkbox" class="check" aria-label={`Select ${s.email}`} checked={selected.has(s.id)} onChange={(e) => toggle(s.id, e.currentTarget.checked)} />
+                <input
+                  type="checkbox"
+                  class="check"
+                  aria-label={`Select ${s.email}`}
+                  checked={selected.has(s.id)}
+                  onChange={(e) => toggle(s.id, e.currentTarget.checked)}
+                />
               </td>
               <td>{s.email}</td>
               <td>{s.reason}</td>
@@ -100,7 +107,9 @@ export function Suppressions({ session, outboundId, query }: { session: Session;
           ))}
         </tbody>
       </table>
-      {chosen && !list.loading && list.items.length === 0 && !list.error && <p>No suppressed addresses{query ? " match this search" : ""}.</p>}
+      {chosen && !list.loading && list.items.length === 0 && !list.error && (
+        <p>No suppressed addresses{query ? " match this search" : ""}.</p>
+      )}
       <More list={list} />
     </section>
   );

@@ -23,7 +23,6 @@ interface WebhookStatus {
   posts: Post[];
 }
 
-
 export function Webhook({ session, outboundId }: { session: Session; outboundId: string | null }) {
   const chosen = outboundId ?? session.outbound_account_ids[0] ?? null;
   const q = `outbound_account_id=${chosen}`;
@@ -38,7 +37,11 @@ export function Webhook({ session, outboundId }: { session: Session; outboundId:
     setError(null);
     try {
       const post = await call<Post>("POST", accountPath(session.account_id, `webhook/test?${q}`));
-      setNote(post.status !== null && post.status < 300 ? `The receiver answered ${post.status}.` : `The receiver answered ${post.status ?? "nothing"}: ${post.problem}`);
+      setNote(
+        post.status !== null && post.status < 300
+          ? `The receiver answered ${post.status}.`
+          : `The receiver answered ${post.status ?? "nothing"}: ${post.problem}`,
+      );
       load();
     } catch (err) {
       setError(errorText(err));
@@ -66,7 +69,13 @@ export function Webhook({ session, outboundId }: { session: Session; outboundId:
         <>
           <dl class="facts">
             <dt>URL</dt>
-            <dd>{status.webhook ? <code class="wrap">{status.webhook.url}</code> : "none: set webhook = { url, token } for the account or outbound account in the config"}</dd>
+            <dd>
+              {status.webhook ? (
+                <code class="wrap">{status.webhook.url}</code>
+              ) : (
+                "none: set webhook = { url, token } for the account or outbound account in the config"
+              )}
+            </dd>
             <dt>Signed</dt>
             <dd>{status.webhook ? (status.webhook.signed ? "yes (Standard Webhooks)" : "no") : "—"}</dd>
             <dt>Waiting</dt>
@@ -105,7 +114,9 @@ export function Webhook({ session, outboundId }: { session: Session; outboundId:
                     {p.events} <code class="small">{p.webhook_id}</code>
                   </td>
                   <td>
-                    <span class={`status ${p.status !== null && p.status < 300 ? "successful" : "rejected"}`}>{p.status ?? "no answer"}</span>
+                    <span class={`status ${p.status !== null && p.status < 300 ? "successful" : "rejected"}`}>
+                      {p.status ?? "no answer"}
+                    </span>
                     {p.problem && <p class="hint">{p.problem}</p>}
                   </td>
                   <td>{p.duration_ms} ms</td>
