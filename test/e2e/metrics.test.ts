@@ -72,7 +72,9 @@ beforeAll(async () => {
     dnsServer: dns.address,
     inbound: true,
     accounts: [{ ...ACCOUNT_A, extra: `webhook = { url = "${hook.url}", token = "hook-token", signing_secret = "${SECRET}" }` }],
-    outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true`,
+    // The queue test moves the clock 90 s while an attempt waits: a lease longer than that
+    // keeps the recipient with its worker (the default 30 s would end under the jump).
+    outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\nlease_time = "15m"`,
     http: `metrics_token = "${hashSecret(METRICS_TOKEN)}"`,
     tls: `mode = "files"\ncert_file = "${cert.certFile}"\nkey_file = "${cert.keyFile}"`,
     extra: "[webhooks]\nallow_private = true",
