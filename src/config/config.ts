@@ -1,6 +1,6 @@
 // The validated config as the rest of the program sees it: camelCase, with every
 // duration in ms, every size in bytes and every listen address parsed.
-import type { AuthFailureLimits } from "../lib/auth-failures.ts";
+import type { AuthFailureLimits } from "../smtp/auth-failures.ts";
 import type { LogLevel } from "../lib/logger.ts";
 import type { Share } from "../lib/memory-shares.ts";
 import type { ListenAddress, RateLimit } from "./units.ts";
@@ -81,7 +81,7 @@ export interface Config {
     minDataRate: number;
     dataRateWindowMs: number;
     authTimeoutMs: number;
-    /** Failed submission AUTH attempts per client: when they are slowed, then refused (lib/auth-failures.ts). */
+    /** Failed submission AUTH attempts per client: when they are slowed, then refused (smtp/auth-failures.ts). */
     authFailures: AuthFailureLimits;
   };
   limits: {
@@ -101,7 +101,7 @@ export interface Config {
     maxRedirects: number;
     targetResponseMaxBytes: number;
     attachmentUrlTtlMs: number;
-    /** Incoming statuses held to be written again (src/inbound/status-retry.ts). */
+    /** Incoming statuses held to be written again (src/inbound/statuses/status-retry.ts). */
     statusRetryRows: number;
     parseWorkers: number;
     /** spamd to score received mail with, or null (off). */
