@@ -1,9 +1,18 @@
 // The validated config as the rest of the program sees it: camelCase, with every
 // duration in ms, every size in bytes and every listen address parsed.
-import type { AuthFailureLimits } from "../smtp/auth-failures.ts";
 import type { LogLevel } from "../lib/logger.ts";
 import type { Share } from "../lib/memory-shares.ts";
 import type { ListenAddress, RateLimit } from "./units.ts";
+
+/** Failed SMTP AUTH attempts per client, as smtp/auth-failures.ts applies them. */
+export interface AuthFailureLimits {
+  failuresBeforeDelay: number;
+  delayMs: number;
+  maxDelayMs: number;
+  failuresBeforeClose: number;
+  windowMs: number;
+  trackedClients: number;
+}
 
 export interface WebhookConfig {
   url: string;

@@ -8,17 +8,9 @@
 // refused with 421 without any password being checked. Other addresses are untouched.
 // Kept in memory, for at most smtp.auth_failure_clients addresses (the least recently
 // failing are forgotten first), so no number of addresses can grow it.
+import type { AuthFailureLimits } from "../config/config.ts";
 import { BoundedCache } from "../lib/bounded-cache.ts";
 import { clientKey } from "./limits.ts";
-
-export interface AuthFailureLimits {
-  failuresBeforeDelay: number;
-  delayMs: number;
-  maxDelayMs: number;
-  failuresBeforeClose: number;
-  windowMs: number;
-  trackedClients: number;
-}
 
 /** What an AUTH attempt from an address gets before its password is checked. */
 export interface AttemptVerdict {

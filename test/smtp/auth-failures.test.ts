@@ -1,7 +1,8 @@
 // The slowing of repeated SMTP AUTH failures (issue 31): the decisions, the window and
 // the bound on addresses remembered.
 import { describe, expect, test } from "bun:test";
-import { attemptVerdict, AuthFailures, failuresAt, type AuthFailureLimits } from "../../src/smtp/auth-failures.ts";
+import type { AuthFailureLimits } from "../../src/config/config.ts";
+import { attemptVerdict, AuthFailures, failuresAt } from "../../src/smtp/auth-failures.ts";
 
 const LIMITS: AuthFailureLimits = {
   failuresBeforeDelay: 5,
