@@ -4,7 +4,7 @@
 // as JSON to the target; 250 after the target's 2xx, 451 otherwise. No database, no
 // SPF/DKIM/DMARC, no egress guard, no logging per message.
 //
-// simpleParser gets the same options Postroom uses (src/inbound/parse.ts: no HTML made
+// simpleParser gets the same options Postroom uses (src/inbound/parse/parse.ts: no HTML made
 // from text or text from HTML, links left alone, only the top-level headers Postroom reads
 // decoded, through our patch of mailparser, and its default limits): both then do the same
 // parsing work, and the ratio shows what Postroom adds around it rather than a difference
@@ -16,7 +16,7 @@
 import { simpleParser, type ParsedMail } from "mailparser";
 import { parseArgs } from "node:util";
 import { SMTPServer } from "smtp-server";
-import { parserOptions } from "../src/inbound/parse.ts";
+import { parserOptions } from "../src/inbound/parse/parse.ts";
 
 const { values } = parseArgs({ args: Bun.argv.slice(2), options: { target: { type: "string" } } });
 const target = values.target;

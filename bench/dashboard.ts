@@ -21,8 +21,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { journaledStore } from "../src/inbound/statuses.repo.ts";
-import type { IncomingStatus } from "../src/inbound/incoming-status.ts";
+import { journaledStore } from "../src/inbound/statuses/statuses.repo.ts";
+import type { IncomingStatus } from "../src/inbound/statuses/incoming-status.ts";
 import { createOutboundRepo } from "../src/outbound/queue/queue.repo.ts";
 import { queuePorts } from "../src/outbound/queue/wiring.ts";
 import { NO_TRACKING } from "../src/outbound/queue/message.ts";

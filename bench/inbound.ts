@@ -39,7 +39,7 @@
 //   address), its DKIM key and DMARC (p=none or p=reject; SPF and DKIM align, so DMARC
 //   passes). Each server's i-th message is the same (from domain i mod D, Message-ID i).
 //   Postroom keeps DNS answers and SPF and DMARC verdicts for 60 s, at most 10,000 of
-//   each, the oldest dropped first (src/lib/dns.ts, src/inbound/auth-checks.ts): a domain
+//   each, the oldest dropped first (src/lib/dns.ts, src/inbound/parse/auth-checks.ts): a domain
 //   comes back after D-1 others, so with D over 10,000 its answers are gone by then and
 //   every message costs Postroom its three lookups and a DKIM verification, as mail from
 //   many senders does (DMARC's tree walk also asks for _dmarc.test, one name for all

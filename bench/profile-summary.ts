@@ -29,25 +29,25 @@ const has = (url: string, parts: string[]) => parts.some((p) => url.includes(p))
 // Checked innermost frame first; the first frame that matches a rule decides the stage.
 const RULES: Rule[] = [
   ["reply_plain extraction (email-reply-parser)", (u) => u.includes("email-reply-parser")],
-  ["SPF/DKIM/DMARC (mailauth)", (u) => has(u, ["mailauth", "inbound/auth-checks"])],
+  ["SPF/DKIM/DMARC (mailauth)", (u) => has(u, ["mailauth", "inbound/parse/auth-checks"])],
   [
     "incoming statuses (journal, grouped commits)",
-    (u) => has(u, ["inbound/statuses.repo", "inbound/status-journal", "store/mapped-journal", "bun:sqlite"]),
+    (u) => has(u, ["inbound/statuses/statuses.repo", "inbound/statuses/status-journal", "store/mapped-journal", "bun:sqlite"]),
   ],
-  ["recipient routing (address lookup)", (u) => has(u, ["inbound/route", "inbound/addresses.repo"])],
+  ["recipient routing (address lookup)", (u) => has(u, ["inbound/addresses/route", "inbound/addresses/addresses.repo"])],
   [
     "MIME parsing (mailparser, mailsplit, libmime, libqp)",
     (u) => has(u, ["mailparser", "mailsplit", "libmime", "libqp", "iconv", "encoding-japanese", "punycode", "linkify", "/he/"]),
   ],
-  ["payload (headers, JSON.stringify)", (u, f) => has(u, ["inbound/payload", "inbound/headers"]) || f === "stringify"],
+  ["payload (headers, JSON.stringify)", (u, f) => has(u, ["inbound/payload/payload", "inbound/payload/headers"]) || f === "stringify"],
   [
     "POST (egress guard, fetch, answer read)",
-    (u, f) => has(u, ["lib/egress", "inbound/target-post", "inbound/target-url", "ipaddr"]) || f === "fetch",
+    (u, f) => has(u, ["lib/egress", "inbound/targets/target-post", "inbound/addresses/target-url", "ipaddr"]) || f === "fetch",
   ],
   ["DNS cache, dns2 client", (u) => has(u, ["lib/dns", "dns2"])],
   ["logging", (u) => u.includes("lib/logger")],
-  [SMTP_STAGE, (u) => has(u, ["smtp-server", "inbound/smtp-listener", "lib/smtp-reply"]) || u === "node:net"],
-  ["delivery glue (md5, message key, status rows)", (u) => has(u, ["inbound/deliver-message", "bench/bare-pipeline"])],
+  [SMTP_STAGE, (u) => has(u, ["smtp-server", "inbound/smtp-listener", "src/smtp/reply", "src/smtp/server-compat"]) || u === "node:net"],
+  ["delivery glue (md5, message key, status rows)", (u) => has(u, ["inbound/post-message", "bench/bare-pipeline"])],
 ];
 const OTHER = "other (runtime, streams, GC)";
 

@@ -38,8 +38,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { journaledStore } from "../src/inbound/statuses.repo.ts";
-import type { IncomingStatus } from "../src/inbound/incoming-status.ts";
+import { journaledStore } from "../src/inbound/statuses/statuses.repo.ts";
+import type { IncomingStatus } from "../src/inbound/statuses/incoming-status.ts";
 import { openStore } from "../src/store/store.ts";
 import { TestDnsServer } from "../test/helpers/dns-server.ts";
 import { intOption, parseOptions } from "./args.ts";

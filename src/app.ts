@@ -9,19 +9,19 @@ import { AccountRegistry } from "./auth/accounts.ts";
 import type { Config } from "./config/config.ts";
 import { perConfig } from "./config/per-config.ts";
 import { restartNeededFor } from "./config/reload.ts";
-import { AuthChecker } from "./inbound/auth-checks.ts";
-import { ExtractPool } from "./inbound/extract-pool.ts";
-import type { Address } from "./inbound/address.ts";
+import { AuthChecker } from "./inbound/parse/auth-checks.ts";
+import { ExtractPool } from "./inbound/parse/extract-pool.ts";
+import type { Address } from "./inbound/addresses/address.ts";
 import { sendTestPost } from "./inbound/test-post.ts";
 import { keptMessages } from "./inbound/post-again.ts";
-import { spamdFor } from "./inbound/spamd.ts";
+import { spamdFor } from "./inbound/parse/spamd.ts";
 import type { BounceHandler } from "./inbound/bounce-hook.ts";
-import { inboundMessageCost, type DeliverDeps } from "./inbound/deliver-message.ts";
-import { StatusRetry } from "./inbound/status-retry.ts";
+import { inboundMessageCost, type PostDeps } from "./inbound/post-message.ts";
+import { StatusRetry } from "./inbound/statuses/status-retry.ts";
 import { createInboundServer } from "./inbound/smtp-listener.ts";
 import { createSubmissionServer } from "./outbound/submission/submission-listener.ts";
-import { AuthFailures } from "./lib/auth-failures.ts";
-import type { RouteDeps } from "./inbound/route.ts";
+import { AuthFailures } from "./smtp/auth-failures.ts";
+import type { RouteDeps } from "./inbound/addresses/route.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
 import { createResolver, type DnsResolver } from "./lib/dns.ts";
 import { DiskFullLog, isDiskFull } from "./lib/disk-full.ts";
@@ -79,7 +79,7 @@ export class App {
   readonly repos: Repos;
   readonly logger: Logger;
   private readonly clock: Clock;
-  private readonly deliverDeps: () => DeliverDeps;
+  private readonly postDeps: () => PostDeps;
   private readonly routeDeps: () => RouteDeps;
   private readonly extractor: ExtractPool;
   private readonly statusRetry: StatusRetry;
@@ -243,9 +243,9 @@ export class App {
       dashboard,
       stats: repos.stats,
       webhooks: this.webhooks,
-      testPost: (a: Address, email: string) => sendTestPost(a, email, this.deliverDeps()),
+      testPost: (a: Address, email: string) => sendTestPost(a, email, this.postDeps()),
       kept: keptMessages(
-        () => this.deliverDeps(),
+        () => this.postDeps(),
         () => this.current,
       ),
     };
@@ -266,7 +266,7 @@ export class App {
       maxRows: () => this.current.inbound.statusRetryRows,
       counted: (outcome, count) => this.metrics.statusWrites(outcome, count),
     }));
-    this.deliverDeps = perConfig(current, (c): DeliverDeps => {
+    this.postDeps = perConfig(current, (c): PostDeps => {
       return {
         hostname: c.hostname,
         limits: { maxHeaderBytes: c.smtp.maxHeaderBytes, maxMimeDepth: c.smtp.maxMimeDepth, maxMimeParts: c.smtp.maxMimeParts },
@@ -307,7 +307,7 @@ export class App {
             hostname: config.hostname,
             limits: () => this.current.smtp,
             route: this.routeDeps,
-            deliver: this.deliverDeps,
+            postDeps: this.postDeps,
             tls,
             budget,
             messageCost: () => inboundMessageCost(extractor.workerCount),

@@ -9,7 +9,7 @@ import { HttpListener } from "./api/http-listener.ts";
 import type { Config } from "./config/config.ts";
 import { formatListen, type ListenAddress } from "./config/units.ts";
 import type { Logger } from "./lib/logger.ts";
-import { closeSmtp, listenSmtp } from "./lib/smtp-listen.ts";
+import { closeSmtp, listenSmtp } from "./smtp/listen.ts";
 import type { TlsMaterial } from "./tls/certificate.ts";
 import { listenForChallenges } from "./tls/challenge-listener.ts";
 import type { ChallengeResponder } from "./tls/challenges.ts";

@@ -6,9 +6,9 @@ import {
   maskAttachmentStore,
   restoreMaskedAttachmentSecret,
   type AttachmentStore,
-} from "../inbound/attachment-store.ts";
-import { TARGET_FORMATS, type Address, type TargetFormat } from "../inbound/address.ts";
-import { maskTarget, resolveTarget, targetAddressProblem, targetProblem, type StoredTarget } from "../inbound/target-url.ts";
+} from "../inbound/addresses/attachment-store.ts";
+import { TARGET_FORMATS, type Address, type TargetFormat } from "../inbound/addresses/address.ts";
+import { maskTarget, resolveTarget, targetAddressProblem, targetProblem, type StoredTarget } from "../inbound/addresses/target-url.ts";
 import { isoTime } from "../lib/clock.ts";
 import { invalid } from "./errors.ts";
 import { oneLine } from "./text-checks.ts";

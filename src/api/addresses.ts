@@ -1,7 +1,7 @@
 // E1-E5: addresses of an account.
 import { Elysia, t } from "elysia";
-import type { Address } from "../inbound/address.ts";
-import { maskTarget } from "../inbound/target-url.ts";
+import type { Address } from "../inbound/addresses/address.ts";
+import { maskTarget } from "../inbound/addresses/target-url.ts";
 import { newAddressId } from "../lib/ids.ts";
 import { AddressCreateBody, AddressPatchBody, addressRecord, AddressRecordSchema, addressValues } from "./address-records.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";

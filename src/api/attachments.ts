@@ -1,8 +1,8 @@
 // GET /attachments/{id}/{file name}?expires=&signature=: locally stored attachments of
 // received mail. The signed URL is the credential; anything else is 404.
 import { Elysia, t } from "elysia";
-import { ATTACHMENT_PATH_PREFIX } from "../inbound/attachment-url.ts";
-import type { LocalAttachments } from "../inbound/local-attachments.port.ts";
+import { ATTACHMENT_PATH_PREFIX } from "../inbound/attachments/attachment-url.ts";
+import type { LocalAttachments } from "../inbound/attachments/local-attachments.port.ts";
 import type { Clock } from "../lib/clock.ts";
 import { notFound } from "./errors.ts";
 

@@ -1,7 +1,7 @@
 // E7-E9: custom domains of an address.
 import { Elysia, t, type Static } from "elysia";
-import { authRegexProblem, checkMx, DomainTakenError, type CustomDomain } from "../inbound/custom-domain.ts";
-import { maskTarget, resolveTarget, targetAddressProblem, targetProblem, type StoredTarget } from "../inbound/target-url.ts";
+import { authRegexProblem, checkMx, DomainTakenError, type CustomDomain } from "../inbound/addresses/custom-domain.ts";
+import { maskTarget, resolveTarget, targetAddressProblem, targetProblem, type StoredTarget } from "../inbound/addresses/target-url.ts";
 import { isoTime } from "../lib/clock.ts";
 import { normalizeDomain } from "../lib/domain-name.ts";
 import { newId16 } from "../lib/ids.ts";

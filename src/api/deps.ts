@@ -1,10 +1,10 @@
 // Everything a route needs, passed in when the API is built (nothing is global).
 import type { AccountRegistry } from "../auth/accounts.ts";
 import type { AccountConfig, Config, OutboundAccountConfig } from "../config/config.ts";
-import type { AddressRepo } from "../inbound/addresses.port.ts";
-import type { LocalAttachments } from "../inbound/local-attachments.port.ts";
-import type { CustomDomainRepo } from "../inbound/custom-domains.port.ts";
-import type { StatusRepo } from "../inbound/statuses.port.ts";
+import type { AddressRepo } from "../inbound/addresses/addresses.port.ts";
+import type { LocalAttachments } from "../inbound/attachments/local-attachments.port.ts";
+import type { CustomDomainRepo } from "../inbound/addresses/custom-domains.port.ts";
+import type { StatusRepo } from "../inbound/statuses/statuses.port.ts";
 import type { SendingDomainRepo } from "../domains/sending-domains.port.ts";
 import type { DomainService } from "../domains/service.ts";
 import type { OutboundRepo } from "../outbound/queue/queue.port.ts";

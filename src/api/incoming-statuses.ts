@@ -1,8 +1,8 @@
 // E6: incoming statuses of an address, newest first, with search and paging.
 import { Type } from "@sinclair/typebox";
 import { Elysia, t, type Static } from "elysia";
-import type { IncomingStatus } from "../inbound/incoming-status.ts";
-import { STATUS_SEARCH_FIELDS } from "../inbound/statuses.port.ts";
+import type { IncomingStatus } from "../inbound/statuses/incoming-status.ts";
+import { STATUS_SEARCH_FIELDS } from "../inbound/statuses/statuses.port.ts";
 import { isoTime } from "../lib/clock.ts";
 import { parseSearchQuery, SearchQueryError, termTimeMs, type SearchTerm } from "../lib/search-query.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";

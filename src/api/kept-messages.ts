@@ -4,13 +4,13 @@
 //   fields and the payload its target was posted, made again from the message and the
 //   envelope kept with it;
 // - POST /api/v0.1/{accountId}/incoming_statuses/{statusId}/post_again?address_id=: the
-//   message goes to the address's target again, as a new delivery with a new incoming
+//   message goes to the address's target again, as a new posting with a new incoming
 //   status; the answer is the SMTP reply a sender would get now ("Post again").
 import { Elysia, t } from "elysia";
-import type { Address } from "../inbound/address.ts";
-import type { IncomingStatus } from "../inbound/incoming-status.ts";
+import type { Address } from "../inbound/addresses/address.ts";
+import type { IncomingStatus } from "../inbound/statuses/incoming-status.ts";
 import { callerAccount, type ApiDeps } from "./deps.ts";
-import { inboundMessageCost } from "../inbound/deliver-message.ts";
+import { inboundMessageCost } from "../inbound/post-message.ts";
 import { costOf, MEMORY_RETRY_AFTER_S } from "../lib/memory-budget.ts";
 import { ApiError, errorResponses, notFound } from "./errors.ts";
 

@@ -4,7 +4,7 @@
 // multipart+n fields are derived from the json+n schema the way toFormData names them.
 import type { TSchema } from "@sinclair/typebox";
 import { WebhookBodySchema } from "../events/event-schema.ts";
-import { PayloadAttachmentSchema, PayloadSchema } from "../inbound/payload-schema.ts";
+import { PayloadAttachmentSchema, PayloadSchema } from "../inbound/payload/payload-schema.ts";
 import { asOpenApi } from "./openapi-schemas.ts";
 
 export const WEBHOOK_SECURITY_SCHEMES = {
@@ -88,7 +88,7 @@ interface FormFields {
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /**
- * multipart+n's form fields (src/inbound/payload.ts, toFormData): each value of the json+n
+ * multipart+n's form fields (src/inbound/payload/payload.ts, toFormData): each value of the json+n
  * payload as a field named by its path (`envelope[spf][result]`, `headers[received][0]`),
  * booleans and numbers as text, nulls left out; attachments as file parts `attachments[]`,
  * or as `attachments[][file_name]`... fields when they are stored elsewhere.

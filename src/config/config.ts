@@ -1,9 +1,18 @@
 // The validated config as the rest of the program sees it: camelCase, with every
 // duration in ms, every size in bytes and every listen address parsed.
-import type { AuthFailureLimits } from "../lib/auth-failures.ts";
 import type { LogLevel } from "../lib/logger.ts";
 import type { Share } from "../lib/memory-shares.ts";
 import type { ListenAddress, RateLimit } from "./units.ts";
+
+/** Failed SMTP AUTH attempts per client, as smtp/auth-failures.ts applies them. */
+export interface AuthFailureLimits {
+  failuresBeforeDelay: number;
+  delayMs: number;
+  maxDelayMs: number;
+  failuresBeforeClose: number;
+  windowMs: number;
+  trackedClients: number;
+}
 
 export interface WebhookConfig {
   url: string;
@@ -81,7 +90,7 @@ export interface Config {
     minDataRate: number;
     dataRateWindowMs: number;
     authTimeoutMs: number;
-    /** Failed submission AUTH attempts per client: when they are slowed, then refused (lib/auth-failures.ts). */
+    /** Failed submission AUTH attempts per client: when they are slowed, then refused (smtp/auth-failures.ts). */
     authFailures: AuthFailureLimits;
   };
   limits: {
@@ -101,7 +110,7 @@ export interface Config {
     maxRedirects: number;
     targetResponseMaxBytes: number;
     attachmentUrlTtlMs: number;
-    /** Incoming statuses held to be written again (src/inbound/status-retry.ts). */
+    /** Incoming statuses held to be written again (src/inbound/statuses/status-retry.ts). */
     statusRetryRows: number;
     parseWorkers: number;
     /** spamd to score received mail with, or null (off). */

@@ -1,7 +1,7 @@
 // What a SIGHUP reload cannot apply to the running appliance: the settings read once at
 // start-up (listener addresses, data_dir, TLS, the logger). Accounts, credentials and
 // limits are read from the current config on every use and need nothing (the SMTP limits,
-// smtp-server's own included, when a session opens: src/lib/smtp-guard.ts).
+// smtp-server's own included, when a session opens: src/smtp/guard.ts).
 import type { Config } from "./config.ts";
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);

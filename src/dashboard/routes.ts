@@ -5,7 +5,7 @@ import type { AccountConfig, Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
 import { RateLimiter, type RateLimits } from "../lib/rate-limit.ts";
-import { clientKey } from "../lib/smtp-limits.ts";
+import { clientKey } from "../smtp/limits.ts";
 import { readBodyCapped } from "../api/body.ts";
 import { ApiError, errorResponse } from "../api/errors.ts";
 import { dashboardAssets } from "./assets.ts";

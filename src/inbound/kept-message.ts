@@ -2,10 +2,10 @@
 // its header fields in message order, and the payload its target was posted, made again
 // from the message and the envelope kept with it, in the address's format. Attachments'
 // contents are left out of the view (their size is said instead): the view is for reading.
-import type { TargetFormat } from "./address.ts";
-import type { ExtractedMessage } from "./extract.ts";
-import { headerValue } from "./headers.ts";
-import { buildPayload, payloadAttachment, toFormData, type MessageContent, type PayloadEnvelope } from "./payload.ts";
+import type { TargetFormat } from "./addresses/address.ts";
+import type { ExtractedMessage } from "./parse/extract.ts";
+import { headerValue } from "./payload/headers.ts";
+import { buildPayload, payloadAttachment, toFormData, type MessageContent, type PayloadEnvelope } from "./payload/payload.ts";
 
 export interface HeaderField {
   name: string;

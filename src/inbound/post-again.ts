@@ -1,19 +1,19 @@
-// (beyond) "Post again": a kept message (an address with store_messages) delivered to its
+// (beyond) "Post again": a kept message (an address with store_messages) posted to its
 // address's target once more, as if it had just been received from the same sender: the
 // same pipeline, a new incoming status, the target's answer. Read back from where it was
 // kept: the appliance's disk through its own signed URL, or the address's S3 store through
 // the presigned URL and the egress guard.
 import { guardedFetch } from "../lib/egress-fetch.ts";
 import { newId16 } from "../lib/ids.ts";
-import { formatReply } from "../lib/smtp-reply.ts";
-import type { Address } from "./address.ts";
-import { ATTACHMENT_PATH_PREFIX } from "./attachment-url.ts";
-import { deliverMessage, type DeliverDeps } from "./deliver-message.ts";
-import type { IncomingStatus } from "./incoming-status.ts";
+import { formatReply } from "../smtp/reply.ts";
+import type { Address } from "./addresses/address.ts";
+import { ATTACHMENT_PATH_PREFIX } from "./attachments/attachment-url.ts";
+import { postMessage, type PostDeps } from "./post-message.ts";
+import type { IncomingStatus } from "./statuses/incoming-status.ts";
 import { headerFields, payloadView, type HeaderField, type PayloadView } from "./kept-message.ts";
-import type { PayloadEnvelope } from "./payload.ts";
+import type { PayloadEnvelope } from "./payload/payload.ts";
 
-export interface PostAgainDeps extends DeliverDeps {
+export interface PostAgainDeps extends PostDeps {
   /** Where this appliance's own URLs start (http.public_url). */
   publicUrl: string;
   /** The largest message read back (smtp.max_message_size). */
@@ -52,10 +52,10 @@ export async function readKeptMessage(url: string, deps: PostAgainDeps): Promise
   return bytes.byteLength > deps.maxBytes ? null : bytes;
 }
 
-/** Delivers `raw` (the kept message of `status`) to `address` again; returns the SMTP reply a sender would get now. */
-export async function postAgain(raw: Buffer, status: IncomingStatus, address: Address, deps: DeliverDeps): Promise<string> {
+/** Posts `raw` (the kept message of `status`) to `address` again; returns the SMTP reply a sender would get now. */
+export async function postAgain(raw: Buffer, status: IncomingStatus, address: Address, deps: PostDeps): Promise<string> {
   const id = newId16();
-  const reply = await deliverMessage(
+  const reply = await postMessage(
     raw,
     {
       id,
@@ -77,7 +77,7 @@ export async function postAgain(raw: Buffer, status: IncomingStatus, address: Ad
 }
 
 /** The kept message's header fields, and the payload its address's target was posted. */
-export async function viewKept(raw: Buffer, status: IncomingStatus, address: Address, deps: DeliverDeps): Promise<KeptView> {
+export async function viewKept(raw: Buffer, status: IncomingStatus, address: Address, deps: PostDeps): Promise<KeptView> {
   const headers = headerFields(raw);
   if (!status.envelope) return { headers, payload: null };
   // A message that cannot be parsed now (a limit lowered since) is shown as it is.
@@ -97,14 +97,14 @@ export interface KeptMessages {
   postAgain(raw: Buffer, status: IncomingStatus, address: Address): Promise<string>;
 }
 
-/** Reading back and posting again, with the deliver deps and the config of the moment. */
+/** Reading back and posting again, with the post deps and the config of the moment. */
 export function keptMessages(
-  deliver: () => DeliverDeps,
+  postDeps: () => PostDeps,
   config: () => { http: { publicUrl: string }; smtp: { maxMessageSizeBytes: number } },
 ): KeptMessages {
   return {
-    read: (url) => readKeptMessage(url, { ...deliver(), publicUrl: config().http.publicUrl, maxBytes: config().smtp.maxMessageSizeBytes }),
-    view: (raw, status, address) => viewKept(raw, status, address, deliver()),
-    postAgain: (raw, status, address) => postAgain(raw, status, address, deliver()),
+    read: (url) => readKeptMessage(url, { ...postDeps(), publicUrl: config().http.publicUrl, maxBytes: config().smtp.maxMessageSizeBytes }),
+    view: (raw, status, address) => viewKept(raw, status, address, postDeps()),
+    postAgain: (raw, status, address) => postAgain(raw, status, address, postDeps()),
   };
 }

@@ -1,27 +1,20 @@
 // The inbound SMTP listener (port 25 in production): thin glue between smtp-server and
-// the routing and delivery decisions. No AUTH here; STARTTLS when a certificate is set.
+// the routing and posting decisions. No AUTH here; STARTTLS when a certificate is set.
 import { SMTPServer, type SMTPServerSession } from "smtp-server";
 import type { Config } from "../config/config.ts";
 import { isDiskFull } from "../lib/disk-full.ts";
 import { newId16 } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { MemoryBudget, MessageCost } from "../lib/memory-budget.ts";
-import { readData, SessionBudget } from "../lib/smtp-data.ts";
-import { guardSessions } from "../lib/smtp-guard.ts";
-import { clientKey } from "../lib/smtp-limits.ts";
-import { SMTP_REPLIES } from "../lib/smtp-replies.ts";
-import { formatReply, SMTP_SERVER_REPLY_OPTIONS, smtpError, smtpServerText, type SmtpReply } from "../lib/smtp-reply.ts";
+import { readData, SessionBudget } from "../smtp/data.ts";
+import { guardSessions } from "../smtp/guard.ts";
+import { clientKey } from "../smtp/limits.ts";
+import { SMTP_REPLIES } from "../smtp/replies.ts";
+import { formatReply, SMTP_SERVER_REPLY_OPTIONS, smtpError, smtpServerText, type SmtpReply } from "../smtp/reply.ts";
 import { limitRefusalReason, type SmtpRefusalReason } from "../metrics/labels.ts";
-import {
-  recordRefusal,
-  deliverMessage,
-  TRACE_ROOM_BYTES,
-  type AddressGroup,
-  type DeliverDeps,
-  type Transaction,
-} from "./deliver-message.ts";
-import type { AcceptedRecipient } from "./recipients.ts";
-import { routeRecipient, type RouteDeps } from "./route.ts";
+import { recordRefusal, postMessage, TRACE_ROOM_BYTES, type AddressGroup, type PostDeps, type Transaction } from "./post-message.ts";
+import type { AcceptedRecipient } from "./addresses/recipients.ts";
+import { routeRecipient, type RouteDeps } from "./addresses/route.ts";
 
 /** The [smtp] limits an inbound session reads when it starts. */
 export type InboundLimits = Pick<
@@ -42,7 +35,7 @@ export interface InboundListenerDeps {
   hostname: string;
   limits: () => InboundLimits;
   route: () => RouteDeps;
-  deliver: () => DeliverDeps;
+  postDeps: () => PostDeps;
   tls: { key: string; cert: string } | null;
   /** Mail in flight (limits.mail_in_flight) and what one inbound message costs in it. */
   budget: MemoryBudget;
@@ -206,7 +199,7 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
               transactionOf(session, st),
               refusal,
               null,
-              deps.deliver(),
+              deps.postDeps(),
             );
           else st.log.info("inbound recipient refused", { to: address.address, reply: formatReply(refusal) });
           callback(smtpError(refusal));
@@ -214,7 +207,7 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
         .catch((err) => {
           deps.metrics?.smtpRefusal("temporary_failure");
           if (isDiskFull(err)) {
-            deps.deliver().diskFull.report("inbound", err);
+            deps.postDeps().diskFull.report("inbound", err);
             return callback(smtpError(SMTP_REPLIES.localStorageFull));
           }
           st.log.error("recipient routing failed", { err, to: address.address });
@@ -238,7 +231,7 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
           if (read.oversized) {
             const refusal = SMTP_REPLIES.messageTooLarge(limit);
             deps.metrics?.smtpRefusal("message_too_large");
-            await recordRefusal("inbound message refused", tx.groups, tx, refusal, stream.byteLength, deps.deliver());
+            await recordRefusal("inbound message refused", tx.groups, tx, refusal, stream.byteLength, deps.postDeps());
             return callback(smtpError(refusal));
           }
           if (read.outgrown) {
@@ -249,7 +242,7 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
             });
             return callback(smtpError(SMTP_REPLIES.insufficientMemory));
           }
-          const result = await deliverMessage(read.raw, tx, deps.deliver(), read.frontRoom);
+          const result = await postMessage(read.raw, tx, deps.postDeps(), read.frontRoom);
           if (result.code < 400) callback(null, smtpServerText(result));
           else callback(smtpError(result));
         })
@@ -261,7 +254,7 @@ export function createInboundServer(deps: InboundListenerDeps): SMTPServer {
           else if (isDiskFull(err)) {
             // Before any POST (a refusal's statuses, a parse): the sender retries. Once a target
             // has answered, a failed status write never gets here (status-retry.ts).
-            deps.deliver().diskFull.report("inbound", err);
+            deps.postDeps().diskFull.report("inbound", err);
             return callback(smtpError(SMTP_REPLIES.localStorageFull));
           } else st.log.error("inbound delivery failed", { err });
           callback(smtpError(SMTP_REPLIES.temporaryFailure));

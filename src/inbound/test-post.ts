@@ -1,13 +1,13 @@
-// The dashboard's "send a test POST": a small sample message delivered to one address's
+// The dashboard's "send a test POST": a small sample message posted to one address's
 // target exactly as a received one would be (its format, credentials, signing, the egress
 // guard, the same timeout), but recorded nowhere: no incoming status, no SMTP session. The
 // answer says what a sender would have been told.
 import { randomBytes } from "node:crypto";
-import { formatReply } from "../lib/smtp-reply.ts";
-import type { Address } from "./address.ts";
-import { deliverToAddress, md5Hex, messageKey, type DeliverDeps } from "./deliver-message.ts";
-import type { PayloadEnvelope } from "./payload.ts";
-import { verdictFor, type StatusCategory } from "./target-reply.ts";
+import { formatReply } from "../smtp/reply.ts";
+import type { Address } from "./addresses/address.ts";
+import { postToAddress, md5Hex, messageKey, type PostDeps } from "./post-message.ts";
+import type { PayloadEnvelope } from "./payload/payload.ts";
+import { verdictFor, type StatusCategory } from "./targets/target-reply.ts";
 
 export interface TestPostResult {
   /** As in an incoming status: the target's HTTP status, client_timeout or unreachable. */
@@ -40,10 +40,10 @@ export function sampleMessage(hostname: string, to: string, nowMs: number): Buff
 }
 
 /** `email`: the address as mail reaches it (<id>@inbound.domain). */
-/** A test POST to an address's target, the deliver deps bound (what the API calls). */
+/** A test POST to an address's target, the post deps bound (what the API calls). */
 export type TestPost = (address: Address, email: string) => Promise<TestPostResult>;
 
-export async function sendTestPost(address: Address, email: string, deps: DeliverDeps): Promise<TestPostResult> {
+export async function sendTestPost(address: Address, email: string, deps: PostDeps): Promise<TestPostResult> {
   const started = performance.now();
   const raw = sampleMessage(deps.hostname, email, deps.clock.nowMs());
   const { content, facts } = await deps.extract(raw, deps.limits, 0);
@@ -64,7 +64,7 @@ export async function sendTestPost(address: Address, email: string, deps: Delive
     dmarc: auth.dmarc,
   };
   const log = deps.logger.child({ component: "inbound", test_post: true });
-  const outcome = await deliverToAddress(
+  const outcome = await postToAddress(
     { address, customDomain: null, rcpts: [email] },
     content,
     envelope,

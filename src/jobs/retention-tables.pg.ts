@@ -7,7 +7,7 @@ import { createPgDomainEventPurge } from "../domains/sending-domains.pg.repo.ts"
 import { createPgEventPurge, pgEventRetention } from "../events/events.pg.repo.ts";
 import { createPgOutboxPurge } from "../events/outbox.pg.repo.ts";
 import { createPgWebhookPostPurge } from "../events/webhook-posts.pg.repo.ts";
-import { createPgStatusPurge } from "../inbound/statuses.pg.repo.ts";
+import { createPgStatusPurge } from "../inbound/statuses/statuses.pg.repo.ts";
 import { createPgStsPurge } from "../outbound/delivery/mta-sts.pg.repo.ts";
 import { createPgOutboundPurge } from "../outbound/queue/purge.pg.repo.ts";
 import { createPgIdempotencyPurge } from "../outbound/sending/idempotency.pg.repo.ts";

@@ -6,7 +6,7 @@ import { createDomainEventPurge } from "../domains/sending-domains.repo.ts";
 import { createEventPurge } from "../events/events.repo.ts";
 import { createOutboxPurge } from "../events/outbox.repo.ts";
 import { createWebhookPostPurge } from "../events/webhook-posts.repo.ts";
-import { createStatusPurge } from "../inbound/statuses.repo.ts";
+import { createStatusPurge } from "../inbound/statuses/statuses.repo.ts";
 import { createStsPurge } from "../outbound/delivery/mta-sts.repo.ts";
 import { createIdempotencyPurge } from "../outbound/sending/idempotency.repo.ts";
 import { createOutboundPurge } from "../outbound/queue/purge.repo.ts";

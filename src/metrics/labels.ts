@@ -1,7 +1,7 @@
 // The label values of /metrics, as pure functions with table tests. Every label takes its
 // values from a small fixed set, whatever a client sends: a label per raw path, address or
 // method would make a new series per request and grow the scraper's memory without bound.
-import type { TargetOutcome } from "../inbound/target-reply.ts";
+import type { TargetOutcome } from "../inbound/targets/target-reply.ts";
 import type { RecipientUpdate } from "../outbound/queue/message.ts";
 
 /** "2xx" for 200-299 and so on; "unknown" outside 100-599. */
@@ -29,7 +29,7 @@ export function inboundOutcome(replyCode: number): InboundOutcome {
 
 /**
  * Why the inbound listener refused a recipient, a message or a session: recipient routing
- * (route.ts), the size and memory limits, and the session limits of smtp-limits.ts.
+ * (route.ts), the size and memory limits, and the session limits of smtp/limits.ts.
  */
 export const SMTP_REFUSAL_REASONS = [
   "relay_denied",
@@ -48,7 +48,7 @@ export const SMTP_REFUSAL_REASONS = [
 ] as const;
 export type SmtpRefusalReason = (typeof SMTP_REFUSAL_REASONS)[number];
 
-/** A session limit's name as smtp-guard.ts logs it, as a refusal reason (the same words). */
+/** A session limit's name as smtp/guard.ts logs it, as a refusal reason (the same words). */
 export function limitRefusalReason(limit: string): SmtpRefusalReason | null {
   return (SMTP_REFUSAL_REASONS as readonly string[]).includes(limit) ? (limit as SmtpRefusalReason) : null;
 }

@@ -7,7 +7,7 @@
 // _total, and every label has a small fixed set of values (labels.ts). docs/operations.md
 // lists them all (a test keeps it in step).
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { TargetOutcome } from "../inbound/target-reply.ts";
+import type { TargetOutcome } from "../inbound/targets/target-reply.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { OutboundRepo } from "../outbound/queue/queue.port.ts";
 import type { RecipientUpdate } from "../outbound/queue/message.ts";
@@ -53,7 +53,7 @@ export interface Metrics {
   /** An inbound message answered at the end of DATA with this reply code. */
   inboundMessage(replyCode: number): void;
   smtpRefusal(reason: SmtpRefusalReason): void;
-  /** `count` incoming statuses whose write failed after their target answered ("failed"), or that were given up ("lost"): src/inbound/status-retry.ts. */
+  /** `count` incoming statuses whose write failed after their target answered ("failed"), or that were given up ("lost"): src/inbound/statuses/status-retry.ts. */
   statusWrites(outcome: "failed" | "lost", count: number): void;
   /** One POST of a received message to its target, and how long it took. */
   targetPost(outcome: TargetOutcome, seconds: number): void;

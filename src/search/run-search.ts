@@ -1,7 +1,7 @@
 // A search of E6 or E12 as a message between threads: what to search (plain data, so it
 // can be posted to the search thread), and running it on a connection to the store.
 import type { Database } from "bun:sqlite";
-import { statusSliceReader } from "../inbound/status-search.repo.ts";
+import { statusSliceReader } from "../inbound/statuses/status-search.repo.ts";
 import type { SearchTerm } from "../lib/search-query.ts";
 import { messageSliceReader } from "../outbound/queue/search.repo.ts";
 import type { PageRequest } from "../store/paging.ts";

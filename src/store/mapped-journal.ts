@@ -1,6 +1,6 @@
 // An append-only journal in a memory-mapped file, for records that must survive a crash
 // of the process as soon as they are written but can be stored for good a little later,
-// many at once (incoming statuses, src/inbound/statuses.repo.ts). Appending copies the
+// many at once (incoming statuses, src/inbound/statuses/statuses.repo.ts). Appending copies the
 // record into the mapping: no system call, where an SQLite commit costs a dozen (about a
 // tenth of the inbound path's main-thread time in bench:inbound). The kernel owns the
 // mapped pages and writes them back, so a record outlives kill -9 the moment it is

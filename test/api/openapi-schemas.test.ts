@@ -3,8 +3,8 @@
 import { describe, expect, test } from "bun:test";
 import { formFieldsSchema } from "../../src/api/openapi-webhooks.ts";
 import { withNamedSchemas, withPlainNumbers } from "../../src/api/openapi-schemas.ts";
-import { PayloadSchema } from "../../src/inbound/payload-schema.ts";
-import { buildPayload, toFormData, type PayloadEnvelope } from "../../src/inbound/payload.ts";
+import { PayloadSchema } from "../../src/inbound/payload/payload-schema.ts";
+import { buildPayload, toFormData, type PayloadEnvelope } from "../../src/inbound/payload/payload.ts";
 
 const thing = { title: "Thing", type: "object", properties: { title: { type: "string" } } };
 

@@ -2,7 +2,7 @@
 // on E12 (test/e2e/search-event-loop.test.ts, against the binary); a search within it
 // answers as usual, from the same search thread.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { journaledStore } from "../../src/inbound/statuses.repo.ts";
+import { journaledStore } from "../../src/inbound/statuses/statuses.repo.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";

@@ -3,7 +3,7 @@
 // Link to search on, and following the Links finds every match once, newest first. A list
 // without a search is not windowed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { journaledStore } from "../../src/inbound/statuses.repo.ts";
+import { journaledStore } from "../../src/inbound/statuses/statuses.repo.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 

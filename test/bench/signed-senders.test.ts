@@ -14,7 +14,7 @@ import {
   tallyQueries,
   type SignedMessageSet,
 } from "../../bench/signed-senders.ts";
-import { AuthChecker, messageFacts } from "../../src/inbound/auth-checks.ts";
+import { AuthChecker, messageFacts } from "../../src/inbound/parse/auth-checks.ts";
 import { createResolver } from "../../src/lib/dns.ts";
 import { dkimpyVerify } from "../helpers/dkimpy.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";

@@ -3,8 +3,8 @@
 // DNS server on loopback.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { AuthChecker } from "../../src/inbound/auth-checks.ts";
-import { extractMessage } from "../../src/inbound/extract.ts";
+import { AuthChecker } from "../../src/inbound/parse/auth-checks.ts";
+import { extractMessage } from "../../src/inbound/parse/extract.ts";
 import { createResolver } from "../../src/lib/dns.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { corpusPath } from "../helpers/corpus.ts";

@@ -1,7 +1,7 @@
 // Who may receive mail here, decided at RCPT time, and the limits every message and
 // connection is held to; the connection survives every refusal but the last.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { reply } from "../../src/lib/smtp-reply.ts";
+import { reply } from "../../src/smtp/reply.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { sendWithNodemailer } from "../helpers/smtp.ts";

@@ -12,7 +12,7 @@ import { postgresAvailable } from "../helpers/postgres.ts";
 import { sendWithNodemailer, type SmtpResult } from "../helpers/smtp.ts";
 import { TestTarget } from "../helpers/target.ts";
 import { requireTools } from "../helpers/tools.ts";
-import type { StatusRepo } from "../../src/inbound/statuses.port.ts";
+import type { StatusRepo } from "../../src/inbound/statuses/statuses.port.ts";
 
 const A = `/api/v0.1/${ACCOUNT_A.id}`;
 const auth = bearer(ACCOUNT_A.token);

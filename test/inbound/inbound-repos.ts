@@ -1,13 +1,13 @@
 // The inbound repositories (addresses, custom domains) on one store engine, for their
 // contract tests: the same cases run on SQLite and PostgreSQL (test/helpers/engines.ts).
-import type { Address } from "../../src/inbound/address.ts";
-import type { CustomDomain } from "../../src/inbound/custom-domain.ts";
-import type { AddressRepo } from "../../src/inbound/addresses.port.ts";
-import { createPgAddressRepo } from "../../src/inbound/addresses.pg.repo.ts";
-import { createAddressRepo } from "../../src/inbound/addresses.repo.ts";
-import type { CustomDomainRepo } from "../../src/inbound/custom-domains.port.ts";
-import { createPgCustomDomainRepo } from "../../src/inbound/custom-domains.pg.repo.ts";
-import { createCustomDomainRepo } from "../../src/inbound/custom-domains.repo.ts";
+import type { Address } from "../../src/inbound/addresses/address.ts";
+import type { CustomDomain } from "../../src/inbound/addresses/custom-domain.ts";
+import type { AddressRepo } from "../../src/inbound/addresses/addresses.port.ts";
+import { createPgAddressRepo } from "../../src/inbound/addresses/addresses.pg.repo.ts";
+import { createAddressRepo } from "../../src/inbound/addresses/addresses.repo.ts";
+import type { CustomDomainRepo } from "../../src/inbound/addresses/custom-domains.port.ts";
+import { createPgCustomDomainRepo } from "../../src/inbound/addresses/custom-domains.pg.repo.ts";
+import { createCustomDomainRepo } from "../../src/inbound/addresses/custom-domains.repo.ts";
 import { secretBox } from "../../src/lib/secret-key.ts";
 import type { EngineHandle, StoreEngine } from "../helpers/engines.ts";
 

@@ -1,9 +1,9 @@
 // The incoming Details' view of a kept message: header fields in order, and the payload
 // made again in each target format, with attachments' contents left out.
 import { describe, expect, test } from "bun:test";
-import { extractMessage } from "../../src/inbound/extract.ts";
+import { extractMessage } from "../../src/inbound/parse/extract.ts";
 import { headerFields, PAYLOAD_VIEW_MAX_CHARS, payloadView } from "../../src/inbound/kept-message.ts";
-import { buildPayload, type PayloadEnvelope } from "../../src/inbound/payload.ts";
+import { buildPayload, type PayloadEnvelope } from "../../src/inbound/payload/payload.ts";
 
 const LIMITS = { maxHeaderBytes: 1024 * 1024, maxMimeParts: 100, maxMimeDepth: 10 };
 

@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { createSendingDomainRepo } from "../../src/domains/sending-domains.repo.ts";
 import type { NewEvent } from "../../src/events/message-event.ts";
 import { createOutboxRepo } from "../../src/events/outbox.repo.ts";
-import { createStatusRepo } from "../../src/inbound/statuses.repo.ts";
+import { createStatusRepo } from "../../src/inbound/statuses/statuses.repo.ts";
 import { RetentionPurge } from "../../src/jobs/retention-purge.ts";
 import type { RetentionSettings } from "../../src/jobs/retention.ts";
 import { retentionPurges } from "../../src/jobs/retention-tables.ts";

@@ -2,7 +2,7 @@
 // retention-purge.contract.test.ts on both engines): the settings, an incoming status and
 // a sending domain, with what each test is about given as arguments.
 import type { SendingDomain } from "../../src/domains/sending-domain.ts";
-import type { IncomingStatus } from "../../src/inbound/incoming-status.ts";
+import type { IncomingStatus } from "../../src/inbound/statuses/incoming-status.ts";
 import type { RetentionSettings } from "../../src/jobs/retention.ts";
 
 export const DAY = 86_400_000;

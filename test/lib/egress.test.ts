@@ -70,7 +70,7 @@ describe("classifyIp: an IPv6 address that carries an IPv4 address is judged as 
   ])("%p is %p", (ip, cls) => expect(classifyIp(ip)).toBe(cls as never));
 
   test("a target URL written with one is refused like the IPv4 address", async () => {
-    const { targetAddressProblem } = await import("../../src/inbound/target-url.ts");
+    const { targetAddressProblem } = await import("../../src/inbound/addresses/target-url.ts");
     expect(targetAddressProblem("http://[::127.0.0.1]:8080/hook", false)).toBe(
       "points at a private, loopback or link-local address (::7f00:1)",
     );

@@ -4,7 +4,7 @@
 // IPv6 client is counted by (its /64).
 import { describe, expect, test } from "bun:test";
 import { parseSizeBytes } from "../../src/config/units.ts";
-import { clientKey } from "../../src/lib/smtp-limits.ts";
+import { clientKey } from "../../src/smtp/limits.ts";
 import {
   growVerdict,
   keptFreeFor,

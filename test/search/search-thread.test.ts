@@ -2,10 +2,10 @@
 // connection; a search past its deadline, or a closed thread, rejects; a search without
 // a deadline is not cut short.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { journaledStore } from "../../src/inbound/statuses.repo.ts";
+import { journaledStore } from "../../src/inbound/statuses/statuses.repo.ts";
 import { parseSearchQuery } from "../../src/lib/search-query.ts";
 import { silentLogger } from "../../src/lib/logger.ts";
-import { STATUS_SEARCH_FIELDS } from "../../src/inbound/statuses.port.ts";
+import { STATUS_SEARCH_FIELDS } from "../../src/inbound/statuses/statuses.port.ts";
 import type { SearchRequest } from "../../src/search/run-search.ts";
 import { localSearch, SearchThread } from "../../src/search/search-thread.ts";
 import { SearchTimeoutError } from "../../src/store/sliced-search.ts";

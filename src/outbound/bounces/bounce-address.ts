@@ -1,7 +1,7 @@
 // Our bounce addresses, bounces+<message UUID>-<recipient ID>@mta.<sending domain>: the
 // envelope sender of each recipient's copy (delivery/worker.ts), so that a bounce names the
 // message and recipient it is about. The inbound listener routes mail for this shape to the
-// bounce handler (src/inbound/recipients.ts), which reads the IDs back (bounce-handler.ts).
+// bounce handler (src/inbound/addresses/recipients.ts), which reads the IDs back (bounce-handler.ts).
 // Pure, table-tested.
 
 const PREFIX = "bounces+";

@@ -6,7 +6,7 @@ import type { NewEvent } from "../../events/message-event.ts";
 import type { BounceHandler } from "../../inbound/bounce-hook.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/logger.ts";
-import { SMTP_REPLIES } from "../../lib/smtp-replies.ts";
+import { SMTP_REPLIES } from "../../smtp/replies.ts";
 import { parseBounceAddress } from "./bounce-address.ts";
 import { parseBounce } from "./bounce-parse.ts";
 import type { OutboundRepo } from "../queue/queue.port.ts";

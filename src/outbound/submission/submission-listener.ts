@@ -6,15 +6,15 @@ import type { AccountRegistry } from "../../auth/accounts.ts";
 import type { Config } from "../../config/config.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { newUuid } from "../../lib/ids.ts";
-import type { AuthFailures } from "../../lib/auth-failures.ts";
+import type { AuthFailures } from "../../smtp/auth-failures.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { garbageMade, LARGE_MESSAGE_BYTES } from "../../lib/gc-pacer.ts";
 import type { MemoryBudget, MessageCost } from "../../lib/memory-budget.ts";
-import { readData, SessionBudget } from "../../lib/smtp-data.ts";
-import { guardSessions } from "../../lib/smtp-guard.ts";
+import { readData, SessionBudget } from "../../smtp/data.ts";
+import { guardSessions } from "../../smtp/guard.ts";
 import { principalKey, rateOf, type RateLimits } from "../../lib/rate-limit.ts";
-import { SMTP_REPLIES } from "../../lib/smtp-replies.ts";
-import { formatReply, SMTP_SERVER_REPLY_OPTIONS, smtpError, smtpServerText, type SmtpReply } from "../../lib/smtp-reply.ts";
+import { SMTP_REPLIES } from "../../smtp/replies.ts";
+import { formatReply, SMTP_SERVER_REPLY_OPTIONS, smtpError, smtpServerText, type SmtpReply } from "../../smtp/reply.ts";
 import { headerAddresses, isAddress } from "../compose/addresses.ts";
 import { authorFieldsOf, authorOf } from "../compose/author.ts";
 import { addDateIfMissing, ownMessageIdOf, toCrlf } from "../compose/compose.ts";
@@ -129,7 +129,7 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     ...(deps.tls ? { key: deps.tls.key, cert: deps.tls.cert } : {}),
 
     onAuth(auth, session, callback) {
-      // Slowed, then refused, when one address goes on failing (lib/auth-failures.ts); every
+      // Slowed, then refused, when one address goes on failing (smtp/auth-failures.ts); every
       // failure logged with who tried and from where, never the password.
       const ip = session.remoteAddress;
       const verdict = deps.authFailures.attempt(ip, deps.clock.nowMs());

@@ -1,0 +1,118 @@
+// SQL for incoming statuses on PostgreSQL: the StatusRepo port (statuses.port.ts), with
+// the SQLite repository's reads (statuses.repo.ts). Writes go straight to the database, not
+// through a per-node journal: record() inserts a group of statuses and counts them in the
+// hourly stats in one transaction and resolves once it committed, so the 250 that follows
+// means the statuses are stored, whichever node took the message. Several nodes insert at
+// once without coordinating: status IDs are random (statuses.port.ts) and the only shared
+// rows, the hourly counts, are added in their upsert (pgCountInto).
+import type { SQL } from "bun";
+import { termTimeMs, type SearchTerm } from "../../lib/search-query.ts";
+import { containsPattern, searchedPage, searchWindowRows, toPage } from "../../store/paging.ts";
+import { pgContains, pgNewestFirst, pgSearchWindow, pgTimedSearch, type Fragment } from "../../store/pg-paging.ts";
+import { pgInteger } from "../../store/pg-values.ts";
+import { pgCountInto } from "../../stats/stats.pg.repo.ts";
+import { FIELD_COLUMN, statusFromRow, type StatusRepo, type StatusRow } from "./statuses.port.ts";
+import { pgTablePurge } from "../../store/pg-purge-window.ts";
+import type { Purge } from "../../store/purge-window.ts";
+
+interface PgRow extends Omit<StatusRow, "size" | "created_at"> {
+  /** BIGINT: a string from Bun's SQL client (a bigint with `bigint: true`). */
+  size: string | bigint | null;
+  created_at: string | bigint;
+}
+
+const fromRow = (r: PgRow) =>
+  statusFromRow({
+    ...r,
+    size: r.size === null ? null : pgInteger(r.size, "incoming_statuses.size"),
+    created_at: pgInteger(r.created_at, "incoming_statuses.created_at"),
+  });
+
+/** Comparisons as fragments (a search term's operator is one of these, never text of the query). */
+const COMPARE = {
+  "=": (sql: SQL) => sql`=`,
+  ">=": (sql: SQL) => sql`>=`,
+  "<=": (sql: SQL) => sql`<=`,
+  ">": (sql: SQL) => sql`>`,
+  "<": (sql: SQL) => sql`<`,
+} as const;
+
+/** searchClause of statuses.repo.ts: every term must match; text folds ASCII letters only, in the "C" collation. */
+function searchClause(sql: SQL, terms: readonly SearchTerm[]): Fragment {
+  let clause = sql``;
+  for (const t of terms) {
+    let term: Fragment;
+    if (t.field === null) {
+      const like = containsPattern(t.value);
+      term = sql`(${pgContains(sql, sql`COALESCE(subject, '')`, like)} OR ${pgContains(sql, sql`mail_from`, like)} OR ${pgContains(sql, sql`rcpt_to`, like)})`;
+    } else if (t.field === "created_at") {
+      term = sql`created_at ${COMPARE[t.op](sql)} ${termTimeMs(t.value)}`;
+    } else {
+      const column = sql(FIELD_COLUMN[t.field]!);
+      term =
+        t.field === "status" || t.field === "status_category" || t.field === "x_postroom_message_id"
+          ? sql`lower(${column} COLLATE "C") = ${t.value.toLowerCase()}`
+          : pgContains(sql, sql`COALESCE(${column}, '')`, containsPattern(t.value));
+    }
+    clause = sql`${clause} AND ${term}`;
+  }
+  return clause;
+}
+
+export function createPgStatusRepo(sql: SQL): StatusRepo {
+  const select = sql`SELECT id, account_id, address_id, message_id, mail_from, rcpt_to, subject, status, status_category, tls, size, remote_ip, response,
+    x_postroom_message_id, store_url, envelope, created_at`;
+  return {
+    async record(rows) {
+      if (rows.length === 0) return;
+      const values = rows.map((s) => ({
+        id: s.id,
+        account_id: s.accountId,
+        address_id: s.addressId,
+        message_id: s.messageId,
+        mail_from: s.mailFrom,
+        rcpt_to: s.rcptTo,
+        subject: s.subject,
+        status: s.status,
+        status_category: s.statusCategory,
+        tls: s.tls,
+        size: s.sizeBytes,
+        remote_ip: s.remoteIp,
+        response: s.response,
+        x_postroom_message_id: s.postroomMessageId,
+        store_url: s.storeUrl ?? null,
+        envelope: s.envelope ?? null,
+        created_at: s.createdAtMs,
+      }));
+      await sql.begin(async (tx) => {
+        await tx`INSERT INTO incoming_statuses ${tx(values)}`;
+        await pgCountInto(
+          tx,
+          rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory })),
+        );
+      });
+    },
+    async list(accountId, addressId, terms, page, windowRows = Number.POSITIVE_INFINITY, timeoutMs = Number.POSITIVE_INFINITY) {
+      // A search reads at most windowRows statuses per request, as on SQLite, within timeoutMs.
+      const windowed = searchWindowRows(terms.length, windowRows);
+      return pgTimedSearch(sql, windowed === null ? Number.POSITIVE_INFINITY : timeoutMs, async (tx) => {
+        const from = tx`incoming_statuses WHERE account_id = ${accountId} AND address_id = ${addressId}`;
+        const window = windowed === null ? null : await pgSearchWindow(tx, from, page, windowed);
+        const { where, tail } = pgNewestFirst(tx, page);
+        const rows: PgRow[] = await tx`${select} FROM ${from} ${window?.where ?? tx``} ${searchClause(tx, terms)} ${where} ${tail}`;
+        return window ? searchedPage(rows.map(fromRow), page.limit, window) : toPage(rows.map(fromRow), page.limit);
+      });
+    },
+    // record() has committed: there is nothing of this node's left to store.
+    async flush() {},
+    async get(accountId, addressId, id) {
+      const [row]: PgRow[] =
+        await sql`${select} FROM incoming_statuses WHERE account_id = ${accountId} AND address_id = ${addressId} AND id = ${id}`;
+      return row ? fromRow(row) : null;
+    },
+    close() {},
+  };
+}
+
+/** The retention purge (createStatusPurge on SQLite): statuses stored before the cutoff, a window at a time. */
+export const createPgStatusPurge = (sql: SQL): Purge => pgTablePurge(sql, "incoming_statuses", "created_at");

@@ -1,0 +1,71 @@
+// Every SMTP reply Postroom writes itself, once, by name: the decisions (route, parse,
+// target verdicts, session limits, submission checks) return these and the listeners send
+// them. docs/receiving.md and docs/sending.md document them for senders; the wire tests
+// (test/e2e/inbound-replies, abuse-smtp, smtp-limits, submission...) hold them fixed. A
+// reply whose text depends on something (a limit, the target's own words) is a function.
+import { reply, type SmtpReply } from "./reply.ts";
+
+export const SMTP_REPLIES = {
+  // ---- recipients (RCPT TO)
+  relayNotPermitted: reply(550, "5.7.1", "relay not permitted"),
+  noSuchRecipient: reply(550, "5.1.1", "no such recipient here"),
+  regexpMismatch: reply(550, "5.1.1", "recipient does not match the regexp"),
+  invalidRecipient: reply(553, "5.1.3", "recipient address is not valid"),
+  unknownBounceAddress: reply(550, "5.1.1", "unknown bounce address"),
+  tooManyRefusedRecipients: reply(421, "4.7.0", "too many refused recipients; closing connection"),
+
+  // ---- the message (DATA)
+  messageTooLarge: (limitBytes: number): SmtpReply => reply(552, "5.3.4", `message exceeds the size limit of ${limitBytes} bytes`),
+  headerTooLarge: (maxHeaderBytes: number): SmtpReply => reply(552, "5.3.4", `message header is larger than ${maxHeaderBytes} bytes`),
+  partHeaderTooLarge: (maxHeaderBytes: number): SmtpReply =>
+    reply(552, "5.3.4", `a MIME part header is larger than ${maxHeaderBytes} bytes`),
+  mimeTooDeep: (maxMimeDepth: number): SmtpReply => reply(554, "5.6.0", `message nests MIME parts deeper than ${maxMimeDepth} levels`),
+  tooManyMimeParts: (maxMimeParts: number): SmtpReply => reply(554, "5.6.0", `message has more than ${maxMimeParts} MIME parts`),
+  insufficientMemory: reply(451, "4.3.1", "insufficient system resources, try again later"),
+  /** Something of ours failed that a later try may not meet. */
+  temporaryFailure: reply(451, "4.3.0", "temporary failure; try again later"),
+  /** The message could not be parsed for a reason other than a limit. */
+  unprocessable: reply(451, "4.3.0", "the message could not be processed; try again later"),
+  localStorageFull: reply(451, "4.3.0", "Local storage on this server is full; try again later"),
+  localStorageFailed: reply(451, "4.3.0", "Local storage on this server failed; try again later"),
+
+  // ---- the target's answer (inbound), with the target's own first line where it gave one
+  accepted: reply(250, "2.0.0", "Accepted"),
+  targetTimeout: reply(451, "4.4.7", "The target did not answer in time; try again later"),
+  targetUnreachable: reply(451, "4.4.1", "The target could not be reached; try again later"),
+  targetRejectedRecipient: (text: string | null): SmtpReply => reply(554, "5.1.1", text ?? "Recipient rejected by the target"),
+  targetRejectedMessage: (text: string | null): SmtpReply => reply(550, "5.7.1", text ?? "Message rejected by the target"),
+  targetFailed: (text: string | null): SmtpReply => reply(451, "4.3.0", text ?? "The target failed; try again later"),
+
+  // ---- mail to our bounce addresses
+  bounceNoted: reply(250, "2.0.0", "Thanks, noted"),
+
+  // ---- session limits (both listeners)
+  tooManyConnections: reply(421, "4.7.0", "Too many connections from your address; try again later"),
+  tooManyJunkCommands: reply(421, "4.7.0", "Too many commands without mail; closing connection"),
+  dataTooSlow: (minRateBytesPerS: number): SmtpReply =>
+    reply(421, "4.4.2", `Data arriving too slowly (under ${minRateBytesPerS} bytes per second); closing connection`),
+  /** `duration` as durationText writes it ("10m"). */
+  sessionTimeLimit: (duration: string): SmtpReply => reply(421, "4.4.2", `Session time limit of ${duration} reached; closing connection`),
+  authTimeLimit: (duration: string): SmtpReply => reply(421, "4.7.0", `Authentication required within ${duration}; closing connection`),
+  starttlsFirst: reply(
+    538,
+    "5.7.11",
+    "Must issue a STARTTLS command first: AUTH is offered only over TLS, so that passwords never cross the network in clear",
+  ),
+  encryptionRequired: reply(538, "5.7.11", "Encryption required for requested authentication mechanism"),
+
+  // ---- submission (587/465)
+  authFailed: reply(535, "5.7.8", "authentication failed"),
+  /** smtp.auth_failures_before_close reached from the client's address (the connection closes). */
+  authFailedTooOften: reply(421, "4.7.0", "Too many failed logins from your address; try again later"),
+  queued: (messageId: string): SmtpReply => reply(250, "2.0.0", `Thanks! Queued as: ${messageId}`),
+  messageIdInFlight: reply(451, "4.3.0", "a message with this Message-ID is being queued; try again later"),
+  sendingRateLimited: reply(450, "4.7.1", "sending rate limit reached; try again later"),
+  /** The sender may not send as the From it gave (`reason` says why). */
+  senderRefused: (reason: string): SmtpReply => reply(550, "5.7.1", reason),
+  /** The message carries what may not be sent, such as a blocked attachment (`reason` says what). */
+  contentRefused: (reason: string): SmtpReply => reply(554, "5.7.1", reason),
+  /** The message cannot be sent as it is (`problem` says why). */
+  invalidMessage: (problem: string): SmtpReply => reply(554, "5.6.0", problem),
+} as const;
