@@ -28,13 +28,22 @@ const has = (url: string, parts: string[]) => parts.some((p) => url.includes(p))
 
 // Checked innermost frame first; the first frame that matches a rule decides the stage.
 const RULES: Rule[] = [
-  ["reply_plain extraction (email-reply-parser)", (u) => u.includes("email-reply-parser")],
+  ["reply_plain extraction (inbound/reply)", (u) => u.includes("inbound/reply")],
   ["SPF/DKIM/DMARC (mailauth)", (u) => has(u, ["mailauth", "inbound/auth-checks"])],
-  ["incoming statuses (journal, grouped commits)", (u) => has(u, ["inbound/statuses.repo", "inbound/status-journal", "store/mapped-journal", "bun:sqlite"])],
+  [
+    "incoming statuses (journal, grouped commits)",
+    (u) => has(u, ["inbound/statuses.repo", "inbound/status-journal", "store/mapped-journal", "bun:sqlite"]),
+  ],
   ["recipient routing (address lookup)", (u) => has(u, ["inbound/route", "inbound/addresses.repo"])],
-  ["MIME parsing (mailparser, mailsplit, libmime, libqp)", (u) => has(u, ["mailparser", "mailsplit", "libmime", "libqp", "iconv", "encoding-japanese", "punycode", "linkify", "/he/"])],
+  [
+    "MIME parsing (mailparser, mailsplit, libmime, libqp)",
+    (u) => has(u, ["mailparser", "mailsplit", "libmime", "libqp", "iconv", "encoding-japanese", "punycode", "linkify", "/he/"]),
+  ],
   ["payload (headers, JSON.stringify)", (u, f) => has(u, ["inbound/payload", "inbound/headers"]) || f === "stringify"],
-  ["POST (egress guard, fetch, answer read)", (u, f) => has(u, ["lib/egress", "inbound/target-post", "inbound/target-url", "ipaddr"]) || f === "fetch"],
+  [
+    "POST (egress guard, fetch, answer read)",
+    (u, f) => has(u, ["lib/egress", "inbound/target-post", "inbound/target-url", "ipaddr"]) || f === "fetch",
+  ],
   ["DNS cache, dns2 client", (u) => has(u, ["lib/dns", "dns2"])],
   ["logging", (u) => u.includes("lib/logger")],
   [SMTP_STAGE, (u) => has(u, ["smtp-server", "inbound/smtp-listener", "lib/smtp-reply"]) || u === "node:net"],
@@ -75,7 +84,9 @@ export function summarizeProfile(path: string, messages: number): string {
       `(${p.samples.length - total} samples of start-up before the first SMTP session not counted)`,
   ];
   for (const [stage, n] of [...counts].sort((a, b) => b[1] - a[1])) {
-    lines.push(`  ${((100 * n) / total).toFixed(1).padStart(5)}%  ${((n * intervalUs) / messages).toFixed(0).padStart(5)} µs/msg  ${stage}`);
+    lines.push(
+      `  ${((100 * n) / total).toFixed(1).padStart(5)}%  ${((n * intervalUs) / messages).toFixed(0).padStart(5)} µs/msg  ${stage}`,
+    );
   }
   return lines.join("\n");
 }

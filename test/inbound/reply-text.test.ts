@@ -1,13 +1,17 @@
 // reply_plain: the quoted history and the signature are cut off in every language the
 // parser knows, and a text with nothing to cut comes back whole. The expected values were
-// taken from the unpatched email-reply-parser 2.3.9 and read by hand; the patch
-// (patches/) must give the same answers, faster.
+// taken from the unpatched email-reply-parser 2.3.9 and read by hand; our parser
+// (src/inbound/reply/) must give the same answers (its rules: reply-rules.test.ts).
 import { describe, expect, test } from "bun:test";
 import { REPLY_PARSE_MAX_CHARS, replyText } from "../../src/inbound/reply-text.ts";
 
 const CASES: [name: string, text: string, reply: string][] = [
   ["English quote header", "Thanks!\n\nOn Mon, 20 May 2024 at 10:13, Bob <bob@example.com> wrote:\n> hello\n> there\n", "Thanks!"],
-  ["header folded over two lines, CRLF", "Thanks!\r\n\r\nOn Mon, 20 May 2024 at 10:13, Bob <bob@example.com>\r\nwrote:\r\n> hello\r\n", "Thanks!"],
+  [
+    "header folded over two lines, CRLF",
+    "Thanks!\r\n\r\nOn Mon, 20 May 2024 at 10:13, Bob <bob@example.com>\r\nwrote:\r\n> hello\r\n",
+    "Thanks!",
+  ],
   ["French", "Merci\n\nLe lun. 20 mai 2024 à 10:13, Bob <bob@example.com> a écrit :\n> salut\n", "Merci"],
   ["Spanish, folded", "Gracias\n\nEl lun, 20 may 2024, Bob <b@e.c>\nescribió:\n> q", "Gracias"],
   ["Italian", "Grazie\n\nIl giorno lun 20 mag 2024 Bob <b@e.c> ha scritto:\n> q", "Grazie"],
@@ -25,9 +29,13 @@ const CASES: [name: string, text: string, reply: string][] = [
   ["Original Message separator", "Yes\n\n-----Original Message-----\nFrom: Bob\n\nold text", "Yes"],
   ["mobile signature", "Sure\n\nSent from my iPhone", "Sure"],
   ["signature after the -- separator", "Yes.\n\n-- \nAlice\nCEO", "Yes."],
-  ["nothing to cut", "Plain note with no quote, a date 2024-05-20 and a from: word.\n\nBye", "Plain note with no quote, a date 2024-05-20 and a from: word.\n\nBye"],
+  [
+    "nothing to cut",
+    "Plain note with no quote, a date 2024-05-20 and a from: word.\n\nBye",
+    "Plain note with no quote, a date 2024-05-20 and a from: word.\n\nBye",
+  ],
   ["only quoted lines", "> only quoted\n> lines", ""],
-  // Signatures the patch's literal gate must still see (exact and caseless literals).
+  // Signatures the literal gate (src/inbound/reply/fragments.ts) must still see (exact and caseless literals).
   ["Cheers sign-off", "Yes\n\nCheers,\nAlice", "Yes"],
   ["regards, any case", "Yes\n\nKind regards,\nAlice", "Yes"],
   ["BEST WISHES in capitals", "Yes\n\nBEST WISHES,\nAlice", "Yes"],
@@ -38,7 +46,11 @@ const CASES: [name: string, text: string, reply: string][] = [
   ["Dutch mobile signature", "Ja\n\nVerstuurd vanaf mijn iPhone", "Ja"],
   ["underscore separator", "Yes\n\n____\nAlice", "Yes"],
   ["-- separator with trailing blanks", "Yes\n\n--   \nAlice", "Yes"],
-  ["signature words inside a sentence are text", "No signature here, only a word like regard and a -- dash inside.\n\nBye", "No signature here, only a word like regard and a -- dash inside.\n\nBye"],
+  [
+    "signature words inside a sentence are text",
+    "No signature here, only a word like regard and a -- dash inside.\n\nBye",
+    "No signature here, only a word like regard and a -- dash inside.\n\nBye",
+  ],
   ["trailing tildes", "Fine~~~", "Fine"],
 ];
 
