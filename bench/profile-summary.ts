@@ -28,7 +28,7 @@ const has = (url: string, parts: string[]) => parts.some((p) => url.includes(p))
 
 // Checked innermost frame first; the first frame that matches a rule decides the stage.
 const RULES: Rule[] = [
-  ["reply_plain extraction (email-reply-parser)", (u) => u.includes("email-reply-parser")],
+  ["reply_plain extraction (inbound/payload/reply)", (u) => u.includes("inbound/payload/reply")],
   ["SPF/DKIM/DMARC (mailauth)", (u) => has(u, ["mailauth", "inbound/parse/auth-checks"])],
   [
     "incoming statuses (journal, grouped commits)",

@@ -1,7 +1,7 @@
 // reply_plain: the quoted history and the signature are cut off in every language the
 // parser knows, and a text with nothing to cut comes back whole. The expected values were
-// taken from the unpatched email-reply-parser 2.3.9 and read by hand; the patch
-// (patches/) must give the same answers, faster.
+// taken from the unpatched email-reply-parser 2.3.9 and read by hand; our parser
+// (src/inbound/payload/reply/) must give the same answers (its rules: reply-rules.test.ts).
 import { describe, expect, test } from "bun:test";
 import { REPLY_PARSE_MAX_CHARS, replyText } from "../../../src/inbound/payload/reply-text.ts";
 
@@ -35,7 +35,7 @@ const CASES: [name: string, text: string, reply: string][] = [
     "Plain note with no quote, a date 2024-05-20 and a from: word.\n\nBye",
   ],
   ["only quoted lines", "> only quoted\n> lines", ""],
-  // Signatures the patch's literal gate must still see (exact and caseless literals).
+  // Signatures the literal gate (src/inbound/payload/reply/fragments.ts) must still see (exact and caseless literals).
   ["Cheers sign-off", "Yes\n\nCheers,\nAlice", "Yes"],
   ["regards, any case", "Yes\n\nKind regards,\nAlice", "Yes"],
   ["BEST WISHES in capitals", "Yes\n\nBEST WISHES,\nAlice", "Yes"],
