@@ -7,10 +7,12 @@ import { availableParallelism, hostname } from "node:os";
 import { parse as parseToml, TomlError } from "smol-toml";
 import "../lib/formats.ts";
 import { parseIpRange } from "../lib/ip-ranges.ts";
-import { describeValueErrors, formatProblem, type Problem } from "../lib/validation.ts";
+import { formatProblem, type Problem } from "../lib/validation.ts";
 import type { Config, WebhookConfig } from "./config.ts";
 import { describeAccessError, fileProblems } from "./files.ts";
 import { ConfigSchema, type RawAccount, type RawConfig } from "./schema.ts";
+import { schemaProblems } from "./schema-problems.ts";
+import { tlsRequiredKeyProblems } from "./tls-required.ts";
 import { parseDurationMs, parseListen, parseRate, parseSizeBytes, type ListenAddress, type RateLimit } from "./units.ts";
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
@@ -47,7 +49,7 @@ function parseTomlText(text: string): { ok: true; value: unknown } | { ok: false
 
 function validateConfigData(data: unknown): ConfigResult {
   const withDefaults = Value.Default(ConfigSchema, structuredClone(data));
-  const problems = describeValueErrors(Value.Errors(ConfigSchema, withDefaults), "key");
+  const problems = schemaProblems(withDefaults);
   if (problems.length > 0) return { ok: false, problems: problems.map(formatProblem) };
   const raw = withDefaults as RawConfig;
   const crossKey = crossKeyProblems(raw);
@@ -79,16 +81,7 @@ export function crossKeyProblems(raw: RawConfig): Problem[] {
     });
   });
   for (const [j, h] of raw.dashboard.admin_tokens.entries()) claimSecret(h, `dashboard.admin_tokens[${j}]`);
-  if (raw.tls.mode === "files") {
-    if (raw.tls.cert_file === "") problems.push({ path: "tls.cert_file", message: 'is required when tls.mode is "files"' });
-    if (raw.tls.key_file === "") problems.push({ path: "tls.key_file", message: 'is required when tls.mode is "files"' });
-  }
-  if (raw.tls.mode === "acme") {
-    if (raw.tls.acme.domains.length === 0)
-      problems.push({ path: "tls.acme.domains", message: 'needs at least one name when tls.mode is "acme"' });
-    if (raw.tls.acme.challenge_listen === "")
-      problems.push({ path: "tls.acme.challenge_listen", message: 'is required when tls.mode is "acme"' });
-  }
+  problems.push(...tlsRequiredKeyProblems(raw.tls));
   if (raw.smtp.submission_tls_listen !== "" && raw.tls.mode === "off") {
     problems.push({
       path: "smtp.submission_tls_listen",
