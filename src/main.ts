@@ -6,10 +6,11 @@ import { App } from "./app.ts";
 import { hashSecret, mintSecret } from "./auth/secrets.ts";
 import { parseCommandLine } from "./cli/command-line.ts";
 import { runMigrate } from "./cli/migrate.ts";
+import { secretText } from "./cli/secret.ts";
 import { describeAccessError } from "./config/files.ts";
 import { loadConfigFile } from "./config/load.ts";
 import { configWarnings } from "./config/warnings.ts";
-import { starterConfig } from "./config/starter.ts";
+import { starterConfig, starterNextSteps } from "./config/starter.ts";
 import { createLogger, setStdoutFlushInterval } from "./lib/logger.ts";
 import { tlsStatusCommand } from "./tls/status-command.ts";
 import { VERSION } from "./version.ts";
@@ -91,8 +92,7 @@ async function main(argv: string[]): Promise<void> {
     }
     case "secret": {
       const secret = mintSecret();
-      out(`secret (shown once; give it to the client): ${secret}`);
-      out(`config line (the only form Postroom keeps):  "${hashSecret(secret)}"`);
+      out(secretText(secret, hashSecret(secret)));
       return;
     }
     case "init":
@@ -117,13 +117,15 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
+const STARTER_HOSTNAME = "mx.example.com";
+
 /** The starter config, readable by the service's group and no one else (it names webhook secrets). */
 async function init(path: string, force: boolean): Promise<void> {
   if (existsSync(path) && !force) {
     err(`${path} already exists; use --force to overwrite it`);
     process.exit(1);
   }
-  const starter = starterConfig("mx.example.com");
+  const starter = starterConfig(STARTER_HOSTNAME);
   try {
     writeFileSync(path, starter.text, { mode: 0o640 });
     chmodSync(path, 0o640);
@@ -131,7 +133,7 @@ async function init(path: string, force: boolean): Promise<void> {
     err(`${path}: ${describeAccessError(e as NodeJS.ErrnoException)}`);
     process.exit(1);
   }
-  out(`wrote ${path}; edit hostname and domains, then run: postroom serve --config ${path}`);
+  out(starterNextSteps(path, STARTER_HOSTNAME));
   out(`account ID:       ${starter.accountId}`);
   out(`API token:        ${starter.apiToken}   (shown once)`);
   out(`SMTP username:    ${starter.outboundId}`);

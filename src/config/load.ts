@@ -6,11 +6,12 @@ import { parseShare } from "../lib/memory-shares.ts";
 import { availableParallelism, hostname } from "node:os";
 import { parse as parseToml, TomlError } from "smol-toml";
 import "../lib/formats.ts";
-import { parseIpRange } from "../lib/ip-ranges.ts";
-import { describeValueErrors, formatProblem, type Problem } from "../lib/validation.ts";
+import { formatProblem } from "../lib/validation.ts";
 import type { Config, WebhookConfig } from "./config.ts";
+import { crossKeyProblems } from "./cross-key.ts";
 import { describeAccessError, fileProblems } from "./files.ts";
 import { ConfigSchema, type RawAccount, type RawConfig } from "./schema.ts";
+import { schemaProblems } from "./schema-problems.ts";
 import { parseDurationMs, parseListen, parseRate, parseSizeBytes, type ListenAddress, type RateLimit } from "./units.ts";
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
@@ -47,83 +48,13 @@ function parseTomlText(text: string): { ok: true; value: unknown } | { ok: false
 
 function validateConfigData(data: unknown): ConfigResult {
   const withDefaults = Value.Default(ConfigSchema, structuredClone(data));
-  const problems = describeValueErrors(Value.Errors(ConfigSchema, withDefaults), "key");
+  const problems = schemaProblems(withDefaults);
   if (problems.length > 0) return { ok: false, problems: problems.map(formatProblem) };
   const raw = withDefaults as RawConfig;
   const crossKey = crossKeyProblems(raw);
   if (crossKey.length > 0) return { ok: false, problems: crossKey.map(formatProblem) };
   return { ok: true, config: toConfig(raw) };
 }
-
-/** Rules the schema cannot express because they tie several keys together. */
-export function crossKeyProblems(raw: RawConfig): Problem[] {
-  const problems: Problem[] = [];
-  const owners = new Map<string, string>();
-  const secretOwners = new Map<string, string>();
-  const claimId = (id: string, path: string) => {
-    const prior = owners.get(id);
-    if (prior) problems.push({ path, message: `duplicates the ID at ${prior}` });
-    else owners.set(id, path);
-  };
-  const claimSecret = (hash: string, path: string) => {
-    const prior = secretOwners.get(hash);
-    if (prior) problems.push({ path, message: `the same secret is already used at ${prior}; mint one per use with \`postroom secret\`` });
-    else secretOwners.set(hash, path);
-  };
-  raw.accounts.forEach((a, i) => {
-    claimId(a.id, `accounts[${i}].id`);
-    for (const [j, h] of a.api_tokens.entries()) claimSecret(h, `accounts[${i}].api_tokens[${j}]`);
-    a.outbound.forEach((o, k) => {
-      claimId(o.id, `accounts[${i}].outbound[${k}].id`);
-      for (const [j, h] of o.api_keys.entries()) claimSecret(h, `accounts[${i}].outbound[${k}].api_keys[${j}]`);
-    });
-  });
-  for (const [j, h] of raw.dashboard.admin_tokens.entries()) claimSecret(h, `dashboard.admin_tokens[${j}]`);
-  if (raw.tls.mode === "files") {
-    if (raw.tls.cert_file === "") problems.push({ path: "tls.cert_file", message: 'is required when tls.mode is "files"' });
-    if (raw.tls.key_file === "") problems.push({ path: "tls.key_file", message: 'is required when tls.mode is "files"' });
-  }
-  if (raw.tls.mode === "acme") {
-    if (raw.tls.acme.domains.length === 0)
-      problems.push({ path: "tls.acme.domains", message: 'needs at least one name when tls.mode is "acme"' });
-    if (raw.tls.acme.challenge_listen === "")
-      problems.push({ path: "tls.acme.challenge_listen", message: 'is required when tls.mode is "acme"' });
-  }
-  if (raw.smtp.submission_tls_listen !== "" && raw.tls.mode === "off") {
-    problems.push({
-      path: "smtp.submission_tls_listen",
-      message: 'needs a certificate: set tls.mode to "files" or "acme", or leave it ""',
-    });
-  }
-  if (raw.http.tls && raw.tls.mode === "off") {
-    problems.push({ path: "http.tls", message: 'needs a certificate: set tls.mode to "files" or "acme", or set http.tls = false' });
-  }
-  // A lease is renewed every third of its time: shorter than a second, a renewal would be
-  // due more often than a store round trip and an ordinary pause (GC, a busy event loop)
-  // could lose it. No upper bound and no tie to a timeout: the heartbeat keeps a lease for
-  // as long as the work takes (webhooks.lease_time had to outlast webhooks.timeout before).
-  for (const [path, value] of [
-    ["outbound.lease_time", raw.outbound.lease_time],
-    ["webhooks.lease_time", raw.webhooks.lease_time],
-    ["cluster.job_lease_time", raw.cluster.job_lease_time],
-  ] as const) {
-    if (ms(value) < MIN_LEASE_MS)
-      problems.push({ path, message: `must be at least 1s, not "${value}": the node renews its leases every third of it` });
-  }
-  raw.http.trusted_proxies.forEach((entry, i) => {
-    if (!parseIpRange(entry)) {
-      problems.push({
-        path: `http.trusted_proxies[${i}]`,
-        message: `${JSON.stringify(entry)} is not an IP address or CIDR range (such as "127.0.0.1", "10.0.0.0/8" or "fd00::/8")`,
-      });
-    }
-  });
-  if (raw.http.listen === "") problems.push({ path: "http.listen", message: "is required: the API and /healthz live there" });
-  return problems;
-}
-
-/** The shortest lease_time (outbound, webhooks, cluster.job_lease_time). */
-const MIN_LEASE_MS = 1000;
 
 // The schema's patterns already accepted these strings, so the parsers cannot fail here.
 const ms = (s: string): number => parseDurationMs(s)!;

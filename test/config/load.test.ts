@@ -18,7 +18,11 @@ describe("config errors name the key path and the rule", () => {
   test.each([
     ["unknown top-level key", `colour = "blue"`, "colour: unknown key"],
     ["unknown key in a section", `[http]\nport = 80`, "http.port: unknown key"],
-    ["unknown key in an account", `[[accounts]]\nid = "0123456789abcdef"\nnmae = "x"`, "accounts[0].nmae: unknown key"],
+    [
+      "unknown key in an account",
+      `[[accounts]]\nid = "0123456789abcdef"\nnmae = "x"`,
+      'accounts[0].nmae: unknown key; did you mean "name"?',
+    ],
     ["account id not hex", `[[accounts]]\nid = "XYZ"`, "accounts[0].id: must be 16 lowercase hex"],
     ["account id missing", `[[accounts]]\nname = "x"`, "accounts[0].id: is required"],
     [

@@ -106,6 +106,12 @@ describe("the docs stand alone", () => {
     expect(text.match(/\.\.\/shared|\/work\/|\b(SPEC|API|DESIGN)\.md\b/g) ?? []).toEqual([]);
   });
 
+  // operations.md once called several nodes on one PostgreSQL "not yet in this version"
+  // beside the section that shows how to run them: what this version does is said as done.
+  test.each(docNames)("%s announces nothing as coming in a later version", (name) => {
+    expect(read(name).match(/[^.]*\b(not\s+yet\s+in\s+this\s+version|in\s+a\s+(later|future)\s+version)\b[^.]*/gi) ?? []).toEqual([]);
+  });
+
   test.each(docNames)("%s: every relative link leads to a file and heading that exist", (name) => {
     const text = read(name).replace(/```[\s\S]*?```/g, "");
     const broken: string[] = [];

@@ -114,7 +114,7 @@ describe("postroom CLI", () => {
     expect(problems).toEqual(
       [
         'http.listen: must be "host:port" with a port from 0 to 65535 (e.g. "0.0.0.0:25", "[::]:25"), or "" for off',
-        "inbound.target_timout: unknown key",
+        'inbound.target_timout: unknown key; did you mean "target_timeout"?',
         'inbound.target_timeout: must be a duration such as "30s", "5m", "2h" or "5d"',
         `tls.cert_file: ${certFile}: no such file`,
         `tls.key_file: ${keyFile}: no such file`,

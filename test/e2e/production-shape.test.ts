@@ -245,7 +245,7 @@ describe.if(hasTools)("the README's service steps as an unprivileged user, certi
     expect(problems.map((p) => p.trim()).sort()).toEqual(
       [
         'http.listen: must be "host:port" with a port from 0 to 65535 (e.g. "0.0.0.0:25", "[::]:25"), or "" for off',
-        "inbound.target_timout: unknown key",
+        'inbound.target_timout: unknown key; did you mean "target_timeout"?',
         'inbound.target_timeout: must be a duration such as "30s", "5m", "2h" or "5d"',
         `tls.key_file: ${rootOnlyKey}: permission denied for uid ${SERVICE_ID} gid ${SERVICE_ID} (give that user or its group read access)`,
       ].sort(),
