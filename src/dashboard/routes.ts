@@ -159,7 +159,13 @@ const sessionBody = (config: Config, account: AccountConfig | null, expiresAtMs:
     submission_tls_port: config.smtp.submissionTlsListen?.port ?? null,
     /** STARTTLS is offered on the submission port once there is a certificate. */
     starttls: config.tls.mode !== "off",
+    /** Whether AUTH is taken without TLS (smtp.allow_insecure_auth), so the SMTP page says what is true. */
+    allow_insecure_auth: config.smtp.allowInsecureAuth,
+    /** Where mail comes in (the getting-started checklist's swaks line); null when inbound SMTP is off. */
+    inbound_port: config.smtp.inboundListen?.port ?? null,
   },
+  /** outbound.sending_ips = []: no SPF record is offered, so no sending domain can verify (shown on the overview and domain pages). */
+  sending_ips_empty: config.outbound.sendingIps.length === 0,
   expires_at: new Date(expiresAtMs).toISOString(),
 });
 
