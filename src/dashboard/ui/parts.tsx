@@ -45,8 +45,21 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
   );
 }
 
-/** A search box that submits its text (the API's search syntax) on Enter or the button. */
-export function SearchBox({ value, onSearch, label }: { value: string; onSearch: (q: string) => void; label: string }) {
+/**
+ * A search box that submits its text on Enter or the button; `placeholder` names fields the
+ * page's search takes (each list's search has its own).
+ */
+export function SearchBox({
+  value,
+  onSearch,
+  label,
+  placeholder,
+}: {
+  value: string;
+  onSearch: (q: string) => void;
+  label: string;
+  placeholder: string;
+}) {
   const [text, setText] = useState(value);
   return (
     <form
@@ -58,13 +71,7 @@ export function SearchBox({ value, onSearch, label }: { value: string; onSearch:
       }}
     >
       <label for="q">{label}</label>
-      <input
-        id="q"
-        type="search"
-        value={text}
-        onInput={(e) => setText(e.currentTarget.value)}
-        placeholder='e.g. status:404 from:alice "invoice 12"'
-      />
+      <input id="q" type="search" value={text} onInput={(e) => setText(e.currentTarget.value)} placeholder={placeholder} />
       <button type="submit">Search</button>
     </form>
   );

@@ -48,8 +48,14 @@ export function Sent({ session, outboundId, query }: { session: Session; outboun
       <h1 id="h-sent">Sent mail</h1>
       {!chosen && <p>This account has no outbound accounts ([[accounts.outbound]] in the config).</p>}
       <div class="toolbar">
-        <OutboundSelect ids={session.outbound_account_ids} value={chosen} onChange={(id) => go(id, query)} />
-        <SearchBox key={query} value={query} label="Search" onSearch={(q) => go(chosen, q)} />
+        <OutboundSelect ids={session.outbound_account_ids} value={chosen} onChange={(id) => go(id, "")} />
+        <SearchBox
+          key={`${chosen}\n${query}`}
+          value={query}
+          label="Search"
+          placeholder="e.g. to:bob@example.org tag:invoice status:bounce"
+          onSearch={(q) => go(chosen, q)}
+        />
       </div>
       <ErrorNote error={messages.error} />
       <table>
