@@ -1,7 +1,7 @@
 // The all-addresses view's merge: newest first across addresses, and nothing shown that a
 // page not read yet could still precede.
 import { describe, expect, test } from "bun:test";
-import { mergedItems } from "../../src/dashboard/ui/merged-list.ts";
+import { mergedItems } from "../../src/dashboard/ui/merge.ts";
 
 const at = (id: string, minute: number) => ({ id, created_at: `2026-11-27T18:${String(minute).padStart(2, "0")}:00.000Z` });
 
