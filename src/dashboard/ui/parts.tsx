@@ -1,4 +1,5 @@
 // Small pieces the pages share.
+import { Fragment } from "preact";
 import { useState } from "preact/hooks";
 import type { ListState } from "./use-list.ts";
 
@@ -153,5 +154,23 @@ export function NicknameField({ value, onChange }: { value: string; onChange: (n
       <label for="nickname">Nickname (optional)</label>
       <input id="nickname" value={value} onInput={(e) => onChange(e.currentTarget.value)} />
     </div>
+  );
+}
+
+/**
+ * A host name that wraps only after its dots, never inside a label: each label (with its
+ * dot) stays whole, and a line may end between labels.
+ */
+export function Host({ name }: { name: string }) {
+  const labels = name.split(".");
+  return (
+    <code class="host">
+      {labels.map((label, i) => (
+        <Fragment key={i}>
+          {i > 0 && <wbr />}
+          <span>{i < labels.length - 1 ? `${label}.` : label}</span>
+        </Fragment>
+      ))}
+    </code>
   );
 }

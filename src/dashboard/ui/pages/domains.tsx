@@ -2,7 +2,7 @@
 // the reason for each, "Verify now", the grace period of a domain whose records fail.
 import { useEffect, useState } from "preact/hooks";
 import { accountPath, ApiFailure, call, get, type Session } from "../api.ts";
-import { CopyButton, ErrorNote, More, TableHead, Time } from "../parts.tsx";
+import { CopyButton, ErrorNote, Host, More, TableHead, Time } from "../parts.tsx";
 import { link, navigate } from "../router.ts";
 import { useList } from "../use-list.ts";
 import { NotFound } from "./not-found.tsx";
@@ -152,10 +152,11 @@ export function Domain({ session, id }: { session: Session; id: string }) {
                 {!r.required && <span class="tag">optional</span>}
               </td>
               <td>
-                <code class="wrap">{r.host}</code> <CopyButton text={r.host} label={`Copy the host of the ${r.purpose} record`} />
+                <Host name={r.host} /> <CopyButton text={r.host} label={`Copy the host of the ${r.purpose} record`} />
               </td>
               <td>
-                <code class="wrap">{r.value}</code> <CopyButton text={r.value} label={`Copy the value of the ${r.purpose} record`} />
+                {r.type === "CNAME" ? <Host name={r.value} /> : <code class="wrap">{r.value}</code>}{" "}
+                <CopyButton text={r.value} label={`Copy the value of the ${r.purpose} record`} />
               </td>
               <td>
                 <span class={`status ${r.verified ? "successful" : "rejected"}`}>{r.verified ? "found" : "not found"}</span>

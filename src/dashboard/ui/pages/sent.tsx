@@ -31,6 +31,8 @@ interface SentMessage {
   subject: string | null;
   message_id: string;
   tags: string[];
+  /** Validated and recorded, never sent: nothing is queued, nothing can be retried or cancelled. */
+  test_mode: boolean;
   created_at: string;
   recipients: Recipient[];
 }
@@ -70,7 +72,10 @@ export function Sent({ session, outboundId, query }: { session: Session; outboun
                 </a>
               </td>
               <td>{m.from}</td>
-              <td>{m.subject ?? ""}</td>
+              <td>
+                {m.subject ?? ""}
+                {m.test_mode && <TestModeTag />}
+              </td>
               <td>
                 <ul class="plain">
                   {m.recipients.map((r) => (
@@ -113,6 +118,12 @@ export function SentMessage({ session, id }: { session: Session; id: string }) {
         <a {...link("/sent")}>← Sent mail</a>
       </p>
       <h1 id="h-message">{message.subject || "(no subject)"}</h1>
+      {message.test_mode && (
+        <p>
+          <TestModeTag /> This message was sent in test mode: validated and recorded, never delivered, so there is nothing to retry or
+          cancel.
+        </p>
+      )}
       <dl class="facts">
         <dt>From</dt>
         <dd>{message.from}</dd>
@@ -186,7 +197,7 @@ function MessageActions({ session, message, onChanged }: { session: Session; mes
   useEffect(() => {
     get<Content>(`${base}/content`).then(setContent, (err) => setError(err instanceof ApiFailure ? err.message : String(err)));
   }, [base]);
-  const queued = message.recipients.some((r) => QUEUED.has(r.status));
+  const queued = !message.test_mode && message.recipients.some((r) => QUEUED.has(r.status));
   const act = async (what: "retry" | "cancel") => {
     setError(null);
     try {
@@ -257,4 +268,8 @@ function MessageActions({ session, message, onChanged }: { session: Session; mes
       )}
     </>
   );
+}
+
+function TestModeTag() {
+  return <span class="tag test-mode">test mode</span>;
 }
