@@ -6,6 +6,7 @@ import { CopyButton, ErrorNote, Host, More, TableHead, Time } from "../parts.tsx
 import { link, navigate } from "../router.ts";
 import { useList } from "../use-list.ts";
 import { NotFound } from "./not-found.tsx";
+import { SendingIpsWarning } from "./sending-ips.tsx";
 
 interface DnsRecord {
   type: string;
@@ -51,6 +52,7 @@ export function Domains({ session }: { session: Session }) {
   return (
     <section aria-labelledby="h-domains">
       <h1 id="h-domains">Sending domains</h1>
+      {session.sending_ips_empty && <SendingIpsWarning />}
       <form class="card" onSubmit={add} aria-labelledby="h-add-domain">
         <h2 id="h-add-domain">Add a domain</h2>
         <div class="fields">
@@ -141,6 +143,7 @@ export function Domain({ session, id }: { session: Session; id: string }) {
         . Last checked <Time iso={domain.checked_at} />.
       </p>
       <ErrorNote error={error} />
+      {session.sending_ips_empty && <SendingIpsWarning />}
       <h2>DNS records to publish</h2>
       <table>
         <TableHead columns={["Type", "Host", "Value", "Check"]} />

@@ -6,6 +6,7 @@ import { StackedBars } from "../chart.tsx";
 import { ErrorNote, Time } from "../parts.tsx";
 import { link } from "../router.ts";
 import { GettingStarted } from "./getting-started.tsx";
+import { SendingIpsWarning } from "./sending-ips.tsx";
 
 interface Stats {
   period: "24h" | "7d";
@@ -47,6 +48,7 @@ export function Overview({ session }: { session: Session }) {
         ))}
       </div>
       <ErrorNote error={error} />
+      {session.sending_ips_empty && <SendingIpsWarning />}
       <GettingStarted session={session} />
       {stats && (
         <>
