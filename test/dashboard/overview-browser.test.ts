@@ -2,6 +2,7 @@
 // account, ticked from the account's real state; charts with labelled axes; figures that
 // are links to the pages listing them.
 import { afterAll, beforeAll, describe, expect } from "bun:test";
+import { screenshot, seriousA11yViolations, watchedPage } from "../helpers/browser.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { publishRecords, SENDING_KEYS } from "../helpers/sending-domain.ts";
 import { requireTools } from "../helpers/tools.ts";
@@ -44,6 +45,28 @@ describe("the overview in chromium", () => {
       expect(await item("Add a sending domain")).toEqual({ href: "/dashboard/domains", done: false });
       expect(await item("Send a first message in test mode")).toEqual({ href: "/dashboard/smtp", done: false });
       shots.push(await pageIsClean(rig, "overview-fresh"));
+      // On a phone, dark: the checklist and the axes stay readable and clean.
+      const phone = await watchedPage(rig.browser, rig.http, { colorScheme: "dark", viewport: { width: 390, height: 844 } });
+      await phone.page.context().addCookies(await rig.page.context().cookies());
+      await phone.page.goto(`${rig.http}/dashboard/overview`);
+      await phone.page.getByRole("region", { name: "Getting started" }).waitFor();
+      await phone.page.locator(".x-axis li").first().waitFor();
+      await phone.page.getByRole("button", { name: "Last 7 days" }).click();
+      await phone.page
+        .locator(".x-axis li", { hasText: /Mon|Tue|Wed|Thu|Fri|Sat|Sun/ })
+        .first()
+        .waitFor();
+      // The last day's label, near the right end, does not widen the page.
+      expect(
+        await phone.page.evaluate(() => {
+          const d = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document;
+          return d.documentElement.scrollWidth - d.documentElement.clientWidth;
+        }),
+      ).toBeLessThanOrEqual(0);
+      shots.push(await screenshot(phone.page, "overview-fresh-phone-dark"));
+      expect(phone.consoleErrors).toEqual([]);
+      expect(await seriousA11yViolations(phone.page)).toEqual([]);
+      await phone.page.context().close();
 
       const address = await createAddress(rig, "/in");
       await reloadOverview();
@@ -84,24 +107,28 @@ describe("the overview in chromium", () => {
     async () => {
       await reloadOverview();
       const received = rig.page.locator("figure.chart").filter({ hasText: "Received mail by outcome" });
-      const times = await received.locator("svg .x-axis text").allTextContents();
+      const times = await received.locator(".x-axis li").allTextContents();
       // 24 hourly bars, a time every 6 hours.
       expect(times.length).toBeGreaterThanOrEqual(4);
       for (const t of times) expect(t).toMatch(/\d{1,2}(:\d{2})?/);
-      const counts = await received.locator("svg .y-axis text").allTextContents();
+      const counts = await received.locator(".y-axis li").allTextContents();
       expect(counts[0]).toBe("0");
       expect(Number(counts.at(-1))).toBeGreaterThanOrEqual(1);
-      // The labels are drawn at their size, not stretched with the bars.
-      const box = await received.locator("svg .x-axis text").first().boundingBox();
+      // The labels are drawn at their size, not stretched or shrunk with the bars, and under them.
+      const box = await received.locator(".x-axis li").first().boundingBox();
+      const bars = await received.locator("svg").boundingBox();
+      expect(box!.height).toBeGreaterThan(8);
       expect(box!.height).toBeLessThan(30);
+      expect(box!.y).toBeGreaterThanOrEqual(bars!.y + bars!.height - 1);
       await rig.page.getByRole("button", { name: "Last 7 days" }).click();
       await rig.page.getByRole("button", { name: "Last 7 days", pressed: true }).waitFor();
       await received
-        .locator("svg .x-axis text", { hasText: /Mon|Tue|Wed|Thu|Fri|Sat|Sun/ })
+        .locator(".x-axis li", { hasText: /Mon|Tue|Wed|Thu|Fri|Sat|Sun/ })
         .first()
         .waitFor();
-      const days = await received.locator("svg .x-axis text").allTextContents();
-      expect(days.length).toBeGreaterThanOrEqual(7);
+      const days = await received.locator(".x-axis li").allTextContents();
+      // A label under the first bar of each day: 6 or 7 of them in 7 days.
+      expect(days.length).toBeGreaterThanOrEqual(6);
       expect(days.join(" ")).toMatch(/Mon|Tue|Wed|Thu|Fri|Sat|Sun/);
       shots.push(await pageIsClean(rig, "overview-chart-axes"));
     },

@@ -33,10 +33,12 @@ export function Overview({ session }: { session: Session }) {
   const shown = stats?.period ?? period;
   const label = (at: string) =>
     new Date(at).toLocaleString([], shown === "24h" ? { hour: "2-digit", minute: "2-digit" } : { weekday: "short", hour: "2-digit" });
-  // 24 hourly bars: a time every 6 hours; 28 bars of 6 hours: a day every 4.
-  const tickEvery = shown === "24h" ? 6 : 4;
-  const tickLabel = (at: string) =>
-    new Date(at).toLocaleString([], shown === "24h" ? { hour: "2-digit", minute: "2-digit" } : { weekday: "short", day: "numeric" });
+  // 24 hourly bars: a time every 6 hours. 28 bars of 6 hours: the day under the first bar of each day (in the browser's time zone).
+  const tick = (at: string, previous: string | null, i: number): string | null => {
+    if (shown === "24h") return i % 6 === 0 ? new Date(at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : null;
+    if (previous === null || new Date(at).getDate() === new Date(previous).getDate()) return null;
+    return new Date(at).toLocaleDateString([], { weekday: "short", day: "numeric" });
+  };
   return (
     <section aria-labelledby="h-overview">
       <h1 id="h-overview">Overview</h1>
@@ -81,16 +83,14 @@ export function Overview({ session }: { session: Session }) {
             keys={INBOUND}
             buckets={stats.buckets.map((b) => ({ at: b.at, counts: b.inbound }))}
             label={label}
-            tickEvery={tickEvery}
-            tickLabel={tickLabel}
+            tick={tick}
           />
           <StackedBars
             title="Sent mail: recipients by event"
             keys={OUTBOUND}
             buckets={stats.buckets.map((b) => ({ at: b.at, counts: b.outbound }))}
             label={label}
-            tickEvery={tickEvery}
-            tickLabel={tickLabel}
+            tick={tick}
           />
         </>
       )}
