@@ -6,14 +6,25 @@
 import { expect } from "bun:test";
 import nodemailer from "nodemailer";
 import type { Browser, Page } from "playwright-core";
-import { startTestApp, type TestApp, type TestAppOptions } from "../helpers/app.ts";
+import { App } from "../../src/app.ts";
+import { parseConfigText } from "../../src/config/load.ts";
+import { createResolver } from "../../src/lib/dns.ts";
+import { silentLogger } from "../../src/lib/logger.ts";
 import { launchBrowser, screenshot, seriousA11yViolations, watchedPage, type WatchedPage } from "../helpers/browser.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
-import { ACCOUNT_A } from "../helpers/fixtures.ts";
+import { ACCOUNT_A, testConfigToml, type TestConfigOptions } from "../helpers/fixtures.ts";
+import { freePort } from "../helpers/pebble.ts";
 import { TestTarget } from "../helpers/target.ts";
+import { tempDir } from "../helpers/tmp.ts";
+
+/** The appliance in this process, and its API called through the HTTP listener's handler. */
+export interface RigApp {
+  app: App;
+  call(method: string, path: string, opts?: { body?: unknown; auth?: string }): Promise<Response>;
+}
 
 export interface DashboardRig {
-  t: TestApp;
+  t: RigApp;
   http: string;
   target: TestTarget;
   dns: TestDnsServer;
@@ -23,10 +34,40 @@ export interface DashboardRig {
   stop(): Promise<void>;
 }
 
-export async function startDashboardRig(opts: Omit<TestAppOptions, "dnsServer"> & { token?: string } = {}): Promise<DashboardRig> {
+/**
+ * The SMTP listeners get fixed free ports (as a user's config has), so the pages that show
+ * them (the SMTP page, the getting-started checklist's swaks line) show the real ones.
+ */
+export async function startDashboardRig(
+  opts: Omit<TestConfigOptions, "dataDir" | "dnsServer"> & { token?: string } = {},
+): Promise<DashboardRig> {
   const dns = await TestDnsServer.start();
   const target = TestTarget.start();
-  const t = await startTestApp({ inbound: true, ...opts, dnsServer: dns.address });
+  const dir = tempDir();
+  const toml = testConfigToml({ inbound: true, ...opts, dataDir: dir.path, dnsServer: dns.address })
+    .replace('inbound_listen = "127.0.0.1:0"', `inbound_listen = "127.0.0.1:${await freePort()}"`)
+    .replace('submission_listen = "127.0.0.1:0"', `submission_listen = "127.0.0.1:${await freePort()}"`);
+  const parsed = parseConfigText(toml);
+  if (!parsed.ok) throw new Error(parsed.problems.join("\n"));
+  const app = await App.start({
+    config: parsed.config,
+    logger: silentLogger,
+    resolver: createResolver({ servers: [dns.address], timeoutMs: 300 }),
+  });
+  const t: RigApp = {
+    app,
+    call: (method, path, o = {}) =>
+      app.handle(
+        new Request(`http://localhost${path}`, {
+          method,
+          headers: {
+            ...(o.auth ? { authorization: o.auth } : {}),
+            ...(o.body === undefined ? {} : { "content-type": "application/json" }),
+          },
+          body: o.body === undefined ? undefined : JSON.stringify(o.body),
+        }),
+      ),
+  };
   const http = `http://127.0.0.1:${t.app.httpPort}`;
   const browser = await launchBrowser();
   const w = await watchedPage(browser, http);
@@ -44,9 +85,10 @@ export async function startDashboardRig(opts: Omit<TestAppOptions, "dnsServer"> 
     page: w.page,
     async stop() {
       await browser.close();
-      await t.stop();
+      await app.stop();
       await target.stop();
       await dns.stop();
+      dir.remove();
     },
   };
 }

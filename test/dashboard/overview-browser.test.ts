@@ -5,10 +5,11 @@ import { afterAll, beforeAll, describe, expect } from "bun:test";
 import { screenshot, seriousA11yViolations, watchedPage } from "../helpers/browser.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { publishRecords, SENDING_KEYS } from "../helpers/sending-domain.ts";
+import { runSwaks } from "../helpers/smtp.ts";
 import { requireTools } from "../helpers/tools.ts";
 import { api, createAddress, type DashboardRig, pageIsClean, sendIn, startDashboardRig, statusesStored } from "./browser-rig.ts";
 
-const browserTest = requireTools("chromium");
+const browserTest = requireTools("chromium", "swaks");
 let rig: DashboardRig;
 const shots: string[] = [];
 
@@ -73,7 +74,11 @@ describe("the overview in chromium", () => {
       expect((await item("Create an address")).done).toBe(true);
       expect((await item("Send a message in")).done).toBe(false);
 
-      expect(await sendIn(rig, address.email, "First message")).toStartWith("250");
+      // The step says how to send one: the command works as shown (with a subject added).
+      const command = (await rig.page.getByRole("region", { name: "Getting started" }).locator("code").textContent())!;
+      expect(command).toBe(`swaks --server 127.0.0.1:${rig.t.app.inboundPort} --to ${address.email}`);
+      const swaks = await runSwaks([...command.split(" ").slice(1), "--header", "Subject: First message"]);
+      expect(swaks.transcript).toMatch(/<-\s+250 /);
       await statusesStored(rig, address.id, 1);
       await reloadOverview();
       expect((await item("Send a message in")).done).toBe(true);
@@ -147,6 +152,15 @@ describe("the overview in chromium", () => {
       expect((await hrefOf(/bounced/)).search).toBe("?query=status%3Abounce");
       expect((await hrefOf(/in the queue/)).pathname).toBe("/dashboard/sent");
       expect((await hrefOf(/webhook events/)).pathname).toBe("/dashboard/webhook");
+      // What needs a look links to its page too: a message the target refused, to Incoming.
+      rig.target.answers.set("/refuse", { status: 422, body: "no thanks", contentType: "text/plain" });
+      const refusing = await createAddress(rig, "/refuse");
+      expect(await sendIn(rig, refusing.email, "Refused")).toContain("550");
+      await statusesStored(rig, refusing.id, 1);
+      await reloadOverview();
+      const warning = rig.page.getByRole("region", { name: "Warnings" }).getByRole("link", { name: /not accepted by its target/ });
+      expect(new URL((await warning.getAttribute("href"))!, rig.http).pathname).toBe("/dashboard/incoming");
+      shots.push(await pageIsClean(rig, "overview-links"));
       await tiles.getByRole("link", { name: /received/ }).click();
       await rig.page.getByRole("heading", { name: "Incoming mail" }).waitFor();
       await rig.page.getByRole("cell", { name: "First message" }).waitFor();

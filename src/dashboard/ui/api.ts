@@ -59,6 +59,7 @@ export interface ServerSession {
     starttls: boolean;
     allow_insecure_auth: boolean;
     inbound_port: number | null;
+    inbound_host: string;
   };
   /** outbound.sending_ips is empty: no SPF record, no sending domain can verify. */
   sending_ips_empty: boolean;

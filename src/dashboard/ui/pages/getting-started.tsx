@@ -50,7 +50,7 @@ export function GettingStarted({ session }: { session: Session }) {
   if (!progress) return null;
   const { address, received, domain, sent } = progress;
   if (address && received && domain?.verified && sent) return null;
-  const { host, inbound_port } = session.smtp;
+  const { inbound_host, inbound_port } = session.smtp;
   const steps: { done: boolean; path: string; name: string; how: preact.ComponentChildren }[] = [
     {
       done: address !== null,
@@ -65,8 +65,8 @@ export function GettingStarted({ session }: { session: Session }) {
       how:
         address && inbound_port ? (
           <>
-            for example <code class="wrap">{`swaks --server ${host}:${inbound_port} --to ${address.email}`}</code>; it shows under Incoming
-            with your target's answer.
+            for example <code class="wrap">{`swaks --server ${inbound_host}:${inbound_port} --to ${address.email}`}</code>; it shows under
+            Incoming with your target's answer.
           </>
         ) : (
           "to one of your addresses from any mail program; it shows under Incoming with your target's answer."

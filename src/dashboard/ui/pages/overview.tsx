@@ -58,9 +58,10 @@ export function Overview({ session }: { session: Session }) {
             <div class="card warnings" role="region" aria-label="Warnings">
               <h2>Needs a look</h2>
               <ul>
-                {stats.warnings.map((w) => (
-                  <li key={w}>{w}</li>
-                ))}
+                {stats.warnings.map((w) => {
+                  const path = warningPath(w);
+                  return <li key={w}>{path ? <a {...link(path)}>{w}</a> : w}</li>;
+                })}
               </ul>
             </div>
           )}
@@ -106,4 +107,12 @@ function Tile({ path, n, what, children }: { path: string; n: number; what: stri
       {children}
     </a>
   );
+}
+
+/** The page that lists what a warning of GET /stats is about (its words are fixed by src/api/stats.ts), if any. */
+function warningPath(warning: string): string | null {
+  if (/received messages? (was|were) not accepted/.test(warning)) return "/incoming";
+  if (/sending domains?('s|s')? /.test(warning)) return "/domains";
+  if (/^webhook events /.test(warning)) return "/webhook";
+  return null;
 }
