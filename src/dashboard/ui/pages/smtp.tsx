@@ -3,6 +3,7 @@
 // show (only their hashes are in the config).
 import type { Session } from "../api.ts";
 import { CopyButton, Host } from "../parts.tsx";
+import { tlsText } from "../smtp-text.ts";
 
 export function Smtp({ session }: { session: Session }) {
   const { host, submission_port, submission_tls_port, starttls, allow_insecure_auth } = session.smtp;
@@ -52,12 +53,4 @@ export function Smtp({ session }: { session: Session }) {
       <CopyButton text={swaks} label="Copy the swaks command" />
     </section>
   );
-}
-
-/** What is true of TLS and AUTH for the running config (tls.mode, smtp.allow_insecure_auth). */
-export function tlsText(starttls: boolean, allowInsecureAuth: boolean): string {
-  if (starttls) return "offered: STARTTLS on the submission port (and TLS from the first byte on the TLS port, when it is on)";
-  if (allowInsecureAuth)
-    return "none yet: the server has no certificate. AUTH is taken without TLS because smtp.allow_insecure_auth is on, so passwords cross the network unencrypted: keep it for a private network or a first try";
-  return "none yet: the server has no certificate, so AUTH is refused; set tls.mode for a certificate, or (on a private network only) smtp.allow_insecure_auth = true";
 }
