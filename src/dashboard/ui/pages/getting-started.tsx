@@ -76,7 +76,9 @@ export function GettingStarted({ session }: { session: Session }) {
       done: domain?.verified ?? false,
       path: domain ? `/domains/${domain.id}` : "/domains",
       name: "Add a sending domain",
-      how: domain ? "and publish its DNS records, then press Verify now." : "and publish the DNS records it lists.",
+      how: `${domain ? "and publish its DNS records, then press Verify now." : "and publish the DNS records it lists."}${
+        session.sending_ips_empty ? " No domain can verify until outbound.sending_ips is set (see above)." : ""
+      }`,
     },
     {
       done: sent,

@@ -74,7 +74,12 @@ export function Sent({ session, outboundId, query }: { session: Session; outboun
               <td>{m.from}</td>
               <td>
                 {m.subject ?? ""}
-                {m.test_mode && <TestModeTag />}
+                {m.test_mode && (
+                  <>
+                    {" "}
+                    <TestModeTag />
+                  </>
+                )}
               </td>
               <td>
                 <ul class="plain">
