@@ -159,7 +159,15 @@ const sessionBody = (config: Config, account: AccountConfig | null, expiresAtMs:
     submission_tls_port: config.smtp.submissionTlsListen?.port ?? null,
     /** STARTTLS is offered on the submission port once there is a certificate. */
     starttls: config.tls.mode !== "off",
+    /** Whether AUTH is taken without TLS (smtp.allow_insecure_auth), so the SMTP page says what is true. */
+    allow_insecure_auth: config.smtp.allowInsecureAuth,
+    /** Where mail comes in (the getting-started checklist's swaks line); null when inbound SMTP is off. */
+    inbound_port: config.smtp.inboundListen?.port ?? null,
+    /** The host to send to on that port: the listen address, or the hostname when it listens on every address. */
+    inbound_host: inboundHost(config),
   },
+  /** outbound.sending_ips = []: no SPF record is offered, so no sending domain can verify (shown on the overview and domain pages). */
+  sending_ips_empty: config.outbound.sendingIps.length === 0,
   expires_at: new Date(expiresAtMs).toISOString(),
 });
 
@@ -181,4 +189,11 @@ export function dashboardDeps(
     limiter: deps.limiter ?? new RateLimiter(DASHBOARD_RATE_KEYS),
     system: deps.system,
   };
+}
+
+/** Where a first message is sent in from this machine: the inbound listener's own address, or the hostname behind a wildcard. */
+function inboundHost(config: Config): string {
+  const host = config.smtp.inboundListen?.host ?? "";
+  if (host === "" || host === "0.0.0.0" || host === "::" || host === "[::]") return config.hostname;
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
 }

@@ -52,7 +52,17 @@ export interface ServerSession {
   admin: boolean;
   accounts: { id: string; name: string; outbound_account_ids: string[] }[];
   expires_at: string;
-  smtp: { host: string; submission_port: number | null; submission_tls_port: number | null; starttls: boolean };
+  smtp: {
+    host: string;
+    submission_port: number | null;
+    submission_tls_port: number | null;
+    starttls: boolean;
+    allow_insecure_auth: boolean;
+    inbound_port: number | null;
+    inbound_host: string;
+  };
+  /** outbound.sending_ips is empty: no SPF record, no sending domain can verify. */
+  sending_ips_empty: boolean;
 }
 
 /** The session as the pages see it: the account shown now. */

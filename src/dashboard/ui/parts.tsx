@@ -1,4 +1,5 @@
 // Small pieces the pages share.
+import { Fragment } from "preact";
 import { useState } from "preact/hooks";
 import type { ListState } from "./use-list.ts";
 
@@ -45,8 +46,21 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
   );
 }
 
-/** A search box that submits its text (the API's search syntax) on Enter or the button. */
-export function SearchBox({ value, onSearch, label }: { value: string; onSearch: (q: string) => void; label: string }) {
+/**
+ * A search box that submits its text on Enter or the button; `placeholder` names fields the
+ * page's search takes (each list's search has its own).
+ */
+export function SearchBox({
+  value,
+  onSearch,
+  label,
+  placeholder,
+}: {
+  value: string;
+  onSearch: (q: string) => void;
+  label: string;
+  placeholder: string;
+}) {
   const [text, setText] = useState(value);
   return (
     <form
@@ -58,13 +72,7 @@ export function SearchBox({ value, onSearch, label }: { value: string; onSearch:
       }}
     >
       <label for="q">{label}</label>
-      <input
-        id="q"
-        type="search"
-        value={text}
-        onInput={(e) => setText(e.currentTarget.value)}
-        placeholder='e.g. status:404 from:alice "invoice 12"'
-      />
+      <input id="q" type="search" value={text} onInput={(e) => setText(e.currentTarget.value)} placeholder={placeholder} />
       <button type="submit">Search</button>
     </form>
   );
@@ -146,5 +154,23 @@ export function NicknameField({ value, onChange }: { value: string; onChange: (n
       <label for="nickname">Nickname (optional)</label>
       <input id="nickname" value={value} onInput={(e) => onChange(e.currentTarget.value)} />
     </div>
+  );
+}
+
+/**
+ * A host name that wraps only after its dots, never inside a label: each label (with its
+ * dot) stays whole, and a line may end between labels.
+ */
+export function Host({ name }: { name: string }) {
+  const labels = name.split(".");
+  return (
+    <code class="host">
+      {labels.map((label, i) => (
+        <Fragment key={i}>
+          {i > 0 && <wbr />}
+          <span>{i < labels.length - 1 ? `${label}.` : label}</span>
+        </Fragment>
+      ))}
+    </code>
   );
 }

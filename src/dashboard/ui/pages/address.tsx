@@ -2,7 +2,7 @@
 // (E7-E9) with whether their MX points here.
 import { useEffect, useState } from "preact/hooks";
 import { accountPath, ApiFailure, call, errorText, get, type Session } from "../api.ts";
-import { CopyButton, ErrorNote, FormatSelect, More, NicknameField, TableHead, Time } from "../parts.tsx";
+import { CopyButton, ErrorNote, FormatSelect, Host, More, NicknameField, TableHead, Time } from "../parts.tsx";
 import { link } from "../router.ts";
 import { useList } from "../use-list.ts";
 import type { Address } from "./addresses.tsx";
@@ -130,7 +130,7 @@ function CustomDomains({ session, address }: { session: Session; address: Addres
             <tr key={d.id}>
               <td>{d.domain}</td>
               <td>
-                <code>{d.mx_host}</code>
+                <Host name={d.mx_host} />
               </td>
               <td>
                 <span class={`status ${d.mx_verified ? "successful" : "rejected"}`}>

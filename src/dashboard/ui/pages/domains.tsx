@@ -2,10 +2,11 @@
 // the reason for each, "Verify now", the grace period of a domain whose records fail.
 import { useEffect, useState } from "preact/hooks";
 import { accountPath, ApiFailure, call, get, type Session } from "../api.ts";
-import { CopyButton, ErrorNote, More, TableHead, Time } from "../parts.tsx";
+import { CopyButton, ErrorNote, Host, More, TableHead, Time } from "../parts.tsx";
 import { link, navigate } from "../router.ts";
 import { useList } from "../use-list.ts";
 import { NotFound } from "./not-found.tsx";
+import { SendingIpsWarning } from "./sending-ips.tsx";
 
 interface DnsRecord {
   type: string;
@@ -51,6 +52,7 @@ export function Domains({ session }: { session: Session }) {
   return (
     <section aria-labelledby="h-domains">
       <h1 id="h-domains">Sending domains</h1>
+      {session.sending_ips_empty && <SendingIpsWarning />}
       <form class="card" onSubmit={add} aria-labelledby="h-add-domain">
         <h2 id="h-add-domain">Add a domain</h2>
         <div class="fields">
@@ -141,6 +143,7 @@ export function Domain({ session, id }: { session: Session; id: string }) {
         . Last checked <Time iso={domain.checked_at} />.
       </p>
       <ErrorNote error={error} />
+      {session.sending_ips_empty && <SendingIpsWarning />}
       <h2>DNS records to publish</h2>
       <table>
         <TableHead columns={["Type", "Host", "Value", "Check"]} />
@@ -152,10 +155,11 @@ export function Domain({ session, id }: { session: Session; id: string }) {
                 {!r.required && <span class="tag">optional</span>}
               </td>
               <td>
-                <code class="wrap">{r.host}</code> <CopyButton text={r.host} label={`Copy the host of the ${r.purpose} record`} />
+                <Host name={r.host} /> <CopyButton text={r.host} label={`Copy the host of the ${r.purpose} record`} />
               </td>
               <td>
-                <code class="wrap">{r.value}</code> <CopyButton text={r.value} label={`Copy the value of the ${r.purpose} record`} />
+                {r.type === "CNAME" ? <Host name={r.value} /> : <code class="wrap">{r.value}</code>}{" "}
+                <CopyButton text={r.value} label={`Copy the value of the ${r.purpose} record`} />
               </td>
               <td>
                 <span class={`status ${r.verified ? "successful" : "rejected"}`}>{r.verified ? "found" : "not found"}</span>

@@ -1,9 +1,12 @@
-// Incoming statuses (E6) of one address, newest first, with the API's search syntax; each
-// row shows the target's answer (status and the stored response for non-2xx), and its
-// Details; a kept message's headers and payload, and Post again.
+// Incoming statuses (E6) of one address or of all at once, newest first, with the API's
+// search syntax; each row shows the target's answer (status and the stored response for
+// non-2xx), the SMTP reply the sender got, and its Details; a kept message's headers and
+// payload, and Post again.
 import { accountPath, type Session } from "../api.ts";
+import { useMergedList } from "../merged-list.ts";
 import { ErrorNote, More, SearchBox, TableHead, Time } from "../parts.tsx";
 import { navigate } from "../router.ts";
+import { senderReply } from "../sender-reply.ts";
 import { useList } from "../use-list.ts";
 import type { Address } from "./addresses.tsx";
 import { KeptMessage } from "./kept-message.tsx";
@@ -11,6 +14,7 @@ import { NotFound } from "./not-found.tsx";
 
 interface IncomingStatus {
   id: string;
+  address_id: string;
   message_id: string | null;
   from: string;
   to: string;
@@ -26,15 +30,21 @@ interface IncomingStatus {
   created_at: string;
 }
 
+/** Incoming mail: `addressId` one address, or every address of the account when null. */
 export function Incoming({ session, addressId, query }: { session: Session; addressId: string | null; query: string }) {
   const addresses = useList<Address>(accountPath(session.account_id, "addresses"));
-  const chosen = addressId ?? addresses.items[0]?.id ?? null;
-  const params = new URLSearchParams();
-  if (chosen) params.set("address_id", chosen);
-  if (query) params.set("query", query);
-  const statuses = useList<IncomingStatus>(chosen ? accountPath(session.account_id, `incoming_statuses?${params}`) : null);
+  const pathOf = (id: string) => {
+    const params = new URLSearchParams({ address_id: id });
+    if (query) params.set("query", query);
+    return accountPath(session.account_id, `incoming_statuses?${params}`);
+  };
+  const one = useList<IncomingStatus>(addressId ? pathOf(addressId) : null);
+  const all = useMergedList<IncomingStatus>(addressId || addresses.loading ? null : addresses.items.map((a) => pathOf(a.id)));
+  const statuses = addressId ? one : all;
+  // Another address is other mail: its search starts empty.
   const go = (address: string | null, q: string) =>
     navigate(`/incoming?${new URLSearchParams({ ...(address ? { address } : {}), ...(q ? { query: q } : {}) })}`);
+  const hasAddresses = addresses.items.length > 0;
   if (statuses.errorStatus === 404) return <NotFound what="address" />;
   return (
     <section aria-labelledby="h-incoming">
@@ -42,7 +52,8 @@ export function Incoming({ session, addressId, query }: { session: Session; addr
       <div class="toolbar">
         <div>
           <label for="address">Address</label>
-          <select id="address" value={chosen ?? ""} onChange={(e) => go(e.currentTarget.value, query)}>
+          <select id="address" value={addressId ?? ""} onChange={(e) => go(e.currentTarget.value || null, "")}>
+            <option value="">All addresses</option>
             {addresses.items.map((a) => (
               <option key={a.id} value={a.id}>
                 {a.nickname ? `${a.nickname} (${a.email})` : a.email}
@@ -50,13 +61,19 @@ export function Incoming({ session, addressId, query }: { session: Session; addr
             ))}
           </select>
         </div>
-        <SearchBox key={query} value={query} label="Search" onSearch={(q) => go(chosen, q)} />
+        <SearchBox
+          key={`${addressId}\n${query}`}
+          value={query}
+          label="Search"
+          placeholder='e.g. status:404 from:alice subject:invoice "two words"'
+          onSearch={(q) => go(addressId, q)}
+        />
       </div>
       <ErrorNote error={statuses.error ?? addresses.error} />
-      {!chosen && !addresses.loading && <p>No addresses yet.</p>}
+      {!hasAddresses && !addresses.loading && <p>No addresses yet.</p>}
       <table>
         <caption class="visually-hidden">Messages received, newest first</caption>
-        <TableHead columns={["Received", "From", "To", "Subject", "Target status"]} />
+        <TableHead columns={["Received", "From", "To", "Subject", "Target status and SMTP reply"]} />
         <tbody>
           {statuses.items.map((s) => (
             <tr key={s.id}>
@@ -83,10 +100,10 @@ export function Incoming({ session, addressId, query }: { session: Session; addr
                     <dd>{s.x_postroom_message_id ? <code>{s.x_postroom_message_id}</code> : "none: Postroom refused it itself"}</dd>
                     <dt>Message</dt>
                     <dd>
-                      {s.store_url && chosen ? (
+                      {s.store_url ? (
                         <KeptMessage
                           session={session}
-                          addressId={chosen}
+                          addressId={s.address_id}
                           statusId={s.id}
                           storeUrl={s.store_url}
                           onPosted={statuses.reload}
@@ -104,6 +121,7 @@ export function Incoming({ session, addressId, query }: { session: Session; addr
               </td>
               <td>
                 <span class={`status ${s.status_category}`}>{s.status}</span>
+                <SmtpReply status={s} />
                 {s.response && (
                   <details>
                     <summary>Response</summary>
@@ -115,7 +133,7 @@ export function Incoming({ session, addressId, query }: { session: Session; addr
           ))}
         </tbody>
       </table>
-      {chosen && !statuses.loading && statuses.items.length === 0 && !statuses.error && (
+      {hasAddresses && !statuses.loading && statuses.items.length === 0 && !statuses.error && (
         <p>
           {statuses.next
             ? "No match among the newest messages searched so far: Load more searches older ones."
@@ -125,4 +143,14 @@ export function Incoming({ session, addressId, query }: { session: Session; addr
       <More list={statuses} />
     </section>
   );
+}
+
+/** The SMTP reply the sender got (derived from the status: sender-reply.ts). */
+function SmtpReply({ status }: { status: IncomingStatus }) {
+  const reply = senderReply(status.status, status.response);
+  return reply ? (
+    <p class="reply">
+      Sender was told <code>{reply}</code>
+    </p>
+  ) : null;
 }

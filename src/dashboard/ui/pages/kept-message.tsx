@@ -12,6 +12,9 @@ interface KeptMessageView {
   payload: { content_type: string; body: string; truncated: boolean } | null;
 }
 
+/** A header field longer than this may scroll in its cell (table.headers .value). */
+const LONG_HEADER_CHARS = 300;
+
 export function KeptMessage({
   session,
   addressId,
@@ -77,7 +80,12 @@ export function KeptMessage({
               {view.headers.map((h, i) => (
                 <tr key={i}>
                   <th scope="row">{h.name}</th>
-                  <td>{h.value}</td>
+                  <td>
+                    {/* A long one scrolls: the keyboard can reach it. */}
+                    <div class="value" tabIndex={h.value.length > LONG_HEADER_CHARS ? 0 : undefined}>
+                      {h.value}
+                    </div>
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -31,6 +31,8 @@ interface SentMessage {
   subject: string | null;
   message_id: string;
   tags: string[];
+  /** Validated and recorded, never sent: nothing is queued, nothing can be retried or cancelled. */
+  test_mode: boolean;
   created_at: string;
   recipients: Recipient[];
 }
@@ -48,8 +50,14 @@ export function Sent({ session, outboundId, query }: { session: Session; outboun
       <h1 id="h-sent">Sent mail</h1>
       {!chosen && <p>This account has no outbound accounts ([[accounts.outbound]] in the config).</p>}
       <div class="toolbar">
-        <OutboundSelect ids={session.outbound_account_ids} value={chosen} onChange={(id) => go(id, query)} />
-        <SearchBox key={query} value={query} label="Search" onSearch={(q) => go(chosen, q)} />
+        <OutboundSelect ids={session.outbound_account_ids} value={chosen} onChange={(id) => go(id, "")} />
+        <SearchBox
+          key={`${chosen}\n${query}`}
+          value={query}
+          label="Search"
+          placeholder="e.g. to:bob@example.org tag:invoice status:bounce"
+          onSearch={(q) => go(chosen, q)}
+        />
       </div>
       <ErrorNote error={messages.error} />
       <table>
@@ -64,7 +72,15 @@ export function Sent({ session, outboundId, query }: { session: Session; outboun
                 </a>
               </td>
               <td>{m.from}</td>
-              <td>{m.subject ?? ""}</td>
+              <td>
+                {m.subject ?? ""}
+                {m.test_mode && (
+                  <>
+                    {" "}
+                    <TestModeTag />
+                  </>
+                )}
+              </td>
               <td>
                 <ul class="plain">
                   {m.recipients.map((r) => (
@@ -107,6 +123,12 @@ export function SentMessage({ session, id }: { session: Session; id: string }) {
         <a {...link("/sent")}>← Sent mail</a>
       </p>
       <h1 id="h-message">{message.subject || "(no subject)"}</h1>
+      {message.test_mode && (
+        <p>
+          <TestModeTag /> This message was sent in test mode: validated and recorded, never delivered, so there is nothing to retry or
+          cancel.
+        </p>
+      )}
       <dl class="facts">
         <dt>From</dt>
         <dd>{message.from}</dd>
@@ -180,7 +202,7 @@ function MessageActions({ session, message, onChanged }: { session: Session; mes
   useEffect(() => {
     get<Content>(`${base}/content`).then(setContent, (err) => setError(err instanceof ApiFailure ? err.message : String(err)));
   }, [base]);
-  const queued = message.recipients.some((r) => QUEUED.has(r.status));
+  const queued = !message.test_mode && message.recipients.some((r) => QUEUED.has(r.status));
   const act = async (what: "retry" | "cancel") => {
     setError(null);
     try {
@@ -251,4 +273,8 @@ function MessageActions({ session, message, onChanged }: { session: Session; mes
       )}
     </>
   );
+}
+
+function TestModeTag() {
+  return <span class="tag test-mode">test mode</span>;
 }

@@ -2,10 +2,11 @@
 // outbound account ID; the password is one of its API keys, which the dashboard cannot
 // show (only their hashes are in the config).
 import type { Session } from "../api.ts";
-import { CopyButton } from "../parts.tsx";
+import { CopyButton, Host } from "../parts.tsx";
+import { tlsText } from "../smtp-text.ts";
 
 export function Smtp({ session }: { session: Session }) {
-  const { host, submission_port, submission_tls_port, starttls } = session.smtp;
+  const { host, submission_port, submission_tls_port, starttls, allow_insecure_auth } = session.smtp;
   const user = session.outbound_account_ids[0] ?? "<outbound account ID>";
   const port = submission_tls_port ?? submission_port ?? 587;
   const secure = submission_tls_port !== null;
@@ -24,16 +25,14 @@ export function Smtp({ session }: { session: Session }) {
       <dl class="facts">
         <dt>Host</dt>
         <dd>
-          <code>{host}</code>
+          <Host name={host} />
         </dd>
         <dt>Submission port (STARTTLS)</dt>
         <dd>{submission_port ?? "off"}</dd>
         <dt>Submission port (TLS)</dt>
         <dd>{submission_tls_port ?? "off"}</dd>
         <dt>TLS</dt>
-        <dd>
-          {starttls ? "offered" : "none yet: the server has no certificate, so AUTH is refused unless smtp.allow_insecure_auth is on"}
-        </dd>
+        <dd>{tlsText(starttls, allow_insecure_auth)}</dd>
         <dt>Username</dt>
         <dd>
           {session.outbound_account_ids.length === 0
@@ -43,7 +42,7 @@ export function Smtp({ session }: { session: Session }) {
         <dt>Password</dt>
         <dd>
           one of the outbound account's API keys (api_keys in the config). Keys are stored as hashes: the dashboard cannot show them; mint a
-          new one with `postroom secret`.
+          new one with <code>postroom secret</code>.
         </dd>
       </dl>
       <h2>nodemailer</h2>

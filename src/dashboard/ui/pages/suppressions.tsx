@@ -61,8 +61,14 @@ export function Suppressions({ session, outboundId, query }: { session: Session;
     <section aria-labelledby="h-suppressions">
       <h1 id="h-suppressions">Suppressions</h1>
       <div class="toolbar">
-        <OutboundSelect ids={session.outbound_account_ids} value={chosen} onChange={(id) => go(id, query)} />
-        <SearchBox key={query} value={query} label="Search" onSearch={(q) => go(chosen, q)} />
+        <OutboundSelect ids={session.outbound_account_ids} value={chosen} onChange={(id) => go(id, "")} />
+        <SearchBox
+          key={`${chosen}\n${query}`}
+          value={query}
+          label="Search"
+          placeholder="part of an address, e.g. example.org"
+          onSearch={(q) => go(chosen, q)}
+        />
       </div>
       <form class="card" onSubmit={add} aria-labelledby="h-add-suppression">
         <h2 id="h-add-suppression">Stop sending to an address</h2>

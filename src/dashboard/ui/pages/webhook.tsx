@@ -23,6 +23,9 @@ interface WebhookStatus {
   posts: Post[];
 }
 
+/** How often the page reads the webhook's state again while events wait. */
+const REFRESH_MS = 10_000;
+
 export function Webhook({ session, outboundId }: { session: Session; outboundId: string | null }) {
   const chosen = outboundId ?? session.outbound_account_ids[0] ?? null;
   const q = `outbound_account_id=${chosen}`;
@@ -33,6 +36,13 @@ export function Webhook({ session, outboundId }: { session: Session; outboundId:
     if (chosen) get<WebhookStatus>(accountPath(session.account_id, `webhook?${q}`)).then(setStatus, (err) => setError(errorText(err)));
   };
   useEffect(load, [session.account_id, chosen]);
+  // While events wait, the page follows them (a POST due now is soon made or retried).
+  const waiting = (status?.pending.events ?? 0) > 0;
+  useEffect(() => {
+    if (!waiting) return;
+    const timer = setInterval(load, REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [waiting, session.account_id, chosen]);
   const test = async () => {
     setError(null);
     try {
@@ -89,7 +99,7 @@ export function Webhook({ session, outboundId }: { session: Session; outboundId:
             </dd>
             <dt>Next POST</dt>
             <dd>
-              <Time iso={status.pending.next_attempt_at} />
+              <NextPost status={status} />
             </dd>
           </dl>
           <div class="buttons">
@@ -130,3 +140,30 @@ export function Webhook({ session, outboundId }: { session: Session; outboundId:
     </section>
   );
 }
+
+/**
+ * When the waiting events are posted. The API gives the earliest next_attempt_at of the
+ * waiting events: a time already past means they are due now (posted as soon as the POST in
+ * flight ends, or retried after a failure), not that a POST happened then.
+ */
+function NextPost({ status }: { status: WebhookStatus }) {
+  const at = status.pending.next_attempt_at;
+  if (status.pending.events === 0 || !at) return <>none: no event is waiting</>;
+  if (Date.parse(at) > Date.now())
+    return (
+      <>
+        <Time iso={at} /> ({status.posts[0] && isFailure(status.posts[0]) ? "a retry after the last POST failed" : "scheduled"})
+      </>
+    );
+  return (
+    <>
+      <strong>due now</strong>
+      {status.posts[0] && isFailure(status.posts[0])
+        ? ": retrying after the last POST failed"
+        : ": posted now, or as soon as the POST in flight ends"}{" "}
+      (waiting since <Time iso={at} />)
+    </>
+  );
+}
+
+const isFailure = (p: Post) => p.status === null || p.status >= 300;
