@@ -7,48 +7,25 @@
 // while the lease is still this node's, so nodes sharing one PostgreSQL post each batch
 // once, however slow the receiver, and a node that dies mid-POST leaves its batch to
 // another when the lease ends (the receiver then gets it again: at least once).
-import { replaceNul } from "../lib/stored-text.ts";
-import { Webhook } from "standardwebhooks";
 import type { AccountRegistry } from "../auth/accounts.ts";
-import type { Config, WebhookConfig } from "../config/config.ts";
-import { isoTime, type Clock } from "../lib/clock.ts";
-import type { DnsResolver } from "../lib/dns.ts";
-import { guardedFetch, readBodyPrefix } from "../lib/egress-fetch.ts";
+import type { WebhookConfig } from "../config/config.ts";
+import { isoTime } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
-import type { LeasedBatch, OutboxRepo } from "./outbox.port.ts";
-import type { Batch } from "./outbox-event.ts";
-import type { WebhookPostRepo } from "./webhook-posts.port.ts";
-import type { WebhookPost } from "./webhook-post.ts";
-import { newId16 } from "../lib/ids.ts";
-import type { PageRequest } from "../store/paging.ts";
-import type { WebhookBody, WebhookEvent } from "./event-schema.ts";
 import { WakeTimer } from "../lib/wake-timer.ts";
-import { retryAfterMs, webhookRetryAt } from "./webhook-schedule.ts";
+import type { PageRequest } from "../store/paging.ts";
 import { HeldBatches } from "./held-batches.ts";
+import type { LeasedBatch, OutboxRepo } from "./outbox.port.ts";
+import { type ExchangeDeps, postTestEvent, postToWebhook, webhookBody } from "./webhook-exchange.ts";
+import type { WebhookPost } from "./webhook-post.ts";
+import { webhookRetryAt } from "./webhook-schedule.ts";
 
-export interface DispatcherDeps {
+/** The POST itself, and its deps, are in webhook-exchange.ts. */
+export interface DispatcherDeps extends ExchangeDeps {
   repo: OutboxRepo;
   registry: AccountRegistry;
-  resolver: DnsResolver;
-  clock: Clock;
   logger: Logger;
-  config(): Config;
-  userAgent: string;
   /** Counts expired events (metrics). */
   onExpired?(count: number): void;
-  /** Counts POSTs by result: the answer's status, or none and whether it timed out (metrics). */
-  onPosted?(status: number | null, timedOut: boolean): void;
-  /** Where each POST and the receiver's answer are recorded (the dashboard's webhook page). */
-  posts?: WebhookPostRepo;
-}
-
-/** What a receiver made of one POST. */
-interface Exchange {
-  status: number | null;
-  retryAfter: number | null;
-  problem: string;
-  timedOut: boolean;
-  durationMs: number;
 }
 
 /** A webhook URL as the dashboard shows it: no credentials, no query (it may carry a token). */
@@ -56,9 +33,6 @@ export function shownUrl(url: string): string {
   const u = new URL(url);
   return `${u.protocol}//${u.host}${u.pathname}${u.search ? "?…" : ""}`;
 }
-
-/** The nil UUID: the message of the sample event a test POST carries (no message has it). */
-export const TEST_MESSAGE_ID = "00000000-0000-0000-0000-000000000000";
 
 const IDLE_POLL_MS = 1000;
 /**
@@ -68,22 +42,6 @@ const IDLE_POLL_MS = 1000;
 export const BATCH_WINDOW_MS = 25;
 /** Expiry is a scan of the backlog's age index; once a minute is enough for a 3-day limit. */
 const EXPIRE_INTERVAL_MS = 60_000;
-
-export function webhookBody(batch: Batch): string {
-  const body: WebhookBody = {
-    events: batch.events.map((e) => ({
-      id: e.id,
-      // Only lifecycle kinds reach the outbox (internal kinds are never posted).
-      kind: e.kind as WebhookEvent["kind"],
-      recipient: e.recipient,
-      message_id: e.messageId,
-      outbound_account_id: e.outboundAccountId,
-      created_at: isoTime(e.createdAtMs),
-      details: e.details,
-    })),
-  };
-  return JSON.stringify(body);
-}
 
 export class WebhookDispatcher {
   private readonly inFlight = new Set<string>();
@@ -187,94 +145,14 @@ export class WebhookDispatcher {
     this.wake(this.again ? 0 : Math.max(0, nextWake));
   }
 
-  /** POSTs `body` under the Bearer token and signature headers, through the egress guard; records the answer. */
-  private async exchange(
-    webhook: WebhookConfig,
-    outboundAccountId: string,
-    batchId: string,
-    body: string,
-    events: number,
-    test: boolean,
-  ): Promise<Exchange> {
-    const c = this.deps.config().webhooks;
-    const now = this.deps.clock.nowMs();
-    const headers: Record<string, string> = {
-      "content-type": "application/json",
-      "user-agent": this.deps.userAgent,
-      authorization: `Bearer ${webhook.token}`,
-      "webhook-id": batchId,
-      "webhook-timestamp": String(Math.floor(now / 1000)),
-    };
-    if (webhook.signingSecret) headers["webhook-signature"] = new Webhook(webhook.signingSecret).sign(batchId, new Date(now), body);
-    const result: Exchange = { status: null, retryAfter: null, problem: "", timedOut: false, durationMs: 0 };
-    const startedMs = performance.now();
-    try {
-      const { response } = await guardedFetch(
-        { url: webhook.url, method: "POST", headers, body, maxRedirects: 0, signal: AbortSignal.timeout(c.timeoutMs) },
-        { resolver: this.deps.resolver, policy: { allowPrivate: c.allowPrivate } },
-      );
-      result.status = response.status;
-      result.retryAfter = retryAfterMs(response.headers.get("retry-after"), now);
-      // The receiver's own words, kept on the webhook post: NUL replaced (src/lib/stored-text.ts).
-      result.problem =
-        response.status >= 200 && response.status < 300 ? "" : replaceNul((await readBodyPrefix(response, 512)).slice(0, 200));
-    } catch (err) {
-      result.timedOut = (err as Error).name === "TimeoutError";
-      result.problem = result.timedOut ? `no answer within ${c.timeoutMs} ms` : (err as Error).message;
-    }
-    result.durationMs = Math.round(performance.now() - startedMs);
-    this.deps.onPosted?.(result.status, result.timedOut);
-    await this.deps.posts?.record({
-      outboundAccountId,
-      batchId,
-      events,
-      test,
-      status: result.status,
-      problem: result.problem,
-      durationMs: result.durationMs,
-      createdAtMs: now,
-    });
-    return result;
-  }
-
   /**
-   * The dashboard's "send a test event": one sample delivery event (details.test true, the
-   * nil UUID as message) posted now to the outbound account's webhook, outside the outbox
-   * (nothing is retried). Null when the outbound account has no webhook.
+   * The dashboard's "send a test event" (webhook-exchange.ts). Null when the outbound
+   * account has no webhook.
    */
   async testPost(outboundAccountId: string): Promise<WebhookPost | null> {
     const webhook = this.webhookFor(outboundAccountId);
     if (!webhook) return null;
-    const nowMs = this.deps.clock.nowMs();
-    const batchId = `msg_test_${newId16()}`;
-    const body = webhookBody({
-      id: batchId,
-      attempts: 0,
-      events: [
-        {
-          id: `test_${newId16()}`,
-          kind: "delivery",
-          recipient: "test@example.com",
-          messageId: TEST_MESSAGE_ID,
-          outboundAccountId,
-          accountId: "",
-          createdAtMs: nowMs,
-          details: { test: true, mx: "mx.example.com", smtp_code: 250, smtp_response: "250 2.0.0 OK (test)", attempt: 1 },
-        },
-      ],
-    });
-    const r = await this.exchange(webhook, outboundAccountId, batchId, body, 1, true);
-    return {
-      id: batchId,
-      outboundAccountId,
-      batchId,
-      events: 1,
-      test: true,
-      status: r.status,
-      problem: r.problem,
-      durationMs: r.durationMs,
-      createdAtMs: nowMs,
-    };
+    return postTestEvent(this.deps, webhook, outboundAccountId);
   }
 
   /** What the dashboard's webhook page shows of an outbound account: its webhook (without secrets), its backlog, its recent POSTs. */
@@ -300,7 +178,8 @@ export class WebhookDispatcher {
 
   private async post(webhook: WebhookConfig, batch: LeasedBatch): Promise<void> {
     const c = this.deps.config().webhooks;
-    const { status, retryAfter, problem } = await this.exchange(
+    const { status, retryAfter, problem } = await postToWebhook(
+      this.deps,
       webhook,
       batch.events[0]!.outboundAccountId,
       batch.id,

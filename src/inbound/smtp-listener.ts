@@ -12,7 +12,9 @@ import { clientKey } from "../smtp/limits.ts";
 import { SMTP_REPLIES } from "../smtp/replies.ts";
 import { formatReply, SMTP_SERVER_REPLY_OPTIONS, smtpError, smtpServerText, type SmtpReply } from "../smtp/reply.ts";
 import { limitRefusalReason, type SmtpRefusalReason } from "../metrics/labels.ts";
-import { recordRefusal, postMessage, TRACE_ROOM_BYTES, type AddressGroup, type PostDeps, type Transaction } from "./post-message.ts";
+import { postMessage, TRACE_ROOM_BYTES } from "./post-message.ts";
+import { recordRefusal } from "./statuses/status-rows.ts";
+import type { AddressGroup, PostDeps, Transaction } from "./transaction.ts";
 import type { AcceptedRecipient } from "./addresses/recipients.ts";
 import { routeRecipient, type RouteDeps } from "./addresses/route.ts";
 

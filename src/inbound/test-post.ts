@@ -5,7 +5,9 @@
 import { randomBytes } from "node:crypto";
 import { formatReply } from "../smtp/reply.ts";
 import type { Address } from "./addresses/address.ts";
-import { postToAddress, md5Hex, messageKey, type PostDeps } from "./post-message.ts";
+import { md5Hex, messageKey } from "./post-message.ts";
+import { postToAddress } from "./targets/address-post.ts";
+import type { PostDeps } from "./transaction.ts";
 import type { PayloadEnvelope } from "./payload/payload.ts";
 import { verdictFor, type StatusCategory } from "./targets/target-reply.ts";
 

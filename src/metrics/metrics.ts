@@ -6,37 +6,30 @@
 // count events of this process. Names are in base units (seconds, bytes), counters end in
 // _total, and every label has a small fixed set of values (labels.ts). docs/operations.md
 // lists them all (a test keeps it in step).
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+// The metrics of each area are registered by metrics-inbound.ts, metrics-outbound.ts
+// and metrics-node.ts, in this order (the order of a scrape); this file composes them.
+import { type Counter, Gauge, Registry } from "prom-client";
 import type { TargetOutcome } from "../inbound/targets/target-reply.ts";
 import type { Clock } from "../lib/clock.ts";
-import type { OutboundRepo } from "../outbound/queue/queue.port.ts";
-import type { RecipientUpdate } from "../outbound/queue/message.ts";
-import type { OutboxRepo } from "../events/outbox.repo.ts";
 import type { BudgetListener } from "../lib/memory-budget.ts";
-import type { TlsStatus } from "../tls/manager.ts";
+import type { RecipientUpdate } from "../outbound/queue/message.ts";
 import {
-  DELIVERY_RESULTS,
   deliveryResult,
-  INBOUND_OUTCOMES,
   inboundOutcome,
   methodLabel,
   postResult,
-  SMTP_REFUSAL_REASONS,
   statusClass,
   targetPostResult,
   type SmtpRefusalReason,
 } from "./labels.ts";
+import { inboundMetrics } from "./metrics-inbound.ts";
+import { type NodeGauges, nodeMetrics } from "./metrics-node.ts";
+import { type OutboundGauges, outboundMetrics } from "./metrics-outbound.ts";
 import { processRegistry } from "./process.ts";
 
-export interface MetricsDeps {
-  /** The outgoing queue: recipients due now and later, and when the first due is (or was) due. */
-  queue: Pick<OutboundRepo, "queueDepth" | "nextDueMs">;
-  /** The webhook backlog: events waiting for their receiver, and when the oldest was created. */
-  outbox: Pick<OutboxRepo, "countPending" | "oldestPendingMs">;
+/** What the gauges read when scraped: the queue and webhook backlog (OutboundGauges), TLS and memory (NodeGauges). */
+export interface MetricsDeps extends OutboundGauges, NodeGauges {
   clock: Clock;
-  tls(): TlsStatus;
-  /** Bytes the memory budget holds for mail in flight now, and the budget (src/lib/memory-budget.ts). */
-  mailInFlight(): { bytes: number; budget: number; waiting: number };
   version: string;
   /** This node's name (cluster.node_id, or the hostname). */
   nodeId: string;
@@ -69,10 +62,6 @@ export interface Metrics {
   jobRun(job: string): void;
 }
 
-const MINUTE_S = 60;
-const HOUR_S = 3600;
-const DAY_S = 86_400;
-
 export function createMetrics(deps: MetricsDeps): Metrics {
   const registry = new Registry();
   const registers = [registry];
@@ -96,180 +85,14 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     registers,
   }).set({ node: deps.nodeId }, 1);
 
-  // Inbound: messages, refusals, target POSTs.
-  const inboundMessages = new Counter({
-    name: "postroom_inbound_messages_total",
-    help: "Messages received over inbound SMTP, by the reply at the end of DATA: accepted (2xx), deferred (4xx, the sender retries), rejected (5xx)",
-    labelNames: ["outcome"] as const,
+  const { inboundMessages, smtpRefusals, targetPosts, statusWritesFailed, statusesLost, targetPostSeconds } = inboundMetrics(registers);
+  const { deliveries, deliveryLeasesLost, deliverySeconds, webhookPosts, webhookEventsExpired } = outboundMetrics(
     registers,
-  });
-  for (const outcome of INBOUND_OUTCOMES) inboundMessages.inc({ outcome }, 0);
-  const smtpRefusals = new Counter({
-    name: "postroom_inbound_smtp_refusals_total",
-    help: "Recipients, messages and sessions the inbound SMTP listener refused, by reason",
-    labelNames: ["reason"] as const,
-    registers,
-  });
-  for (const reason of SMTP_REFUSAL_REASONS) smtpRefusals.inc({ reason }, 0);
-  const targetPosts = new Counter({
-    name: "postroom_target_posts_total",
-    help: "POSTs of received messages to their targets, by the class of the target's answer (2xx, 4xx, 5xx...), timeout or unreachable",
-    labelNames: ["status_class"] as const,
-    registers,
-  });
-  for (const status_class of ["2xx", "4xx", "5xx", "timeout", "unreachable"]) targetPosts.inc({ status_class }, 0);
-  const statusWritesFailed = new Counter({
-    name: "postroom_inbound_status_writes_failed_total",
-    help: "Incoming statuses whose write failed after their target answered; the sender kept its reply and they are written again later",
-    registers,
-  });
-  const statusesLost = new Counter({
-    name: "postroom_inbound_statuses_lost_total",
-    help: "Incoming statuses given up after their writes kept failing (or with inbound.status_retry_rows full); each is logged at error",
-    registers,
-  });
-  const targetPostSeconds = new Histogram({
-    name: "postroom_target_post_duration_seconds",
-    help: "Time from the start of a POST to a target until its answer was read (or it failed), redirects included",
-    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, MINUTE_S],
-    registers,
-  });
-
-  // Outbound: deliveries, their latency, the queue.
-  const deliveries = new Counter({
-    name: "postroom_outbound_deliveries_total",
-    help: "Delivery attempts of sent messages by result: delivered, bounced, deferred (retried), expired (given up after outbound.max_queue_time), failed (the copy could not be made on our side)",
-    labelNames: ["result"] as const,
-    registers,
-  });
-  for (const result of DELIVERY_RESULTS) deliveries.inc({ result }, 0);
-  const deliveryLeasesLost = new Counter({
-    name: "postroom_outbound_delivery_leases_lost_total",
-    help: "Delivery attempts whose outcome was dropped because the worker's lease on the recipient had ended (outbound.lease_time); the recipient is attempted again",
-    registers,
-  });
-  const deliverySeconds = new Histogram({
-    name: "postroom_outbound_delivery_duration_seconds",
-    help: "Time from a message's acceptance (the API's 202 or the submission 250) to its delivery to a recipient's server, retries included",
-    buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, MINUTE_S, 5 * MINUTE_S, 15 * MINUTE_S, HOUR_S, 4 * HOUR_S, DAY_S, 5 * DAY_S],
-    registers,
-  });
-  new Gauge({
-    name: "postroom_outbound_recipients_queued",
-    help: "Recipients of sent messages waiting for a delivery attempt, by state: due (now) or scheduled (a retry or digest later)",
-    labelNames: ["state"] as const,
-    registers,
-    async collect() {
-      const depth = await deps.queue.queueDepth(nowMs());
-      this.set({ state: "due" }, depth.due);
-      this.set({ state: "scheduled" }, depth.scheduled);
-    },
-  });
-  new Gauge({
-    name: "postroom_outbound_oldest_due_age_seconds",
-    help: "How long the longest-waiting due recipient has been due without being delivered (0 when none is due)",
-    registers,
-    async collect() {
-      this.set(ageSeconds(await deps.queue.nextDueMs()));
-    },
-  });
-
-  // Webhooks.
-  const webhookPosts = new Counter({
-    name: "postroom_webhook_posts_total",
-    help: "POSTs of message events to webhooks, by the class of the receiver's answer (2xx acknowledges), timeout or unreachable",
-    labelNames: ["result"] as const,
-    registers,
-  });
-  for (const result of ["2xx", "4xx", "5xx", "timeout", "unreachable"]) webhookPosts.inc({ result }, 0);
-  new Gauge({
-    name: "postroom_webhook_events_pending",
-    help: "Message events waiting to be acknowledged by a webhook receiver",
-    registers,
-    async collect() {
-      this.set(await deps.outbox.countPending());
-    },
-  });
-  new Gauge({
-    name: "postroom_webhook_backlog_age_seconds",
-    help: "Age of the oldest message event not yet acknowledged by its webhook receiver (0 when none waits)",
-    registers,
-    async collect() {
-      this.set(ageSeconds(await deps.outbox.oldestPendingMs()));
-    },
-  });
-  const webhookEventsExpired = new Counter({
-    name: "postroom_webhook_events_expired_total",
-    help: "Message events dropped because their receiver did not acknowledge them within webhooks.max_age",
-    registers,
-  });
-
-  // HTTP.
-  const httpRequests = new Counter({
-    name: "postroom_http_requests_total",
-    help: "HTTP requests answered, by method, route pattern and status class",
-    labelNames: ["method", "route", "status_class"] as const,
-    registers,
-  });
-  const httpSeconds = new Histogram({
-    name: "postroom_http_request_duration_seconds",
-    help: "Time from a request's arrival to its answer (headers), by method and route pattern",
-    labelNames: ["method", "route"] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers,
-  });
-
-  // TLS and memory.
-  new Gauge({
-    name: "postroom_tls_certificate_expiry_timestamp_seconds",
-    help: "When the certificate in use expires, in seconds since the epoch, labelled with its names and issuer (absent when there is none)",
-    labelNames: ["names", "issuer"],
-    registers,
-    collect() {
-      this.reset();
-      const cert = deps.tls().certificate;
-      if (cert) this.set({ names: cert.names.join(","), issuer: cert.issuer }, Math.floor(cert.notAfterMs / 1000));
-    },
-  });
-  new Gauge({
-    name: "postroom_mail_in_flight_bytes",
-    help: "Memory reserved by mail in flight (received, submitted or sent through the API and not yet posted, queued or refused), as limits.mail_in_flight counts it",
-    registers,
-    collect() {
-      this.set(deps.mailInFlight().bytes);
-    },
-  });
-  new Gauge({
-    name: "postroom_mail_in_flight_budget_bytes",
-    help: "limits.mail_in_flight: the memory mail in flight may hold at once",
-    registers,
-    collect() {
-      this.set(deps.mailInFlight().budget);
-    },
-  });
-  new Gauge({
-    name: "postroom_mail_waiting_for_memory",
-    help: "Messages being received that wait, unread, for room in limits.mail_in_flight (older messages first)",
-    registers,
-    collect() {
-      this.set(deps.mailInFlight().waiting);
-    },
-  });
-  const mailRefusedMemory = new Counter({
-    name: "postroom_mail_refused_memory_total",
-    help: "Messages deferred (SMTP 451 4.3.1, API 503) because limits.mail_in_flight had no room for them, by listener",
-    labelNames: ["listener"] as const,
-    registers,
-  });
-  for (const listener of ["inbound", "submission", "api"]) mailRefusedMemory.inc({ listener }, 0);
-  // Per node: a job that runs once per cluster counts on the node that held its lease. The
-  // label is `task`: Prometheus gives every series its scrape job as `job` already.
-  const jobRuns = new Counter({
-    name: "postroom_job_runs_total",
-    help: "Runs of periodic jobs this node started, by task (jobs that run once per cluster count on the node holding their lease)",
-    labelNames: ["task"] as const,
-    registers,
-  });
+    deps,
+    nowMs,
+    ageSeconds,
+  );
+  const { httpRequests, httpSeconds, mailRefusedMemory, jobRuns } = nodeMetrics(registers, deps);
 
   return {
     registry,

@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { ConfigSchema } from "../../src/config/schema.ts";
-import { webhookBody } from "../../src/events/dispatcher.ts";
+import { webhookBody } from "../../src/events/webhook-exchange.ts";
 import { INTERNAL_KINDS, LIFECYCLE_KINDS } from "../../src/events/kinds.ts";
 import { LOG_FIELDS } from "../../src/lib/log-fields.ts";
 

@@ -3,23 +3,19 @@
 // same destination), within the global and per-domain concurrency limits. Every attempt is
 // recorded, its dispatch and outcome events with the queue's new state, in one commit.
 // A heartbeat renews the leases it holds (held-recipients.ts): a slow attempt keeps them.
-import type { AttemptDetails } from "../../events/kinds.ts";
+// Each chunk (one destination, one connection) is delivered by deliver-chunk.ts.
 import { randomHex } from "../../lib/ids.ts";
 import { WakeTimer } from "../../lib/wake-timer.ts";
-import { HeldRecipients } from "./held-recipients.ts";
-import { garbageMade, LARGE_MESSAGE_BYTES } from "../../lib/gc-pacer.ts";
-import { costOf, type Reservation } from "../../lib/memory-budget.ts";
 import type { ClaimedRecipient } from "../queue/message.ts";
 import { AttemptRecorder } from "./attempt-recorder.ts";
-import { DELIVERY_MESSAGE_COST, type WorkerDeps } from "./worker-deps.ts";
 import { planChunks, RECIPIENTS_PER_CONNECTION } from "./chunk-plan.ts";
-import { ConnectionCache, destinationKey } from "./connection-cache.ts";
-import { connectTo } from "./connect.ts";
-import { copyFor, envelopeSender } from "./prepare.ts";
+import { ConnectionCache } from "./connection-cache.ts";
+import { type ChunkContext, deliverChunk } from "./deliver-chunk.ts";
 import { DestinationWindows, destinationOf, relayDestination } from "./destination-window.ts";
-import type { DestinationTls } from "./destination-tls.ts";
-import { TlsSessionCache } from "./tls-sessions.ts";
+import { HeldRecipients } from "./held-recipients.ts";
 import type { SmtpClient } from "./smtp-client.ts";
+import { TlsSessionCache } from "./tls-sessions.ts";
+import type { WorkerDeps } from "./worker-deps.ts";
 
 /** How long deliveries wait when the memory budget had no room for the next one. */
 const MEMORY_WAIT_MS = 500;
@@ -64,6 +60,9 @@ export class DeliveryWorker {
   /** The recipients this worker holds, renewed by a heartbeat while their attempts run. */
   readonly held: HeldRecipients;
 
+  /** What each chunk delivered uses of this worker (deliver-chunk.ts). */
+  private readonly chunk: ChunkContext;
+
   constructor(private readonly deps: WorkerDeps) {
     this.nodePrefix = `${deps.nodeId ?? deps.config().cluster.nodeId}/`;
     this.id = `${this.nodePrefix}${process.pid}-${randomHex(4)}`;
@@ -71,6 +70,19 @@ export class DeliveryWorker {
     // An outcome being recorded is no longer renewed: its commit ends the lease.
     this.record = new AttemptRecorder(deps, this.id, (recipientId) => this.held.drop([recipientId]));
     this.tlsSessions = new TlsSessionCache(deps.config().outbound.tlsSessionCache);
+    this.chunk = {
+      deps,
+      workerId: this.id,
+      connections: this.connections,
+      tlsSessions: this.tlsSessions,
+      record: this.record,
+      held: this.held,
+      destinations: this.destinations,
+      stopping: () => this.stopping,
+      memoryFull: () => {
+        this.memoryWaitUntilMs = performance.now() + MEMORY_WAIT_MS;
+      },
+    };
   }
 
   async start(): Promise<void> {
@@ -174,7 +186,7 @@ export class DeliveryWorker {
     // smarthost meanwhile must not close a window other than the one opened.
     const destination = destinationOf(domain, this.deps.config().outbound.smarthost);
     this.destinations.opened(destination);
-    const run = this.deliverChunk(domain, destination, items)
+    const run = deliverChunk(this.chunk, domain, destination, items)
       .catch((err) => this.deps.logger.error("delivery failed", { err, domain }))
       .finally(() => {
         this.active--;
@@ -183,129 +195,5 @@ export class DeliveryWorker {
         this.kick();
       });
     this.running.add(run);
-  }
-
-  /** Delivers `items` over one connection, telling the destination's window what each transaction came to. */
-  private async deliverChunk(domain: string, destination: string, items: ClaimedRecipient[]): Promise<void> {
-    const config = this.deps.config();
-    const tls: DestinationTls = this.deps.tlsFor ? await this.deps.tlsFor(domain) : { requirement: { level: "opportunistic" } };
-    const key = destinationKey(domain, config.outbound.smarthost, tls.requirement.level);
-    // A connection left open by the last delivery to this destination, else a new one.
-    let client = this.connections.take(key);
-    let reused = client !== null;
-    if (!client) {
-      const opened = await connectTo(domain, config, this.deps.resolver, tls.requirement, tls.ca, this.tlsSessions);
-      if (!opened.ok) {
-        await Promise.all(items.map((item) => this.record.settle(item, { code: null, response: opened.reason }, null, opened.permanent)));
-        // A null MX or a policy refusal is no sign of load.
-        if (!opened.permanent) this.destinations.feedback(destination, "failed");
-        return;
-      }
-      client = opened.client;
-    }
-    const pending = new Set(items);
-    const blobs = new Map<string, Buffer>();
-    // Each message's copy is held (and counted in the memory budget) until its last
-    // recipient of this chunk has had its attempt.
-    const left = new Map<string, number>();
-    for (const item of items) left.set(item.message.id, (left.get(item.message.id) ?? 0) + 1);
-    const held = new Map<string, Reservation>();
-    const done = (item: ClaimedRecipient) => {
-      const n = (left.get(item.message.id) ?? 1) - 1;
-      left.set(item.message.id, n);
-      if (n > 0) return;
-      // Its stored bytes, the signing thread's copy and the SMTP client's slices are garbage now.
-      if (item.message.sizeBytes > LARGE_MESSAGE_BYTES) garbageMade(2 * item.message.sizeBytes);
-      blobs.delete(item.message.id);
-      held.get(item.message.id)?.release();
-      held.delete(item.message.id);
-    };
-    // Outcomes commit in groups while the next message goes out; the chunk ends once all have.
-    const recorded: Promise<void>[] = [];
-    try {
-      for (const item of items) {
-        pending.delete(item);
-        if (!this.held.holds(item.recipient.id, this.deps.clock.nowMs())) {
-          // The heartbeat found the lease lost (this node stalled, or lost the store): its new holder attempts it.
-          this.deps.logger.warn("lease lost before the attempt: left to the worker holding it", {
-            message_id: item.message.id,
-            recipient_id: item.recipient.id,
-            worker: this.id,
-          });
-          done(item);
-          continue;
-        }
-        if (!client.usable) {
-          recorded.push(
-            this.record.settle(item, { code: null, response: "connection to the mail server was lost" }, client.endpoint.host, false),
-          );
-          continue;
-        }
-        if (this.deps.budget && !held.has(item.message.id)) {
-          const reservation = this.deps.budget.reserve(costOf(DELIVERY_MESSAGE_COST, item.message.sizeBytes), null);
-          if (!reservation) {
-            // No room in memory now: this recipient and the rest of the chunk wait, unattempted.
-            this.memoryWaitUntilMs = performance.now() + MEMORY_WAIT_MS;
-            const waiting = [item, ...pending].map((i) => i.recipient.id);
-            pending.clear();
-            this.held.drop(waiting);
-            recorded.push(this.deps.repo.release(waiting, this.id));
-            break;
-          }
-          held.set(item.message.id, reservation);
-        }
-        const attempt = item.recipient.attempts + 1;
-        const dispatch = this.record.event(item, "dispatch", {
-          mx: client.endpoint.host,
-          smtp_code: null,
-          smtp_response: null,
-          attempt,
-        } satisfies AttemptDetails);
-        let raw: Buffer;
-        try {
-          raw = await copyFor(item, blobs, this.deps);
-        } catch (err) {
-          // Nothing was sent: the attempt could not even be made. E13 and the webhook say why.
-          recorded.push(this.record.unprepared(item, err));
-          done(item);
-          continue;
-        }
-        let result = await client.send(envelopeSender(item.message, item.recipient.id), item.recipient.email, raw);
-        if (result.code === null && reused) {
-          // The kept connection died as it was used again (the server dropped it while it
-          // waited): that says nothing about this message, so a fresh connection takes it.
-          client.close();
-          const opened = await connectTo(domain, config, this.deps.resolver, tls.requirement, tls.ca, this.tlsSessions);
-          if (!opened.ok) {
-            for (const failed of [item, ...pending])
-              recorded.push(this.record.settle(failed, { code: null, response: opened.reason }, null, opened.permanent));
-            pending.clear();
-            if (!opened.permanent) this.destinations.feedback(destination, "failed");
-            return;
-          }
-          client = opened.client;
-          dispatch.details = { ...dispatch.details, mx: client.endpoint.host };
-          result = await client.send(envelopeSender(item.message, item.recipient.id), item.recipient.email, raw);
-        }
-        reused = false;
-        // The session died or the server said it is closing (421): the destination is struggling.
-        // Any other answer, a refusal included, is the destination taking its mail.
-        this.destinations.feedback(destination, result.code === null || result.code === 421 ? "failed" : "carried");
-        recorded.push(this.record.settle(item, result, client.endpoint.host, false, dispatch));
-        done(item);
-        if (result.code !== null && result.code >= 400) await client.reset();
-      }
-    } finally {
-      for (const reservation of held.values()) reservation.release();
-      // Kept for the next message to this destination only if every transaction on it went well.
-      if (this.stopping) client.close();
-      else this.connections.put(key, client);
-      for (const item of pending)
-        recorded.push(this.record.settle(item, { code: null, response: "delivery was interrupted" }, null, false));
-      for (const r of await Promise.allSettled(recorded)) {
-        // Not recorded: the lease keeps the recipient until it ends, then it is tried again.
-        if (r.status === "rejected") this.deps.logger.error("recording a delivery outcome failed", { err: r.reason, domain });
-      }
-    }
   }
 }
