@@ -47,14 +47,18 @@ type Middleware = (group: AnyElysia) => AnyElysia;
 
 // The groups are built from a table, so Elysia cannot infer their context: each middleware
 // states what it reads, and what it derives is typed for the routes by api/context.ts.
+// Handed to Elysia as they are (no wrapper): Elysia reads each hook's parameters to learn
+// what of the request to prepare (query, headers), and a wrapper taking the whole context
+// would make it prepare everything for every request.
+type Hook<R> = (context: Record<string, unknown>) => Promise<R>;
 const derive =
   <C, R extends Record<string, unknown>>(fn: (ctx: C) => R | Promise<R>): Middleware =>
   (g) =>
-    g.derive((ctx) => fn(ctx as C));
+    g.derive(fn as unknown as Hook<R>);
 const transform =
   <C>(fn: (ctx: C) => unknown): Middleware =>
   (g) =>
-    g.onTransform(async (ctx) => void (await fn(ctx as C)));
+    g.onTransform(fn as unknown as Hook<void>);
 
 /** Each middleware of http/groups.ts, made from the app's parts. */
 function middlewareOf(deps: RouterDeps): Record<MiddlewareName, Middleware> {
