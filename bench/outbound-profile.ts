@@ -104,7 +104,8 @@ const RULES: [stage: string, test: (s: Stack) => boolean][] = [
   [
     "API: HTTP, Elysia routing, auth, validation, JSON",
     (s) =>
-      any(s, inUrl("elysia", "src/api/", "src/auth/", "typebox", "sinclair", "lib/rate-limit")) || any(s, fn("parse", "stringify", "json")),
+      any(s, inUrl("elysia", "src/api/", "src/http/", "src/router.ts", "src/auth/", "typebox", "sinclair", "lib/rate-limit")) ||
+      any(s, fn("parse", "stringify", "json")),
   ],
 ];
 const OTHER = "other (runtime, timers, GC)";

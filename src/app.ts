@@ -3,8 +3,8 @@
 // temp dir. Nothing here reads global state: config, clock, resolver and logger come in.
 import type { HealthReport } from "./api/deps.ts";
 import { healthReport } from "./api/health.ts";
-import { buildElysiaApp } from "./api/elysia-app.ts";
-import { createApiHandler, type ApiHandler } from "./api/front.ts";
+import { type HttpHandler, serveHttp } from "./http/serve.ts";
+import { buildRouter } from "./router.ts";
 import { AccountRegistry } from "./auth/accounts.ts";
 import type { Config } from "./config/config.ts";
 import { perConfig } from "./config/per-config.ts";
@@ -71,7 +71,7 @@ export class App {
   private readonly listeners: Listeners;
   private readonly metrics: Metrics;
   /** The API as a function, for in-process tests (no socket). */
-  readonly handle: ApiHandler;
+  readonly handle: HttpHandler;
   /** The API's route table (method and path pattern), for guard tests and docs. */
   readonly routes: readonly { method: string; path: string }[];
   readonly registry: AccountRegistry;
@@ -219,7 +219,7 @@ export class App {
       limiter: repos.rateLimits.dashboard,
       system,
     });
-    const apiDeps = {
+    const routerDeps = {
       config: () => this.current,
       registry,
       clock,
@@ -241,6 +241,8 @@ export class App {
       diskFull,
       budget,
       dashboard,
+      calls: repos.rateLimits.calls,
+      version: VERSION,
       stats: repos.stats,
       webhooks: this.webhooks,
       testPost: (a: Address, email: string) => sendTestPost(a, email, this.postDeps()),
@@ -249,9 +251,16 @@ export class App {
         () => this.current,
       ),
     };
-    const elysia = buildElysiaApp(apiDeps, VERSION);
-    this.handle = createApiHandler(apiDeps, elysia, repos.rateLimits.calls);
-    this.routes = elysia.routes.map((r) => ({ method: r.method, path: r.path }));
+    const { router, apiRoutes, routeOf } = buildRouter(routerDeps);
+    this.handle = serveHttp({
+      config: () => this.current,
+      logger,
+      metrics: this.metrics,
+      diskFull,
+      handle: (req) => router.handle(req),
+      routeOf,
+    });
+    this.routes = apiRoutes;
     const current = () => this.current;
     this.routeDeps = perConfig(current, (c) => ({
       inboundDomain: c.inbound.domain,

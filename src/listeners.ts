@@ -4,8 +4,8 @@
 // a listener that cannot work without a certificate (HTTPS, implicit TLS) starts when
 // the first one arrives.
 import type { SMTPServer } from "smtp-server";
-import type { ApiHandler } from "./api/front.ts";
-import { HttpListener } from "./api/http-listener.ts";
+import type { HttpHandler } from "./http/serve.ts";
+import { HttpListener } from "./http/listener.ts";
 import type { Config } from "./config/config.ts";
 import { formatListen, type ListenAddress } from "./config/units.ts";
 import type { Logger } from "./lib/logger.ts";
@@ -17,7 +17,7 @@ import type { TlsManager } from "./tls/manager.ts";
 import { useCertificate } from "./tls/smtp-tls.ts";
 
 export interface ListenerFactories {
-  api: ApiHandler;
+  api: HttpHandler;
   inbound(tls: TlsMaterial | null): SMTPServer;
   submission(implicitTls: boolean, tls: TlsMaterial | null): SMTPServer;
 }

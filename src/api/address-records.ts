@@ -10,8 +10,8 @@ import {
 import { TARGET_FORMATS, type Address, type TargetFormat } from "../inbound/addresses/address.ts";
 import { maskTarget, resolveTarget, targetAddressProblem, targetProblem, type StoredTarget } from "../inbound/addresses/target-url.ts";
 import { isoTime } from "../lib/clock.ts";
-import { invalid } from "./errors.ts";
-import { oneLine } from "./text-checks.ts";
+import { invalid } from "../http/errors.ts";
+import { oneLine } from "../http/text-checks.ts";
 
 const secret = (description: string) => oneLine(256, { minLength: 1, description });
 

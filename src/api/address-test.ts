@@ -2,9 +2,10 @@
 // test POST". A sample message goes to the address's target as received mail would
 // (src/inbound/test-post.ts); the answer is what the target said and the SMTP reply a
 // sender would have got. Nothing is recorded.
-import { Elysia, t } from "elysia";
-import { callerAccount, type ApiDeps } from "./deps.ts";
-import { errorResponses, notFound } from "./errors.ts";
+import { t } from "elysia";
+import { accountRoutes } from "./context.ts";
+import type { ApiDeps } from "./deps.ts";
+import { errorResponses, notFound } from "../http/errors.ts";
 
 const TestPostSchema = t.Object(
   {
@@ -21,11 +22,14 @@ const TestPostSchema = t.Object(
   { additionalProperties: false, title: "TestPostResult" },
 );
 
-export function addressTestRoutes(deps: ApiDeps) {
-  return new Elysia({ name: "address-test" }).post(
+/** What the routes take of the API's dependencies. */
+export type AddressTestDeps = Pick<ApiDeps, "config" | "addresses" | "testPost">;
+
+export function addressTestRoutes(deps: AddressTestDeps) {
+  return accountRoutes("address-test").post(
     "/addresses/:addressId/test",
-    async ({ request, params }) => {
-      const address = await deps.addresses.get(callerAccount(request).id, params.addressId);
+    async ({ account, params }) => {
+      const address = await deps.addresses.get(account.id, params.addressId);
       if (!address) throw notFound();
       const r = await deps.testPost(address, `${address.id}@${deps.config().inbound.domain}`);
       return { status: r.status, status_category: r.category, smtp_reply: r.reply, response: r.response, duration_ms: r.durationMs };

@@ -1,11 +1,12 @@
 // E1-E5: addresses of an account.
-import { Elysia, t } from "elysia";
+import { t } from "elysia";
 import type { Address } from "../inbound/addresses/address.ts";
 import { maskTarget } from "../inbound/addresses/target-url.ts";
 import { newAddressId } from "../lib/ids.ts";
 import { AddressCreateBody, AddressPatchBody, addressRecord, AddressRecordSchema, addressValues } from "./address-records.ts";
-import { callerAccount, type ApiDeps } from "./deps.ts";
-import { errorResponses, notFound } from "./errors.ts";
+import { accountRoutes } from "./context.ts";
+import type { ApiDeps } from "./deps.ts";
+import { errorResponses, notFound } from "../http/errors.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
 
 const security = [{ bearerAPIToken: [] }];
@@ -20,7 +21,10 @@ const e4 = <Body extends typeof AddressCreateBody | typeof AddressPatchBody>(bod
   detail: { operationId, summary, tags: ["Addresses"], security },
 });
 
-export function addressRoutes(deps: ApiDeps) {
+/** What the routes take of the API's dependencies. */
+export type AddressRouteDeps = Pick<ApiDeps, "config" | "clock" | "addresses">;
+
+export function addressRoutes(deps: AddressRouteDeps) {
   const record = (a: Address, revealSecret = false) => addressRecord(a, deps.config().inbound.domain, revealSecret);
   /** Whether this write has just turned signing on (the only answer that shows the secret). */
   const turnedOn = (before: Address | null, after: Address) =>
@@ -36,11 +40,10 @@ export function addressRoutes(deps: ApiDeps) {
     return record(updated, turnedOn(stored, updated));
   };
 
-  return new Elysia({ name: "addresses" })
+  return accountRoutes("addresses")
     .get(
       "/addresses",
-      async ({ request, query, set }) => {
-        const account = callerAccount(request);
+      async ({ account, request, query, set }) => {
         const page = await deps.addresses.list(account.id, query.query?.trim() || null, pageRequest(query));
         const link = nextLink(request.url, query, page);
         if (link) set.headers["link"] = link;
@@ -55,8 +58,7 @@ export function addressRoutes(deps: ApiDeps) {
     )
     .post(
       "/addresses",
-      async ({ request, body, set }) => {
-        const account = callerAccount(request);
+      async ({ account, body, set }) => {
         const values = addressValues(body, null, deps.config().inbound.allowPrivateTargets);
         const now = deps.clock.nowMs();
         const address = { id: newAddressId(), accountId: account.id, ...values, createdAtMs: now, updatedAtMs: now };
@@ -73,8 +75,8 @@ export function addressRoutes(deps: ApiDeps) {
     )
     .get(
       "/addresses/:addressId",
-      async ({ request, params }) => {
-        const address = await deps.addresses.get(callerAccount(request).id, params.addressId);
+      async ({ account, params }) => {
+        const address = await deps.addresses.get(account.id, params.addressId);
         if (!address) throw notFound();
         return record(address);
       },
@@ -86,8 +88,8 @@ export function addressRoutes(deps: ApiDeps) {
     )
     .put(
       "/addresses/:addressId",
-      async ({ request, params, body }) => {
-        const stored = await deps.addresses.get(callerAccount(request).id, params.addressId);
+      async ({ account, params, body }) => {
+        const stored = await deps.addresses.get(account.id, params.addressId);
         if (!stored) throw notFound();
         return save(stored, body);
       },
@@ -95,8 +97,8 @@ export function addressRoutes(deps: ApiDeps) {
     )
     .patch(
       "/addresses/:addressId",
-      async ({ request, params, body }) => {
-        const stored = await deps.addresses.get(callerAccount(request).id, params.addressId);
+      async ({ account, params, body }) => {
+        const stored = await deps.addresses.get(account.id, params.addressId);
         if (!stored) throw notFound();
         const merged = {
           target: body.target ?? maskTarget(stored.target),
@@ -112,8 +114,8 @@ export function addressRoutes(deps: ApiDeps) {
     )
     .delete(
       "/addresses/:addressId",
-      async ({ request, params, set }) => {
-        const accountId = callerAccount(request).id;
+      async ({ account, params, set }) => {
+        const accountId = account.id;
         const stored = await deps.addresses.get(accountId, params.addressId);
         if (!stored || !(await deps.addresses.softDelete(accountId, stored.id, deps.clock.nowMs()))) throw notFound();
         set.status = 202;

@@ -4,7 +4,7 @@ import { Elysia, t } from "elysia";
 import { ATTACHMENT_PATH_PREFIX } from "../inbound/attachments/attachment-url.ts";
 import type { LocalAttachments } from "../inbound/attachments/local-attachments.port.ts";
 import type { Clock } from "../lib/clock.ts";
-import { notFound } from "./errors.ts";
+import { notFound } from "../http/errors.ts";
 
 export function attachmentRoutes(store: LocalAttachments, clock: Clock) {
   return new Elysia({ name: "attachments" }).get(

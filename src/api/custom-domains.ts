@@ -1,15 +1,17 @@
 // E7-E9: custom domains of an address.
-import { Elysia, t, type Static } from "elysia";
+import { type Static, t } from "elysia";
 import { authRegexProblem, checkMx, DomainTakenError, type CustomDomain } from "../inbound/addresses/custom-domain.ts";
 import { maskTarget, resolveTarget, targetAddressProblem, targetProblem, type StoredTarget } from "../inbound/addresses/target-url.ts";
 import { isoTime } from "../lib/clock.ts";
 import { normalizeDomain } from "../lib/domain-name.ts";
 import { newId16 } from "../lib/ids.ts";
-import { callerAccount, type ApiDeps } from "./deps.ts";
-import { settleDomainClaim } from "./domain-claims.ts";
-import { conflict, DomainConflictSchema, errorResponses, invalid, notFound } from "./errors.ts";
+import type { AccountConfig } from "../config/config.ts";
+import { accountRoutes } from "./context.ts";
+import type { ApiDeps } from "./deps.ts";
+import { type DomainClaimDeps, settleDomainClaim } from "./domain-claims.ts";
+import { conflict, DomainConflictSchema, errorResponses, invalid, notFound } from "../http/errors.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
-import { oneLine } from "./text-checks.ts";
+import { oneLine } from "../http/text-checks.ts";
 
 const security = [{ bearerAPIToken: [] }];
 const addressIdQuery = t.String({ description: "the address the domains belong to" });
@@ -47,7 +49,10 @@ const CustomDomainRecordSchema = t.Object(
   { additionalProperties: false, title: "CustomDomain" },
 );
 
-export function customDomainRoutes(deps: ApiDeps) {
+/** What the routes take of the API's dependencies. */
+export type CustomDomainDeps = DomainClaimDeps & Pick<ApiDeps, "addresses">;
+
+export function customDomainRoutes(deps: CustomDomainDeps) {
   const record = (d: CustomDomain): Static<typeof CustomDomainRecordSchema> => ({
     id: d.id,
     address_id: d.addressId,
@@ -60,17 +65,17 @@ export function customDomainRoutes(deps: ApiDeps) {
   });
 
   /** The caller's live address named by ?address_id=, or 404. */
-  const ownedAddress = async (request: Request, addressId: string) => {
-    const address = await deps.addresses.get(callerAccount(request).id, addressId);
+  const ownedAddress = async (account: AccountConfig, addressId: string) => {
+    const address = await deps.addresses.get(account.id, addressId);
     if (!address) throw notFound();
     return address;
   };
 
-  return new Elysia({ name: "custom-domains" })
+  return accountRoutes("custom-domains")
     .get(
       "/custom_domains",
-      async ({ request, query, set }) => {
-        const address = await ownedAddress(request, query.address_id);
+      async ({ account, request, query, set }) => {
+        const address = await ownedAddress(account, query.address_id);
         const page = await deps.customDomains.list(address.accountId, address.id, query.query?.trim() || null, pageRequest(query));
         const link = nextLink(request.url, query, page);
         if (link) set.headers["link"] = link;
@@ -89,8 +94,8 @@ export function customDomainRoutes(deps: ApiDeps) {
     )
     .post(
       "/custom_domains",
-      async ({ request, query, body, set }) => {
-        const address = await ownedAddress(request, query.address_id);
+      async ({ account, query, body, set }) => {
+        const address = await ownedAddress(account, query.address_id);
         const config = deps.config();
         const domain = normalizeDomain(body.domain);
         if (!domain) throw invalid("domain", "must be a domain name such as example.com");
@@ -101,7 +106,7 @@ export function customDomainRoutes(deps: ApiDeps) {
         }
         let domainTarget: StoredTarget | null = null;
         if (body.domain_target != null) {
-          if (!callerAccount(request).domainTargets) throw invalid("domain_target", "is not enabled for this account");
+          if (!account.domainTargets) throw invalid("domain_target", "is not enabled for this account");
           const problem = targetProblem(body.domain_target) ?? targetAddressProblem(body.domain_target, config.inbound.allowPrivateTargets);
           if (problem) throw invalid("domain_target", problem);
           domainTarget = resolveTarget(body.domain_target, null);
@@ -148,8 +153,8 @@ export function customDomainRoutes(deps: ApiDeps) {
     )
     .delete(
       "/custom_domains/:customDomainId",
-      async ({ request, params, query, set }) => {
-        const address = await ownedAddress(request, query.address_id);
+      async ({ account, params, query, set }) => {
+        const address = await ownedAddress(account, query.address_id);
         const stored = await deps.customDomains.get(address.accountId, address.id, params.customDomainId);
         if (!stored || !(await deps.customDomains.softDelete(address.accountId, address.id, stored.id, deps.clock.nowMs())))
           throw notFound();

@@ -1,6 +1,7 @@
-// Everything a route needs, passed in when the API is built (nothing is global).
+// Everything the API's routes need, passed in when the router is built (nothing is global).
+// No route module takes it whole: each picks what it uses (e.g. AddressRouteDeps).
 import type { AccountRegistry } from "../auth/accounts.ts";
-import type { AccountConfig, Config, OutboundAccountConfig } from "../config/config.ts";
+import type { Config } from "../config/config.ts";
 import type { AddressRepo } from "../inbound/addresses/addresses.port.ts";
 import type { LocalAttachments } from "../inbound/attachments/local-attachments.port.ts";
 import type { CustomDomainRepo } from "../inbound/addresses/custom-domains.port.ts";
@@ -16,13 +17,10 @@ import type { DnsResolver } from "../lib/dns.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { MemoryBudget } from "../lib/memory-budget.ts";
 import type { Metrics } from "../metrics/metrics.ts";
-import type { DashboardDeps } from "../dashboard/routes.ts";
 import type { StatsRepo } from "../stats/stats.port.ts";
 import type { WebhookDispatcher } from "../events/dispatcher.ts";
 import type { TestPost } from "../inbound/test-post.ts";
 import type { KeptMessages } from "../inbound/post-again.ts";
-import { ApiError } from "./errors.ts";
-import { requestState } from "./request-state.ts";
 
 export interface HealthReport {
   ok: boolean;
@@ -65,21 +63,4 @@ export interface ApiDeps {
   webhooks: WebhookDispatcher;
   /** Hourly counts and the overview's reads (GET /stats). */
   stats: StatsRepo;
-  /** The dashboard's page, assets and sessions (the API takes its session cookie). */
-  dashboard: DashboardDeps;
-}
-
-/** The outbound account (and its account) behind a sending key (E11). */
-export function callerOutbound(request: Request): { account: AccountConfig; outbound: OutboundAccountConfig } {
-  const principal = requestState(request)?.principal;
-  if (principal?.kind !== "outbound") throw new ApiError(403);
-  return { account: principal.account, outbound: principal.outbound };
-}
-
-/** The account the front handler authenticated for this request. */
-export function callerAccount(request: Request): AccountConfig {
-  const principal = requestState(request)?.principal;
-  // The front handler authenticates every route under an account before Elysia sees it.
-  if (!principal) throw new ApiError(401);
-  return principal.account;
 }

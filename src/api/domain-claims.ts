@@ -14,7 +14,7 @@ import {
   type DomainUse,
 } from "../domains/ownership.ts";
 import type { ApiDeps } from "./deps.ts";
-import { conflict } from "./errors.ts";
+import { conflict } from "../http/errors.ts";
 
 /** A holding and how to delete it. */
 interface Held extends DomainHolding {
@@ -22,7 +22,13 @@ interface Held extends DomainHolding {
   id: string;
 }
 
-async function holdingsOf(deps: ApiDeps, domain: string, use: DomainUse): Promise<Held[]> {
+/** What a claim by DNS proof takes: both kinds of domains, the resolver, the proof's key. */
+export type DomainClaimDeps = Pick<
+  ApiDeps,
+  "config" | "clock" | "logger" | "resolver" | "customDomains" | "sendingDomains" | "trackingKey"
+>;
+
+async function holdingsOf(deps: DomainClaimDeps, domain: string, use: DomainUse): Promise<Held[]> {
   const held: Held[] = [];
   const custom = await deps.customDomains.findLiveByDomain(domain);
   if (custom) {
@@ -53,7 +59,7 @@ async function holdingsOf(deps: ApiDeps, domain: string, use: DomainUse): Promis
  * Throws 409 when `claimantId` may not take `domain` (normalised) for `use`; returns once it
  * may, having deleted other accounts' records that a published proof takes the domain from.
  */
-export async function settleDomainClaim(deps: ApiDeps, claimantId: string, domain: string, use: DomainUse): Promise<void> {
+export async function settleDomainClaim(deps: DomainClaimDeps, claimantId: string, domain: string, use: DomainUse): Promise<void> {
   const config = deps.config();
   const holdings = await holdingsOf(deps, domain, use);
   const decision = decideDomainClaim({

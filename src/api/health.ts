@@ -39,7 +39,10 @@ const HealthSchema = t.Object(
   { additionalProperties: false, title: "Health" },
 );
 
-export function healthRoutes(deps: ApiDeps) {
+/** What the routes take of the API's dependencies. */
+export type HealthDeps = Pick<ApiDeps, "health" | "nodeId">;
+
+export function healthRoutes(deps: HealthDeps) {
   return new Elysia({ name: "health" }).get(
     "/healthz",
     ({ set }) => {

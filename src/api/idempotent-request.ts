@@ -7,7 +7,7 @@ import type { RememberedAnswer } from "../outbound/queue/enqueue.ts";
 import type { IdempotencyRepo } from "../outbound/sending/idempotency.port.ts";
 import type { KeyRef } from "../outbound/sending/idempotency.ts";
 import { idempotencyKeyOf } from "../outbound/sending/idempotency.ts";
-import { errorResponse } from "./errors.ts";
+import { errorResponse } from "../http/errors.ts";
 
 /** The header on a replayed answer. */
 export const REPLAYED_HEADER = "Idempotent-Replayed";

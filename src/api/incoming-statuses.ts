@@ -1,12 +1,13 @@
 // E6: incoming statuses of an address, newest first, with search and paging.
 import { Type } from "@sinclair/typebox";
-import { Elysia, t, type Static } from "elysia";
+import { type Static, t } from "elysia";
 import type { IncomingStatus } from "../inbound/statuses/incoming-status.ts";
 import { STATUS_SEARCH_FIELDS } from "../inbound/statuses/statuses.port.ts";
 import { isoTime } from "../lib/clock.ts";
 import { parseSearchQuery, SearchQueryError, termTimeMs, type SearchTerm } from "../lib/search-query.ts";
-import { callerAccount, type ApiDeps } from "./deps.ts";
-import { errorResponses, invalid, notFound } from "./errors.ts";
+import { accountRoutes } from "./context.ts";
+import type { ApiDeps } from "./deps.ts";
+import { errorResponses, invalid, notFound } from "../http/errors.ts";
 import { nextLink, pageRequest, pagingQueryFields, timedSearch } from "./paging.ts";
 
 const IncomingStatusSchema = t.Object(
@@ -69,11 +70,14 @@ function searchTerms(query: string | undefined, maxTerms: number): SearchTerm[] 
   }
 }
 
-export function incomingStatusRoutes(deps: ApiDeps) {
-  return new Elysia({ name: "incoming-statuses" }).get(
+/** What the routes take of the API's dependencies. */
+export type IncomingStatusDeps = Pick<ApiDeps, "config" | "logger" | "addresses" | "statuses">;
+
+export function incomingStatusRoutes(deps: IncomingStatusDeps) {
+  return accountRoutes("incoming-statuses").get(
     "/incoming_statuses",
-    async ({ request, query, set }) => {
-      const address = await deps.addresses.get(callerAccount(request).id, query.address_id);
+    async ({ account, request, query, set }) => {
+      const address = await deps.addresses.get(account.id, query.address_id);
       if (!address) throw notFound();
       const { searchMaxTerms, searchWindowRows, searchTimeoutMs } = deps.config().http;
       const terms = searchTerms(query.query, searchMaxTerms);

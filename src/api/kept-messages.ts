@@ -6,13 +6,15 @@
 // - POST /api/v0.1/{accountId}/incoming_statuses/{statusId}/post_again?address_id=: the
 //   message goes to the address's target again, as a new posting with a new incoming
 //   status; the answer is the SMTP reply a sender would get now ("Post again").
-import { Elysia, t } from "elysia";
+import { t } from "elysia";
 import type { Address } from "../inbound/addresses/address.ts";
 import type { IncomingStatus } from "../inbound/statuses/incoming-status.ts";
-import { callerAccount, type ApiDeps } from "./deps.ts";
+import type { AccountConfig } from "../config/config.ts";
+import { accountRoutes } from "./context.ts";
+import type { ApiDeps } from "./deps.ts";
 import { inboundMessageCost } from "../inbound/post-message.ts";
 import { costOf, MEMORY_RETRY_AFTER_S } from "../lib/memory-budget.ts";
-import { ApiError, errorResponses, notFound } from "./errors.ts";
+import { ApiError, errorResponses, notFound } from "../http/errors.ts";
 
 const params = t.Object({ accountId: t.String(), statusId: t.String() });
 const query = t.Object({ address_id: t.String({ description: "the address the message came to" }) });
@@ -23,13 +25,13 @@ const query = t.Object({ address_id: t.String({ description: "the address the me
  * in flight (limits.mail_in_flight) as a received one is: 503 when there is no room.
  */
 async function withKept<T>(
-  deps: ApiDeps,
-  request: Request,
+  deps: KeptMessageDeps,
+  account: AccountConfig,
   set: { headers: Record<string, unknown> },
   ids: { statusId: string; addressId: string },
   use: (kept: { status: IncomingStatus; address: Address; raw: Buffer }) => Promise<T>,
 ): Promise<T> {
-  const accountId = callerAccount(request).id;
+  const accountId = account.id;
   const address = await deps.addresses.get(accountId, ids.addressId);
   if (!address) throw notFound();
   const status = await deps.statuses.get(accountId, address.id, ids.statusId);
@@ -62,12 +64,15 @@ const PayloadView = t.Object(
   { title: "PayloadView" },
 );
 
-export function keptMessageRoutes(deps: ApiDeps) {
-  return new Elysia({ name: "kept-messages" })
+/** What the routes take of the API's dependencies. */
+export type KeptMessageDeps = Pick<ApiDeps, "config" | "addresses" | "statuses" | "budget" | "kept">;
+
+export function keptMessageRoutes(deps: KeptMessageDeps) {
+  return accountRoutes("kept-messages")
     .get(
       "/incoming_statuses/:statusId/message",
-      async ({ request, params, query, set }) =>
-        withKept(deps, request, set, { statusId: params.statusId, addressId: query.address_id }, async ({ status, address, raw }) => {
+      async ({ account, params, query, set }) =>
+        withKept(deps, account, set, { statusId: params.statusId, addressId: query.address_id }, async ({ status, address, raw }) => {
           const view = await deps.kept.view(raw, status, address);
           return {
             size: raw.length,
@@ -106,8 +111,8 @@ export function keptMessageRoutes(deps: ApiDeps) {
     )
     .post(
       "/incoming_statuses/:statusId/post_again",
-      async ({ request, params, query, set }) =>
-        withKept(deps, request, set, { statusId: params.statusId, addressId: query.address_id }, async ({ status, address, raw }) => ({
+      async ({ account, params, query, set }) =>
+        withKept(deps, account, set, { statusId: params.statusId, addressId: query.address_id }, async ({ status, address, raw }) => ({
           smtp_reply: await deps.kept.postAgain(raw, status, address),
         })),
       {

@@ -1,16 +1,17 @@
 // E11: POST /api/v0.1/{outboundAccountID}/messages, authorised with the sending key.
-import { Elysia, t } from "elysia";
+import { t } from "elysia";
 import type { Logger } from "../lib/logger.ts";
 import type { SendDeps } from "../outbound/sending/send.ts";
 import { sendFromApi } from "../outbound/sending/send.ts";
 import { MAX_IDEMPOTENCY_KEY_CHARS } from "../outbound/sending/idempotency.ts";
 import type { OutboundMessage } from "../outbound/queue/message.ts";
-import { callerOutbound } from "./deps.ts";
-import { errorResponses } from "./errors.ts";
-import { requestState } from "./request-state.ts";
+import { InputProblem } from "../outbound/compose/message-input.ts";
+import { formatProblem } from "../lib/validation.ts";
+import { ApiError, errorResponses } from "../http/errors.ts";
+import { sendRoutes } from "./context.ts";
 import { DOCUMENTED_BODY } from "./openapi.ts";
 import { asOpenApi } from "./openapi-schemas.ts";
-import { ONE_LINE_RULE, oneLine } from "./text-checks.ts";
+import { ONE_LINE_RULE, oneLine } from "../http/text-checks.ts";
 
 const addressList = (description: string) =>
   t.Union([oneLine(20_000), t.Array(oneLine(1000), { maxItems: 1000 })], {
@@ -137,22 +138,29 @@ const messageCommon = (m: OutboundMessage) => ({
 });
 
 export function messageRoutes(deps: SendDeps, logger: Logger) {
-  return new Elysia({ name: "messages" }).post(
+  return sendRoutes("messages").post(
     "/messages",
-    async ({ request, body, set }) => {
-      const sender = callerOutbound(request);
-      const state = requestState(request);
+    async ({ principal, idempotent, requestId, logFields, body, set }) => {
+      // The group authenticates E11 with a sending key: the caller is an outbound account.
+      if (principal.kind !== "outbound") throw new ApiError(403);
       // With an Idempotency-Key, the answer is stored with the message: a replay gets these bytes.
-      const remember = state?.idempotent?.remember((m) => JSON.stringify(messageCommon(m)));
-      const m = await sendFromApi(sender, body, deps, state ? logger.child({ request_id: state.requestId }) : logger, remember);
+      const remember = idempotent?.remember((m) => JSON.stringify(messageCommon(m)));
+      const log = requestId ? logger.child({ request_id: requestId }) : logger;
+      let m: OutboundMessage;
+      try {
+        m = await sendFromApi({ account: principal.account, outbound: principal.outbound }, body, deps, log, remember);
+      } catch (err) {
+        if (err instanceof InputProblem) throw new ApiError(422, formatProblem(err.problem));
+        throw err;
+      }
       // The 202's line names the message it queued.
-      if (state) state.logFields.message_id = m.id;
+      logFields.message_id = m.id;
       set.status = 202;
       return messageCommon(m);
     },
     {
       body: MessageBodySchema,
-      // Checked by the front handler (idempotent-request.ts) before the body is read; here for the document.
+      // Checked by the group's middleware (send-body.ts) before the body is read; here for the document.
       headers: t.Object({
         "idempotency-key": t.Optional(
           t.String({

@@ -1,9 +1,12 @@
 // GET /metrics (beyond): Prometheus text for the operator, behind its own token so a
-// scraper's credential grants nothing else. Answered by the front, outside the account API.
+// scraper's credential grants nothing else. Its own group: no account, no body.
+import { Elysia } from "elysia";
 import { parseAuthorization } from "../auth/authenticate.ts";
 import { secretMatchesAny } from "../auth/secrets.ts";
+import type { Config } from "../config/config.ts";
+import { errorResponse } from "../http/errors.ts";
+import { HIDDEN } from "../http/router.ts";
 import type { Metrics } from "../metrics/metrics.ts";
-import { errorResponse } from "./errors.ts";
 
 export const METRICS_PATH = "/metrics";
 
@@ -15,4 +18,12 @@ export async function metricsResponse(metrics: Metrics, tokenHash: string | null
     return errorResponse(401, undefined, { "WWW-Authenticate": 'Bearer realm="postroom metrics"' });
   }
   return new Response(await metrics.scrape(), { headers: { "content-type": metrics.contentType } });
+}
+
+export function metricsRoutes(deps: { config(): Config; metrics: Metrics }) {
+  return new Elysia({ name: "metrics" }).get(
+    METRICS_PATH,
+    ({ request }) => metricsResponse(deps.metrics, deps.config().http.metricsTokenHash, request.headers.get("authorization")),
+    HIDDEN,
+  );
 }

@@ -2,7 +2,7 @@
 // requests, so the document cannot drift from what the server accepts. @elysiajs/openapi
 // turns the routes into paths; what it cannot know is added here from the same sources:
 // request bodies (our own parser reads them, so the library leaves their content empty),
-// the headers front.ts adds, the credentials authenticate.ts accepts, and the webhooks.
+// the headers the router adds (http/serve.ts, http/rate-limit.ts), the credentials authenticate.ts accepts, and the webhooks.
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import type { AnyElysia } from "elysia";
 import { asOpenApi, withNamedSchemas, withPlainNumbers } from "./openapi-schemas.ts";
@@ -105,7 +105,7 @@ const HEADERS = {
 
 const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
 
-/** The headers front.ts puts on answers: which ones depends on the status and the operation. */
+/** The headers the router puts on answers: which ones depends on the status and the operation. */
 function addResponseHeaders(op: Operation): void {
   const authenticated = (op.security?.length ?? 0) > 0;
   const paged =

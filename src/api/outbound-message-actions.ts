@@ -1,11 +1,13 @@
 // (beyond) What the dashboard does with one sent message: its source (as stored, for the
 // .eml download), its content parsed (headers, text, HTML, attachment names), retry now for
 // recipients waiting in the queue, and cancel for those not being delivered this moment.
-import { Elysia, t } from "elysia";
+import { t } from "elysia";
 import { simpleParser } from "mailparser";
 import { webhookConfigured } from "../outbound/queue/webhook-configured.ts";
-import { callerAccount, type ApiDeps } from "./deps.ts";
-import { ApiError, errorResponses, notFound } from "./errors.ts";
+import type { AccountConfig } from "../config/config.ts";
+import { accountRoutes } from "./context.ts";
+import type { ApiDeps } from "./deps.ts";
+import { ApiError, errorResponses, notFound } from "../http/errors.ts";
 
 const security = [{ bearerAPIToken: [] }];
 const params = t.Object({ accountId: t.String(), outboundMessageId: t.String() });
@@ -20,20 +22,23 @@ const ContentSchema = t.Object(
   { additionalProperties: false, title: "SentMessageContent" },
 );
 
-export function outboundMessageActionRoutes(deps: ApiDeps) {
+/** What the routes take of the API's dependencies. */
+export type OutboundActionDeps = Pick<ApiDeps, "config" | "clock" | "outbound" | "send">;
+
+export function outboundMessageActionRoutes(deps: OutboundActionDeps) {
   /** The caller's message and its stored source, or 404 (another account's, or a body past retention.bodies). */
-  const source = async (request: Request, id: string) => {
-    const m = await deps.outbound.getMessage(callerAccount(request).id, id);
+  const source = async (account: AccountConfig, id: string) => {
+    const m = await deps.outbound.getMessage(account.id, id);
     if (!m) throw notFound();
     const raw = await deps.outbound.rawMessage(m.id);
     if (!raw) throw new ApiError(404, "the source of this message is no longer kept (retention.bodies)");
     return { message: m, raw };
   };
-  return new Elysia({ name: "outbound-message-actions" })
+  return accountRoutes("outbound-message-actions")
     .get(
       "/outbound_messages/:outboundMessageId/raw",
-      async ({ request, params }) => {
-        const { message, raw } = await source(request, params.outboundMessageId);
+      async ({ account, params }) => {
+        const { message, raw } = await source(account, params.outboundMessageId);
         return new Response(raw, {
           headers: { "content-type": "message/rfc822", "content-disposition": `attachment; filename="${message.id}.eml"` },
         });
@@ -59,8 +64,8 @@ export function outboundMessageActionRoutes(deps: ApiDeps) {
     )
     .get(
       "/outbound_messages/:outboundMessageId/content",
-      async ({ request, params }) => {
-        const parsed = await simpleParser((await source(request, params.outboundMessageId)).raw, {
+      async ({ account, params }) => {
+        const parsed = await simpleParser((await source(account, params.outboundMessageId)).raw, {
           skipImageLinks: true,
           skipTextToHtml: true,
         });
@@ -87,8 +92,8 @@ export function outboundMessageActionRoutes(deps: ApiDeps) {
     )
     .post(
       "/outbound_messages/:outboundMessageId/retry",
-      async ({ request, params }) => {
-        const m = await deps.outbound.getMessage(callerAccount(request).id, params.outboundMessageId);
+      async ({ account, params }) => {
+        const m = await deps.outbound.getMessage(account.id, params.outboundMessageId);
         if (!m) throw notFound();
         const due = await deps.outbound.dueNow(m.id, deps.clock.nowMs());
         deps.send.notify();
@@ -110,8 +115,8 @@ export function outboundMessageActionRoutes(deps: ApiDeps) {
     )
     .post(
       "/outbound_messages/:outboundMessageId/cancel",
-      async ({ request, params }) => {
-        const m = await deps.outbound.getMessage(callerAccount(request).id, params.outboundMessageId);
+      async ({ account, params }) => {
+        const m = await deps.outbound.getMessage(account.id, params.outboundMessageId);
         if (!m) throw notFound();
         const r = await deps.outbound.cancelQueued(m.id, deps.clock.nowMs(), {
           webhook: webhookConfigured(deps.config().accounts, m.outboundAccountId),

@@ -1,13 +1,14 @@
 // E12 and E13: sent messages of an outbound account with each recipient's delivery.
-import { Elysia, t, type Static } from "elysia";
+import { type Static, t } from "elysia";
 import type { MessageEvent } from "../events/message-event.ts";
 import { isInternalKind } from "../events/kinds.ts";
 import { isoTime } from "../lib/clock.ts";
 import { parseSearchQuery, SearchQueryError, termTimeMs } from "../lib/search-query.ts";
 import { MESSAGE_SEARCH_FIELDS } from "../outbound/queue/queue.repo.ts";
 import type { OutboundMessage, OutboundRecipient } from "../outbound/queue/message.ts";
-import { callerAccount, type ApiDeps } from "./deps.ts";
-import { errorResponses, invalid, notFound } from "./errors.ts";
+import { accountRoutes } from "./context.ts";
+import type { ApiDeps } from "./deps.ts";
+import { errorResponses, invalid, notFound } from "../http/errors.ts";
 import { nextLink, pageRequest, pagingQueryFields, timedSearch } from "./paging.ts";
 
 const security = [{ bearerAPIToken: [] }];
@@ -72,8 +73,11 @@ const messageRecord = (m: OutboundMessage) => ({
   created_at: isoTime(m.createdAtMs),
 });
 
+/** What the routes take of the API's dependencies. */
+export type OutboundMessageDeps = Pick<ApiDeps, "config" | "logger" | "outbound">;
+
 /** Events of the recipients that clients may see (internal kinds left out), by recipient. */
-async function visibleEvents(deps: ApiDeps, recipients: readonly OutboundRecipient[]): Promise<Map<string, MessageEvent[]>> {
+async function visibleEvents(deps: OutboundMessageDeps, recipients: readonly OutboundRecipient[]): Promise<Map<string, MessageEvent[]>> {
   const byRecipient = new Map<string, MessageEvent[]>();
   for (const e of await deps.outbound.eventsOf(recipients.map((r) => r.id))) {
     if (isInternalKind(e.kind)) continue;
@@ -82,12 +86,11 @@ async function visibleEvents(deps: ApiDeps, recipients: readonly OutboundRecipie
   return byRecipient;
 }
 
-export function outboundMessageRoutes(deps: ApiDeps) {
-  return new Elysia({ name: "outbound-messages" })
+export function outboundMessageRoutes(deps: OutboundMessageDeps) {
+  return accountRoutes("outbound-messages")
     .get(
       "/outbound_messages",
-      async ({ request, query, set }) => {
-        const account = callerAccount(request);
+      async ({ account, request, query, set }) => {
         if (!account.outbound.some((o) => o.id === query.outbound_account_id)) throw notFound();
         let terms: ReturnType<typeof parseSearchQuery>;
         try {
@@ -138,8 +141,8 @@ export function outboundMessageRoutes(deps: ApiDeps) {
     )
     .get(
       "/outbound_messages/:outboundMessageId",
-      async ({ request, params }) => {
-        const m = await deps.outbound.getMessage(callerAccount(request).id, params.outboundMessageId);
+      async ({ account, params }) => {
+        const m = await deps.outbound.getMessage(account.id, params.outboundMessageId);
         if (!m) throw notFound();
         const recipients = await deps.outbound.recipientsOf([m.id]);
         const events = await visibleEvents(deps, recipients);

@@ -5,7 +5,7 @@ import { t } from "elysia";
 import type { Cursor, Page, PageRequest } from "../store/paging.ts";
 import type { Logger } from "../lib/logger.ts";
 import { SearchTimeoutError } from "../store/sliced-search.ts";
-import { ApiError, invalid } from "./errors.ts";
+import { ApiError, invalid } from "../http/errors.ts";
 
 export const PAGE_SIZE = 50;
 

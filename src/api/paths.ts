@@ -1,2 +1,3 @@
-export const API_PREFIX = "/api/v0.1";
+import { API_PREFIX } from "../http/groups.ts";
+
 export const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;

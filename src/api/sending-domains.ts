@@ -1,15 +1,17 @@
 // E14-E18: sending domains of an account, and checking their DNS records.
-import { Elysia, t, type Static } from "elysia";
+import { type Static, t } from "elysia";
 import { namesOf } from "../domains/checker.ts";
 import { ed25519Record, rsaRecord } from "../domains/keys.ts";
 import { SendingDomainTakenError, type SendingDomain } from "../domains/sending-domain.ts";
 import { isoTime } from "../lib/clock.ts";
 import { normalizeDomain } from "../lib/domain-name.ts";
-import { callerAccount, type ApiDeps } from "./deps.ts";
-import { settleDomainClaim } from "./domain-claims.ts";
-import { DomainConflictSchema, errorResponses, invalid, notFound } from "./errors.ts";
+import type { AccountConfig } from "../config/config.ts";
+import { accountRoutes } from "./context.ts";
+import type { ApiDeps } from "./deps.ts";
+import { type DomainClaimDeps, settleDomainClaim } from "./domain-claims.ts";
+import { DomainConflictSchema, errorResponses, invalid, notFound } from "../http/errors.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
-import { oneLine } from "./text-checks.ts";
+import { oneLine } from "../http/text-checks.ts";
 
 const security = [{ bearerAPIToken: [] }];
 
@@ -69,7 +71,10 @@ function spfValue(ips: readonly string[]): string | null {
   return `v=spf1 ${ips.map((ip) => (ip.includes(":") ? `ip6:${ip}` : `ip4:${ip}`)).join(" ")} -all`;
 }
 
-export function sendingDomainRoutes(deps: ApiDeps) {
+/** What the routes take of the API's dependencies. */
+export type SendingDomainDeps = DomainClaimDeps & Pick<ApiDeps, "domains">;
+
+export function sendingDomainRoutes(deps: SendingDomainDeps) {
   const record = (d: SendingDomain): Record => {
     const config = deps.config();
     const names = namesOf(d, config.outbound.bounceHost);
@@ -112,18 +117,18 @@ export function sendingDomainRoutes(deps: ApiDeps) {
       dkim_ed25519_verified: d.checks.ed25519,
     };
   };
-  const owned = async (request: Request, id: string) => {
-    const d = await deps.sendingDomains.get(callerAccount(request).id, id);
+  const owned = async (account: AccountConfig, id: string) => {
+    const d = await deps.sendingDomains.get(account.id, id);
     if (!d) throw notFound();
     return d;
   };
   const params = t.Object({ accountId: t.String(), sendingDomainId: t.String() });
 
-  return new Elysia({ name: "sending-domains" })
+  return accountRoutes("sending-domains")
     .get(
       "/sending_domains",
-      async ({ request, query, set }) => {
-        const page = await deps.sendingDomains.list(callerAccount(request).id, query.query?.trim() || null, pageRequest(query));
+      async ({ account, request, query, set }) => {
+        const page = await deps.sendingDomains.list(account.id, query.query?.trim() || null, pageRequest(query));
         const link = nextLink(request.url, query, page);
         if (link) set.headers["link"] = link;
         return page.items.map(record);
@@ -141,10 +146,10 @@ export function sendingDomainRoutes(deps: ApiDeps) {
     )
     .post(
       "/sending_domains",
-      async ({ request, body, set }) => {
+      async ({ account, body, set }) => {
         const domain = normalizeDomain(body.domain);
         if (!domain) throw invalid("domain", "must be a domain name such as example.com");
-        const accountId = callerAccount(request).id;
+        const accountId = account.id;
         await settleDomainClaim(deps, accountId, domain, "sending_domain");
         try {
           const d = await deps.domains.create(accountId, domain);
@@ -169,15 +174,15 @@ export function sendingDomainRoutes(deps: ApiDeps) {
         },
       },
     )
-    .get("/sending_domains/:sendingDomainId", async ({ request, params: p }) => record(await owned(request, p.sendingDomainId)), {
+    .get("/sending_domains/:sendingDomainId", async ({ account, params: p }) => record(await owned(account, p.sendingDomainId)), {
       params,
       response: { 200: SendingDomainSchema, ...errorResponses(401, 403, 404, 429) },
       detail: { operationId: "getSendingDomain", summary: "E16: a sending domain", tags: ["Sending domains"], security },
     })
     .delete(
       "/sending_domains/:sendingDomainId",
-      async ({ request, params: p, set }) => {
-        const d = await owned(request, p.sendingDomainId);
+      async ({ account, params: p, set }) => {
+        const d = await owned(account, p.sendingDomainId);
         if (!(await deps.sendingDomains.softDelete(d.accountId, d.id, deps.clock.nowMs()))) throw notFound();
         set.status = 202;
         return record(d);
@@ -195,8 +200,8 @@ export function sendingDomainRoutes(deps: ApiDeps) {
     )
     .post(
       "/sending_domains/:sendingDomainId/verify",
-      async ({ request, params: p, set }) => {
-        const d = await deps.domains.verify(await owned(request, p.sendingDomainId));
+      async ({ account, params: p, set }) => {
+        const d = await deps.domains.verify(await owned(account, p.sendingDomainId));
         const allPass = d.checks.dkim && d.checks.return_path && d.checks.spf;
         set.status = allPass ? 200 : 422;
         return record(d);

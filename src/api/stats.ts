@@ -1,11 +1,12 @@
 // (beyond) GET /api/v0.1/{accountId}/stats: what the dashboard's overview shows, from the
 // hourly counts (src/stats/): inbound messages by outcome and outbound events by kind over
 // the last 24 hours or 7 days, the account's queue and webhook backlog, and warnings.
-import { Elysia, t } from "elysia";
+import { t } from "elysia";
 import { isoTime } from "../lib/clock.ts";
 import { buckets, periodStartMs, PERIODS, SERIES, type PeriodName } from "../stats/hourly.ts";
-import { callerAccount, type ApiDeps } from "./deps.ts";
-import { errorResponses } from "./errors.ts";
+import { accountRoutes } from "./context.ts";
+import type { ApiDeps } from "./deps.ts";
+import { errorResponses } from "../http/errors.ts";
 
 const counts = (keys: readonly string[]) =>
   t.Object(Object.fromEntries(keys.map((k) => [k, t.Integer({ minimum: 0 })])), { additionalProperties: false });
@@ -33,11 +34,13 @@ const StatsSchema = t.Object(
   { additionalProperties: false, title: "Stats" },
 );
 
-export function statsRoutes(deps: ApiDeps) {
-  return new Elysia({ name: "stats" }).get(
+/** What the routes take of the API's dependencies. */
+export type StatsDeps = Pick<ApiDeps, "clock" | "statuses" | "stats" | "health">;
+
+export function statsRoutes(deps: StatsDeps) {
+  return accountRoutes("stats").get(
     "/stats",
-    async ({ request, query }) => {
-      const account = callerAccount(request);
+    async ({ account, query }) => {
       // Statuses wait up to 100 ms in their journal; they are counted when stored.
       await deps.statuses.flush();
       const name: PeriodName = query.period ?? "24h";

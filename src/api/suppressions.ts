@@ -1,15 +1,17 @@
 // (beyond) The suppression list: addresses an outbound account no longer sends to after
 // a hard bounce or a complaint, or because someone put them there. Under the account's
 // bearer token; listed newest first with `query` matching part of the address.
-import { Elysia, t, type Static } from "elysia";
+import { type Static, t } from "elysia";
 import { isoTime } from "../lib/clock.ts";
 import { newId16 } from "../lib/ids.ts";
 import { isAddress } from "../outbound/compose/addresses.ts";
 import type { Suppression } from "../outbound/suppressions/suppression.ts";
-import { callerAccount, type ApiDeps } from "./deps.ts";
-import { errorResponses, invalid, notFound } from "./errors.ts";
+import type { AccountConfig } from "../config/config.ts";
+import { accountRoutes } from "./context.ts";
+import type { ApiDeps } from "./deps.ts";
+import { errorResponses, invalid, notFound } from "../http/errors.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
-import { oneLine } from "./text-checks.ts";
+import { oneLine } from "../http/text-checks.ts";
 
 const security = [{ bearerAPIToken: [] }];
 
@@ -34,19 +36,22 @@ const record = (s: Suppression): Static<typeof SuppressionSchema> => ({
   created_at: isoTime(s.createdAtMs),
 });
 
-export function suppressionRoutes(deps: ApiDeps) {
-  const ownOutbound = (request: Request, id: string | undefined) => {
+/** What the routes take of the API's dependencies. */
+export type SuppressionDeps = Pick<ApiDeps, "clock" | "suppressions">;
+
+export function suppressionRoutes(deps: SuppressionDeps) {
+  const ownOutbound = (account: AccountConfig, id: string | undefined) => {
     if (id === undefined) return null;
-    if (!callerAccount(request).outbound.some((o) => o.id === id)) throw notFound();
+    if (!account.outbound.some((o) => o.id === id)) throw notFound();
     return id;
   };
-  return new Elysia({ name: "suppressions" })
+  return accountRoutes("suppressions")
     .get(
       "/suppressions",
-      async ({ request, query, set }) => {
+      async ({ account, request, query, set }) => {
         const page = await deps.suppressions.list(
-          callerAccount(request).id,
-          ownOutbound(request, query.outbound_account_id),
+          account.id,
+          ownOutbound(account, query.outbound_account_id),
           query.query?.trim() || null,
           pageRequest(query),
         );
@@ -70,12 +75,12 @@ export function suppressionRoutes(deps: ApiDeps) {
     )
     .post(
       "/suppressions",
-      async ({ request, body, set }) => {
-        const outboundId = ownOutbound(request, body.outbound_account_id)!;
+      async ({ account, body, set }) => {
+        const outboundId = ownOutbound(account, body.outbound_account_id)!;
         if (!isAddress(body.email)) throw invalid("email", "is not an email address");
         const s = await deps.suppressions.add({
           id: newId16(),
-          accountId: callerAccount(request).id,
+          accountId: account.id,
           outboundAccountId: outboundId,
           email: body.email,
           reason: "manual",
@@ -101,8 +106,8 @@ export function suppressionRoutes(deps: ApiDeps) {
     )
     .delete(
       "/suppressions/:suppressionId",
-      async ({ request, params, set }) => {
-        const s = await deps.suppressions.get(callerAccount(request).id, params.suppressionId);
+      async ({ account, params, set }) => {
+        const s = await deps.suppressions.get(account.id, params.suppressionId);
         if (!s || !(await deps.suppressions.remove(s.accountId, s.id))) throw notFound();
         set.status = 202;
         return record(s);

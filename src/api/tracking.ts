@@ -4,13 +4,13 @@
 // the redirect can never be aimed anywhere else. A click link works for
 // outbound.tracking_link_ttl after its message was accepted (the click is recorded while
 // the message is kept); after that it is 410 Gone with a short page, and records nothing.
-import { Elysia, t } from "elysia";
+import { t } from "elysia";
 import type { NewEvent } from "../events/message-event.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { OutboundRepo } from "../outbound/queue/queue.port.ts";
 import { clickLinkExpiresAtMs, readClickToken, readOpenToken, type OpenTarget } from "../outbound/tracking/tracking-tokens.ts";
-import { notFound } from "./errors.ts";
-import { requestState } from "./request-state.ts";
+import { notFound } from "../http/errors.ts";
+import { publicRoutes } from "./context.ts";
 
 // The smallest transparent GIF.
 const PIXEL = Buffer.from("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7", "base64");
@@ -19,11 +19,25 @@ const PIXEL = Buffer.from("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBR
 const EXPIRED_PAGE =
   '<!doctype html><html lang="en"><meta charset="utf-8"><title>Link expired</title><p>This link has expired.</p></html>\n';
 
-export function trackingRoutes(deps: { outbound: OutboundRepo; clock: Clock; key: Buffer; linkTtlMs: () => number }) {
-  const record = async (target: OpenTarget, request: Request, kind: "open" | "click", extra: Record<string, unknown>): Promise<boolean> => {
+export interface TrackingDeps {
+  outbound: OutboundRepo;
+  clock: Clock;
+  /** Signs tracking links (opens and clicks). */
+  key: Buffer;
+  linkTtlMs(): number;
+}
+
+export function trackingRoutes(deps: TrackingDeps) {
+  const record = async (
+    target: OpenTarget,
+    request: Request,
+    remoteIp: string | null,
+    kind: "open" | "click",
+    extra: Record<string, unknown>,
+  ): Promise<boolean> => {
     const recipient = await deps.outbound.getRecipient(target.messageId, target.recipientId);
     if (!recipient) return false;
-    const details = { ...extra, ip: requestState(request)?.remoteIp ?? null, user_agent: request.headers.get("user-agent") };
+    const details = { ...extra, ip: remoteIp, user_agent: request.headers.get("user-agent") };
     const event: NewEvent = {
       messageId: target.messageId,
       recipientId: target.recipientId,
@@ -34,12 +48,12 @@ export function trackingRoutes(deps: { outbound: OutboundRepo; clock: Clock; key
     await deps.outbound.addEvents(recipient.id, kind, [event]);
     return true;
   };
-  return new Elysia({ name: "tracking" })
+  return publicRoutes("tracking")
     .get(
       "/t/o/:token",
-      async ({ params, request }) => {
+      async ({ params, request, remoteIp }) => {
         const target = readOpenToken(deps.key, params.token.replace(/\.gif$/, ""));
-        if (!target || !(await record(target, request, "open", {}))) throw notFound();
+        if (!target || !(await record(target, request, remoteIp, "open", {}))) throw notFound();
         return new Response(PIXEL, {
           headers: { "content-type": "image/gif", "cache-control": "no-store, no-cache, must-revalidate, private" },
         });
@@ -48,7 +62,7 @@ export function trackingRoutes(deps: { outbound: OutboundRepo; clock: Clock; key
     )
     .get(
       "/t/c/:token",
-      async ({ params, request }) => {
+      async ({ params, request, remoteIp }) => {
         const target = readClickToken(deps.key, params.token);
         if (!target) throw notFound();
         // Links from before links carried an expiry count from their message's acceptance.
@@ -61,7 +75,7 @@ export function trackingRoutes(deps: { outbound: OutboundRepo; clock: Clock; key
           });
         }
         // Recorded while the message is kept (retention); the link works all the same.
-        await record(target, request, "click", { url: target.url });
+        await record(target, request, remoteIp, "click", { url: target.url });
         return new Response(null, { status: 302, headers: { location: target.url, "cache-control": "no-store" } });
       },
       { params: t.Object({ token: t.String() }), detail: { hide: true } },

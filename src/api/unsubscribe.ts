@@ -13,7 +13,7 @@ import type { DnsResolver } from "../lib/dns.ts";
 import type { Logger } from "../lib/logger.ts";
 import { readUnsubscribeToken } from "../outbound/tracking/tracking-tokens.ts";
 import { relayRequest, relayTargetOf, relayUnsubscribe } from "../outbound/tracking/unsubscribe-relay.ts";
-import { notFound } from "./errors.ts";
+import { notFound } from "../http/errors.ts";
 
 export interface UnsubscribeDeps {
   config(): Config;

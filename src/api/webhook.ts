@@ -1,11 +1,13 @@
 // (beyond) The webhook page's API: an outbound account's webhook as the dashboard shows it
 // (URL without secrets, the backlog, the recent POSTs with the receiver's answers), a test
 // POST, and "retry now". Under the account's bearer token, for its own outbound accounts.
-import { Elysia, t } from "elysia";
+import { t } from "elysia";
 import { isoTime } from "../lib/clock.ts";
 import type { WebhookPost } from "../events/webhook-post.ts";
-import { callerAccount, type ApiDeps } from "./deps.ts";
-import { errorResponses, invalid, notFound } from "./errors.ts";
+import type { AccountConfig } from "../config/config.ts";
+import { accountRoutes } from "./context.ts";
+import type { ApiDeps } from "./deps.ts";
+import { errorResponses, invalid, notFound } from "../http/errors.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
 
 const security = [{ bearerAPIToken: [] }];
@@ -54,17 +56,20 @@ const record = (p: WebhookPost) => ({
 
 const iso = (ms: number | null) => (ms === null ? null : isoTime(ms));
 
-export function webhookRoutes(deps: ApiDeps) {
+/** What the routes take of the API's dependencies. */
+export type WebhookRouteDeps = Pick<ApiDeps, "webhooks">;
+
+export function webhookRoutes(deps: WebhookRouteDeps) {
   /** The caller's own outbound account, or 404. */
-  const own = (request: Request, id: string) => {
-    if (!callerAccount(request).outbound.some((o) => o.id === id)) throw notFound();
+  const own = (account: AccountConfig, id: string) => {
+    if (!account.outbound.some((o) => o.id === id)) throw notFound();
     return id;
   };
-  return new Elysia({ name: "webhook" })
+  return accountRoutes("webhook")
     .get(
       "/webhook",
-      async ({ request, query }) => {
-        const id = own(request, query.outbound_account_id);
+      async ({ account, query }) => {
+        const id = own(account, query.outbound_account_id);
         const o = await deps.webhooks.overview(id, { limit: 20 });
         return {
           outbound_account_id: id,
@@ -86,8 +91,8 @@ export function webhookRoutes(deps: ApiDeps) {
     )
     .get(
       "/webhook/posts",
-      async ({ request, query, set }) => {
-        const id = own(request, query.outbound_account_id);
+      async ({ account, request, query, set }) => {
+        const id = own(account, query.outbound_account_id);
         const page = (await deps.webhooks.overview(id, pageRequest(query))).posts;
         const link = nextLink(request.url, query, page);
         if (link) set.headers["link"] = link;
@@ -106,8 +111,8 @@ export function webhookRoutes(deps: ApiDeps) {
     )
     .post(
       "/webhook/test",
-      async ({ request, query }) => {
-        const post = await deps.webhooks.testPost(own(request, query.outbound_account_id));
+      async ({ account, query }) => {
+        const post = await deps.webhooks.testPost(own(account, query.outbound_account_id));
         if (!post) throw invalid("outbound_account_id", "has no webhook configured (webhook_url in the config)");
         return record(post);
       },
@@ -124,7 +129,7 @@ export function webhookRoutes(deps: ApiDeps) {
     )
     .post(
       "/webhook/retry",
-      async ({ request, query }) => ({ pending: await deps.webhooks.retryNow(own(request, query.outbound_account_id)) }),
+      async ({ account, query }) => ({ pending: await deps.webhooks.retryNow(own(account, query.outbound_account_id)) }),
       {
         query: outboundQuery,
         response: {

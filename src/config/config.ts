@@ -67,7 +67,7 @@ export interface Config {
     tls: boolean;
     /** sha256 hash of the /metrics token; null = /metrics off. */
     metricsTokenHash: string | null;
-    /** Addresses and CIDR ranges whose X-Forwarded-For / Forwarded name the client (api/client-address.ts). */
+    /** Addresses and CIDR ranges whose X-Forwarded-For / Forwarded name the client (http/client-address.ts). */
     trustedProxies: string[];
   };
   smtp: {

@@ -1,16 +1,20 @@
-// The dashboard's own URLs on the HTTP listener: its page and assets, and its session
-// (sign in, who am I, sign out). Everything else it shows comes from the public API,
-// which accepts the session cookie in place of the account's token (api/front.ts).
+// The dashboard's own URLs, a group of the one router (src/router.ts) with its own
+// middleware: its page and assets, and its session (sign in, who am I, sign out).
+// Everything else it shows comes from the public API, whose account group accepts the
+// session cookie in place of the account's token (session-auth.ts, SessionCallers).
 import type { AccountConfig, Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
 import { RateLimiter, type RateLimits } from "../lib/rate-limit.ts";
 import { clientKey } from "../smtp/limits.ts";
-import { readBodyCapped } from "../api/body.ts";
-import { ApiError, errorResponse } from "../api/errors.ts";
+import { readBodyCapped } from "../http/body.ts";
+import { ApiError, errorResponse } from "../http/errors.ts";
+import { requestRoutes } from "../http/routes.ts";
+import { HIDDEN } from "../http/router.ts";
 import { dashboardAssets } from "./assets.ts";
 import { cookieWriteAllowed } from "./session.ts";
-import { SessionAuth, type SessionAuthDeps } from "./session-auth.ts";
+import type { SessionCallers } from "../http/authenticate.ts";
+import { SessionAuth, type SessionAuthDeps, sessionCallers } from "./session-auth.ts";
 import { SECURITY_HEADERS, shellHtml } from "./shell.ts";
 
 export const DASHBOARD_PREFIX = "/dashboard";
@@ -31,6 +35,8 @@ export interface DashboardDeps {
   limiter: RateLimits;
   /** What the admin view's System page shows (health, certificate, listeners, queue, version). */
   system(): Promise<Record<string, unknown>>;
+  /** Its sessions as callers of the account API (the router's account group takes them). */
+  callers: SessionCallers;
 }
 
 /** The dashboard's routes, as /metrics labels them. */
@@ -42,38 +48,62 @@ export const DASHBOARD_ROUTES = [
   { method: "GET", path: "/dashboard/system" },
 ];
 
-/** Whether `path` is the dashboard's (or `/`, which leads to it). */
-export const isDashboardPath = (path: string): boolean =>
-  path === "/" || path === DASHBOARD_PREFIX || path.startsWith(DASHBOARD_PREFIX + "/");
-
 const withHeaders = (res: Response, headers: Record<string, string>): Response => {
   for (const [k, v] of Object.entries(headers)) res.headers.set(k, v);
   return res;
 };
 
-export async function handleDashboard(deps: DashboardDeps, req: Request, remoteIp: string | null): Promise<Response> {
-  const path = new URL(req.url).pathname;
-  if (path === "/" || path === DASHBOARD_PREFIX) return redirect("/dashboard/");
-  if (path === SESSION_PATH) return withHeaders(await session(deps, req, remoteIp), { "Cache-Control": "no-store" });
-  if (path === SYSTEM_PATH && req.method === "GET") {
-    // The system is the operator's: admin sessions only (an account's session gets 404, as for another account's resource).
-    const who = await deps.auth.authenticate(req);
-    if (who.kind !== "session") return errorResponse(401, "not signed in");
-    if (who.account !== null) return errorResponse(404);
-    return withHeaders(Response.json(await deps.system()), { "Cache-Control": "no-store" });
-  }
+/**
+ * The dashboard's routes (its group's middleware: http/groups.ts). Each answers its exact
+ * path only: the router also hands it the path with a trailing slash, which is the page's
+ * (the app routes in the browser).
+ */
+export function dashboardRoutes(deps: DashboardDeps) {
+  const exactly = (req: Request, path: string): boolean => new URL(req.url).pathname === path;
+  return requestRoutes("dashboard")
+    .all("/", () => redirect("/dashboard/"), HIDDEN)
+    .all("/dashboard", ({ request }) => (exactly(request, DASHBOARD_PREFIX) ? redirect("/dashboard/") : page(request)), HIDDEN)
+    .all(
+      SESSION_PATH,
+      async ({ request, remoteIp }) =>
+        exactly(request, SESSION_PATH)
+          ? withHeaders(await session(deps, request, remoteIp), { "Cache-Control": "no-store" })
+          : page(request),
+      HIDDEN,
+    )
+    .all(
+      SYSTEM_PATH,
+      ({ request }) => (exactly(request, SYSTEM_PATH) && request.method === "GET" ? system(deps, request) : page(request)),
+      HIDDEN,
+    )
+    .all("/dashboard/assets/:name", ({ request }) => asset(request), HIDDEN)
+    .all("/dashboard/*", ({ request }) => page(request), HIDDEN);
+}
+
+/** The system is the operator's: admin sessions only (an account's session gets 404, as for another account's resource). */
+async function system(deps: DashboardDeps, req: Request): Promise<Response> {
+  const who = await deps.auth.authenticate(req);
+  if (who.kind !== "session") return errorResponse(401, "not signed in");
+  if (who.account !== null) return errorResponse(404);
+  return withHeaders(Response.json(await deps.system()), { "Cache-Control": "no-store" });
+}
+
+async function asset(req: Request): Promise<Response> {
+  const name = ASSET_PATH.exec(new URL(req.url).pathname)?.[1];
+  if (name === undefined || (req.method !== "GET" && req.method !== "HEAD")) return page(req);
+  const file = (await dashboardAssets()).files.get(name);
+  if (!file) return errorResponse(404);
+  // The names carry a hash of the content: a new build has new names.
+  return withHeaders(
+    new Response(file.body, { headers: { "Content-Type": file.contentType, "Cache-Control": "public, max-age=31536000, immutable" } }),
+    SECURITY_HEADERS,
+  );
+}
+
+/** The page, the same for every other dashboard URL (GET and HEAD only). */
+async function page(req: Request): Promise<Response> {
   if (req.method !== "GET" && req.method !== "HEAD") return errorResponse(405, undefined, { Allow: "GET, HEAD" });
-  const asset = ASSET_PATH.exec(path);
   const assets = await dashboardAssets();
-  if (asset) {
-    const file = assets.files.get(asset[1]!);
-    if (!file) return errorResponse(404);
-    // The names carry a hash of the content: a new build has new names.
-    return withHeaders(
-      new Response(file.body, { headers: { "Content-Type": file.contentType, "Cache-Control": "public, max-age=31536000, immutable" } }),
-      SECURITY_HEADERS,
-    );
-  }
   const html = new Response(shellHtml(assets.scripts, assets.styles), {
     headers: { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" },
   });
@@ -106,7 +136,7 @@ async function session(deps: DashboardDeps, req: Request, remoteIp: string | nul
 async function signIn(deps: DashboardDeps, req: Request, remoteIp: string | null): Promise<Response> {
   const rate = deps.config().dashboard.signInRate;
   if (rate) {
-    // Per client: its address as the API front derived it (behind a trusted proxy, the one
+    // Per client: its address as http/serve.ts derived it (behind a trusted proxy, the one
     // the proxy reported), an IPv6 client by its /64 as SMTP counts it. Only in-process
     // calls have none.
     const decision = await deps.limiter.take(`sign-in:${remoteIp === null ? "unknown" : clientKey(remoteIp)}`, rate, deps.clock.nowMs());
@@ -181,13 +211,15 @@ export function dashboardDeps(
 ): DashboardDeps {
   const logger = deps.logger.child({ component: "dashboard" });
   const auth = new SessionAuth({ config: deps.config, registry: deps.registry, clock: deps.clock, logger, sessions: deps.sessions });
+  const limiter = deps.limiter ?? new RateLimiter(DASHBOARD_RATE_KEYS);
   return {
     config: deps.config,
     clock: deps.clock,
     logger,
     auth,
-    limiter: deps.limiter ?? new RateLimiter(DASHBOARD_RATE_KEYS),
+    limiter,
     system: deps.system,
+    callers: sessionCallers(auth, limiter, deps.config),
   };
 }
 

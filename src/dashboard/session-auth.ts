@@ -1,10 +1,11 @@
 // Sign-in, sign-out and "who is this cookie": the glue between the session cookie, the
-// stored rows and the accounts in the config. The API front asks `authenticate` when a
-// request to an account path comes without an Authorization header.
+// stored rows and the accounts in the config. The router's account group asks
+// `sessionCallers` when a request to an account path comes without an Authorization header.
 import { hashSecret, mintSecret, secretMatchesAny } from "../auth/secrets.ts";
-import type { AccountRegistry, Principal } from "../auth/accounts.ts";
-import type { AuthScheme } from "../auth/authenticate.ts";
-import { errorResponse } from "../api/errors.ts";
+import type { AccountRegistry } from "../auth/accounts.ts";
+import type { SessionCallers, SessionVerdict } from "../http/authenticate.ts";
+import { ApiError } from "../http/errors.ts";
+import type { RateLimits } from "../lib/rate-limit.ts";
 import type { AccountConfig, Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
@@ -106,34 +107,34 @@ export class SessionAuth {
   }
 }
 
-export type ApiCookieVerdict =
-  | { kind: "none" }
-  | { kind: "refused"; res: Response }
-  | { kind: "ok"; principal: Principal; rateKey: string };
-
 /**
- * A call to the account API carried by the session cookie instead of a token: the
- * session's account, on its own paths only, with the dashboard's write rule (CSRF).
- * Management routes only: a session cannot send (E11 takes a sending key).
+ * Calls to the account API carried by the session cookie instead of a token: the session's
+ * account, on its own paths only, with the dashboard's write rule (CSRF). Management routes
+ * only: a session cannot send (E11 takes a sending key). Its calls count against
+ * dashboard.rate_limit in `limiter`, apart from the account's integrations.
  */
-export async function cookieApiVerdict(
-  auth: SessionAuth,
-  req: Request,
-  pathAccountId: string,
-  scheme: AuthScheme,
-): Promise<ApiCookieVerdict> {
-  const who = await auth.authenticate(req);
-  if (who.kind === "none") return { kind: "none" };
-  if (who.kind === "ended")
-    return { kind: "refused", res: errorResponse(401, "the dashboard session ended: sign in again", { "Set-Cookie": auth.clearCookie() }) };
-  if (!cookieWriteAllowed(req.method, req.headers, new URL(req.url).origin)) {
-    return {
-      kind: "refused",
-      res: errorResponse(403, "this request must come from the dashboard's own page (X-Postroom-Dashboard: 1, same origin)"),
-    };
-  }
-  // An admin session opens every account's management paths; an account's session its own.
-  const account = who.account ?? auth.account(pathAccountId);
-  if (scheme !== "bearerAPIToken" || !account || account.id !== pathAccountId) return { kind: "refused", res: errorResponse(403) };
-  return { kind: "ok", principal: { kind: "account", account }, rateKey: `session:${who.session.idHash}` };
+export function sessionCallers(auth: SessionAuth, limiter: RateLimits, config: () => Config): SessionCallers {
+  return {
+    async verdict(req, pathAccountId, scheme): Promise<SessionVerdict> {
+      const who = await auth.authenticate(req);
+      if (who.kind === "none") return { kind: "none" };
+      if (who.kind === "ended")
+        return {
+          kind: "refused",
+          error: new ApiError(401, "the dashboard session ended: sign in again", {}, { "Set-Cookie": auth.clearCookie() }),
+        };
+      if (!cookieWriteAllowed(req.method, req.headers, new URL(req.url).origin)) {
+        return {
+          kind: "refused",
+          error: new ApiError(403, "this request must come from the dashboard's own page (X-Postroom-Dashboard: 1, same origin)"),
+        };
+      }
+      // An admin session opens every account's management paths; an account's session its own.
+      const account = who.account ?? auth.account(pathAccountId);
+      if (scheme !== "bearerAPIToken" || !account || account.id !== pathAccountId) return { kind: "refused", error: new ApiError(403) };
+      const rate = config().dashboard.rateLimit;
+      const budget = rate ? { limiter, key: `session:${who.session.idHash}`, rate } : null;
+      return { kind: "ok", principal: { kind: "account", account }, budget };
+    },
+  };
 }

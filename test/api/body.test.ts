@@ -1,6 +1,6 @@
 // The depth scan that runs on a request body's bytes before JSON.parse.
 import { describe, expect, test } from "bun:test";
-import { jsonDepthExceeds } from "../../src/api/body.ts";
+import { jsonDepthExceeds } from "../../src/http/body.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 

@@ -1,9 +1,9 @@
-// The client address of an HTTP request (src/api/client-address.ts): the connecting address,
+// The client address of an HTTP request (src/http/client-address.ts): the connecting address,
 // unless it is a trusted proxy's; then the right-most X-Forwarded-For / Forwarded hop that is
 // not itself a trusted proxy. Garbage and untrusted peers keep the connecting address.
 import { describe, expect, test } from "bun:test";
-import { clientAddress, hopAddress, trustedProxyRanges } from "../../src/api/client-address.ts";
-import { forwardedFor } from "../../src/api/forwarded-header.ts";
+import { clientAddress, hopAddress, trustedProxyRanges } from "../../src/http/client-address.ts";
+import { forwardedFor } from "../../src/http/forwarded-header.ts";
 import { parseIpRange } from "../../src/lib/ip-ranges.ts";
 
 const LOOPBACK = trustedProxyRanges(["127.0.0.1"]);

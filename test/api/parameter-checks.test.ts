@@ -1,6 +1,6 @@
-// No NUL in path segments and query parameters (src/api/parameter-checks.ts).
+// No NUL in path segments and query parameters (src/http/parameter-checks.ts).
 import { describe, expect, test } from "bun:test";
-import { parameterTextProblem } from "../../src/api/parameter-checks.ts";
+import { parameterTextProblem } from "../../src/http/parameter-checks.ts";
 
 describe("parameterTextProblem", () => {
   test.each([

@@ -1,6 +1,6 @@
 // The text rules every request body meets before its route's schema.
 import { describe, expect, test } from "bun:test";
-import { bodyTextProblem, textRule } from "../../src/api/text-checks.ts";
+import { bodyTextProblem, textRule } from "../../src/http/text-checks.ts";
 
 describe("textRule", () => {
   const cases: [string, string, string | null][] = [

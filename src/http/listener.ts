@@ -10,7 +10,7 @@ type Server = ReturnType<typeof Bun.serve>;
 
 export interface HttpListenerOptions {
   at: ListenAddress;
-  /** `peerIp`: the connecting address (a proxy's, behind one: the API front derives the client's). */
+  /** `peerIp`: the connecting address (a proxy's, behind one: serve.ts derives the client's). */
   handle(req: Request, peerIp: string | undefined): Response | Promise<Response>;
   logger: Logger;
 }
@@ -57,7 +57,7 @@ export class HttpListener {
       port,
       // Lets the next certificate's server bind the port while this one drains.
       reusePort: tls !== null,
-      // Bodies are capped by the API front, which reads them as a stream and answers 413
+      // Bodies are capped by the router's middleware, which reads them as a stream and answers 413
       // as {status, error}. Bun's own cap would answer a declared length over it first,
       // with an empty body; it buffers nothing we do not read, so it has no other use.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,

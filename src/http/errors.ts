@@ -21,8 +21,22 @@ export class ApiError extends Error {
     message: string = STATUS_MESSAGE[status] ?? "Error",
     /** Fields beyond status and error (beyond the hosted service's format, so additive only). */
     readonly extra: Record<string, unknown> = {},
+    /** Headers of the answer: WWW-Authenticate, Retry-After, Set-Cookie. */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
+  }
+}
+
+/**
+ * A whole answer given by middleware instead of the route (an Idempotency-Key's replay, or a
+ * refusal built elsewhere): thrown, it ends the request's lifecycle, and the router's error
+ * mapping gives it as it is.
+ */
+export class Answered extends Error {
+  override name = "Answered";
+  constructor(readonly response: Response) {
+    super(`answered ${response.status}`);
   }
 }
 

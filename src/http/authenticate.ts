@@ -1,0 +1,110 @@
+// Authentication middleware of the router's groups: who is calling, and may they call this
+// path? Account routes take the account's bearer token (or the dashboard's session cookie),
+// E11 the outbound account's key (smtpAuth), operator routes an operator token. Each runs
+// first in its group (groups.ts), before any body is read, so no unauthenticated request
+// gets its body read. The decisions themselves are auth/authenticate.ts's.
+import type { AccountRegistry, Principal } from "../auth/accounts.ts";
+import type { AccountConfig } from "../config/config.ts";
+import { type AuthScheme, authorize, parseAuthorization } from "../auth/authenticate.ts";
+import { secretMatchesAny } from "../auth/secrets.ts";
+import type { RateLimit } from "../config/units.ts";
+import { principalKey, type RateLimits, rateOf } from "../lib/rate-limit.ts";
+import { ApiError } from "./errors.ts";
+import { exchangeOf } from "./exchange.ts";
+
+/** Where a caller's calls count: the limiter, the key, the limit (rate-limit.ts). */
+export interface CallBudget {
+  limiter: RateLimits;
+  key: string;
+  rate: RateLimit;
+}
+
+/** A session's verdict on an account route it calls with its cookie instead of a token. */
+export type SessionVerdict =
+  | { kind: "none" }
+  | { kind: "refused"; error: ApiError }
+  /** A session has its own budget (the dashboard's), apart from the account's integrations. */
+  | { kind: "ok"; principal: Principal; budget: CallBudget | null };
+
+/** Callers by session cookie (the dashboard's): asked when a request has no Authorization header. */
+export interface SessionCallers {
+  verdict(req: Request, pathAccountId: string, scheme: AuthScheme): Promise<SessionVerdict>;
+}
+
+export interface AccountAuthDeps {
+  registry: AccountRegistry;
+  /** The calls budget shared with SMTP submission: one send budget per outbound account. */
+  limiter: RateLimits;
+  /** null when the dashboard is off: a cookie then opens nothing. */
+  sessions(): SessionCallers | null;
+}
+
+/** What authentication adds to an account route's context. */
+export type CallerContext = {
+  principal: Principal;
+  /** The account the path names: the caller's own (an outbound account's, for E11). */
+  account: AccountConfig;
+  budget: CallBudget | null;
+};
+
+const CHALLENGE = { "WWW-Authenticate": 'Bearer realm="postroom", Basic realm="postroom"' };
+/** `/api/v0.1/{accountID}/{rest}`: the account ID as the path carries it. */
+const ACCOUNT_PATH = /^\/api\/v0\.1\/([^/]+)\/(.+?)\/?$/;
+
+/** The account ID of an account route's path; null for a path that is not one (`/api/v0.1/x/`). */
+export function pathAccountId(pathname: string): string | null {
+  return ACCOUNT_PATH.exec(pathname)?.[1] ?? null;
+}
+
+export const idOf = (p: Principal): string => (p.kind === "account" ? p.account.id : p.outbound.id);
+
+/** The transform of an account group whose routes take `scheme`. */
+export function authenticateCaller(deps: AccountAuthDeps, scheme: AuthScheme) {
+  return async ({ request }: { request: Request }): Promise<CallerContext> => {
+    const accountId = pathAccountId(new URL(request.url).pathname);
+    if (accountId === null) throw new ApiError(404);
+    const authorization = request.headers.get("authorization");
+    const sessions = authorization === null ? deps.sessions() : null;
+    const session = sessions ? await sessions.verdict(request, accountId, scheme) : { kind: "none" as const };
+    if (session.kind === "refused") throw session.error;
+    let caller: CallerContext;
+    if (session.kind === "ok") caller = { principal: session.principal, account: session.principal.account, budget: session.budget };
+    else {
+      const verdict = authorize(deps.registry, parseAuthorization(authorization), accountId, scheme);
+      if (!verdict.ok) throw new ApiError(verdict.status, undefined, {}, verdict.status === 401 ? CHALLENGE : {});
+      const rate = rateOf(verdict.principal);
+      const budget = rate ? { limiter: deps.limiter, key: principalKey(verdict.principal), rate } : null;
+      caller = { principal: verdict.principal, account: verdict.principal.account, budget };
+    }
+    exchangeOf(request).accountId = idOf(caller.principal);
+    return caller;
+  };
+}
+
+export type OperatorVerdict = "ok" | 401 | 403;
+
+/**
+ * An operator route (API.md section 10): a bearer token whose hash is in
+ * dashboard.admin_tokens. An account's token or a sending key is known but not an
+ * operator's: 403; anything else 401.
+ */
+export function operatorVerdict(
+  authorization: string | null,
+  operatorHashes: readonly string[],
+  registry: AccountRegistry,
+): OperatorVerdict {
+  const credential = parseAuthorization(authorization);
+  if (credential?.type !== "bearer" || credential.secret === "") return 401;
+  if (secretMatchesAny(credential.secret, operatorHashes)) return "ok";
+  return registry.principalForSecret(credential.secret) ? 403 : 401;
+}
+
+/** The transform of the operator group. */
+export function authenticateOperator(deps: { registry: AccountRegistry; operatorHashes(): readonly string[] }) {
+  return ({ request }: { request: Request }): { operator: true } => {
+    const verdict = operatorVerdict(request.headers.get("authorization"), deps.operatorHashes(), deps.registry);
+    if (verdict !== "ok")
+      throw new ApiError(verdict, undefined, {}, verdict === 401 ? { "WWW-Authenticate": 'Bearer realm="postroom"' } : {});
+    return { operator: true };
+  };
+}
