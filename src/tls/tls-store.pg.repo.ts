@@ -1,5 +1,5 @@
 // SQL for ACME's state on PostgreSQL: the TlsStateRepo port (tls-store.port.ts), the same
-// statements as tls-store.repo.ts on SQLite (see sessions.pg.repo.ts for the pattern).
+// statements as tls-store.repo.ts on SQLite.
 import type { SQL } from "bun";
 import type { TlsStateRepo } from "./tls-store.port.ts";
 

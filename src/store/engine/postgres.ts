@@ -4,7 +4,7 @@
 // the schema under nodes of the old version. Caches other nodes' writes can make stale are
 // cleared by LISTEN/NOTIFY; claims are leases in the database.
 import { SQL } from "bun";
-import { createPgSessionRepo } from "../../dashboard/sessions.pg.repo.ts";
+import { createSessionRepo } from "../../dashboard/sessions.repo.ts";
 import { createPgSendingDomainRepo, listenForSendingDomainChanges } from "../../domains/sending-domains.pg.repo.ts";
 import { createPgOutboxRepo } from "../../events/outbox.pg.repo.ts";
 import { createPgWebhookPostRepo } from "../../events/webhook-posts.pg.repo.ts";
@@ -33,6 +33,7 @@ import { describePostgres, parsePostgresUrl, type PostgresLocation } from "../st
 import { checkSharedKeys, loadSharedKeys } from "../node-keys.pg.ts";
 import { pgHealth } from "./pg-health.ts";
 import { guardNul } from "../pg-nul-guard.ts";
+import { pgDb } from "../db/pg-db.ts";
 import type { RepoHooks, Repos } from "./repos.ts";
 
 export interface PostgresOptions {
@@ -89,6 +90,7 @@ async function checkSchema(sql: SQL, at: PostgresLocation, connectTimeoutMs: num
 
 async function build(sql: SQL, secrets: SecretBox, opts: PostgresOptions, hooks: RepoHooks, logger: Logger): Promise<Repos> {
   const { clock } = hooks;
+  const db = pgDb(sql);
   const routes = routingCache(() => clock.nowMs());
   const subscriptions = [await listenForAddressChanges(sql, routes)];
   // Keys are prefixed (account:, outbound:, session:, sign-in:): one table serves every limit.
@@ -109,7 +111,7 @@ async function build(sql: SQL, secrets: SecretBox, opts: PostgresOptions, hooks:
     webhookPosts: createPgWebhookPostRepo(sql),
     tls: new TlsStore(createPgTlsStateRepo(sql), secrets, () => clock.nowMs()),
     stats: createPgStatsRepo(sql),
-    sessions: createPgSessionRepo(sql),
+    sessions: createSessionRepo(db),
     idempotency: createPgIdempotencyRepo(sql),
     mtaSts: createPgStsRepo(sql, clock),
     jobLeases: createPgJobLeaseRepo(sql),

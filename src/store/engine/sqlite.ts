@@ -50,7 +50,7 @@ export function openSqliteRepos(dataDir: string, hooks: RepoHooks, logger: Logge
     webhookPosts: createWebhookPostRepo(store),
     tls: sqliteTlsStore(store, () => clock.nowMs()),
     stats: createStatsRepo(store),
-    sessions: createSessionRepo(store),
+    sessions: createSessionRepo(store.main),
     idempotency: idempotencyAtStart(store),
     mtaSts: createStsRepo(store, clock),
     jobLeases: createJobLeaseRepo(store),
