@@ -8,11 +8,11 @@ import { createPgEventPurge, pgEventRetention } from "../events/events.pg.repo.t
 import { createPgOutboxPurge } from "../events/outbox.pg.repo.ts";
 import { createPgWebhookPostPurge } from "../events/webhook-posts.pg.repo.ts";
 import { createPgStatusPurge } from "../inbound/statuses/statuses.pg.repo.ts";
-import { createPgStsPurge } from "../outbound/delivery/mta-sts.pg.repo.ts";
 import { createPgOutboundPurge } from "../outbound/queue/purge.pg.repo.ts";
 import { createPgIdempotencyPurge } from "../outbound/sending/idempotency.pg.repo.ts";
 import { createPgStatsPurge } from "../stats/stats.pg.repo.ts";
 import type { Purge } from "../store/purge-window.ts";
+import { createPgStsPurge } from "./purges.pg.repo.ts";
 import type { RetentionTable } from "./retention.ts";
 
 export function pgRetentionPurges(sql: SQL): Record<RetentionTable, Purge> {

@@ -1,7 +1,6 @@
 // The repositories on a PostgreSQL that several nodes may share, built on its pool (the
 // engine, src/store/engine/postgres.ts, checked its schema and keys). Caches other nodes'
 // writes can make stale are cleared by LISTEN/NOTIFY; claims are leases in the database.
-import { createSessionRepo } from "../dashboard/sessions.repo.ts";
 import { createPgSendingDomainRepo, listenForSendingDomainChanges } from "../domains/sending-domains.pg.repo.ts";
 import { createPgOutboxRepo } from "../events/outbox.pg.repo.ts";
 import { createPgWebhookPostRepo } from "../events/webhook-posts.pg.repo.ts";
@@ -10,24 +9,21 @@ import { routingCache } from "../inbound/addresses/addresses.port.ts";
 import { createPgCustomDomainRepo } from "../inbound/addresses/custom-domains.pg.repo.ts";
 import { createPgLocalAttachments } from "../inbound/attachments/local-attachments.pg.repo.ts";
 import { createPgStatusRepo } from "../inbound/statuses/statuses.pg.repo.ts";
-import { createPgJobLeaseRepo } from "../jobs/job-lease.pg.repo.ts";
 import { pgRetentionPurges } from "../jobs/retention-tables.pg.ts";
 import type { Logger } from "../lib/logger.ts";
 import { createPgRateLimits } from "../lib/rate-limit.pg.repo.ts";
-import { createPgStsRepo } from "../outbound/delivery/mta-sts.pg.repo.ts";
 import { createPgOutboundRepo } from "../outbound/queue/queue.pg.repo.ts";
 import { pgQueuePorts } from "../outbound/queue/wiring.ts";
 import { createPgIdempotencyRepo } from "../outbound/sending/idempotency.pg.repo.ts";
 import { createPgSuppressionRepo } from "../outbound/suppressions/suppressions.pg.repo.ts";
 import { createPgStatsRepo } from "../stats/stats.pg.repo.ts";
-import { createPgTlsStateRepo } from "../tls/tls-store.pg.repo.ts";
-import { TlsStore } from "../tls/tls-store.port.ts";
 import type { PostgresEngine } from "../store/engine/engine.ts";
+import { commonRepos } from "./common.ts";
 import type { RepoHooks, Repos } from "./repos.ts";
 
 export async function postgresRepos(engine: PostgresEngine, hooks: RepoHooks, logger: Logger): Promise<Repos> {
   const { clock } = hooks;
-  const { sql, db, secrets } = engine;
+  const { sql, secrets } = engine;
   const routes = routingCache(() => clock.nowMs());
   const subscriptions = [await listenForAddressChanges(sql, routes)];
   // Keys are prefixed (account:, outbound:, session:, sign-in:): one table serves every limit.
@@ -36,7 +32,7 @@ export async function postgresRepos(engine: PostgresEngine, hooks: RepoHooks, lo
   );
   return {
     engine: "postgres",
-    secrets,
+    ...commonRepos(engine, hooks),
     addresses: createPgAddressRepo(sql, secrets, () => clock.nowMs(), routes),
     customDomains: createPgCustomDomainRepo(sql, secrets),
     statuses: createPgStatusRepo(sql),
@@ -45,12 +41,8 @@ export async function postgresRepos(engine: PostgresEngine, hooks: RepoHooks, lo
     sendingDomains: createPgSendingDomainRepo(sql),
     outbox: createPgOutboxRepo(sql),
     webhookPosts: createPgWebhookPostRepo(sql),
-    tls: new TlsStore(createPgTlsStateRepo(sql), secrets, () => clock.nowMs()),
     stats: createPgStatsRepo(sql),
-    sessions: createSessionRepo(db),
     idempotency: createPgIdempotencyRepo(sql),
-    mtaSts: createPgStsRepo(sql, clock),
-    jobLeases: createPgJobLeaseRepo(sql),
     // On the event loop: PostgreSQL does the work in its own processes. The pool is closed with the rest.
     retention: { purges: pgRetentionPurges(sql), close: async () => {} },
     rateLimits: { calls: rateLimits, dashboard: rateLimits },

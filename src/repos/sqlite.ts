@@ -1,7 +1,6 @@
 // The repositories on the embedded SQLite store in data_dir: one process holds it (the
 // data-dir lock), so caches cleared by local writes and in-memory claims are enough.
 // Here: what is built on SQLite's own handle; the engine-neutral rest is common.ts's.
-import { createSessionRepo } from "../dashboard/sessions.repo.ts";
 import { createSendingDomainRepo } from "../domains/sending-domains.repo.ts";
 import { createOutboxRepo } from "../events/outbox.repo.ts";
 import { createWebhookPostRepo } from "../events/webhook-posts.repo.ts";
@@ -9,20 +8,18 @@ import { LocalAttachmentStore } from "../inbound/attachments/attachment-files.ts
 import { createAddressRepo } from "../inbound/addresses/addresses.repo.ts";
 import { createCustomDomainRepo } from "../inbound/addresses/custom-domains.repo.ts";
 import { createStatusRepo } from "../inbound/statuses/statuses.repo.ts";
-import { createJobLeaseRepo } from "../jobs/job-lease.repo.ts";
 import { PurgeThread } from "../jobs/purge-thread.ts";
 import type { Logger } from "../lib/logger.ts";
 import { RateLimiter } from "../lib/rate-limit.ts";
-import { createStsRepo } from "../outbound/delivery/mta-sts.repo.ts";
 import { createOutboundRepo } from "../outbound/queue/queue.repo.ts";
 import { queuePorts } from "../outbound/queue/wiring.ts";
 import { idempotencyAtStart } from "../outbound/sending/idempotency.repo.ts";
 import { createSuppressionRepo } from "../outbound/suppressions/suppressions.repo.ts";
 import { createStatsRepo } from "../stats/stats.repo.ts";
 import { SearchThread } from "../search/search-thread.ts";
-import { sqliteTlsStore } from "../tls/tls-store.repo.ts";
 import type { SqliteEngine } from "../store/engine/engine.ts";
 import type { Store } from "../store/store.ts";
+import { commonRepos } from "./common.ts";
 import type { RepoHooks, Repos } from "./repos.ts";
 
 export interface SqliteRepos extends Repos {
@@ -33,15 +30,14 @@ export interface SqliteRepos extends Repos {
 
 export function sqliteRepos(engine: SqliteEngine, hooks: RepoHooks, logger: Logger): SqliteRepos {
   const { store, dataDir } = engine;
-  const { clock } = hooks;
   // Searches of E6 and E12 run on a thread with a read-only connection (search-thread.ts).
   const searchThread = new SearchThread(store.path, logger.child({ component: "search" }));
   const statuses = createStatusRepo(store, hooks.onStatusStoreFailed, searchThread);
   const purgeThread = new PurgeThread(dataDir, logger.child({ component: "retention" }));
   return {
     engine: "sqlite",
+    ...commonRepos(engine, hooks),
     store,
-    secrets: store.secrets,
     addresses: createAddressRepo(store),
     customDomains: createCustomDomainRepo(store),
     statuses,
@@ -50,12 +46,8 @@ export function sqliteRepos(engine: SqliteEngine, hooks: RepoHooks, logger: Logg
     sendingDomains: createSendingDomainRepo(store),
     outbox: createOutboxRepo(store),
     webhookPosts: createWebhookPostRepo(store),
-    tls: sqliteTlsStore(store, () => clock.nowMs()),
     stats: createStatsRepo(store),
-    sessions: createSessionRepo(store.main),
     idempotency: idempotencyAtStart(store),
-    mtaSts: createStsRepo(store, clock),
-    jobLeases: createJobLeaseRepo(store),
     retention: { purges: purgeThread.purges(), close: () => purgeThread.close() },
     rateLimits: { calls: new RateLimiter(), dashboard: undefined },
     // One node: its own writes clear its caches.

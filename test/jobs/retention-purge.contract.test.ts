@@ -27,7 +27,6 @@ import { retentionPurges } from "../../src/jobs/retention-tables.ts";
 import { pgRetentionPurges } from "../../src/jobs/retention-tables.pg.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/logger.ts";
-import { createPgStsRepo } from "../../src/outbound/delivery/mta-sts.pg.repo.ts";
 import { createStsRepo } from "../../src/outbound/delivery/mta-sts.repo.ts";
 import { createPgQueueLeases } from "../../src/outbound/queue/queue.pg.repo.ts";
 import { createOutboundRepo } from "../../src/outbound/queue/queue.repo.ts";
@@ -71,7 +70,7 @@ function openRepos(h: EngineHandle, clock: ManualClock) {
       events: createEventRepo(store),
       outbox: createOutboxRepo(store),
       domains: createSendingDomainRepo(store),
-      sts: createStsRepo(store, clock),
+      sts: createStsRepo(h.db, clock),
       keys: createIdempotencyRepo(store),
       posts: createWebhookPostRepo(store),
       purges: retentionPurges(store),
@@ -92,7 +91,7 @@ function openRepos(h: EngineHandle, clock: ManualClock) {
     events: createPgEventRepo(sql),
     outbox: createPgOutboxRepo(sql),
     domains: createPgSendingDomainRepo(sql),
-    sts: createPgStsRepo(sql, clock),
+    sts: createStsRepo(h.db, clock),
     keys: createPgIdempotencyRepo(sql),
     posts: createPgWebhookPostRepo(sql),
     purges: pgRetentionPurges(sql),

@@ -92,7 +92,7 @@ describe("one run", () => {
         },
         [{ kind: "checked", details: {} }],
       );
-    const sts = createStsRepo(s.store, clock);
+    const sts = createStsRepo(s.store.main, clock);
     const policy = (id: string, expiresAtMs: number) => ({
       id,
       mode: "enforce" as const,
