@@ -6,13 +6,11 @@ import type { SQL } from "bun";
 import { createPgDomainEventPurge } from "../domains/sending-domains.pg.repo.ts";
 import { createPgEventPurge, pgEventRetention } from "../events/events.pg.repo.ts";
 import { createPgOutboxPurge } from "../events/outbox.pg.repo.ts";
-import { createPgWebhookPostPurge } from "../events/webhook-posts.pg.repo.ts";
 import { createPgStatusPurge } from "../inbound/statuses/statuses.pg.repo.ts";
 import { createPgOutboundPurge } from "../outbound/queue/purge.pg.repo.ts";
-import { createPgIdempotencyPurge } from "../outbound/sending/idempotency.pg.repo.ts";
 import { createPgStatsPurge } from "../stats/stats.pg.repo.ts";
 import type { Purge } from "../store/purge-window.ts";
-import { createPgStsPurge } from "./purges.pg.repo.ts";
+import { createPgIdempotencyPurge, createPgStsPurge, createPgWebhookPostPurge } from "./purges.pg.repo.ts";
 import type { RetentionTable } from "./retention.ts";
 
 export function pgRetentionPurges(sql: SQL): Record<RetentionTable, Purge> {

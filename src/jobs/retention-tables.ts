@@ -5,14 +5,12 @@
 import { createDomainEventPurge } from "../domains/sending-domains.repo.ts";
 import { createEventPurge } from "../events/events.repo.ts";
 import { createOutboxPurge } from "../events/outbox.repo.ts";
-import { createWebhookPostPurge } from "../events/webhook-posts.repo.ts";
 import { createStatusPurge } from "../inbound/statuses/statuses.repo.ts";
-import { createIdempotencyPurge } from "../outbound/sending/idempotency.repo.ts";
 import { createOutboundPurge } from "../outbound/queue/purge.repo.ts";
 import { purgePorts } from "../outbound/queue/wiring.ts";
 import { createStatsPurge } from "../stats/stats.repo.ts";
 import type { Purge } from "../store/purge-window.ts";
-import { createStsPurge } from "./purges.repo.ts";
+import { createIdempotencyPurge, createStsPurge, createWebhookPostPurge } from "./purges.repo.ts";
 import type { Store } from "../store/store.ts";
 import type { RetentionTable } from "./retention.ts";
 

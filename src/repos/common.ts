@@ -1,6 +1,7 @@
 // The repositories written once for both engines (src/store/db/), each built by its
 // feature's factory from the engine's Db: the same on SQLite and PostgreSQL.
 import { createSessionRepo } from "../dashboard/sessions.repo.ts";
+import { createWebhookPostRepo } from "../events/webhook-posts.repo.ts";
 import { createJobLeaseRepo } from "../jobs/job-lease.repo.ts";
 import { createStsRepo } from "../outbound/delivery/mta-sts.repo.ts";
 import type { Engine } from "../store/engine/engine.ts";
@@ -17,5 +18,6 @@ export function commonRepos(engine: Engine, hooks: RepoHooks) {
     tls: new TlsStore(createTlsStateRepo(db), secrets, () => clock.nowMs()),
     mtaSts: createStsRepo(db, clock),
     jobLeases: createJobLeaseRepo(db),
+    webhookPosts: createWebhookPostRepo(db),
   } satisfies Partial<Repos>;
 }

@@ -10,7 +10,7 @@ import { sqliteRepos } from "./sqlite.ts";
 export async function openRepos(config: Config, logger: Logger, hooks: RepoHooks): Promise<Repos> {
   const engine = await openEngine(config, logger);
   try {
-    return engine.kind === "sqlite" ? sqliteRepos(engine, hooks, logger) : await postgresRepos(engine, hooks, logger);
+    return engine.kind === "sqlite" ? await sqliteRepos(engine, hooks, logger) : await postgresRepos(engine, hooks, logger);
   } catch (err) {
     await engine.close();
     throw err;

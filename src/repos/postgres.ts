@@ -3,7 +3,6 @@
 // writes can make stale are cleared by LISTEN/NOTIFY; claims are leases in the database.
 import { createPgSendingDomainRepo, listenForSendingDomainChanges } from "../domains/sending-domains.pg.repo.ts";
 import { createPgOutboxRepo } from "../events/outbox.pg.repo.ts";
-import { createPgWebhookPostRepo } from "../events/webhook-posts.pg.repo.ts";
 import { createPgAddressRepo, listenForAddressChanges } from "../inbound/addresses/addresses.pg.repo.ts";
 import { routingCache } from "../inbound/addresses/addresses.port.ts";
 import { createPgCustomDomainRepo } from "../inbound/addresses/custom-domains.pg.repo.ts";
@@ -14,9 +13,9 @@ import type { Logger } from "../lib/logger.ts";
 import { createPgRateLimits } from "../lib/rate-limit.pg.repo.ts";
 import { createPgOutboundRepo } from "../outbound/queue/queue.pg.repo.ts";
 import { pgQueuePorts } from "../outbound/queue/wiring.ts";
-import { createPgIdempotencyRepo } from "../outbound/sending/idempotency.pg.repo.ts";
 import { createPgSuppressionRepo } from "../outbound/suppressions/suppressions.pg.repo.ts";
 import { createPgStatsRepo } from "../stats/stats.pg.repo.ts";
+import { createIdempotencyRepo } from "../outbound/sending/idempotency.repo.ts";
 import type { PostgresEngine } from "../store/engine/engine.ts";
 import { commonRepos } from "./common.ts";
 import type { RepoHooks, Repos } from "./repos.ts";
@@ -40,9 +39,8 @@ export async function postgresRepos(engine: PostgresEngine, hooks: RepoHooks, lo
     suppressions: createPgSuppressionRepo(sql),
     sendingDomains: createPgSendingDomainRepo(sql),
     outbox: createPgOutboxRepo(sql),
-    webhookPosts: createPgWebhookPostRepo(sql),
     stats: createPgStatsRepo(sql),
-    idempotency: createPgIdempotencyRepo(sql),
+    idempotency: createIdempotencyRepo(engine.db),
     // On the event loop: PostgreSQL does the work in its own processes. The pool is closed with the rest.
     retention: { purges: pgRetentionPurges(sql), close: async () => {} },
     rateLimits: { calls: rateLimits, dashboard: rateLimits },

@@ -3,7 +3,6 @@
 // Here: what is built on SQLite's own handle; the engine-neutral rest is common.ts's.
 import { createSendingDomainRepo } from "../domains/sending-domains.repo.ts";
 import { createOutboxRepo } from "../events/outbox.repo.ts";
-import { createWebhookPostRepo } from "../events/webhook-posts.repo.ts";
 import { LocalAttachmentStore } from "../inbound/attachments/attachment-files.ts";
 import { createAddressRepo } from "../inbound/addresses/addresses.repo.ts";
 import { createCustomDomainRepo } from "../inbound/addresses/custom-domains.repo.ts";
@@ -13,10 +12,10 @@ import type { Logger } from "../lib/logger.ts";
 import { RateLimiter } from "../lib/rate-limit.ts";
 import { createOutboundRepo } from "../outbound/queue/queue.repo.ts";
 import { queuePorts } from "../outbound/queue/wiring.ts";
-import { idempotencyAtStart } from "../outbound/sending/idempotency.repo.ts";
 import { createSuppressionRepo } from "../outbound/suppressions/suppressions.repo.ts";
 import { createStatsRepo } from "../stats/stats.repo.ts";
 import { SearchThread } from "../search/search-thread.ts";
+import { idempotencyAtStart } from "../outbound/sending/idempotency.repo.ts";
 import type { SqliteEngine } from "../store/engine/engine.ts";
 import type { Store } from "../store/store.ts";
 import { commonRepos } from "./common.ts";
@@ -28,13 +27,16 @@ export interface SqliteRepos extends Repos {
   readonly store: Store;
 }
 
-export function sqliteRepos(engine: SqliteEngine, hooks: RepoHooks, logger: Logger): SqliteRepos {
+export async function sqliteRepos(engine: SqliteEngine, hooks: RepoHooks, logger: Logger): Promise<SqliteRepos> {
   const { store, dataDir } = engine;
   // Searches of E6 and E12 run on a thread with a read-only connection (search-thread.ts).
   const searchThread = new SearchThread(store.path, logger.child({ component: "search" }));
   const statuses = createStatusRepo(store, hooks.onStatusStoreFailed, searchThread);
   const purgeThread = new PurgeThread(dataDir, logger.child({ component: "retention" }));
+  // One process holds the data dir: a claim without an answer belongs to a request that is gone.
+  const idempotency = await idempotencyAtStart(engine.logDb);
   return {
+    idempotency,
     engine: "sqlite",
     ...commonRepos(engine, hooks),
     store,
@@ -45,9 +47,7 @@ export function sqliteRepos(engine: SqliteEngine, hooks: RepoHooks, logger: Logg
     suppressions: createSuppressionRepo(store),
     sendingDomains: createSendingDomainRepo(store),
     outbox: createOutboxRepo(store),
-    webhookPosts: createWebhookPostRepo(store),
     stats: createStatsRepo(store),
-    idempotency: idempotencyAtStart(store),
     retention: { purges: purgeThread.purges(), close: () => purgeThread.close() },
     rateLimits: { calls: new RateLimiter(), dashboard: undefined },
     // One node: its own writes clear its caches.

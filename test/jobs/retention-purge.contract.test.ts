@@ -17,7 +17,6 @@ import { createEventRepo } from "../../src/events/events.repo.ts";
 import type { NewEvent } from "../../src/events/message-event.ts";
 import { createPgOutboxRepo } from "../../src/events/outbox.pg.repo.ts";
 import { createOutboxRepo } from "../../src/events/outbox.repo.ts";
-import { createPgWebhookPostRepo } from "../../src/events/webhook-posts.pg.repo.ts";
 import { createWebhookPostRepo } from "../../src/events/webhook-posts.repo.ts";
 import { createPgStatusRepo } from "../../src/inbound/statuses/statuses.pg.repo.ts";
 import { createStatusRepo } from "../../src/inbound/statuses/statuses.repo.ts";
@@ -31,8 +30,9 @@ import { createStsRepo } from "../../src/outbound/delivery/mta-sts.repo.ts";
 import { createPgQueueLeases } from "../../src/outbound/queue/queue.pg.repo.ts";
 import { createOutboundRepo } from "../../src/outbound/queue/queue.repo.ts";
 import { queuePorts } from "../../src/outbound/queue/wiring.ts";
-import { createPgIdempotencyRepo, pgRecordAnswer } from "../../src/outbound/sending/idempotency.pg.repo.ts";
-import { createIdempotencyRepo } from "../../src/outbound/sending/idempotency.repo.ts";
+import { createIdempotencyRepo, recordAnswer } from "../../src/outbound/sending/idempotency.repo.ts";
+import { pgDb } from "../../src/store/db/pg-db.ts";
+import { runOn } from "../../src/store/db/script.ts";
 import { type EngineHandle, STORE_ENGINES } from "../helpers/engines.ts";
 import { queuedMessage, queuedRecipient } from "../helpers/queue-rows.ts";
 import { DAY, DEFAULTS, sendingDomain, status, T0 } from "./retention-rows.ts";
@@ -71,8 +71,8 @@ function openRepos(h: EngineHandle, clock: ManualClock) {
       outbox: createOutboxRepo(store),
       domains: createSendingDomainRepo(store),
       sts: createStsRepo(h.db, clock),
-      keys: createIdempotencyRepo(store),
-      posts: createWebhookPostRepo(store),
+      keys: createIdempotencyRepo(h.logDb),
+      posts: createWebhookPostRepo(h.db),
       purges: retentionPurges(store),
       rows: async (query: string) => store.db.query(query).all() as Record<string, unknown>[],
     };
@@ -86,14 +86,14 @@ function openRepos(h: EngineHandle, clock: ManualClock) {
     queue: createPgQueueLeases(sql, {
       events: { record: pgRecordEvents },
       suppressions: { suppress },
-      answers: { record: pgRecordAnswer },
+      answers: { record: (tx, answer, nowMs) => runOn(pgDb(tx), recordAnswer(answer, nowMs)) },
     }),
     events: createPgEventRepo(sql),
     outbox: createPgOutboxRepo(sql),
     domains: createPgSendingDomainRepo(sql),
     sts: createStsRepo(h.db, clock),
-    keys: createPgIdempotencyRepo(sql),
-    posts: createPgWebhookPostRepo(sql),
+    keys: createIdempotencyRepo(h.logDb),
+    posts: createWebhookPostRepo(h.db),
     purges: pgRetentionPurges(sql),
     rows: async (query: string) => (await sql.unsafe(query)) as Record<string, unknown>[],
   };

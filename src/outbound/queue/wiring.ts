@@ -4,19 +4,28 @@
 import { pgRecordEvents } from "../../events/events.pg.repo.ts";
 import { eventLog, eventRetention } from "../../events/events.repo.ts";
 import type { Store } from "../../store/store.ts";
-import { pgRecordAnswer } from "../sending/idempotency.pg.repo.ts";
-import { answerRecorder } from "../sending/idempotency.repo.ts";
+import { pgDb } from "../../store/db/pg-db.ts";
+import { runOn, runSync } from "../../store/db/script.ts";
+import { recordAnswer } from "../sending/idempotency.repo.ts";
 import { pgSuppressRecipient } from "../suppressions/suppressions.pg.repo.ts";
 import { recipientSuppressor } from "../suppressions/suppressions.repo.ts";
 import type { PgQueuePorts, PurgeEvents, QueuePorts } from "./ports.ts";
 
 export function queuePorts(store: Store): QueuePorts {
-  return { events: eventLog(store.db), suppressions: recipientSuppressor(store.db), answers: answerRecorder(store.db) };
+  return {
+    events: eventLog(store.db),
+    suppressions: recipientSuppressor(store.db),
+    answers: { record: (answer, nowMs) => runSync(store.db, recordAnswer(answer, nowMs)) },
+  };
 }
 
 /** The same ports on PostgreSQL, each writing in the queue's transaction (createPgOutboundRepo). */
 export function pgQueuePorts(): PgQueuePorts {
-  return { events: { record: pgRecordEvents }, suppressions: { suppress: pgSuppressRecipient }, answers: { record: pgRecordAnswer } };
+  return {
+    events: { record: pgRecordEvents },
+    suppressions: { suppress: pgSuppressRecipient },
+    answers: { record: (tx, answer, nowMs) => runOn(pgDb(tx), recordAnswer(answer, nowMs)) },
+  };
 }
 
 export function purgePorts(store: Store): PurgeEvents {

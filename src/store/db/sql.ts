@@ -101,7 +101,8 @@ export function render(query: Sql, style: Placeholders): Rendered {
   return out;
 }
 
-function isFlat(query: Sql): boolean {
+/** True when `query` has no piece (only values): its text is the same at every call of its site. */
+export function isFlat(query: Sql): boolean {
   for (const v of query.values) if (typeof v === "object" && v !== null && !(v instanceof Uint8Array)) return false;
   return true;
 }

@@ -1,7 +1,9 @@
 // The Db (db.ts) on SQLite through bun:sqlite: `?` placeholders, statements prepared once
-// and cached by their text (Database.query), transactions that take the write lock at once
-// (BEGIN IMMEDIATE, as Store.tx does: the retention purge commits from a thread of its own,
-// and a transaction that read before that commit could not write after it).
+// and cached (by the call site's template for a query without pieces, else by its text, as
+// Database.query does), transactions that take the write lock at once (BEGIN IMMEDIATE, as
+// Store.tx does: the retention purge commits from a thread of its own, and a transaction
+// that read before that commit could not write after it). sqliteStatements is the same
+// without promises, for scripts run inside a synchronous transaction (script.ts).
 //
 // A transaction is open across awaits here, on the one connection everything on the event
 // loop shares, so: transactions of this Db run one at a time (a second waits for the first),
@@ -9,9 +11,9 @@
 // whole body runs before any timer or I/O callback can write on the connection. A body that
 // is still open when the next turn of the event loop comes awaited something else: it is
 // rolled back with an error that says so, and the transactions waiting for it fail too.
-import type { Database } from "bun:sqlite";
+import type { Database, Statement } from "bun:sqlite";
 import type { Db, RunResult } from "./db.ts";
-import { render, type Sql, type SqlValue } from "./sql.ts";
+import { isFlat, render, type Sql, type SqlValue } from "./sql.ts";
 
 export class SqliteTxError extends Error {
   override name = "SqliteTxError";
@@ -20,17 +22,68 @@ export class SqliteTxError extends Error {
 const LEAKED =
   "a SQLite transaction stayed open past a turn of the event loop: its body awaited something other than its own statements (I/O, a timer, or a transaction on the outer Db)";
 
+/** all/get/run on a SQLite connection, synchronous. */
+export interface SyncStatements {
+  all<R>(query: Sql): R[];
+  get<R>(query: Sql): R | null;
+  run(query: Sql): RunResult;
+}
+
+type Params = SqlValue[];
+type Prepared = Statement<unknown, Params>;
+
+const executors = new WeakMap<Database, SyncStatements>();
+
+/** The synchronous statements of `db` (one per connection, with its statement cache). */
+export function sqliteStatements(db: Database): SyncStatements {
+  let found = executors.get(db);
+  if (!found) {
+    found = executor(db);
+    executors.set(db, found);
+  }
+  return found;
+}
+
+function executor(db: Database): SyncStatements {
+  // A tagged template's strings are one object per call site: its statement is found by
+  // identity, without hashing the text.
+  const bySite = new WeakMap<readonly string[], Prepared>();
+  const prepare = (query: Sql): { stmt: Prepared; params: Params } => {
+    const { text, params } = render(query, "sqlite");
+    if (!isFlat(query)) return { stmt: db.query<unknown, Params>(text), params };
+    let stmt = bySite.get(query.strings);
+    if (!stmt) {
+      stmt = db.query<unknown, Params>(text);
+      bySite.set(query.strings, stmt);
+    }
+    return { stmt, params };
+  };
+  return {
+    all<R>(query: Sql): R[] {
+      const { stmt, params } = prepare(query);
+      return stmt.all(...params) as R[];
+    },
+    get<R>(query: Sql): R | null {
+      const { stmt, params } = prepare(query);
+      return (stmt.get(...params) as R | null) ?? null;
+    },
+    run(query: Sql): RunResult {
+      const { stmt, params } = prepare(query);
+      return { changes: stmt.run(...params).changes };
+    },
+  };
+}
+
 interface TxState {
   /** Settles when the open transaction ends; rejects when it leaked past a turn of the loop. */
   open: Promise<void> | null;
   leaked: boolean;
 }
 
-type Params = SqlValue[];
-
 export function sqliteDb(db: Database): Db {
   const state: TxState = { open: null, leaked: false };
-  const root = statements(db, async (fn) => {
+  const sync = sqliteStatements(db);
+  return over(sync, async (fn) => {
     while (state.open) await state.open;
     let end!: () => void;
     let fail!: (err: Error) => void;
@@ -47,7 +100,7 @@ export function sqliteDb(db: Database): Db {
     });
     db.query("BEGIN IMMEDIATE").run();
     try {
-      const value = await fn(statements(db, nested(db, 1)));
+      const value = await fn(over(sync, nested(db, sync, 1)));
       if (state.leaked) throw new SqliteTxError(LEAKED);
       db.query("COMMIT").run();
       return value;
@@ -60,18 +113,17 @@ export function sqliteDb(db: Database): Db {
       end();
     }
   });
-  return root;
 }
 
 type TxRunner = <T>(fn: (tx: Db) => Promise<T>) => Promise<T>;
 
 /** A savepoint inside the open transaction, `depth` deep. */
-function nested(db: Database, depth: number): TxRunner {
+function nested(db: Database, sync: SyncStatements, depth: number): TxRunner {
   const name = `db_tx_${depth}`;
   return async (fn) => {
     db.query(`SAVEPOINT ${name}`).run();
     try {
-      const value = await fn(statements(db, nested(db, depth + 1)));
+      const value = await fn(over(sync, nested(db, sync, depth + 1)));
       db.query(`RELEASE ${name}`).run();
       return value;
     } catch (err) {
@@ -82,25 +134,12 @@ function nested(db: Database, depth: number): TxRunner {
   };
 }
 
-function statements(db: Database, tx: TxRunner): Db {
-  const prepare = (query: Sql) => {
-    const { text, params } = render(query, "sqlite");
-    return { stmt: db.query<unknown, Params>(text), params };
-  };
+function over(sync: SyncStatements, tx: TxRunner): Db {
   return {
     engine: "sqlite",
-    async all<R>(query: Sql): Promise<R[]> {
-      const { stmt, params } = prepare(query);
-      return stmt.all(...params) as R[];
-    },
-    async get<R>(query: Sql): Promise<R | null> {
-      const { stmt, params } = prepare(query);
-      return (stmt.get(...params) as R | null) ?? null;
-    },
-    async run(query: Sql): Promise<RunResult> {
-      const { stmt, params } = prepare(query);
-      return { changes: stmt.run(...params).changes };
-    },
+    all: async (query) => sync.all(query),
+    get: async (query) => sync.get(query),
+    run: async (query) => sync.run(query),
     tx,
   };
 }
