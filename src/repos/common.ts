@@ -4,6 +4,7 @@ import { createSessionRepo } from "../dashboard/sessions.repo.ts";
 import { createWebhookPostRepo } from "../events/webhook-posts.repo.ts";
 import { createJobLeaseRepo } from "../jobs/job-lease.repo.ts";
 import { createStsRepo } from "../outbound/delivery/mta-sts.repo.ts";
+import { createSuppressionRepo } from "../outbound/suppressions/suppressions.repo.ts";
 import type { Engine } from "../store/engine/engine.ts";
 import { TlsStore } from "../tls/tls-store.port.ts";
 import { createTlsStateRepo } from "../tls/tls-store.repo.ts";
@@ -19,5 +20,6 @@ export function commonRepos(engine: Engine, hooks: RepoHooks) {
     mtaSts: createStsRepo(db, clock),
     jobLeases: createJobLeaseRepo(db),
     webhookPosts: createWebhookPostRepo(db),
+    suppressions: createSuppressionRepo(db),
   } satisfies Partial<Repos>;
 }

@@ -13,7 +13,6 @@ import type { Logger } from "../lib/logger.ts";
 import { createPgRateLimits } from "../lib/rate-limit.pg.repo.ts";
 import { createPgOutboundRepo } from "../outbound/queue/queue.pg.repo.ts";
 import { pgQueuePorts } from "../outbound/queue/wiring.ts";
-import { createPgSuppressionRepo } from "../outbound/suppressions/suppressions.pg.repo.ts";
 import { createPgStatsRepo } from "../stats/stats.pg.repo.ts";
 import { createIdempotencyRepo } from "../outbound/sending/idempotency.repo.ts";
 import type { PostgresEngine } from "../store/engine/engine.ts";
@@ -36,7 +35,6 @@ export async function postgresRepos(engine: PostgresEngine, hooks: RepoHooks, lo
     customDomains: createPgCustomDomainRepo(sql, secrets),
     statuses: createPgStatusRepo(sql),
     outbound: createPgOutboundRepo(sql, pgQueuePorts(), hooks.onEvents),
-    suppressions: createPgSuppressionRepo(sql),
     sendingDomains: createPgSendingDomainRepo(sql),
     outbox: createPgOutboxRepo(sql),
     stats: createPgStatsRepo(sql),

@@ -12,7 +12,6 @@ import type { Logger } from "../lib/logger.ts";
 import { RateLimiter } from "../lib/rate-limit.ts";
 import { createOutboundRepo } from "../outbound/queue/queue.repo.ts";
 import { queuePorts } from "../outbound/queue/wiring.ts";
-import { createSuppressionRepo } from "../outbound/suppressions/suppressions.repo.ts";
 import { createStatsRepo } from "../stats/stats.repo.ts";
 import { SearchThread } from "../search/search-thread.ts";
 import { idempotencyAtStart } from "../outbound/sending/idempotency.repo.ts";
@@ -44,7 +43,6 @@ export async function sqliteRepos(engine: SqliteEngine, hooks: RepoHooks, logger
     customDomains: createCustomDomainRepo(store),
     statuses,
     outbound: createOutboundRepo(store, queuePorts(store), hooks.onEvents, searchThread),
-    suppressions: createSuppressionRepo(store),
     sendingDomains: createSendingDomainRepo(store),
     outbox: createOutboxRepo(store),
     stats: createStatsRepo(store),

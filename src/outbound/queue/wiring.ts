@@ -7,14 +7,13 @@ import type { Store } from "../../store/store.ts";
 import { pgDb } from "../../store/db/pg-db.ts";
 import { runOn, runSync } from "../../store/db/script.ts";
 import { recordAnswer } from "../sending/idempotency.repo.ts";
-import { pgSuppressRecipient } from "../suppressions/suppressions.pg.repo.ts";
-import { recipientSuppressor } from "../suppressions/suppressions.repo.ts";
+import { suppressRecipient } from "../suppressions/suppressions.repo.ts";
 import type { PgQueuePorts, PurgeEvents, QueuePorts } from "./ports.ts";
 
 export function queuePorts(store: Store): QueuePorts {
   return {
     events: eventLog(store.db),
-    suppressions: recipientSuppressor(store.db),
+    suppressions: { suppress: (entry) => runSync(store.db, suppressRecipient(entry)) },
     answers: { record: (answer, nowMs) => runSync(store.db, recordAnswer(answer, nowMs)) },
   };
 }
@@ -23,7 +22,7 @@ export function queuePorts(store: Store): QueuePorts {
 export function pgQueuePorts(): PgQueuePorts {
   return {
     events: { record: pgRecordEvents },
-    suppressions: { suppress: pgSuppressRecipient },
+    suppressions: { suppress: (tx, entry) => runOn(pgDb(tx), suppressRecipient(entry)) },
     answers: { record: (tx, answer, nowMs) => runOn(pgDb(tx), recordAnswer(answer, nowMs)) },
   };
 }
