@@ -4,13 +4,18 @@
 // short transaction on the pool, so there is no thread to hand them to.
 import type { SQL } from "bun";
 import { createPgDomainEventPurge } from "../domains/sending-domains.pg.repo.ts";
-import { createPgEventPurge, pgEventRetention } from "../events/events.pg.repo.ts";
 import { createPgOutboxPurge } from "../events/outbox.pg.repo.ts";
 import { createPgStatusPurge } from "../inbound/statuses/statuses.pg.repo.ts";
 import { createPgOutboundPurge } from "../outbound/queue/purge.pg.repo.ts";
-import { createPgStatsPurge } from "../stats/stats.pg.repo.ts";
 import type { Purge } from "../store/purge-window.ts";
-import { createPgIdempotencyPurge, createPgStsPurge, createPgWebhookPostPurge } from "./purges.pg.repo.ts";
+import {
+  createPgEventPurge,
+  createPgIdempotencyPurge,
+  createPgStatsPurge,
+  createPgStsPurge,
+  createPgWebhookPostPurge,
+  pgEventRetention,
+} from "./purges.pg.repo.ts";
 import type { RetentionTable } from "./retention.ts";
 
 export function pgRetentionPurges(sql: SQL): Record<RetentionTable, Purge> {

@@ -5,6 +5,7 @@ import { createWebhookPostRepo } from "../events/webhook-posts.repo.ts";
 import { createJobLeaseRepo } from "../jobs/job-lease.repo.ts";
 import { createStsRepo } from "../outbound/delivery/mta-sts.repo.ts";
 import { createSuppressionRepo } from "../outbound/suppressions/suppressions.repo.ts";
+import { createStatsRepo } from "../stats/stats.repo.ts";
 import type { Engine } from "../store/engine/engine.ts";
 import { TlsStore } from "../tls/tls-store.port.ts";
 import { createTlsStateRepo } from "../tls/tls-store.repo.ts";
@@ -21,5 +22,6 @@ export function commonRepos(engine: Engine, hooks: RepoHooks) {
     jobLeases: createJobLeaseRepo(db),
     webhookPosts: createWebhookPostRepo(db),
     suppressions: createSuppressionRepo(db),
+    stats: createStatsRepo(db),
   } satisfies Partial<Repos>;
 }

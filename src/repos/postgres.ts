@@ -13,7 +13,6 @@ import type { Logger } from "../lib/logger.ts";
 import { createPgRateLimits } from "../lib/rate-limit.pg.repo.ts";
 import { createPgOutboundRepo } from "../outbound/queue/queue.pg.repo.ts";
 import { pgQueuePorts } from "../outbound/queue/wiring.ts";
-import { createPgStatsRepo } from "../stats/stats.pg.repo.ts";
 import { createIdempotencyRepo } from "../outbound/sending/idempotency.repo.ts";
 import type { PostgresEngine } from "../store/engine/engine.ts";
 import { commonRepos } from "./common.ts";
@@ -37,7 +36,6 @@ export async function postgresRepos(engine: PostgresEngine, hooks: RepoHooks, lo
     outbound: createPgOutboundRepo(sql, pgQueuePorts(), hooks.onEvents),
     sendingDomains: createPgSendingDomainRepo(sql),
     outbox: createPgOutboxRepo(sql),
-    stats: createPgStatsRepo(sql),
     idempotency: createIdempotencyRepo(engine.db),
     // On the event loop: PostgreSQL does the work in its own processes. The pool is closed with the rest.
     retention: { purges: pgRetentionPurges(sql), close: async () => {} },

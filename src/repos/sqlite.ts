@@ -12,7 +12,6 @@ import type { Logger } from "../lib/logger.ts";
 import { RateLimiter } from "../lib/rate-limit.ts";
 import { createOutboundRepo } from "../outbound/queue/queue.repo.ts";
 import { queuePorts } from "../outbound/queue/wiring.ts";
-import { createStatsRepo } from "../stats/stats.repo.ts";
 import { SearchThread } from "../search/search-thread.ts";
 import { idempotencyAtStart } from "../outbound/sending/idempotency.repo.ts";
 import type { SqliteEngine } from "../store/engine/engine.ts";
@@ -45,7 +44,6 @@ export async function sqliteRepos(engine: SqliteEngine, hooks: RepoHooks, logger
     outbound: createOutboundRepo(store, queuePorts(store), hooks.onEvents, searchThread),
     sendingDomains: createSendingDomainRepo(store),
     outbox: createOutboxRepo(store),
-    stats: createStatsRepo(store),
     retention: { purges: purgeThread.purges(), close: () => purgeThread.close() },
     rateLimits: { calls: new RateLimiter(), dashboard: undefined },
     // One node: its own writes clear its caches.

@@ -12,8 +12,7 @@
 import { afterAll, describe, expect } from "bun:test";
 import { createPgSendingDomainRepo } from "../../src/domains/sending-domains.pg.repo.ts";
 import { createSendingDomainRepo } from "../../src/domains/sending-domains.repo.ts";
-import { createPgEventRepo, pgRecordEvents } from "../../src/events/events.pg.repo.ts";
-import { createEventRepo } from "../../src/events/events.repo.ts";
+import { createEventRepo, recordEvents } from "../../src/events/events.repo.ts";
 import type { NewEvent } from "../../src/events/message-event.ts";
 import { createPgOutboxRepo } from "../../src/events/outbox.pg.repo.ts";
 import { createOutboxRepo } from "../../src/events/outbox.repo.ts";
@@ -67,7 +66,7 @@ function openRepos(h: EngineHandle, clock: ManualClock) {
     return {
       statuses: createStatusRepo(store),
       queue: createOutboundRepo(store, queuePorts(store)),
-      events: createEventRepo(store),
+      events: createEventRepo(h.db),
       outbox: createOutboxRepo(store),
       domains: createSendingDomainRepo(store),
       sts: createStsRepo(h.db, clock),
@@ -84,11 +83,11 @@ function openRepos(h: EngineHandle, clock: ManualClock) {
   return {
     statuses: createPgStatusRepo(sql),
     queue: createPgQueueLeases(sql, {
-      events: { record: pgRecordEvents },
+      events: { record: (tx, events, opts) => runOn(pgDb(tx), recordEvents(events, opts)) },
       suppressions: { suppress },
       answers: { record: (tx, answer, nowMs) => runOn(pgDb(tx), recordAnswer(answer, nowMs)) },
     }),
-    events: createPgEventRepo(sql),
+    events: createEventRepo(h.db),
     outbox: createPgOutboxRepo(sql),
     domains: createPgSendingDomainRepo(sql),
     sts: createStsRepo(h.db, clock),

@@ -3,6 +3,7 @@
 // connection, which does not wait for fsync: a status is the record of what a target
 // answered, not mail we hold.
 import { countInto } from "../../stats/stats.repo.ts";
+import { runSync } from "../../store/db/script.ts";
 import { localSearch, type SearchRunner } from "../../search/search-thread.ts";
 import { newestFirst, searchedPage, searchWindowRows, toPage } from "../../store/paging.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../../store/purge-window.ts";
@@ -49,9 +50,9 @@ export function journaledStore(store: Store): JournaledStore {
           s.createdAtMs,
         );
       saveSeq.run(SEQUENCE_KEY, String(rows.at(-1)!.seq));
-      countInto(
+      runSync(
         db,
-        rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory })),
+        countInto(rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory }))),
       );
     }),
   };

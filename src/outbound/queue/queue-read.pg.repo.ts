@@ -3,7 +3,9 @@
 // search.repo.ts on SQLite: IDs sort and text folds in the "C" collation (pg-paging.ts),
 // so a page and a search hold the same messages on both engines whatever the database's locale.
 import type { SQL } from "bun";
-import { pgEventsOfRecipients } from "../../events/events.pg.repo.ts";
+import { eventsOfRecipients } from "../../events/events.repo.ts";
+import { pgDb } from "../../store/db/pg-db.ts";
+import { runOn } from "../../store/db/script.ts";
 import { termTimeMs, type SearchTerm } from "../../lib/search-query.ts";
 import { containsPattern, searchedPage, searchWindowRows, toPage } from "../../store/paging.ts";
 import { pgContains, pgNewestFirst, pgSearchWindow, pgTimedSearch, type Fragment } from "../../store/pg-paging.ts";
@@ -150,6 +152,6 @@ export function createPgQueueReads(sql: SQL): QueueReads {
       return rows.map(recipientOf);
     },
 
-    eventsOf: (recipientIds) => pgEventsOfRecipients(sql, recipientIds),
+    eventsOf: (recipientIds) => runOn(pgDb(sql), eventsOfRecipients(recipientIds)),
   };
 }

@@ -1,8 +1,8 @@
 // The outgoing queue's ports (ports.ts), each implemented by the feature that owns the table
 // and built on the connection the queue writes through: store.db for the queue's commits,
 // store.logDb for the retention purge.
-import { pgRecordEvents } from "../../events/events.pg.repo.ts";
-import { eventLog, eventRetention } from "../../events/events.repo.ts";
+import { eventsOfRecipients, recordEvents } from "../../events/events.repo.ts";
+import { eventRetention } from "../../jobs/purges.repo.ts";
 import type { Store } from "../../store/store.ts";
 import { pgDb } from "../../store/db/pg-db.ts";
 import { runOn, runSync } from "../../store/db/script.ts";
@@ -12,7 +12,10 @@ import type { PgQueuePorts, PurgeEvents, QueuePorts } from "./ports.ts";
 
 export function queuePorts(store: Store): QueuePorts {
   return {
-    events: eventLog(store.db),
+    events: {
+      record: (events, opts) => runSync(store.db, recordEvents(events, opts)),
+      ofRecipients: (recipientIds) => runSync(store.db, eventsOfRecipients(recipientIds)),
+    },
     suppressions: { suppress: (entry) => runSync(store.db, suppressRecipient(entry)) },
     answers: { record: (answer, nowMs) => runSync(store.db, recordAnswer(answer, nowMs)) },
   };
@@ -21,7 +24,7 @@ export function queuePorts(store: Store): QueuePorts {
 /** The same ports on PostgreSQL, each writing in the queue's transaction (createPgOutboundRepo). */
 export function pgQueuePorts(): PgQueuePorts {
   return {
-    events: { record: pgRecordEvents },
+    events: { record: (tx, events, opts) => runOn(pgDb(tx), recordEvents(events, opts)) },
     suppressions: { suppress: (tx, entry) => runOn(pgDb(tx), suppressRecipient(entry)) },
     answers: { record: (tx, answer, nowMs) => runOn(pgDb(tx), recordAnswer(answer, nowMs)) },
   };

@@ -40,3 +40,10 @@ export const toIntOrNull = (value: unknown, column: string): number | null => (v
 
 /** A 0/1 flag column (INTEGER on both engines) as a boolean. */
 export const toFlag = (value: unknown, column: string): boolean => (value === 1 ? true : value === 0 ? false : pgFlag(value, column));
+
+/**
+ * A join whose order the query fixes (the left table is read first): SQLite's CROSS JOIN,
+ * which its planner never reorders; a plain JOIN on PostgreSQL, whose CROSS JOIN takes no ON
+ * and whose planner picks the order from its statistics.
+ */
+export const orderedJoin = new EnginePiece({ sqlite: "CROSS JOIN", postgres: "JOIN" });
