@@ -16,6 +16,9 @@ export const createPgIdempotencyPurge = (sql: SQL): Purge => pgTablePurge(sql, "
 /** createWebhookPostPurge on PostgreSQL. */
 export const createPgWebhookPostPurge = (sql: SQL): Purge => pgTablePurge(sql, "webhook_posts", "created_at");
 
+/** createDomainEventPurge on PostgreSQL. */
+export const createPgDomainEventPurge = (sql: SQL): Purge => pgTablePurge(sql, "sending_domain_events", "created_at");
+
 /** createStatsPurge on PostgreSQL. */
 export const createPgStatsPurge = (sql: SQL): Purge => pgTablePurge(sql, "stats_hourly", "hour", undefined, false);
 

@@ -36,6 +36,9 @@ export const createIdempotencyPurge = (store: Store): Purge => tablePurge(store,
 /** Webhook POSTs made before the cutoff (retention.webhook_posts). */
 export const createWebhookPostPurge = (store: Store): Purge => tablePurge(store, "webhook_posts", "created_at");
 
+/** Sending domains' verification events created before the cutoff (history: a purge lost in a power cut is done again). */
+export const createDomainEventPurge = (store: Store): Purge => tablePurge(store, "sending_domain_events", "created_at");
+
 /** Hourly counts of hours older than the cutoff (retention.stats). Upserts keep no time order: the walk covers the table. */
 export const createStatsPurge = (store: Store): Purge => tablePurge(store, "stats_hourly", "hour", "0", false);
 

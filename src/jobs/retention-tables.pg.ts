@@ -3,12 +3,12 @@
 // loop: PostgreSQL does the work in its own processes, and each window is a statement or a
 // short transaction on the pool, so there is no thread to hand them to.
 import type { SQL } from "bun";
-import { createPgDomainEventPurge } from "../domains/sending-domains.pg.repo.ts";
 import { createPgOutboxPurge } from "../events/outbox.pg.repo.ts";
 import { createPgStatusPurge } from "../inbound/statuses/statuses.pg.repo.ts";
 import { createPgOutboundPurge } from "../outbound/queue/purge.pg.repo.ts";
 import type { Purge } from "../store/purge-window.ts";
 import {
+  createPgDomainEventPurge,
   createPgEventPurge,
   createPgIdempotencyPurge,
   createPgStatsPurge,

@@ -1,11 +1,8 @@
 // The repositories on the embedded SQLite store in data_dir: one process holds it (the
 // data-dir lock), so caches cleared by local writes and in-memory claims are enough.
 // Here: what is built on SQLite's own handle; the engine-neutral rest is common.ts's.
-import { createSendingDomainRepo } from "../domains/sending-domains.repo.ts";
 import { createOutboxRepo } from "../events/outbox.repo.ts";
 import { LocalAttachmentStore } from "../inbound/attachments/attachment-files.ts";
-import { createAddressRepo } from "../inbound/addresses/addresses.repo.ts";
-import { createCustomDomainRepo } from "../inbound/addresses/custom-domains.repo.ts";
 import { createStatusRepo } from "../inbound/statuses/statuses.repo.ts";
 import { PurgeThread } from "../jobs/purge-thread.ts";
 import type { Logger } from "../lib/logger.ts";
@@ -33,26 +30,23 @@ export async function sqliteRepos(engine: SqliteEngine, hooks: RepoHooks, logger
   const purgeThread = new PurgeThread(dataDir, logger.child({ component: "retention" }));
   // One process holds the data dir: a claim without an answer belongs to a request that is gone.
   const idempotency = await idempotencyAtStart(engine.logDb);
+  const common = await commonRepos(engine, hooks);
   return {
     idempotency,
     engine: "sqlite",
-    ...commonRepos(engine, hooks),
+    ...common.repos,
     store,
-    addresses: createAddressRepo(store),
-    customDomains: createCustomDomainRepo(store),
     statuses,
     outbound: createOutboundRepo(store, queuePorts(store), hooks.onEvents, searchThread),
-    sendingDomains: createSendingDomainRepo(store),
     outbox: createOutboxRepo(store),
     retention: { purges: purgeThread.purges(), close: () => purgeThread.close() },
     rateLimits: { calls: new RateLimiter(), dashboard: undefined },
-    // One node: its own writes clear its caches.
-    followSendingDomains: async () => {},
     localAttachments: (opts) => new LocalAttachmentStore(dataDir, opts.key, opts.publicUrl),
     checkWritable: (nowMs) => engine.checkWritable(nowMs),
     close: async () => {
       searchThread.close();
       statuses.close();
+      await common.stop();
       await engine.close();
     },
   };

@@ -10,7 +10,6 @@
 // tables, exactly the rows past their retention are gone on both engines, and the two
 // engines hold the same rows; a second run finds nothing.
 import { afterAll, describe, expect } from "bun:test";
-import { createPgSendingDomainRepo } from "../../src/domains/sending-domains.pg.repo.ts";
 import { createSendingDomainRepo } from "../../src/domains/sending-domains.repo.ts";
 import { createEventRepo, recordEvents } from "../../src/events/events.repo.ts";
 import type { NewEvent } from "../../src/events/message-event.ts";
@@ -68,7 +67,7 @@ function openRepos(h: EngineHandle, clock: ManualClock) {
       queue: createOutboundRepo(store, queuePorts(store)),
       events: createEventRepo(h.db),
       outbox: createOutboxRepo(store),
-      domains: createSendingDomainRepo(store),
+      domains: createSendingDomainRepo(h.db),
       sts: createStsRepo(h.db, clock),
       keys: createIdempotencyRepo(h.logDb),
       posts: createWebhookPostRepo(h.db),
@@ -89,7 +88,7 @@ function openRepos(h: EngineHandle, clock: ManualClock) {
     }),
     events: createEventRepo(h.db),
     outbox: createPgOutboxRepo(sql),
-    domains: createPgSendingDomainRepo(sql),
+    domains: createSendingDomainRepo(h.db),
     sts: createStsRepo(h.db, clock),
     keys: createIdempotencyRepo(h.logDb),
     posts: createWebhookPostRepo(h.db),

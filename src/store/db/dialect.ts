@@ -5,6 +5,7 @@
 // INTEGER 0/1 flags and TEXT JSON (the schema keeps both engines alike,
 // schema-parity.test.ts). Placeholders are render()'s (sql.ts).
 import { pgFlag, pgInteger } from "../pg-values.ts";
+import type { Db } from "./db.ts";
 import { EnginePiece, type Sql, sql } from "./sql.ts";
 
 /**
@@ -47,3 +48,25 @@ export const toFlag = (value: unknown, column: string): boolean => (value === 1 
  * and whose planner picks the order from its statistics.
  */
 export const orderedJoin = new EnginePiece({ sqlite: "CROSS JOIN", postgres: "JOIN" });
+
+/**
+ * Whether `err` is a write refused by the unique index `index` (not by the primary key,
+ * which callers tell apart: a taken ID is a bug, a taken name an answer). PostgreSQL names
+ * the index (23505, `constraint`); SQLite does not (its message names the columns), but
+ * gives a primary key its own code: on SQLite any other unique index matches, so a
+ * repository asks this only of a table with one such index.
+ */
+export function isUniqueViolation(err: unknown, index: string): boolean {
+  const e = err as { code?: string; errno?: string; constraint?: string } | null;
+  if (!e) return false;
+  return e.code === "SQLITE_CONSTRAINT_UNIQUE" || (e.errno === "23505" && e.constraint === index);
+}
+
+/**
+ * Announces `payload` on `channel` to the other nodes, inside the transaction `tx` that
+ * makes the change (PostgreSQL's pg_notify goes out on commit, is dropped on rollback;
+ * Engine.listen hears it). On SQLite one process writes and clears its own caches: nothing.
+ */
+export async function announce(tx: Db, channel: string, payload: string): Promise<void> {
+  if (tx.engine === "postgres") await tx.run(sql`SELECT pg_notify(${channel}, ${payload})`);
+}

@@ -11,6 +11,9 @@ import type { Store } from "../store.ts";
 
 export type EngineKind = "sqlite" | "postgres";
 
+/** Engine.listen: hears `channel`; `onResubscribe` after the listening connection came back (notices may have been lost). */
+export type Listen = (channel: string, onMessage: (payload: string) => void, onResubscribe: () => void) => Promise<ChannelSubscription>;
+
 interface EngineBase {
   /** For what must be durable before an answer (mail, settings). */
   readonly db: Db;
@@ -23,7 +26,7 @@ interface EngineBase {
    * `onResubscribe` after the listening connection came back (notices may have been lost).
    * On SQLite one process writes: there is nothing to hear.
    */
-  listen(channel: string, onMessage: (payload: string) => void, onResubscribe: () => void): Promise<ChannelSubscription>;
+  readonly listen: Listen;
   /** Throws unless the store took a durable write lately (for /healthz). */
   checkWritable(nowMs: number): void;
   /** Closes the connections; whatever uses them is stopped first. */
