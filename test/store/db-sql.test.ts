@@ -6,6 +6,11 @@ import { describe, expect, test } from "bun:test";
 import { collateC, forUpdate } from "../../src/store/db/dialect.ts";
 import { empty, id, inList, join, render, type Sql, sql, SqlBuildError } from "../../src/store/db/sql.ts";
 
+const textAndParams = (query: Sql, style: "sqlite" | "postgres") => {
+  const { text, params } = render(query, style);
+  return { text, params: params as unknown[] };
+};
+
 const cases: { name: string; query: () => Sql; sqlite: string; postgres: string; params: unknown[] }[] = [
   { name: "no values", query: () => sql`SELECT 1`, sqlite: "SELECT 1", postgres: "SELECT 1", params: [] },
   {
@@ -99,11 +104,42 @@ describe("render", () => {
     test(c.name, () => {
       // Twice: the second rendering of a call site comes from the cache and must be the same.
       for (let i = 0; i < 2; i++) {
-        expect(render(c.query(), "sqlite")).toEqual({ text: c.sqlite, params: c.params as never });
-        expect(render(c.query(), "postgres")).toEqual({ text: c.postgres, params: c.params as never });
+        expect(textAndParams(c.query(), "sqlite")).toEqual({ text: c.sqlite, params: c.params });
+        expect(textAndParams(c.query(), "postgres")).toEqual({ text: c.postgres, params: c.params });
       }
     });
   }
+
+  test("one call site with pieces that change from call to call renders each call as it is (the text cache keeps shapes apart)", () => {
+    const query = (filter: boolean, list: string[]) =>
+      sql`SELECT * FROM t WHERE a = ${1} ${filter ? sql`AND b = ${2}` : empty} AND ${inList("c", list)}`;
+    const seen = [
+      [false, []],
+      [true, ["x"]],
+      [false, ["x", "y"]],
+      [true, []],
+      [true, ["x", "y"]],
+    ] as const;
+    const texts = seen.map(([filter, list]) => textAndParams(query(filter, [...list]), "postgres"));
+    expect(texts).toEqual([
+      { text: "SELECT * FROM t WHERE a = $1  AND (1 = 0)", params: [1] },
+      { text: "SELECT * FROM t WHERE a = $1 AND b = $2 AND c IN ($3)", params: [1, 2, "x"] },
+      { text: "SELECT * FROM t WHERE a = $1  AND c IN ($2, $3)", params: [1, "x", "y"] },
+      { text: "SELECT * FROM t WHERE a = $1 AND b = $2 AND (1 = 0)", params: [1, 2] },
+      { text: "SELECT * FROM t WHERE a = $1 AND b = $2 AND c IN ($3, $4)", params: [1, 2, "x", "y"] },
+    ]);
+    // Pieces without values, changing from call to call at one site.
+    const locked = (lock: boolean) => sql`SELECT * FROM t WHERE id${lock ? collateC : empty} = ${"a"} ${lock ? forUpdate : empty}`;
+    for (const lock of [true, false, false, true]) {
+      expect(textAndParams(locked(lock), "postgres")).toEqual({
+        text: lock ? 'SELECT * FROM t WHERE id COLLATE "C" = $1 FOR UPDATE' : "SELECT * FROM t WHERE id = $1 ",
+        params: ["a"],
+      });
+    }
+    // Again, from the cache, in another order.
+    expect(textAndParams(query(false, []), "postgres")).toEqual(texts[0]!);
+    expect(textAndParams(query(true, ["z"]), "postgres")).toEqual({ ...texts[1]!, params: [1, 2, "z"] });
+  });
 });
 
 describe("refused", () => {

@@ -79,35 +79,120 @@ export function join(pieces: readonly Sql[], separator: string): Sql {
 export interface Rendered {
   text: string;
   params: SqlValue[];
+  /**
+   * What the text depends on besides the engine: an object for a query whose pieces hold no
+   * value (its call site with those pieces), else a string (its call sites, names and list
+   * lengths). The same key renders to the same text, so a driver may keep a statement by it.
+   */
+  key: object | string;
 }
 
-// A query without pieces renders to the same text each time: its strings array is the
-// same object at each call site (a tagged template's), so the text is kept by it.
-const flatText: Record<Placeholders, WeakMap<readonly string[], string>> = { sqlite: new WeakMap(), postgres: new WeakMap() };
+// Most queries render to the same text at every call: a tagged template's strings array is
+// one object per call site, and the pieces it interpolates, when they hold no value (a
+// column list, a collation), are the same module constants. Such a query is known by its
+// site and the identity of its pieces, without a walk. Any other query is known by its
+// shape; shapes are few (call sites times list lengths), and their cache is emptied should
+// they ever grow past SHAPES_KEPT.
+interface Site {
+  /** The piece at each value's place (undefined where a value is bound). */
+  pieces: unknown[];
+  text: Partial<Record<Placeholders, string>>;
+}
+const sites = new WeakMap<readonly string[], Site>();
+const shapedText: Record<Placeholders, Map<string, string>> = { sqlite: new Map(), postgres: new Map() };
+export const SHAPES_KEPT = 10_000;
 
 /** The text and parameters of `query` for `style`; throws on a value no driver binds the same on both engines. */
 export function render(query: Sql, style: Placeholders): Rendered {
-  if (isFlat(query)) {
-    const params = query.values.map(bindable);
-    let text = flatText[style].get(query.strings);
+  const site = staticSite(query);
+  if (site) {
+    const { values } = query;
+    const params: SqlValue[] = [];
+    for (let i = 0; i < values.length; i++) if (site.pieces[i] === undefined) params.push(bindable(values[i]));
+    let text = site.text[style];
     if (text === undefined) {
-      text = query.strings.reduce((t, s, i) => (i === 0 ? s : `${t}${placeholder(style, i)}${s}`), "");
-      flatText[style].set(query.strings, text);
+      const out = { text: "", params: [] as SqlValue[] };
+      append(query, style, out);
+      text = site.text[style] = out.text;
     }
-    return { text, params };
+    return { text, params, key: site };
   }
-  const out: Rendered = { text: "", params: [] };
-  append(query, style, out);
-  return out;
+  const params: SqlValue[] = [];
+  const shape = shapeOf(query, params);
+  const texts = shapedText[style];
+  let text = texts.get(shape);
+  if (text === undefined) {
+    const out = { text: "", params: [] as SqlValue[] };
+    append(query, style, out);
+    text = out.text;
+    if (texts.size >= SHAPES_KEPT) texts.clear();
+    texts.set(shape, text);
+  }
+  return { text, params, key: shape };
 }
 
-/** True when `query` has no piece (only values): its text is the same at every call of its site. */
-export function isFlat(query: Sql): boolean {
-  for (const v of query.values) if (typeof v === "object" && v !== null && !(v instanceof Uint8Array)) return false;
-  return true;
+const isPiece = (v: unknown): boolean => typeof v === "object" && v !== null && !(v instanceof Uint8Array);
+
+/** A piece whose text never changes: no bound value and no list in it. */
+const isStatic = (v: unknown): boolean =>
+  v instanceof Identifier || v instanceof EnginePiece || (v instanceof Sql && v.values.every((x) => isPiece(x) && isStatic(x)));
+
+/** The site of `query` when its pieces hold no value (kept for the next call with the same pieces), else null. */
+function staticSite(query: Sql): Site | null {
+  const { values } = query;
+  const known = sites.get(query.strings);
+  if (known) {
+    let same = true;
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      if (isPiece(v) ? known.pieces[i] !== v : known.pieces[i] !== undefined) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return known;
+  }
+  const pieces: unknown[] = [];
+  for (const v of values) {
+    if (!isPiece(v)) pieces.push(undefined);
+    else if (isStatic(v)) pieces.push(v);
+    else return null;
+  }
+  const site: Site = { pieces, text: {} };
+  sites.set(query.strings, site);
+  return site;
 }
 
-function append(query: Sql, style: Placeholders, out: Rendered): void {
+const objectIds = new WeakMap<object, number>();
+let lastObjectId = 0;
+function objectId(o: object): number {
+  let n = objectIds.get(o);
+  if (n === undefined) {
+    n = ++lastObjectId;
+    objectIds.set(o, n);
+  }
+  return n;
+}
+
+/** The shape of `query` (see Rendered.shape); pushes its parameters, in order, onto `params`. */
+function shapeOf(query: Sql, params: SqlValue[]): string {
+  let key = `${objectId(query.strings)}(`;
+  for (const v of query.values) {
+    if (v instanceof Sql) key += shapeOf(v, params);
+    else if (v instanceof Identifier) key += `"${v.name}"`;
+    else if (v instanceof EnginePiece) key += `#${objectId(v)}`;
+    else if (v instanceof InList) {
+      key += `[${v.column.name} ${v.values.length}]`;
+      for (const x of v.values) params.push(bindable(x));
+    } else {
+      key += ",";
+      params.push(bindable(v));
+    }
+  }
+  return `${key})`;
+}
+
+function append(query: Sql, style: Placeholders, out: { text: string; params: SqlValue[] }): void {
   const { strings, values } = query;
   out.text += strings[0];
   for (let i = 0; i < values.length; i++) {
@@ -123,7 +208,7 @@ function append(query: Sql, style: Placeholders, out: Rendered): void {
   }
 }
 
-function bind(value: unknown, style: Placeholders, out: Rendered): string {
+function bind(value: unknown, style: Placeholders, out: { text: string; params: SqlValue[] }): string {
   out.params.push(bindable(value));
   return placeholder(style, out.params.length);
 }

@@ -1,6 +1,5 @@
 // The Db (db.ts) on SQLite through bun:sqlite: `?` placeholders, statements prepared once
-// and cached (by the call site's template for a query without pieces, else by its text, as
-// Database.query does), transactions that take the write lock at once (BEGIN IMMEDIATE, as
+// and cached by the rendered query's key (sql.ts: its call site, or its shape), transactions that take the write lock at once (BEGIN IMMEDIATE, as
 // Store.tx does: the retention purge commits from a thread of its own, and a transaction
 // that read before that commit could not write after it). sqliteStatements is the same
 // without promises, for scripts run inside a synchronous transaction (script.ts).
@@ -13,7 +12,7 @@
 // rolled back with an error that says so, and the transactions waiting for it fail too.
 import type { Database, Statement } from "bun:sqlite";
 import type { Db, RunResult } from "./db.ts";
-import { isFlat, render, type Sql, type SqlValue } from "./sql.ts";
+import { render, SHAPES_KEPT, type Sql, type SqlValue } from "./sql.ts";
 
 export class SqliteTxError extends Error {
   override name = "SqliteTxError";
@@ -45,16 +44,20 @@ export function sqliteStatements(db: Database): SyncStatements {
 }
 
 function executor(db: Database): SyncStatements {
-  // A tagged template's strings are one object per call site: its statement is found by
-  // identity, without hashing the text.
-  const bySite = new WeakMap<readonly string[], Prepared>();
+  // By the rendered query's key (sql.ts): an object for most, found by identity without
+  // hashing the text.
+  const byKey = new WeakMap<object, Prepared>();
+  const byShape = new Map<string, Prepared>();
   const prepare = (query: Sql): { stmt: Prepared; params: Params } => {
-    const { text, params } = render(query, "sqlite");
-    if (!isFlat(query)) return { stmt: db.query<unknown, Params>(text), params };
-    let stmt = bySite.get(query.strings);
+    const { text, params, key } = render(query, "sqlite");
+    let stmt = typeof key === "string" ? byShape.get(key) : byKey.get(key);
     if (!stmt) {
-      stmt = db.query<unknown, Params>(text);
-      bySite.set(query.strings, stmt);
+      stmt = db.prepare<unknown, Params>(text);
+      if (typeof key !== "string") byKey.set(key, stmt);
+      else {
+        if (byShape.size >= SHAPES_KEPT) byShape.clear();
+        byShape.set(key, stmt);
+      }
     }
     return { stmt, params };
   };
