@@ -1,6 +1,6 @@
 // SQL for incoming statuses on PostgreSQL: the StatusRepo port (statuses.port.ts), with
-// the SQLite repository's reads (statuses.repo.ts). Writes go straight to the database, not
-// through a per-node journal: record() inserts a group of statuses and counts them in the
+// the SQLite repository's reads (statuses.repo.ts). Engine-specific, for the status journal:
+// writes go straight to the database, not through a per-node journal: record() inserts a group of statuses and counts them in the
 // hourly stats in one transaction and resolves once it committed, so the 250 that follows
 // means the statuses are stored, whichever node took the message. Several nodes insert at
 // once without coordinating: status IDs are random (statuses.port.ts) and the only shared

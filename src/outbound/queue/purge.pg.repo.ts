@@ -1,5 +1,5 @@
 // SQL of the retention purge for sent messages on PostgreSQL, the same rules as
-// purge.repo.ts on SQLite: whole messages (with their recipients, events and raw bodies)
+// purge.repo.ts on SQLite (engine-specific: see below, other nodes write meanwhile): whole messages (with their recipients, events and raw bodies)
 // and, sooner, the raw bodies alone; a message with a recipient still queued, or with an
 // event not yet posted to its webhook, keeps everything whatever its age.
 //

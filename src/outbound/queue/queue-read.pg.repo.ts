@@ -2,6 +2,9 @@
 // queue depth on /metrics, E12's search), with the same results as queue.repo.ts and
 // search.repo.ts on SQLite: IDs sort and text folds in the "C" collation (pg-paging.ts),
 // so a page and a search hold the same messages on both engines whatever the database's locale.
+// Engine-specific with the queue (queue.pg.repo.ts): its rows carry PostgreSQL's leases,
+// and E12's search runs here in the database under a statement timeout, where SQLite runs
+// it on the search thread (queue-read.repo.ts).
 import type { SQL } from "bun";
 import { eventsOfRecipients } from "../../events/events.repo.ts";
 import { pgDb } from "../../store/db/pg-db.ts";
