@@ -29,7 +29,7 @@ import { createPgQueueLeases } from "../../src/outbound/queue/queue.pg.repo.ts";
 import { createOutboundRepo } from "../../src/outbound/queue/queue.repo.ts";
 import { queuePorts } from "../../src/outbound/queue/wiring.ts";
 import { createIdempotencyRepo, recordAnswer } from "../../src/outbound/sending/idempotency.repo.ts";
-import { pgDb } from "../../src/store/db/pg-db.ts";
+import { pgTxDb } from "../../src/store/db/pg-db.ts";
 import { runOn } from "../../src/store/db/script.ts";
 import { type EngineHandle, STORE_ENGINES } from "../helpers/engines.ts";
 import { queuedMessage, queuedRecipient } from "../helpers/queue-rows.ts";
@@ -82,9 +82,9 @@ function openRepos(h: EngineHandle, clock: ManualClock) {
   return {
     statuses: createPgStatusRepo(sql),
     queue: createPgQueueLeases(sql, {
-      events: { record: (tx, events, opts) => runOn(pgDb(tx), recordEvents(events, opts)) },
+      events: { record: (tx, events, opts) => runOn(pgTxDb(tx), recordEvents(events, opts)) },
       suppressions: { suppress },
-      answers: { record: (tx, answer, nowMs) => runOn(pgDb(tx), recordAnswer(answer, nowMs)) },
+      answers: { record: (tx, answer, nowMs) => runOn(pgTxDb(tx), recordAnswer(answer, nowMs)) },
     }),
     events: createEventRepo(h.db),
     outbox: createPgOutboxRepo(sql),

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import { HOUR_MS, type Series } from "../../src/stats/hourly.ts";
 import type { HourlyCount, StatsRepo } from "../../src/stats/stats.port.ts";
 import { countEvents, countInto, createStatsRepo } from "../../src/stats/stats.repo.ts";
-import { pgDb } from "../../src/store/db/pg-db.ts";
+import { pgTxDb } from "../../src/store/db/pg-db.ts";
 import { runOn, runSync } from "../../src/store/db/script.ts";
 import { type EngineHandle, STORE_ENGINES, type StoreEngine } from "../helpers/engines.ts";
 
@@ -42,8 +42,8 @@ const open = async (engine: StoreEngine): Promise<Opened> => {
   return {
     handle,
     repo: createStatsRepo(handle.db),
-    count: (items) => sql.begin((tx) => runOn(pgDb(tx), countInto(items))),
-    countEvents: (events) => sql.begin((tx) => runOn(pgDb(tx), countEvents(events))),
+    count: (items) => sql.begin((tx) => runOn(pgTxDb(tx), countInto(items))),
+    countEvents: (events) => sql.begin((tx) => runOn(pgTxDb(tx), countEvents(events))),
     run: async (statement) => void (await sql.unsafe(statement)),
   };
 };

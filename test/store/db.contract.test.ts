@@ -3,10 +3,13 @@
 // arrives as a string), a transaction commits all or nothing, a savepoint rolls back alone,
 // inList matches 0/1/n items, collateC orders byte-wise, and each engine's guard holds:
 // NUL never reaches PostgreSQL; a SQLite transaction that awaits anything but its own
-// statements is rolled back.
+// statements is rolled back. A Script (script.ts) runs the same in either engine's
+// transactions.
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import type { Db } from "../../src/store/db/db.ts";
 import { collateC, toFlag, toInt } from "../../src/store/db/dialect.ts";
+import { pgTxDb } from "../../src/store/db/pg-db.ts";
+import { all, run, runOn, runSync, type Script } from "../../src/store/db/script.ts";
 import { inList, sql } from "../../src/store/db/sql.ts";
 import { SqliteTxError } from "../../src/store/db/sqlite-db.ts";
 import { PgValueError } from "../../src/store/pg-values.ts";
@@ -114,6 +117,47 @@ describe.each(STORE_ENGINES)("Db on $name", (engine: StoreEngine) => {
   engine.test("transactions started together both commit", async () => {
     await Promise.all(["a", "b", "c"].map((id, i) => db.tx(async (tx) => insert(tx, id, i))));
     expect(await ids()).toEqual(["a", "b", "c"]);
+  });
+
+  /** A script: inserts, reads back what it wrote, and returns the count. */
+  function* insertTwo(prefix: string): Script<number> {
+    yield* run(sql`INSERT INTO db_probe (id, n) VALUES (${`${prefix}1`}, ${1})`);
+    yield* run(sql`INSERT INTO db_probe (id, n) VALUES (${`${prefix}2`}, ${2})`);
+    const rows = yield* all<Row>(sql`SELECT id FROM db_probe WHERE id LIKE ${`${prefix}%`}`);
+    return rows.length;
+  }
+
+  engine.test("a script runs awaited in a transaction, and is undone with it", async () => {
+    expect(await db.tx((tx) => runOn(tx, insertTwo("a")))).toBe(2);
+    const failing = db.tx(async (tx) => {
+      await runOn(tx, insertTwo("b"));
+      throw new Error("undo");
+    });
+    expect(failing).rejects.toThrow("undo");
+    await failing.catch(() => {});
+    expect(await ids()).toEqual(["a1", "a2"]);
+  });
+
+  engine.test("a script runs in another repository's transaction (synchronous on SQLite, sql.begin's on PostgreSQL)", async () => {
+    if (handle.kind === "sqlite") {
+      const conn = handle.store.db;
+      expect(conn.transaction(() => runSync(conn, insertTwo("s")))()).toBe(2);
+      expect(() =>
+        conn.transaction(() => {
+          runSync(conn, insertTwo("t"));
+          throw new Error("undo");
+        })(),
+      ).toThrow("undo");
+    } else {
+      expect(await handle.sql.begin((tx) => runOn(pgTxDb(tx), insertTwo("s")))).toBe(2);
+      const failing = handle.sql.begin(async (tx) => {
+        await runOn(pgTxDb(tx), insertTwo("t"));
+        throw new Error("undo");
+      });
+      expect(failing).rejects.toThrow("undo");
+      await failing.catch(() => {});
+    }
+    expect(await ids()).toEqual(["s1", "s2"]);
   });
 
   if (engine.name === "PostgreSQL") {

@@ -11,7 +11,7 @@ import { containsPattern, searchedPage, searchWindowRows, toPage } from "../../s
 import { pgContains, pgNewestFirst, pgSearchWindow, pgTimedSearch, type Fragment } from "../../store/pg-paging.ts";
 import { pgInteger } from "../../store/pg-values.ts";
 import { countInto } from "../../stats/stats.repo.ts";
-import { pgDb } from "../../store/db/pg-db.ts";
+import { pgTxDb } from "../../store/db/pg-db.ts";
 import { runOn } from "../../store/db/script.ts";
 import { FIELD_COLUMN, statusFromRow, type StatusRepo, type StatusRow } from "./statuses.port.ts";
 import { pgTablePurge } from "../../store/pg-purge-window.ts";
@@ -89,7 +89,7 @@ export function createPgStatusRepo(sql: SQL): StatusRepo {
       await sql.begin(async (tx) => {
         await tx`INSERT INTO incoming_statuses ${tx(values)}`;
         await runOn(
-          pgDb(tx),
+          pgTxDb(tx),
           countInto(rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory }))),
         );
       });

@@ -4,7 +4,7 @@
 import { eventsOfRecipients, recordEvents } from "../../events/events.repo.ts";
 import { eventRetention } from "../../jobs/purges.repo.ts";
 import type { Store } from "../../store/store.ts";
-import { pgDb } from "../../store/db/pg-db.ts";
+import { pgTxDb } from "../../store/db/pg-db.ts";
 import { runOn, runSync } from "../../store/db/script.ts";
 import { recordAnswer } from "../sending/idempotency.repo.ts";
 import { suppressRecipient } from "../suppressions/suppressions.repo.ts";
@@ -24,9 +24,9 @@ export function queuePorts(store: Store): QueuePorts {
 /** The same ports on PostgreSQL, each writing in the queue's transaction (createPgOutboundRepo). */
 export function pgQueuePorts(): PgQueuePorts {
   return {
-    events: { record: (tx, events, opts) => runOn(pgDb(tx), recordEvents(events, opts)) },
-    suppressions: { suppress: (tx, entry) => runOn(pgDb(tx), suppressRecipient(entry)) },
-    answers: { record: (tx, answer, nowMs) => runOn(pgDb(tx), recordAnswer(answer, nowMs)) },
+    events: { record: (tx, events, opts) => runOn(pgTxDb(tx), recordEvents(events, opts)) },
+    suppressions: { suppress: (tx, entry) => runOn(pgTxDb(tx), suppressRecipient(entry)) },
+    answers: { record: (tx, answer, nowMs) => runOn(pgTxDb(tx), recordAnswer(answer, nowMs)) },
   };
 }
 

@@ -2,7 +2,7 @@
 // (sql.unsafe with the rendered text and its parameters: every value is still bound, the
 // text comes only from the code), transactions with sql.begin, savepoints inside them.
 // Every parameter is checked for NUL first (pg-nul-guard.ts), whichever client it is given.
-import type { SQL } from "bun";
+import type { SQL, TransactionSQL } from "bun";
 import { refuseNul } from "../pg-nul-guard.ts";
 import type { Db, RunResult } from "./db.ts";
 import { render, type Sql } from "./sql.ts";
@@ -12,6 +12,14 @@ type Runner = Pick<SQL, "unsafe">;
 
 export function pgDb(sql: SQL): Db {
   return over(sql, (fn) => sql.begin((tx) => fn(over(tx, savepoints(tx)))));
+}
+
+/**
+ * The Db of a transaction another repository opened (sql.begin's `tx`): its statements run
+ * in that transaction, and its tx() is a savepoint inside it.
+ */
+export function pgTxDb(tx: TransactionSQL): Db {
+  return over(tx, savepoints(tx as unknown as SQL));
 }
 
 type TxRunner = <T>(fn: (tx: Db) => Promise<T>) => Promise<T>;
