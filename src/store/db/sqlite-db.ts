@@ -80,27 +80,44 @@ function executor(db: Database): SyncStatements {
 interface TxState {
   /** Settles when the open transaction ends; rejects when it leaked past a turn of the loop. */
   open: Promise<void> | null;
+  fail: (err: Error) => void;
   leaked: boolean;
 }
 
+// The transactions open now, checked at the next turn of the event loop by one setImmediate
+// for all of them (one per transaction would cost each a timer): one still open then has
+// awaited something other than its own statements.
+const watched = new Set<TxState>();
+let watching = false;
+
+function watch(state: TxState): void {
+  watched.add(state);
+  if (watching) return;
+  watching = true;
+  setImmediate(() => {
+    watching = false;
+    for (const s of watched) {
+      s.leaked = true;
+      s.fail(new SqliteTxError(LEAKED));
+    }
+    watched.clear();
+  });
+}
+
 export function sqliteDb(db: Database): Db {
-  const state: TxState = { open: null, leaked: false };
+  const state: TxState = { open: null, fail: () => {}, leaked: false };
   const sync = sqliteStatements(db);
   return over(sync, async (fn) => {
     while (state.open) await state.open;
     let end!: () => void;
-    let fail!: (err: Error) => void;
     state.open = new Promise<void>((resolve, reject) => {
       end = resolve;
-      fail = reject;
+      state.fail = reject;
     });
     // Waiters see the rejection; nobody else awaits this promise, so it must not go unhandled.
     state.open.catch(() => {});
     state.leaked = false;
-    const guard = setImmediate(() => {
-      state.leaked = true;
-      fail(new SqliteTxError(LEAKED));
-    });
+    watch(state);
     db.query("BEGIN IMMEDIATE").run();
     try {
       const value = await fn(over(sync, nested(db, sync, 1)));
@@ -111,7 +128,7 @@ export function sqliteDb(db: Database): Db {
       if (db.inTransaction) db.query("ROLLBACK").run();
       throw err;
     } finally {
-      clearImmediate(guard);
+      watched.delete(state);
       state.open = null;
       end();
     }
