@@ -1,6 +1,6 @@
-// The port through which the dashboard keeps its sessions, whatever the engine: SQLite
-// (sessions.repo.ts) and PostgreSQL (sessions.pg.repo.ts) implement it, and one contract
-// test (test/dashboard/sessions-repo.contract.test.ts) runs the same cases on both. Only
+// The port through which the dashboard keeps its sessions, whatever the engine:
+// sessions.repo.ts implements it once for SQLite and PostgreSQL, and one contract test
+// (test/dashboard/sessions-repo.contract.test.ts) runs the same cases on both. Only
 // the SHA-256 of a session's secret is stored, so a copy of the database signs nobody in.
 import { createHash } from "node:crypto";
 import type { DashboardSession } from "./session.ts";

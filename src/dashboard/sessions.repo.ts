@@ -1,47 +1,51 @@
-// SQL for dashboard sessions on SQLite: the SessionRepo port (sessions.port.ts). Its
-// statements run synchronously; the methods are async only to share the port with
-// PostgreSQL (sessions.pg.repo.ts).
-import type { Store } from "../store/store.ts";
+// SQL for dashboard sessions: the SessionRepo port (sessions.port.ts), written once for
+// both engines against a Db (src/store/db/db.ts). The contract test
+// (test/dashboard/sessions-repo.contract.test.ts) runs the same cases on SQLite and
+// PostgreSQL. docs/architecture.md, "Repositories: one SQL per noun", shows the pattern.
+import type { Db } from "../store/db/db.ts";
+import { toFlag, toInt } from "../store/db/dialect.ts";
+import { sql } from "../store/db/sql.ts";
 import type { DashboardSession } from "./session.ts";
 import type { SessionRepo } from "./sessions.port.ts";
 
 interface Row {
   id_hash: string;
   account_id: string;
-  admin: number;
+  admin: unknown;
   token_hash: string;
-  created_at: number;
-  expires_at: number;
-  last_seen_at: number;
+  created_at: unknown;
+  expires_at: unknown;
+  last_seen_at: unknown;
 }
 
-export function createSessionRepo(store: Store): SessionRepo {
-  const db = store.db;
-  const insert = db.query(
-    "INSERT INTO dashboard_sessions (id_hash, account_id, admin, token_hash, created_at, expires_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-  );
-  const select = db.query<Row, [string]>("SELECT * FROM dashboard_sessions WHERE id_hash = ?");
-  const update = db.query("UPDATE dashboard_sessions SET last_seen_at = ? WHERE id_hash = ?");
-  const del = db.query("DELETE FROM dashboard_sessions WHERE id_hash = ?");
-  const delExpired = db.query("DELETE FROM dashboard_sessions WHERE expires_at <= ?");
+const fromRow = (r: Row): DashboardSession => ({
+  idHash: r.id_hash,
+  accountId: r.account_id,
+  admin: toFlag(r.admin, "dashboard_sessions.admin"),
+  tokenHash: r.token_hash,
+  createdAtMs: toInt(r.created_at, "dashboard_sessions.created_at"),
+  expiresAtMs: toInt(r.expires_at, "dashboard_sessions.expires_at"),
+  lastSeenAtMs: toInt(r.last_seen_at, "dashboard_sessions.last_seen_at"),
+});
+
+export function createSessionRepo(db: Db): SessionRepo {
   return {
-    create: async (s) => void insert.run(s.idHash, s.accountId, s.admin ? 1 : 0, s.tokenHash, s.createdAtMs, s.expiresAtMs, s.lastSeenAtMs),
-    async find(idHash): Promise<DashboardSession | null> {
-      const r = select.get(idHash);
-      return r
-        ? {
-            idHash: r.id_hash,
-            accountId: r.account_id,
-            admin: r.admin === 1,
-            tokenHash: r.token_hash,
-            createdAtMs: r.created_at,
-            expiresAtMs: r.expires_at,
-            lastSeenAtMs: r.last_seen_at,
-          }
-        : null;
+    async create(s) {
+      await db.run(sql`INSERT INTO dashboard_sessions (id_hash, account_id, admin, token_hash, created_at, expires_at, last_seen_at)
+        VALUES (${s.idHash}, ${s.accountId}, ${s.admin}, ${s.tokenHash}, ${s.createdAtMs}, ${s.expiresAtMs}, ${s.lastSeenAtMs})`);
     },
-    touch: async (idHash, nowMs) => void update.run(nowMs, idHash),
-    remove: async (idHash) => void del.run(idHash),
-    removeExpired: async (nowMs) => delExpired.run(nowMs).changes,
+    async find(idHash) {
+      const row = await db.get<Row>(sql`SELECT * FROM dashboard_sessions WHERE id_hash = ${idHash}`);
+      return row ? fromRow(row) : null;
+    },
+    async touch(idHash, nowMs) {
+      await db.run(sql`UPDATE dashboard_sessions SET last_seen_at = ${nowMs} WHERE id_hash = ${idHash}`);
+    },
+    async remove(idHash) {
+      await db.run(sql`DELETE FROM dashboard_sessions WHERE id_hash = ${idHash}`);
+    },
+    async removeExpired(nowMs) {
+      return (await db.run(sql`DELETE FROM dashboard_sessions WHERE expires_at <= ${nowMs}`)).changes;
+    },
   };
 }

@@ -1,6 +1,6 @@
 // The port through which sending domains and their verification events are stored,
-// whatever the engine: SQLite (sending-domains.repo.ts) and PostgreSQL
-// (sending-domains.pg.repo.ts) implement it, and one contract test
+// whatever the engine: sending-domains.repo.ts implements it once for SQLite and
+// PostgreSQL, and one contract test
 // (test/domains/sending-domains-repo.contract.test.ts) runs the same cases on both. Reads
 // are scoped by account and skip deleted rows, except the ones the verifier job and the
 // signer use. DKIM private keys arrive already encrypted (DomainService, keys.ts) and are

@@ -1,9 +1,8 @@
 // The port through which message events are recorded and read, whatever the engine:
-// SQLite (createEventRepo in events.repo.ts) and PostgreSQL (createPgEventRepo in
-// events.pg.repo.ts) implement it, and test/events/events-repo.contract.test.ts runs the
-// same cases on both. The queue records events inside its own transaction instead, through
-// QueueEventLog (src/outbound/queue/ports.ts): eventLog(db) on SQLite, pgRecordEvents(tx, …)
-// on PostgreSQL.
+// createEventRepo (events.repo.ts) implements it once for SQLite and PostgreSQL, and
+// test/events/events-repo.contract.test.ts runs the same cases on both. The queue records
+// events inside its own transaction instead, through QueueEventLog
+// (src/outbound/queue/ports.ts): the recordEvents Script, on either engine.
 import type { MessageEvent, NewEvent } from "./message-event.ts";
 
 export interface EventRecordOptions {

@@ -1,6 +1,7 @@
 // SQL for the webhook outbox on PostgreSQL, for several nodes on one database: the leased
 // claim and the outbox's reads and bulk changes (OutboxRepo, outbox.port.ts), with the
-// same semantics as outbox.repo.ts on SQLite, and its retention purge.
+// same semantics as outbox.repo.ts on SQLite, and its retention purge. Engine-specific for
+// the claim between nodes (see below); SQLite's is one process's transaction.
 import type { SQL } from "bun";
 import { newId16 } from "../lib/ids.ts";
 import { pgInteger } from "../store/pg-values.ts";

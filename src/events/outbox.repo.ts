@@ -1,6 +1,9 @@
 // SQL for the webhook outbox: batches of pending events per outbound account, in event
 // order, one batch at a time per account, retried as the same batch until acknowledged.
-// The port is in outbox.port.ts; outbox.pg.repo.ts is the PostgreSQL side.
+// The port is in outbox.port.ts; outbox.pg.repo.ts is the PostgreSQL side. Engine-specific
+// for the claim: here one process claims a batch in a transaction that holds the one write
+// lock; on PostgreSQL nodes claim at once and an advisory lock per outbound account keeps
+// its batches in event order.
 import { newId16 } from "../lib/ids.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";

@@ -1,6 +1,6 @@
 // The port through which webhook POSTs are recorded for the dashboard's webhook page,
-// whatever the engine: SQLite (webhook-posts.repo.ts) and PostgreSQL
-// (webhook-posts.pg.repo.ts) implement it, and one contract test
+// whatever the engine: webhook-posts.repo.ts implements it once for SQLite and
+// PostgreSQL, and one contract test
 // (test/events/webhook-posts-repo.contract.test.ts) runs the same cases on both.
 import type { Page, PageRequest } from "../store/paging.ts";
 import type { WebhookPost } from "./webhook-post.ts";

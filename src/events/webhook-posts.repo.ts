@@ -1,11 +1,13 @@
-// SQL for the record of webhook POSTs on SQLite: one row per POST, with the
-// receiver's status and the first bytes of a non-2xx answer, for the dashboard.
-// createWebhookPostRepo is the WebhookPostRepo port (webhook-posts.port.ts), async only to
-// share it with PostgreSQL (webhook-posts.pg.repo.ts), which has its own purge.
+// SQL for the record of webhook POSTs: one row per POST, with the receiver's status and
+// the first bytes of a non-2xx answer, for the dashboard. createWebhookPostRepo is the
+// WebhookPostRepo port (webhook-posts.port.ts), written once for both engines against a
+// Db; its retention purge is src/jobs/purges.repo.ts's.
 import { newId16 } from "../lib/ids.ts";
-import { newestFirst, toPage, type Page } from "../store/paging.ts";
-import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
-import type { Store } from "../store/store.ts";
+import type { Db } from "../store/db/db.ts";
+import { toFlag, toInt, toIntOrNull } from "../store/db/dialect.ts";
+import { newestFirst } from "../store/db/paging.ts";
+import { sql } from "../store/db/sql.ts";
+import { toPage } from "../store/paging.ts";
 import type { WebhookPost } from "./webhook-post.ts";
 import type { WebhookPostRepo } from "./webhook-posts.port.ts";
 
@@ -13,62 +15,37 @@ interface Row {
   id: string;
   outbound_account_id: string;
   batch_id: string;
-  events: number;
-  test: number;
-  status: number | null;
+  events: unknown;
+  test: unknown;
+  status: unknown;
   problem: string;
-  duration_ms: number;
-  created_at: number;
+  duration_ms: unknown;
+  created_at: unknown;
 }
 
-export function createWebhookPostRepo(store: Store): WebhookPostRepo {
-  const { db } = store;
-  const insert = db.query(
-    "INSERT INTO webhook_posts (id, outbound_account_id, batch_id, events, test, status, problem, duration_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-  );
+const fromRow = (r: Row): WebhookPost => ({
+  id: r.id,
+  outboundAccountId: r.outbound_account_id,
+  batchId: r.batch_id,
+  events: toInt(r.events, "webhook_posts.events"),
+  test: toFlag(r.test, "webhook_posts.test"),
+  status: toIntOrNull(r.status, "webhook_posts.status"),
+  problem: r.problem,
+  durationMs: toInt(r.duration_ms, "webhook_posts.duration_ms"),
+  createdAtMs: toInt(r.created_at, "webhook_posts.created_at"),
+});
+
+export function createWebhookPostRepo(db: Db): WebhookPostRepo {
   return {
-    record: async (p) =>
-      void insert.run(
-        newId16(),
-        p.outboundAccountId,
-        p.batchId,
-        p.events,
-        p.test ? 1 : 0,
-        p.status,
-        p.problem,
-        p.durationMs,
-        p.createdAtMs,
-      ),
-    async list(outboundAccountId, page): Promise<Page<WebhookPost>> {
-      const params: unknown[] = [outboundAccountId];
-      const { where, tail } = newestFirst(page, params);
-      const rows = db
-        .query(`SELECT * FROM webhook_posts WHERE outbound_account_id = ?${where}${tail}`)
-        .all(...(params as never[])) as Row[];
-      return toPage(
-        rows.map((r) => ({
-          id: r.id,
-          outboundAccountId: r.outbound_account_id,
-          batchId: r.batch_id,
-          events: r.events,
-          test: r.test === 1,
-          status: r.status,
-          problem: r.problem,
-          durationMs: r.duration_ms,
-          createdAtMs: r.created_at,
-        })),
-        page.limit,
-      );
+    async record(p) {
+      await db.run(sql`INSERT INTO webhook_posts (id, outbound_account_id, batch_id, events, test, status, problem, duration_ms, created_at)
+        VALUES (${newId16()}, ${p.outboundAccountId}, ${p.batchId}, ${p.events}, ${p.test}, ${p.status}, ${p.problem}, ${p.durationMs}, ${p.createdAtMs})`);
+    },
+    async list(outboundAccountId, page) {
+      const { where, tail } = newestFirst(page);
+      const rows = await db.all<Row>(sql`SELECT id, outbound_account_id, batch_id, events, test, status, problem, duration_ms, created_at
+        FROM webhook_posts WHERE outbound_account_id = ${outboundAccountId} ${where} ${tail}`);
+      return toPage(rows.map(fromRow), page.limit);
     },
   };
-}
-
-/** The retention purge (retention.webhook_posts): POSTs made before the cutoff. */
-export function createWebhookPostPurge(store: Store): Purge {
-  const db = store.logDb;
-  const window = db.query<WindowRow, [number, number]>(
-    "SELECT rowid, created_at AS at, 0 AS keep FROM webhook_posts WHERE rowid > ? ORDER BY rowid LIMIT ?",
-  );
-  const remove = db.query("DELETE FROM webhook_posts WHERE rowid IN (SELECT value FROM json_each(?))");
-  return rowidPurge(db, window, (rowids) => remove.run(rowids));
 }

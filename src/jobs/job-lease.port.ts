@@ -1,7 +1,7 @@
 // The port through which a periodic job that must run once per cluster (several nodes on
-// one store) takes its lease first, whatever the engine: SQLite (job-lease.repo.ts) and
-// PostgreSQL (job-lease.pg.repo.ts) implement it, and one contract test
-// (test/jobs/job-lease.contract.test.ts) runs the same cases on both. The holder is a
+// one store) takes its lease first, whatever the engine: job-lease.repo.ts implements it once for
+// SQLite and PostgreSQL, and one contract test (test/jobs/job-lease.contract.test.ts) runs
+// the same cases on both. The holder is a
 // node's cluster.node_id; the Scheduler (scheduler.ts) decides when to ask and for how long.
 
 /** Promise-returning on every engine: PostgreSQL answers over a socket, SQLite at once. */

@@ -1,26 +1,32 @@
-// SQL for job leases on SQLite: the JobLeaseRepo port (job-lease.port.ts). The same one
-// statement as on PostgreSQL (job-lease.pg.repo.ts): an upsert that changes the row only
-// when the lease is free, expired or already ours, and returns it only then.
-import type { Store } from "../store/store.ts";
+// SQL for job leases: the JobLeaseRepo port (job-lease.port.ts), written once for both
+// engines against a Db (src/store/db/db.ts). Several nodes ask at once, so taking a lease
+// is one statement: the INSERT takes a free lease; on the name's conflict the row is
+// changed only when its lease expired or is already ours; RETURNING gives a row only to the
+// node that got it. On PostgreSQL a second node racing waits on the first's row lock and
+// then sees its new expires_at, so it gets nothing; SQLite has one writer at a time.
+import type { Db } from "../store/db/db.ts";
+import { inList, sql } from "../store/db/sql.ts";
 import type { JobLeaseRepo } from "./job-lease.port.ts";
 
-export function createJobLeaseRepo(store: Store): JobLeaseRepo {
-  const db = store.db;
-  const hold = db.query<{ holder: string }, [string, string, number, number, string]>(
-    `INSERT INTO job_leases (name, holder, expires_at) VALUES (?1, ?2, ?3)
-     ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-     WHERE job_leases.expires_at <= ?4 OR job_leases.holder = ?5
-     RETURNING holder`,
-  );
-  // Held as tryHold says (expires_at > now); the job names as a JSON array.
-  const renew = db.query<{ name: string }, [number, string, string, number]>(
-    "UPDATE job_leases SET expires_at = ? WHERE holder = ? AND name IN (SELECT value FROM json_each(?)) AND expires_at > ? RETURNING name",
-  );
-  const del = db.query("DELETE FROM job_leases WHERE name = ? AND holder = ?");
+export function createJobLeaseRepo(db: Db): JobLeaseRepo {
   return {
-    tryHold: async (job, holder, nowMs, leaseMs) => hold.get(job, holder, nowMs + leaseMs, nowMs, holder) !== null,
-    renew: async (holder, jobs, nowMs, leaseMs) =>
-      jobs.length === 0 ? [] : renew.all(nowMs + leaseMs, holder, JSON.stringify(jobs), nowMs).map((r) => r.name),
-    release: async (job, holder) => void del.run(job, holder),
+    async tryHold(job, holder, nowMs, leaseMs) {
+      const rows = await db.all<{ holder: string }>(sql`
+        INSERT INTO job_leases (name, holder, expires_at) VALUES (${job}, ${holder}, ${nowMs + leaseMs})
+        ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+        WHERE job_leases.expires_at <= ${nowMs} OR job_leases.holder = ${holder}
+        RETURNING holder`);
+      return rows.length === 1;
+    },
+    async renew(holder, jobs, nowMs, leaseMs) {
+      if (jobs.length === 0) return [];
+      // Held as tryHold says (expires_at > now); the row lock orders it against a takeover.
+      const rows = await db.all<{ name: string }>(sql`UPDATE job_leases SET expires_at = ${nowMs + leaseMs}
+        WHERE holder = ${holder} AND ${inList("name", jobs)} AND expires_at > ${nowMs} RETURNING name`);
+      return rows.map((r) => r.name);
+    },
+    async release(job, holder) {
+      await db.run(sql`DELETE FROM job_leases WHERE name = ${job} AND holder = ${holder}`);
+    },
   };
 }

@@ -3,16 +3,19 @@
 // loop: PostgreSQL does the work in its own processes, and each window is a statement or a
 // short transaction on the pool, so there is no thread to hand them to.
 import type { SQL } from "bun";
-import { createPgDomainEventPurge } from "../domains/sending-domains.pg.repo.ts";
-import { createPgEventPurge, pgEventRetention } from "../events/events.pg.repo.ts";
 import { createPgOutboxPurge } from "../events/outbox.pg.repo.ts";
-import { createPgWebhookPostPurge } from "../events/webhook-posts.pg.repo.ts";
 import { createPgStatusPurge } from "../inbound/statuses/statuses.pg.repo.ts";
-import { createPgStsPurge } from "../outbound/delivery/mta-sts.pg.repo.ts";
 import { createPgOutboundPurge } from "../outbound/queue/purge.pg.repo.ts";
-import { createPgIdempotencyPurge } from "../outbound/sending/idempotency.pg.repo.ts";
-import { createPgStatsPurge } from "../stats/stats.pg.repo.ts";
 import type { Purge } from "../store/purge-window.ts";
+import {
+  createPgDomainEventPurge,
+  createPgEventPurge,
+  createPgIdempotencyPurge,
+  createPgStatsPurge,
+  createPgStsPurge,
+  createPgWebhookPostPurge,
+  pgEventRetention,
+} from "./purges.pg.repo.ts";
 import type { RetentionTable } from "./retention.ts";
 
 export function pgRetentionPurges(sql: SQL): Record<RetentionTable, Purge> {

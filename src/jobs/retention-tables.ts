@@ -2,17 +2,19 @@
 // webhook outbox, domain events, MTA-STS cache and idempotency keys each have their own SQL and their own
 // rule for what is still needed. Built from a store alone, so that the purge thread
 // (purge-worker.ts) can build them on its own connection.
-import { createDomainEventPurge } from "../domains/sending-domains.repo.ts";
-import { createEventPurge } from "../events/events.repo.ts";
 import { createOutboxPurge } from "../events/outbox.repo.ts";
-import { createWebhookPostPurge } from "../events/webhook-posts.repo.ts";
 import { createStatusPurge } from "../inbound/statuses/statuses.repo.ts";
-import { createStsPurge } from "../outbound/delivery/mta-sts.repo.ts";
-import { createIdempotencyPurge } from "../outbound/sending/idempotency.repo.ts";
 import { createOutboundPurge } from "../outbound/queue/purge.repo.ts";
 import { purgePorts } from "../outbound/queue/wiring.ts";
-import { createStatsPurge } from "../stats/stats.repo.ts";
 import type { Purge } from "../store/purge-window.ts";
+import {
+  createDomainEventPurge,
+  createEventPurge,
+  createIdempotencyPurge,
+  createStatsPurge,
+  createStsPurge,
+  createWebhookPostPurge,
+} from "./purges.repo.ts";
 import type { Store } from "../store/store.ts";
 import type { RetentionTable } from "./retention.ts";
 

@@ -1,5 +1,6 @@
 // Rate limits counted in PostgreSQL (the RateLimits port, rate-limit.ts), so nodes sharing
-// one database share each account's limit instead of each allowing it in full. The window
+// one database share each account's limit instead of each allowing it in full. PostgreSQL
+// only: on SQLite one process counts, exactly, in its own memory (RateLimiter). The window
 // is approximated from two fixed windows (rate-window.ts says how and why). A take is one
 // statement: the upsert of the current window's row counts the call only when the estimate
 // allows it, and the row lock it takes makes concurrent takes on every node queue for that

@@ -1,9 +1,9 @@
 // The port through which the dashboard's overview (api/stats.ts) reads the hourly counts
-// and the other features' tables it sums up, whatever the engine: SQLite (stats.repo.ts)
-// and PostgreSQL (stats.pg.repo.ts) implement it, and one contract test
+// and the other features' tables it sums up, whatever the engine: stats.repo.ts implements
+// it once for SQLite and PostgreSQL, and one contract test
 // (test/stats/stats-repo.contract.test.ts) runs the same cases on both. The counts are
-// written inside the transaction that stores what they count (countInto / pgCountInto),
-// not through this port.
+// written inside the transaction that stores what they count (countInto, a Script), not
+// through this port.
 import type { Count, Series } from "./hourly.ts";
 
 /** One hour's count of a series' key. */

@@ -10,7 +10,8 @@ import { PgValueError } from "./pg-values.ts";
 /** A template literal's strings (sql`...`), as opposed to a helper call (sql(values)). */
 const isTemplate = (first: unknown): boolean => Array.isArray(first) && Object.hasOwn(first, "raw");
 
-function refuseNul(values: readonly unknown[], what: string): void {
+/** Throws PgValueError when one of `values` holds NUL (U+0000), naming it (`what` 1, 2...). */
+export function refuseNul(values: readonly unknown[], what: string): void {
   for (let i = 0; i < values.length; i++) {
     const path = nulPath(values[i]);
     if (path !== null)

@@ -5,6 +5,8 @@ import { chmodSync, closeSync, mkdirSync, openSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../lib/logger.ts";
 import { loadOrCreateKey, secretBox, type SecretBox } from "../lib/secret-key.ts";
+import type { Db } from "./db/db.ts";
+import { sqliteDb } from "./db/sqlite-db.ts";
 import { MIGRATIONS, PRE_RELEASE_FIRST_MIGRATION, type Migration } from "./migrations/index.ts";
 
 export class StoreError extends Error {
@@ -20,6 +22,10 @@ export interface Store {
    * rows go through `db` with synchronous=FULL.
    */
   readonly logDb: Database;
+  /** `db` as the Db the engine-neutral repositories take (db/db.ts). */
+  readonly main: Db;
+  /** `logDb` as a Db: for what may take the cheaper durable path (claims, logs). */
+  readonly log: Db;
   readonly path: string;
   /** Encrypts the secrets repositories keep (passwords, keys), under data_dir/keys/secrets.key. */
   readonly secrets: SecretBox;
@@ -80,6 +86,8 @@ export function openStore(dataDir: string, migrations: readonly Migration[] = MI
   return {
     db,
     logDb,
+    main: sqliteDb(db),
+    log: sqliteDb(logDb),
     path,
     secrets,
     tx: <T>(fn: () => T): T => db.transaction(fn).immediate(),

@@ -9,9 +9,9 @@ import { openStore, SECRETS_KEY } from "../store/store.ts";
 import { parsePostgresUrl } from "../store/store-url.ts";
 import { loadConfigured } from "./sources.ts";
 import { tlsStatusText } from "./status-text.ts";
-import { createPgTlsStateRepo } from "./tls-store.pg.repo.ts";
 import { TlsStore } from "./tls-store.port.ts";
-import { sqliteTlsStore } from "./tls-store.repo.ts";
+import { createTlsStateRepo, sqliteTlsStore } from "./tls-store.repo.ts";
+import { pgDb } from "../store/db/pg-db.ts";
 
 export async function tlsStatusCommand(config: Config, nowMs: number): Promise<{ text: string; ok: boolean }> {
   let close: () => Promise<void> = async () => {};
@@ -25,7 +25,7 @@ export async function tlsStatusCommand(config: Config, nowMs: number): Promise<{
     const sql = new SQL(url, { max: 1, connectionTimeout: Math.ceil(config.store.connectTimeoutMs / 1000) });
     close = () => sql.close();
     return new TlsStore(
-      createPgTlsStateRepo(sql),
+      createTlsStateRepo(pgDb(sql)),
       secretBox(() => loadOrCreateKey(config.dataDir, SECRETS_KEY)),
       () => nowMs,
     );

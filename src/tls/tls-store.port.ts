@@ -1,6 +1,5 @@
-// The port through which ACME's state is kept, whatever the engine: SQLite
-// (tls-store.repo.ts) and PostgreSQL (tls-store.pg.repo.ts) implement TlsStateRepo, and
-// one contract test (test/tls/tls-store.contract.test.ts) runs the same cases on both.
+// The port through which ACME's state is kept, whatever the engine: tls-store.repo.ts
+// implements TlsStateRepo once for SQLite and PostgreSQL, and one contract test (test/tls/tls-store.contract.test.ts) runs the same cases on both.
 // Kept in the store rather than under data_dir/tls so that every node on one database
 // serves the same certificate and any node answers the CA's HTTP-01 request. TlsStore is
 // what the rest of src/tls uses: named values in the feature's own types, private keys

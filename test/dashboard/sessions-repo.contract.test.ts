@@ -1,13 +1,12 @@
-// The SessionRepo contract, run on both engines: SQLite (createSessionRepo, a store in a
-// temp data dir) and PostgreSQL (createPgSessionRepo, a throwaway server with the postgres
-// migration history applied). The same cases, the same expectations: a session reads back
+// The SessionRepo contract, run on both engines: createSessionRepo on SQLite (a store in a
+// temp data dir) and on PostgreSQL (a throwaway server with the postgres migration history
+// applied). The same cases, the same expectations: a session reads back
 // field for field with the same JS types (admin a boolean, milliseconds numbers, never
 // the strings PostgreSQL's BIGINT arrives as), lookups match the whole hash only, touch,
 // remove and removeExpired change only what they name. A repository that diverges from
 // the other fails here.
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import type { DashboardSession } from "../../src/dashboard/session.ts";
-import { createPgSessionRepo } from "../../src/dashboard/sessions.pg.repo.ts";
 import { sessionIdHash, type SessionRepo } from "../../src/dashboard/sessions.port.ts";
 import { createSessionRepo } from "../../src/dashboard/sessions.repo.ts";
 import { type EngineHandle, STORE_ENGINES, type StoreEngine } from "../helpers/engines.ts";
@@ -19,7 +18,7 @@ interface Opened {
 
 const open = async (engine: StoreEngine): Promise<Opened> => {
   const handle = await engine.open();
-  return { handle, repo: handle.kind === "sqlite" ? createSessionRepo(handle.store) : createPgSessionRepo(handle.sql) };
+  return { handle, repo: createSessionRepo(handle.db) };
 };
 
 // Past 2^32 ms (as Date.now() is), so a 32-bit column or binding would show; the last

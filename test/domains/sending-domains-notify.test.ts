@@ -10,15 +10,16 @@ import { randomBytes } from "node:crypto";
 import { senderDomains } from "../../src/domains/sender-domains.ts";
 import type { CheckOutcome } from "../../src/domains/sending-domain.ts";
 import {
-  createPgSendingDomainRepo,
+  createSendingDomainRepo,
   listenForSendingDomainChanges,
   SENDING_DOMAIN_CHANGES_CHANNEL,
-} from "../../src/domains/sending-domains.pg.repo.ts";
+} from "../../src/domains/sending-domains.repo.ts";
+import { pgDb } from "../../src/store/db/pg-db.ts";
 import { SENDING_DOMAIN_CACHE_MAX_AGE_MS, type SendingDomainRepo } from "../../src/domains/sending-domains.port.ts";
 import { DomainService } from "../../src/domains/service.ts";
 import { silentLogger } from "../../src/lib/logger.ts";
 import type { SenderDomains } from "../../src/outbound/sending/sender-domains.ts";
-import type { ChannelSubscription } from "../../src/store/pg-notify.ts";
+import { type ChannelSubscription, subscribe } from "../../src/store/pg-notify.ts";
 import { STORE_ENGINES, type EngineHandle } from "../helpers/engines.ts";
 import { cutListeners, noticeSettler } from "../helpers/pg-notices.ts";
 import { eventually } from "../helpers/sink.ts";
@@ -57,7 +58,7 @@ interface Node {
 
 function node(url: string): Node {
   const sql = new SQL(url, { max: 2 });
-  const repo = createPgSendingDomainRepo(sql);
+  const repo = createSendingDomainRepo(pgDb(sql));
   const clock = { ms: NOW_MS, nowMs: () => clock.ms };
   const service = new DomainService({
     repo,
@@ -95,7 +96,7 @@ describe("sending-domain changes across two nodes on one PostgreSQL", () => {
     if (handle.kind === "postgres") url = handle.url;
     [a, b] = [node(url), node(url)];
     const caches = b.service;
-    b.subscription = await listenForSendingDomainChanges(b.sql, {
+    b.subscription = await listenForSendingDomainChanges((c, m, r) => subscribe(b.sql, c, m, r), {
       forget: (id) => (b.heard.push(id), caches.forget(id)),
       forgetAll: () => (b.heard.push("*"), caches.forgetAll()),
     });

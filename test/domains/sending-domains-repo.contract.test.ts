@@ -1,6 +1,6 @@
-// The SendingDomainRepo contract, run on both engines: SQLite (createSendingDomainRepo, a
-// store in a temp data dir) and PostgreSQL (createPgSendingDomainRepo, a throwaway server
-// with the postgres migration history applied). The same cases, the same expectations: a
+// The SendingDomainRepo contract, run on both engines: createSendingDomainRepo on SQLite (a
+// store in a temp data dir) and on PostgreSQL (a throwaway server with the postgres
+// migration history applied). The same cases, the same expectations: a
 // domain reads back field for field with the same JS types (flags booleans, times numbers
 // or null, never PostgreSQL's BIGINT strings), its encrypted DKIM keys unchanged and
 // decryptable; reads see one account's live domains only; a live domain is taken once per
@@ -10,7 +10,6 @@ import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { decryptSecret, encryptSecret } from "../../src/domains/keys.ts";
 import { SendingDomainTakenError, type CheckOutcome, type SendingDomain } from "../../src/domains/sending-domain.ts";
-import { createPgSendingDomainRepo } from "../../src/domains/sending-domains.pg.repo.ts";
 import type { SendingDomainRepo } from "../../src/domains/sending-domains.port.ts";
 import { createSendingDomainRepo } from "../../src/domains/sending-domains.repo.ts";
 import { type EngineHandle, POSTGRES_LINGUISTIC, STORE_ENGINES, type StoreEngine } from "../helpers/engines.ts";
@@ -24,7 +23,7 @@ interface Opened {
 
 const open = async (engine: StoreEngine): Promise<Opened> => {
   const handle = await engine.open();
-  const repo = handle.kind === "sqlite" ? createSendingDomainRepo(handle.store) : createPgSendingDomainRepo(handle.sql);
+  const repo = createSendingDomainRepo(handle.db);
   const changes: string[] = [];
   repo.onChange((id) => changes.push(id));
   return { handle, repo, changes };

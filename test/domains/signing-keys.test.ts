@@ -95,7 +95,7 @@ describe("DomainService with its repository: the cached domain and keys follow e
   test("a deleted domain is neither found nor signed with, and its keys leave memory", async () => {
     const dir = tempDir();
     const store = openStore(dir.path);
-    const repo = createSendingDomainRepo(store);
+    const repo = createSendingDomainRepo(store.main);
     const config = { domains: { recheckUnverifiedMs: 60_000, recheckVerifiedMs: 60_000, graceMs: 60_000 } } as never;
     const service = new DomainService({
       repo,

@@ -16,7 +16,8 @@ import { ACCOUNT_A, ACCOUNT_B, testConfigToml } from "../helpers/fixtures.ts";
 import { hashSecret } from "../../src/auth/secrets.ts";
 import { secretBox } from "../../src/lib/secret-key.ts";
 import { HEALTH_STALE_AFTER_MS } from "../../src/store/engine/pg-health.ts";
-import { createPgTlsStateRepo } from "../../src/tls/tls-store.pg.repo.ts";
+import { createTlsStateRepo } from "../../src/tls/tls-store.repo.ts";
+import { pgDb } from "../../src/store/db/pg-db.ts";
 import { TlsStore } from "../../src/tls/tls-store.port.ts";
 import { makeSelfSignedCert } from "../helpers/certs.ts";
 import { scrapeMetrics } from "../helpers/metrics.ts";
@@ -141,7 +142,7 @@ describe("two nodes on one PostgreSQL", () => {
     // certificate check is then a quick look, one per tls.check_interval, never an order.
     const { certFile, keyFile } = makeSelfSignedCert(dir.path, "mx.postroom.test", "cluster", 90);
     const secrets = secretBox(() => readFileSync(join(dir.path, "keys", "secrets.key")));
-    await new TlsStore(createPgTlsStateRepo(sql), secrets, Date.now).saveCertificate({
+    await new TlsStore(createTlsStateRepo(pgDb(sql)), secrets, Date.now).saveCertificate({
       cert: readFileSync(certFile, "utf8"),
       key: readFileSync(keyFile, "utf8"),
     });

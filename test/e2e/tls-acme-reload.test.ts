@@ -36,7 +36,7 @@ test("a node without the check-certificate lease serves the certificate the hold
   // The other node: holds the lease for an hour, and has stored the certificate in use.
   const otherNode = openStore(dataDir);
   try {
-    expect(await createJobLeaseRepo(otherNode).tryHold("check-certificate", "node-elsewhere", Date.now(), 3_600_000)).toBe(true);
+    expect(await createJobLeaseRepo(otherNode.main).tryHold("check-certificate", "node-elsewhere", Date.now(), 3_600_000)).toBe(true);
     await sqliteTlsStore(otherNode, Date.now).saveCertificate(first);
 
     const lines: string[] = [];

@@ -1,6 +1,6 @@
-// The EventRepo contract (events.port.ts), run on both engines: SQLite (createEventRepo)
-// and PostgreSQL (createPgEventRepo, whose record is pgRecordEvents, the queue's event log
-// on PostgreSQL, in a transaction of its own). The same cases: events read back field for
+// The EventRepo contract (events.port.ts), run on both engines: createEventRepo on SQLite
+// and on PostgreSQL (its record is recordEvents, the queue's event log, in a transaction
+// of its own). The same cases: events read back field for
 // field with the same JS types (times and seq numbers, details as stored), oldest first
 // across calls; only the asked recipients' events; each visible event queued for its own
 // outbound account's webhook, internal kinds and `webhook: false` never.

@@ -5,7 +5,7 @@
 // moment, and each message's events are acknowledged in the order they were recorded.
 import { SQL } from "bun";
 import { afterAll, beforeAll, expect } from "bun:test";
-import { createPgEventRepo } from "../../src/events/events.pg.repo.ts";
+import { createEventRepo } from "../../src/events/events.repo.ts";
 import type { MessageEvent, NewEvent } from "../../src/events/message-event.ts";
 import { createPgOutboxRepo } from "../../src/events/outbox.pg.repo.ts";
 import { type EngineHandle, STORE_ENGINES } from "../helpers/engines.ts";
@@ -30,7 +30,7 @@ PG.test(
   async () => {
     if (handle.kind !== "postgres") throw new Error("PostgreSQL expected");
     const { url } = handle;
-    const events = createPgEventRepo(handle.sql);
+    const events = createEventRepo(handle.db);
     const recorded: MessageEvent[] = [];
     for (let a = 0; a < ACCOUNTS; a++) {
       const messages = Array.from({ length: MESSAGES_PER_ACCOUNT }, (_, m) => `m${a}-${m}`);

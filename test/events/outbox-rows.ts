@@ -2,7 +2,6 @@
 // engine: the outbox row takes its accounts from the event's message and its address from
 // the event's recipient, so a test stores those first (the columns the events feature does
 // not read get fixed values).
-import { createPgEventRepo } from "../../src/events/events.pg.repo.ts";
 import type { EventRepo } from "../../src/events/events.port.ts";
 import { createEventRepo } from "../../src/events/events.repo.ts";
 import { createPgOutboxRepo } from "../../src/events/outbox.pg.repo.ts";
@@ -31,8 +30,8 @@ export interface OpenedEvents {
 export async function openEvents(engine: StoreEngine): Promise<OpenedEvents> {
   const handle = await engine.open();
   return handle.kind === "sqlite"
-    ? { handle, events: createEventRepo(handle.store), outbox: createOutboxRepo(handle.store) }
-    : { handle, events: createPgEventRepo(handle.sql), outbox: createPgOutboxRepo(handle.sql) };
+    ? { handle, events: createEventRepo(handle.db), outbox: createOutboxRepo(handle.store) }
+    : { handle, events: createEventRepo(handle.db), outbox: createPgOutboxRepo(handle.sql) };
 }
 
 export async function addMessage(h: EngineHandle, m: SentMessage): Promise<void> {

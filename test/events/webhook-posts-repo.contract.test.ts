@@ -1,12 +1,11 @@
-// The WebhookPostRepo contract, run on both engines: SQLite (createWebhookPostRepo) and
-// PostgreSQL (createPgWebhookPostRepo, a throwaway server with the postgres migrations).
+// The WebhookPostRepo contract, run on both engines: createWebhookPostRepo on SQLite and on
+// PostgreSQL (a throwaway server with the postgres migrations).
 // The same cases: a POST reads back field for field with the same JS types (test a
 // boolean, a missing status null, counts and milliseconds numbers); a list holds one
 // outbound account's POSTs only, newest first with ties in id order; limit, hasMore,
 // cursors (strictly older, ties split across pages) and offsets page the same way.
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import type { WebhookPost } from "../../src/events/webhook-post.ts";
-import { createPgWebhookPostRepo } from "../../src/events/webhook-posts.pg.repo.ts";
 import type { WebhookPostRepo } from "../../src/events/webhook-posts.port.ts";
 import { createWebhookPostRepo } from "../../src/events/webhook-posts.repo.ts";
 import type { PageRequest } from "../../src/store/paging.ts";
@@ -19,7 +18,7 @@ interface Opened {
 
 const open = async (engine: StoreEngine): Promise<Opened> => {
   const handle = await engine.open();
-  return { handle, repo: handle.kind === "sqlite" ? createWebhookPostRepo(handle.store) : createPgWebhookPostRepo(handle.sql) };
+  return { handle, repo: createWebhookPostRepo(handle.db) };
 };
 
 // Past 2^32 ms, so a 32-bit column or binding would show.

@@ -7,6 +7,8 @@ import { SQL } from "bun";
 import { test } from "bun:test";
 import { POSTGRES_MIGRATIONS } from "../../src/store/migrations/postgres/index.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
+import type { Db } from "../../src/store/db/db.ts";
+import { pgDb } from "../../src/store/db/pg-db.ts";
 import { guardNul } from "../../src/store/pg-nul-guard.ts";
 import { postgresAvailable, startPostgres } from "./postgres.ts";
 import { tempDir } from "./tmp.ts";
@@ -17,6 +19,10 @@ export type EngineHandle = (
   | { kind: "sqlite"; store: Store; sql?: undefined }
   | { kind: "postgres"; sql: SQL; url: string; store?: undefined }
 ) & {
+  /** The engine as the engine-neutral repositories take it (src/store/db/db.ts). */
+  db: Db;
+  /** The Db for the cheaper durable path (SQLite's second connection; the same pool on PostgreSQL). */
+  logDb: Db;
   /** Deletes every row of these tables (children first). */
   clear(tables: readonly string[]): Promise<void>;
   close(): Promise<void>;
@@ -46,6 +52,8 @@ export const STORE_ENGINES: StoreEngine[] = [
       return {
         kind: "sqlite",
         store,
+        db: store.main,
+        logDb: store.log,
         clear: async (tables) => {
           for (const t of tables) store.db.run(`DELETE FROM ${quoted(t)}`);
         },
@@ -92,9 +100,12 @@ async function openPostgres(icuLocale: string | null): Promise<EngineHandle> {
   // As the appliance opens it: a NUL bound for the database fails here, naming the value.
   const sql = guardNul(new SQL(url, { max: 2 }));
   for (const m of POSTGRES_MIGRATIONS) await sql.begin((tx) => tx.unsafe(m.sql));
+  const db = pgDb(sql);
   return {
     kind: "postgres",
     sql,
+    db,
+    logDb: db,
     /** For a test's own clients (its own pool, e.g. many connections racing). */
     url,
     clear: async (tables) => {

@@ -3,10 +3,8 @@
 import type { Address } from "../../src/inbound/addresses/address.ts";
 import type { CustomDomain } from "../../src/inbound/addresses/custom-domain.ts";
 import type { AddressRepo } from "../../src/inbound/addresses/addresses.port.ts";
-import { createPgAddressRepo } from "../../src/inbound/addresses/addresses.pg.repo.ts";
 import { createAddressRepo } from "../../src/inbound/addresses/addresses.repo.ts";
 import type { CustomDomainRepo } from "../../src/inbound/addresses/custom-domains.port.ts";
-import { createPgCustomDomainRepo } from "../../src/inbound/addresses/custom-domains.pg.repo.ts";
 import { createCustomDomainRepo } from "../../src/inbound/addresses/custom-domains.repo.ts";
 import { secretBox } from "../../src/lib/secret-key.ts";
 import type { EngineHandle, StoreEngine } from "../helpers/engines.ts";
@@ -35,8 +33,8 @@ export async function openInboundRepos(engine: StoreEngine): Promise<InboundRepo
     return {
       handle,
       clock,
-      addresses: createAddressRepo(store, nowMs),
-      customDomains: createCustomDomainRepo(store),
+      addresses: createAddressRepo(handle.db, store.secrets, nowMs),
+      customDomains: createCustomDomainRepo(handle.db, store.secrets),
       stored: async (table, id) => store.db.query<Record<string, unknown>, [string]>(`SELECT * FROM ${table} WHERE id = ?`).get(id),
     };
   }
@@ -46,8 +44,8 @@ export async function openInboundRepos(engine: StoreEngine): Promise<InboundRepo
   return {
     handle,
     clock,
-    addresses: createPgAddressRepo(sql, secrets, nowMs),
-    customDomains: createPgCustomDomainRepo(sql, secrets),
+    addresses: createAddressRepo(handle.db, secrets, nowMs),
+    customDomains: createCustomDomainRepo(handle.db, secrets),
     stored: async (table, id) => {
       const rows: Record<string, unknown>[] = await sql`SELECT * FROM ${sql(table)} WHERE id = ${id}`;
       return rows[0] ?? null;

@@ -1,11 +1,10 @@
 // The job_leases table on a store engine for the lease tests: the engine opened (for
 // clear and close) and the repository of that engine on it.
-import { createPgJobLeaseRepo } from "../../src/jobs/job-lease.pg.repo.ts";
 import type { JobLeaseRepo } from "../../src/jobs/job-lease.port.ts";
 import { createJobLeaseRepo } from "../../src/jobs/job-lease.repo.ts";
 import type { EngineHandle, StoreEngine } from "../helpers/engines.ts";
 
 export async function openJobLeases(engine: StoreEngine): Promise<{ handle: EngineHandle; repo: JobLeaseRepo }> {
   const handle = await engine.open();
-  return { handle, repo: handle.kind === "sqlite" ? createJobLeaseRepo(handle.store) : createPgJobLeaseRepo(handle.sql) };
+  return { handle, repo: createJobLeaseRepo(handle.db) };
 }

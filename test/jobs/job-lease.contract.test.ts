@@ -1,12 +1,13 @@
-// The JobLeaseRepo contract, run on both engines: SQLite (createJobLeaseRepo) and
-// PostgreSQL (createPgJobLeaseRepo, a throwaway server with the postgres migrations). A
+// The JobLeaseRepo contract, run on both engines: createJobLeaseRepo on SQLite and on
+// PostgreSQL (a throwaway server with the postgres migrations). A
 // lease goes to one holder at a time: a second holder is refused while it runs, takes it
 // once it expired, the holder renews it, its release frees it, another's release does
 // nothing. On PostgreSQL, many nodes (connections) asking at the same moment, for a free
 // lease and for an expired one, leave exactly one of them holding it.
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import { SQL } from "bun";
-import { createPgJobLeaseRepo } from "../../src/jobs/job-lease.pg.repo.ts";
+import { createJobLeaseRepo } from "../../src/jobs/job-lease.repo.ts";
+import { pgDb } from "../../src/store/db/pg-db.ts";
 import type { JobLeaseRepo } from "../../src/jobs/job-lease.port.ts";
 import { type EngineHandle, STORE_ENGINES } from "../helpers/engines.ts";
 import { openJobLeases } from "./job-lease-engines.ts";
@@ -87,7 +88,7 @@ describe.each(STORE_ENGINES)("JobLeaseRepo on $name", (engine) => {
       if (handle?.kind !== "postgres") throw new Error("not PostgreSQL");
       const pool = new SQL(handle.url, { max: NODES });
       try {
-        const nodes = createPgJobLeaseRepo(pool);
+        const nodes = createJobLeaseRepo(pgDb(pool));
         // Every connection open first, so the attempts meet at the server, not in the pool.
         await Promise.all(Array.from({ length: NODES }, () => pool`SELECT pg_sleep(0.05)`));
         const winners: number[] = [];

@@ -7,7 +7,7 @@ import { SQL } from "bun";
 import { describe, expect } from "bun:test";
 import { pgRetentionPurges } from "../../src/jobs/retention-tables.pg.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
-import { createPgStsRepo } from "../../src/outbound/delivery/mta-sts.pg.repo.ts";
+import { createStsRepo } from "../../src/outbound/delivery/mta-sts.repo.ts";
 import { STORE_ENGINES } from "../helpers/engines.ts";
 import { DAY, T0 } from "./retention-rows.ts";
 
@@ -21,7 +21,7 @@ describe("retention purge on PostgreSQL with another node writing", () => {
       if (h.kind !== "postgres") throw new Error("not PostgreSQL");
       const other = new SQL(h.url, { max: 1 });
       try {
-        const sts = createPgStsRepo(h.sql, new ManualClock(T0));
+        const sts = createStsRepo(h.db, new ManualClock(T0));
         const policy = (id: string, expiresAtMs: number) => ({
           id,
           mode: "enforce" as const,

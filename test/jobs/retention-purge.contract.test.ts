@@ -10,14 +10,11 @@
 // tables, exactly the rows past their retention are gone on both engines, and the two
 // engines hold the same rows; a second run finds nothing.
 import { afterAll, describe, expect } from "bun:test";
-import { createPgSendingDomainRepo } from "../../src/domains/sending-domains.pg.repo.ts";
 import { createSendingDomainRepo } from "../../src/domains/sending-domains.repo.ts";
-import { createPgEventRepo, pgRecordEvents } from "../../src/events/events.pg.repo.ts";
-import { createEventRepo } from "../../src/events/events.repo.ts";
+import { createEventRepo, recordEvents } from "../../src/events/events.repo.ts";
 import type { NewEvent } from "../../src/events/message-event.ts";
 import { createPgOutboxRepo } from "../../src/events/outbox.pg.repo.ts";
 import { createOutboxRepo } from "../../src/events/outbox.repo.ts";
-import { createPgWebhookPostRepo } from "../../src/events/webhook-posts.pg.repo.ts";
 import { createWebhookPostRepo } from "../../src/events/webhook-posts.repo.ts";
 import { createPgStatusRepo } from "../../src/inbound/statuses/statuses.pg.repo.ts";
 import { createStatusRepo } from "../../src/inbound/statuses/statuses.repo.ts";
@@ -27,13 +24,13 @@ import { retentionPurges } from "../../src/jobs/retention-tables.ts";
 import { pgRetentionPurges } from "../../src/jobs/retention-tables.pg.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/logger.ts";
-import { createPgStsRepo } from "../../src/outbound/delivery/mta-sts.pg.repo.ts";
 import { createStsRepo } from "../../src/outbound/delivery/mta-sts.repo.ts";
 import { createPgQueueLeases } from "../../src/outbound/queue/queue.pg.repo.ts";
 import { createOutboundRepo } from "../../src/outbound/queue/queue.repo.ts";
 import { queuePorts } from "../../src/outbound/queue/wiring.ts";
-import { createPgIdempotencyRepo, pgRecordAnswer } from "../../src/outbound/sending/idempotency.pg.repo.ts";
-import { createIdempotencyRepo } from "../../src/outbound/sending/idempotency.repo.ts";
+import { createIdempotencyRepo, recordAnswer } from "../../src/outbound/sending/idempotency.repo.ts";
+import { pgTxDb } from "../../src/store/db/pg-db.ts";
+import { runOn } from "../../src/store/db/script.ts";
 import { type EngineHandle, STORE_ENGINES } from "../helpers/engines.ts";
 import { queuedMessage, queuedRecipient } from "../helpers/queue-rows.ts";
 import { DAY, DEFAULTS, sendingDomain, status, T0 } from "./retention-rows.ts";
@@ -68,12 +65,12 @@ function openRepos(h: EngineHandle, clock: ManualClock) {
     return {
       statuses: createStatusRepo(store),
       queue: createOutboundRepo(store, queuePorts(store)),
-      events: createEventRepo(store),
+      events: createEventRepo(h.db),
       outbox: createOutboxRepo(store),
-      domains: createSendingDomainRepo(store),
-      sts: createStsRepo(store, clock),
-      keys: createIdempotencyRepo(store),
-      posts: createWebhookPostRepo(store),
+      domains: createSendingDomainRepo(h.db),
+      sts: createStsRepo(h.db, clock),
+      keys: createIdempotencyRepo(h.logDb),
+      posts: createWebhookPostRepo(h.db),
       purges: retentionPurges(store),
       rows: async (query: string) => store.db.query(query).all() as Record<string, unknown>[],
     };
@@ -85,16 +82,16 @@ function openRepos(h: EngineHandle, clock: ManualClock) {
   return {
     statuses: createPgStatusRepo(sql),
     queue: createPgQueueLeases(sql, {
-      events: { record: pgRecordEvents },
+      events: { record: (tx, events, opts) => runOn(pgTxDb(tx), recordEvents(events, opts)) },
       suppressions: { suppress },
-      answers: { record: pgRecordAnswer },
+      answers: { record: (tx, answer, nowMs) => runOn(pgTxDb(tx), recordAnswer(answer, nowMs)) },
     }),
-    events: createPgEventRepo(sql),
+    events: createEventRepo(h.db),
     outbox: createPgOutboxRepo(sql),
-    domains: createPgSendingDomainRepo(sql),
-    sts: createPgStsRepo(sql, clock),
-    keys: createPgIdempotencyRepo(sql),
-    posts: createPgWebhookPostRepo(sql),
+    domains: createSendingDomainRepo(h.db),
+    sts: createStsRepo(h.db, clock),
+    keys: createIdempotencyRepo(h.logDb),
+    posts: createWebhookPostRepo(h.db),
     purges: pgRetentionPurges(sql),
     rows: async (query: string) => (await sql.unsafe(query)) as Record<string, unknown>[],
   };

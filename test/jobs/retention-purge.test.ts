@@ -13,6 +13,7 @@ import { retentionPurges } from "../../src/jobs/retention-tables.ts";
 import { ManualClock } from "../../src/lib/clock.ts";
 import { silentLogger } from "../../src/lib/logger.ts";
 import { createIdempotencyRepo, recordAnswer } from "../../src/outbound/sending/idempotency.repo.ts";
+import { runSync } from "../../src/store/db/script.ts";
 import { createStsRepo } from "../../src/outbound/delivery/mta-sts.repo.ts";
 import { createOutboundRepo } from "../../src/outbound/queue/queue.repo.ts";
 import { queuePorts } from "../../src/outbound/queue/wiring.ts";
@@ -29,7 +30,7 @@ function setUp(settings: RetentionSettings = DEFAULTS) {
   const clock = new ManualClock(T0);
   const statuses = createStatusRepo(store);
   const outbox = createOutboxRepo(store);
-  const sendingDomains = createSendingDomainRepo(store);
+  const sendingDomains = createSendingDomainRepo(store.main);
   const outbound = createOutboundRepo(store, queuePorts(store));
   const purges = retentionPurges(store);
   const current = { settings };
@@ -92,7 +93,7 @@ describe("one run", () => {
         },
         [{ kind: "checked", details: {} }],
       );
-    const sts = createStsRepo(s.store, clock);
+    const sts = createStsRepo(s.store.main, clock);
     const policy = (id: string, expiresAtMs: number) => ({
       id,
       mode: "enforce" as const,
@@ -101,11 +102,11 @@ describe("one run", () => {
       expiresAtMs,
     });
 
-    const keys = createIdempotencyRepo(s.store);
+    const keys = createIdempotencyRepo(s.store.log);
     const answeredKey = async (key: string) => {
       const ref = { outboundAccountId: "o", scope: "api" as const, key };
       await keys.claim(ref, clock.nowMs(), DAY);
-      recordAnswer(s.store.db, { ...ref, requestSha256: "0".repeat(64), answer: "{}" }, clock.nowMs());
+      runSync(s.store.db, recordAnswer({ ...ref, requestSha256: "0".repeat(64), answer: "{}" }, clock.nowMs()));
     };
 
     // Day 0: the old rows.

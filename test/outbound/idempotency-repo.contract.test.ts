@@ -1,15 +1,15 @@
-// The IdempotencyRepo contract, run on both engines: SQLite (createIdempotencyRepo) and
-// PostgreSQL (createPgIdempotencyRepo, a throwaway server with the postgres migrations).
-// The same cases: a key is claimed, then in flight, then answered (the answer stored by
-// recordAnswer / pgRecordAnswer, as the queue's transaction does); keys of other outbound
+// The IdempotencyRepo contract, run on both engines: createIdempotencyRepo on SQLite and on
+// PostgreSQL (a throwaway server with the postgres migrations). The same cases: a key is
+// claimed, then in flight, then answered (the answer stored by recordAnswer, as the queue's
+// transaction does); keys of other outbound
 // accounts and scopes are other keys; a key past its keeping time is claimed afresh;
 // release gives up claims only; dropUnanswered keeps answers. And what several nodes need
 // (issue 21): of claims of one key made at the same time, exactly one gets "claim".
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import { ABANDONED_CLAIM_MS, type KeyAnswer, type KeyRef } from "../../src/outbound/sending/idempotency.ts";
 import type { IdempotencyRepo } from "../../src/outbound/sending/idempotency.port.ts";
-import { createPgIdempotencyRepo, pgRecordAnswer } from "../../src/outbound/sending/idempotency.pg.repo.ts";
 import { createIdempotencyRepo, recordAnswer } from "../../src/outbound/sending/idempotency.repo.ts";
+import { runOn, runSync } from "../../src/store/db/script.ts";
 import { type EngineHandle, STORE_ENGINES, type StoreEngine } from "../helpers/engines.ts";
 
 interface Opened {
@@ -23,10 +23,9 @@ const open = async (engine: StoreEngine): Promise<Opened> => {
   const handle = await engine.open();
   if (handle.kind === "sqlite") {
     const store = handle.store;
-    return { handle, repo: createIdempotencyRepo(store), answer: async (a, nowMs) => recordAnswer(store.db, a, nowMs) };
+    return { handle, repo: createIdempotencyRepo(handle.logDb), answer: async (a, nowMs) => runSync(store.db, recordAnswer(a, nowMs)) };
   }
-  const sql = handle.sql;
-  return { handle, repo: createPgIdempotencyRepo(sql), answer: (a, nowMs) => pgRecordAnswer(sql, a, nowMs) };
+  return { handle, repo: createIdempotencyRepo(handle.logDb), answer: (a, nowMs) => runOn(handle.db, recordAnswer(a, nowMs)) };
 };
 
 // Past 2^32 ms, so a 32-bit column or binding would show.

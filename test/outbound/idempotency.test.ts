@@ -3,6 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { ABANDONED_CLAIM_MS, findKey, idempotencyKeyOf, type KeyFinding, type StoredKey } from "../../src/outbound/sending/idempotency.ts";
 import { createIdempotencyRepo, idempotencyAtStart, recordAnswer } from "../../src/outbound/sending/idempotency.repo.ts";
+import { runSync } from "../../src/store/db/script.ts";
 import type { KeyRef } from "../../src/outbound/sending/idempotency.ts";
 import { openStore } from "../../src/store/store.ts";
 import { tempDirsPerTest } from "../helpers/tmp.ts";
@@ -78,13 +79,13 @@ describe("at start-up (SQLite, one process per data dir)", () => {
   test("claims without an answer are dropped before the repository is handed out (their requests are gone); answers stay", async () => {
     const dir = newDir();
     const before = openStore(dir);
-    const keys = createIdempotencyRepo(before);
+    const keys = createIdempotencyRepo(before.log);
     await keys.claim(ref, NOW, DAY);
     await keys.claim({ ...ref, key: "answered" }, NOW, DAY);
-    recordAnswer(before.db, { ...ref, key: "answered", requestSha256: "ab", answer: "{}" }, NOW);
+    runSync(before.db, recordAnswer({ ...ref, key: "answered", requestSha256: "ab", answer: "{}" }, NOW));
     before.close();
     const after = openStore(dir);
-    const again = idempotencyAtStart(after);
+    const again = await idempotencyAtStart(after.log);
     expect(await again.claim(ref, NOW, DAY)).toEqual({ kind: "claim" });
     expect((await again.claim({ ...ref, key: "answered" }, NOW, DAY)).kind).toBe("answered");
     after.close();

@@ -1,13 +1,12 @@
-// The StsStore contract (the MTA-STS policy cache), run on both engines: SQLite
-// (createStsRepo, a store in a temp data dir) and PostgreSQL (createPgStsRepo, a throwaway
-// server with the postgres migration history applied). The same cases, the same
+// The StsStore contract (the MTA-STS policy cache), run on both engines: createStsRepo on
+// SQLite (a store in a temp data dir) and on PostgreSQL (a throwaway server with the
+// postgres migration history applied). The same cases, the same
 // expectations: a policy reads back field for field with the same JS types (max age and
 // expiry numbers, never PostgreSQL's BIGINT strings; mx an array), expired or not; a
 // refresh replaces the domain's row in place with the time it was fetched; lookups match
 // the whole domain name exactly.
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import { ManualClock } from "../../src/lib/clock.ts";
-import { createPgStsRepo } from "../../src/outbound/delivery/mta-sts.pg.repo.ts";
 import type { StsStore } from "../../src/outbound/delivery/mta-sts.port.ts";
 import { createStsRepo } from "../../src/outbound/delivery/mta-sts.repo.ts";
 import type { StsPolicy } from "../../src/outbound/delivery/tls-policy.ts";
@@ -25,7 +24,7 @@ interface Opened {
 const open = async (engine: StoreEngine): Promise<Opened> => {
   const handle = await engine.open();
   const clock = new ManualClock(NOW_MS);
-  return { handle, clock, repo: handle.kind === "sqlite" ? createStsRepo(handle.store, clock) : createPgStsRepo(handle.sql, clock) };
+  return { handle, clock, repo: createStsRepo(handle.db, clock) };
 };
 
 interface StoredRow {

@@ -1,13 +1,12 @@
-// The SuppressionRepo contract, run on both engines: SQLite (createSuppressionRepo, a store
-// in a temp data dir) and PostgreSQL (createPgSuppressionRepo, a throwaway server with the
-// postgres migration history applied). The same cases, the same expectations: an entry
+// The SuppressionRepo contract, run on both engines: createSuppressionRepo on SQLite (a
+// store in a temp data dir) and on PostgreSQL (a throwaway server with the postgres
+// migration history applied). The same cases, the same expectations: an entry
 // reads back field for field with the same JS types (created_at a number, never
 // PostgreSQL's BIGINT string), the address lowercased; adding an address twice returns
 // the first entry; lookups are exact and scoped to the outbound account; the list is
 // scoped to the account, filtered, searched and paged as SQLite's statements do.
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import type { Suppression } from "../../src/outbound/suppressions/suppression.ts";
-import { createPgSuppressionRepo } from "../../src/outbound/suppressions/suppressions.pg.repo.ts";
 import type { SuppressionRepo } from "../../src/outbound/suppressions/suppressions.port.ts";
 import { createSuppressionRepo } from "../../src/outbound/suppressions/suppressions.repo.ts";
 import { type EngineHandle, POSTGRES_LINGUISTIC, STORE_ENGINES, type StoreEngine } from "../helpers/engines.ts";
@@ -19,7 +18,7 @@ interface Opened {
 
 const open = async (engine: StoreEngine): Promise<Opened> => {
   const handle = await engine.open();
-  return { handle, repo: handle.kind === "sqlite" ? createSuppressionRepo(handle.store) : createPgSuppressionRepo(handle.sql) };
+  return { handle, repo: createSuppressionRepo(handle.db) };
 };
 
 // Past 2^32 ms (as Date.now() is), so a 32-bit column or binding would show.

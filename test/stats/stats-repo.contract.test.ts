@@ -1,15 +1,16 @@
-// The StatsRepo contract and the counting beside it, run on both engines: SQLite
-// (createStatsRepo, countInto/countEvents in a transaction) and PostgreSQL
-// (createPgStatsRepo, pgCountInto/pgCountEvents in sql.begin). The same cases: counts add
+// The StatsRepo contract and the counting beside it, run on both engines: createStatsRepo,
+// and countInto/countEvents in a transaction (SQLite's synchronous one, as the statuses'
+// and the queue's; PostgreSQL's sql.begin). The same cases: counts add
 // up per (account, hour, series, key), also when many transactions add to one row at once
 // (several nodes); hourly reads one account's series from an hour on; the overview's sums
 // of other features' tables (queued recipients, webhook backlog, domains needing care)
 // count only that account's rows. Every number reads back a number (toStrictEqual).
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import { HOUR_MS, type Series } from "../../src/stats/hourly.ts";
-import { createPgStatsRepo, pgCountEvents, pgCountInto } from "../../src/stats/stats.pg.repo.ts";
 import type { HourlyCount, StatsRepo } from "../../src/stats/stats.port.ts";
 import { countEvents, countInto, createStatsRepo } from "../../src/stats/stats.repo.ts";
+import { pgTxDb } from "../../src/store/db/pg-db.ts";
+import { runOn, runSync } from "../../src/store/db/script.ts";
 import { type EngineHandle, STORE_ENGINES, type StoreEngine } from "../helpers/engines.ts";
 
 type Happening = { accountId: string; atMs: number; series: Series; key: string };
@@ -31,18 +32,18 @@ const open = async (engine: StoreEngine): Promise<Opened> => {
     const db = handle.store.db;
     return {
       handle,
-      repo: createStatsRepo(handle.store),
-      count: async (items) => db.transaction(() => countInto(db, items))(),
-      countEvents: async (events) => db.transaction(() => countEvents(db, events))(),
+      repo: createStatsRepo(handle.db),
+      count: async (items) => db.transaction(() => runSync(db, countInto(items)))(),
+      countEvents: async (events) => db.transaction(() => runSync(db, countEvents(events)))(),
       run: async (statement) => void db.run(statement),
     };
   }
   const sql = handle.sql;
   return {
     handle,
-    repo: createPgStatsRepo(sql),
-    count: (items) => sql.begin((tx) => pgCountInto(tx, items)),
-    countEvents: (events) => sql.begin((tx) => pgCountEvents(tx, events)),
+    repo: createStatsRepo(handle.db),
+    count: (items) => sql.begin((tx) => runOn(pgTxDb(tx), countInto(items))),
+    countEvents: (events) => sql.begin((tx) => runOn(pgTxDb(tx), countEvents(events))),
     run: async (statement) => void (await sql.unsafe(statement)),
   };
 };

@@ -16,9 +16,9 @@ import { secretBox } from "../../src/lib/secret-key.ts";
 import type { TlsMaterial } from "../../src/tls/certificate.ts";
 import { ChallengeResponder } from "../../src/tls/challenges.ts";
 import { TlsManager } from "../../src/tls/manager.ts";
-import { createPgTlsStateRepo } from "../../src/tls/tls-store.pg.repo.ts";
 import { TlsStore } from "../../src/tls/tls-store.port.ts";
-import { sqliteTlsStore } from "../../src/tls/tls-store.repo.ts";
+import { createTlsStateRepo, sqliteTlsStore } from "../../src/tls/tls-store.repo.ts";
+import { pgDb } from "../../src/store/db/pg-db.ts";
 import { acmeWithoutCa } from "../helpers/acme-offline.ts";
 import { makeSelfSignedCert } from "../helpers/certs.ts";
 import { STORE_ENGINES, type EngineHandle } from "../helpers/engines.ts";
@@ -55,7 +55,10 @@ describe.each(STORE_ENGINES)("TlsManager.reloadStored on $name", (engine) => {
     } else {
       second = new SQL(handle.url, { max: 2 });
       const box = secretBox(() => Buffer.alloc(32, 7));
-      stores.push(new TlsStore(createPgTlsStateRepo(handle.sql), box, Date.now), new TlsStore(createPgTlsStateRepo(second), box, Date.now));
+      stores.push(
+        new TlsStore(createTlsStateRepo(handle.db), box, Date.now),
+        new TlsStore(createTlsStateRepo(pgDb(second)), box, Date.now),
+      );
     }
   }, 60_000);
   afterAll(async () => {

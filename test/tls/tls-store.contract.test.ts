@@ -1,6 +1,6 @@
-// The TlsStore contract, run on both engines: SQLite (createTlsStateRepo, a store in a temp
-// data dir) and PostgreSQL (createPgTlsStateRepo, a throwaway server with the postgres
-// migration history applied). The same cases, the same expectations: the certificate, the
+// The TlsStore contract, run on both engines: createTlsStateRepo on SQLite (a store in a
+// temp data dir) and on PostgreSQL (a throwaway server with the postgres migration
+// history applied). The same cases, the same expectations: the certificate, the
 // account key, the account and the last order failure read back as written and are
 // replaced as a whole; the account key is kept once (a second node's key does not replace
 // it); private keys are not in the clear in the table; a challenge answer is kept, replaced,
@@ -9,9 +9,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import { readFileSync } from "node:fs";
 import { secretBox } from "../../src/lib/secret-key.ts";
 import type { TlsMaterial } from "../../src/tls/certificate.ts";
-import { createPgTlsStateRepo } from "../../src/tls/tls-store.pg.repo.ts";
 import { ACME_CHALLENGE_TTL_MS, TlsStore } from "../../src/tls/tls-store.port.ts";
-import { sqliteTlsStore } from "../../src/tls/tls-store.repo.ts";
+import { createTlsStateRepo, sqliteTlsStore } from "../../src/tls/tls-store.repo.ts";
 import { makeSelfSignedCert } from "../helpers/certs.ts";
 import { type EngineHandle, STORE_ENGINES } from "../helpers/engines.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -55,7 +54,7 @@ describe.each(STORE_ENGINES)("TlsStore on $name", (engine) => {
       handle.kind === "sqlite"
         ? sqliteTlsStore(handle.store, nowMs)
         : new TlsStore(
-            createPgTlsStateRepo(handle.sql),
+            createTlsStateRepo(handle.db),
             secretBox(() => Buffer.alloc(32, 7)),
             nowMs,
           );

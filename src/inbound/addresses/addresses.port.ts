@@ -1,5 +1,5 @@
-// The port through which addresses are kept, whatever the engine: SQLite
-// (addresses.repo.ts) and PostgreSQL (addresses.pg.repo.ts) implement it, and one contract
+// The port through which addresses are kept, whatever the engine: addresses.repo.ts
+// implements it once for SQLite and PostgreSQL, and one contract
 // test (test/inbound/addresses/addresses-repo.contract.test.ts) runs the same cases on both. Every
 // read is scoped by account and skips deleted rows, except findLive, which inbound routing
 // uses to resolve a recipient on any account. The target's password, the S3 secret key and
@@ -36,7 +36,7 @@ export interface RoutingCache {
   /** The cached address when young enough, else what `load` reads (kept unless a drop happened meanwhile). */
   find(id: string, load: () => Promise<Address | null>): Promise<Address | null>;
   drop(id: string): void;
-  /** Drops every entry: after notices of changes may have been missed (addresses.pg.repo.ts). */
+  /** Drops every entry: after notices of changes may have been missed (addresses.repo.ts). */
   dropAll(): void;
 }
 

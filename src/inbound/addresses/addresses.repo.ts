@@ -1,77 +1,111 @@
-// SQL for the addresses table on SQLite: the AddressRepo port (addresses.port.ts). Its
-// statements run synchronously; the methods are async only to share the port with
-// PostgreSQL (addresses.pg.repo.ts).
-import type { Store } from "../../store/store.ts";
-import { containsPattern, newestFirst, toPage } from "../../store/paging.ts";
-import type { Address } from "./address.ts";
-import { addressFromRow, editableColumns, routingCache, type AddressRepo, type AddressRow } from "./addresses.port.ts";
+// SQL for the addresses table: the AddressRepo port (addresses.port.ts), written once for
+// both engines against a Db. The search folds ASCII letters only and pages in byte order
+// of the ID on both (containsText, db/paging.ts).
+// Several nodes may share a PostgreSQL: every write announces the address's ID on
+// ADDRESS_CHANGES_CHANNEL in its transaction, and listenForAddressChanges drops it from the
+// listening node's routing cache, so a change made on one node routes on all of them (on
+// SQLite one process writes, and its writes drop its own cache entries).
+import type { SecretBox } from "../../lib/secret-key.ts";
+import type { Db } from "../../store/db/db.ts";
+import { announce, containsText, toInt } from "../../store/db/dialect.ts";
+import { newestFirst } from "../../store/db/paging.ts";
+import { empty, type Sql, sql } from "../../store/db/sql.ts";
+import type { Listen } from "../../store/engine/engine.ts";
+import { containsPattern, toPage } from "../../store/paging.ts";
+import type { ChannelSubscription } from "../../store/pg-notify.ts";
+import { type AddressRepo, type AddressRow, addressFromRow, editableColumns, type RoutingCache, routingCache } from "./addresses.port.ts";
 
-const COLUMNS =
-  "id, account_id, target, target_password, target_format, nickname, attachments_json, signing_secret, store_messages, created_at, updated_at";
+/** The channel a write announces the changed address's ID on. */
+export const ADDRESS_CHANGES_CHANNEL = "postroom_addresses";
 
-export function createAddressRepo(store: Store, nowMs: () => number = Date.now): AddressRepo {
-  const { db, secrets } = store;
-  const live = routingCache(nowMs);
-  /** The editable columns in the order of COLUMNS (target to store_messages). */
-  const editable = (a: Address) => {
-    const c = editableColumns(a, secrets);
-    return [c.target, c.target_password, c.target_format, c.nickname, c.attachments_json, c.signing_secret, c.store_messages] as const;
+/**
+ * Drops each announced address from `cache` (the one given to createAddressRepo), and the
+ * whole cache when the listening connection came back: notices sent meanwhile are lost.
+ */
+export function listenForAddressChanges(listen: Listen, cache: RoutingCache): Promise<ChannelSubscription> {
+  return listen(
+    ADDRESS_CHANGES_CHANNEL,
+    (id) => cache.drop(id),
+    () => cache.dropAll(),
+  );
+}
+
+interface Row extends Omit<AddressRow, "store_messages" | "created_at" | "updated_at"> {
+  store_messages: unknown;
+  created_at: unknown;
+  updated_at: unknown;
+}
+
+const SELECT = sql`SELECT id, account_id, target, target_password, target_format, nickname, attachments_json, signing_secret, store_messages, created_at, updated_at
+  FROM addresses`;
+
+export function createAddressRepo(
+  db: Db,
+  secrets: SecretBox,
+  nowMs: () => number = Date.now,
+  live: RoutingCache = routingCache(nowMs),
+): AddressRepo {
+  const fromRow = (r: Row) =>
+    addressFromRow(
+      {
+        ...r,
+        store_messages: toInt(r.store_messages, "addresses.store_messages"),
+        created_at: toInt(r.created_at, "addresses.created_at"),
+        updated_at: toInt(r.updated_at, "addresses.updated_at"),
+      },
+      secrets,
+    );
+  const one = async (query: Sql) => {
+    const row = await db.get<Row>(query);
+    return row ? fromRow(row) : null;
   };
   return {
     async insert(a) {
-      db.query(`INSERT INTO addresses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-        a.id,
-        a.accountId,
-        ...editable(a),
-        a.createdAtMs,
-        a.updatedAtMs,
-      );
+      const c = editableColumns(a, secrets);
+      await db.tx(async (tx) => {
+        await tx.run(sql`INSERT INTO addresses (id, account_id, target, target_password, target_format, nickname, attachments_json, signing_secret, store_messages, created_at, updated_at)
+          VALUES (${a.id}, ${a.accountId}, ${c.target}, ${c.target_password}, ${c.target_format}, ${c.nickname}, ${c.attachments_json}, ${c.signing_secret}, ${c.store_messages}, ${a.createdAtMs}, ${a.updatedAtMs})`);
+        // The cache keeps no absences today; announced anyway, so a node never serves one.
+        await announce(tx, ADDRESS_CHANGES_CHANNEL, a.id);
+      });
     },
-    async get(accountId, id) {
-      const row = db
-        .query(`SELECT ${COLUMNS} FROM addresses WHERE id = ? AND account_id = ? AND deleted_at IS NULL`)
-        .get(id, accountId) as AddressRow | null;
-      return row ? addressFromRow(row, secrets) : null;
-    },
-    findLive: (id) =>
-      live.find(id, async () => {
-        const row = db.query(`SELECT ${COLUMNS} FROM addresses WHERE id = ? AND deleted_at IS NULL`).get(id) as AddressRow | null;
-        return row ? addressFromRow(row, secrets) : null;
-      }),
+    get: (accountId, id) => one(sql`${SELECT} WHERE id = ${id} AND account_id = ${accountId} AND deleted_at IS NULL`),
+    findLive: (id) => live.find(id, () => one(sql`${SELECT} WHERE id = ${id} AND deleted_at IS NULL`)),
     async list(accountId, query, page) {
-      const params: unknown[] = [accountId];
-      let filter = "";
-      if (query) {
-        const like = containsPattern(query);
-        filter =
-          " AND (LOWER(id) LIKE ? ESCAPE '\\' OR LOWER(COALESCE(nickname, '')) LIKE ? ESCAPE '\\' OR LOWER(target) LIKE ? ESCAPE '\\')";
-        params.push(like, like, like);
-      }
-      const { where, tail } = newestFirst(page, params);
-      const rows = db
-        .query(`SELECT ${COLUMNS} FROM addresses WHERE account_id = ? AND deleted_at IS NULL${filter}${where}${tail}`)
-        .all(...(params as never[])) as AddressRow[];
-      return toPage(
-        rows.map((r) => addressFromRow(r, secrets)),
-        page.limit,
-      );
+      const like = query ? containsPattern(query) : "";
+      const filter = query
+        ? sql`AND (${containsText(sql`id`, like)} OR ${containsText(sql`COALESCE(nickname, '')`, like)} OR ${containsText(sql`target`, like)})`
+        : empty;
+      const { where, tail } = newestFirst(page);
+      const rows = await db.all<Row>(sql`${SELECT} WHERE account_id = ${accountId} AND deleted_at IS NULL ${filter} ${where} ${tail}`);
+      return toPage(rows.map(fromRow), page.limit);
     },
     async update(a) {
+      const c = editableColumns(a, secrets);
       live.drop(a.id);
-      db.query(
-        "UPDATE addresses SET target = ?, target_password = ?, target_format = ?, nickname = ?, attachments_json = ?, signing_secret = ?, store_messages = ?, updated_at = ? WHERE id = ? AND account_id = ?",
-      ).run(...editable(a), a.updatedAtMs, a.id, a.accountId);
+      await db.tx(async (tx) => {
+        await tx.run(sql`UPDATE addresses SET target = ${c.target}, target_password = ${c.target_password}, target_format = ${c.target_format},
+          nickname = ${c.nickname}, attachments_json = ${c.attachments_json}, signing_secret = ${c.signing_secret},
+          store_messages = ${c.store_messages}, updated_at = ${a.updatedAtMs}
+          WHERE id = ${a.id} AND account_id = ${a.accountId}`);
+        await announce(tx, ADDRESS_CHANGES_CHANNEL, a.id);
+      });
+      // Again once committed: a findLive that read the old row meanwhile does not keep it.
+      live.drop(a.id);
     },
     async softDelete(accountId, id, deletedAtMs) {
       live.drop(id);
-      return store.tx(() => {
-        const res = db
-          .query("UPDATE addresses SET deleted_at = ? WHERE id = ? AND account_id = ? AND deleted_at IS NULL")
-          .run(deletedAtMs, id, accountId);
+      const deleted = await db.tx(async (tx) => {
+        const res = await tx.run(
+          sql`UPDATE addresses SET deleted_at = ${deletedAtMs} WHERE id = ${id} AND account_id = ${accountId} AND deleted_at IS NULL`,
+        );
         if (res.changes === 0) return false;
-        db.query("UPDATE custom_domains SET deleted_at = ? WHERE address_id = ? AND deleted_at IS NULL").run(deletedAtMs, id);
+        await tx.run(sql`UPDATE custom_domains SET deleted_at = ${deletedAtMs} WHERE address_id = ${id} AND deleted_at IS NULL`);
+        await announce(tx, ADDRESS_CHANGES_CHANNEL, id);
         return true;
       });
+      live.drop(id);
+      return deleted;
     },
   };
 }

@@ -1,5 +1,5 @@
-// The port through which custom domains are kept, whatever the engine: SQLite
-// (custom-domains.repo.ts) and PostgreSQL (custom-domains.pg.repo.ts) implement it, and
+// The port through which custom domains are kept, whatever the engine:
+// custom-domains.repo.ts implements it once for SQLite and PostgreSQL, and
 // one contract test (test/inbound/addresses/custom-domains-repo.contract.test.ts) runs the same cases
 // on both. A live domain is unique server-wide (partial unique index), so a second claim
 // fails at insert even when two requests race, on any node.

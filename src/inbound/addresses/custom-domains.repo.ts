@@ -1,75 +1,71 @@
-// SQL for the custom_domains table on SQLite: the CustomDomainRepo port
-// (custom-domains.port.ts). Its statements run synchronously; the methods are async only
-// to share the port with PostgreSQL (custom-domains.pg.repo.ts).
-import type { Store } from "../../store/store.ts";
+// SQL for the custom_domains table: the CustomDomainRepo port (custom-domains.port.ts),
+// written once for both engines against a Db. The search folds ASCII letters only and
+// pages in byte order of the ID on both (containsText, db/paging.ts).
+import type { SecretBox } from "../../lib/secret-key.ts";
+import type { Db } from "../../store/db/db.ts";
+import { containsText, isUniqueViolation, toInt, toIntOrNull } from "../../store/db/dialect.ts";
+import { newestFirst } from "../../store/db/paging.ts";
+import { empty, sql } from "../../store/db/sql.ts";
+import { containsPattern, toPage } from "../../store/paging.ts";
 import { DomainTakenError } from "./custom-domain.ts";
-import { customDomainFromRow, sealedDomainTargetPassword, type CustomDomainRepo, type CustomDomainRow } from "./custom-domains.port.ts";
-import { containsPattern, newestFirst, toPage } from "../../store/paging.ts";
+import { type CustomDomainRepo, type CustomDomainRow, customDomainFromRow, sealedDomainTargetPassword } from "./custom-domains.port.ts";
 
-const COLUMNS =
-  "id, account_id, address_id, domain, auth_regex, domain_target, domain_target_password, mx_verified, mx_checked_at, created_at";
+/** The partial unique index that keeps a live domain to one record. */
+const LIVE_DOMAIN_INDEX = "custom_domains_live_domain";
 
-export function createCustomDomainRepo(store: Store): CustomDomainRepo {
-  const { db, secrets } = store;
+interface Row extends Omit<CustomDomainRow, "mx_verified" | "mx_checked_at" | "created_at"> {
+  mx_verified: unknown;
+  mx_checked_at: unknown;
+  created_at: unknown;
+}
+
+const SELECT = sql`SELECT id, account_id, address_id, domain, auth_regex, domain_target, domain_target_password, mx_verified, mx_checked_at, created_at
+  FROM custom_domains`;
+
+export function createCustomDomainRepo(db: Db, secrets: SecretBox): CustomDomainRepo {
+  const fromRow = (r: Row) =>
+    customDomainFromRow(
+      {
+        ...r,
+        mx_verified: toInt(r.mx_verified, "custom_domains.mx_verified"),
+        mx_checked_at: toIntOrNull(r.mx_checked_at, "custom_domains.mx_checked_at"),
+        created_at: toInt(r.created_at, "custom_domains.created_at"),
+      },
+      secrets,
+    );
+  const one = async (query: ReturnType<typeof sql>) => {
+    const row = await db.get<Row>(query);
+    return row ? fromRow(row) : null;
+  };
   return {
     async insert(d) {
       try {
-        db.query(`INSERT INTO custom_domains (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-          d.id,
-          d.accountId,
-          d.addressId,
-          d.domain,
-          d.authRegex,
-          d.domainTarget?.url ?? null,
-          sealedDomainTargetPassword(d, secrets),
-          d.mxVerified ? 1 : 0,
-          d.mxCheckedAtMs,
-          d.createdAtMs,
-        );
+        await db.run(sql`INSERT INTO custom_domains (id, account_id, address_id, domain, auth_regex, domain_target, domain_target_password, mx_verified, mx_checked_at, created_at)
+          VALUES (${d.id}, ${d.accountId}, ${d.addressId}, ${d.domain}, ${d.authRegex}, ${d.domainTarget?.url ?? null}, ${sealedDomainTargetPassword(d, secrets)},
+            ${d.mxVerified}, ${d.mxCheckedAtMs}, ${d.createdAtMs})`);
       } catch (err) {
-        // Only the live-domain index: a taken primary key is SQLITE_CONSTRAINT_PRIMARYKEY.
-        if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE") throw new DomainTakenError(d.domain);
+        if (isUniqueViolation(err, LIVE_DOMAIN_INDEX)) throw new DomainTakenError(d.domain);
         throw err;
       }
     },
-    async get(accountId, addressId, id) {
-      const row = db
-        .query(`SELECT ${COLUMNS} FROM custom_domains WHERE id = ? AND account_id = ? AND address_id = ? AND deleted_at IS NULL`)
-        .get(id, accountId, addressId) as CustomDomainRow | null;
-      return row ? customDomainFromRow(row, secrets) : null;
-    },
-    async findLiveByDomain(domain) {
-      const row = db
-        .query(`SELECT ${COLUMNS} FROM custom_domains WHERE domain = ? AND deleted_at IS NULL`)
-        .get(domain) as CustomDomainRow | null;
-      return row ? customDomainFromRow(row, secrets) : null;
-    },
+    get: (accountId, addressId, id) =>
+      one(sql`${SELECT} WHERE id = ${id} AND account_id = ${accountId} AND address_id = ${addressId} AND deleted_at IS NULL`),
+    findLiveByDomain: (domain) => one(sql`${SELECT} WHERE domain = ${domain} AND deleted_at IS NULL`),
     async list(accountId, addressId, query, page) {
-      const params: unknown[] = [accountId, addressId];
-      let filter = "";
-      if (query) {
-        filter = " AND domain LIKE ? ESCAPE '\\'";
-        params.push(containsPattern(query));
-      }
-      const { where, tail } = newestFirst(page, params);
-      const rows = db
-        .query(
-          `SELECT ${COLUMNS} FROM custom_domains WHERE account_id = ? AND address_id = ? AND deleted_at IS NULL${filter}${where}${tail}`,
-        )
-        .all(...(params as never[])) as CustomDomainRow[];
-      return toPage(
-        rows.map((r) => customDomainFromRow(r, secrets)),
-        page.limit,
+      const filter = query ? sql`AND ${containsText(sql`domain`, containsPattern(query))}` : empty;
+      const { where, tail } = newestFirst(page);
+      const rows = await db.all<Row>(
+        sql`${SELECT} WHERE account_id = ${accountId} AND address_id = ${addressId} AND deleted_at IS NULL ${filter} ${where} ${tail}`,
       );
+      return toPage(rows.map(fromRow), page.limit);
     },
     async softDelete(accountId, addressId, id, nowMs) {
-      const res = db
-        .query("UPDATE custom_domains SET deleted_at = ? WHERE id = ? AND account_id = ? AND address_id = ? AND deleted_at IS NULL")
-        .run(nowMs, id, accountId, addressId);
+      const res = await db.run(sql`UPDATE custom_domains SET deleted_at = ${nowMs}
+        WHERE id = ${id} AND account_id = ${accountId} AND address_id = ${addressId} AND deleted_at IS NULL`);
       return res.changes > 0;
     },
     async recordMxCheck(id, verified, nowMs) {
-      db.query("UPDATE custom_domains SET mx_verified = ?, mx_checked_at = ? WHERE id = ?").run(verified ? 1 : 0, nowMs, id);
+      await db.run(sql`UPDATE custom_domains SET mx_verified = ${verified}, mx_checked_at = ${nowMs} WHERE id = ${id}`);
     },
   };
 }

@@ -1,5 +1,6 @@
-// {"store": "local"} on PostgreSQL: the attachments and kept messages go into the blobs
-// table (bytea) rather than this node's disk, so the signed URL one node gave a target
+// {"store": "local"} on PostgreSQL (only: on SQLite they are files in data_dir,
+// attachment-files.ts): the attachments and kept messages go into the blobs table (bytea)
+// rather than this node's disk, so the signed URL one node gave a target
 // opens on whichever node the target's GET reaches. Same URLs as the files on SQLite
 // (attachment-url.ts); the purge deletes expired rows a batch at a time
 // (rows another node's purge is deleting are skipped, not waited for).

@@ -1,6 +1,8 @@
 // E6's `query` over incoming statuses as SQL on SQLite: free text, the fields of
 // STATUS_SEARCH_FIELDS and created_at comparisons, each a parameterised clause, read a
-// slice at a time (sliced-search.ts) on any connection to the store.
+// slice at a time (sliced-search.ts) on any connection to the store. SQLite only: E6's
+// search runs on the search thread's own connection (statuses.repo.ts says why the statuses
+// keep a repository per engine); PostgreSQL's is in statuses.pg.repo.ts.
 import type { Database } from "bun:sqlite";
 import type { SearchTerm } from "../../lib/search-query.ts";
 import { termTimeMs } from "../../lib/search-query.ts";

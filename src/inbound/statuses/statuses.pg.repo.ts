@@ -1,16 +1,18 @@
 // SQL for incoming statuses on PostgreSQL: the StatusRepo port (statuses.port.ts), with
-// the SQLite repository's reads (statuses.repo.ts). Writes go straight to the database, not
-// through a per-node journal: record() inserts a group of statuses and counts them in the
+// the SQLite repository's reads (statuses.repo.ts). Engine-specific, for the status journal:
+// writes go straight to the database, not through a per-node journal: record() inserts a group of statuses and counts them in the
 // hourly stats in one transaction and resolves once it committed, so the 250 that follows
 // means the statuses are stored, whichever node took the message. Several nodes insert at
 // once without coordinating: status IDs are random (statuses.port.ts) and the only shared
-// rows, the hourly counts, are added in their upsert (pgCountInto).
+// rows, the hourly counts, are added in their upsert (countInto).
 import type { SQL } from "bun";
 import { termTimeMs, type SearchTerm } from "../../lib/search-query.ts";
 import { containsPattern, searchedPage, searchWindowRows, toPage } from "../../store/paging.ts";
 import { pgContains, pgNewestFirst, pgSearchWindow, pgTimedSearch, type Fragment } from "../../store/pg-paging.ts";
 import { pgInteger } from "../../store/pg-values.ts";
-import { pgCountInto } from "../../stats/stats.pg.repo.ts";
+import { countInto } from "../../stats/stats.repo.ts";
+import { pgTxDb } from "../../store/db/pg-db.ts";
+import { runOn } from "../../store/db/script.ts";
 import { FIELD_COLUMN, statusFromRow, type StatusRepo, type StatusRow } from "./statuses.port.ts";
 import { pgTablePurge } from "../../store/pg-purge-window.ts";
 import type { Purge } from "../../store/purge-window.ts";
@@ -86,9 +88,9 @@ export function createPgStatusRepo(sql: SQL): StatusRepo {
       }));
       await sql.begin(async (tx) => {
         await tx`INSERT INTO incoming_statuses ${tx(values)}`;
-        await pgCountInto(
-          tx,
-          rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory })),
+        await runOn(
+          pgTxDb(tx),
+          countInto(rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory }))),
         );
       });
     },

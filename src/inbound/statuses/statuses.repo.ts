@@ -1,8 +1,12 @@
 // SQL for incoming statuses on SQLite (the StatusRepo port, statuses.port.ts). Writes go
 // through a journal (status-journal.ts) and then, grouped, through the store's log
 // connection, which does not wait for fsync: a status is the record of what a target
-// answered, not mail we hold.
+// answered, not mail we hold. Engine-specific (statuses.pg.repo.ts is PostgreSQL's)
+// because that write path is: a per-process memory-mapped journal flushed synchronously,
+// where PostgreSQL nodes insert and commit each group at once, and E6's searches run on
+// the search thread here, in the database under a timeout there.
 import { countInto } from "../../stats/stats.repo.ts";
+import { runSync } from "../../store/db/script.ts";
 import { localSearch, type SearchRunner } from "../../search/search-thread.ts";
 import { newestFirst, searchedPage, searchWindowRows, toPage } from "../../store/paging.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../../store/purge-window.ts";
@@ -49,9 +53,9 @@ export function journaledStore(store: Store): JournaledStore {
           s.createdAtMs,
         );
       saveSeq.run(SEQUENCE_KEY, String(rows.at(-1)!.seq));
-      countInto(
+      runSync(
         db,
-        rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory })),
+        countInto(rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory }))),
       );
     }),
   };

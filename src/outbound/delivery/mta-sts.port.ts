@@ -1,7 +1,7 @@
 // The port of the MTA-STS policy cache (one policy per recipient domain, kept until it
-// expires so a restart cannot strip it, RFC 8461 section 5.1), whatever the engine: SQLite
-// (mta-sts.repo.ts) and PostgreSQL (mta-sts.pg.repo.ts) implement it, and one contract
-// test (test/outbound/mta-sts-repo.contract.test.ts) runs the same cases on both.
+// expires so a restart cannot strip it, RFC 8461 section 5.1), whatever the engine:
+// mta-sts.repo.ts implements it once for SQLite and PostgreSQL, and one contract test
+// (test/outbound/mta-sts-repo.contract.test.ts) runs the same cases on both.
 import type { StsPolicy } from "./tls-policy.ts";
 
 /** Promise-returning on every engine: PostgreSQL answers over a socket, SQLite at once. */

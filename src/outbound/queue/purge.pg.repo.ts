@@ -1,5 +1,5 @@
 // SQL of the retention purge for sent messages on PostgreSQL, the same rules as
-// purge.repo.ts on SQLite: whole messages (with their recipients, events and raw bodies)
+// purge.repo.ts on SQLite (engine-specific: see below, other nodes write meanwhile): whole messages (with their recipients, events and raw bodies)
 // and, sooner, the raw bodies alone; a message with a recipient still queued, or with an
 // event not yet posted to its webhook, keeps everything whatever its age.
 //
@@ -17,7 +17,7 @@ import { pgInteger } from "../../store/pg-values.ts";
 import { planWindow } from "../../store/purge-window.ts";
 import type { OutboundPurge } from "./purge.repo.ts";
 
-/** The events feature's side of the purge on PostgreSQL (pgEventRetention in src/events/events.pg.repo.ts), in the purge's transaction. */
+/** The events feature's side of the purge on PostgreSQL (pgEventRetention in src/jobs/purges.pg.repo.ts), in the purge's transaction. */
 export interface PgPurgeEvents {
   /** The messages among `messageIds` with an event still waiting for its webhook POST. */
   pendingAmong(tx: TransactionSQL, messageIds: readonly string[]): Promise<Set<string>>;

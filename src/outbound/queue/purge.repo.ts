@@ -6,6 +6,9 @@
 //
 // Through the log connection: these are not mail we still hold, and a purge lost in a
 // power cut is done again at the next run, so its commits need not wait for fsync.
+// Engine-specific (purge.pg.repo.ts is PostgreSQL's): here the purge runs on a thread of
+// its own with the store to itself between windows; on PostgreSQL other nodes write while
+// it runs, so it locks what it deletes and checks the rules again.
 import { planWindow, rowidPurge, type Purge, type WindowRow } from "../../store/purge-window.ts";
 import type { Store } from "../../store/store.ts";
 import type { PurgeEvents } from "./ports.ts";

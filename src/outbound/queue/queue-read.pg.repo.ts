@@ -2,8 +2,13 @@
 // queue depth on /metrics, E12's search), with the same results as queue.repo.ts and
 // search.repo.ts on SQLite: IDs sort and text folds in the "C" collation (pg-paging.ts),
 // so a page and a search hold the same messages on both engines whatever the database's locale.
+// Engine-specific with the queue (queue.pg.repo.ts): its rows carry PostgreSQL's leases,
+// and E12's search runs here in the database under a statement timeout, where SQLite runs
+// it on the search thread (queue-read.repo.ts).
 import type { SQL } from "bun";
-import { pgEventsOfRecipients } from "../../events/events.pg.repo.ts";
+import { eventsOfRecipients } from "../../events/events.repo.ts";
+import { pgDb } from "../../store/db/pg-db.ts";
+import { runOn } from "../../store/db/script.ts";
 import { termTimeMs, type SearchTerm } from "../../lib/search-query.ts";
 import { containsPattern, searchedPage, searchWindowRows, toPage } from "../../store/paging.ts";
 import { pgContains, pgNewestFirst, pgSearchWindow, pgTimedSearch, type Fragment } from "../../store/pg-paging.ts";
@@ -150,6 +155,6 @@ export function createPgQueueReads(sql: SQL): QueueReads {
       return rows.map(recipientOf);
     },
 
-    eventsOf: (recipientIds) => pgEventsOfRecipients(sql, recipientIds),
+    eventsOf: (recipientIds) => runOn(pgDb(sql), eventsOfRecipients(recipientIds)),
   };
 }

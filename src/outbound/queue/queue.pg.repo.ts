@@ -1,7 +1,9 @@
 // SQL for the outgoing queue on PostgreSQL, several nodes sharing one queue, with the same
 // semantics as queue.repo.ts on SQLite: createPgQueueLeases is the part the delivery worker
 // needs (QueueLeases, queue.port.ts), createPgOutboundRepo the whole OutboundRepo (the
-// reads are in queue-read.pg.repo.ts). Not wired into the app yet.
+// reads are in queue-read.pg.repo.ts). Engine-specific because the mechanics differ: here
+// nodes claim and lease rows against each other and every write commits on its own; on
+// SQLite one process claims, and writes are synchronous and grouped into one commit.
 //
 // Leases between nodes:
 // - a claim is one statement: UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED

@@ -1,8 +1,13 @@
-// SQL for the outgoing queue: messages, their raw bytes, their recipients (leased by
-// workers while an attempt runs, so a crash leaves nothing claimed for longer than the
+// SQL for the outgoing queue on SQLite: messages, their raw bytes, their recipients (leased
+// by workers while an attempt runs, so a crash leaves nothing claimed for longer than the
 // lease) and the events each change records, written in the same transaction as the change.
-// Accepting a message and recording an attempt's outcome are durable, grouped commits
-// (src/store/group-commit.ts); a lease is not: one lost in a crash is released at start-up anyway.
+// Engine-specific, as queue.pg.repo.ts is on PostgreSQL, because the mechanics differ: here
+// accepting a message and recording an attempt's outcome are synchronous writes grouped
+// into one commit (src/store/group-commit.ts: one fsync for many, the inbound and outbound
+// hot path), and one process claims, so a claim is a transaction on the log connection (a
+// lease needs no fsync: one lost in a crash is released at start-up anyway); on PostgreSQL
+// nodes claim with FOR UPDATE SKIP LOCKED and each write commits on its own. The reads are
+// in queue-read.repo.ts.
 import type { NewEvent } from "../../events/message-event.ts";
 import type { RecipientUpdate } from "./message.ts";
 import { GroupCommit } from "../../store/group-commit.ts";
@@ -10,11 +15,11 @@ import type { SuppressionReason } from "../suppressions/suppression.ts";
 import type { QueuePorts } from "./ports.ts";
 import type { EventOptions, OutboundRepo } from "./queue.port.ts";
 import { localSearch, type SearchRunner } from "../../search/search-thread.ts";
-import { newestFirst, prefixPattern, searchedPage, searchWindowRows, toPage } from "../../store/paging.ts";
+import { createQueueReads } from "./queue-read.repo.ts";
+import { prefixPattern } from "../../store/paging.ts";
 import type { Store } from "../../store/store.ts";
 import { MESSAGE_COLUMNS, messageFromRow, RECIPIENT_COLUMNS, recipientFromRow, type MessageRow, type RecipientRow } from "./rows.ts";
-import { MESSAGE_SEARCH_FIELDS, searchClause } from "./search.repo.ts";
-import { LANES } from "./schedule.ts";
+import { MESSAGE_SEARCH_FIELDS } from "./search.repo.ts";
 
 export { MESSAGE_SEARCH_FIELDS };
 
@@ -60,8 +65,6 @@ export function createOutboundRepo(
   const recipientCols = RECIPIENT_COLUMNS.split(", ")
     .map((c) => `r.${c}`)
     .join(", ");
-  const laneMin = (lane: number) => `SELECT MIN(next_attempt_at) AS due FROM outbound_recipients WHERE state = 'queued' AND lane = ${lane}`;
-  const nextDue = db.query(`SELECT MIN(due) AS due FROM (${Object.values(LANES).map(laneMin).join(" UNION ALL ")})`);
   const setOutcome =
     "UPDATE outbound_recipients SET status = ?, state = ?, attempts = ?, first_attempt_at = ?, next_attempt_at = ?, locked_by = NULL, locked_until = NULL WHERE id = ?";
   // Held: claimDue leaves a lease alone while locked_until >= now, so that is when it is still ours.
@@ -94,6 +97,9 @@ export function createOutboundRepo(
   };
 
   return {
+    ...createQueueReads(store, search),
+    eventsOf: async (recipientIds) => eventLog.ofRecipients(recipientIds),
+
     async insert(m, recipients, events, opts = {}) {
       const raw = opts.raw;
       await commits.run(() => {
@@ -133,11 +139,6 @@ export function createOutboundRepo(
         if (opts.answer) ports.answers.record(opts.answer, m.createdAtMs);
       });
       if (opts.webhook !== false) onEvents();
-    },
-
-    async rawMessage(messageId) {
-      const row = db.query("SELECT raw FROM outbound_message_bodies WHERE message_id = ?").get(messageId) as { raw: Uint8Array } | null;
-      return row ? Buffer.from(row.raw.buffer, row.raw.byteOffset, row.raw.byteLength) : null;
     },
 
     async claimDue(workerId, nowMs, leaseUntilMs, limit, busyDomains) {
@@ -227,69 +228,6 @@ export function createOutboundRepo(
       return recorded;
     },
 
-    async nextDueMs() {
-      // One MIN per lane, each the first entry of outbound_recipients_due (state, lane,
-      // next_attempt_at); a MIN over all lanes at once reads every queued entry.
-      return (nextDue.get() as { due: number | null }).due;
-    },
-    async queueDepth(nowMs) {
-      // Counted on the covering index outbound_recipients_due: the queued entries only.
-      const row = db
-        .query("SELECT COUNT(*) AS queued, COALESCE(SUM(next_attempt_at <= ?), 0) AS due FROM outbound_recipients WHERE state = 'queued'")
-        .get(nowMs) as { queued: number; due: number };
-      return { due: row.due, scheduled: row.queued - row.due };
-    },
-
-    async getMessage(accountId, id) {
-      const row = db
-        .query(`SELECT ${MESSAGE_COLUMNS} FROM outbound_messages WHERE id = ? AND account_id = ?`)
-        .get(id, accountId) as MessageRow | null;
-      return row ? messageFromRow(row) : null;
-    },
-
-    async getMessageById(id) {
-      const row = db.query(`SELECT ${MESSAGE_COLUMNS} FROM outbound_messages WHERE id = ?`).get(id) as MessageRow | null;
-      return row ? messageFromRow(row) : null;
-    },
-
-    async getRecipient(messageId, recipientId) {
-      const row = db
-        .query(`SELECT ${RECIPIENT_COLUMNS} FROM outbound_recipients WHERE id = ? AND message_id = ?`)
-        .get(recipientId, messageId) as RecipientRow | null;
-      return row ? recipientFromRow(row) : null;
-    },
-
-    async listMessages(outboundAccountId, terms, page, windowRows = Number.POSITIVE_INFINITY, timeoutMs = Number.POSITIVE_INFINITY) {
-      // A search reads at most windowRows messages per request (paging.ts, SearchWindow), off the event loop (search-thread.ts).
-      const windowed = searchWindowRows(terms.length, windowRows);
-      if (windowed !== null) {
-        const found = await search.run({
-          kind: "messages",
-          outboundAccountId,
-          terms,
-          page,
-          windowRows: windowed,
-          deadlineMs: Date.now() + timeoutMs,
-        });
-        return searchedPage((found.rows as MessageRow[]).map(messageFromRow), page.limit, found);
-      }
-      const params: unknown[] = [outboundAccountId];
-      const clause = searchClause(terms, params);
-      const { where, tail } = newestFirst(page, params, "m.");
-      const rows = db
-        .query(
-          `SELECT ${MESSAGE_COLUMNS.split(", ")
-            .map((c) => `m.${c}`)
-            .join(", ")} FROM outbound_messages m WHERE m.outbound_account_id = ?${clause}${where}${tail}`,
-        )
-        .all(...(params as never[])) as MessageRow[];
-      return toPage(rows.map(messageFromRow), page.limit);
-    },
-
-    async eventsOf(recipientIds) {
-      return eventLog.ofRecipients(recipientIds);
-    },
-
     async flush() {
       commits.flush();
     },
@@ -322,16 +260,6 @@ export function createOutboundRepo(
       });
       if (result.cancelled > 0 && opts.webhook !== false) onEvents();
       return result;
-    },
-
-    async recipientsOf(messageIds) {
-      if (messageIds.length === 0) return [];
-      const rows = db
-        .query(
-          `SELECT ${RECIPIENT_COLUMNS} FROM outbound_recipients WHERE message_id IN (${inList(messageIds.length)}) ORDER BY message_id, position`,
-        )
-        .all(...messageIds) as RecipientRow[];
-      return rows.map(recipientFromRow);
     },
   };
 }

@@ -1,5 +1,7 @@
-// E12's `query` over sent messages as SQL: free text, subject:, from:, to:, status:, tag:
-// and created_at comparisons, each a parameterised clause.
+// E12's `query` over sent messages as SQL on SQLite: free text, subject:, from:, to:,
+// status:, tag: and created_at comparisons, each a parameterised clause. SQLite only, with
+// the queue's reads (queue-read.repo.ts): the search thread runs it on its own connection;
+// PostgreSQL's is in queue-read.pg.repo.ts.
 import type { Database } from "bun:sqlite";
 import type { SearchTerm } from "../../lib/search-query.ts";
 import { termTimeMs } from "../../lib/search-query.ts";

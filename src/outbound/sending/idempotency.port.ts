@@ -1,6 +1,6 @@
 // The port through which idempotent sends (idempotency.ts) claim and release their keys,
-// whatever the engine: SQLite (idempotency.repo.ts) and PostgreSQL (idempotency.pg.repo.ts)
-// implement it, and one contract test (test/outbound/idempotency-repo.contract.test.ts)
+// whatever the engine: idempotency.repo.ts implements it once for SQLite and PostgreSQL,
+// and one contract test (test/outbound/idempotency-repo.contract.test.ts)
 // runs the same cases on both. On PostgreSQL several nodes share the keys (issue 21): a
 // claim must be atomic across them, so two requests with one key never both send.
 import type { KeyFinding, KeyRef } from "./idempotency.ts";

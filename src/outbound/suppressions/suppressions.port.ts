@@ -1,9 +1,9 @@
 // The port through which the suppression list is read and edited (the API and the check
-// before a message is queued), whatever the engine: SQLite (suppressions.repo.ts) and
-// PostgreSQL (suppressions.pg.repo.ts) implement it, and one contract test
+// before a message is queued), whatever the engine: suppressions.repo.ts implements it once
+// for SQLite and PostgreSQL, and one contract test
 // (test/outbound/suppressions-repo.contract.test.ts) runs the same cases on both. The
 // queue's own suppressions (a bounce's, in the transaction of its event) go through the
-// QueueSuppressions port (src/outbound/queue/ports.ts), on SQLite only for now.
+// QueueSuppressions port (src/outbound/queue/ports.ts): suppressRecipient on both engines.
 import type { Page, PageRequest } from "../../store/paging.ts";
 import type { Suppression, SuppressionReason } from "./suppression.ts";
 

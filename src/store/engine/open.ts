@@ -2,17 +2,13 @@
 // PostgreSQL that other nodes may share.
 import type { Config } from "../../config/config.ts";
 import type { Logger } from "../../lib/logger.ts";
-import { openPostgresRepos } from "./postgres.ts";
-import type { RepoHooks, Repos } from "./repos.ts";
-import { openSqliteRepos } from "./sqlite.ts";
+import type { Engine } from "./engine.ts";
+import { openPostgresEngine } from "./postgres.ts";
+import { openSqliteEngine } from "./sqlite.ts";
 
-export async function openRepos(config: Config, logger: Logger, hooks: RepoHooks): Promise<Repos> {
+export async function openEngine(config: Config, logger: Logger): Promise<Engine> {
   const url = config.store.postgresUrl;
-  if (url === null) return openSqliteRepos(config.dataDir, hooks, logger);
+  if (url === null) return openSqliteEngine(config.dataDir, logger);
   const { connectTimeoutMs, maxConnections } = config.store;
-  return openPostgresRepos(
-    { url, dataDir: config.dataDir, connectTimeoutMs, maxConnections, nodeId: config.cluster.nodeId },
-    hooks,
-    logger,
-  );
+  return openPostgresEngine({ url, dataDir: config.dataDir, connectTimeoutMs, maxConnections, nodeId: config.cluster.nodeId }, logger);
 }

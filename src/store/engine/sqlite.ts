@@ -1,69 +1,21 @@
-// The repositories on the embedded SQLite store in data_dir: one process holds it (the
-// data-dir lock), so caches cleared by local writes and in-memory claims are enough.
-import { createSessionRepo } from "../../dashboard/sessions.repo.ts";
-import { createSendingDomainRepo } from "../../domains/sending-domains.repo.ts";
-import { createOutboxRepo } from "../../events/outbox.repo.ts";
-import { createWebhookPostRepo } from "../../events/webhook-posts.repo.ts";
-import { LocalAttachmentStore } from "../../inbound/attachments/attachment-files.ts";
-import { createAddressRepo } from "../../inbound/addresses/addresses.repo.ts";
-import { createCustomDomainRepo } from "../../inbound/addresses/custom-domains.repo.ts";
-import { createStatusRepo } from "../../inbound/statuses/statuses.repo.ts";
-import { createJobLeaseRepo } from "../../jobs/job-lease.repo.ts";
-import { PurgeThread } from "../../jobs/purge-thread.ts";
+// The embedded SQLite store in data_dir as an Engine: one process holds it (the data-dir
+// lock), so caches cleared by local writes and in-memory claims are enough, and there is
+// nothing to listen to.
 import type { Logger } from "../../lib/logger.ts";
-import { RateLimiter } from "../../lib/rate-limit.ts";
-import { createStsRepo } from "../../outbound/delivery/mta-sts.repo.ts";
-import { createOutboundRepo } from "../../outbound/queue/queue.repo.ts";
-import { queuePorts } from "../../outbound/queue/wiring.ts";
-import { idempotencyAtStart } from "../../outbound/sending/idempotency.repo.ts";
-import { createSuppressionRepo } from "../../outbound/suppressions/suppressions.repo.ts";
-import { createStatsRepo } from "../../stats/stats.repo.ts";
-import { SearchThread } from "../../search/search-thread.ts";
-import { sqliteTlsStore } from "../../tls/tls-store.repo.ts";
-import { openStore, type Store } from "../store.ts";
-import type { RepoHooks, Repos } from "./repos.ts";
+import { openStore } from "../store.ts";
+import type { SqliteEngine } from "./engine.ts";
 
-export interface SqliteRepos extends Repos {
-  readonly engine: "sqlite";
-  /** The SQLite store itself, for what runs only on it (the retention purge's thread, tests). */
-  readonly store: Store;
-}
-
-export function openSqliteRepos(dataDir: string, hooks: RepoHooks, logger: Logger): SqliteRepos {
+export function openSqliteEngine(dataDir: string, logger: Logger): SqliteEngine {
   const store = openStore(dataDir, undefined, logger);
-  const { clock } = hooks;
-  // Searches of E6 and E12 run on a thread with a read-only connection (search-thread.ts).
-  const searchThread = new SearchThread(store.path, logger.child({ component: "search" }));
-  const statuses = createStatusRepo(store, hooks.onStatusStoreFailed, searchThread);
-  const purgeThread = new PurgeThread(dataDir, logger.child({ component: "retention" }));
   return {
-    engine: "sqlite",
+    kind: "sqlite",
     store,
+    dataDir,
+    db: store.main,
+    logDb: store.log,
     secrets: store.secrets,
-    addresses: createAddressRepo(store),
-    customDomains: createCustomDomainRepo(store),
-    statuses,
-    outbound: createOutboundRepo(store, queuePorts(store), hooks.onEvents, searchThread),
-    suppressions: createSuppressionRepo(store),
-    sendingDomains: createSendingDomainRepo(store),
-    outbox: createOutboxRepo(store),
-    webhookPosts: createWebhookPostRepo(store),
-    tls: sqliteTlsStore(store, () => clock.nowMs()),
-    stats: createStatsRepo(store),
-    sessions: createSessionRepo(store),
-    idempotency: idempotencyAtStart(store),
-    mtaSts: createStsRepo(store, clock),
-    jobLeases: createJobLeaseRepo(store),
-    retention: { purges: purgeThread.purges(), close: () => purgeThread.close() },
-    rateLimits: { calls: new RateLimiter(), dashboard: undefined },
-    // One node: its own writes clear its caches.
-    followSendingDomains: async () => {},
-    localAttachments: (opts) => new LocalAttachmentStore(dataDir, opts.key, opts.publicUrl),
+    listen: async () => ({ stop: async () => {} }),
     checkWritable: (nowMs) => store.checkWritable(nowMs),
-    close: async () => {
-      searchThread.close();
-      statuses.close();
-      store.close();
-    },
+    close: async () => store.close(),
   };
 }

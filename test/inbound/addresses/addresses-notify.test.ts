@@ -6,7 +6,8 @@
 import { SQL } from "bun";
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import { secretBox } from "../../../src/lib/secret-key.ts";
-import { createPgAddressRepo, listenForAddressChanges } from "../../../src/inbound/addresses/addresses.pg.repo.ts";
+import { createAddressRepo, listenForAddressChanges } from "../../../src/inbound/addresses/addresses.repo.ts";
+import { pgDb } from "../../../src/store/db/pg-db.ts";
 import { routingCache, type AddressRepo } from "../../../src/inbound/addresses/addresses.port.ts";
 import { notify, subscribe, type ChannelSubscription } from "../../../src/store/pg-notify.ts";
 import { STORE_ENGINES, type EngineHandle } from "../../helpers/engines.ts";
@@ -35,9 +36,9 @@ function node(url: string): Node {
   const cache = routingCache(nowMs);
   const n: Node = {
     sql,
-    addresses: createPgAddressRepo(sql, secrets, nowMs, cache),
+    addresses: createAddressRepo(pgDb(sql), secrets, nowMs, cache),
     async listen() {
-      n.subscription = await listenForAddressChanges(sql, cache);
+      n.subscription = await listenForAddressChanges((c, m, r) => subscribe(sql, c, m, r), cache);
     },
   };
   return n;

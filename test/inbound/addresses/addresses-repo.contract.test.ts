@@ -1,6 +1,6 @@
-// The AddressRepo contract, run on both engines: SQLite (createAddressRepo, a store in a
-// temp data dir) and PostgreSQL (createPgAddressRepo, a throwaway server with the postgres
-// migrations applied). The same cases, the same expectations: an address reads back field
+// The AddressRepo contract, run on both engines: createAddressRepo on SQLite (a store in a
+// temp data dir) and on PostgreSQL (a throwaway server with the postgres migrations
+// applied). The same cases, the same expectations: an address reads back field
 // for field with the same JS types (numbers, booleans, nulls, the attachment store's JSON)
 // and its secrets stored encrypted; reads are scoped by account and skip deleted rows
 // (findLive excepted: any account); the list pages newest first with ties broken by ID in

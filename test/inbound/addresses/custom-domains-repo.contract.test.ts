@@ -1,6 +1,6 @@
-// The CustomDomainRepo contract, run on both engines: SQLite (createCustomDomainRepo, a
-// store in a temp data dir) and PostgreSQL (createPgCustomDomainRepo, a throwaway server
-// with the postgres migrations applied). The same cases, the same expectations: a domain
+// The CustomDomainRepo contract, run on both engines: createCustomDomainRepo on SQLite (a
+// store in a temp data dir) and on PostgreSQL (a throwaway server with the postgres
+// migrations applied). The same cases, the same expectations: a domain
 // reads back field for field with the same JS types and its target password stored
 // encrypted; a second live claim of a domain is DomainTakenError on both (a taken ID or an
 // unknown address is another error); reads are scoped by account and address and skip

@@ -14,7 +14,6 @@ import { STATUS_SEARCH_FIELDS, type StatusRepo } from "../../../src/inbound/stat
 import { createStatusRepo } from "../../../src/inbound/statuses/statuses.repo.ts";
 import { parseSearchQuery } from "../../../src/lib/search-query.ts";
 import { hourOf } from "../../../src/stats/hourly.ts";
-import { createPgStatsRepo } from "../../../src/stats/stats.pg.repo.ts";
 import type { StatsRepo } from "../../../src/stats/stats.port.ts";
 import { createStatsRepo } from "../../../src/stats/stats.repo.ts";
 import type { PageRequest } from "../../../src/store/paging.ts";
@@ -66,7 +65,7 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("StatusRepo on $name", (e
     if (!engine.available()) return;
     handle = await engine.open();
     statuses = handle.kind === "sqlite" ? createStatusRepo(handle.store) : createPgStatusRepo(handle.sql);
-    stats = handle.kind === "sqlite" ? createStatsRepo(handle.store) : createPgStatsRepo(handle.sql);
+    stats = createStatsRepo(handle.db);
   }, 60_000);
   beforeEach(async () => {
     await statuses?.flush();

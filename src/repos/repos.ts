@@ -1,26 +1,28 @@
-// Every repository the appliance uses, built on one engine: SQLite in data_dir (sqlite.ts)
-// or a PostgreSQL shared by several nodes (postgres.ts). The App takes them through their
-// ports only; which engine answers is decided once, by store.url, when it opens (open.ts).
-import type { SessionRepo } from "../../dashboard/sessions.port.ts";
-import type { SendingDomainCaches, SendingDomainRepo } from "../../domains/sending-domains.port.ts";
-import type { OutboxRepo } from "../../events/outbox.port.ts";
-import type { WebhookPostRepo } from "../../events/webhook-posts.port.ts";
-import type { AddressRepo } from "../../inbound/addresses/addresses.port.ts";
-import type { CustomDomainRepo } from "../../inbound/addresses/custom-domains.port.ts";
-import type { StatusRepo } from "../../inbound/statuses/statuses.port.ts";
-import type { LocalAttachments } from "../../inbound/attachments/local-attachments.port.ts";
-import type { JobLeaseRepo } from "../../jobs/job-lease.port.ts";
-import type { RetentionTable } from "../../jobs/retention.ts";
-import type { Purge } from "../purge-window.ts";
-import type { Clock } from "../../lib/clock.ts";
-import type { SecretBox } from "../../lib/secret-key.ts";
-import type { RateLimits } from "../../lib/rate-limit.ts";
-import type { StsStore } from "../../outbound/delivery/mta-sts.port.ts";
-import type { OutboundRepo } from "../../outbound/queue/queue.port.ts";
-import type { IdempotencyRepo } from "../../outbound/sending/idempotency.port.ts";
-import type { SuppressionRepo } from "../../outbound/suppressions/suppressions.port.ts";
-import type { StatsRepo } from "../../stats/stats.port.ts";
-import type { TlsStore } from "../../tls/tls-store.port.ts";
+// Every repository the appliance uses, built by the features' own factories on one engine
+// (src/store/engine/): most from the engine's Db alike, the few whose mechanics differ by
+// engine from SQLite's store (sqlite.ts) or PostgreSQL's pool (postgres.ts). The App takes
+// them through their ports only; which engine answers is decided once, by store.url (open.ts).
+import type { SessionRepo } from "../dashboard/sessions.port.ts";
+import type { SendingDomainCaches, SendingDomainRepo } from "../domains/sending-domains.port.ts";
+import type { OutboxRepo } from "../events/outbox.port.ts";
+import type { WebhookPostRepo } from "../events/webhook-posts.port.ts";
+import type { AddressRepo } from "../inbound/addresses/addresses.port.ts";
+import type { CustomDomainRepo } from "../inbound/addresses/custom-domains.port.ts";
+import type { StatusRepo } from "../inbound/statuses/statuses.port.ts";
+import type { LocalAttachments } from "../inbound/attachments/local-attachments.port.ts";
+import type { JobLeaseRepo } from "../jobs/job-lease.port.ts";
+import type { RetentionTable } from "../jobs/retention.ts";
+import type { Purge } from "../store/purge-window.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { SecretBox } from "../lib/secret-key.ts";
+import type { RateLimits } from "../lib/rate-limit.ts";
+import type { StsStore } from "../outbound/delivery/mta-sts.port.ts";
+import type { OutboundRepo } from "../outbound/queue/queue.port.ts";
+import type { IdempotencyRepo } from "../outbound/sending/idempotency.port.ts";
+import type { SuppressionRepo } from "../outbound/suppressions/suppressions.port.ts";
+import type { StatsRepo } from "../stats/stats.port.ts";
+import type { TlsStore } from "../tls/tls-store.port.ts";
+import type { EngineKind } from "../store/engine/engine.ts";
 
 export interface LocalAttachmentOptions {
   /** data_dir/keys/url-signing.key. */
@@ -29,8 +31,6 @@ export interface LocalAttachmentOptions {
   /** Rows the purge deletes per statement (retention.batch_size), where they are rows. */
   purgeBatchRows(): number;
 }
-
-export type EngineKind = "sqlite" | "postgres";
 
 export interface Repos {
   readonly engine: EngineKind;
