@@ -20,9 +20,10 @@ export interface RouterDeps {
 
 export function createRouter(deps: RouterDeps) {
   return (
-    // standardHostname: false, or a Host shorter than 4 characters ("x") would cut the path
-    // where Elysia expects the host to end, and route it elsewhere.
-    new Elysia({ normalize: false, handler: { standardHostname: false } })
+    // Elysia reads the path from the first "/" at or after the URL's 11th character
+    // (standardHostname), right for http:// and https:// alike; serve.ts gives a Host
+    // shorter than that (http://x/) a longer one first (routableUrl).
+    new Elysia({ normalize: false })
       // Bodies are read by the groups' middleware (json-body.ts), never here: a request is
       // authenticated before a byte of its body is read.
       .onParse(() => null)

@@ -31,6 +31,22 @@ export function collapseSlashes(pathname: string): string {
 }
 
 /**
+ * The URL the router is given, or null when the request's own will do: duplicate slashes
+ * collapsed, and a Host shorter than 4 characters ("http://x/healthz") named "localhost",
+ * since the router looks for the path from the URL's 11th character on and would cut it
+ * there (router.ts). The Host header itself is left as the client sent it.
+ */
+export function routableUrl(url: URL): URL | null {
+  const path = collapseSlashes(url.pathname);
+  const shortHost = url.host.length < 4;
+  if (path === url.pathname && !shortHost) return null;
+  const routable = new URL(url);
+  routable.pathname = path;
+  if (shortHost) routable.host = "localhost";
+  return routable;
+}
+
+/**
  * The sentence of an error answer ({status, error}), for the request's log line. Error
  * sentences name the field and the rule, never a credential or a body; only error answers
  * (small, and rarer than the rest) are read again.
@@ -64,13 +80,10 @@ export function serveHttp(deps: ServeDeps): HttpHandler {
     const startedMs = performance.now();
     const remoteIp = clientAddress(peerIp, incoming.headers, trustedProxies());
     const requestId = randomHex(8);
-    let req = incoming;
     const url = new URL(incoming.url);
-    const path = collapseSlashes(url.pathname);
-    if (path !== url.pathname) {
-      url.pathname = path;
-      req = new Request(url.toString(), incoming);
-    }
+    const routable = routableUrl(url);
+    const req = routable ? new Request(routable.toString(), incoming) : incoming;
+    const path = (routable ?? url).pathname;
     const exchange = new Exchange(remoteIp, requestId);
     attachExchange(req, exchange);
     let res: Response;

@@ -6,6 +6,7 @@ import { AccountRegistry } from "../../src/auth/accounts.ts";
 import { hashSecret } from "../../src/auth/secrets.ts";
 import { parseConfigText } from "../../src/config/load.ts";
 import { operatorVerdict } from "../../src/http/authenticate.ts";
+import { routableUrl } from "../../src/http/serve.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A, ACCOUNT_B, testConfigToml } from "../helpers/fixtures.ts";
 
@@ -81,6 +82,29 @@ describe("routing", () => {
       new Request(`http://x/api/v0.1/${ACCOUNT_A.id}/addresses`, { headers: { authorization: bearer(ACCOUNT_A.token) } }),
     );
     expect(res.status).toBe(200);
+  });
+
+  test("an https:// URL routes like an http:// one, whatever the Host's length", async () => {
+    // Once routed as if the scheme were http:// (the path was cut at "//127.0.0.1:8443"): 404.
+    for (const origin of ["https://127.0.0.1:8443", "https://mx.postroom.test", "https://x", "https://ab:1"]) {
+      expect({ origin, status: (await t.app.handle(new Request(`${origin}/healthz`))).status }).toEqual({ origin, status: 200 });
+      const res = await t.app.handle(
+        new Request(`${origin}/api/v0.1/${ACCOUNT_A.id}/addresses`, { headers: { authorization: bearer(ACCOUNT_A.token) } }),
+      );
+      expect({ origin, status: res.status }).toEqual({ origin, status: 200 });
+    }
+  });
+});
+
+describe("routableUrl", () => {
+  test.each([
+    ["http://127.0.0.1:8080/healthz", null],
+    ["https://127.0.0.1:8443/healthz", null],
+    ["http://x/healthz", "http://localhost/healthz"],
+    ["https://ab/a//b?q=1", "https://localhost/a/b?q=1"],
+    ["http://mx.example.com//api///v0.1", "http://mx.example.com/api/v0.1"],
+  ])("%s", (url, expected) => {
+    expect(routableUrl(new URL(url))?.toString() ?? null).toBe(expected);
   });
 });
 
