@@ -87,7 +87,8 @@ function closingQuote(bytes: Uint8Array, openAt: number): number {
 /** Parses a JSON body; empty is null (the schema then says what was expected). */
 export function parseJsonBody(bytes: Uint8Array, maxDepth: number): unknown {
   if (bytes.byteLength === 0) return null;
-  if (jsonDepthExceeds(bytes, maxDepth)) throw new ApiError(422, `body nests arrays and objects more than ${maxDepth} deep`);
+  if (jsonDepthExceeds(bytes, maxDepth))
+    throw new ApiError(422, `body nests arrays and objects more than ${maxDepth} deep (http.max_json_depth)`);
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);

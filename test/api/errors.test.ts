@@ -221,7 +221,10 @@ describe("422 validation", () => {
   });
   test("a cursor we did not issue", async () => {
     const res = await t.json("GET", `${A}/addresses?before=garbage`, { auth: bearer(ACCOUNT_A.token) });
-    expect(res.body).toEqual({ status: 422, error: "before: is not a cursor this server issued" });
+    expect(res.body).toEqual({
+      status: 422,
+      error: 'before: is not a cursor this server issued; follow the Link header\'s rel="next" URL as it is',
+    });
   });
   test("a missing required query parameter", async () => {
     const res = await t.json("GET", `${A}/custom_domains`, { auth: bearer(ACCOUNT_A.token) });
