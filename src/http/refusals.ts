@@ -58,7 +58,8 @@ export const UNKNOWN_SIGN_IN_TOKEN =
   "Unauthorized: that API token does not belong to any account; sign in with a token whose hash is in accounts.api_tokens (an outbound account's key only sends)";
 
 export function tooManySignIns(rate: RateLimit, retryAfterS: number): string {
-  return `Too Many Requests: your address may try ${rateText(rate).replace(/calls?/, "sign-ins")} (dashboard.sign_in_rate); retry after ${retryAfterS} s`;
+  const tries = rateText(rate).replace(/^(\d+) calls?/, (_m, n: string) => `${n} ${n === "1" ? "sign-in" : "sign-ins"}`);
+  return `Too Many Requests: your address may try ${tries} (dashboard.sign_in_rate); retry after ${retryAfterS} s`;
 }
 
 /**

@@ -96,6 +96,11 @@ describe("refusal texts", () => {
       "Too Many Requests: your address may try 10 sign-ins per minute (dashboard.sign_in_rate); retry after 30 s",
     ],
     [
+      "one sign-in a minute",
+      tooManySignIns({ limit: 1, windowMs: MIN }, 30),
+      "Too Many Requests: your address may try 1 sign-in per minute (dashboard.sign_in_rate); retry after 30 s",
+    ],
+    [
       "a target on loopback",
       privateAddress("a private, loopback or link-local address", "127.0.0.1", "inbound.allow_private_targets"),
       "points at a private, loopback or link-local address (127.0.0.1); set inbound.allow_private_targets = true to allow it (for tests and loopback setups only, never in production)",
