@@ -50,6 +50,7 @@ import { dashboardDeps } from "./dashboard/routes.ts";
 import { ChallengeResponder } from "./tls/challenges.ts";
 import { tlsHealthWarnings } from "./tls/health-warnings.ts";
 import { TlsManager } from "./tls/manager.ts";
+import { startLineFields } from "./start-line.ts";
 import { VERSION } from "./version.ts";
 
 export interface AppOptions {
@@ -392,7 +393,7 @@ export class App {
       await app.stop();
       throw err;
     }
-    app.logger.info("postroom started", { version: VERSION, hostname: app.config.hostname, accounts: app.config.accounts.length });
+    app.logger.info("postroom started", startLineFields({ version: VERSION, config: app.config, port: (k) => app.listeners.port(k) }));
     return app;
   }
 
@@ -434,12 +435,13 @@ export class App {
    * Applies a new config without dropping connections: accounts, credentials and limits
    * take effect at once; listener addresses and data_dir need a restart (logged).
    */
-  reload(next: Config): void {
+  reload(next: Config, changed: string[] = []): void {
     const needRestart = restartNeededFor(this.current, next);
     this.registry.replace(next.accounts);
     this.current = next;
     this.logger.info("config reloaded", {
       accounts: next.accounts.length,
+      changed,
       restart_needed_for: needRestart.length ? needRestart : undefined,
     });
   }

@@ -14,6 +14,7 @@ import { starterConfig, starterNextSteps } from "./config/starter.ts";
 import { createLogger, setStdoutFlushInterval } from "./lib/logger.ts";
 import { tlsStatusCommand } from "./tls/status-command.ts";
 import { VERSION } from "./version.ts";
+import { changedKeys } from "./config/changed-keys.ts";
 
 const out = (s: string) => process.stdout.write(s.endsWith("\n") ? s : s + "\n");
 const err = (s: string) => process.stderr.write(s.endsWith("\n") ? s : s + "\n");
@@ -23,17 +24,25 @@ function configPath(flag: string | undefined): string {
 }
 
 async function loadOrExit(path: string) {
+  return (await loadedOrExit(path)).config;
+}
+
+/** The config and the file as read (a reload compares the latter: changed-keys.ts). */
+async function loadedOrExit(path: string) {
   const result = await loadConfigFile(path);
   if (!result.ok) {
     err(`${path}: ${result.problems.length} problem${result.problems.length === 1 ? "" : "s"}:`);
     for (const p of result.problems) err(`  ${p}`);
     process.exit(1);
   }
-  return result.config;
+  return result;
 }
 
 async function serve(path: string): Promise<void> {
-  const config = await loadOrExit(path);
+  const loaded = await loadedOrExit(path);
+  const { config } = loaded;
+  // What the running config was read from: a reload names the keys that changed since.
+  let runningRaw = loaded.raw;
   setStdoutFlushInterval(config.log.flushIntervalMs);
   const logger = createLogger({ level: config.log.level });
   for (const warning of configWarnings(config)) logger.warn("config warning", { warning });
@@ -50,7 +59,9 @@ async function serve(path: string): Promise<void> {
       logger.error("config reload refused; keeping the running config", { config: path, problems: next.problems });
       return;
     }
-    app.reload(next.config);
+    const changed = changedKeys(runningRaw, next.raw);
+    runningRaw = next.raw;
+    app.reload(next.config, changed);
   });
   let stopping = false;
   const stop = async (signal: string) => {

@@ -80,7 +80,7 @@ function middlewareOf(deps: RouterDeps): Record<MiddlewareName, Middleware> {
       authenticateOperator({ registry: deps.registry, operatorHashes: () => deps.config().dashboard.adminTokenHashes }),
     ),
     "dashboard-enabled": transform(() => {
-      if (!deps.config().dashboard.enabled) throw new ApiError(404);
+      if (!deps.config().dashboard.enabled) throw new ApiError(404, "Not Found: the dashboard is off (dashboard.enabled)");
     }),
     "rate-limit": transform(limitRate(() => deps.clock.nowMs())),
     "json-body": transform(jsonBody(deps.config)),

@@ -6,6 +6,7 @@ import { t } from "elysia";
 import { accountRoutes } from "./context.ts";
 import type { ApiDeps } from "./deps.ts";
 import { errorResponses, notFound } from "../http/errors.ts";
+import { noRecord } from "../http/refusals.ts";
 
 const TestPostSchema = t.Object(
   {
@@ -30,7 +31,7 @@ export function addressTestRoutes(deps: AddressTestDeps) {
     "/addresses/:addressId/test",
     async ({ account, params }) => {
       const address = await deps.addresses.get(account.id, params.addressId);
-      if (!address) throw notFound();
+      if (!address) throw notFound(noRecord("address", params.addressId, `GET /api/v0.1/${account.id}/addresses`));
       const r = await deps.testPost(address, `${address.id}@${deps.config().inbound.domain}`);
       return { status: r.status, status_category: r.category, smtp_reply: r.reply, response: r.response, duration_ms: r.durationMs };
     },

@@ -7,6 +7,7 @@ import { AddressCreateBody, AddressPatchBody, addressRecord, AddressRecordSchema
 import { accountRoutes } from "./context.ts";
 import type { ApiDeps } from "./deps.ts";
 import { errorResponses, notFound } from "../http/errors.ts";
+import { noRecord } from "../http/refusals.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
 
 const security = [{ bearerAPIToken: [] }];
@@ -77,7 +78,7 @@ export function addressRoutes(deps: AddressRouteDeps) {
       "/addresses/:addressId",
       async ({ account, params }) => {
         const address = await deps.addresses.get(account.id, params.addressId);
-        if (!address) throw notFound();
+        if (!address) throw notFound(noRecord("address", params.addressId, `GET /api/v0.1/${account.id}/addresses`));
         return record(address);
       },
       {
@@ -90,7 +91,7 @@ export function addressRoutes(deps: AddressRouteDeps) {
       "/addresses/:addressId",
       async ({ account, params, body }) => {
         const stored = await deps.addresses.get(account.id, params.addressId);
-        if (!stored) throw notFound();
+        if (!stored) throw notFound(noRecord("address", params.addressId, `GET /api/v0.1/${account.id}/addresses`));
         return save(stored, body);
       },
       e4(AddressCreateBody, "replaceAddress", "E4: update an address (whole body)"),
@@ -99,7 +100,7 @@ export function addressRoutes(deps: AddressRouteDeps) {
       "/addresses/:addressId",
       async ({ account, params, body }) => {
         const stored = await deps.addresses.get(account.id, params.addressId);
-        if (!stored) throw notFound();
+        if (!stored) throw notFound(noRecord("address", params.addressId, `GET /api/v0.1/${account.id}/addresses`));
         const merged = {
           target: body.target ?? maskTarget(stored.target),
           target_format: body.target_format ?? stored.targetFormat,
@@ -117,7 +118,8 @@ export function addressRoutes(deps: AddressRouteDeps) {
       async ({ account, params, set }) => {
         const accountId = account.id;
         const stored = await deps.addresses.get(accountId, params.addressId);
-        if (!stored || !(await deps.addresses.softDelete(accountId, stored.id, deps.clock.nowMs()))) throw notFound();
+        if (!stored || !(await deps.addresses.softDelete(accountId, stored.id, deps.clock.nowMs())))
+          throw notFound(noRecord("address", params.addressId, `GET /api/v0.1/${account.id}/addresses`));
         set.status = 202;
         return record(stored);
       },

@@ -5,13 +5,14 @@ import { ATTACHMENT_PATH_PREFIX } from "../inbound/attachments/attachment-url.ts
 import type { LocalAttachments } from "../inbound/attachments/local-attachments.port.ts";
 import type { Clock } from "../lib/clock.ts";
 import { notFound } from "../http/errors.ts";
+import { NO_SUCH_LINK } from "../http/refusals.ts";
 
 export function attachmentRoutes(store: LocalAttachments, clock: Clock) {
   return new Elysia({ name: "attachments" }).get(
     `${ATTACHMENT_PATH_PREFIX}/:id/:name`,
     async ({ params, query }) => {
       const found = await store.open(params.id, query.expires ?? "", query.signature ?? "", clock.nowMs());
-      if (!found) throw notFound();
+      if (!found) throw notFound(NO_SUCH_LINK);
       return new Response(found.body, {
         headers: {
           "content-type": found.contentType,

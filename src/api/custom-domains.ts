@@ -10,6 +10,7 @@ import { accountRoutes } from "./context.ts";
 import type { ApiDeps } from "./deps.ts";
 import { type DomainClaimDeps, settleDomainClaim } from "./domain-claims.ts";
 import { conflict, DomainConflictSchema, errorResponses, invalid, notFound } from "../http/errors.ts";
+import { noRecord } from "../http/refusals.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
 import { oneLine } from "../http/text-checks.ts";
 
@@ -67,7 +68,7 @@ export function customDomainRoutes(deps: CustomDomainDeps) {
   /** The caller's live address named by ?address_id=, or 404. */
   const ownedAddress = async (account: AccountConfig, addressId: string) => {
     const address = await deps.addresses.get(account.id, addressId);
-    if (!address) throw notFound();
+    if (!address) throw notFound(noRecord("address", addressId, `GET /api/v0.1/${account.id}/addresses`));
     return address;
   };
 
@@ -106,7 +107,8 @@ export function customDomainRoutes(deps: CustomDomainDeps) {
         }
         let domainTarget: StoredTarget | null = null;
         if (body.domain_target != null) {
-          if (!account.domainTargets) throw invalid("domain_target", "is not enabled for this account");
+          if (!account.domainTargets)
+            throw invalid("domain_target", "is not enabled for this account (an operator turns on accounts.domain_targets)");
           const problem = targetProblem(body.domain_target) ?? targetAddressProblem(body.domain_target, config.inbound.allowPrivateTargets);
           if (problem) throw invalid("domain_target", problem);
           domainTarget = resolveTarget(body.domain_target, null);
@@ -157,7 +159,9 @@ export function customDomainRoutes(deps: CustomDomainDeps) {
         const address = await ownedAddress(account, query.address_id);
         const stored = await deps.customDomains.get(address.accountId, address.id, params.customDomainId);
         if (!stored || !(await deps.customDomains.softDelete(address.accountId, address.id, stored.id, deps.clock.nowMs())))
-          throw notFound();
+          throw notFound(
+            noRecord("custom domain", params.customDomainId, `GET /api/v0.1/${account.id}/custom_domains?address_id=${address.id}`),
+          );
         set.status = 202;
         return record(stored);
       },

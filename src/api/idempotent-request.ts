@@ -13,7 +13,7 @@ import { errorResponse } from "../http/errors.ts";
 export const REPLAYED_HEADER = "Idempotent-Replayed";
 
 const IN_FLIGHT = "Idempotency-Key: a request with this key is still being processed; send it again once that one is answered";
-const OTHER_BODY = "Idempotency-Key: already used with another request body";
+const OTHER_BODY = "Idempotency-Key: already used with another request body; use a new key for a new message";
 
 export interface IdempotencyDeps {
   repo: IdempotencyRepo;

@@ -8,6 +8,7 @@ import { parseSearchQuery, SearchQueryError, termTimeMs, type SearchTerm } from 
 import { accountRoutes } from "./context.ts";
 import type { ApiDeps } from "./deps.ts";
 import { errorResponses, invalid, notFound } from "../http/errors.ts";
+import { noRecord } from "../http/refusals.ts";
 import { nextLink, pageRequest, pagingQueryFields, timedSearch } from "./paging.ts";
 
 const IncomingStatusSchema = t.Object(
@@ -78,7 +79,7 @@ export function incomingStatusRoutes(deps: IncomingStatusDeps) {
     "/incoming_statuses",
     async ({ account, request, query, set }) => {
       const address = await deps.addresses.get(account.id, query.address_id);
-      if (!address) throw notFound();
+      if (!address) throw notFound(noRecord("address", query.address_id, `GET /api/v0.1/${account.id}/addresses`));
       const { searchMaxTerms, searchWindowRows, searchTimeoutMs } = deps.config().http;
       const terms = searchTerms(query.query, searchMaxTerms);
       const ctx = { set, logger: deps.logger, list: "incoming_statuses", accountId: address.accountId, terms: terms.length };

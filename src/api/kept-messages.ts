@@ -15,6 +15,7 @@ import type { ApiDeps } from "./deps.ts";
 import { inboundMessageCost } from "../inbound/post-message.ts";
 import { costOf, MEMORY_RETRY_AFTER_S } from "../lib/memory-budget.ts";
 import { ApiError, errorResponses, notFound } from "../http/errors.ts";
+import { noRecord } from "../http/refusals.ts";
 
 const params = t.Object({ accountId: t.String(), statusId: t.String() });
 const query = t.Object({ address_id: t.String({ description: "the address the message came to" }) });
@@ -33,10 +34,15 @@ async function withKept<T>(
 ): Promise<T> {
   const accountId = account.id;
   const address = await deps.addresses.get(accountId, ids.addressId);
-  if (!address) throw notFound();
+  if (!address) throw notFound(noRecord("address", ids.addressId, `GET /api/v0.1/${accountId}/addresses`));
   const status = await deps.statuses.get(accountId, address.id, ids.statusId);
-  if (!status) throw notFound();
-  if (!status.storeUrl) throw new ApiError(422, "this message was not kept: its address's store_messages was off when it came");
+  if (!status)
+    throw notFound(noRecord("incoming status", ids.statusId, `GET /api/v0.1/${accountId}/incoming_statuses?address_id=${address.id}`));
+  if (!status.storeUrl)
+    throw new ApiError(
+      422,
+      "this message was not kept: its address's store_messages was off when it came; turn store_messages on (PATCH the address) to keep the next ones",
+    );
   const held = deps.budget.reserve(costOf(inboundMessageCost(1), status.sizeBytes ?? deps.config().smtp.maxMessageSizeBytes), null);
   if (!held) {
     set.headers["retry-after"] = String(MEMORY_RETRY_AFTER_S);
@@ -44,7 +50,11 @@ async function withKept<T>(
   }
   try {
     const raw = await deps.kept.read(status.storeUrl);
-    if (!raw) throw new ApiError(404, "the kept message is no longer there (it is kept for inbound.attachment_url_ttl)");
+    if (!raw)
+      throw new ApiError(
+        404,
+        "Not Found: the kept message is no longer there (it is kept for inbound.attachment_url_ttl; raise it to keep messages longer)",
+      );
     return await use({ status, address, raw });
   } finally {
     held.release();

@@ -12,10 +12,12 @@ export const METRICS_PATH = "/metrics";
 
 /** GET /metrics: 404 when no token is configured, 401 without the right one. */
 export async function metricsResponse(metrics: Metrics, tokenHash: string | null, authorization: string | null): Promise<Response> {
-  if (tokenHash === null) return errorResponse(404);
+  if (tokenHash === null) return errorResponse(404, "Not Found: /metrics is off; set http.metrics_token to turn it on");
   const credential = parseAuthorization(authorization);
   if (credential?.type !== "bearer" || !secretMatchesAny(credential.secret, [tokenHash])) {
-    return errorResponse(401, undefined, { "WWW-Authenticate": 'Bearer realm="postroom metrics"' });
+    return errorResponse(401, "Unauthorized: /metrics takes the metrics token (http.metrics_token, as Authorization: Bearer <token>)", {
+      "WWW-Authenticate": 'Bearer realm="postroom metrics"',
+    });
   }
   return new Response(await metrics.scrape(), { headers: { "content-type": metrics.contentType } });
 }

@@ -8,6 +8,7 @@ import type { AccountConfig } from "../config/config.ts";
 import { accountRoutes } from "./context.ts";
 import type { ApiDeps } from "./deps.ts";
 import { ApiError, errorResponses, notFound } from "../http/errors.ts";
+import { noMessage } from "../http/refusals.ts";
 
 const security = [{ bearerAPIToken: [] }];
 const params = t.Object({ accountId: t.String(), outboundMessageId: t.String() });
@@ -29,9 +30,13 @@ export function outboundMessageActionRoutes(deps: OutboundActionDeps) {
   /** The caller's message and its stored source, or 404 (another account's, or a body past retention.bodies). */
   const source = async (account: AccountConfig, id: string) => {
     const m = await deps.outbound.getMessage(account.id, id);
-    if (!m) throw notFound();
+    if (!m) throw notFound(noMessage(account.id, id));
     const raw = await deps.outbound.rawMessage(m.id);
-    if (!raw) throw new ApiError(404, "the source of this message is no longer kept (retention.bodies)");
+    if (!raw)
+      throw new ApiError(
+        404,
+        "Not Found: the source of this message is no longer kept (retention.bodies; raise it to keep sources longer)",
+      );
     return { message: m, raw };
   };
   return accountRoutes("outbound-message-actions")
@@ -94,7 +99,7 @@ export function outboundMessageActionRoutes(deps: OutboundActionDeps) {
       "/outbound_messages/:outboundMessageId/retry",
       async ({ account, params }) => {
         const m = await deps.outbound.getMessage(account.id, params.outboundMessageId);
-        if (!m) throw notFound();
+        if (!m) throw notFound(noMessage(account.id, params.outboundMessageId));
         const due = await deps.outbound.dueNow(m.id, deps.clock.nowMs());
         deps.send.notify();
         return { due };
@@ -117,7 +122,7 @@ export function outboundMessageActionRoutes(deps: OutboundActionDeps) {
       "/outbound_messages/:outboundMessageId/cancel",
       async ({ account, params }) => {
         const m = await deps.outbound.getMessage(account.id, params.outboundMessageId);
-        if (!m) throw notFound();
+        if (!m) throw notFound(noMessage(account.id, params.outboundMessageId));
         const r = await deps.outbound.cancelQueued(m.id, deps.clock.nowMs(), {
           webhook: webhookConfigured(deps.config().accounts, m.outboundAccountId),
         });

@@ -9,6 +9,7 @@ import type { OutboundMessage, OutboundRecipient } from "../outbound/queue/messa
 import { accountRoutes } from "./context.ts";
 import type { ApiDeps } from "./deps.ts";
 import { errorResponses, invalid, notFound } from "../http/errors.ts";
+import { noMessage, noOutboundAccount } from "../http/refusals.ts";
 import { nextLink, pageRequest, pagingQueryFields, timedSearch } from "./paging.ts";
 
 const security = [{ bearerAPIToken: [] }];
@@ -91,7 +92,7 @@ export function outboundMessageRoutes(deps: OutboundMessageDeps) {
     .get(
       "/outbound_messages",
       async ({ account, request, query, set }) => {
-        if (!account.outbound.some((o) => o.id === query.outbound_account_id)) throw notFound();
+        if (!account.outbound.some((o) => o.id === query.outbound_account_id)) throw notFound(noOutboundAccount(query.outbound_account_id));
         let terms: ReturnType<typeof parseSearchQuery>;
         try {
           terms = parseSearchQuery(query.query, MESSAGE_SEARCH_FIELDS, deps.config().http.searchMaxTerms);
@@ -143,7 +144,7 @@ export function outboundMessageRoutes(deps: OutboundMessageDeps) {
       "/outbound_messages/:outboundMessageId",
       async ({ account, params }) => {
         const m = await deps.outbound.getMessage(account.id, params.outboundMessageId);
-        if (!m) throw notFound();
+        if (!m) throw notFound(noMessage(account.id, params.outboundMessageId));
         const recipients = await deps.outbound.recipientsOf([m.id]);
         const events = await visibleEvents(deps, recipients);
         return {

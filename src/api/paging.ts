@@ -35,7 +35,7 @@ export function decodeCursor(text: string): Cursor | null {
 export function pageRequest(q: { page?: string; before?: string }): PageRequest {
   if (q.before !== undefined) {
     const before = decodeCursor(q.before);
-    if (!before) throw invalid("before", "is not a cursor this server issued");
+    if (!before) throw invalid("before", 'is not a cursor this server issued; follow the Link header\'s rel="next" URL as it is');
     return { limit: PAGE_SIZE, before };
   }
   return { limit: PAGE_SIZE, offset: (Number(q.page ?? "1") - 1) * PAGE_SIZE };

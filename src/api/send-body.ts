@@ -7,6 +7,7 @@ import type { Principal } from "../auth/accounts.ts";
 import type { Config } from "../config/config.ts";
 import { parseJsonBody } from "../http/body.ts";
 import { Answered, ApiError, errorResponse } from "../http/errors.ts";
+import { payloadTooLarge } from "../http/refusals.ts";
 import { exchangeOf } from "../http/exchange.ts";
 import { declaredBytes, readCapped } from "../http/json-body.ts";
 import { garbageMade, LARGE_MESSAGE_BYTES } from "../lib/gc-pacer.ts";
@@ -15,6 +16,9 @@ import { costOf, MEMORY_RETRY_AFTER_S, type MemoryBudget, type MessageCost } fro
 import { type IdempotencyDeps, IdempotentRequest } from "./idempotent-request.ts";
 
 /** E11 carries whole messages (Base64 attachments inflate them by 4/3): its cap follows outbound.max_size. */
+/** What sets E11's body limit: the message's size, base64-encoded, plus room for the JSON. */
+const SEND_LIMIT_KEY = "outbound.max_size";
+
 export function sendBodyLimitBytes(config: Config): number {
   return Math.ceil((config.outbound.maxSizeBytes * 4) / 3) + 256 * 1024;
 }
@@ -56,7 +60,7 @@ export function sendBody(deps: SendBodyDeps) {
     const config = deps.config();
     const limitBytes = sendBodyLimitBytes(config);
     const declared = declaredBytes(request);
-    if (declared > limitBytes) throw new ApiError(413);
+    if (declared > limitBytes) throw new ApiError(413, payloadTooLarge(limitBytes, SEND_LIMIT_KEY));
     const expected = request.headers.has("content-length") && Number.isSafeInteger(declared) && declared >= 0 ? declared : limitBytes;
     const reservation = deps.budget.reserve(costOf(API_MESSAGE_COST, expected), "api");
     if (!reservation) {
@@ -70,7 +74,7 @@ export function sendBody(deps: SendBodyDeps) {
       if (declared > LARGE_MESSAGE_BYTES) garbageMade(API_MESSAGE_COST.copies * declared);
       reservation.release();
     });
-    const bytes = await readCapped(request, limitBytes);
+    const bytes = await readCapped(request, limitBytes, SEND_LIMIT_KEY);
     const replay = idempotent?.answerFor(bytes);
     if (replay) throw new Answered(replay);
     ctx.body = parseJsonBody(bytes, config.http.maxJsonDepth);

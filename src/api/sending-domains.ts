@@ -10,6 +10,7 @@ import { accountRoutes } from "./context.ts";
 import type { ApiDeps } from "./deps.ts";
 import { type DomainClaimDeps, settleDomainClaim } from "./domain-claims.ts";
 import { DomainConflictSchema, errorResponses, invalid, notFound } from "../http/errors.ts";
+import { noRecord } from "../http/refusals.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
 import { oneLine } from "../http/text-checks.ts";
 
@@ -119,7 +120,7 @@ export function sendingDomainRoutes(deps: SendingDomainDeps) {
   };
   const owned = async (account: AccountConfig, id: string) => {
     const d = await deps.sendingDomains.get(account.id, id);
-    if (!d) throw notFound();
+    if (!d) throw notFound(noRecord("sending domain", id, `GET /api/v0.1/${account.id}/sending_domains`));
     return d;
   };
   const params = t.Object({ accountId: t.String(), sendingDomainId: t.String() });
@@ -183,7 +184,8 @@ export function sendingDomainRoutes(deps: SendingDomainDeps) {
       "/sending_domains/:sendingDomainId",
       async ({ account, params: p, set }) => {
         const d = await owned(account, p.sendingDomainId);
-        if (!(await deps.sendingDomains.softDelete(d.accountId, d.id, deps.clock.nowMs()))) throw notFound();
+        if (!(await deps.sendingDomains.softDelete(d.accountId, d.id, deps.clock.nowMs())))
+          throw notFound(noRecord("sending domain", d.id, `GET /api/v0.1/${account.id}/sending_domains`));
         set.status = 202;
         return record(d);
       },

@@ -10,6 +10,7 @@ import type { AccountConfig } from "../config/config.ts";
 import { accountRoutes } from "./context.ts";
 import type { ApiDeps } from "./deps.ts";
 import { errorResponses, invalid, notFound } from "../http/errors.ts";
+import { noOutboundAccount, noRecord } from "../http/refusals.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
 import { oneLine } from "../http/text-checks.ts";
 
@@ -42,7 +43,7 @@ export type SuppressionDeps = Pick<ApiDeps, "clock" | "suppressions">;
 export function suppressionRoutes(deps: SuppressionDeps) {
   const ownOutbound = (account: AccountConfig, id: string | undefined) => {
     if (id === undefined) return null;
-    if (!account.outbound.some((o) => o.id === id)) throw notFound();
+    if (!account.outbound.some((o) => o.id === id)) throw notFound(noOutboundAccount(id));
     return id;
   };
   return accountRoutes("suppressions")
@@ -108,7 +109,8 @@ export function suppressionRoutes(deps: SuppressionDeps) {
       "/suppressions/:suppressionId",
       async ({ account, params, set }) => {
         const s = await deps.suppressions.get(account.id, params.suppressionId);
-        if (!s || !(await deps.suppressions.remove(s.accountId, s.id))) throw notFound();
+        if (!s || !(await deps.suppressions.remove(s.accountId, s.id)))
+          throw notFound(noRecord("suppression", params.suppressionId, `GET /api/v0.1/${account.id}/suppressions`));
         set.status = 202;
         return record(s);
       },

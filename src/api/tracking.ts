@@ -10,6 +10,7 @@ import type { Clock } from "../lib/clock.ts";
 import type { OutboundRepo } from "../outbound/queue/queue.port.ts";
 import { clickLinkExpiresAtMs, readClickToken, readOpenToken, type OpenTarget } from "../outbound/tracking/tracking-tokens.ts";
 import { notFound } from "../http/errors.ts";
+import { NO_SUCH_LINK } from "../http/refusals.ts";
 import { publicRoutes } from "./context.ts";
 
 // The smallest transparent GIF.
@@ -53,7 +54,7 @@ export function trackingRoutes(deps: TrackingDeps) {
       "/t/o/:token",
       async ({ params, request, remoteIp }) => {
         const target = readOpenToken(deps.key, params.token.replace(/\.gif$/, ""));
-        if (!target || !(await record(target, request, remoteIp, "open", {}))) throw notFound();
+        if (!target || !(await record(target, request, remoteIp, "open", {}))) throw notFound(NO_SUCH_LINK);
         return new Response(PIXEL, {
           headers: { "content-type": "image/gif", "cache-control": "no-store, no-cache, must-revalidate, private" },
         });
@@ -64,7 +65,7 @@ export function trackingRoutes(deps: TrackingDeps) {
       "/t/c/:token",
       async ({ params, request, remoteIp }) => {
         const target = readClickToken(deps.key, params.token);
-        if (!target) throw notFound();
+        if (!target) throw notFound(NO_SUCH_LINK);
         // Links from before links carried an expiry count from their message's acceptance.
         const createdAtMs =
           target.expiresAtMs === null ? ((await deps.outbound.getMessageById(target.messageId))?.createdAtMs ?? null) : null;

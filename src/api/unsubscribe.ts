@@ -14,6 +14,7 @@ import type { Logger } from "../lib/logger.ts";
 import { readUnsubscribeToken } from "../outbound/tracking/tracking-tokens.ts";
 import { relayRequest, relayTargetOf, relayUnsubscribe } from "../outbound/tracking/unsubscribe-relay.ts";
 import { notFound } from "../http/errors.ts";
+import { NO_SUCH_LINK } from "../http/refusals.ts";
 
 export interface UnsubscribeDeps {
   config(): Config;
@@ -61,7 +62,7 @@ export function unsubscribeRoutes(deps: UnsubscribeDeps) {
       "/t/u/:token",
       ({ params: { token } }) => {
         const target = readUnsubscribeToken(deps.key, token);
-        if (!target) throw notFound();
+        if (!target) throw notFound(NO_SUCH_LINK);
         return page(
           200,
           "Unsubscribe",
@@ -74,7 +75,7 @@ export function unsubscribeRoutes(deps: UnsubscribeDeps) {
       "/t/u/:token",
       async ({ params: { token } }) => {
         const target = readUnsubscribeToken(deps.key, token);
-        if (!target) throw notFound();
+        if (!target) throw notFound(NO_SUCH_LINK);
         const relay = relayTargetOf(deps.registry.outbound(target.outboundAccountId));
         const fields = { message_id: target.messageId, outbound_account_id: target.outboundAccountId };
         if (!relay) {

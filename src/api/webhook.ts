@@ -8,6 +8,7 @@ import type { AccountConfig } from "../config/config.ts";
 import { accountRoutes } from "./context.ts";
 import type { ApiDeps } from "./deps.ts";
 import { errorResponses, invalid, notFound } from "../http/errors.ts";
+import { noOutboundAccount } from "../http/refusals.ts";
 import { nextLink, pageRequest, pagingQueryFields } from "./paging.ts";
 
 const security = [{ bearerAPIToken: [] }];
@@ -62,7 +63,7 @@ export type WebhookRouteDeps = Pick<ApiDeps, "webhooks">;
 export function webhookRoutes(deps: WebhookRouteDeps) {
   /** The caller's own outbound account, or 404. */
   const own = (account: AccountConfig, id: string) => {
-    if (!account.outbound.some((o) => o.id === id)) throw notFound();
+    if (!account.outbound.some((o) => o.id === id)) throw notFound(noOutboundAccount(id));
     return id;
   };
   return accountRoutes("webhook")
@@ -113,7 +114,11 @@ export function webhookRoutes(deps: WebhookRouteDeps) {
       "/webhook/test",
       async ({ account, query }) => {
         const post = await deps.webhooks.testPost(own(account, query.outbound_account_id));
-        if (!post) throw invalid("outbound_account_id", "has no webhook configured (webhook_url in the config)");
+        if (!post)
+          throw invalid(
+            "outbound_account_id",
+            "has no webhook configured: set accounts.outbound.webhook.url (or the account's accounts.webhook.url) in the config",
+          );
         return record(post);
       },
       {

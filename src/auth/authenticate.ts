@@ -1,5 +1,6 @@
 // Who is calling, and may they call this path? Pure decisions over the Authorization
 // header; the HTTP layer turns the verdict into 401 or 403 (docs/api.md, Authentication and Errors).
+import type { ForbiddenReason } from "../http/refusals.ts";
 import type { AccountRegistry, Principal } from "./accounts.ts";
 
 /** bearerAPIToken: an account's management token. smtpAuth: an outbound account's key (E11). */
@@ -26,7 +27,11 @@ export function parseAuthorization(header: string | null | undefined): Credentia
   return { type: "basic", username: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
 }
 
-export type AuthVerdict = { ok: true; principal: Principal } | { ok: false; status: 401 | 403 };
+export type AuthVerdict =
+  | { ok: true; principal: Principal }
+  | { ok: false; status: 401 }
+  /** `reason` says which credential was expected, for the refusal's text. */
+  | { ok: false; status: 403; reason: ForbiddenReason };
 
 /**
  * Authenticates the credential, then authorises it for `pathId` (the {accountID} segment)
@@ -40,9 +45,16 @@ export function authorize(registry: AccountRegistry, credential: Credential | nu
       ? registry.principalForSecret(credential.secret)
       : registry.principalForNamedSecret(credential.username, credential.secret);
   if (!principal) return { ok: false, status: 401 };
-  const allowed =
-    scheme === "bearerAPIToken"
-      ? principal.kind === "account" && principal.account.id === pathId
-      : principal.kind === "outbound" && principal.outbound.id === pathId;
-  return allowed ? { ok: true, principal } : { ok: false, status: 403 };
+  const reason = forbiddenReason(principal, pathId, scheme);
+  return reason ? { ok: false, status: 403, reason } : { ok: true, principal };
+}
+
+/** Why a known credential may not call `pathId` under `scheme`; null when it may. */
+function forbiddenReason(principal: Principal, pathId: string, scheme: AuthScheme): ForbiddenReason | null {
+  if (scheme === "bearerAPIToken") {
+    if (principal.kind !== "account") return "send_key_on_management";
+    return principal.account.id === pathId ? null : "other_account";
+  }
+  if (principal.kind !== "outbound") return "account_token_on_send";
+  return principal.outbound.id === pathId ? null : "other_outbound_account";
 }

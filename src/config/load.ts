@@ -14,7 +14,8 @@ import { ConfigSchema, type RawAccount, type RawConfig } from "./schema.ts";
 import { schemaProblems } from "./schema-problems.ts";
 import { parseDurationMs, parseListen, parseRate, parseSizeBytes, type ListenAddress, type RateLimit } from "./units.ts";
 
-export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
+/** `raw`: the file as read, with defaults: what a reload compares (changed-keys.ts). */
+export type ConfigResult = { ok: true; config: Config; raw: RawConfig } | { ok: false; problems: string[] };
 
 /** The file and every file it names (certificates, CA bundles): all problems at once. */
 export async function loadConfigFile(path: string): Promise<ConfigResult> {
@@ -53,7 +54,7 @@ function validateConfigData(data: unknown): ConfigResult {
   const raw = withDefaults as RawConfig;
   const crossKey = crossKeyProblems(raw);
   if (crossKey.length > 0) return { ok: false, problems: crossKey.map(formatProblem) };
-  return { ok: true, config: toConfig(raw) };
+  return { ok: true, config: toConfig(raw), raw };
 }
 
 // The schema's patterns already accepted these strings, so the parsers cannot fail here.

@@ -9,6 +9,7 @@ import { RateLimiter, type RateLimits } from "../lib/rate-limit.ts";
 import { clientKey } from "../smtp/limits.ts";
 import { readBodyCapped } from "../http/body.ts";
 import { ApiError, errorResponse } from "../http/errors.ts";
+import { FOREIGN_PAGE, NOT_SIGNED_IN, payloadTooLarge, tooManySignIns, UNKNOWN_SIGN_IN_TOKEN } from "../http/refusals.ts";
 import { requestRoutes } from "../http/routes.ts";
 import { HIDDEN } from "../http/router.ts";
 import { dashboardAssets } from "./assets.ts";
@@ -83,7 +84,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
 /** The system is the operator's: admin sessions only (an account's session gets 404, as for another account's resource). */
 async function system(deps: DashboardDeps, req: Request): Promise<Response> {
   const who = await deps.auth.authenticate(req);
-  if (who.kind !== "session") return errorResponse(401, "not signed in");
+  if (who.kind !== "session") return errorResponse(401, NOT_SIGNED_IN);
   if (who.account !== null) return errorResponse(404);
   return withHeaders(Response.json(await deps.system()), { "Cache-Control": "no-store" });
 }
@@ -119,11 +120,11 @@ async function session(deps: DashboardDeps, req: Request, remoteIp: string | nul
   if (req.method === "GET") {
     const who = await deps.auth.authenticate(req);
     if (who.kind !== "session")
-      return errorResponse(401, "not signed in", who.kind === "ended" ? { "Set-Cookie": deps.auth.clearCookie() } : {});
+      return errorResponse(401, NOT_SIGNED_IN, who.kind === "ended" ? { "Set-Cookie": deps.auth.clearCookie() } : {});
     return Response.json(sessionBody(deps.config(), who.account, who.session.expiresAtMs));
   }
   if (!cookieWriteAllowed(req.method, req.headers, origin)) {
-    return errorResponse(403, "this request must come from the dashboard's own page (X-Postroom-Dashboard: 1, same origin)");
+    return errorResponse(403, FOREIGN_PAGE);
   }
   if (req.method === "DELETE") {
     deps.logger.info("dashboard sign-out", { remote_ip: remoteIp ?? undefined });
@@ -142,13 +143,13 @@ async function signIn(deps: DashboardDeps, req: Request, remoteIp: string | null
     const decision = await deps.limiter.take(`sign-in:${remoteIp === null ? "unknown" : clientKey(remoteIp)}`, rate, deps.clock.nowMs());
     if (!decision.allowed) {
       deps.logger.info("dashboard sign-in refused: too many attempts", { remote_ip: remoteIp ?? undefined });
-      return errorResponse(429, "too many sign-in attempts, try again later", { "Retry-After": String(decision.resetSeconds) });
+      return errorResponse(429, tooManySignIns(rate, decision.resetSeconds), { "Retry-After": String(decision.resetSeconds) });
     }
   }
   let token: unknown;
   try {
     const declared = Number(req.headers.get("content-length") ?? "0");
-    if (declared > SIGN_IN_MAX_BYTES) return errorResponse(413);
+    if (declared > SIGN_IN_MAX_BYTES) return errorResponse(413, payloadTooLarge(SIGN_IN_MAX_BYTES, null));
     const text = new TextDecoder().decode(await readBodyCapped(req, SIGN_IN_MAX_BYTES, declared));
     token = (JSON.parse(text) as { token?: unknown }).token;
   } catch (err) {
@@ -159,7 +160,7 @@ async function signIn(deps: DashboardDeps, req: Request, remoteIp: string | null
   const opened = await deps.auth.signIn(token.trim());
   if (!opened) {
     deps.logger.info("dashboard sign-in refused: unknown token", { remote_ip: remoteIp ?? undefined });
-    return errorResponse(401, "that API token does not belong to any account");
+    return errorResponse(401, UNKNOWN_SIGN_IN_TOKEN);
   }
   deps.logger.info(opened.account ? "dashboard sign-in" : "dashboard admin sign-in", {
     account_id: opened.account?.id,

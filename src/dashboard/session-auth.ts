@@ -5,6 +5,7 @@ import { hashSecret, mintSecret, secretMatchesAny } from "../auth/secrets.ts";
 import type { AccountRegistry } from "../auth/accounts.ts";
 import type { SessionCallers, SessionVerdict } from "../http/authenticate.ts";
 import { ApiError } from "../http/errors.ts";
+import { FOREIGN_PAGE, forbidden } from "../http/refusals.ts";
 import type { RateLimits } from "../lib/rate-limit.ts";
 import type { AccountConfig, Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -121,19 +122,20 @@ export function sessionCallers(auth: SessionAuth, limiter: RateLimits, config: (
       if (who.kind === "ended")
         return {
           kind: "refused",
-          error: new ApiError(401, "the dashboard session ended: sign in again", {}, { "Set-Cookie": auth.clearCookie() }),
+          error: new ApiError(401, "Unauthorized: the dashboard session ended; sign in again", {}, { "Set-Cookie": auth.clearCookie() }),
         };
       if (!cookieWriteAllowed(req.method, req.headers, new URL(req.url).origin)) {
         return {
           kind: "refused",
-          error: new ApiError(403, "this request must come from the dashboard's own page (X-Postroom-Dashboard: 1, same origin)"),
+          error: new ApiError(403, FOREIGN_PAGE),
         };
       }
       // An admin session opens every account's management paths; an account's session its own.
       const account = who.account ?? auth.account(pathAccountId);
-      if (scheme !== "bearerAPIToken" || !account || account.id !== pathAccountId) return { kind: "refused", error: new ApiError(403) };
+      if (scheme !== "bearerAPIToken" || !account || account.id !== pathAccountId)
+        return { kind: "refused", error: new ApiError(403, forbidden("other_account")) };
       const rate = config().dashboard.rateLimit;
-      const budget = rate ? { limiter, key: `session:${who.session.idHash}`, rate } : null;
+      const budget = rate ? { limiter, key: `session:${who.session.idHash}`, rate, owner: { kind: "session" as const } } : null;
       return { kind: "ok", principal: { kind: "account", account }, budget };
     },
   };

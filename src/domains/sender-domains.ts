@@ -3,14 +3,15 @@
 // mode only needs the domain to exist.
 import type { SenderDomains } from "../outbound/sending/sender-domains.ts";
 import type { DomainService } from "./service.ts";
+import { unknownSendingDomain, unverifiedDomain } from "../http/refusals.ts";
 
 export function senderDomains(service: DomainService): SenderDomains {
   return {
     async refusal(accountId, fromDomain, testMode) {
       const d = await service.domainFor(accountId, fromDomain);
-      if (!d) return `domain ${fromDomain} is not a sending domain of this account`;
+      if (!d) return unknownSendingDomain(fromDomain, accountId);
       if (testMode || service.status(d) !== "unverified") return null;
-      return `domain ${fromDomain} is not verified`;
+      return unverifiedDomain(fromDomain, accountId, d.id);
     },
     async sign(accountId, fromDomain, raw) {
       const d = await service.domainFor(accountId, fromDomain);

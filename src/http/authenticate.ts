@@ -10,6 +10,7 @@ import { secretMatchesAny } from "../auth/secrets.ts";
 import type { RateLimit } from "../config/units.ts";
 import { principalKey, type RateLimits, rateOf } from "../lib/rate-limit.ts";
 import { ApiError } from "./errors.ts";
+import { forbidden, NO_SUCH_PATH, type RateOwner, unauthorized } from "./refusals.ts";
 import { exchangeOf } from "./exchange.ts";
 
 /** Where a caller's calls count: the limiter, the key, the limit (rate-limit.ts). */
@@ -17,6 +18,8 @@ export interface CallBudget {
   limiter: RateLimits;
   key: string;
   rate: RateLimit;
+  /** Whose budget it is, for the 429's text (refusals.ts). */
+  owner: RateOwner;
 }
 
 /** A session's verdict on an account route it calls with its cookie instead of a token. */
@@ -62,7 +65,7 @@ export const idOf = (p: Principal): string => (p.kind === "account" ? p.account.
 export function authenticateCaller(deps: AccountAuthDeps, scheme: AuthScheme) {
   return async ({ request }: { request: Request }): Promise<CallerContext> => {
     const accountId = pathAccountId(new URL(request.url).pathname);
-    if (accountId === null) throw new ApiError(404);
+    if (accountId === null) throw new ApiError(404, NO_SUCH_PATH);
     const authorization = request.headers.get("authorization");
     const sessions = authorization === null ? deps.sessions() : null;
     const session = sessions ? await sessions.verdict(request, accountId, scheme) : { kind: "none" as const };
@@ -71,9 +74,13 @@ export function authenticateCaller(deps: AccountAuthDeps, scheme: AuthScheme) {
     if (session.kind === "ok") caller = { principal: session.principal, account: session.principal.account, budget: session.budget };
     else {
       const verdict = authorize(deps.registry, parseAuthorization(authorization), accountId, scheme);
-      if (!verdict.ok) throw new ApiError(verdict.status, undefined, {}, verdict.status === 401 ? CHALLENGE : {});
+      if (!verdict.ok) {
+        if (verdict.status === 401) throw new ApiError(401, unauthorized(scheme), {}, CHALLENGE);
+        throw new ApiError(403, forbidden(verdict.reason));
+      }
       const rate = rateOf(verdict.principal);
-      const budget = rate ? { limiter: deps.limiter, key: principalKey(verdict.principal), rate } : null;
+      const owner: RateOwner = { kind: verdict.principal.kind, id: idOf(verdict.principal) };
+      const budget = rate ? { limiter: deps.limiter, key: principalKey(verdict.principal), rate, owner } : null;
       caller = { principal: verdict.principal, account: verdict.principal.account, budget };
     }
     exchangeOf(request).accountId = idOf(caller.principal);
@@ -103,8 +110,8 @@ export function operatorVerdict(
 export function authenticateOperator(deps: { registry: AccountRegistry; operatorHashes(): readonly string[] }) {
   return ({ request }: { request: Request }): { operator: true } => {
     const verdict = operatorVerdict(request.headers.get("authorization"), deps.operatorHashes(), deps.registry);
-    if (verdict !== "ok")
-      throw new ApiError(verdict, undefined, {}, verdict === 401 ? { "WWW-Authenticate": 'Bearer realm="postroom"' } : {});
+    if (verdict === 401) throw new ApiError(401, unauthorized("operator"), {}, { "WWW-Authenticate": 'Bearer realm="postroom"' });
+    if (verdict === 403) throw new ApiError(403, forbidden("not_operator"));
     return { operator: true };
   };
 }

@@ -3,6 +3,7 @@
 // length, so a client cannot make us buffer without bound.
 import { formatProblem } from "../lib/validation.ts";
 import { ApiError } from "./errors.ts";
+import { payloadTooLarge } from "./refusals.ts";
 import { bodyTextProblem } from "./text-checks.ts";
 
 /**
@@ -10,7 +11,13 @@ import { bodyTextProblem } from "./text-checks.ts";
  * within the limit is read straight into one buffer of its size (no list of chunks, no
  * copy of them joined): E11 bodies carry whole messages.
  */
-export async function readBodyCapped(req: Request, limitBytes: number, declaredBytes = Number.NaN): Promise<Uint8Array> {
+export async function readBodyCapped(
+  req: Request,
+  limitBytes: number,
+  declaredBytes = Number.NaN,
+  /** The config key that sets the limit, named in the 413; null for a fixed limit. */
+  limitKey: string | null = null,
+): Promise<Uint8Array> {
   if (!req.body) return new Uint8Array(0);
   const reader = req.body.getReader();
   let into =
@@ -24,7 +31,7 @@ export async function readBodyCapped(req: Request, limitBytes: number, declaredB
     if (done) break;
     if (total + value.byteLength > limitBytes) {
       await reader.cancel().catch(() => {});
-      throw new ApiError(413);
+      throw new ApiError(413, payloadTooLarge(limitBytes, limitKey));
     }
     if (into && total + value.byteLength > into.length) {
       // More than announced (the server lets no such body through): gather chunks instead.
@@ -80,7 +87,8 @@ function closingQuote(bytes: Uint8Array, openAt: number): number {
 /** Parses a JSON body; empty is null (the schema then says what was expected). */
 export function parseJsonBody(bytes: Uint8Array, maxDepth: number): unknown {
   if (bytes.byteLength === 0) return null;
-  if (jsonDepthExceeds(bytes, maxDepth)) throw new ApiError(422, `body nests arrays and objects more than ${maxDepth} deep`);
+  if (jsonDepthExceeds(bytes, maxDepth))
+    throw new ApiError(422, `body nests arrays and objects more than ${maxDepth} deep (http.max_json_depth)`);
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);

@@ -43,7 +43,8 @@ export class Answered extends Error {
 /** 422 naming the field and the rule: `to: at most 20 recipients`. */
 export const invalid = (path: string, rule: string): ApiError => new ApiError(422, path ? `${path}: ${rule}` : rule);
 
-export const notFound = (): ApiError => new ApiError(404);
+/** 404 with `text` (refusals.ts: what was not found, and where to look). */
+export const notFound = (text = "Not Found"): ApiError => new ApiError(404, text);
 
 /** 409: the resource is another's or the server's; `why` says whose and what to do. */
 export const conflict = (why: string, extra: Record<string, unknown> = {}): ApiError => new ApiError(409, `Conflict: ${why}`, extra);

@@ -4,6 +4,7 @@
 import type { Config } from "../config/config.ts";
 import { parseJsonBody, readBodyCapped } from "./body.ts";
 import { ApiError } from "./errors.ts";
+import { payloadTooLarge } from "./refusals.ts";
 
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 
@@ -12,11 +13,11 @@ export const hasBody = (method: string): boolean => METHODS_WITH_BODY.has(method
 /** The Content-Length a request declares (0 without one). */
 export const declaredBytes = (req: Request): number => Number(req.headers.get("content-length") ?? "0");
 
-/** Reads the body's bytes under `limitBytes`: 413 at once when the declared length is over it. */
-export async function readCapped(req: Request, limitBytes: number): Promise<Uint8Array> {
+/** Reads the body's bytes under `limitBytes` (set by `limitKey`): 413 at once when the declared length is over it. */
+export async function readCapped(req: Request, limitBytes: number, limitKey: string): Promise<Uint8Array> {
   const declared = declaredBytes(req);
-  if (declared > limitBytes) throw new ApiError(413);
-  return readBodyCapped(req, limitBytes, declared);
+  if (declared > limitBytes) throw new ApiError(413, payloadTooLarge(limitBytes, limitKey));
+  return readBodyCapped(req, limitBytes, declared, limitKey);
 }
 
 /** The transform of a group whose bodies are JSON under http.max_body. */
@@ -24,6 +25,6 @@ export function jsonBody(config: () => Config) {
   return async (ctx: { request: Request; body: unknown }): Promise<void> => {
     if (!hasBody(ctx.request.method)) return;
     const c = config();
-    ctx.body = parseJsonBody(await readCapped(ctx.request, c.http.maxBodyBytes), c.http.maxJsonDepth);
+    ctx.body = parseJsonBody(await readCapped(ctx.request, c.http.maxBodyBytes, "http.max_body_size"), c.http.maxJsonDepth);
   };
 }

@@ -4,6 +4,7 @@
 import type { RateDecision } from "../lib/rate-limit.ts";
 import type { CallBudget } from "./authenticate.ts";
 import { ApiError } from "./errors.ts";
+import { tooManyRequests } from "./refusals.ts";
 
 export function rateHeaders(d: RateDecision): Record<string, string> {
   return { "RateLimit-Limit": String(d.limit), "RateLimit-Remaining": String(d.remaining), "RateLimit-Reset": String(d.resetSeconds) };
@@ -16,6 +17,9 @@ export function limitRate(nowMs: () => number) {
     const decision = await budget.limiter.take(budget.key, budget.rate, nowMs());
     // On the context's headers, the router puts them on every answer, refusals included.
     Object.assign(set.headers, rateHeaders(decision));
-    if (!decision.allowed) throw new ApiError(429, undefined, {}, { "Retry-After": String(decision.resetSeconds) });
+    if (!decision.allowed) {
+      const text = tooManyRequests(budget.owner, budget.rate, decision.resetSeconds);
+      throw new ApiError(429, text, {}, { "Retry-After": String(decision.resetSeconds) });
+    }
   };
 }

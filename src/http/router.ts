@@ -9,6 +9,7 @@ import type { DiskFullLog } from "../lib/disk-full.ts";
 import type { Logger } from "../lib/logger.ts";
 import { describeValueErrors, formatProblem, type Problem } from "../lib/validation.ts";
 import { Answered, ApiError, errorResponse } from "./errors.ts";
+import { NO_SUCH_PATH } from "./refusals.ts";
 import { requestContextOf } from "./exchange.ts";
 import { parameterTextProblem } from "./parameter-checks.ts";
 
@@ -37,7 +38,7 @@ export function createRouter(deps: RouterDeps) {
           case "PARSE":
             return errorResponse(422, "body is not valid JSON");
           case "NOT_FOUND":
-            return errorResponse(404);
+            return errorResponse(404, NO_SUCH_PATH);
           default:
             // A full disk is not a bug: 507, and one log line a minute however many writes fail.
             if (isDiskFull(error)) {
@@ -59,7 +60,7 @@ export function checkParameterText({ params, query }: { params: Record<string, u
 
 /** A group's last route (`/*`): any other path under its prefix is 404 once its middleware has run (401 first). */
 export const notFound = (): never => {
-  throw new ApiError(404);
+  throw new ApiError(404, NO_SUCH_PATH);
 };
 
 /** Routes that are no part of the API's document (OpenAPI): the dashboard's, /metrics, the groups' catch-alls. */

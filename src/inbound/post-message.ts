@@ -19,6 +19,7 @@ import type { IncomingStatus } from "./statuses/incoming-status.ts";
 import { recordAnswered } from "./statuses/status-retry.ts";
 import { logStatuses, recordRefusal, statusRow } from "./statuses/status-rows.ts";
 import { postToAddress } from "./targets/address-post.ts";
+import { outcomeLine } from "./targets/outcome-log.ts";
 import { verdictFor, worstReply } from "./targets/target-reply.ts";
 import type { AddressGroup, PostDeps, Transaction } from "./transaction.ts";
 
@@ -172,11 +173,14 @@ async function postToGroup(
     },
     deps.clock.nowMs(),
   );
-  logStatuses(tx.log, "inbound delivered", rows, {
-    message_id_header: extracted.messageId,
-    reply: formatReply(verdict.reply),
-    md5,
-    x_postroom_message_id: key,
-  });
+  const line = outcomeLine(verdict);
+  const reason = outcome.kind === "unreachable" ? { reason: outcome.reason } : {};
+  logStatuses(
+    tx.log,
+    line.msg,
+    rows,
+    { message_id_header: extracted.messageId, reply: formatReply(verdict.reply), ...reason, md5, x_postroom_message_id: key },
+    line.level,
+  );
   return { reply: verdict.reply, rows };
 }

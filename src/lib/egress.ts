@@ -82,6 +82,13 @@ export interface EgressPolicy {
 
 export class EgressRefused extends Error {
   override name = "EgressRefused";
+  /** A private address, which a config key may allow (a metadata one never is). */
+  constructor(
+    message: string,
+    readonly privateAddress = false,
+  ) {
+    super(message);
+  }
 }
 
 /** Whether we may connect to `ip` under `policy`; what kind of address it is when not. */
@@ -115,7 +122,8 @@ export async function checkedAddress(host: string, resolver: DnsResolver, policy
   }
   for (const ip of addresses) {
     const problem = egressProblem(ip, policy);
-    if (problem) throw new EgressRefused(ip === bare ? `${ip} is ${problem}` : `${bare} resolves to ${ip}, ${problem}`);
+    if (problem)
+      throw new EgressRefused(ip === bare ? `${ip} is ${problem}` : `${bare} resolves to ${ip}, ${problem}`, classifyIp(ip) === "private");
   }
   return addresses[0]!;
 }

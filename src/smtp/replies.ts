@@ -3,6 +3,8 @@
 // them. docs/receiving.md and docs/sending.md document them for senders; the wire tests
 // (test/e2e/inbound-replies, abuse-smtp, smtp-limits, submission...) hold them fixed. A
 // reply whose text depends on something (a limit, the target's own words) is a function.
+import type { RateLimit } from "../config/units.ts";
+import { rateText } from "../http/refusals.ts";
 import { reply, type SmtpReply } from "./reply.ts";
 
 export const SMTP_REPLIES = {
@@ -53,19 +55,40 @@ export const SMTP_REPLIES = {
     "5.7.11",
     "Must issue a STARTTLS command first: AUTH is offered only over TLS, so that passwords never cross the network in clear",
   ),
-  encryptionRequired: reply(538, "5.7.11", "Encryption required for requested authentication mechanism"),
+  encryptionRequired: reply(
+    538,
+    "5.7.11",
+    "Encryption required for requested authentication mechanism: this listener has no certificate (the tls section sets one); use port 465 or STARTTLS once it has",
+  ),
 
   // ---- submission (587/465)
-  authFailed: reply(535, "5.7.8", "authentication failed"),
+  authFailed: reply(
+    535,
+    "5.7.8",
+    "authentication failed: the username is the outbound account's id (accounts.outbound.id), the password its key (accounts.outbound.api_keys)",
+  ),
   /** smtp.auth_failures_before_close reached from the client's address (the connection closes). */
   authFailedTooOften: reply(421, "4.7.0", "Too many failed logins from your address; try again later"),
   queued: (messageId: string): SmtpReply => reply(250, "2.0.0", `Thanks! Queued as: ${messageId}`),
   messageIdInFlight: reply(451, "4.3.0", "a message with this Message-ID is being queued; try again later"),
-  sendingRateLimited: reply(450, "4.7.1", "sending rate limit reached; try again later"),
+  sendingRateLimited: (outboundAccountId: string, rate: RateLimit, retryAfterS: number): SmtpReply =>
+    reply(
+      450,
+      "4.7.1",
+      `sending rate limit reached: outbound account ${outboundAccountId} allows ${rateText(rate)} (accounts.outbound.send_rate_limit); try again in ${retryAfterS} s`,
+    ),
   /** The sender may not send as the From it gave (`reason` says why). */
-  senderRefused: (reason: string): SmtpReply => reply(550, "5.7.1", reason),
+  senderRefused: (reason: string): SmtpReply => reply(550, "5.7.1", fitLine(reason)),
   /** The message carries what may not be sent, such as a blocked attachment (`reason` says what). */
   contentRefused: (reason: string): SmtpReply => reply(554, "5.7.1", reason),
   /** The message cannot be sent as it is (`problem` says why). */
   invalidMessage: (problem: string): SmtpReply => reply(554, "5.6.0", problem),
 } as const;
+
+/**
+ * A reply line is at most 512 octets with its code and CRLF (RFC 5321, 4.5.3.1.5); a reason
+ * naming long domains and addresses is cut to fit rather than sent over the limit.
+ */
+export function fitLine(text: string, maxChars = 480): string {
+  return text.length <= maxChars ? text : `${text.slice(0, maxChars - 3)}...`;
+}

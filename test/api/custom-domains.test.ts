@@ -68,7 +68,10 @@ describe("create (E8)", () => {
     const ok = await add(A, addressA, { domain: "dt.example", domain_target: "https://u:pw@other.example/in" });
     expect(ok.body.domain_target).toBe("https://u:***@other.example/in");
     const refused = await add(B, addressB, { domain: "dt-b.example", domain_target: "https://other.example/in" }, authB);
-    expect(refused.body).toEqual({ status: 422, error: "domain_target: is not enabled for this account" });
+    expect(refused.body).toEqual({
+      status: 422,
+      error: "domain_target: is not enabled for this account (an operator turns on accounts.domain_targets)",
+    });
   });
 
   test("a domain belongs to one address across the server (another account's: 409, test/api/domain-ownership.test.ts); deleting it frees it", async () => {

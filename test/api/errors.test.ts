@@ -1,6 +1,7 @@
 // Every row of the error table (docs/api.md, Errors), on the routes that exist.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createLogger } from "../../src/lib/logger.ts";
+import { forbidden, NO_SUCH_PATH, unauthorized } from "../../src/http/refusals.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
 
@@ -23,7 +24,8 @@ describe("401 Unauthorized", () => {
   ])("%s", async (_name, auth) => {
     const res = await t.json("GET", `${A}/addresses`, { auth });
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ status: 401, error: "Unauthorized" });
+    expect(res.body).toEqual({ status: 401, error: unauthorized("bearerAPIToken") });
+    expect(res.body.error).toStartWith("Unauthorized: send an API token of the account in the path (accounts.api_tokens");
     expect(res.headers.get("www-authenticate")).toContain("Bearer");
   });
 
@@ -36,36 +38,69 @@ describe("401 Unauthorized", () => {
 describe("403 Forbidden", () => {
   test("a valid token on another account's path", async () => {
     const res = await t.json("GET", `/api/v0.1/${ACCOUNT_B.id}/addresses`, { auth: bearer(ACCOUNT_A.token) });
-    expect(res).toMatchObject({ status: 403, body: { status: 403, error: "Forbidden" } });
+    expect(res).toMatchObject({
+      status: 403,
+      body: {
+        status: 403,
+        error: "Forbidden: this token is another account's; use an API token of the account in the path (accounts.api_tokens)",
+      },
+    });
   });
   test("a sending key on a management route", async () => {
     const res = await t.json("GET", `${A}/addresses`, { auth: bearer(ACCOUNT_A.smtpKey) });
-    expect(res).toMatchObject({ status: 403, body: { status: 403, error: "Forbidden" } });
+    expect(res).toMatchObject({ status: 403, body: { status: 403, error: forbidden("send_key_on_management") } });
+    expect(res.body.error).toStartWith("Forbidden: an outbound account's key only sends (POST /api/v0.1/{outboundAccountID}/messages)");
+  });
+  test("E11 with the account's API token names the outbound account's key", async () => {
+    const res = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
+      auth: bearer(ACCOUNT_A.token),
+      body: { from: "ann@sender.test", to: "x@example.org", plain: "x" },
+    });
+    expect(res.status).toBe(403);
+    expect(res.body.error).toBe(
+      "Forbidden: sends take the outbound account's key (accounts.outbound.api_keys, as Authorization: Bearer <key>, the smtpAuth scheme), " +
+        "not an account API token; the path names the outbound account's id (accounts.outbound.id)",
+    );
   });
 });
 
 describe("404 Not Found", () => {
+  const noAddress = (id: string) => `Not Found: no address "${id}" in this account; GET ${A}/addresses lists them`;
   test.each([
-    ["an unknown address", "GET", `${A}/addresses/00000000000000000000`],
-    ["a malformed address ID", "GET", `${A}/addresses/zzz`],
-    ["an unknown route under the account", "GET", `${A}/no_such_thing`],
-    ["an unknown method on a route", "POST", `${A}/addresses/00000000000000000000`],
-    ["custom domains of an unknown address", "GET", `${A}/custom_domains?address_id=00000000000000000000`],
-  ])("%s", async (_name, method, path) => {
+    ["an unknown address", "GET", `${A}/addresses/00000000000000000000`, noAddress("00000000000000000000")],
+    ["a malformed address ID", "GET", `${A}/addresses/zzz`, noAddress("zzz")],
+    ["an unknown route under the account", "GET", `${A}/no_such_thing`, NO_SUCH_PATH],
+    ["an unknown method on a route", "POST", `${A}/addresses/00000000000000000000`, NO_SUCH_PATH],
+    [
+      "custom domains of an unknown address",
+      "GET",
+      `${A}/custom_domains?address_id=00000000000000000000`,
+      noAddress("00000000000000000000"),
+    ],
+    [
+      "an unknown sending domain",
+      "GET",
+      `${A}/sending_domains/nope`,
+      `Not Found: no sending domain "nope" in this account; GET ${A}/sending_domains lists them`,
+    ],
+  ])("%s", async (_name, method, path, error) => {
     const res = await t.json(method, path, { auth: bearer(ACCOUNT_A.token) });
-    expect(res).toMatchObject({ status: 404, body: { status: 404, error: "Not Found" } });
+    expect(res).toMatchObject({ status: 404, body: { status: 404, error } });
   });
   test("a route outside the API", async () => {
     const res = await t.json("GET", "/nothing/here");
-    expect(res).toMatchObject({ status: 404, body: { status: 404, error: "Not Found" } });
+    expect(res).toMatchObject({ status: 404, body: { status: 404, error: NO_SUCH_PATH } });
+    expect(NO_SUCH_PATH).toStartWith("Not Found: no such path or method; the operations are listed in GET /api/v0.1/openapi.json");
   });
 });
 
 describe("413 Payload Too Large", () => {
+  const TOO_LARGE =
+    "Payload Too Large: the body is over 1048576 bytes, the limit http.max_body_size sets; send less or raise http.max_body_size";
   const big = JSON.stringify({ ...validAddress, nickname: "x".repeat(2 * 1024 * 1024) });
   test("a declared Content-Length over http.max_body_size", async () => {
     const res = await t.json("POST", `${A}/addresses`, { auth: bearer(ACCOUNT_A.token), body: big });
-    expect(res).toMatchObject({ status: 413, body: { status: 413, error: "Payload Too Large" } });
+    expect(res).toMatchObject({ status: 413, body: { status: 413, error: TOO_LARGE } });
   });
   test("a chunked body that grows past the limit", async () => {
     const bytes = new TextEncoder().encode(big);
@@ -83,7 +118,7 @@ describe("413 Payload Too Large", () => {
       }),
     );
     expect(res.status).toBe(413);
-    expect(await res.json()).toEqual({ status: 413, error: "Payload Too Large" });
+    expect(await res.json()).toEqual({ status: 413, error: TOO_LARGE });
   });
 });
 
@@ -130,7 +165,7 @@ describe("422 validation", () => {
     [
       "a loopback target (not allowed by this config)",
       { ...validAddress, target: "http://127.0.0.1:8080/in" },
-      "target: points at a private, loopback or link-local address (127.0.0.1)",
+      "target: points at a private, loopback or link-local address (127.0.0.1); set inbound.allow_private_targets = true to allow it (for tests and loopback setups only, never in production)",
     ],
     [
       "a metadata target",
@@ -141,12 +176,12 @@ describe("422 validation", () => {
     [
       "an S3 endpoint on loopback (not allowed by this config)",
       { ...validAddress, attachments: { ...s3Store, endpoint: "http://127.0.0.1:9000" } },
-      "attachments.endpoint: points at a private, loopback or link-local address (127.0.0.1)",
+      "attachments.endpoint: points at a private, loopback or link-local address (127.0.0.1); set inbound.allow_private_targets = true to allow it (for tests and loopback setups only, never in production)",
     ],
     [
       "an S3 endpoint on a private address as IPv4-compatible IPv6",
       { ...validAddress, attachments: { ...s3Store, endpoint: "http://[::10.0.0.1]:9000" } },
-      "attachments.endpoint: points at a private, loopback or link-local address (::a00:1)",
+      "attachments.endpoint: points at a private, loopback or link-local address (::a00:1); set inbound.allow_private_targets = true to allow it (for tests and loopback setups only, never in production)",
     ],
     [
       "an S3 endpoint on the metadata address",
@@ -170,7 +205,8 @@ describe("422 validation", () => {
     });
     expect(put.body).toEqual({
       status: 422,
-      error: "attachments.endpoint: points at a private, loopback or link-local address (192.168.1.20)",
+      error:
+        "attachments.endpoint: points at a private, loopback or link-local address (192.168.1.20); set inbound.allow_private_targets = true to allow it (for tests and loopback setups only, never in production)",
     });
     const patch = await t.json("PATCH", path, {
       auth: bearer(ACCOUNT_A.token),
@@ -185,7 +221,10 @@ describe("422 validation", () => {
   });
   test("a cursor we did not issue", async () => {
     const res = await t.json("GET", `${A}/addresses?before=garbage`, { auth: bearer(ACCOUNT_A.token) });
-    expect(res.body).toEqual({ status: 422, error: "before: is not a cursor this server issued" });
+    expect(res.body).toEqual({
+      status: 422,
+      error: 'before: is not a cursor this server issued; follow the Link header\'s rel="next" URL as it is',
+    });
   });
   test("a missing required query parameter", async () => {
     const res = await t.json("GET", `${A}/custom_domains`, { auth: bearer(ACCOUNT_A.token) });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
+import { NO_SUCH_PATH } from "../../src/http/refusals.ts";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -40,7 +41,7 @@ describe("malformed requests get JSON errors", () => {
       "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nConnection: close\r\n\r\n",
     );
     expect(answer).toStartWith("HTTP/1.1 404 ");
-    expect(bodyOf(answer)).toEqual({ status: 404, error: "Not Found" });
+    expect(bodyOf(answer)).toEqual({ status: 404, error: NO_SUCH_PATH });
   });
 
   test("a declared length far past every limit: 413 {status, error}, not Bun's empty 413", async () => {
@@ -50,7 +51,8 @@ describe("malformed requests get JSON errors", () => {
       `POST /api/v0.1/${ACCOUNT_A.outboundId}/messages HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ACCOUNT_A.smtpKey}\r\nContent-Type: application/json\r\nContent-Length: 15000000\r\nConnection: close\r\n\r\n{`,
     );
     expect(answer).toStartWith("HTTP/1.1 413 ");
-    expect(bodyOf(answer)).toEqual({ status: 413, error: "Payload Too Large" });
+    expect(bodyOf(answer).error).toStartWith("Payload Too Large: the body is over ");
+    expect(bodyOf(answer).error).toEndWith(" bytes, the limit outbound.max_size sets; send less or raise outbound.max_size");
   });
 });
 
@@ -68,7 +70,7 @@ describe("deeply nested JSON", () => {
     ]);
     const elapsedMs = performance.now() - started;
     expect(res.status).toBe(422);
-    expect(await res.json()).toEqual({ status: 422, error: "body nests arrays and objects more than 32 deep" });
+    expect(await res.json()).toEqual({ status: 422, error: "body nests arrays and objects more than 32 deep (http.max_json_depth)" });
     expect(health.status).toBe(200);
     // Not a timing target: a bound far above the few ms it takes, far below the 6 s it took.
     expect(elapsedMs).toBeLessThan(1000);

@@ -8,7 +8,13 @@ const clock = new ManualClock(Date.parse("2026-11-22T10:00:00Z"));
 let t: TestApp;
 beforeAll(async () => {
   // Account A keeps the default limit (the key is left out of its config).
-  t = await startTestApp({ clock, accounts: [{ ...ACCOUNT_A, rateLimit: "default" }, ACCOUNT_B] });
+  t = await startTestApp({
+    clock,
+    accounts: [
+      { ...ACCOUNT_A, rateLimit: "default" },
+      { ...ACCOUNT_B, sendRateLimit: "2/min" },
+    ],
+  });
 });
 afterAll(() => t.stop());
 
@@ -38,7 +44,10 @@ describe("management rate limit", () => {
     clock.advance(1000);
     const sixth = await t.call("GET", path, { auth: bearer(ACCOUNT_A.token) });
     expect(sixth.status).toBe(429);
-    expect(await sixth.json()).toEqual({ status: 429, error: "Too Many Requests" });
+    expect(await sixth.json()).toEqual({
+      status: 429,
+      error: `Too Many Requests: account ${ACCOUNT_A.id} allows 5 calls per minute (accounts.rate_limit); retry after 55 s`,
+    });
     expect(sixth.headers.get("retry-after")).toBe("55");
     expect(sixth.headers.get("ratelimit-remaining")).toBe("0");
 
@@ -52,5 +61,21 @@ describe("management rate limit", () => {
     const res = await t.call("GET", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { auth: bearer("wrong") });
     expect(res.status).toBe(401);
     expect(res.headers.get("ratelimit-limit")).toBeNull();
+  });
+});
+
+describe("send rate limit", () => {
+  test("the call past send_rate_limit is 429 naming the outbound account, its limit and the key", async () => {
+    const path = `/api/v0.1/${ACCOUNT_B.outboundId}/messages`;
+    const send = () =>
+      t.json("POST", path, { auth: bearer(ACCOUNT_B.smtpKey), body: { from: "ann@sender.test", to: "x@example.org", plain: "x" } });
+    expect((await send()).status).not.toBe(429);
+    expect((await send()).status).not.toBe(429);
+    const third = await send();
+    expect(third.status).toBe(429);
+    expect(third.body.error).toBe(
+      `Too Many Requests: outbound account ${ACCOUNT_B.outboundId} allows 2 calls per minute (accounts.outbound.send_rate_limit); retry after 60 s`,
+    );
+    expect(third.headers.get("retry-after")).toBe("60");
   });
 });

@@ -64,3 +64,38 @@ describe("outbound.sending_ips set", () => {
     expect((created.body.dns_records as Row[]).map((r) => r.purpose)).toEqual(["dkim", "return_path", "spf", "dkim_ed25519"]);
   });
 });
+
+describe("sending from a domain not yet verified", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.stop());
+
+  test("E11 names the records to publish, the verification and test mode", async () => {
+    const created = await t.json("POST", `${A}/sending_domains`, { auth, body: { domain: "not-yet.example" } });
+    expect(created.status).toBe(201);
+    const res = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
+      auth: bearer(ACCOUNT_A.smtpKey),
+      body: { from: "ann@not-yet.example", to: "x@example.org", subject: "hi", plain: "x" },
+    });
+    const at = `${A}/sending_domains/${created.body.id}`;
+    expect(res.body).toEqual({
+      status: 422,
+      error:
+        `from: domain not-yet.example is not verified: publish the records in dns_records of GET ${at}, ` +
+        `then POST ${at}/verify; test_mode: true sends without verification`,
+    });
+  });
+
+  test("E11 from a domain the account does not have says how to add it", async () => {
+    const res = await t.json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
+      auth: bearer(ACCOUNT_A.smtpKey),
+      body: { from: "ann@unknown.example", to: "x@example.org", subject: "hi", plain: "x" },
+    });
+    expect(res.body).toEqual({
+      status: 422,
+      error: `from: domain unknown.example is not a sending domain of this account: add it with POST ${A}/sending_domains, then verify it`,
+    });
+  });
+});

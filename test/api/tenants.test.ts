@@ -48,7 +48,11 @@ describe("account A cannot reach account B", () => {
     ];
     for (const [m, p, body] of cases) {
       const res = await t.json(m, p, { auth: authA, body });
-      expect({ call: `${m} ${p}`, ...res.body }).toEqual({ call: `${m} ${p}`, status: 404, error: "Not Found" });
+      expect({ call: `${m} ${p}`, ...res.body }).toEqual({
+        call: `${m} ${p}`,
+        status: 404,
+        error: `Not Found: no address "${addressB}" in this account; GET ${A}/addresses lists them`,
+      });
     }
     expect((await t.json("GET", `${A}/addresses`, { auth: authA })).body).toEqual([]);
   });

@@ -9,6 +9,7 @@ import { ManualClock } from "../../src/lib/clock.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A, ACCOUNT_B, testConfigToml } from "../helpers/fixtures.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { UNKNOWN_SIGN_IN_TOKEN } from "../../src/http/refusals.ts";
 
 const DASH = { "x-postroom-dashboard": "1" };
 const apps: TestApp[] = [];
@@ -49,8 +50,8 @@ describe("sign-in", () => {
   });
 
   test.each([
-    ["an unknown token", "pr_nobody", 401, "that API token does not belong to any account"],
-    ["a sending key (it sends, it does not sign in)", ACCOUNT_A.smtpKey, 401, "that API token does not belong to any account"],
+    ["an unknown token", "pr_nobody", 401, UNKNOWN_SIGN_IN_TOKEN],
+    ["a sending key (it sends, it does not sign in)", ACCOUNT_A.smtpKey, 401, UNKNOWN_SIGN_IN_TOKEN],
     ["an empty token", "  ", 422, "token: enter an API token"],
   ])("%s is refused with a sentence and no cookie", async (_, token, status, error) => {
     const app = await start();
@@ -142,7 +143,7 @@ describe("the end of a session", () => {
     expect((await who(app, cookie!)).status).toBe(401);
     const res = await app.call("GET", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { headers: withCookie(cookie!) });
     expect(res.status).toBe(401);
-    expect(await res.json()).toEqual({ status: 401, error: "the dashboard session ended: sign in again" });
+    expect(await res.json()).toEqual({ status: 401, error: "Unauthorized: the dashboard session ended; sign in again" });
   });
 
   test("it expires after dashboard.session_lifetime, and after dashboard.session_idle unused", async () => {

@@ -14,7 +14,8 @@ import { requireTools } from "../helpers/tools.ts";
 const PER_IP = 20;
 const LIMITS = `max_connections_per_ip = ${PER_IP}\nmin_data_rate = 200\ndata_rate_window = "2s"`;
 const TOO_MANY = "421 4.7.0 Too many connections from your address; try again later";
-const ENCRYPTION_REQUIRED = "538 5.7.11 Encryption required for requested authentication mechanism";
+const ENCRYPTION_REQUIRED =
+  "538 5.7.11 Encryption required for requested authentication mechanism: this listener has no certificate (the tls section sets one); use port 465 or STARTTLS once it has";
 
 let appliance: BinaryAppliance;
 

@@ -88,7 +88,10 @@ describe("E11 with an Idempotency-Key", () => {
   test("the same key with another body: 409, nothing sent", async () => {
     await send(message("first body"), { "Idempotency-Key": "order-1003" });
     const other = await send(message("second body"), { "Idempotency-Key": "order-1003" });
-    expect(other.body).toEqual({ status: 409, error: "Idempotency-Key: already used with another request body" });
+    expect(other.body).toEqual({
+      status: 409,
+      error: "Idempotency-Key: already used with another request body; use a new key for a new message",
+    });
     expect(await sentSubjects()).not.toContain("second body");
   });
 

@@ -127,7 +127,8 @@ describe("the egress guard at delivery", () => {
       expect(target.at("/ok").length).toBe(before);
       const [s] = (await strict.json("GET", `${A}/incoming_statuses?address_id=${created.body.id}`, { auth })).body;
       expect(s.response).toBe(
-        "refused by the egress guard: loopback-target.test resolves to 127.0.0.1, a private, loopback or link-local address",
+        "refused by the egress guard: loopback-target.test resolves to 127.0.0.1, a private, loopback or link-local address " +
+          `(POST http://loopback-target.test:${target.port}/ok); inbound.allow_private_targets = true allows it (tests and loopback setups only)`,
       );
     } finally {
       await strict.stop();

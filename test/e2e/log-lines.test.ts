@@ -22,7 +22,7 @@ const token = bearer(ACCOUNT_A.token);
 const sendKey = bearer(ACCOUNT_A.smtpKey);
 /** The lines about mail and API requests: every field they carry is a documented one. */
 const MAIL_MESSAGES = [
-  "inbound delivered",
+  "inbound posted",
   "inbound recipient refused",
   "inbound message refused",
   "outbound message queued",
@@ -80,7 +80,7 @@ describe("one received message, followed by its message_id", () => {
     const statuses = await t.json("GET", `${A}/incoming_statuses?address_id=${address.id}`, { auth: token });
     expect(statuses.body).toHaveLength(1);
     status = statuses.body[0];
-    const found = lines.filter((l) => l.msg === "inbound delivered" && l.address_id === address.id);
+    const found = lines.filter((l) => l.msg === "inbound posted" && l.address_id === address.id);
     expect(found).toHaveLength(1);
     delivered = found[0]!;
   });
@@ -125,7 +125,7 @@ describe("one received message, followed by its message_id", () => {
     const received = JSON.stringify(target.at("/hook")[0]!.json.headers.received);
     expect(received).toContain(`id ${delivered.message_id as string}`);
     const ofMessage = withField("message_id", delivered.message_id);
-    expect(ofMessage.map((l) => l.msg)).toEqual(["inbound delivered"]);
+    expect(ofMessage.map((l) => l.msg)).toEqual(["inbound posted"]);
     for (const l of withField("session_id", delivered.session_id)) expect(l).toMatchObject({ ip: "127.0.0.1" });
   });
 });

@@ -144,7 +144,7 @@ describe("422 for what breaks the rules", () => {
         to: "bob@example.org",
         raw: "From: ann@sender.test\r\nSender: ceo@bank.example\r\nTo: bob@example.org\r\n\r\nx",
       },
-      "raw: the message also names ceo@bank.example: domain bank.example is not a sending domain of this account",
+      "raw: the message also names ceo@bank.example: domain bank.example is not a sending domain of this account: add it with POST /api/v0.1/a000000000000001/sending_domains, then verify it",
     ],
     [
       "raw whose From does not match",
@@ -159,7 +159,7 @@ describe("422 for what breaks the rules", () => {
         to: "bob@example.org",
         raw: "From: ann@sender.test\r\nResent-From: mallory@evil.test\r\nTo: bob@example.org\r\n\r\nx",
       },
-      "raw: the message also names mallory@evil.test: domain evil.test is not a sending domain of this account",
+      "raw: the message also names mallory@evil.test: domain evil.test is not a sending domain of this account: add it with POST /api/v0.1/a000000000000001/sending_domains, then verify it",
     ],
     [
       "raw with a Resent-Sender of another domain",
@@ -168,7 +168,7 @@ describe("422 for what breaks the rules", () => {
         to: "bob@example.org",
         raw: "From: ann@sender.test\r\nResent-Sender: mallory@evil.test\r\nTo: bob@example.org\r\n\r\nx",
       },
-      "raw: the message also names mallory@evil.test: domain evil.test is not a sending domain of this account",
+      "raw: the message also names mallory@evil.test: domain evil.test is not a sending domain of this account: add it with POST /api/v0.1/a000000000000001/sending_domains, then verify it",
     ],
     [
       "a Resent-From in headers",
@@ -313,7 +313,8 @@ describe("the hosted service's official client (npm cloudmailin)", () => {
     } catch (e) {
       error = e;
     }
-    expect(error?.message).toBe("Unauthorized");
+    // The client surfaces the answer's error: the word API.md section 3 fixes, then what to send.
+    expect(error?.message).toStartWith("Unauthorized: send the outbound account's key (accounts.outbound.api_keys");
     expect(error?.name).toBe("CloudMailinError");
   });
 

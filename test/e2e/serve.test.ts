@@ -31,6 +31,10 @@ describe("postroom serve", () => {
     const p = ServeProcess.spawn(config);
     const port = await p.httpPort();
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    // The start line names the store and where each listener answers.
+    const started = await p.waitFor((l) => l.msg === "postroom started");
+    expect(started.store).toBe(`SQLite at ${join(dir.path, "data", "postroom.db")}`);
+    expect(started.listeners).toEqual({ http: `127.0.0.1:${port}` });
     const created = await api(port, "/addresses", TOKEN_1.token, {
       method: "POST",
       body: JSON.stringify({ target: "https://a.example/", target_format: "json+n" }),
@@ -71,6 +75,9 @@ describe("postroom serve", () => {
     const reloaded = await p.waitFor((l) => l.msg === "config reloaded");
     // The logger keeps the level it started with.
     expect(reloaded.restart_needed_for).toEqual(["log"]);
+    // What changed, by name only: never the token's hash.
+    expect(reloaded.changed).toEqual([`accounts[${TOKEN_1.id}].api_tokens`, "log.level"]);
+    expect(JSON.stringify(reloaded)).not.toContain("sha256:");
     expect((await api(port, "/addresses", "pr_second_token")).status).toBe(200);
     expect((await api(port, "/addresses", TOKEN_1.token)).status).toBe(401);
 

@@ -216,8 +216,12 @@ describe("submission without a certificate", () => {
     const { session } = await open(s.app.submissionPort!);
     try {
       await session.command("EHLO client.example.org");
-      expect(await session.command(`AUTH PLAIN ${PLAIN}`)).toBe("538 5.7.11 Encryption required for requested authentication mechanism");
-      expect(await session.command("AUTH LOGIN")).toBe("538 5.7.11 Encryption required for requested authentication mechanism");
+      expect(await session.command(`AUTH PLAIN ${PLAIN}`)).toBe(
+        "538 5.7.11 Encryption required for requested authentication mechanism: this listener has no certificate (the tls section sets one); use port 465 or STARTTLS once it has",
+      );
+      expect(await session.command("AUTH LOGIN")).toBe(
+        "538 5.7.11 Encryption required for requested authentication mechanism: this listener has no certificate (the tls section sets one); use port 465 or STARTTLS once it has",
+      );
       expect(await session.command("MAIL FROM:<ann@sender.test>")).toStartWith("530");
     } finally {
       await session.close();

@@ -210,23 +210,23 @@ describe("the author must be unambiguous (issue 14): refused at the end of DATA,
     [
       "several From addresses and a Sender of another domain",
       "From: ann@sender.test, bob@sender.test\r\nSender: ceo@bank.example",
-      "550 5.7.1 domain bank.example is not a sending domain of this account",
+      "550 5.7.1 domain bank.example is not a sending domain of this account: add it with POST /api/v0.1/a000000000000001/sending_domains, then verify it",
     ],
     [
       "several From addresses, one of another domain, and a good Sender",
       "From: ann@sender.test, ceo@bank.example\r\nSender: ann@sender.test",
-      "550 5.7.1 the message also names ceo@bank.example: domain bank.example is not a sending domain of this account",
+      "550 5.7.1 the message also names ceo@bank.example: domain bank.example is not a sending domain of this account: add it with POST /api/v0.1/a000000000000001/sending_domains, then verify it",
     ],
     // Issue 31: a Resent-From or Resent-Sender of another domain is refused like a Sender.
     [
       "a Resent-From of another domain",
       "From: ann@sender.test\r\nResent-From: mallory@evil.test",
-      "550 5.7.1 the message also names mallory@evil.test: domain evil.test is not a sending domain of this account",
+      "550 5.7.1 the message also names mallory@evil.test: domain evil.test is not a sending domain of this account: add it with POST /api/v0.1/a000000000000001/sending_domains, then verify it",
     ],
     [
       "a Resent-Sender of another domain",
       "From: ann@sender.test\r\nResent-Sender: Mallory <mallory@evil.test>",
-      "550 5.7.1 the message also names mallory@evil.test: domain evil.test is not a sending domain of this account",
+      "550 5.7.1 the message also names mallory@evil.test: domain evil.test is not a sending domain of this account: add it with POST /api/v0.1/a000000000000001/sending_domains, then verify it",
     ],
   ])("nodemailer, %s", async (name, headers, response) => {
     const rcpt = `author-${name.replace(/\W+/g, "-").slice(0, 50)}@example.org`.toLowerCase();

@@ -114,7 +114,11 @@ describe("the webhook page", () => {
     });
     expect(none).toMatchObject({
       status: 422,
-      body: { status: 422, error: "outbound_account_id: has no webhook configured (webhook_url in the config)" },
+      body: {
+        status: 422,
+        error:
+          "outbound_account_id: has no webhook configured: set accounts.outbound.webhook.url (or the account's accounts.webhook.url) in the config",
+      },
     });
     expect(
       (

@@ -22,6 +22,8 @@ export interface AccountToml {
   smtpKey: string;
   /** A limit such as "5/min"; "default" leaves the key out; unset means "off". */
   rateLimit?: string;
+  /** The outbound account's send_rate_limit; unset means "off". */
+  sendRateLimit?: string;
   extra?: string;
 }
 
@@ -36,7 +38,7 @@ ${a.extra ?? ""}
   [[accounts.outbound]]
   id = "${a.outboundId}"
   api_keys = ["${hashSecret(a.smtpKey)}"]
-  send_rate_limit = "off"
+  send_rate_limit = "${a.sendRateLimit ?? "off"}"
 `;
 }
 

@@ -9,6 +9,7 @@ import { operatorVerdict } from "../../src/http/authenticate.ts";
 import { routableUrl } from "../../src/http/serve.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A, ACCOUNT_B, testConfigToml } from "../helpers/fixtures.ts";
+import { NO_SUCH_PATH, unauthorized } from "../../src/http/refusals.ts";
 
 const OPERATOR = "pr_operator_token_1";
 const operatorConfig = `[dashboard]\nadmin_tokens = ["${hashSecret(OPERATOR)}"]`;
@@ -46,14 +47,18 @@ describe("the operator group (/api/v0.1/operator/)", () => {
     const none = await t.call("GET", "/api/v0.1/operator/queue");
     expect(none.status).toBe(401);
     expect(none.headers.get("www-authenticate")).toBe('Bearer realm="postroom"');
-    expect(await none.json()).toEqual({ status: 401, error: "Unauthorized" });
-    expect((await t.call("GET", "/api/v0.1/operator/queue", { auth: bearer(ACCOUNT_A.token) })).status).toBe(403);
+    expect(await none.json()).toEqual({ status: 401, error: unauthorized("operator") });
+    const account = await t.call("GET", "/api/v0.1/operator/queue", { auth: bearer(ACCOUNT_A.token) });
+    expect(account.status).toBe(403);
+    expect(((await account.json()) as { error: string }).error).toBe(
+      "Forbidden: operator paths take an operator token (dashboard.admin_tokens), not an account's token or key",
+    );
   });
 
   test("an operator token passes its middleware (nothing is served there yet: 404), and opens no account", async () => {
     const res = await t.call("GET", "/api/v0.1/operator/queue", { auth: bearer(OPERATOR) });
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ status: 404, error: "Not Found" });
+    expect(await res.json()).toEqual({ status: 404, error: NO_SUCH_PATH });
     expect((await t.call("GET", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { auth: bearer(OPERATOR) })).status).toBe(401);
   });
 });

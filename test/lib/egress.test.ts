@@ -72,13 +72,13 @@ describe("classifyIp: an IPv6 address that carries an IPv4 address is judged as 
   test("a target URL written with one is refused like the IPv4 address", async () => {
     const { targetAddressProblem } = await import("../../src/inbound/addresses/target-url.ts");
     expect(targetAddressProblem("http://[::127.0.0.1]:8080/hook", false)).toBe(
-      "points at a private, loopback or link-local address (::7f00:1)",
+      "points at a private, loopback or link-local address (::7f00:1); set inbound.allow_private_targets = true to allow it (for tests and loopback setups only, never in production)",
     );
     expect(targetAddressProblem("http://[64:ff9b::169.254.169.254]/", true)).toBe(
       "points at a cloud metadata address (64:ff9b::a9fe:a9fe)",
     );
     expect(targetAddressProblem("http://[2002:7f00:1::]/", false)).toBe(
-      "points at a private, loopback or link-local address (2002:7f00:1::)",
+      "points at a private, loopback or link-local address (2002:7f00:1::); set inbound.allow_private_targets = true to allow it (for tests and loopback setups only, never in production)",
     );
   });
 });

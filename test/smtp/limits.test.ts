@@ -14,6 +14,7 @@ import {
   sessionTimeReply,
 } from "../../src/smtp/limits.ts";
 import { formatReply, type SmtpReply } from "../../src/smtp/reply.ts";
+import { fitLine, SMTP_REPLIES } from "../../src/smtp/replies.ts";
 
 const text = (r: SmtpReply | null) => (r ? formatReply(r) : null);
 
@@ -116,9 +117,22 @@ describe("authVerdict: AUTH on submission", () => {
     [
       "in clear, no certificate to offer STARTTLS with",
       { secure: false, starttlsOffered: false, allowInsecureAuth: false },
-      "538 5.7.11 Encryption required for requested authentication mechanism",
+      "538 5.7.11 Encryption required for requested authentication mechanism: this listener has no certificate (the tls section sets one); use port 465 or STARTTLS once it has",
     ],
   ] as const)("%s", (_name, session, expected) => {
     expect(text(authVerdict(session))).toBe(expected);
+  });
+});
+
+describe("refusals naming long domains fit one reply line (RFC 5321: 512 octets)", () => {
+  test.each([
+    ["a short reason is kept", "domain a.example is not verified", "domain a.example is not verified"],
+    ["a reason of 480 characters is kept", "x".repeat(480), "x".repeat(480)],
+    ["a longer reason is cut with an ellipsis", "x".repeat(2000), `${"x".repeat(477)}...`],
+  ])("%s", (_name, reason, expected) => {
+    expect(fitLine(reason)).toBe(expected);
+    const line = formatReply(SMTP_REPLIES.senderRefused(reason));
+    expect(line).toBe(`550 5.7.1 ${expected}`);
+    expect(line.length + 2).toBeLessThanOrEqual(512);
   });
 });

@@ -3,7 +3,8 @@
 // credentials, send them as Authorization: Basic, and never show the password again
 // (docs/receiving.md, Addresses).
 import { isIP } from "node:net";
-import { egressProblem } from "../../lib/egress.ts";
+import { privateAddress } from "../../http/refusals.ts";
+import { classifyIp, egressProblem } from "../../lib/egress.ts";
 import { isHttpUrl } from "../../lib/formats.ts";
 
 export const MASKED_SECRET = "***";
@@ -38,7 +39,9 @@ export function targetAddressProblem(value: string, allowPrivate: boolean): stri
   const host = new URL(value).hostname.replace(/^\[|\]$/g, "");
   if (isIP(host) === 0) return null;
   const problem = egressProblem(host, { allowPrivate });
-  return problem ? `points at ${problem} (${host})` : null;
+  if (!problem) return null;
+  // Only private addresses have a key that allows them; metadata and unusable ones never do.
+  return privateAddress(problem, host, classifyIp(host) === "private" ? "inbound.allow_private_targets" : null);
 }
 
 const isMask = (password: string) => password === MASKED_SECRET || password === encodeURIComponent(MASKED_SECRET);

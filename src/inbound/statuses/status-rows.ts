@@ -68,8 +68,14 @@ function refusedStatuses(
 }
 
 /** One line per recipient with its incoming status (E6's id as status_id). */
-export function logStatuses(log: Logger, msg: string, rows: readonly IncomingStatus[], fields: LogFields): void {
-  for (const r of rows) log.info(msg, { to: r.rcptTo, address_id: r.addressId, status_id: r.id, status: r.status, ...fields });
+export function logStatuses(
+  log: Logger,
+  msg: string,
+  rows: readonly IncomingStatus[],
+  fields: LogFields,
+  level: "info" | "warn" = "info",
+): void {
+  for (const r of rows) log[level](msg, { to: r.rcptTo, address_id: r.addressId, status_id: r.id, status: r.status, ...fields });
 }
 
 /**

@@ -6,6 +6,7 @@ import type { DnsResolver } from "../../lib/dns.ts";
 import { guardedFetch, readBodyPrefix } from "../../lib/egress-fetch.ts";
 import { EgressRefused, type EgressPolicy } from "../../lib/egress.ts";
 import { signatureOf, streamOf, type StreamedBody } from "../payload/payload-body.ts";
+import { unreachableReason } from "./outcome-log.ts";
 import type { TargetOutcome } from "./target-reply.ts";
 import { targetCall, type StoredTarget } from "../addresses/target-url.ts";
 
@@ -96,9 +97,14 @@ async function exchange(post: TargetPost, ctx: TargetPostContext): Promise<Targe
     return { kind: "answered", status: response.status, contentType: response.headers.get("content-type"), body };
   } catch (err) {
     if (signal.aborted) return { kind: "timeout" };
-    if (err instanceof EgressRefused) return { kind: "unreachable", reason: `refused by the egress guard: ${err.message}` };
-    const { code, message } = err as { code?: string; message?: string };
-    return { kind: "unreachable", reason: [code, message].filter(Boolean).join(": ") || "connection failed" };
+    if (err instanceof EgressRefused) {
+      const allowKey = err.privateAddress ? "inbound.allow_private_targets" : null;
+      return {
+        kind: "unreachable",
+        reason: unreachableReason({ message: `refused by the egress guard: ${err.message}` }, call.url, allowKey),
+      };
+    }
+    return { kind: "unreachable", reason: unreachableReason(err as { code?: unknown; message?: unknown }, call.url) };
   } finally {
     clearTimeout(timer);
   }

@@ -81,7 +81,17 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
         (decision) =>
           decision.allowed
             ? reserve()
-            : callback(refused(deps.logger, session, "MAIL FROM", SMTP_REPLIES.sendingRateLimited, { from: address.address })),
+            : callback(
+                refused(
+                  deps.logger,
+                  session,
+                  "MAIL FROM",
+                  SMTP_REPLIES.sendingRateLimited(sender.outbound.id, rate, decision.resetSeconds),
+                  {
+                    from: address.address,
+                  },
+                ),
+              ),
         (err) => {
           deps.logger.error("submission: the rate limit could not be counted", { ...sessionFields(session), err });
           callback(smtpError(SMTP_REPLIES.temporaryFailure));
