@@ -15,7 +15,7 @@ import type { Address } from "./inbound/addresses/address.ts";
 import { sendTestPost } from "./inbound/test-post.ts";
 import { keptMessages } from "./inbound/post-again.ts";
 import { spamdFor } from "./inbound/parse/spamd.ts";
-import type { BounceHandler } from "./inbound/bounce-hook.ts";
+import type { BounceHandler } from "./outbound/bounces/bounce-hook.ts";
 import { inboundMessageCost, type PostDeps } from "./inbound/post-message.ts";
 import { StatusRetry } from "./inbound/statuses/status-retry.ts";
 import { createInboundServer } from "./inbound/smtp-listener.ts";

@@ -5,7 +5,7 @@ import { hashSecret, mintSecret, secretMatchesAny } from "../auth/secrets.ts";
 import type { AccountRegistry } from "../auth/accounts.ts";
 import type { SessionCallers, SessionVerdict } from "../http/authenticate.ts";
 import { ApiError } from "../http/errors.ts";
-import type { RateLimits } from "../lib/rate-limit.ts";
+import type { RateLimits } from "../auth/rate-limit.ts";
 import type { AccountConfig, Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
