@@ -133,6 +133,7 @@ export class App {
     });
     this.webhooks = events.webhooks;
 
+    // The HTTP side: the dashboard's sessions and every route, behind one handler.
     const dashboard = dashboardDeps({
       ...common,
       sessions: repos.sessions,
@@ -178,10 +179,9 @@ export class App {
       make: { api: this.handle, inbound: inbound.server, submission: outbound.submissionServer },
     });
 
-    const jobs = jobsFeature(
-      { config: current, leases: repos.jobLeases, retention: repos.retention, clock, logger, onRun: (job) => metrics.jobRun(job) },
-      [domains, inbound, tls].flatMap((f) => f.jobs ?? []),
-    );
+    const onRun = (job: string) => metrics.jobRun(job);
+    const featureJobs = [domains, inbound, tls].flatMap((f) => f.jobs ?? []);
+    const jobs = jobsFeature({ ...common, leases: repos.jobLeases, retention: repos.retention, onRun }, featureJobs);
     this.retention = jobs.retention;
     this.features = [domains, inbound, outbound, events, tls, this.listeners, jobs];
   }
