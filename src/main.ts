@@ -10,7 +10,7 @@ import { secretText } from "./cli/secret.ts";
 import { describeAccessError } from "./config/files.ts";
 import { loadConfigFile } from "./config/load.ts";
 import { configWarnings } from "./config/warnings.ts";
-import { starterConfig, starterNextSteps } from "./config/starter.ts";
+import { starterConfig, starterNextSteps } from "./cli/starter.ts";
 import { createLogger, setStdoutFlushInterval } from "./lib/logger.ts";
 import { tlsStatusCommand } from "./tls/status-command.ts";
 import { VERSION } from "./version.ts";

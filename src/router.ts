@@ -31,7 +31,7 @@ import { GROUPS, type GroupName, type GroupPlan, type MiddlewareName } from "./h
 import { jsonBody } from "./http/json-body.ts";
 import { limitRate } from "./http/rate-limit.ts";
 import { checkParameterText, createRouter, HIDDEN, notFound } from "./http/router.ts";
-import type { RateLimits } from "./lib/rate-limit.ts";
+import type { RateLimits } from "./auth/rate-limit.ts";
 import { routeMatcher } from "./metrics/labels.ts";
 
 export interface RouterDeps extends ApiDeps {

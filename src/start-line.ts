@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { Config } from "./config/config.ts";
 import type { ListenAddress } from "./config/units.ts";
 import { DATABASE_FILE } from "./store/store.ts";
-import { describePostgres, parsePostgresUrl } from "./store/store-url.ts";
+import { describePostgres, parsePostgresUrl } from "./config/store-url.ts";
 
 /** "SQLite at /var/lib/postroom/postroom.db" or "PostgreSQL at db:5432, database postroom as user postroom". */
 export function storeDescription(config: Pick<Config, "dataDir" | "store">): string {

@@ -4,4 +4,4 @@
 export const EXTRACT_WORKER_URL = new URL("./inbound/parse/extract-worker.ts", import.meta.url).href;
 export const SIGN_WORKER_URL = new URL("./domains/sign-worker.ts", import.meta.url).href;
 export const PURGE_WORKER_URL = new URL("./jobs/purge-worker.ts", import.meta.url).href;
-export const SEARCH_WORKER_URL = new URL("./search/search-worker.ts", import.meta.url).href;
+export const SEARCH_WORKER_URL = new URL("./repos/search-worker.ts", import.meta.url).href;

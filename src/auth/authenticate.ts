@@ -1,9 +1,21 @@
 // Who is calling, and may they call this path? Pure decisions over the Authorization
 // header; the HTTP layer turns the verdict into 401 or 403 (docs/api.md, Authentication and Errors).
-import type { ForbiddenReason } from "../http/refusals.ts";
 import type { AccountRegistry, Principal } from "./accounts.ts";
 
 /** bearerAPIToken: an account's management token. smtpAuth: an outbound account's key (E11). */
+/** Who was refused and why, as authenticate.ts knows it. */
+export type ForbiddenReason =
+  /** A management token (or a session) on another account's path. */
+  | "other_account"
+  /** An account's API token on E11, which takes the outbound account's key. */
+  | "account_token_on_send"
+  /** An outbound account's key on a management route. */
+  | "send_key_on_management"
+  /** An outbound account's key on another outbound account's E11 path. */
+  | "other_outbound_account"
+  /** A known account token or key on an operator path. */
+  | "not_operator";
+
 export type AuthScheme = "bearerAPIToken" | "smtpAuth";
 
 export type Credential = { type: "bearer"; secret: string } | { type: "basic"; username: string; secret: string };

@@ -8,7 +8,7 @@ import { POSTGRES_MIGRATIONS } from "../store/migrations/postgres/index.ts";
 import { migratePostgres, MigrationFailedError, PostgresConnectError } from "../store/postgres-migrate.ts";
 import { migrateSqlite } from "../store/sqlite-migrate.ts";
 import { DATABASE_FILE, StoreError } from "../store/store.ts";
-import { describePostgres, parsePostgresUrl, withoutPassword } from "../store/store-url.ts";
+import { describePostgres, parsePostgresUrl, withoutPassword } from "../config/store-url.ts";
 
 /** What to print and the exit code: 0 done, 1 refused or unreachable, 2 a migration or PostgreSQL failed. */
 export interface MigrateOutcome {

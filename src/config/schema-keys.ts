@@ -2,7 +2,7 @@
 // address, rate, retention...) with its pattern and the sentence users read when a value
 // does not fit. schema.ts and schema-accounts.ts are written with them.
 import { FormatRegistry, Type, type TSchema } from "@sinclair/typebox";
-import { isStoreUrl } from "../store/store-url.ts";
+import { isStoreUrl } from "./store-url.ts";
 import { DURATION_PATTERN, parseListen, RATE_PATTERN, SIZE_PATTERN } from "./units.ts";
 
 export const HEX16 = "^[0-9a-f]{16}$";

@@ -80,3 +80,20 @@ export function parseListen(text: string): ListenAddress | null {
 }
 
 export const formatListen = (a: ListenAddress): string => (a.host.includes(":") ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`);
+
+const WINDOW_NAMES: [number, string][] = [
+  [1000, "second"],
+  [60_000, "minute"],
+  [3_600_000, "hour"],
+];
+
+/** `5 calls per minute`, `600 calls per 2 hours`: as the config's `"N/min"` reads. */
+export function rateText(rate: RateLimit): string {
+  const calls = `${rate.limit} ${rate.limit === 1 ? "call" : "calls"}`;
+  for (const [ms, name] of WINDOW_NAMES.toReversed()) {
+    if (rate.windowMs % ms !== 0) continue;
+    const n = rate.windowMs / ms;
+    return `${calls} per ${n === 1 ? name : `${n} ${name}s`}`;
+  }
+  return `${calls} per ${rate.windowMs} ms`;
+}

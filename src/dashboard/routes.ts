@@ -5,7 +5,7 @@
 import type { AccountConfig, Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
-import { RateLimiter, type RateLimits } from "../lib/rate-limit.ts";
+import { RateLimiter, type RateLimits } from "../auth/rate-limit.ts";
 import { clientKey } from "../smtp/limits.ts";
 import { readBodyCapped } from "../http/body.ts";
 import { ApiError, errorResponse } from "../http/errors.ts";

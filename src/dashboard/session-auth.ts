@@ -6,7 +6,7 @@ import type { AccountRegistry } from "../auth/accounts.ts";
 import type { SessionCallers, SessionVerdict } from "../http/authenticate.ts";
 import { ApiError } from "../http/errors.ts";
 import { FOREIGN_PAGE, forbidden } from "../http/refusals.ts";
-import type { RateLimits } from "../lib/rate-limit.ts";
+import type { RateLimits } from "../auth/rate-limit.ts";
 import type { AccountConfig, Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";

@@ -3,7 +3,7 @@
 // Script the outgoing queue runs in its own transaction, synchronously on SQLite and
 // awaited on PostgreSQL (src/outbound/queue/wiring.ts); createEventRepo is the EventRepo
 // port (events.port.ts), each call its own transaction. Reads serve E12, E13 and the
-// webhooks. The retention purges are src/jobs/purges*.repo.ts's.
+// webhooks. The retention purges are src/jobs/purges*.repo.ts.
 import { newId16 } from "../lib/ids.ts";
 import type { Db } from "../store/db/db.ts";
 import { toInt } from "../store/db/dialect.ts";

@@ -8,7 +8,7 @@ import type { AccountConfig } from "../config/config.ts";
 import { type AuthScheme, authorize, parseAuthorization } from "../auth/authenticate.ts";
 import { secretMatchesAny } from "../auth/secrets.ts";
 import type { RateLimit } from "../config/units.ts";
-import { principalKey, type RateLimits, rateOf } from "../lib/rate-limit.ts";
+import { principalKey, type RateLimits, rateOf } from "../auth/rate-limit.ts";
 import { ApiError } from "./errors.ts";
 import { forbidden, NO_SUCH_PATH, type RateOwner, unauthorized } from "./refusals.ts";
 import { exchangeOf } from "./exchange.ts";

@@ -1,7 +1,7 @@
 // Rate-limit middleware: counts the call against the caller's budget (authenticate.ts chose
 // it), puts RateLimit-Limit/-Remaining/-Reset on the answer whatever it is, and refuses
 // with 429 and Retry-After past the limit (docs/api.md, Rate limits).
-import type { RateDecision } from "../lib/rate-limit.ts";
+import type { RateDecision } from "../auth/rate-limit.ts";
 import type { CallBudget } from "./authenticate.ts";
 import { ApiError } from "./errors.ts";
 import { tooManyRequests } from "./refusals.ts";

@@ -3,21 +3,11 @@
 // hosted service's clients match on them) and goes on to name the key, record or operation
 // that fixes it, so a newcomer reading one answer knows what to do next (docs/api.md, Errors).
 // Pure functions: test/http/refusals.test.ts holds every text.
-import type { AuthScheme } from "../auth/authenticate.ts";
-import type { RateLimit } from "../config/units.ts";
+import type { AuthScheme, ForbiddenReason } from "../auth/authenticate.ts";
+import { rateText } from "../config/units.ts";
 
-/** Who was refused and why, as authenticate.ts knows it. */
-export type ForbiddenReason =
-  /** A management token (or a session) on another account's path. */
-  | "other_account"
-  /** An account's API token on E11, which takes the outbound account's key. */
-  | "account_token_on_send"
-  /** An outbound account's key on a management route. */
-  | "send_key_on_management"
-  /** An outbound account's key on another outbound account's E11 path. */
-  | "other_outbound_account"
-  /** A known account token or key on an operator path. */
-  | "not_operator";
+export { rateText };
+import type { RateLimit } from "../config/units.ts";
 
 const API_TOKEN = "an API token of the account in the path (accounts.api_tokens, as Authorization: Bearer <token>)";
 const SEND_KEY = "the outbound account's key (accounts.outbound.api_keys, as Authorization: Bearer <key>, the smtpAuth scheme)";
@@ -93,23 +83,6 @@ export const NO_SUCH_PATH = "Not Found: no such path or method; the operations a
 export function payloadTooLarge(limitBytes: number, key: string | null): string {
   if (key === null) return `Payload Too Large: the body is over ${limitBytes} bytes`;
   return `Payload Too Large: the body is over ${limitBytes} bytes, the limit ${key} sets; send less or raise ${key}`;
-}
-
-const WINDOW_NAMES: [number, string][] = [
-  [1000, "second"],
-  [60_000, "minute"],
-  [3_600_000, "hour"],
-];
-
-/** `5 calls per minute`, `600 calls per 2 hours`: as the config's `"N/min"` reads. */
-export function rateText(rate: RateLimit): string {
-  const calls = `${rate.limit} ${rate.limit === 1 ? "call" : "calls"}`;
-  for (const [ms, name] of WINDOW_NAMES.toReversed()) {
-    if (rate.windowMs % ms !== 0) continue;
-    const n = rate.windowMs / ms;
-    return `${calls} per ${n === 1 ? name : `${n} ${name}s`}`;
-  }
-  return `${calls} per ${rate.windowMs} ms`;
 }
 
 /** Whose calls a budget counts: an account's integrations, an outbound account's sends, a dashboard session. */

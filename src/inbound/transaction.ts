@@ -9,7 +9,7 @@ import type { Address } from "./addresses/address.ts";
 import type { CustomDomain } from "./addresses/custom-domain.ts";
 import type { AcceptedRecipient } from "./addresses/recipients.ts";
 import type { LocalAttachments } from "./attachments/local-attachments.port.ts";
-import type { BounceHandler } from "./bounce-hook.ts";
+import type { BounceHandler } from "../outbound/bounces/bounce-hook.ts";
 import type { AuthChecker } from "./parse/auth-checks.ts";
 import type { ExtractedMessage } from "./parse/extract.ts";
 import type { ParseLimits } from "./parse/parse.ts";

@@ -5,7 +5,6 @@
 // own connection (purge-worker.ts) and deletes a window's rows by rowid as a JSON array,
 // while PostgreSQL (purges.pg.repo.ts) walks its identity column on the event loop and
 // deletes in one statement that checks each row again. purge-window.ts has the walk.
-import type { Database } from "bun:sqlite";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
 
@@ -41,36 +40,6 @@ export const createDomainEventPurge = (store: Store): Purge => tablePurge(store,
 
 /** Hourly counts of hours older than the cutoff (retention.stats). Upserts keep no time order: the walk covers the table. */
 export const createStatsPurge = (store: Store): Purge => tablePurge(store, "stats_hourly", "hour", "0", false);
-
-// ---------------------------------------------------------------- message events
-
-/** The messages among `messageIds` (a JSON array) with an event still waiting for its webhook POST. */
-export function messagesWithPendingEvents(db: Database, messageIds: string): Set<string> {
-  // CROSS JOIN fixes the order: from the few messages to their events, not from every
-  // pending event (a webhook outage leaves days of them) to the messages.
-  const rows = db
-    .query(
-      "SELECT DISTINCT e.message_id AS id FROM json_each(?) j CROSS JOIN message_events e ON e.message_id = j.value CROSS JOIN webhook_outbox o ON o.event_id = e.id WHERE o.state = 'pending'",
-    )
-    .all(messageIds) as { id: string }[];
-  return new Set(rows.map((r) => r.id));
-}
-
-/** Deletes every event of the messages (a JSON array of IDs) and their webhook bookkeeping, in the caller's transaction. */
-export function deleteEventsOfMessages(db: Database, messageIds: string): void {
-  db.query(
-    "DELETE FROM webhook_outbox WHERE event_id IN (SELECT id FROM message_events WHERE message_id IN (SELECT value FROM json_each(?)))",
-  ).run(messageIds);
-  db.query("DELETE FROM message_events WHERE message_id IN (SELECT value FROM json_each(?))").run(messageIds);
-}
-
-/** The events feature's side of the sent messages' purge (src/outbound/queue/ports.ts), on the purge's connection. */
-export function eventRetention(db: Database) {
-  return {
-    pendingAmong: (messageIds: string) => messagesWithPendingEvents(db, messageIds),
-    deleteOfMessages: (messageIds: string) => deleteEventsOfMessages(db, messageIds),
-  };
-}
 
 /**
  * The events retention: deletes events created before the cutoff, with their webhook

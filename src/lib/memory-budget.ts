@@ -174,3 +174,29 @@ export class MemoryBudget {
 
 /** Retry-After of an HTTP 503 for lack of memory: about how long a large send takes to be queued. */
 export const MEMORY_RETRY_AFTER_S = 5;
+
+/** The limits.mail_in_flight* keys, as the config holds them (Config.limits). */
+export interface MailInFlightLimits {
+  mailInFlightBytes: number;
+  mailInFlightPerClient: BudgetPolicy["perClient"];
+  mailInFlightReserved: BudgetPolicy["reserved"];
+  mailInFlightIdleMs: number;
+  mailInFlightMaxWaitMs: number;
+}
+
+/** The budget `limits()` sets, read at each decision so a reload applies at once. */
+export function budgetOfLimits(limits: () => MailInFlightLimits, hooks: BudgetHooks): MemoryBudget {
+  return new MemoryBudget(
+    () => limits().mailInFlightBytes,
+    hooks,
+    () => {
+      const l = limits();
+      return {
+        perClient: l.mailInFlightPerClient,
+        reserved: l.mailInFlightReserved,
+        idleMs: l.mailInFlightIdleMs,
+        maxWaitMs: l.mailInFlightMaxWaitMs,
+      };
+    },
+  );
+}

@@ -9,12 +9,12 @@
 // The metrics of each area are registered by metrics-inbound.ts, metrics-outbound.ts
 // and metrics-node.ts, in this order (the order of a scrape); this file composes them.
 import { type Counter, Gauge, Registry } from "prom-client";
-import type { TargetOutcome } from "../inbound/targets/target-reply.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { BudgetListener } from "../lib/memory-budget.ts";
 import type { RecipientUpdate } from "../outbound/queue/message.ts";
 import {
   deliveryResult,
+  type PostOutcome,
   inboundOutcome,
   methodLabel,
   postResult,
@@ -49,7 +49,7 @@ export interface Metrics {
   /** `count` incoming statuses whose write failed after their target answered ("failed"), or that were given up ("lost"): src/inbound/statuses/status-retry.ts. */
   statusWrites(outcome: "failed" | "lost", count: number): void;
   /** One POST of a received message to its target, and how long it took. */
-  targetPost(outcome: TargetOutcome, seconds: number): void;
+  targetPost(outcome: PostOutcome, seconds: number): void;
   /** A delivery attempt's outcome, committed; `acceptedAtMs` is when the message was accepted (the 202). */
   delivery(update: Pick<RecipientUpdate, "status">, acceptedAtMs: number): void;
   /** A delivery attempt's outcome dropped: the worker's lease on the recipient had ended (attempt-recorder.ts). */

@@ -6,7 +6,7 @@ import { createPgLocalAttachments } from "../inbound/attachments/local-attachmen
 import { createPgStatusRepo } from "../inbound/statuses/statuses.pg.repo.ts";
 import { pgRetentionPurges } from "../jobs/retention-tables.pg.ts";
 import type { Logger } from "../lib/logger.ts";
-import { createPgRateLimits } from "../lib/rate-limit.pg.repo.ts";
+import { createPgRateLimits } from "../auth/rate-limit.pg.repo.ts";
 import { createPgOutboundRepo } from "../outbound/queue/queue.pg.repo.ts";
 import { pgQueuePorts } from "../outbound/queue/wiring.ts";
 import { createIdempotencyRepo } from "../outbound/sending/idempotency.repo.ts";

@@ -15,7 +15,7 @@ import type { RetentionTable } from "../jobs/retention.ts";
 import type { Purge } from "../store/purge-window.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { SecretBox } from "../lib/secret-key.ts";
-import type { RateLimits } from "../lib/rate-limit.ts";
+import type { RateLimits } from "../auth/rate-limit.ts";
 import type { StsStore } from "../outbound/delivery/mta-sts.port.ts";
 import type { OutboundRepo } from "../outbound/queue/queue.port.ts";
 import type { IdempotencyRepo } from "../outbound/sending/idempotency.port.ts";

@@ -6,7 +6,7 @@ import { LocalAttachmentStore } from "../inbound/attachments/attachment-files.ts
 import { createStatusRepo } from "../inbound/statuses/statuses.repo.ts";
 import { PurgeThread } from "../jobs/purge-thread.ts";
 import type { Logger } from "../lib/logger.ts";
-import { RateLimiter } from "../lib/rate-limit.ts";
+import { RateLimiter } from "../auth/rate-limit.ts";
 import { createOutboundRepo } from "../outbound/queue/queue.repo.ts";
 import { queuePorts } from "../outbound/queue/wiring.ts";
 import { SearchThread } from "../search/search-thread.ts";

@@ -11,7 +11,7 @@ import type { Database } from "bun:sqlite";
 import type { Logger } from "../lib/logger.ts";
 import { SearchTimeoutError } from "../store/sliced-search.ts";
 import { SEARCH_WORKER_URL } from "../workers.ts";
-import { runSearch, type SearchAnswer, type SearchRequest } from "./run-search.ts";
+import { type ReaderOf, runSearch, type SearchAnswer, type SearchRequest } from "./run-search.ts";
 
 /** Runs a search somewhere: on the search thread (SearchThread), or on the caller's connection (localSearch). */
 export interface SearchRunner {
@@ -44,8 +44,8 @@ export const SEARCH_THREAD_GRACE_MS = 1_000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Searches on the connection `db`, on the calling thread (tests, tools): the same answers, on the event loop. */
-export function localSearch(db: Database): SearchRunner {
-  return { run: async (request) => runSearch(db, request), close: () => {} };
+export function localSearch(db: Database, readerOf: ReaderOf): SearchRunner {
+  return { run: async (request) => runSearch(db, request, readerOf), close: () => {} };
 }
 
 interface Pending {

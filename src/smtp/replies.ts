@@ -4,7 +4,7 @@
 // (test/e2e/inbound-replies, abuse-smtp, smtp-limits, submission...) hold them fixed. A
 // reply whose text depends on something (a limit, the target's own words) is a function.
 import type { RateLimit } from "../config/units.ts";
-import { rateText } from "../http/refusals.ts";
+import { rateText } from "../config/units.ts";
 import { reply, type SmtpReply } from "./reply.ts";
 
 export const SMTP_REPLIES = {

@@ -8,7 +8,7 @@ import { lookup } from "node:dns/promises";
 import type { Migration } from "./migrations/index.ts";
 import { POSTGRES_MIGRATIONS } from "./migrations/postgres/index.ts";
 import { StoreError } from "./store.ts";
-import { describePostgres, withoutPassword, type PostgresLocation } from "./store-url.ts";
+import { describePostgres, withoutPassword, type PostgresLocation } from "../config/store-url.ts";
 
 export interface RecordedMigration {
   version: number;

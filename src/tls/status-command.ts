@@ -6,7 +6,7 @@ import type { Config } from "../config/config.ts";
 import { loadOrCreateKey, secretBox } from "../lib/secret-key.ts";
 import { postgresConnectError } from "../store/postgres-migrate.ts";
 import { openStore, SECRETS_KEY } from "../store/store.ts";
-import { parsePostgresUrl } from "../store/store-url.ts";
+import { parsePostgresUrl } from "../config/store-url.ts";
 import { loadConfigured } from "./sources.ts";
 import { tlsStatusText } from "./status-text.ts";
 import { TlsStore } from "./tls-store.port.ts";

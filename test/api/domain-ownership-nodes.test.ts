@@ -13,7 +13,7 @@ import { APP_ENGINES } from "../helpers/app-engines.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
 import { migratePostgres } from "../../src/store/postgres-migrate.ts";
-import { parsePostgresUrl } from "../../src/store/store-url.ts";
+import { parsePostgresUrl } from "../../src/config/store-url.ts";
 import { startPostgres, type Postgres } from "../helpers/postgres.ts";
 import { sendWithNodemailer } from "../helpers/smtp.ts";
 import { TestTarget } from "../helpers/target.ts";

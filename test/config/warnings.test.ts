@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { parseConfigText } from "../../src/config/load.ts";
-import { starterConfig } from "../../src/config/starter.ts";
+import { starterConfig } from "../../src/cli/starter.ts";
 import { configWarnings } from "../../src/config/warnings.ts";
 
 const EMPTY_IPS =

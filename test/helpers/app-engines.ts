@@ -5,7 +5,7 @@
 // visibly, where it is not installed (a failure in CI).
 import { test } from "bun:test";
 import { migratePostgres } from "../../src/store/postgres-migrate.ts";
-import { parsePostgresUrl } from "../../src/store/store-url.ts";
+import { parsePostgresUrl } from "../../src/config/store-url.ts";
 import { startTestApp, type TestApp, type TestAppOptions } from "./app.ts";
 import { postgresAvailable, startPostgres } from "./postgres.ts";
 import { requireTools } from "./tools.ts";

@@ -5,7 +5,7 @@ import { parseConfigText } from "../../src/config/load.ts";
 import type { Clock } from "../../src/lib/clock.ts";
 import { createResolver } from "../../src/lib/dns.ts";
 import { silentLogger, type Logger } from "../../src/lib/logger.ts";
-import type { BounceHandler } from "../../src/inbound/bounce-hook.ts";
+import type { BounceHandler } from "../../src/outbound/bounces/bounce-hook.ts";
 import { TestDnsServer } from "./dns-server.ts";
 import { testConfigToml, type TestConfigOptions } from "./fixtures.ts";
 import { tempDir } from "./tmp.ts";

@@ -3,7 +3,7 @@
 // by [store] url. A test that must hold on both engines runs its cases over ENGINE_NAMES.
 import { SQL } from "bun";
 import { migratePostgres } from "../../src/store/postgres-migrate.ts";
-import { parsePostgresUrl } from "../../src/store/store-url.ts";
+import { parsePostgresUrl } from "../../src/config/store-url.ts";
 import { startTestApp, type TestApp, type TestAppOptions } from "./app.ts";
 import { startPostgres } from "./postgres.ts";
 

@@ -7,6 +7,7 @@ import { parseSearchQuery } from "../../src/lib/search-query.ts";
 import { silentLogger } from "../../src/lib/logger.ts";
 import { STATUS_SEARCH_FIELDS } from "../../src/inbound/statuses/statuses.port.ts";
 import type { SearchRequest } from "../../src/search/run-search.ts";
+import { searchReaderOf } from "../../src/repos/search-readers.ts";
 import { localSearch, SearchThread } from "../../src/search/search-thread.ts";
 import { SearchTimeoutError } from "../../src/store/sliced-search.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
@@ -65,7 +66,7 @@ describe("SearchThread", () => {
         request({ page: { limit: 50, before: { createdAtMs: T0 + 200, id: "x" } } }),
       ];
       const onThread = await Promise.all(requests.map((r) => thread.run(r)));
-      const here = await Promise.all(requests.map((r) => localSearch(store.db).run(r)));
+      const here = await Promise.all(requests.map((r) => localSearch(store.db, searchReaderOf).run(r)));
       expect(onThread).toEqual(here);
       expect(onThread[0]!.rows.length).toBe(6);
     } finally {

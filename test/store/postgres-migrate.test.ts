@@ -12,7 +12,7 @@ import {
   type MigrationPlan,
   type RecordedMigration,
 } from "../../src/store/postgres-migrate.ts";
-import { parsePostgresUrl } from "../../src/store/store-url.ts";
+import { parsePostgresUrl } from "../../src/config/store-url.ts";
 import { postgresAvailable, startPostgres, type Postgres } from "../helpers/postgres.ts";
 import { requireTools } from "../helpers/tools.ts";
 

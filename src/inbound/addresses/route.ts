@@ -5,7 +5,7 @@ import type { SmtpReply } from "../../smtp/reply.ts";
 import type { SmtpRefusalReason } from "../../metrics/labels.ts";
 import type { AddressRepo } from "./addresses.port.ts";
 import type { Address } from "./address.ts";
-import type { BounceHandler } from "../bounce-hook.ts";
+import type { BounceHandler } from "../../outbound/bounces/bounce-hook.ts";
 import { compileAuthRegex, type CustomDomain } from "./custom-domain.ts";
 import type { CustomDomainRepo } from "./custom-domains.port.ts";
 import { classifyRecipient } from "./recipients.ts";

@@ -7,6 +7,7 @@ import type { Database } from "bun:sqlite";
 import type { SearchTerm } from "../../lib/search-query.ts";
 import { termTimeMs } from "../../lib/search-query.ts";
 import { containsPattern } from "../../store/paging.ts";
+import type { ReaderOf } from "../../search/run-search.ts";
 import { sqliteSliceReader } from "../../store/sqlite-slice-reader.ts";
 import type { SliceReader } from "../../store/sliced-search.ts";
 import { FIELD_COLUMN, STATUS_COLUMNS, type StatusRow } from "./statuses.port.ts";
@@ -49,3 +50,9 @@ export function statusSliceReader(
     { where, params },
   );
 }
+
+/** The statuses a search of E6 reads (search/run-search.ts); a search of another kind is not this repository's. */
+export const statusReaderOf: ReaderOf = (db, request) => {
+  if (request.kind !== "statuses") throw new Error(`a search of ${request.kind} is not a search of statuses`);
+  return statusSliceReader(db, request.accountId, request.addressId, request.terms);
+};

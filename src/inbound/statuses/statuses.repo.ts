@@ -13,7 +13,7 @@ import { rowidPurge, type Purge, type WindowRow } from "../../store/purge-window
 import type { Store } from "../../store/store.ts";
 import { dirname, join } from "node:path";
 import { STATUS_JOURNAL_FILE, StatusJournal, type Journaled, type JournaledStore } from "./status-journal.ts";
-import { searchClause } from "./status-search.repo.ts";
+import { searchClause, statusReaderOf } from "./status-search.repo.ts";
 import { STATUS_COLUMNS, statusFromRow, type StatusRepo, type StatusRow } from "./statuses.port.ts";
 
 const SEQUENCE_KEY = "incoming_statuses_journal_seq";
@@ -68,7 +68,7 @@ export function journaledStore(store: Store): JournaledStore {
 export function createStatusRepo(
   store: Store,
   onStoreFailed: (err: unknown) => void = () => {},
-  search: SearchRunner = localSearch(store.db),
+  search: SearchRunner = localSearch(store.db, statusReaderOf),
 ): StatusRepo {
   const { db } = store;
   const journal = new StatusJournal(journaledStore(store), join(dirname(store.path), STATUS_JOURNAL_FILE), onStoreFailed);

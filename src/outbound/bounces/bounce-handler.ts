@@ -3,7 +3,7 @@
 // and an address we never used is refused at RCPT. The message itself says what
 // happened: a failure (hard or soft), an auto-reply, or a complaint.
 import type { NewEvent } from "../../events/message-event.ts";
-import type { BounceHandler } from "../../inbound/bounce-hook.ts";
+import type { BounceHandler } from "./bounce-hook.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { SMTP_REPLIES } from "../../smtp/replies.ts";

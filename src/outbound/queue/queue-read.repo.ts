@@ -9,7 +9,7 @@ import type { Store } from "../../store/store.ts";
 import type { OutboundRepo } from "./queue.port.ts";
 import { MESSAGE_COLUMNS, type MessageRow, messageFromRow, RECIPIENT_COLUMNS, type RecipientRow, recipientFromRow } from "./rows.ts";
 import { LANES } from "./schedule.ts";
-import { searchClause } from "./search.repo.ts";
+import { messageReaderOf, searchClause } from "./search.repo.ts";
 
 const inList = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 
@@ -19,7 +19,7 @@ type QueueReads = Pick<
 >;
 
 /** `search` runs E12's searches (the search thread in the server; on `store.db` by default). */
-export function createQueueReads(store: Store, search: SearchRunner = localSearch(store.db)): QueueReads {
+export function createQueueReads(store: Store, search: SearchRunner = localSearch(store.db, messageReaderOf)): QueueReads {
   const { db } = store;
   const laneMin = (lane: number) => `SELECT MIN(next_attempt_at) AS due FROM outbound_recipients WHERE state = 'queued' AND lane = ${lane}`;
   const nextDue = db.query(`SELECT MIN(due) AS due FROM (${Object.values(LANES).map(laneMin).join(" UNION ALL ")})`);

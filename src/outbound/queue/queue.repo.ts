@@ -19,7 +19,7 @@ import { createQueueReads } from "./queue-read.repo.ts";
 import { prefixPattern } from "../../store/paging.ts";
 import type { Store } from "../../store/store.ts";
 import { MESSAGE_COLUMNS, messageFromRow, RECIPIENT_COLUMNS, recipientFromRow, type MessageRow, type RecipientRow } from "./rows.ts";
-import { MESSAGE_SEARCH_FIELDS } from "./search.repo.ts";
+import { MESSAGE_SEARCH_FIELDS, messageReaderOf } from "./search.repo.ts";
 
 export { MESSAGE_SEARCH_FIELDS };
 
@@ -35,7 +35,7 @@ export function createOutboundRepo(
   store: Store,
   ports: QueuePorts,
   onEvents: () => void = () => {},
-  search: SearchRunner = localSearch(store.db),
+  search: SearchRunner = localSearch(store.db, messageReaderOf),
 ): OutboundRepo {
   const { db, logDb } = store;
   const { events: eventLog } = ports;

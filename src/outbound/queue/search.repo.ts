@@ -6,6 +6,7 @@ import type { Database } from "bun:sqlite";
 import type { SearchTerm } from "../../lib/search-query.ts";
 import { termTimeMs } from "../../lib/search-query.ts";
 import { containsPattern } from "../../store/paging.ts";
+import type { ReaderOf } from "../../search/run-search.ts";
 import { sqliteSliceReader } from "../../store/sqlite-slice-reader.ts";
 import type { SliceReader } from "../../store/sliced-search.ts";
 import { MESSAGE_COLUMNS, type MessageRow } from "./rows.ts";
@@ -65,3 +66,9 @@ export function messageSliceReader(db: Database, outboundAccountId: string, term
     { where, params },
   );
 }
+
+/** The messages a search of E12 reads (search/run-search.ts); a search of another kind is not this repository's. */
+export const messageReaderOf: ReaderOf = (db, request) => {
+  if (request.kind !== "messages") throw new Error(`a search of ${request.kind} is not a search of messages`);
+  return messageSliceReader(db, request.outboundAccountId, request.terms);
+};

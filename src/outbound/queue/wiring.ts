@@ -2,7 +2,7 @@
 // and built on the connection the queue writes through: store.db for the queue's commits,
 // store.logDb for the retention purge.
 import { eventsOfRecipients, recordEvents } from "../../events/events.repo.ts";
-import { eventRetention } from "../../jobs/purges.repo.ts";
+import { eventRetention } from "../../events/message-purge.repo.ts";
 import type { Store } from "../../store/store.ts";
 import { pgTxDb } from "../../store/db/pg-db.ts";
 import { runOn, runSync } from "../../store/db/script.ts";

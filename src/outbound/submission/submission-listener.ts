@@ -5,7 +5,7 @@
 // what their handlers share in submission-session.ts.
 import { SMTPServer } from "smtp-server";
 import type { MessageCost } from "../../lib/memory-budget.ts";
-import { principalKey, rateOf } from "../../lib/rate-limit.ts";
+import { principalKey, rateOf } from "../../auth/rate-limit.ts";
 import { SessionBudget } from "../../smtp/data.ts";
 import { guardSessions } from "../../smtp/guard.ts";
 import { SMTP_REPLIES } from "../../smtp/replies.ts";

@@ -8,7 +8,7 @@ import type { Config } from "../../config/config.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { MemoryBudget } from "../../lib/memory-budget.ts";
-import type { RateLimits } from "../../lib/rate-limit.ts";
+import type { RateLimits } from "../../auth/rate-limit.ts";
 import type { AuthFailures } from "../../smtp/auth-failures.ts";
 import { formatReply, smtpError, type SmtpReply } from "../../smtp/reply.ts";
 import type { SendDeps, Sender } from "../sending/send.ts";

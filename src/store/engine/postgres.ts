@@ -13,7 +13,7 @@ import { subscribe } from "../pg-notify.ts";
 import { guardNul } from "../pg-nul-guard.ts";
 import { planMigrations, postgresConnectError, type RecordedMigration } from "../postgres-migrate.ts";
 import { SECRETS_KEY, StoreError } from "../store.ts";
-import { describePostgres, type PostgresLocation, parsePostgresUrl } from "../store-url.ts";
+import { describePostgres, type PostgresLocation, parsePostgresUrl } from "../../config/store-url.ts";
 import type { PostgresEngine } from "./engine.ts";
 import { pgHealth } from "./pg-health.ts";
 

@@ -1,5 +1,5 @@
 -- Rate limits counted in the database, for several nodes on one PostgreSQL (issue 21;
--- src/lib/rate-limit.pg.repo.ts). One row per key (an account, an outbound account, a
+-- src/auth/rate-limit.pg.repo.ts). One row per key (an account, an outbound account, a
 -- dashboard session or client IP), window length and fixed window: how many calls it
 -- allowed in that window. A row is needed while its window is the current or the previous
 -- one, so until expires_at (window_start + 2 window lengths, ms); the limiter deletes the

@@ -2,7 +2,7 @@
 // check that a call fits and the answer a take gives, worked out by hand for a limit of
 // 10 a minute.
 import { describe, expect, test } from "bun:test";
-import { fitsOneMore, fixedWindow, msUntilEstimateAtMost, windowDecision } from "../../src/lib/rate-window.ts";
+import { fitsOneMore, fixedWindow, msUntilEstimateAtMost, windowDecision } from "../../src/auth/rate-window.ts";
 
 const TEN_PER_MIN = { limit: 10, windowMs: 60_000 };
 

@@ -3,7 +3,7 @@
 // to either node behind a load balancer would see. Times are given, not read from a clock.
 import { SQL } from "bun";
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
-import { createPgRateLimits, type PgRateLimits } from "../../src/lib/rate-limit.pg.repo.ts";
+import { createPgRateLimits, type PgRateLimits } from "../../src/auth/rate-limit.pg.repo.ts";
 import { STORE_ENGINES, type EngineHandle } from "../helpers/engines.ts";
 import { eventually } from "../helpers/sink.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { RateLimiter } from "../../src/lib/rate-limit.ts";
+import { RateLimiter } from "../../src/auth/rate-limit.ts";
 
 const FIVE_PER_MIN = { limit: 5, windowMs: 60_000 };
 

@@ -4,7 +4,7 @@
 // rate-limit.pg.repo.ts counts in PostgreSQL, so nodes sharing a database share each limit.
 // The in-memory window is exact: it keeps the time of each of the last `limit` calls in a
 // ring, so memory per key is bounded by the configured limit.
-import type { Principal } from "../auth/accounts.ts";
+import type { Principal } from "./accounts.ts";
 import type { RateLimit } from "../config/units.ts";
 
 /** The limit that applies to a caller: management calls per account, sends per outbound account. */

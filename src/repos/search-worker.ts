@@ -1,9 +1,11 @@
-// Worker thread entry: runs searches (run-search.ts) on a read-only connection of its own,
-// one at a time, in order (search-thread.ts says why).
+// Worker thread entry: runs searches (search/run-search.ts) on a read-only connection of
+// its own, one at a time, in order (search/search-thread.ts says why). With the
+// repositories, as it reads every feature's searches (search-readers.ts).
 import { Database } from "bun:sqlite";
+import { runSearch } from "../search/run-search.ts";
+import type { SearchReply, SearchThreadRequest } from "../search/search-thread.ts";
 import { SearchTimeoutError } from "../store/sliced-search.ts";
-import { runSearch } from "./run-search.ts";
-import type { SearchReply, SearchThreadRequest } from "./search-thread.ts";
+import { searchReaderOf } from "./search-readers.ts";
 
 declare const self: Worker;
 
@@ -18,7 +20,7 @@ self.onmessage = (event: MessageEvent<SearchThreadRequest>) => {
       db = new Database(path, { readonly: true, strict: true });
       db.exec("PRAGMA busy_timeout = 5000");
     }
-    reply = { id, ok: true, answer: runSearch(db, request) };
+    reply = { id, ok: true, answer: runSearch(db, request, searchReaderOf) };
   } catch (err) {
     reply =
       err instanceof SearchTimeoutError

@@ -2,7 +2,7 @@
 // and the password kept out of every message.
 import { describe, expect, test } from "bun:test";
 import { parseConfigText } from "../../src/config/load.ts";
-import { describePostgres, parsePostgresUrl, withoutPassword } from "../../src/store/store-url.ts";
+import { describePostgres, parsePostgresUrl, withoutPassword } from "../../src/config/store-url.ts";
 
 const STORE_URL_ERROR =
   'store.url: must be "" (the embedded SQLite in data_dir) or a PostgreSQL URL such as "postgres://user:password@host:5432/database" (postgres:// or postgresql://, with a host and a database; @ : / # ? in the password written as %40 %3A %2F %23 %3F)';

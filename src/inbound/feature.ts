@@ -1,0 +1,133 @@
+// The inbound feature: mail to our addresses, received on port 25, parsed on worker threads,
+// posted to each address's target, with a status per recipient. What it serves besides the
+// listener: a test POST (E7) and posting a kept message again (E15). Its job deletes
+// attachments kept locally once their signed URLs have expired.
+import type { SMTPServer } from "smtp-server";
+import type { Config } from "../config/config.ts";
+import { perConfig } from "../config/per-config.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { DiskFullLog } from "../lib/disk-full.ts";
+import type { DnsResolver } from "../lib/dns.ts";
+import type { Feature } from "../lib/feature.ts";
+import type { Logger } from "../lib/logger.ts";
+import type { MemoryBudget } from "../lib/memory-budget.ts";
+import type { Metrics } from "../metrics/metrics.ts";
+import type { BounceHandler } from "../outbound/bounces/bounce-hook.ts";
+import type { TlsMaterial } from "../tls/certificate.ts";
+import { VERSION } from "../version.ts";
+import type { AddressRepo } from "./addresses/addresses.port.ts";
+import type { CustomDomainRepo } from "./addresses/custom-domains.port.ts";
+import type { RouteDeps } from "./addresses/route.ts";
+import type { LocalAttachments } from "./attachments/local-attachments.port.ts";
+import { AuthChecker } from "./parse/auth-checks.ts";
+import { ExtractPool } from "./parse/extract-pool.ts";
+import { spamdFor } from "./parse/spamd.ts";
+import { type KeptMessages, keptMessages } from "./post-again.ts";
+import { inboundMessageCost, type PostDeps } from "./post-message.ts";
+import { createInboundServer } from "./smtp-listener.ts";
+import { StatusRetry } from "./statuses/status-retry.ts";
+import type { StatusRepo } from "./statuses/statuses.port.ts";
+import { sendTestPost, type TestPost } from "./test-post.ts";
+
+export interface InboundFeatureDeps {
+  config(): Config;
+  repos: { addresses: AddressRepo; customDomains: CustomDomainRepo; statuses: StatusRepo };
+  localAttachments: LocalAttachments;
+  /** In the database (PostgreSQL): any node reaches them all, so their purge runs once per cluster. */
+  sharedAttachments: boolean;
+  /** Mail to our bounce addresses (the outbound feature's handler). */
+  bounces: BounceHandler;
+  resolver: DnsResolver;
+  clock: Clock;
+  logger: Logger;
+  diskFull: DiskFullLog;
+  budget: MemoryBudget;
+  metrics: Metrics;
+}
+
+export interface InboundFeature extends Feature {
+  /** The port 25 listener, for src/listeners.ts to bind. */
+  server(tls: TlsMaterial | null): SMTPServer;
+  testPost: TestPost;
+  kept: KeptMessages;
+}
+
+export function inboundFeature(deps: InboundFeatureDeps): InboundFeature {
+  const { config, repos, resolver, clock, logger, metrics, localAttachments, bounces } = deps;
+  const auth = new AuthChecker(resolver);
+  const extractor = new ExtractPool(config().inbound.parseWorkers, logger.child({ component: "extract" }));
+  const statusRetry = new StatusRetry({
+    write: (rows) => repos.statuses.record(rows),
+    logger,
+    maxRows: () => config().inbound.statusRetryRows,
+    counted: (outcome, count) => metrics.statusWrites(outcome, count),
+  });
+  const routeDeps = perConfig(
+    config,
+    (c): RouteDeps => ({
+      inboundDomain: c.inbound.domain,
+      bounceHost: c.outbound.bounceHost,
+      addresses: repos.addresses,
+      customDomains: repos.customDomains,
+      bounces,
+    }),
+  );
+  const postDeps = perConfig(
+    config,
+    (c): PostDeps => ({
+      hostname: c.hostname,
+      limits: { maxHeaderBytes: c.smtp.maxHeaderBytes, maxMimeDepth: c.smtp.maxMimeDepth, maxMimeParts: c.smtp.maxMimeParts },
+      extract: (raw, limits, traceBytes) => extractor.extract(raw, limits, traceBytes),
+      attachmentUrlTtlMs: c.inbound.attachmentUrlTtlMs,
+      post: {
+        resolver,
+        policy: { allowPrivate: c.inbound.allowPrivateTargets },
+        timeoutMs: c.inbound.targetTimeoutMs,
+        maxRedirects: c.inbound.maxRedirects,
+        responseMaxBytes: c.inbound.targetResponseMaxBytes,
+        userAgent: `Postroom/${VERSION}`,
+        observe: (outcome, seconds) => metrics.targetPost(outcome, seconds),
+      },
+      resolver,
+      auth,
+      statuses: repos.statuses,
+      statusRetry,
+      localAttachments,
+      bounces,
+      clock,
+      logger,
+      diskFull: deps.diskFull,
+      spamd: spamdFor(c.inbound.spamd),
+    }),
+  );
+  const hostname = config().hostname;
+  return {
+    server: (tls) =>
+      createInboundServer({
+        hostname,
+        limits: () => config().smtp,
+        route: routeDeps,
+        postDeps,
+        tls,
+        budget: deps.budget,
+        messageCost: () => inboundMessageCost(extractor.workerCount),
+        logger: logger.child({ component: "inbound" }),
+        metrics,
+      }),
+    testPost: (address, email) => sendTestPost(address, email, postDeps()),
+    kept: keptMessages(postDeps, config),
+    jobs: [
+      {
+        name: "purge-attachments",
+        // In files (SQLite) on every node: each deletes those on its own disk, which no other can reach.
+        every: "0 17 * * * *",
+        run: async () => localAttachments.purgeExpired(clock.nowMs()),
+        oncePerCluster: deps.sharedAttachments,
+      },
+    ],
+    async stop() {
+      await statusRetry.close();
+      await extractor.close();
+    },
+  };
+}
