@@ -2,7 +2,6 @@
 // header; the HTTP layer turns the verdict into 401 or 403 (docs/api.md, Authentication and Errors).
 import type { AccountRegistry, Principal } from "./accounts.ts";
 
-/** bearerAPIToken: an account's management token. smtpAuth: an outbound account's key (E11). */
 /** Who was refused and why, as authenticate.ts knows it. */
 export type ForbiddenReason =
   /** A management token (or a session) on another account's path. */
@@ -16,6 +15,7 @@ export type ForbiddenReason =
   /** A known account token or key on an operator path. */
   | "not_operator";
 
+/** bearerAPIToken: an account's management token. smtpAuth: an outbound account's key (E11). */
 export type AuthScheme = "bearerAPIToken" | "smtpAuth";
 
 export type Credential = { type: "bearer"; secret: string } | { type: "basic"; username: string; secret: string };
