@@ -26,6 +26,15 @@ export function pgNewestFirst(sql: SQL, page: PageRequest): { where: Fragment; t
  * the "C" collation folds ASCII letters only, as SQLite's does, whatever the database's
  * locale, and LIKE then compares bytes, so a search finds the same rows on both engines.
  */
+/** Comparisons as fragments: a search term's operator picks one of these, never text of the query. */
+export const pgCompare = {
+  "=": (sql: SQL) => sql`=`,
+  ">=": (sql: SQL) => sql`>=`,
+  "<=": (sql: SQL) => sql`<=`,
+  ">": (sql: SQL) => sql`>`,
+  "<": (sql: SQL) => sql`<`,
+} as const;
+
 export const pgContains = (sql: SQL, column: Fragment, pattern: string): Fragment =>
   sql`lower(${column} COLLATE "C") LIKE ${pattern} ESCAPE '\\'`;
 

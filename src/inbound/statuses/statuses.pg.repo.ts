@@ -8,7 +8,7 @@
 import type { SQL } from "bun";
 import { termTimeMs, type SearchTerm } from "../../lib/search-query.ts";
 import { containsPattern, searchedPage, searchWindowRows, toPage } from "../../store/paging.ts";
-import { pgContains, pgNewestFirst, pgSearchWindow, pgTimedSearch, type Fragment } from "../../store/pg-paging.ts";
+import { pgCompare, pgContains, pgNewestFirst, pgSearchWindow, pgTimedSearch, type Fragment } from "../../store/pg-paging.ts";
 import { pgInteger } from "../../store/pg-values.ts";
 import { countInto } from "../../stats/stats.repo.ts";
 import { pgTxDb } from "../../store/db/pg-db.ts";
@@ -30,15 +30,6 @@ const fromRow = (r: PgRow) =>
     created_at: pgInteger(r.created_at, "incoming_statuses.created_at"),
   });
 
-/** Comparisons as fragments (a search term's operator is one of these, never text of the query). */
-const COMPARE = {
-  "=": (sql: SQL) => sql`=`,
-  ">=": (sql: SQL) => sql`>=`,
-  "<=": (sql: SQL) => sql`<=`,
-  ">": (sql: SQL) => sql`>`,
-  "<": (sql: SQL) => sql`<`,
-} as const;
-
 /** searchClause of statuses.repo.ts: every term must match; text folds ASCII letters only, in the "C" collation. */
 function searchClause(sql: SQL, terms: readonly SearchTerm[]): Fragment {
   let clause = sql``;
@@ -48,7 +39,7 @@ function searchClause(sql: SQL, terms: readonly SearchTerm[]): Fragment {
       const like = containsPattern(t.value);
       term = sql`(${pgContains(sql, sql`COALESCE(subject, '')`, like)} OR ${pgContains(sql, sql`mail_from`, like)} OR ${pgContains(sql, sql`rcpt_to`, like)})`;
     } else if (t.field === "created_at") {
-      term = sql`created_at ${COMPARE[t.op](sql)} ${termTimeMs(t.value)}`;
+      term = sql`created_at ${pgCompare[t.op](sql)} ${termTimeMs(t.value)}`;
     } else {
       const column = sql(FIELD_COLUMN[t.field]!);
       term =

@@ -25,19 +25,24 @@ export interface OutcomeInput {
   maxQueueTimeMs: number;
 }
 
+/** The events of one recipient's attempt, stamped with the attempt's time. */
+const eventOf =
+  (item: ClaimedRecipient, nowMs: number) =>
+  (kind: NewEvent["kind"], details: Record<string, unknown>): NewEvent => ({
+    messageId: item.message.id,
+    recipientId: item.recipient.id,
+    kind,
+    details,
+    createdAtMs: nowMs,
+  });
+
 export function attemptOutcome(i: OutcomeInput): AttemptOutcome {
   const { item, result, nowMs } = i;
   const r = item.recipient;
   const attempts = r.attempts + 1;
   const firstAttemptAtMs = r.firstAttemptAtMs ?? nowMs;
   const details: AttemptDetails = { mx: i.mx, smtp_code: result.code, smtp_response: result.response, attempt: attempts };
-  const event = (kind: NewEvent["kind"], d: Record<string, unknown>): NewEvent => ({
-    messageId: item.message.id,
-    recipientId: r.id,
-    kind,
-    details: d,
-    createdAtMs: nowMs,
-  });
+  const event = eventOf(item, nowMs);
   const verdict = i.permanentWithoutReply ? "bounce" : verdictForReply(result.code);
   const base = { attempts, firstAttemptAtMs, nextAttemptAtMs: nowMs };
   if (verdict === "delivered")
@@ -80,13 +85,7 @@ export function unpreparedOutcome(i: UnpreparedInput): AttemptOutcome {
   const r = item.recipient;
   const attempts = r.attempts + 1;
   const firstAttemptAtMs = r.firstAttemptAtMs ?? nowMs;
-  const event = (kind: NewEvent["kind"], d: Record<string, unknown>): NewEvent => ({
-    messageId: item.message.id,
-    recipientId: r.id,
-    kind,
-    details: d,
-    createdAtMs: nowMs,
-  });
+  const event = eventOf(item, nowMs);
   const error = event("error", { message: i.reason, attempt: attempts, retried: !i.permanent });
   const base = { attempts, firstAttemptAtMs, nextAttemptAtMs: nowMs };
   if (i.permanent) return { verdict: "bounce", update: { ...base, status: "error", state: "done" }, events: [error] };

@@ -11,7 +11,7 @@ import { pgDb } from "../../store/db/pg-db.ts";
 import { runOn } from "../../store/db/script.ts";
 import { termTimeMs, type SearchTerm } from "../../lib/search-query.ts";
 import { containsPattern, searchedPage, searchWindowRows, toPage } from "../../store/paging.ts";
-import { pgContains, pgNewestFirst, pgSearchWindow, pgTimedSearch, type Fragment } from "../../store/pg-paging.ts";
+import { pgCompare, pgContains, pgNewestFirst, pgSearchWindow, pgTimedSearch, type Fragment } from "../../store/pg-paging.ts";
 import { pgInteger } from "../../store/pg-values.ts";
 import type { OutboundRepo } from "./queue.port.ts";
 import { messageFromRow, recipientFromRow, type MessageRow, type RecipientRow } from "./rows.ts";
@@ -47,15 +47,6 @@ export const pgMessageOf = (r: PgMessageRow) =>
     created_at: pgInteger(r.created_at, "outbound_messages.created_at"),
   });
 
-/** Comparisons as fragments (a search term's operator is one of these, never text of the query). */
-const COMPARE = {
-  "=": (sql: SQL) => sql`=`,
-  ">=": (sql: SQL) => sql`>=`,
-  "<=": (sql: SQL) => sql`<=`,
-  ">": (sql: SQL) => sql`>`,
-  "<": (sql: SQL) => sql`<`,
-} as const;
-
 /** searchClause of search.repo.ts: every term must match; text folds ASCII letters only, in the "C" collation. */
 function searchClause(sql: SQL, terms: readonly SearchTerm[]): Fragment {
   const recipientMatch = (condition: Fragment) =>
@@ -85,7 +76,7 @@ function searchClause(sql: SQL, terms: readonly SearchTerm[]): Fragment {
         term = pgContains(sql, sql`m.tags_json`, containsPattern(JSON.stringify(t.value.toLowerCase())));
         break;
       case "created_at":
-        term = sql`m.created_at ${COMPARE[t.op](sql)} ${termTimeMs(t.value)}`;
+        term = sql`m.created_at ${pgCompare[t.op](sql)} ${termTimeMs(t.value)}`;
         break;
       default:
         // parseSearchQuery refuses other fields (MESSAGE_SEARCH_FIELDS); SQLite adds no clause either.
