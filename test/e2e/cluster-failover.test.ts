@@ -13,9 +13,9 @@
 // last renewal, not after the attempt's start.
 import { afterAll, beforeAll, describe, expect } from "bun:test";
 import { SQL } from "bun";
-import { mkdirSync, writeFileSync, cpSync } from "node:fs";
 import { join } from "node:path";
 import { builtBinary } from "../helpers/binary.ts";
+import { deliveredId, makeClusterKeys, nodeApi, nodeDataDir, nodeSend } from "../helpers/cluster-node.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A, testConfigToml } from "../helpers/fixtures.ts";
 import { freePort } from "../helpers/pebble.ts";
@@ -42,9 +42,6 @@ interface Node {
   proc: ServeProcess;
 }
 
-/** The message id in a delivered message's envelope sender (bounces+<id>-<recipient>@...). */
-const deliveredId = (mailFrom: string) => /^bounces\+([0-9a-f-]{36})-/.exec(mailFrom)?.[1] ?? "";
-
 describe("failover between two nodes on one PostgreSQL, default lease settings", () => {
   const dir = tempDir();
   let pg: Postgres;
@@ -53,23 +50,11 @@ describe("failover between two nodes on one PostgreSQL, default lease settings",
   let sink: SmtpSink;
   const nodes: Node[] = [];
 
-  const api = (node: Node, path: string, method = "GET", body?: unknown) =>
-    fetch(`http://127.0.0.1:${node.http}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${ACCOUNT_A.token}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  const send = (node: Node, to: string, subject: string) =>
-    fetch(`http://127.0.0.1:${node.http}/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${ACCOUNT_A.smtpKey}`, "content-type": "application/json" },
-      body: JSON.stringify({ from: "ann@sender.test", to, subject, plain: subject }),
-    });
+  const api = (node: Node, path: string, method = "GET", body?: unknown) => nodeApi(node.http, path, method, body);
+  const send = (node: Node, to: string, subject: string) => nodeSend(node.http, to, subject);
 
   async function writeNode(name: string): Promise<Node> {
-    const dataDir = join(dir.path, name);
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    cpSync(join(dir.path, "keys"), join(dataDir, "keys"), { recursive: true });
+    const dataDir = nodeDataDir(dir.path, name);
     const http = await freePort();
     const config = join(dir.path, `${name}.toml`);
     // No lease_time, no job_lease_time: the defaults.
@@ -99,10 +84,7 @@ describe("failover between two nodes on one PostgreSQL, default lease settings",
     dns = await TestDnsServer.start();
     routeToSink(dns, ...DOMAINS);
     sink = await SmtpSink.start();
-    mkdirSync(join(dir.path, "keys"), { mode: 0o700 });
-    for (const key of ["secrets", "dkim", "tracking", "url-signing"]) {
-      writeFileSync(join(dir.path, "keys", `${key}.key`), crypto.getRandomValues(new Uint8Array(32)), { mode: 0o600 });
-    }
+    makeClusterKeys(dir.path);
     nodes.push(await writeNode("node-a"), await writeNode("node-b"));
     const migrated = runCli(["migrate", "--config", nodes[0]!.config]);
     expect(migrated.stderr).toBe("");

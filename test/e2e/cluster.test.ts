@@ -7,10 +7,11 @@
 // got a 202 once the dead node's leases ran out (outbound.lease_time).
 import { afterAll, beforeAll, describe, expect } from "bun:test";
 import { SQL } from "bun";
-import { chmodSync, chownSync, cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { acmeWithoutCa } from "../helpers/acme-offline.ts";
 import { builtBinary } from "../helpers/binary.ts";
+import { deliveredId, makeClusterKeys, nodeApi, nodeDataDir, nodeSend } from "../helpers/cluster-node.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A, ACCOUNT_B, testConfigToml } from "../helpers/fixtures.ts";
 import { hashSecret } from "../../src/auth/secrets.ts";
@@ -47,9 +48,6 @@ interface Node {
   proc: ServeProcess;
 }
 
-/** The message id in a delivered message's envelope sender (bounces+<id>-<recipient>@...). */
-const deliveredId = (mailFrom: string) => /^bounces\+([0-9a-f-]{36})-/.exec(mailFrom)?.[1] ?? "";
-
 describe("two nodes on one PostgreSQL", () => {
   const dir = tempDir();
   let pg: Postgres;
@@ -60,25 +58,14 @@ describe("two nodes on one PostgreSQL", () => {
   const nodes: Node[] = [];
 
   const api = (node: Node, path: string, method = "GET", body?: unknown, token = ACCOUNT_A.token) =>
-    fetch(`http://127.0.0.1:${node.http}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  const send = (node: Node, to: string, subject: string) =>
-    fetch(`http://127.0.0.1:${node.http}/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${ACCOUNT_A.smtpKey}`, "content-type": "application/json" },
-      body: JSON.stringify({ from: "ann@sender.test", to, subject, plain: subject }),
-    });
+    nodeApi(node.http, path, method, body, token);
+  const send = (node: Node, to: string, subject: string) => nodeSend(node.http, to, subject);
   const metric = async (node: Node, name: string, labels: Record<string, string>) =>
     (await scrapeMetrics(node.http, METRICS_TOKEN)).value(name, labels) ?? 0;
 
   async function writeNode(name: string, unprivileged = false): Promise<Node> {
-    const dataDir = join(dir.path, name);
     // The same keys on every node (docs/operations.md): copied, as an operator does.
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    cpSync(join(dir.path, "keys"), join(dataDir, "keys"), { recursive: true });
+    const dataDir = nodeDataDir(dir.path, name);
     let runAs: string[] = [];
     // As root (CI), this node runs as nobody, as a service does, owning its data_dir only.
     if (unprivileged && process.getuid?.() === 0) {
@@ -129,10 +116,7 @@ describe("two nodes on one PostgreSQL", () => {
     sink = await SmtpSink.start();
     target = TestTarget.start();
     // The four keys, made before the first start and copied to each node (docs/operations.md).
-    mkdirSync(join(dir.path, "keys"), { mode: 0o700 });
-    for (const key of ["secrets", "dkim", "tracking", "url-signing"]) {
-      writeFileSync(join(dir.path, "keys", `${key}.key`), crypto.getRandomValues(new Uint8Array(32)), { mode: 0o600 });
-    }
+    makeClusterKeys(dir.path);
     nodes.push(await writeNode("node-a"), await writeNode("node-b", true));
     // Once, from one node, before any node starts (docs/operations.md).
     const migrated = runCli(["migrate", "--config", nodes[0]!.config]);
