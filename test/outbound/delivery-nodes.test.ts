@@ -7,9 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import { SQL } from "bun";
 import { parseConfigText } from "../../src/config/load.ts";
 import type { Config } from "../../src/config/config.ts";
-import { createResolver } from "../../src/lib/dns.ts";
-import { createLogger, silentLogger } from "../../src/lib/logger.ts";
-import { DeliveryWorker } from "../../src/outbound/delivery/worker.ts";
+import { createLogger } from "../../src/lib/logger.ts";
 import type { WorkerDeps } from "../../src/outbound/delivery/worker-deps.ts";
 import { createPgOutboundRepo } from "../../src/outbound/queue/queue.pg.repo.ts";
 import type { OutboundRepo } from "../../src/outbound/queue/queue.port.ts";
@@ -20,6 +18,7 @@ import { testConfigToml } from "../helpers/fixtures.ts";
 import { queuedMessage, queuedRecipient } from "../helpers/queue-rows.ts";
 import { eventually, routeToSink, SmtpSink } from "../helpers/sink.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { nodeWorker } from "./node-worker.ts";
 import { ids, QUEUE_TABLES } from "./queue-engines.ts";
 
 const engine = STORE_ENGINES.find((e) => e.name === "PostgreSQL")!;
@@ -44,17 +43,7 @@ const nodeRepo = (): { sql: SQL; repo: OutboundRepo } => {
 };
 
 const workerOn = (repo: OutboundRepo, nodeId: string, deps: Partial<WorkerDeps> = {}) =>
-  new DeliveryWorker({
-    repo,
-    nodeId,
-    config: () => config,
-    clock: { nowMs: () => Date.now() },
-    logger: silentLogger,
-    resolver: createResolver({ servers: [dns.address], timeoutMs: 1000 }),
-    prepare: async (_m, _id, _to, raw) => raw,
-    samePerRecipient: () => true,
-    ...deps,
-  });
+  nodeWorker(repo, nodeId, () => config, dns.address, deps);
 
 beforeAll(async () => {
   if (!engine.available()) return;
