@@ -135,6 +135,8 @@ export function buildRouter(deps: RouterDeps) {
       "inbound",
     ),
     group("send", (g) => g.use(messageRoutes(deps.send, deps.logger))),
+    // The operator's routes (API.md section 10), each module one .use here.
+    group("operator", (g) => g),
     group(
       "account",
       (g) =>

@@ -2,7 +2,7 @@
 // its caller, derived by the middleware of its group (src/router.ts) before the handler
 // runs. Route modules are built on these so their handlers are typed with what the group
 // provides; the group, not the module, decides how the caller was authenticated.
-import type { CallerContext } from "../http/authenticate.ts";
+import type { CallerContext, OperatorContext } from "../http/authenticate.ts";
 import type { RequestContext } from "../http/exchange.ts";
 import { requestRoutes, type Routes, routesWith } from "../http/routes.ts";
 import type { SendContext } from "./send-body.ts";
@@ -18,3 +18,7 @@ export const sendRoutes = (name: string): Routes<AccountContext & SendContext> =
 
 /** Routes outside any account (health, tracking links, attachments, unsubscribe). */
 export const publicRoutes = requestRoutes;
+
+/** Routes under /api/v0.1/operator/ (API.md section 10): the caller is an operator token, named for logs. */
+export const operatorRoutes = (name: string): Routes<RequestContext & OperatorContext> =>
+  routesWith<RequestContext & OperatorContext>(name);

@@ -17,13 +17,18 @@ export function hashSecret(secret: string): string {
 
 /** Whether `secret` hashes to one of `hashes`; every candidate is compared, none skipped. */
 export function secretMatchesAny(secret: string, hashes: readonly string[]): boolean {
+  return matchingHash(secret, hashes) !== null;
+}
+
+/** The stored hash the secret matches, or null; every hash is compared, in constant time. */
+export function matchingHash(secret: string, hashes: readonly string[]): string | null {
   const presented = Buffer.from(hashSecret(secret));
-  let found = false;
+  let found: string | null = null;
   for (const h of hashes) {
     const stored = Buffer.from(h);
     // Every stored hash has the same length as the presented one (schema-checked), so
     // timingSafeEqual always runs; the length test only guards against a malformed entry.
-    if (stored.length === presented.length && timingSafeEqual(stored, presented)) found = true;
+    if (stored.length === presented.length && timingSafeEqual(stored, presented)) found = h;
   }
   return found;
 }

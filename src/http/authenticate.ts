@@ -6,7 +6,7 @@
 import type { AccountRegistry, Principal } from "../auth/accounts.ts";
 import type { AccountConfig } from "../config/config.ts";
 import { type AuthScheme, authorize, parseAuthorization } from "../auth/authenticate.ts";
-import { secretMatchesAny } from "../auth/secrets.ts";
+import { matchingHash } from "../auth/secrets.ts";
 import type { RateLimit } from "../config/units.ts";
 import { principalKey, type RateLimits, rateOf } from "../auth/rate-limit.ts";
 import { ApiError } from "./errors.ts";
@@ -90,6 +90,12 @@ export function authenticateCaller(deps: AccountAuthDeps, scheme: AuthScheme) {
 
 export type OperatorVerdict = "ok" | 401 | 403;
 
+/** Who called an operator route: the matched token named without revealing it, for logs and the audit. */
+export type OperatorContext = { operator: { tokenLabel: string } };
+
+/** An operator token's name in logs: its hash's first 12 hex digits (the hash is not secret, the token is). */
+export const operatorTokenLabel = (hash: string): string => `admin_tokens:${hash.replace(/^sha256:/, "").slice(0, 12)}`;
+
 /**
  * An operator route (API.md section 10): a bearer token whose hash is in
  * dashboard.admin_tokens. An account's token or a sending key is known but not an
@@ -100,18 +106,27 @@ export function operatorVerdict(
   operatorHashes: readonly string[],
   registry: AccountRegistry,
 ): OperatorVerdict {
+  return operatorMatch(authorization, operatorHashes, registry).verdict;
+}
+
+function operatorMatch(
+  authorization: string | null,
+  operatorHashes: readonly string[],
+  registry: AccountRegistry,
+): { verdict: OperatorVerdict; hash: string | null } {
   const credential = parseAuthorization(authorization);
-  if (credential?.type !== "bearer" || credential.secret === "") return 401;
-  if (secretMatchesAny(credential.secret, operatorHashes)) return "ok";
-  return registry.principalForSecret(credential.secret) ? 403 : 401;
+  if (credential?.type !== "bearer" || credential.secret === "") return { verdict: 401, hash: null };
+  const hash = matchingHash(credential.secret, operatorHashes);
+  if (hash !== null) return { verdict: "ok", hash };
+  return { verdict: registry.principalForSecret(credential.secret) ? 403 : 401, hash: null };
 }
 
 /** The transform of the operator group. */
 export function authenticateOperator(deps: { registry: AccountRegistry; operatorHashes(): readonly string[] }) {
-  return ({ request }: { request: Request }): { operator: true } => {
-    const verdict = operatorVerdict(request.headers.get("authorization"), deps.operatorHashes(), deps.registry);
-    if (verdict === 401) throw new ApiError(401, unauthorized("operator"), {}, { "WWW-Authenticate": 'Bearer realm="postroom"' });
+  return ({ request }: { request: Request }): OperatorContext => {
+    const { verdict, hash } = operatorMatch(request.headers.get("authorization"), deps.operatorHashes(), deps.registry);
     if (verdict === 403) throw new ApiError(403, forbidden("not_operator"));
-    return { operator: true };
+    if (hash === null) throw new ApiError(401, unauthorized("operator"), {}, { "WWW-Authenticate": 'Bearer realm="postroom"' });
+    return { operator: { tokenLabel: operatorTokenLabel(hash) } };
   };
 }
