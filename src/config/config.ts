@@ -27,6 +27,27 @@ export interface OutboundAccountConfig {
   testMode: boolean;
   /** Its own webhook, or null to use the account's. */
   webhook: WebhookConfig | null;
+  /** The name of the [[outbound.ip_pools]] its mail leaves from; null = the system's default address. */
+  ipPool?: string | null;
+}
+
+/** A warm-up: the cap of day N (UTC days from `startMs`) is daily[N]; no cap after the list. */
+export interface WarmupSchedule {
+  /** Midnight UTC of the first day. */
+  startMs: number;
+  daily: number[];
+}
+
+/** One sending address of a pool: connections bind to `ip` and greet with `helo`. */
+export interface SourceAddress {
+  ip: string;
+  helo: string;
+  warmup: WarmupSchedule | null;
+}
+
+export interface IpPoolConfig {
+  name: string;
+  addresses: SourceAddress[];
 }
 
 export interface AccountConfig {
@@ -118,7 +139,9 @@ export interface Config {
   };
   outbound: {
     bounceHost: string;
+    /** outbound.sending_ips and every address of outbound.ip_pools, once each: the addresses SPF must authorise. */
     sendingIps: string[];
+    ipPools: IpPoolConfig[];
     smarthost: string | null;
     mxPort: number;
     allowPrivateMx: boolean;

@@ -2,6 +2,7 @@
 // keys together: IDs and secrets used once, what a TLS mode needs, leases, listeners.
 import { parseIpRange } from "../lib/ip-ranges.ts";
 import type { Problem } from "../lib/validation.ts";
+import { ipPoolProblems } from "./ip-pool-problems.ts";
 import type { RawConfig } from "./schema.ts";
 import { tlsRequiredKeyProblems } from "./tls-required.ts";
 import { parseDurationMs } from "./units.ts";
@@ -60,6 +61,7 @@ export function crossKeyProblems(raw: RawConfig): Problem[] {
       });
     }
   });
+  problems.push(...ipPoolProblems(raw));
   if (raw.http.listen === "") problems.push({ path: "http.listen", message: "is required: the API and /healthz live there" });
   return problems;
 }

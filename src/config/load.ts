@@ -10,6 +10,8 @@ import { formatProblem } from "../lib/validation.ts";
 import type { Config, WebhookConfig } from "./config.ts";
 import { crossKeyProblems } from "./cross-key.ts";
 import { describeAccessError, fileProblems } from "./files.ts";
+import { hostAddressProblems } from "./host-addresses.ts";
+import { ipPoolsOf, sendingIpsOf } from "./ip-pools.ts";
 import { ConfigSchema, type RawAccount, type RawConfig } from "./schema.ts";
 import { schemaProblems } from "./schema-problems.ts";
 import { parseDurationMs, parseListen, parseRate, parseSizeBytes, type ListenAddress, type RateLimit } from "./units.ts";
@@ -28,7 +30,7 @@ export async function loadConfigFile(path: string): Promise<ConfigResult> {
   const data = parseTomlText(text);
   if (!data.ok) return data;
   const checked = validateConfigData(data.value);
-  const files = (await fileProblems(data.value)).map(formatProblem);
+  const files = [...(await fileProblems(data.value)), ...(await hostAddressProblems(data.value))].map(formatProblem);
   if (files.length === 0) return checked;
   return { ok: false, problems: [...(checked.ok ? [] : checked.problems), ...files] };
 }
@@ -146,7 +148,8 @@ export function toConfig(raw: RawConfig): Config {
     },
     outbound: {
       bounceHost: raw.outbound.bounce_host.toLowerCase(),
-      sendingIps: raw.outbound.sending_ips,
+      sendingIps: sendingIpsOf(raw),
+      ipPools: ipPoolsOf(raw),
       smarthost: raw.outbound.smarthost === "" ? null : raw.outbound.smarthost,
       mxPort: raw.outbound.mx_port,
       allowPrivateMx: raw.outbound.allow_private_mx,
@@ -242,6 +245,7 @@ export function toConfig(raw: RawConfig): Config {
         sendRateLimit: rate(o.send_rate_limit),
         testMode: o.test_mode || a.test_mode,
         webhook: webhookOf(o.webhook),
+        ipPool: o.ip_pool === "" ? null : o.ip_pool,
       })),
     })),
   };

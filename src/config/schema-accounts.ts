@@ -65,6 +65,10 @@ const OutboundAccount = Type.Object(
     ),
     send_rate_limit: rate("600/min", "sends allowed per window through the API and SMTP"),
     test_mode: bool(false, "force test mode on every message: validated and recorded, never sent"),
+    ip_pool: str("", 'the [[outbound.ip_pools]] its mail leaves from; "" = the system\'s default address', {
+      pattern: "^[A-Za-z0-9._-]{0,64}$",
+      errorMessage: 'must be the name of an [[outbound.ip_pools]] table, or ""',
+    }),
     webhook: Type.Optional(Webhook),
   },
   { additionalProperties: false },

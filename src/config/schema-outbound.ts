@@ -2,6 +2,7 @@
 // delivery, TLS policy) and posting the events of sent mail to webhooks (E10). Apart from
 // schema.ts so each part of the config reads on its own; schema.ts composes the sections.
 import { Type } from "@sinclair/typebox";
+import { IpPools } from "./schema-ip-pools.ts";
 import { bool, duration, int, nonzeroDuration, section, size, str } from "./schema-keys.ts";
 import { DURATION_PATTERN } from "./units.ts";
 
@@ -12,6 +13,7 @@ export const OutboundSection = section(
       default: [],
       description: "addresses mail leaves from; SPF must authorise each",
     }),
+    ip_pools: IpPools,
     smarthost: str("", 'relay every message through "smtp://user:pass@host:587" instead of the MX; "" = off', {
       pattern: "^(smtps?://.+)?$",
       errorMessage: 'must be "smtp://[user:pass@]host[:port]" or "smtps://..."',

@@ -25,6 +25,8 @@ export interface AccountToml {
   /** The outbound account's send_rate_limit; unset means "off". */
   sendRateLimit?: string;
   extra?: string;
+  /** Extra lines inside the account's [[accounts.outbound]] table (e.g. ip_pool). */
+  outboundExtra?: string;
 }
 
 export function accountToml(a: AccountToml): string {
@@ -39,6 +41,7 @@ ${a.extra ?? ""}
   id = "${a.outboundId}"
   api_keys = ["${hashSecret(a.smtpKey)}"]
   send_rate_limit = "${a.sendRateLimit ?? "off"}"
+${a.outboundExtra ?? ""}
 `;
 }
 
