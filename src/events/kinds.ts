@@ -28,4 +28,6 @@ export interface AttemptDetails {
   smtp_code: number | null;
   smtp_response: string | null;
   attempt: number;
+  /** The pool address the attempt left from; absent when the outbound account has no ip_pool. */
+  source_ip?: string;
 }

@@ -76,6 +76,7 @@ export class AttemptRecorder {
     mx: string | null,
     permanentWithoutReply: boolean,
     dispatch: NewEvent | null = null,
+    sourceIp: string | null = null,
   ): Promise<void> {
     const c = this.deps.config().outbound;
     const o = attemptOutcome({
@@ -83,6 +84,7 @@ export class AttemptRecorder {
       result,
       mx,
       permanentWithoutReply,
+      sourceIp,
       nowMs: this.deps.clock.nowMs(),
       retryDelaysMs: c.retryDelaysMs,
       maxQueueTimeMs: c.maxQueueTimeMs,
@@ -98,6 +100,7 @@ export class AttemptRecorder {
       outbound_account_id: m.outboundAccountId,
       domain: r.domain,
       mx,
+      ...(sourceIp ? { source_ip: sourceIp } : {}),
       verdict: o.verdict,
       smtp_code: result.code,
       reply: result.response,

@@ -3,7 +3,9 @@
 import { createHash } from "node:crypto";
 import type { Config } from "../../config/config.ts";
 import type { DnsResolver } from "../../lib/dns.ts";
+import type { SourceAddress } from "../../config/config.ts";
 import { planHops } from "./next-hop.ts";
+import { sourceForRemote } from "./source-address.ts";
 import { SmtpClient } from "./smtp-client.ts";
 import { mxPermitted, type TlsRequirement } from "./tls-policy.ts";
 import type { TlsSessionCache } from "./tls-sessions.ts";
@@ -20,7 +22,10 @@ export type Connected = { ok: true; client: SmtpClient } | { ok: false; permanen
  * `requirement` decides how the hops are used: "encrypt" never in clear, "verify" only the
  * MX hosts the MTA-STS policy names, with a certificate valid for that name (`ca` adds
  * private roots to the public ones). A refusal under a requirement is temporary: the
- * recipient domain may fix its servers before the queue time runs out.
+ * recipient domain may fix its servers before the queue time runs out. `sources`: the
+ * pool's addresses in the destination's order (source-address.ts); each hop is reached
+ * from the first of its family, greeting with that address's name. Null: the system's
+ * default address, greeting with the hostname.
  */
 export async function connectTo(
   domain: string,
@@ -29,6 +34,7 @@ export async function connectTo(
   requirement: TlsRequirement = { level: "opportunistic" },
   ca?: string[],
   sessions?: TlsSessionCache,
+  sources: readonly SourceAddress[] | null = null,
 ): Promise<Connected> {
   const plan = await planHops(domain, {
     smarthost: config.outbound.smarthost,
@@ -49,13 +55,19 @@ export async function connectTo(
       );
       continue;
     }
+    const source = sources ? sourceForRemote(sources, ep.ip) : null;
+    if (sources && !source) {
+      problems.push(`${ep.host} [${ep.ip}]: the pool has no ${ep.ip.includes(":") ? "IPv6" : "IPv4"} address to reach it from`);
+      continue;
+    }
     const tls =
       requirement.level === "opportunistic"
         ? undefined
         : { require: true, verify: requirement.level === "verify", ca: requirement.level === "verify" ? ca : undefined };
     try {
       const client = await SmtpClient.open(ep, {
-        heloName: config.hostname,
+        heloName: source?.helo ?? config.hostname,
+        localAddress: source?.ip,
         connectTimeoutMs: config.outbound.connectTimeoutMs,
         commandTimeoutMs: config.outbound.commandTimeoutMs,
         tls,

@@ -4,6 +4,7 @@
 // recipient of the chunk had its attempt, every outcome recorded, the connection kept
 // for the next chunk if it went well. Apart from the worker's scheduling loop (claims,
 // wake-ups, concurrency), which starts one of these per free connection.
+import type { IpPoolConfig } from "../../config/config.ts";
 import type { AttemptDetails } from "../../events/kinds.ts";
 import { garbageMade, LARGE_MESSAGE_BYTES } from "../../lib/gc-pacer.ts";
 import { costOf, type Reservation } from "../../lib/memory-budget.ts";
@@ -16,6 +17,7 @@ import type { DestinationWindows } from "./destination-window.ts";
 import type { HeldRecipients } from "./held-recipients.ts";
 import { copyFor, envelopeSender } from "./prepare.ts";
 import type { SmtpClient } from "./smtp-client.ts";
+import { poolOf, rankSourceAddresses } from "./source-address.ts";
 import type { TlsSessionCache } from "./tls-sessions.ts";
 import { DELIVERY_MESSAGE_COST, type WorkerDeps } from "./worker-deps.ts";
 
@@ -40,16 +42,44 @@ export interface ChunkContext {
   memoryFull(): void;
 }
 
-/** Delivers `items` over one connection, telling the destination's window what each transaction came to. */
+/**
+ * Delivers `items`, telling the destination's window what each transaction came to: over
+ * one connection per sending pool among them (the recipients of outbound accounts with
+ * different ip_pools leave from different addresses), one pool after the other.
+ */
 export async function deliverChunk(ctx: ChunkContext, domain: string, destination: string, items: ClaimedRecipient[]): Promise<void> {
   const config = ctx.deps.config();
+  const byPool = new Map<string, { pool: IpPoolConfig | null; items: ClaimedRecipient[] }>();
+  for (const item of items) {
+    const pool = poolOf(config, item.message.outboundAccountId);
+    const group = byPool.get(pool?.name ?? "");
+    if (group) group.items.push(item);
+    else byPool.set(pool?.name ?? "", { pool, items: [item] });
+  }
+  for (const group of byPool.values()) await deliverFrom(ctx, domain, destination, group.pool, group.items);
+}
+
+/** Delivers `items` over one connection from `pool` (null: the system's default address). */
+async function deliverFrom(
+  ctx: ChunkContext,
+  domain: string,
+  destination: string,
+  pool: IpPoolConfig | null,
+  items: ClaimedRecipient[],
+): Promise<void> {
+  const config = ctx.deps.config();
   const tls: DestinationTls = ctx.deps.tlsFor ? await ctx.deps.tlsFor(domain) : { requirement: { level: "opportunistic" } };
-  const key = destinationKey(domain, config.outbound.smarthost, tls.requirement.level);
+  // The destination key that spreads a pool's destinations over its addresses: the
+  // recipient domain here (one parameter, so a destination's name can take its place).
+  const sources = pool ? rankSourceAddresses(pool.addresses, domain) : null;
+  // A kept connection left from some address: only mail that would leave from it may take it.
+  const key = `${destinationKey(domain, config.outbound.smarthost, tls.requirement.level)}${sources ? ` from=${sources.map((a) => a.ip).join(",")}` : ""}`;
+  const connect = () => connectTo(domain, config, ctx.deps.resolver, tls.requirement, tls.ca, ctx.tlsSessions, sources);
   // A connection left open by the last delivery to this destination, else a new one.
   let client = ctx.connections.take(key);
   let reused = client !== null;
   if (!client) {
-    const opened = await connectTo(domain, config, ctx.deps.resolver, tls.requirement, tls.ca, ctx.tlsSessions);
+    const opened = await connect();
     if (!opened.ok) {
       await Promise.all(items.map((item) => ctx.record.settle(item, { code: null, response: opened.reason }, null, opened.permanent)));
       // A null MX or a policy refusal is no sign of load.
@@ -115,6 +145,7 @@ export async function deliverChunk(ctx: ChunkContext, domain: string, destinatio
         smtp_code: null,
         smtp_response: null,
         attempt,
+        ...(client.sourceIp ? { source_ip: client.sourceIp } : {}),
       } satisfies AttemptDetails);
       let raw: Buffer;
       try {
@@ -130,7 +161,7 @@ export async function deliverChunk(ctx: ChunkContext, domain: string, destinatio
         // The kept connection died as it was used again (the server dropped it while it
         // waited): that says nothing about this message, so a fresh connection takes it.
         client.close();
-        const opened = await connectTo(domain, config, ctx.deps.resolver, tls.requirement, tls.ca, ctx.tlsSessions);
+        const opened = await connect();
         if (!opened.ok) {
           for (const failed of [item, ...pending])
             recorded.push(ctx.record.settle(failed, { code: null, response: opened.reason }, null, opened.permanent));
@@ -139,14 +170,14 @@ export async function deliverChunk(ctx: ChunkContext, domain: string, destinatio
           return;
         }
         client = opened.client;
-        dispatch.details = { ...dispatch.details, mx: client.endpoint.host };
+        dispatch.details = { ...dispatch.details, mx: client.endpoint.host, ...(client.sourceIp ? { source_ip: client.sourceIp } : {}) };
         result = await client.send(envelopeSender(item.message, item.recipient.id), item.recipient.email, raw);
       }
       reused = false;
       // The session died or the server said it is closing (421): the destination is struggling.
       // Any other answer, a refusal included, is the destination taking its mail.
       ctx.destinations.feedback(destination, result.code === null || result.code === 421 ? "failed" : "carried");
-      recorded.push(ctx.record.settle(item, result, client.endpoint.host, false, dispatch));
+      recorded.push(ctx.record.settle(item, result, client.endpoint.host, false, dispatch, client.sourceIp));
       done(item);
       if (result.code !== null && result.code >= 400) await client.reset();
     }

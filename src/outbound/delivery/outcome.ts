@@ -20,6 +20,8 @@ export interface OutcomeInput {
   mx: string | null;
   /** A failure without a reply that is final all the same (null MX, no such domain). */
   permanentWithoutReply: boolean;
+  /** The pool address it left from; null/unset: the system's default (not named in the events). */
+  sourceIp?: string | null;
   nowMs: number;
   retryDelaysMs: readonly number[];
   maxQueueTimeMs: number;
@@ -42,6 +44,7 @@ export function attemptOutcome(i: OutcomeInput): AttemptOutcome {
   const attempts = r.attempts + 1;
   const firstAttemptAtMs = r.firstAttemptAtMs ?? nowMs;
   const details: AttemptDetails = { mx: i.mx, smtp_code: result.code, smtp_response: result.response, attempt: attempts };
+  if (i.sourceIp) details.source_ip = i.sourceIp;
   const event = eventOf(item, nowMs);
   const verdict = i.permanentWithoutReply ? "bounce" : verdictForReply(result.code);
   const base = { attempts, firstAttemptAtMs, nextAttemptAtMs: nowMs };

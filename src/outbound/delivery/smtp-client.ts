@@ -18,6 +18,8 @@ export interface SmtpEndpoint {
 
 export interface ClientOptions {
   heloName: string;
+  /** The address of this host the connection leaves from (a pool's); unset = the system's choice. */
+  localAddress?: string;
   connectTimeoutMs: number;
   commandTimeoutMs: number;
   /** Refuse to go on in clear (require_tls, MTA-STS); check the certificate against the MX name (MTA-STS enforce). */
@@ -63,6 +65,8 @@ export class SmtpClient {
     readonly endpoint: SmtpEndpoint,
     /** The TLS handshake resumed an earlier session (no certificate exchange). */
     readonly tlsResumed: boolean,
+    /** The pool address it was bound to, or null (the system's default address). */
+    readonly sourceIp: string | null,
   ) {
     conn.once("end", () => {
       this.ended = true;
@@ -89,6 +93,7 @@ export class SmtpClient {
       secure: endpoint.secure,
       servername: endpoint.host,
       name: opts.heloName,
+      ...(opts.localAddress ? { localAddress: opts.localAddress } : {}),
       // Opportunistic STARTTLS by default: used when offered, certificates not required to
       // verify (as every MTA does for port 25 unless a policy such as MTA-STS says otherwise).
       opportunisticTLS: !opts.tls?.require,
@@ -125,7 +130,7 @@ export class SmtpClient {
           const ticket = tlsSocket?.getSession();
           if (ticket) sessions!.cache.put(scope!, ticket);
           tlsSocket?.on("session", (later: Buffer) => sessions!.cache.put(scope!, later));
-          resolve(new SmtpClient(conn, endpoint, tlsSocket?.isSessionReused() ?? false));
+          resolve(new SmtpClient(conn, endpoint, tlsSocket?.isSessionReused() ?? false, opts.localAddress ?? null));
         };
         if (!endpoint.auth) return ready();
         conn.login({ user: endpoint.auth.user, pass: endpoint.auth.pass }, (err) => (err ? fail(err) : ready()));

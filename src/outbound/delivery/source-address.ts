@@ -1,0 +1,48 @@
+// Which of a pool's addresses a delivery leaves from (issue 29). Pure. Rendezvous (highest
+// random weight) hashing: every address gets a score per destination and the highest wins,
+// so one destination always leaves from the same address (its reputation there builds on
+// one IP), destinations spread evenly over the pool, and adding or removing an address
+// moves only the destinations that address wins or won. The destination key is one
+// parameter: the recipient's domain today, a destination's name when destinations group
+// domains by MX.
+import { createHash } from "node:crypto";
+import { isIPv6 } from "node:net";
+import type { Config, IpPoolConfig, SourceAddress } from "../../config/config.ts";
+
+/** The score of `ip` for `destinationKey`: the first 8 bytes of SHA-256 over both. */
+function score(ip: string, destinationKey: string): bigint {
+  return createHash("sha256").update(`${ip}\0${destinationKey.toLowerCase()}`).digest().readBigUInt64BE(0);
+}
+
+/** The pool's addresses in the order `destinationKey` prefers them (rendezvous hashing). */
+export function rankSourceAddresses(pool: readonly SourceAddress[], destinationKey: string): SourceAddress[] {
+  return pool
+    .map((address) => ({ address, score: score(address.ip, destinationKey) }))
+    .sort((a, b) => (a.score === b.score ? a.address.ip.localeCompare(b.address.ip) : a.score > b.score ? -1 : 1))
+    .map((s) => s.address);
+}
+
+/** The address mail to `destinationKey` leaves from; the pool has at least one (the schema's rule). */
+export function pickSourceAddress(pool: readonly SourceAddress[], destinationKey: string): SourceAddress {
+  return rankSourceAddresses(pool, destinationKey)[0]!;
+}
+
+/**
+ * The first of `ranked` that can reach `remoteIp`: an IPv4 socket cannot connect to an
+ * IPv6 address nor the reverse, so a pool of both families serves each MX address from its
+ * family's preferred address. Null when the pool has none of that family.
+ */
+export function sourceForRemote(ranked: readonly SourceAddress[], remoteIp: string): SourceAddress | null {
+  const v6 = isIPv6(remoteIp);
+  return ranked.find((a) => isIPv6(a.ip) === v6) ?? null;
+}
+
+/** The pool an outbound account sends from, or null: the system's default address, EHLO = hostname. */
+export function poolOf(config: Config, outboundAccountId: string): IpPoolConfig | null {
+  for (const account of config.accounts) {
+    const o = account.outbound.find((x) => x.id === outboundAccountId);
+    if (!o) continue;
+    return o.ipPool ? (config.outbound.ipPools.find((p) => p.name === o.ipPool) ?? null) : null;
+  }
+  return null;
+}
