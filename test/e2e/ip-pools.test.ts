@@ -9,7 +9,7 @@ import { pickSourceAddress } from "../../src/outbound/delivery/source-address.ts
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A, ACCOUNT_B, type AccountToml } from "../helpers/fixtures.ts";
-import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
+import { publishRecords, SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
 import { eventually, routeToSink, SmtpSink } from "../helpers/sink.ts";
 
 const ACCOUNT_C = { id: "c000000000000003", token: "pr_token_account_c", outboundId: "c0000000000000f3", smtpKey: "pr_key_outbound_c" };
@@ -135,5 +135,26 @@ describe("SPF advice", () => {
     const list = await t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/sending_domains`, { auth: bearer(ACCOUNT_A.token) });
     const spf = list.body[0].dns_records.find((r: { value: string }) => r.value.startsWith("v=spf1"));
     expect(spf.value).toBe("v=spf1 ip4:127.0.0.1 ip4:127.0.0.2 ip4:127.0.0.3 -all");
+  });
+});
+
+describe("SPF verification", () => {
+  test("a record that authorises only sending_ips fails, naming each pool address it leaves out", async () => {
+    const auth = bearer(ACCOUNT_A.token);
+    const created = await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/sending_domains`, { auth, body: { domain: "old-spf.test" } });
+    expect(created.status).toBe(201);
+    publishRecords(dns, created.body);
+    const spf = created.body.dns_records.find((r: { value: string }) => r.value.startsWith("v=spf1"));
+    const published = dns.zone.get(spf.host);
+    // The SPF record as it was before the pools: sending_ips only.
+    dns.set(spf.host, [{ type: "TXT", data: ["v=spf1 ip4:127.0.0.1 -all"] }]);
+    try {
+      const verified = await t.json("POST", `/api/v0.1/${ACCOUNT_A.id}/sending_domains/${created.body.id}/verify`, { auth });
+      const row = verified.body.dns_records.find((r: { value: string }) => r.value.startsWith("v=spf1"));
+      expect(row.verified).toBe(false);
+      expect(row.reason).toContain("does not authorise 127.0.0.2 (fail), 127.0.0.3 (fail)");
+    } finally {
+      dns.set(spf.host, published ?? []);
+    }
   });
 });
