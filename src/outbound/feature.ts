@@ -18,6 +18,8 @@ import type { StsStore } from "./delivery/mta-sts.port.ts";
 import { outboundTls } from "./delivery/destination-tls.ts";
 import { copyPreparer } from "./delivery/prepare.ts";
 import { DeliveryWorker } from "./delivery/worker.ts";
+import type { WarmupCounts } from "./delivery/warmup.port.ts";
+import { DAY_MS, dayStartMs } from "./delivery/warmup.ts";
 import type { RecipientUpdate } from "./queue/message.ts";
 import type { OutboundRepo } from "./queue/queue.port.ts";
 import type { IdempotencyRepo } from "./sending/idempotency.port.ts";
@@ -28,7 +30,7 @@ import type { SuppressionRepo } from "./suppressions/suppressions.port.ts";
 
 export interface OutboundFeatureDeps {
   config(): Config;
-  repos: { outbound: OutboundRepo; suppressions: SuppressionRepo; idempotency: IdempotencyRepo; mtaSts: StsStore };
+  repos: { outbound: OutboundRepo; suppressions: SuppressionRepo; idempotency: IdempotencyRepo; mtaSts: StsStore; warmup: WarmupCounts };
   /** Where submission counts sends (shared with the API's account calls: one send budget per outbound account). */
   limiter: RateLimits;
   registry: AccountRegistry;
@@ -75,6 +77,7 @@ export function outboundFeature(deps: OutboundFeatureDeps): OutboundFeature {
     tlsFor,
     budget,
     nodeId,
+    warmup: repos.warmup,
     ...preparer,
     logger: logger.child({ component: "delivery" }),
     recorded: (update, acceptedAtMs) => metrics.delivery(update, acceptedAtMs),
@@ -111,5 +114,14 @@ export function outboundFeature(deps: OutboundFeatureDeps): OutboundFeature {
     submissionServer,
     start: () => delivery.start(),
     stop: () => delivery.stop(),
+    // A day's warm-up counts matter until it ends; yesterday's is kept for a day in case of clock skew between nodes.
+    jobs: [
+      {
+        name: "warmup-counts-purge",
+        every: "0 7 * * * *",
+        run: () => repos.warmup.purgeBefore(dayStartMs(clock.nowMs()) - DAY_MS),
+        oncePerCluster: true,
+      },
+    ],
   };
 }

@@ -17,6 +17,7 @@ import type { Clock } from "../lib/clock.ts";
 import type { SecretBox } from "../lib/secret-key.ts";
 import type { RateLimits } from "../auth/rate-limit.ts";
 import type { StsStore } from "../outbound/delivery/mta-sts.port.ts";
+import type { WarmupCounts } from "../outbound/delivery/warmup.port.ts";
 import type { OutboundRepo } from "../outbound/queue/queue.port.ts";
 import type { IdempotencyRepo } from "../outbound/sending/idempotency.port.ts";
 import type { SuppressionRepo } from "../outbound/suppressions/suppressions.port.ts";
@@ -49,6 +50,8 @@ export interface Repos {
   sessions: SessionRepo;
   idempotency: IdempotencyRepo;
   mtaSts: StsStore;
+  /** Warm-up caps of sending addresses, counted per destination and day (shared by the nodes). */
+  warmup: WarmupCounts;
   jobLeases: JobLeaseRepo;
   /** The retention purge's windows, one Purge per table, and what to close after the last. */
   retention: { purges: Record<RetentionTable, Purge>; close(): Promise<void> };

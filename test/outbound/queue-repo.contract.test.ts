@@ -130,6 +130,16 @@ describe.each(STORE_ENGINES)("QueueLeases on $name", (engine) => {
     await repo().release([]);
   });
 
+  it("release with a due time: not claimable before it, then claimable, its attempts unchanged", async () => {
+    await queue("m1", [["r1", {}]]);
+    await repo().claimDue("w1", NOW, NOW + LEASE_MS, 10, []);
+    await repo().release(["r1"], "w1", NOW + 86_400_000);
+    expect(ids(await repo().claimDue("w2", NOW + 1, NOW + LEASE_MS, 10, []))).toEqual([]);
+    expect(await repo().nextDueMs()).toBe(NOW + 86_400_000);
+    const later = await repo().claimDue("w2", NOW + 86_400_000, NOW + 86_400_000 + LEASE_MS, 10, []);
+    expect(later.map((c) => [c.recipient.id, c.recipient.attempts])).toEqual([["r1", 0]]);
+  });
+
   it("releaseHeldBy frees the leases of one host's workers, queued ones only, with % and _ taken literally", async () => {
     await queue("m1", [
       ["r1", {}],

@@ -18,6 +18,7 @@ import type { HeldRecipients } from "./held-recipients.ts";
 import { copyFor, envelopeSender } from "./prepare.ts";
 import type { SmtpClient } from "./smtp-client.ts";
 import { poolOf, rankSourceAddresses } from "./source-address.ts";
+import { capsSpent, withinWarmup } from "./warmup-gate.ts";
 import type { TlsSessionCache } from "./tls-sessions.ts";
 import { DELIVERY_MESSAGE_COST, type WorkerDeps } from "./worker-deps.ts";
 
@@ -65,7 +66,7 @@ async function deliverFrom(
   domain: string,
   destination: string,
   pool: IpPoolConfig | null,
-  items: ClaimedRecipient[],
+  claimed: ClaimedRecipient[],
 ): Promise<void> {
   const config = ctx.deps.config();
   const tls: DestinationTls = ctx.deps.tlsFor ? await ctx.deps.tlsFor(domain) : { requirement: { level: "opportunistic" } };
@@ -79,15 +80,19 @@ async function deliverFrom(
   let client = ctx.connections.take(key);
   let reused = client !== null;
   if (!client) {
+    if (await capsSpent(ctx, sources, domain, claimed)) return;
     const opened = await connect();
     if (!opened.ok) {
-      await Promise.all(items.map((item) => ctx.record.settle(item, { code: null, response: opened.reason }, null, opened.permanent)));
+      await Promise.all(claimed.map((item) => ctx.record.settle(item, { code: null, response: opened.reason }, null, opened.permanent)));
       // A null MX or a policy refusal is no sign of load.
       if (!opened.permanent) ctx.destinations.feedback(destination, "failed");
       return;
     }
     client = opened.client;
   }
+  // Past the warm-up cap of the address it leaves from, the rest wait for the next day.
+  const items = await withinWarmup(ctx, sources, client.sourceIp, domain, claimed);
+  if (items.length === 0) return ctx.connections.put(key, client);
   const pending = new Set(items);
   const blobs = new Map<string, Buffer>();
   // Each message's copy is held (and counted in the memory budget) until its last

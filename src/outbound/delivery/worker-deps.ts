@@ -5,6 +5,7 @@ import type { MemoryBudget, MessageCost } from "../../lib/memory-budget.ts";
 import type { OutboundMessage } from "../queue/message.ts";
 import type { RecorderDeps } from "./attempt-recorder.ts";
 import type { DestinationTls } from "./destination-tls.ts";
+import type { WarmupCounts } from "./warmup.port.ts";
 
 /** The recorder's (repo, config, clock, logger, recorded) and what delivering needs. */
 export interface WorkerDeps extends RecorderDeps {
@@ -20,6 +21,8 @@ export interface WorkerDeps extends RecorderDeps {
    * When it has no room, the recipient waits (lease given back, no attempt counted).
    */
   budget?: MemoryBudget;
+  /** Warm-up caps of pool addresses, counted in the store (none: no cap is applied). */
+  warmup?: WarmupCounts;
   /** This node's name (cluster.node_id; config().cluster.nodeId when not given): its workers' IDs start with it. */
   nodeId?: string;
 }

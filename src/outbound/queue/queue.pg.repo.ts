@@ -192,10 +192,11 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
       return result.count;
     },
 
-    async release(ids, workerId) {
+    async release(ids, workerId, dueAtMs) {
       if (ids.length === 0) return;
       const ours = workerId === undefined ? sql`` : sql`AND locked_by = ${workerId}`;
-      await sql`UPDATE outbound_recipients SET locked_by = NULL, locked_until = NULL WHERE id IN ${sql(ids as string[])} ${ours}`;
+      const due = dueAtMs === undefined ? sql`` : sql`, next_attempt_at = ${Math.trunc(dueAtMs)}`;
+      await sql`UPDATE outbound_recipients SET locked_by = NULL, locked_until = NULL ${due} WHERE id IN ${sql(ids as string[])} ${ours}`;
     },
 
     finishAttempt: (workerId, recipientId, u, events, nowMs, opts = {}) =>

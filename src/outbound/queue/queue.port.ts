@@ -57,8 +57,9 @@ export interface QueueLeases {
   /**
    * Gives leased recipients back unattempted. With `workerId`, only those this worker still
    * holds: a worker whose lease was taken over cannot free the new holder's recipients.
+   * With `dueAtMs`, they are not due before then (a warm-up cap: no attempt is counted).
    */
-  release(recipientIds: readonly string[], workerId?: string): Promise<void>;
+  release(recipientIds: readonly string[], workerId?: string, dueAtMs?: number): Promise<void>;
   /**
    * Records an attempt's outcome and its events and releases the lease, only while
    * `workerId` still holds the recipient's lease at `nowMs`; resolves once on disk. Null,

@@ -202,11 +202,13 @@ export function createOutboundRepo(
       return res.changes;
     },
 
-    async release(ids, workerId) {
+    async release(ids, workerId, dueAtMs) {
       if (ids.length === 0) return;
-      const sql = `UPDATE outbound_recipients SET locked_by = NULL, locked_until = NULL WHERE id IN (${inList(ids.length)})`;
-      if (workerId === undefined) logDb.query(sql).run(...ids);
-      else logDb.query(`${sql} AND locked_by = ?`).run(...ids, workerId);
+      const sql = `UPDATE outbound_recipients SET locked_by = NULL, locked_until = NULL, next_attempt_at = COALESCE(?, next_attempt_at)
+        WHERE id IN (${inList(ids.length)})`;
+      const due = dueAtMs ?? null;
+      if (workerId === undefined) logDb.query(sql).run(due, ...ids);
+      else logDb.query(`${sql} AND locked_by = ?`).run(due, ...ids, workerId);
     },
 
     async update(recipientId, u, events, opts = {}) {
