@@ -127,7 +127,14 @@ async function deliverFrom(
       }
       if (!client.usable) {
         recorded.push(
-          ctx.record.settle(item, { code: null, response: "connection to the mail server was lost" }, client.endpoint.host, false),
+          ctx.record.settle(
+            item,
+            { code: null, response: "connection to the mail server was lost" },
+            client.endpoint.host,
+            false,
+            null,
+            client.sourceIp,
+          ),
         );
         continue;
       }

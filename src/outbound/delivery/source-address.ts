@@ -37,12 +37,22 @@ export function sourceForRemote(ranked: readonly SourceAddress[], remoteIp: stri
   return ranked.find((a) => isIPv6(a.ip) === v6) ?? null;
 }
 
+/** Each config's outbound account → pool map, made once per config (a reload makes a new config). */
+const poolMaps = new WeakMap<Config, Map<string, IpPoolConfig>>();
+
 /** The pool an outbound account sends from, or null: the system's default address, EHLO = hostname. */
 export function poolOf(config: Config, outboundAccountId: string): IpPoolConfig | null {
-  for (const account of config.accounts) {
-    const o = account.outbound.find((x) => x.id === outboundAccountId);
-    if (!o) continue;
-    return o.ipPool ? (config.outbound.ipPools.find((p) => p.name === o.ipPool) ?? null) : null;
+  let map = poolMaps.get(config);
+  if (!map) {
+    map = new Map();
+    const byName = new Map(config.outbound.ipPools.map((p) => [p.name, p]));
+    for (const account of config.accounts) {
+      for (const o of account.outbound) {
+        const pool = o.ipPool ? byName.get(o.ipPool) : undefined;
+        if (pool) map.set(o.id, pool);
+      }
+    }
+    poolMaps.set(config, map);
   }
-  return null;
+  return map.get(outboundAccountId) ?? null;
 }
