@@ -7,8 +7,17 @@ import { isIPv6 } from "node:net";
 import type { SourceAddress } from "../../config/config.ts";
 import { isoTime } from "../../lib/clock.ts";
 import type { ClaimedRecipient } from "../queue/message.ts";
-import type { ChunkContext } from "./deliver-chunk.ts";
+import type { HeldRecipients } from "./held-recipients.ts";
 import { dayStartMs, nextDayStartMs, warmupCap } from "./warmup.ts";
+import type { WorkerDeps } from "./worker-deps.ts";
+
+/** What the gate uses of a chunk's context (deliver-chunk.ts's ChunkContext has it). */
+export interface GateContext {
+  deps: Pick<WorkerDeps, "warmup" | "clock" | "repo" | "logger">;
+  /** The worker's id, the holder of the leases given back. */
+  workerId: string;
+  held: Pick<HeldRecipients, "drop">;
+}
 
 /** The addresses a chunk can leave from: the preferred one of each family in the pool. */
 const usable = (ranked: readonly SourceAddress[]): SourceAddress[] =>
@@ -16,7 +25,7 @@ const usable = (ranked: readonly SourceAddress[]): SourceAddress[] =>
 
 /** Gives the recipients back until the next day opens, and says so in the log (once per chunk). */
 async function waitForNextDay(
-  ctx: ChunkContext,
+  ctx: GateContext,
   items: readonly ClaimedRecipient[],
   why: { source_ip: string; destination: string; cap: number },
 ): Promise<void> {
@@ -34,7 +43,7 @@ async function waitForNextDay(
 
 /** True when every address the chunk could leave from has spent today's cap: the chunk waited, do not connect. */
 export async function capsSpent(
-  ctx: ChunkContext,
+  ctx: GateContext,
   ranked: readonly SourceAddress[] | null,
   destinationKey: string,
   items: readonly ClaimedRecipient[],
@@ -58,7 +67,7 @@ export async function capsSpent(
 
 /** The recipients that go now from `sourceIp`; the rest wait for the next day. */
 export async function withinWarmup(
-  ctx: ChunkContext,
+  ctx: GateContext,
   ranked: readonly SourceAddress[] | null,
   sourceIp: string | null,
   destinationKey: string,
