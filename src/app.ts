@@ -128,6 +128,7 @@ export class App {
       ...common,
       repo: repos.outbox,
       posts: repos.webhookPosts,
+      endpoints: repos.webhookEndpoints,
       userAgent: `Postroom/${VERSION}`,
       onExpired: (count) => metrics.webhookEventsExpired.inc(count),
       onPosted: (status, timedOut) => metrics.webhookPost(status, timedOut),

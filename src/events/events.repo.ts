@@ -14,6 +14,7 @@ import { nextSeq } from "./event-seq.ts";
 import type { EventRecordOptions, EventRepo } from "./events.port.ts";
 import { type EventKind, isInternalKind } from "./kinds.ts";
 import type { MessageEvent, NewEvent } from "./message-event.ts";
+import { filterPattern } from "./webhook-endpoint.ts";
 
 interface Row {
   id: string;
@@ -36,11 +37,13 @@ const fromRow = (r: Row): MessageEvent => ({
 });
 
 /**
- * Records events, and queues every one clients may see for the webhook, in the caller's
- * transaction: an event is never stored without its webhook delivery, nor the reverse. The
- * outbox row takes its accounts from the event's message. `webhook: false` says the
- * outbound account has no webhook now: the dispatcher would only mark its rows dropped, so
- * none are written (events recorded later, once a webhook is configured, are posted as usual).
+ * Records events, and queues every one clients may see for the webhook and for each
+ * endpoint whose filter takes it (one outbox row per receiver: outbox.port.ts), in the
+ * caller's transaction: an event is never stored without its webhook deliveries, nor the
+ * reverse. The outbox rows take their accounts from the event's message. `webhook: false`
+ * says the outbound account has no config webhook now: the dispatcher would only mark its
+ * row dropped, so none is written (events recorded later, once a webhook is configured,
+ * are posted as usual); its endpoints' rows are written all the same.
  */
 export function* recordEvents(events: readonly NewEvent[], opts: EventRecordOptions = {}): Script<MessageEvent[]> {
   const webhook = opts.webhook ?? true;
@@ -49,10 +52,16 @@ export function* recordEvents(events: readonly NewEvent[], opts: EventRecordOpti
     const event: MessageEvent = { ...e, id: newId16(), seq: nextSeq(e.createdAtMs) };
     yield* run(sql`INSERT INTO message_events (id, message_id, recipient_id, kind, details_json, created_at, seq)
       VALUES (${event.id}, ${event.messageId}, ${event.recipientId}, ${event.kind}, ${JSON.stringify(event.details)}, ${event.createdAtMs}, ${event.seq})`);
-    if (webhook && !isInternalKind(event.kind)) {
-      yield* run(sql`INSERT INTO webhook_outbox (event_id, account_id, outbound_account_id, message_id, seq, state, attempts, next_attempt_at, created_at)
-        SELECT ${event.id}, account_id, outbound_account_id, id, ${event.seq}, 'pending', 0, ${event.createdAtMs}, ${event.createdAtMs}
-        FROM outbound_messages WHERE id = ${event.messageId}`);
+    if (!isInternalKind(event.kind)) {
+      if (webhook)
+        yield* run(sql`INSERT INTO webhook_outbox (event_id, account_id, outbound_account_id, message_id, seq, state, attempts, next_attempt_at, created_at, target)
+          SELECT ${event.id}, account_id, outbound_account_id, id, ${event.seq}, 'pending', 0, ${event.createdAtMs}, ${event.createdAtMs}, outbound_account_id
+          FROM outbound_messages WHERE id = ${event.messageId}`);
+      // One row more for each endpoint of the outbound account whose filter takes the kind (webhook-endpoint.ts).
+      yield* run(sql`INSERT INTO webhook_outbox (event_id, account_id, outbound_account_id, message_id, seq, state, attempts, next_attempt_at, created_at, target)
+        SELECT ${event.id}, m.account_id, m.outbound_account_id, m.id, ${event.seq}, 'pending', 0, ${event.createdAtMs}, ${event.createdAtMs}, 'endpoint:' || w.id
+        FROM outbound_messages m JOIN webhook_endpoints w ON w.outbound_account_id = m.outbound_account_id
+        WHERE m.id = ${event.messageId} AND (w.events = '' OR w.events LIKE ${filterPattern(event.kind)} ESCAPE '!')`);
     }
     stored.push(event);
   }
