@@ -167,6 +167,7 @@ export class App {
       send: outbound.send,
       domains: domains.service,
       webhooks: events.webhooks,
+      webhookEndpoints: repos.webhookEndpoints,
       testPost: inbound.testPost,
       kept: inbound.kept,
       dashboard,
