@@ -140,7 +140,7 @@ export class WebhookDispatcher {
         if (!batch) continue;
         this.held.add(batch.lease);
         this.inFlight.add(target);
-        const run = this.post(webhook, batch).finally(() => {
+        const run = this.post(target, webhook, batch).finally(() => {
           this.inFlight.delete(target);
           this.running.delete(run);
           // What piled up during the POST is due now: no extra batch window.
@@ -187,10 +187,12 @@ export class WebhookDispatcher {
     return pending;
   }
 
-  private async post(webhook: Receiver, batch: LeasedBatch): Promise<void> {
+  private async post(target: string, webhook: Receiver, batch: LeasedBatch): Promise<void> {
     const c = this.deps.config().webhooks;
+    // The webhook page's list of POSTs is the config webhook's: an endpoint's are logged and counted, not listed there.
+    const deps = endpointOfTarget(target) === null ? this.deps : { ...this.deps, posts: undefined };
     const { status, retryAfter, problem } = await postToWebhook(
-      this.deps,
+      deps,
       webhook,
       batch.events[0]!.outboundAccountId,
       batch.id,
@@ -211,6 +213,7 @@ export class WebhookDispatcher {
     }
     this.deps.logger.warn("webhook post failed; will retry", {
       url: new URL(webhook.url).origin,
+      target,
       status,
       problem,
       batch: batch.id,
