@@ -155,8 +155,8 @@ export function webhookEndpointRoutes(deps: WebhookEndpointDeps) {
     .delete(
       "/webhooks/:endpointId",
       async ({ account, params, set }) => {
-        const found = (await deps.webhookEndpoints.list(account.id, null)).find((e) => e.id === params.endpointId);
-        if (!found || !(await deps.webhookEndpoints.remove(account.id, found.id)))
+        const found = await deps.webhookEndpoints.get(params.endpointId);
+        if (!found || found.accountId !== account.id || !(await deps.webhookEndpoints.remove(account.id, found.id)))
           throw notFound(noRecord("webhook endpoint", params.endpointId, listedBy(account.id)));
         set.status = 202;
         return record(found);

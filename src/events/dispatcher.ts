@@ -132,7 +132,14 @@ export class WebhookDispatcher {
         const webhook = await this.receiverOf(target);
         if (!webhook) {
           const dropped = await this.deps.repo.drop(target);
-          if (dropped > 0) this.deps.logger.info("events not posted: no webhook configured", { target, count: dropped });
+          const endpointId = endpointOfTarget(target);
+          if (dropped > 0 && endpointId === null)
+            this.deps.logger.info("events not posted: no webhook configured", { outbound_account_id: target, count: dropped });
+          else if (dropped > 0)
+            this.deps.logger.info("events not posted: the webhook endpoint or its outbound account is gone", {
+              endpoint_id: endpointId,
+              count: dropped,
+            });
           continue;
         }
         const { batchSize, leaseMs } = this.deps.config().webhooks;
