@@ -10,6 +10,7 @@ import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
 import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
 import { eventually, routeToSink, SmtpSink } from "../helpers/sink.ts";
+import { tempDir } from "../helpers/tmp.ts";
 import { WebhookReceiver } from "../helpers/webhook-receiver.ts";
 
 const SECRET = "whsec_" + Buffer.from("postroom webhook test secret 123").toString("base64");
@@ -19,6 +20,7 @@ const SEND = `/api/v0.1/${ACCOUNT_A.outboundId}/messages`;
 const HOOKS_A = `/api/v0.1/${ACCOUNT_A.id}/webhooks`;
 const MAX = 3;
 const clock = new ManualClock(Date.now());
+const dir = tempDir();
 
 let t: TestApp;
 let dns: TestDnsServer;
@@ -59,7 +61,12 @@ beforeAll(async () => {
   config = WebhookReceiver.start(SECRET);
   deliveries = WebhookReceiver.start(UNKNOWN_YET);
   bounces = WebhookReceiver.start(UNKNOWN_YET);
-  t = await startTestApp({
+  t = await start();
+  await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");
+});
+const start = () =>
+  startTestApp({
+    dataDir: dir.path,
     clock,
     dnsServer: dns.address,
     accounts: [
@@ -70,13 +77,12 @@ beforeAll(async () => {
     // The receivers are on loopback.
     extra: "[webhooks]\nallow_private = true",
   });
-  await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");
-});
 afterAll(async () => {
   await t.stop();
   await sink.stop();
   await dns.stop();
   for (const r of [config, deliveries, bounces]) await r.stop();
+  dir.remove();
 });
 
 describe("webhook endpoints", () => {
@@ -215,4 +221,16 @@ describe("webhook endpoints", () => {
     expect(over.body.error).toStartWith("outbound_account_id");
     expect((await t.json("GET", HOOKS_A, { auth: bearer(ACCOUNT_A.token) })).body).toHaveLength(MAX);
   });
+
+  test("a restart keeps the endpoints, their filters and their secrets", async () => {
+    const listed = (await t.json("GET", HOOKS_A, { auth: bearer(ACCOUNT_A.token) })).body;
+    await t.stop();
+    t = await start();
+    expect((await t.json("GET", HOOKS_A, { auth: bearer(ACCOUNT_A.token) })).body).toEqual(listed);
+    const before = bounces.posts.length;
+    const id = await send();
+    await eventually(() => kindsOf(bounces, id).length === 1, 10_000, "the bounce at the endpoint");
+    expect(kindsOf(bounces, id)).toEqual(["bounce bad@example.org"]);
+    expect(bounces.posts.slice(before).every((p) => p.verified)).toBe(true);
+  }, 30_000);
 });
