@@ -14,7 +14,8 @@ import { nextSeq } from "./event-seq.ts";
 import type { EventRecordOptions, EventRepo } from "./events.port.ts";
 import { type EventKind, isInternalKind } from "./kinds.ts";
 import type { MessageEvent, NewEvent } from "./message-event.ts";
-import { filterPattern } from "./webhook-endpoint.ts";
+import { endpointTarget } from "./outbox.port.ts";
+import { filterTakes } from "./webhook-endpoint.ts";
 
 interface Row {
   id: string;
@@ -48,6 +49,9 @@ const fromRow = (r: Row): MessageEvent => ({
 export function* recordEvents(events: readonly NewEvent[], opts: EventRecordOptions = {}): Script<MessageEvent[]> {
   const webhook = opts.webhook ?? true;
   const stored: MessageEvent[] = [];
+  // The endpoints of each message's outbound account, read once per message of the call:
+  // a call records the events of one delivery attempt, mostly of one message.
+  const endpointsOf = new Map<string, { id: string; events: string }[]>();
   for (const e of events) {
     const event: MessageEvent = { ...e, id: newId16(), seq: nextSeq(e.createdAtMs) };
     yield* run(sql`INSERT INTO message_events (id, message_id, recipient_id, kind, details_json, created_at, seq)
@@ -57,11 +61,18 @@ export function* recordEvents(events: readonly NewEvent[], opts: EventRecordOpti
         yield* run(sql`INSERT INTO webhook_outbox (event_id, account_id, outbound_account_id, message_id, seq, state, attempts, next_attempt_at, created_at, target)
           SELECT ${event.id}, account_id, outbound_account_id, id, ${event.seq}, 'pending', 0, ${event.createdAtMs}, ${event.createdAtMs}, outbound_account_id
           FROM outbound_messages WHERE id = ${event.messageId}`);
-      // One row more for each endpoint of the outbound account whose filter takes the kind (webhook-endpoint.ts).
-      yield* run(sql`INSERT INTO webhook_outbox (event_id, account_id, outbound_account_id, message_id, seq, state, attempts, next_attempt_at, created_at, target)
-        SELECT ${event.id}, m.account_id, m.outbound_account_id, m.id, ${event.seq}, 'pending', 0, ${event.createdAtMs}, ${event.createdAtMs}, 'endpoint:' || w.id
-        FROM outbound_messages m JOIN webhook_endpoints w ON w.outbound_account_id = m.outbound_account_id
-        WHERE m.id = ${event.messageId} AND (w.events = '' OR w.events LIKE ${filterPattern(event.kind)} ESCAPE '!')`);
+      let endpoints = endpointsOf.get(event.messageId);
+      if (!endpoints) {
+        endpoints = yield* all<{ id: string; events: string }>(sql`SELECT w.id, w.events
+          FROM outbound_messages m JOIN webhook_endpoints w ON w.outbound_account_id = m.outbound_account_id WHERE m.id = ${event.messageId}`);
+        endpointsOf.set(event.messageId, endpoints);
+      }
+      // One row more for each endpoint whose filter takes the kind (webhook-endpoint.ts).
+      for (const endpoint of endpoints)
+        if (filterTakes(endpoint.events, event.kind))
+          yield* run(sql`INSERT INTO webhook_outbox (event_id, account_id, outbound_account_id, message_id, seq, state, attempts, next_attempt_at, created_at, target)
+            SELECT ${event.id}, account_id, outbound_account_id, id, ${event.seq}, 'pending', 0, ${event.createdAtMs}, ${event.createdAtMs}, ${endpointTarget(endpoint.id)}
+            FROM outbound_messages WHERE id = ${event.messageId}`);
     }
     stored.push(event);
   }

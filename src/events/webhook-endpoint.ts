@@ -25,8 +25,8 @@ export const FILTER_KINDS: readonly string[] = LIFECYCLE_KINDS;
 export const unknownKind = (events: readonly string[]): string | null => events.find((k) => !FILTER_KINDS.includes(k)) ?? null;
 
 /**
- * The filter as stored: ",delivery,bounce," (so a kind is found with LIKE '%,kind,%'), or
- * "" for every kind. Sorted and without repeats, so one filter has one spelling.
+ * The filter as stored: ",delivery,bounce," (so a kind is found as ",kind,"), or "" for
+ * every kind. Sorted and without repeats, so one filter has one spelling.
  */
 export const encodeFilter = (events: readonly string[]): string => {
   const kinds = [...new Set(events)].sort();
@@ -35,8 +35,8 @@ export const encodeFilter = (events: readonly string[]): string => {
 
 export const decodeFilter = (stored: string): string[] => stored.split(",").filter((k) => k !== "");
 
-/** The LIKE pattern (ESCAPE '!') that finds `kind` in a stored filter. */
-export const filterPattern = (kind: string): string => `%,${kind.replace(/[!%_]/g, (c) => `!${c}`)},%`;
+/** Whether a stored filter takes `kind`. */
+export const filterTakes = (stored: string, kind: string): boolean => stored === "" || stored.includes(`,${kind},`);
 
 /** A new Standard Webhooks secret: 32 random bytes. */
 export const newEndpointSecret = (): string => `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")}`;
