@@ -2,8 +2,9 @@
 // of its endpoints (webhook-endpoint.ts), every receiver a target of its own in the outbox
 // (outbox.port.ts): batches of up to 100 in event order, one batch in flight per target
 // (so events of a message never overtake each other there, and a receiver that is down
-// holds only its own events), retried with backoff until a 2xx or until they expire. Each POST carries the Bearer token and Standard Webhooks signature headers, and
-// passes the egress guard. A batch is claimed under a lease (webhooks.lease_time), renewed
+// holds only its own events), retried with backoff until a 2xx or until they expire.
+// Each POST carries the receiver's Bearer token and Standard Webhooks signature headers,
+// and passes the egress guard. A batch is claimed under a lease (webhooks.lease_time), renewed
 // by a heartbeat while its POST waits (held-batches.ts), and its outcome is recorded only
 // while the lease is still this node's, so nodes sharing one PostgreSQL post each batch
 // once, however slow the receiver, and a node that dies mid-POST leaves its batch to
