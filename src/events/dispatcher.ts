@@ -210,13 +210,13 @@ export class WebhookDispatcher {
     );
     await this.held.release(batch.lease);
     if (status !== null && status >= 200 && status < 300) {
-      if (!(await this.deps.repo.finishSent(batch.lease))) this.leaseLost(batch, status);
+      if (!(await this.deps.repo.finishSent(batch.lease))) await this.leaseLost(target, batch, status);
       return;
     }
     const attempts = batch.attempts + 1;
     const at = webhookRetryAt(attempts, this.deps.clock.nowMs(), c.retryDelaysMs, retryAfter);
     if (!(await this.deps.repo.finishRetry(batch.lease, at))) {
-      this.leaseLost(batch, status);
+      await this.leaseLost(target, batch, status);
       return;
     }
     this.deps.logger.warn("webhook post failed; will retry", {
@@ -235,8 +235,19 @@ export class WebhookDispatcher {
    * The batch is no longer this node's (its lease ran out and another node claimed it, a
    * "retry now" elsewhere ended it, or its events expired): whoever holds it now decides.
    * Only said; the receiver may get or have got the batch again, which at-least-once allows.
+   * An endpoint deleted during the POST dropped the batch's events: that is no lost lease.
    */
-  private leaseLost(batch: LeasedBatch, status: number | null): void {
+  private async leaseLost(target: string, batch: LeasedBatch, status: number | null): Promise<void> {
+    const endpointId = endpointOfTarget(target);
+    if (endpointId !== null && !(await this.deps.endpoints?.get(endpointId))) {
+      this.deps.logger.info("webhook endpoint deleted while its batch was posted; its events are dropped", {
+        endpoint_id: endpointId,
+        batch: batch.id,
+        events: batch.events.length,
+        status,
+      });
+      return;
+    }
     this.deps.logger.warn("webhook batch lease lost; its outcome is not recorded", {
       batch: batch.id,
       outbound_account_id: batch.events[0]!.outboundAccountId,

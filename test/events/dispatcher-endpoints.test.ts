@@ -3,7 +3,8 @@
 // endpoints with different filters, real receivers (Bun.serve) checking each POST against
 // its own secret. Each receiver gets each of its events exactly once, each message's in
 // order, and an endpoint only the kinds of its filter. On SQLite one process posts: the
-// same run checks the filters and the signatures with one dispatcher.
+// same run checks the filters and the signatures with one dispatcher. An endpoint deleted
+// while its batch is being posted gets nothing more, and that is no lost lease.
 import { SQL } from "bun";
 import { afterEach, beforeEach, describe, expect } from "bun:test";
 import { AccountRegistry } from "../../src/auth/accounts.ts";
@@ -17,7 +18,7 @@ import { newEndpointSecret } from "../../src/events/webhook-endpoint.ts";
 import { createWebhookEndpointRepo } from "../../src/events/webhook-endpoints.repo.ts";
 import { systemClock } from "../../src/lib/clock.ts";
 import { createResolver } from "../../src/lib/dns.ts";
-import { silentLogger } from "../../src/lib/logger.ts";
+import { createLogger, silentLogger } from "../../src/lib/logger.ts";
 import { secretBox } from "../../src/lib/secret-key.ts";
 import { STORE_ENGINES } from "../helpers/engines.ts";
 import { eventually } from "../helpers/sink.ts";
@@ -129,4 +130,42 @@ describe.each(STORE_ENGINES)("webhook endpoints on a cluster on $name", (engine)
     },
     60_000,
   );
+
+  engine.test("an endpoint deleted during its POST gets nothing more; no lost lease is reported", async () => {
+    const [config, doomed] = receivers as [WebhookReceiver, WebhookReceiver];
+    const endpoints = createWebhookEndpointRepo(s.handle.db, box);
+    doomed.secret = newEndpointSecret();
+    const e = { id: "doomed", accountId: ACCOUNT, outboundAccountId: OUTBOUND, url: doomed.url, events: [], token: null };
+    expect(await endpoints.create({ ...e, signingSecret: doomed.secret, createdAtMs: Date.now() }, 10)).toBe(true);
+    const m = MESSAGES[0]!;
+    await addMessage(s.handle, m);
+    const cfg = configFor(config);
+    const lines: { level: string; msg: string }[] = [];
+    const d = new WebhookDispatcher({
+      repo: s.outbox,
+      config: () => cfg,
+      registry: AccountRegistry.fromConfig(cfg),
+      endpoints,
+      resolver: createResolver({ servers: ["127.0.0.1:9"] }),
+      clock: systemClock,
+      logger: createLogger({ level: "info", sink: (line) => lines.push(JSON.parse(line)) }),
+      userAgent: "node-a",
+    });
+    const event = (kind: NewEvent["kind"]) => ({ messageId: m.id, recipientId: `r-${m.id}`, kind, details: {}, createdAtMs: Date.now() });
+    await s.events.record([event("registration")]);
+    const held = doomed.holdNext();
+    d.start();
+    await held.arrived;
+    expect(await endpoints.remove(ACCOUNT, "doomed")).toBe(true);
+    held.release();
+    await eventually(async () => (await s.outbox.countPending()) === 0, 10_000, "nothing pending");
+    await s.events.record([event("dispatch")]);
+    d.kick();
+    await eventually(() => config.acknowledged().length === 2, 10_000, "the config webhook's two events");
+    await d.idle();
+    await d.stop();
+    expect(doomed.posts).toHaveLength(1);
+    expect(lines.filter((l) => l.level === "warn")).toEqual([]);
+    expect(lines.map((l) => l.msg)).toContain("webhook endpoint deleted while its batch was posted; its events are dropped");
+  });
 });
