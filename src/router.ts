@@ -24,6 +24,7 @@ import { suppressionRoutes } from "./api/suppressions.ts";
 import { trackingRoutes } from "./api/tracking.ts";
 import { unsubscribeRoutes } from "./api/unsubscribe.ts";
 import { webhookRoutes } from "./api/webhook.ts";
+import { webhookEndpointRoutes } from "./api/webhook-endpoints.ts";
 import { DASHBOARD_ROUTES, type DashboardDeps, dashboardRoutes } from "./dashboard/routes.ts";
 import { authenticateCaller, authenticateOperator } from "./http/authenticate.ts";
 import { ApiError } from "./http/errors.ts";
@@ -146,7 +147,8 @@ export function buildRouter(deps: RouterDeps) {
           .use(sendingDomainRoutes(deps))
           .use(suppressionRoutes(deps))
           .use(statsRoutes(deps))
-          .use(webhookRoutes(deps)),
+          .use(webhookRoutes(deps))
+          .use(webhookEndpointRoutes(deps)),
       "outbound",
     ),
   ];

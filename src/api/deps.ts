@@ -19,6 +19,7 @@ import type { MemoryBudget } from "../lib/memory-budget.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { StatsRepo } from "../stats/stats.port.ts";
 import type { WebhookDispatcher } from "../events/dispatcher.ts";
+import type { WebhookEndpointRepo } from "../events/webhook-endpoints.port.ts";
 import type { TestPost } from "../inbound/test-post.ts";
 import type { KeptMessages } from "../inbound/post-again.ts";
 
@@ -61,6 +62,8 @@ export interface ApiDeps {
   testPost: TestPost;
   /** The webhook dispatcher: the webhook page's reads, test POST and retry now. */
   webhooks: WebhookDispatcher;
+  /** Webhook endpoints made through the API (GET/POST/DELETE /webhooks). */
+  webhookEndpoints: WebhookEndpointRepo;
   /** Hourly counts and the overview's reads (GET /stats). */
   stats: StatsRepo;
 }

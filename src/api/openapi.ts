@@ -67,7 +67,11 @@ const TAGS = [
   { name: "Sending domains", description: "E14-E18: domains mail is sent from, with DKIM" },
   { name: "Suppressions", description: "addresses that are not sent to" },
   { name: "Stats", description: "counts over the last day or week" },
-  { name: "Webhook", description: "an outbound account's events webhook: its POSTs and the answers, a test event, retry now" },
+  {
+    name: "Webhook",
+    description:
+      "an outbound account's events webhook: its POSTs and the answers, a test event, retry now; its webhook endpoints, each with its event filter and signing secret",
+  },
   { name: "Operations", description: "whether the server is up" },
   { name: "Webhooks", description: "POSTs Postroom makes to your URLs" },
 ];

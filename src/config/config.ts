@@ -167,6 +167,8 @@ export interface Config {
     mtaStsPort: number;
     /** Extra CA bundle (path) for MX certificates and MTA-STS policy hosts; "" = none. */
     tlsCaFile: string;
+    /** Webhook endpoints an outbound account may have through the API. */
+    webhookEndpointsMax: number;
   };
   domains: { recheckUnverifiedMs: number; recheckVerifiedMs: number; graceMs: number };
   retention: {

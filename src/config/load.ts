@@ -171,6 +171,7 @@ export function toConfig(raw: RawConfig): Config {
       mtaSts: raw.outbound.mta_sts,
       mtaStsPort: raw.outbound.mta_sts_port,
       tlsCaFile: raw.outbound.tls_ca_file,
+      webhookEndpointsMax: raw.outbound.webhook_endpoints_max,
     },
     dashboard: {
       enabled: raw.dashboard.enabled,

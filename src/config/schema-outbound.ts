@@ -99,6 +99,12 @@ export const OutboundSection = section(
       "180d",
       "how long a click-tracking link redirects, counted from when its message was accepted; then 410 Gone",
     ),
+    webhook_endpoints_max: int(
+      10,
+      1,
+      100,
+      "webhook endpoints an outbound account may have through the API (besides the config's webhook): each is one more POST of every event it takes",
+    ),
   },
   "sending mail",
 );

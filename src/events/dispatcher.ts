@@ -1,21 +1,23 @@
-// Posts message events to each outbound account's webhook (or its account's): batches of
-// up to 100 in event order, one batch in flight per outbound account (so events of a
-// message never overtake each other), retried with backoff until a 2xx or until they
-// expire. Each POST carries the Bearer token and Standard Webhooks signature headers, and
-// passes the egress guard. A batch is claimed under a lease (webhooks.lease_time), renewed
+// Posts message events to each outbound account's webhook (or its account's) and to each
+// of its endpoints (webhook-endpoint.ts), every receiver a target of its own in the outbox
+// (outbox.port.ts): batches of up to 100 in event order, one batch in flight per target
+// (so events of a message never overtake each other there, and a receiver that is down
+// holds only its own events), retried with backoff until a 2xx or until they expire.
+// Each POST carries the receiver's Bearer token and Standard Webhooks signature headers,
+// and passes the egress guard. A batch is claimed under a lease (webhooks.lease_time), renewed
 // by a heartbeat while its POST waits (held-batches.ts), and its outcome is recorded only
 // while the lease is still this node's, so nodes sharing one PostgreSQL post each batch
 // once, however slow the receiver, and a node that dies mid-POST leaves its batch to
 // another when the lease ends (the receiver then gets it again: at least once).
 import type { AccountRegistry } from "../auth/accounts.ts";
-import type { WebhookConfig } from "../config/config.ts";
 import { isoTime } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
 import { WakeTimer } from "../lib/wake-timer.ts";
 import type { PageRequest } from "../store/paging.ts";
 import { HeldBatches } from "./held-batches.ts";
-import type { LeasedBatch, OutboxRepo } from "./outbox.port.ts";
-import { type ExchangeDeps, postTestEvent, postToWebhook, webhookBody } from "./webhook-exchange.ts";
+import { endpointOfTarget, type LeasedBatch, type OutboxRepo } from "./outbox.port.ts";
+import type { WebhookEndpointRepo } from "./webhook-endpoints.port.ts";
+import { type ExchangeDeps, postTestEvent, postToWebhook, type Receiver, webhookBody } from "./webhook-exchange.ts";
 import type { WebhookPost } from "./webhook-post.ts";
 import { webhookRetryAt } from "./webhook-schedule.ts";
 
@@ -23,6 +25,8 @@ import { webhookRetryAt } from "./webhook-schedule.ts";
 export interface DispatcherDeps extends ExchangeDeps {
   repo: OutboxRepo;
   registry: AccountRegistry;
+  /** The endpoints made through the API; without it their targets are dropped. */
+  endpoints?: Pick<WebhookEndpointRepo, "get">;
   logger: Logger;
   /** Counts expired events (metrics). */
   onExpired?(count: number): void;
@@ -81,9 +85,18 @@ export class WebhookDispatcher {
   }
 
   /** The webhook for an outbound account: its own, else its account's. */
-  private webhookFor(outboundAccountId: string): WebhookConfig | null {
+  private webhookFor(outboundAccountId: string): Receiver | null {
     const found = this.deps.registry.outbound(outboundAccountId);
     return found ? (found.outbound.webhook ?? found.account.webhook) : null;
+  }
+
+  /** Where a target's events go: its endpoint (while it and its outbound account exist), or the outbound account's webhook. */
+  private async receiverOf(target: string): Promise<Receiver | null> {
+    const endpointId = endpointOfTarget(target);
+    if (endpointId === null) return this.webhookFor(target);
+    const endpoint = (await this.deps.endpoints?.get(endpointId)) ?? null;
+    if (!endpoint || !this.deps.registry.outbound(endpoint.outboundAccountId)) return null;
+    return endpoint;
   }
 
   /** Ticks within `delayMs`; an earlier wake-up already planned stands. */
@@ -111,26 +124,32 @@ export class WebhookDispatcher {
           this.deps.onExpired?.(expired);
         }
       }
-      for (const { outboundAccountId, dueMs } of await this.deps.repo.pendingTargets()) {
-        if (this.inFlight.has(outboundAccountId)) continue;
+      for (const { target, dueMs } of await this.deps.repo.pendingTargets()) {
+        if (this.inFlight.has(target)) continue;
         if (dueMs > now) {
           nextWake = Math.min(nextWake, dueMs - now);
           continue;
         }
-        const webhook = this.webhookFor(outboundAccountId);
+        const webhook = await this.receiverOf(target);
         if (!webhook) {
-          const dropped = await this.deps.repo.drop(outboundAccountId);
-          if (dropped > 0)
-            this.deps.logger.info("events not posted: no webhook configured", { outbound_account_id: outboundAccountId, count: dropped });
+          const dropped = await this.deps.repo.drop(target);
+          const endpointId = endpointOfTarget(target);
+          if (dropped > 0 && endpointId === null)
+            this.deps.logger.info("events not posted: no webhook configured", { outbound_account_id: target, count: dropped });
+          else if (dropped > 0)
+            this.deps.logger.info("events not posted: the webhook endpoint or its outbound account is gone", {
+              endpoint_id: endpointId,
+              count: dropped,
+            });
           continue;
         }
         const { batchSize, leaseMs } = this.deps.config().webhooks;
-        const batch = await this.deps.repo.claimBatch(outboundAccountId, now, batchSize, leaseMs);
+        const batch = await this.deps.repo.claimBatch(target, now, batchSize, leaseMs);
         if (!batch) continue;
         this.held.add(batch.lease);
-        this.inFlight.add(outboundAccountId);
-        const run = this.post(webhook, batch).finally(() => {
-          this.inFlight.delete(outboundAccountId);
+        this.inFlight.add(target);
+        const run = this.post(target, webhook, batch).finally(() => {
+          this.inFlight.delete(target);
           this.running.delete(run);
           // What piled up during the POST is due now: no extra batch window.
           this.wake(0);
@@ -176,10 +195,12 @@ export class WebhookDispatcher {
     return pending;
   }
 
-  private async post(webhook: WebhookConfig, batch: LeasedBatch): Promise<void> {
+  private async post(target: string, webhook: Receiver, batch: LeasedBatch): Promise<void> {
     const c = this.deps.config().webhooks;
+    // The webhook page's list of POSTs is the config webhook's: an endpoint's are logged and counted, not listed there.
+    const deps = endpointOfTarget(target) === null ? this.deps : { ...this.deps, posts: undefined };
     const { status, retryAfter, problem } = await postToWebhook(
-      this.deps,
+      deps,
       webhook,
       batch.events[0]!.outboundAccountId,
       batch.id,
@@ -189,17 +210,18 @@ export class WebhookDispatcher {
     );
     await this.held.release(batch.lease);
     if (status !== null && status >= 200 && status < 300) {
-      if (!(await this.deps.repo.finishSent(batch.lease))) this.leaseLost(batch, status);
+      if (!(await this.deps.repo.finishSent(batch.lease))) await this.leaseLost(target, batch, status);
       return;
     }
     const attempts = batch.attempts + 1;
     const at = webhookRetryAt(attempts, this.deps.clock.nowMs(), c.retryDelaysMs, retryAfter);
     if (!(await this.deps.repo.finishRetry(batch.lease, at))) {
-      this.leaseLost(batch, status);
+      await this.leaseLost(target, batch, status);
       return;
     }
     this.deps.logger.warn("webhook post failed; will retry", {
       url: new URL(webhook.url).origin,
+      target,
       status,
       problem,
       batch: batch.id,
@@ -213,8 +235,19 @@ export class WebhookDispatcher {
    * The batch is no longer this node's (its lease ran out and another node claimed it, a
    * "retry now" elsewhere ended it, or its events expired): whoever holds it now decides.
    * Only said; the receiver may get or have got the batch again, which at-least-once allows.
+   * An endpoint deleted during the POST dropped the batch's events: that is no lost lease.
    */
-  private leaseLost(batch: LeasedBatch, status: number | null): void {
+  private async leaseLost(target: string, batch: LeasedBatch, status: number | null): Promise<void> {
+    const endpointId = endpointOfTarget(target);
+    if (endpointId !== null && !(await this.deps.endpoints?.get(endpointId))) {
+      this.deps.logger.info("webhook endpoint deleted while its batch was posted; its events are dropped", {
+        endpoint_id: endpointId,
+        batch: batch.id,
+        events: batch.events.length,
+        status,
+      });
+      return;
+    }
     this.deps.logger.warn("webhook batch lease lost; its outcome is not recorded", {
       batch: batch.id,
       outbound_account_id: batch.events[0]!.outboundAccountId,

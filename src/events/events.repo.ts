@@ -14,6 +14,8 @@ import { nextSeq } from "./event-seq.ts";
 import type { EventRecordOptions, EventRepo } from "./events.port.ts";
 import { type EventKind, isInternalKind } from "./kinds.ts";
 import type { MessageEvent, NewEvent } from "./message-event.ts";
+import { endpointTarget } from "./outbox.port.ts";
+import { filterTakes } from "./webhook-endpoint.ts";
 
 interface Row {
   id: string;
@@ -36,23 +38,41 @@ const fromRow = (r: Row): MessageEvent => ({
 });
 
 /**
- * Records events, and queues every one clients may see for the webhook, in the caller's
- * transaction: an event is never stored without its webhook delivery, nor the reverse. The
- * outbox row takes its accounts from the event's message. `webhook: false` says the
- * outbound account has no webhook now: the dispatcher would only mark its rows dropped, so
- * none are written (events recorded later, once a webhook is configured, are posted as usual).
+ * Records events, and queues every one clients may see for the webhook and for each
+ * endpoint whose filter takes it (one outbox row per receiver: outbox.port.ts), in the
+ * caller's transaction: an event is never stored without its webhook deliveries, nor the
+ * reverse. The outbox rows take their accounts from the event's message. `webhook: false`
+ * says the outbound account has no config webhook now: the dispatcher would only mark its
+ * row dropped, so none is written (events recorded later, once a webhook is configured,
+ * are posted as usual); its endpoints' rows are written all the same.
  */
 export function* recordEvents(events: readonly NewEvent[], opts: EventRecordOptions = {}): Script<MessageEvent[]> {
   const webhook = opts.webhook ?? true;
   const stored: MessageEvent[] = [];
+  // The endpoints of each message's outbound account, read once per message of the call:
+  // a call records the events of one delivery attempt, mostly of one message.
+  const endpointsOf = new Map<string, { id: string; events: string }[]>();
   for (const e of events) {
     const event: MessageEvent = { ...e, id: newId16(), seq: nextSeq(e.createdAtMs) };
     yield* run(sql`INSERT INTO message_events (id, message_id, recipient_id, kind, details_json, created_at, seq)
       VALUES (${event.id}, ${event.messageId}, ${event.recipientId}, ${event.kind}, ${JSON.stringify(event.details)}, ${event.createdAtMs}, ${event.seq})`);
-    if (webhook && !isInternalKind(event.kind)) {
-      yield* run(sql`INSERT INTO webhook_outbox (event_id, account_id, outbound_account_id, message_id, seq, state, attempts, next_attempt_at, created_at)
-        SELECT ${event.id}, account_id, outbound_account_id, id, ${event.seq}, 'pending', 0, ${event.createdAtMs}, ${event.createdAtMs}
-        FROM outbound_messages WHERE id = ${event.messageId}`);
+    if (!isInternalKind(event.kind)) {
+      if (webhook)
+        yield* run(sql`INSERT INTO webhook_outbox (event_id, account_id, outbound_account_id, message_id, seq, state, attempts, next_attempt_at, created_at, target)
+          SELECT ${event.id}, account_id, outbound_account_id, id, ${event.seq}, 'pending', 0, ${event.createdAtMs}, ${event.createdAtMs}, outbound_account_id
+          FROM outbound_messages WHERE id = ${event.messageId}`);
+      let endpoints = endpointsOf.get(event.messageId);
+      if (!endpoints) {
+        endpoints = yield* all<{ id: string; events: string }>(sql`SELECT w.id, w.events
+          FROM outbound_messages m JOIN webhook_endpoints w ON w.outbound_account_id = m.outbound_account_id WHERE m.id = ${event.messageId}`);
+        endpointsOf.set(event.messageId, endpoints);
+      }
+      // One row more for each endpoint whose filter takes the kind (webhook-endpoint.ts).
+      for (const endpoint of endpoints)
+        if (filterTakes(endpoint.events, event.kind))
+          yield* run(sql`INSERT INTO webhook_outbox (event_id, account_id, outbound_account_id, message_id, seq, state, attempts, next_attempt_at, created_at, target)
+            SELECT ${event.id}, account_id, outbound_account_id, id, ${event.seq}, 'pending', 0, ${event.createdAtMs}, ${event.createdAtMs}, ${endpointTarget(endpoint.id)}
+            FROM outbound_messages WHERE id = ${event.messageId}`);
     }
     stored.push(event);
   }

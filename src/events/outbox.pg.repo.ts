@@ -33,7 +33,7 @@ const toEvent = (r: Row): OutboxEvent => ({
   details: JSON.parse(r.details_json),
 });
 
-/** The first key of the advisory locks that serialize claims per outbound account (the second is the account's hash). */
+/** The first key of the advisory locks that serialize claims per target (the second is the target's hash). */
 const CLAIM_LOCK_CLASS = 0x0b0e;
 
 export function createPgOutboxRepo(sql: SQL): OutboxRepo {
@@ -47,18 +47,18 @@ export function createPgOutboxRepo(sql: SQL): OutboxRepo {
   };
   return {
     async pendingTargets() {
-      // A loose index scan over webhook_outbox_pending: one lookup per outbound account.
+      // A loose index scan over webhook_outbox_pending: one lookup per target.
       const rows: { id: string; due: string | bigint }[] = await sql`WITH RECURSIVE accounts(id) AS (
-          SELECT MIN(outbound_account_id) FROM webhook_outbox WHERE state = 'pending'
+          SELECT MIN(target) FROM webhook_outbox WHERE state = 'pending'
           UNION ALL
-          SELECT (SELECT MIN(outbound_account_id) FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id > accounts.id) FROM accounts WHERE accounts.id IS NOT NULL
-        ) SELECT a.id, (SELECT next_attempt_at FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = a.id ORDER BY seq LIMIT 1) AS due
+          SELECT (SELECT MIN(target) FROM webhook_outbox WHERE state = 'pending' AND target > accounts.id) FROM accounts WHERE accounts.id IS NOT NULL
+        ) SELECT a.id, (SELECT next_attempt_at FROM webhook_outbox WHERE state = 'pending' AND target = a.id ORDER BY seq LIMIT 1) AS due
         FROM accounts a WHERE a.id IS NOT NULL`;
-      return rows.map((r) => ({ outboundAccountId: r.id, dueMs: pgInteger(r.due, "webhook_outbox.next_attempt_at") }));
+      return rows.map((r) => ({ target: r.id, dueMs: pgInteger(r.due, "webhook_outbox.next_attempt_at") }));
     },
 
     // Order across nodes. SQLite keeps events of a message in order by having one batch
-    // per outbound account in flight, which the one dispatcher holds in memory. Here the
+    // per target in flight, which the one dispatcher holds in memory. Here the
     // database holds it: a claimed batch's rows carry the batch id and are due at the
     // lease's end, so while a batch of the account is pending (leased, or waiting for its
     // retry) no other batch of that account is made, and the next one starts after it in
@@ -68,16 +68,16 @@ export function createPgOutboxRepo(sql: SQL): OutboxRepo {
     // rows the first is claiming and take the ones after them, later events of the same
     // messages; the lock is per account, not per row, and short (a few statements), so a
     // second claimer waits for it and then finds the account's batch leased.
-    async claimBatch(outboundAccountId, nowMs, maxEvents, leaseMs) {
+    async claimBatch(target, nowMs, maxEvents, leaseMs) {
       const untilMs = nowMs + leaseMs;
       return sql.begin(async (tx) => {
-        await tx`SELECT pg_advisory_xact_lock(${CLAIM_LOCK_CLASS}::int4, hashtext(${outboundAccountId}))`;
+        await tx`SELECT pg_advisory_xact_lock(${CLAIM_LOCK_CLASS}::int4, hashtext(${target}))`;
         // The batch in flight, if any: the first pending row that has a batch (seq order,
         // so also one that an event with an earlier seq from a node whose clock is behind
         // has passed; that event then waits behind it).
         const [inFlight]: { batch_id: string; attempts: string | bigint; next_attempt_at: string | bigint }[] =
           await tx`SELECT batch_id, attempts, next_attempt_at
-          FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ${outboundAccountId} AND batch_id IS NOT NULL ORDER BY seq LIMIT 1`;
+          FROM webhook_outbox WHERE state = 'pending' AND target = ${target} AND batch_id IS NOT NULL ORDER BY seq LIMIT 1`;
         if (inFlight) {
           if (pgInteger(inFlight.next_attempt_at, "webhook_outbox.next_attempt_at") > nowMs) return null;
           await tx`UPDATE webhook_outbox SET next_attempt_at = ${untilMs} WHERE batch_id = ${inFlight.batch_id} AND state = 'pending'`;
@@ -93,8 +93,8 @@ export function createPgOutboxRepo(sql: SQL): OutboxRepo {
         // FOR UPDATE: the rows are the account's, whose claims the advisory lock serializes;
         // this waits only for a drop, expiry or "retry now" changing them at the same moment.
         const claimed: { event_id: string }[] = await tx`UPDATE webhook_outbox SET batch_id = ${id}, next_attempt_at = ${untilMs}
-          WHERE event_id IN (SELECT event_id FROM webhook_outbox
-            WHERE outbound_account_id = ${outboundAccountId} AND state = 'pending' AND batch_id IS NULL AND next_attempt_at <= ${nowMs}
+          WHERE rowid IN (SELECT rowid FROM webhook_outbox
+            WHERE target = ${target} AND state = 'pending' AND batch_id IS NULL AND next_attempt_at <= ${nowMs}
             ORDER BY seq LIMIT ${maxEvents} FOR UPDATE)
           RETURNING event_id`;
         if (claimed.length === 0) return null;
@@ -132,9 +132,8 @@ export function createPgOutboxRepo(sql: SQL): OutboxRepo {
       const done = await sql`UPDATE webhook_outbox SET state = 'expired' WHERE state = 'pending' AND created_at < ${nowMs - maxAgeMs}`;
       return done.count;
     },
-    async drop(outboundAccountId) {
-      const done =
-        await sql`UPDATE webhook_outbox SET state = 'dropped' WHERE state = 'pending' AND outbound_account_id = ${outboundAccountId}`;
+    async drop(target) {
+      const done = await sql`UPDATE webhook_outbox SET state = 'dropped' WHERE state = 'pending' AND target = ${target}`;
       return done.count;
     },
     async countPending() {
@@ -149,16 +148,16 @@ export function createPgOutboxRepo(sql: SQL): OutboxRepo {
     // Also cuts a running lease short (a leased batch's rows are due at its end, as a
     // retried one's are at its retry time): the batch is claimed again at once, the
     // holder's finish is refused, and the receiver may get the same batch id twice.
-    async dueNow(outboundAccountId, nowMs) {
-      await sql`UPDATE webhook_outbox SET next_attempt_at = ${nowMs} WHERE state = 'pending' AND outbound_account_id = ${outboundAccountId} AND next_attempt_at > ${nowMs}`;
+    async dueNow(target, nowMs) {
+      await sql`UPDATE webhook_outbox SET next_attempt_at = ${nowMs} WHERE state = 'pending' AND target = ${target} AND next_attempt_at > ${nowMs}`;
       const [r]: { n: string | bigint }[] =
-        await sql`SELECT COUNT(*) AS n FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ${outboundAccountId}`;
+        await sql`SELECT COUNT(*) AS n FROM webhook_outbox WHERE state = 'pending' AND target = ${target}`;
       return pgInteger(r!.n, "count");
     },
-    async pendingOf(outboundAccountId) {
+    async pendingOf(target) {
       const [r]: { n: string | bigint; oldest: string | bigint | null; due: string | bigint | null }[] =
         await sql`SELECT COUNT(*) AS n, MIN(created_at) AS oldest, MIN(next_attempt_at) AS due
-        FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ${outboundAccountId}`;
+        FROM webhook_outbox WHERE state = 'pending' AND target = ${target}`;
       return {
         events: pgInteger(r!.n, "count"),
         oldestMs: r!.oldest === null ? null : pgInteger(r!.oldest, "webhook_outbox.created_at"),

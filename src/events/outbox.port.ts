@@ -7,25 +7,37 @@
 // cases on both engines.
 import type { Batch } from "./outbox-event.ts";
 
+/**
+ * A receiver's lane in the outbox (column `target`): an outbound account's id for the
+ * config's webhook, or "endpoint:<id>" for a webhook endpoint made through the API
+ * (webhook-endpoints.repo.ts). Each target has its own batches, order and retries, so one
+ * receiver that is down never holds another's events.
+ */
+export const endpointTarget = (endpointId: string): string => `endpoint:${endpointId}`;
+
+/** The endpoint a target names, or null for an outbound account's config webhook. */
+export const endpointOfTarget = (target: string): string | null =>
+  target.startsWith("endpoint:") ? target.slice("endpoint:".length) : null;
+
 export interface OutboxRepo extends OutboxLeases {
-  /** Outbound accounts with pending events, and when their next batch is due (a leased batch: when its lease ends). */
-  pendingTargets(): Promise<{ outboundAccountId: string; dueMs: number }[]>;
+  /** Targets with pending events, and when their next batch is due (a leased batch: when its lease ends). */
+  pendingTargets(): Promise<{ target: string; dueMs: number }[]>;
   /** Gives up on events older than `maxAgeMs`; returns how many. */
   expire(nowMs: number, maxAgeMs: number): Promise<number>;
-  /** Drops the pending events of an outbound account that has no webhook. */
-  drop(outboundAccountId: string): Promise<number>;
+  /** Drops the pending events of a target that has no receiver (no webhook configured, an endpoint deleted). */
+  drop(target: string): Promise<number>;
   /** Events waiting to be acknowledged (the webhook backlog on /metrics). */
   countPending(): Promise<number>;
   /** When the oldest pending event was created; null when none is pending. */
   oldestPendingMs(): Promise<number | null>;
   /**
-   * Makes an outbound account's pending events due at `nowMs` (retry now); returns how many
+   * Makes a target's pending events due at `nowMs` (retry now); returns how many
    * are pending. A leased batch's rows too: the lease ends there, its holder's finish is
    * refused and the batch is claimed again (the receiver may get it twice).
    */
-  dueNow(outboundAccountId: string, nowMs: number): Promise<number>;
-  /** An outbound account's pending events: how many, the oldest's time, and when the next POST is due. */
-  pendingOf(outboundAccountId: string): Promise<{ events: number; oldestMs: number | null; dueMs: number | null }>;
+  dueNow(target: string, nowMs: number): Promise<number>;
+  /** A target's pending events: how many, the oldest's time, and when the next POST is due. */
+  pendingOf(target: string): Promise<{ events: number; oldestMs: number | null; dueMs: number | null }>;
 }
 
 /**
@@ -45,13 +57,13 @@ export interface LeasedBatch extends Batch {
 
 export interface OutboxLeases {
   /**
-   * The batch to post now for this outbound account, leased until `nowMs + leaseMs`: the
+   * The batch to post now for this target, leased until `nowMs + leaseMs`: the
    * one being retried (same id and events) when it is due and no lease on it is running,
    * else a new one of up to `maxEvents` due events in event order; null when there is
-   * none, or while a batch of the account is leased or waiting for its retry time. One
-   * batch per outbound account at a time, so events of a message never overtake each other.
+   * none, or while a batch of the target is leased or waiting for its retry time. One
+   * batch per target at a time, so events of a message never overtake each other there.
    */
-  claimBatch(outboundAccountId: string, nowMs: number, maxEvents: number, leaseMs: number): Promise<LeasedBatch | null>;
+  claimBatch(target: string, nowMs: number, maxEvents: number, leaseMs: number): Promise<LeasedBatch | null>;
   /**
    * The holder's heartbeat: extends to `untilMs` the leases among `leases` still held at
    * `nowMs` (their rows still due at exactly the lease's end, and that end not passed), in

@@ -1,8 +1,9 @@
-// SQL for the webhook outbox: batches of pending events per outbound account, in event
-// order, one batch at a time per account, retried as the same batch until acknowledged.
+// SQL for the webhook outbox: batches of pending events per target (an outbound account's
+// config webhook, or one of its endpoints: outbox.port.ts), in event order, one batch at a
+// time per target, retried as the same batch until acknowledged.
 // The port is in outbox.port.ts; outbox.pg.repo.ts is the PostgreSQL side. Engine-specific
 // for the claim: here one process claims a batch in a transaction that holds the one write
-// lock; on PostgreSQL nodes claim at once and an advisory lock per outbound account keeps
+// lock; on PostgreSQL nodes claim at once and an advisory lock per target keeps
 // its batches in event order.
 import { newId16 } from "../lib/ids.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
@@ -30,12 +31,12 @@ export function createOutboxRepo(store: Store): OutboxRepo {
   const select = `SELECT o.event_id, e.kind, r.email, o.message_id, o.outbound_account_id, o.account_id, e.created_at, e.details_json, o.attempts, o.batch_id
     FROM webhook_outbox o JOIN message_events e ON e.id = o.event_id JOIN outbound_recipients r ON r.id = e.recipient_id`;
   const distinctPending = db.query(`WITH RECURSIVE accounts(id) AS (
-      SELECT MIN(outbound_account_id) FROM webhook_outbox WHERE state = 'pending'
+      SELECT MIN(target) FROM webhook_outbox WHERE state = 'pending'
       UNION ALL
-      SELECT (SELECT MIN(outbound_account_id) FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id > accounts.id) FROM accounts WHERE accounts.id IS NOT NULL
+      SELECT (SELECT MIN(target) FROM webhook_outbox WHERE state = 'pending' AND target > accounts.id) FROM accounts WHERE accounts.id IS NOT NULL
     ) SELECT id FROM accounts WHERE id IS NOT NULL`);
   const firstPending = db.query(
-    "SELECT next_attempt_at, batch_id, attempts FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ? ORDER BY seq LIMIT 1",
+    "SELECT next_attempt_at, batch_id, attempts FROM webhook_outbox WHERE state = 'pending' AND target = ? ORDER BY seq LIMIT 1",
   );
   const toEvent = (r: Row): OutboxEvent => ({
     id: r.event_id,
@@ -47,9 +48,9 @@ export function createOutboxRepo(store: Store): OutboxRepo {
     createdAtMs: r.created_at,
     details: JSON.parse(r.details_json),
   });
-  /** The account's batch due now (see claimBatch), in the caller's transaction; its rows are then due at `untilMs` (the lease). */
-  const take = (outboundAccountId: string, nowMs: number, maxEvents: number, untilMs: number): Batch | null => {
-    const head = firstPending.get(outboundAccountId) as { next_attempt_at: number; batch_id: string | null; attempts: number } | null;
+  /** The target's batch due now (see claimBatch), in the caller's transaction; its rows are then due at `untilMs` (the lease). */
+  const take = (target: string, nowMs: number, maxEvents: number, untilMs: number): Batch | null => {
+    const head = firstPending.get(target) as { next_attempt_at: number; batch_id: string | null; attempts: number } | null;
     if (!head) return null;
     if (head.batch_id !== null) {
       if (head.next_attempt_at > nowMs) return null;
@@ -59,13 +60,13 @@ export function createOutboxRepo(store: Store): OutboxRepo {
     }
     const fresh = db
       .query(
-        `${select} WHERE o.outbound_account_id = ? AND o.state = 'pending' AND o.batch_id IS NULL AND o.next_attempt_at <= ? ORDER BY o.seq LIMIT ?`,
+        `${select} WHERE o.target = ? AND o.state = 'pending' AND o.batch_id IS NULL AND o.next_attempt_at <= ? ORDER BY o.seq LIMIT ?`,
       )
-      .all(outboundAccountId, nowMs, maxEvents) as Row[];
+      .all(target, nowMs, maxEvents) as Row[];
     if (fresh.length === 0) return null;
     const id = `msg_${newId16()}${newId16()}`;
-    const mark = db.query("UPDATE webhook_outbox SET batch_id = ?, next_attempt_at = ? WHERE event_id = ?");
-    for (const r of fresh) mark.run(id, untilMs, r.event_id);
+    const mark = db.query("UPDATE webhook_outbox SET batch_id = ?, next_attempt_at = ? WHERE event_id = ? AND target = ?");
+    for (const r of fresh) mark.run(id, untilMs, r.event_id, target);
     return { id, attempts: 0, events: fresh.map(toEvent) };
   };
   return {
@@ -73,18 +74,18 @@ export function createOutboxRepo(store: Store): OutboxRepo {
     // that is down for days leaves a large backlog, and each event commit wakes the
     // dispatcher, so a scan here would make sending slower the longer the outage lasts.
     async pendingTargets() {
-      // A loose index scan: one lookup per outbound account with pending events.
-      const accounts = distinctPending.all() as { id: string }[];
-      return accounts.map(({ id }) => {
+      // A loose index scan: one lookup per target with pending events.
+      const targets = distinctPending.all() as { id: string }[];
+      return targets.map(({ id }) => {
         // Batches are taken in seq order, so the first pending event belongs to the batch
-        // being retried (if any) and carries the account's due time.
+        // being retried (if any) and carries the target's due time.
         const head = firstPending.get(id) as { next_attempt_at: number };
-        return { outboundAccountId: id, dueMs: head.next_attempt_at };
+        return { target: id, dueMs: head.next_attempt_at };
       });
     },
-    async claimBatch(outboundAccountId, nowMs, maxEvents, leaseMs) {
+    async claimBatch(target, nowMs, maxEvents, leaseMs) {
       const untilMs = nowMs + leaseMs;
-      const batch = store.tx(() => take(outboundAccountId, nowMs, maxEvents, untilMs));
+      const batch = store.tx(() => take(target, nowMs, maxEvents, untilMs));
       return batch && { ...batch, lease: { batchId: batch.id, untilMs } };
     },
     async renewLeases(leases, nowMs, untilMs) {
@@ -125,30 +126,30 @@ export function createOutboxRepo(store: Store): OutboxRepo {
         )
         .run(nowMs - maxAgeMs).changes;
     },
-    async drop(outboundAccountId) {
-      return db
-        .query("UPDATE webhook_outbox SET state = 'dropped' WHERE state = 'pending' AND outbound_account_id = ?")
-        .run(outboundAccountId).changes;
+    async drop(target) {
+      return db.query("UPDATE webhook_outbox SET state = 'dropped' WHERE state = 'pending' AND target = ?").run(target).changes;
     },
     async countPending() {
       return (db.query("SELECT COUNT(*) AS n FROM webhook_outbox WHERE state = 'pending'").get() as { n: number }).n;
     },
-    async dueNow(outboundAccountId, nowMs) {
-      db.query(
-        "UPDATE webhook_outbox SET next_attempt_at = ? WHERE state = 'pending' AND outbound_account_id = ? AND next_attempt_at > ?",
-      ).run(nowMs, outboundAccountId, nowMs);
+    async dueNow(target, nowMs) {
+      db.query("UPDATE webhook_outbox SET next_attempt_at = ? WHERE state = 'pending' AND target = ? AND next_attempt_at > ?").run(
+        nowMs,
+        target,
+        nowMs,
+      );
       return (
-        db.query("SELECT COUNT(*) AS n FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ?").get(outboundAccountId) as {
+        db.query("SELECT COUNT(*) AS n FROM webhook_outbox WHERE state = 'pending' AND target = ?").get(target) as {
           n: number;
         }
       ).n;
     },
-    async pendingOf(outboundAccountId) {
+    async pendingOf(target) {
       const r = db
         .query(
-          "SELECT COUNT(*) AS n, MIN(created_at) AS oldest, MIN(next_attempt_at) AS due FROM webhook_outbox WHERE state = 'pending' AND outbound_account_id = ?",
+          "SELECT COUNT(*) AS n, MIN(created_at) AS oldest, MIN(next_attempt_at) AS due FROM webhook_outbox WHERE state = 'pending' AND target = ?",
         )
-        .get(outboundAccountId) as { n: number; oldest: number | null; due: number | null };
+        .get(target) as { n: number; oldest: number | null; due: number | null };
       return { events: r.n, oldestMs: r.oldest, dueMs: r.due };
     },
     async oldestPendingMs() {

@@ -4,7 +4,7 @@
 // dispatcher.ts, which decides when and which batch is posted and what its answer means;
 // the dashboard's test POST (a sample event outside the outbox) is posted here too.
 import { Webhook } from "standardwebhooks";
-import type { Config, WebhookConfig } from "../config/config.ts";
+import type { Config } from "../config/config.ts";
 import { type Clock, isoTime } from "../lib/clock.ts";
 import type { DnsResolver } from "../lib/dns.ts";
 import { guardedFetch, readBodyPrefix } from "../lib/egress-fetch.ts";
@@ -26,6 +26,15 @@ export interface ExchangeDeps {
   onPosted?(status: number | null, timedOut: boolean): void;
   /** Where each POST and the receiver's answer are recorded (the dashboard's webhook page). */
   posts?: WebhookPostRepo;
+}
+
+/** Where a POST goes: the config's webhook (WebhookConfig) or an endpoint (webhook-endpoint.ts). */
+export interface Receiver {
+  url: string;
+  /** Sent as `Authorization: Bearer <token>`; null = no Authorization header. */
+  token: string | null;
+  /** Standard Webhooks secret; null = unsigned. */
+  signingSecret: string | null;
 }
 
 /** What a receiver made of one POST. */
@@ -59,7 +68,7 @@ export function webhookBody(batch: Batch): string {
 /** POSTs `body` under the Bearer token and signature headers, through the egress guard; records the answer. */
 export async function postToWebhook(
   deps: ExchangeDeps,
-  webhook: WebhookConfig,
+  webhook: Receiver,
   outboundAccountId: string,
   batchId: string,
   body: string,
@@ -71,10 +80,10 @@ export async function postToWebhook(
   const headers: Record<string, string> = {
     "content-type": "application/json",
     "user-agent": deps.userAgent,
-    authorization: `Bearer ${webhook.token}`,
     "webhook-id": batchId,
     "webhook-timestamp": String(Math.floor(now / 1000)),
   };
+  if (webhook.token !== null) headers["authorization"] = `Bearer ${webhook.token}`;
   if (webhook.signingSecret) headers["webhook-signature"] = new Webhook(webhook.signingSecret).sign(batchId, new Date(now), body);
   const result: Exchange = { status: null, retryAfter: null, problem: "", timedOut: false, durationMs: 0 };
   const startedMs = performance.now();
@@ -111,7 +120,7 @@ export async function postToWebhook(
  * nil UUID as message) posted now to the outbound account's webhook, outside the outbox
  * (nothing is retried).
  */
-export async function postTestEvent(deps: ExchangeDeps, webhook: WebhookConfig, outboundAccountId: string): Promise<WebhookPost> {
+export async function postTestEvent(deps: ExchangeDeps, webhook: Receiver, outboundAccountId: string): Promise<WebhookPost> {
   const nowMs = deps.clock.nowMs();
   const batchId = `msg_test_${newId16()}`;
   const body = webhookBody({

@@ -5,6 +5,7 @@
 import { createSessionRepo } from "../dashboard/sessions.repo.ts";
 import { createSendingDomainRepo, listenForSendingDomainChanges } from "../domains/sending-domains.repo.ts";
 import { createWebhookPostRepo } from "../events/webhook-posts.repo.ts";
+import { createWebhookEndpointRepo } from "../events/webhook-endpoints.repo.ts";
 import { createAddressRepo, listenForAddressChanges } from "../inbound/addresses/addresses.repo.ts";
 import { routingCache } from "../inbound/addresses/addresses.port.ts";
 import { createCustomDomainRepo } from "../inbound/addresses/custom-domains.repo.ts";
@@ -34,6 +35,7 @@ export async function commonRepos(engine: Engine, hooks: RepoHooks) {
     mtaSts: createStsRepo(db, clock),
     jobLeases: createJobLeaseRepo(db),
     webhookPosts: createWebhookPostRepo(db),
+    webhookEndpoints: createWebhookEndpointRepo(db, secrets),
     suppressions: createSuppressionRepo(db),
     stats: createStatsRepo(db),
     warmup: createWarmupRepo(db),

@@ -6,6 +6,7 @@ import type { SessionRepo } from "../dashboard/sessions.port.ts";
 import type { SendingDomainCaches, SendingDomainRepo } from "../domains/sending-domains.port.ts";
 import type { OutboxRepo } from "../events/outbox.port.ts";
 import type { WebhookPostRepo } from "../events/webhook-posts.port.ts";
+import type { WebhookEndpointRepo } from "../events/webhook-endpoints.port.ts";
 import type { AddressRepo } from "../inbound/addresses/addresses.port.ts";
 import type { CustomDomainRepo } from "../inbound/addresses/custom-domains.port.ts";
 import type { StatusRepo } from "../inbound/statuses/statuses.port.ts";
@@ -45,6 +46,8 @@ export interface Repos {
   sendingDomains: SendingDomainRepo;
   outbox: OutboxRepo;
   webhookPosts: WebhookPostRepo;
+  /** Webhook endpoints made through the account API (their tokens and secrets sealed with `secrets`). */
+  webhookEndpoints: WebhookEndpointRepo;
   tls: TlsStore;
   stats: StatsRepo;
   sessions: SessionRepo;

@@ -91,6 +91,11 @@ describe("config errors name the key path and the rule", () => {
       `[outbound]\ntls_session_cache = -1`,
       "outbound.tls_session_cache: must be an integer from 0 to 100000",
     ],
+    [
+      "no webhook endpoints allowed at all",
+      `[outbound]\nwebhook_endpoints_max = 0`,
+      "outbound.webhook_endpoints_max: must be an integer from 1 to 100",
+    ],
     ["a pool of one PostgreSQL connection", `[store]\nmax_connections = 1`, "store.max_connections: must be an integer from 2 to 1000"],
     [
       "a destination's initial connections",

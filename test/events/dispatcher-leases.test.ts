@@ -153,7 +153,7 @@ describe.each(STORE_ENGINES)("webhook dispatcher on $name", (engine) => {
     // While A's lease runs, B finds nothing to post.
     b.start();
     await b.idle();
-    expect(await s.outbox.pendingTargets()).toEqual([{ outboundAccountId: OUTBOUND[0]!, dueMs: clock.nowMs() + LEASE_MS }]);
+    expect(await s.outbox.pendingTargets()).toEqual([{ target: OUTBOUND[0]!, dueMs: clock.nowMs() + LEASE_MS }]);
     // A's POST outlives its lease (in the clock's time): B claims the batch and posts it.
     clock.advance(LEASE_MS);
     b.kick();

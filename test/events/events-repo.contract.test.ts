@@ -85,7 +85,7 @@ describe.each(STORE_ENGINES)("message events on $name", (engine) => {
       await s.events.record([event("m-b", "r-b1", "dispatch")], { webhook: false });
       expect(await s.events.ofRecipients(["r-a1", "r-a2", "r-b1"])).toHaveLength(5);
       expect(await s.outbox.countPending()).toBe(3);
-      expect((await s.outbox.pendingTargets()).map((t) => t.outboundAccountId).sort()).toEqual(["oa", "ob"]);
+      expect((await s.outbox.pendingTargets()).map((t) => t.target).sort()).toEqual(["oa", "ob"]);
       const a = await s.outbox.claimBatch("oa", NOW_MS, 100, 60_000);
       expect(a!.events.map((e) => [e.accountId, e.outboundAccountId, e.recipient, e.kind])).toEqual([
         ["acct-a", "oa", "one@a.test", "registration"],

@@ -62,7 +62,7 @@ PG.test(
       try {
         while ((await outbox.countPending()) > 0) {
           for (const target of await outbox.pendingTargets()) {
-            const batch = await outbox.claimBatch(target.outboundAccountId, NOW_MS, BATCH_EVENTS, LEASE_MS);
+            const batch = await outbox.claimBatch(target.target, NOW_MS, BATCH_EVENTS, LEASE_MS);
             if (!batch) continue;
             const messages = new Set(batch.events.map((e) => e.messageId));
             for (const m of messages) {

@@ -74,7 +74,7 @@ describe.each(STORE_ENGINES)("webhook outbox on $name", (engine) => {
     const batch = await s.outbox.claimBatch("o", NOW_MS, 100, LEASE_MS);
     expect(await s.outbox.finishRetry(batch!.lease, NOW_MS + 10_000)).toBe(true);
     const later = await s.events.record([ev("m1", "r1", "dispatch")]);
-    expect(await s.outbox.pendingTargets()).toEqual([{ outboundAccountId: "o", dueMs: NOW_MS + 10_000 }]);
+    expect(await s.outbox.pendingTargets()).toEqual([{ target: "o", dueMs: NOW_MS + 10_000 }]);
     expect(await s.outbox.claimBatch("o", NOW_MS + 9_999, 100, LEASE_MS)).toBeNull();
     const retried = await s.outbox.claimBatch("o", NOW_MS + 10_000, 100, LEASE_MS);
     expect(retried!.id).toBe(batch!.id);
@@ -87,7 +87,7 @@ describe.each(STORE_ENGINES)("webhook outbox on $name", (engine) => {
   engine.test("a lease that ran out is claimed again, and only the new holder's finish counts", async () => {
     await s.events.record([ev("m1", "r1", "registration")]);
     const first = await s.outbox.claimBatch("o", NOW_MS, 100, LEASE_MS);
-    expect(await s.outbox.pendingTargets()).toEqual([{ outboundAccountId: "o", dueMs: NOW_MS + LEASE_MS }]);
+    expect(await s.outbox.pendingTargets()).toEqual([{ target: "o", dueMs: NOW_MS + LEASE_MS }]);
     expect(await s.outbox.claimBatch("o", NOW_MS + LEASE_MS - 1, 100, LEASE_MS)).toBeNull();
     const second = await s.outbox.claimBatch("o", NOW_MS + LEASE_MS, 100, LEASE_MS);
     expect(second!.id).toBe(first!.id);

@@ -5,6 +5,8 @@ import { Webhook } from "standardwebhooks";
 export interface ReceivedPost {
   headers: Record<string, string>;
   body: { events: any[] };
+  /** The body as it came, for checking its signature with another secret. */
+  raw: string;
   verified: boolean;
   status: number;
 }
@@ -19,7 +21,8 @@ export class WebhookReceiver {
 
   private constructor(
     private server: ReturnType<typeof Bun.serve>,
-    readonly secret: string,
+    /** What POSTs are verified with; set it when the secret is known only later (an endpoint's, from its 201). */
+    public secret: string,
   ) {}
 
   static start(secret: string): WebhookReceiver {
@@ -38,12 +41,12 @@ export class WebhookReceiver {
         }
         let verified = true;
         try {
-          new Webhook(secret).verify(raw, headers);
+          new Webhook(self.secret).verify(raw, headers);
         } catch {
           verified = false;
         }
         const status = self.script.shift() ?? 200;
-        self.posts.push({ headers, body: JSON.parse(raw), verified, status });
+        self.posts.push({ headers, body: JSON.parse(raw), raw, verified, status });
         return new Response(self.bodies.shift() ?? (status === 200 ? "ok" : "try later"), { status });
       },
     });

@@ -65,8 +65,8 @@ const recipient = (id: string, messageId: string, state: string) =>
   `INSERT INTO outbound_recipients (id, message_id, position, email, domain, type, status, state, lane, attempts, first_attempt_at, next_attempt_at, locked_by, locked_until)
    VALUES ('${id}', '${messageId}', 0, 'r@example.net', 'example.net', 'to', 'queued', '${state}', 0, 0, NULL, ${H}, NULL, NULL)`;
 const outboxEvent = (eventId: string, outboundId: string, state: string, createdAtMs: number) =>
-  `INSERT INTO webhook_outbox (event_id, account_id, outbound_account_id, message_id, seq, state, batch_id, attempts, next_attempt_at, created_at)
-   VALUES ('${eventId}', 'acc', '${outboundId}', 'm', 1, '${state}', NULL, 0, ${createdAtMs}, ${createdAtMs})`;
+  `INSERT INTO webhook_outbox (event_id, account_id, outbound_account_id, message_id, seq, state, batch_id, attempts, next_attempt_at, created_at, target)
+   VALUES ('${eventId}', 'acc', '${outboundId}', 'm', 1, '${state}', NULL, 0, ${createdAtMs}, ${createdAtMs}, '${outboundId}')`;
 const domain = (id: string, accountId: string, verifiedAt: number | null, failingSince: number | null, deletedAt: number | null = null) =>
   `INSERT INTO sending_domains (id, account_id, domain, dkim_selector, dkim_public_key, dkim_private_key_enc, ed25519_selector, ed25519_public_key, ed25519_private_key_enc, verified_at, failing_since, next_check_at, created_at, deleted_at)
    VALUES ('${id}', '${accountId}', '${id}.example', 's', 'k', 'k', 's', 'k', 'k', ${verifiedAt}, ${failingSince}, ${H}, ${H}, ${deletedAt})`;

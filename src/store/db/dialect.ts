@@ -70,3 +70,12 @@ export function isUniqueViolation(err: unknown, index: string): boolean {
 export async function announce(tx: Db, channel: string, payload: string): Promise<void> {
   if (tx.engine === "postgres") await tx.run(sql`SELECT pg_notify(${channel}, ${payload})`);
 }
+
+/**
+ * Serializes the transactions `tx` that name the same `key` until they end (a count then
+ * an insert under a limit): PostgreSQL's transaction-scoped advisory lock on (`lockClass`,
+ * the key's hash). On SQLite the transaction already holds the one write lock: nothing.
+ */
+export async function lockKey(tx: Db, lockClass: number, key: string): Promise<void> {
+  if (tx.engine === "postgres") await tx.get(sql`SELECT pg_advisory_xact_lock(${lockClass}::int4, hashtext(${key}))`);
+}

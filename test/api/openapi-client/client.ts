@@ -187,6 +187,18 @@ export async function callEveryOperation(
   note("testWebhook", tested);
   tested.data?.status satisfies number | null | undefined;
   note("retryWebhook", await api.POST("/api/v0.1/{accountId}/webhook/retry", outbound));
+  const endpoint = await api.POST("/api/v0.1/{accountId}/webhooks", {
+    params: { path: { accountId } },
+    body: { outbound_account_id: account.outboundId, url: "https://hooks.example.com/events", events: ["delivery", "bounce"] },
+  });
+  note("createWebhookEndpoint", endpoint);
+  endpoint.data?.signing_secret satisfies string | undefined;
+  note("listWebhookEndpoints", await api.GET("/api/v0.1/{accountId}/webhooks", { params: { path: { accountId } } }));
+  const endpointId = endpoint.data?.id ?? "none";
+  note(
+    "deleteWebhookEndpoint",
+    await api.DELETE("/api/v0.1/{accountId}/webhooks/{endpointId}", { params: { path: { accountId, endpointId } } }),
+  );
 
   note("deleteAddress", await api.DELETE("/api/v0.1/{accountId}/addresses/{addressId}", { params: { path: { accountId, addressId } } }));
   return seen;

@@ -1,10 +1,11 @@
 // The webhook of an outbound account: its URL, the events waiting and when they are tried
 // again, the latest POSTs with the receiver's status and answer; "Send a test event" and
-// "Retry now".
+// "Retry now"; then its endpoints (webhook-endpoints.tsx).
 import { useEffect, useState } from "preact/hooks";
 import { accountPath, call, errorText, get, type Session } from "../api.ts";
 import { ErrorNote, OutboundSelect, TableHead, Time } from "../parts.tsx";
 import { navigate } from "../router.ts";
+import { WebhookEndpoints } from "./webhook-endpoints.tsx";
 
 interface Post {
   id: string;
@@ -137,6 +138,7 @@ export function Webhook({ session, outboundId }: { session: Session; outboundId:
           {status.posts.length === 0 && <p>No POSTs yet.</p>}
         </>
       )}
+      {chosen && <WebhookEndpoints key={chosen} session={session} outboundId={chosen} />}
     </section>
   );
 }
