@@ -3,6 +3,7 @@
 // `sessionCallers` when a request to an account path comes without an Authorization header.
 import { hashSecret, mintSecret, secretMatchesAny } from "../auth/secrets.ts";
 import type { AccountRegistry } from "../auth/accounts.ts";
+import { type ForbiddenReason, isWrite, standingReason } from "../auth/authenticate.ts";
 import type { SessionCallers, SessionVerdict } from "../http/authenticate.ts";
 import { ApiError } from "../http/errors.ts";
 import { FOREIGN_PAGE, forbidden } from "../http/refusals.ts";
@@ -98,6 +99,16 @@ export class SessionAuth {
     return clearedSessionCookie(cookiesSecure(this.deps.config()));
   }
 
+  /**
+   * Why the account's standing refuses this session's call (suspended, or a read-scoped
+   * token's session on a write), or null. An admin session is never read-only.
+   */
+  standing(session: DashboardSession, account: AccountConfig, method: string): ForbiddenReason | null {
+    const { registry } = this.deps;
+    const readOnly = !session.admin && registry.readOnlyHash(session.tokenHash);
+    return standingReason(registry, { kind: "account", account, readOnly }, isWrite(method));
+  }
+
   /** An account by ID (an admin session's choice). */
   account(id: string): AccountConfig | undefined {
     return this.deps.registry.account(id);
@@ -134,6 +145,8 @@ export function sessionCallers(auth: SessionAuth, limiter: RateLimits, config: (
       const account = who.account ?? auth.account(pathAccountId);
       if (scheme !== "bearerAPIToken" || !account || account.id !== pathAccountId)
         return { kind: "refused", error: new ApiError(403, forbidden("other_account")) };
+      const standing = auth.standing(who.session, account, req.method);
+      if (standing) return { kind: "refused", error: new ApiError(403, forbidden(standing)) };
       const rate = config().dashboard.rateLimit;
       const budget = rate ? { limiter, key: `session:${who.session.idHash}`, rate, owner: { kind: "session" as const } } : null;
       return { kind: "ok", principal: { kind: "account", account }, budget };
