@@ -80,7 +80,11 @@ function middlewareOf(deps: RouterDeps): Record<MiddlewareName, Middleware> {
     "account-token": derive(authenticateCaller(callers, "bearerAPIToken")),
     "sending-key": derive(authenticateCaller(callers, "smtpAuth")),
     "operator-token": derive(
-      authenticateOperator({ registry: deps.registry, operatorHashes: () => deps.config().dashboard.adminTokenHashes }),
+      authenticateOperator({
+        registry: deps.registry,
+        operatorHashes: () => deps.config().dashboard.adminTokenHashes,
+        sessions: () => (deps.config().dashboard.enabled ? deps.dashboard.operators : null),
+      }),
     ),
     "dashboard-enabled": transform(() => {
       if (!deps.config().dashboard.enabled) throw new ApiError(404, "Not Found: the dashboard is off (dashboard.enabled)");

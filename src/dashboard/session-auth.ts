@@ -4,7 +4,7 @@
 import { hashSecret, mintSecret, secretMatchesAny } from "../auth/secrets.ts";
 import type { AccountRegistry } from "../auth/accounts.ts";
 import { type ForbiddenReason, isWrite, standingReason } from "../auth/authenticate.ts";
-import type { SessionCallers, SessionVerdict } from "../http/authenticate.ts";
+import { type OperatorSessions, operatorTokenLabel, type SessionCallers, type SessionVerdict } from "../http/authenticate.ts";
 import { ApiError } from "../http/errors.ts";
 import { FOREIGN_PAGE, forbidden } from "../http/refusals.ts";
 import type { RateLimits } from "../auth/rate-limit.ts";
@@ -114,9 +114,34 @@ export class SessionAuth {
     return this.deps.registry.account(id);
   }
 
+  /** Every account, the config's and the API's (an admin session may open each). */
+  accounts(): AccountConfig[] {
+    return this.deps.registry.all();
+  }
+
   clearCookie(): string {
     return clearedSessionCookie(cookiesSecure(this.deps.config()));
   }
+}
+
+/**
+ * Calls to the operator API carried by an admin session's cookie (the dashboard's Accounts
+ * and Audit pages), with the dashboard's write rule (CSRF). The operator is named by the
+ * token the session was opened with, as a bearer call of that token would be. An account's
+ * session is refused (403), an ended one 401.
+ */
+export function sessionOperators(auth: SessionAuth): OperatorSessions {
+  return {
+    async operator(req) {
+      const who = await auth.authenticate(req);
+      if (who.kind === "none") return null;
+      if (who.kind === "ended")
+        throw new ApiError(401, "Unauthorized: the dashboard session ended; sign in again", {}, { "Set-Cookie": auth.clearCookie() });
+      if (!cookieWriteAllowed(req.method, req.headers, new URL(req.url).origin)) throw new ApiError(403, FOREIGN_PAGE);
+      if (!who.session.admin) throw new ApiError(403, forbidden("not_operator"));
+      return { tokenLabel: operatorTokenLabel(who.session.tokenHash) };
+    },
+  };
 }
 
 /**

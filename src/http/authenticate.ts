@@ -122,10 +122,25 @@ function operatorMatch(
   return { verdict: registry.principalForSecret(credential.secret) ? 403 : 401, hash: null };
 }
 
+/** The dashboard's admin sessions as operators: asked when an operator call has no Authorization header. */
+export interface OperatorSessions {
+  /** The operator behind the request's cookie; null when it has none; an ApiError when it is refused. */
+  operator(req: Request): Promise<OperatorContext["operator"] | null>;
+}
+
 /** The transform of the operator group. */
-export function authenticateOperator(deps: { registry: AccountRegistry; operatorHashes(): readonly string[] }) {
-  return ({ request }: { request: Request }): OperatorContext => {
-    const { verdict, hash } = operatorMatch(request.headers.get("authorization"), deps.operatorHashes(), deps.registry);
+export function authenticateOperator(deps: {
+  registry: AccountRegistry;
+  operatorHashes(): readonly string[];
+  /** null when the dashboard is off: a cookie then opens nothing. */
+  sessions(): OperatorSessions | null;
+}) {
+  return async ({ request }: { request: Request }): Promise<OperatorContext> => {
+    const authorization = request.headers.get("authorization");
+    const sessions = authorization === null ? deps.sessions() : null;
+    const bySession = sessions ? await sessions.operator(request) : null;
+    if (bySession) return { operator: bySession };
+    const { verdict, hash } = operatorMatch(authorization, deps.operatorHashes(), deps.registry);
     if (verdict === 403) throw new ApiError(403, forbidden("not_operator"));
     if (hash === null) throw new ApiError(401, unauthorized("operator"), {}, { "WWW-Authenticate": 'Bearer realm="postroom"' });
     return { operator: { tokenLabel: operatorTokenLabel(hash) } };
