@@ -24,7 +24,9 @@ const OutboundBody = t.Object(
   {
     name: t.Optional(oneLine(NAME_MAX_CHARS, { description: "a label for the operator" })),
     send_rate_limit: t.Optional(rateField(`sends allowed per window through E11 and SMTP (default "${DEFAULT_SEND_RATE_LIMIT}")`)),
-    ip_pool: t.Optional(t.Nullable(oneLine(IP_POOL_MAX_CHARS, { minLength: 1, description: "the IP pool its mail leaves from" }))),
+    ip_pool: t.Optional(
+      t.Union([oneLine(IP_POOL_MAX_CHARS, { minLength: 1 }), t.Null()], { description: "the IP pool its mail leaves from" }),
+    ),
     test_mode: t.Optional(t.Boolean({ description: "force test mode on every message" })),
   },
   { additionalProperties: false, title: "OutboundAccountInput" },

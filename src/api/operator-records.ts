@@ -22,12 +22,12 @@ const Scopes = t.Array(t.Union([t.Literal("read"), t.Literal("write")]), {
 });
 
 export const TokenRecordSchema = t.Object(
-  { id: t.String(), name: t.String(), scopes: Scopes, created_at: t.Nullable(time), last_used_at: t.Nullable(time) },
+  { id: t.String(), name: t.String(), scopes: Scopes, created_at: t.Union([time, t.Null()]), last_used_at: t.Union([time, t.Null()]) },
   { additionalProperties: false, title: "OperatorApiToken" },
 );
 
 export const KeyRecordSchema = t.Object(
-  { id: t.String(), created_at: t.Nullable(time) },
+  { id: t.String(), created_at: t.Union([time, t.Null()]) },
   { additionalProperties: false, title: "OutboundKey" },
 );
 
@@ -36,9 +36,9 @@ export const OutboundRecordSchema = t.Object(
     id: t.String({ description: "the SMTP username and the {outboundAccountID} of E11" }),
     name: t.String(),
     send_rate_limit: t.String(),
-    ip_pool: t.Nullable(t.String()),
+    ip_pool: t.Union([t.String(), t.Null()]),
     test_mode: t.Boolean(),
-    created_at: t.Nullable(time),
+    created_at: t.Union([time, t.Null()]),
     keys: t.Array(KeyRecordSchema),
   },
   { additionalProperties: false, title: "OperatorOutboundAccount" },
@@ -54,7 +54,7 @@ export const AccountRecordSchema = t.Object(
     markdown: t.Boolean(),
     domain_targets: t.Boolean(),
     suspended: t.Boolean(),
-    created_at: t.Nullable(time),
+    created_at: t.Union([time, t.Null()]),
     api_tokens: t.Array(TokenRecordSchema),
     outbound_accounts: t.Array(OutboundRecordSchema),
   },
