@@ -5,7 +5,7 @@
 // registry at once, and at the latest on its next poll of the version (tenant-sync.ts).
 import type { Db } from "../store/db/db.ts";
 import { announce, toFlag, toInt, toIntOrNull } from "../store/db/dialect.ts";
-import { inList, sql } from "../store/db/sql.ts";
+import { type Sql, sql } from "../store/db/sql.ts";
 import type { AuditEntry } from "./audit.port.ts";
 import { recordAudit } from "./audit.repo.ts";
 import {
@@ -72,19 +72,22 @@ const keyOf = (r: KeyRow): StoredKey => ({
   createdAtMs: toInt(r.created_at, "tenant_outbound_keys.created_at"),
 });
 
-/** The accounts of `rows` with their tokens, outbound accounts and keys, in creation order. */
-async function withCredentials(db: Db, rows: AccountRow[]): Promise<StoredAccount[]> {
-  const ids = rows.map((r) => r.id);
-  const tokens = await db.all<TokenRow>(sql`SELECT * FROM tenant_api_tokens WHERE ${inList("account_id", ids)} ORDER BY created_at, id`);
-  const outbounds = await db.all<OutboundRow>(
-    sql`SELECT * FROM tenant_outbound_accounts WHERE ${inList("account_id", ids)} ORDER BY created_at, id`,
-  );
-  const keys = await db.all<KeyRow>(
-    sql`SELECT * FROM tenant_outbound_keys WHERE ${inList(
-      "outbound_account_id",
-      outbounds.map((o) => o.id),
-    )} ORDER BY created_at, id`,
-  );
+/**
+ * The accounts of `rows` with their tokens, outbound accounts and keys, in creation order;
+ * `which` is the condition on the accounts (alias a) that chose `rows`. Joined, not listed
+ * by ID: a list of every account's ID would outgrow PostgreSQL's 65,535 parameters.
+ */
+async function withCredentials(db: Db, rows: AccountRow[], which: Sql): Promise<StoredAccount[]> {
+  const tokens = await db.all<TokenRow>(sql`SELECT t.* FROM tenant_api_tokens t JOIN tenant_accounts a ON a.id = t.account_id
+    WHERE ${which} ORDER BY t.created_at, t.id`);
+  const outbounds = await db.all<OutboundRow>(sql`SELECT o.* FROM tenant_outbound_accounts o JOIN tenant_accounts a ON a.id = o.account_id
+    WHERE ${which} ORDER BY o.created_at, o.id`);
+  const keys =
+    await db.all<KeyRow>(sql`SELECT k.* FROM tenant_outbound_keys k JOIN tenant_outbound_accounts o ON o.id = k.outbound_account_id
+    JOIN tenant_accounts a ON a.id = o.account_id WHERE ${which} ORDER BY k.created_at, k.id`);
+  const keysOf = groupBy(keys, (k) => k.outbound_account_id);
+  const tokensOf = groupBy(tokens, (t) => t.account_id);
+  const outboundsOf = groupBy(outbounds, (o) => o.account_id);
   const outboundOf = (o: OutboundRow): StoredOutbound => ({
     id: o.id,
     accountId: o.account_id,
@@ -93,7 +96,7 @@ async function withCredentials(db: Db, rows: AccountRow[]): Promise<StoredAccoun
     ipPool: o.ip_pool,
     testMode: toFlag(o.test_mode, "tenant_outbound_accounts.test_mode"),
     createdAtMs: toInt(o.created_at, "tenant_outbound_accounts.created_at"),
-    keys: keys.filter((k) => k.outbound_account_id === o.id).map(keyOf),
+    keys: (keysOf.get(o.id) ?? []).map(keyOf),
   });
   return rows.map((r) => ({
     id: r.id,
@@ -105,13 +108,24 @@ async function withCredentials(db: Db, rows: AccountRow[]): Promise<StoredAccoun
     suspended: toFlag(r.suspended, "tenant_accounts.suspended"),
     createdAtMs: toInt(r.created_at, "tenant_accounts.created_at"),
     updatedAtMs: toInt(r.updated_at, "tenant_accounts.updated_at"),
-    tokens: tokens.filter((t) => t.account_id === r.id).map(tokenOf),
-    outbound: outbounds.filter((o) => o.account_id === r.id).map(outboundOf),
+    tokens: (tokensOf.get(r.id) ?? []).map(tokenOf),
+    outbound: (outboundsOf.get(r.id) ?? []).map(outboundOf),
   }));
 }
 
+const groupBy = <T>(rows: T[], key: (row: T) => string): Map<string, T[]> => {
+  const out = new Map<string, T[]>();
+  for (const r of rows) {
+    const k = key(r);
+    const list = out.get(k);
+    if (list) list.push(r);
+    else out.set(k, [r]);
+  }
+  return out;
+};
+
 const LIVE = sql`SELECT id, name, rate_limit, test_mode, markdown, domain_targets, suspended, created_at, updated_at
-  FROM tenant_accounts WHERE deleted_at IS NULL`;
+  FROM tenant_accounts a WHERE a.deleted_at IS NULL`;
 
 export function createTenantRepo(db: Db): TenantRepo {
   /** A change: its statements, its audit entry and a step of the version, committed together. */
@@ -132,10 +146,11 @@ export function createTenantRepo(db: Db): TenantRepo {
       return row ? toInt(row.version, "tenant_version.version") : 0;
     },
     async loadAll() {
-      return withCredentials(db, await db.all<AccountRow>(sql`${LIVE} ORDER BY created_at, id`));
+      return withCredentials(db, await db.all<AccountRow>(sql`${LIVE} ORDER BY created_at, id`), sql`a.deleted_at IS NULL`);
     },
     async get(id) {
-      const [account] = await withCredentials(db, await db.all<AccountRow>(sql`${LIVE} AND id = ${id}`));
+      const which = sql`a.deleted_at IS NULL AND a.id = ${id}`;
+      const [account] = await withCredentials(db, await db.all<AccountRow>(sql`${LIVE} AND a.id = ${id}`), which);
       return account ?? null;
     },
     async idTaken(id) {
