@@ -64,6 +64,9 @@ function readOnlyOf(scopes: string[] | undefined): boolean {
   throw invalid("scopes", 'must be ["read"] or ["read", "write"]');
 }
 
+/** The account was deleted while the call ran. */
+const gone = (accountId: string) => notFound(`Not Found: no account ${accountId}; GET /api/v0.1/operator/accounts lists them`);
+
 const noOutbound = (accountId: string, id: string) =>
   notFound(`Not Found: account ${accountId} has no outbound account ${id}; GET /api/v0.1/operator/accounts/${accountId} lists them`);
 
@@ -75,7 +78,9 @@ export function operatorCredentialRoutes(deps: OperatorDeps) {
       async ({ params, body, operator, set }) => {
         const readOnly = readOnlyOf(body.scopes);
         const account = await storedAccount(deps, params.id);
-        const { token, secret } = await deps.tenants.mintToken({ operator: operator.tokenLabel }, account.id, body.name ?? "", readOnly);
+        const minted = await deps.tenants.mintToken({ operator: operator.tokenLabel }, account.id, body.name ?? "", readOnly);
+        if (!minted) throw gone(account.id);
+        const { token, secret } = minted;
         log.info("operator minted an API token", {
           operator: operator.tokenLabel,
           account_id: account.id,
@@ -137,7 +142,9 @@ export function operatorCredentialRoutes(deps: OperatorDeps) {
           testMode: body.test_mode ?? false,
         };
         const account = await storedAccount(deps, params.id);
-        const { outbound, secret } = await deps.tenants.createOutbound({ operator: operator.tokenLabel }, account.id, input);
+        const made = await deps.tenants.createOutbound({ operator: operator.tokenLabel }, account.id, input);
+        if (!made) throw gone(account.id);
+        const { outbound, secret } = made;
         log.info("operator created an outbound account", {
           operator: operator.tokenLabel,
           account_id: account.id,

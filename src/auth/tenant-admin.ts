@@ -95,8 +95,13 @@ export class TenantAdmin {
     return ok;
   }
 
-  /** A new API token; the secret is in the answer only. */
-  async mintToken(actor: Actor, accountId: string, name: string, readOnly: boolean): Promise<{ token: StoredToken; secret: string }> {
+  /** A new API token; the secret is in the answer only. Null when the account is gone. */
+  async mintToken(
+    actor: Actor,
+    accountId: string,
+    name: string,
+    readOnly: boolean,
+  ): Promise<{ token: StoredToken; secret: string } | null> {
     const secret = mintSecret();
     const token: StoredToken = {
       id: newId16(),
@@ -108,9 +113,9 @@ export class TenantAdmin {
       lastUsedAtMs: null,
     };
     const scopes = readOnly ? ["read"] : ["read", "write"];
-    await this.deps.repo.addToken(token, this.entry(actor, "api_token.create", accountId, { token_id: token.id, name, scopes }));
+    const ok = await this.deps.repo.addToken(token, this.entry(actor, "api_token.create", accountId, { token_id: token.id, name, scopes }));
     await this.deps.sync.refresh();
-    return { token, secret };
+    return ok ? { token, secret } : null;
   }
 
   async revokeToken(actor: Actor, accountId: string, tokenId: string): Promise<boolean> {
@@ -123,15 +128,15 @@ export class TenantAdmin {
     return ok;
   }
 
-  /** A new outbound account with its first key; the secret is in the answer only. */
-  async createOutbound(actor: Actor, accountId: string, input: NewOutbound): Promise<{ outbound: StoredOutbound; secret: string }> {
+  /** A new outbound account with its first key; the secret is in the answer only. Null when the account is gone. */
+  async createOutbound(actor: Actor, accountId: string, input: NewOutbound): Promise<{ outbound: StoredOutbound; secret: string } | null> {
     const id = await this.freshId();
     const { key, secret } = this.newKey(id);
     const outbound: StoredOutbound = { id, accountId, ...input, createdAtMs: key.createdAtMs, keys: [key] };
     const details = { outbound_account_id: id, key_id: key.id, name: input.name, ip_pool: input.ipPool };
-    await this.deps.repo.addOutbound(outbound, this.entry(actor, "outbound_account.create", accountId, details));
+    const ok = await this.deps.repo.addOutbound(outbound, this.entry(actor, "outbound_account.create", accountId, details));
     await this.deps.sync.refresh();
-    return { outbound, secret };
+    return ok ? { outbound, secret } : null;
   }
 
   async addKey(actor: Actor, accountId: string, outboundId: string): Promise<{ result: AddKeyResult; key: StoredKey; secret: string }> {

@@ -75,9 +75,11 @@ export interface TenantRepo {
   updateAccount(id: string, fields: StoredAccountFields, nowMs: number, audit: AuditEntry): Promise<boolean>;
   /** Marks it deleted and deletes its tokens and keys; false when unknown or already deleted. */
   deleteAccount(id: string, nowMs: number, audit: AuditEntry): Promise<boolean>;
-  addToken(token: StoredToken, audit: AuditEntry): Promise<void>;
+  /** False when the account is unknown or deleted (nothing is written). */
+  addToken(token: StoredToken, audit: AuditEntry): Promise<boolean>;
   removeToken(accountId: string, tokenId: string, audit: AuditEntry): Promise<boolean>;
-  addOutbound(outbound: StoredOutbound, audit: AuditEntry): Promise<void>;
+  /** False when the account is unknown or deleted (nothing is written). */
+  addOutbound(outbound: StoredOutbound, audit: AuditEntry): Promise<boolean>;
   addKey(accountId: string, key: StoredKey, audit: AuditEntry): Promise<AddKeyResult>;
   removeKey(accountId: string, outboundId: string, keyId: string, audit: AuditEntry): Promise<boolean>;
   /** Records when tokens were last used (never moves a time back); not a change the nodes reload for. */

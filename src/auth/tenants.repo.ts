@@ -187,10 +187,11 @@ export function createTenantRepo(db: Db): TenantRepo {
     },
     addToken(t, audit) {
       return change(audit, async (tx) => {
-        if (!(await live(tx, t.accountId))) throw new Error(`account ${t.accountId} is not live`);
+        if (!(await live(tx, t.accountId))) throw new NothingChanged();
         await tx.run(sql`INSERT INTO tenant_api_tokens (id, account_id, name, token_hash, read_only, created_at, last_used_at)
           VALUES (${t.id}, ${t.accountId}, ${t.name}, ${t.tokenHash}, ${t.readOnly}, ${t.createdAtMs}, ${null})`);
-      });
+        return true;
+      }).catch(nothingIsFalse);
     },
     removeToken(accountId, tokenId, audit) {
       return change(audit, async (tx) => {
@@ -201,11 +202,12 @@ export function createTenantRepo(db: Db): TenantRepo {
     },
     addOutbound(o, audit) {
       return change(audit, async (tx) => {
-        if (!(await live(tx, o.accountId))) throw new Error(`account ${o.accountId} is not live`);
+        if (!(await live(tx, o.accountId))) throw new NothingChanged();
         await tx.run(sql`INSERT INTO tenant_outbound_accounts (id, account_id, name, send_rate_limit, ip_pool, test_mode, created_at)
           VALUES (${o.id}, ${o.accountId}, ${o.name}, ${o.sendRateLimit}, ${o.ipPool}, ${o.testMode}, ${o.createdAtMs})`);
         for (const k of o.keys) await insertKey(tx, k);
-      });
+        return true;
+      }).catch(nothingIsFalse);
     },
     addKey(accountId, key, audit) {
       return change(audit, async (tx) => {

@@ -30,7 +30,7 @@ describe.each(STORE_ENGINES)("TenantRepo on $name", (engine) => {
     if (!engine.available()) return;
     handle = await engine.open();
     repo = createTenantRepo(handle.db);
-  });
+  }, 60_000);
   afterAll(() => handle?.close());
 
   /** A node: its own registry and sync on the shared store, hearing no notice. */
@@ -46,13 +46,13 @@ describe.each(STORE_ENGINES)("TenantRepo on $name", (engine) => {
     await a.sync.start();
     try {
       const account = await a.admin.createAccount(actor, FIELDS);
-      const { token, secret } = await a.admin.mintToken(actor, account.id, "ro", true);
-      const { outbound } = await a.admin.createOutbound(actor, account.id, {
+      const { token, secret } = (await a.admin.mintToken(actor, account.id, "ro", true))!;
+      const { outbound } = (await a.admin.createOutbound(actor, account.id, {
         name: "o",
         sendRateLimit: "off",
         ipPool: "p1",
         testMode: true,
-      });
+      }))!;
       const stored = (await repo.get(account.id))!;
       expect(stored).toMatchObject({ id: account.id, name: "n", markdown: true, suspended: false, rateLimit: "5/min" });
       expect(typeof stored.createdAtMs).toBe("number");
@@ -78,6 +78,28 @@ describe.each(STORE_ENGINES)("TenantRepo on $name", (engine) => {
     const entry = { id: "x1", createdAtMs: 1, operator: "o", action: "account.delete" as const, target: "ffffffffffffffff", details: {} };
     expect(await repo.deleteAccount("ffffffffffffffff", 1, entry)).toBe(false);
     expect(await repo.removeToken("ffffffffffffffff", "nope", { ...entry, id: "x2" })).toBe(false);
+    // A token or outbound account for an account that is gone (deleted while the call ran): nothing.
+    const token = {
+      id: "t1",
+      accountId: "ffffffffffffffff",
+      name: "",
+      tokenHash: "sha256:00",
+      readOnly: false,
+      createdAtMs: 1,
+      lastUsedAtMs: null,
+    };
+    expect(await repo.addToken(token, { ...entry, id: "x3", action: "api_token.create" })).toBe(false);
+    const outbound = {
+      id: "o1",
+      accountId: "ffffffffffffffff",
+      name: "",
+      sendRateLimit: "off",
+      ipPool: null,
+      testMode: false,
+      createdAtMs: 1,
+      keys: [],
+    };
+    expect(await repo.addOutbound(outbound, { ...entry, id: "x4", action: "outbound_account.create" })).toBe(false);
     expect(await repo.version()).toBe(version);
     expect((await createAuditRepo(handle.db).list("ffffffffffffffff", { limit: 10 })).items).toEqual([]);
   });
@@ -88,7 +110,7 @@ describe.each(STORE_ENGINES)("TenantRepo on $name", (engine) => {
     await b.sync.start();
     try {
       const account = await a.admin.createAccount(actor, FIELDS);
-      const { token, secret } = await a.admin.mintToken(actor, account.id, "", false);
+      const { token, secret } = (await a.admin.mintToken(actor, account.id, "", false))!;
       const seen = async (want: boolean) => {
         const started = performance.now();
         while ((b.registry.principalForSecret(secret) !== null) !== want) {
