@@ -206,4 +206,15 @@ describe("an account made through the operator API, with the built binary", () =
     expect((await op("DELETE", `/accounts/${ACCOUNT_A.id}`)).status).toBe(409);
     expect((await call("GET", `/api/v0.1/${ACCOUNT_A.id}/addresses`, ACCOUNT_A.token)).status).toBe(200);
   });
+
+  test("deleting the account refuses its token, its key and its mail at once; a second delete is 404", async () => {
+    expect((await op("DELETE", `/accounts/${account.id}`)).status).toBe(202);
+    expect((await call("GET", `/api/v0.1/${account.id}/addresses`, token)).status).toBe(401);
+    expect((await e11("after-deletion")).status).toBe(401);
+    expect((await submit("after-deletion")).response).toStartWith("535");
+    expect((await inbound(email, "after the deletion")).response).toStartWith("550 5.1.1");
+    const again = await op("DELETE", `/accounts/${account.id}`);
+    expect(again.status).toBe(404);
+    expect(again.body.error).toContain(`no account ${account.id}`);
+  });
 });
