@@ -189,4 +189,39 @@ describe.each(ENGINE_NAMES)("operator accounts on %s", (engine) => {
     // An account's token is not an operator's.
     expect((await t.json("GET", `${OPS}/audit`, { auth: bearer(ACCOUNT_A.token) })).status).toBe(403);
   });
+
+  engineTest(
+    "dashboard sessions: a read token's session only reads; an admin session makes operator calls under its token's label",
+    async () => {
+      const account = await create({ name: "Dashboard" });
+      const read = await mint(account.id, { scopes: ["read"] });
+      const dash = { "x-postroom-dashboard": "1" };
+      const signIn = async (token: string) => {
+        const res = await t.call("POST", "/dashboard/session", { body: { token }, headers: dash });
+        expect(res.status).toBe(201);
+        return res.headers.get("set-cookie")!.split(";")[0]!;
+      };
+      const readCookie = await signIn(read.token);
+      const path = `/api/v0.1/${account.id}/addresses`;
+      expect((await t.call("GET", path, { headers: { cookie: readCookie } })).status).toBe(200);
+      const refused = await t.call("POST", path, {
+        body: { target: "https://t.example/", target_format: "json+n" },
+        headers: { cookie: readCookie, ...dash },
+      });
+      expect(refused.status).toBe(403);
+      // An account's session is not an operator's; an admin session is, named by its token.
+      expect((await t.call("GET", `${OPS}/accounts`, { headers: { cookie: readCookie } })).status).toBe(403);
+      const adminCookie = await signIn(OPERATOR);
+      const made = await t.call("POST", `${OPS}/accounts`, {
+        body: { name: "by the dashboard" },
+        headers: { cookie: adminCookie, ...dash },
+      });
+      expect(made.status).toBe(201);
+      // A write without the dashboard's header (another site's form) is refused.
+      const forged = await t.call("POST", `${OPS}/accounts`, { body: { name: "forged" }, headers: { cookie: adminCookie } });
+      expect(forged.status).toBe(403);
+      const audit = (await t.json("GET", `${OPS}/audit`, { auth: op })).body;
+      expect(audit[0]).toMatchObject({ action: "account.create", operator: operatorTokenLabel(hashSecret(OPERATOR)) });
+    },
+  );
 });
