@@ -7,6 +7,7 @@
 import type { HealthReport } from "./api/deps.ts";
 import { healthReport } from "./api/health.ts";
 import { AccountRegistry } from "./auth/accounts.ts";
+import { tenantsFeature } from "./auth/feature.ts";
 import type { Config } from "./config/config.ts";
 import { restartNeededFor } from "./config/reload.ts";
 import { dashboardDeps } from "./dashboard/routes.ts";
@@ -99,6 +100,7 @@ export class App {
 
     // What most features take; each declares the part it uses.
     const common = { config: current, clock, resolver, logger, registry, budget, diskFull };
+    const tenants = tenantsFeature({ ...common, repo: repos.tenants, follow: (onChange) => repos.followTenants(onChange) });
     const tls = tlsFeature({ ...common, store: repos.tls });
     this.tls = tls.manager;
     const metrics = (this.metrics = createMetrics({
@@ -170,6 +172,8 @@ export class App {
       webhookEndpoints: repos.webhookEndpoints,
       testPost: inbound.testPost,
       kept: inbound.kept,
+      tenants: tenants.admin,
+      audit: repos.audit,
       dashboard,
     });
     this.handle = serveHttp({ config: current, logger, metrics, diskFull, handle: (req) => router.handle(req), routeOf });
@@ -186,7 +190,7 @@ export class App {
     const featureJobs = [domains, inbound, outbound, tls].flatMap((f) => f.jobs ?? []);
     const jobs = jobsFeature({ ...common, leases: repos.jobLeases, retention: repos.retention, onRun }, featureJobs);
     this.retention = jobs.retention;
-    this.features = [domains, inbound, outbound, events, tls, this.listeners, jobs];
+    this.features = [tenants, domains, inbound, outbound, events, tls, this.listeners, jobs];
   }
 
   static async start(opts: AppOptions): Promise<App> {

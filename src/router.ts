@@ -16,6 +16,9 @@ import { METRICS_PATH, metricsRoutes } from "./api/metrics.ts";
 import { buildOpenApiDocument } from "./api/openapi.ts";
 import { outboundMessageActionRoutes } from "./api/outbound-message-actions.ts";
 import { outboundMessageRoutes } from "./api/outbound-messages.ts";
+import { operatorAccountRoutes } from "./api/operator-accounts.ts";
+import { operatorAuditRoutes } from "./api/operator-audit.ts";
+import { operatorCredentialRoutes } from "./api/operator-credentials.ts";
 import { OPENAPI_PATH } from "./api/paths.ts";
 import { sendBody } from "./api/send-body.ts";
 import { sendingDomainRoutes } from "./api/sending-domains.ts";
@@ -78,7 +81,11 @@ function middlewareOf(deps: RouterDeps): Record<MiddlewareName, Middleware> {
     "account-token": derive(authenticateCaller(callers, "bearerAPIToken")),
     "sending-key": derive(authenticateCaller(callers, "smtpAuth")),
     "operator-token": derive(
-      authenticateOperator({ registry: deps.registry, operatorHashes: () => deps.config().dashboard.adminTokenHashes }),
+      authenticateOperator({
+        registry: deps.registry,
+        operatorHashes: () => deps.config().dashboard.adminTokenHashes,
+        sessions: () => (deps.config().dashboard.enabled ? deps.dashboard.operators : null),
+      }),
     ),
     "dashboard-enabled": transform(() => {
       if (!deps.config().dashboard.enabled) throw new ApiError(404, "Not Found: the dashboard is off (dashboard.enabled)");
@@ -137,7 +144,7 @@ export function buildRouter(deps: RouterDeps) {
     ),
     group("send", (g) => g.use(messageRoutes(deps.send, deps.logger))),
     // The operator's routes (API.md section 10), each module one .use here.
-    group("operator", (g) => g),
+    group("operator", (g) => g.use(operatorAccountRoutes(deps)).use(operatorCredentialRoutes(deps)).use(operatorAuditRoutes(deps))),
     group(
       "account",
       (g) =>

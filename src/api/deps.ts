@@ -1,6 +1,8 @@
 // Everything the API's routes need, passed in when the router is built (nothing is global).
 // No route module takes it whole: each picks what it uses (e.g. AddressRouteDeps).
 import type { AccountRegistry } from "../auth/accounts.ts";
+import type { AuditRepo } from "../auth/audit.port.ts";
+import type { TenantAdmin } from "../auth/tenant-admin.ts";
 import type { Config } from "../config/config.ts";
 import type { AddressRepo } from "../inbound/addresses/addresses.port.ts";
 import type { LocalAttachments } from "../inbound/attachments/local-attachments.port.ts";
@@ -66,4 +68,8 @@ export interface ApiDeps {
   webhookEndpoints: WebhookEndpointRepo;
   /** Hourly counts and the overview's reads (GET /stats). */
   stats: StatsRepo;
+  /** Accounts made through the operator API: every change, audited (API.md section 10). */
+  tenants: TenantAdmin;
+  /** The operator audit log's reads. */
+  audit: AuditRepo;
 }

@@ -73,6 +73,7 @@ const TAGS = [
       "an outbound account's events webhook: its POSTs and the answers, a test event, retry now; its webhook endpoints, each with its event filter and signing secret",
   },
   { name: "Operations", description: "whether the server is up" },
+  { name: "Operator", description: "(beyond) the operator's API: accounts, their tokens and outbound accounts, the audit log" },
   { name: "Webhooks", description: "POSTs Postroom makes to your URLs" },
 ];
 
@@ -85,6 +86,11 @@ const SECURITY_SCHEMES = {
     description: "the outbound account ID as user, its API key as password (the SMTP credentials)",
   },
   bearerSMTPKey: { type: "http", scheme: "bearer", description: "an outbound account's API key: Authorization: Bearer <key>" },
+  operatorToken: {
+    type: "http",
+    scheme: "bearer",
+    description: "an operator token (dashboard.admin_tokens): Authorization: Bearer <token>",
+  },
 };
 
 /** Each credential is accepted as Bearer and as Basic (src/auth/authenticate.ts). */

@@ -13,7 +13,11 @@ export type ForbiddenReason =
   /** An outbound account's key on another outbound account's E11 path. */
   | "other_outbound_account"
   /** A known account token or key on an operator path. */
-  | "not_operator";
+  | "not_operator"
+  /** A token or key of a suspended account (API.md section 10). */
+  | "suspended"
+  /** A read-scoped token on a write (any method but GET and HEAD). */
+  | "read_only";
 
 /** bearerAPIToken: an account's management token. smtpAuth: an outbound account's key (E11). */
 export type AuthScheme = "bearerAPIToken" | "smtpAuth";
@@ -48,16 +52,23 @@ export type AuthVerdict =
 /**
  * Authenticates the credential, then authorises it for `pathId` (the {accountID} segment)
  * under `scheme`. Wrong or missing credentials are 401; valid credentials of another
- * account, or of the other kind (a sending key on a management route and the reverse), are 403.
+ * account, or of the other kind (a sending key on a management route and the reverse), are
+ * 403, and so are a suspended account's and a read-scoped token on a `write`.
  */
-export function authorize(registry: AccountRegistry, credential: Credential | null, pathId: string, scheme: AuthScheme): AuthVerdict {
+export function authorize(
+  registry: AccountRegistry,
+  credential: Credential | null,
+  pathId: string,
+  scheme: AuthScheme,
+  write = false,
+): AuthVerdict {
   if (!credential || credential.secret === "") return { ok: false, status: 401 };
   const principal =
     credential.type === "bearer"
       ? registry.principalForSecret(credential.secret)
       : registry.principalForNamedSecret(credential.username, credential.secret);
   if (!principal) return { ok: false, status: 401 };
-  const reason = forbiddenReason(principal, pathId, scheme);
+  const reason = forbiddenReason(principal, pathId, scheme) ?? standingReason(registry, principal, write);
   return reason ? { ok: false, status: 403, reason } : { ok: true, principal };
 }
 
@@ -70,3 +81,14 @@ function forbiddenReason(principal: Principal, pathId: string, scheme: AuthSchem
   if (principal.kind !== "outbound") return "account_token_on_send";
   return principal.outbound.id === pathId ? null : "other_outbound_account";
 }
+
+/** Why the account's standing refuses a call its credential could make otherwise; null when none does. */
+export function standingReason(registry: AccountRegistry, principal: Principal, write: boolean): ForbiddenReason | null {
+  if (registry.suspended(principal.account.id)) return "suspended";
+  if (write && principal.kind === "account" && principal.readOnly) return "read_only";
+  return null;
+}
+
+const READS = new Set(["GET", "HEAD"]);
+/** Whether a method writes, for read-scoped tokens: everything but GET and HEAD. */
+export const isWrite = (method: string): boolean => !READS.has(method.toUpperCase());

@@ -14,8 +14,8 @@ import { requestRoutes } from "../http/routes.ts";
 import { HIDDEN } from "../http/router.ts";
 import { dashboardAssets } from "./assets.ts";
 import { cookieWriteAllowed } from "./session.ts";
-import type { SessionCallers } from "../http/authenticate.ts";
-import { SessionAuth, type SessionAuthDeps, sessionCallers } from "./session-auth.ts";
+import type { OperatorSessions, SessionCallers } from "../http/authenticate.ts";
+import { SessionAuth, type SessionAuthDeps, sessionCallers, sessionOperators } from "./session-auth.ts";
 import { SECURITY_HEADERS, shellHtml } from "./shell.ts";
 
 export const DASHBOARD_PREFIX = "/dashboard";
@@ -38,6 +38,8 @@ export interface DashboardDeps {
   system(): Promise<Record<string, unknown>>;
   /** Its sessions as callers of the account API (the router's account group takes them). */
   callers: SessionCallers;
+  /** Its admin sessions as operators (the router's operator group takes them). */
+  operators: OperatorSessions;
 }
 
 /** The dashboard's routes, as /metrics labels them. */
@@ -121,7 +123,9 @@ async function session(deps: DashboardDeps, req: Request, remoteIp: string | nul
     const who = await deps.auth.authenticate(req);
     if (who.kind !== "session")
       return errorResponse(401, NOT_SIGNED_IN, who.kind === "ended" ? { "Set-Cookie": deps.auth.clearCookie() } : {});
-    return Response.json(sessionBody(deps.config(), who.account, who.session.expiresAtMs));
+    return Response.json(
+      sessionBody(deps.config(), who.account ? [who.account] : deps.auth.accounts(), who.account === null, who.session.expiresAtMs),
+    );
   }
   if (!cookieWriteAllowed(req.method, req.headers, origin)) {
     return errorResponse(403, FOREIGN_PAGE);
@@ -166,7 +170,8 @@ async function signIn(deps: DashboardDeps, req: Request, remoteIp: string | null
     account_id: opened.account?.id,
     remote_ip: remoteIp ?? undefined,
   });
-  return Response.json(sessionBody(deps.config(), opened.account, opened.expiresAtMs), {
+  const accounts = opened.account ? [opened.account] : deps.auth.accounts();
+  return Response.json(sessionBody(deps.config(), accounts, opened.account === null, opened.expiresAtMs), {
     status: 201,
     headers: { "Set-Cookie": opened.setCookie },
   });
@@ -177,9 +182,9 @@ async function signIn(deps: DashboardDeps, req: Request, remoteIp: string | null
  * account for an admin session) with their outbound account IDs (the SMTP usernames),
  * where SMTP submission listens, when it ends. Never a secret: keys are hashes.
  */
-const sessionBody = (config: Config, account: AccountConfig | null, expiresAtMs: number) => ({
-  admin: account === null,
-  accounts: (account ? [account] : config.accounts).map((a) => ({
+const sessionBody = (config: Config, accounts: readonly AccountConfig[], admin: boolean, expiresAtMs: number) => ({
+  admin,
+  accounts: accounts.map((a) => ({
     id: a.id,
     name: a.name,
     outbound_account_ids: a.outbound.map((o) => o.id),
@@ -221,6 +226,7 @@ export function dashboardDeps(
     limiter,
     system: deps.system,
     callers: sessionCallers(auth, limiter, deps.config),
+    operators: sessionOperators(auth),
   };
 }
 

@@ -3,7 +3,8 @@
 // `sessionCallers` when a request to an account path comes without an Authorization header.
 import { hashSecret, mintSecret, secretMatchesAny } from "../auth/secrets.ts";
 import type { AccountRegistry } from "../auth/accounts.ts";
-import type { SessionCallers, SessionVerdict } from "../http/authenticate.ts";
+import { type ForbiddenReason, isWrite, standingReason } from "../auth/authenticate.ts";
+import { type OperatorSessions, operatorTokenLabel, type SessionCallers, type SessionVerdict } from "../http/authenticate.ts";
 import { ApiError } from "../http/errors.ts";
 import { FOREIGN_PAGE, forbidden } from "../http/refusals.ts";
 import type { RateLimits } from "../auth/rate-limit.ts";
@@ -98,14 +99,49 @@ export class SessionAuth {
     return clearedSessionCookie(cookiesSecure(this.deps.config()));
   }
 
+  /**
+   * Why the account's standing refuses this session's call (suspended, or a read-scoped
+   * token's session on a write), or null. An admin session is never read-only.
+   */
+  standing(session: DashboardSession, account: AccountConfig, method: string): ForbiddenReason | null {
+    const { registry } = this.deps;
+    const readOnly = !session.admin && registry.readOnlyHash(session.tokenHash);
+    return standingReason(registry, { kind: "account", account, readOnly }, isWrite(method));
+  }
+
   /** An account by ID (an admin session's choice). */
   account(id: string): AccountConfig | undefined {
     return this.deps.registry.account(id);
   }
 
+  /** Every account, the config's and the API's (an admin session may open each). */
+  accounts(): AccountConfig[] {
+    return this.deps.registry.all();
+  }
+
   clearCookie(): string {
     return clearedSessionCookie(cookiesSecure(this.deps.config()));
   }
+}
+
+/**
+ * Calls to the operator API carried by an admin session's cookie (the dashboard's Accounts
+ * and Audit pages), with the dashboard's write rule (CSRF). The operator is named by the
+ * token the session was opened with, as a bearer call of that token would be. An account's
+ * session is refused (403), an ended one 401.
+ */
+export function sessionOperators(auth: SessionAuth): OperatorSessions {
+  return {
+    async operator(req) {
+      const who = await auth.authenticate(req);
+      if (who.kind === "none") return null;
+      if (who.kind === "ended")
+        throw new ApiError(401, "Unauthorized: the dashboard session ended; sign in again", {}, { "Set-Cookie": auth.clearCookie() });
+      if (!cookieWriteAllowed(req.method, req.headers, new URL(req.url).origin)) throw new ApiError(403, FOREIGN_PAGE);
+      if (!who.session.admin) throw new ApiError(403, forbidden("not_operator"));
+      return { tokenLabel: operatorTokenLabel(who.session.tokenHash) };
+    },
+  };
 }
 
 /**
@@ -134,6 +170,8 @@ export function sessionCallers(auth: SessionAuth, limiter: RateLimits, config: (
       const account = who.account ?? auth.account(pathAccountId);
       if (scheme !== "bearerAPIToken" || !account || account.id !== pathAccountId)
         return { kind: "refused", error: new ApiError(403, forbidden("other_account")) };
+      const standing = auth.standing(who.session, account, req.method);
+      if (standing) return { kind: "refused", error: new ApiError(403, forbidden(standing)) };
       const rate = config().dashboard.rateLimit;
       const budget = rate ? { limiter, key: `session:${who.session.idHash}`, rate, owner: { kind: "session" as const } } : null;
       return { kind: "ok", principal: { kind: "account", account }, budget };

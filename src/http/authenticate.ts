@@ -5,7 +5,7 @@
 // gets its body read. The decisions themselves are auth/authenticate.ts's.
 import type { AccountRegistry, Principal } from "../auth/accounts.ts";
 import type { AccountConfig } from "../config/config.ts";
-import { type AuthScheme, authorize, parseAuthorization } from "../auth/authenticate.ts";
+import { type AuthScheme, authorize, isWrite, parseAuthorization } from "../auth/authenticate.ts";
 import { matchingHash } from "../auth/secrets.ts";
 import type { RateLimit } from "../config/units.ts";
 import { principalKey, type RateLimits, rateOf } from "../auth/rate-limit.ts";
@@ -73,7 +73,7 @@ export function authenticateCaller(deps: AccountAuthDeps, scheme: AuthScheme) {
     let caller: CallerContext;
     if (session.kind === "ok") caller = { principal: session.principal, account: session.principal.account, budget: session.budget };
     else {
-      const verdict = authorize(deps.registry, parseAuthorization(authorization), accountId, scheme);
+      const verdict = authorize(deps.registry, parseAuthorization(authorization), accountId, scheme, isWrite(request.method));
       if (!verdict.ok) {
         if (verdict.status === 401) throw new ApiError(401, unauthorized(scheme), {}, CHALLENGE);
         throw new ApiError(403, forbidden(verdict.reason));
@@ -82,6 +82,7 @@ export function authenticateCaller(deps: AccountAuthDeps, scheme: AuthScheme) {
       const owner: RateOwner = { kind: verdict.principal.kind, id: idOf(verdict.principal) };
       const budget = rate ? { limiter: deps.limiter, key: principalKey(verdict.principal), rate, owner } : null;
       caller = { principal: verdict.principal, account: verdict.principal.account, budget };
+      if (verdict.principal.kind === "account" && verdict.principal.tokenId) deps.registry.tokenUsed(verdict.principal.tokenId, Date.now());
     }
     exchangeOf(request).accountId = idOf(caller.principal);
     return caller;
@@ -121,10 +122,25 @@ function operatorMatch(
   return { verdict: registry.principalForSecret(credential.secret) ? 403 : 401, hash: null };
 }
 
+/** The dashboard's admin sessions as operators: asked when an operator call has no Authorization header. */
+export interface OperatorSessions {
+  /** The operator behind the request's cookie; null when it has none; an ApiError when it is refused. */
+  operator(req: Request): Promise<OperatorContext["operator"] | null>;
+}
+
 /** The transform of the operator group. */
-export function authenticateOperator(deps: { registry: AccountRegistry; operatorHashes(): readonly string[] }) {
-  return ({ request }: { request: Request }): OperatorContext => {
-    const { verdict, hash } = operatorMatch(request.headers.get("authorization"), deps.operatorHashes(), deps.registry);
+export function authenticateOperator(deps: {
+  registry: AccountRegistry;
+  operatorHashes(): readonly string[];
+  /** null when the dashboard is off: a cookie then opens nothing. */
+  sessions(): OperatorSessions | null;
+}) {
+  return async ({ request }: { request: Request }): Promise<OperatorContext> => {
+    const authorization = request.headers.get("authorization");
+    const sessions = authorization === null ? deps.sessions() : null;
+    const bySession = sessions ? await sessions.operator(request) : null;
+    if (bySession) return { operator: bySession };
+    const { verdict, hash } = operatorMatch(authorization, deps.operatorHashes(), deps.registry);
     if (verdict === 403) throw new ApiError(403, forbidden("not_operator"));
     if (hash === null) throw new ApiError(401, unauthorized("operator"), {}, { "WWW-Authenticate": 'Bearer realm="postroom"' });
     return { operator: { tokenLabel: operatorTokenLabel(hash) } };

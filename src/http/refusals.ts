@@ -35,6 +35,10 @@ export function forbidden(reason: ForbiddenReason): string {
       return "Forbidden: this key is another outbound account's; the path must name the outbound account the key belongs to (accounts.outbound.id)";
     case "not_operator":
       return "Forbidden: operator paths take an operator token (dashboard.admin_tokens), not an account's token or key";
+    case "suspended":
+      return 'Forbidden: this account is suspended; an operator lifts it with PATCH /api/v0.1/operator/accounts/{id} {"suspended": false}';
+    case "read_only":
+      return 'Forbidden: this token has the scope "read" only; writes take a token with scopes ["read", "write"] (POST /api/v0.1/operator/accounts/{id}/api_tokens)';
   }
 }
 

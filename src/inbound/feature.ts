@@ -3,6 +3,7 @@
 // listener: a test POST (E7) and posting a kept message again (E15). Its job deletes
 // attachments kept locally once their signed URLs have expired.
 import type { SMTPServer } from "smtp-server";
+import type { AccountRegistry } from "../auth/accounts.ts";
 import type { Config } from "../config/config.ts";
 import { perConfig } from "../config/per-config.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -43,6 +44,8 @@ export interface InboundFeatureDeps {
   diskFull: DiskFullLog;
   budget: MemoryBudget;
   metrics: Metrics;
+  /** Whose addresses may receive: a deleted account's are unknown, a suspended one's refused. */
+  registry: Pick<AccountRegistry, "account" | "suspended">;
 }
 
 export interface InboundFeature extends Feature {
@@ -70,6 +73,7 @@ export function inboundFeature(deps: InboundFeatureDeps): InboundFeature {
       addresses: repos.addresses,
       customDomains: repos.customDomains,
       bounces,
+      accountStanding: (id) => (!deps.registry.account(id) ? "unknown" : deps.registry.suspended(id) ? "suspended" : "ok"),
     }),
   );
   const postDeps = perConfig(

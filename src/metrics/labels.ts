@@ -43,6 +43,7 @@ export const SMTP_REFUSAL_REASONS = [
   "regexp_mismatch",
   "invalid_address",
   "bounce_recipient",
+  "account_suspended",
   "too_many_refused_recipients",
   "message_too_large",
   "memory_budget",

@@ -2,6 +2,8 @@
 // feature's factory from the engine's Db: the same on SQLite and PostgreSQL. The caches
 // other nodes' writes can make stale listen for their notices (Engine.listen: PostgreSQL's
 // LISTEN; nothing to hear on SQLite, where one process writes).
+import { createAuditRepo } from "../auth/audit.repo.ts";
+import { createTenantRepo, TENANT_CHANGES_CHANNEL } from "../auth/tenants.repo.ts";
 import { createSessionRepo } from "../dashboard/sessions.repo.ts";
 import { createSendingDomainRepo, listenForSendingDomainChanges } from "../domains/sending-domains.repo.ts";
 import { createWebhookPostRepo } from "../events/webhook-posts.repo.ts";
@@ -39,8 +41,13 @@ export async function commonRepos(engine: Engine, hooks: RepoHooks) {
     suppressions: createSuppressionRepo(db),
     stats: createStatsRepo(db),
     warmup: createWarmupRepo(db),
+    tenants: createTenantRepo(db),
+    audit: createAuditRepo(db),
     async followSendingDomains(caches) {
       subscriptions.push(await listenForSendingDomainChanges(engine.listen, caches));
+    },
+    async followTenants(onChange) {
+      subscriptions.push(await engine.listen(TENANT_CHANGES_CHANNEL, onChange, onChange));
     },
   } satisfies Partial<Repos>;
   return {

@@ -25,6 +25,8 @@ import type { SuppressionRepo } from "../outbound/suppressions/suppressions.port
 import type { StatsRepo } from "../stats/stats.port.ts";
 import type { TlsStore } from "../tls/tls-store.port.ts";
 import type { EngineKind } from "../store/engine/engine.ts";
+import type { TenantRepo } from "../auth/tenants.port.ts";
+import type { AuditRepo } from "../auth/audit.port.ts";
 
 export interface LocalAttachmentOptions {
   /** data_dir/keys/url-signing.key. */
@@ -56,6 +58,10 @@ export interface Repos {
   /** Warm-up caps of sending addresses, counted per destination and day (shared by the nodes). */
   warmup: WarmupCounts;
   jobLeases: JobLeaseRepo;
+  /** Accounts made through the operator API, their tokens, outbound accounts and keys. */
+  tenants: TenantRepo;
+  /** The operator audit log (written with each change of `tenants`). */
+  audit: AuditRepo;
   /** The retention purge's windows, one Purge per table, and what to close after the last. */
   retention: { purges: Record<RetentionTable, Purge>; close(): Promise<void> };
   /**
@@ -66,6 +72,8 @@ export interface Repos {
   rateLimits: { calls: RateLimits; dashboard: RateLimits | undefined };
   /** Makes the sending-domain caches forget what another node changed (nothing to hear on SQLite). */
   followSendingDomains(caches: SendingDomainCaches): Promise<void>;
+  /** Calls `onChange` when another node changed the stored accounts (PostgreSQL; nothing to hear on SQLite). */
+  followTenants(onChange: () => void): Promise<void>;
   /** Where {"store": "local"} attachments and kept messages live, behind URLs signed with `key`. */
   localAttachments(opts: LocalAttachmentOptions): LocalAttachments;
   /** Throws unless the store took a durable write lately (for /healthz). */

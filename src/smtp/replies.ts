@@ -11,6 +11,8 @@ export const SMTP_REPLIES = {
   // ---- recipients (RCPT TO)
   relayNotPermitted: reply(550, "5.7.1", "relay not permitted"),
   noSuchRecipient: reply(550, "5.1.1", "no such recipient here"),
+  /** The address's account is suspended by the operator (API.md section 10). */
+  recipientSuspended: reply(550, "5.7.1", "this address's account is suspended; mail to it is refused"),
   regexpMismatch: reply(550, "5.1.1", "recipient does not match the regexp"),
   invalidRecipient: reply(553, "5.1.3", "recipient address is not valid"),
   unknownBounceAddress: reply(550, "5.1.1", "unknown bounce address"),
@@ -77,6 +79,8 @@ export const SMTP_REPLIES = {
       "4.7.1",
       `sending rate limit reached: outbound account ${outboundAccountId} allows ${rateText(rate)} (accounts.outbound.send_rate_limit); try again in ${retryAfterS} s`,
     ),
+  /** The outbound account's account is suspended by the operator (API.md section 10). */
+  senderSuspended: reply(550, "5.7.1", "this account is suspended; its mail is refused until an operator lifts the suspension"),
   /** The sender may not send as the From it gave (`reason` says why). */
   senderRefused: (reason: string): SmtpReply => reply(550, "5.7.1", fitLine(reason)),
   /** The message carries what may not be sent, such as a blocked attachment (`reason` says what). */

@@ -32,6 +32,7 @@ describe("GET /api/v0.1/openapi.json", () => {
     for (const { path, method, op } of ops) {
       if (path === "/healthz") expect(op.security).toEqual([]);
       else if (method === "post" && path.endsWith("/messages")) expect(op.security).toEqual([{ smtpAuth: [] }, { bearerSMTPKey: [] }]);
+      else if (path.startsWith("/api/v0.1/operator/")) expect(op.security).toEqual([{ operatorToken: [] }]);
       else expect(op.security).toEqual([{ bearerAPIToken: [] }, { basicAPIToken: [] }]);
       expect(op.operationId).toBeString();
     }
@@ -74,6 +75,18 @@ describe("GET /api/v0.1/openapi.json", () => {
         "testAddress",
         "postIncomingAgain",
         "getIncomingMessage",
+        // The operator API (API.md section 10).
+        "listAccounts",
+        "createAccount",
+        "getAccount",
+        "updateAccount",
+        "deleteAccount",
+        "createApiToken",
+        "revokeApiToken",
+        "createOutboundAccount",
+        "createOutboundKey",
+        "revokeOutboundKey",
+        "listAudit",
       ].sort(),
     );
   });

@@ -15,6 +15,8 @@ import { Overview } from "./pages/overview.tsx";
 import { AddressPage } from "./pages/address.tsx";
 import { Webhook } from "./pages/webhook.tsx";
 import { System } from "./pages/system.tsx";
+import { Accounts } from "./pages/accounts.tsx";
+import { Audit } from "./pages/audit.tsx";
 
 const NAV: { path: string; label: string }[] = [
   { path: "/overview", label: "Overview" },
@@ -25,6 +27,13 @@ const NAV: { path: string; label: string }[] = [
   { path: "/suppressions", label: "Suppressions" },
   { path: "/webhook", label: "Webhook" },
   { path: "/smtp", label: "SMTP" },
+];
+
+/** The admin view's own pages: the appliance, and the operator API's accounts and audit log. */
+const ADMIN_NAV = [
+  { path: "/system", label: "System" },
+  { path: "/accounts", label: "Accounts" },
+  { path: "/audit", label: "Audit" },
 ];
 
 export function App() {
@@ -61,7 +70,7 @@ function SignedIn({ session, onChoose, onSignedOut }: { session: Session; onChoo
         <span class="brand">Postroom</span>
         <nav aria-label="Main">
           <ul>
-            {[...NAV, ...(session.admin ? [{ path: "/system", label: "System" }] : [])].map((n) => (
+            {[...NAV, ...(session.admin ? ADMIN_NAV : [])].map((n) => (
               <li key={n.path}>
                 <a {...link(n.path)} aria-current={path.startsWith(n.path) ? "page" : undefined}>
                   {n.label}
@@ -112,6 +121,8 @@ function view(session: Session, path: string, search: URLSearchParams) {
   if (domain) return <Domain session={session} id={domain[1]!} />;
   if (path === "/smtp") return <Smtp session={session} />;
   if (path === "/system" && session.admin) return <System />;
+  if (path === "/accounts" && session.admin) return <Accounts />;
+  if (path === "/audit" && session.admin) return <Audit />;
   if (path === "/webhook") return <Webhook session={session} outboundId={search.get("outbound")} />;
   if (path === "/suppressions")
     return <Suppressions session={session} outboundId={search.get("outbound")} query={search.get("query") ?? ""} />;

@@ -23,6 +23,17 @@ export interface RouteDeps {
   addresses: AddressRepo;
   customDomains: CustomDomainRepo;
   bounces: BounceHandler;
+  /** Whether the address's account is unknown (deleted) or suspended: its mail is refused. */
+  accountStanding(accountId: string): "ok" | "unknown" | "suspended";
+}
+
+/** An address is taken only while its account is known and not suspended. */
+function standingRefusal(address: Address, deps: RouteDeps): RouteResult | null {
+  const standing = deps.accountStanding(address.accountId);
+  if (standing === "ok") return null;
+  return standing === "suspended"
+    ? { ok: false, reply: SMTP_REPLIES.recipientSuspended, address, reason: "account_suspended" }
+    : { ok: false, reply: SMTP_REPLIES.noSuchRecipient, address: null, reason: "unknown_recipient" };
 }
 
 export async function routeRecipient(rcpt: string, deps: RouteDeps): Promise<RouteResult> {
@@ -38,15 +49,16 @@ export async function routeRecipient(rcpt: string, deps: RouteDeps): Promise<Rou
     }
     case "address": {
       const address = await deps.addresses.findLive(kind.addressId);
-      return address
-        ? { ok: true, route: { kind: "address", address, customDomain: null } }
-        : { ok: false, reply: SMTP_REPLIES.noSuchRecipient, address: null, reason: "unknown_recipient" };
+      if (!address) return { ok: false, reply: SMTP_REPLIES.noSuchRecipient, address: null, reason: "unknown_recipient" };
+      return standingRefusal(address, deps) ?? { ok: true, route: { kind: "address", address, customDomain: null } };
     }
     case "domain": {
       const customDomain = await deps.customDomains.findLiveByDomain(kind.domain);
       if (!customDomain) return { ok: false, reply: SMTP_REPLIES.relayNotPermitted, address: null, reason: "relay_denied" };
       const address = await deps.addresses.findLive(customDomain.addressId);
       if (!address) return { ok: false, reply: SMTP_REPLIES.noSuchRecipient, address: null, reason: "unknown_recipient" };
+      const refusal = standingRefusal(address, deps);
+      if (refusal) return refusal;
       if (customDomain.authRegex !== null && !compileAuthRegex(customDomain.authRegex).test(`${kind.localPart}@${kind.domain}`)) {
         return { ok: false, reply: SMTP_REPLIES.regexpMismatch, address, reason: "regexp_mismatch" };
       }

@@ -55,6 +55,9 @@ export function submissionData(deps: SubmissionDeps, budget: SessionBudget): SMT
       .then(async (read) => {
         budget.settle(session, read, options);
         if (!sender) return callback(smtpError(SMTP_REPLIES.authFailed));
+        // Suspended since MAIL FROM: refused all the same.
+        if (deps.registry.suspended(sender.account.id))
+          return callback(refused(deps.logger, session, "end of DATA", SMTP_REPLIES.senderSuspended));
         if (read.oversized) return callback(refused(deps.logger, session, "end of DATA", SMTP_REPLIES.messageTooLarge(limit)));
         if (read.outgrown) {
           deps.budget.refused("submission");

@@ -60,6 +60,8 @@ export function createSubmissionServer(deps: SubmissionDeps): SMTPServer {
     onMailFrom(address, session, callback) {
       const sender = senderOf(deps.registry, session.user);
       if (!sender) return callback(smtpError(SMTP_REPLIES.authFailed));
+      if (deps.registry.suspended(sender.account.id))
+        return callback(refused(deps.logger, session, "MAIL FROM", SMTP_REPLIES.senderSuspended));
       const principal = { kind: "outbound" as const, ...sender };
       const rate = rateOf(principal);
       const reserve = () => {

@@ -11,6 +11,7 @@ type Schemas = components["schemas"];
 export async function callEveryOperation(
   baseUrl: string,
   account: { id: string; token: string; outboundId: string; smtpKey: string },
+  operatorToken: string,
 ): Promise<[string, number][]> {
   const api = createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${account.token}` } });
   const sending = createClient<paths>({ baseUrl, headers: { authorization: `Basic ${btoa(`${account.outboundId}:${account.smtpKey}`)}` } });
@@ -201,6 +202,46 @@ export async function callEveryOperation(
   );
 
   note("deleteAddress", await api.DELETE("/api/v0.1/{accountId}/addresses/{addressId}", { params: { path: { accountId, addressId } } }));
+
+  // The operator API (an operator token, dashboard.admin_tokens).
+  const operator = createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${operatorToken}` } });
+  const made = await operator.POST("/api/v0.1/operator/accounts", { body: { name: "from the client" } });
+  note("createAccount", made);
+  const id = made.data?.id ?? "0".repeat(16);
+  made.data?.source satisfies "config" | "api" | undefined;
+  note("listAccounts", await operator.GET("/api/v0.1/operator/accounts"));
+  note("getAccount", await operator.GET("/api/v0.1/operator/accounts/{id}", { params: { path: { id } } }));
+  note("updateAccount", await operator.PATCH("/api/v0.1/operator/accounts/{id}", { params: { path: { id } }, body: { suspended: false } }));
+  const token = await operator.POST("/api/v0.1/operator/accounts/{id}/api_tokens", {
+    params: { path: { id } },
+    body: { name: "ci", scopes: ["read"] },
+  });
+  note("createApiToken", token);
+  token.data?.token satisfies string | undefined;
+  note(
+    "revokeApiToken",
+    await operator.DELETE("/api/v0.1/operator/accounts/{id}/api_tokens/{tokenId}", {
+      params: { path: { id, tokenId: token.data?.id ?? "0" } },
+    }),
+  );
+  const sender = await operator.POST("/api/v0.1/operator/accounts/{id}/outbound_accounts", {
+    params: { path: { id } },
+    body: { name: "app" },
+  });
+  note("createOutboundAccount", sender);
+  const outboundId = sender.data?.id ?? "0";
+  const key = await operator.POST("/api/v0.1/operator/accounts/{id}/outbound_accounts/{outboundId}/keys", {
+    params: { path: { id, outboundId } },
+  });
+  note("createOutboundKey", key);
+  note(
+    "revokeOutboundKey",
+    await operator.DELETE("/api/v0.1/operator/accounts/{id}/outbound_accounts/{outboundId}/keys/{keyId}", {
+      params: { path: { id, outboundId, keyId: key.data?.id ?? "0" } },
+    }),
+  );
+  note("listAudit", await operator.GET("/api/v0.1/operator/audit", { params: { query: { account_id: id } } }));
+  note("deleteAccount", await operator.DELETE("/api/v0.1/operator/accounts/{id}", { params: { path: { id } } }));
   return seen;
 }
 

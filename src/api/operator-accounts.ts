@@ -1,0 +1,171 @@
+// (beyond) The operator API's accounts (API.md section 10): list, create, read, change,
+// suspend and delete. Accounts from the config file are listed (`source: "config"`) and
+// answer 409 to any change: the file is theirs. Every change is audited under the
+// operator token's label and holds on this node before the answer (auth/tenant-admin.ts).
+import { type Static, t } from "elysia";
+import type { StoredAccount, StoredAccountFields } from "../auth/tenants.port.ts";
+import { DEFAULT_RATE_LIMIT } from "../auth/tenant-accounts.ts";
+import { parseRate } from "../config/units.ts";
+import { conflict, errorResponses, invalid, notFound } from "../http/errors.ts";
+import { oneLine } from "../http/text-checks.ts";
+import { operatorRoutes } from "./context.ts";
+import type { ApiDeps } from "./deps.ts";
+import { AccountRecordSchema, configRecord, NAME_MAX_CHARS, RATE_RULE, rateField, storedRecord } from "./operator-records.ts";
+
+export const operatorSecurity = [{ operatorToken: [] }];
+const tags = ["Operator"];
+const AccountParams = t.Object({ id: t.String({ description: "the account's ID" }) });
+
+const name = oneLine(NAME_MAX_CHARS, { minLength: 1, description: "a label for the operator and the logs" });
+const flags = {
+  rate_limit: t.Optional(rateField(`management API calls allowed per window (default "${DEFAULT_RATE_LIMIT}")`)),
+  test_mode: t.Optional(t.Boolean({ description: "force test mode on every message of the account" })),
+  markdown: t.Optional(t.Boolean({ description: "allow the markdown body on E11" })),
+  domain_targets: t.Optional(t.Boolean({ description: "allow domain_target on custom domains" })),
+};
+const AccountCreateBody = t.Object({ name, ...flags }, { additionalProperties: false, title: "OperatorAccountInput" });
+const AccountPatchBody = t.Object(
+  {
+    name: t.Optional(name),
+    ...flags,
+    suspended: t.Optional(t.Boolean({ description: "refuse the account's tokens and keys (403) and its mail (550 5.7.1)" })),
+  },
+  { additionalProperties: false, title: "OperatorAccountPatch" },
+);
+
+/** A rate as given, once its number is checked too (the pattern takes "0/min"). */
+export function checkedRate(field: string, text: string | undefined, fallback: string): string {
+  if (text === undefined) return fallback;
+  if (parseRate(text) === undefined) throw invalid(field, RATE_RULE);
+  return text.trim().replace(/\s+/g, "");
+}
+
+/** What the routes take of the API's dependencies. */
+export type OperatorDeps = Pick<ApiDeps, "registry" | "tenants" | "logger">;
+
+/** 404 for an unknown (or deleted) account, 409 for a config account: what a change may be made to. */
+export async function storedAccount(deps: OperatorDeps, id: string): Promise<StoredAccount> {
+  const found = await deps.tenants.changeable(id);
+  if (found.kind === "config")
+    throw conflict(`account ${id} is declared in the config file (accounts); change it there and reload, not through the API`);
+  if (found.kind === "unknown") throw notFound(`Not Found: no account ${id}; GET /api/v0.1/operator/accounts lists them`);
+  return found.account;
+}
+
+export function operatorAccountRoutes(deps: OperatorDeps) {
+  const log = deps.logger.child({ component: "operator" });
+  return operatorRoutes("operator-accounts")
+    .get(
+      "/accounts",
+      async () => {
+        const fromConfig = deps.registry.all().filter((a) => deps.registry.source(a.id) === "config");
+        return [
+          ...fromConfig.map(configRecord),
+          ...(await deps.tenants.all()).filter((a) => deps.registry.source(a.id) !== "config").map(storedRecord),
+        ];
+      },
+      {
+        response: { 200: t.Array(AccountRecordSchema), ...errorResponses(401, 403) },
+        detail: {
+          operationId: "listAccounts",
+          summary: "(beyond) every account: the config's and the API's",
+          tags,
+          security: operatorSecurity,
+        },
+      },
+    )
+    .post(
+      "/accounts",
+      async ({ body, operator, set }) => {
+        const fields: StoredAccountFields = {
+          name: body.name,
+          rateLimit: checkedRate("rate_limit", body.rate_limit, DEFAULT_RATE_LIMIT),
+          testMode: body.test_mode ?? false,
+          markdown: body.markdown ?? false,
+          domainTargets: body.domain_targets ?? false,
+          suspended: false,
+        };
+        const account = await deps.tenants.createAccount({ operator: operator.tokenLabel }, fields);
+        log.info("operator created an account", { operator: operator.tokenLabel, account_id: account.id });
+        set.status = 201;
+        return storedRecord(account);
+      },
+      {
+        body: AccountCreateBody,
+        response: { 201: AccountRecordSchema, ...errorResponses(401, 403, 413, 422) },
+        detail: { operationId: "createAccount", summary: "(beyond) create an account", tags, security: operatorSecurity },
+      },
+    )
+    .get(
+      "/accounts/:id",
+      async ({ params }) => {
+        const config = deps.registry.source(params.id) === "config" ? deps.registry.account(params.id) : undefined;
+        if (config) return configRecord(config);
+        return storedRecord(await storedAccount(deps, params.id));
+      },
+      {
+        params: AccountParams,
+        response: { 200: AccountRecordSchema, ...errorResponses(401, 403, 404) },
+        detail: {
+          operationId: "getAccount",
+          summary: "(beyond) one account, its tokens and outbound accounts",
+          tags,
+          security: operatorSecurity,
+        },
+      },
+    )
+    .patch(
+      "/accounts/:id",
+      async ({ params, body, operator }) => {
+        const before = await storedAccount(deps, params.id);
+        const fields = patched(before, body);
+        const after = await deps.tenants.updateAccount({ operator: operator.tokenLabel }, before, fields);
+        if (!after) throw notFound(`Not Found: no account ${params.id}; GET /api/v0.1/operator/accounts lists them`);
+        log.info("operator changed an account", { operator: operator.tokenLabel, account_id: after.id, suspended: after.suspended });
+        return storedRecord(after);
+      },
+      {
+        params: AccountParams,
+        body: AccountPatchBody,
+        response: { 200: AccountRecordSchema, ...errorResponses(401, 403, 404, 409, 413, 422) },
+        detail: {
+          operationId: "updateAccount",
+          summary: "(beyond) change, suspend or resume an account (409 for a config account)",
+          tags,
+          security: operatorSecurity,
+        },
+      },
+    )
+    .delete(
+      "/accounts/:id",
+      async ({ params, operator, set }) => {
+        const before = await storedAccount(deps, params.id);
+        if (!(await deps.tenants.deleteAccount({ operator: operator.tokenLabel }, before.id)))
+          throw notFound(`Not Found: no account ${params.id}; GET /api/v0.1/operator/accounts lists them`);
+        log.info("operator deleted an account", { operator: operator.tokenLabel, account_id: before.id });
+        set.status = 202;
+        return storedRecord({ ...before, tokens: [], outbound: before.outbound.map((o) => ({ ...o, keys: [] })) });
+      },
+      {
+        params: AccountParams,
+        response: { 202: AccountRecordSchema, ...errorResponses(401, 403, 404, 409) },
+        detail: {
+          operationId: "deleteAccount",
+          summary: "(beyond) delete an account: its tokens and keys stop at once, mail to its addresses is refused",
+          tags,
+          security: operatorSecurity,
+        },
+      },
+    );
+}
+
+function patched(before: StoredAccount, body: Static<typeof AccountPatchBody>): StoredAccountFields {
+  return {
+    name: body.name ?? before.name,
+    rateLimit: checkedRate("rate_limit", body.rate_limit, before.rateLimit),
+    testMode: body.test_mode ?? before.testMode,
+    markdown: body.markdown ?? before.markdown,
+    domainTargets: body.domain_targets ?? before.domainTargets,
+    suspended: body.suspended ?? before.suspended,
+  };
+}
