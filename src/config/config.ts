@@ -144,6 +144,12 @@ export interface Config {
     mtaStsPort: number;
     /** Extra CA bundle (path) for MX certificates and MTA-STS policy hosts; "" = none. */
     tlsCaFile: string;
+    /** DNS blocklist zones every sending IP is checked on (outbound.dnsbl_zones), lower case, no final dot. */
+    dnsblZones: string[];
+    /** A pool opens no new connection from a listed address while it has others (outbound.avoid_listed_ips). */
+    avoidListedIps: boolean;
+    /** Complaints per delivered message over 24 h above which /healthz warns (outbound.complaint_rate_warning). */
+    complaintRateWarning: number;
   };
   domains: { recheckUnverifiedMs: number; recheckVerifiedMs: number; graceMs: number };
   retention: {

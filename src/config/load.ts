@@ -168,6 +168,9 @@ export function toConfig(raw: RawConfig): Config {
       mtaSts: raw.outbound.mta_sts,
       mtaStsPort: raw.outbound.mta_sts_port,
       tlsCaFile: raw.outbound.tls_ca_file,
+      dnsblZones: raw.outbound.dnsbl_zones.map((z) => z.toLowerCase().replace(/\.$/, "")),
+      avoidListedIps: raw.outbound.avoid_listed_ips,
+      complaintRateWarning: raw.outbound.complaint_rate_warning,
     },
     dashboard: {
       enabled: raw.dashboard.enabled,

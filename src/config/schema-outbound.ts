@@ -2,6 +2,7 @@
 // delivery, TLS policy) and posting the events of sent mail to webhooks (E10). Apart from
 // schema.ts so each part of the config reads on its own; schema.ts composes the sections.
 import { Type } from "@sinclair/typebox";
+import { deliverabilityKeys } from "./schema-deliverability.ts";
 import { bool, duration, int, nonzeroDuration, section, size, str } from "./schema-keys.ts";
 import { DURATION_PATTERN } from "./units.ts";
 
@@ -97,6 +98,7 @@ export const OutboundSection = section(
       "180d",
       "how long a click-tracking link redirects, counted from when its message was accepted; then 410 Gone",
     ),
+    ...deliverabilityKeys,
   },
   "sending mail",
 );
