@@ -3,6 +3,7 @@
 // other nodes' writes can make stale listen for their notices (Engine.listen: PostgreSQL's
 // LISTEN; nothing to hear on SQLite, where one process writes).
 import { createSessionRepo } from "../dashboard/sessions.repo.ts";
+import { createSendingIpHealthRepo } from "../deliverability/sending-ip-health.repo.ts";
 import { createSendingDomainRepo, listenForSendingDomainChanges } from "../domains/sending-domains.repo.ts";
 import { createWebhookPostRepo } from "../events/webhook-posts.repo.ts";
 import { createAddressRepo, listenForAddressChanges } from "../inbound/addresses/addresses.repo.ts";
@@ -35,6 +36,7 @@ export async function commonRepos(engine: Engine, hooks: RepoHooks) {
     webhookPosts: createWebhookPostRepo(db),
     suppressions: createSuppressionRepo(db),
     stats: createStatsRepo(db),
+    sendingIpHealth: createSendingIpHealthRepo(db),
     async followSendingDomains(caches) {
       subscriptions.push(await listenForSendingDomainChanges(engine.listen, caches));
     },
