@@ -69,7 +69,7 @@ export function forwardConfirms(ip: string, forward: readonly string[]): boolean
  * The sentences /healthz and the dashboard show for an address, each saying what to do.
  * Nothing for an address whose checks all passed.
  */
-export function ipWarnings(h: SendingIpHealth): string[] {
+export function ipWarnings(h: Omit<SendingIpHealth, "checkedAtMs">): string[] {
   const out: string[] = [];
   if (h.ptr === null && !h.unknown.some((u) => u.check === "ptr"))
     out.push(`sending IP ${h.ip} has no PTR record: ask whoever owns the address (your host) to set its reverse DNS to ${h.helo}`);

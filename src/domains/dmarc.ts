@@ -89,8 +89,17 @@ export const NO_DMARC: DmarcRecord = { policy: "missing", strictDkim: false, str
  * is the sending domain and the return path is mta.<domain>: both align (relaxed) with mail
  * from the domain once their records are published, and SPF's only under aspf=r.
  */
+export interface HealthHosts {
+  /** The RSA key's TXT name (<selector>._domainkey.<domain>). */
+  dkim: string;
+  /** The return path's name (mta.<domain>) and the bounce host its CNAME points at. */
+  mta: string;
+  bounce: string;
+}
+
 export function domainHealth(
   domain: string,
+  hosts: HealthHosts,
   dmarc: DmarcRecord,
   checks: Record<CheckName, boolean>,
   reasons: Partial<Record<CheckName, string>>,
@@ -107,12 +116,12 @@ export function domainHealth(
     dmarcFix = `p=none only asks for reports: once they show all your mail from ${domain} aligned, change the record at ${dmarc.host} to p=quarantine, then p=reject, so others cannot send as ${domain}`;
   const dkimFix = dkimAligned
     ? null
-    : `publish the DKIM key record (TXT at the ${domain} dns_records' _domainkey name): our signatures use d=${domain}, which aligns with mail from ${domain} once receivers find the key${reasons.dkim ? ` (now: ${reasons.dkim})` : ""}`;
+    : `publish the TXT record at ${hosts.dkim} shown in dns_records (purpose dkim): our signatures use d=${domain}, which aligns with mail from ${domain} once receivers find the key${reasons.dkim ? ` (now: ${reasons.dkim})` : ""}`;
   let returnPathFix: string | null = null;
   if (!returnPathPasses)
-    returnPathFix = `publish the CNAME mta.${domain} shown in dns_records, and the SPF record it points at must authorise every sending IP: the return path bounces+...@mta.${domain} then passes SPF and aligns with ${domain}${reasons.return_path || reasons.spf ? ` (now: ${reasons.return_path ?? reasons.spf})` : ""}`;
+    returnPathFix = `publish the CNAME ${hosts.mta} → ${hosts.bounce} shown in dns_records, and the SPF record at ${hosts.bounce} must authorise every sending IP: the return path bounces+...@${hosts.mta} then passes SPF and aligns with ${domain}${reasons.return_path || reasons.spf ? ` (now: ${reasons.return_path ?? reasons.spf})` : ""}`;
   else if (dmarc.strictSpf)
-    returnPathFix = `the DMARC record at ${dmarc.host} asks for strict SPF alignment (aspf=s), but the return path is mta.${domain}: remove aspf=s (relaxed is the default) so SPF counts for DMARC too`;
+    returnPathFix = `the DMARC record at ${dmarc.host} asks for strict SPF alignment (aspf=s), but the return path is ${hosts.mta}: remove aspf=s (relaxed is the default) so SPF counts for DMARC too`;
   return {
     dmarc: dmarc.policy,
     dmarc_record: dmarc.text && dmarc.policy !== "missing" ? dmarc.text : null,

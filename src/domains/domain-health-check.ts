@@ -2,7 +2,7 @@
 // judges its health with the verifier's checks (dmarc.ts decides). A DNS failure is
 // reported as such and keeps the policy seen last, never turning it into "missing".
 import { type DnsResolver, isNoDataError } from "../lib/dns.ts";
-import { type DmarcRecord, type DomainHealth, dmarcHosts, dmarcRecordAt, domainHealth, NO_DMARC } from "./dmarc.ts";
+import { type DmarcRecord, type DomainHealth, dmarcHosts, dmarcRecordAt, domainHealth, type HealthHosts, NO_DMARC } from "./dmarc.ts";
 import type { CheckName } from "./sending-domain.ts";
 
 /** The record that applies to `domain`, or the failure that stopped the walk. */
@@ -27,6 +27,7 @@ export async function lookupDmarc(resolver: DnsResolver, domain: string): Promis
 export async function checkDomainHealth(
   resolver: DnsResolver,
   domain: string,
+  hosts: HealthHosts,
   checks: Record<CheckName, boolean>,
   reasons: Partial<Record<CheckName, string>>,
   previous: DomainHealth | null,
@@ -36,7 +37,7 @@ export async function checkDomainHealth(
     const kept: DmarcRecord = previous
       ? { ...NO_DMARC, policy: previous.dmarc, text: previous.dmarc_record, host: `_dmarc.${domain}` }
       : NO_DMARC;
-    return domainHealth(domain, kept, checks, reasons, dmarc.failed);
+    return domainHealth(domain, hosts, kept, checks, reasons, dmarc.failed);
   }
-  return domainHealth(domain, dmarc, checks, reasons);
+  return domainHealth(domain, hosts, dmarc, checks, reasons);
 }

@@ -1,5 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { dmarcHosts, dmarcRecordAt, domainHealth, NO_DMARC } from "../../src/domains/dmarc.ts";
+import { dmarcHosts, dmarcRecordAt, domainHealth as health, NO_DMARC } from "../../src/domains/dmarc.ts";
+
+const HOSTS = { dkim: "s1._domainkey.example.com", mta: "mta.example.com", bounce: "bounces.example.net" };
+const domainHealth = (domain: string, ...rest: Parameters<typeof health> extends [string, unknown, ...infer R] ? R : never) =>
+  health(domain, HOSTS, ...rest);
 
 const H = "_dmarc.example.com";
 
@@ -50,8 +54,20 @@ describe("domainHealth", () => {
   test.each([
     ["no DMARC record", NO_DMARC, all, "dmarc", "publish a TXT record at _dmarc.example.com"],
     ["p=none", dmarcRecordAt(H, [["v=DMARC1; p=none"]], true)!, all, "dmarc", "p=quarantine"],
-    ["no DKIM record", quarantine, { ...all, dkim: false, ed25519: false }, "dkim_aligned", "publish the DKIM key record"],
-    ["no return-path CNAME", quarantine, { ...all, return_path: false }, "return_path_aligned", "publish the CNAME mta.example.com"],
+    [
+      "no DKIM record",
+      quarantine,
+      { ...all, dkim: false, ed25519: false },
+      "dkim_aligned",
+      "publish the TXT record at s1._domainkey.example.com",
+    ],
+    [
+      "no return-path CNAME",
+      quarantine,
+      { ...all, return_path: false },
+      "return_path_aligned",
+      "publish the CNAME mta.example.com → bounces.example.net",
+    ],
     ["SPF fails", quarantine, { ...all, spf: false }, "return_path_aligned", "must authorise every sending IP"],
     ["aspf=s", dmarcRecordAt(H, [["v=DMARC1; p=reject; aspf=s"]], true)!, all, "return_path_aligned", "remove aspf=s"],
   ] as const)("%s", (_, dmarc, checks, point, text) => {
