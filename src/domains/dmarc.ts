@@ -1,9 +1,9 @@
 // A sending domain's DMARC policy and how its mail aligns with it (RFC 7489, RFC 9989),
 // with what to publish to fix each point. Pure, table-tested; the lookups are
 // domain-health-check.ts's.
-import type { CheckName } from "./sending-domain.ts";
+import type { CheckName, DmarcPolicy, DomainHealth } from "./sending-domain.ts";
 
-export type DmarcPolicy = "missing" | "none" | "quarantine" | "reject";
+export type { DmarcPolicy, DomainHealth };
 
 /** What a domain's DMARC record says, as far as our mail is concerned. */
 export interface DmarcRecord {
@@ -16,20 +16,6 @@ export interface DmarcRecord {
   host: string | null;
   /** The record's text, or why there is no usable one. */
   text: string | null;
-}
-
-/** A sending domain's deliverability health (API.md section 10: a sending domain's `health`). */
-export interface DomainHealth {
-  dmarc: DmarcPolicy;
-  dmarc_record: string | null;
-  /** Whether our DKIM signature (d= the sending domain) verifies and aligns with the From domain. */
-  dkim_aligned: boolean;
-  /** Whether the return path (mta.<domain>, the bounce domain) passes SPF and aligns with the From domain. */
-  return_path_aligned: boolean;
-  /** What to publish or change for each point that is not right; null when it is. */
-  fix: { dmarc: string | null; dkim_aligned: string | null; return_path_aligned: string | null };
-  /** When the DMARC lookup failed (a DNS failure): the policy is then "missing" until the next check. */
-  unknown: string | null;
 }
 
 const POLICIES = new Set(["none", "quarantine", "reject"]);

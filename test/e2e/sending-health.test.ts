@@ -19,6 +19,7 @@ const CONFIRMED = "192.0.2.10"; // PTR mx.postroom.test, which resolves back to 
 const MISMATCHED = "192.0.2.11"; // PTR host-11.isp.test, which resolves elsewhere
 const LISTED = "192.0.2.12"; // PTR mx.postroom.test, listed on bl.test
 const LISTED_V6 = "2001:db8::12"; // no PTR, listed on bl.test
+const PTR_FAILS = "192.0.2.13"; // its PTR lookup gets SERVFAIL
 const REASON = `Listed for spam; see https://bl.test/lookup?ip=${LISTED}`;
 
 let dns: TestDnsServer;
@@ -34,6 +35,8 @@ beforeAll(async () => {
   ]);
   dns.set(ptrQueryName(MISMATCHED), [{ type: "PTR", domain: "host-11.isp.test" }]);
   dns.set("host-11.isp.test", [{ type: "A", address: "198.51.100.11" }]);
+  dns.set(ptrQueryName(PTR_FAILS), [{ type: "FAIL", qtype: "PTR", rcode: "SERVFAIL" }]);
+  dns.set(dnsblQueryName(PTR_FAILS, "broken.test"), [{ type: "FAIL", qtype: "A", rcode: "SERVFAIL" }]);
   for (const ip of [LISTED, LISTED_V6])
     dns.set(dnsblQueryName(ip, "bl.test"), [
       { type: "A", address: "127.0.0.2" },
@@ -47,7 +50,7 @@ beforeAll(async () => {
     dnsServer: dns.address,
     extra: `[dashboard]\nadmin_tokens = ["${hashSecret(OPERATOR)}"]`,
     http: `metrics_token = "${hashSecret(METRICS_TOKEN)}"`,
-    outbound: `sending_ips = ["${CONFIRMED}", "${MISMATCHED}", "${LISTED}", "${LISTED_V6}"]\ndnsbl_zones = ["bl.test", "broken.test"]`,
+    outbound: `sending_ips = ["${CONFIRMED}", "${MISMATCHED}", "${LISTED}", "${PTR_FAILS}", "${LISTED_V6}"]\ndnsbl_zones = ["bl.test", "broken.test"]`,
   });
   await t.app.deliverability.sending.check();
 });
@@ -64,7 +67,7 @@ describe("GET /api/v0.1/operator/health/sending", () => {
   test("every sending IP, with when it was checked", async () => {
     const res = await t.json("GET", PATH, { auth: bearer(OPERATOR) });
     expect(res.status).toBe(200);
-    expect(res.body.ips.map((h: { ip: string }) => h.ip)).toEqual([CONFIRMED, MISMATCHED, LISTED, LISTED_V6]);
+    expect(res.body.ips.map((h: { ip: string }) => h.ip)).toEqual([CONFIRMED, MISMATCHED, LISTED, PTR_FAILS, LISTED_V6]);
     expect(Date.now() - Date.parse(res.body.checked_at)).toBeLessThan(60_000);
   });
 
@@ -101,12 +104,30 @@ describe("GET /api/v0.1/operator/health/sending", () => {
   });
 
   test("a blocklist that fails (SERVFAIL or no answer) is unknown, never not listed", async () => {
-    for (const ip of [CONFIRMED, MISMATCHED, LISTED, LISTED_V6]) {
+    for (const ip of [CONFIRMED, MISMATCHED, LISTED, PTR_FAILS, LISTED_V6]) {
       const h = await ipOf(ip);
       expect(h.listed.map((l: { zone: string }) => l.zone)).not.toContain("broken.test");
-      expect(h.unknown.map((u: { check: string }) => u.check)).toEqual(["broken.test"]);
+      expect(h.unknown.map((u: { check: string }) => u.check)).toContain("broken.test");
     }
     expect((await ipOf(MISMATCHED)).unknown[0].reason).toBe("the blocklist did not answer (ETIMEOUT)");
+  });
+
+  test("a PTR lookup that fails is unknown: neither a PTR nor its absence", async () => {
+    expect(await ipOf(PTR_FAILS)).toEqual({
+      ip: PTR_FAILS,
+      helo: HELO,
+      ptr: null,
+      fcrdns: null,
+      helo_matches: null,
+      listed: [],
+      unknown: [{ check: "ptr", reason: "the PTR lookup failed (ESERVFAIL)" }, brokenUnknown],
+      warnings: [
+        `sending IP ${PTR_FAILS}: the PTR check could not be made (the PTR lookup failed (ESERVFAIL))`,
+        `sending IP ${PTR_FAILS}: the broken.test blocklist check could not be made (the blocklist did not answer (ESERVFAIL))`,
+      ],
+    });
+    const scrape = await scrapeMetrics(t.app.httpPort!, METRICS_TOKEN);
+    expect(scrape.value("postroom_sending_ip_fcrdns", { ip: PTR_FAILS })).toBeUndefined();
   });
 
   test("an account's token gets 403, none 401", async () => {
