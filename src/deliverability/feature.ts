@@ -44,7 +44,7 @@ export function deliverabilityFeature(deps: DeliverabilityDeps): DeliverabilityF
         .then(() => sending.check())
         .catch((err) => logger.error("the sending IPs could not be checked", { err }));
     },
-    stop: () => sending.settle(),
+    stop: () => sending.stop(),
     jobs: [{ name: "check-sending-ips", every: "0 0 * * * *", run: () => sending.check(), oncePerCluster: true }],
   };
 }

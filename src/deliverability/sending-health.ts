@@ -27,6 +27,8 @@ export class SendingHealth {
   private readAtMs = -Infinity;
   private reading: Promise<void> | null = null;
   private checking: Promise<SendingIpHealth[]> | null = null;
+  private stopped = false;
+  private writing: Promise<void> | null = null;
 
   constructor(private readonly deps: SendingHealthDeps) {}
 
@@ -47,7 +49,10 @@ export class SendingHealth {
       const batch = addresses.slice(i, i + CHECK_CONCURRENCY);
       results.push(...(await Promise.all(batch.map((a) => checkSendingIp(this.deps.resolver, a, zones, this.deps.clock.nowMs())))));
     }
-    await this.deps.repo.replaceAll(results);
+    // Stopping does not wait for blocklists that do not answer: their results are dropped.
+    if (this.stopped) return results;
+    this.writing = this.deps.repo.replaceAll(results);
+    await this.writing;
     this.rows = results;
     this.readAtMs = this.deps.clock.nowMs();
     for (const h of results) {
@@ -69,7 +74,7 @@ export class SendingHealth {
    */
   warnings(): string[] {
     const now = this.deps.clock.nowMs();
-    if (now - this.readAtMs >= HEALTH_REREAD_MS && !this.reading) {
+    if (now - this.readAtMs >= HEALTH_REREAD_MS && !this.reading && !this.stopped) {
       this.reading = this.reread().finally(() => {
         this.reading = null;
       });
@@ -87,8 +92,12 @@ export class SendingHealth {
     }
   }
 
-  /** Waits for a check or read under way (at stop). */
-  async settle(): Promise<void> {
-    await Promise.allSettled([this.checking, this.reading]);
+  /**
+   * At stop: a check still asking DNS writes nothing when its answers come (the store is
+   * closing); a read or write under way is waited for.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.allSettled([this.reading, this.writing]);
   }
 }

@@ -1,12 +1,15 @@
 // Guard tests over the published surface: every route under an account needs that
-// account's bearer token, except E11, which needs the outbound account's key.
+// account's bearer token, except E11, which needs the outbound account's key; every
+// operator route (API.md section 10) an operator token.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { hashSecret } from "../../src/auth/secrets.ts";
 import { basic, bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
 
+const OPERATOR = "pr_operator_token_guard";
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ extra: `[dashboard]\nadmin_tokens = ["${hashSecret(OPERATOR)}"]` });
 });
 afterAll(() => t.stop());
 
@@ -24,6 +27,7 @@ const PUBLIC = new Set([
 ]);
 /** E11, the one route that takes the outbound account's SMTP key instead of the account's token. */
 const E11 = "POST /api/v0.1/:accountId/messages";
+const OPERATOR_PREFIX = "/api/v0.1/operator/";
 
 function concretePath(pattern: string, accountId: string): string {
   return pattern
@@ -36,7 +40,7 @@ describe("route table guard", () => {
   test("the table is not empty and every route is either public or under an account", () => {
     expect(t.app.routes.length).toBeGreaterThan(8);
     for (const r of t.app.routes) {
-      if (PUBLIC.has(`${r.method} ${r.path}`)) continue;
+      if (PUBLIC.has(`${r.method} ${r.path}`) || r.path.startsWith(OPERATOR_PREFIX)) continue;
       expect(r.path).toStartWith("/api/v0.1/:accountId/");
     }
   });
@@ -44,7 +48,7 @@ describe("route table guard", () => {
   test("every route under an account refuses a missing, wrong, foreign or wrong-kind credential", async () => {
     const failures: string[] = [];
     for (const r of t.app.routes) {
-      if (PUBLIC.has(`${r.method} ${r.path}`)) continue;
+      if (PUBLIC.has(`${r.method} ${r.path}`) || r.path.startsWith(OPERATOR_PREFIX)) continue;
       const scheme = `${r.method} ${r.path}` === E11 ? "smtpAuth" : "bearerAPIToken";
       const pathId = scheme === "smtpAuth" ? ACCOUNT_A.outboundId : ACCOUNT_A.id;
       const path = concretePath(r.path, pathId) + (r.path.includes("custom_domains") ? "?address_id=00000000000000000000" : "");
@@ -65,6 +69,30 @@ describe("route table guard", () => {
       }
       const ok = await t.call(r.method, path, { auth: bearer(right), body: r.method === "GET" || r.method === "DELETE" ? undefined : {} });
       if (ok.status === 401 || ok.status === 403) failures.push(`${r.method} ${r.path} with the right credential: ${ok.status}`);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  test("every operator route takes an operator token only: none or a wrong one 401, an account's token or key 403", async () => {
+    const operatorRoutes = t.app.routes.filter((r) => r.path.startsWith(OPERATOR_PREFIX));
+    expect(operatorRoutes.length).toBeGreaterThan(0);
+    const failures: string[] = [];
+    for (const r of operatorRoutes) {
+      const path = concretePath(r.path, ACCOUNT_A.id);
+      const body = r.method === "GET" || r.method === "DELETE" ? undefined : {};
+      const expectations: [string | null, number][] = [
+        [null, 401],
+        [bearer("pr_not_a_token"), 401],
+        [bearer(ACCOUNT_A.token), 403],
+        [bearer(ACCOUNT_A.smtpKey), 403],
+      ];
+      for (const [auth, status] of expectations) {
+        const res = await t.call(r.method, path, { auth, body });
+        if (res.status !== status)
+          failures.push(`${r.method} ${r.path} with ${auth ?? "no credential"}: ${res.status}, expected ${status}`);
+      }
+      const ok = await t.call(r.method, path, { auth: bearer(OPERATOR), body });
+      if (ok.status === 401 || ok.status === 403) failures.push(`${r.method} ${r.path} with an operator token: ${ok.status}`);
     }
     expect(failures).toEqual([]);
   });

@@ -11,6 +11,7 @@ type Schemas = components["schemas"];
 export async function callEveryOperation(
   baseUrl: string,
   account: { id: string; token: string; outboundId: string; smtpKey: string },
+  operatorToken: string,
 ): Promise<[string, number][]> {
   const api = createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${account.token}` } });
   const sending = createClient<paths>({ baseUrl, headers: { authorization: `Basic ${btoa(`${account.outboundId}:${account.smtpKey}`)}` } });
@@ -189,6 +190,12 @@ export async function callEveryOperation(
   note("retryWebhook", await api.POST("/api/v0.1/{accountId}/webhook/retry", outbound));
 
   note("deleteAddress", await api.DELETE("/api/v0.1/{accountId}/addresses/{addressId}", { params: { path: { accountId, addressId } } }));
+  const operator = createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${operatorToken}` } });
+  const sendingHealth = await operator.GET("/api/v0.1/operator/health/sending");
+  note("getSendingHealth", sendingHealth);
+  sendingHealth.data?.ips[0]?.fcrdns satisfies boolean | null | undefined;
+  sendingHealth.data?.checked_at satisfies string | null | undefined;
+
   return seen;
 }
 
