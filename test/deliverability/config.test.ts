@@ -1,7 +1,10 @@
 // The deliverability keys: outbound.dnsbl_zones (DESIGN.md's default), avoid_listed_ips
 // and complaint_rate_warning; a bad value is an error naming the key.
 import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseConfigText } from "../../src/config/load.ts";
+import { tempDir } from "../helpers/tmp.ts";
 
 const problemsOf = (toml: string): string[] => {
   const r = parseConfigText(toml);
@@ -40,4 +43,20 @@ describe("outbound deliverability keys", () => {
   test("the complaint rate warning is a fraction", () => {
     expect(problemsOf(`[outbound]\ncomplaint_rate_warning = 2`)).toEqual([expect.stringMatching(/^outbound\.complaint_rate_warning: /)]);
   });
+});
+
+test("postroom check-config names outbound.dnsbl_zones for a zone that is not a domain name", () => {
+  const dir = tempDir();
+  try {
+    const file = join(dir.path, "postroom.toml");
+    writeFileSync(file, `[outbound]\ndnsbl_zones = ["zen.spamhaus.org", "127.0.0.1"]\n`);
+    const main = new URL("../../src/main.ts", import.meta.url).pathname;
+    const run = Bun.spawnSync([process.execPath, main, "check-config", "--config", file]);
+    expect(run.exitCode).toBe(1);
+    expect(run.stdout.toString() + run.stderr.toString()).toContain(
+      'outbound.dnsbl_zones[1]: must be a domain name, the blocklist\'s zone (e.g. "zen.spamhaus.org")',
+    );
+  } finally {
+    dir.remove();
+  }
 });
