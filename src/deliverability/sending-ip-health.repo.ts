@@ -1,9 +1,11 @@
 // SQL for the sending IPs' health (sending-ip-health.port.ts), written once for both
-// engines against a Db. The hourly check runs on one node (a job lease) and replaces the
-// rows in one transaction, so a reader sees one check's rows, never half of two.
+// engines against a Db. The hourly check runs on one node (a job lease), but every node
+// checks once when it starts, so two may replace the rows at once: each upserts its rows
+// (in one order, so two cannot deadlock) and deletes the others, in one transaction, so a
+// reader sees one check's rows, never half of two.
 import type { Db } from "../store/db/db.ts";
 import { collateC, toInt } from "../store/db/dialect.ts";
-import { sql } from "../store/db/sql.ts";
+import { inList, sql } from "../store/db/sql.ts";
 import type { SendingIpHealthRepo } from "./sending-ip-health.port.ts";
 import type { SendingIpHealth } from "./sending-ip.ts";
 
@@ -36,12 +38,21 @@ export function createSendingIpHealthRepo(db: Db): SendingIpHealthRepo {
   return {
     async replaceAll(rows) {
       await db.tx(async (tx) => {
-        await tx.run(sql`DELETE FROM sending_ip_health`);
-        for (const h of rows) {
+        const sorted = [...rows].sort((a, b) => (a.ip < b.ip ? -1 : a.ip > b.ip ? 1 : 0));
+        for (const h of sorted) {
           await tx.run(sql`INSERT INTO sending_ip_health (ip, helo, ptr, fcrdns, helo_matches, listed_json, unknown_json, checked_at)
             VALUES (${h.ip}, ${h.helo}, ${h.ptr}, ${bit(h.fcrdns)}, ${bit(h.helo_matches)}, ${JSON.stringify(h.listed)},
-              ${JSON.stringify(h.unknown)}, ${h.checkedAtMs})`);
+              ${JSON.stringify(h.unknown)}, ${h.checkedAtMs})
+            ON CONFLICT (ip) DO UPDATE SET helo = excluded.helo, ptr = excluded.ptr, fcrdns = excluded.fcrdns,
+              helo_matches = excluded.helo_matches, listed_json = excluded.listed_json, unknown_json = excluded.unknown_json,
+              checked_at = excluded.checked_at`);
         }
+        await tx.run(
+          sql`DELETE FROM sending_ip_health WHERE NOT (${inList(
+            "ip",
+            sorted.map((h) => h.ip),
+          )})`,
+        );
       });
     },
     async list() {

@@ -57,4 +57,15 @@ describe.each(STORE_ENGINES)("SendingIpHealthRepo on $name", (engine) => {
     await repo.replaceAll([]);
     expect(await repo.list()).toEqual([]);
   });
+
+  it("two nodes replacing the rows at once (each checks when it starts) both succeed; one check's rows remain", async () => {
+    const first = [row("192.0.2.1"), row("192.0.2.2"), row("192.0.2.3")];
+    const second = first.map((h) => ({ ...h, checkedAtMs: NOW_MS + 1 })).reverse();
+    await repo.replaceAll([row("192.0.2.9")]);
+    const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => repo.replaceAll(i % 2 ? second : first)));
+    expect(results.filter((r) => r.status === "rejected")).toEqual([]);
+    const rows = await repo.list();
+    expect(rows.map((h) => h.ip)).toEqual(["192.0.2.1", "192.0.2.2", "192.0.2.3"]);
+    expect(new Set(rows.map((h) => h.checkedAtMs)).size).toBe(1);
+  });
 });
