@@ -11,6 +11,7 @@ import { tenantsFeature } from "./auth/feature.ts";
 import type { Config } from "./config/config.ts";
 import { restartNeededFor } from "./config/reload.ts";
 import { dashboardDeps } from "./dashboard/routes.ts";
+import { type DeliverabilityFeature, deliverabilityFeature } from "./deliverability/feature.ts";
 import type { DomainService } from "./domains/service.ts";
 import { domainsFeature } from "./domains/feature.ts";
 import type { SendingDomainCaches } from "./domains/sending-domains.port.ts";
@@ -75,6 +76,8 @@ export class App {
   readonly budget: MemoryBudget;
   private readonly clock: Clock;
   private readonly metrics: Metrics;
+  /** The sending IPs' health and the complaint rates (tests run a check through it). */
+  readonly deliverability: DeliverabilityFeature;
   private readonly listeners: Listeners;
   /** In the order they start; they stop in reverse. */
   private readonly features: readonly Feature[];
@@ -103,6 +106,7 @@ export class App {
     const tenants = tenantsFeature({ ...common, repo: repos.tenants, follow: (onChange) => repos.followTenants(onChange) });
     const tls = tlsFeature({ ...common, store: repos.tls });
     this.tls = tls.manager;
+    const deliverability = (this.deliverability = deliverabilityFeature({ ...common, repos }));
     const metrics = (this.metrics = createMetrics({
       queue: repos.outbound,
       outbox: repos.outbox,
@@ -111,6 +115,11 @@ export class App {
       mailInFlight: () => ({ bytes: budget.inFlightBytes, budget: budget.capacityBytes, waiting: budget.waitingCount }),
       version: VERSION,
       nodeId,
+      deliverability: {
+        sendingIps: () => deliverability.sending.list(),
+        zones: () => this.current.outbound.dnsblZones,
+        complaintRates: () => deliverability.complaintRates(),
+      },
     }));
     const follow = (caches: SendingDomainCaches) => repos.followSendingDomains(caches);
     const domains = domainsFeature({ ...common, repo: repos.sendingDomains, follow, encryptionKey: key("dkim") });
@@ -148,6 +157,7 @@ export class App {
         tls: tls.manager.status(),
         queue: await repos.outbound.queueDepth(clock.nowMs()),
         webhook_events_pending: await repos.outbox.countPending(),
+        sending_ips: await deliverability.sending.list(),
       }),
     });
     const { router, apiRoutes, routeOf } = buildRouter({
@@ -174,6 +184,7 @@ export class App {
       kept: inbound.kept,
       tenants: tenants.admin,
       audit: repos.audit,
+      deliverability,
       dashboard,
     });
     this.handle = serveHttp({ config: current, logger, metrics, diskFull, handle: (req) => router.handle(req), routeOf });
@@ -187,10 +198,10 @@ export class App {
     });
 
     const onRun = (job: string) => metrics.jobRun(job);
-    const featureJobs = [domains, inbound, outbound, tls].flatMap((f) => f.jobs ?? []);
+    const featureJobs = [domains, inbound, outbound, tls, deliverability].flatMap((f) => f.jobs ?? []);
     const jobs = jobsFeature({ ...common, leases: repos.jobLeases, retention: repos.retention, onRun }, featureJobs);
     this.retention = jobs.retention;
-    this.features = [tenants, domains, inbound, outbound, events, tls, this.listeners, jobs];
+    this.features = [tenants, domains, inbound, outbound, events, deliverability, tls, this.listeners, jobs];
   }
 
   static async start(opts: AppOptions): Promise<App> {
@@ -274,6 +285,7 @@ export class App {
 
   health(): HealthReport {
     const warnings = tlsHealthWarnings(this.tls.status(), this.current.tls.expiryWarningMs, this.clock.nowMs());
+    warnings.push(...this.deliverability.sending.warnings());
     return healthReport(this.repos, this.listeners.checks(), warnings, Date.now());
   }
 

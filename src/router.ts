@@ -22,6 +22,7 @@ import { operatorCredentialRoutes } from "./api/operator-credentials.ts";
 import { OPENAPI_PATH } from "./api/paths.ts";
 import { sendBody } from "./api/send-body.ts";
 import { sendingDomainRoutes } from "./api/sending-domains.ts";
+import { sendingHealthRoutes } from "./api/sending-health.ts";
 import { statsRoutes } from "./api/stats.ts";
 import { suppressionRoutes } from "./api/suppressions.ts";
 import { trackingRoutes } from "./api/tracking.ts";
@@ -144,7 +145,9 @@ export function buildRouter(deps: RouterDeps) {
     ),
     group("send", (g) => g.use(messageRoutes(deps.send, deps.logger))),
     // The operator's routes (API.md section 10), each module one .use here.
-    group("operator", (g) => g.use(operatorAccountRoutes(deps)).use(operatorCredentialRoutes(deps)).use(operatorAuditRoutes(deps))),
+    group("operator", (g) =>
+      g.use(operatorAccountRoutes(deps)).use(operatorCredentialRoutes(deps)).use(operatorAuditRoutes(deps)).use(sendingHealthRoutes(deps)),
+    ),
     group(
       "account",
       (g) =>

@@ -10,6 +10,7 @@ import type { CustomDomainRepo } from "../inbound/addresses/custom-domains.port.
 import type { StatusRepo } from "../inbound/statuses/statuses.port.ts";
 import type { SendingDomainRepo } from "../domains/sending-domains.port.ts";
 import type { DomainService } from "../domains/service.ts";
+import type { DeliverabilityFeature } from "../deliverability/feature.ts";
 import type { OutboundRepo } from "../outbound/queue/queue.port.ts";
 import type { SuppressionRepo } from "../outbound/suppressions/suppressions.port.ts";
 import type { SendDeps } from "../outbound/sending/send.ts";
@@ -72,4 +73,6 @@ export interface ApiDeps {
   tenants: TenantAdmin;
   /** The operator audit log's reads. */
   audit: AuditRepo;
+  /** The sending IPs' health (GET /operator/health/sending) and the complaint rates (the overview). */
+  deliverability: Pick<DeliverabilityFeature, "sending" | "complaintRates">;
 }

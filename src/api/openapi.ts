@@ -73,7 +73,10 @@ const TAGS = [
       "an outbound account's events webhook: its POSTs and the answers, a test event, retry now; its webhook endpoints, each with its event filter and signing secret",
   },
   { name: "Operations", description: "whether the server is up" },
-  { name: "Operator", description: "(beyond) the operator's API: accounts, their tokens and outbound accounts, the audit log" },
+  {
+    name: "Operator",
+    description: "(beyond) the operator's API: accounts, their tokens and outbound accounts, the audit log, the sending IPs' health",
+  },
   { name: "Webhooks", description: "POSTs Postroom makes to your URLs" },
 ];
 

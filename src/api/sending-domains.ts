@@ -29,6 +29,33 @@ const DnsRecordSchema = t.Object(
   { additionalProperties: false, title: "DnsRecord" },
 );
 
+const fixText = (what: string) => t.Union([t.String(), t.Null()], { description: `what to publish or change so ${what}; null when it is` });
+
+const DomainHealthSchema = t.Object(
+  {
+    dmarc: t.Union([t.Literal("missing"), t.Literal("none"), t.Literal("quarantine"), t.Literal("reject")], {
+      description: "the DMARC policy receivers apply to mail from the domain (its _dmarc record, or a parent's)",
+    }),
+    dmarc_record: t.Union([t.String(), t.Null()], { description: "the DMARC record found; null when none" }),
+    dkim_aligned: t.Boolean({ description: "our DKIM signature (d= the domain) verifies, so DMARC passes on DKIM" }),
+    return_path_aligned: t.Boolean({
+      description: "the return path (mta_domain) passes SPF and aligns with the domain under its DMARC record",
+    }),
+    fix: t.Object(
+      {
+        dmarc: fixText("the domain has an enforced DMARC policy"),
+        dkim_aligned: fixText("DKIM aligns"),
+        return_path_aligned: fixText("the return path aligns"),
+      },
+      { additionalProperties: false },
+    ),
+    unknown: t.Union([t.String(), t.Null()], {
+      description: "why the DMARC lookup failed at the last check (the policy shown is the one seen before); null when it did not",
+    }),
+  },
+  { additionalProperties: false, title: "DomainHealth" },
+);
+
 const SendingDomainSchema = t.Object(
   {
     id: t.String({ pattern: "^[0-9a-f]{16}$" }),
@@ -55,6 +82,10 @@ const SendingDomainSchema = t.Object(
     dkim_ed25519_domain: t.String(),
     dkim_ed25519_public_record: t.String(),
     dkim_ed25519_verified: t.Boolean(),
+    health: t.Union([DomainHealthSchema, t.Null()], {
+      description:
+        "(beyond) deliverability: DMARC and alignment with what to fix, at the last check (E18 or the hourly verifier); null until checked",
+    }),
   },
   { additionalProperties: false, title: "SendingDomain" },
 );
@@ -116,6 +147,7 @@ export function sendingDomainRoutes(deps: SendingDomainDeps) {
       dkim_ed25519_domain: names.ed25519Domain,
       dkim_ed25519_public_record: ed25519Record(d.ed25519PublicKey),
       dkim_ed25519_verified: d.checks.ed25519,
+      health: d.health,
     };
   };
   const owned = async (account: AccountConfig, id: string) => {

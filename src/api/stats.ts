@@ -2,6 +2,7 @@
 // hourly counts (src/stats/): inbound messages by outcome and outbound events by kind over
 // the last 24 hours or 7 days, the account's queue and webhook backlog, and warnings.
 import { t } from "elysia";
+import { complaintWarnings } from "../deliverability/complaints.ts";
 import { isoTime } from "../lib/clock.ts";
 import { buckets, periodStartMs, PERIODS, SERIES, type PeriodName } from "../stats/hourly.ts";
 import { accountRoutes } from "./context.ts";
@@ -29,13 +30,25 @@ const StatsSchema = t.Object(
     totals: t.Object({ inbound: counts(SERIES.inbound), outbound: counts(SERIES.outbound) }, { additionalProperties: false }),
     queue: t.Object({ recipients: t.Integer({ description: "recipients of the account's messages waiting for a delivery attempt" }) }),
     webhook_backlog: t.Object({ events: t.Integer(), oldest_at: t.Union([t.String({ format: "date-time" }), t.Null()]) }),
+    complaint_rates: t.Array(
+      t.Object(
+        {
+          outbound_account_id: t.String(),
+          delivered: t.Integer({ minimum: 0, description: "messages delivered in the last 24 hours" }),
+          complaints: t.Integer({ minimum: 0, description: "spam complaints (ARF reports) received in the last 24 hours" }),
+          rate: t.Number({ description: "complaints per delivered message; Gmail and Yahoo refuse bulk senders above 0.003" }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: "(beyond) each outbound account's complaint rate over the last 24 hours, whatever the period" },
+    ),
     warnings: t.Array(t.String(), { description: "what needs a look, in words" }),
   },
   { additionalProperties: false, title: "Stats" },
 );
 
 /** What the routes take of the API's dependencies. */
-export type StatsDeps = Pick<ApiDeps, "clock" | "statuses" | "stats" | "health">;
+export type StatsDeps = Pick<ApiDeps, "clock" | "statuses" | "stats" | "health" | "deliverability" | "config">;
 
 export function statsRoutes(deps: StatsDeps) {
   return accountRoutes("stats").get(
@@ -57,6 +70,7 @@ export function statsRoutes(deps: StatsDeps) {
       const totals = { inbound: sum(inbound), outbound: sum(outbound) };
       const backlog = await deps.stats.webhookBacklog(account.outbound.map((o) => o.id));
       const domains = await deps.stats.domainsNeedingCare(account.id);
+      const rates = await deps.deliverability.complaintRates(account.outbound.map((o) => o.id));
       return {
         period: name,
         bucket_seconds: period.bucketMs / 1000,
@@ -64,7 +78,16 @@ export function statsRoutes(deps: StatsDeps) {
         totals,
         queue: { recipients: await deps.stats.queuedRecipients(account.id) },
         webhook_backlog: { events: backlog.events, oldest_at: backlog.oldestMs === null ? null : isoTime(backlog.oldestMs) },
-        warnings: overviewWarnings({ ...totals, domains, backlogOldestMs: backlog.oldestMs, nowMs, tls: deps.health().warnings }),
+        complaint_rates: rates.map((r) => ({
+          outbound_account_id: r.outboundId,
+          delivered: r.deliveries,
+          complaints: r.complaints,
+          rate: r.rate,
+        })),
+        warnings: [
+          ...overviewWarnings({ ...totals, domains, backlogOldestMs: backlog.oldestMs, nowMs, tls: deps.health().warnings }),
+          ...complaintWarnings(rates, deps.config().outbound.complaintRateWarning),
+        ],
       };
     },
     {

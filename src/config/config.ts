@@ -169,6 +169,12 @@ export interface Config {
     tlsCaFile: string;
     /** Webhook endpoints an outbound account may have through the API. */
     webhookEndpointsMax: number;
+    /** DNS blocklist zones every sending IP is checked on (outbound.dnsbl_zones), lower case, no final dot. */
+    dnsblZones: string[];
+    /** A pool opens no new connection from a listed address while it has others (outbound.avoid_listed_ips). */
+    avoidListedIps: boolean;
+    /** Complaints per delivered message over 24 h above which /healthz warns (outbound.complaint_rate_warning). */
+    complaintRateWarning: number;
   };
   domains: { recheckUnverifiedMs: number; recheckVerifiedMs: number; graceMs: number };
   retention: {

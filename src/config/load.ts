@@ -172,6 +172,9 @@ export function toConfig(raw: RawConfig): Config {
       mtaStsPort: raw.outbound.mta_sts_port,
       tlsCaFile: raw.outbound.tls_ca_file,
       webhookEndpointsMax: raw.outbound.webhook_endpoints_max,
+      dnsblZones: raw.outbound.dnsbl_zones.map((z) => z.toLowerCase().replace(/\.$/, "")),
+      avoidListedIps: raw.outbound.avoid_listed_ips,
+      complaintRateWarning: raw.outbound.complaint_rate_warning,
     },
     dashboard: {
       enabled: raw.dashboard.enabled,

@@ -3,6 +3,7 @@
 // schema.ts so each part of the config reads on its own; schema.ts composes the sections.
 import { Type } from "@sinclair/typebox";
 import { IpPools } from "./schema-ip-pools.ts";
+import { deliverabilityKeys } from "./schema-deliverability.ts";
 import { bool, duration, int, nonzeroDuration, section, size, str } from "./schema-keys.ts";
 import { DURATION_PATTERN } from "./units.ts";
 
@@ -105,6 +106,7 @@ export const OutboundSection = section(
       100,
       "webhook endpoints an outbound account may have through the API (besides the config's webhook): each is one more POST of every event it takes",
     ),
+    ...deliverabilityKeys,
   },
   "sending mail",
 );

@@ -59,6 +59,7 @@ export interface SendingDomainRow {
   return_path_verified: number;
   spf_verified: number;
   reasons_json: string;
+  health_json: string | null;
   verified_at: number | null;
   failing_since: number | null;
   checked_at: number | null;
@@ -83,6 +84,7 @@ export const sendingDomainFromRow = (r: SendingDomainRow): SendingDomain => ({
     spf: r.spf_verified === 1,
   },
   reasons: JSON.parse(r.reasons_json),
+  health: r.health_json === null ? null : JSON.parse(r.health_json),
   verifiedAtMs: r.verified_at,
   failingSinceMs: r.failing_since,
   checkedAtMs: r.checked_at,

@@ -62,7 +62,7 @@ const fromRow = (r: Row): SendingDomain =>
 
 const COLUMNS = sql`id, account_id, domain, dkim_selector, dkim_public_key, dkim_private_key_enc, ed25519_selector, ed25519_public_key,
   ed25519_private_key_enc, dkim_verified, ed25519_verified, return_path_verified, spf_verified, reasons_json, verified_at,
-  failing_since, checked_at, next_check_at, created_at`;
+  failing_since, checked_at, next_check_at, created_at, health_json`;
 
 export function createSendingDomainRepo(db: Db): SendingDomainRepo {
   const { onChange, changed } = changeListeners();
@@ -74,7 +74,8 @@ export function createSendingDomainRepo(db: Db): SendingDomainRepo {
           await tx.run(sql`INSERT INTO sending_domains (${COLUMNS}) VALUES (${d.id}, ${d.accountId}, ${d.domain}, ${d.dkimSelector},
             ${d.dkimPublicKey}, ${d.dkimPrivateKeyEnc}, ${d.ed25519Selector}, ${d.ed25519PublicKey}, ${d.ed25519PrivateKeyEnc},
             ${d.checks.dkim}, ${d.checks.ed25519}, ${d.checks.return_path}, ${d.checks.spf}, ${JSON.stringify(d.reasons)},
-            ${d.verifiedAtMs}, ${d.failingSinceMs}, ${d.checkedAtMs}, ${d.nextCheckAtMs}, ${d.createdAtMs})`);
+            ${d.verifiedAtMs}, ${d.failingSinceMs}, ${d.checkedAtMs}, ${d.nextCheckAtMs}, ${d.createdAtMs},
+            ${d.health === null ? null : JSON.stringify(d.health)})`);
           // A node that looked the from domain up before keeps that it had none: announced so it looks again.
           await announce(tx, SENDING_DOMAIN_CHANGES_CHANNEL, d.id);
         });
@@ -124,7 +125,7 @@ export function createSendingDomainRepo(db: Db): SendingDomainRepo {
     async recordCheck(id, o, events) {
       await db.tx(async (tx) => {
         await tx.run(sql`UPDATE sending_domains SET dkim_verified = ${o.checks.dkim}, ed25519_verified = ${o.checks.ed25519},
-          return_path_verified = ${o.checks.return_path}, spf_verified = ${o.checks.spf}, reasons_json = ${JSON.stringify(o.reasons)},
+          return_path_verified = ${o.checks.return_path}, spf_verified = ${o.checks.spf}, reasons_json = ${JSON.stringify(o.reasons)}, health_json = ${o.health === null ? null : JSON.stringify(o.health)},
           verified_at = ${o.verifiedAtMs}, failing_since = ${o.failingSinceMs}, checked_at = ${o.checkedAtMs}, next_check_at = ${o.nextCheckAtMs}
           WHERE id = ${id}`);
         for (const e of events) {

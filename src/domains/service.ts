@@ -7,7 +7,8 @@ import type { DnsResolver } from "../lib/dns.ts";
 import { newId16 } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
 import { BoundedCache } from "../lib/bounded-cache.ts";
-import { checkDomain } from "./checker.ts";
+import { checkDomain, namesOf } from "./checker.ts";
+import { checkDomainHealth } from "./domain-health-check.ts";
 import { encryptSecret, newEd25519Key, newRsaKey, newSelector } from "./keys.ts";
 import { SignPool, signWorkerCount } from "./sign-pool.ts";
 import { SENDING_DOMAIN_CACHE_MAX_AGE_MS, type SendingDomainCaches, type SendingDomainRepo } from "./sending-domains.port.ts";
@@ -87,6 +88,7 @@ export class DomainService implements SendingDomainCaches {
       ed25519PrivateKeyEnc: encryptSecret(ed.privateKeyPem, this.deps.encryptionKey),
       checks: { dkim: false, ed25519: false, return_path: false, spf: false },
       reasons: {},
+      health: null,
       verifiedAtMs: null,
       failingSinceMs: null,
       checkedAtMs: null,
@@ -108,6 +110,9 @@ export class DomainService implements SendingDomainCaches {
       sendingIps: config.outbound.sendingIps,
       hostname: config.hostname,
     });
+    const names = namesOf(d, config.outbound.bounceHost);
+    const hosts = { dkim: names.dkimDomain, mta: names.mtaDomain, bounce: names.requiredCname };
+    const health = await checkDomainHealth(this.deps.resolver, d.domain, hosts, checks, reasons, d.health);
     const next = nextState(d, checks, reasons as Record<string, string>, now, {
       unverifiedMs: config.domains.recheckUnverifiedMs,
       verifiedMs: config.domains.recheckVerifiedMs,
@@ -117,6 +122,7 @@ export class DomainService implements SendingDomainCaches {
     const outcome = {
       checks,
       reasons,
+      health,
       verifiedAtMs: next.verifiedAtMs,
       failingSinceMs: next.failingSinceMs,
       checkedAtMs: now,

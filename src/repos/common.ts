@@ -5,6 +5,7 @@
 import { createAuditRepo } from "../auth/audit.repo.ts";
 import { createTenantRepo, TENANT_CHANGES_CHANNEL } from "../auth/tenants.repo.ts";
 import { createSessionRepo } from "../dashboard/sessions.repo.ts";
+import { createSendingIpHealthRepo } from "../deliverability/sending-ip-health.repo.ts";
 import { createSendingDomainRepo, listenForSendingDomainChanges } from "../domains/sending-domains.repo.ts";
 import { createWebhookPostRepo } from "../events/webhook-posts.repo.ts";
 import { createWebhookEndpointRepo } from "../events/webhook-endpoints.repo.ts";
@@ -43,6 +44,7 @@ export async function commonRepos(engine: Engine, hooks: RepoHooks) {
     warmup: createWarmupRepo(db),
     tenants: createTenantRepo(db),
     audit: createAuditRepo(db),
+    sendingIpHealth: createSendingIpHealthRepo(db),
     async followSendingDomains(caches) {
       subscriptions.push(await listenForSendingDomainChanges(engine.listen, caches));
     },

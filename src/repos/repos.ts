@@ -3,6 +3,7 @@
 // engine from SQLite's store (sqlite.ts) or PostgreSQL's pool (postgres.ts). The App takes
 // them through their ports only; which engine answers is decided once, by store.url (open.ts).
 import type { SessionRepo } from "../dashboard/sessions.port.ts";
+import type { SendingIpHealthRepo } from "../deliverability/sending-ip-health.port.ts";
 import type { SendingDomainCaches, SendingDomainRepo } from "../domains/sending-domains.port.ts";
 import type { OutboxRepo } from "../events/outbox.port.ts";
 import type { WebhookPostRepo } from "../events/webhook-posts.port.ts";
@@ -52,6 +53,8 @@ export interface Repos {
   webhookEndpoints: WebhookEndpointRepo;
   tls: TlsStore;
   stats: StatsRepo;
+  /** The sending IPs' last health check (src/deliverability/). */
+  sendingIpHealth: SendingIpHealthRepo;
   sessions: SessionRepo;
   idempotency: IdempotencyRepo;
   mtaSts: StsStore;

@@ -7,6 +7,8 @@ export const HOUR_MS = 3_600_000;
 export const SERIES = {
   inbound: ["successful", "rejected", "delayed"],
   outbound: ["delivery", "bounce", "deferral", "open", "click"],
+  // Per outbound account (its ID in account_id), for the complaint rate (src/deliverability/).
+  outbound_account: ["delivery", "complaint"],
 } as const;
 export type Series = keyof typeof SERIES;
 

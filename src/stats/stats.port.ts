@@ -13,6 +13,11 @@ export type HourlyCount = Pick<Count, "hour" | "key" | "count">;
 export interface StatsRepo {
   /** The hourly rows of an account's series from `fromMs` on, in no particular order. */
   hourly(accountId: string, series: Series, fromMs: number): Promise<HourlyCount[]>;
+  /** Deliveries and complaints of these outbound accounts since `fromMs` (whole hours), summed per account and key. */
+  outboundAccountCounts(
+    outboundIds: readonly string[],
+    fromMs: number,
+  ): Promise<{ outboundId: string; key: "delivery" | "complaint" | string; count: number }[]>;
   /** Recipients of the account's messages waiting for a delivery attempt. */
   queuedRecipients(accountId: string): Promise<number>;
   /** Events of these outbound accounts waiting for their webhook receiver, and the time of the oldest. */

@@ -37,12 +37,18 @@ export function* countInto(items: Iterable<Happening>): Script<void> {
 export function* countEvents(events: readonly { messageId: string; kind: string; createdAtMs: number }[]): Script<void> {
   if (events.length === 0) return;
   const ids = [...new Set(events.map((e) => e.messageId))];
-  const rows = yield* all<{ id: string; account_id: string }>(sql`SELECT id, account_id FROM outbound_messages WHERE ${inList("id", ids)}`);
-  const accountOf = new Map(rows.map((r) => [r.id, r.account_id]));
+  const rows = yield* all<{ id: string; account_id: string; outbound_account_id: string }>(
+    sql`SELECT id, account_id, outbound_account_id FROM outbound_messages WHERE ${inList("id", ids)}`,
+  );
+  const messageOf = new Map(rows.map((r) => [r.id, r]));
   const items: Happening[] = [];
   for (const e of events) {
-    const accountId = accountOf.get(e.messageId);
-    if (accountId !== undefined) items.push({ accountId, atMs: e.createdAtMs, series: "outbound", key: e.kind });
+    const m = messageOf.get(e.messageId);
+    if (m === undefined) continue;
+    items.push({ accountId: m.account_id, atMs: e.createdAtMs, series: "outbound", key: e.kind });
+    // The complaint rate's two counts, per outbound account.
+    if (e.kind === "delivery" || e.kind === "complaint")
+      items.push({ accountId: m.outbound_account_id, atMs: e.createdAtMs, series: "outbound_account", key: e.kind });
   }
   yield* countInto(items);
 }
@@ -54,6 +60,13 @@ export function createStatsRepo(db: Db): StatsRepo {
       const rows = await db.all<{ hour: unknown; key: string; count: unknown }>(sql`SELECT hour, key, count FROM stats_hourly
         WHERE account_id = ${accountId} AND series = ${series} AND hour >= ${fromMs}`);
       return rows.map((r) => ({ hour: toInt(r.hour, "stats_hourly.hour"), key: r.key, count: toInt(r.count, "stats_hourly.count") }));
+    },
+    async outboundAccountCounts(outboundIds, fromMs) {
+      if (outboundIds.length === 0) return [];
+      const rows = await db.all<{ account_id: string; key: string; n: unknown }>(sql`SELECT account_id, key, SUM(count) AS n
+        FROM stats_hourly WHERE ${inList("account_id", outboundIds)} AND series = 'outbound_account' AND hour >= ${fromMs}
+        GROUP BY account_id, key`);
+      return rows.map((r) => ({ outboundId: r.account_id, key: r.key, count: toInt(r.n, "stats_hourly.count") }));
     },
     async queuedRecipients(accountId) {
       // From the queued entries of the due index to their messages: the queue is short next to the messages kept.

@@ -2,9 +2,9 @@
 // account's bearer token, except E11, which needs the outbound account's key; every
 // operator route (API.md section 10) an operator token.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { hashSecret } from "../../src/auth/secrets.ts";
 import { basic, bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
-import { hashSecret } from "../../src/auth/secrets.ts";
 
 const OPERATOR = "pr_operator_token_guard";
 const OPERATOR_PREFIX = "/api/v0.1/operator/";

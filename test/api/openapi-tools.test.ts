@@ -12,8 +12,8 @@ import { hashSecret } from "../../src/auth/secrets.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
-const OPERATOR = "pr_operator_token_openapi_client";
 const BIN = join(ROOT, "node_modules/.bin");
+const OPERATOR = "pr_operator_token_openapi_client";
 const CLIENT = new URL("./openapi-client/client.ts", import.meta.url).pathname;
 
 let t: TestApp;

@@ -87,6 +87,7 @@ describe("GET /api/v0.1/openapi.json", () => {
         "createOutboundKey",
         "revokeOutboundKey",
         "listAudit",
+        "getSendingHealth",
       ].sort(),
     );
   });

@@ -128,11 +128,11 @@ describe("contrib/prometheus/alerts.yml", () => {
 
   promtoolTest("promtool check rules accepts it", async () => {
     const result = await runPromtool(["check", "rules", ALERTS]);
-    expect(result).toEqual({ code: 0, output: expect.stringContaining("SUCCESS: 6 rules found") });
+    expect(result).toEqual({ code: 0, output: expect.stringContaining("SUCCESS: 8 rules found") });
   });
 
   promtoolTest(
-    "promtool test rules: queue age, target failures, certificate expiry and webhook backlog fire past their thresholds, not before",
+    "promtool test rules: queue age, target failures, certificate expiry, webhook backlog, complaint rate and listed IPs fire past their thresholds, not before",
     async () => {
       const result = await runPromtool(["test", "rules", join(ROOT, "test/contrib/alerts.test.yml")]);
       expect(result).toEqual({ code: 0, output: expect.stringContaining("SUCCESS") });

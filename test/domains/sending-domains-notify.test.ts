@@ -39,6 +39,7 @@ const RAW = Buffer.from("From: a@example.com\r\nTo: b@example.org\r\nSubject: hi
 const verified: CheckOutcome = {
   checks: { dkim: true, ed25519: true, return_path: true, spf: true },
   reasons: {},
+  health: null,
   verifiedAtMs: NOW_MS,
   failingSinceMs: null,
   checkedAtMs: NOW_MS,

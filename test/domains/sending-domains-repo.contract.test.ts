@@ -66,6 +66,7 @@ const domain = (name: string, over: Partial<SendingDomain> = {}): SendingDomain 
   ed25519PrivateKeyEnc: encryptSecret(ED_PEM, KEY),
   checks: { dkim: false, ed25519: false, return_path: false, spf: false },
   reasons: {},
+  health: null,
   verifiedAtMs: null,
   failingSinceMs: null,
   checkedAtMs: null,
@@ -77,6 +78,14 @@ const domain = (name: string, over: Partial<SendingDomain> = {}): SendingDomain 
 const outcome = (over: Partial<CheckOutcome> = {}): CheckOutcome => ({
   checks: { dkim: true, ed25519: false, return_path: true, spf: true },
   reasons: { ed25519: "no TXT record at sel2xyz._domainkey" },
+  health: {
+    dmarc: "quarantine",
+    dmarc_record: "v=DMARC1; p=quarantine",
+    dkim_aligned: true,
+    return_path_aligned: true,
+    fix: { dmarc: null, dkim_aligned: null, return_path_aligned: null },
+    unknown: null,
+  },
   verifiedAtMs: NOW_MS + 10,
   failingSinceMs: null,
   checkedAtMs: NOW_MS + 10,

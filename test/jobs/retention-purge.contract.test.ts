@@ -255,6 +255,7 @@ async function seedAccountDay(
     {
       checks: { dkim: false, ed25519: false, return_path: false, spf: false },
       reasons: {},
+      health: null,
       verifiedAtMs: null,
       failingSinceMs: null,
       checkedAtMs: dayMs + 4 * HOUR,

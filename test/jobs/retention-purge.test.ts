@@ -86,6 +86,7 @@ describe("one run", () => {
         {
           checks: domain.checks,
           reasons: {},
+          health: null,
           verifiedAtMs: null,
           failingSinceMs: null,
           checkedAtMs: clock.nowMs(),

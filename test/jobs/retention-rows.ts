@@ -56,6 +56,7 @@ export const sendingDomain = (id: string, accountId: string, domain: string, cre
   ed25519PrivateKeyEnc: "k",
   checks: { dkim: false, ed25519: false, return_path: false, spf: false },
   reasons: {},
+  health: null,
   verifiedAtMs: null,
   failingSinceMs: null,
   checkedAtMs: null,

@@ -156,6 +156,35 @@ describe.each(STORE_ENGINES)("StatsRepo on $name", (engine) => {
     expect(await db().repo.hourly("acc_b", "outbound", 0)).toStrictEqual([{ hour: H, key: "delivery", count: 1 }]);
   });
 
+  it("deliveries and complaints are counted per outbound account too; outboundAccountCounts sums them from an hour on", async () => {
+    await db().run(message("m1", "acc_a"));
+    await db().run(message("m2", "acc_b"));
+    await db().countEvents([
+      { messageId: "m1", kind: "delivery", createdAtMs: H - HOUR_MS },
+      { messageId: "m1", kind: "delivery", createdAtMs: H },
+      { messageId: "m1", kind: "delivery", createdAtMs: H + HOUR_MS },
+      { messageId: "m1", kind: "complaint", createdAtMs: H + HOUR_MS + 5 },
+      { messageId: "m1", kind: "open", createdAtMs: H },
+      { messageId: "m2", kind: "delivery", createdAtMs: H },
+    ]);
+    const sorted = (rows: { outboundId: string; key: string; count: number }[]) =>
+      [...rows].sort((a, b) => (a.outboundId + a.key < b.outboundId + b.key ? -1 : 1));
+    expect(sorted(await db().repo.outboundAccountCounts(["o_acc_a", "o_acc_b"], H))).toStrictEqual([
+      { outboundId: "o_acc_a", key: "complaint", count: 1 },
+      { outboundId: "o_acc_a", key: "delivery", count: 2 },
+      { outboundId: "o_acc_b", key: "delivery", count: 1 },
+    ]);
+    expect(await db().repo.outboundAccountCounts(["o_acc_b"], H + HOUR_MS)).toStrictEqual([]);
+    expect(await db().repo.outboundAccountCounts([], 0)).toStrictEqual([]);
+    // The account's own outbound series is as before.
+    expect(byHourKey(await db().repo.hourly("acc_a", "outbound", H))).toStrictEqual([
+      { hour: H, key: "delivery", count: 1 },
+      { hour: H, key: "open", count: 1 },
+      { hour: H + HOUR_MS, key: "complaint", count: 1 },
+      { hour: H + HOUR_MS, key: "delivery", count: 1 },
+    ]);
+  });
+
   it("queuedRecipients counts the account's recipients waiting for an attempt only", async () => {
     await db().run(message("m1", "acc_a"));
     await db().run(message("m2", "acc_a"));

@@ -242,6 +242,11 @@ export async function callEveryOperation(
   );
   note("listAudit", await operator.GET("/api/v0.1/operator/audit", { params: { query: { account_id: id } } }));
   note("deleteAccount", await operator.DELETE("/api/v0.1/operator/accounts/{id}", { params: { path: { id } } }));
+  const sendingHealth = await operator.GET("/api/v0.1/operator/health/sending");
+  note("getSendingHealth", sendingHealth);
+  sendingHealth.data?.ips[0]?.fcrdns satisfies boolean | null | undefined;
+  sendingHealth.data?.checked_at satisfies string | null | undefined;
+
   return seen;
 }
 

@@ -5,6 +5,7 @@ import { accountPath, ApiFailure, call, get, type Session } from "../api.ts";
 import { CopyButton, ErrorNote, Host, More, TableHead, Time } from "../parts.tsx";
 import { link, navigate } from "../router.ts";
 import { useList } from "../use-list.ts";
+import { type DomainHealth, DomainHealthView } from "./domain-health.tsx";
 import { NotFound } from "./not-found.tsx";
 import { SendingIpsWarning } from "./sending-ips.tsx";
 
@@ -27,6 +28,7 @@ interface SendingDomain {
   verified_at: string | null;
   created_at: string;
   dns_records: DnsRecord[];
+  health: DomainHealth | null;
 }
 
 const STATUS_TEXT: Record<SendingDomain["sending_status"], string> = {
@@ -169,6 +171,7 @@ export function Domain({ session, id }: { session: Session; id: string }) {
           ))}
         </tbody>
       </table>
+      <DomainHealthView health={domain.health} />
       <div class="buttons">
         <button type="button" onClick={verify} disabled={busy}>
           Verify now

@@ -5,6 +5,7 @@ import { accountPath, ApiFailure, get, type Session } from "../api.ts";
 import { StackedBars } from "../chart.tsx";
 import { ErrorNote, Time } from "../parts.tsx";
 import { link } from "../router.ts";
+import { type ComplaintRate, ComplaintRates } from "./complaint-rates.tsx";
 import { GettingStarted } from "./getting-started.tsx";
 import { SendingIpsWarning } from "./sending-ips.tsx";
 
@@ -14,6 +15,7 @@ interface Stats {
   totals: { inbound: Record<string, number>; outbound: Record<string, number> };
   queue: { recipients: number };
   webhook_backlog: { events: number; oldest_at: string | null };
+  complaint_rates: ComplaintRate[];
   warnings: string[];
 }
 
@@ -93,6 +95,7 @@ export function Overview({ session }: { session: Session }) {
             label={label}
             tick={tick}
           />
+          <ComplaintRates rates={stats.complaint_rates} />
         </>
       )}
     </section>

@@ -3,6 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiFailure, get } from "../api.ts";
 import { ErrorNote, TableHead } from "../parts.tsx";
+import { type SendingIpHealth, SendingIpsHealth } from "./sending-ips-health.tsx";
 
 interface SystemInfo {
   version: string;
@@ -10,6 +11,7 @@ interface SystemInfo {
   tls: { mode: string; certificate: { names: string[]; issuer: string; notAfterMs: number } | null; problem: string | null };
   queue: { due: number; scheduled: number };
   webhook_events_pending: number;
+  sending_ips: SendingIpHealth[];
 }
 
 export function System() {
@@ -67,6 +69,7 @@ export function System() {
               </ul>
             </div>
           )}
+          <SendingIpsHealth ips={info.sending_ips} />
         </>
       )}
     </section>

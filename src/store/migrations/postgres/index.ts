@@ -10,6 +10,7 @@ import m0005 from "./0005_rate_counters.sql" with { type: "text" };
 import m0006 from "./0006_warmup_counts.sql" with { type: "text" };
 import m0009 from "./0009_tenants.sql" with { type: "text" };
 import m0010 from "./0010_webhook_endpoints.sql" with { type: "text" };
+import m0013 from "./0013_deliverability_health.sql" with { type: "text" };
 import type { Migration } from "../index.ts";
 
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
@@ -21,4 +22,5 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 6, name: "warmup_counts", sql: m0006 },
   { version: 9, name: "tenants", sql: m0009 },
   { version: 10, name: "webhook_endpoints", sql: m0010 },
+  { version: 13, name: "deliverability_health", sql: m0013 },
 ];

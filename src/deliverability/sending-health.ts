@@ -1,0 +1,103 @@
+// The sending IPs' health as this node knows it: the check (at start, then hourly on the
+// node holding the job's lease) stores every address's result; each node reads the stored
+// rows back for /healthz, whose report is synchronous, at most a minute old.
+import type { Config } from "../config/config.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { DnsResolver } from "../lib/dns.ts";
+import type { Logger } from "../lib/logger.ts";
+import { checkSendingIp } from "./ip-check.ts";
+import type { SendingIpHealthRepo } from "./sending-ip-health.port.ts";
+import { ipWarnings, type SendingIpHealth, sendingIpsOf } from "./sending-ip.ts";
+
+/** How old the rows /healthz shows may be before they are read again. */
+export const HEALTH_REREAD_MS = 60_000;
+/** Addresses checked at once: each asks one PTR and one name per zone. */
+const CHECK_CONCURRENCY = 4;
+
+export interface SendingHealthDeps {
+  config(): Config;
+  resolver: DnsResolver;
+  clock: Clock;
+  logger: Logger;
+  repo: SendingIpHealthRepo;
+}
+
+export class SendingHealth {
+  private rows: SendingIpHealth[] = [];
+  private readAtMs = -Infinity;
+  private reading: Promise<void> | null = null;
+  private checking: Promise<SendingIpHealth[]> | null = null;
+  private stopped = false;
+  private writing: Promise<void> | null = null;
+
+  constructor(private readonly deps: SendingHealthDeps) {}
+
+  /** Checks every sending IP now and stores the results (one check at a time on a node). */
+  check(): Promise<SendingIpHealth[]> {
+    this.checking ??= this.checkAll().finally(() => {
+      this.checking = null;
+    });
+    return this.checking;
+  }
+
+  private async checkAll(): Promise<SendingIpHealth[]> {
+    const config = this.deps.config();
+    const addresses = sendingIpsOf(config);
+    const zones = config.outbound.dnsblZones;
+    const results: SendingIpHealth[] = [];
+    for (let i = 0; i < addresses.length; i += CHECK_CONCURRENCY) {
+      const batch = addresses.slice(i, i + CHECK_CONCURRENCY);
+      results.push(...(await Promise.all(batch.map((a) => checkSendingIp(this.deps.resolver, a, zones, this.deps.clock.nowMs())))));
+    }
+    // Stopping does not wait for blocklists that do not answer: their results are dropped.
+    if (this.stopped) return results;
+    this.writing = this.deps.repo.replaceAll(results);
+    await this.writing;
+    this.rows = results;
+    this.readAtMs = this.deps.clock.nowMs();
+    for (const h of results) {
+      const warnings = ipWarnings(h);
+      if (warnings.length > 0) this.deps.logger.warn("sending IP needs a look", { ip: h.ip, warnings });
+    }
+    this.deps.logger.info("sending IPs checked", { ips: results.length, zones: zones.length });
+    return results;
+  }
+
+  /** The stored rows (every node's view of the last check). */
+  list(): Promise<SendingIpHealth[]> {
+    return this.deps.repo.list();
+  }
+
+  /**
+   * The warnings of the last check this node knows of, for /healthz (synchronous): the
+   * stored rows are read again in the background once HEALTH_REREAD_MS old.
+   */
+  warnings(): string[] {
+    const now = this.deps.clock.nowMs();
+    if (now - this.readAtMs >= HEALTH_REREAD_MS && !this.reading && !this.stopped) {
+      this.reading = this.reread().finally(() => {
+        this.reading = null;
+      });
+    }
+    return this.rows.flatMap(ipWarnings);
+  }
+
+  /** Reads the stored rows now (at start, and when warnings() finds them old). */
+  async reread(): Promise<void> {
+    try {
+      this.rows = await this.deps.repo.list();
+      this.readAtMs = this.deps.clock.nowMs();
+    } catch (err) {
+      this.deps.logger.warn("the sending IPs' health could not be read", { err });
+    }
+  }
+
+  /**
+   * At stop: a check still asking DNS writes nothing when its answers come (the store is
+   * closing); a read or write under way is waited for.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.allSettled([this.reading, this.writing]);
+  }
+}
