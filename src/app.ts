@@ -181,7 +181,7 @@ export class App {
     });
 
     const onRun = (job: string) => metrics.jobRun(job);
-    const featureJobs = [domains, inbound, tls].flatMap((f) => f.jobs ?? []);
+    const featureJobs = [domains, inbound, outbound, tls].flatMap((f) => f.jobs ?? []);
     const jobs = jobsFeature({ ...common, leases: repos.jobLeases, retention: repos.retention, onRun }, featureJobs);
     this.retention = jobs.retention;
     this.features = [domains, inbound, outbound, events, tls, this.listeners, jobs];

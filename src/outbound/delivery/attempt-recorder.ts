@@ -86,6 +86,7 @@ export class AttemptRecorder {
       nowMs: this.deps.clock.nowMs(),
       retryDelaysMs: c.retryDelaysMs,
       maxQueueTimeMs: c.maxQueueTimeMs,
+      suppressionTtlMs: c.suppressionTtlMs,
     });
     const r = item.recipient;
     const m = item.message;
@@ -99,6 +100,7 @@ export class AttemptRecorder {
       domain: r.domain,
       mx,
       verdict: o.verdict,
+      bounce_class: o.events.at(-1)?.details.bounce_class,
       smtp_code: result.code,
       reply: result.response,
       attempt: o.update.attempts,
