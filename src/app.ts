@@ -159,6 +159,7 @@ export class App {
       statuses: repos.statuses,
       localAttachments,
       outbound: repos.outbound,
+      queueControl: repos.queueControl,
       sendingDomains: repos.sendingDomains,
       suppressions: repos.suppressions,
       stats: repos.stats,

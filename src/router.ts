@@ -21,6 +21,7 @@ import { sendBody } from "./api/send-body.ts";
 import { sendingDomainRoutes } from "./api/sending-domains.ts";
 import { statsRoutes } from "./api/stats.ts";
 import { suppressionRoutes } from "./api/suppressions.ts";
+import { queueRoutes } from "./api/queue.ts";
 import { trackingRoutes } from "./api/tracking.ts";
 import { unsubscribeRoutes } from "./api/unsubscribe.ts";
 import { webhookRoutes } from "./api/webhook.ts";
@@ -136,7 +137,7 @@ export function buildRouter(deps: RouterDeps) {
     ),
     group("send", (g) => g.use(messageRoutes(deps.send, deps.logger))),
     // The operator's routes (API.md section 10), each module one .use here.
-    group("operator", (g) => g),
+    group("operator", (g) => g.use(queueRoutes(deps))),
     group(
       "account",
       (g) =>

@@ -10,6 +10,8 @@ import { routingCache } from "../inbound/addresses/addresses.port.ts";
 import { createCustomDomainRepo } from "../inbound/addresses/custom-domains.repo.ts";
 import { createJobLeaseRepo } from "../jobs/job-lease.repo.ts";
 import { createStsRepo } from "../outbound/delivery/mta-sts.repo.ts";
+import { createQueueControlRepo } from "../outbound/queue/queue-control.repo.ts";
+import { controlEvents } from "../outbound/queue/wiring.ts";
 import { createSuppressionRepo } from "../outbound/suppressions/suppressions.repo.ts";
 import { createStatsRepo } from "../stats/stats.repo.ts";
 import type { Engine } from "../store/engine/engine.ts";
@@ -34,6 +36,7 @@ export async function commonRepos(engine: Engine, hooks: RepoHooks) {
     jobLeases: createJobLeaseRepo(db),
     webhookPosts: createWebhookPostRepo(db),
     suppressions: createSuppressionRepo(db),
+    queueControl: createQueueControlRepo(db, controlEvents, () => hooks.onEvents()),
     stats: createStatsRepo(db),
     async followSendingDomains(caches) {
       subscriptions.push(await listenForSendingDomainChanges(engine.listen, caches));
