@@ -31,6 +31,7 @@ import { createMetrics, type Metrics } from "./metrics/metrics.ts";
 import type { BounceHandler } from "./outbound/bounces/bounce-hook.ts";
 import type { DeliveryWorker } from "./outbound/delivery/worker.ts";
 import { outboundFeature } from "./outbound/feature.ts";
+import { queueActionDepsOf } from "./outbound/queue/queue-actions.ts";
 import { openRepos } from "./repos/open.ts";
 import type { Repos } from "./repos/repos.ts";
 import type { SqliteRepos } from "./repos/sqlite.ts";
@@ -145,6 +146,12 @@ export class App {
         tls: tls.manager.status(),
         queue: await repos.outbound.queueDepth(clock.nowMs()),
         webhook_events_pending: await repos.outbox.countPending(),
+      }),
+      queue: queueActionDepsOf({
+        repo: repos.queueControl,
+        nowMs: () => clock.nowMs(),
+        kick: () => outbound.send.notify(),
+        accounts: () => current().accounts,
       }),
     });
     const { router, apiRoutes, routeOf } = buildRouter({

@@ -13,10 +13,11 @@ import {
   parseRedeliver,
   type QueueAction,
   type QueueActionDeps,
+  actionLogFields,
+  queueActionDepsOf,
   redeliver,
   runQueueAction,
 } from "../outbound/queue/queue-actions.ts";
-import { webhookConfigured } from "../outbound/queue/webhook-configured.ts";
 import { operatorRoutes } from "./context.ts";
 import type { ApiDeps } from "./deps.ts";
 
@@ -104,12 +105,13 @@ const parsedOrThrow = <T>(parsed: Parsed<T>): T => {
 export type QueueRouteDeps = Pick<ApiDeps, "queueControl" | "clock" | "config" | "logger" | "send">;
 
 /** What the actions run with: the worker kicked through the send side, webhooks as configured now. */
-export const queueActionDeps = (deps: QueueRouteDeps): QueueActionDeps => ({
-  repo: deps.queueControl,
-  nowMs: () => deps.clock.nowMs(),
-  kick: () => deps.send.notify(),
-  webhook: (outboundAccountId) => webhookConfigured(deps.config().accounts, outboundAccountId),
-});
+export const queueActionDeps = (deps: QueueRouteDeps): QueueActionDeps =>
+  queueActionDepsOf({
+    repo: deps.queueControl,
+    nowMs: () => deps.clock.nowMs(),
+    kick: () => deps.send.notify(),
+    accounts: () => deps.config().accounts,
+  });
 
 export function queueRoutes(deps: QueueRouteDeps) {
   const actions = queueActionDeps(deps);
@@ -119,7 +121,7 @@ export function queueRoutes(deps: QueueRouteDeps) {
       async ({ body, operator }: { body: Static<typeof FilterSchema>; operator: { tokenLabel: string } }) => {
         const filter = parsedOrThrow(parseFilter(body));
         const affected = await runQueueAction(actions, action, filter);
-        logger.info(`queue ${action}`, { operator: operator.tokenLabel, filter: body, affected });
+        logger.info(`queue ${action}`, actionLogFields(operator.tokenLabel, body, affected));
         return { affected };
       },
       {
@@ -166,7 +168,7 @@ export function queueRoutes(deps: QueueRouteDeps) {
       "/queue/redeliver",
       async ({ body, operator }) => {
         const affected = await redeliver(actions, parsedOrThrow(parseRedeliver(body)));
-        logger.info("queue redeliver", { operator: operator.tokenLabel, filter: body, affected });
+        logger.info("queue redeliver", actionLogFields(operator.tokenLabel, body, affected));
         return { affected };
       },
       {

@@ -12,7 +12,9 @@ import { ApiError, errorResponse } from "../http/errors.ts";
 import { FOREIGN_PAGE, NOT_SIGNED_IN, payloadTooLarge, tooManySignIns, UNKNOWN_SIGN_IN_TOKEN } from "../http/refusals.ts";
 import { requestRoutes } from "../http/routes.ts";
 import { HIDDEN } from "../http/router.ts";
+import type { QueueActionDeps } from "../outbound/queue/queue-actions.ts";
 import { dashboardAssets } from "./assets.ts";
+import { DASHBOARD_QUEUE_PATH, dashboardQueue } from "./queue-routes.ts";
 import { cookieWriteAllowed } from "./session.ts";
 import type { SessionCallers } from "../http/authenticate.ts";
 import { SessionAuth, type SessionAuthDeps, sessionCallers } from "./session-auth.ts";
@@ -38,6 +40,8 @@ export interface DashboardDeps {
   system(): Promise<Record<string, unknown>>;
   /** Its sessions as callers of the account API (the router's account group takes them). */
   callers: SessionCallers;
+  /** The Queue page's actions (admin sessions only); none in tests that build no queue. */
+  queue?: QueueActionDeps;
 }
 
 /** The dashboard's routes, as /metrics labels them. */
@@ -47,6 +51,8 @@ export const DASHBOARD_ROUTES = [
   { method: "GET", path: "/dashboard/assets/:name" },
   { method: "ALL", path: "/dashboard/session" },
   { method: "GET", path: "/dashboard/system" },
+  { method: "GET", path: DASHBOARD_QUEUE_PATH },
+  { method: "POST", path: `${DASHBOARD_QUEUE_PATH}/:action` },
 ];
 
 const withHeaders = (res: Response, headers: Record<string, string>): Response => {
@@ -77,6 +83,8 @@ export function dashboardRoutes(deps: DashboardDeps) {
       ({ request }) => (exactly(request, SYSTEM_PATH) && request.method === "GET" ? system(deps, request) : page(request)),
       HIDDEN,
     )
+    .all(DASHBOARD_QUEUE_PATH, ({ request }) => queue(deps, request), HIDDEN)
+    .all(`${DASHBOARD_QUEUE_PATH}/:action`, ({ request }) => queue(deps, request), HIDDEN)
     .all("/dashboard/assets/:name", ({ request }) => asset(request), HIDDEN)
     .all("/dashboard/*", ({ request }) => page(request), HIDDEN);
 }
@@ -87,6 +95,12 @@ async function system(deps: DashboardDeps, req: Request): Promise<Response> {
   if (who.kind !== "session") return errorResponse(401, NOT_SIGNED_IN);
   if (who.account !== null) return errorResponse(404);
   return withHeaders(Response.json(await deps.system()), { "Cache-Control": "no-store" });
+}
+
+async function queue(deps: DashboardDeps, req: Request): Promise<Response> {
+  if (!deps.queue) return errorResponse(404);
+  const res = await dashboardQueue({ auth: deps.auth, logger: deps.logger, queue: deps.queue }, req, new URL(req.url).pathname);
+  return withHeaders(res, { "Cache-Control": "no-store" });
 }
 
 async function asset(req: Request): Promise<Response> {
@@ -208,7 +222,12 @@ const sessionBody = (config: Config, account: AccountConfig | null, expiresAtMs:
  * attacker trying tokens on every node is held to one sign_in_rate.
  */
 export function dashboardDeps(
-  deps: Omit<SessionAuthDeps, "logger"> & { logger: Logger; system: DashboardDeps["system"]; limiter?: RateLimits },
+  deps: Omit<SessionAuthDeps, "logger"> & {
+    logger: Logger;
+    system: DashboardDeps["system"];
+    limiter?: RateLimits;
+    queue?: QueueActionDeps;
+  },
 ): DashboardDeps {
   const logger = deps.logger.child({ component: "dashboard" });
   const auth = new SessionAuth({ config: deps.config, registry: deps.registry, clock: deps.clock, logger, sessions: deps.sessions });
@@ -221,6 +240,7 @@ export function dashboardDeps(
     limiter,
     system: deps.system,
     callers: sessionCallers(auth, limiter, deps.config),
+    queue: deps.queue,
   };
 }
 

@@ -14,6 +14,7 @@ import { Smtp } from "./pages/smtp.tsx";
 import { Overview } from "./pages/overview.tsx";
 import { AddressPage } from "./pages/address.tsx";
 import { Webhook } from "./pages/webhook.tsx";
+import { Queue } from "./pages/queue.tsx";
 import { System } from "./pages/system.tsx";
 
 const NAV: { path: string; label: string }[] = [
@@ -61,7 +62,15 @@ function SignedIn({ session, onChoose, onSignedOut }: { session: Session; onChoo
         <span class="brand">Postroom</span>
         <nav aria-label="Main">
           <ul>
-            {[...NAV, ...(session.admin ? [{ path: "/system", label: "System" }] : [])].map((n) => (
+            {[
+              ...NAV,
+              ...(session.admin
+                ? [
+                    { path: "/queue", label: "Queue" },
+                    { path: "/system", label: "System" },
+                  ]
+                : []),
+            ].map((n) => (
               <li key={n.path}>
                 <a {...link(n.path)} aria-current={path.startsWith(n.path) ? "page" : undefined}>
                   {n.label}
@@ -112,6 +121,7 @@ function view(session: Session, path: string, search: URLSearchParams) {
   if (domain) return <Domain session={session} id={domain[1]!} />;
   if (path === "/smtp") return <Smtp session={session} />;
   if (path === "/system" && session.admin) return <System />;
+  if (path === "/queue" && session.admin) return <Queue />;
   if (path === "/webhook") return <Webhook session={session} outboundId={search.get("outbound")} />;
   if (path === "/suppressions")
     return <Suppressions session={session} outboundId={search.get("outbound")} query={search.get("query") ?? ""} />;

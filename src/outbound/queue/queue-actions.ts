@@ -3,9 +3,11 @@
 // `postroom queue` command: the filter read from the wire (at least one of destination,
 // outbound_account_id, message_id; older_than a duration), the action run, and the delivery
 // worker kicked when recipients became due (release, retry, redeliver deliver at once).
+import type { AccountConfig } from "../../config/config.ts";
 import { parseDurationMs } from "../../config/units.ts";
 import { FAILURE_CLASSES, type FailureClass, isFailureClass } from "../bounces/failure-class.ts";
 import type { QueueControlRepo, QueueFilter, RedeliverRequest } from "./queue-control.port.ts";
+import { webhookConfigured } from "./webhook-configured.ts";
 
 export const QUEUE_ACTIONS = ["hold", "release", "retry", "cancel"] as const;
 export type QueueAction = (typeof QUEUE_ACTIONS)[number];
@@ -77,6 +79,24 @@ export interface QueueActionDeps {
   /** Whether an outbound account's events go to a webhook (cancel's `error` events). */
   webhook(outboundAccountId: string): boolean;
 }
+
+/** The deps the actions run with in the server: webhooks as the config says now, the worker kicked through `kick`. */
+export function queueActionDepsOf(d: {
+  repo: QueueControlRepo;
+  nowMs(): number;
+  kick(): void;
+  accounts(): readonly AccountConfig[];
+}): QueueActionDeps {
+  return {
+    repo: d.repo,
+    nowMs: d.nowMs,
+    kick: d.kick,
+    webhook: (outboundAccountId) => webhookConfigured(d.accounts(), outboundAccountId),
+  };
+}
+
+/** How an action is logged: its name, who asked (the operator token's label, or the dashboard), the filter, the count. */
+export const actionLogFields = (by: string, filter: unknown, affected: number) => ({ operator: by, filter, affected });
 
 /** The text of the `error` event a cancelled recipient gets. */
 export const CANCELLED_BY_OPERATOR = "cancelled by the operator";
