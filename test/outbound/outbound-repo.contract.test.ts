@@ -123,11 +123,13 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
       ["free", { nextAttemptAtMs: NOW + 1000 }],
       ["expired", {}],
       ["done", { state: "done", status: "delivery" }],
+      // Held by the operator: the account's cancel ends it too.
+      ["operatorHeld", { state: "held", nextAttemptAtMs: NOW + 2000 }],
     ]);
     await repo().claimDue("w1", NOW, NOW + 10, 1, []);
     await repo().claimDue("w2", NOW - LEASE_MS, NOW - 1, 1, []);
-    expect(await repo().cancelQueued("m1", NOW, { webhook: false })).toEqual({ cancelled: 2, inDelivery: 1 });
-    for (const id of ["free", "expired"]) {
+    expect(await repo().cancelQueued("m1", NOW, { webhook: false })).toEqual({ cancelled: 3, inDelivery: 1 });
+    for (const id of ["free", "expired", "operatorHeld"]) {
       expect(await opened!.row(id)).toMatchObject({ state: "done", status: "error" });
       expect((await repo().eventsOf([id])).map((e) => [e.kind, e.details])).toEqual([
         ["error", { message: "cancelled from the dashboard", attempt: 0, retried: false }],

@@ -249,7 +249,7 @@ export function createPgOutboundRepo(sql: SQL, ports: PgQueuePorts, onEvents: ()
         // One UPDATE: a recipient a node claims meanwhile is either locked by this statement
         // (the claim skips it) or already leased (this statement leaves it to its attempt).
         const cancelled: { id: string; attempts: Big }[] = await tx`UPDATE outbound_recipients SET status = 'error', state = 'done'
-          WHERE message_id = ${messageId} AND state = 'queued' AND (locked_until IS NULL OR locked_until < ${nowMs}) RETURNING id, attempts`;
+          WHERE message_id = ${messageId} AND state IN ('queued', 'held') AND (locked_until IS NULL OR locked_until < ${nowMs}) RETURNING id, attempts`;
         const [held]: { n: Big }[] =
           await tx`SELECT COUNT(*) AS n FROM outbound_recipients WHERE message_id = ${messageId} AND state = 'queued'`;
         const events = cancelled.map((r) => ({

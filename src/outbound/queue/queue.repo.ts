@@ -241,10 +241,13 @@ export function createOutboundRepo(
     async cancelQueued(messageId, nowMs, opts = {}) {
       const result = store.tx(() => {
         const rows = db
-          .query("SELECT id, attempts, locked_until FROM outbound_recipients WHERE message_id = ? AND state = 'queued'")
+          .query("SELECT id, attempts, locked_until FROM outbound_recipients WHERE message_id = ? AND state IN ('queued', 'held')")
           .all(messageId) as { id: string; attempts: number; locked_until: number | null }[];
         const free = rows.filter((r) => r.locked_until === null || r.locked_until < nowMs);
-        const done = db.query("UPDATE outbound_recipients SET status = 'error', state = 'done' WHERE id = ? AND state = 'queued'");
+        // Held ones too: an operator's hold does not keep the account from cancelling its mail.
+        const done = db.query(
+          "UPDATE outbound_recipients SET status = 'error', state = 'done' WHERE id = ? AND state IN ('queued', 'held')",
+        );
         for (const r of free) done.run(r.id);
         eventLog.record(
           free.map((r) => ({
