@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { hashSecret } from "../../src/auth/secrets.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -13,6 +14,7 @@ import { tempDir } from "../helpers/tmp.ts";
 const ROOT = new URL("../../", import.meta.url).pathname;
 const BIN = join(ROOT, "node_modules/.bin");
 const CLIENT = new URL("./openapi-client/client.ts", import.meta.url).pathname;
+const OPERATOR = "pr_operator_openapi_client";
 
 let t: TestApp;
 let doc: Record<string, any>;
@@ -30,7 +32,7 @@ function run(tool: string, args: string[], cwd = ROOT): { code: number; out: str
 }
 
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ extra: `[dashboard]\nadmin_tokens = ["${hashSecret(OPERATOR)}"]` });
   const res = await t.call("GET", "/api/v0.1/openapi.json");
   expect(res.status).toBe(200);
   doc = (await res.json()) as Record<string, any>;
@@ -92,9 +94,9 @@ describe("the served OpenAPI document", () => {
 
   test("that client calls every operation of a running Postroom", async () => {
     const { callEveryOperation } = (await import(CLIENT)) as {
-      callEveryOperation(baseUrl: string, account: typeof ACCOUNT_A): Promise<[string, number][]>;
+      callEveryOperation(baseUrl: string, account: typeof ACCOUNT_A, operatorToken: string): Promise<[string, number][]>;
     };
-    const answers = await callEveryOperation(`http://127.0.0.1:${t.app.httpPort}`, ACCOUNT_A);
+    const answers = await callEveryOperation(`http://127.0.0.1:${t.app.httpPort}`, ACCOUNT_A, OPERATOR);
     const operationIds = Object.values<Record<string, { operationId: string }>>(doc.paths).flatMap((item) =>
       Object.values(item).map((op) => op.operationId),
     );
