@@ -138,19 +138,28 @@ export function queueRoutes(deps: QueueRouteDeps) {
   return operatorRoutes("queue")
     .get(
       "/queue",
-      async ({ query }) =>
-        (
-          await deps.queueControl.list(
-            { destination: query.destination, outboundAccountId: query.outbound_account_id, state: query.state },
-            query.limit ?? 100,
-          )
-        ).map(entryRecord),
+      async ({ query }) => {
+        const limit = Number(query.limit ?? "100");
+        if (limit > QUEUE_LIST_MAX) throw invalid("query limit", `must be a whole number from 1 to ${QUEUE_LIST_MAX}`);
+        const filter = { destination: query.destination, outboundAccountId: query.outbound_account_id, state: query.state };
+        return (await deps.queueControl.list(filter, limit)).map(entryRecord);
+      },
       {
         query: t.Object({
           destination: t.Optional(t.String({ description: "only this destination's recipients" })),
           outbound_account_id: t.Optional(t.String()),
-          state: t.Optional(t.Union([t.Literal("queued"), t.Literal("held"), t.Literal("scheduled")])),
-          limit: t.Optional(t.Integer({ minimum: 1, maximum: QUEUE_LIST_MAX, description: "most entries (default 100)" })),
+          state: t.Optional(
+            t.Union([t.Literal("queued"), t.Literal("held"), t.Literal("scheduled")], {
+              errorMessage: 'must be "queued", "held" or "scheduled"',
+            }),
+          ),
+          limit: t.Optional(
+            t.String({
+              pattern: "^[1-9][0-9]{0,3}$",
+              description: `most entries, 1 to ${QUEUE_LIST_MAX} (default 100)`,
+              errorMessage: `must be a whole number from 1 to ${QUEUE_LIST_MAX}`,
+            }),
+          ),
         }),
         response: { 200: t.Array(QueueEntrySchema), ...errorResponses(401, 403, 422) },
         detail: { operationId: "listQueue", summary: "(beyond) recipients waiting in the queue, soonest due first", tags, security },

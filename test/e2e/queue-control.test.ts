@@ -210,6 +210,9 @@ describe("the operator's queue", () => {
     expect((await op("POST", "/queue/hold", { destination: "x.example", older_than: "soon" })).body.error).toStartWith("older_than:");
     expect((await op("POST", "/queue/redeliver", { bounce_class: "nope", since: "2026-01-01" })).body.error).toStartWith("bounce_class:");
     expect((await op("POST", "/queue/redeliver", { bounce_class: "block", since: "yesterday" })).body.error).toStartWith("since:");
+    expect((await op("GET", "/queue?limit=5000")).body.error).toBe("query limit: must be a whole number from 1 to 1000");
+    expect((await op("GET", "/queue?state=stuck")).body.error).toBe('query state: must be "queued", "held" or "scheduled"');
+    expect((await op("POST", "/queue/hold", { destination: "x.example", everything: true })).body.error).toBe("everything: unknown field");
     for (const [method, path] of [
       ["GET", "/queue"],
       ["GET", "/queue/summary"],
