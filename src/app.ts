@@ -33,6 +33,7 @@ import { createMetrics, type Metrics } from "./metrics/metrics.ts";
 import type { BounceHandler } from "./outbound/bounces/bounce-hook.ts";
 import type { DeliveryWorker } from "./outbound/delivery/worker.ts";
 import { outboundFeature } from "./outbound/feature.ts";
+import { queueActionDepsOf } from "./outbound/queue/queue-actions.ts";
 import { openRepos } from "./repos/open.ts";
 import type { Repos } from "./repos/repos.ts";
 import type { SqliteRepos } from "./repos/sqlite.ts";
@@ -159,6 +160,12 @@ export class App {
         webhook_events_pending: await repos.outbox.countPending(),
         sending_ips: await deliverability.sending.list(),
       }),
+      queue: queueActionDepsOf({
+        repo: repos.queueControl,
+        nowMs: () => clock.nowMs(),
+        kick: () => outbound.send.notify(),
+        accounts: () => current().accounts,
+      }),
     });
     const { router, apiRoutes, routeOf } = buildRouter({
       ...common,
@@ -172,6 +179,7 @@ export class App {
       statuses: repos.statuses,
       localAttachments,
       outbound: repos.outbound,
+      queueControl: repos.queueControl,
       sendingDomains: repos.sendingDomains,
       suppressions: repos.suppressions,
       stats: repos.stats,

@@ -1,11 +1,13 @@
 #!/usr/bin/env bun
-// The command line: serve, check-config, secret, init, migrate, tls status, version.
+// The command line: serve, check-config, secret, init, migrate, tls status, queue, version.
 // Exit codes (docs/operations.md): 0 ok, 1 bad config or input, 2 runtime failure.
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { App } from "./app.ts";
 import { hashSecret, mintSecret } from "./auth/secrets.ts";
 import { parseCommandLine } from "./cli/command-line.ts";
 import { runMigrate } from "./cli/migrate.ts";
+import { runQueueCommand } from "./cli/queue-client.ts";
+import { parseQueueCommand } from "./cli/queue-command.ts";
 import { secretText } from "./cli/secret.ts";
 import { describeAccessError } from "./config/files.ts";
 import { loadConfigFile } from "./config/load.ts";
@@ -84,6 +86,12 @@ async function main(argv: string[]): Promise<void> {
     case "version":
       out(`postroom ${VERSION}`);
       return;
+    case "queue": {
+      const outcome = await runQueueCommand(parseQueueCommand(line.argv), process.env, queueConfig);
+      for (const text of outcome.stdout) out(text);
+      for (const text of outcome.stderr) err(text);
+      return process.exit(outcome.exitCode);
+    }
     case "error":
       err(`${line.message}\n\n${line.usage}`);
       process.exit(1);
@@ -126,6 +134,13 @@ async function main(argv: string[]): Promise<void> {
       out(`postroom ${VERSION}`);
       return;
   }
+}
+
+/** The config `postroom queue` reads its default --url from, or what is wrong with it. */
+async function queueConfig(flag: string | undefined) {
+  const path = configPath(flag);
+  const result = await loadConfigFile(path);
+  return result.ok ? result.config : `${path}: ${result.problems[0] ?? "cannot be read"}`;
 }
 
 const STARTER_HOSTNAME = "mx.example.com";

@@ -25,6 +25,7 @@ import { sendingDomainRoutes } from "./api/sending-domains.ts";
 import { sendingHealthRoutes } from "./api/sending-health.ts";
 import { statsRoutes } from "./api/stats.ts";
 import { suppressionRoutes } from "./api/suppressions.ts";
+import { queueRoutes } from "./api/queue.ts";
 import { trackingRoutes } from "./api/tracking.ts";
 import { unsubscribeRoutes } from "./api/unsubscribe.ts";
 import { webhookRoutes } from "./api/webhook.ts";
@@ -146,7 +147,12 @@ export function buildRouter(deps: RouterDeps) {
     group("send", (g) => g.use(messageRoutes(deps.send, deps.logger))),
     // The operator's routes (API.md section 10), each module one .use here.
     group("operator", (g) =>
-      g.use(operatorAccountRoutes(deps)).use(operatorCredentialRoutes(deps)).use(operatorAuditRoutes(deps)).use(sendingHealthRoutes(deps)),
+      g
+        .use(operatorAccountRoutes(deps))
+        .use(operatorCredentialRoutes(deps))
+        .use(operatorAuditRoutes(deps))
+        .use(sendingHealthRoutes(deps))
+        .use(queueRoutes(deps)),
     ),
     group(
       "account",

@@ -12,6 +12,7 @@ import type { SendingDomainRepo } from "../domains/sending-domains.port.ts";
 import type { DomainService } from "../domains/service.ts";
 import type { DeliverabilityFeature } from "../deliverability/feature.ts";
 import type { OutboundRepo } from "../outbound/queue/queue.port.ts";
+import type { QueueControlRepo } from "../outbound/queue/queue-control.port.ts";
 import type { SuppressionRepo } from "../outbound/suppressions/suppressions.port.ts";
 import type { SendDeps } from "../outbound/sending/send.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -45,6 +46,8 @@ export interface ApiDeps {
   statuses: StatusRepo;
   localAttachments: LocalAttachments;
   outbound: OutboundRepo;
+  /** The operator's queue: lists by destination and bulk actions (api/queue.ts). */
+  queueControl: QueueControlRepo;
   send: SendDeps;
   sendingDomains: SendingDomainRepo;
   domains: DomainService;

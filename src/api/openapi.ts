@@ -75,7 +75,8 @@ const TAGS = [
   { name: "Operations", description: "whether the server is up" },
   {
     name: "Operator",
-    description: "(beyond) the operator's API: accounts, their tokens and outbound accounts, the audit log, the sending IPs' health",
+    description:
+      "(beyond) the operator's API: accounts, their tokens and outbound accounts, the audit log, the sending IPs' health, the queue",
   },
   { name: "Webhooks", description: "POSTs Postroom makes to your URLs" },
 ];

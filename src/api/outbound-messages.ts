@@ -4,6 +4,7 @@ import type { MessageEvent } from "../events/message-event.ts";
 import { isInternalKind } from "../events/kinds.ts";
 import { isoTime } from "../lib/clock.ts";
 import { parseSearchQuery, SearchQueryError, termTimeMs } from "../lib/search-query.ts";
+import { FAILURE_CLASSES, isFailureClass } from "../outbound/bounces/failure-class.ts";
 import { MESSAGE_SEARCH_FIELDS } from "../outbound/queue/queue.repo.ts";
 import type { OutboundMessage, OutboundRecipient } from "../outbound/queue/message.ts";
 import { accountRoutes } from "./context.ts";
@@ -99,6 +100,8 @@ export function outboundMessageRoutes(deps: OutboundMessageDeps) {
           for (const term of terms)
             if (term.field === "created_at" && termTimeMs(term.value) === null)
               throw new SearchQueryError(`created_at needs a date such as 2026-11-01, not "${term.value}"`);
+            else if (term.field === "bounce_class" && !isFailureClass(term.value.toLowerCase()))
+              throw new SearchQueryError(`bounce_class must be one of ${FAILURE_CLASSES.join(", ")}, not "${term.value}"`);
         } catch (err) {
           if (err instanceof SearchQueryError) throw invalid("query", err.message);
           throw err;

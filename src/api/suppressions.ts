@@ -24,6 +24,10 @@ const SuppressionSchema = t.Object(
     reason: t.Union([t.Literal("bounce"), t.Literal("complaint"), t.Literal("manual")]),
     details: t.Record(t.String(), t.Unknown(), { description: "the bounce or complaint that caused it" }),
     created_at: t.String({ format: "date-time" }),
+    expires_at: t.Union([t.String({ format: "date-time" }), t.Null()], {
+      description:
+        "when the entry stops applying (a hard bounce's, outbound.suppression_ttl after it); null: never (complaints, manual entries)",
+    }),
   },
   { additionalProperties: false, title: "Suppression" },
 );
@@ -35,6 +39,7 @@ const record = (s: Suppression): Static<typeof SuppressionSchema> => ({
   reason: s.reason,
   details: s.details,
   created_at: isoTime(s.createdAtMs),
+  expires_at: s.expiresAtMs === null ? null : isoTime(s.expiresAtMs),
 });
 
 /** What the routes take of the API's dependencies. */
@@ -87,6 +92,7 @@ export function suppressionRoutes(deps: SuppressionDeps) {
           reason: "manual",
           details: {},
           createdAtMs: deps.clock.nowMs(),
+          expiresAtMs: null,
         });
         set.status = 201;
         return record(s);

@@ -2,6 +2,7 @@
 // and the pure decision "argv → what to do". main.ts carries the decision out.
 import { parseArgs } from "node:util";
 import { VERSION } from "../version.ts";
+import { QUEUE_USAGE } from "./queue-command.ts";
 
 type OptionName = "config" | "force";
 
@@ -28,6 +29,12 @@ export const COMMANDS: CommandSpec[] = [
     options: ["config"],
   },
   { name: "tls", args: "status", summary: "print the certificate's names, issuer and expiry (exit 1 when unusable)", options: ["config"] },
+  {
+    name: "queue",
+    args: "<action>",
+    summary: "list, hold, release, retry, cancel, pause or redeliver mail in a running node's queue",
+    options: ["config"],
+  },
   { name: "version", summary: "print the version", options: [] },
 ];
 
@@ -57,6 +64,7 @@ export type CommandLine =
   | { kind: "help"; text: string; exitCode: 0 | 1 }
   | { kind: "version" }
   | { kind: "run"; command: string; config: string | undefined; force: boolean }
+  | { kind: "queue"; argv: string[] }
   | { kind: "error"; message: string; usage: string };
 
 /** What the arguments ask for. Never throws: a mistake is an error naming it, with the usage to show. */
@@ -64,10 +72,13 @@ export function parseCommandLine(argv: string[]): CommandLine {
   const first = argv[0];
   if (first === undefined) return { kind: "help", text: HELP, exitCode: 1 };
   if (first === "-h" || first === "--help" || first === "help") {
+    if (argv[1] === "queue") return { kind: "help", text: QUEUE_USAGE, exitCode: 0 };
     const spec = COMMANDS.find((c) => c.name === argv[1]);
     return { kind: "help", text: spec ? usageOf(spec) : HELP, exitCode: 0 };
   }
   if (first === "-V" || first === "--version") return { kind: "version" };
+  // Its own actions and flags (queue-command.ts).
+  if (first === "queue") return { kind: "queue", argv: argv.slice(1) };
   const spec = COMMANDS.find((c) => c.name === first);
   if (!spec)
     return { kind: "error", message: first.startsWith("-") ? `unknown option "${first}"` : `unknown command "${first}"`, usage: HELP };

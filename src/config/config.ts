@@ -146,6 +146,8 @@ export interface Config {
     mxPort: number;
     allowPrivateMx: boolean;
     maxQueueTimeMs: number;
+    /** outbound.suppression_ttl: how long a hard bounce suppresses its address. */
+    suppressionTtlMs: number;
     maxRecipients: number;
     maxSizeBytes: number;
     concurrency: number;

@@ -154,6 +154,7 @@ export function toConfig(raw: RawConfig): Config {
       mxPort: raw.outbound.mx_port,
       allowPrivateMx: raw.outbound.allow_private_mx,
       maxQueueTimeMs: ms(raw.outbound.max_queue_time),
+      suppressionTtlMs: ms(raw.outbound.suppression_ttl),
       maxRecipients: raw.outbound.max_recipients,
       maxSizeBytes: bytes(raw.outbound.max_size),
       concurrency: raw.outbound.concurrency,

@@ -28,6 +28,10 @@ export const OutboundSection = section(
     }),
     allow_private_mx: bool(false, "allow MX hosts that resolve to loopback or private addresses"),
     max_queue_time: duration("5d", "how long a message is retried before it bounces"),
+    suppression_ttl: nonzeroDuration(
+      "90d",
+      "how long a hard bounce keeps an address on the suppression list (complaints and manual entries never expire)",
+    ),
     max_recipients: Type.Integer({
       default: 20,
       minimum: 1,

@@ -12,7 +12,9 @@ import { ApiError, errorResponse } from "../http/errors.ts";
 import { FOREIGN_PAGE, NOT_SIGNED_IN, payloadTooLarge, tooManySignIns, UNKNOWN_SIGN_IN_TOKEN } from "../http/refusals.ts";
 import { requestRoutes } from "../http/routes.ts";
 import { HIDDEN } from "../http/router.ts";
+import type { QueueActionDeps } from "../outbound/queue/queue-actions.ts";
 import { dashboardAssets } from "./assets.ts";
+import { DASHBOARD_QUEUE_PATH, dashboardQueue } from "./queue-routes.ts";
 import { cookieWriteAllowed } from "./session.ts";
 import type { OperatorSessions, SessionCallers } from "../http/authenticate.ts";
 import { SessionAuth, type SessionAuthDeps, sessionCallers, sessionOperators } from "./session-auth.ts";
@@ -40,6 +42,8 @@ export interface DashboardDeps {
   callers: SessionCallers;
   /** Its admin sessions as operators (the router's operator group takes them). */
   operators: OperatorSessions;
+  /** The Queue page's actions (admin sessions only); none in tests that build no queue. */
+  queue?: QueueActionDeps;
 }
 
 /** The dashboard's routes, as /metrics labels them. */
@@ -49,6 +53,8 @@ export const DASHBOARD_ROUTES = [
   { method: "GET", path: "/dashboard/assets/:name" },
   { method: "ALL", path: "/dashboard/session" },
   { method: "GET", path: "/dashboard/system" },
+  { method: "GET", path: DASHBOARD_QUEUE_PATH },
+  { method: "POST", path: `${DASHBOARD_QUEUE_PATH}/:action` },
 ];
 
 const withHeaders = (res: Response, headers: Record<string, string>): Response => {
@@ -79,6 +85,8 @@ export function dashboardRoutes(deps: DashboardDeps) {
       ({ request }) => (exactly(request, SYSTEM_PATH) && request.method === "GET" ? system(deps, request) : page(request)),
       HIDDEN,
     )
+    .all(DASHBOARD_QUEUE_PATH, ({ request }) => queue(deps, request), HIDDEN)
+    .all(`${DASHBOARD_QUEUE_PATH}/:action`, ({ request }) => queue(deps, request), HIDDEN)
     .all("/dashboard/assets/:name", ({ request }) => asset(request), HIDDEN)
     .all("/dashboard/*", ({ request }) => page(request), HIDDEN);
 }
@@ -89,6 +97,12 @@ async function system(deps: DashboardDeps, req: Request): Promise<Response> {
   if (who.kind !== "session") return errorResponse(401, NOT_SIGNED_IN);
   if (who.account !== null) return errorResponse(404);
   return withHeaders(Response.json(await deps.system()), { "Cache-Control": "no-store" });
+}
+
+async function queue(deps: DashboardDeps, req: Request): Promise<Response> {
+  if (!deps.queue) return errorResponse(404);
+  const res = await dashboardQueue({ auth: deps.auth, logger: deps.logger, queue: deps.queue }, req, new URL(req.url).pathname);
+  return withHeaders(res, { "Cache-Control": "no-store" });
 }
 
 async function asset(req: Request): Promise<Response> {
@@ -213,7 +227,12 @@ const sessionBody = (config: Config, accounts: readonly AccountConfig[], admin: 
  * attacker trying tokens on every node is held to one sign_in_rate.
  */
 export function dashboardDeps(
-  deps: Omit<SessionAuthDeps, "logger"> & { logger: Logger; system: DashboardDeps["system"]; limiter?: RateLimits },
+  deps: Omit<SessionAuthDeps, "logger"> & {
+    logger: Logger;
+    system: DashboardDeps["system"];
+    limiter?: RateLimits;
+    queue?: QueueActionDeps;
+  },
 ): DashboardDeps {
   const logger = deps.logger.child({ component: "dashboard" });
   const auth = new SessionAuth({ config: deps.config, registry: deps.registry, clock: deps.clock, logger, sessions: deps.sessions });
@@ -227,6 +246,7 @@ export function dashboardDeps(
     system: deps.system,
     callers: sessionCallers(auth, limiter, deps.config),
     operators: sessionOperators(auth),
+    queue: deps.queue,
   };
 }
 

@@ -16,7 +16,7 @@ export const MessageEventSchema = Type.Object(
     created_at: Type.String({ format: "date-time" }),
     details: Type.Record(Type.String(), Type.Unknown(), {
       description:
-        "by kind: dispatch, delivery, soft_bounce, bounce {mx, smtp_code, smtp_response, attempt}; click {url, ip, user_agent}; open {ip, user_agent}; retries_exhausted {attempts, first_attempt_at}",
+        "by kind: dispatch, delivery, soft_bounce, bounce {mx, smtp_code, smtp_response, attempt}, soft_bounce and bounce also bounce_class (hard, mailbox_full, block, dmarc, throttled, message, transient, other); click {url, ip, user_agent}; open {ip, user_agent}; retries_exhausted {attempts, first_attempt_at}",
     }),
   },
   {

@@ -31,7 +31,7 @@ export const createPgStatsPurge = (sql: SQL): Purge => pgTablePurge(sql, "stats_
  * it deletes (pg-purge-window.ts).
  */
 export function createPgEventPurge(sql: SQL): Purge {
-  const needed = sql`EXISTS (SELECT 1 FROM webhook_outbox o WHERE o.event_id = e.id AND o.state = 'pending') OR EXISTS (SELECT 1 FROM outbound_recipients r WHERE r.id = e.recipient_id AND r.state = 'queued')`;
+  const needed = sql`EXISTS (SELECT 1 FROM webhook_outbox o WHERE o.event_id = e.id AND o.state = 'pending') OR EXISTS (SELECT 1 FROM outbound_recipients r WHERE r.id = e.recipient_id AND r.state IN ('queued', 'held'))`;
   return pgRowidPurge("message_events", {
     window: (afterRowid, limit) =>
       sql`SELECT e.rowid, e.created_at AS at, (${needed}) AS keep FROM message_events e WHERE e.rowid > ${afterRowid} ORDER BY e.rowid LIMIT ${limit}`,

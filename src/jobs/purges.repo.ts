@@ -50,7 +50,7 @@ export const createStatsPurge = (store: Store): Purge => tablePurge(store, "stat
 export function createEventPurge(store: Store): Purge {
   const db = store.logDb;
   const needed =
-    "EXISTS (SELECT 1 FROM webhook_outbox o WHERE o.event_id = e.id AND o.state = 'pending') OR EXISTS (SELECT 1 FROM outbound_recipients r WHERE r.id = e.recipient_id AND r.state = 'queued')";
+    "EXISTS (SELECT 1 FROM webhook_outbox o WHERE o.event_id = e.id AND o.state = 'pending') OR EXISTS (SELECT 1 FROM outbound_recipients r WHERE r.id = e.recipient_id AND r.state IN ('queued', 'held'))";
   const window = db.query<WindowRow, [number, number]>(
     `SELECT e.rowid AS rowid, e.created_at AS at, (${needed}) AS keep FROM message_events e WHERE e.rowid > ? ORDER BY e.rowid LIMIT ?`,
   );

@@ -26,6 +26,7 @@ import type { IdempotencyRepo } from "./sending/idempotency.port.ts";
 import type { SendDeps } from "./sending/send.ts";
 import type { SenderDomains } from "./sending/sender-domains.ts";
 import { createSubmissionServer } from "./submission/submission-listener.ts";
+import { suppressionExpiryJob } from "./suppressions/expiry-job.ts";
 import type { SuppressionRepo } from "./suppressions/suppressions.port.ts";
 
 export interface OutboundFeatureDeps {
@@ -87,7 +88,7 @@ export function outboundFeature(deps: OutboundFeatureDeps): OutboundFeature {
     repo: repos.outbound,
     clock,
     domains: deps.domains,
-    suppressed: (outboundId, emails) => repos.suppressions.suppressedAmong(outboundId, emails),
+    suppressed: (outboundId, emails) => repos.suppressions.suppressedAmong(outboundId, emails, clock.nowMs()),
     config,
     notify: () => delivery.kick(),
     idempotency: repos.idempotency,
@@ -110,7 +111,12 @@ export function outboundFeature(deps: OutboundFeatureDeps): OutboundFeature {
   return {
     delivery,
     send,
-    bounces: bounceHandler({ repo: repos.outbound, clock, logger: logger.child({ component: "bounces" }) }),
+    bounces: bounceHandler({
+      repo: repos.outbound,
+      clock,
+      logger: logger.child({ component: "bounces" }),
+      suppressionTtlMs: () => config().outbound.suppressionTtlMs,
+    }),
     submissionServer,
     start: () => delivery.start(),
     stop: () => delivery.stop(),
@@ -122,6 +128,7 @@ export function outboundFeature(deps: OutboundFeatureDeps): OutboundFeature {
         run: () => repos.warmup.purgeBefore(dayStartMs(clock.nowMs()) - DAY_MS),
         oncePerCluster: true,
       },
+      suppressionExpiryJob(repos.suppressions, () => clock.nowMs(), logger.child({ component: "suppressions" })),
     ],
   };
 }

@@ -15,6 +15,8 @@ import { createCustomDomainRepo } from "../inbound/addresses/custom-domains.repo
 import { createJobLeaseRepo } from "../jobs/job-lease.repo.ts";
 import { createStsRepo } from "../outbound/delivery/mta-sts.repo.ts";
 import { createWarmupRepo } from "../outbound/delivery/warmup.repo.ts";
+import { createQueueControlRepo } from "../outbound/queue/queue-control.repo.ts";
+import { controlEvents } from "../outbound/queue/wiring.ts";
 import { createSuppressionRepo } from "../outbound/suppressions/suppressions.repo.ts";
 import { createStatsRepo } from "../stats/stats.repo.ts";
 import type { Engine } from "../store/engine/engine.ts";
@@ -40,6 +42,7 @@ export async function commonRepos(engine: Engine, hooks: RepoHooks) {
     webhookPosts: createWebhookPostRepo(db),
     webhookEndpoints: createWebhookEndpointRepo(db, secrets),
     suppressions: createSuppressionRepo(db),
+    queueControl: createQueueControlRepo(db, controlEvents, () => hooks.onEvents()),
     stats: createStatsRepo(db),
     warmup: createWarmupRepo(db),
     tenants: createTenantRepo(db),

@@ -21,6 +21,7 @@ import type { RateLimits } from "../auth/rate-limit.ts";
 import type { StsStore } from "../outbound/delivery/mta-sts.port.ts";
 import type { WarmupCounts } from "../outbound/delivery/warmup.port.ts";
 import type { OutboundRepo } from "../outbound/queue/queue.port.ts";
+import type { QueueControlRepo } from "../outbound/queue/queue-control.port.ts";
 import type { IdempotencyRepo } from "../outbound/sending/idempotency.port.ts";
 import type { SuppressionRepo } from "../outbound/suppressions/suppressions.port.ts";
 import type { StatsRepo } from "../stats/stats.port.ts";
@@ -45,6 +46,8 @@ export interface Repos {
   customDomains: CustomDomainRepo;
   statuses: StatusRepo;
   outbound: OutboundRepo;
+  /** The operator's queue: lists by destination, hold, release, retry, cancel, redeliver. */
+  queueControl: QueueControlRepo;
   suppressions: SuppressionRepo;
   sendingDomains: SendingDomainRepo;
   outbox: OutboxRepo;

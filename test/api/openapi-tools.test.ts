@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { hashSecret } from "../../src/auth/secrets.ts";
 import { startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
-import { hashSecret } from "../../src/auth/secrets.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;

@@ -88,6 +88,13 @@ describe("GET /api/v0.1/openapi.json", () => {
         "revokeOutboundKey",
         "listAudit",
         "getSendingHealth",
+        "listQueue",
+        "queueSummary",
+        "queueHold",
+        "queueRelease",
+        "queueRetry",
+        "queueCancel",
+        "queueRedeliver",
       ].sort(),
     );
   });

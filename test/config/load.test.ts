@@ -164,6 +164,16 @@ describe("config errors name the key path and the rule", () => {
       'outbound.lease_time: must be at least 1s, not "0s": the node renews its leases every third of it',
     ],
     [
+      "a suppression that never lasts",
+      `[outbound]\nsuppression_ttl = "0s"`,
+      'outbound.suppression_ttl: must be a duration above zero such as "30s", "10m" or "1h"',
+    ],
+    [
+      "a suppression time that is no duration",
+      `[outbound]\nsuppression_ttl = "soon"`,
+      'outbound.suppression_ttl: must be a duration above zero such as "30s", "10m" or "1h"',
+    ],
+    [
       "a webhook lease under a second",
       `[webhooks]\nlease_time = "999ms"`,
       'webhooks.lease_time: must be at least 1s, not "999ms": the node renews its leases every third of it',

@@ -94,7 +94,12 @@ describe("bounces after delivery", () => {
     const m = await message(id);
     expect(m.recipients[0].events.map((e: any) => e.kind)).toEqual(["registration", "dispatch", "delivery", "bounce"]);
     expect(m.recipients[0].status).toBe("bounce");
-    expect(m.recipients[0].events[3].details).toMatchObject({ mx: "mx.remote.example", smtp_code: 550, status: "5.1.1" });
+    expect(m.recipients[0].events[3].details).toMatchObject({
+      mx: "mx.remote.example",
+      smtp_code: 550,
+      status: "5.1.1",
+      bounce_class: "hard",
+    });
     const again = await t.json("POST", SEND, {
       auth: bearer(ACCOUNT_A.smtpKey),
       body: { from: "ann@sender.test", to: "later-fails@example.org", subject: "again", plain: "x" },

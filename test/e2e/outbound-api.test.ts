@@ -190,6 +190,7 @@ describe("the remote server's answer decides", () => {
       mx: "mx.sink.test",
       smtp_code: 451,
       smtp_response: "451 greylisted, try later",
+      bounce_class: "transient",
       attempt: 1,
     });
     clock.advance(4 * 60_000);
@@ -216,6 +217,7 @@ describe("the remote server's answer decides", () => {
     expect(m.recipients[0].events.at(-1).details).toEqual({
       mx: "mx.sink.test",
       smtp_code: 550,
+      bounce_class: "hard",
       smtp_response: "550 user unknown",
       attempt: 1,
     });
@@ -254,6 +256,7 @@ describe("the remote server's answer decides", () => {
       mx: null,
       smtp_code: null,
       smtp_response: "nullmx.example does not accept mail (null MX)",
+      bounce_class: "hard",
       attempt: 1,
     });
   });

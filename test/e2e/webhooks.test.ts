@@ -93,7 +93,7 @@ describe("events to the webhook", () => {
       message_id: id,
       outbound_account_id: ACCOUNT_A.outboundId,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
-      details: { mx: "mx.sink.test", smtp_code: 550, smtp_response: "550 no such user", attempt: 1 },
+      details: { mx: "mx.sink.test", smtp_code: 550, smtp_response: "550 no such user", attempt: 1, bounce_class: "hard" },
     });
     for (const post of hook.posts) {
       expect(post.verified).toBe(true);
@@ -163,10 +163,13 @@ describe("events to the webhook", () => {
         outbound_account_id: ACCOUNT_A.outboundId,
         email: "bad@example.org",
         reason: "bounce",
-        details: expect.objectContaining({ smtp_code: 550 }),
+        details: expect.objectContaining({ smtp_code: 550, bounce_class: "hard" }),
         created_at: expect.any(String),
+        expires_at: expect.any(String),
       },
     ]);
+    // A hard bounce suppresses for outbound.suppression_ttl (90 days by default).
+    expect(Date.parse(list[0].expires_at) - Date.parse(list[0].created_at)).toBe(90 * 24 * 3600 * 1000);
     // Taken off the list, the address gets mail again.
     expect((await t.json("DELETE", `/api/v0.1/${ACCOUNT_A.id}/suppressions/${list[0].id}`, { auth: bearer(ACCOUNT_A.token) })).status).toBe(
       202,

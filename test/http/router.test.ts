@@ -55,10 +55,11 @@ describe("the operator group (/api/v0.1/operator/)", () => {
     );
   });
 
-  test("an operator token passes its middleware (nothing is served there yet: 404), and opens no account", async () => {
-    const res = await t.call("GET", "/api/v0.1/operator/queue", { auth: bearer(OPERATOR) });
+  test("an operator token passes its middleware (a path not served there: 404), and opens no account", async () => {
+    const res = await t.call("GET", "/api/v0.1/operator/nothing/here", { auth: bearer(OPERATOR) });
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ status: 404, error: NO_SUCH_PATH });
+    expect((await t.call("GET", "/api/v0.1/operator/queue", { auth: bearer(OPERATOR) })).status).toBe(200);
     expect((await t.call("GET", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { auth: bearer(OPERATOR) })).status).toBe(401);
   });
 });

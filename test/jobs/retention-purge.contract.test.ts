@@ -214,7 +214,8 @@ async function seedAccountDay(
     const recipient = m.queued
       ? queuedRecipient(rid, m.id, {
           status: "soft_bounce",
-          state: "queued",
+          // Every twentieth day's is held by the operator: kept as a queued one is.
+          state: day % 20 === 0 ? "held" : "queued",
           attempts: 1,
           firstAttemptAtMs: atMs,
           nextAttemptAtMs: atMs + 60 * DAY,

@@ -2,7 +2,8 @@
 // SMTP server (the sink) found by MX in a test DNS server: every recipient is delivered
 // once, by one node or the other. And a worker whose lease ran out during an attempt while
 // another node claimed the recipient: its outcome is dropped (nothing written, a warning, the
-// lease-lost counter), and the node holding the lease records its own.
+// lease-lost counter), and the node holding the lease records its own. And a destination
+// an operator holds through one node is attempted by neither, until released.
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import { SQL } from "bun";
 import { parseConfigText } from "../../src/config/load.ts";
@@ -11,7 +12,9 @@ import { createLogger } from "../../src/lib/logger.ts";
 import type { WorkerDeps } from "../../src/outbound/delivery/worker-deps.ts";
 import { createPgOutboundRepo } from "../../src/outbound/queue/queue.pg.repo.ts";
 import type { OutboundRepo } from "../../src/outbound/queue/queue.port.ts";
-import { pgQueuePorts } from "../../src/outbound/queue/wiring.ts";
+import { createQueueControlRepo } from "../../src/outbound/queue/queue-control.repo.ts";
+import { controlEvents, pgQueuePorts } from "../../src/outbound/queue/wiring.ts";
+import { pgDb } from "../../src/store/db/pg-db.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { type EngineHandle, STORE_ENGINES } from "../helpers/engines.ts";
 import { testConfigToml } from "../helpers/fixtures.ts";
@@ -120,6 +123,37 @@ describe("delivery workers of two nodes on one PostgreSQL", () => {
       await a.sql`SELECT state, status, COUNT(*) AS n FROM outbound_recipients GROUP BY state, status`;
     expect(states.map((r) => [r.state, r.status, Number(r.n)])).toEqual([["done", "delivery", all.length]]);
   }, 90_000);
+
+  it("a destination held through one node gets no attempt on either node; released through the other, one delivers it", async () => {
+    const a = nodeRepo();
+    const b = nodeRepo();
+    const now = Date.now();
+    const message = (id: string, email: string) =>
+      a.repo.insert(
+        queuedMessage(id, { createdAtMs: now }),
+        [queuedRecipient(`r-${id}`, id, { email, domain: email.split("@")[1]!, nextAttemptAtMs: now })],
+        [],
+        { raw: RAW, webhook: false },
+      );
+    await message("held", "x@a.test");
+    await message("free", "y@b.test");
+    expect(await createQueueControlRepo(pgDb(a.sql), controlEvents).hold({ destination: "a.test" }, now)).toBe(1);
+    const wa = workerOn(a.repo, "node-a");
+    const wb = workerOn(b.repo, "node-b");
+    await Promise.all([wa.start(), wb.start()]);
+    try {
+      await eventually(() => sink.to("y@b.test").length === 1, 10_000, "the other destination's delivery");
+      // Both nodes looked for due work again meanwhile (they poll every second when idle).
+      await Bun.sleep(1500);
+      expect(sink.attempts.get("x@a.test") ?? 0).toBe(0);
+      expect(await createQueueControlRepo(pgDb(b.sql), controlEvents).release({ destination: "a.test" }, Date.now())).toBe(1);
+      wb.kick();
+      await eventually(() => sink.to("x@a.test").length === 1, 10_000, "the released recipient's delivery");
+    } finally {
+      await Promise.all([wa.stop(), wb.stop()]);
+    }
+    expect(sink.attempts.get("x@a.test")).toBe(1);
+  }, 60_000);
 
   it("a worker whose lease ran out during its attempt, the recipient claimed by another node, drops its outcome and says so", async () => {
     const a = nodeRepo();

@@ -31,10 +31,11 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
     await opened?.handle.close();
   });
 
-  it("update records an outcome and its events whoever holds the lease, and ends the lease; a bounce suppresses the address", async () => {
+  it("update records an outcome and its events whoever holds the lease, and ends the lease; a bounce suppresses the address as told", async () => {
     await queue("m1", [
       ["r1", {}],
       ["r2", { email: "Gone@Y.z" }],
+      ["r3", { email: "Blocked@Y.z" }],
     ]);
     await repo().claimDue("w1", NOW, NOW + LEASE_MS, 10, []);
     const recorded = await repo().update("r1", delivered(1), [event("m1", "r1", "dispatch"), event("m1", "r1", "delivery")], {
@@ -42,8 +43,12 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
     });
     expect(recorded.map((e) => e.kind)).toEqual(["dispatch", "delivery"]);
     expect(await opened!.row("r1")).toEqual({ state: "done", status: "delivery", locked_by: null, attempts: 1 });
-    await repo().update("r2", { ...delivered(2), status: "bounce" }, [event("m1", "r2", "bounce")], { webhook: false });
+    const suppress = { reason: "bounce" as const, expiresAtMs: NOW + 1000 };
+    await repo().update("r2", { ...delivered(2), status: "bounce", suppress }, [event("m1", "r2", "bounce")], { webhook: false });
     expect(await opened!.count("suppressions", "email", "gone@y.z")).toBe(1);
+    // A bounce without the order (a block, a full mailbox) leaves the address alone.
+    await repo().update("r3", { ...delivered(2), status: "bounce", suppress: null }, [event("m1", "r3", "bounce")], { webhook: false });
+    expect(await opened!.count("suppressions", "email", "blocked@y.z")).toBe(0);
     expect((await repo().eventsOf(["r1", "r2"])).map((e) => [e.recipientId, e.kind])).toEqual([
       ["r1", "dispatch"],
       ["r1", "delivery"],
@@ -58,8 +63,9 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
     ]);
     await repo().addEvents("r1", null, [event("m1", "r1", "open")]);
     expect((await repo().getRecipient("m1", "r1"))!.status).toBe("delivery");
-    await repo().addEvents("r1", "bounce", [event("m1", "r1", "complaint")]);
-    await repo().addEvents("r1", null, [event("m1", "r1", "complaint")]);
+    const forGood = { reason: "complaint" as const, expiresAtMs: null };
+    await repo().addEvents("r1", "bounce", [event("m1", "r1", "complaint")], forGood);
+    await repo().addEvents("r1", null, [event("m1", "r1", "complaint")], forGood);
     expect(await opened!.row("r1")).toEqual({ state: "done", status: "bounce", locked_by: null, attempts: 0 });
     expect(await opened!.count("suppressions", "email", "who@y.z")).toBe(1);
     expect((await repo().eventsOf(["r1"])).map((e) => e.kind)).toEqual(["open", "complaint", "complaint"]);
@@ -117,11 +123,13 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
       ["free", { nextAttemptAtMs: NOW + 1000 }],
       ["expired", {}],
       ["done", { state: "done", status: "delivery" }],
+      // Held by the operator: the account's cancel ends it too.
+      ["operatorHeld", { state: "held", nextAttemptAtMs: NOW + 2000 }],
     ]);
     await repo().claimDue("w1", NOW, NOW + 10, 1, []);
     await repo().claimDue("w2", NOW - LEASE_MS, NOW - 1, 1, []);
-    expect(await repo().cancelQueued("m1", NOW, { webhook: false })).toEqual({ cancelled: 2, inDelivery: 1 });
-    for (const id of ["free", "expired"]) {
+    expect(await repo().cancelQueued("m1", NOW, { webhook: false })).toEqual({ cancelled: 3, inDelivery: 1 });
+    for (const id of ["free", "expired", "operatorHeld"]) {
       expect(await opened!.row(id)).toMatchObject({ state: "done", status: "error" });
       expect((await repo().eventsOf([id])).map((e) => [e.kind, e.details])).toEqual([
         ["error", { message: "cancelled from the dashboard", attempt: 0, retried: false }],
@@ -190,6 +198,22 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
     expect(await search("created_at:>2026-11-21")).toEqual(["m2"]);
     expect(await search("created_at:<=2026-11-21")).toEqual(["m1"]);
     expect(await search("created_at:>=2026-11-20T10:00:00Z tag:weekly")).toEqual(["m1"]);
+  });
+
+  it("search terms: bounce_class of any bounce or soft_bounce event of the message", async () => {
+    await queue("m1", [["r1", {}]]);
+    await queue("m2", [["r2", {}]]);
+    await queue("m3", [["r3", {}]]);
+    const withClass = (m: string, r: string, kind: "bounce" | "soft_bounce" | "delivery", bounceClass: string) => ({
+      ...event(m, r, kind),
+      details: { smtp_code: 550, bounce_class: bounceClass },
+    });
+    await repo().addEvents("r1", "bounce", [withClass("m1", "r1", "bounce", "block")]);
+    await repo().addEvents("r2", null, [withClass("m2", "r2", "soft_bounce", "throttled")]);
+    await repo().addEvents("r3", null, [withClass("m3", "r3", "delivery", "block")]);
+    expect(await search("bounce_class:block")).toEqual(["m1"]);
+    expect(await search("bounce_class:THROTTLED")).toEqual(["m2"]);
+    expect(await search("bounce_class:hard")).toEqual([]);
   });
 
   it("a search reads a window of messages: fewer matches than a page there end the page at the window's edge", async () => {

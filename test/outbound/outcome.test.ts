@@ -8,40 +8,60 @@ const item = (attempts: number, firstAttemptAtMs: number | null, createdAtMs = 0
   ({ message: { id: "m1", createdAtMs }, recipient: { id: "r1", attempts, firstAttemptAtMs } }) as unknown as ClaimedRecipient;
 
 describe("attemptOutcome", () => {
+  const TTL = 90 * 24 * 60 * MIN;
   test.each([
-    // code, permanent without reply, attempts so far, → status, state, next attempt, event kinds
-    [250, false, 0, "delivery", "done", NOW, ["delivery"]],
-    [550, false, 0, "bounce", "done", NOW, ["bounce"]],
-    [null, true, 0, "bounce", "done", NOW, ["bounce"]],
-    [451, false, 0, "soft_bounce", "queued", NOW + 5 * MIN, ["soft_bounce"]],
-    [null, false, 1, "soft_bounce", "queued", NOW + 15 * MIN, ["soft_bounce"]],
-    [421, false, 2, "retries_exhausted", "done", NOW, ["soft_bounce", "retries_exhausted"]],
-  ])("%p (permanent %p) after %p attempts → %p", (code, permanentWithoutReply, attempts, status, state, next, kinds) => {
-    const o = attemptOutcome({
-      item: item(attempts, attempts === 0 ? null : MIN),
-      result: { code, response: code === null ? "connection lost" : `${code} text` },
-      mx: "mx.example.org",
-      permanentWithoutReply,
-      nowMs: NOW,
-      retryDelaysMs: [5 * MIN, 15 * MIN, 60 * MIN],
-      // Room for the first two retries only.
-      maxQueueTimeMs: NOW + 30 * MIN,
-    });
-    expect(o.update).toEqual({
-      status: status as never,
-      state: state as never,
-      attempts: attempts + 1,
-      firstAttemptAtMs: attempts === 0 ? NOW : MIN,
-      nextAttemptAtMs: next,
-    });
-    expect(o.events.map((e) => e.kind)).toEqual(kinds as never);
-    expect(o.events[0]!.details).toEqual({
-      mx: "mx.example.org",
-      smtp_code: code,
-      smtp_response: code === null ? "connection lost" : `${code} text`,
-      attempt: attempts + 1,
-    });
-  });
+    // code, reply, permanent without reply, attempts so far, → status, state, next attempt, event kinds, bounce class, suppressed until
+    [250, "250 2.0.0 OK", false, 0, "delivery", "done", NOW, ["delivery"], undefined, undefined],
+    [550, "550 5.1.1 user unknown", false, 0, "bounce", "done", NOW, ["bounce"], "hard", NOW + TTL],
+    [554, "554 5.7.1 blocked using zen.spamhaus.org", false, 0, "bounce", "done", NOW, ["bounce"], "block", null],
+    [552, "552 5.2.2 mailbox full", false, 0, "bounce", "done", NOW, ["bounce"], "mailbox_full", null],
+    [null, "no such domain", true, 0, "bounce", "done", NOW, ["bounce"], "hard", NOW + TTL],
+    [
+      451,
+      "451 4.7.650 temporarily rate limited",
+      false,
+      0,
+      "soft_bounce",
+      "queued",
+      NOW + 5 * MIN,
+      ["soft_bounce"],
+      "throttled",
+      undefined,
+    ],
+    [null, "connection lost", false, 1, "soft_bounce", "queued", NOW + 15 * MIN, ["soft_bounce"], "transient", undefined],
+    [421, "421 busy", false, 2, "retries_exhausted", "done", NOW, ["soft_bounce", "retries_exhausted"], "transient", undefined],
+  ])(
+    "%p %p (permanent %p) after %p attempts → %p",
+    (code, response, permanentWithoutReply, attempts, status, state, next, kinds, cls, until) => {
+      const o = attemptOutcome({
+        item: item(attempts, attempts === 0 ? null : MIN),
+        result: { code, response },
+        suppressionTtlMs: TTL,
+        mx: "mx.example.org",
+        permanentWithoutReply,
+        nowMs: NOW,
+        retryDelaysMs: [5 * MIN, 15 * MIN, 60 * MIN],
+        // Room for the first two retries only.
+        maxQueueTimeMs: NOW + 30 * MIN,
+      });
+      expect(o.update).toEqual({
+        status: status as never,
+        state: state as never,
+        attempts: attempts + 1,
+        firstAttemptAtMs: attempts === 0 ? NOW : MIN,
+        nextAttemptAtMs: next,
+        ...(until === undefined ? {} : { suppress: until === null ? null : { reason: "bounce", expiresAtMs: until } }),
+      });
+      expect(o.events.map((e) => e.kind)).toEqual(kinds as never);
+      expect(o.events[0]!.details).toEqual({
+        mx: "mx.example.org",
+        smtp_code: code,
+        smtp_response: response,
+        attempt: attempts + 1,
+        ...(cls ? { bounce_class: cls } : {}),
+      });
+    },
+  );
 
   test("retries_exhausted carries the attempts and the first attempt's time", () => {
     const o = attemptOutcome({
@@ -52,6 +72,7 @@ describe("attemptOutcome", () => {
       nowMs: NOW,
       retryDelaysMs: [MIN],
       maxQueueTimeMs: 0,
+      suppressionTtlMs: MIN,
     });
     expect(o.events[1]!.details).toEqual({ attempts: 3, first_attempt_at: new Date(MIN).toISOString() });
   });

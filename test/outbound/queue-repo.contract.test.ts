@@ -179,10 +179,17 @@ describe.each(STORE_ENGINES)("QueueLeases on $name", (engine) => {
     expect(await repo().nextDueMs()).toBeNull();
   });
 
-  it("a bounce's outcome suppresses the address, in the same transaction", async () => {
+  it("a hard bounce's outcome suppresses the address, in the same transaction", async () => {
     await queue("m1", [["r1", { email: "Gone@Y.z" }]]);
     await repo().claimDue("w1", NOW, NOW + LEASE_MS, 10, []);
-    const bounce: RecipientUpdate = { status: "bounce", state: "done", attempts: 1, firstAttemptAtMs: NOW, nextAttemptAtMs: NOW };
+    const bounce: RecipientUpdate = {
+      status: "bounce",
+      state: "done",
+      attempts: 1,
+      firstAttemptAtMs: NOW,
+      nextAttemptAtMs: NOW,
+      suppress: { reason: "bounce", expiresAtMs: NOW + 1000 },
+    };
     await repo().finishAttempt("w1", "r1", bounce, [event("m1", "r1", "bounce")], NOW, { webhook: false });
     expect(await opened!.count("suppressions", "email", "gone@y.z")).toBe(1);
   });
@@ -299,7 +306,14 @@ describe("QueueLeases on PostgreSQL, two nodes", () => {
       await queueIn(a.repo, "m1", [["r1", { email: "Gone@Y.z" }]]);
       expect(ids(await a.repo.claimDue("a1", NOW, NOW + LEASE_MS, 10, []))).toEqual(["r1"]);
       expect(ids(await b.repo.claimDue("b1", NOW + LEASE_MS + 1, NOW + 2 * LEASE_MS, 10, []))).toEqual(["r1"]);
-      const bounced: RecipientUpdate = { status: "bounce", state: "done", attempts: 1, firstAttemptAtMs: NOW, nextAttemptAtMs: NOW };
+      const bounced: RecipientUpdate = {
+        status: "bounce",
+        state: "done",
+        attempts: 1,
+        firstAttemptAtMs: NOW,
+        nextAttemptAtMs: NOW,
+        suppress: { reason: "bounce", expiresAtMs: null },
+      };
       expect(
         await a.repo.finishAttempt("a1", "r1", bounced, [event("m1", "r1", "bounce")], NOW + LEASE_MS + 2, { webhook: false }),
       ).toBeNull();

@@ -33,6 +33,7 @@ const entry = (email: string, over: Partial<Suppression> = {}): Suppression => (
   reason: "bounce",
   details: {},
   createdAtMs: NOW_MS,
+  expiresAtMs: null,
   ...over,
 });
 
@@ -75,25 +76,22 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("SuppressionRepo on $name
     expect(other.id).not.toBe(first.id);
     expect((await repo().list("acc_a", null, null, { limit: 10 })).items).toHaveLength(2);
     await expect(repo().add(entry("dave@example.com", { id: first.id }))).rejects.toThrow();
-    expect(await repo().suppressedAmong("out_a1", ["dave@example.com"])).toEqual(new Set());
+    expect(await repo().suppressedAmong("out_a1", ["dave@example.com"], NOW_MS)).toEqual(new Set());
   });
 
   it("suppressedAmong: the outbound account's suppressed addresses among those asked, compared lowercased and exactly", async () => {
     await repo().add(entry("a@example.com"));
     await repo().add(entry("b@example.com"));
     await repo().add(entry("c@example.com", { outboundAccountId: "out_b1", accountId: "acc_b" }));
-    const found = await repo().suppressedAmong("out_a1", [
-      "A@Example.com",
-      "c@example.com",
-      "x@example.com",
-      "b@example.com",
-      "%@example.com",
-      "_@example.com",
-    ]);
+    const found = await repo().suppressedAmong(
+      "out_a1",
+      ["A@Example.com", "c@example.com", "x@example.com", "b@example.com", "%@example.com", "_@example.com"],
+      NOW_MS,
+    );
     expect(found).toStrictEqual(new Set(["a@example.com", "b@example.com"]));
-    expect(await repo().suppressedAmong("out_b1", ["a@example.com", "c@example.com"])).toStrictEqual(new Set(["c@example.com"]));
-    expect(await repo().suppressedAmong("out_a1", [])).toStrictEqual(new Set());
-    expect(await repo().suppressedAmong("out_zz", ["a@example.com"])).toStrictEqual(new Set());
+    expect(await repo().suppressedAmong("out_b1", ["a@example.com", "c@example.com"], NOW_MS)).toStrictEqual(new Set(["c@example.com"]));
+    expect(await repo().suppressedAmong("out_a1", [], NOW_MS)).toStrictEqual(new Set());
+    expect(await repo().suppressedAmong("out_zz", ["a@example.com"], NOW_MS)).toStrictEqual(new Set());
   });
 
   it("get finds the account's entry only: another account's or an unknown ID is null", async () => {
@@ -114,7 +112,7 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("SuppressionRepo on $name
     expect(await repo().remove("acc_a", mine.id)).toBe(true);
     expect(await repo().remove("acc_a", mine.id)).toBe(false);
     expect(await repo().get("acc_a", mine.id)).toBeNull();
-    expect(await repo().suppressedAmong("out_a1", ["gone@example.com"])).toStrictEqual(new Set());
+    expect(await repo().suppressedAmong("out_a1", ["gone@example.com"], NOW_MS)).toStrictEqual(new Set());
     expect(await repo().get("acc_b", theirs.id)).toStrictEqual(theirs);
   });
 
@@ -160,5 +158,26 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("SuppressionRepo on $name
     expect(await found("ÉLODIE")).toEqual([accent.email]);
     expect(await found("nobody")).toEqual([]);
     expect(await repo().list("acc_a", null, "example", { limit: 1 })).toStrictEqual({ items: [accent], hasMore: true });
+  });
+  it("an entry with expires_at stops applying then; a later hard bounce or a complaint takes its place; purgeExpired deletes it", async () => {
+    const until = NOW_MS + 1000;
+    const first = await repo().add(entry("exp@example.com", { expiresAtMs: until }));
+    expect(first.expiresAtMs).toBe(until);
+    expect(await repo().suppressedAmong("out_a1", ["exp@example.com"], until - 1)).toStrictEqual(new Set(["exp@example.com"]));
+    expect(await repo().suppressedAmong("out_a1", ["exp@example.com"], until)).toStrictEqual(new Set());
+    // Still in force: a second bounce changes nothing; a complaint makes it permanent.
+    expect(await repo().add(entry("exp@example.com", { expiresAtMs: until + 5000 }))).toStrictEqual(first);
+    const complaint = await repo().add(entry("exp@example.com", { reason: "complaint", createdAtMs: NOW_MS + 1, expiresAtMs: null }));
+    expect(complaint).toMatchObject({ id: first.id, reason: "complaint", expiresAtMs: null });
+    // Expired: a new hard bounce starts a new period.
+    await repo().add(entry("old@example.com", { expiresAtMs: until }));
+    const renewed = await repo().add(entry("old@example.com", { createdAtMs: until + 10, expiresAtMs: until + 9000 }));
+    expect(renewed).toMatchObject({ createdAtMs: until + 10, expiresAtMs: until + 9000 });
+    await repo().add(entry("gone@example.com", { expiresAtMs: until }));
+    expect(await repo().purgeExpired(until + 20, 100)).toBe(1);
+    expect((await repo().list("acc_a", null, null, { limit: 10 })).items.map((s) => s.email).sort()).toEqual([
+      "exp@example.com",
+      "old@example.com",
+    ]);
   });
 });

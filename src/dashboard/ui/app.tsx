@@ -14,6 +14,7 @@ import { Smtp } from "./pages/smtp.tsx";
 import { Overview } from "./pages/overview.tsx";
 import { AddressPage } from "./pages/address.tsx";
 import { Webhook } from "./pages/webhook.tsx";
+import { Queue } from "./pages/queue.tsx";
 import { System } from "./pages/system.tsx";
 import { Accounts } from "./pages/accounts.tsx";
 import { Audit } from "./pages/audit.tsx";
@@ -31,6 +32,7 @@ const NAV: { path: string; label: string }[] = [
 
 /** The admin view's own pages: the appliance, and the operator API's accounts and audit log. */
 const ADMIN_NAV = [
+  { path: "/queue", label: "Queue" },
   { path: "/system", label: "System" },
   { path: "/accounts", label: "Accounts" },
   { path: "/audit", label: "Audit" },
@@ -123,6 +125,7 @@ function view(session: Session, path: string, search: URLSearchParams) {
   if (path === "/system" && session.admin) return <System />;
   if (path === "/accounts" && session.admin) return <Accounts />;
   if (path === "/audit" && session.admin) return <Audit />;
+  if (path === "/queue" && session.admin) return <Queue />;
   if (path === "/webhook") return <Webhook session={session} outboundId={search.get("outbound")} />;
   if (path === "/suppressions")
     return <Suppressions session={session} outboundId={search.get("outbound")} query={search.get("query") ?? ""} />;

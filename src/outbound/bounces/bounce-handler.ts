@@ -9,6 +9,8 @@ import type { Logger } from "../../lib/logger.ts";
 import { SMTP_REPLIES } from "../../smtp/replies.ts";
 import { parseBounceAddress } from "./bounce-address.ts";
 import { parseBounce } from "./bounce-parse.ts";
+import { classifyFailure } from "./failure-class.ts";
+import { suppressionFor } from "../suppressions/suppression.ts";
 import type { OutboundRepo } from "../queue/queue.port.ts";
 
 /** A feedback report (RFC 5965): a recipient marked the message as spam. */
@@ -20,7 +22,13 @@ const replyCodeOf = (text: string | null): number | null => {
   return m ? Number(m[1]) : null;
 };
 
-export function bounceHandler(deps: { repo: OutboundRepo; clock: Clock; logger: Logger }): BounceHandler {
+export function bounceHandler(deps: {
+  repo: OutboundRepo;
+  clock: Clock;
+  logger: Logger;
+  /** outbound.suppression_ttl, read at each bounce. */
+  suppressionTtlMs: () => number;
+}): BounceHandler {
   const find = async (address: string) => {
     const ids = parseBounceAddress(address);
     if (!ids) return null;
@@ -44,27 +52,36 @@ export function bounceHandler(deps: { repo: OutboundRepo; clock: Clock; logger: 
           details,
           createdAtMs: at,
         });
+        const ttlMs = deps.suppressionTtlMs();
+        let bounceClass: string | undefined;
         if (report.kind === "bounce") {
+          const code = replyCodeOf(report.diagnostic);
+          bounceClass = classifyFailure({ code, text: report.diagnostic, status: report.status });
           const details = {
             mx: report.reportingMta,
-            smtp_code: replyCodeOf(report.diagnostic),
+            smtp_code: code,
             smtp_response: report.diagnostic ?? report.status,
             attempt: recipient.attempts,
             status: report.status,
             reported_by: "dsn",
+            bounce_class: bounceClass,
           };
-          if (report.class === "hard") await deps.repo.addEvents(recipient.id, "bounce", [event("bounce", details)]);
-          else await deps.repo.addEvents(recipient.id, null, [event("soft_bounce", details)]);
+          if (report.class === "hard") {
+            const bounce = event("bounce", details);
+            await deps.repo.addEvents(recipient.id, "bounce", [bounce], suppressionFor(bounce, ttlMs));
+          } else await deps.repo.addEvents(recipient.id, null, [event("soft_bounce", details)]);
         } else if (report.kind === "auto_reply") {
           await deps.repo.addEvents(recipient.id, null, [event("auto_reply", { from: envelope.mailFrom })]);
         } else if (report.kind === "complaint") {
-          await deps.repo.addEvents(recipient.id, null, [event("complaint", { from: envelope.mailFrom })]);
+          const complaint = event("complaint", { from: envelope.mailFrom });
+          await deps.repo.addEvents(recipient.id, null, [complaint], suppressionFor(complaint, ttlMs));
         }
         deps.logger.info("bounce address received mail", {
           message_id: recipient.messageId,
           recipient_id: recipient.id,
           kind: report.kind,
           class: report.kind === "bounce" ? report.class : undefined,
+          bounce_class: bounceClass,
         });
       }
       return SMTP_REPLIES.bounceNoted;

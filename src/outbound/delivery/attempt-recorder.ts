@@ -88,6 +88,7 @@ export class AttemptRecorder {
       nowMs: this.deps.clock.nowMs(),
       retryDelaysMs: c.retryDelaysMs,
       maxQueueTimeMs: c.maxQueueTimeMs,
+      suppressionTtlMs: c.suppressionTtlMs,
     });
     const r = item.recipient;
     const m = item.message;
@@ -102,6 +103,7 @@ export class AttemptRecorder {
       mx,
       ...(sourceIp ? { source_ip: sourceIp } : {}),
       verdict: o.verdict,
+      bounce_class: o.events.at(-1)?.details.bounce_class,
       smtp_code: result.code,
       reply: result.response,
       attempt: o.update.attempts,

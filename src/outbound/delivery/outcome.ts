@@ -5,6 +5,8 @@ import type { AttemptDetails } from "../../events/kinds.ts";
 import { isoTime } from "../../lib/clock.ts";
 import type { ClaimedRecipient, RecipientUpdate } from "../queue/message.ts";
 import { nextRetryAt, retriesExhausted, verdictForReply, type AttemptVerdict } from "../queue/schedule.ts";
+import { classifyFailure } from "../bounces/failure-class.ts";
+import { suppressionFor } from "../suppressions/suppression.ts";
 import type { TransactionResult } from "./smtp-client.ts";
 
 export interface AttemptOutcome {
@@ -25,6 +27,8 @@ export interface OutcomeInput {
   nowMs: number;
   retryDelaysMs: readonly number[];
   maxQueueTimeMs: number;
+  /** outbound.suppression_ttl: how long a hard bounce suppresses the address. */
+  suppressionTtlMs: number;
 }
 
 /** The events of one recipient's attempt, stamped with the attempt's time. */
@@ -50,20 +54,27 @@ export function attemptOutcome(i: OutcomeInput): AttemptOutcome {
   const base = { attempts, firstAttemptAtMs, nextAttemptAtMs: nowMs };
   if (verdict === "delivered")
     return { verdict, update: { ...base, status: "delivery", state: "done" }, events: [event("delivery", { ...details })] };
-  if (verdict === "bounce")
-    return { verdict, update: { ...base, status: "bounce", state: "done" }, events: [event("bounce", { ...details })] };
+  const failed = {
+    ...details,
+    bounce_class: classifyFailure({ code: result.code, text: result.response, noSuchDomain: i.permanentWithoutReply }),
+  };
+  if (verdict === "bounce") {
+    const bounce = event("bounce", failed);
+    const suppress = suppressionFor(bounce, i.suppressionTtlMs);
+    return { verdict, update: { ...base, status: "bounce", state: "done", suppress }, events: [bounce] };
+  }
   const next = nextRetryAt(attempts, nowMs, i.retryDelaysMs);
   if (retriesExhausted(item.message.createdAtMs, next, i.maxQueueTimeMs)) {
     return {
       verdict,
       update: { ...base, status: "retries_exhausted", state: "done" },
-      events: [event("soft_bounce", { ...details }), event("retries_exhausted", { attempts, first_attempt_at: isoTime(firstAttemptAtMs) })],
+      events: [event("soft_bounce", failed), event("retries_exhausted", { attempts, first_attempt_at: isoTime(firstAttemptAtMs) })],
     };
   }
   return {
     verdict,
     update: { ...base, status: "soft_bounce", state: "queued", nextAttemptAtMs: next },
-    events: [event("soft_bounce", { ...details })],
+    events: [event("soft_bounce", failed)],
   };
 }
 

@@ -2,6 +2,7 @@
 // attempt changes. Defined here, apart from the SQL (queue.repo.ts), so that the API,
 // the delivery worker and the repositories all import them from the model.
 import type { LifecycleKind } from "../../events/kinds.ts";
+import type { SuppressionOrder } from "../suppressions/suppression.ts";
 import type { Tracking } from "../tracking/personalize.ts";
 
 export type Priority = "standard" | "priority" | "digest";
@@ -28,6 +29,8 @@ export interface OutboundMessage {
 /** A message accepted before tracking existed, or whose account has none. */
 export const NO_TRACKING: Tracking = { opens: false, clicks: false, unsubscribe: { url: null, mailto: null } };
 
+export type RecipientState = "queued" | "held" | "done";
+
 export interface OutboundRecipient {
   id: string;
   messageId: string;
@@ -36,7 +39,8 @@ export interface OutboundRecipient {
   domain: string;
   type: RecipientType;
   status: LifecycleKind;
-  state: "queued" | "done";
+  /** queued: waiting for an attempt; held: an operator holds it (never attempted until released); done: ended. */
+  state: RecipientState;
   lane: number;
   attempts: number;
   firstAttemptAtMs: number | null;
@@ -50,6 +54,8 @@ export interface RecipientUpdate {
   attempts: number;
   firstAttemptAtMs: number | null;
   nextAttemptAtMs: number;
+  /** The address goes on the suppression list with the outcome (a hard bounce: suppressionFor). */
+  suppress?: SuppressionOrder | null;
 }
 
 export interface ClaimedRecipient {

@@ -26,7 +26,7 @@ export interface PgPurgeEvents {
 }
 
 export function createPgOutboundPurge(sql: SQL, events: PgPurgeEvents): OutboundPurge {
-  const queued = sql`EXISTS (SELECT 1 FROM outbound_recipients r WHERE r.message_id = m.id AND r.state = 'queued')`;
+  const queued = sql`EXISTS (SELECT 1 FROM outbound_recipients r WHERE r.message_id = m.id AND r.state IN ('queued', 'held'))`;
 
   const messages = async (beforeMs: number, afterRowid: number, limit: number) => {
     const rows: { rowid: unknown; id: string; at: unknown; keep: unknown }[] =

@@ -22,7 +22,7 @@ export interface OutboundPurge {
   bodies: Purge;
 }
 
-const QUEUED = "EXISTS (SELECT 1 FROM outbound_recipients r WHERE r.message_id = m.id AND r.state = 'queued')";
+const QUEUED = "EXISTS (SELECT 1 FROM outbound_recipients r WHERE r.message_id = m.id AND r.state IN ('queued', 'held'))";
 
 /** `events`: the events feature's side (wiring.ts, purgePorts), on the same connection. */
 export function createOutboundPurge(store: Store, events: PurgeEvents): OutboundPurge {

@@ -14,6 +14,7 @@ import { containsPattern, searchedPage, searchWindowRows, toPage } from "../../s
 import { pgCompare, pgContains, pgNewestFirst, pgSearchWindow, pgTimedSearch, type Fragment } from "../../store/pg-paging.ts";
 import { pgInteger } from "../../store/pg-values.ts";
 import type { OutboundRepo } from "./queue.port.ts";
+import { bounceClassPattern } from "./search.repo.ts";
 import { messageFromRow, recipientFromRow, type MessageRow, type RecipientRow } from "./rows.ts";
 
 /** BIGINT columns come back from Bun's SQL client as strings (bigints with `bigint: true`). */
@@ -74,6 +75,9 @@ function searchClause(sql: SQL, terms: readonly SearchTerm[]): Fragment {
       case "tag":
         // Tags are stored as a JSON array of strings: match one element exactly.
         term = pgContains(sql, sql`m.tags_json`, containsPattern(JSON.stringify(t.value.toLowerCase())));
+        break;
+      case "bounce_class":
+        term = sql`EXISTS (SELECT 1 FROM message_events e WHERE e.message_id = m.id AND e.kind IN ('bounce', 'soft_bounce') AND ${pgContains(sql, sql`e.details_json`, bounceClassPattern(t.value))})`;
         break;
       case "created_at":
         term = sql`m.created_at ${pgCompare[t.op](sql)} ${termTimeMs(t.value)}`;

@@ -19,7 +19,7 @@
 import type { SQL, TransactionSQL } from "bun";
 import { prefixPattern } from "../../store/paging.ts";
 import { pgInteger } from "../../store/pg-values.ts";
-import type { SuppressionReason } from "../suppressions/suppression.ts";
+import type { SuppressionOrder } from "../suppressions/suppression.ts";
 import type { PgQueuePorts } from "./ports.ts";
 import type { MessageEvent, NewEvent } from "../../events/message-event.ts";
 import type { RecipientUpdate } from "./message.ts";
@@ -68,7 +68,7 @@ async function suppressIn(
   tx: TransactionSQL,
   ports: PgQueuePorts,
   recipientId: string,
-  reason: SuppressionReason,
+  order: SuppressionOrder,
   details: Record<string, unknown>,
   nowMs: number,
 ): Promise<void> {
@@ -81,9 +81,10 @@ async function suppressIn(
       accountId: row.account_id,
       outboundAccountId: row.outbound_account_id,
       email: row.email,
-      reason,
+      reason: order.reason,
       details,
       createdAtMs: nowMs,
+      expiresAtMs: order.expiresAtMs,
     });
 }
 
@@ -110,8 +111,7 @@ async function recordOutcome(
         locked_by = NULL, locked_until = NULL
       WHERE id = ${recipientId} ${held} RETURNING id`;
     if (holder && changed.length === 0) return null;
-    if (u.status === "bounce")
-      await suppressIn(tx, ports, recipientId, "bounce", events.at(-1)?.details ?? {}, events.at(-1)?.createdAtMs ?? 0);
+    if (u.suppress) await suppressIn(tx, ports, recipientId, u.suppress, events.at(-1)?.details ?? {}, events.at(-1)?.createdAtMs ?? 0);
     return ports.events.record(tx, events, opts);
   });
   if (recorded && opts.webhook !== false) onEvents();
@@ -225,13 +225,12 @@ export function createPgOutboundRepo(sql: SQL, ports: PgQueuePorts, onEvents: ()
 
     update: async (recipientId, u, events, opts = {}) => (await recordOutcome(sql, ports, onEvents, recipientId, u, events, opts, null))!,
 
-    async addEvents(recipientId, status, events) {
+    async addEvents(recipientId, status, events, suppress) {
       const recorded = await sql.begin(async (tx) => {
         if (status) await tx`UPDATE outbound_recipients SET status = ${status} WHERE id = ${recipientId}`;
         // A hard bounce reported later, or a complaint, suppresses the address too.
-        for (const e of events) {
-          if (e.kind === "bounce" || e.kind === "complaint") await suppressIn(tx, ports, recipientId, e.kind, e.details, e.createdAtMs);
-        }
+        const last = events.at(-1);
+        if (suppress && last) await suppressIn(tx, ports, recipientId, suppress, last.details, last.createdAtMs);
         return ports.events.record(tx, events);
       });
       onEvents();
@@ -251,7 +250,7 @@ export function createPgOutboundRepo(sql: SQL, ports: PgQueuePorts, onEvents: ()
         // One UPDATE: a recipient a node claims meanwhile is either locked by this statement
         // (the claim skips it) or already leased (this statement leaves it to its attempt).
         const cancelled: { id: string; attempts: Big }[] = await tx`UPDATE outbound_recipients SET status = 'error', state = 'done'
-          WHERE message_id = ${messageId} AND state = 'queued' AND (locked_until IS NULL OR locked_until < ${nowMs}) RETURNING id, attempts`;
+          WHERE message_id = ${messageId} AND state IN ('queued', 'held') AND (locked_until IS NULL OR locked_until < ${nowMs}) RETURNING id, attempts`;
         const [held]: { n: Big }[] =
           await tx`SELECT COUNT(*) AS n FROM outbound_recipients WHERE message_id = ${messageId} AND state = 'queued'`;
         const events = cancelled.map((r) => ({

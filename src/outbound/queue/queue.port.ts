@@ -6,6 +6,7 @@ import type { MessageEvent, NewEvent } from "../../events/message-event.ts";
 import type { LifecycleKind } from "../../events/kinds.ts";
 import type { SearchTerm } from "../../lib/search-query.ts";
 import type { KeyAnswer } from "../sending/idempotency.ts";
+import type { SuppressionOrder } from "../suppressions/suppression.ts";
 import type { Page, PageRequest } from "../../store/paging.ts";
 import type { ClaimedRecipient, OutboundMessage, OutboundRecipient, RecipientUpdate } from "./message.ts";
 
@@ -80,8 +81,17 @@ export interface QueueLeases {
 export interface OutboundRepo extends QueueLeases {
   /** Records an attempt's outcome and its events, and releases the lease, whoever holds it; resolves once on disk. */
   update(recipientId: string, update: RecipientUpdate, events: NewEvent[], opts?: EventOptions): Promise<MessageEvent[]>;
-  /** Adds events that do not change the queue state (open, click, a late DSN). */
-  addEvents(recipientId: string, status: LifecycleKind | null, events: NewEvent[]): Promise<MessageEvent[]>;
+  /**
+   * Adds events that do not change the queue state (open, click, a late DSN), and with
+   * `suppress` puts the address on the suppression list in the same commit (a hard bounce,
+   * a complaint: suppressionFor).
+   */
+  addEvents(
+    recipientId: string,
+    status: LifecycleKind | null,
+    events: NewEvent[],
+    suppress?: SuppressionOrder | null,
+  ): Promise<MessageEvent[]>;
   /** Recipients waiting for a delivery attempt, due at `nowMs` or later (the queue depth on /metrics). */
   queueDepth(nowMs: number): Promise<{ due: number; scheduled: number }>;
   getMessage(accountId: string, id: string): Promise<OutboundMessage | null>;

@@ -11,7 +11,7 @@
 import type { NewEvent } from "../../events/message-event.ts";
 import type { RecipientUpdate } from "./message.ts";
 import { GroupCommit } from "../../store/group-commit.ts";
-import type { SuppressionReason } from "../suppressions/suppression.ts";
+import type { SuppressionOrder } from "../suppressions/suppression.ts";
 import type { QueuePorts } from "./ports.ts";
 import type { EventOptions, OutboundRepo } from "./queue.port.ts";
 import { localSearch, type SearchRunner } from "../../search/search-thread.ts";
@@ -43,16 +43,17 @@ export function createOutboundRepo(
     "SELECT m.account_id, m.outbound_account_id, LOWER(r.email) AS email FROM outbound_recipients r JOIN outbound_messages m ON m.id = r.message_id WHERE r.id = ?",
   );
   /** Suppresses a recipient of a sent message, inside the caller's transaction. */
-  const suppressRecipient = (recipientId: string, reason: SuppressionReason, details: Record<string, unknown>, nowMs: number) => {
+  const suppressRecipient = (recipientId: string, order: SuppressionOrder, details: Record<string, unknown>, nowMs: number) => {
     const row = suppressionOf.get(recipientId) as { account_id: string; outbound_account_id: string; email: string } | null;
     if (row)
       ports.suppressions.suppress({
         accountId: row.account_id,
         outboundAccountId: row.outbound_account_id,
         email: row.email,
-        reason,
+        reason: order.reason,
         details,
         createdAtMs: nowMs,
+        expiresAtMs: order.expiresAtMs,
       });
   };
   const commits = new GroupCommit(db);
@@ -89,7 +90,7 @@ export function createOutboundRepo(
       if (holder) {
         if (setOutcomeIfHeld.run(...values, holder.workerId, holder.nowMs).changes === 0) return null;
       } else setOutcomeAnyway.run(...values);
-      if (u.status === "bounce") suppressRecipient(recipientId, "bounce", events.at(-1)?.details ?? {}, events.at(-1)?.createdAtMs ?? 0);
+      if (u.suppress) suppressRecipient(recipientId, u.suppress, events.at(-1)?.details ?? {}, events.at(-1)?.createdAtMs ?? 0);
       return eventLog.record(events, opts);
     });
     if (recorded && opts.webhook !== false) onEvents();
@@ -217,13 +218,12 @@ export function createOutboundRepo(
 
     finishAttempt: (workerId, recipientId, u, events, nowMs, opts = {}) => recordOutcome(recipientId, u, events, opts, { workerId, nowMs }),
 
-    async addEvents(recipientId, status, events) {
+    async addEvents(recipientId, status, events, suppress) {
       const recorded = store.tx(() => {
         if (status) db.query("UPDATE outbound_recipients SET status = ? WHERE id = ?").run(status, recipientId);
         // A hard bounce reported later, or a complaint, suppresses the address too.
-        for (const e of events) {
-          if (e.kind === "bounce" || e.kind === "complaint") suppressRecipient(recipientId, e.kind, e.details, e.createdAtMs);
-        }
+        const last = events.at(-1);
+        if (suppress && last) suppressRecipient(recipientId, suppress, last.details, last.createdAtMs);
         return eventLog.record(events);
       });
       onEvents();
@@ -243,10 +243,13 @@ export function createOutboundRepo(
     async cancelQueued(messageId, nowMs, opts = {}) {
       const result = store.tx(() => {
         const rows = db
-          .query("SELECT id, attempts, locked_until FROM outbound_recipients WHERE message_id = ? AND state = 'queued'")
+          .query("SELECT id, attempts, locked_until FROM outbound_recipients WHERE message_id = ? AND state IN ('queued', 'held')")
           .all(messageId) as { id: string; attempts: number; locked_until: number | null }[];
         const free = rows.filter((r) => r.locked_until === null || r.locked_until < nowMs);
-        const done = db.query("UPDATE outbound_recipients SET status = 'error', state = 'done' WHERE id = ? AND state = 'queued'");
+        // Held ones too: an operator's hold does not keep the account from cancelling its mail.
+        const done = db.query(
+          "UPDATE outbound_recipients SET status = 'error', state = 'done' WHERE id = ? AND state IN ('queued', 'held')",
+        );
         for (const r of free) done.run(r.id);
         eventLog.record(
           free.map((r) => ({

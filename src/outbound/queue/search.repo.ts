@@ -11,7 +11,13 @@ import { sqliteSliceReader } from "../../store/sqlite-slice-reader.ts";
 import type { SliceReader } from "../../store/sliced-search.ts";
 import { MESSAGE_COLUMNS, type MessageRow } from "./rows.ts";
 
-export const MESSAGE_SEARCH_FIELDS = ["status", "to", "from", "subject", "tag", "created_at"] as const;
+export const MESSAGE_SEARCH_FIELDS = ["status", "to", "from", "subject", "tag", "created_at", "bounce_class"] as const;
+
+/**
+ * `bounce_class:block`: a LIKE pattern for an event's details_json holding that class (the
+ * JSON is written by JSON.stringify, without spaces), on both engines.
+ */
+export const bounceClassPattern = (value: string): string => containsPattern(`"bounce_class":${JSON.stringify(value.toLowerCase())}`);
 
 export function searchClause(terms: readonly SearchTerm[], params: unknown[]): string {
   let sql = "";
@@ -43,6 +49,11 @@ export function searchClause(terms: readonly SearchTerm[], params: unknown[]): s
         // Tags are stored as a JSON array of strings: match one element exactly.
         sql += " AND LOWER(m.tags_json) LIKE ? ESCAPE '\\'";
         params.push(containsPattern(JSON.stringify(t.value.toLowerCase())));
+        break;
+      case "bounce_class":
+        sql +=
+          " AND EXISTS (SELECT 1 FROM message_events e WHERE e.message_id = m.id AND e.kind IN ('bounce', 'soft_bounce') AND e.details_json LIKE ? ESCAPE '\\')";
+        params.push(bounceClassPattern(t.value));
         break;
       case "created_at":
         sql += ` AND m.created_at ${t.op} ?`;

@@ -9,6 +9,7 @@ import { runOn, runSync } from "../../store/db/script.ts";
 import { recordAnswer } from "../sending/idempotency.repo.ts";
 import { suppressRecipient } from "../suppressions/suppressions.repo.ts";
 import type { PgQueuePorts, PurgeEvents, QueuePorts } from "./ports.ts";
+import type { ControlEvents } from "./queue-control.port.ts";
 
 export function queuePorts(store: Store): QueuePorts {
   return {
@@ -29,6 +30,11 @@ export function pgQueuePorts(): PgQueuePorts {
     answers: { record: (tx, answer, nowMs) => runOn(pgTxDb(tx), recordAnswer(answer, nowMs)) },
   };
 }
+
+/** Cancel's `error` events, recorded by the events feature in the queue control's transaction (queue-control.repo.ts). */
+export const controlEvents: ControlEvents = {
+  record: (tx, events, opts) => runOn(tx, recordEvents(events, opts)),
+};
 
 export function purgePorts(store: Store): PurgeEvents {
   return eventRetention(store.logDb);

@@ -11,4 +11,26 @@ export interface Suppression {
   reason: SuppressionReason;
   details: Record<string, unknown>;
   createdAtMs: number;
+  /** When the entry stops applying (a hard bounce's, outbound.suppression_ttl later); null: never (complaints, manual entries). */
+  expiresAtMs: number | null;
+}
+
+/** What a suppression list entry an event makes: a hard bounce for a while, a complaint for good. */
+export interface SuppressionOrder {
+  reason: SuppressionReason;
+  expiresAtMs: number | null;
+}
+
+/**
+ * Whether an event suppresses its address, and until when: only a `bounce` whose class is
+ * `hard` (the address or domain does not exist), for `ttlMs`, and a complaint, for good. A
+ * block, a full mailbox, a DMARC rejection or a rate limit says nothing against the address.
+ */
+export function suppressionFor(
+  event: { kind: string; details: Record<string, unknown>; createdAtMs: number },
+  ttlMs: number,
+): SuppressionOrder | null {
+  if (event.kind === "complaint") return { reason: "complaint", expiresAtMs: null };
+  if (event.kind === "bounce" && event.details.bounce_class === "hard") return { reason: "bounce", expiresAtMs: event.createdAtMs + ttlMs };
+  return null;
 }

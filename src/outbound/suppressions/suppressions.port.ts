@@ -9,14 +9,16 @@ import type { Suppression, SuppressionReason } from "./suppression.ts";
 
 /** Promise-returning on every engine: PostgreSQL answers over a socket, SQLite at once. */
 export interface SuppressionRepo {
-  /** The addresses among `emails` (compared lowercased) an outbound account must not send to. */
-  suppressedAmong(outboundAccountId: string, emails: readonly string[]): Promise<Set<string>>;
+  /** The addresses among `emails` (compared lowercased) an outbound account must not send to at `nowMs` (expired entries do not count). */
+  suppressedAmong(outboundAccountId: string, emails: readonly string[], nowMs: number): Promise<Set<string>>;
   /** Suppresses the address (lowercased); when it already is, returns the entry that is there. */
   add(s: Suppression): Promise<Suppression>;
   /** Newest first; `query` matches part of the address, ASCII letters without case. */
   list(accountId: string, outboundAccountId: string | null, query: string | null, page: PageRequest): Promise<Page<Suppression>>;
   get(accountId: string, id: string): Promise<Suppression | null>;
   remove(accountId: string, id: string): Promise<boolean>;
+  /** Deletes up to `limit` entries expired at `nowMs`; returns how many. */
+  purgeExpired(nowMs: number, limit: number): Promise<number>;
 }
 
 /** A suppressions row as both engines give it once integers are numbers. */
@@ -28,6 +30,7 @@ export interface SuppressionRow {
   reason: SuppressionReason;
   details_json: string;
   created_at: number;
+  expires_at: number | null;
 }
 
 export const suppressionFromRow = (r: SuppressionRow): Suppression => ({
@@ -38,4 +41,5 @@ export const suppressionFromRow = (r: SuppressionRow): Suppression => ({
   reason: r.reason,
   details: JSON.parse(r.details_json),
   createdAtMs: r.created_at,
+  expiresAtMs: r.expires_at,
 });

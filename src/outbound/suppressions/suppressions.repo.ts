@@ -12,17 +12,31 @@ import { containsPattern, toPage } from "../../store/paging.ts";
 import type { Suppression } from "./suppression.ts";
 import { type SuppressionRepo, type SuppressionRow, suppressionFromRow } from "./suppressions.port.ts";
 
-interface Row extends Omit<SuppressionRow, "created_at"> {
+interface Row extends Omit<SuppressionRow, "created_at" | "expires_at"> {
   created_at: unknown;
+  expires_at: unknown;
 }
 
-const fromRow = (r: Row): Suppression => suppressionFromRow({ ...r, created_at: toInt(r.created_at, "suppressions.created_at") });
+const fromRow = (r: Row): Suppression =>
+  suppressionFromRow({
+    ...r,
+    created_at: toInt(r.created_at, "suppressions.created_at"),
+    expires_at: r.expires_at === null ? null : toInt(r.expires_at, "suppressions.expires_at"),
+  });
 
-const COLUMNS = sql`id, account_id, outbound_account_id, email, reason, details_json, created_at`;
+const COLUMNS = sql`id, account_id, outbound_account_id, email, reason, details_json, created_at, expires_at`;
 
+/** An entry that applies at `nowMs`. */
+const inForce = (nowMs: number) => sql`(expires_at IS NULL OR expires_at > ${nowMs})`;
+
+// An address already suppressed keeps its entry, unless that entry has expired by now or
+// the new one never expires (a complaint or a manual entry after a hard bounce): then the
+// new one takes its place, under the same ID.
 const insert = (s: Omit<Suppression, "id">, id: string) =>
-  sql`INSERT INTO suppressions (${COLUMNS}) VALUES (${id}, ${s.accountId}, ${s.outboundAccountId}, ${s.email}, ${s.reason}, ${JSON.stringify(s.details)}, ${s.createdAtMs})
-    ON CONFLICT (outbound_account_id, email) DO NOTHING`;
+  sql`INSERT INTO suppressions (${COLUMNS}) VALUES (${id}, ${s.accountId}, ${s.outboundAccountId}, ${s.email}, ${s.reason}, ${JSON.stringify(s.details)}, ${s.createdAtMs}, ${s.expiresAtMs})
+    ON CONFLICT (outbound_account_id, email) DO UPDATE SET reason = excluded.reason, details_json = excluded.details_json,
+      created_at = excluded.created_at, expires_at = excluded.expires_at
+    WHERE suppressions.expires_at IS NOT NULL AND (suppressions.expires_at <= excluded.created_at OR excluded.expires_at IS NULL)`;
 
 /**
  * Suppresses an address in the caller's transaction (the outgoing queue records a bounce's
@@ -34,18 +48,18 @@ export function* suppressRecipient(s: Omit<Suppression, "id">): Script<void> {
 
 export function createSuppressionRepo(db: Db): SuppressionRepo {
   return {
-    async suppressedAmong(outboundAccountId, emails) {
+    async suppressedAmong(outboundAccountId, emails, nowMs) {
       if (emails.length === 0) return new Set();
       const lower = emails.map((e) => e.toLowerCase());
       const rows = await db.all<{ email: string }>(
-        sql`SELECT email FROM suppressions WHERE outbound_account_id = ${outboundAccountId} AND ${inList("email", lower)}`,
+        sql`SELECT email FROM suppressions WHERE outbound_account_id = ${outboundAccountId} AND ${inList("email", lower)} AND ${inForce(nowMs)}`,
       );
       return new Set(rows.map((r) => r.email));
     },
     async add(s) {
       const email = s.email.toLowerCase();
-      // An address already suppressed keeps its entry, which is returned; a repeated ID
-      // (another conflict) is an error.
+      // An address already suppressed keeps its entry (see insert), which is returned; a
+      // repeated ID (another conflict) is an error.
       await db.run(insert({ ...s, email }, s.id));
       const row = await db.get<Row>(
         sql`SELECT ${COLUMNS} FROM suppressions WHERE outbound_account_id = ${s.outboundAccountId} AND email = ${email}`,
@@ -67,5 +81,11 @@ export function createSuppressionRepo(db: Db): SuppressionRepo {
     },
     remove: async (accountId, id) =>
       (await db.run(sql`DELETE FROM suppressions WHERE id = ${id} AND account_id = ${accountId}`)).changes > 0,
+    purgeExpired: async (nowMs, limit) =>
+      (
+        await db.run(
+          sql`DELETE FROM suppressions WHERE id IN (SELECT id FROM suppressions WHERE expires_at IS NOT NULL AND expires_at <= ${nowMs} LIMIT ${limit})`,
+        )
+      ).changes,
   };
 }

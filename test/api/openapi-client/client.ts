@@ -247,6 +247,24 @@ export async function callEveryOperation(
   sendingHealth.data?.ips[0]?.fcrdns satisfies boolean | null | undefined;
   sendingHealth.data?.checked_at satisfies string | null | undefined;
 
+  // The operator's API, with an operator token.
+  const queue = await operator.GET("/api/v0.1/operator/queue", { params: { query: { destination: "example.org", state: "held" } } });
+  note("listQueue", queue);
+  queue.data?.[0]?.last_response satisfies string | null | undefined;
+  const summary = await operator.GET("/api/v0.1/operator/queue/summary");
+  note("queueSummary", summary);
+  summary.data?.[0]?.paused satisfies boolean | undefined;
+  const filter: Schemas["QueueFilter"] = { destination: "example.org", older_than: "1h" };
+  const held = await operator.POST("/api/v0.1/operator/queue/hold", { body: filter });
+  note("queueHold", held);
+  held.data?.affected satisfies number | undefined;
+  note("queueRelease", await operator.POST("/api/v0.1/operator/queue/release", { body: filter }));
+  note("queueRetry", await operator.POST("/api/v0.1/operator/queue/retry", { body: { outbound_account_id: account.outboundId } }));
+  note("queueCancel", await operator.POST("/api/v0.1/operator/queue/cancel", { body: { message_id: "0".repeat(36) } }));
+  note(
+    "queueRedeliver",
+    await operator.POST("/api/v0.1/operator/queue/redeliver", { body: { bounce_class: "block", since: "2026-11-27T00:00:00Z" } }),
+  );
   return seen;
 }
 

@@ -157,6 +157,14 @@ export function SentMessage({ session, id }: { session: Session; id: string }) {
             {(r.events ?? []).map((e) => (
               <li key={e.id}>
                 <Time iso={e.created_at} /> <strong>{e.kind}</strong>
+                {typeof e.details.bounce_class === "string" && (
+                  <>
+                    {" "}
+                    <span class="tag" title="bounce class">
+                      {e.details.bounce_class}
+                    </span>
+                  </>
+                )}
                 <EventDetails details={e.details} />
               </li>
             ))}

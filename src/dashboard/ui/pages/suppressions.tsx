@@ -12,6 +12,7 @@ interface Suppression {
   email: string;
   reason: string;
   created_at: string;
+  expires_at: string | null;
 }
 
 export function Suppressions({ session, outboundId, query }: { session: Session; outboundId: string | null; query: string }) {
@@ -91,7 +92,7 @@ export function Suppressions({ session, outboundId, query }: { session: Session;
       </div>
       <table>
         <caption class="visually-hidden">Suppressed addresses, newest first</caption>
-        <TableHead columns={[{ hidden: "Select" }, "Email address", "Reason", "Since"]} />
+        <TableHead columns={[{ hidden: "Select" }, "Email address", "Reason", "Since", "Until"]} />
         <tbody>
           {list.items.map((s) => (
             <tr key={s.id}>
@@ -109,6 +110,7 @@ export function Suppressions({ session, outboundId, query }: { session: Session;
               <td>
                 <Time iso={s.created_at} />
               </td>
+              <td>{s.expires_at ? <Time iso={s.expires_at} /> : "for good"}</td>
             </tr>
           ))}
         </tbody>
