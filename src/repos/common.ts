@@ -8,6 +8,7 @@ import { createWebhookPostRepo } from "../events/webhook-posts.repo.ts";
 import { createAddressRepo, listenForAddressChanges } from "../inbound/addresses/addresses.repo.ts";
 import { routingCache } from "../inbound/addresses/addresses.port.ts";
 import { createCustomDomainRepo } from "../inbound/addresses/custom-domains.repo.ts";
+import { createInboundQueueRepo } from "../inbound/queue/inbound-queue.repo.ts";
 import { createJobLeaseRepo } from "../jobs/job-lease.repo.ts";
 import { createStsRepo } from "../outbound/delivery/mta-sts.repo.ts";
 import { createSuppressionRepo } from "../outbound/suppressions/suppressions.repo.ts";
@@ -32,6 +33,7 @@ export async function commonRepos(engine: Engine, hooks: RepoHooks) {
     tls: new TlsStore(createTlsStateRepo(db), secrets, () => clock.nowMs()),
     mtaSts: createStsRepo(db, clock),
     jobLeases: createJobLeaseRepo(db),
+    inboundQueue: createInboundQueueRepo(db),
     webhookPosts: createWebhookPostRepo(db),
     suppressions: createSuppressionRepo(db),
     stats: createStatsRepo(db),
