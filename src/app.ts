@@ -104,6 +104,7 @@ export class App {
     const metrics = (this.metrics = createMetrics({
       queue: repos.outbound,
       outbox: repos.outbox,
+      inboundQueue: repos.inboundQueue,
       clock,
       tls: () => tls.manager.status(),
       mailInFlight: () => ({ bytes: budget.inFlightBytes, budget: budget.capacityBytes, waiting: budget.waitingCount }),

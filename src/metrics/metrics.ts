@@ -23,12 +23,13 @@ import {
   type SmtpRefusalReason,
 } from "./labels.ts";
 import { inboundMetrics } from "./metrics-inbound.ts";
+import { type InboundQueueGauges, inboundQueueMetrics } from "./metrics-inbound-queue.ts";
 import { type NodeGauges, nodeMetrics } from "./metrics-node.ts";
 import { type OutboundGauges, outboundMetrics } from "./metrics-outbound.ts";
 import { processRegistry } from "./process.ts";
 
 /** What the gauges read when scraped: the queue and webhook backlog (OutboundGauges), TLS and memory (NodeGauges). */
-export interface MetricsDeps extends OutboundGauges, NodeGauges {
+export interface MetricsDeps extends OutboundGauges, NodeGauges, InboundQueueGauges {
   clock: Clock;
   version: string;
   /** This node's name (cluster.node_id, or the hostname). */
@@ -93,6 +94,7 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     ageSeconds,
   );
   const { httpRequests, httpSeconds, mailRefusedMemory, jobRuns } = nodeMetrics(registers, deps);
+  inboundQueueMetrics(registers, deps, ageSeconds);
 
   return {
     registry,

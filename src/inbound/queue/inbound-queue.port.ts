@@ -16,6 +16,8 @@ export interface QueuedFacts {
   tls: { protocol: string; cipher: string } | null;
   /** The recipients of the address, in RCPT order. */
   rcpts: string[];
+  /** Our Return-Path and Received lines, put in front of the message again at each POST (trace-headers.ts). */
+  trace: string;
   /** The custom domain the recipients came by, or null (re-read at each POST: its target may have changed). */
   customDomain: string | null;
   /** The payload's envelope as first posted (SPF, DKIM and spamd as checked when the sender was connected). */
@@ -33,7 +35,7 @@ export interface QueuedEntry {
   addressId: string;
   statusIds: string[];
   facts: QueuedFacts;
-  /** Bytes of our trace lines at the start of the kept message. */
+  /** Bytes of our trace lines (facts.trace), posted in front of the message. */
   traceBytes: number;
   sizeBytes: number;
   /** POSTs made so far (the first, during the SMTP transaction, included). */
@@ -45,7 +47,7 @@ export interface QueuedEntry {
 }
 
 export interface QueuedMessage extends QueuedEntry {
-  /** Our trace lines, then the message as the sender sent it. */
+  /** The message as the sender sent it. */
   message: Uint8Array;
 }
 

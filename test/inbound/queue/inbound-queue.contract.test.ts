@@ -32,6 +32,7 @@ function message(id: string, over: Partial<QueuedMessage> = {}): QueuedMessage {
       remoteIp: "192.0.2.1",
       tls: null,
       rcpts: ["x@in.example.com"],
+      trace: "Received: by us\r\n",
       customDomain: null,
       envelope: { to: "x@in.example.com", md5: "00" } as never,
       messageId: "m@example.com",

@@ -12,8 +12,8 @@ ALTER TABLE incoming_statuses ADD COLUMN state TEXT;
 ALTER TABLE incoming_statuses ADD COLUMN attempts BIGINT;
 ALTER TABLE incoming_statuses ADD COLUMN next_attempt_at BIGINT;
 
--- A received message accepted for an address whose target failed: the bytes (our trace
--- lines, then the message as sent), what the payload's envelope said, the transaction's
+-- A received message accepted for an address whose target failed: the bytes as sent,
+-- our trace lines and what the payload's envelope said (facts, JSON), the transaction's
 -- facts needed to post it again, and the statuses it updates. One node at a time posts a
 -- row: the one whose lease (leased_by, lease_until) runs.
 CREATE TABLE inbound_queue (
