@@ -51,8 +51,7 @@ export type SpamDecision = { refuse: SmtpReply } | { note: string } | null;
 export function spamDecision(threshold: number | null, spamd: SpamdResult | null, spamdOn: boolean): SpamDecision {
   if (threshold === null) return null;
   if (!spamdOn) return { note: "not scored for spam_threshold: inbound.spamd is off" };
-  if (!spamd || !spamd.success)
-    return { note: `not scored for spam_threshold, delivered: ${spamd?.description ?? "no answer from spamd"}` };
+  if (!spamd?.success) return { note: `not scored for spam_threshold, delivered: ${spamd?.description ?? "no answer from spamd"}` };
   const score = Number(spamd.score);
   if (!Number.isFinite(score) || score <= threshold) return null;
   return { refuse: SMTP_REPLIES.spamRefused(spamd.score, threshold) };
