@@ -162,6 +162,7 @@ export class App {
       outbound: repos.outbound,
       sendingDomains: repos.sendingDomains,
       suppressions: repos.suppressions,
+      inboundQueue: repos.inboundQueue,
       stats: repos.stats,
       calls: limiter,
       send: outbound.send,

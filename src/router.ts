@@ -21,6 +21,7 @@ import { sendBody } from "./api/send-body.ts";
 import { sendingDomainRoutes } from "./api/sending-domains.ts";
 import { statsRoutes } from "./api/stats.ts";
 import { suppressionRoutes } from "./api/suppressions.ts";
+import { inboundQueueRoutes } from "./api/inbound-queue.ts";
 import { trackingRoutes } from "./api/tracking.ts";
 import { unsubscribeRoutes } from "./api/unsubscribe.ts";
 import { webhookRoutes } from "./api/webhook.ts";
@@ -131,6 +132,7 @@ export function buildRouter(deps: RouterDeps) {
           .use(addressTestRoutes(deps))
           .use(incomingStatusRoutes(deps))
           .use(keptMessageRoutes(deps))
+          .use(inboundQueueRoutes(deps))
           .use(customDomainRoutes(deps)),
       "inbound",
     ),

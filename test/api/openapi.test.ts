@@ -71,6 +71,8 @@ describe("GET /api/v0.1/openapi.json", () => {
         "testAddress",
         "postIncomingAgain",
         "getIncomingMessage",
+        "listWaitingInbound",
+        "tryWaitingInboundNow",
       ].sort(),
     );
   });
