@@ -40,21 +40,36 @@ describe("Waiting page", () => {
       const res = await nodeApi(port, `/api/v0.1/${ACCOUNT_A.id}/addresses`, "POST", {
         target: appliance.target.url("/later"),
         target_format: "json+n",
-        on_target_failure: "queue",
       });
-      const { email } = (await res.json()) as { email: string };
-      const sent = await sendWithNodemailer(appliance.inboundPort, {
-        from: "alice@sender.test",
-        to: email,
-        subject: "Kept for later",
-        text: "x",
-      });
-      expect(sent.code).toBe(250);
+      const { id, email } = (await res.json()) as { id: string; email: string };
+      // The default (defer): the sender is told to retry.
+      const mail = (subject: string) =>
+        sendWithNodemailer(appliance.inboundPort, { from: "alice@sender.test", to: email, subject, text: "x" });
+      expect((await mail("Told to retry")).code).toBe(451);
 
       await page.goto(`${appliance.http}/dashboard/`);
       await page.getByLabel("API token").fill(ACCOUNT_A.token);
       await page.getByRole("button", { name: "Sign in" }).click();
       await page.getByRole("heading", { name: "Overview" }).waitFor();
+      // The address's page turns queue mode on; a threshold that is not a number gets the API's 422.
+      await page.goto(`${appliance.http}/dashboard/addresses/${id}`);
+      await page.getByLabel("Keep mail while the target is down").check();
+      await page.getByLabel("Refuse spam above score (optional)").fill("high");
+      await page.getByRole("button", { name: "Save" }).first().click();
+      await page
+        .getByRole("alert")
+        .getByText(/spam_threshold/)
+        .waitFor();
+      await page.getByLabel("Refuse spam above score (optional)").fill("7.5");
+      await page.getByRole("button", { name: "Save" }).first().click();
+      await page.getByText("Saved.").waitFor();
+      const saved = (await (await nodeApi(port, `/api/v0.1/${ACCOUNT_A.id}/addresses/${id}`)).json()) as Record<string, unknown>;
+      expect(saved).toMatchObject({ on_target_failure: "queue", spam_threshold: 7.5 });
+      await screenshot(page, "waiting-00-address");
+      expect(await seriousA11yViolations(page)).toEqual([]);
+      w.consoleErrors.length = 0; // the 422 above is logged by the browser as a failed request
+
+      expect((await mail("Kept for later")).code).toBe(250);
       await page.getByRole("link", { name: "Waiting" }).click();
       const row = page.getByRole("row", { name: /Kept for later/ });
       await row.waitFor();
@@ -79,6 +94,14 @@ describe("Waiting page", () => {
         "the Waiting page to be empty",
       );
       await screenshot(page, "waiting-02-posted");
+      // Incoming tells the kept message from the deferred one: what the sender heard, and the POSTs made.
+      await page.goto(`${appliance.http}/dashboard/incoming?address=${id}`);
+      const kept = page.getByRole("row", { name: /Kept for later/ });
+      await kept.getByText("Kept for the target: delivered, 2 POSTs").waitFor();
+      expect(await kept.textContent()).toContain("Sender was told 250 2.0.0 Accepted; the target is unavailable");
+      expect(await page.getByRole("row", { name: /Told to retry/ }).textContent()).toContain("Sender was told 451 4.3.0 back at noon");
+      expect(await seriousA11yViolations(page)).toEqual([]);
+      await screenshot(page, "waiting-03-incoming");
       expect(w.consoleErrors).toEqual([]);
     },
     60_000,
