@@ -30,6 +30,7 @@ export const InboundSection = section(
     retry_delays: Type.Array(Type.String({ pattern: DURATION_PATTERN, errorMessage: 'must be a duration such as "5m"' }), {
       default: ["1m", "5m", "15m", "1h", "2h", "4h"],
       minItems: 1,
+      errorMessage: 'must list at least one duration, such as ["1m", "5m", "1h"]',
       description:
         '(beyond) addresses with on_target_failure = "queue": waits between POSTs of a kept message to a failing target (at least 1s each); the last repeats until max_queue_time',
     }),
