@@ -108,10 +108,12 @@ export function inboundFeature(deps: InboundFeatureDeps): InboundFeature {
       },
     }),
   );
+  let stopping = false;
+  let round: Promise<number> | null = null;
   const postQueued = () => {
     const post = postDeps();
     const c = config();
-    return postDueMessages({
+    round = postDueMessages({
       queue: post.queue!,
       addresses: repos.addresses,
       customDomains: repos.customDomains,
@@ -121,7 +123,11 @@ export function inboundFeature(deps: InboundFeatureDeps): InboundFeature {
       // Past one POST (its timeout covers redirects) and the stores' uploads before it.
       leaseMs: 2 * c.inbound.targetTimeoutMs + 60_000,
       logger: logger.child({ component: "inbound-queue" }),
+      stopping: () => stopping,
+    }).finally(() => {
+      round = null;
     });
+    return round;
   };
   const hostname = config().hostname;
   return {
@@ -150,7 +156,15 @@ export function inboundFeature(deps: InboundFeatureDeps): InboundFeature {
         oncePerCluster: deps.sharedAttachments,
       },
     ],
+    async start() {
+      // After a crash this node's leases outlive it: its messages are taken back at once, not when they run out.
+      const released = await repos.inboundQueue.releaseHeld(config().cluster.nodeId);
+      if (released > 0) logger.info("kept inbound messages taken back after a restart", { count: released });
+    },
     async stop() {
+      // The message being posted finishes (within inbound.target_timeout); the others are let go.
+      stopping = true;
+      await round?.catch(() => {});
       await statusRetry.close();
       await extractor.close();
     },

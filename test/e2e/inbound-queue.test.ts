@@ -145,6 +145,31 @@ describe('on_target_failure = "queue" on SQLite', () => {
   }, 90_000);
 });
 
+describe("kill -9 in the middle of a POST", () => {
+  test("the restarted node takes its message back at once, not when the dead process's lease runs out", async () => {
+    const node = await appliance("midpost", 'retry_delays = ["1s"]\nmax_queue_time = "1h"');
+    target.answers.set("/slow", { status: 503, body: "down" });
+    const addr = await address(node, "/slow", { on_target_failure: "queue" });
+    expect((await send(node, addr.email, "posted while killed")).code).toBe(250);
+    // The next POST hangs (the target answers in 20 s); the process dies while it waits.
+    target.answers.set("/slow", { status: 200, body: "ok", delayMs: 20_000 });
+    await eventually(() => target.at("/slow").length >= 2, 10_000, "a POST under way");
+    node.proc.signal("SIGKILL");
+    await node.proc.exited();
+    target.answers.set("/slow", { status: 200, body: "ok" });
+    const restartedMs = Date.now();
+    await start(node);
+    // Its lease was 2 x inbound.target_timeout + 1 min (2 min here): the restart does not wait for it.
+    await eventually(
+      async () => (await statuses(node, addr.id)).find((s) => s.state === "delivered"),
+      15_000,
+      "the status to say delivered",
+    );
+    expect(Date.now() - restartedMs).toBeLessThan(15_000);
+    expect(node.proc.lines.some((l) => l.msg === "kept inbound messages taken back after a restart" && l.count === 1)).toBe(true);
+  }, 60_000);
+});
+
 describe("inbound.max_queue_time", () => {
   test("a message whose target stays unreachable expires, and is posted no more", async () => {
     const short = await appliance("short", 'retry_delays = ["1s"]\nmax_queue_time = "3s"');

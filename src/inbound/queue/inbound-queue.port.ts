@@ -69,6 +69,11 @@ export interface InboundQueueRepo {
   finish(id: string, holder: string): Promise<boolean>;
   /** After a failed POST: the attempts made, when to try next, the answer; the lease is let go. False when it was lost. */
   reschedule(id: string, holder: string, attempts: number, nextAttemptAtMs: number, lastResponse: string | null): Promise<boolean>;
+  /**
+   * Lets go of every lease `holder` has (a node starting again after a crash: the process
+   * that held them is gone, so its messages need not wait for their leases to run out).
+   */
+  releaseHeld(holder: string): Promise<number>;
   /** "Try now": makes a waiting message of the account due at `nowMs`; false when there is none. */
   tryNow(accountId: string, id: string, nowMs: number): Promise<boolean>;
   /** The account's waiting messages, oldest first, at most `limit`. */

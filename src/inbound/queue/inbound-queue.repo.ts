@@ -67,6 +67,9 @@ export function createInboundQueueRepo(db: Db): InboundQueueRepo {
         last_response = ${lastResponse}, leased_by = NULL, lease_until = NULL WHERE id = ${id} AND leased_by = ${holder}`);
       return res.changes === 1;
     },
+    async releaseHeld(holder) {
+      return (await db.run(sql`UPDATE inbound_queue SET leased_by = NULL, lease_until = NULL WHERE leased_by = ${holder}`)).changes;
+    },
     async tryNow(accountId, id, nowMs) {
       const res = await db.run(sql`UPDATE inbound_queue SET next_attempt_at = ${nowMs} WHERE id = ${id} AND account_id = ${accountId}`);
       return res.changes === 1;

@@ -29,6 +29,8 @@ export interface QueueWorkerDeps {
   /** Longer than one POST can take (the target's timeout, the stores' uploads). */
   leaseMs: number;
   logger: Logger;
+  /** The appliance is stopping: messages claimed but not yet posted are let go at once, for the next start or another node. */
+  stopping?: () => boolean;
 }
 
 /** Messages claimed per round; each is read and posted in turn. */
@@ -39,6 +41,10 @@ export async function postDueMessages(deps: QueueWorkerDeps): Promise<number> {
   const nowMs = deps.post.clock.nowMs();
   const due = await deps.queue.repo.claimDue(deps.holder, nowMs, deps.leaseMs, CLAIM_BATCH);
   for (const entry of due) {
+    if (deps.stopping?.()) {
+      await deps.queue.repo.reschedule(entry.id, deps.holder, entry.attempts, entry.nextAttemptAtMs, entry.lastResponse).catch(() => {});
+      continue;
+    }
     try {
       await postOne(entry, deps);
     } catch (err) {

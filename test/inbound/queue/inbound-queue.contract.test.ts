@@ -91,6 +91,17 @@ describe.each(STORE_ENGINES)("InboundQueueRepo on $name", (engine) => {
     expect(await repo.list("acct-a", 10)).toEqual([]);
   });
 
+  it("a node starting again takes back its own leases, and no other node's", async () => {
+    await repo.insert(message("q1"));
+    await repo.insert(message("q2"));
+    await repo.claimDue("node-a", NOW_MS + 1000, LEASE_MS, 1);
+    await repo.claimDue("node-b", NOW_MS + 1000, LEASE_MS, 1);
+    expect(await repo.releaseHeld("node-a")).toBe(1);
+    // node-a's message is due again at once; node-b's lease still runs.
+    expect((await repo.claimDue("node-a", NOW_MS + 1001, LEASE_MS, 10)).length).toBe(1);
+    expect(await repo.claimDue("node-c", NOW_MS + 1002, LEASE_MS, 10)).toEqual([]);
+  });
+
   it("reschedule counts the attempt, sets the next one and frees the lease", async () => {
     await repo.insert(message("q1"));
     await repo.claimDue("node-a", NOW_MS + 1000, LEASE_MS, 10);
