@@ -111,6 +111,7 @@ export class App {
     const metrics = (this.metrics = createMetrics({
       queue: repos.outbound,
       outbox: repos.outbox,
+      inboundQueue: repos.inboundQueue,
       clock,
       tls: () => tls.manager.status(),
       mailInFlight: () => ({ bytes: budget.inFlightBytes, budget: budget.capacityBytes, waiting: budget.waitingCount }),
@@ -182,6 +183,7 @@ export class App {
       queueControl: repos.queueControl,
       sendingDomains: repos.sendingDomains,
       suppressions: repos.suppressions,
+      inboundQueue: repos.inboundQueue,
       stats: repos.stats,
       calls: limiter,
       send: outbound.send,

@@ -26,6 +26,7 @@ import { sendingHealthRoutes } from "./api/sending-health.ts";
 import { statsRoutes } from "./api/stats.ts";
 import { suppressionRoutes } from "./api/suppressions.ts";
 import { queueRoutes } from "./api/queue.ts";
+import { inboundQueueRoutes } from "./api/inbound-queue.ts";
 import { trackingRoutes } from "./api/tracking.ts";
 import { unsubscribeRoutes } from "./api/unsubscribe.ts";
 import { webhookRoutes } from "./api/webhook.ts";
@@ -141,6 +142,7 @@ export function buildRouter(deps: RouterDeps) {
           .use(addressTestRoutes(deps))
           .use(incomingStatusRoutes(deps))
           .use(keptMessageRoutes(deps))
+          .use(inboundQueueRoutes(deps))
           .use(customDomainRoutes(deps)),
       "inbound",
     ),

@@ -7,7 +7,13 @@ import {
   restoreMaskedAttachmentSecret,
   type AttachmentStore,
 } from "../inbound/addresses/attachment-store.ts";
-import { TARGET_FORMATS, type Address, type TargetFormat } from "../inbound/addresses/address.ts";
+import {
+  TARGET_FAILURE_MODES,
+  TARGET_FORMATS,
+  type Address,
+  type TargetFailureMode,
+  type TargetFormat,
+} from "../inbound/addresses/address.ts";
 import { maskTarget, resolveTarget, targetAddressProblem, targetProblem, type StoredTarget } from "../inbound/addresses/target-url.ts";
 import { isoTime } from "../lib/clock.ts";
 import { invalid } from "../http/errors.ts";
@@ -64,6 +70,23 @@ const addressFields = {
         "(beyond) keep each received message (in the attachment store; locally when there is none) and send its signed URL as envelope.store_url. Left out: unchanged.",
     }),
   ),
+  on_target_failure: t.Optional(
+    t.Union(
+      TARGET_FAILURE_MODES.map((m) => t.Literal(m)),
+      {
+        errorMessage: 'must be "defer" or "queue"',
+        description:
+          '(beyond) a 5xx, a timeout or an unreachable target: "defer" (default) answers the sender 451 and it retries; "queue" accepts the mail (250), keeps it and posts it again on inbound.retry_delays until inbound.max_queue_time. A 4xx refuses the mail either way. Left out: unchanged.',
+      },
+    ),
+  ),
+  spam_threshold: t.Optional(
+    t.Union([t.Number({ minimum: -1000, maximum: 1000 }), t.Null()], {
+      errorMessage: "must be a number from -1000 to 1000, or null",
+      description:
+        "(beyond) with inbound.spamd set, mail whose SpamAssassin score is above this is refused with 550 5.7.1 and recorded; null = never. Left out: unchanged.",
+    }),
+  ),
 };
 
 export const AddressCreateBody = t.Object(addressFields, {
@@ -88,6 +111,8 @@ export const AddressPatchBody = t.Object(
     attachments: addressFields.attachments,
     signed: addressFields.signed,
     store_messages: addressFields.store_messages,
+    on_target_failure: addressFields.on_target_failure,
+    spam_threshold: addressFields.spam_threshold,
   },
   { additionalProperties: false, title: "AddressPatch" },
 );
@@ -103,6 +128,10 @@ export const AddressRecordSchema = t.Object(
     signed: t.Boolean({ description: "(beyond) whether POSTs carry Standard Webhooks signatures" }),
     signing_secret: t.Optional(t.String({ description: "(beyond) the whsec_ secret, only in the answer that turned signing on" })),
     store_messages: t.Boolean({ description: "(beyond) whether received messages are kept and linked as envelope.store_url" }),
+    on_target_failure: t.String({ description: '(beyond) "defer" or "queue": what a failing target does to the mail' }),
+    spam_threshold: t.Union([t.Number(), t.Null()], {
+      description: "(beyond) the SpamAssassin score above which mail is refused, or null",
+    }),
     created_at: t.String({ format: "date-time" }),
     updated_at: t.String({ format: "date-time" }),
   },
@@ -122,6 +151,8 @@ export function addressRecord(a: Address, inboundDomain: string, revealSecret = 
     signed: a.signingSecret !== null,
     ...(revealSecret && a.signingSecret ? { signing_secret: a.signingSecret } : {}),
     store_messages: a.storeMessages === true,
+    on_target_failure: a.onTargetFailure ?? "defer",
+    spam_threshold: a.spamThreshold ?? null,
     created_at: isoTime(a.createdAtMs),
     updated_at: isoTime(a.updatedAtMs),
   };
@@ -136,6 +167,8 @@ export interface AddressValues {
   attachments: AttachmentStore;
   signingSecret: string | null;
   storeMessages: boolean;
+  onTargetFailure: TargetFailureMode;
+  spamThreshold: number | null;
 }
 
 /** Checks a create/PUT body (or a PATCH merged onto the stored address); throws 422. */
@@ -147,6 +180,8 @@ export function addressValues(
     attachments?: AttachmentStore;
     signed?: boolean;
     store_messages?: boolean;
+    on_target_failure?: TargetFailureMode;
+    spam_threshold?: number | null;
   },
   stored: Address | null,
   allowPrivateTargets: boolean,
@@ -165,5 +200,17 @@ export function addressValues(
   const signingSecret = input.signed === undefined ? prior : input.signed ? (prior ?? newSigningSecret()) : null;
   // Left out, kept as it was (a PUT from a client that knows nothing of it must not turn it off).
   const storeMessages = input.store_messages ?? stored?.storeMessages === true;
-  return { target, targetFormat: input.target_format, nickname: input.nickname ?? null, attachments, signingSecret, storeMessages };
+  // Left out, as they were: a client of the hosted service knows nothing of them.
+  const onTargetFailure = input.on_target_failure ?? stored?.onTargetFailure ?? "defer";
+  const spamThreshold = input.spam_threshold === undefined ? (stored?.spamThreshold ?? null) : input.spam_threshold;
+  return {
+    target,
+    targetFormat: input.target_format,
+    nickname: input.nickname ?? null,
+    attachments,
+    signingSecret,
+    storeMessages,
+    onTargetFailure,
+    spamThreshold,
+  };
 }

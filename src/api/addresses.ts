@@ -108,6 +108,8 @@ export function addressRoutes(deps: AddressRouteDeps) {
           attachments: body.attachments ?? stored.attachments,
           signed: body.signed,
           store_messages: body.store_messages,
+          on_target_failure: body.on_target_failure,
+          spam_threshold: body.spam_threshold,
         };
         return save(stored, merged);
       },

@@ -14,6 +14,7 @@ import type { DeliverabilityFeature } from "../deliverability/feature.ts";
 import type { OutboundRepo } from "../outbound/queue/queue.port.ts";
 import type { QueueControlRepo } from "../outbound/queue/queue-control.port.ts";
 import type { SuppressionRepo } from "../outbound/suppressions/suppressions.port.ts";
+import type { InboundQueueRepo } from "../inbound/queue/inbound-queue.port.ts";
 import type { SendDeps } from "../outbound/sending/send.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { DiskFullLog } from "../lib/disk-full.ts";
@@ -52,6 +53,8 @@ export interface ApiDeps {
   sendingDomains: SendingDomainRepo;
   domains: DomainService;
   suppressions: SuppressionRepo;
+  /** (beyond) Received mail waiting for its target (on_target_failure = "queue"). */
+  inboundQueue: InboundQueueRepo;
   /** Signs tracking links (opens and clicks). */
   trackingKey: Buffer;
   health(): HealthReport;

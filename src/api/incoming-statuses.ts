@@ -1,7 +1,7 @@
 // E6: incoming statuses of an address, newest first, with search and paging.
 import { Type } from "@sinclair/typebox";
 import { type Static, t } from "elysia";
-import type { IncomingStatus } from "../inbound/statuses/incoming-status.ts";
+import { type IncomingStatus, stateOf } from "../inbound/statuses/incoming-status.ts";
 import { STATUS_SEARCH_FIELDS } from "../inbound/statuses/statuses.port.ts";
 import { isoTime } from "../lib/clock.ts";
 import { parseSearchQuery, SearchQueryError, termTimeMs, type SearchTerm } from "../lib/search-query.ts";
@@ -34,6 +34,14 @@ const IncomingStatusSchema = t.Object(
         "the X-Postroom-Message-Id header of the POST to the target (also in the log); null when Postroom refused the mail itself",
     }),
     created_at: t.String({ format: "date-time" }),
+    state: t.Union([t.Literal("delivered"), t.Literal("rejected"), t.Literal("deferred"), t.Literal("queued"), t.Literal("expired")], {
+      description:
+        "(beyond) delivered (the target took it), rejected (refused: by the target's 4xx, or by Postroom), deferred (the sender was told 451), queued (accepted; Postroom posts it again), expired (queued past inbound.max_queue_time)",
+    }),
+    attempts: Type.Integer({ minimum: 0, description: "(beyond) POSTs made to the target so far" }),
+    next_attempt_at: t.Union([t.String({ format: "date-time" }), t.Null()], {
+      description: "(beyond) when a queued message is posted again; null unless state is queued",
+    }),
   },
   { additionalProperties: false, title: "IncomingStatus" },
 );
@@ -55,6 +63,10 @@ export function statusRecord(s: IncomingStatus): Static<typeof IncomingStatusSch
     x_postroom_message_id: s.postroomMessageId,
     store_url: s.storeUrl ?? null,
     created_at: isoTime(s.createdAtMs),
+    state: stateOf(s),
+    // Statuses from before counted no attempts: one POST when one was made.
+    attempts: s.attempts ?? (s.postroomMessageId ? 1 : 0),
+    next_attempt_at: s.nextAttemptAtMs ? isoTime(s.nextAttemptAtMs) : null,
   };
 }
 

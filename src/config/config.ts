@@ -134,6 +134,12 @@ export interface Config {
     /** Incoming statuses held to be written again (src/inbound/statuses/status-retry.ts). */
     statusRetryRows: number;
     parseWorkers: number;
+    /** Waits between POSTs of a kept message (on_target_failure = "queue"), in turn; the last repeats. */
+    retryDelaysMs: number[];
+    /** How long a kept message is posted again before it expires. */
+    maxQueueTimeMs: number;
+    /** Bytes of kept messages an account may have waiting; beyond, its mail is deferred. */
+    maxQueuedBytesPerAccount: number;
     /** spamd to score received mail with, or null (off). */
     spamd: { at: ListenAddress; timeoutMs: number; maxBytes: number } | null;
   };

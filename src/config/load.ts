@@ -137,6 +137,10 @@ export function toConfig(raw: RawConfig): Config {
       statusRetryRows: raw.inbound.status_retry_rows,
       // Two cores are taken by the main thread and the runtime's own threads (I/O, GC).
       parseWorkers: raw.inbound.parse_workers === "auto" ? Math.max(0, availableParallelism() - 2) : raw.inbound.parse_workers,
+      // At least a second apart: a zero wait would post to a failing target in a loop.
+      retryDelaysMs: raw.inbound.retry_delays.map((d) => Math.max(1000, ms(d))),
+      maxQueueTimeMs: ms(raw.inbound.max_queue_time),
+      maxQueuedBytesPerAccount: bytes(raw.inbound.max_queued_per_account),
       spamd:
         raw.inbound.spamd.address === ""
           ? null

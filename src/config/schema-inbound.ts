@@ -3,6 +3,7 @@
 // schema.ts composes the sections.
 import { Type } from "@sinclair/typebox";
 import { bool, duration, int, listen, nonzeroDuration, section, size, str } from "./schema-keys.ts";
+import { DURATION_PATTERN } from "./units.ts";
 
 export const InboundSection = section(
   {
@@ -26,6 +27,21 @@ export const InboundSection = section(
       description: 'worker threads that parse received mail; 0 = the main thread; "auto" = one per core beyond two',
       errorMessage: 'must be "auto" or an integer from 0 to 64',
     }),
+    retry_delays: Type.Array(Type.String({ pattern: DURATION_PATTERN, errorMessage: 'must be a duration such as "5m"' }), {
+      default: ["1m", "5m", "15m", "1h", "2h", "4h"],
+      minItems: 1,
+      errorMessage: 'must list at least one duration, such as ["1m", "5m", "1h"]',
+      description:
+        '(beyond) addresses with on_target_failure = "queue": waits between POSTs of a kept message to a failing target (at least 1s each); the last repeats until max_queue_time',
+    }),
+    max_queue_time: nonzeroDuration(
+      "3d",
+      '(beyond) how long a kept message (on_target_failure = "queue") is posted again before it expires',
+    ),
+    max_queued_per_account: size(
+      "1GB",
+      '(beyond) the most bytes of kept messages (on_target_failure = "queue") an account may have waiting; beyond, its mail is deferred (451) as with "defer", so one target down cannot fill the disk',
+    ),
     spamd: section(
       {
         address: listen("", 'host:port of a SpamAssassin spamd that scores received mail (envelope.spamd in the payload); "" = off'),

@@ -24,6 +24,8 @@ import { AuthChecker } from "./parse/auth-checks.ts";
 import { ExtractPool } from "./parse/extract-pool.ts";
 import { spamdFor } from "./parse/spamd.ts";
 import { type KeptMessages, keptMessages } from "./post-again.ts";
+import type { InboundQueueRepo } from "./queue/inbound-queue.port.ts";
+import { postDueMessages } from "./queue/queue-worker.ts";
 import { inboundMessageCost, type PostDeps } from "./post-message.ts";
 import { createInboundServer } from "./smtp-listener.ts";
 import { StatusRetry } from "./statuses/status-retry.ts";
@@ -32,7 +34,7 @@ import { sendTestPost, type TestPost } from "./test-post.ts";
 
 export interface InboundFeatureDeps {
   config(): Config;
-  repos: { addresses: AddressRepo; customDomains: CustomDomainRepo; statuses: StatusRepo };
+  repos: { addresses: AddressRepo; customDomains: CustomDomainRepo; statuses: StatusRepo; inboundQueue: InboundQueueRepo };
   localAttachments: LocalAttachments;
   /** In the database (PostgreSQL): any node reaches them all, so their purge runs once per cluster. */
   sharedAttachments: boolean;
@@ -102,8 +104,35 @@ export function inboundFeature(deps: InboundFeatureDeps): InboundFeature {
       logger,
       diskFull: deps.diskFull,
       spamd: spamdFor(c.inbound.spamd),
+      queue: {
+        repo: repos.inboundQueue,
+        retryDelaysMs: c.inbound.retryDelaysMs,
+        maxQueueTimeMs: c.inbound.maxQueueTimeMs,
+        maxQueuedBytesPerAccount: c.inbound.maxQueuedBytesPerAccount,
+      },
     }),
   );
+  let stopping = false;
+  let round: Promise<number> | null = null;
+  const postQueued = () => {
+    const post = postDeps();
+    const c = config();
+    round = postDueMessages({
+      queue: post.queue!,
+      addresses: repos.addresses,
+      customDomains: repos.customDomains,
+      statuses: repos.statuses,
+      post,
+      holder: c.cluster.nodeId,
+      // Past one POST (its timeout covers redirects) and the stores' uploads before it.
+      leaseMs: 2 * c.inbound.targetTimeoutMs + 60_000,
+      logger: logger.child({ component: "inbound-queue" }),
+      stopping: () => stopping,
+    }).finally(() => {
+      round = null;
+    });
+    return round;
+  };
   const hostname = config().hostname;
   return {
     server: (tls) =>
@@ -121,6 +150,8 @@ export function inboundFeature(deps: InboundFeatureDeps): InboundFeature {
     testPost: (address, email) => sendTestPost(address, email, postDeps()),
     kept: keptMessages(postDeps, config),
     jobs: [
+      // Every node, every second: each kept message is claimed with its own lease, so one node posts it.
+      { name: "inbound-queue", every: 1000, run: postQueued, oncePerCluster: false },
       {
         name: "purge-attachments",
         // In files (SQLite) on every node: each deletes those on its own disk, which no other can reach.
@@ -129,7 +160,15 @@ export function inboundFeature(deps: InboundFeatureDeps): InboundFeature {
         oncePerCluster: deps.sharedAttachments,
       },
     ],
+    async start() {
+      // After a crash this node's leases outlive it: its messages are taken back at once, not when they run out.
+      const released = await repos.inboundQueue.releaseHeld(config().cluster.nodeId);
+      if (released > 0) logger.info("kept inbound messages taken back after a restart", { count: released });
+    },
     async stop() {
+      // The message being posted finishes (within inbound.target_timeout); the others are let go.
+      stopping = true;
+      await round?.catch(() => {});
       await statusRetry.close();
       await extractor.close();
     },

@@ -15,9 +15,11 @@ import { MessageRefused } from "./parse/parse.ts";
 import type { SpamdResult } from "./parse/spamd.ts";
 import { receivedHeader, returnPathHeader, withTraceHeaders } from "./parse/trace-headers.ts";
 import type { PayloadEnvelope } from "./payload/payload.ts";
-import type { IncomingStatus } from "./statuses/incoming-status.ts";
+import { type IncomingStatus, stateOf } from "./statuses/incoming-status.ts";
 import { recordAnswered } from "./statuses/status-retry.ts";
 import { logStatuses, recordRefusal, statusRow } from "./statuses/status-rows.ts";
+import { keepForLater } from "./queue/keep-for-later.ts";
+import { spamDecision, spamResponse, targetFailed } from "./queue/queue-decisions.ts";
 import { postToAddress } from "./targets/address-post.ts";
 import { outcomeLine } from "./targets/outcome-log.ts";
 import { verdictFor, worstReply } from "./targets/target-reply.ts";
@@ -83,12 +85,15 @@ interface Checked {
   md5: string;
   auth: AuthChecks;
   spamd: SpamdResult | null;
+  /** Our Return-Path and Received lines, kept with a message that waits for its target. */
+  trace: string;
 }
 
 /** The message to each address it reached, in parallel; one reply per address, the statuses of all stored together. */
 async function postToAddresses(raw: Buffer, tx: Transaction, deps: PostDeps, frontRoom: number): Promise<SmtpReply[]> {
   const md5 = md5Hex(raw);
-  const extracted = await extractOrRefuse(raw, tx, deps, frontRoom, md5);
+  const trace = traceLines(tx, tx.id, deps.hostname, deps.clock.nowMs());
+  const extracted = await extractOrRefuse(raw, trace, tx, deps, frontRoom, md5);
   if ("refusal" in extracted) return [extracted.refusal];
   // DKIM is verified on the message as sent: a signature may cover a Return-Path we replaced.
   // spamd scores the message as the sender sent it too, at the same time (it never waits past inbound.spamd.timeout).
@@ -96,7 +101,7 @@ async function postToAddresses(raw: Buffer, tx: Transaction, deps: PostDeps, fro
     deps.auth.check(raw, { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname }, extracted.facts),
     deps.spamd?.(raw) ?? null,
   ]);
-  const checked: Checked = { extracted, md5, auth, spamd };
+  const checked: Checked = { extracted, md5, auth, spamd, trace };
   const results = await Promise.all(tx.groups.map((group) => postToGroup(group, raw, tx, checked, deps)));
   // Never turned into the reply: the targets have answered (status-retry.ts).
   await recordAnswered(
@@ -110,12 +115,12 @@ async function postToAddresses(raw: Buffer, tx: Transaction, deps: PostDeps, fro
 /** Parses the message behind our trace lines; a message that cannot be read is refused and recorded. */
 async function extractOrRefuse(
   raw: Buffer,
+  trace: string,
   tx: Transaction,
   deps: PostDeps,
   frontRoom: number,
   md5: string,
 ): Promise<ExtractedMessage | { refusal: SmtpReply }> {
-  const trace = traceLines(tx, tx.id, deps.hostname, deps.clock.nowMs());
   try {
     return await deps.extract(withTraceHeaders(raw, trace, frontRoom), deps.limits, Buffer.byteLength(trace));
   } catch (err) {
@@ -157,29 +162,83 @@ async function postToGroup(
   const { extracted, md5 } = checked;
   // Sent to the target as X-Postroom-Message-Id: the log ties it to the statuses' ids.
   const key = messageKey(md5, group.address.id);
-  const outcome = await postToAddress(group, extracted.content, envelopeFor(group, tx, checked), key, raw, deps, tx.log);
-  const verdict = verdictFor(outcome);
-  const rows = statusRow(
+  const facts = { messageId: extracted.messageId, subject: extracted.subject, size: raw.length };
+  const nowMs = deps.clock.nowMs();
+  // (beyond) spam_threshold: refused before any POST, the score in the reply.
+  const spam = spamDecision(group.address.spamThreshold ?? null, checked.spamd, deps.spamd !== null);
+  if (spam && "refuse" in spam) {
+    const v = { status: "rejected", category: "rejected" as const, response: null, reply: spam.refuse };
+    const rows = statusRow(group, tx, v, { ...facts, postroomMessageId: null }, nowMs).map((r) => ({
+      ...r,
+      state: "rejected" as const,
+      attempts: 0,
+    }));
+    logStatuses(
+      tx.log,
+      "inbound message refused as spam",
+      rows,
+      { reply: formatReply(spam.refuse), spamd_score: checked.spamd?.score, md5 },
+      "warn",
+    );
+    return { reply: spam.refuse, rows };
+  }
+  const envelope = envelopeFor(group, tx, checked);
+  const outcome = await postToAddress(group, extracted.content, envelope, key, raw, deps, tx.log);
+  let verdict = verdictFor(outcome);
+  let rows = statusRow(
     group,
     tx,
     verdict,
-    {
-      messageId: extracted.messageId,
-      subject: extracted.subject,
-      size: raw.length,
-      postroomMessageId: key,
-      storeUrl: outcome.storeUrl ?? null,
-      envelope: outcome.envelope ?? null,
-    },
-    deps.clock.nowMs(),
+    { ...facts, postroomMessageId: key, storeUrl: outcome.storeUrl ?? null, envelope: outcome.envelope ?? null },
+    nowMs,
   );
+  let state = stateOf({ statusCategory: verdict.category });
+  let nextAttemptAtMs: number | null = null;
+  // (beyond) on_target_failure = "queue": kept durably, then 250; the worker posts it again (queue-worker.ts).
+  if (group.address.onTargetFailure === "queue" && deps.queue && targetFailed(outcome)) {
+    const toKeep = {
+      accountId: group.address.accountId,
+      addressId: group.address.id,
+      statusIds: rows.map((r) => r.id),
+      facts: {
+        mailFrom: tx.mailFrom,
+        helo: tx.helo,
+        ehlo: tx.ehlo,
+        remoteIp: tx.remoteIp,
+        tls: tx.tls,
+        rcpts: group.rcpts,
+        trace: checked.trace,
+        customDomain: group.customDomain?.domain ?? null,
+        envelope,
+        messageId: extracted.messageId,
+        subject: extracted.subject,
+        postroomMessageId: key,
+      },
+      raw,
+      lastResponse: rows[0]?.response ?? null,
+      nowMs,
+    };
+    nextAttemptAtMs = await keepForLater(toKeep, deps.queue, tx.log);
+    if (nextAttemptAtMs !== null) {
+      verdict = { ...verdict, reply: SMTP_REPLIES.acceptedQueued };
+      state = "queued";
+    }
+  }
+  const note = spam ? spamResponse(spam) : null;
+  rows = rows.map((r) => ({
+    ...r,
+    state,
+    attempts: 1,
+    nextAttemptAtMs,
+    response: note ? (r.response ? `${r.response}; ${note}` : note) : r.response,
+  }));
   const line = outcomeLine(verdict);
   const reason = outcome.kind === "unreachable" ? { reason: outcome.reason } : {};
   logStatuses(
     tx.log,
     line.msg,
     rows,
-    { message_id_header: extracted.messageId, reply: formatReply(verdict.reply), ...reason, md5, x_postroom_message_id: key },
+    { message_id_header: extracted.messageId, reply: formatReply(verdict.reply), ...reason, md5, x_postroom_message_id: key, state },
     line.level,
   );
   return { reply: verdict.reply, rows };

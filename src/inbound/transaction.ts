@@ -14,6 +14,7 @@ import type { AuthChecker } from "./parse/auth-checks.ts";
 import type { ExtractedMessage } from "./parse/extract.ts";
 import type { ParseLimits } from "./parse/parse.ts";
 import type { SpamdResult } from "./parse/spamd.ts";
+import type { QueueSettings } from "./queue/keep-for-later.ts";
 import type { StatusRetry } from "./statuses/status-retry.ts";
 import type { StatusRepo } from "./statuses/statuses.port.ts";
 import type { TargetPostContext } from "./targets/target-post.ts";
@@ -66,4 +67,6 @@ export interface PostDeps {
   diskFull: DiskFullLog;
   /** (beyond) Scores a message with SpamAssassin (inbound.spamd), or null when that is off. */
   spamd: ((raw: Buffer) => Promise<SpamdResult>) | null;
+  /** (beyond) Where mail for addresses with on_target_failure = "queue" waits; absent where nothing is kept (a test POST). */
+  queue?: QueueSettings;
 }

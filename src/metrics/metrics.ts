@@ -24,12 +24,13 @@ import {
 } from "./labels.ts";
 import { type DeliverabilityGauges, deliverabilityMetrics } from "./metrics-deliverability.ts";
 import { inboundMetrics } from "./metrics-inbound.ts";
+import { type InboundQueueGauges, inboundQueueMetrics } from "./metrics-inbound-queue.ts";
 import { type NodeGauges, nodeMetrics } from "./metrics-node.ts";
 import { type OutboundGauges, outboundMetrics } from "./metrics-outbound.ts";
 import { processRegistry } from "./process.ts";
 
 /** What the gauges read when scraped: the queue and webhook backlog (OutboundGauges), TLS and memory (NodeGauges). */
-export interface MetricsDeps extends OutboundGauges, NodeGauges, DeliverabilityGauges {
+export interface MetricsDeps extends OutboundGauges, NodeGauges, DeliverabilityGauges, InboundQueueGauges {
   clock: Clock;
   version: string;
   /** This node's name (cluster.node_id, or the hostname). */
@@ -95,6 +96,7 @@ export function createMetrics(deps: MetricsDeps): Metrics {
   );
   const { httpRequests, httpSeconds, mailRefusedMemory, jobRuns } = nodeMetrics(registers, deps);
   deliverabilityMetrics(registers, deps);
+  inboundQueueMetrics(registers, deps, ageSeconds);
 
   return {
     registry,

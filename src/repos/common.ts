@@ -12,6 +12,7 @@ import { createWebhookEndpointRepo } from "../events/webhook-endpoints.repo.ts";
 import { createAddressRepo, listenForAddressChanges } from "../inbound/addresses/addresses.repo.ts";
 import { routingCache } from "../inbound/addresses/addresses.port.ts";
 import { createCustomDomainRepo } from "../inbound/addresses/custom-domains.repo.ts";
+import { createInboundQueueRepo } from "../inbound/queue/inbound-queue.repo.ts";
 import { createJobLeaseRepo } from "../jobs/job-lease.repo.ts";
 import { createStsRepo } from "../outbound/delivery/mta-sts.repo.ts";
 import { createWarmupRepo } from "../outbound/delivery/warmup.repo.ts";
@@ -39,6 +40,7 @@ export async function commonRepos(engine: Engine, hooks: RepoHooks) {
     tls: new TlsStore(createTlsStateRepo(db), secrets, () => clock.nowMs()),
     mtaSts: createStsRepo(db, clock),
     jobLeases: createJobLeaseRepo(db),
+    inboundQueue: createInboundQueueRepo(db),
     webhookPosts: createWebhookPostRepo(db),
     webhookEndpoints: createWebhookEndpointRepo(db, secrets),
     suppressions: createSuppressionRepo(db),

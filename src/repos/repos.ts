@@ -13,6 +13,7 @@ import type { CustomDomainRepo } from "../inbound/addresses/custom-domains.port.
 import type { StatusRepo } from "../inbound/statuses/statuses.port.ts";
 import type { LocalAttachments } from "../inbound/attachments/local-attachments.port.ts";
 import type { JobLeaseRepo } from "../jobs/job-lease.port.ts";
+import type { InboundQueueRepo } from "../inbound/queue/inbound-queue.port.ts";
 import type { RetentionTable } from "../jobs/retention.ts";
 import type { Purge } from "../store/purge-window.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -68,6 +69,8 @@ export interface Repos {
   tenants: TenantRepo;
   /** The operator audit log (written with each change of `tenants`). */
   audit: AuditRepo;
+  /** (beyond) Received mail waiting for a target that failed (on_target_failure = "queue"). */
+  inboundQueue: InboundQueueRepo;
   /** The retention purge's windows, one Purge per table, and what to close after the last. */
   retention: { purges: Record<RetentionTable, Purge>; close(): Promise<void> };
   /**

@@ -40,6 +40,11 @@ export const SMTP_REPLIES = {
   targetRejectedRecipient: (text: string | null): SmtpReply => reply(554, "5.1.1", text ?? "Recipient rejected by the target"),
   targetRejectedMessage: (text: string | null): SmtpReply => reply(550, "5.7.1", text ?? "Message rejected by the target"),
   targetFailed: (text: string | null): SmtpReply => reply(451, "4.3.0", text ?? "The target failed; try again later"),
+  /** (beyond) on_target_failure = "queue": the target failed, the message is kept and posted again by us. */
+  acceptedQueued: reply(250, "2.0.0", "Accepted; the target is unavailable, the message is kept and will be posted again"),
+  /** (beyond) spam_threshold: the score and the limit, so the sender's bounce says why. */
+  spamRefused: (score: string, threshold: number): SmtpReply =>
+    reply(550, "5.7.1", `Message refused as spam: SpamAssassin score ${score} is above this address's limit of ${threshold}`),
 
   // ---- mail to our bounce addresses
   bounceNoted: reply(250, "2.0.0", "Thanks, noted"),

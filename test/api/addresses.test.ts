@@ -33,6 +33,8 @@ describe("create (E2) and get (E3)", () => {
       attachments: {},
       signed: false,
       store_messages: false,
+      on_target_failure: "defer",
+      spam_threshold: null,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updated_at: rec.created_at,
     });
@@ -190,5 +192,36 @@ describe("list (E1)", () => {
   test("duplicate slashes in the path are collapsed (an official client sends them)", async () => {
     const res = await t.json("GET", `/api/v0.1//${ACCOUNT_A.id}//addresses`, { auth });
     expect(res.status).toBe(200);
+  });
+});
+
+describe("(beyond) on_target_failure and spam_threshold", () => {
+  test("set on create, kept by a PATCH that leaves them out, changed by one that names them", async () => {
+    const rec = await create({
+      target: "https://hooks.example.com/q",
+      target_format: "json+n",
+      on_target_failure: "queue",
+      spam_threshold: 5,
+    });
+    expect(rec).toMatchObject({ on_target_failure: "queue", spam_threshold: 5 });
+    const kept = await t.json("PATCH", `${A}/addresses/${rec.id}`, { auth, body: { nickname: "q" } });
+    expect(kept.body).toMatchObject({ on_target_failure: "queue", spam_threshold: 5 });
+    const changed = await t.json("PATCH", `${A}/addresses/${rec.id}`, { auth, body: { on_target_failure: "defer", spam_threshold: null } });
+    expect(changed.body).toMatchObject({ on_target_failure: "defer", spam_threshold: null });
+  });
+
+  test("422 names the field for a mode that is not defer or queue, and a threshold that is not a number", async () => {
+    const bad = await t.json("POST", `${A}/addresses`, {
+      auth,
+      body: { target: "https://hooks.example.com/q", target_format: "json+n", on_target_failure: "retry" },
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error).toContain("on_target_failure");
+    const nan = await t.json("POST", `${A}/addresses`, {
+      auth,
+      body: { target: "https://hooks.example.com/q", target_format: "json+n", spam_threshold: "high" },
+    });
+    expect(nan.status).toBe(422);
+    expect(nan.body.error).toContain("spam_threshold");
   });
 });

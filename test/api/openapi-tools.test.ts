@@ -103,12 +103,14 @@ describe("the served OpenAPI document", () => {
     expect([...new Set(answers.map(([id]) => id))].sort()).toEqual(operationIds.sort());
     // The sending domain's records were never published: its verification answers 422 with
     // the record. The account has no webhook: its test POST answers 422 saying so. No mail
-    // came to the address: there is no kept message to show or post again (404).
+    // came to the address: there is no kept message to show or post again (404), and none
+    // waits for its target to try now (404).
     const expected: Record<string, number> = {
       verifySendingDomain: 422,
       testWebhook: 422,
       getIncomingMessage: 404,
       postIncomingAgain: 404,
+      tryWaitingInboundNow: 404,
     };
     const unexpected = answers.filter(([id, status]) => (id in expected ? status !== expected[id] : status < 200 || status >= 300));
     expect(unexpected).toEqual([]);

@@ -95,6 +95,8 @@ describe("GET /api/v0.1/openapi.json", () => {
         "queueRetry",
         "queueCancel",
         "queueRedeliver",
+        "listWaitingInbound",
+        "tryWaitingInboundNow",
       ].sort(),
     );
   });

@@ -198,6 +198,26 @@ describe("config errors name the key path and the rule", () => {
       `[[accounts]]\nid = "0123456789abcdef"\napi_tokens = ["${HASH}"]\n[[accounts.outbound]]\nid = "fedcba9876543210"\napi_keys = ["${HASH}"]`,
       "accounts[0].outbound[0].api_keys[0]: the same secret is already used at accounts[0].api_tokens[0]; mint one per use with `postroom secret`",
     ],
+    [
+      "inbound.retry_delays not durations",
+      `[inbound]\nretry_delays = ["soon"]`,
+      'inbound.retry_delays[0]: must be a duration such as "5m"',
+    ],
+    [
+      "inbound.retry_delays empty",
+      `[inbound]\nretry_delays = []`,
+      'inbound.retry_delays: must list at least one duration, such as ["1m", "5m", "1h"]',
+    ],
+    [
+      "inbound.max_queue_time zero",
+      `[inbound]\nmax_queue_time = "0s"`,
+      'inbound.max_queue_time: must be a duration above zero such as "30s", "10m" or "1h"',
+    ],
+    [
+      "inbound.max_queued_per_account not a size",
+      `[inbound]\nmax_queued_per_account = "lots"`,
+      'inbound.max_queued_per_account: must be a size such as "512KB", "25MB" or "1GB"',
+    ],
     ["TOML syntax", `[http\nlisten = "x"`, "line 1, column 6: Invalid TOML document: illegal character in key"],
   ])("%s", (_name, toml, expected) => {
     expect(problemsOf(toml)).toContain(expected);
@@ -226,6 +246,9 @@ describe("a valid config", () => {
     expect(r.config.outbound.smarthost).toBeNull();
     expect(r.config.accounts).toEqual([]);
     expect(r.config.http.trustedProxies).toEqual([]);
+    expect(r.config.inbound.retryDelaysMs).toEqual([60_000, 300_000, 900_000, 3_600_000, 7_200_000, 14_400_000]);
+    expect(r.config.inbound.maxQueueTimeMs).toBe(3 * 86_400_000);
+    expect(r.config.inbound.maxQueuedBytesPerAccount).toBe(1024 ** 3);
   });
 
   test("http.trusted_proxies: addresses and CIDR ranges of both families", () => {

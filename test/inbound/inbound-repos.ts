@@ -62,6 +62,8 @@ export const address = (id: string, over: Partial<Address> = {}): Address => ({
   attachments: {},
   signingSecret: null,
   storeMessages: false,
+  onTargetFailure: "defer",
+  spamThreshold: null,
   createdAtMs: NOW_MS,
   updatedAtMs: NOW_MS,
   ...over,

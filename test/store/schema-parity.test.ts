@@ -20,7 +20,7 @@ import { requireTools } from "../helpers/tools.ts";
 const pgTest = requireTools("postgresql");
 
 interface Column {
-  type: "integer" | "text" | "blob";
+  type: "integer" | "text" | "blob" | "real";
   notNull: boolean;
   default: string | null;
 }
@@ -57,6 +57,7 @@ function typeFamily(declared: string): Column["type"] {
   if (t === "integer" || t === "bigint") return "integer";
   if (t === "text") return "text";
   if (t === "blob" || t === "bytea") return "blob";
+  if (t === "real" || t === "double precision") return "real";
   throw new Error(`a column type the parity test does not know: ${declared}`);
 }
 

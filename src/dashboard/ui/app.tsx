@@ -18,11 +18,13 @@ import { Queue } from "./pages/queue.tsx";
 import { System } from "./pages/system.tsx";
 import { Accounts } from "./pages/accounts.tsx";
 import { Audit } from "./pages/audit.tsx";
+import { WaitingMail } from "./pages/waiting.tsx";
 
 const NAV: { path: string; label: string }[] = [
   { path: "/overview", label: "Overview" },
   { path: "/addresses", label: "Addresses" },
   { path: "/incoming", label: "Incoming" },
+  { path: "/waiting", label: "Waiting" },
   { path: "/sent", label: "Sent" },
   { path: "/domains", label: "Domains" },
   { path: "/suppressions", label: "Suppressions" },
@@ -115,6 +117,7 @@ function view(session: Session, path: string, search: URLSearchParams) {
   const address = /^\/addresses\/([0-9a-f]{20})$/.exec(path);
   if (address) return <AddressPage session={session} id={address[1]!} />;
   if (path === "/incoming") return <Incoming session={session} addressId={search.get("address")} query={search.get("query") ?? ""} />;
+  if (path === "/waiting") return <WaitingMail session={session} />;
   if (path === "/sent") return <Sent session={session} outboundId={search.get("outbound")} query={search.get("query") ?? ""} />;
   const sent = /^\/sent\/([0-9a-f-]{36})$/.exec(path);
   if (sent) return <SentMessage session={session} id={sent[1]!} />;

@@ -9,6 +9,11 @@ export const TARGET_FORMATS = ["json+n", "multipart+n", "json", "multipart", "ra
 
 export type TargetFormat = (typeof TARGET_FORMATS)[number];
 
+/** (beyond) What a 5xx, a timeout or an unreachable target does to the mail: 451 (the sender retries) or kept and posted again by Postroom. */
+export const TARGET_FAILURE_MODES = ["defer", "queue"] as const;
+
+export type TargetFailureMode = (typeof TARGET_FAILURE_MODES)[number];
+
 export interface Address {
   id: string;
   accountId: string;
@@ -20,6 +25,10 @@ export interface Address {
   signingSecret: string | null;
   /** (beyond) Keep each received message in the attachment store; its URL goes out as envelope.store_url. */
   storeMessages?: boolean;
+  /** (beyond) "defer" (the default) or "queue" (docs/receiving.md, When the target is down). */
+  onTargetFailure?: TargetFailureMode;
+  /** (beyond) A SpamAssassin score above which mail is refused (550 5.7.1); null = never. */
+  spamThreshold?: number | null;
   createdAtMs: number;
   updatedAtMs: number;
 }

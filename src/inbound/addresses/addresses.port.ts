@@ -7,7 +7,7 @@
 import { BoundedCache } from "../../lib/bounded-cache.ts";
 import type { SecretBox } from "../../lib/secret-key.ts";
 import type { Page, PageRequest } from "../../store/paging.ts";
-import type { Address, TargetFormat } from "./address.ts";
+import type { Address, TargetFailureMode, TargetFormat } from "./address.ts";
 import type { AttachmentStore } from "./attachment-store.ts";
 
 /** Promise-returning on every engine: PostgreSQL answers over a socket, SQLite at once. */
@@ -78,6 +78,8 @@ export interface AddressRow {
   attachments_json: string;
   signing_secret: string | null;
   store_messages: number;
+  on_target_failure: TargetFailureMode;
+  spam_threshold: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -91,6 +93,8 @@ export const addressFromRow = (r: AddressRow, box: SecretBox): Address => ({
   attachments: attachmentsFrom(r.attachments_json, box),
   signingSecret: r.signing_secret === null ? null : box.open(r.signing_secret),
   storeMessages: r.store_messages === 1,
+  onTargetFailure: r.on_target_failure === "queue" ? "queue" : "defer",
+  spamThreshold: r.spam_threshold,
   createdAtMs: r.created_at,
   updatedAtMs: r.updated_at,
 });
@@ -105,6 +109,8 @@ export const editableColumns = (a: Address, box: SecretBox) =>
     attachments_json: attachmentsJson(a.attachments, box),
     signing_secret: sealed(a.signingSecret, box),
     store_messages: a.storeMessages ? 1 : 0,
+    on_target_failure: a.onTargetFailure ?? "defer",
+    spam_threshold: a.spamThreshold ?? null,
   }) as const;
 
 function attachmentsFrom(json: string, box: SecretBox): AttachmentStore {

@@ -30,13 +30,15 @@ export function listenForAddressChanges(listen: Listen, cache: RoutingCache): Pr
   );
 }
 
-interface Row extends Omit<AddressRow, "store_messages" | "created_at" | "updated_at"> {
+interface Row extends Omit<AddressRow, "store_messages" | "spam_threshold" | "created_at" | "updated_at"> {
   store_messages: unknown;
+  spam_threshold: unknown;
   created_at: unknown;
   updated_at: unknown;
 }
 
-const SELECT = sql`SELECT id, account_id, target, target_password, target_format, nickname, attachments_json, signing_secret, store_messages, created_at, updated_at
+const SELECT = sql`SELECT id, account_id, target, target_password, target_format, nickname, attachments_json, signing_secret, store_messages,
+  on_target_failure, spam_threshold, created_at, updated_at
   FROM addresses`;
 
 export function createAddressRepo(
@@ -50,6 +52,8 @@ export function createAddressRepo(
       {
         ...r,
         store_messages: toInt(r.store_messages, "addresses.store_messages"),
+        // A REAL on SQLite, a DOUBLE PRECISION on PostgreSQL: a number on both drivers.
+        spam_threshold: r.spam_threshold === null ? null : Number(r.spam_threshold),
         created_at: toInt(r.created_at, "addresses.created_at"),
         updated_at: toInt(r.updated_at, "addresses.updated_at"),
       },
@@ -63,8 +67,10 @@ export function createAddressRepo(
     async insert(a) {
       const c = editableColumns(a, secrets);
       await db.tx(async (tx) => {
-        await tx.run(sql`INSERT INTO addresses (id, account_id, target, target_password, target_format, nickname, attachments_json, signing_secret, store_messages, created_at, updated_at)
-          VALUES (${a.id}, ${a.accountId}, ${c.target}, ${c.target_password}, ${c.target_format}, ${c.nickname}, ${c.attachments_json}, ${c.signing_secret}, ${c.store_messages}, ${a.createdAtMs}, ${a.updatedAtMs})`);
+        await tx.run(sql`INSERT INTO addresses (id, account_id, target, target_password, target_format, nickname, attachments_json, signing_secret, store_messages,
+          on_target_failure, spam_threshold, created_at, updated_at)
+          VALUES (${a.id}, ${a.accountId}, ${c.target}, ${c.target_password}, ${c.target_format}, ${c.nickname}, ${c.attachments_json}, ${c.signing_secret}, ${c.store_messages},
+          ${c.on_target_failure}, ${c.spam_threshold}, ${a.createdAtMs}, ${a.updatedAtMs})`);
         // The cache keeps no absences today; announced anyway, so a node never serves one.
         await announce(tx, ADDRESS_CHANGES_CHANNEL, a.id);
       });
@@ -86,7 +92,7 @@ export function createAddressRepo(
       await db.tx(async (tx) => {
         await tx.run(sql`UPDATE addresses SET target = ${c.target}, target_password = ${c.target_password}, target_format = ${c.target_format},
           nickname = ${c.nickname}, attachments_json = ${c.attachments_json}, signing_secret = ${c.signing_secret},
-          store_messages = ${c.store_messages}, updated_at = ${a.updatedAtMs}
+          store_messages = ${c.store_messages}, on_target_failure = ${c.on_target_failure}, spam_threshold = ${c.spam_threshold}, updated_at = ${a.updatedAtMs}
           WHERE id = ${a.id} AND account_id = ${a.accountId}`);
         await announce(tx, ADDRESS_CHANGES_CHANNEL, a.id);
       });

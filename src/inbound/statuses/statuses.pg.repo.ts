@@ -17,7 +17,9 @@ import { FIELD_COLUMN, statusFromRow, type StatusRepo, type StatusRow } from "./
 import { pgTablePurge } from "../../store/pg-purge-window.ts";
 import type { Purge } from "../../store/purge-window.ts";
 
-interface PgRow extends Omit<StatusRow, "size" | "created_at"> {
+interface PgRow extends Omit<StatusRow, "size" | "created_at" | "attempts" | "next_attempt_at"> {
+  attempts: string | bigint | null;
+  next_attempt_at: string | bigint | null;
   /** BIGINT: a string from Bun's SQL client (a bigint with `bigint: true`). */
   size: string | bigint | null;
   created_at: string | bigint;
@@ -28,6 +30,8 @@ const fromRow = (r: PgRow) =>
     ...r,
     size: r.size === null ? null : pgInteger(r.size, "incoming_statuses.size"),
     created_at: pgInteger(r.created_at, "incoming_statuses.created_at"),
+    attempts: r.attempts === null ? null : pgInteger(r.attempts, "incoming_statuses.attempts"),
+    next_attempt_at: r.next_attempt_at === null ? null : pgInteger(r.next_attempt_at, "incoming_statuses.next_attempt_at"),
   });
 
 /** searchClause of statuses.repo.ts: every term must match; text folds ASCII letters only, in the "C" collation. */
@@ -54,7 +58,7 @@ function searchClause(sql: SQL, terms: readonly SearchTerm[]): Fragment {
 
 export function createPgStatusRepo(sql: SQL): StatusRepo {
   const select = sql`SELECT id, account_id, address_id, message_id, mail_from, rcpt_to, subject, status, status_category, tls, size, remote_ip, response,
-    x_postroom_message_id, store_url, envelope, created_at`;
+    x_postroom_message_id, store_url, envelope, created_at, state, attempts, next_attempt_at`;
   return {
     async record(rows) {
       if (rows.length === 0) return;
@@ -76,6 +80,9 @@ export function createPgStatusRepo(sql: SQL): StatusRepo {
         store_url: s.storeUrl ?? null,
         envelope: s.envelope ?? null,
         created_at: s.createdAtMs,
+        state: s.state ?? null,
+        attempts: s.attempts ?? null,
+        next_attempt_at: s.nextAttemptAtMs ?? null,
       }));
       await sql.begin(async (tx) => {
         await tx`INSERT INTO incoming_statuses ${tx(values)}`;
@@ -102,6 +109,11 @@ export function createPgStatusRepo(sql: SQL): StatusRepo {
       const [row]: PgRow[] =
         await sql`${select} FROM incoming_statuses WHERE account_id = ${accountId} AND address_id = ${addressId} AND id = ${id}`;
       return row ? fromRow(row) : null;
+    },
+    async update(accountId, ids, c) {
+      await sql`UPDATE incoming_statuses SET status = ${c.status}, status_category = ${c.statusCategory}, response = ${c.response},
+        state = ${c.state}, attempts = ${c.attempts}, next_attempt_at = ${c.nextAttemptAtMs}
+        WHERE account_id = ${accountId} AND id IN ${sql([...ids])}`;
     },
     close() {},
   };

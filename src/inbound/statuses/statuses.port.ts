@@ -6,7 +6,7 @@
 // database make them without coordinating, as they do addresses and accounts.
 import type { SearchTerm } from "../../lib/search-query.ts";
 import type { Page, PageRequest } from "../../store/paging.ts";
-import type { IncomingStatus } from "./incoming-status.ts";
+import type { DeliveryState, IncomingStatus, StatusChange } from "./incoming-status.ts";
 import type { StatusCategory } from "../targets/target-reply.ts";
 
 export interface StatusRepo {
@@ -28,6 +28,8 @@ export interface StatusRepo {
   flush(): Promise<void>;
   /** One status of an address, or null. */
   get(accountId: string, addressId: string, id: string): Promise<IncomingStatus | null>;
+  /** (beyond) Changes the statuses `ids` of the account (a queued message posted again, docs/receiving.md). */
+  update(accountId: string, ids: readonly string[], change: StatusChange): Promise<void>;
   /** Stores what is left and lets go (at shutdown). */
   close(): void;
 }
@@ -63,10 +65,13 @@ export interface StatusRow {
   store_url: string | null;
   envelope: string | null;
   created_at: number;
+  state: DeliveryState | null;
+  attempts: number | null;
+  next_attempt_at: number | null;
 }
 
 export const STATUS_COLUMNS =
-  "id, account_id, address_id, message_id, mail_from, rcpt_to, subject, status, status_category, tls, size, remote_ip, response, x_postroom_message_id, store_url, envelope, created_at";
+  "id, account_id, address_id, message_id, mail_from, rcpt_to, subject, status, status_category, tls, size, remote_ip, response, x_postroom_message_id, store_url, envelope, created_at, state, attempts, next_attempt_at";
 
 export const statusFromRow = (r: StatusRow): IncomingStatus => ({
   id: r.id,
@@ -86,4 +91,7 @@ export const statusFromRow = (r: StatusRow): IncomingStatus => ({
   storeUrl: r.store_url,
   envelope: r.envelope,
   createdAtMs: r.created_at,
+  state: r.state ?? null,
+  attempts: r.attempts ?? null,
+  nextAttemptAtMs: r.next_attempt_at ?? null,
 });

@@ -25,7 +25,9 @@ const SEQUENCE_KEY = "incoming_statuses_journal_seq";
  */
 export function journaledStore(store: Store): JournaledStore {
   const db = store.logDb;
-  const insert = db.query(`INSERT INTO incoming_statuses (${STATUS_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const insert = db.query(
+    `INSERT INTO incoming_statuses (${STATUS_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
   const saveSeq = db.query("INSERT INTO store_meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
   return {
     lastStoredSeq: () =>
@@ -51,6 +53,9 @@ export function journaledStore(store: Store): JournaledStore {
           s.storeUrl ?? null,
           s.envelope ?? null,
           s.createdAtMs,
+          s.state ?? null,
+          s.attempts ?? null,
+          s.nextAttemptAtMs ?? null,
         );
       saveSeq.run(SEQUENCE_KEY, String(rows.at(-1)!.seq));
       runSync(
@@ -111,6 +116,16 @@ export function createStatusRepo(
         .query(`SELECT ${STATUS_COLUMNS} FROM incoming_statuses WHERE account_id = ? AND address_id = ? AND id = ?`)
         .get(accountId, addressId, id) as StatusRow | null;
       return row ? statusFromRow(row) : null;
+    },
+    async update(accountId, ids, c) {
+      // The statuses may still be in the journal: stored first, then changed, on the connection that stored them.
+      journal.move();
+      store.logDb
+        .query(
+          `UPDATE incoming_statuses SET status = ?, status_category = ?, response = ?, state = ?, attempts = ?, next_attempt_at = ?
+           WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))`,
+        )
+        .run(c.status, c.statusCategory, c.response, c.state, c.attempts, c.nextAttemptAtMs, accountId, JSON.stringify(ids));
     },
     close() {
       journal.close();

@@ -174,6 +174,16 @@ export async function callEveryOperation(
     await api.DELETE("/api/v0.1/{accountId}/suppressions/{suppressionId}", { params: { path: { accountId, suppressionId } } }),
   );
 
+  const waiting = await api.GET("/api/v0.1/{accountId}/inbound_queue", { params: { path: { accountId } } });
+  note("listWaitingInbound", waiting);
+  waiting.data?.[0]?.next_attempt_at satisfies string | undefined;
+  note(
+    "tryWaitingInboundNow",
+    await api.POST("/api/v0.1/{accountId}/inbound_queue/{queueId}/try_now", {
+      params: { path: { accountId, queueId: waiting.data?.[0]?.id ?? "0000000000000000" } },
+    }),
+  );
+
   const stats = await api.GET("/api/v0.1/{accountId}/stats", { params: { path: { accountId }, query: { period: "7d" } } });
   note("getStats", stats);
   stats.data?.buckets[0]?.at satisfies string | undefined;

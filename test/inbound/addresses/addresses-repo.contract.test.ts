@@ -39,6 +39,8 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("AddressRepo on $name", (
       attachments: { store: "s3", bucket: "b", region: "eu-west-1", access_key_id: "AKIA", secret_access_key: "s3-secret" },
       signingSecret: "whsec_c2lnbmluZw==",
       storeMessages: true,
+      onTargetFailure: "queue",
+      spamThreshold: 5.5,
       createdAtMs: NOW_MS - 5,
       updatedAtMs: Number.MAX_SAFE_INTEGER,
     });
@@ -90,6 +92,8 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("AddressRepo on $name", (
       attachments: { store: "s3", bucket: "b2", region: "r", access_key_id: "k", secret_access_key: "new-s3" },
       signingSecret: "whsec_bmV3",
       storeMessages: true,
+      onTargetFailure: "queue",
+      spamThreshold: -2.25,
       createdAtMs: NOW_MS - 999, // not an editable field
       updatedAtMs: NOW_MS + 1,
     });

@@ -42,6 +42,9 @@ const status = (id: string, over: Partial<IncomingStatus> = {}): IncomingStatus 
   storeUrl: null,
   envelope: null,
   createdAtMs: NOW_MS,
+  state: null,
+  attempts: null,
+  nextAttemptAtMs: null,
   ...over,
 });
 
@@ -97,6 +100,36 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("StatusRepo on $name", (e
     expect(await statuses.get("acc_a", "addr_a", "st_full")).toStrictEqual(full);
     expect(await statuses.get("acc_a", "addr_a", "st_bare")).toStrictEqual(bare);
     expect((await statuses.list("acc_a", "addr_a", [], { limit: 10 })).items).toStrictEqual([full, bare]);
+  });
+
+  it("update changes the state, attempts and next attempt of the account's statuses named, and no other", async () => {
+    const queued = {
+      state: "queued" as const,
+      attempts: 1,
+      nextAttemptAtMs: NOW_MS + 60_000,
+      status: "503",
+      statusCategory: "delayed" as const,
+    };
+    await statuses.record([
+      status("st_1", queued),
+      status("st_2", queued),
+      status("st_3", queued),
+      status("st_b", { ...queued, accountId: "acc_b" }),
+    ]);
+    expect(await statuses.get("acc_a", "addr_a", "st_1")).toStrictEqual(status("st_1", queued));
+    const change = {
+      status: "200",
+      statusCategory: "successful" as const,
+      response: null,
+      state: "delivered" as const,
+      attempts: 3,
+      nextAttemptAtMs: null,
+    };
+    await statuses.update("acc_a", ["st_1", "st_2", "st_b"], change);
+    for (const id of ["st_1", "st_2"])
+      expect(await statuses.get("acc_a", "addr_a", id)).toMatchObject({ ...change, statusCategory: "successful" });
+    expect(await statuses.get("acc_a", "addr_a", "st_3")).toStrictEqual(status("st_3", queued));
+    expect(await statuses.get("acc_b", "addr_a", "st_b")).toStrictEqual(status("st_b", { ...queued, accountId: "acc_b" }));
   });
 
   it("get and list see the account's and address's own statuses only", async () => {

@@ -52,6 +52,8 @@ function EditAddress({ path, address, onSaved }: { path: string; address: Addres
   const [format, setFormat] = useState(address.target_format);
   const [nickname, setNickname] = useState(address.nickname ?? "");
   const [keep, setKeep] = useState(address.store_messages === true);
+  const [queue, setQueue] = useState(address.on_target_failure === "queue");
+  const [threshold, setThreshold] = useState(address.spam_threshold == null ? "" : String(address.spam_threshold));
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState(false);
   const save = async (e: Event) => {
@@ -60,7 +62,15 @@ function EditAddress({ path, address, onSaved }: { path: string; address: Addres
     setSaved(false);
     try {
       onSaved(
-        await call<Address>("PATCH", path, { target, target_format: format, nickname: nickname.trim() || null, store_messages: keep }),
+        await call<Address>("PATCH", path, {
+          target,
+          target_format: format,
+          nickname: nickname.trim() || null,
+          store_messages: keep,
+          on_target_failure: queue ? "queue" : "defer",
+          // Not a number: sent as typed, and the API's 422 says what it must be.
+          spam_threshold: threshold.trim() === "" ? null : Number.isFinite(Number(threshold)) ? Number(threshold) : threshold,
+        }),
       );
       setSaved(true);
     } catch (err) {
@@ -85,6 +95,21 @@ function EditAddress({ path, address, onSaved }: { path: string; address: Addres
           <p class="hint">
             Each message is stored (in the address's S3 store, or on this server) and linked as envelope.store_url and in Incoming.
           </p>
+        </div>
+        <div>
+          <label class="inline">
+            <input type="checkbox" class="check" checked={queue} onChange={(e) => setQueue(e.currentTarget.checked)} /> Keep mail while the
+            target is down
+          </label>
+          <p class="hint">
+            When the target answers 5xx or cannot be reached, accept the mail and post it again later (see Waiting); otherwise the sender is
+            told to retry (451).
+          </p>
+        </div>
+        <div>
+          <label for="spam-threshold">Refuse spam above score (optional)</label>
+          <input id="spam-threshold" inputMode="decimal" value={threshold} onInput={(e) => setThreshold(e.currentTarget.value)} />
+          <p class="hint">With SpamAssassin set up (inbound.spamd), mail scoring above this is refused with 550; empty = never.</p>
         </div>
       </div>
       <ErrorNote error={error} />

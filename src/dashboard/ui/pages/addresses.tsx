@@ -13,6 +13,8 @@ export interface Address {
   target_format: string;
   nickname: string | null;
   store_messages?: boolean;
+  on_target_failure?: "defer" | "queue";
+  spam_threshold?: number | null;
   created_at: string;
 }
 

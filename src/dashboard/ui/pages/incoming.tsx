@@ -28,6 +28,10 @@ interface IncomingStatus {
   x_postroom_message_id: string | null;
   store_url: string | null;
   created_at: string;
+  /** (beyond) delivered, rejected, deferred, queued, expired (docs/receiving.md). */
+  state?: string;
+  attempts?: number;
+  next_attempt_at?: string | null;
 }
 
 /** Incoming mail: `addressId` one address, or every address of the account when null. */
@@ -122,6 +126,7 @@ export function Incoming({ session, addressId, query }: { session: Session; addr
               <td>
                 <span class={`status ${s.status_category}`}>{s.status}</span>
                 <SmtpReply status={s} />
+                <Queued status={s} />
                 {s.response && (
                   <details>
                     <summary>Response</summary>
@@ -146,7 +151,31 @@ export function Incoming({ session, addressId, query }: { session: Session; addr
 }
 
 /** The SMTP reply the sender got (derived from the status: sender-reply.ts). */
+/** (beyond) A message kept for its target (on_target_failure = "queue"): what became of it, after how many POSTs. */
+function Queued({ status }: { status: IncomingStatus }) {
+  if (!kept(status)) return null;
+  return (
+    <p class="reply">
+      Kept for the target: {status.state}, {status.attempts} {status.attempts === 1 ? "POST" : "POSTs"}
+      {status.next_attempt_at && (
+        <>
+          , next <Time iso={status.next_attempt_at} />
+        </>
+      )}
+    </p>
+  );
+}
+
+/** Queued or expired now, or posted more than once: the sender was told 250 when it was kept. */
+const kept = (s: IncomingStatus) => s.state === "queued" || s.state === "expired" || (s.attempts ?? 1) > 1;
+
 function SmtpReply({ status }: { status: IncomingStatus }) {
+  if (kept(status))
+    return (
+      <p class="reply">
+        Sender was told <code>250 2.0.0 Accepted; the target is unavailable, the message is kept and will be posted again</code>
+      </p>
+    );
   const reply = senderReply(status.status, status.response);
   return reply ? (
     <p class="reply">
