@@ -16,6 +16,7 @@ import { METRICS_PATH, metricsRoutes } from "./api/metrics.ts";
 import { buildOpenApiDocument } from "./api/openapi.ts";
 import { outboundMessageActionRoutes } from "./api/outbound-message-actions.ts";
 import { outboundMessageRoutes } from "./api/outbound-messages.ts";
+import { outboundMessageScheduleRoutes } from "./api/outbound-message-schedule.ts";
 import { OPENAPI_PATH } from "./api/paths.ts";
 import { sendBody } from "./api/send-body.ts";
 import { sendingDomainRoutes } from "./api/sending-domains.ts";
@@ -143,6 +144,7 @@ export function buildRouter(deps: RouterDeps) {
         g
           .use(outboundMessageRoutes(deps))
           .use(outboundMessageActionRoutes(deps))
+          .use(outboundMessageScheduleRoutes(deps))
           .use(sendingDomainRoutes(deps))
           .use(suppressionRoutes(deps))
           .use(statsRoutes(deps))

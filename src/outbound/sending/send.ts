@@ -32,7 +32,7 @@ export interface Sender {
   outbound: OutboundAccountConfig;
 }
 
-const enqueueDeps = (deps: SendDeps): EnqueueDeps => {
+export const enqueueDeps = (deps: SendDeps): EnqueueDeps => {
   const config = deps.config();
   return { ...deps, digestIntervalMs: config.outbound.digestIntervalMs, webhookConfigured: (id) => webhookConfigured(config.accounts, id) };
 };
@@ -78,8 +78,7 @@ function attachmentRefusal(raw: Buffer, blocked: readonly string[]): string | nu
  * Queues the message and logs it: its id (E11's `id`, submission's "Queued as:"), sender,
  * every envelope recipient and Message-ID, so that its delivery lines can be followed by it.
  */
-async function enqueueLogged(req: EnqueueRequest, deps: SendDeps, log: Logger, source: "api" | "submission"): Promise<OutboundMessage> {
-  const m = await enqueueMessage(req, enqueueDeps(deps));
+export function logQueued(m: OutboundMessage, req: EnqueueRequest, log: Logger, source: "api" | "submission"): void {
   const to = [...req.to, ...req.cc, ...req.bcc].map((a) => a.address).join(", ");
   log.info("outbound message queued", {
     message_id: m.id,
@@ -89,7 +88,13 @@ async function enqueueLogged(req: EnqueueRequest, deps: SendDeps, log: Logger, s
     outbound_account_id: m.outboundAccountId,
     source,
     test_mode: m.testMode,
+    ...(m.sendAtMs ? { send_at: new Date(m.sendAtMs).toISOString() } : {}),
   });
+}
+
+async function enqueueLogged(req: EnqueueRequest, deps: SendDeps, log: Logger, source: "api" | "submission"): Promise<OutboundMessage> {
+  const m = await enqueueMessage(req, enqueueDeps(deps));
+  logQueued(m, req, log, source);
   return m;
 }
 
@@ -106,12 +111,19 @@ export async function sendFromApi(
   log: Logger,
   remember?: RememberedAnswer,
 ): Promise<OutboundMessage> {
+  return enqueueLogged({ ...(await apiRequestOf(sender, body, deps)), remember }, deps, log, "api");
+}
+
+/** What E11's body asks to queue, checked and composed (an InputProblem for a 422); nothing is stored yet. */
+export async function apiRequestOf(sender: Sender, body: MessageBody, deps: SendDeps): Promise<EnqueueRequest> {
   const config = deps.config();
   const draft = draftFromBody(body, {
     maxRecipients: config.outbound.maxRecipients,
     blockedExtensions: config.outbound.blockedExtensions,
     markdownAllowed: sender.account.markdown,
     forcedTestMode: sender.account.testMode || sender.outbound.testMode,
+    nowMs: deps.clock.nowMs(),
+    maxSendAheadMs: config.outbound.maxSendAheadMs,
   });
   // The decoded attachments are the copy from now on: the request's Base64 text (a third
   // larger than they are) is let go before the message is composed (issue 15).
@@ -125,28 +137,24 @@ export async function sendFromApi(
   if (alsoNamed) throw new InputProblem({ path: "raw", message: alsoNamed });
   const blockedName = draft.raw === null ? null : attachmentRefusal(composed.raw, config.outbound.blockedExtensions);
   if (blockedName) throw new InputProblem({ path: "raw", message: blockedName });
-  return enqueueLogged(
-    {
-      id,
-      accountId: sender.account.id,
-      outboundAccountId: sender.outbound.id,
-      from: draft.from,
-      to: draft.to,
-      cc: draft.cc,
-      bcc: [],
-      subject: composed.subject,
-      messageId: composed.messageId,
-      tags: draft.tags,
-      priority: draft.priority,
-      testMode: draft.testMode,
-      tracking: trackingOf(sender),
-      raw: composed.raw,
-      remember,
-    },
-    deps,
-    log,
-    "api",
-  );
+  return {
+    id,
+    accountId: sender.account.id,
+    outboundAccountId: sender.outbound.id,
+    from: draft.from,
+    to: draft.to,
+    cc: draft.cc,
+    bcc: draft.bcc,
+    subject: composed.subject,
+    messageId: composed.messageId,
+    tags: draft.tags,
+    priority: draft.priority,
+    testMode: draft.testMode,
+    tracking: trackingOf(sender),
+    raw: composed.raw,
+    sendAtMs: draft.sendAtMs,
+    metadata: draft.metadata,
+  };
 }
 
 /** What SMTP submission queues: the request to the queue, less what the sender decides (account, test mode, tracking). */
