@@ -12,6 +12,7 @@ import { healthRoutes } from "./api/health.ts";
 import { incomingStatusRoutes } from "./api/incoming-statuses.ts";
 import { keptMessageRoutes } from "./api/kept-messages.ts";
 import { messageRoutes } from "./api/messages.ts";
+import { messageBatchRoutes } from "./api/messages-batch.ts";
 import { METRICS_PATH, metricsRoutes } from "./api/metrics.ts";
 import { buildOpenApiDocument } from "./api/openapi.ts";
 import { outboundMessageActionRoutes } from "./api/outbound-message-actions.ts";
@@ -135,7 +136,7 @@ export function buildRouter(deps: RouterDeps) {
           .use(customDomainRoutes(deps)),
       "inbound",
     ),
-    group("send", (g) => g.use(messageRoutes(deps.send, deps.logger))),
+    group("send", (g) => g.use(messageRoutes(deps.send, deps.logger)).use(messageBatchRoutes(deps.send, deps.logger))),
     // The operator's routes (API.md section 10), each module one .use here.
     group("operator", (g) => g),
     group(

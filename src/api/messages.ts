@@ -20,7 +20,8 @@ const addressList = (description: string) =>
     description,
   });
 
-const MessageBodySchema = t.Object(
+/** E11's body as it is checked (field-by-field errors); a batch checks each of its messages against it. */
+export const MessageBodySchema = t.Object(
   {
     from: oneLine(1000, { description: "sender; the envelope sender becomes a bounce address" }),
     to: addressList('recipients: an array, or one comma-separated string; "Name <a@b.c>" allowed'),
@@ -90,7 +91,7 @@ const MessageBodySchema = t.Object(
 // the composed fields); clients see its two variants, made of the same fields, as oneOf.
 const { raw, plain, html, markdown, headers, attachments, ...commonFields } = MessageBodySchema.properties;
 /** E11's body for clients: composed from parts, or a raw RFC 5322 message. */
-const MessageToSendSchema = {
+export const MessageToSendSchema = {
   title: "MessageToSend",
   oneOf: [
     t.Object(
@@ -128,7 +129,7 @@ const MessageToSendSchema = {
   ].map(asOpenApi),
 };
 
-const MessageCommonSchema = t.Object(
+export const MessageCommonSchema = t.Object(
   {
     id: t.String({ format: "uuid" }),
     from: t.String(),

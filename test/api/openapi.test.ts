@@ -70,6 +70,7 @@ describe("GET /api/v0.1/openapi.json", () => {
         "retryOutboundMessage",
         "cancelOutboundMessage",
         "rescheduleOutboundMessage",
+        "sendMessageBatch",
         "testAddress",
         "postIncomingAgain",
         "getIncomingMessage",
