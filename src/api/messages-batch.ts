@@ -98,8 +98,13 @@ export function messageBatchRoutes(deps: SendDeps, logger: Logger) {
         log,
         idempotent ? (o) => idempotent.answer(outboundId, JSON.stringify({ results: o.map(resultOf) })) : undefined,
       );
-      set.status = 200;
-      return { results: outcomes.map(resultOf) };
+      // Written out here: the response schema documents it, and checking 500 results against
+      // it again (Elysia does so for a returned object) cost a tenth of the batch.
+      const answer = new Response(JSON.stringify({ results: outcomes.map(resultOf) }), {
+        status: 200,
+        headers: { "content-type": "application/json; charset=utf-8" },
+      });
+      return answer as never;
     },
     {
       // Each message is checked on its own (bodyProblem): one bad message refuses only itself.

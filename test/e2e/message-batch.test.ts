@@ -127,6 +127,7 @@ describe("POST /messages/batch", () => {
     expect(res.status).toBe(200);
     expect(res.body.results.map((r: any) => r.status)).toEqual([202, 202, 202, 429]);
     expect(res.body.results[3].error).toMatch(/^Too Many Requests: /);
+    expect(res.headers.get("RateLimit-Remaining")).toBe("0");
     const next = await json(
       await batch(
         [{ from: "bob@b-sender.test", to: "r5@example.org", plain: "x" }],

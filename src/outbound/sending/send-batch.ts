@@ -1,10 +1,12 @@
 // POST /messages/batch (issue 34): many E11 bodies of one outbound account, each checked and
 // composed as E11 does (send.ts), the valid ones stored in ONE transaction (with the batch's
 // idempotency answer) before the answer. What E11 does per request and a batch does once:
-// the commit (an fsync), the suppression lookup, the wake-up of the delivery worker.
+// the commit (an fsync), the suppression lookup, the wake-up of the delivery worker, and the
+// composition of messages with one content (shared-compose.ts).
 import type { Logger } from "../../lib/logger.ts";
 import type { Problem } from "../../lib/validation.ts";
 import { InputProblem, type MessageBody } from "../compose/message-input.ts";
+import { SharedComposer } from "../compose/shared-compose.ts";
 import { enqueueMessages, queuedMessageOf } from "../queue/enqueue.ts";
 import type { OutboundMessage } from "../queue/message.ts";
 import type { QueuedMessage } from "../queue/queue.port.ts";
@@ -33,6 +35,7 @@ export async function sendBatchFromApi(
   answerOf?: (outcomes: BatchOutcome[]) => KeyAnswer,
 ): Promise<BatchOutcome[]> {
   const outcomes: BatchOutcome[] = new Array(items.length);
+  const composer = new SharedComposer();
   const requests = await Promise.all(
     items.map(async (item, i) => {
       if ("outcome" in item) {
@@ -40,7 +43,7 @@ export async function sendBatchFromApi(
         return null;
       }
       try {
-        return await apiRequestOf(sender, item.body, deps);
+        return await apiRequestOf(sender, item.body, deps, composer);
       } catch (err) {
         if (!(err instanceof InputProblem)) throw err;
         outcomes[i] = { kind: "refused", problem: err.problem };

@@ -6,6 +6,7 @@ import { newUuid } from "../../lib/ids.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { domainOf, type MailAddress } from "../compose/addresses.ts";
 import { composeMessage } from "../compose/compose.ts";
+import type { SharedComposer } from "../compose/shared-compose.ts";
 import { blockedAttachmentOf } from "../compose/raw-attachments.ts";
 import { enqueueMessage, type EnqueueDeps, type EnqueueRequest, type RememberedAnswer } from "../queue/enqueue.ts";
 import type { IdempotencyRepo } from "./idempotency.port.ts";
@@ -115,7 +116,7 @@ export async function sendFromApi(
 }
 
 /** What E11's body asks to queue, checked and composed (an InputProblem for a 422); nothing is stored yet. */
-export async function apiRequestOf(sender: Sender, body: MessageBody, deps: SendDeps): Promise<EnqueueRequest> {
+export async function apiRequestOf(sender: Sender, body: MessageBody, deps: SendDeps, composer?: SharedComposer): Promise<EnqueueRequest> {
   const config = deps.config();
   const draft = draftFromBody(body, {
     maxRecipients: config.outbound.maxRecipients,
@@ -131,7 +132,9 @@ export async function apiRequestOf(sender: Sender, body: MessageBody, deps: Send
   const refusal = await deps.domains.refusal(sender.account.id, domainOf(draft.from.address), draft.testMode);
   if (refusal) throw new InputProblem({ path: "from", message: refusal });
   const id = newUuid();
-  const composed = await composeMessage(draft, `<${id}@${config.hostname}>`, new Date(deps.clock.nowMs()));
+  const date = new Date(deps.clock.nowMs());
+  // A batch's messages of one content share its composition (shared-compose.ts).
+  const composed = await (composer ?? { compose: composeMessage }).compose(draft, `<${id}@${config.hostname}>`, date);
   checkSize(composed.raw, config.outbound.maxSizeBytes);
   const alsoNamed = await namedRefusal(deps, sender.account.id, draft.from, composed.named ?? [], draft.testMode);
   if (alsoNamed) throw new InputProblem({ path: "raw", message: alsoNamed });
