@@ -148,3 +148,41 @@ describe("POST /messages/batch", () => {
     }
   });
 });
+
+describe("the memory budget counts each message of a batch", () => {
+  let small: TestApp;
+  beforeAll(async () => {
+    small = await startTestApp({
+      dnsServer: dns.address,
+      outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true`,
+      extra: '[limits]\nmail_in_flight = "8MB"',
+    });
+    await verifiedSendingDomain(small, dns, ACCOUNT_A, "sender.test");
+  });
+  afterAll(async () => {
+    await small.stop();
+  });
+
+  test("a batch whose messages need more than limits.mail_in_flight has is 503 before anything is sent; a smaller one passes", async () => {
+    // 200 messages of a few hundred bytes: small as bytes, but each holds E11's share while it is composed.
+    const many = Array.from({ length: 200 }, (_, i) => mail(`budget${i}@example.org`, { test_mode: true }));
+    // As over HTTP, with its Content-Length (without one, E11's middleware reserves for its largest body).
+    const post = (messages: unknown[]) => {
+      const body = JSON.stringify({ messages });
+      return small.call("POST", BATCH, { auth: sendKey, body, headers: { "content-length": String(Buffer.byteLength(body)) } });
+    };
+    // Other mail holds 2 MB of the 8 MB meanwhile: the batch's bytes (some 70 KB) would fit
+    // beside it, its 200 messages' share (12.8 MB) does not.
+    const other = small.app.budget.reserve(2 * 1024 * 1024, null)!;
+    const refused = await post(many);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("Retry-After")).toBe("5");
+    const listedSmall = async () =>
+      (await small.json("GET", `${A}/outbound_messages?outbound_account_id=${ACCOUNT_A.outboundId}`, { auth: token })).body.length;
+    expect(await listedSmall()).toBe(0);
+    const few = await post(many.slice(0, 20));
+    other.release();
+    expect(few.status).toBe(200);
+    expect(await listedSmall()).toBe(20);
+  });
+});
