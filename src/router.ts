@@ -12,6 +12,7 @@ import { healthRoutes } from "./api/health.ts";
 import { incomingStatusRoutes } from "./api/incoming-statuses.ts";
 import { keptMessageRoutes } from "./api/kept-messages.ts";
 import { messageRoutes } from "./api/messages.ts";
+import { messageBatchRoutes } from "./api/messages-batch.ts";
 import { METRICS_PATH, metricsRoutes } from "./api/metrics.ts";
 import { buildOpenApiDocument } from "./api/openapi.ts";
 import { outboundMessageActionRoutes } from "./api/outbound-message-actions.ts";
@@ -19,6 +20,7 @@ import { outboundMessageRoutes } from "./api/outbound-messages.ts";
 import { operatorAccountRoutes } from "./api/operator-accounts.ts";
 import { operatorAuditRoutes } from "./api/operator-audit.ts";
 import { operatorCredentialRoutes } from "./api/operator-credentials.ts";
+import { outboundMessageScheduleRoutes } from "./api/outbound-message-schedule.ts";
 import { OPENAPI_PATH } from "./api/paths.ts";
 import { sendBody } from "./api/send-body.ts";
 import { sendingDomainRoutes } from "./api/sending-domains.ts";
@@ -146,7 +148,7 @@ export function buildRouter(deps: RouterDeps) {
           .use(customDomainRoutes(deps)),
       "inbound",
     ),
-    group("send", (g) => g.use(messageRoutes(deps.send, deps.logger))),
+    group("send", (g) => g.use(messageRoutes(deps.send, deps.logger)).use(messageBatchRoutes(deps.send, deps.logger))),
     // The operator's routes (API.md section 10), each module one .use here.
     group("operator", (g) =>
       g
@@ -162,6 +164,7 @@ export function buildRouter(deps: RouterDeps) {
         g
           .use(outboundMessageRoutes(deps))
           .use(outboundMessageActionRoutes(deps))
+          .use(outboundMessageScheduleRoutes(deps))
           .use(sendingDomainRoutes(deps))
           .use(suppressionRoutes(deps))
           .use(statsRoutes(deps))

@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import type { RememberedAnswer } from "../outbound/queue/enqueue.ts";
 import type { IdempotencyRepo } from "../outbound/sending/idempotency.port.ts";
-import type { KeyRef } from "../outbound/sending/idempotency.ts";
+import type { KeyAnswer, KeyRef } from "../outbound/sending/idempotency.ts";
 import { idempotencyKeyOf } from "../outbound/sending/idempotency.ts";
 import { errorResponse } from "../http/errors.ts";
 
@@ -30,6 +30,8 @@ export class IdempotentRequest {
     private readonly ref: KeyRef,
     /** The first request's answer and body hash when the key was answered; null: this request claimed it. */
     private readonly first: { answer: string; requestSha256: string | null } | null,
+    /** The status of an answer that is kept (E11's 202; a batch's 200): a replay gets it again. */
+    private readonly successStatus: number,
   ) {}
 
   /** For an E11 request: null without a key; a refusal (422, 409); or the request holding or replaying the key. */
@@ -37,6 +39,7 @@ export class IdempotentRequest {
     req: Request,
     outboundAccountId: string,
     deps: IdempotencyDeps,
+    successStatus = 202,
   ): Promise<{ refused: Response } | { request: IdempotentRequest } | null> {
     const parsed = idempotencyKeyOf((name) => req.headers.get(name));
     if (parsed === null) return null;
@@ -44,7 +47,7 @@ export class IdempotentRequest {
     const ref: KeyRef = { outboundAccountId, scope: "api", key: parsed.key };
     const found = await deps.repo.claim(ref, deps.nowMs(), deps.keepMs());
     if (found.kind === "in_flight") return { refused: errorResponse(409, IN_FLIGHT) };
-    return { request: new IdempotentRequest(deps.repo, ref, found.kind === "answered" ? found : null) };
+    return { request: new IdempotentRequest(deps.repo, ref, found.kind === "answered" ? found : null, successStatus) };
   }
 
   /** Once the body is read: the answer to give instead of sending (a replay, or 409), or null to send. */
@@ -56,9 +59,14 @@ export class IdempotentRequest {
     }
     if (this.first.requestSha256 !== sha256) return errorResponse(409, OTHER_BODY);
     return new Response(this.first.answer, {
-      status: 202,
+      status: this.successStatus,
       headers: { "content-type": "application/json;charset=utf-8", [REPLAYED_HEADER]: "true" },
     });
+  }
+
+  /** For a batch: the claimed key and the answer to store with its messages. */
+  answer(outboundAccountId: string, answer: string): KeyAnswer {
+    return { outboundAccountId, scope: "api", key: this.ref.key, requestSha256: this.requestSha256, answer };
   }
 
   /** For the route: the claimed key, whose answer is stored with the message it queues. */
@@ -68,6 +76,6 @@ export class IdempotentRequest {
 
   /** The request is over with `status` (null: it failed): a claim that got no 202 is given up. */
   async finish(status: number | null): Promise<void> {
-    if (!this.first && status !== 202) await this.repo.release(this.ref);
+    if (!this.first && status !== this.successStatus) await this.repo.release(this.ref);
   }
 }

@@ -12,6 +12,7 @@ import { sendRoutes } from "./context.ts";
 import { DOCUMENTED_BODY } from "./openapi.ts";
 import { asOpenApi } from "./openapi-schemas.ts";
 import { ONE_LINE_RULE, oneLine } from "../http/text-checks.ts";
+import { MAX_METADATA_ENTRIES, MAX_METADATA_VALUE_CHARS } from "../outbound/compose/send-options.ts";
 
 const addressList = (description: string) =>
   t.Union([oneLine(20_000), t.Array(oneLine(1000), { maxItems: 1000 })], {
@@ -19,11 +20,26 @@ const addressList = (description: string) =>
     description,
   });
 
-const MessageBodySchema = t.Object(
+/** E11's body as it is checked (field-by-field errors); a batch checks each of its messages against it. */
+export const MessageBodySchema = t.Object(
   {
     from: oneLine(1000, { description: "sender; the envelope sender becomes a bounce address" }),
     to: addressList('recipients: an array, or one comma-separated string; "Name <a@b.c>" allowed'),
     cc: t.Optional(addressList("copy recipients")),
+    bcc: t.Optional(addressList("(beyond) blind copy recipients: delivered, never named in any copy's headers")),
+    send_at: t.Optional(
+      oneLine(100, {
+        description:
+          "(beyond) ISO 8601 time with a zone: no recipient is attempted before it; at most outbound.max_send_ahead (30 days) ahead; a time past is now",
+      }),
+    ),
+    metadata: t.Optional(
+      t.Record(t.String(), t.String(), {
+        errorMessage: `must be an object of at most ${MAX_METADATA_ENTRIES} strings (keys [A-Za-z0-9_]{1,40}, values at most ${MAX_METADATA_VALUE_CHARS} characters)`,
+        description:
+          "(beyond) at most 20 string values, keys [A-Za-z0-9_]{1,40}, values at most 500 characters: returned by E12/E13, in each webhook event of the message, searchable as metadata.key:value",
+      }),
+    ),
     test_mode: t.Optional(t.Boolean({ errorMessage: "must be true or false", description: "validate and record, never send" })),
     subject: t.Optional(oneLine(2000, { description: "replaces any Subject of headers or raw" })),
     tags: t.Optional(
@@ -75,7 +91,7 @@ const MessageBodySchema = t.Object(
 // the composed fields); clients see its two variants, made of the same fields, as oneOf.
 const { raw, plain, html, markdown, headers, attachments, ...commonFields } = MessageBodySchema.properties;
 /** E11's body for clients: composed from parts, or a raw RFC 5322 message. */
-const MessageToSendSchema = {
+export const MessageToSendSchema = {
   title: "MessageToSend",
   oneOf: [
     t.Object(
@@ -113,7 +129,7 @@ const MessageToSendSchema = {
   ].map(asOpenApi),
 };
 
-const MessageCommonSchema = t.Object(
+export const MessageCommonSchema = t.Object(
   {
     id: t.String({ format: "uuid" }),
     from: t.String(),
@@ -122,12 +138,13 @@ const MessageCommonSchema = t.Object(
     test_mode: t.Boolean(),
     subject: t.Union([t.String(), t.Null()]),
     tags: t.Array(t.String()),
+    send_at: t.Optional(t.String({ format: "date-time", description: "(beyond) when the message was scheduled for; only when it was" })),
   },
   { additionalProperties: false, title: "MessageCommon" },
 );
 
-/** The 202 body (MessageCommon). */
-const messageCommon = (m: OutboundMessage) => ({
+/** The 202 body (MessageCommon); send_at only for a scheduled message (the hosted service has none). */
+export const messageCommon = (m: OutboundMessage) => ({
   id: m.id,
   from: m.from,
   to: m.to,
@@ -135,6 +152,7 @@ const messageCommon = (m: OutboundMessage) => ({
   test_mode: m.testMode,
   subject: m.subject,
   tags: m.tags,
+  ...(m.sendAtMs ? { send_at: new Date(m.sendAtMs).toISOString() } : {}),
 });
 
 export function messageRoutes(deps: SendDeps, logger: Logger) {

@@ -32,10 +32,14 @@ const messageFields = {
   test_mode: t.Boolean(),
   priority: t.String(),
   created_at: t.String({ format: "date-time" }),
+  send_at: t.Optional(
+    t.String({ format: "date-time", description: "(beyond) when it was scheduled for (E11's send_at); only when it was" }),
+  ),
+  metadata: t.Optional(t.Record(t.String(), t.String(), { description: "(beyond) E11's metadata; only when it had some" })),
 };
 const recipientFields = {
   email: t.String(),
-  type: t.String({ description: "to, cc or (SMTP only) bcc" }),
+  type: t.String({ description: "to, cc or bcc" }),
   status: t.String({ description: "kind of the latest lifecycle event" }),
 };
 
@@ -73,6 +77,9 @@ const messageRecord = (m: OutboundMessage) => ({
   test_mode: m.testMode,
   priority: m.priority,
   created_at: isoTime(m.createdAtMs),
+  // Beyond the hosted service: only when the message has them, so its clients see what they did.
+  ...(m.sendAtMs ? { send_at: isoTime(m.sendAtMs) } : {}),
+  ...(m.metadata && Object.keys(m.metadata).length > 0 ? { metadata: m.metadata } : {}),
 });
 
 /** What the routes take of the API's dependencies. */

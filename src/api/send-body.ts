@@ -43,15 +43,25 @@ export interface SendBodyDeps {
 /** What E11's middleware adds to its context: the Idempotency-Key it claimed, if any. */
 export type SendContext = {
   idempotent: IdempotentRequest | null;
+  /**
+   * A batch's replayed answer (200), for its route to return: thrown from here, as E11's 202
+   * is, Elysia would answer it as an error (500), a 2xx thrown being taken for one.
+   */
+  replay?: Response;
 };
 
 const outboundIdOf = (p: Principal): string => (p.kind === "outbound" ? p.outbound.id : p.account.id);
+
+/** POST /messages/batch: its answer is 200, and each of its messages counts in the memory budget. */
+const isBatch = (request: Request): boolean => new URL(request.url).pathname.endsWith(BATCH_PATH_END);
+const BATCH_PATH_END = "/messages/batch";
 
 export function sendBody(deps: SendBodyDeps) {
   return async (ctx: { request: Request; principal: Principal; body: unknown }): Promise<SendContext> => {
     const { request } = ctx;
     const exchange = exchangeOf(request);
-    const keyed = await IdempotentRequest.begin(request, outboundIdOf(ctx.principal), deps.idempotency);
+    const batch = isBatch(request);
+    const keyed = await IdempotentRequest.begin(request, outboundIdOf(ctx.principal), deps.idempotency, batch ? 200 : 202);
     if (keyed && "refused" in keyed) throw new Answered(keyed.refused);
     const idempotent = keyed?.request ?? null;
     // Last: the memory is given back even if the store fails to give up the claim.
@@ -76,10 +86,32 @@ export function sendBody(deps: SendBodyDeps) {
     });
     const bytes = await readCapped(request, limitBytes, SEND_LIMIT_KEY);
     const replay = idempotent?.answerFor(bytes);
-    if (replay) throw new Answered(replay);
+    if (replay && !(batch && replay.status === 200)) throw new Answered(replay);
     ctx.body = parseJsonBody(bytes, config.http.maxJsonDepth);
+    if (replay) return { idempotent, replay };
     // The body's bytes and text are garbage once parsed: a large one's count.
     if (declared > LARGE_MESSAGE_BYTES) garbageMade(2 * declared);
+    if (batch) reserveBatch(deps, ctx.body, exchange.afterAnswer, outboundIdOf(ctx.principal));
     return { idempotent };
   };
+}
+
+/**
+ * A batch holds what its bytes cost (reserved above) and, beyond that, what each of its
+ * messages costs while it is composed and queued (API_MESSAGE_COST.fixedBytes each, as one
+ * E11 call would): reserved once its messages are counted, held until the answer.
+ */
+function reserveBatch(deps: SendBodyDeps, body: unknown, afterAnswer: ((status: number | null) => unknown)[], outboundId: string): void {
+  const messages = (body as { messages?: unknown } | null)?.messages;
+  const count = Array.isArray(messages) ? Math.min(messages.length, deps.config().outbound.batchMaxMessages) : 0;
+  if (count <= 1) return;
+  const bytes = (count - 1) * API_MESSAGE_COST.fixedBytes;
+  const reservation = deps.budget.reserve(bytes, "api");
+  if (!reservation) {
+    deps.logger.info("batch deferred: memory budget full", { outbound_account_id: outboundId, messages: count, bytes });
+    throw new Answered(
+      errorResponse(503, "insufficient system resources, try again later", { "Retry-After": String(MEMORY_RETRY_AFTER_S) }),
+    );
+  }
+  afterAnswer.unshift(() => reservation.release());
 }

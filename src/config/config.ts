@@ -156,6 +156,10 @@ export interface Config {
     suppressionTtlMs: number;
     maxRecipients: number;
     maxSizeBytes: number;
+    /** outbound.max_send_ahead: the latest send_at E11 takes, from now. */
+    maxSendAheadMs: number;
+    /** outbound.batch_max_messages: messages in one POST /messages/batch. */
+    batchMaxMessages: number;
     concurrency: number;
     domainConcurrency: number;
     initialDomainConcurrency: number;

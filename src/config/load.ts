@@ -161,6 +161,8 @@ export function toConfig(raw: RawConfig): Config {
       suppressionTtlMs: ms(raw.outbound.suppression_ttl),
       maxRecipients: raw.outbound.max_recipients,
       maxSizeBytes: bytes(raw.outbound.max_size),
+      maxSendAheadMs: ms(raw.outbound.max_send_ahead),
+      batchMaxMessages: raw.outbound.batch_max_messages,
       concurrency: raw.outbound.concurrency,
       domainConcurrency: raw.outbound.domain_concurrency,
       initialDomainConcurrency: raw.outbound.initial_domain_concurrency,

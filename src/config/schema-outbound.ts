@@ -36,10 +36,12 @@ export const OutboundSection = section(
       default: 20,
       minimum: 1,
       maximum: 1000,
-      description: "most recipients (to + cc) of one message",
+      description: "most recipients (to, cc and bcc) of one message",
       errorMessage: "must be an integer from 1 to 1000",
     }),
     max_size: size("10MB", "largest outgoing message"),
+    max_send_ahead: nonzeroDuration("30d", "how far ahead E11's send_at may schedule a message"),
+    batch_max_messages: int(500, 1, 10_000, "most messages in one POST /messages/batch"),
     concurrency: int(100, 1, 1000, "connections delivering mail at once, in all (Postfix's default_process_limit)"),
     domain_concurrency: int(
       20,

@@ -18,6 +18,11 @@ export const MessageEventSchema = Type.Object(
       description:
         "by kind: dispatch, delivery, soft_bounce, bounce {mx, smtp_code, smtp_response, attempt}, soft_bounce and bounce also bounce_class (hard, mailbox_full, block, dmarc, throttled, message, transient, other); click {url, ip, user_agent}; open {ip, user_agent}; retries_exhausted {attempts, first_attempt_at}",
     }),
+    metadata: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description: "(beyond) the message's metadata as E11 was given it; only when it had some",
+      }),
+    ),
   },
   {
     additionalProperties: false,

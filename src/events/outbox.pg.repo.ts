@@ -5,7 +5,7 @@
 import type { SQL } from "bun";
 import { newId16 } from "../lib/ids.ts";
 import { pgInteger } from "../store/pg-values.ts";
-import type { OutboxEvent } from "./outbox-event.ts";
+import { metadataOf, type OutboxEvent } from "./outbox-event.ts";
 import type { OutboxRepo } from "./outbox.port.ts";
 import { pgTablePurge } from "../store/pg-purge-window.ts";
 import type { Purge } from "../store/purge-window.ts";
@@ -20,6 +20,7 @@ interface Row {
   /** BIGINT: a string from Bun's SQL client. */
   created_at: string | bigint;
   details_json: string;
+  metadata_json: string | null;
 }
 
 const toEvent = (r: Row): OutboxEvent => ({
@@ -31,6 +32,7 @@ const toEvent = (r: Row): OutboxEvent => ({
   accountId: r.account_id,
   createdAtMs: pgInteger(r.created_at, "message_events.created_at"),
   details: JSON.parse(r.details_json),
+  ...metadataOf(r.metadata_json),
 });
 
 /** The first key of the advisory locks that serialize claims per target (the second is the target's hash). */
@@ -40,8 +42,9 @@ export function createPgOutboxRepo(sql: SQL): OutboxRepo {
   /** The leased batch's events (its pending rows), in event order. */
   const eventsOf = async (tx: SQL, batchId: string): Promise<OutboxEvent[]> => {
     const rows: Row[] =
-      await tx`SELECT o.event_id, e.kind, r.email, o.message_id, o.outbound_account_id, o.account_id, e.created_at, e.details_json
+      await tx`SELECT o.event_id, e.kind, r.email, o.message_id, o.outbound_account_id, o.account_id, e.created_at, e.details_json, m.metadata_json
       FROM webhook_outbox o JOIN message_events e ON e.id = o.event_id JOIN outbound_recipients r ON r.id = e.recipient_id
+      LEFT JOIN outbound_messages m ON m.id = o.message_id
       WHERE o.batch_id = ${batchId} AND o.state = 'pending' ORDER BY o.seq`;
     return rows.map(toEvent);
   };

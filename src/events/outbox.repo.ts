@@ -8,7 +8,7 @@
 import { newId16 } from "../lib/ids.ts";
 import { rowidPurge, type Purge, type WindowRow } from "../store/purge-window.ts";
 import type { Store } from "../store/store.ts";
-import type { Batch, OutboxEvent } from "./outbox-event.ts";
+import { type Batch, metadataOf, type OutboxEvent } from "./outbox-event.ts";
 import type { OutboxRepo } from "./outbox.port.ts";
 
 interface Row {
@@ -20,6 +20,7 @@ interface Row {
   account_id: string;
   created_at: number;
   details_json: string;
+  metadata_json: string | null;
   attempts: number;
   batch_id: string | null;
 }
@@ -28,8 +29,9 @@ export type { OutboxRepo } from "./outbox.port.ts";
 
 export function createOutboxRepo(store: Store): OutboxRepo {
   const { db } = store;
-  const select = `SELECT o.event_id, e.kind, r.email, o.message_id, o.outbound_account_id, o.account_id, e.created_at, e.details_json, o.attempts, o.batch_id
-    FROM webhook_outbox o JOIN message_events e ON e.id = o.event_id JOIN outbound_recipients r ON r.id = e.recipient_id`;
+  const select = `SELECT o.event_id, e.kind, r.email, o.message_id, o.outbound_account_id, o.account_id, e.created_at, e.details_json, m.metadata_json, o.attempts, o.batch_id
+    FROM webhook_outbox o JOIN message_events e ON e.id = o.event_id JOIN outbound_recipients r ON r.id = e.recipient_id
+      LEFT JOIN outbound_messages m ON m.id = o.message_id`;
   const distinctPending = db.query(`WITH RECURSIVE accounts(id) AS (
       SELECT MIN(target) FROM webhook_outbox WHERE state = 'pending'
       UNION ALL
@@ -47,6 +49,7 @@ export function createOutboxRepo(store: Store): OutboxRepo {
     accountId: r.account_id,
     createdAtMs: r.created_at,
     details: JSON.parse(r.details_json),
+    ...metadataOf(r.metadata_json),
   });
   /** The target's batch due now (see claimBatch), in the caller's transaction; its rows are then due at `untilMs` (the lease). */
   const take = (target: string, nowMs: number, maxEvents: number, untilMs: number): Batch | null => {

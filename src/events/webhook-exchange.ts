@@ -60,6 +60,7 @@ export function webhookBody(batch: Batch): string {
       outbound_account_id: e.outboundAccountId,
       created_at: isoTime(e.createdAtMs),
       details: e.details,
+      ...(e.metadata ? { metadata: e.metadata } : {}),
     })),
   };
   return JSON.stringify(body);

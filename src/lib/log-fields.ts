@@ -33,6 +33,8 @@ export const LOG_FIELDS = [
   "recipient_id",
   "source",
   "test_mode",
+  "send_at",
+  "messages",
   "domain",
   "mx",
   "verdict",

@@ -15,7 +15,8 @@ export class SearchQueryError extends Error {
   override name = "SearchQueryError";
 }
 
-const TOKEN = /\s*(?:([A-Za-z_]+):)?(?:"([^"]*)"|([^\s"]+))/y;
+// A field may be a metadata key (`metadata.order_id`, issue 34): the key keeps its case.
+const TOKEN = /\s*(?:([A-Za-z_]+|metadata\.[A-Za-z0-9_]+):)?(?:"([^"]*)"|([^\s"]+))/y;
 
 /**
  * Terms of `query`; throws SearchQueryError naming what is wrong. At most `maxTerms` terms
@@ -36,6 +37,19 @@ export function parseSearchQuery(
   return terms;
 }
 
+/** The field as written: its name folded to lower case, a sub-field (after the dot) as it is. */
+function fieldOf(written: string | undefined): string | null {
+  if (written === undefined) return null;
+  const dot = written.indexOf(".");
+  return dot < 0 ? written.toLowerCase() : `${written.slice(0, dot).toLowerCase()}${written.slice(dot)}`;
+}
+
+/** A field is known when the list names it, or names `<name>.*` for its sub-fields. */
+function known(field: string, fields: readonly string[]): boolean {
+  const dot = field.indexOf(".");
+  return dot < 0 ? fields.includes(field) : fields.includes(`${field.slice(0, dot)}.*`);
+}
+
 function readTerms(query: string | null | undefined, fields: readonly string[]): SearchTerm[] {
   const text = (query ?? "").trim();
   if (text === "" || text === "*") return [];
@@ -45,9 +59,9 @@ function readTerms(query: string | null | undefined, fields: readonly string[]):
     const start = TOKEN.lastIndex;
     const m = TOKEN.exec(text);
     if (!m) throw new SearchQueryError(`cannot read the query from "${text.slice(start).trim()}" (an unclosed quote?)`);
-    const field = m[1]?.toLowerCase() ?? null;
+    const field = fieldOf(m[1]);
     let value = m[2] ?? m[3] ?? "";
-    if (field !== null && !fields.includes(field)) throw new SearchQueryError(`unknown field "${field}" (known: ${fields.join(", ")})`);
+    if (field !== null && !known(field, fields)) throw new SearchQueryError(`unknown field "${field}" (known: ${fields.join(", ")})`);
     let op: Comparison = "=";
     const cmp = field !== null ? /^(>=|<=|>|<)(.*)$/.exec(value) : null;
     if (cmp) {

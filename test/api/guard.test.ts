@@ -1,5 +1,5 @@
 // Guard tests over the published surface: every route under an account needs that
-// account's bearer token, except E11, which needs the outbound account's key; every
+// account's bearer token, except E11 and its batch, which need the outbound account's key; every
 // operator route (API.md section 10) an operator token.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { hashSecret } from "../../src/auth/secrets.ts";
@@ -26,8 +26,8 @@ const PUBLIC = new Set([
   "GET /t/u/:token",
   "POST /t/u/:token",
 ]);
-/** E11, the one route that takes the outbound account's SMTP key instead of the account's token. */
-const E11 = "POST /api/v0.1/:accountId/messages";
+/** E11 and its batch (issue 34), the routes that take the outbound account's SMTP key instead of the account's token. */
+const SENDS = new Set(["POST /api/v0.1/:accountId/messages", "POST /api/v0.1/:accountId/messages/batch"]);
 
 function concretePath(pattern: string, accountId: string): string {
   return pattern
@@ -49,7 +49,7 @@ describe("route table guard", () => {
     const failures: string[] = [];
     for (const r of t.app.routes) {
       if (PUBLIC.has(`${r.method} ${r.path}`) || r.path.startsWith(OPERATOR_PREFIX)) continue;
-      const scheme = `${r.method} ${r.path}` === E11 ? "smtpAuth" : "bearerAPIToken";
+      const scheme = SENDS.has(`${r.method} ${r.path}`) ? "smtpAuth" : "bearerAPIToken";
       const pathId = scheme === "smtpAuth" ? ACCOUNT_A.outboundId : ACCOUNT_A.id;
       const path = concretePath(r.path, pathId) + (r.path.includes("custom_domains") ? "?address_id=00000000000000000000" : "");
       const right = scheme === "smtpAuth" ? ACCOUNT_A.smtpKey : ACCOUNT_A.token;

@@ -104,8 +104,10 @@ describe("the served OpenAPI document", () => {
     // The sending domain's records were never published: its verification answers 422 with
     // the record. The account has no webhook: its test POST answers 422 saying so. No mail
     // came to the address: there is no kept message to show or post again (404), and none
-    // waits for its target to try now (404).
+    // waits for its target to try now (404). The messages
+    // are sent in test mode: none of their recipients waits, so a reschedule is 409.
     const expected: Record<string, number> = {
+      rescheduleOutboundMessage: 409,
       verifySendingDomain: 422,
       testWebhook: 422,
       getIncomingMessage: 404,

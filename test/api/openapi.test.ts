@@ -31,7 +31,8 @@ describe("GET /api/v0.1/openapi.json", () => {
     );
     for (const { path, method, op } of ops) {
       if (path === "/healthz") expect(op.security).toEqual([]);
-      else if (method === "post" && path.endsWith("/messages")) expect(op.security).toEqual([{ smtpAuth: [] }, { bearerSMTPKey: [] }]);
+      else if (method === "post" && /\/messages(\/batch)?$/.test(path))
+        expect(op.security).toEqual([{ smtpAuth: [] }, { bearerSMTPKey: [] }]);
       else if (path.startsWith("/api/v0.1/operator/")) expect(op.security).toEqual([{ operatorToken: [] }]);
       else expect(op.security).toEqual([{ bearerAPIToken: [] }, { basicAPIToken: [] }]);
       expect(op.operationId).toBeString();
@@ -72,6 +73,8 @@ describe("GET /api/v0.1/openapi.json", () => {
         "getOutboundMessageContent",
         "retryOutboundMessage",
         "cancelOutboundMessage",
+        "rescheduleOutboundMessage",
+        "sendMessageBatch",
         "testAddress",
         "postIncomingAgain",
         "getIncomingMessage",

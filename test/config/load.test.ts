@@ -85,6 +85,12 @@ describe("config errors name the key path and the rule", () => {
       'http.search_timeout: must be a duration above zero such as "30s", "10m" or "1h"',
     ],
     ["no search terms at all", `[http]\nsearch_max_terms = 0`, "http.search_max_terms: must be an integer from 1 to 100"],
+    ["a batch of no messages", `[outbound]\nbatch_max_messages = 0`, "outbound.batch_max_messages: must be an integer from 1 to 10000"],
+    [
+      "send_at allowed no time ahead",
+      `[outbound]\nmax_send_ahead = "0s"`,
+      'outbound.max_send_ahead: must be a duration above zero such as "30s", "10m" or "1h"',
+    ],
     ["integer range", `[outbound]\nmx_port = 0`, "outbound.mx_port: must be a port number (1-65535)"],
     [
       "a negative TLS session cache",

@@ -224,6 +224,43 @@ describe("two nodes on one PostgreSQL", () => {
     expect(copies()).toEqual(ids.map(() => 1));
   }, 40_000);
 
+  it("scheduled messages (E11 and a batch, through either node) go out once each, not before their send_at (issue 34)", async () => {
+    const sendAt = new Date(Date.now() + 3000).toISOString();
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const body = { from: "ann@sender.test", to: `later${i}@example.org`, subject: `later ${i}`, plain: "x", send_at: sendAt };
+      const res = await fetch(`http://127.0.0.1:${nodes[i % 2]!.http}/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ACCOUNT_A.smtpKey}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      expect(res.status).toBe(202);
+      ids.push(((await res.json()) as { id: string }).id);
+    }
+    const batch = await fetch(`http://127.0.0.1:${nodes[1]!.http}/api/v0.1/${ACCOUNT_A.outboundId}/messages/batch`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ACCOUNT_A.smtpKey}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        messages: [4, 5, 6].map((i) => ({
+          from: "ann@sender.test",
+          to: `later${i}@example.org`,
+          subject: `later ${i}`,
+          plain: "x",
+          send_at: sendAt,
+        })),
+      }),
+    });
+    expect(batch.status).toBe(200);
+    ids.push(...((await batch.json()) as { results: { id: string }[] }).results.map((r) => r.id));
+    const copies = () => ids.map((id) => sink.messages.filter((m) => deliveredId(m.mailFrom) === id).length);
+    await Bun.sleep(2000);
+    expect(copies()).toEqual(ids.map(() => 0));
+    await eventually(() => copies().every((n) => n >= 1), 10_000, "every scheduled message delivered");
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(sendAt));
+    await Bun.sleep(LEASE_S * 1000);
+    expect(copies()).toEqual(ids.map(() => 1));
+  }, 40_000);
+
   it("an account's rate limit counts its calls on both nodes together", async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 14; i++) {

@@ -45,7 +45,7 @@ describe("422 for what breaks the rules", () => {
     [
       "too many recipients",
       { ...base, to: ["a@example.org", "b@example.org"], cc: "c@example.org, d@example.org" },
-      "to: at most 3 recipients (to and cc together)",
+      "to: at most 3 recipients (to, cc and bcc together)",
     ],
     ["no recipient", { ...base, to: [] }, "to: needs at least one recipient"],
     ["a recipient that is not an address", { ...base, to: "bob at example.org" }, 'to: "bob at example.org" is not an email address'],
@@ -107,7 +107,7 @@ describe("422 for what breaks the rules", () => {
       "attachments[0].content_type: must be a MIME type such as image/png",
     ],
     ["an unknown priority", { ...base, priority: "urgent" }, 'priority: must be "standard", "priority" or "digest"'],
-    ["an unknown field", { ...base, bcc: "x@example.org" }, "bcc: unknown field"],
+    ["an unknown field", { ...base, bcc_list: "x@example.org" }, "bcc_list: unknown field"],
     [
       "raw with plain",
       { ...base, raw: "From: ann@sender.test\r\nTo: bob@example.org\r\n\r\nx" },

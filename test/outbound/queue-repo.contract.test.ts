@@ -43,6 +43,9 @@ describe.each(STORE_ENGINES)("QueueLeases on $name", (engine) => {
       priority: "priority",
       sizeBytes: 5_000_000_000,
       createdAtMs: NOW,
+      // Issue 34: a scheduled message with metadata reads back as it was given.
+      sendAtMs: NOW + 60_000,
+      metadata: { order_id: "1234", __proto__key: "é" },
     });
     const recipient = queuedRecipient("r1", "m1", {
       position: 3,

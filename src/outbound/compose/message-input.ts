@@ -5,11 +5,14 @@ import { parseAddressList, type MailAddress } from "./addresses.ts";
 import { detectMimeType } from "nodemailer/lib/mime-funcs/mime-types";
 import { blockedExtensionOf } from "./attachment-names.ts";
 import type { Priority } from "../queue/message.ts";
+import { DEFAULT_MAX_SEND_AHEAD_MS, isProblem, metadataOf, sendAtOf } from "./send-options.ts";
 
 export interface MessageBody {
   from: string;
   to: string | string[];
   cc?: string | string[];
+  /** Delivered, never in any copy's headers (issue 34). */
+  bcc?: string | string[];
   test_mode?: boolean;
   subject?: string;
   tags?: string | string[];
@@ -20,6 +23,9 @@ export interface MessageBody {
   priority?: Priority;
   attachments?: { file_name: string; content: string; content_type?: string; content_id?: string | null }[];
   raw?: string;
+  /** ISO 8601: the recipients are not attempted before it (send-options.ts). */
+  send_at?: string;
+  metadata?: Record<string, string>;
 }
 
 export interface DraftAttachment {
@@ -34,6 +40,10 @@ export interface MessageDraft {
   from: MailAddress;
   to: MailAddress[];
   cc: MailAddress[];
+  bcc: MailAddress[];
+  /** The first attempt's time (send_at), null: at once. */
+  sendAtMs: number | null;
+  metadata: Record<string, string>;
   subject: string | null;
   tags: string[];
   priority: Priority;
@@ -52,6 +62,9 @@ export interface InputRules {
   markdownAllowed: boolean;
   /** The account or outbound account forces test mode. */
   forcedTestMode: boolean;
+  /** Now, and how far ahead of it send_at may be (outbound.max_send_ahead); the defaults: the clock, 30 days. */
+  nowMs?: number;
+  maxSendAheadMs?: number;
 }
 
 export class InputProblem extends Error {
@@ -164,14 +177,23 @@ export function draftFromBody(body: MessageBody, rules: InputRules): MessageDraf
   if (fromList.length !== 1) fail("from", "must be one email address");
   const to = addresses("to", body.to);
   const cc = addresses("cc", body.cc);
+  const bcc = addresses("bcc", body.bcc);
   if (to.length === 0) fail("to", "needs at least one recipient");
-  if (to.length + cc.length > rules.maxRecipients) fail("to", `at most ${rules.maxRecipients} recipients (to and cc together)`);
+  if (to.length + cc.length + bcc.length > rules.maxRecipients)
+    fail("to", `at most ${rules.maxRecipients} recipients (to, cc and bcc together)`);
+  const sendAt = sendAtOf(body.send_at, rules.nowMs ?? Date.now(), rules.maxSendAheadMs ?? DEFAULT_MAX_SEND_AHEAD_MS);
+  if (isProblem(sendAt)) throw new InputProblem(sendAt);
+  const metadata = metadataOf(body.metadata);
+  if (isProblem(metadata)) throw new InputProblem(metadata);
   if (body.subject !== undefined && /[\r\n\u0000]/.test(body.subject)) fail("subject", "must not contain line breaks");
 
   const common = {
     from: fromList[0]!,
     to,
     cc,
+    bcc,
+    sendAtMs: sendAt.ms,
+    metadata: metadata.metadata,
     subject: body.subject ?? null,
     tags: tagsOf(body.tags),
     priority: body.priority ?? "standard",

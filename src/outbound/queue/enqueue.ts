@@ -6,9 +6,9 @@ import type { NewEvent } from "../../events/message-event.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { newId16, newUuid } from "../../lib/ids.ts";
 import { domainOf, formatAddress, type MailAddress } from "../compose/addresses.ts";
-import type { OutboundRepo } from "./queue.port.ts";
+import type { OutboundRepo, QueuedMessage } from "./queue.port.ts";
 import { firstAttemptAt, LANES } from "./schedule.ts";
-import type { IdempotencyScope } from "../sending/idempotency.ts";
+import type { IdempotencyScope, KeyAnswer } from "../sending/idempotency.ts";
 import { NO_TRACKING, type OutboundMessage, type OutboundRecipient, type Priority, type RecipientType } from "./message.ts";
 import type { Tracking } from "../tracking/personalize.ts";
 
@@ -31,6 +31,10 @@ export interface EnqueueRequest {
   raw: Buffer;
   /** The idempotency key claimed for this request: its answer is stored with the message. */
   remember?: RememberedAnswer;
+  /** E11's send_at: no recipient is attempted before it; null or absent: at once. */
+  sendAtMs?: number | null;
+  /** E11's metadata. */
+  metadata?: Record<string, string>;
 }
 
 /** A claimed key, and how to write the answer the request gets, from the message queued. */
@@ -54,6 +58,40 @@ export interface EnqueueDeps {
 }
 
 export async function enqueueMessage(req: EnqueueRequest, deps: EnqueueDeps): Promise<OutboundMessage> {
+  const q = await queuedMessageOf(req, deps);
+  const r = req.remember;
+  const answer = r
+    ? {
+        outboundAccountId: req.outboundAccountId,
+        scope: r.scope,
+        key: r.key,
+        requestSha256: r.requestSha256,
+        answer: r.answerOf(q.message),
+      }
+    : undefined;
+  await deps.repo.insert(q.message, q.recipients, q.events, { raw: q.raw, webhook: deps.webhookConfigured(req.outboundAccountId), answer });
+  if (!req.testMode) deps.notify();
+  return q.message;
+}
+
+/**
+ * Several messages of one outbound account stored in one transaction (POST /messages/batch),
+ * with the answer of the batch's idempotency key, if any: all of them or none, on disk
+ * when this resolves.
+ */
+export async function enqueueMessages(
+  queued: readonly QueuedMessage[],
+  outboundAccountId: string,
+  deps: EnqueueDeps,
+  answer?: KeyAnswer,
+): Promise<void> {
+  if (queued.length === 0 && !answer) return;
+  await deps.repo.insertMany(queued, { webhook: deps.webhookConfigured(outboundAccountId), answer });
+  if (queued.some((q) => !q.message.testMode)) deps.notify();
+}
+
+/** The rows a request becomes (the suppression list is read for its recipients); nothing is stored yet. */
+export async function queuedMessageOf(req: EnqueueRequest, deps: EnqueueDeps): Promise<QueuedMessage> {
   const id = req.id ?? newUuid();
   const now = deps.clock.nowMs();
   // Stored unsigned: signing happens per recipient at delivery, after any tracking.
@@ -73,7 +111,11 @@ export async function enqueueMessage(req: EnqueueRequest, deps: EnqueueDeps): Pr
     sizeBytes: raw.length,
     tracking: req.tracking ?? NO_TRACKING,
     createdAtMs: now,
+    sendAtMs: req.sendAtMs ?? null,
+    metadata: req.metadata ?? {},
   };
+  // Scheduled: the first attempt waits for send_at (the worker sleeps until the next due time).
+  const firstAt = Math.max(firstAttemptAt(req.priority, now, deps.digestIntervalMs), req.sendAtMs ?? now);
   const suppressed = await deps.suppressed(
     req.outboundAccountId,
     [...req.to, ...req.cc, ...req.bcc].map((a) => a.address),
@@ -102,7 +144,7 @@ export async function enqueueMessage(req: EnqueueRequest, deps: EnqueueDeps): Pr
       lane: LANES[req.priority],
       attempts: 0,
       firstAttemptAtMs: null,
-      nextAttemptAtMs: firstAttemptAt(req.priority, now, deps.digestIntervalMs),
+      nextAttemptAtMs: firstAt,
     });
   }
   const events: NewEvent[] = recipients.flatMap((r): NewEvent[] => [
@@ -119,11 +161,5 @@ export async function enqueueMessage(req: EnqueueRequest, deps: EnqueueDeps): Pr
         ]
       : []),
   ]);
-  const r = req.remember;
-  const answer = r
-    ? { outboundAccountId: req.outboundAccountId, scope: r.scope, key: r.key, requestSha256: r.requestSha256, answer: r.answerOf(message) }
-    : undefined;
-  await deps.repo.insert(message, recipients, events, { raw, webhook: deps.webhookConfigured(req.outboundAccountId), answer });
-  if (!req.testMode) deps.notify();
-  return message;
+  return { message, recipients, events, raw };
 }

@@ -24,6 +24,10 @@ export interface OutboundMessage {
   /** Open/click tracking and List-Unsubscribe, as the account had them when it was accepted. */
   tracking: Tracking;
   createdAtMs: number;
+  /** When its recipients are first attempted (E11's send_at); null or absent: at once. */
+  sendAtMs?: number | null;
+  /** The sender's metadata (E11's metadata): returned by E12/E13, in each webhook event. */
+  metadata?: Record<string, string>;
 }
 
 /** A message accepted before tracking existed, or whose account has none. */

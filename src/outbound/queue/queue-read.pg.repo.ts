@@ -15,6 +15,7 @@ import { pgCompare, pgContains, pgNewestFirst, pgSearchWindow, pgTimedSearch, ty
 import { pgInteger } from "../../store/pg-values.ts";
 import type { OutboundRepo } from "./queue.port.ts";
 import { bounceClassPattern } from "./search.repo.ts";
+import { metadataKeyOf, SCHEDULED } from "./metadata-search.ts";
 import { messageFromRow, recipientFromRow, type MessageRow, type RecipientRow } from "./rows.ts";
 
 /** BIGINT columns come back from Bun's SQL client as strings (bigints with `bigint: true`). */
@@ -27,9 +28,10 @@ export interface PgRecipientRow extends Omit<RecipientRow, "position" | "attempt
   next_attempt_at: Big;
 }
 
-export interface PgMessageRow extends Omit<MessageRow, "size" | "created_at"> {
+export interface PgMessageRow extends Omit<MessageRow, "size" | "created_at" | "send_at"> {
   size: Big;
   created_at: Big;
+  send_at: Big | null;
 }
 
 export const recipientOf = (r: PgRecipientRow) =>
@@ -46,6 +48,7 @@ export const pgMessageOf = (r: PgMessageRow) =>
     ...r,
     size: pgInteger(r.size, "outbound_messages.size"),
     created_at: pgInteger(r.created_at, "outbound_messages.created_at"),
+    send_at: r.send_at === null ? null : pgInteger(r.send_at, "outbound_messages.send_at"),
   });
 
 /** searchClause of search.repo.ts: every term must match; text folds ASCII letters only, in the "C" collation. */
@@ -70,7 +73,11 @@ function searchClause(sql: SQL, terms: readonly SearchTerm[]): Fragment {
         term = recipientMatch(pgContains(sql, sql`r.email`, like));
         break;
       case "status":
-        term = recipientMatch(sql`r.status = ${t.value.toLowerCase()}`);
+        // Scheduled: a send_at, and a recipient still waiting for its first attempt (issue 34).
+        term =
+          t.value.toLowerCase() === SCHEDULED
+            ? sql`m.send_at IS NOT NULL AND ${recipientMatch(sql`r.state = 'queued' AND r.attempts = 0`)}`
+            : recipientMatch(sql`r.status = ${t.value.toLowerCase()}`);
         break;
       case "tag":
         // Tags are stored as a JSON array of strings: match one element exactly.
@@ -82,9 +89,13 @@ function searchClause(sql: SQL, terms: readonly SearchTerm[]): Fragment {
       case "created_at":
         term = sql`m.created_at ${pgCompare[t.op](sql)} ${termTimeMs(t.value)}`;
         break;
-      default:
-        // parseSearchQuery refuses other fields (MESSAGE_SEARCH_FIELDS); SQLite adds no clause either.
-        continue;
+      default: {
+        // metadata.<key>:<value>, one of the message's metadata values exactly (metadata-search.ts);
+        // parseSearchQuery refuses other fields (MESSAGE_SEARCH_FIELDS).
+        const key = metadataKeyOf(t.field);
+        if (key === null) continue;
+        term = sql`(m.metadata_json::jsonb ->> ${key}) = ${t.value}`;
+      }
     }
     clause = sql`${clause} AND ${term}`;
   }
@@ -98,7 +109,7 @@ type QueueReads = Pick<
 
 export function createPgQueueReads(sql: SQL): QueueReads {
   const messageColumns = sql`m.id, m.account_id, m.outbound_account_id, m.mail_from, m.subject, m.message_id, m.to_json, m.cc_json, m.tags_json, m.test_mode, m.priority,
-    m.size, m.tracking_json, m.created_at`;
+    m.size, m.tracking_json, m.created_at, m.send_at, m.metadata_json`;
   const recipientColumns = sql`id, message_id, position, email, domain, type, status, state, lane, attempts, first_attempt_at, next_attempt_at`;
   return {
     async queueDepth(nowMs) {

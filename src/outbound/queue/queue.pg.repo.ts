@@ -24,6 +24,7 @@ import type { PgQueuePorts } from "./ports.ts";
 import type { MessageEvent, NewEvent } from "../../events/message-event.ts";
 import type { RecipientUpdate } from "./message.ts";
 import type { EventOptions, OutboundRepo, QueueLeases } from "./queue.port.ts";
+import { reschedulePg, writeMessages } from "./queue-write.pg.repo.ts";
 import { createPgQueueReads, type Big, type PgRecipientRow, pgMessageOf, recipientOf } from "./queue-read.pg.repo.ts";
 import type { MessageRow } from "./rows.ts";
 import { LANES } from "./schedule.ts";
@@ -43,6 +44,8 @@ interface PgClaimRow extends PgRecipientRow {
   m_size: Big;
   m_tracking_json: string;
   m_created_at: Big;
+  m_send_at: Big | null;
+  m_metadata_json: string;
 }
 
 const messageOf = (r: PgClaimRow) =>
@@ -61,6 +64,8 @@ const messageOf = (r: PgClaimRow) =>
     size: r.m_size,
     tracking_json: r.m_tracking_json,
     created_at: r.m_created_at,
+    send_at: r.m_send_at,
+    metadata_json: r.m_metadata_json,
   });
 
 /** Suppresses a recipient of a sent message, in `tx` (suppressRecipient on SQLite). */
@@ -128,24 +133,18 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
   return {
     async insert(m, recipients, events, opts = {}) {
       await sql.begin(async (tx) => {
-        await tx`INSERT INTO outbound_messages (id, account_id, outbound_account_id, mail_from, subject, message_id, to_json, cc_json, tags_json, test_mode, priority, size, tracking_json, created_at)
-          VALUES (${m.id}, ${m.accountId}, ${m.outboundAccountId}, ${m.from}, ${m.subject}, ${m.messageId}, ${JSON.stringify(m.to)}, ${JSON.stringify(m.cc)}, ${JSON.stringify(m.tags)},
-            ${m.testMode ? 1 : 0}, ${m.priority}, ${m.sizeBytes}, ${JSON.stringify(m.tracking)}, ${m.createdAtMs})`;
-        if (opts.raw) await tx`INSERT INTO outbound_message_bodies (message_id, raw) VALUES (${m.id}, ${opts.raw})`;
-        if (recipients.length > 0) {
-          // The row's columns: the recipient's fields, three of them renamed (rows.ts).
-          const rows = recipients.map(({ messageId, firstAttemptAtMs, nextAttemptAtMs, ...named }) => ({
-            ...named,
-            message_id: messageId,
-            first_attempt_at: firstAttemptAtMs,
-            next_attempt_at: nextAttemptAtMs,
-          }));
-          await tx`INSERT INTO outbound_recipients ${tx(rows)}`;
-        }
-        await ports.events.record(tx, events, { webhook: opts.webhook });
+        await writeMessages(tx, ports, [{ message: m, recipients, events, raw: opts.raw }], opts.webhook);
         if (opts.answer) await ports.answers.record(tx, opts.answer, m.createdAtMs);
       });
       if (opts.webhook !== false) onEvents();
+    },
+
+    async insertMany(queued, opts = {}) {
+      await sql.begin(async (tx) => {
+        await writeMessages(tx, ports, queued, opts.webhook);
+        if (opts.answer) await ports.answers.record(tx, opts.answer, queued[0]?.message.createdAtMs ?? Date.now());
+      });
+      if (opts.webhook !== false && queued.length > 0) onEvents();
     },
 
     async rawMessage(messageId) {
@@ -168,7 +167,8 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
           RETURNING id, message_id, position, email, domain, type, status, state, lane, attempts, first_attempt_at, next_attempt_at)
         SELECT c.*, m.account_id AS m_account_id, m.outbound_account_id AS m_outbound_account_id, m.mail_from AS m_mail_from, m.subject AS m_subject,
           m.message_id AS m_message_id, m.to_json AS m_to_json, m.cc_json AS m_cc_json, m.tags_json AS m_tags_json, m.test_mode AS m_test_mode,
-          m.priority AS m_priority, m.size AS m_size, m.tracking_json AS m_tracking_json, m.created_at AS m_created_at
+          m.priority AS m_priority, m.size AS m_size, m.tracking_json AS m_tracking_json, m.created_at AS m_created_at,
+          m.send_at AS m_send_at, m.metadata_json AS m_metadata_json
         FROM claimed c JOIN outbound_messages m ON m.id = c.message_id
         ORDER BY c.lane, c.next_attempt_at`;
       return rows.map((r) => ({ recipient: recipientOf(r), message: messageOf(r) }));
@@ -244,6 +244,8 @@ export function createPgOutboundRepo(sql: SQL, ports: PgQueuePorts, onEvents: ()
         WHERE message_id = ${messageId} AND state = 'queued' AND next_attempt_at > ${nowMs}`;
       return result.count;
     },
+
+    reschedule: (messageId, sendAtMs, nowMs) => reschedulePg(sql, messageId, sendAtMs, nowMs),
 
     async cancelQueued(messageId, nowMs, opts = {}) {
       const result = await sql.begin(async (tx) => {

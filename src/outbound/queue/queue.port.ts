@@ -15,6 +15,27 @@ export interface EventOptions {
   webhook?: boolean;
 }
 
+/** What a reschedule did: the recipients it moved, or why it could not. */
+export type RescheduleResult = { rescheduled: number } | { refused: "attempted" | "nothing_waits" };
+
+/** Whether a message's recipients allow it to be rescheduled, from their queue state (both engines). */
+export function rescheduleRefusal(
+  rows: readonly { state: string; attempts: number; lockedUntilMs: number | null }[],
+  nowMs: number,
+): "attempted" | "nothing_waits" | null {
+  if (rows.some((r) => r.attempts > 0 || (r.state === "queued" && r.lockedUntilMs !== null && r.lockedUntilMs >= nowMs)))
+    return "attempted";
+  return rows.some((r) => r.state === "queued") ? null : "nothing_waits";
+}
+
+/** A message ready to be stored: its row, its recipients', their first events and its bytes. */
+export interface QueuedMessage {
+  message: OutboundMessage;
+  recipients: OutboundRecipient[];
+  events: NewEvent[];
+  raw: Buffer;
+}
+
 /**
  * Accepting messages and leasing their recipients to delivery workers, on both engines.
  * A recipient is leased to one worker until `leaseUntilMs`; at that time and before, no
@@ -32,6 +53,11 @@ export interface QueueLeases {
     events: NewEvent[],
     opts?: { raw?: Buffer; answer?: KeyAnswer } & EventOptions,
   ): Promise<void>;
+  /**
+   * As insert, for several messages in one transaction (POST /messages/batch), with one
+   * idempotency answer for all of them: all or nothing; resolves once on disk.
+   */
+  insertMany(queued: readonly QueuedMessage[], opts?: { answer?: KeyAnswer } & EventOptions): Promise<void>;
   /** The raw message stored with it, or null once retention.bodies has deleted it. */
   rawMessage(messageId: string): Promise<Buffer | null>;
   /**
@@ -112,6 +138,11 @@ export interface OutboundRepo extends QueueLeases {
   flush(): Promise<void>;
   /** Makes a message's queued recipients due at `nowMs` (the dashboard's "retry now"); returns how many. */
   dueNow(messageId: string, nowMs: number): Promise<number>;
+  /**
+   * Moves a scheduled message's first attempt to `sendAtMs` (PATCH send_at): only while none
+   * of its recipients was attempted or is being delivered at `nowMs`, and some still wait.
+   */
+  reschedule(messageId: string, sendAtMs: number, nowMs: number): Promise<RescheduleResult>;
   /**
    * Cancels a message's queued recipients that no worker holds now: each gets an `error`
    * event and leaves the queue. Returns how many were cancelled and how many are being

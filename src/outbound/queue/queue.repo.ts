@@ -14,6 +14,7 @@ import { GroupCommit } from "../../store/group-commit.ts";
 import type { SuppressionOrder } from "../suppressions/suppression.ts";
 import type { QueuePorts } from "./ports.ts";
 import type { EventOptions, OutboundRepo } from "./queue.port.ts";
+import { messageWriter, rescheduleSqlite } from "./queue-write.repo.ts";
 import { localSearch, type SearchRunner } from "../../search/search-thread.ts";
 import { createQueueReads } from "./queue-read.repo.ts";
 import { prefixPattern } from "../../store/paging.ts";
@@ -57,9 +58,6 @@ export function createOutboundRepo(
       });
   };
   const commits = new GroupCommit(db);
-  const insertMessage = db.query(`INSERT INTO outbound_messages (${MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-  const insertBody = db.query("INSERT INTO outbound_message_bodies (message_id, raw) VALUES (?, ?)");
-  const insertRecipient = db.query(`INSERT INTO outbound_recipients (${RECIPIENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const messageJoin = MESSAGE_COLUMNS.split(", ")
     .map((c) => `m.${c} AS m_${c}`)
     .join(", ");
@@ -97,49 +95,27 @@ export function createOutboundRepo(
     return recorded;
   };
 
+  const writeMessage = messageWriter(db, eventLog);
+
   return {
     ...createQueueReads(store, search),
     eventsOf: async (recipientIds) => eventLog.ofRecipients(recipientIds),
 
     async insert(m, recipients, events, opts = {}) {
-      const raw = opts.raw;
       await commits.run(() => {
-        insertMessage.run(
-          m.id,
-          m.accountId,
-          m.outboundAccountId,
-          m.from,
-          m.subject,
-          m.messageId,
-          JSON.stringify(m.to),
-          JSON.stringify(m.cc),
-          JSON.stringify(m.tags),
-          m.testMode ? 1 : 0,
-          m.priority,
-          m.sizeBytes,
-          JSON.stringify(m.tracking),
-          m.createdAtMs,
-        );
-        if (raw) insertBody.run(m.id, raw);
-        for (const r of recipients)
-          insertRecipient.run(
-            r.id,
-            r.messageId,
-            r.position,
-            r.email,
-            r.domain,
-            r.type,
-            r.status,
-            r.state,
-            r.lane,
-            r.attempts,
-            r.firstAttemptAtMs,
-            r.nextAttemptAtMs,
-          );
-        eventLog.record(events, { webhook: opts.webhook });
+        writeMessage({ message: m, recipients, events, raw: opts.raw }, opts.webhook);
         if (opts.answer) ports.answers.record(opts.answer, m.createdAtMs);
       });
       if (opts.webhook !== false) onEvents();
+    },
+
+    async insertMany(queued, opts = {}) {
+      // One commit for the whole batch (grouped with whatever else is committing).
+      await commits.run(() => {
+        for (const q of queued) writeMessage(q, opts.webhook);
+        if (opts.answer) ports.answers.record(opts.answer, queued[0]?.message.createdAtMs ?? Date.now());
+      });
+      if (opts.webhook !== false && queued.length > 0) onEvents();
     },
 
     async claimDue(workerId, nowMs, leaseUntilMs, limit, busyDomains) {
@@ -239,6 +215,8 @@ export function createOutboundRepo(
         .query("UPDATE outbound_recipients SET next_attempt_at = ? WHERE message_id = ? AND state = 'queued' AND next_attempt_at > ?")
         .run(nowMs, messageId, nowMs).changes;
     },
+
+    reschedule: async (messageId, sendAtMs, nowMs) => rescheduleSqlite(store, messageId, sendAtMs, nowMs),
 
     async cancelQueued(messageId, nowMs, opts = {}) {
       const result = store.tx(() => {

@@ -16,6 +16,8 @@ export interface MessageRow {
   size: number;
   tracking_json: string;
   created_at: number;
+  send_at: number | null;
+  metadata_json: string;
 }
 
 /** The columns named as the recipient's fields are; the others in snake case. */
@@ -26,7 +28,7 @@ export type RecipientRow = Omit<OutboundRecipient, "messageId" | "firstAttemptAt
 };
 
 export const MESSAGE_COLUMNS =
-  "id, account_id, outbound_account_id, mail_from, subject, message_id, to_json, cc_json, tags_json, test_mode, priority, size, tracking_json, created_at";
+  "id, account_id, outbound_account_id, mail_from, subject, message_id, to_json, cc_json, tags_json, test_mode, priority, size, tracking_json, created_at, send_at, metadata_json";
 export const RECIPIENT_COLUMNS =
   "id, message_id, position, email, domain, type, status, state, lane, attempts, first_attempt_at, next_attempt_at";
 
@@ -45,6 +47,8 @@ export const messageFromRow = (r: MessageRow): OutboundMessage => ({
   sizeBytes: r.size,
   tracking: { ...NO_TRACKING, ...JSON.parse(r.tracking_json) },
   createdAtMs: r.created_at,
+  sendAtMs: r.send_at ?? null,
+  metadata: r.metadata_json ? JSON.parse(r.metadata_json) : {},
 });
 
 export const recipientFromRow = (r: RecipientRow): OutboundRecipient => ({

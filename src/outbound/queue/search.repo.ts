@@ -10,8 +10,9 @@ import type { ReaderOf } from "../../search/run-search.ts";
 import { sqliteSliceReader } from "../../store/sqlite-slice-reader.ts";
 import type { SliceReader } from "../../store/sliced-search.ts";
 import { MESSAGE_COLUMNS, type MessageRow } from "./rows.ts";
+import { METADATA_FIELD, metadataKeyOf, SCHEDULED } from "./metadata-search.ts";
 
-export const MESSAGE_SEARCH_FIELDS = ["status", "to", "from", "subject", "tag", "created_at", "bounce_class"] as const;
+export const MESSAGE_SEARCH_FIELDS = ["status", "to", "from", "subject", "tag", "created_at", "bounce_class", METADATA_FIELD] as const;
 
 /**
  * `bounce_class:block`: a LIKE pattern for an event's details_json holding that class (the
@@ -42,6 +43,11 @@ export function searchClause(terms: readonly SearchTerm[], params: unknown[]): s
         params.push(like);
         break;
       case "status":
+        // Scheduled: a send_at, and a recipient still waiting for its first attempt (issue 34).
+        if (t.value.toLowerCase() === SCHEDULED) {
+          sql += ` AND m.send_at IS NOT NULL AND ${recipientMatch("r.state = 'queued' AND r.attempts = 0")}`;
+          break;
+        }
         sql += ` AND ${recipientMatch("r.status = ?")}`;
         params.push(t.value.toLowerCase());
         break;
@@ -59,6 +65,13 @@ export function searchClause(terms: readonly SearchTerm[], params: unknown[]): s
         sql += ` AND m.created_at ${t.op} ?`;
         params.push(termTimeMs(t.value));
         break;
+      default: {
+        // metadata.<key>:<value>, one of the message's metadata values exactly (metadata-search.ts).
+        const key = metadataKeyOf(t.field);
+        if (key === null) break;
+        sql += " AND json_extract(m.metadata_json, ?) = ?";
+        params.push(`$."${key}"`, t.value);
+      }
     }
   }
   return sql;

@@ -6,6 +6,7 @@ import { newUuid } from "../../lib/ids.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { domainOf, type MailAddress } from "../compose/addresses.ts";
 import { composeMessage } from "../compose/compose.ts";
+import type { SharedComposer } from "../compose/shared-compose.ts";
 import { blockedAttachmentOf } from "../compose/raw-attachments.ts";
 import { enqueueMessage, type EnqueueDeps, type EnqueueRequest, type RememberedAnswer } from "../queue/enqueue.ts";
 import type { IdempotencyRepo } from "./idempotency.port.ts";
@@ -32,7 +33,7 @@ export interface Sender {
   outbound: OutboundAccountConfig;
 }
 
-const enqueueDeps = (deps: SendDeps): EnqueueDeps => {
+export const enqueueDeps = (deps: SendDeps): EnqueueDeps => {
   const config = deps.config();
   return { ...deps, digestIntervalMs: config.outbound.digestIntervalMs, webhookConfigured: (id) => webhookConfigured(config.accounts, id) };
 };
@@ -78,8 +79,7 @@ function attachmentRefusal(raw: Buffer, blocked: readonly string[]): string | nu
  * Queues the message and logs it: its id (E11's `id`, submission's "Queued as:"), sender,
  * every envelope recipient and Message-ID, so that its delivery lines can be followed by it.
  */
-async function enqueueLogged(req: EnqueueRequest, deps: SendDeps, log: Logger, source: "api" | "submission"): Promise<OutboundMessage> {
-  const m = await enqueueMessage(req, enqueueDeps(deps));
+export function logQueued(m: OutboundMessage, req: EnqueueRequest, log: Logger, source: "api" | "submission"): void {
   const to = [...req.to, ...req.cc, ...req.bcc].map((a) => a.address).join(", ");
   log.info("outbound message queued", {
     message_id: m.id,
@@ -89,7 +89,13 @@ async function enqueueLogged(req: EnqueueRequest, deps: SendDeps, log: Logger, s
     outbound_account_id: m.outboundAccountId,
     source,
     test_mode: m.testMode,
+    ...(m.sendAtMs ? { send_at: new Date(m.sendAtMs).toISOString() } : {}),
   });
+}
+
+async function enqueueLogged(req: EnqueueRequest, deps: SendDeps, log: Logger, source: "api" | "submission"): Promise<OutboundMessage> {
+  const m = await enqueueMessage(req, enqueueDeps(deps));
+  logQueued(m, req, log, source);
   return m;
 }
 
@@ -106,12 +112,19 @@ export async function sendFromApi(
   log: Logger,
   remember?: RememberedAnswer,
 ): Promise<OutboundMessage> {
+  return enqueueLogged({ ...(await apiRequestOf(sender, body, deps)), remember }, deps, log, "api");
+}
+
+/** What E11's body asks to queue, checked and composed (an InputProblem for a 422); nothing is stored yet. */
+export async function apiRequestOf(sender: Sender, body: MessageBody, deps: SendDeps, composer?: SharedComposer): Promise<EnqueueRequest> {
   const config = deps.config();
   const draft = draftFromBody(body, {
     maxRecipients: config.outbound.maxRecipients,
     blockedExtensions: config.outbound.blockedExtensions,
     markdownAllowed: sender.account.markdown,
     forcedTestMode: sender.account.testMode || sender.outbound.testMode,
+    nowMs: deps.clock.nowMs(),
+    maxSendAheadMs: config.outbound.maxSendAheadMs,
   });
   // The decoded attachments are the copy from now on: the request's Base64 text (a third
   // larger than they are) is let go before the message is composed (issue 15).
@@ -119,34 +132,32 @@ export async function sendFromApi(
   const refusal = await deps.domains.refusal(sender.account.id, domainOf(draft.from.address), draft.testMode);
   if (refusal) throw new InputProblem({ path: "from", message: refusal });
   const id = newUuid();
-  const composed = await composeMessage(draft, `<${id}@${config.hostname}>`, new Date(deps.clock.nowMs()));
+  const date = new Date(deps.clock.nowMs());
+  // A batch's messages of one content share its composition (shared-compose.ts).
+  const composed = await (composer ?? { compose: composeMessage }).compose(draft, `<${id}@${config.hostname}>`, date);
   checkSize(composed.raw, config.outbound.maxSizeBytes);
   const alsoNamed = await namedRefusal(deps, sender.account.id, draft.from, composed.named ?? [], draft.testMode);
   if (alsoNamed) throw new InputProblem({ path: "raw", message: alsoNamed });
   const blockedName = draft.raw === null ? null : attachmentRefusal(composed.raw, config.outbound.blockedExtensions);
   if (blockedName) throw new InputProblem({ path: "raw", message: blockedName });
-  return enqueueLogged(
-    {
-      id,
-      accountId: sender.account.id,
-      outboundAccountId: sender.outbound.id,
-      from: draft.from,
-      to: draft.to,
-      cc: draft.cc,
-      bcc: [],
-      subject: composed.subject,
-      messageId: composed.messageId,
-      tags: draft.tags,
-      priority: draft.priority,
-      testMode: draft.testMode,
-      tracking: trackingOf(sender),
-      raw: composed.raw,
-      remember,
-    },
-    deps,
-    log,
-    "api",
-  );
+  return {
+    id,
+    accountId: sender.account.id,
+    outboundAccountId: sender.outbound.id,
+    from: draft.from,
+    to: draft.to,
+    cc: draft.cc,
+    bcc: draft.bcc,
+    subject: composed.subject,
+    messageId: composed.messageId,
+    tags: draft.tags,
+    priority: draft.priority,
+    testMode: draft.testMode,
+    tracking: trackingOf(sender),
+    raw: composed.raw,
+    sendAtMs: draft.sendAtMs,
+    metadata: draft.metadata,
+  };
 }
 
 /** What SMTP submission queues: the request to the queue, less what the sender decides (account, test mode, tracking). */

@@ -115,6 +115,12 @@ export async function callEveryOperation(
     await sending.POST("/api/v0.1/{accountId}/messages", { params: { path: { accountId: account.outboundId } }, body: raw }),
   );
   if (sent.error) sent.error.status satisfies number;
+  const batch = await sending.POST("/api/v0.1/{accountId}/messages/batch", {
+    params: { path: { accountId: account.outboundId } },
+    body: { messages: [{ ...composed, send_at: new Date(Date.now() + 3_600_000).toISOString(), metadata: { order: "1" } }, raw] },
+  });
+  note("sendMessageBatch", batch);
+  batch.data?.results[0]?.status satisfies number | undefined;
 
   const messages = await api.GET("/api/v0.1/{accountId}/outbound_messages", {
     params: { path: { accountId }, query: { outbound_account_id: account.outboundId } },
@@ -135,6 +141,13 @@ export async function callEveryOperation(
   note("getOutboundMessageContent", content);
   content.data?.headers[0]?.name satisfies string | undefined;
   note("retryOutboundMessage", await api.POST("/api/v0.1/{accountId}/outbound_messages/{outboundMessageId}/retry", one));
+  note(
+    "rescheduleOutboundMessage",
+    await api.PATCH("/api/v0.1/{accountId}/outbound_messages/{outboundMessageId}", {
+      ...one,
+      body: { send_at: new Date(Date.now() + 3_600_000).toISOString() },
+    }),
+  );
   const cancelled = await api.POST("/api/v0.1/{accountId}/outbound_messages/{outboundMessageId}/cancel", one);
   note("cancelOutboundMessage", cancelled);
   cancelled.data?.in_delivery satisfies number | undefined;

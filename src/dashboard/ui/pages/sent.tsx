@@ -8,6 +8,7 @@ import { ErrorNote, More, OutboundSelect, SearchBox, TableHead, Time } from "../
 import { link, navigate } from "../router.ts";
 import { useList } from "../use-list.ts";
 import { NotFound } from "./not-found.tsx";
+import { ScheduledTag, SchedulingFacts } from "./scheduled.tsx";
 
 interface Event {
   id: string;
@@ -34,6 +35,8 @@ interface SentMessage {
   /** Validated and recorded, never sent: nothing is queued, nothing can be retried or cancelled. */
   test_mode: boolean;
   created_at: string;
+  send_at?: string;
+  metadata?: Record<string, string>;
   recipients: Recipient[];
 }
 
@@ -55,9 +58,12 @@ export function Sent({ session, outboundId, query }: { session: Session; outboun
           key={`${chosen}\n${query}`}
           value={query}
           label="Search"
-          placeholder="e.g. to:bob@example.org tag:invoice status:bounce"
+          placeholder="e.g. to:bob@example.org tag:invoice status:bounce metadata.order_id:1001"
           onSearch={(q) => go(chosen, q)}
         />
+        <button type="button" onClick={() => go(chosen, "status:scheduled")}>
+          Scheduled
+        </button>
       </div>
       <ErrorNote error={messages.error} />
       <table>
@@ -79,7 +85,8 @@ export function Sent({ session, outboundId, query }: { session: Session; outboun
                     {" "}
                     <TestModeTag />
                   </>
-                )}
+                )}{" "}
+                <ScheduledTag session={session} message={m} onChanged={messages.reload} />
               </td>
               <td>
                 <ul class="plain">
@@ -146,6 +153,7 @@ export function SentMessage({ session, id }: { session: Session; id: string }) {
             <dd>{message.tags.join(", ")}</dd>
           </>
         )}
+        <SchedulingFacts message={message} />
       </dl>
       <MessageActions session={session} message={message} onChanged={reload} />
       {message.recipients.map((r) => (

@@ -11,6 +11,7 @@ import m0006 from "./0006_warmup_counts.sql" with { type: "text" };
 import m0008 from "./0008_queue_control.sql" with { type: "text" };
 import m0009 from "./0009_tenants.sql" with { type: "text" };
 import m0010 from "./0010_webhook_endpoints.sql" with { type: "text" };
+import m0011 from "./0011_scheduled_sends.sql" with { type: "text" };
 import m0012 from "./0012_inbound_queue.sql" with { type: "text" };
 import m0013 from "./0013_deliverability_health.sql" with { type: "text" };
 import type { Migration } from "../index.ts";
@@ -25,6 +26,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 8, name: "queue_control", sql: m0008 },
   { version: 9, name: "tenants", sql: m0009 },
   { version: 10, name: "webhook_endpoints", sql: m0010 },
+  { version: 11, name: "scheduled_sends", sql: m0011 },
   { version: 12, name: "inbound_queue", sql: m0012 },
   { version: 13, name: "deliverability_health", sql: m0013 },
 ];
