@@ -93,6 +93,16 @@ describe.each(STORE_ENGINES)("QueueControlRepo on $name", (engine) => {
     expect(await control.list({ state: "scheduled" }, 10)).toEqual([]);
   });
 
+  it("a scheduled send's recipients list as scheduled until attempted; queued lists the others", async () => {
+    await seed();
+    await queue("m4", [["r6", { email: "u@d.example", domain: "d.example", nextAttemptAtMs: NOW + 3_600_000 }]], {
+      sendAtMs: NOW + 3_600_000,
+    });
+    expect((await control.list({ state: "scheduled" }, 10)).map((e) => [e.id, e.state])).toEqual([["r6", "scheduled"]]);
+    expect((await control.list({ destination: "d.example" }, 10)).map((e) => e.state)).toEqual(["scheduled"]);
+    expect((await control.list({ state: "queued" }, 10)).map((e) => e.id)).not.toContain("r6");
+  });
+
   it("cancel ends queued and held recipients with an error event, not one being delivered; nothing matched is 0", async () => {
     await seed();
     await control.hold({ messageId: "m2" }, NOW);

@@ -26,8 +26,12 @@ export const DESTINATION = sql`r.domain`;
 /** Whether a destination is paused, in one place: none is yet (pauses land with the destinations). */
 const PAUSED = sql`0`;
 
-/** Recipients a scheduled send keeps back, in one place: none yet (scheduled sends land later). */
-const SCHEDULED = sql`1 = 0`;
+/**
+ * Recipients a scheduled send keeps back, in one place: their message has a send_at (E11,
+ * issue 34) and they were never attempted. As E12's status:scheduled, one stays so for up to
+ * a second past its time, until the worker claims it.
+ */
+const SCHEDULED = sql`(m.send_at IS NOT NULL AND r.attempts = 0)`;
 
 /** Rows changed per statement by cancel, so that one action never holds the write lock (or memory) for long. */
 export const CANCEL_BATCH_ROWS = 1000;
@@ -70,6 +74,7 @@ interface EntryRow {
   email: string;
   destination: string;
   state: string;
+  scheduled: unknown;
   attempts: unknown;
   next_attempt_at: unknown;
   last_json: unknown;
@@ -89,7 +94,7 @@ export function createQueueControlRepo(db: Db, events: ControlEvents, onEvents: 
   return {
     async list(filter, limit) {
       const rows = await db.all<EntryRow>(sql`SELECT r.id, r.message_id, m.outbound_account_id, r.email, ${DESTINATION} AS destination,
-          r.state, r.attempts, r.next_attempt_at, ${LAST_FAILURE} AS last_json
+          r.state, CASE WHEN ${SCHEDULED} THEN 1 ELSE 0 END AS scheduled, r.attempts, r.next_attempt_at, ${LAST_FAILURE} AS last_json
         FROM outbound_recipients r JOIN outbound_messages m ON m.id = r.message_id
         WHERE r.state IN ('queued', 'held') ${filter.state ? stateCondition[filter.state] : empty}
           ${conditions({ destination: filter.destination, outboundAccountId: filter.outboundAccountId }, 0)}
@@ -101,7 +106,7 @@ export function createQueueControlRepo(db: Db, events: ControlEvents, onEvents: 
           outboundAccountId: r.outbound_account_id,
           recipient: r.email,
           destination: r.destination,
-          state: r.state === "held" ? "held" : "queued",
+          state: r.state === "held" ? "held" : toInt(r.scheduled, "scheduled") === 1 ? "scheduled" : "queued",
           attempts: toInt(r.attempts, "outbound_recipients.attempts"),
           nextAttemptAtMs: toInt(r.next_attempt_at, "outbound_recipients.next_attempt_at"),
           lastResponse: responseOf(r.last_json),
