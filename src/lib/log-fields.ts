@@ -28,6 +28,7 @@ export const LOG_FIELDS = [
   "size",
   "bytes",
   "reason",
+  "state",
   // Sent mail.
   "outbound_account_id",
   "recipient_id",
