@@ -18,7 +18,7 @@ describe("endpointUrlProblem", () => {
     ["http://[::1]/hook", false, expect.stringContaining("webhooks.allow_private")],
     ["http://10.1.2.3/hook", false, expect.stringContaining("webhooks.allow_private")],
     ["http://169.254.169.254/latest/meta-data", true, expect.stringMatching(/^points at .+ \(169\.254\.169\.254\)$/)],
-  ] as [string, boolean, unknown][])("%s (allow_private %p) → %p", (url, allowPrivate, problem) => {
+  ] as [string, boolean, unknown][])("%j (allow_private %p) → %p", (url, allowPrivate, problem) => {
     expect(endpointUrlProblem(url, allowPrivate)).toEqual(problem as never);
   });
 });
