@@ -91,6 +91,8 @@ describe("dashboard outbound pages in chromium", () => {
         dns_records: { type: string; host: string; value: string }[];
       }[];
       publishRecords(dns, domain!);
+      // With a DMARC policy too: the domain's health (issue 36) has nothing left to fix.
+      dns.set("_dmarc.sender.test", [{ type: "TXT", data: ["v=DMARC1; p=quarantine"] }]);
       await page.getByRole("button", { name: "Verify now" }).click();
       await page.getByRole("status").getByText("verified", { exact: true }).waitFor();
       expect(await page.locator("p.hint").count()).toBe(0);
