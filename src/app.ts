@@ -104,6 +104,7 @@ export class App {
     const metrics = (this.metrics = createMetrics({
       queue: repos.outbound,
       outbox: repos.outbox,
+      pauses: repos.destinations,
       clock,
       tls: () => tls.manager.status(),
       mailInFlight: () => ({ bytes: budget.inFlightBytes, budget: budget.capacityBytes, waiting: budget.waitingCount }),
@@ -162,6 +163,7 @@ export class App {
       sendingDomains: repos.sendingDomains,
       suppressions: repos.suppressions,
       stats: repos.stats,
+      destinations: repos.destinations,
       calls: limiter,
       send: outbound.send,
       domains: domains.service,

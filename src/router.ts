@@ -7,6 +7,7 @@ import { addressTestRoutes } from "./api/address-test.ts";
 import { addressRoutes } from "./api/addresses.ts";
 import { attachmentRoutes } from "./api/attachments.ts";
 import { customDomainRoutes } from "./api/custom-domains.ts";
+import { destinationRoutes } from "./api/destinations.ts";
 import type { ApiDeps } from "./api/deps.ts";
 import { healthRoutes } from "./api/health.ts";
 import { incomingStatusRoutes } from "./api/incoming-statuses.ts";
@@ -136,7 +137,7 @@ export function buildRouter(deps: RouterDeps) {
     ),
     group("send", (g) => g.use(messageRoutes(deps.send, deps.logger))),
     // The operator's routes (API.md section 10), each module one .use here.
-    group("operator", (g) => g),
+    group("operator", (g) => g.use(destinationRoutes(deps))),
     group(
       "account",
       (g) =>

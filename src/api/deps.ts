@@ -9,6 +9,7 @@ import type { StatusRepo } from "../inbound/statuses/statuses.port.ts";
 import type { SendingDomainRepo } from "../domains/sending-domains.port.ts";
 import type { DomainService } from "../domains/service.ts";
 import type { OutboundRepo } from "../outbound/queue/queue.port.ts";
+import type { DestinationRepo } from "../outbound/destinations/destinations.port.ts";
 import type { SuppressionRepo } from "../outbound/suppressions/suppressions.port.ts";
 import type { SendDeps } from "../outbound/sending/send.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -63,4 +64,6 @@ export interface ApiDeps {
   webhooks: WebhookDispatcher;
   /** Hourly counts and the overview's reads (GET /stats). */
   stats: StatsRepo;
+  /** Paused destinations (the operator's pause and resume) and each recipient's destination. */
+  destinations: DestinationRepo;
 }

@@ -69,6 +69,7 @@ const TAGS = [
   { name: "Stats", description: "counts over the last day or week" },
   { name: "Webhook", description: "an outbound account's events webhook: its POSTs and the answers, a test event, retry now" },
   { name: "Operations", description: "whether the server is up" },
+  { name: "Operator", description: "(beyond) the operator's API: an operator token (dashboard.admin_tokens)" },
   { name: "Webhooks", description: "POSTs Postroom makes to your URLs" },
 ];
 
@@ -81,6 +82,11 @@ const SECURITY_SCHEMES = {
     description: "the outbound account ID as user, its API key as password (the SMTP credentials)",
   },
   bearerSMTPKey: { type: "http", scheme: "bearer", description: "an outbound account's API key: Authorization: Bearer <key>" },
+  bearerOperatorToken: {
+    type: "http",
+    scheme: "bearer",
+    description: "an operator token, one whose hash is in dashboard.admin_tokens: Authorization: Bearer <token>",
+  },
 };
 
 /** Each credential is accepted as Bearer and as Basic (src/auth/authenticate.ts). */

@@ -3,6 +3,7 @@
 // schema.ts so each part of the config reads on its own; schema.ts composes the sections.
 import { Type } from "@sinclair/typebox";
 import { bool, duration, int, nonzeroDuration, section, size, str } from "./schema-keys.ts";
+import { DestinationsKey } from "./schema-destinations.ts";
 import { DURATION_PATTERN } from "./units.ts";
 
 export const OutboundSection = section(
@@ -40,6 +41,7 @@ export const OutboundSection = section(
       100,
       "most connections delivering mail at once to one destination domain (Postfix's default_destination_concurrency_limit)",
     ),
+    destinations: DestinationsKey,
     initial_domain_concurrency: int(
       5,
       1,

@@ -18,6 +18,8 @@ import type { StsStore } from "./delivery/mta-sts.port.ts";
 import { outboundTls } from "./delivery/destination-tls.ts";
 import { copyPreparer } from "./delivery/prepare.ts";
 import { DeliveryWorker } from "./delivery/worker.ts";
+import type { DestinationCounters } from "./delivery/worker-deps.ts";
+import type { DestinationRepo } from "./destinations/destinations.port.ts";
 import type { RecipientUpdate } from "./queue/message.ts";
 import type { OutboundRepo } from "./queue/queue.port.ts";
 import type { IdempotencyRepo } from "./sending/idempotency.port.ts";
@@ -28,7 +30,13 @@ import type { SuppressionRepo } from "./suppressions/suppressions.port.ts";
 
 export interface OutboundFeatureDeps {
   config(): Config;
-  repos: { outbound: OutboundRepo; suppressions: SuppressionRepo; idempotency: IdempotencyRepo; mtaSts: StsStore };
+  repos: {
+    outbound: OutboundRepo;
+    suppressions: SuppressionRepo;
+    idempotency: IdempotencyRepo;
+    mtaSts: StsStore;
+    destinations: DestinationRepo;
+  };
   /** Where submission counts sends (shared with the API's account calls: one send budget per outbound account). */
   limiter: RateLimits;
   registry: AccountRegistry;
@@ -47,6 +55,8 @@ export interface DeliveryCounters {
   delivery(update: Pick<RecipientUpdate, "status">, acceptedAtMs: number): void;
   /** An attempt's outcome dropped: the worker's lease on the recipient had ended. */
   deliveryLeaseLost(): void;
+  /** Per destination and source IP: connections opened, deliveries and deferrals. */
+  destinations: DestinationCounters;
 }
 
 export interface OutboundFeature extends Feature {
@@ -79,6 +89,8 @@ export function outboundFeature(deps: OutboundFeatureDeps): OutboundFeature {
     logger: logger.child({ component: "delivery" }),
     recorded: (update, acceptedAtMs) => metrics.delivery(update, acceptedAtMs),
     leaseLost: () => metrics.deliveryLeaseLost(),
+    destinationRepo: repos.destinations,
+    destinationMetrics: metrics.destinations,
   });
   const send: SendDeps = {
     repo: repos.outbound,

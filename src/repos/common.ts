@@ -10,6 +10,7 @@ import { routingCache } from "../inbound/addresses/addresses.port.ts";
 import { createCustomDomainRepo } from "../inbound/addresses/custom-domains.repo.ts";
 import { createJobLeaseRepo } from "../jobs/job-lease.repo.ts";
 import { createStsRepo } from "../outbound/delivery/mta-sts.repo.ts";
+import { createDestinationRepo } from "../outbound/destinations/destinations.repo.ts";
 import { createSuppressionRepo } from "../outbound/suppressions/suppressions.repo.ts";
 import { createStatsRepo } from "../stats/stats.repo.ts";
 import type { Engine } from "../store/engine/engine.ts";
@@ -35,6 +36,7 @@ export async function commonRepos(engine: Engine, hooks: RepoHooks) {
     webhookPosts: createWebhookPostRepo(db),
     suppressions: createSuppressionRepo(db),
     stats: createStatsRepo(db),
+    destinations: createDestinationRepo(db),
     async followSendingDomains(caches) {
       subscriptions.push(await listenForSendingDomainChanges(engine.listen, caches));
     },

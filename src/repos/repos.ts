@@ -18,6 +18,7 @@ import type { SecretBox } from "../lib/secret-key.ts";
 import type { RateLimits } from "../auth/rate-limit.ts";
 import type { StsStore } from "../outbound/delivery/mta-sts.port.ts";
 import type { OutboundRepo } from "../outbound/queue/queue.port.ts";
+import type { DestinationRepo } from "../outbound/destinations/destinations.port.ts";
 import type { IdempotencyRepo } from "../outbound/sending/idempotency.port.ts";
 import type { SuppressionRepo } from "../outbound/suppressions/suppressions.port.ts";
 import type { StatsRepo } from "../stats/stats.port.ts";
@@ -50,6 +51,8 @@ export interface Repos {
   idempotency: IdempotencyRepo;
   mtaSts: StsStore;
   jobLeases: JobLeaseRepo;
+  /** Paused destinations (shared by the nodes) and each recipient's destination (issue 29). */
+  destinations: DestinationRepo;
   /** The retention purge's windows, one Purge per table, and what to close after the last. */
   retention: { purges: Record<RetentionTable, Purge>; close(): Promise<void> };
   /**

@@ -3,10 +3,15 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { basic, bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
+import { hashSecret } from "../../src/auth/secrets.ts";
+
+/** Operator routes (/api/v0.1/operator/, API.md section 10) take an operator token: dashboard.admin_tokens. */
+const OPERATOR = "pr_guard_operator_token";
+const OPERATOR_PREFIX = "/api/v0.1/operator/";
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ extra: `[dashboard]\nadmin_tokens = ["${hashSecret(OPERATOR)}"]` });
 });
 afterAll(() => t.stop());
 
@@ -36,7 +41,7 @@ describe("route table guard", () => {
   test("the table is not empty and every route is either public or under an account", () => {
     expect(t.app.routes.length).toBeGreaterThan(8);
     for (const r of t.app.routes) {
-      if (PUBLIC.has(`${r.method} ${r.path}`)) continue;
+      if (PUBLIC.has(`${r.method} ${r.path}`) || r.path.startsWith(OPERATOR_PREFIX)) continue;
       expect(r.path).toStartWith("/api/v0.1/:accountId/");
     }
   });
@@ -44,7 +49,7 @@ describe("route table guard", () => {
   test("every route under an account refuses a missing, wrong, foreign or wrong-kind credential", async () => {
     const failures: string[] = [];
     for (const r of t.app.routes) {
-      if (PUBLIC.has(`${r.method} ${r.path}`)) continue;
+      if (PUBLIC.has(`${r.method} ${r.path}`) || r.path.startsWith(OPERATOR_PREFIX)) continue;
       const scheme = `${r.method} ${r.path}` === E11 ? "smtpAuth" : "bearerAPIToken";
       const pathId = scheme === "smtpAuth" ? ACCOUNT_A.outboundId : ACCOUNT_A.id;
       const path = concretePath(r.path, pathId) + (r.path.includes("custom_domains") ? "?address_id=00000000000000000000" : "");
@@ -65,6 +70,29 @@ describe("route table guard", () => {
       }
       const ok = await t.call(r.method, path, { auth: bearer(right), body: r.method === "GET" || r.method === "DELETE" ? undefined : {} });
       if (ok.status === 401 || ok.status === 403) failures.push(`${r.method} ${r.path} with the right credential: ${ok.status}`);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  test("every operator route refuses no credential (401) and an account's token or key (403), and takes an operator token", async () => {
+    const failures: string[] = [];
+    const operatorRoutes = t.app.routes.filter((r) => r.path.startsWith(OPERATOR_PREFIX));
+    expect(operatorRoutes.length).toBeGreaterThan(0);
+    for (const r of operatorRoutes) {
+      const path = r.path.replace(/:[A-Za-z]+/g, "example.org");
+      const body = r.method === "GET" || r.method === "DELETE" ? undefined : {};
+      for (const [auth, status] of [
+        [null, 401],
+        [bearer("pr_not_a_token"), 401],
+        [bearer(ACCOUNT_A.token), 403],
+        [bearer(ACCOUNT_A.smtpKey), 403],
+      ] as const) {
+        const res = await t.call(r.method, path, { auth, body });
+        if (res.status !== status)
+          failures.push(`${r.method} ${r.path} with ${auth ?? "no credential"}: ${res.status}, expected ${status}`);
+      }
+      const ok = await t.call(r.method, path, { auth: bearer(OPERATOR), body });
+      if (ok.status === 401 || ok.status === 403) failures.push(`${r.method} ${r.path} with an operator token: ${ok.status}`);
     }
     expect(failures).toEqual([]);
   });

@@ -32,6 +32,7 @@ describe("GET /api/v0.1/openapi.json", () => {
     for (const { path, method, op } of ops) {
       if (path === "/healthz") expect(op.security).toEqual([]);
       else if (method === "post" && path.endsWith("/messages")) expect(op.security).toEqual([{ smtpAuth: [] }, { bearerSMTPKey: [] }]);
+      else if (path.startsWith("/api/v0.1/operator/")) expect(op.security).toEqual([{ bearerOperatorToken: [] }]);
       else expect(op.security).toEqual([{ bearerAPIToken: [] }, { basicAPIToken: [] }]);
       expect(op.operationId).toBeString();
     }
@@ -71,6 +72,9 @@ describe("GET /api/v0.1/openapi.json", () => {
         "testAddress",
         "postIncomingAgain",
         "getIncomingMessage",
+        "listPausedDestinations",
+        "pauseDestination",
+        "resumeDestination",
       ].sort(),
     );
   });

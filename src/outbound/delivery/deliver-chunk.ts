@@ -18,6 +18,17 @@ import { copyFor, envelopeSender } from "./prepare.ts";
 import type { SmtpClient } from "./smtp-client.ts";
 import type { TlsSessionCache } from "./tls-sessions.ts";
 import { DELIVERY_MESSAGE_COST, type WorkerDeps } from "./worker-deps.ts";
+import type { PauseBoard } from "../destinations/pause-board.ts";
+import type { Pacer } from "../destinations/pacer.ts";
+import { isThrottleReply, type ResolvedDestination } from "../destinations/rules.ts";
+
+/** Where one chunk goes: its recipients' domain, the destination it resolved to, and the lane (destination and source IP) whose window and pace it counts against. */
+export interface ChunkTarget {
+  domain: string;
+  resolved: ResolvedDestination;
+  lane: string;
+  sourceIp: string;
+}
 
 /** What a chunk uses of its worker: its deps and id, and what it shares across chunks. */
 export interface ChunkContext {
@@ -38,13 +49,32 @@ export interface ChunkContext {
   stopping(): boolean;
   /** The memory budget had no room for the next message: the worker claims nothing for a while. */
   memoryFull(): void;
+  /** Paused destinations, shared by the nodes; told of each throttle reply. */
+  pauses: PauseBoard;
+  /** Each lane's `rate`, spread evenly. */
+  pacer: Pacer;
 }
 
 /** Delivers `items` over one connection, telling the destination's window what each transaction came to. */
-export async function deliverChunk(ctx: ChunkContext, domain: string, destination: string, items: ClaimedRecipient[]): Promise<void> {
+export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, items: ClaimedRecipient[]): Promise<void> {
+  const { domain, lane: destination, resolved } = target;
   const config = ctx.deps.config();
   const tls: DestinationTls = ctx.deps.tlsFor ? await ctx.deps.tlsFor(domain) : { requirement: { level: "opportunistic" } };
-  const key = destinationKey(domain, config.outbound.smarthost, tls.requirement.level);
+  // Opportunistic connections serve every domain of the lane (one provider's servers take
+  // mail for all its domains): an idle one is reused, so the lane's sessions stay within its
+  // window. One opened under a domain's own policy (MTA-STS, require_tls) serves that domain only.
+  const key =
+    tls.requirement.level === "opportunistic" && !config.outbound.smarthost
+      ? `lane ${destination} tls=opportunistic`
+      : destinationKey(domain, config.outbound.smarthost, tls.requirement.level);
+  const label = resolved.rule ? resolved.name : resolved.windowKey;
+  /** Set when the destination throttled us or was paused meanwhile: the rest of the chunk keeps its place. */
+  let stopped = false;
+  const giveBack = (rest: ClaimedRecipient[]) => {
+    const ids = rest.map((i) => i.recipient.id);
+    ctx.held.drop(ids);
+    return ctx.deps.repo.release(ids, ctx.workerId);
+  };
   // A connection left open by the last delivery to this destination, else a new one.
   let client = ctx.connections.take(key);
   let reused = client !== null;
@@ -57,6 +87,7 @@ export async function deliverChunk(ctx: ChunkContext, domain: string, destinatio
       return;
     }
     client = opened.client;
+    ctx.deps.destinationMetrics?.connection(label, target.sourceIp);
   }
   const pending = new Set(items);
   const blobs = new Map<string, Buffer>();
@@ -79,6 +110,18 @@ export async function deliverChunk(ctx: ChunkContext, domain: string, destinatio
   const recorded: Promise<void>[] = [];
   try {
     for (const item of items) {
+      // Paused meanwhile (a throttle on another connection, another node, an operator), or
+      // its next slot of the lane's rate too far off: this one and the rest keep their place.
+      const wait = ctx.pauses.pausedNow(resolved.name, ctx.deps.clock.nowMs())
+        ? null
+        : ctx.pacer.book(destination, resolved.rule?.rate ?? null, performance.now());
+      if (wait === null) {
+        stopped = true;
+        recorded.push(giveBack([item, ...pending]));
+        pending.clear();
+        break;
+      }
+      if (wait > 0) await Bun.sleep(wait);
       pending.delete(item);
       if (!ctx.held.holds(item.recipient.id, ctx.deps.clock.nowMs())) {
         // The heartbeat found the lease lost (this node stalled, or lost the store): its new holder attempts it.
@@ -143,17 +186,38 @@ export async function deliverChunk(ctx: ChunkContext, domain: string, destinatio
         result = await client.send(envelopeSender(item.message, item.recipient.id), item.recipient.email, raw);
       }
       reused = false;
+      if (isThrottleReply(resolved.rule, result.code, result.response)) {
+        // The destination asks us to slow down: all of it pauses (every node), and this
+        // recipient and the rest of the chunk keep their place for when it resumes.
+        ctx.destinations.feedback(destination, "failed");
+        const pause = await ctx.pauses.throttled(resolved.name, `${result.code} ${result.response}`, resolved.rule!.pauseMs);
+        if (pause)
+          ctx.deps.logger.warn("destination throttled us: paused", {
+            destination: resolved.name,
+            reply: `${result.code} ${result.response}`,
+            pause_ms: pause.pauseMs,
+          });
+        recorded.push(ctx.record.throttled(item, result, client.endpoint.host, resolved.name, dispatch));
+        ctx.deps.destinationMetrics?.attempt(label, target.sourceIp, "deferral");
+        done(item);
+        stopped = true;
+        recorded.push(giveBack([...pending]));
+        pending.clear();
+        break;
+      }
       // The session died or the server said it is closing (421): the destination is struggling.
       // Any other answer, a refusal included, is the destination taking its mail.
       ctx.destinations.feedback(destination, result.code === null || result.code === 421 ? "failed" : "carried");
       recorded.push(ctx.record.settle(item, result, client.endpoint.host, false, dispatch));
+      if (result.code !== null && result.code < 300) ctx.deps.destinationMetrics?.attempt(label, target.sourceIp, "delivery");
+      else if (result.code === null || result.code < 500) ctx.deps.destinationMetrics?.attempt(label, target.sourceIp, "deferral");
       done(item);
       if (result.code !== null && result.code >= 400) await client.reset();
     }
   } finally {
     for (const reservation of held.values()) reservation.release();
     // Kept for the next message to this destination only if every transaction on it went well.
-    if (ctx.stopping()) client.close();
+    if (ctx.stopping() || stopped) client.close();
     else ctx.connections.put(key, client);
     for (const item of pending) recorded.push(ctx.record.settle(item, { code: null, response: "delivery was interrupted" }, null, false));
     for (const r of await Promise.allSettled(recorded)) {

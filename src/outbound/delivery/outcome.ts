@@ -105,3 +105,25 @@ export function unpreparedOutcome(i: UnpreparedInput): AttemptOutcome {
 export class UnsendableMessage extends Error {
   override name = "UnsendableMessage";
 }
+
+/**
+ * An attempt its destination answered with one of its throttle replies (issue 29): the
+ * destination is paused, and the recipient keeps its place: no attempt counted, no later
+ * retry step, due again as it was, so it goes out when the pause ends. The deferral's event
+ * says `"bounce_class": "throttled"`.
+ */
+export function throttledOutcome(i: Pick<OutcomeInput, "item" | "result" | "mx" | "nowMs">): AttemptOutcome {
+  const r = i.item.recipient;
+  const details: AttemptDetails = { mx: i.mx, smtp_code: i.result.code, smtp_response: i.result.response, attempt: r.attempts + 1 };
+  return {
+    verdict: "retry",
+    update: {
+      status: "soft_bounce",
+      state: "queued",
+      attempts: r.attempts,
+      firstAttemptAtMs: r.firstAttemptAtMs,
+      nextAttemptAtMs: r.nextAttemptAtMs,
+    },
+    events: [eventOf(i.item, i.nowMs)("soft_bounce", { ...details, bounce_class: "throttled" })],
+  };
+}

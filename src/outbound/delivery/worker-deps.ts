@@ -1,6 +1,7 @@
 // What the delivery worker (worker.ts) is given: the attempt recorder's dependencies and
 // what delivering needs, and what a message being delivered costs in memory.
 import type { DnsResolver } from "../../lib/dns.ts";
+import type { DestinationRepo } from "../destinations/destinations.port.ts";
 import type { MemoryBudget, MessageCost } from "../../lib/memory-budget.ts";
 import type { OutboundMessage } from "../queue/message.ts";
 import type { RecorderDeps } from "./attempt-recorder.ts";
@@ -13,6 +14,8 @@ export interface WorkerDeps extends RecorderDeps {
   /** Whether every recipient gets the same bytes (then one prepared copy serves all). */
   samePerRecipient(message: OutboundMessage): boolean;
   resolver: DnsResolver;
+  /** Paused destinations (shared by the nodes) and the destination each recipient resolved to; this process's memory without it. */
+  destinationRepo?: DestinationRepo;
   /** How a destination domain must be delivered to (require_tls, MTA-STS); opportunistic STARTTLS without it. */
   tlsFor?(domain: string): Promise<DestinationTls>;
   /**
@@ -20,8 +23,17 @@ export interface WorkerDeps extends RecorderDeps {
    * When it has no room, the recipient waits (lease given back, no attempt counted).
    */
   budget?: MemoryBudget;
+  /** What delivery counts per destination and source IP (/metrics); label: a rule's name or an MX set's key. */
+  destinationMetrics?: DestinationCounters;
   /** This node's name (cluster.node_id; config().cluster.nodeId when not given): its workers' IDs start with it. */
   nodeId?: string;
+}
+
+export interface DestinationCounters {
+  /** A connection opened to the destination. */
+  connection(destination: string, sourceIp: string): void;
+  /** A transaction's result: delivered, or deferred (a 4xx, a throttle, no reply). */
+  attempt(destination: string, sourceIp: string, result: "delivery" | "deferral"): void;
 }
 
 /**

@@ -7,6 +7,7 @@ import m0002 from "./0002_job_leases.sql" with { type: "text" };
 import m0003 from "./0003_tls_store.sql" with { type: "text" };
 import m0004 from "./0004_blobs.sql" with { type: "text" };
 import m0005 from "./0005_rate_counters.sql" with { type: "text" };
+import m0007 from "./0007_destinations.sql" with { type: "text" };
 import type { Migration } from "../index.ts";
 
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
@@ -15,4 +16,5 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 3, name: "tls_store", sql: m0003 },
   { version: 4, name: "blobs", sql: m0004 },
   { version: 5, name: "rate_counters", sql: m0005 },
+  { version: 7, name: "destinations", sql: m0007 },
 ];
