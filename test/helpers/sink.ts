@@ -9,6 +9,8 @@ export interface SinkMessage {
   helo: string;
   tls: boolean;
   user: string | null;
+  /** When the sink took the message (Date.now()). */
+  receivedAtMs: number;
 }
 
 /** What the sink does with one recipient: accept, refuse (at RCPT or after DATA), or hang up. */
@@ -92,6 +94,7 @@ export class SmtpSink {
             helo: session.hostNameAppearsAs,
             tls: session.secure,
             user: (session.user as string | undefined) ?? null,
+            receivedAtMs: Date.now(),
           });
           if (self!.dataDelayMs > 0) setTimeout(() => cb(null, "OK queued as sink"), self!.dataDelayMs);
           else cb(null, "OK queued as sink");

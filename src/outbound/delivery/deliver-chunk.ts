@@ -110,18 +110,14 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, items
   const recorded: Promise<void>[] = [];
   try {
     for (const item of items) {
-      // Paused meanwhile (a throttle on another connection, another node, an operator), or
-      // its next slot of the lane's rate too far off: this one and the rest keep their place.
-      const wait = ctx.pauses.pausedNow(resolved.name, ctx.deps.clock.nowMs())
-        ? null
-        : ctx.pacer.book(destination, resolved.rule?.rate ?? null, performance.now());
-      if (wait === null) {
+      // Paused meanwhile (a throttle on another connection, another node, an operator):
+      // this one and the rest keep their place.
+      if (ctx.pauses.pausedNow(resolved.name, ctx.deps.clock.nowMs())) {
         stopped = true;
         recorded.push(giveBack([item, ...pending]));
         pending.clear();
         break;
       }
-      if (wait > 0) await Bun.sleep(wait);
       pending.delete(item);
       if (!ctx.held.holds(item.recipient.id, ctx.deps.clock.nowMs())) {
         // The heartbeat found the lease lost (this node stalled, or lost the store): its new holder attempts it.
@@ -168,6 +164,17 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, items
         done(item);
         continue;
       }
+      // The lane's rate: the next slot, booked as the transaction starts. Too far off, this
+      // one and the rest keep their place rather than hold the session idle.
+      const wait = ctx.pacer.book(destination, resolved.rule?.rate ?? null, performance.now());
+      if (wait === null) {
+        stopped = true;
+        done(item);
+        recorded.push(giveBack([item, ...pending]));
+        pending.clear();
+        break;
+      }
+      if (wait > 0) await Bun.sleep(wait);
       let result = await client.send(envelopeSender(item.message, item.recipient.id), item.recipient.email, raw);
       if (result.code === null && reused) {
         // The kept connection died as it was used again (the server dropped it while it

@@ -1,0 +1,144 @@
+// Destinations (issue 29), seen from a real SMTP server on loopback standing in for a
+// provider's MX hosts, with recipient domains published by the in-process DNS server:
+// domains of one provider share one window (max_connections counted as the server's open
+// sessions), a rate spreads deliveries, a throttle reply pauses the whole destination and
+// its recipients go out when it resumes, while another destination goes on.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
+import { TestDnsServer } from "../helpers/dns-server.ts";
+import { ACCOUNT_A } from "../helpers/fixtures.ts";
+import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
+import { eventually, SmtpSink } from "../helpers/sink.ts";
+
+const SEND = `/api/v0.1/${ACCOUNT_A.outboundId}/messages`;
+const DOMAINS = ["a.test", "b.test", "c.test"];
+
+async function send(t: TestApp, to: string): Promise<string> {
+  const a = await t.json("POST", SEND, { auth: bearer(ACCOUNT_A.smtpKey), body: { from: "ann@sender.test", to, subject: to, plain: "x" } });
+  expect(a.status).toBe(202);
+  return a.body.id as string;
+}
+
+async function sendMany(t: TestApp, count: number, to: (n: number) => string): Promise<void> {
+  // A few at a time: the test config's memory budget for mail in flight is small.
+  for (let i = 0; i < count; i += 4) await Promise.all(Array.from({ length: Math.min(4, count - i) }, (_, j) => send(t, to(i + j))));
+}
+
+/** `mx`: each domain's MX host (all on 127.0.0.1, where the sink listens). */
+async function setUp(outbound: string, mx: (domain: string) => string) {
+  const sink = await SmtpSink.start();
+  const dns = await TestDnsServer.start();
+  for (const d of [...DOMAINS, "other.test"]) {
+    dns.set(d, [{ type: "MX", exchange: mx(d), priority: 10 }]);
+    dns.set(mx(d), [{ type: "A", address: "127.0.0.1" }]);
+  }
+  const t = await startTestApp({
+    dnsServer: dns.address,
+    outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\n${outbound}`,
+  });
+  await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");
+  return { sink, dns, t, stop: async () => (await t.stop(), await sink.stop(), await dns.stop()) };
+}
+
+const providerMx = (d: string) => (d === "other.test" ? "mx.other.test" : `mx.${d.split(".")[0]}.provider.test`);
+
+describe("three domains with the same MX host and no rule", () => {
+  let s: Awaited<ReturnType<typeof setUp>>;
+  beforeAll(async () => {
+    s = await setUp("domain_concurrency = 2", () => "mx.shared.test");
+    s.sink.dataDelayMs = 100;
+  });
+  afterAll(() => s.stop());
+
+  test("share one window: never more than domain_concurrency (2) sessions at the MX together", async () => {
+    // Before, each domain had its own window: up to 6 sessions at once.
+    await sendMany(s.t, 60, (n) => `r${n}@${DOMAINS[n % 3]}`);
+    await eventually(() => s.sink.messages.length === 60, 60_000, "60 delivered");
+    expect(new Set(s.sink.messages.map((m) => m.rcptTo[0]!.split("@")[1])).size).toBe(3);
+    expect(s.sink.maxOpen).toBe(2);
+  }, 90_000);
+});
+
+describe("a rule taking three domains by their MX hosts' suffix", () => {
+  let s: Awaited<ReturnType<typeof setUp>>;
+  beforeAll(async () => {
+    s = await setUp(`[[outbound.destinations]]\nname = "provider"\nmx = [".provider.test"]\nmax_connections = 2`, providerMx);
+    s.sink.dataDelayMs = 100;
+  });
+  afterAll(() => s.stop());
+
+  test("its max_connections holds for the three domains together (each MX host a different name)", async () => {
+    await sendMany(s.t, 60, (n) => `r${n}@${DOMAINS[n % 3]}`);
+    await eventually(() => s.sink.messages.length === 60, 60_000, "60 delivered");
+    expect(s.sink.maxOpen).toBe(2);
+  }, 90_000);
+});
+
+describe("a rule with a rate", () => {
+  let s: Awaited<ReturnType<typeof setUp>>;
+  beforeAll(async () => {
+    s = await setUp(`[[outbound.destinations]]\nname = "provider"\nmx = [".provider.test"]\nrate = "10/s"`, providerMx);
+  });
+  afterAll(() => s.stop());
+
+  test("spreads its deliveries evenly: one every 100 ms, over its three domains", async () => {
+    await sendMany(s.t, 12, (n) => `r${n}@${DOMAINS[n % 3]}`);
+    await eventually(() => s.sink.messages.length === 12, 30_000, "12 delivered");
+    const at = s.sink.messages.map((m) => m.receivedAtMs).sort((x, y) => x - y);
+    const gaps = at.slice(1).map((ms, i) => ms - at[i]!);
+    // A slot every 100 ms, booked when a transaction starts; the sink stamps its end, which
+    // varies by some ms. Unpaced, these twelve arrive within a few ms of each other.
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(50);
+    expect(at.at(-1)! - at[0]!).toBeGreaterThanOrEqual(11 * 90);
+  }, 60_000);
+});
+
+describe("a throttle reply", () => {
+  let s: Awaited<ReturnType<typeof setUp>>;
+  beforeAll(async () => {
+    s = await setUp(
+      `[[outbound.destinations]]\nname = "provider"\nmx = [".provider.test"]\nthrottle_replies = ["4.7.28"]\npause = "2s"`,
+      providerMx,
+    );
+    s.sink.script = (rcpt, attempt) =>
+      rcpt === "first@a.test" && attempt === 1
+        ? { code: 421, text: "4.7.28 Our system has detected an unusual rate of unsolicited mail. rate limited", at: "rcpt" }
+        : "accept";
+  });
+  afterAll(() => s.stop());
+
+  test("pauses the whole destination; its recipients go out when it resumes, not at their retry; another destination goes on", async () => {
+    const first = await send(s.t, "first@a.test");
+    await eventually(() => s.sink.attempts.get("first@a.test") === 1, 10_000, "the throttled attempt");
+    const throttledAt = Date.now();
+    const second = await send(s.t, "second@b.test");
+    await send(s.t, "elsewhere@other.test");
+    // Another destination is not held up.
+    await eventually(() => s.sink.to("elsewhere@other.test").length === 1, 5_000, "the other destination's delivery");
+    expect(Date.now() - throttledAt).toBeLessThan(1500);
+    // The paused destination gets no attempt while paused, for any of its domains...
+    expect(s.sink.attempts.get("second@b.test") ?? 0).toBe(0);
+    // ...and both go out when the 2 s pause ends (not at the 5-minute retry).
+    await eventually(() => s.sink.to("first@a.test").length === 1 && s.sink.to("second@b.test").length === 1, 10_000, "both delivered");
+    const resumedAfterMs =
+      Math.min(...[...s.sink.to("first@a.test"), ...s.sink.to("second@b.test")].map((m) => m.receivedAtMs)) - throttledAt;
+    expect(resumedAfterMs).toBeGreaterThanOrEqual(1500);
+    expect(resumedAfterMs).toBeLessThan(6000);
+    expect(s.sink.attempts.get("second@b.test")).toBe(1);
+
+    // The throttled attempt did not count: its deferral says "throttled", the next attempt is number 1 again.
+    const eventsOf = async () => {
+      const m = (await s.t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/outbound_messages/${first}`, { auth: bearer(ACCOUNT_A.token) })).body;
+      return m.recipients[0].events.map((e: any) => [e.kind, e.details.attempt ?? null, e.details.bounce_class ?? null]);
+    };
+    await eventually(async () => (await eventsOf()).length === 5, 5_000, "the delivery recorded");
+    expect(await eventsOf()).toEqual([
+      ["registration", null, null],
+      ["dispatch", 1, null],
+      ["soft_bounce", 1, "throttled"],
+      ["dispatch", 1, null],
+      ["delivery", 1, null],
+    ]);
+    expect(second).toBeString();
+  }, 30_000);
+});
