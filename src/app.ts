@@ -31,6 +31,7 @@ import { createMetrics, type Metrics } from "./metrics/metrics.ts";
 import type { BounceHandler } from "./outbound/bounces/bounce-hook.ts";
 import type { DeliveryWorker } from "./outbound/delivery/worker.ts";
 import { outboundFeature } from "./outbound/feature.ts";
+import { pausedDestinations } from "./outbound/destinations/pause-board.ts";
 import { openRepos } from "./repos/open.ts";
 import type { Repos } from "./repos/repos.ts";
 import type { SqliteRepos } from "./repos/sqlite.ts";
@@ -146,6 +147,7 @@ export class App {
         tls: tls.manager.status(),
         queue: await repos.outbound.queueDepth(clock.nowMs()),
         webhook_events_pending: await repos.outbox.countPending(),
+        paused_destinations: await pausedDestinations(repos.destinations, clock.nowMs()),
       }),
     });
     const { router, apiRoutes, routeOf } = buildRouter({

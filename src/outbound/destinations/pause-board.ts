@@ -81,3 +81,16 @@ export class PauseBoard {
     return pause;
   }
 }
+
+/** The destinations paused at `nowMs` and why, as the admin view's System page shows them. */
+export async function pausedDestinations(repo: Pick<DestinationRepo, "listPauses">, nowMs: number) {
+  return (await repo.listPauses())
+    .filter((p) => pauseHolds(p, nowMs))
+    .map((p) => ({
+      destination: p.destination,
+      source: p.source,
+      reason: p.reason,
+      paused_at: new Date(p.pausedAtMs).toISOString(),
+      until: p.untilMs === null ? null : new Date(p.untilMs).toISOString(),
+    }));
+}
