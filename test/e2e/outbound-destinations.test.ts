@@ -9,6 +9,10 @@ import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
 import { eventually, SmtpSink } from "../helpers/sink.ts";
+import { scrapeMetrics } from "../helpers/metrics.ts";
+import { hashSecret } from "../../src/auth/secrets.ts";
+
+const METRICS_TOKEN = "pr_metrics_token_for_destinations";
 
 const SEND = `/api/v0.1/${ACCOUNT_A.outboundId}/messages`;
 const DOMAINS = ["a.test", "b.test", "c.test"];
@@ -34,6 +38,7 @@ async function setUp(outbound: string, mx: (domain: string) => string) {
   }
   const t = await startTestApp({
     dnsServer: dns.address,
+    http: `metrics_token = "${hashSecret(METRICS_TOKEN)}"`,
     outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\n${outbound}`,
   });
   await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");
@@ -118,6 +123,11 @@ describe("a throttle reply", () => {
     expect(Date.now() - throttledAt).toBeLessThan(1500);
     // The paused destination gets no attempt while paused, for any of its domains...
     expect(s.sink.attempts.get("second@b.test") ?? 0).toBe(0);
+    const during = await scrapeMetrics(s.t.app.httpPort!, METRICS_TOKEN);
+    expect(during.value("postroom_destination_paused", { destination: "provider", source: "throttle" })).toBe(1);
+    expect(during.value("postroom_destination_attempts_total", { destination: "provider", source_ip: "default", result: "deferral" })).toBe(
+      1,
+    );
     // ...and both go out when the 2 s pause ends (not at the 5-minute retry).
     await eventually(() => s.sink.to("first@a.test").length === 1 && s.sink.to("second@b.test").length === 1, 10_000, "both delivered");
     const resumedAfterMs =
@@ -125,6 +135,18 @@ describe("a throttle reply", () => {
     expect(resumedAfterMs).toBeGreaterThanOrEqual(1500);
     expect(resumedAfterMs).toBeLessThan(6000);
     expect(s.sink.attempts.get("second@b.test")).toBe(1);
+    const after = await scrapeMetrics(s.t.app.httpPort!, METRICS_TOKEN);
+    expect(after.value("postroom_destination_paused", { destination: "provider", source: "throttle" })).toBeUndefined();
+    expect(after.value("postroom_destination_attempts_total", { destination: "provider", source_ip: "default", result: "delivery" })).toBe(
+      2,
+    );
+    expect(after.value("postroom_destination_connections_total", { destination: "provider", source_ip: "default" })).toBeGreaterThanOrEqual(
+      2,
+    );
+    // No rule takes other.test: its label is its MX host set's key.
+    expect(
+      after.value("postroom_destination_attempts_total", { destination: "mx mx.other.test", source_ip: "default", result: "delivery" }),
+    ).toBe(1);
 
     // The throttled attempt did not count: its deferral says "throttled", the next attempt is number 1 again.
     const eventsOf = async () => {
