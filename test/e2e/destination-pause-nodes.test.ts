@@ -23,6 +23,7 @@ const engine = APP_ENGINES.find((e) => e.name === "PostgreSQL")!;
 const it = engine.test;
 const OPERATOR = "pr_operator_token_for_pauses";
 const OPS = "/api/v0.1/operator/destinations";
+const PROVIDER = `[[outbound.destinations]]\nname = "provider"\nmx = [".provider.test"]\nthrottle_replies = ["4.7.28"]\npause = "3s"`;
 
 describe("a destination paused by an operator, on two nodes", () => {
   let pg: Postgres | undefined;
@@ -39,6 +40,12 @@ describe("a destination paused by an operator, on two nodes", () => {
     dns = await TestDnsServer.start();
     sink = await SmtpSink.start();
     routeToSink(dns, "paused.example", "open.example");
+    for (const d of ["a.test", "b.test"]) {
+      dns.set(d, [{ type: "MX", exchange: `mx.${d.split(".")[0]}.provider.test`, priority: 10 }]);
+      dns.set(`mx.${d.split(".")[0]}.provider.test`, [{ type: "A", address: "127.0.0.1" }]);
+    }
+    sink.script = (rcpt, attempt) =>
+      rcpt === "first@a.test" && attempt === 1 ? { code: 421, text: "4.7.28 rate limited, try again later", at: "rcpt" } : "accept";
     const keys = join(dir.path, "keys");
     mkdirSync(keys, { mode: 0o700 });
     for (const name of SHARED_KEY_NAMES)
@@ -49,7 +56,7 @@ describe("a destination paused by an operator, on two nodes", () => {
       return startTestApp({
         dataDir,
         dnsServer: dns.address,
-        outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true`,
+        outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\n${PROVIDER}`,
         extra: `[store]\nurl = "${pg!.url}"\n[cluster]\nnode_id = "${name}"\n[dashboard]\nadmin_tokens = ["${hashSecret(OPERATOR)}"]`,
       });
     };
@@ -106,5 +113,25 @@ describe("a destination paused by an operator, on two nodes", () => {
     expect(Date.now() - resumedAt).toBeLessThan(5000);
     const bad = await node2.json("POST", `${OPS}/not a destination/pause`, { auth: bearer(OPERATOR) });
     expect(bad.status).toBe(422);
+  }, 60_000);
+
+  it("a throttle reply seen by one node pauses the destination on the other within a second", async () => {
+    await send(node1, "first@a.test");
+    await eventually(() => sink.attempts.get("first@a.test") === 1, 10_000, "the throttled attempt");
+    const throttledAt = Date.now();
+    await Bun.sleep(1100);
+    for (let i = 0; i < 4; i++) await send(i % 2 === 0 ? node2 : node1, `b${i}@b.test`);
+    await Bun.sleep(1000);
+    // Neither node attempts the destination while it is paused (3 s from the throttle).
+    expect([...sink.attempts.keys()].filter((k) => k.endsWith("@b.test"))).toEqual([]);
+    await eventually(
+      () => sink.messages.filter((m) => m.rcptTo[0]!.endsWith("@b.test") || m.rcptTo[0] === "first@a.test").length === 5,
+      15_000,
+      "5 delivered after the pause",
+    );
+    const elapsed = Date.now() - throttledAt;
+    expect(elapsed).toBeGreaterThanOrEqual(3000);
+    expect(elapsed).toBeLessThan(9000);
+    expect(sink.attempts.get("first@a.test")).toBe(2);
   }, 60_000);
 });
