@@ -101,8 +101,8 @@ export function destinationRoutes(deps: DestinationRouteDeps) {
       "/destinations/:destination/resume",
       async ({ params, operator }) => {
         const destination = destinationParam(params.destination);
-        const removed = await deps.destinations.removePause(destination);
-        deps.logger.info("operator resumed a destination", { destination, operator: operator.tokenLabel, was_paused: removed });
+        await deps.destinations.removePause(destination);
+        deps.logger.info("operator resumed a destination", { destination, operator: operator.tokenLabel });
         return { destination, paused: false };
       },
       {
