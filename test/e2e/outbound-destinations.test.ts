@@ -164,3 +164,48 @@ describe("a throttle reply", () => {
     expect(second).toBeString();
   }, 30_000);
 });
+
+describe("a throttle reply in the greeting", () => {
+  let s: Awaited<ReturnType<typeof setUp>>;
+  /** A provider's MX that greets every connection with 421 4.7.28 and hangs up (as Microsoft's RP-002 does). */
+  let greeter: { stop(closeActiveConnections?: boolean): void };
+  const connectedAt: number[] = [];
+  beforeAll(async () => {
+    s = await setUp(
+      `[[outbound.destinations]]\nname = "greeter"\nmx = [".greet.test"]\nthrottle_replies = ["4.7.28"]\npause = "2s"`,
+      providerMx,
+    );
+    // On 127.0.0.2, at the port every MX is reached on (the sink's, on 127.0.0.1).
+    greeter = Bun.listen({
+      hostname: "127.0.0.2",
+      port: s.sink.port,
+      socket: {
+        open(socket) {
+          connectedAt.push(Date.now());
+          socket.write("421 4.7.28 mx.greet.test Service not available, rate limited: too many connections\r\n");
+          socket.end();
+        },
+        data() {},
+      },
+    });
+    s.dns.set("g.test", [{ type: "MX", exchange: "mx.greet.test", priority: 10 }]);
+    s.dns.set("mx.greet.test", [{ type: "A", address: "127.0.0.2" }]);
+  });
+  afterAll(async () => {
+    greeter.stop(true);
+    await s.stop();
+  });
+
+  test("pauses the destination too: the recipient is tried again when it resumes, its attempt not counted", async () => {
+    const id = await send(s.t, "someone@g.test");
+    await eventually(() => connectedAt.length === 1, 10_000, "the first connection");
+    // Before, a refused greeting was an ordinary deferral: the next try 5 minutes later.
+    await eventually(() => connectedAt.length === 2, 8_000, "a connection once the 2 s pause ended");
+    expect(connectedAt[1]! - connectedAt[0]!).toBeGreaterThanOrEqual(1500);
+    const m = (await s.t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/outbound_messages/${id}`, { auth: bearer(ACCOUNT_A.token) })).body;
+    const deferrals = m.recipients[0].events.filter((e: any) => e.kind === "soft_bounce");
+    expect(deferrals[0].details).toMatchObject({ bounce_class: "throttled", attempt: 1, smtp_code: null });
+    expect(deferrals[0].details.smtp_response).toContain("4.7.28");
+    expect(m.recipients[0].events.some((e: any) => e.kind === "retries_exhausted")).toBe(false);
+  }, 30_000);
+});

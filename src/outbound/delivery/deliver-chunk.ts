@@ -20,7 +20,7 @@ import type { TlsSessionCache } from "./tls-sessions.ts";
 import { DELIVERY_MESSAGE_COST, type WorkerDeps } from "./worker-deps.ts";
 import type { PauseBoard } from "../destinations/pause-board.ts";
 import type { Pacer } from "../destinations/pacer.ts";
-import { isThrottleReply, type ResolvedDestination } from "../destinations/rules.ts";
+import { isThrottleReply, isThrottleText, type ResolvedDestination } from "../destinations/rules.ts";
 
 /** Where one chunk goes: its recipients' domain, the destination it resolved to, and the lane (destination and source IP) whose window and pace it counts against. */
 export interface ChunkTarget {
@@ -75,11 +75,27 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, items
     ctx.held.drop(ids);
     return ctx.deps.repo.release(ids, ctx.workerId);
   };
+  /** The destination asked us to slow down: all of it pauses, on every node. */
+  const pauseFor = async (reply: string) => {
+    ctx.destinations.feedback(destination, "failed");
+    ctx.deps.destinationMetrics?.attempt(label, target.sourceIp, "deferral");
+    const pause = await ctx.pauses.throttled(resolved.name, reply, resolved.rule!.pauseMs);
+    if (pause) ctx.deps.logger.warn("destination throttled us: paused", { destination: resolved.name, reply, pause_ms: pause.pauseMs });
+  };
+  /** No connection, and the reason is a throttle (a 421 greeting): the recipients keep their place. */
+  const throttledAtConnect = async (reason: string, rest: ClaimedRecipient[]) => {
+    await pauseFor(reason);
+    return Promise.all(rest.map((item) => ctx.record.throttled(item, { code: null, response: reason }, null, resolved.name, null)));
+  };
   // A connection left open by the last delivery to this destination, else a new one.
   let client = ctx.connections.take(key);
   let reused = client !== null;
   if (!client) {
     const opened = await connectTo(domain, config, ctx.deps.resolver, tls.requirement, tls.ca, ctx.tlsSessions);
+    if (!opened.ok && !opened.permanent && isThrottleText(resolved.rule, opened.reason)) {
+      await throttledAtConnect(opened.reason, items);
+      return;
+    }
     if (!opened.ok) {
       await Promise.all(items.map((item) => ctx.record.settle(item, { code: null, response: opened.reason }, null, opened.permanent)));
       // A null MX or a policy refusal is no sign of load.
@@ -181,6 +197,11 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, items
         // waited): that says nothing about this message, so a fresh connection takes it.
         client.close();
         const opened = await connectTo(domain, config, ctx.deps.resolver, tls.requirement, tls.ca, ctx.tlsSessions);
+        if (!opened.ok && !opened.permanent && isThrottleText(resolved.rule, opened.reason)) {
+          recorded.push(throttledAtConnect(opened.reason, [item, ...pending]).then(() => {}));
+          pending.clear();
+          return;
+        }
         if (!opened.ok) {
           for (const failed of [item, ...pending])
             recorded.push(ctx.record.settle(failed, { code: null, response: opened.reason }, null, opened.permanent));
@@ -196,16 +217,8 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, items
       if (isThrottleReply(resolved.rule, result.code, result.response)) {
         // The destination asks us to slow down: all of it pauses (every node), and this
         // recipient and the rest of the chunk keep their place for when it resumes.
-        ctx.destinations.feedback(destination, "failed");
-        const pause = await ctx.pauses.throttled(resolved.name, `${result.code} ${result.response}`, resolved.rule!.pauseMs);
-        if (pause)
-          ctx.deps.logger.warn("destination throttled us: paused", {
-            destination: resolved.name,
-            reply: `${result.code} ${result.response}`,
-            pause_ms: pause.pauseMs,
-          });
+        await pauseFor(`${result.code} ${result.response}`);
         recorded.push(ctx.record.throttled(item, result, client.endpoint.host, resolved.name, dispatch));
-        ctx.deps.destinationMetrics?.attempt(label, target.sourceIp, "deferral");
         done(item);
         stopped = true;
         recorded.push(giveBack([...pending]));

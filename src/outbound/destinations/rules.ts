@@ -61,9 +61,18 @@ export function effectiveRules(fileRules: readonly DestinationRule[], builtIn: r
 
 /** Pure: whether an SMTP reply is one of the rule's throttle replies (any part of the code and text, any case). */
 export function isThrottleReply(rule: DestinationRule | null, code: number | null, response: string): boolean {
-  if (!rule || code === null || code < 400 || code >= 500) return false;
-  const text = `${code} ${response}`.toLowerCase();
-  return rule.throttleReplies.some((t) => t !== "" && text.includes(t.toLowerCase()));
+  if (code === null || code < 400 || code >= 500) return false;
+  return isThrottleText(rule, `${code} ${response}`);
+}
+
+/**
+ * Pure: whether a text holds one of the rule's throttle replies: a transaction's reply, or
+ * why no connection could be had (a 421 greeting, as Microsoft's RP-002, is in it).
+ */
+export function isThrottleText(rule: DestinationRule | null, text: string): boolean {
+  if (!rule) return false;
+  const t = text.toLowerCase();
+  return rule.throttleReplies.some((r) => r !== "" && t.includes(r.toLowerCase()));
 }
 
 /** A destination's pause as the store keeps it. */

@@ -8,6 +8,7 @@ import {
   type DestinationRule,
   effectiveRules,
   isThrottleReply,
+  isThrottleText,
   MAX_PAUSE_MS,
   mxMatches,
   resolveDestination,
@@ -96,6 +97,13 @@ describe("isThrottleReply", () => {
     expect(isThrottleReply(r, code, text)).toBe(expected);
   });
   test("no rule, no throttle", () => expect(isThrottleReply(null, 421, "4.7.28")).toBe(false));
+  test.each([
+    [microsoft, "mx1.outlook.com: 421 RP-002 The sending IP exceeded a connection-level rate limit", true],
+    [microsoft, "mx1.outlook.com: connect ECONNREFUSED 203.0.113.5:25", false],
+    [google, "gsmtp: 421-4.7.28 rate limited", true],
+  ] as const)("why no connection could be had: %#", (r, text, expected) => {
+    expect(isThrottleText(r, text)).toBe(expected);
+  });
 });
 
 describe("throttlePause", () => {
