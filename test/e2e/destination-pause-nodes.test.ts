@@ -3,6 +3,7 @@
 // node's delivery worker (its mail sent through node 2 waits) while another destination is
 // delivered; resumed through node 2, it goes out at once. An account's token is refused (403).
 import { afterAll, beforeAll, describe, expect } from "bun:test";
+import { SQL } from "bun";
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hashSecret } from "../../src/auth/secrets.ts";
@@ -133,5 +134,17 @@ describe("a destination paused by an operator, on two nodes", () => {
     expect(elapsed).toBeGreaterThanOrEqual(3000);
     expect(elapsed).toBeLessThan(9000);
     expect(sink.attempts.get("first@a.test")).toBe(2);
+    // Each recipient's row records its destination, whichever node resolved it.
+    const sql = new SQL(pg!.url);
+    try {
+      const rows = await sql`SELECT destination, count(*)::int AS n FROM outbound_recipients GROUP BY destination ORDER BY destination`;
+      expect([...rows]).toEqual([
+        { destination: "open.example", n: 1 },
+        { destination: "paused.example", n: 4 },
+        { destination: "provider", n: 5 },
+      ]);
+    } finally {
+      await sql.close();
+    }
   }, 60_000);
 });

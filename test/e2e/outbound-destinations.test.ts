@@ -11,6 +11,9 @@ import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.t
 import { eventually, SmtpSink } from "../helpers/sink.ts";
 import { scrapeMetrics } from "../helpers/metrics.ts";
 import { hashSecret } from "../../src/auth/secrets.ts";
+import { Database } from "bun:sqlite";
+import { join } from "node:path";
+import { DATABASE_FILE } from "../../src/store/store.ts";
 
 const METRICS_TOKEN = "pr_metrics_token_for_destinations";
 
@@ -161,6 +164,19 @@ describe("a throttle reply", () => {
       ["dispatch", 1, null],
       ["delivery", 1, null],
     ]);
+    // Each recipient's row records its destination (for the operator's queue): the rule's
+    // name, or the domain when no rule takes it.
+    const db = new Database(join(s.t.dataDir, DATABASE_FILE), { readonly: true });
+    try {
+      const rows = db.query("SELECT email, destination FROM outbound_recipients ORDER BY email").all();
+      expect(rows).toEqual([
+        { email: "elsewhere@other.test", destination: "other.test" },
+        { email: "first@a.test", destination: "provider" },
+        { email: "second@b.test", destination: "provider" },
+      ]);
+    } finally {
+      db.close();
+    }
     expect(second).toBeString();
   }, 30_000);
 });

@@ -15,6 +15,8 @@ export const MAX_DOMAINS = 10_000;
 interface Entry {
   resolved: ResolvedDestination;
   expiresAtMs: number;
+  /** The smarthost it was resolved under (every domain is the relay's while there is one). */
+  smarthost: string | null;
 }
 
 export class DestinationDirectory {
@@ -35,6 +37,8 @@ export class DestinationDirectory {
     const file = this.config().outbound.destinations;
     if (this.rulesFor !== file) {
       this.rules = effectiveRules(file, BUILT_IN_DESTINATIONS);
+      // A reload changed the rules: every domain is resolved again under them.
+      if (this.rulesFor !== null) this.entries.clear();
       this.rulesFor = file;
     }
     return this.rules;
@@ -58,14 +62,15 @@ export class DestinationDirectory {
   async resolve(domain: string): Promise<ResolvedDestination> {
     const d = domain.toLowerCase();
     const now = this.nowMs();
-    const kept = this.entries.get(d);
-    if (kept && kept.expiresAtMs > now) return kept.resolved;
+    const rules = this.currentRules();
     const smarthost = this.config().outbound.smarthost;
+    const kept = this.entries.get(d);
+    if (kept && kept.expiresAtMs > now && kept.smarthost === smarthost) return kept.resolved;
     let resolved: ResolvedDestination;
     if (smarthost) resolved = { name: d, windowKey: this.relayKey(smarthost), rule: null };
-    else resolved = resolveDestination(d, await this.mxHosts(d), this.currentRules());
+    else resolved = resolveDestination(d, await this.mxHosts(d), rules);
     this.entries.delete(d);
-    this.entries.set(d, { resolved, expiresAtMs: now + DESTINATION_TTL_MS });
+    this.entries.set(d, { resolved, expiresAtMs: now + DESTINATION_TTL_MS, smarthost });
     if (this.entries.size > MAX_DOMAINS) this.entries.delete(this.entries.keys().next().value!);
     return resolved;
   }
