@@ -36,7 +36,7 @@ export async function commonRepos(engine: Engine, hooks: RepoHooks) {
     webhookPosts: createWebhookPostRepo(db),
     suppressions: createSuppressionRepo(db),
     stats: createStatsRepo(db),
-    destinations: createDestinationRepo(db),
+    destinations: createDestinationRepo(db, engine.logDb),
     async followSendingDomains(caches) {
       subscriptions.push(await listenForSendingDomainChanges(engine.listen, caches));
     },

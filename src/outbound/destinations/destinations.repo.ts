@@ -28,7 +28,12 @@ const fromRow = (r: Row): DestinationPause => ({
 /** Recipients updated by one statement at most: a claim takes a few hundred. */
 const RECIPIENTS_PER_STATEMENT = 500;
 
-export function createDestinationRepo(db: Db): DestinationRepo {
+/**
+ * `logDb`: where a recipient's destination is written, the cheaper durable path (SQLite's
+ * second connection, no fsync of its own; the same pool on PostgreSQL): it is written at
+ * each claim, and a destination lost in a crash is written again at the next.
+ */
+export function createDestinationRepo(db: Db, logDb: Db = db): DestinationRepo {
   return {
     async listPauses() {
       return (await db.all<Row>(sql`SELECT * FROM destination_pauses ORDER BY destination`)).map(fromRow);
@@ -56,7 +61,7 @@ export function createDestinationRepo(db: Db): DestinationRepo {
     async recordDestination(recipientIds, destination) {
       for (let i = 0; i < recipientIds.length; i += RECIPIENTS_PER_STATEMENT) {
         const ids = recipientIds.slice(i, i + RECIPIENTS_PER_STATEMENT);
-        await db.run(
+        await logDb.run(
           sql`UPDATE outbound_recipients SET destination = ${destination} WHERE ${inList("id", ids)} AND (destination IS NULL OR destination <> ${destination})`,
         );
       }
