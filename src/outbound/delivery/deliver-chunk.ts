@@ -63,10 +63,11 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, items
   // Opportunistic connections serve every domain of the lane (one provider's servers take
   // mail for all its domains): an idle one is reused, so the lane's sessions stay within its
   // window. One opened under a domain's own policy (MTA-STS, require_tls) serves that domain only.
+  // Every key starts with the lane, so the lane's idle connections can be found.
   const key =
     tls.requirement.level === "opportunistic" && !config.outbound.smarthost
-      ? `lane ${destination} tls=opportunistic`
-      : destinationKey(domain, config.outbound.smarthost, tls.requirement.level);
+      ? `${destination}| tls=opportunistic`
+      : `${destination}| ${destinationKey(domain, config.outbound.smarthost, tls.requirement.level)}`;
   const label = resolved.rule ? resolved.name : resolved.windowKey;
   /** Set when the destination throttled us or was paused meanwhile: the rest of the chunk keeps its place. */
   let stopped = false;
@@ -91,6 +92,9 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, items
   let client = ctx.connections.take(key);
   let reused = client !== null;
   if (!client) {
+    // An idle connection of the lane this chunk cannot use (another domain's policy) would
+    // stay open beside the new one: it is closed, so the lane's sessions stay within its window.
+    ctx.connections.closeOne((k) => k.startsWith(`${destination}|`));
     const opened = await connectTo(domain, config, ctx.deps.resolver, tls.requirement, tls.ca, ctx.tlsSessions);
     if (!opened.ok && !opened.permanent && isThrottleText(resolved.rule, opened.reason)) {
       await throttledAtConnect(opened.reason, items);
