@@ -25,6 +25,8 @@ export class SmtpSink {
   maxOpen = 0;
   /** How long the sink takes to answer each message's final dot (a destination that works hard). */
   dataDelayMs = 0;
+  /** When each MAIL FROM arrived (Date.now()), in order: when each transaction started. */
+  readonly mailFromAtMs: number[] = [];
   /** Attempts seen per recipient (lowercase). */
   readonly attempts = new Map<string, number>();
   /** The answer for a recipient on its n-th attempt (1-based); default: accept. */
@@ -62,6 +64,10 @@ export class SmtpSink {
       onAuth(auth, _s, cb) {
         if (opts.auth && auth.username === opts.auth.user && auth.password === opts.auth.pass) return cb(null, { user: auth.username });
         cb(Object.assign(new Error("bad credentials"), { responseCode: 535 }));
+      },
+      onMailFrom(_address, _session, cb) {
+        self!.mailFromAtMs.push(Date.now());
+        cb();
       },
       onRcptTo(address, session, cb) {
         const answer = answerFor(address.address, true);
