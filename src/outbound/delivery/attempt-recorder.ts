@@ -115,7 +115,13 @@ export class AttemptRecorder {
     destination: string,
     dispatch: NewEvent | null,
   ): Promise<void> {
-    const o = throttledOutcome({ item, result, mx, nowMs: this.deps.clock.nowMs() });
+    const o = throttledOutcome({
+      item,
+      result,
+      mx,
+      nowMs: this.deps.clock.nowMs(),
+      maxQueueTimeMs: this.deps.config().outbound.maxQueueTimeMs,
+    });
     this.deps.logger.info("outbound attempt", {
       message_id: item.message.id,
       to: item.recipient.email,
