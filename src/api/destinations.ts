@@ -11,7 +11,7 @@ import { errorResponses, invalid } from "../http/errors.ts";
 import { operatorRoutes } from "./context.ts";
 import type { ApiDeps } from "./deps.ts";
 
-const security = [{ bearerOperatorToken: [] }];
+const security = [{ operatorToken: [] }];
 const NAME = new RegExp(DESTINATION_NAME_PATTERN);
 /** A recipient domain names its destination when no rule takes it: up to 253 characters. */
 const DOMAIN = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;

@@ -69,7 +69,7 @@ const TAGS = [
   { name: "Stats", description: "counts over the last day or week" },
   { name: "Webhook", description: "an outbound account's events webhook: its POSTs and the answers, a test event, retry now" },
   { name: "Operations", description: "whether the server is up" },
-  { name: "Operator", description: "(beyond) the operator's API: an operator token (dashboard.admin_tokens)" },
+  { name: "Operator", description: "(beyond) the operator's API: accounts, their tokens and outbound accounts, the audit log" },
   { name: "Webhooks", description: "POSTs Postroom makes to your URLs" },
 ];
 
@@ -82,10 +82,10 @@ const SECURITY_SCHEMES = {
     description: "the outbound account ID as user, its API key as password (the SMTP credentials)",
   },
   bearerSMTPKey: { type: "http", scheme: "bearer", description: "an outbound account's API key: Authorization: Bearer <key>" },
-  bearerOperatorToken: {
+  operatorToken: {
     type: "http",
     scheme: "bearer",
-    description: "an operator token, one whose hash is in dashboard.admin_tokens: Authorization: Bearer <token>",
+    description: "an operator token (dashboard.admin_tokens): Authorization: Bearer <token>",
   },
 };
 

@@ -32,7 +32,7 @@ describe("GET /api/v0.1/openapi.json", () => {
     for (const { path, method, op } of ops) {
       if (path === "/healthz") expect(op.security).toEqual([]);
       else if (method === "post" && path.endsWith("/messages")) expect(op.security).toEqual([{ smtpAuth: [] }, { bearerSMTPKey: [] }]);
-      else if (path.startsWith("/api/v0.1/operator/")) expect(op.security).toEqual([{ bearerOperatorToken: [] }]);
+      else if (path.startsWith("/api/v0.1/operator/")) expect(op.security).toEqual([{ operatorToken: [] }]);
       else expect(op.security).toEqual([{ bearerAPIToken: [] }, { basicAPIToken: [] }]);
       expect(op.operationId).toBeString();
     }
@@ -72,6 +72,7 @@ describe("GET /api/v0.1/openapi.json", () => {
         "testAddress",
         "postIncomingAgain",
         "getIncomingMessage",
+        // The operator API (API.md section 10): destinations (issue 29).
         "listPausedDestinations",
         "pauseDestination",
         "resumeDestination",
