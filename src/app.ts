@@ -34,6 +34,7 @@ import type { BounceHandler } from "./outbound/bounces/bounce-hook.ts";
 import type { DeliveryWorker } from "./outbound/delivery/worker.ts";
 import { outboundFeature } from "./outbound/feature.ts";
 import { queueActionDepsOf } from "./outbound/queue/queue-actions.ts";
+import { pausedDestinations } from "./outbound/destinations/pause-board.ts";
 import { openRepos } from "./repos/open.ts";
 import type { Repos } from "./repos/repos.ts";
 import type { SqliteRepos } from "./repos/sqlite.ts";
@@ -112,6 +113,7 @@ export class App {
       queue: repos.outbound,
       outbox: repos.outbox,
       inboundQueue: repos.inboundQueue,
+      pauses: repos.destinations,
       clock,
       tls: () => tls.manager.status(),
       mailInFlight: () => ({ bytes: budget.inFlightBytes, budget: budget.capacityBytes, waiting: budget.waitingCount }),
@@ -160,6 +162,7 @@ export class App {
         queue: await repos.outbound.queueDepth(clock.nowMs()),
         webhook_events_pending: await repos.outbox.countPending(),
         sending_ips: await deliverability.sending.list(),
+        paused_destinations: await pausedDestinations(repos.destinations, clock.nowMs()),
       }),
       queue: queueActionDepsOf({
         repo: repos.queueControl,
@@ -185,6 +188,7 @@ export class App {
       suppressions: repos.suppressions,
       inboundQueue: repos.inboundQueue,
       stats: repos.stats,
+      destinations: repos.destinations,
       calls: limiter,
       send: outbound.send,
       domains: domains.service,

@@ -11,6 +11,8 @@ export interface SinkMessage {
   user: string | null;
   /** The address the client connected from (a pool's source address, issue 29). */
   remoteAddress: string;
+  /** When the sink took the message (Date.now()). */
+  receivedAtMs: number;
 }
 
 /** What the sink does with one recipient: accept, refuse (at RCPT or after DATA), or hang up. */
@@ -25,6 +27,8 @@ export class SmtpSink {
   maxOpen = 0;
   /** How long the sink takes to answer each message's final dot (a destination that works hard). */
   dataDelayMs = 0;
+  /** When each MAIL FROM arrived (Date.now()), in order: when each transaction started. */
+  readonly mailFromAtMs: number[] = [];
   /** Attempts seen per recipient (lowercase). */
   readonly attempts = new Map<string, number>();
   /** The answer for a recipient on its n-th attempt (1-based); default: accept. */
@@ -63,6 +67,10 @@ export class SmtpSink {
         if (opts.auth && auth.username === opts.auth.user && auth.password === opts.auth.pass) return cb(null, { user: auth.username });
         cb(Object.assign(new Error("bad credentials"), { responseCode: 535 }));
       },
+      onMailFrom(_address, _session, cb) {
+        self!.mailFromAtMs.push(Date.now());
+        cb();
+      },
       onRcptTo(address, session, cb) {
         const answer = answerFor(address.address, true);
         if (answer === "drop") {
@@ -95,6 +103,7 @@ export class SmtpSink {
             tls: session.secure,
             user: (session.user as string | undefined) ?? null,
             remoteAddress: session.remoteAddress.replace(/^::ffff:/, ""),
+            receivedAtMs: Date.now(),
           });
           if (self!.dataDelayMs > 0) setTimeout(() => cb(null, "OK queued as sink"), self!.dataDelayMs);
           else cb(null, "OK queued as sink");
