@@ -33,17 +33,20 @@ export interface SendingIpHealth {
 }
 
 /**
- * Every address mail leaves from, with its EHLO name: today outbound.sending_ips with
- * smtp.hostname. The one place that lists them, so IP pools add theirs here.
+ * Every address mail leaves from, with its EHLO name: each pool's addresses with their own
+ * helo (outbound.ip_pools), then the other outbound.sending_ips with smtp.hostname. The one
+ * place that lists them; an address in two pools is listed once, with its first helo.
  */
 export function sendingIpsOf(config: Pick<Config, "hostname" | "outbound">): SourceAddress[] {
   const seen = new Set<string>();
   const out: SourceAddress[] = [];
-  for (const ip of config.outbound.sendingIps) {
-    if (seen.has(ip)) continue;
+  const add = (ip: string, helo: string) => {
+    if (seen.has(ip)) return;
     seen.add(ip);
-    out.push({ ip, helo: config.hostname });
-  }
+    out.push({ ip, helo });
+  };
+  for (const pool of config.outbound.ipPools) for (const a of pool.addresses) add(a.ip, a.helo);
+  for (const ip of config.outbound.sendingIps) add(ip, config.hostname);
   return out;
 }
 
