@@ -129,7 +129,15 @@ export class App {
     const domains = domainsFeature({ ...common, repo: repos.sendingDomains, follow, encryptionKey: key("dkim") });
     this.domains = domains.service;
     const limiter = repos.rateLimits.calls;
-    const outbound = outboundFeature({ ...common, repos, limiter, domains: domains.senders, metrics, trackingKey });
+    const outbound = outboundFeature({
+      ...common,
+      repos,
+      limiter,
+      domains: domains.senders,
+      metrics,
+      trackingKey,
+      listedIps: () => deliverability.sending.listedIps(),
+    });
     this.delivery = outbound.delivery;
     const localAttachments = repos.localAttachments({
       key: key("url-signing"),

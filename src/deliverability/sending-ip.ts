@@ -5,6 +5,9 @@
 // ip-check.ts's.
 import type { Config } from "../config/config.ts";
 
+// The pool picker's rule on listed addresses lives with the picker (src/outbound), which cannot import this folder.
+export { usableSourceAddresses } from "../outbound/delivery/source-address.ts";
+
 /** An address mail leaves from and the name it gives in EHLO. */
 export interface SourceAddress {
   ip: string;
@@ -91,20 +94,4 @@ export function ipWarnings(h: Omit<SendingIpHealth, "checkedAtMs">): string[] {
       `sending IP ${h.ip}: the ${u.check === "ptr" || u.check === "fcrdns" ? u.check.toUpperCase() : `${u.check} blocklist`} check could not be made (${u.reason})`,
     );
   return out;
-}
-
-/**
- * The addresses of a pool that may open new connections: those not listed on any
- * blocklist, as long as one is left (a pool never stops sending because every address is
- * listed). Addresses without a check yet are usable.
- */
-export function usableSourceAddresses<A extends { ip: string }>(
-  addresses: readonly A[],
-  health: readonly Pick<SendingIpHealth, "ip" | "listed">[],
-  avoidListed = true,
-): A[] {
-  if (!avoidListed) return [...addresses];
-  const listed = new Set(health.filter((h) => h.listed.length > 0).map((h) => h.ip));
-  const usable = addresses.filter((a) => !listed.has(a.ip));
-  return usable.length > 0 ? usable : [...addresses];
 }

@@ -52,6 +52,8 @@ export interface OutboundFeatureDeps {
   /** What delivery counts (src/metrics/metrics.ts implements it; declared here, as metrics import outbound). */
   metrics: DeliveryCounters;
   trackingKey: Buffer;
+  /** Sending addresses on a blocklist now (the deliverability check's): pools avoid them (outbound.avoid_listed_ips). */
+  listedIps?(): ReadonlySet<string>;
 }
 
 export interface DeliveryCounters {
@@ -96,6 +98,7 @@ export function outboundFeature(deps: OutboundFeatureDeps): OutboundFeature {
     leaseLost: () => metrics.deliveryLeaseLost(),
     destinationRepo: repos.destinations,
     destinationMetrics: metrics.destinations,
+    listedIps: deps.listedIps,
   });
   const send: SendDeps = {
     repo: repos.outbound,

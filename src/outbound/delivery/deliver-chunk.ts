@@ -17,7 +17,7 @@ import type { DestinationWindows } from "./destination-window.ts";
 import type { HeldRecipients } from "./held-recipients.ts";
 import { copyFor, envelopeSender } from "./prepare.ts";
 import type { SmtpClient } from "./smtp-client.ts";
-import { rankSourceAddresses } from "./source-address.ts";
+import { newConnectionSources } from "./source-address.ts";
 import { capsSpent, withinWarmup } from "./warmup-gate.ts";
 import type { TlsSessionCache } from "./tls-sessions.ts";
 import { DELIVERY_MESSAGE_COST, type WorkerDeps } from "./worker-deps.ts";
@@ -38,6 +38,8 @@ export interface ChunkTarget {
   /** The pool's addresses ("a,b"), or DEFAULT_SOURCE_IP: the lane's source part. */
   sourceIp: string;
 }
+
+const NONE_LISTED: ReadonlySet<string> = new Set();
 
 /** What a chunk uses of its worker: its deps and id, and what it shares across chunks. */
 export interface ChunkContext {
@@ -74,7 +76,9 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claim
   const tls: DestinationTls = ctx.deps.tlsFor ? await ctx.deps.tlsFor(domain) : { requirement: { level: "opportunistic" } };
   // The destination's name spreads a pool's destinations over its addresses (all of a
   // provider's domains leave from one address) and keys the warm-up counts.
-  const sources = target.pool ? rankSourceAddresses(target.pool.addresses, resolved.name) : null;
+  // A listed address opens no new connection while the pool has a clean one (outbound.avoid_listed_ips).
+  const listed = ctx.deps.listedIps?.() ?? NONE_LISTED;
+  const sources = target.pool ? newConnectionSources(target.pool.addresses, resolved.name, listed, config.outbound.avoidListedIps) : null;
   const connect = () => connectTo(domain, config, ctx.deps.resolver, tls.requirement, tls.ca, ctx.tlsSessions, sources);
   // Opportunistic connections serve every domain of the lane (one provider's servers take
   // mail for all its domains): an idle one is reused, so the lane's sessions stay within its

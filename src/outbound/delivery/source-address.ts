@@ -37,6 +37,43 @@ export function sourceForRemote(ranked: readonly SourceAddress[], remoteIp: stri
   return ranked.find((a) => isIPv6(a.ip) === v6) ?? null;
 }
 
+/**
+ * The addresses of a pool that may open new connections: those not listed on any
+ * blocklist, as long as one of the same family is left (a pool never stops sending because
+ * every address is listed, nor stops reaching IPv4 or IPv6 MX hosts). Order is kept.
+ * Addresses without a check yet are usable.
+ */
+export function usableSourceAddresses<A extends { ip: string }>(
+  addresses: readonly A[],
+  health: readonly { ip: string; listed: readonly unknown[] }[],
+  avoidListed = true,
+): A[] {
+  if (!avoidListed) return [...addresses];
+  return withoutListed(addresses, new Set(health.filter((h) => h.listed.length > 0).map((h) => h.ip)));
+}
+
+/** `addresses` less those in `listed`, each family keeping its addresses when all of them are listed. */
+function withoutListed<A extends { ip: string }>(addresses: readonly A[], listed: ReadonlySet<string>): A[] {
+  if (listed.size === 0) return [...addresses];
+  const cleanFamily = new Set(addresses.filter((a) => !listed.has(a.ip)).map((a) => isIPv6(a.ip)));
+  return addresses.filter((a) => !listed.has(a.ip) || !cleanFamily.has(isIPv6(a.ip)));
+}
+
+/**
+ * The addresses a new connection to `destinationKey` may leave from, in the order it
+ * prefers them: the pool's ranking, less the addresses on a blocklist (`listed`, the health
+ * check's) when outbound.avoid_listed_ips is set (usableSourceAddresses' rule).
+ */
+export function newConnectionSources(
+  pool: readonly SourceAddress[],
+  destinationKey: string,
+  listed: ReadonlySet<string>,
+  avoidListed: boolean,
+): SourceAddress[] {
+  const ranked = rankSourceAddresses(pool, destinationKey);
+  return avoidListed ? withoutListed(ranked, listed) : ranked;
+}
+
 /** Each config's outbound account → pool map, made once per config (a reload makes a new config). */
 const poolMaps = new WeakMap<Config, Map<string, IpPoolConfig>>();
 
