@@ -17,6 +17,7 @@ import type { BounceHandler } from "./bounces/bounce-hook.ts";
 import type { StsStore } from "./delivery/mta-sts.port.ts";
 import { outboundTls } from "./delivery/destination-tls.ts";
 import { copyPreparer } from "./delivery/prepare.ts";
+import { poolNamed } from "./delivery/source-address.ts";
 import { DeliveryWorker } from "./delivery/worker.ts";
 import type { WarmupCounts } from "./delivery/warmup.port.ts";
 import { DAY_MS, dayStartMs } from "./delivery/warmup.ts";
@@ -99,6 +100,8 @@ export function outboundFeature(deps: OutboundFeatureDeps): OutboundFeature {
     destinationRepo: repos.destinations,
     destinationMetrics: metrics.destinations,
     listedIps: deps.listedIps,
+    // The registry knows the config's outbound accounts and those made through the operator API.
+    poolOf: (outboundAccountId) => poolNamed(config(), deps.registry.outbound(outboundAccountId)?.outbound.ipPool),
   });
   const send: SendDeps = {
     repo: repos.outbound,

@@ -74,6 +74,12 @@ export function newConnectionSources(
   return avoidListed ? withoutListed(ranked, listed) : ranked;
 }
 
+/** The config's pool named `name` (an outbound account's ip_pool, from the file or the operator API); null for none or a name no longer in the config. */
+export function poolNamed(config: Config, name: string | null | undefined): IpPoolConfig | null {
+  if (!name) return null;
+  return config.outbound.ipPools.find((p) => p.name === name) ?? null;
+}
+
 /** Each config's outbound account → pool map, made once per config (a reload makes a new config). */
 const poolMaps = new WeakMap<Config, Map<string, IpPoolConfig>>();
 
