@@ -25,6 +25,9 @@ export class SmtpSink {
   /** Connections open now, and the most open at once so far. */
   open = 0;
   maxOpen = 0;
+  /** The same per client address (a pool's source address, issue 29). */
+  readonly openFrom = new Map<string, number>();
+  readonly maxOpenFrom = new Map<string, number>();
   /** How long the sink takes to answer each message's final dot (a destination that works hard). */
   dataDelayMs = 0;
   /** When each MAIL FROM arrived (Date.now()), in order: when each transaction started. */
@@ -54,14 +57,20 @@ export class SmtpSink {
       disabledCommands: [...(opts.auth ? [] : ["AUTH"]), ...(opts.tls ? [] : ["STARTTLS"])],
       ...(opts.tls ? { key: opts.tls.key, cert: opts.tls.cert } : { hideSTARTTLS: true }),
       logger: false,
-      onConnect(_session, cb) {
+      onConnect(session, cb) {
         self!.connections++;
         self!.open++;
         self!.maxOpen = Math.max(self!.maxOpen, self!.open);
+        const from = session.remoteAddress.replace(/^::ffff:/, "");
+        const n = (self!.openFrom.get(from) ?? 0) + 1;
+        self!.openFrom.set(from, n);
+        self!.maxOpenFrom.set(from, Math.max(self!.maxOpenFrom.get(from) ?? 0, n));
         cb();
       },
-      onClose() {
+      onClose(session) {
         self!.open--;
+        const from = session.remoteAddress.replace(/^::ffff:/, "");
+        self!.openFrom.set(from, (self!.openFrom.get(from) ?? 1) - 1);
       },
       onAuth(auth, _s, cb) {
         if (opts.auth && auth.username === opts.auth.user && auth.password === opts.auth.pass) return cb(null, { user: auth.username });
