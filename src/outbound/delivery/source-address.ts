@@ -2,9 +2,8 @@
 // random weight) hashing: every address gets a score per destination and the highest wins,
 // so one destination always leaves from the same address (its reputation there builds on
 // one IP), destinations spread evenly over the pool, and adding or removing an address
-// moves only the destinations that address wins or won. The destination key is one
-// parameter: the recipient's domain today, a destination's name when destinations group
-// domains by MX.
+// moves only the destinations that address wins or won. The destination key is the
+// destination's name (a rule's, or the recipient domain when no rule takes it).
 import { createHash } from "node:crypto";
 import { isIPv6 } from "node:net";
 import type { Config, IpPoolConfig, SourceAddress } from "../../config/config.ts";

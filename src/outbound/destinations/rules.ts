@@ -8,7 +8,7 @@ import { type DestinationRule, MAX_PAUSE_MS } from "../../config/destinations.ts
 export type { DestinationRule };
 export { MAX_PAUSE_MS };
 
-/** The source address of a connection when no pool binds one (i29-pools passes the pool's address). */
+/** The source part of a lane when no pool binds an address (lanes.ts: a pool's lane is its addresses). */
 export const DEFAULT_SOURCE_IP = "default";
 
 /** What a recipient domain resolved to. */
