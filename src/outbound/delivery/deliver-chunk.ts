@@ -75,7 +75,7 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claim
   const config = ctx.deps.config();
   const tls: DestinationTls = ctx.deps.tlsFor ? await ctx.deps.tlsFor(domain) : { requirement: { level: "opportunistic" } };
   // The destination's name spreads a pool's destinations over its addresses (all of a
-  // provider's domains leave from one address) and keys the warm-up counts.
+  // rule's domains leave from one address) and keys the warm-up counts.
   // A listed address opens no new connection while the pool has a clean one (outbound.avoid_listed_ips).
   const listed = ctx.deps.listedIps?.() ?? NONE_LISTED;
   const sources = target.pool ? newConnectionSources(target.pool.addresses, resolved.name, listed, config.outbound.avoidListedIps) : null;
@@ -83,11 +83,13 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claim
   // Opportunistic connections serve every domain of the lane (one provider's servers take
   // mail for all its domains): an idle one is reused, so the lane's sessions stay within its
   // window. One opened under a domain's own policy (MTA-STS, require_tls) serves that domain only.
-  // Every key starts with the lane, so the lane's idle connections can be found.
+  // Every key starts with the lane, so the lane's idle connections can be found. A pool's
+  // kept connection left from some address: only mail that would leave from it may take it.
+  const from = sources ? ` from=${sources.map((a) => a.ip).join(",")}` : "";
   const key =
     tls.requirement.level === "opportunistic" && !config.outbound.smarthost
-      ? `${destination}| tls=opportunistic`
-      : `${destination}| ${destinationKey(domain, config.outbound.smarthost, tls.requirement.level)}`;
+      ? `${destination}| tls=opportunistic${from}`
+      : `${destination}| ${destinationKey(domain, config.outbound.smarthost, tls.requirement.level)}${from}`;
   // The metrics' source IP: the address a connection left from, once there is one.
   let sourceIp = target.sourceIp;
   const label = resolved.rule ? resolved.name : resolved.windowKey;
@@ -178,7 +180,14 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claim
       }
       if (!client.usable) {
         recorded.push(
-          ctx.record.settle(item, { code: null, response: "connection to the mail server was lost" }, client.endpoint.host, false),
+          ctx.record.settle(
+            item,
+            { code: null, response: "connection to the mail server was lost" },
+            client.endpoint.host,
+            false,
+            null,
+            client.sourceIp,
+          ),
         );
         continue;
       }
@@ -198,6 +207,7 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claim
       const attempt = item.recipient.attempts + 1;
       const dispatch = ctx.record.event(item, "dispatch", {
         mx: client.endpoint.host,
+        ...(client.sourceIp ? { source_ip: client.sourceIp } : {}),
         smtp_code: null,
         smtp_response: null,
         attempt,
@@ -242,7 +252,7 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claim
         }
         client = opened.client;
         sourceIp = client.sourceIp ?? target.sourceIp;
-        dispatch.details = { ...dispatch.details, mx: client.endpoint.host };
+        dispatch.details = { ...dispatch.details, mx: client.endpoint.host, ...(client.sourceIp ? { source_ip: client.sourceIp } : {}) };
         result = await client.send(envelopeSender(item.message, item.recipient.id), item.recipient.email, raw);
       }
       reused = false;
