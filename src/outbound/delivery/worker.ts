@@ -1,5 +1,5 @@
-// The delivery worker: leases due recipients, groups them by destination domain, and
-// delivers each group over one connection (kept open a moment for the next group to the
+// The delivery worker: leases due recipients, groups them by domain and IP pool (lanes.ts),
+// and delivers each group over one connection (kept open a moment for the next group to the
 // same destination), within the global and per-domain concurrency limits. Every attempt is
 // recorded, its dispatch and outcome events with the queue's new state, in one commit.
 // A heartbeat renews the leases it holds (held-recipients.ts): a slow attempt keeps them.
