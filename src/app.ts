@@ -29,11 +29,11 @@ import { createLogger, type Logger } from "./lib/logger.ts";
 import { type BudgetListener, budgetOfLimits, type MemoryBudget } from "./lib/memory-budget.ts";
 import { loadOrCreateKey } from "./lib/secret-key.ts";
 import { Listeners } from "./listeners.ts";
+import { dashboardPages, metricsDeps, routeRepos } from "./app-wiring.ts";
 import { createMetrics, type Metrics } from "./metrics/metrics.ts";
 import type { BounceHandler } from "./outbound/bounces/bounce-hook.ts";
 import type { DeliveryWorker } from "./outbound/delivery/worker.ts";
 import { outboundFeature } from "./outbound/feature.ts";
-import { queueActionDepsOf } from "./outbound/queue/queue-actions.ts";
 import { openRepos } from "./repos/open.ts";
 import type { Repos } from "./repos/repos.ts";
 import type { SqliteRepos } from "./repos/sqlite.ts";
@@ -108,26 +108,22 @@ export class App {
     const tls = tlsFeature({ ...common, store: repos.tls });
     this.tls = tls.manager;
     const deliverability = (this.deliverability = deliverabilityFeature({ ...common, repos }));
-    const metrics = (this.metrics = createMetrics({
-      queue: repos.outbound,
-      outbox: repos.outbox,
-      inboundQueue: repos.inboundQueue,
-      clock,
-      tls: () => tls.manager.status(),
-      mailInFlight: () => ({ bytes: budget.inFlightBytes, budget: budget.capacityBytes, waiting: budget.waitingCount }),
-      version: VERSION,
-      nodeId,
-      deliverability: {
-        sendingIps: () => deliverability.sending.list(),
-        zones: () => this.current.outbound.dnsblZones,
-        complaintRates: () => deliverability.complaintRates(),
-      },
-    }));
+    const metrics = (this.metrics = createMetrics(
+      metricsDeps({ repos, clock, budget, deliverability, nodeId, version: VERSION, tls: () => tls.manager.status(), config: current }),
+    ));
     const follow = (caches: SendingDomainCaches) => repos.followSendingDomains(caches);
     const domains = domainsFeature({ ...common, repo: repos.sendingDomains, follow, encryptionKey: key("dkim") });
     this.domains = domains.service;
     const limiter = repos.rateLimits.calls;
-    const outbound = outboundFeature({ ...common, repos, limiter, domains: domains.senders, metrics, trackingKey });
+    const outbound = outboundFeature({
+      ...common,
+      repos,
+      limiter,
+      domains: domains.senders,
+      metrics,
+      trackingKey,
+      listedIps: () => deliverability.sending.listedIps(),
+    });
     this.delivery = outbound.delivery;
     const localAttachments = repos.localAttachments({
       key: key("url-signing"),
@@ -153,19 +149,15 @@ export class App {
       ...common,
       sessions: repos.sessions,
       limiter: repos.rateLimits.dashboard,
-      system: async () => ({
+      ...dashboardPages({
+        repos,
+        clock,
         version: VERSION,
-        health: this.health(),
-        tls: tls.manager.status(),
-        queue: await repos.outbound.queueDepth(clock.nowMs()),
-        webhook_events_pending: await repos.outbox.countPending(),
-        sending_ips: await deliverability.sending.list(),
-      }),
-      queue: queueActionDepsOf({
-        repo: repos.queueControl,
-        nowMs: () => clock.nowMs(),
+        health: () => this.health(),
+        tls: () => tls.manager.status(),
+        deliverability,
         kick: () => outbound.send.notify(),
-        accounts: () => current().accounts,
+        config: current,
       }),
     });
     const { router, apiRoutes, routeOf } = buildRouter({
@@ -175,25 +167,15 @@ export class App {
       nodeId,
       version: VERSION,
       health: () => this.health(),
-      addresses: repos.addresses,
-      customDomains: repos.customDomains,
-      statuses: repos.statuses,
+      ...routeRepos(repos),
       localAttachments,
-      outbound: repos.outbound,
-      queueControl: repos.queueControl,
-      sendingDomains: repos.sendingDomains,
-      suppressions: repos.suppressions,
-      inboundQueue: repos.inboundQueue,
-      stats: repos.stats,
       calls: limiter,
       send: outbound.send,
       domains: domains.service,
       webhooks: events.webhooks,
-      webhookEndpoints: repos.webhookEndpoints,
       testPost: inbound.testPost,
       kept: inbound.kept,
       tenants: tenants.admin,
-      audit: repos.audit,
       deliverability,
       dashboard,
     });

@@ -7,6 +7,7 @@ import { addressTestRoutes } from "./api/address-test.ts";
 import { addressRoutes } from "./api/addresses.ts";
 import { attachmentRoutes } from "./api/attachments.ts";
 import { customDomainRoutes } from "./api/custom-domains.ts";
+import { destinationRoutes } from "./api/destinations.ts";
 import type { ApiDeps } from "./api/deps.ts";
 import { healthRoutes } from "./api/health.ts";
 import { incomingStatusRoutes } from "./api/incoming-statuses.ts";
@@ -156,7 +157,8 @@ export function buildRouter(deps: RouterDeps) {
         .use(operatorCredentialRoutes(deps))
         .use(operatorAuditRoutes(deps))
         .use(sendingHealthRoutes(deps))
-        .use(queueRoutes(deps)),
+        .use(queueRoutes(deps))
+        .use(destinationRoutes(deps)),
     ),
     group(
       "account",

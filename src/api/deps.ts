@@ -13,6 +13,7 @@ import type { DomainService } from "../domains/service.ts";
 import type { DeliverabilityFeature } from "../deliverability/feature.ts";
 import type { OutboundRepo } from "../outbound/queue/queue.port.ts";
 import type { QueueControlRepo } from "../outbound/queue/queue-control.port.ts";
+import type { DestinationRepo } from "../outbound/destinations/destinations.port.ts";
 import type { SuppressionRepo } from "../outbound/suppressions/suppressions.port.ts";
 import type { InboundQueueRepo } from "../inbound/queue/inbound-queue.port.ts";
 import type { SendDeps } from "../outbound/sending/send.ts";
@@ -81,4 +82,6 @@ export interface ApiDeps {
   audit: AuditRepo;
   /** The sending IPs' health (GET /operator/health/sending) and the complaint rates (the overview). */
   deliverability: Pick<DeliverabilityFeature, "sending" | "complaintRates">;
+  /** Paused destinations (the operator's pause and resume) and each recipient's destination. */
+  destinations: DestinationRepo;
 }

@@ -76,7 +76,7 @@ const TAGS = [
   {
     name: "Operator",
     description:
-      "(beyond) the operator's API: accounts, their tokens and outbound accounts, the audit log, the sending IPs' health, the queue",
+      "(beyond) the operator's API: accounts, their tokens and outbound accounts, the audit log, the sending IPs' health, the queue, paused destinations",
   },
   { name: "Webhooks", description: "POSTs Postroom makes to your URLs" },
 ];

@@ -3,11 +3,13 @@
 // username with its first key) and their keys (two live at most, for rotation). Each
 // secret is in the answer that made it and nowhere else: the store keeps its SHA-256.
 import { t } from "elysia";
+import type { Config } from "../config/config.ts";
 import { DEFAULT_SEND_RATE_LIMIT } from "../auth/tenant-accounts.ts";
 import { MAX_LIVE_KEYS } from "../auth/tenants.port.ts";
 import { conflict, errorResponses, invalid, notFound } from "../http/errors.ts";
 import { oneLine } from "../http/text-checks.ts";
 import { operatorRoutes } from "./context.ts";
+import type { ApiDeps } from "./deps.ts";
 import { checkedRate, type OperatorDeps, operatorSecurity, storedAccount } from "./operator-accounts.ts";
 import { IP_POOL_MAX_CHARS, NAME_MAX_CHARS, OutboundRecordSchema, outboundRecord, rateField, scopesOf } from "./operator-records.ts";
 
@@ -70,7 +72,20 @@ const gone = (accountId: string) => notFound(`Not Found: no account ${accountId}
 const noOutbound = (accountId: string, id: string) =>
   notFound(`Not Found: account ${accountId} has no outbound account ${id}; GET /api/v0.1/operator/accounts/${accountId} lists them`);
 
-export function operatorCredentialRoutes(deps: OperatorDeps) {
+/** The pool named, once it is one of the config's [[outbound.ip_pools]] (a name of none would send from the default address unseen). */
+function checkedPool(config: Config, name: string | null | undefined): string | null {
+  if (name === undefined || name === null) return null;
+  const pools = config.outbound.ipPools.map((p) => `"${p.name}"`);
+  if (pools.includes(`"${name}"`)) return name;
+  throw invalid(
+    "ip_pool",
+    pools.length > 0
+      ? `must name one of the config's [[outbound.ip_pools]]: ${pools.join(", ")}`
+      : "must name one of the config's [[outbound.ip_pools]], and the config has none: add the pool there first",
+  );
+}
+
+export function operatorCredentialRoutes(deps: OperatorDeps & Pick<ApiDeps, "config">) {
   const log = deps.logger.child({ component: "operator" });
   return operatorRoutes("operator-credentials")
     .post(
@@ -138,7 +153,7 @@ export function operatorCredentialRoutes(deps: OperatorDeps) {
         const input = {
           name: body.name ?? "",
           sendRateLimit: checkedRate("send_rate_limit", body.send_rate_limit, DEFAULT_SEND_RATE_LIMIT),
-          ipPool: body.ip_pool ?? null,
+          ipPool: checkedPool(deps.config(), body.ip_pool),
           testMode: body.test_mode ?? false,
         };
         const account = await storedAccount(deps, params.id);

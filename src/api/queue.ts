@@ -165,7 +165,7 @@ export function queueRoutes(deps: QueueRouteDeps) {
         detail: { operationId: "listQueue", summary: "(beyond) recipients waiting in the queue, soonest due first", tags, security },
       },
     )
-    .get("/queue/summary", async () => (await deps.queueControl.summary(QUEUE_LIST_MAX)).map(summaryRecord), {
+    .get("/queue/summary", async () => (await deps.queueControl.summary(QUEUE_LIST_MAX, deps.clock.nowMs())).map(summaryRecord), {
       response: { 200: t.Array(DestinationSummarySchema), ...errorResponses(401, 403) },
       detail: { operationId: "queueSummary", summary: "(beyond) the queue by destination, most waiting first", tags, security },
     })

@@ -33,6 +33,7 @@ export function storedAsConfig(s: StoredAccount): AccountConfig {
       sendRateLimit: rateOr(o.sendRateLimit, DEFAULT_SEND_RATE_LIMIT),
       testMode: o.testMode || s.testMode,
       webhook: null,
+      ipPool: o.ipPool,
     })),
   };
 }

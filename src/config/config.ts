@@ -1,5 +1,6 @@
 // The validated config as the rest of the program sees it: camelCase, with every
 // duration in ms, every size in bytes and every listen address parsed.
+import type { DestinationRule } from "./destinations.ts";
 import type { LogLevel } from "../lib/logger.ts";
 import type { Share } from "../lib/memory-shares.ts";
 import type { ListenAddress, RateLimit } from "./units.ts";
@@ -163,6 +164,8 @@ export interface Config {
     concurrency: number;
     domainConcurrency: number;
     initialDomainConcurrency: number;
+    /** [[outbound.destinations]] as the file gives them (the built-in rules are added where they are used). */
+    destinations: DestinationRule[];
     /** Servers whose last TLS session is kept for resumption; 0 = off. */
     tlsSessionCache: number;
     retryDelaysMs: number[];

@@ -4,6 +4,7 @@ import { parseIpRange } from "../lib/ip-ranges.ts";
 import type { Problem } from "../lib/validation.ts";
 import { ipPoolProblems } from "./ip-pool-problems.ts";
 import type { RawConfig } from "./schema.ts";
+import { destinationProblems } from "./destinations.ts";
 import { tlsRequiredKeyProblems } from "./tls-required.ts";
 import { parseDurationMs } from "./units.ts";
 
@@ -32,6 +33,7 @@ export function crossKeyProblems(raw: RawConfig): Problem[] {
   });
   for (const [j, h] of raw.dashboard.admin_tokens.entries()) claimSecret(h, `dashboard.admin_tokens[${j}]`);
   problems.push(...tlsRequiredKeyProblems(raw.tls));
+  problems.push(...destinationProblems(raw.outbound.destinations));
   if (raw.smtp.submission_tls_listen !== "" && raw.tls.mode === "off") {
     problems.push({
       path: "smtp.submission_tls_listen",

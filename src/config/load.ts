@@ -1,6 +1,7 @@
 // Reads the TOML file, fills defaults, validates it against the schema and the rules
 // that span several keys, and converts units. Every problem is collected with its key
 // path so one run of `postroom check-config` shows them all.
+import { destinationRule } from "./destinations.ts";
 import { Value } from "@sinclair/typebox/value";
 import { parseShare } from "../lib/memory-shares.ts";
 import { availableParallelism, hostname } from "node:os";
@@ -166,6 +167,7 @@ export function toConfig(raw: RawConfig): Config {
       concurrency: raw.outbound.concurrency,
       domainConcurrency: raw.outbound.domain_concurrency,
       initialDomainConcurrency: raw.outbound.initial_domain_concurrency,
+      destinations: raw.outbound.destinations.map(destinationRule),
       tlsSessionCache: raw.outbound.tls_session_cache,
       retryDelaysMs: raw.outbound.retry_delays.map(ms),
       digestIntervalMs: ms(raw.outbound.digest_interval),

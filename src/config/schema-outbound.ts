@@ -5,6 +5,7 @@ import { Type } from "@sinclair/typebox";
 import { IpPools } from "./schema-ip-pools.ts";
 import { deliverabilityKeys } from "./schema-deliverability.ts";
 import { bool, duration, int, nonzeroDuration, section, size, str } from "./schema-keys.ts";
+import { DestinationsKey } from "./schema-destinations.ts";
 import { DURATION_PATTERN } from "./units.ts";
 
 export const OutboundSection = section(
@@ -49,6 +50,7 @@ export const OutboundSection = section(
       100,
       "most connections delivering mail at once to one destination domain (Postfix's default_destination_concurrency_limit)",
     ),
+    destinations: DestinationsKey,
     initial_domain_concurrency: int(
       5,
       1,

@@ -55,7 +55,7 @@ export async function dashboardQueue(deps: DashboardQueueDeps, req: Request, pat
   const headers = { "Cache-Control": "no-store" };
   if (path === DASHBOARD_QUEUE_PATH) {
     if (req.method !== "GET") return errorResponse(405, undefined, { Allow: "GET" });
-    const summary = await deps.queue.repo.summary(SUMMARY_ROWS);
+    const summary = await deps.queue.repo.summary(SUMMARY_ROWS, deps.queue.nowMs());
     const rows = summary.map((s) => ({
       destination: s.destination,
       queued: s.queued,

@@ -1,7 +1,7 @@
 // The deliverability feature: every sending IP's PTR, FCrDNS and blocklist listings,
 // checked at start and hourly (once per cluster) and kept in the store, and the complaint
 // rate of every outbound account. It serves /healthz's warnings, /metrics, the operator
-// API and the dashboard; the pool picker asks usableSourceAddresses (sending-ip.ts).
+// API and the dashboard; the pool picker (src/outbound/delivery/source-address.ts) skips listedIps().
 import type { AccountRegistry } from "../auth/accounts.ts";
 import type { Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";

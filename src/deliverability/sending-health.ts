@@ -24,6 +24,9 @@ export interface SendingHealthDeps {
 
 export class SendingHealth {
   private rows: SendingIpHealth[] = [];
+  /** listedIps()'s answer and the rows it was made from. */
+  private listed: ReadonlySet<string> = new Set();
+  private listedOf: SendingIpHealth[] | null = null;
   private readAtMs = -Infinity;
   private reading: Promise<void> | null = null;
   private checking: Promise<SendingIpHealth[]> | null = null;
@@ -80,6 +83,19 @@ export class SendingHealth {
       });
     }
     return this.rows.flatMap(ipWarnings);
+  }
+
+  /**
+   * The addresses on a blocklist at the last check this node knows of, for the pool picker
+   * (synchronous, as warnings(): the rows are read again in the background once old).
+   */
+  listedIps(): ReadonlySet<string> {
+    this.warnings();
+    if (this.listedOf !== this.rows) {
+      this.listedOf = this.rows;
+      this.listed = new Set(this.rows.filter((h) => h.listed.length > 0).map((h) => h.ip));
+    }
+    return this.listed;
   }
 
   /** Reads the stored rows now (at start, and when warnings() finds them old). */

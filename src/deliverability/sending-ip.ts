@@ -5,6 +5,9 @@
 // ip-check.ts's.
 import type { Config } from "../config/config.ts";
 
+// The pool picker's rule on listed addresses lives with the picker (src/outbound), which cannot import this folder.
+export { usableSourceAddresses } from "../outbound/delivery/source-address.ts";
+
 /** An address mail leaves from and the name it gives in EHLO. */
 export interface SourceAddress {
   ip: string;
@@ -33,17 +36,20 @@ export interface SendingIpHealth {
 }
 
 /**
- * Every address mail leaves from, with its EHLO name: today outbound.sending_ips with
- * smtp.hostname. The one place that lists them, so IP pools add theirs here.
+ * Every address mail leaves from, with its EHLO name: each pool's addresses with their own
+ * helo (outbound.ip_pools), then the other outbound.sending_ips with smtp.hostname. The one
+ * place that lists them; an address in two pools is listed once, with its first helo.
  */
 export function sendingIpsOf(config: Pick<Config, "hostname" | "outbound">): SourceAddress[] {
   const seen = new Set<string>();
   const out: SourceAddress[] = [];
-  for (const ip of config.outbound.sendingIps) {
-    if (seen.has(ip)) continue;
+  const add = (ip: string, helo: string) => {
+    if (seen.has(ip)) return;
     seen.add(ip);
-    out.push({ ip, helo: config.hostname });
-  }
+    out.push({ ip, helo });
+  };
+  for (const pool of config.outbound.ipPools) for (const a of pool.addresses) add(a.ip, a.helo);
+  for (const ip of config.outbound.sendingIps) add(ip, config.hostname);
   return out;
 }
 
@@ -88,20 +94,4 @@ export function ipWarnings(h: Omit<SendingIpHealth, "checkedAtMs">): string[] {
       `sending IP ${h.ip}: the ${u.check === "ptr" || u.check === "fcrdns" ? u.check.toUpperCase() : `${u.check} blocklist`} check could not be made (${u.reason})`,
     );
   return out;
-}
-
-/**
- * The addresses of a pool that may open new connections: those not listed on any
- * blocklist, as long as one is left (a pool never stops sending because every address is
- * listed). Addresses without a check yet are usable.
- */
-export function usableSourceAddresses<A extends { ip: string }>(
-  addresses: readonly A[],
-  health: readonly Pick<SendingIpHealth, "ip" | "listed">[],
-  avoidListed = true,
-): A[] {
-  if (!avoidListed) return [...addresses];
-  const listed = new Set(health.filter((h) => h.listed.length > 0).map((h) => h.ip));
-  const usable = addresses.filter((a) => !listed.has(a.ip));
-  return usable.length > 0 ? usable : [...addresses];
 }

@@ -41,6 +41,10 @@ export const LOG_FIELDS = [
   "verdict",
   "smtp_code",
   "attempt",
+  // Destinations (issue 29): throttle pauses and the operator's pauses.
+  "destination",
+  "pause_ms",
+  "operator",
   // API requests.
   "request_id",
   "method",

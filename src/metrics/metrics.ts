@@ -8,6 +8,9 @@
 // lists them all (a test keeps it in step).
 // The metrics of each area are registered by metrics-inbound.ts, metrics-outbound.ts
 // and metrics-node.ts, in this order (the order of a scrape); this file composes them.
+import type { DestinationRepo } from "../outbound/destinations/destinations.port.ts";
+import type { DestinationCounters } from "../outbound/delivery/worker-deps.ts";
+import { destinationMetrics } from "./metrics-destinations.ts";
 import { type Counter, Gauge, Registry } from "prom-client";
 import type { Clock } from "../lib/clock.ts";
 import type { BudgetListener } from "../lib/memory-budget.ts";
@@ -32,6 +35,8 @@ import { processRegistry } from "./process.ts";
 /** What the gauges read when scraped: the queue and webhook backlog (OutboundGauges), TLS and memory (NodeGauges). */
 export interface MetricsDeps extends OutboundGauges, NodeGauges, DeliverabilityGauges, InboundQueueGauges {
   clock: Clock;
+  /** Paused destinations, read when scraped. */
+  pauses: Pick<DestinationRepo, "listPauses">;
   version: string;
   /** This node's name (cluster.node_id, or the hostname). */
   nodeId: string;
@@ -56,6 +61,8 @@ export interface Metrics {
   delivery(update: Pick<RecipientUpdate, "status">, acceptedAtMs: number): void;
   /** A delivery attempt's outcome dropped: the worker's lease on the recipient had ended (attempt-recorder.ts). */
   deliveryLeaseLost(): void;
+  /** Per destination and source IP: connections, deliveries, deferrals. */
+  destinations: DestinationCounters;
   /** One POST of a batch of events to a webhook: the status answered, or none and whether it timed out. */
   webhookPost(status: number | null, timedOut: boolean): void;
   /** `route` is the route's pattern (labels.ts routeMatcher), never the path. */
@@ -120,6 +127,7 @@ export function createMetrics(deps: MetricsDeps): Metrics {
       if (result === "delivered") deliverySeconds.observe(ageSeconds(acceptedAtMs));
     },
     deliveryLeaseLost: () => deliveryLeasesLost.inc(),
+    destinations: destinationMetrics(registers, deps.pauses, nowMs),
     webhookPost: (status, timedOut) => webhookPosts.inc({ result: postResult(status, timedOut) }),
     httpRequest(method, route, status, seconds) {
       const m = methodLabel(method);

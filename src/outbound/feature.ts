@@ -17,9 +17,12 @@ import type { BounceHandler } from "./bounces/bounce-hook.ts";
 import type { StsStore } from "./delivery/mta-sts.port.ts";
 import { outboundTls } from "./delivery/destination-tls.ts";
 import { copyPreparer } from "./delivery/prepare.ts";
+import { poolNamed } from "./delivery/source-address.ts";
 import { DeliveryWorker } from "./delivery/worker.ts";
 import type { WarmupCounts } from "./delivery/warmup.port.ts";
 import { DAY_MS, dayStartMs } from "./delivery/warmup.ts";
+import type { DestinationCounters } from "./delivery/worker-deps.ts";
+import type { DestinationRepo } from "./destinations/destinations.port.ts";
 import type { RecipientUpdate } from "./queue/message.ts";
 import type { OutboundRepo } from "./queue/queue.port.ts";
 import type { IdempotencyRepo } from "./sending/idempotency.port.ts";
@@ -31,7 +34,14 @@ import type { SuppressionRepo } from "./suppressions/suppressions.port.ts";
 
 export interface OutboundFeatureDeps {
   config(): Config;
-  repos: { outbound: OutboundRepo; suppressions: SuppressionRepo; idempotency: IdempotencyRepo; mtaSts: StsStore; warmup: WarmupCounts };
+  repos: {
+    outbound: OutboundRepo;
+    suppressions: SuppressionRepo;
+    idempotency: IdempotencyRepo;
+    mtaSts: StsStore;
+    destinations: DestinationRepo;
+    warmup: WarmupCounts;
+  };
   /** Where submission counts sends (shared with the API's account calls: one send budget per outbound account). */
   limiter: RateLimits;
   registry: AccountRegistry;
@@ -43,6 +53,8 @@ export interface OutboundFeatureDeps {
   /** What delivery counts (src/metrics/metrics.ts implements it; declared here, as metrics import outbound). */
   metrics: DeliveryCounters;
   trackingKey: Buffer;
+  /** Sending addresses on a blocklist now (the deliverability check's): pools avoid them (outbound.avoid_listed_ips). */
+  listedIps?(): ReadonlySet<string>;
 }
 
 export interface DeliveryCounters {
@@ -50,6 +62,8 @@ export interface DeliveryCounters {
   delivery(update: Pick<RecipientUpdate, "status">, acceptedAtMs: number): void;
   /** An attempt's outcome dropped: the worker's lease on the recipient had ended. */
   deliveryLeaseLost(): void;
+  /** Per destination and source IP: connections opened, deliveries and deferrals. */
+  destinations: DestinationCounters;
 }
 
 export interface OutboundFeature extends Feature {
@@ -83,6 +97,11 @@ export function outboundFeature(deps: OutboundFeatureDeps): OutboundFeature {
     logger: logger.child({ component: "delivery" }),
     recorded: (update, acceptedAtMs) => metrics.delivery(update, acceptedAtMs),
     leaseLost: () => metrics.deliveryLeaseLost(),
+    destinationRepo: repos.destinations,
+    destinationMetrics: metrics.destinations,
+    listedIps: deps.listedIps,
+    // The registry knows the config's outbound accounts and those made through the operator API.
+    poolOf: (outboundAccountId) => poolNamed(config(), deps.registry.outbound(outboundAccountId)?.outbound.ipPool),
   });
   const send: SendDeps = {
     repo: repos.outbound,

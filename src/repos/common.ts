@@ -18,6 +18,7 @@ import { createStsRepo } from "../outbound/delivery/mta-sts.repo.ts";
 import { createWarmupRepo } from "../outbound/delivery/warmup.repo.ts";
 import { createQueueControlRepo } from "../outbound/queue/queue-control.repo.ts";
 import { controlEvents } from "../outbound/queue/wiring.ts";
+import { createDestinationRepo } from "../outbound/destinations/destinations.repo.ts";
 import { createSuppressionRepo } from "../outbound/suppressions/suppressions.repo.ts";
 import { createStatsRepo } from "../stats/stats.repo.ts";
 import type { Engine } from "../store/engine/engine.ts";
@@ -50,6 +51,7 @@ export async function commonRepos(engine: Engine, hooks: RepoHooks) {
     tenants: createTenantRepo(db),
     audit: createAuditRepo(db),
     sendingIpHealth: createSendingIpHealthRepo(db),
+    destinations: createDestinationRepo(db, engine.logDb),
     async followSendingDomains(caches) {
       subscriptions.push(await listenForSendingDomainChanges(engine.listen, caches));
     },

@@ -23,6 +23,7 @@ import type { StsStore } from "../outbound/delivery/mta-sts.port.ts";
 import type { WarmupCounts } from "../outbound/delivery/warmup.port.ts";
 import type { OutboundRepo } from "../outbound/queue/queue.port.ts";
 import type { QueueControlRepo } from "../outbound/queue/queue-control.port.ts";
+import type { DestinationRepo } from "../outbound/destinations/destinations.port.ts";
 import type { IdempotencyRepo } from "../outbound/sending/idempotency.port.ts";
 import type { SuppressionRepo } from "../outbound/suppressions/suppressions.port.ts";
 import type { StatsRepo } from "../stats/stats.port.ts";
@@ -71,6 +72,8 @@ export interface Repos {
   audit: AuditRepo;
   /** (beyond) Received mail waiting for a target that failed (on_target_failure = "queue"). */
   inboundQueue: InboundQueueRepo;
+  /** Paused destinations (shared by the nodes) and each recipient's destination (issue 29). */
+  destinations: DestinationRepo;
   /** The retention purge's windows, one Purge per table, and what to close after the last. */
   retention: { purges: Record<RetentionTable, Purge>; close(): Promise<void> };
   /**

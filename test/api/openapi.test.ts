@@ -100,6 +100,10 @@ describe("GET /api/v0.1/openapi.json", () => {
         "queueRedeliver",
         "listWaitingInbound",
         "tryWaitingInboundNow",
+        // The operator API (API.md section 10): destinations (issue 29).
+        "listPausedDestinations",
+        "pauseDestination",
+        "resumeDestination",
       ].sort(),
     );
   });

@@ -19,7 +19,11 @@ describe.each(ENGINE_NAMES)("operator accounts on %s", (engine) => {
   const engineTest = engine === "PostgreSQL" ? pgTest : test;
   let t: EngineApp;
   beforeAll(async () => {
-    t = await startTestAppOn(engine, { accounts: [ACCOUNT_A], extra: `[dashboard]\nadmin_tokens = ["${hashSecret(OPERATOR)}"]` });
+    t = await startTestAppOn(engine, {
+      accounts: [ACCOUNT_A],
+      outbound: `[[outbound.ip_pools]]\nname = "bulk"\naddresses = [{ ip = "127.0.0.2", helo = "mta2.postroom.test" }]`,
+      extra: `[dashboard]\nadmin_tokens = ["${hashSecret(OPERATOR)}"]`,
+    });
   }, 60_000);
   afterAll(() => t?.stop());
 
@@ -110,6 +114,16 @@ describe.each(ENGINE_NAMES)("operator accounts on %s", (engine) => {
     expect((await t.json("DELETE", `${base}/${outbound.id}/keys/${second.body.id}`, { auth: op })).status).toBe(202);
     expect((await t.json("POST", stats, { auth: bearer(second.body.key), body: send })).status).toBe(401);
     expect((await t.json("POST", stats, { auth: bearer(outbound.key), body: send })).status).not.toBe(401);
+  });
+
+  engineTest("an ip_pool that names no [[outbound.ip_pools]] is 422 naming ip_pool; nothing is made", async () => {
+    const account = await create();
+    const res = await t.json("POST", `${OPS}/accounts/${account.id}/outbound_accounts`, { auth: op, body: { ip_pool: "nope" } });
+    // Before: 201, and the account's mail left from the default address.
+    expect(res.status).toBe(422);
+    expect(res.body.error).toStartWith("ip_pool: ");
+    expect(res.body.error).toContain('"bulk"');
+    expect((await t.json("GET", `${OPS}/accounts/${account.id}`, { auth: op })).body.outbound_accounts).toEqual([]);
   });
 
   engineTest("config accounts are listed as source config and answer 409 to every change", async () => {

@@ -84,6 +84,14 @@ describe("AccountRegistry with stored accounts", () => {
     expect(registry.principalForSecret("pr_read_token")).toBeNull();
   });
 
+  test("a stored outbound account carries its ip_pool: the pool picker finds it by the outbound account's ID", () => {
+    const registry = new AccountRegistry([config]);
+    const s = stored("a000000000000001", "pr_t1", "pr_k1");
+    registry.replaceStored([{ ...s, outbound: [{ ...s.outbound[0]!, ipPool: "bulk" }] }]);
+    // Before: undefined, so its mail left from the default address.
+    expect(registry.outbound(s.outbound[0]!.id)?.outbound.ipPool).toBe("bulk");
+  });
+
   test("finding a Bearer secret's owner among 10,000 accounts takes under a millisecond", () => {
     const registry = new AccountRegistry([config]);
     registry.replaceStored(

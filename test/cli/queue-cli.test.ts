@@ -102,6 +102,28 @@ describe("postroom queue against a running node", () => {
     );
   }, 60_000);
 
+  test("pause and resume reach the node: a paused destination's mail waits unattempted, resumed it goes out", async () => {
+    const url = ["--url", node.http];
+    // Before the destinations landed, these answered 404 (no such route).
+    expect(await queue(["pause", "held.example", ...url])).toEqual({ stdout: "held.example: paused\n", stderr: "", exitCode: 0 });
+    // Every node's worker reads the pauses once a second (docs/operations.md): the pause holds from then on.
+    await Bun.sleep(1_200);
+    const sent = await api().json("POST", `/api/v0.1/${ACCOUNT_A.outboundId}/messages`, {
+      auth: `Bearer ${ACCOUNT_A.smtpKey}`,
+      body: { from: "ann@sender.test", to: "paused@held.example", subject: "cli", plain: "x" },
+    });
+    expect(sent.status).toBe(202);
+    await eventually(
+      async () => /held\.example\s+1\s+0\s+true\s/.test((await queue(["summary", ...url])).stdout),
+      10_000,
+      "the summary showing held.example paused with one recipient",
+    );
+    await Bun.sleep(1_500);
+    expect(sink.attempts.get("paused@held.example") ?? 0).toBe(0);
+    expect(await queue(["resume", "held.example", ...url])).toEqual({ stdout: "held.example: not paused\n", stderr: "", exitCode: 0 });
+    await eventually(() => (sink.attempts.get("paused@held.example") ?? 0) >= 1, 10_000, "an attempt once resumed");
+  }, 60_000);
+
   test("mistakes: no filter, no token, an account's token, a bad class, a node not there", async () => {
     const url = ["--url", node.http];
     const noFilter = await queue(["hold", ...url]);

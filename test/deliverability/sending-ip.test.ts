@@ -21,10 +21,35 @@ const healthy: SendingIpHealth = {
 
 describe("sendingIpsOf", () => {
   test("outbound.sending_ips, each with smtp's hostname, once", () => {
-    const config = { hostname: "mx.example.com", outbound: { sendingIps: ["192.0.2.1", "2001:db8::1", "192.0.2.1"] } };
+    const config = { hostname: "mx.example.com", outbound: { sendingIps: ["192.0.2.1", "2001:db8::1", "192.0.2.1"], ipPools: [] } };
     expect(sendingIpsOf(config as never)).toEqual([
       { ip: "192.0.2.1", helo: "mx.example.com" },
       { ip: "2001:db8::1", helo: "mx.example.com" },
+    ]);
+  });
+
+  test("pool addresses first, each with its own helo (once, even in two pools), then the other sending_ips", () => {
+    const config = {
+      hostname: "mx.example.com",
+      outbound: {
+        sendingIps: ["192.0.2.1", "198.51.100.1", "198.51.100.2"],
+        ipPools: [
+          { name: "bulk", addresses: [{ ip: "198.51.100.1", helo: "bulk1.example.com", warmup: null }] },
+          {
+            name: "tx",
+            addresses: [
+              { ip: "198.51.100.2", helo: "tx.example.com", warmup: null },
+              { ip: "198.51.100.1", helo: "bulk1.example.com", warmup: null },
+            ],
+          },
+        ],
+      },
+    };
+    // Before: every address was checked against smtp's hostname, the pools' helo names ignored.
+    expect(sendingIpsOf(config as never)).toEqual([
+      { ip: "198.51.100.1", helo: "bulk1.example.com" },
+      { ip: "198.51.100.2", helo: "tx.example.com" },
+      { ip: "192.0.2.1", helo: "mx.example.com" },
     ]);
   });
 });

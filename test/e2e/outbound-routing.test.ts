@@ -91,8 +91,10 @@ describe("digest and connection reuse", () => {
     clock.set(Date.parse("2026-11-22T12:15:00Z"));
     t.app.delivery.kick();
     await eventually(() => digests.every((to) => sink.to(to).length === 1), 10_000, "digest batch");
-    // Four messages to one domain in one batch: one connection carried them all.
-    expect(sink.connections - connectionsBefore).toBe(1);
+    // Four messages to one domain in one batch: one connection carried them all (the one
+    // kept from the standard message, when it is still open: probe.example has the same MX
+    // host, so the same destination, issue 29).
+    expect(sink.connections - connectionsBefore).toBeLessThanOrEqual(1);
   });
 
   test("the connection stays open for the next message to that host; one that saw a refusal is closed", async () => {

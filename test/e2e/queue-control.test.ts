@@ -17,6 +17,8 @@ const OPERATOR = "pr_operator_queue_token";
 const OP = "/api/v0.1/operator";
 const SEND = `/api/v0.1/${ACCOUNT_A.outboundId}/messages`;
 const MIN = 60_000;
+/** A destination rule taking two domains by their MX host (issue 29: the queue shows destinations). */
+const RULE = `[[outbound.destinations]]\nname = "ruled"\nmx = [".ruled.test"]`;
 const clock = new ManualClock(Date.now());
 const dir = tempDir();
 const logLines: string[] = [];
@@ -32,7 +34,7 @@ const start = () =>
     dnsServer: dns.address,
     accounts: [ACCOUNT_A],
     logger: createLogger({ level: "info", sink: (line) => void logLines.push(line) }),
-    outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\nsuppression_ttl = "7d"`,
+    outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\nsuppression_ttl = "7d"\n${RULE}`,
     extra: `[dashboard]\nadmin_tokens = ["${hashSecret(OPERATOR)}"]`,
   });
 
@@ -40,6 +42,8 @@ beforeAll(async () => {
   sink = await SmtpSink.start();
   dns = await TestDnsServer.start();
   routeToSink(dns, "example.org", "slow.example", "held.example", "cancel.example");
+  for (const domain of ["one.example", "two.example"]) dns.set(domain, [{ type: "MX", exchange: "mx.ruled.test", priority: 10 }]);
+  dns.set("mx.ruled.test", [{ type: "A", address: "127.0.0.1" }]);
   t = await start();
   await verifiedSendingDomain(t, dns, ACCOUNT_A, "sender.test");
 });
@@ -162,6 +166,27 @@ describe("the operator's queue", () => {
     expect(await op("POST", "/queue/release", { destination: "held.example" })).toMatchObject({ body: { affected: 1 } });
     await eventually(() => sink.to("held@held.example").length === 1, 5_000, "delivery right after the release");
     expect(logLines.some((l) => l.includes('"msg":"queue hold"') && l.includes("admin_tokens:") && l.includes('"affected":1'))).toBeTrue();
+  });
+
+  test("a rule's recipients are listed by its name; a paused destination shows paused until resumed", async () => {
+    sink.script = (rcpt, n) =>
+      (rcpt.endsWith("@one.example") || rcpt.endsWith("@two.example")) && n === 1 ? { code: 451, text: "4.3.0 later" } : "accept";
+    const ids = [await send("a@one.example"), await send("b@two.example")];
+    for (const id of ids) await eventually(async () => (await kinds(id)).includes("soft_bounce"), 10_000, "the deferred attempt");
+    // Before: the queue knew only domains, so the rule's name found nothing.
+    const entries = (await op("GET", "/queue?destination=ruled")).body;
+    expect(entries.map((e: { recipient: string; destination: string }) => [e.recipient, e.destination]).sort()).toEqual([
+      ["a@one.example", "ruled"],
+      ["b@two.example", "ruled"],
+    ]);
+    expect(await op("POST", "/destinations/ruled/pause")).toMatchObject({ status: 200, body: { destination: "ruled", paused: true } });
+    const paused = (await op("GET", "/queue/summary")).body.find((s: { destination: string }) => s.destination === "ruled");
+    expect(paused).toMatchObject({ destination: "ruled", queued: 2, paused: true });
+    expect(await op("POST", "/destinations/ruled/resume")).toMatchObject({ status: 200, body: { paused: false } });
+    const resumed = (await op("GET", "/queue/summary")).body.find((s: { destination: string }) => s.destination === "ruled");
+    expect(resumed).toMatchObject({ destination: "ruled", paused: false });
+    expect(await op("POST", "/queue/retry", { destination: "ruled" })).toMatchObject({ body: { affected: 2 } });
+    await eventually(() => sink.to("a@one.example").length + sink.to("b@two.example").length === 2, 5_000, "both delivered");
   });
 
   test("retry delivers a deferred recipient at once", async () => {

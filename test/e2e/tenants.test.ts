@@ -50,6 +50,9 @@ async function stop(): Promise<void> {
   await server.exited();
 }
 
+/** The pool the operator API's outbound account names (issue 29: a stored account's ip_pool holds). */
+const POOL = `[[outbound.ip_pools]]\nname = "shared"\naddresses = [{ ip = "127.0.0.2", helo = "mta2.tenant.test" }]`;
+
 beforeAll(async () => {
   dns = await TestDnsServer.start();
   sink = await SmtpSink.start();
@@ -66,7 +69,7 @@ beforeAll(async () => {
       inbound: true,
       submission: true,
       accounts: [ACCOUNT_A],
-      outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true`,
+      outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\n${POOL}`,
       extra: `[dashboard]\nadmin_tokens = ["${hashSecret(OPERATOR)}"]`,
     })
       .replace('listen = "127.0.0.1:0"', `listen = "127.0.0.1:${httpPort}"`)
@@ -160,6 +163,12 @@ describe("an account made through the operator API, with the built binary", () =
       15_000,
       "both sends delivered",
     );
+    // Its ip_pool holds: both left from the pool's address, greeting with its name (before: 127.0.0.1, the hostname).
+    for (const m of [...sink.to("api-by-e11@example.org"), ...sink.to("sub-by-smtp@example.org")])
+      expect({ from: m.remoteAddress, helo: m.helo }).toEqual({ from: "127.0.0.2", helo: "mta2.tenant.test" });
+    const unknown = await op("POST", `/accounts/${account.id}/outbound_accounts`, { name: "app", ip_pool: "nope" });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.error).toContain("ip_pool");
   }, 30_000);
 
   test("suspension refuses its calls (403), its sends (403, 550 5.7.1) and its mail (550 5.7.1); lifting it restores them", async () => {

@@ -11,6 +11,8 @@ export interface SinkMessage {
   user: string | null;
   /** The address the client connected from (a pool's source address, issue 29). */
   remoteAddress: string;
+  /** When the sink took the message (Date.now()). */
+  receivedAtMs: number;
 }
 
 /** What the sink does with one recipient: accept, refuse (at RCPT or after DATA), or hang up. */
@@ -23,8 +25,13 @@ export class SmtpSink {
   /** Connections open now, and the most open at once so far. */
   open = 0;
   maxOpen = 0;
+  /** The same per client address (a pool's source address, issue 29). */
+  readonly openFrom = new Map<string, number>();
+  readonly maxOpenFrom = new Map<string, number>();
   /** How long the sink takes to answer each message's final dot (a destination that works hard). */
   dataDelayMs = 0;
+  /** When each MAIL FROM arrived (Date.now()), in order: when each transaction started. */
+  readonly mailFromAtMs: number[] = [];
   /** Attempts seen per recipient (lowercase). */
   readonly attempts = new Map<string, number>();
   /** The answer for a recipient on its n-th attempt (1-based); default: accept. */
@@ -50,18 +57,28 @@ export class SmtpSink {
       disabledCommands: [...(opts.auth ? [] : ["AUTH"]), ...(opts.tls ? [] : ["STARTTLS"])],
       ...(opts.tls ? { key: opts.tls.key, cert: opts.tls.cert } : { hideSTARTTLS: true }),
       logger: false,
-      onConnect(_session, cb) {
+      onConnect(session, cb) {
         self!.connections++;
         self!.open++;
         self!.maxOpen = Math.max(self!.maxOpen, self!.open);
+        const from = session.remoteAddress.replace(/^::ffff:/, "");
+        const n = (self!.openFrom.get(from) ?? 0) + 1;
+        self!.openFrom.set(from, n);
+        self!.maxOpenFrom.set(from, Math.max(self!.maxOpenFrom.get(from) ?? 0, n));
         cb();
       },
-      onClose() {
+      onClose(session) {
         self!.open--;
+        const from = session.remoteAddress.replace(/^::ffff:/, "");
+        self!.openFrom.set(from, (self!.openFrom.get(from) ?? 1) - 1);
       },
       onAuth(auth, _s, cb) {
         if (opts.auth && auth.username === opts.auth.user && auth.password === opts.auth.pass) return cb(null, { user: auth.username });
         cb(Object.assign(new Error("bad credentials"), { responseCode: 535 }));
+      },
+      onMailFrom(_address, _session, cb) {
+        self!.mailFromAtMs.push(Date.now());
+        cb();
       },
       onRcptTo(address, session, cb) {
         const answer = answerFor(address.address, true);
@@ -95,6 +112,7 @@ export class SmtpSink {
             tls: session.secure,
             user: (session.user as string | undefined) ?? null,
             remoteAddress: session.remoteAddress.replace(/^::ffff:/, ""),
+            receivedAtMs: Date.now(),
           });
           if (self!.dataDelayMs > 0) setTimeout(() => cb(null, "OK queued as sink"), self!.dataDelayMs);
           else cb(null, "OK queued as sink");

@@ -104,3 +104,19 @@ describe("ConnectionCache", () => {
     expect(late.closed).toBe(1);
   });
 });
+
+describe("ConnectionCache.closeOne", () => {
+  test("closes the longest idle connection whose key matches, and only one", () => {
+    const closed: string[] = [];
+    const conn = (name: string) => ({ usable: true, sawError: false, openedAtMs: 0, close: () => void closed.push(name) });
+    const cache = new ConnectionCache({ maxIdle: () => 10, nowMs: () => 0 });
+    cache.put("gmail from default| mx a.test tls=verify", conn("a"));
+    cache.put("other from default| tls=opportunistic", conn("o"));
+    cache.put("gmail from default| mx b.test tls=verify", conn("b"));
+    expect(cache.closeOne((k) => k.startsWith("gmail from default|"))).toBe(true);
+    expect(closed).toEqual(["a"]);
+    expect(cache.size).toBe(2);
+    expect(cache.closeOne((k) => k.startsWith("none|"))).toBe(false);
+    cache.closeAll();
+  });
+});

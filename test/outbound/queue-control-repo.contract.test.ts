@@ -4,6 +4,7 @@
 // delivered), redeliver by bounce class and time; every action by its filter only.
 import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import type { QueueControlRepo } from "../../src/outbound/queue/queue-control.port.ts";
+import { createDestinationRepo } from "../../src/outbound/destinations/destinations.repo.ts";
 import { createQueueControlRepo } from "../../src/outbound/queue/queue-control.repo.ts";
 import { controlEvents } from "../../src/outbound/queue/wiring.ts";
 import { STORE_ENGINES } from "../helpers/engines.ts";
@@ -78,13 +79,29 @@ describe.each(STORE_ENGINES)("QueueControlRepo on $name", (engine) => {
     expect(await control.retry({ destination: "a.example" }, NOW)).toBe(3);
     expect(await repo().queueDepth(NOW)).toEqual({ due: 5, scheduled: 0 });
     await control.hold({ outboundAccountId: "o2" }, NOW);
-    const summary = await control.summary(10);
+    const summary = await control.summary(10, NOW);
     expect(summary).toEqual([
       { destination: "a.example", queued: 2, held: 1, paused: false, oldestAtMs: NOW, lastResponse: "451 4.7.650 rate limited" },
       { destination: "b.example", queued: 1, held: 0, paused: false, oldestAtMs: NOW, lastResponse: null },
       { destination: "c.example", queued: 1, held: 0, paused: false, oldestAtMs: NOW - 3_600_000, lastResponse: null },
     ]);
-    expect(await control.summary(1)).toHaveLength(1);
+    expect(await control.summary(1, NOW)).toHaveLength(1);
+    // A destination paused now (destination_pauses) shows paused; a throttle pause that ended does not.
+    const pauses = createDestinationRepo(opened!.handle.db);
+    await pauses.putPause({ destination: "b.example", source: "operator", reason: "t", pausedAtMs: NOW, untilMs: null, pauseMs: 0 });
+    await pauses.putPause({
+      destination: "c.example",
+      source: "throttle",
+      reason: "t",
+      pausedAtMs: NOW - 2000,
+      untilMs: NOW - 1000,
+      pauseMs: 1000,
+    });
+    expect((await control.summary(10, NOW)).map((s) => [s.destination, s.paused])).toEqual([
+      ["a.example", false],
+      ["b.example", true],
+      ["c.example", false],
+    ]);
     const list = await control.list({ destination: "a.example", state: "queued" }, 10);
     expect(list.map((e) => [e.id, e.recipient, e.lastResponse])).toEqual([
       ["r1", "x@a.example", null],

@@ -4,7 +4,13 @@
 import { describe, expect, test } from "bun:test";
 import type { SourceAddress } from "../../src/config/config.ts";
 import { parseConfigText } from "../../src/config/load.ts";
-import { pickSourceAddress, poolOf, rankSourceAddresses, sourceForRemote } from "../../src/outbound/delivery/source-address.ts";
+import {
+  newConnectionSources,
+  pickSourceAddress,
+  poolOf,
+  rankSourceAddresses,
+  sourceForRemote,
+} from "../../src/outbound/delivery/source-address.ts";
 
 const at = (ip: string): SourceAddress => ({ ip, helo: `h-${ip}.example.com`, warmup: null });
 const POOL = ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"].map(at);
@@ -42,6 +48,39 @@ describe("pickSourceAddress", () => {
       const before = pickSourceAddress(POOL, d).ip;
       if (before !== "127.0.0.4") expect(pickSourceAddress(smaller, d).ip).toBe(before);
     }
+  });
+});
+
+describe("newConnectionSources: a listed address is skipped while its family has a clean one", () => {
+  const none = new Set<string>();
+  test.each([
+    // gmail.com prefers 127.0.0.3 (above); listed, the next of its ranking takes it.
+    ["nothing listed: the pool's ranking", none, rankSourceAddresses(POOL, "gmail.com").map((a) => a.ip)],
+    [
+      "the preferred one listed: the others, in their order",
+      new Set(["127.0.0.3"]),
+      rankSourceAddresses(POOL, "gmail.com")
+        .map((a) => a.ip)
+        .filter((ip) => ip !== "127.0.0.3"),
+    ],
+    [
+      "every address listed: all of them (a pool never stops sending)",
+      new Set(POOL.map((a) => a.ip)),
+      rankSourceAddresses(POOL, "gmail.com").map((a) => a.ip),
+    ],
+  ])("%s", (_, listed, want) => {
+    expect(newConnectionSources(POOL, "gmail.com", listed, true).map((a) => a.ip)).toEqual(want);
+  });
+
+  test("outbound.avoid_listed_ips = false: listed addresses are used as before", () => {
+    expect(newConnectionSources(POOL, "gmail.com", new Set(["127.0.0.3"]), false)[0]!.ip).toBe("127.0.0.3");
+  });
+
+  test("a listed IPv4 address with no clean IPv4 one is kept: the pool's IPv6 address cannot reach an IPv4 MX", () => {
+    const mixed = [at("127.0.0.2"), at("::1")];
+    const sources = newConnectionSources(mixed, "gmail.com", new Set(["127.0.0.2"]), true);
+    expect(sourceForRemote(sources, "192.0.2.25")?.ip).toBe("127.0.0.2");
+    expect(sourceForRemote(sources, "2001:db8::25")?.ip).toBe("::1");
   });
 });
 

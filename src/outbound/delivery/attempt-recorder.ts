@@ -6,7 +6,7 @@
 // so its outcome is dropped and the recipient is attempted again (at-least-once delivery).
 import type { NewEvent } from "../../events/message-event.ts";
 import { webhookConfigured } from "../queue/webhook-configured.ts";
-import { attemptOutcome, UnsendableMessage, unpreparedOutcome } from "./outcome.ts";
+import { attemptOutcome, throttledOutcome, UnsendableMessage, unpreparedOutcome } from "./outcome.ts";
 import type { TransactionResult } from "./smtp-client.ts";
 import type { Config } from "../../config/config.ts";
 import type { Clock } from "../../lib/clock.ts";
@@ -107,6 +107,38 @@ export class AttemptRecorder {
       smtp_code: result.code,
       reply: result.response,
       attempt: o.update.attempts,
+    });
+    const webhook = webhookConfigured(this.deps.config().accounts, item.message.outboundAccountId);
+    return this.finish(item, o.update, dispatch ? [dispatch, ...o.events] : o.events, webhook);
+  }
+
+  /** Records a throttle reply (outcome.ts, throttledOutcome): a deferral that does not count against the recipient. */
+  throttled(
+    item: ClaimedRecipient,
+    result: TransactionResult,
+    mx: string | null,
+    destination: string,
+    dispatch: NewEvent | null,
+  ): Promise<void> {
+    const o = throttledOutcome({
+      item,
+      result,
+      mx,
+      nowMs: this.deps.clock.nowMs(),
+      maxQueueTimeMs: this.deps.config().outbound.maxQueueTimeMs,
+    });
+    this.deps.logger.info("outbound attempt", {
+      message_id: item.message.id,
+      to: item.recipient.email,
+      recipient_id: item.recipient.id,
+      outbound_account_id: item.message.outboundAccountId,
+      domain: item.recipient.domain,
+      destination,
+      mx,
+      verdict: "throttled",
+      smtp_code: result.code,
+      reply: result.response,
+      attempt: item.recipient.attempts + 1,
     });
     const webhook = webhookConfigured(this.deps.config().accounts, item.message.outboundAccountId);
     return this.finish(item, o.update, dispatch ? [dispatch, ...o.events] : o.events, webhook);

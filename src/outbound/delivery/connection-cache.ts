@@ -80,6 +80,18 @@ export class ConnectionCache<C extends ReusableConnection> {
     return null;
   }
 
+  /**
+   * Closes the longest idle connection whose key `matches` (another domain's, under another
+   * TLS policy, of the same destination), if any: a destination's sessions stay within its
+   * window when a chunk must open a new one. Whether one was closed.
+   */
+  closeOne(matches: (key: string) => boolean): boolean {
+    const entry = this.idle.find((e) => matches(e.key));
+    if (!entry) return false;
+    this.drop(entry);
+    return true;
+  }
+
   /** Keeps the connection for the next message to `key` if it may be reused; closes it otherwise. */
   put(key: string, conn: C): void {
     if (this.closed || !mayReuse(conn, this.now(), this.opts.reuseLimitMs)) return conn.close();

@@ -17,10 +17,29 @@ import type { DestinationWindows } from "./destination-window.ts";
 import type { HeldRecipients } from "./held-recipients.ts";
 import { copyFor, envelopeSender } from "./prepare.ts";
 import type { SmtpClient } from "./smtp-client.ts";
-import { poolOf, rankSourceAddresses } from "./source-address.ts";
+import { newConnectionSources } from "./source-address.ts";
 import { capsSpent, withinWarmup } from "./warmup-gate.ts";
 import type { TlsSessionCache } from "./tls-sessions.ts";
 import { DELIVERY_MESSAGE_COST, type WorkerDeps } from "./worker-deps.ts";
+import type { PauseBoard } from "../destinations/pause-board.ts";
+import type { Pacer } from "../destinations/pacer.ts";
+import { isThrottleReply, isThrottleText, type ResolvedDestination } from "../destinations/rules.ts";
+
+/**
+ * Where one chunk goes: its recipients' domain, the destination it resolved to, the pool it
+ * leaves from (null: the system's default address), and the lane (destination and source
+ * addresses) whose window and pace it counts against.
+ */
+export interface ChunkTarget {
+  domain: string;
+  resolved: ResolvedDestination;
+  pool: IpPoolConfig | null;
+  lane: string;
+  /** The pool's addresses ("a,b"), or DEFAULT_SOURCE_IP: the lane's source part. */
+  sourceIp: string;
+}
+
+const NONE_LISTED: ReadonlySet<string> = new Set();
 
 /** What a chunk uses of its worker: its deps and id, and what it shares across chunks. */
 export interface ChunkContext {
@@ -41,47 +60,71 @@ export interface ChunkContext {
   stopping(): boolean;
   /** The memory budget had no room for the next message: the worker claims nothing for a while. */
   memoryFull(): void;
+  /** Paused destinations, shared by the nodes; told of each throttle reply. */
+  pauses: PauseBoard;
+  /** Each lane's `rate`, spread evenly. */
+  pacer: Pacer;
 }
 
 /**
- * Delivers `items`, telling the destination's window what each transaction came to: over
- * one connection per sending pool among them (the recipients of outbound accounts with
- * different ip_pools leave from different addresses), one pool after the other.
+ * Delivers `items` (one pool's) over one connection from the pool's address the destination
+ * prefers, telling the destination's window what each transaction came to.
  */
-export async function deliverChunk(ctx: ChunkContext, domain: string, destination: string, items: ClaimedRecipient[]): Promise<void> {
-  const config = ctx.deps.config();
-  const byPool = new Map<string, { pool: IpPoolConfig | null; items: ClaimedRecipient[] }>();
-  for (const item of items) {
-    const pool = poolOf(config, item.message.outboundAccountId);
-    const group = byPool.get(pool?.name ?? "");
-    if (group) group.items.push(item);
-    else byPool.set(pool?.name ?? "", { pool, items: [item] });
-  }
-  for (const group of byPool.values()) await deliverFrom(ctx, domain, destination, group.pool, group.items);
-}
-
-/** Delivers `items` over one connection from `pool` (null: the system's default address). */
-async function deliverFrom(
-  ctx: ChunkContext,
-  domain: string,
-  destination: string,
-  pool: IpPoolConfig | null,
-  claimed: ClaimedRecipient[],
-): Promise<void> {
+export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claimed: ClaimedRecipient[]): Promise<void> {
+  const { domain, lane: destination, resolved } = target;
   const config = ctx.deps.config();
   const tls: DestinationTls = ctx.deps.tlsFor ? await ctx.deps.tlsFor(domain) : { requirement: { level: "opportunistic" } };
-  // The destination key that spreads a pool's destinations over its addresses: the
-  // recipient domain here (one parameter, so a destination's name can take its place).
-  const sources = pool ? rankSourceAddresses(pool.addresses, domain) : null;
-  // A kept connection left from some address: only mail that would leave from it may take it.
-  const key = `${destinationKey(domain, config.outbound.smarthost, tls.requirement.level)}${sources ? ` from=${sources.map((a) => a.ip).join(",")}` : ""}`;
+  // The destination's name spreads a pool's destinations over its addresses (all of a
+  // rule's domains leave from one address) and keys the warm-up counts.
+  // A listed address opens no new connection while the pool has a clean one (outbound.avoid_listed_ips).
+  const listed = ctx.deps.listedIps?.() ?? NONE_LISTED;
+  const sources = target.pool ? newConnectionSources(target.pool.addresses, resolved.name, listed, config.outbound.avoidListedIps) : null;
   const connect = () => connectTo(domain, config, ctx.deps.resolver, tls.requirement, tls.ca, ctx.tlsSessions, sources);
+  // Opportunistic connections serve every domain of the lane (one provider's servers take
+  // mail for all its domains): an idle one is reused, so the lane's sessions stay within its
+  // window. One opened under a domain's own policy (MTA-STS, require_tls) serves that domain only.
+  // Every key starts with the lane, so the lane's idle connections can be found. A pool's
+  // kept connection left from some address: only mail that would leave from it may take it.
+  const from = sources ? ` from=${sources.map((a) => a.ip).join(",")}` : "";
+  const key =
+    tls.requirement.level === "opportunistic" && !config.outbound.smarthost
+      ? `${destination}| tls=opportunistic${from}`
+      : `${destination}| ${destinationKey(domain, config.outbound.smarthost, tls.requirement.level)}${from}`;
+  // The metrics' source IP: the address a connection left from, once there is one.
+  let sourceIp = target.sourceIp;
+  const label = resolved.rule ? resolved.name : resolved.windowKey;
+  /** Set when the destination throttled us or was paused meanwhile: the rest of the chunk keeps its place. */
+  let stopped = false;
+  const giveBack = (rest: ClaimedRecipient[]) => {
+    const ids = rest.map((i) => i.recipient.id);
+    ctx.held.drop(ids);
+    return ctx.deps.repo.release(ids, ctx.workerId);
+  };
+  /** The destination asked us to slow down: all of it pauses, on every node. */
+  const pauseFor = async (reply: string) => {
+    ctx.destinations.feedback(destination, "failed");
+    ctx.deps.destinationMetrics?.attempt(label, sourceIp, "deferral");
+    const pause = await ctx.pauses.throttled(resolved.name, reply, resolved.rule!.pauseMs);
+    if (pause) ctx.deps.logger.warn("destination throttled us: paused", { destination: resolved.name, reply, pause_ms: pause.pauseMs });
+  };
+  /** No connection, and the reason is a throttle (a 421 greeting): the recipients keep their place. */
+  const throttledAtConnect = async (reason: string, rest: ClaimedRecipient[]) => {
+    await pauseFor(reason);
+    return Promise.all(rest.map((item) => ctx.record.throttled(item, { code: null, response: reason }, null, resolved.name, null)));
+  };
   // A connection left open by the last delivery to this destination, else a new one.
   let client = ctx.connections.take(key);
   let reused = client !== null;
   if (!client) {
-    if (await capsSpent(ctx, sources, domain, claimed)) return;
+    // An idle connection of the lane this chunk cannot use (another domain's policy) would
+    // stay open beside the new one: it is closed, so the lane's sessions stay within its window.
+    if (await capsSpent(ctx, sources, resolved.name, claimed)) return;
+    ctx.connections.closeOne((k) => k.startsWith(`${destination}|`));
     const opened = await connect();
+    if (!opened.ok && !opened.permanent && isThrottleText(resolved.rule, opened.reason)) {
+      await throttledAtConnect(opened.reason, claimed);
+      return;
+    }
     if (!opened.ok) {
       await Promise.all(claimed.map((item) => ctx.record.settle(item, { code: null, response: opened.reason }, null, opened.permanent)));
       // A null MX or a policy refusal is no sign of load.
@@ -89,9 +132,11 @@ async function deliverFrom(
       return;
     }
     client = opened.client;
+    ctx.deps.destinationMetrics?.connection(label, client.sourceIp ?? target.sourceIp);
   }
+  sourceIp = client.sourceIp ?? target.sourceIp;
   // Past the warm-up cap of the address it leaves from, the rest wait for the next day.
-  const items = await withinWarmup(ctx, sources, client.sourceIp, domain, claimed);
+  const items = await withinWarmup(ctx, sources, client.sourceIp, resolved.name, claimed);
   if (items.length === 0) return ctx.connections.put(key, client);
   const pending = new Set(items);
   const blobs = new Map<string, Buffer>();
@@ -114,6 +159,14 @@ async function deliverFrom(
   const recorded: Promise<void>[] = [];
   try {
     for (const item of items) {
+      // Paused meanwhile (a throttle on another connection, another node, an operator):
+      // this one and the rest keep their place.
+      if (ctx.pauses.pausedNow(resolved.name, ctx.deps.clock.nowMs())) {
+        stopped = true;
+        recorded.push(giveBack([item, ...pending]));
+        pending.clear();
+        break;
+      }
       pending.delete(item);
       if (!ctx.held.holds(item.recipient.id, ctx.deps.clock.nowMs())) {
         // The heartbeat found the lease lost (this node stalled, or lost the store): its new holder attempts it.
@@ -154,10 +207,10 @@ async function deliverFrom(
       const attempt = item.recipient.attempts + 1;
       const dispatch = ctx.record.event(item, "dispatch", {
         mx: client.endpoint.host,
+        ...(client.sourceIp ? { source_ip: client.sourceIp } : {}),
         smtp_code: null,
         smtp_response: null,
         attempt,
-        ...(client.sourceIp ? { source_ip: client.sourceIp } : {}),
       } satisfies AttemptDetails);
       let raw: Buffer;
       try {
@@ -168,12 +221,28 @@ async function deliverFrom(
         done(item);
         continue;
       }
+      // The lane's rate: the next slot, booked as the transaction starts. Too far off, this
+      // one and the rest keep their place rather than hold the session idle.
+      const wait = ctx.pacer.book(destination, resolved.rule?.rate ?? null, performance.now());
+      if (wait === null) {
+        stopped = true;
+        done(item);
+        recorded.push(giveBack([item, ...pending]));
+        pending.clear();
+        break;
+      }
+      if (wait > 0) await Bun.sleep(wait);
       let result = await client.send(envelopeSender(item.message, item.recipient.id), item.recipient.email, raw);
       if (result.code === null && reused) {
         // The kept connection died as it was used again (the server dropped it while it
         // waited): that says nothing about this message, so a fresh connection takes it.
         client.close();
         const opened = await connect();
+        if (!opened.ok && !opened.permanent && isThrottleText(resolved.rule, opened.reason)) {
+          recorded.push(throttledAtConnect(opened.reason, [item, ...pending]).then(() => {}));
+          pending.clear();
+          return;
+        }
         if (!opened.ok) {
           for (const failed of [item, ...pending])
             recorded.push(ctx.record.settle(failed, { code: null, response: opened.reason }, null, opened.permanent));
@@ -182,21 +251,35 @@ async function deliverFrom(
           return;
         }
         client = opened.client;
+        sourceIp = client.sourceIp ?? target.sourceIp;
         dispatch.details = { ...dispatch.details, mx: client.endpoint.host, ...(client.sourceIp ? { source_ip: client.sourceIp } : {}) };
         result = await client.send(envelopeSender(item.message, item.recipient.id), item.recipient.email, raw);
       }
       reused = false;
+      if (isThrottleReply(resolved.rule, result.code, result.response)) {
+        // The destination asks us to slow down: all of it pauses (every node), and this
+        // recipient and the rest of the chunk keep their place for when it resumes.
+        await pauseFor(`${result.code} ${result.response}`);
+        recorded.push(ctx.record.throttled(item, result, client.endpoint.host, resolved.name, dispatch));
+        done(item);
+        stopped = true;
+        recorded.push(giveBack([...pending]));
+        pending.clear();
+        break;
+      }
       // The session died or the server said it is closing (421): the destination is struggling.
       // Any other answer, a refusal included, is the destination taking its mail.
       ctx.destinations.feedback(destination, result.code === null || result.code === 421 ? "failed" : "carried");
       recorded.push(ctx.record.settle(item, result, client.endpoint.host, false, dispatch, client.sourceIp));
+      if (result.code !== null && result.code < 300) ctx.deps.destinationMetrics?.attempt(label, sourceIp, "delivery");
+      else if (result.code === null || result.code < 500) ctx.deps.destinationMetrics?.attempt(label, sourceIp, "deferral");
       done(item);
       if (result.code !== null && result.code >= 400) await client.reset();
     }
   } finally {
     for (const reservation of held.values()) reservation.release();
     // Kept for the next message to this destination only if every transaction on it went well.
-    if (ctx.stopping()) client.close();
+    if (ctx.stopping() || stopped) client.close();
     else ctx.connections.put(key, client);
     for (const item of pending) recorded.push(ctx.record.settle(item, { code: null, response: "delivery was interrupted" }, null, false));
     for (const r of await Promise.allSettled(recorded)) {

@@ -72,12 +72,17 @@ export class DestinationWindows {
   private readonly open = new Map<string, number>();
   private readonly windows = new Map<string, DestinationWindow>();
 
-  /** `limits`: from the config of the moment (a reload applies at the next feedback). */
-  constructor(private readonly limits: () => WindowLimits) {}
+  /**
+   * `limits`: each destination's, from the config of the moment (a reload applies at the next
+   * feedback): a [[outbound.destinations]] rule's max_connections, else outbound.domain_concurrency.
+   */
+  constructor(private readonly limits: (destination: string) => WindowLimits) {}
 
   /** Connections `domain` may still open now. */
   room(domain: string): number {
-    return (this.windows.get(domain) ?? initialWindow(this.limits())).connections - (this.open.get(domain) ?? 0);
+    const limits = this.limits(domain);
+    const window = this.windows.get(domain) ?? initialWindow(limits);
+    return Math.min(window.connections, limits.max) - (this.open.get(domain) ?? 0);
   }
 
   /** Destinations with no room left: a claim leaves their recipients alone. */
@@ -99,7 +104,7 @@ export class DestinationWindows {
 
   /** What one transaction or connection said of the destination's capacity, as Postfix's qmgr counts it: each delivery. */
   feedback(domain: string, f: ConnectionFeedback): void {
-    const limits = this.limits();
+    const limits = this.limits(domain);
     this.windows.set(domain, nextWindow(this.windows.get(domain) ?? initialWindow(limits), f, limits));
   }
 }

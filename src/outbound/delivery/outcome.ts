@@ -119,3 +119,27 @@ export function unpreparedOutcome(i: UnpreparedInput): AttemptOutcome {
 export class UnsendableMessage extends Error {
   override name = "UnsendableMessage";
 }
+
+/**
+ * An attempt its destination answered with one of its throttle replies (issue 29): the
+ * destination is paused, and the recipient keeps its place: no attempt counted, no later
+ * retry step, due again as it was, so it goes out when the pause ends. The deferral's event
+ * says `"bounce_class": "throttled"`. Only a message older than `maxQueueTimeMs` is given
+ * up, as after any deferral: a destination that throttles for days does not keep it forever.
+ */
+export function throttledOutcome(i: Pick<OutcomeInput, "item" | "result" | "mx" | "nowMs" | "maxQueueTimeMs">): AttemptOutcome {
+  const r = i.item.recipient;
+  const details: AttemptDetails = { mx: i.mx, smtp_code: i.result.code, smtp_response: i.result.response, attempt: r.attempts + 1 };
+  const event = eventOf(i.item, i.nowMs);
+  const deferral = event("soft_bounce", { ...details, bounce_class: "throttled" });
+  const kept = { attempts: r.attempts, firstAttemptAtMs: r.firstAttemptAtMs, nextAttemptAtMs: r.nextAttemptAtMs };
+  if (retriesExhausted(i.item.message.createdAtMs, i.nowMs, i.maxQueueTimeMs)) {
+    const firstAttemptAtMs = r.firstAttemptAtMs ?? i.nowMs;
+    return {
+      verdict: "retry",
+      update: { ...kept, status: "retries_exhausted", state: "done", firstAttemptAtMs },
+      events: [deferral, event("retries_exhausted", { attempts: r.attempts, first_attempt_at: isoTime(firstAttemptAtMs) })],
+    };
+  }
+  return { verdict: "retry", update: { ...kept, status: "soft_bounce", state: "queued" }, events: [deferral] };
+}

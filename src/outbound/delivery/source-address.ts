@@ -2,9 +2,8 @@
 // random weight) hashing: every address gets a score per destination and the highest wins,
 // so one destination always leaves from the same address (its reputation there builds on
 // one IP), destinations spread evenly over the pool, and adding or removing an address
-// moves only the destinations that address wins or won. The destination key is one
-// parameter: the recipient's domain today, a destination's name when destinations group
-// domains by MX.
+// moves only the destinations that address wins or won. The destination key is the
+// destination's name (a rule's, or the recipient domain when no rule takes it).
 import { createHash } from "node:crypto";
 import { isIPv6 } from "node:net";
 import type { Config, IpPoolConfig, SourceAddress } from "../../config/config.ts";
@@ -35,6 +34,49 @@ export function pickSourceAddress(pool: readonly SourceAddress[], destinationKey
 export function sourceForRemote(ranked: readonly SourceAddress[], remoteIp: string): SourceAddress | null {
   const v6 = isIPv6(remoteIp);
   return ranked.find((a) => isIPv6(a.ip) === v6) ?? null;
+}
+
+/**
+ * The addresses of a pool that may open new connections: those not listed on any
+ * blocklist, as long as one of the same family is left (a pool never stops sending because
+ * every address is listed, nor stops reaching IPv4 or IPv6 MX hosts). Order is kept.
+ * Addresses without a check yet are usable.
+ */
+export function usableSourceAddresses<A extends { ip: string }>(
+  addresses: readonly A[],
+  health: readonly { ip: string; listed: readonly unknown[] }[],
+  avoidListed = true,
+): A[] {
+  if (!avoidListed) return [...addresses];
+  return withoutListed(addresses, new Set(health.filter((h) => h.listed.length > 0).map((h) => h.ip)));
+}
+
+/** `addresses` less those in `listed`, each family keeping its addresses when all of them are listed. */
+function withoutListed<A extends { ip: string }>(addresses: readonly A[], listed: ReadonlySet<string>): A[] {
+  if (listed.size === 0) return [...addresses];
+  const cleanFamily = new Set(addresses.filter((a) => !listed.has(a.ip)).map((a) => isIPv6(a.ip)));
+  return addresses.filter((a) => !listed.has(a.ip) || !cleanFamily.has(isIPv6(a.ip)));
+}
+
+/**
+ * The addresses a new connection to `destinationKey` may leave from, in the order it
+ * prefers them: the pool's ranking, less the addresses on a blocklist (`listed`, the health
+ * check's) when outbound.avoid_listed_ips is set (usableSourceAddresses' rule).
+ */
+export function newConnectionSources(
+  pool: readonly SourceAddress[],
+  destinationKey: string,
+  listed: ReadonlySet<string>,
+  avoidListed: boolean,
+): SourceAddress[] {
+  const ranked = rankSourceAddresses(pool, destinationKey);
+  return avoidListed ? withoutListed(ranked, listed) : ranked;
+}
+
+/** The config's pool named `name` (an outbound account's ip_pool, from the file or the operator API); null for none or a name no longer in the config. */
+export function poolNamed(config: Config, name: string | null | undefined): IpPoolConfig | null {
+  if (!name) return null;
+  return config.outbound.ipPools.find((p) => p.name === name) ?? null;
 }
 
 /** Each config's outbound account → pool map, made once per config (a reload makes a new config). */

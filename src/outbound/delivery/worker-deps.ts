@@ -1,6 +1,8 @@
 // What the delivery worker (worker.ts) is given: the attempt recorder's dependencies and
 // what delivering needs, and what a message being delivered costs in memory.
+import type { IpPoolConfig } from "../../config/config.ts";
 import type { DnsResolver } from "../../lib/dns.ts";
+import type { DestinationRepo } from "../destinations/destinations.port.ts";
 import type { MemoryBudget, MessageCost } from "../../lib/memory-budget.ts";
 import type { OutboundMessage } from "../queue/message.ts";
 import type { RecorderDeps } from "./attempt-recorder.ts";
@@ -14,6 +16,8 @@ export interface WorkerDeps extends RecorderDeps {
   /** Whether every recipient gets the same bytes (then one prepared copy serves all). */
   samePerRecipient(message: OutboundMessage): boolean;
   resolver: DnsResolver;
+  /** Paused destinations (shared by the nodes) and the destination each recipient resolved to; this process's memory without it. */
+  destinationRepo?: DestinationRepo;
   /** How a destination domain must be delivered to (require_tls, MTA-STS); opportunistic STARTTLS without it. */
   tlsFor?(domain: string): Promise<DestinationTls>;
   /**
@@ -23,8 +27,21 @@ export interface WorkerDeps extends RecorderDeps {
   budget?: MemoryBudget;
   /** Warm-up caps of pool addresses, counted in the store (none: no cap is applied). */
   warmup?: WarmupCounts;
+  /** What delivery counts per destination and source IP (/metrics); label: a rule's name or an MX set's key. */
+  destinationMetrics?: DestinationCounters;
+  /** The pool an outbound account sends from (config's and stored accounts'); config's accounts only without it (source-address.ts poolOf). */
+  poolOf?(outboundAccountId: string): IpPoolConfig | null;
+  /** Addresses on a blocklist now (the deliverability health check): a pool avoids them when outbound.avoid_listed_ips is set. */
+  listedIps?(): ReadonlySet<string>;
   /** This node's name (cluster.node_id; config().cluster.nodeId when not given): its workers' IDs start with it. */
   nodeId?: string;
+}
+
+export interface DestinationCounters {
+  /** A connection opened to the destination. */
+  connection(destination: string, sourceIp: string): void;
+  /** A transaction's result: delivered, or deferred (a 4xx, a throttle, no reply). */
+  attempt(destination: string, sourceIp: string, result: "delivery" | "deferral"): void;
 }
 
 /**

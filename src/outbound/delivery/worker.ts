@@ -1,5 +1,5 @@
-// The delivery worker: leases due recipients, groups them by destination domain, and
-// delivers each group over one connection (kept open a moment for the next group to the
+// The delivery worker: leases due recipients, groups them by domain and IP pool (lanes.ts),
+// and delivers each group over one connection (kept open a moment for the next group to the
 // same destination), within the global and per-domain concurrency limits. Every attempt is
 // recorded, its dispatch and outcome events with the queue's new state, in one commit.
 // A heartbeat renews the leases it holds (held-recipients.ts): a slow attempt keeps them.
@@ -10,8 +10,16 @@ import type { ClaimedRecipient } from "../queue/message.ts";
 import { AttemptRecorder } from "./attempt-recorder.ts";
 import { planChunks, RECIPIENTS_PER_CONNECTION } from "./chunk-plan.ts";
 import { ConnectionCache } from "./connection-cache.ts";
-import { type ChunkContext, deliverChunk } from "./deliver-chunk.ts";
-import { DestinationWindows, destinationOf, relayDestination } from "./destination-window.ts";
+import { type ChunkContext, type ChunkTarget, deliverChunk } from "./deliver-chunk.ts";
+import { DestinationWindows, relayDestination } from "./destination-window.ts";
+import { DestinationDirectory } from "../destinations/directory.ts";
+import { MAX_PACE_WAIT_MS, Pacer } from "../destinations/pacer.ts";
+import { PauseBoard } from "../destinations/pause-board.ts";
+import type { DestinationRepo } from "../destinations/destinations.port.ts";
+import { memoryDestinationRepo } from "../destinations/memory-destinations.ts";
+import type { ResolvedDestination } from "../destinations/rules.ts";
+import { LaneBook, laneOf } from "./lanes.ts";
+import { poolOf } from "./source-address.ts";
 import { HeldRecipients } from "./held-recipients.ts";
 import type { SmtpClient } from "./smtp-client.ts";
 import { TlsSessionCache } from "./tls-sessions.ts";
@@ -36,11 +44,25 @@ export class DeliveryWorker {
   private readonly nodePrefix: string;
   private readonly id: string;
   private active = 0;
-  /** Each destination's window (slow start) and the connections open to it. */
-  private readonly destinations = new DestinationWindows(() => {
+  /**
+   * Each lane's window (slow start) and the connections open to it. A lane is a destination
+   * (a rule's domains, or the domains of one MX host set) from one source IP: its rule's
+   * max_connections bounds it, else outbound.domain_concurrency.
+   */
+  private readonly destinations = new DestinationWindows((lane) => {
     const c = this.deps.config().outbound;
-    return { initial: c.initialDomainConcurrency, max: c.domainConcurrency };
+    const max = this.lanes.ruleOf(lane)?.maxConnections ?? c.domainConcurrency;
+    return { initial: Math.min(c.initialDomainConcurrency, max), max };
   });
+  /** The rule of each lane seen (its window's limit) and each destination's lanes. */
+  private readonly lanes = new LaneBook();
+  /** Which destination each recipient domain belongs to. */
+  private readonly directory: DestinationDirectory;
+  /** Each lane's `rate`, spread evenly. */
+  private readonly pacer = new Pacer();
+  /** Paused destinations, read from the store every second (every node's pauses). */
+  readonly pauses: PauseBoard;
+  private readonly destinationRepo: DestinationRepo;
   private readonly running = new Set<Promise<void>>();
   private readonly timer = new WakeTimer(() => void this.tick());
   private ticking = false;
@@ -70,6 +92,9 @@ export class DeliveryWorker {
     // An outcome being recorded is no longer renewed: its commit ends the lease.
     this.record = new AttemptRecorder(deps, this.id, (recipientId) => this.held.drop([recipientId]));
     this.tlsSessions = new TlsSessionCache(deps.config().outbound.tlsSessionCache);
+    this.directory = new DestinationDirectory(deps.resolver, deps.config, relayDestination);
+    this.destinationRepo = deps.destinationRepo ?? memoryDestinationRepo();
+    this.pauses = new PauseBoard(this.destinationRepo, deps.clock, deps.logger);
     this.chunk = {
       deps,
       workerId: this.id,
@@ -82,6 +107,8 @@ export class DeliveryWorker {
       memoryFull: () => {
         this.memoryWaitUntilMs = performance.now() + MEMORY_WAIT_MS;
       },
+      pauses: this.pauses,
+      pacer: this.pacer,
     };
   }
 
@@ -91,6 +118,7 @@ export class DeliveryWorker {
     const released = await this.deps.repo.releaseHeldBy(this.nodePrefix);
     if (released > 0) this.deps.logger.info("released recipients leased before a restart", { count: released });
     this.held.start();
+    await this.pauses.start();
     this.wake(0);
   }
 
@@ -110,6 +138,7 @@ export class DeliveryWorker {
     // In-flight attempts finish; anything cut short is taken up again when its lease ends.
     await Promise.race([Promise.all(this.running), Bun.sleep(10_000)]);
     this.held.stop();
+    this.pauses.stop();
     this.connections.closeAll();
     await this.deps.repo.flush();
   }
@@ -153,10 +182,11 @@ export class DeliveryWorker {
     const c = this.deps.config().outbound;
     const free = c.concurrency - this.active;
     if (free <= 0 || performance.now() < this.memoryWaitUntilMs) return "blocked";
-    const busy = this.destinations.full();
+    const full = new Set(this.destinations.full());
     // Through a smarthost every domain shares the relay's window: when it is full, nothing can start.
-    if (c.smarthost && busy.includes(relayDestination(c.smarthost))) return "blocked";
+    if (c.smarthost && full.has(laneOf(relayDestination(c.smarthost)))) return "blocked";
     const now = this.deps.clock.nowMs();
+    const busy = this.busyDomains(full, now);
     const limit = free * RECIPIENTS_PER_CONNECTION;
     const claimed = await this.deps.repo.claimDue(this.id, now, now + c.leaseTimeMs, limit, busy);
     if (claimed.length === 0) return "none";
@@ -164,36 +194,83 @@ export class DeliveryWorker {
       claimed.map((i) => i.recipient.id),
       now + c.leaseTimeMs,
     );
+    const { targets, keyOf } = await this.resolveTargets(claimed);
+    // A paused destination's recipients keep their place; known now, the next claims leave them alone.
+    const paused: ClaimedRecipient[] = [];
+    const startable: ClaimedRecipient[] = [];
+    for (const item of claimed) (this.pauses.pausedNow(targets.get(keyOf.get(item)!)!.resolved.name, now) ? paused : startable).push(item);
+    // Planned by domain and pool: each group is one target, its connections counted in its lane.
     const plan = planChunks(
-      claimed,
-      (item) => item.recipient.domain,
+      startable,
+      (item) => keyOf.get(item)!,
       free,
-      (destination) => this.destinations.room(destination),
-      (domain) => destinationOf(domain, c.smarthost),
+      (lane) => this.room(lane),
+      (key) => targets.get(key)!.lane,
     );
-    for (const chunk of plan.chunks) this.startChunk(chunk.domain, chunk.items);
+    for (const chunk of plan.chunks) this.startChunk(targets.get(chunk.domain)!, chunk.items);
     // More domains than free connections: the rest wait for the next free slot.
-    const unstarted = plan.unstarted.map((i) => i.recipient.id);
+    const unstarted = [...paused, ...plan.unstarted].map((i) => i.recipient.id);
     this.held.drop(unstarted);
     await this.deps.repo.release(unstarted, this.id);
-    if (plan.unstarted.length > 0) return "blocked";
+    if (unstarted.length > 0) return "blocked";
     return claimed.length === limit ? "more" : "claimed";
   }
 
-  private startChunk(domain: string, items: ClaimedRecipient[]): void {
+  /** Connections a lane may still open: none while its rate is booked further ahead than a connection would wait. */
+  private room(lane: string): number {
+    if (this.pacer.backlogMs(lane, performance.now()) >= MAX_PACE_WAIT_MS) return 0;
+    return this.destinations.room(lane);
+  }
+
+  /** Domains a claim leaves alone: their lane is full or paced ahead, or their destination is paused. */
+  private busyDomains(full: ReadonlySet<string>, nowMs: number): string[] {
+    const perfNow = performance.now();
+    const laneBusy = (lane: string) => full.has(lane) || this.pacer.backlogMs(lane, perfNow) >= MAX_PACE_WAIT_MS;
+    const busy = (r: ResolvedDestination) => this.pauses.pausedNow(r.name, nowMs) !== null || this.lanes.allBusy(r, laneBusy);
+    return this.directory.domainsWhere(busy, MAX_BUSY_DOMAINS);
+  }
+
+  /** Each claimed group's (domain and pool) destination and lane; the recipients' rows record their destination. */
+  private async resolveTargets(claimed: readonly ClaimedRecipient[]) {
+    const domains = [...new Set(claimed.map((i) => i.recipient.domain))];
+    const resolvedList = await Promise.all(domains.map((d) => this.directory.resolve(d)));
+    const resolved = new Map(domains.map((d, i) => [d, resolvedList[i]!]));
+    const config = this.deps.config();
+    const poolFor = (item: ClaimedRecipient) =>
+      this.deps.poolOf ? this.deps.poolOf(item.message.outboundAccountId) : poolOf(config, item.message.outboundAccountId);
+    const found = this.lanes.targets(claimed, poolFor, resolved);
+    const byDestination = new Map<string, string[]>();
+    for (const item of claimed) {
+      const name = resolved.get(item.recipient.domain)!.name;
+      const ids = byDestination.get(name) ?? [];
+      ids.push(item.recipient.id);
+      byDestination.set(name, ids);
+    }
+    // Not awaited: the destination column is for the operator's queue, not for delivery.
+    for (const [name, ids] of byDestination)
+      this.destinationRepo
+        .recordDestination(ids, name)
+        .catch((err) => this.deps.logger.warn("recording recipients' destination failed", { err, destination: name }));
+    return found;
+  }
+
+  private startChunk(target: ChunkTarget, items: ClaimedRecipient[]): void {
     this.active++;
-    // The window is the destination's, taken now: a reload that sets or clears the
-    // smarthost meanwhile must not close a window other than the one opened.
-    const destination = destinationOf(domain, this.deps.config().outbound.smarthost);
-    this.destinations.opened(destination);
-    const run = deliverChunk(this.chunk, domain, destination, items)
-      .catch((err) => this.deps.logger.error("delivery failed", { err, domain }))
+    // The window is the lane's, taken now: a reload that sets or clears the smarthost
+    // meanwhile must not close a window other than the one opened.
+    const lane = target.lane;
+    this.destinations.opened(lane);
+    const run = deliverChunk(this.chunk, target, items)
+      .catch((err) => this.deps.logger.error("delivery failed", { err, domain: target.domain }))
       .finally(() => {
         this.active--;
-        this.destinations.closed(destination);
+        this.destinations.closed(lane);
         this.running.delete(run);
         this.kick();
       });
     this.running.add(run);
   }
 }
+
+/** Domains a claim is told to leave alone at most (their destinations are full, paced or paused). */
+const MAX_BUSY_DOMAINS = 1000;

@@ -57,7 +57,7 @@ export interface QueueControlRepo {
   /** Waiting recipients (queued or held), soonest due first, at most `limit`. */
   list(filter: { destination?: string; outboundAccountId?: string; state?: QueueEntryState }, limit: number): Promise<QueueEntry[]>;
   /** The destinations with waiting recipients, most waiting first, at most `limit`. */
-  summary(limit: number): Promise<DestinationSummary[]>;
+  summary(limit: number, nowMs: number): Promise<DestinationSummary[]>;
   /** Queued recipients no worker holds now become held: never attempted until released. Returns how many. */
   hold(filter: QueueFilter, nowMs: number): Promise<number>;
   /** Held recipients are queued again, due at `nowMs`. */

@@ -18,13 +18,15 @@ import type {
 import { bounceClassPattern } from "./search.repo.ts";
 
 /**
- * A recipient's destination, in one place: its domain for now. When per-destination rules
- * land (recipients gain a `destination` column), this becomes COALESCE(r.destination, r.domain).
+ * A recipient's destination, in one place: the one the delivery worker resolved it to (a
+ * [[outbound.destinations]] rule's name), else, not resolved yet, its domain.
  */
-export const DESTINATION = sql`r.domain`;
+export const DESTINATION = sql`COALESCE(r.destination, r.domain)`;
 
-/** Whether a destination is paused, in one place: none is yet (pauses land with the destinations). */
-const PAUSED = sql`0`;
+/** Whether the destination `q.destination` is paused now (destination_pauses: an operator's, or a throttle's until its end). */
+const paused = (nowMs: number) =>
+  sql`CASE WHEN EXISTS (SELECT 1 FROM destination_pauses p WHERE p.destination = q.destination
+    AND (p.until_at IS NULL OR p.until_at > ${nowMs})) THEN 1 ELSE 0 END`;
 
 /**
  * Recipients a scheduled send keeps back, in one place: their message has a send_at (E11,
@@ -114,7 +116,7 @@ export function createQueueControlRepo(db: Db, events: ControlEvents, onEvents: 
       );
     },
 
-    async summary(limit) {
+    async summary(limit, nowMs) {
       // Grouped once; the latest failure per destination read from its own waiting recipients.
       const rows = await db.all<SummaryRow>(sql`WITH q AS (
           SELECT ${DESTINATION} AS destination, r.id, r.state, m.created_at
@@ -122,7 +124,7 @@ export function createQueueControlRepo(db: Db, events: ControlEvents, onEvents: 
         SELECT q.destination,
           SUM(CASE WHEN q.state = 'queued' THEN 1 ELSE 0 END) AS queued,
           SUM(CASE WHEN q.state = 'held' THEN 1 ELSE 0 END) AS held,
-          ${PAUSED} AS paused,
+          ${paused(nowMs)} AS paused,
           MIN(q.created_at) AS oldest_at,
           (SELECT e.details_json FROM q q2 JOIN message_events e ON e.recipient_id = q2.id
             WHERE q2.destination = q.destination AND e.kind IN ('soft_bounce', 'error') ORDER BY e.created_at DESC, e.seq DESC LIMIT 1) AS last_json

@@ -288,6 +288,14 @@ export async function callEveryOperation(
     "queueRedeliver",
     await operator.POST("/api/v0.1/operator/queue/redeliver", { body: { bounce_class: "block", since: "2026-11-27T00:00:00Z" } }),
   );
+  const destination = { params: { path: { destination: "example.org" } } };
+  const pause = await operator.POST("/api/v0.1/operator/destinations/{destination}/pause", destination);
+  note("pauseDestination", pause);
+  pause.data?.paused satisfies boolean | undefined;
+  const paused = await operator.GET("/api/v0.1/operator/destinations/paused");
+  note("listPausedDestinations", paused);
+  paused.data?.[0]?.until satisfies string | null | undefined;
+  note("resumeDestination", await operator.POST("/api/v0.1/operator/destinations/{destination}/resume", destination));
   return seen;
 }
 

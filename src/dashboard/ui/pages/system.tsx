@@ -1,5 +1,6 @@
 // The admin view's System page: version, health checks and warnings, the certificate, the
-// queue and the webhook backlog of the whole appliance (GET /dashboard/system).
+// queue and the webhook backlog of the whole appliance, and the destinations paused now and
+// why (GET /dashboard/system).
 import { useEffect, useState } from "preact/hooks";
 import { ApiFailure, get } from "../api.ts";
 import { ErrorNote, TableHead } from "../parts.tsx";
@@ -12,6 +13,8 @@ interface SystemInfo {
   queue: { due: number; scheduled: number };
   webhook_events_pending: number;
   sending_ips: SendingIpHealth[];
+  /** Destinations paused now (a throttle reply or an operator), on every node. */
+  paused_destinations: { destination: string; source: string; reason: string; paused_at: string; until: string | null }[];
 }
 
 export function System() {
@@ -60,6 +63,25 @@ export function System() {
               ))}
             </tbody>
           </table>
+          <h2>Paused destinations</h2>
+          {info.paused_destinations.length === 0 ? (
+            <p>None: every destination gets its mail.</p>
+          ) : (
+            <table>
+              <TableHead columns={["Destination", "Paused by", "Why", "Since", "Until"]} />
+              <tbody>
+                {info.paused_destinations.map((p) => (
+                  <tr key={p.destination}>
+                    <td>{p.destination}</td>
+                    <td>{p.source === "throttle" ? "a throttle reply" : "an operator"}</td>
+                    <td>{p.reason}</td>
+                    <td>{new Date(p.paused_at).toLocaleString()}</td>
+                    <td>{p.until ? new Date(p.until).toLocaleString() : "resumed by an operator"}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
           {info.health.warnings.length > 0 && (
             <div class="card warnings" role="region" aria-label="Warnings">
               <ul>

@@ -8,6 +8,7 @@ import m0003 from "./0003_tls_store.sql" with { type: "text" };
 import m0004 from "./0004_blobs.sql" with { type: "text" };
 import m0005 from "./0005_rate_counters.sql" with { type: "text" };
 import m0006 from "./0006_warmup_counts.sql" with { type: "text" };
+import m0007 from "./0007_destinations.sql" with { type: "text" };
 import m0008 from "./0008_queue_control.sql" with { type: "text" };
 import m0009 from "./0009_tenants.sql" with { type: "text" };
 import m0010 from "./0010_webhook_endpoints.sql" with { type: "text" };
@@ -23,6 +24,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 4, name: "blobs", sql: m0004 },
   { version: 5, name: "rate_counters", sql: m0005 },
   { version: 6, name: "warmup_counts", sql: m0006 },
+  { version: 7, name: "destinations", sql: m0007 },
   { version: 8, name: "queue_control", sql: m0008 },
   { version: 9, name: "tenants", sql: m0009 },
   { version: 10, name: "webhook_endpoints", sql: m0010 },
