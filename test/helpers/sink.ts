@@ -51,6 +51,8 @@ export class SmtpSink {
       if (count) self!.attempts.set(key, n);
       return self!.script(rcpt, n);
     };
+    /** Sessions onConnect counted as open: onClose uncounts only those. */
+    const counted = new WeakSet<object>();
     const server = new SMTPServer({
       authOptional: !opts.auth,
       allowInsecureAuth: true,
@@ -58,6 +60,7 @@ export class SmtpSink {
       ...(opts.tls ? { key: opts.tls.key, cert: opts.tls.cert } : { hideSTARTTLS: true }),
       logger: false,
       onConnect(session, cb) {
+        counted.add(session);
         self!.connections++;
         self!.open++;
         self!.maxOpen = Math.max(self!.maxOpen, self!.open);
@@ -68,6 +71,9 @@ export class SmtpSink {
         cb();
       },
       onClose(session) {
+        // A socket closed before its greeting (a client killed with -9) reaches onClose without
+        // having reached onConnect, and without a remoteAddress: it was never counted open.
+        if (!counted.delete(session)) return;
         self!.open--;
         const from = session.remoteAddress.replace(/^::ffff:/, "");
         self!.openFrom.set(from, (self!.openFrom.get(from) ?? 1) - 1);
