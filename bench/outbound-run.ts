@@ -60,6 +60,8 @@ export interface RunResult {
   clientCpuUs: number;
   sinkCpuUs: number;
   machineCpuUs: number;
+  /** Postroom only: CPU µs per message of its threads, by name (main, Worker: signing and others, JITWorker...). */
+  threadsUs?: Map<string, number>;
 }
 
 /** After the sink has its N, wait this long for anything extra (duplicates) before checking the count. */
@@ -72,6 +74,7 @@ export async function runPostroom(ctx: PostroomSide, bodies: string[]): Promise<
   const sink0 = sink.count;
   const tally0 = { delivered: tally.delivered, other: tally.other.length, errors: tally.errors.length };
   ctx.cpu.enter();
+  const threads0 = ctx.postroom.threadCpuMs();
   const cpu0 = { server: ctx.cpu.ms(), client: process.cpuUsage(), sink: sink.cpuMs(), machine: machineBusyMs() };
   const t0 = performance.now();
   const delivered = sink.reach(sink0 + count, runTimeoutMs(count), "postroom");
@@ -96,6 +99,7 @@ export async function runPostroom(ctx: PostroomSide, bodies: string[]): Promise<
   await Bun.sleep(SETTLE_MS);
   // The side's CPU once it has recorded every outcome and settled: its bookkeeping after the last delivery counts too.
   cpu.server = ctx.cpu.ms() - cpu0.server;
+  const threadsUs = new Map([...ctx.postroom.threadCpuMs()].map(([name, ms]) => [name, ((ms - (threads0.get(name) ?? 0)) * 1000) / count]));
   const logged = tally.delivered - tally0.delivered;
   const other = tally.other.slice(tally0.other);
   const errors = tally.errors.slice(tally0.errors);
@@ -104,7 +108,7 @@ export async function runPostroom(ctx: PostroomSide, bodies: string[]): Promise<
       `postroom: ${count} sends accepted, but the sink received ${sink.count - sink0} and Postroom logged ${logged} deliveries, ${other.length} other outcomes, ${errors.length} errors:\n  ${[...other, ...errors].slice(0, 5).join("\n  ")}`,
     );
   }
-  return result(count, t0, tAccepted, tDelivered, cpu);
+  return { ...result(count, t0, tAccepted, tDelivered, cpu), threadsUs };
 }
 
 /** Postfix: smtp-source sends `count` over C sessions, then wait for the sink to have them all. */

@@ -387,6 +387,14 @@ async function main() {
           `(${count} in ${(r.acceptMs / 1000).toFixed(2)} s / ${(r.deliverMs / 1000).toFixed(2)} s; CPU µs/msg: ${side.server} ${r.serverCpuUs.toFixed(0)}, ${side.client} ${r.clientCpuUs.toFixed(0)}, ` +
           `sink ${r.sinkCpuUs.toFixed(0)}, machine ${r.machineCpuUs.toFixed(0)}; ${sessions} SMTP sessions to the sink; signing floor after it ${floor.totalUs.toFixed(0)})`,
       );
+      if (r.threadsUs)
+        console.log(
+          `            postroom threads, CPU µs/msg (/proc, ±1 tick): ${[...r.threadsUs]
+            .sort((a, b) => b[1] - a[1])
+            .filter(([, us]) => us >= 1)
+            .map(([name, us]) => `${name} ${us.toFixed(0)}`)
+            .join(", ")}`,
+        );
       if (!warm) side.results.push(r);
     };
 
@@ -402,7 +410,7 @@ async function main() {
       await measure(sides.postroom, opts.messages, false);
     }
 
-    const med = (side: Side, key: keyof RunResult) => median(side.results.map((r) => r[key]));
+    const med = (side: Side, key: Exclude<keyof RunResult, "threadsUs">) => median(side.results.map((r) => r[key]));
     const pr = { accepted: med(sides.postroom, "accepted"), delivered: med(sides.postroom, "delivered") };
     const pf = { accepted: med(sides.postfix, "accepted"), delivered: med(sides.postfix, "delivered") };
     const cpuLine = (side: Side) =>
