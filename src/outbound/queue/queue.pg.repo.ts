@@ -24,6 +24,7 @@ import type { PgQueuePorts } from "./ports.ts";
 import type { MessageEvent, NewEvent } from "../../events/message-event.ts";
 import type { RecipientUpdate } from "./message.ts";
 import type { EventOptions, OutboundRepo, QueueLeases } from "./queue.port.ts";
+import { PgInsertBatcher } from "./pg-insert-batch.ts";
 import { reschedulePg, writeMessages } from "./queue-write.pg.repo.ts";
 import { createPgQueueReads, type Big, type PgRecipientRow, pgMessageOf, recipientOf } from "./queue-read.pg.repo.ts";
 import type { MessageRow } from "./rows.ts";
@@ -130,12 +131,11 @@ async function recordOutcome(
  */
 export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () => void = () => {}): QueueLeases {
   const lanes = Object.values(LANES);
+  // Sends that arrive together share a transaction (pg-insert-batch.ts).
+  const inserts = new PgInsertBatcher(sql, ports);
   return {
     async insert(m, recipients, events, opts = {}) {
-      await sql.begin(async (tx) => {
-        await writeMessages(tx, ports, [{ message: m, recipients, events, raw: opts.raw }], opts.webhook);
-        if (opts.answer) await ports.answers.record(tx, opts.answer, m.createdAtMs);
-      });
+      await inserts.insert({ queued: { message: m, recipients, events, raw: opts.raw }, answer: opts.answer, webhook: opts.webhook });
       if (opts.webhook !== false) onEvents();
     },
 
