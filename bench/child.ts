@@ -179,6 +179,31 @@ export class Child {
     return f ? ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK : 0;
   }
 
+  /** CPU time in ms of its living threads, summed by thread name (comm: "bun", "Worker", "JITWorker", "HeapHelper"...). */
+  threadCpuMs(): Map<string, number> {
+    const pid = this.proc.pid;
+    const out = new Map<string, number>();
+    let tids: string[] = [];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      return out;
+    }
+    for (const tid of tids) {
+      let name = "?";
+      try {
+        name = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+      } catch {
+        continue;
+      }
+      // The main thread is named after the executable; say which it is.
+      if (tid === String(pid)) name = "main";
+      const f = procStat(pid, Number(tid));
+      if (f) out.set(name, (out.get(name) ?? 0) + ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK);
+    }
+    return out;
+  }
+
   /**
    * CPU time in ms of its JIT compiler threads (JavaScriptCore names them "JITWorker"):
    * while they still compile, the server is not yet at the speed it runs at for days.

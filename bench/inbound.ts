@@ -1,12 +1,16 @@
 // `bun run bench:inbound`: inbound SMTP throughput of Postroom against a bare pipeline
-// (bench/bare-pipeline.ts: smtp-server + mailparser + one JSON POST, nothing else),
+// (bench/bare-pipeline.ts: smtp-server + mailparser + one JSON POST, and, by default, the
+// same SPF, DKIM and DMARC checks as Postroom: mailauth against the same DNS server),
 // measured in the same run, alternately (A B A B ...), reporting the median of each and
 // the ratio. Target: Postroom >= 0.80 of the bare pipeline.
 //
-//   bun run bench:inbound [--messages N] [--connections C] [--warmup W] [--rounds R] [--domains D] [--dns unbound|js] [--profile DIR]
+//   bun run bench:inbound [--messages N] [--connections C] [--warmup W] [--rounds R] [--domains D] [--dns unbound|js]
+//                         [--bare-auth on|off] [--profile DIR]
 //   defaults: N=4000, C=8, W=2000 per warm-up batch, R=5 (rounds of one bare run and one Postroom run),
-//   D=12000 sender domains, --dns unbound
-//   (or BENCH_MESSAGES, BENCH_CONNECTIONS, BENCH_WARMUP, BENCH_ROUNDS, BENCH_DOMAINS, BENCH_DNS, BENCH_PROFILE)
+//   D=12000 sender domains, --dns unbound, --bare-auth on (issue 38: the bare pipeline
+//   authenticates every message too, and must find each one authentic as Postroom must;
+//   off: it does no SPF/DKIM/DMARC, the comparison before issue 38)
+//   (or BENCH_MESSAGES, BENCH_CONNECTIONS, BENCH_WARMUP, BENCH_ROUNDS, BENCH_DOMAINS, BENCH_DNS, BENCH_BARE_AUTH, BENCH_PROFILE)
 //   Needs Debian's unbound (apt-get install unbound; only its binary is used, as a child
 //   process with a config of the bench's own) unless --dns js.
 //   --profile runs both servers under `bun --cpu-prof` and prints where their main
@@ -92,7 +96,7 @@ const MAX_WARMUP_BATCHES = 20;
 
 function options() {
   const values = parseOptions(
-    "bun run bench:inbound [--messages N] [--connections C] [--warmup W] [--rounds R] [--domains D] [--dns unbound|js] [--profile DIR]",
+    "bun run bench:inbound [--messages N] [--connections C] [--warmup W] [--rounds R] [--domains D] [--dns unbound|js] [--bare-auth on|off] [--profile DIR]",
     {
       messages: { type: "string", short: "n" },
       connections: { type: "string", short: "c" },
@@ -101,6 +105,7 @@ function options() {
       domains: { type: "string" },
       profile: { type: "string" },
       dns: { type: "string" },
+      "bare-auth": { type: "string" },
     },
   );
   const messages = intOption(values.messages, "BENCH_MESSAGES", 4000, 1);
@@ -112,7 +117,18 @@ function options() {
   if (domains > MAX_DOMAINS) throw new Error(`--domains must be at most ${MAX_DOMAINS}, got ${domains}`);
   const dns = (values.dns ?? process.env.BENCH_DNS ?? "unbound") as DnsKind;
   if (!DNS_KINDS.includes(dns)) throw new Error(`--dns must be one of ${DNS_KINDS.join(", ")}, got ${dns}`);
-  return { messages, connections, warmup, rounds, domains, dns, profileDir: dirOption(values.profile, "BENCH_PROFILE") };
+  const bareAuth = values["bare-auth"] ?? process.env.BENCH_BARE_AUTH ?? "on";
+  if (bareAuth !== "on" && bareAuth !== "off") throw new Error(`--bare-auth must be on or off, got ${bareAuth}`);
+  return {
+    messages,
+    connections,
+    warmup,
+    rounds,
+    domains,
+    dns,
+    bareAuth: bareAuth === "on",
+    profileDir: dirOption(values.profile, "BENCH_PROFILE"),
+  };
 }
 
 // ---------------------------------------------------------------- the servers
@@ -131,8 +147,10 @@ async function startInboundPostroom(workDir: string, dnsServer: string, target: 
   return { child, smtpPort, rcpt };
 }
 
-async function startBare(target: string, profileArgs: string[]) {
-  const child = Child.spawn("bare pipeline", [...profileArgs, "bench/bare-pipeline.ts", "--target", target], ROOT);
+/** The bare pipeline; with `dnsServer`, it authenticates every message against it (SPF, DKIM, DMARC) as Postroom does. */
+async function startBare(target: string, profileArgs: string[], dnsServer: string | null) {
+  const dnsArgs = dnsServer ? ["--dns", dnsServer] : [];
+  const child = Child.spawn("bare pipeline", [...profileArgs, "bench/bare-pipeline.ts", "--target", target, ...dnsArgs], ROOT);
   const smtpPort = (await child.waitFor((l) => l.msg === "bare smtp listening")).port as number;
   child.ready();
   return { child, smtpPort };
@@ -213,7 +231,7 @@ function checkAuthentic(payload: string, what: string): void {
   const envelope = (JSON.parse(payload) as { envelope?: { spf?: Result; dkim?: Result; dmarc?: Result } }).envelope;
   const results = { spf: envelope?.spf, dkim: envelope?.dkim, dmarc: envelope?.dmarc };
   if (Object.values(results).some((r) => r?.result !== "pass"))
-    throw new Error(`postroom: ${what} was not found authentic (SPF, DKIM and DMARC must all pass): ${JSON.stringify(results)}`);
+    throw new Error(`${what} was not found authentic (SPF, DKIM and DMARC must all pass): ${JSON.stringify(results)}`);
 }
 
 /** The DNS queries of a phase, by sender record, and per Postroom message of the phase. */
@@ -241,7 +259,7 @@ async function main() {
     const target = startTarget();
     cleanup.unshift(() => target.server.stop(true));
 
-    const bare = await startBare(target.url("/bare"), cpuProfileArgs(opts.profileDir, "bare-pipeline"));
+    const bare = await startBare(target.url("/bare"), cpuProfileArgs(opts.profileDir, "bare-pipeline"), opts.bareAuth ? dns.address : null);
     cleanup.unshift(() => bare.child.stop());
     const postroom = await startInboundPostroom(workDir, dns.address, target.url("/postroom"), cpuProfileArgs(opts.profileDir, "postroom"));
     cleanup.unshift(() => postroom.child.stop());
@@ -284,7 +302,7 @@ async function main() {
       await run(`${s.label} (start-up check)`, s.port, postroom.rcpt, 1, 1, s.child, s.next);
       if (counter.posts - before !== 1)
         throw new Error(`${s.label}: the target received ${counter.posts - before} POSTs for the start-up check's message`);
-      if (s === sides.postroom) checkAuthentic(counter.last, "the start-up check's message");
+      if (s === sides.postroom || opts.bareAuth) checkAuthentic(counter.last, `${s.label}: the start-up check's message`);
     }
 
     /** The JIT threads' share of the server's CPU in a run, in percent. */
@@ -297,7 +315,7 @@ async function main() {
       const dnsCpu = dns0 === null ? "" : `, DNS server CPU ${(((dns.cpuMs()! - dns0) * 1000) / count).toFixed(0)} µs/msg`;
       const got = counter.posts - before;
       if (got !== count) throw new Error(`${side.label}: the target received ${got} POSTs for ${count} messages`);
-      if (side === sides.postroom) checkAuthentic(counter.last, "the last message of a run");
+      if (side === sides.postroom || opts.bareAuth) checkAuthentic(counter.last, `${side.label}: the last message of a run`);
       const tag = warm ? "warm-up " : "";
       console.log(
         `  ${tag}${side.label.padEnd(14)} ${r.rate.toFixed(0).padStart(5)} msg/s  (${count} in ${(r.ms / 1000).toFixed(2)} s; server CPU ${((r.serverCpuMs * 1000) / count).toFixed(0)} µs/msg, JIT ${jitShare(r)}% of it, main thread ${((100 * r.mainThreadCpuMs) / r.ms).toFixed(0)}% busy, client+target${dns0 === null ? "+DNS" : ""} CPU ${((r.clientCpuMs * 1000) / count).toFixed(0)} µs/msg${dnsCpu})`,
@@ -352,8 +370,13 @@ async function main() {
     console.log(
       `DNS queries (${dns.kind === "unbound" ? "unbound in a child process, counted from its query log" : "the JavaScript server in this process"}: the ${opts.domains} sender domains' SPF, DKIM key and DMARC TXT records, NXDOMAIN for the rest):`,
     );
-    console.log(`  start-up and warm-up: ${describeQueries(warmupQueries, warmedUp.postroom + 1, dns.has)}`);
-    console.log(`  timed runs: ${describeQueries(dnsQueries, opts.rounds * opts.messages, dns.has)}`);
+    // With --bare-auth on both servers ask: the figures per message are then over both sides' messages.
+    const both = opts.bareAuth ? 2 : 1;
+    if (opts.bareAuth) console.log("  (both servers ask the DNS server: each figure per message counts the messages of both)");
+    console.log(
+      `  start-up and warm-up: ${describeQueries(warmupQueries, warmedUp.postroom + 1 + (opts.bareAuth ? warmedUp.bare + 1 : 0), dns.has)}`,
+    );
+    console.log(`  timed runs: ${describeQueries(dnsQueries, both * opts.rounds * opts.messages, dns.has)}`);
     if (opts.profileDir) {
       // The profiles are written when the servers exit.
       await bare.child.stop();

@@ -180,6 +180,10 @@ SoftwareHeader no
   }
 
   /** CPU time (ms) of the milter, all its threads. */
+  get pid(): number {
+    return this.proc.pid;
+  }
+
   cpuMs(): number {
     return processCpuMs(this.proc.pid);
   }

@@ -9,7 +9,18 @@ import { MAIL_FROM } from "./message.ts";
 import type { PrivatePostfix } from "./postfix.ts";
 import type { SmtpSinkProcess } from "./smtp-sink.ts";
 
+/**
+ * How one side's CPU time is read: `enter()` puts every process it has now into its own
+ * cgroup (processes it forks later are born there), `ms()` is the CPU time of all of them
+ * since (bench/cgroup.ts); without a cgroup, the sum over its processes from /proc.
+ */
+export interface SideCpu {
+  enter(): void;
+  ms(): number;
+}
+
 export interface PostroomSide {
+  cpu: SideCpu;
   httpPort: number;
   postroom: Child;
   sink: SmtpSinkProcess;
@@ -18,6 +29,7 @@ export interface PostroomSide {
 }
 
 export interface PostfixSide {
+  cpu: SideCpu;
   postfix: PrivatePostfix;
   sink: SmtpSinkProcess;
   clients: number;
@@ -48,6 +60,8 @@ export interface RunResult {
   clientCpuUs: number;
   sinkCpuUs: number;
   machineCpuUs: number;
+  /** Postroom only: CPU µs per message of its threads, by name (main, Worker: signing and others, JITWorker...). */
+  threadsUs?: Map<string, number>;
 }
 
 /** After the sink has its N, wait this long for anything extra (duplicates) before checking the count. */
@@ -56,10 +70,12 @@ const SETTLE_MS = 500;
 /** Postroom: `count` API sends over C clients, then wait for the sink to have them all. */
 export async function runPostroom(ctx: PostroomSide, bodies: string[]): Promise<RunResult> {
   const count = bodies.length;
-  const { postroom, sink, tally } = ctx;
+  const { sink, tally } = ctx;
   const sink0 = sink.count;
   const tally0 = { delivered: tally.delivered, other: tally.other.length, errors: tally.errors.length };
-  const cpu0 = { server: postroom.cpuMs(), client: process.cpuUsage(), sink: sink.cpuMs(), machine: machineBusyMs() };
+  ctx.cpu.enter();
+  const threads0 = ctx.postroom.threadCpuMs();
+  const cpu0 = { server: ctx.cpu.ms(), client: process.cpuUsage(), sink: sink.cpuMs(), machine: machineBusyMs() };
   const t0 = performance.now();
   const delivered = sink.reach(sink0 + count, runTimeoutMs(count), "postroom");
   delivered.catch(() => undefined);
@@ -73,7 +89,7 @@ export async function runPostroom(ctx: PostroomSide, bodies: string[]): Promise<
   });
   const client = process.cpuUsage(cpu0.client);
   const cpu = {
-    server: postroom.cpuMs() - cpu0.server,
+    server: 0,
     client: (client.user + client.system) / 1000,
     sink: sink.cpuMs() - cpu0.sink,
     machine: machineBusyMs() - cpu0.machine,
@@ -81,6 +97,9 @@ export async function runPostroom(ctx: PostroomSide, bodies: string[]): Promise<
   // Postroom's own record: N delivery lines (each written just before the group commit of its outcome).
   await until(() => tally.delivered - tally0.delivered >= count, 10_000);
   await Bun.sleep(SETTLE_MS);
+  // The side's CPU once it has recorded every outcome and settled: its bookkeeping after the last delivery counts too.
+  cpu.server = ctx.cpu.ms() - cpu0.server;
+  const threadsUs = new Map([...ctx.postroom.threadCpuMs()].map(([name, ms]) => [name, ((ms - (threads0.get(name) ?? 0)) * 1000) / count]));
   const logged = tally.delivered - tally0.delivered;
   const other = tally.other.slice(tally0.other);
   const errors = tally.errors.slice(tally0.errors);
@@ -89,7 +108,7 @@ export async function runPostroom(ctx: PostroomSide, bodies: string[]): Promise<
       `postroom: ${count} sends accepted, but the sink received ${sink.count - sink0} and Postroom logged ${logged} deliveries, ${other.length} other outcomes, ${errors.length} errors:\n  ${[...other, ...errors].slice(0, 5).join("\n  ")}`,
     );
   }
-  return result(count, t0, tAccepted, tDelivered, cpu);
+  return { ...result(count, t0, tAccepted, tDelivered, cpu), threadsUs };
 }
 
 /** Postfix: smtp-source sends `count` over C sessions, then wait for the sink to have them all. */
@@ -117,7 +136,8 @@ export async function runPostfix(ctx: PostfixSide, count: number): Promise<RunRe
     rcpt,
     `127.0.0.1:${postfix.port}`,
   ];
-  const cpu0 = { server: postfix.cpuMs(), sink: sink.cpuMs(), machine: machineBusyMs() };
+  ctx.cpu.enter();
+  const cpu0 = { server: ctx.cpu.ms(), sink: sink.cpuMs(), machine: machineBusyMs() };
   const t0 = performance.now();
   const delivered = sink.reach(sink0 + count, runTimeoutMs(count), "postfix");
   delivered.catch(() => undefined);
@@ -146,7 +166,7 @@ export async function runPostfix(ctx: PostfixSide, count: number): Promise<RunRe
     );
   });
   const cpu = {
-    server: postfix.cpuMs() - cpu0.server,
+    server: 0,
     client: sourceCpuMs,
     sink: sink.cpuMs() - cpu0.sink,
     machine: machineBusyMs() - cpu0.machine,
@@ -154,6 +174,7 @@ export async function runPostfix(ctx: PostfixSide, count: number): Promise<RunRe
   // Postfix's own record: N status=sent lines (postlogd writes them a moment later).
   await until(() => postfix.logCounts().sent - log0.sent >= count, 10_000);
   await Bun.sleep(SETTLE_MS);
+  cpu.server = ctx.cpu.ms() - cpu0.server;
   const log = postfix.logCounts();
   const d = {
     sent: log.sent - log0.sent,

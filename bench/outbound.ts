@@ -56,13 +56,26 @@
 //   loopback relay needs, with relayhost = the sink. smtp-source (C) feeds it with C
 //   sessions that stay connected (-d), distinct recipients (-N), and the same 4 KB message
 //   as bench:inbound (bench/message.ts, from a file: -F).
-// - Both sides DKIM-sign every message the same way: rsa-sha256 (2048-bit) and
-//   ed25519-sha256, relaxed/relaxed, the same header list. Postroom with its own signer
-//   (its sending domain is verified, both keys published in the loopback DNS); Postfix
-//   through two opendkim milters, one per algorithm (bench/opendkim.ts), whose CPU time
-//   counts as Postfix's. Before any run, one message through Postfix goes to a capture
-//   sink and its signatures are verified with python3-dkim (bench/postfix-dkim-check.ts);
-//   the benchmark stops if they are missing or invalid.
+// - Postroom DKIM-signs every message: rsa-sha256 (2048-bit) and ed25519-sha256,
+//   relaxed/relaxed (its sending domain is verified, both keys published in the loopback
+//   DNS). Postfix relays unsigned by default, and the cost floor Postroom is held to is
+//   "Postfix's CPU per message + the two signatures": the signing floor (body hash,
+//   RSA-2048 and Ed25519 signatures of one message with node:crypto, bench/signing-floor.ts)
+//   is measured after every run, on the machine as busy as the runs had it. The ratio
+//   "Postroom CPU/msg ÷ (Postfix CPU/msg + floor)" is printed, its median and per round.
+//   --postfix-dkim on: Postfix signs the same way through two opendkim milters, one per
+//   algorithm (bench/opendkim.ts), whose CPU time counts as Postfix's; before any run, one
+//   message through Postfix goes to a capture sink and its signatures are verified with
+//   python3-dkim (bench/postfix-dkim-check.ts); the benchmark stops if they are missing or
+//   invalid. The ratio is then Postroom's CPU over signed Postfix's.
+// - Each side's CPU is that of every one of its processes, in a cgroup of its own
+//   (bench/cgroup.ts: cgroup v1 cpuacct or v2 cpu.stat; /proc sums where neither is
+//   writable): Postroom's process with its worker threads; Postfix's master and every
+//   daemon (smtpd, cleanup, qmgr, smtp, trivial-rewrite, postlogd..., exited ones too) and
+//   its milters. The load generators (this process's API client, smtp-source) and the sink
+//   are in neither, so the sides' CPU figures compare like with like although their feeds
+//   differ; the side's CPU is read after it has logged every outcome and settled, so its
+//   bookkeeping after the last delivery counts.
 // - Postroom gets the same content through the API: the plain text, HTML and subject of
 //   that message as {from, to, subject, plain, html}, which Postroom composes into its
 //   own MIME message (about the same size). This process is the API client: C workers,
@@ -85,16 +98,26 @@ import { SmtpSink } from "../test/helpers/sink.ts";
 import { apiContent, FROM_HEADER } from "./api-client.ts";
 import { dirOption, intOption, parseOptions } from "./args.ts";
 import { cpuProfileArgs, cpuProfileReport } from "./child.ts";
+import { CpuCgroup, processTree } from "./cgroup.ts";
 import { Cleanup } from "./cleanup.ts";
 import { DeliveryTally } from "./delivery-tally.ts";
 import { countQueries, loadAverage, median } from "./measure.ts";
 import { buildMessage, MAIL_FROM, SENDER_DOMAIN } from "./message.ts";
 import { describeSigning, PrivateOpendkim } from "./opendkim.ts";
 import { summarizeOutboundProfile } from "./outbound-profile.ts";
-import { runPostfix, runPostroom, sourceShares, type PostfixSide, type PostroomSide, type RunResult } from "./outbound-run.ts";
+import {
+  runPostfix,
+  runPostroom,
+  sourceShares,
+  type PostfixSide,
+  type PostroomSide,
+  type RunResult,
+  type SideCpu,
+} from "./outbound-run.ts";
 import { checkPostfixSigns, DKIM_CHECK_DOMAIN } from "./postfix-dkim-check.ts";
 import { PrivatePostfix } from "./postfix.ts";
 import { startPostroom, verifiedSendingDomain } from "./postroom.ts";
+import { type SigningFloor, measureSigningFloor } from "./signing-floor.ts";
 import { SmtpSinkProcess } from "./smtp-sink.ts";
 import { UnboundServer } from "./unbound.ts";
 
@@ -111,7 +134,7 @@ const RECIPIENTS_PER_DOMAIN = 50;
 
 function options() {
   const values = parseOptions(
-    "bun run bench:outbound [--messages N] [--clients C] [--warmup W] [--rounds R] [--route smarthost|mx] [--domains D] [--profile DIR]",
+    "bun run bench:outbound [--messages N] [--clients C] [--warmup W] [--rounds R] [--route smarthost|mx] [--domains D] [--profile DIR] [--start warm|cold] [--postfix-dkim off|on]",
     {
       messages: { type: "string", short: "n" },
       clients: { type: "string", short: "c" },
@@ -121,6 +144,7 @@ function options() {
       domains: { type: "string" },
       profile: { type: "string" },
       start: { type: "string" },
+      "postfix-dkim": { type: "string" },
     },
   );
   const messages = intOption(values.messages, "BENCH_MESSAGES", 2000, 1);
@@ -134,6 +158,8 @@ function options() {
   if (start !== "warm" && start !== "cold") throw new Error(`--start must be warm or cold, got ${start}`);
   if (clients > messages) throw new Error(`--clients (${clients}) must not exceed --messages (${messages})`);
   if (start === "warm" && warmup > 0 && clients > warmup) throw new Error(`--clients (${clients}) must not exceed --warmup (${warmup})`);
+  const postfixDkim = values["postfix-dkim"] ?? process.env.BENCH_POSTFIX_DKIM ?? "off";
+  if (postfixDkim !== "off" && postfixDkim !== "on") throw new Error(`--postfix-dkim must be off or on, got ${postfixDkim}`);
   const profileDir = dirOption(values.profile, "BENCH_PROFILE");
   if (start === "cold" && profileDir) throw new Error("--profile needs --start warm (a cold run starts a new Postroom each round)");
   // Cold: every round starts both sides afresh and sends at once, so there is no warm-up.
@@ -146,7 +172,13 @@ function options() {
     start: start as "warm" | "cold",
     route: route as "smarthost" | "mx",
     profileDir,
+    postfixSigns: postfixDkim === "on",
   };
+}
+
+/** A side's CPU time: its own cgroup if one can be made (bench/cgroup.ts), else the sum over its processes from /proc. */
+function sideCpu(group: CpuCgroup | null, pids: () => number[], procMs: () => number): SideCpu {
+  return group ? { enter: () => group.adopt(pids()), ms: () => group.usageUs() / 1000 } : { enter: () => undefined, ms: procMs };
 }
 
 // ---------------------------------------------------------------- Postroom
@@ -223,12 +255,19 @@ async function main() {
     const capture = await SmtpSink.start();
     cleanup.add(() => capture.stop());
     const postfix = await PrivatePostfix.start(sink.port, {
-      signingDomain: SENDER_DOMAIN,
+      signingDomain: opts.postfixSigns ? SENDER_DOMAIN : null,
       checkRoute: { domain: DKIM_CHECK_DOMAIN, port: capture.port },
       mx: postfixDns ? { nameserver: postfixDns.host, port: sink.port } : undefined,
     });
     cleanup.add(() => postfix.stop());
-    const postfixSigned = await checkPostfixSigns(postfix, capture, messageFile, MAIL_FROM);
+    const postfixSigned = opts.postfixSigns ? await checkPostfixSigns(postfix, capture, messageFile, MAIL_FROM) : "unsigned";
+    // Each side's processes in a cgroup of its own: the load generators (this process,
+    // smtp-source) and the sink stay outside both.
+    const groups = { postroom: CpuCgroup.create("postroom"), postfix: CpuCgroup.create("postfix") };
+    cleanup.add(() => {
+      groups.postroom?.remove();
+      groups.postfix?.remove();
+    });
 
     /** Postroom as a fresh process on the run's data dir: the first start, and each cold round's. */
     const startSide = async (): Promise<PostroomSide & { stop: () => Promise<void> }> => {
@@ -241,6 +280,11 @@ async function main() {
       const tally = new DeliveryTally(started.child);
       started.child.ready();
       return {
+        cpu: sideCpu(
+          groups.postroom,
+          () => processTree(started.child.proc.pid),
+          () => started.child.cpuMs(),
+        ),
         httpPort: started.httpPort,
         postroom: started.child,
         sink,
@@ -255,6 +299,11 @@ async function main() {
 
     let seq = 0;
     const postfixSide: PostfixSide = {
+      cpu: sideCpu(
+        groups.postfix,
+        () => postfix.processIds(),
+        () => postfix.cpuMs(),
+      ),
       postfix,
       sink,
       clients: opts.clients,
@@ -282,7 +331,13 @@ async function main() {
     };
 
     const sides = {
-      postfix: { label: "postfix", run: runPostfixSide, server: "postfix+opendkim", client: "smtp-source", results: [] as RunResult[] },
+      postfix: {
+        label: "postfix",
+        run: runPostfixSide,
+        server: opts.postfixSigns ? "postfix+opendkim" : "postfix",
+        client: "smtp-source",
+        results: [] as RunResult[],
+      },
       postroom: { label: "postroom", run: runPostroomSide, server: "postroom", client: "API client", results: [] as RunResult[] },
     };
     type Side = (typeof sides)["postfix"];
@@ -298,17 +353,30 @@ async function main() {
     console.log(
       `machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}, postfix ${PrivatePostfix.version()}, opendkim ${PrivateOpendkim.version()}; sink: smtp-sink on ${sink.host}:${sink.port}; load average ${loadAverage()}`,
     );
-    console.log(`DKIM, both sides: ${describeSigning(postfix.signers.map((s) => s.algorithm))}`);
+    console.log(
+      opts.postfixSigns
+        ? `DKIM, both sides: ${describeSigning(postfix.signers.map((s) => s.algorithm))}`
+        : `DKIM: Postroom signs (rsa-sha256 and ed25519-sha256); Postfix relays unsigned (--postfix-dkim on: two opendkim milters), and the signing floor (two signatures per message, bench/signing-floor.ts) is measured after each run`,
+    );
+    console.log(
+      `CPU per side: ${groups.postroom && groups.postfix ? `a cgroup each (${groups.postroom.dir}, ${groups.postfix.dir}): every process of the side, exited daemons included` : "no writable cgroup: the sum of /proc/<pid>/stat over each side's processes, reaped children included"}; the load generators and the sink are outside both`,
+    );
     console.log(
       `  postroom: its own signer (src/domains/dkim.ts), the sending domain's RSA and Ed25519 keys (both published and verified)`,
     );
-    console.log(
-      `  postfix:  ${postfix.signers.length} opendkim milters in turn, one per algorithm; checked before the runs: ${postfixSigned}`,
-    );
+    if (opts.postfixSigns)
+      console.log(
+        `  postfix:  ${postfix.signers.length} opendkim milters in turn, one per algorithm; checked before the runs: ${postfixSigned}`,
+      );
 
+    const floors: SigningFloor[] = [];
+    const rawMessage = Buffer.from(message.data(0)).toString("latin1");
+    measureSigningFloor(rawMessage, 20); // warm the code paths up
     const measure = async (side: Side, count: number, warm: boolean) => {
       const sess0 = sink.sessions;
       const r = await side.run(count);
+      const floor = measureSigningFloor(rawMessage);
+      if (!warm) floors.push(floor);
       // Let the queue runners go idle; Postfix closes cached connections after 2 s idle,
       // and only then does the sink count the sessions as ended.
       await Bun.sleep(2500);
@@ -317,8 +385,16 @@ async function main() {
       console.log(
         `  ${tag}${side.label.padEnd(9)} accepted ${r.accepted.toFixed(0).padStart(5)} msg/s  delivered ${r.delivered.toFixed(0).padStart(5)} msg/s  ` +
           `(${count} in ${(r.acceptMs / 1000).toFixed(2)} s / ${(r.deliverMs / 1000).toFixed(2)} s; CPU µs/msg: ${side.server} ${r.serverCpuUs.toFixed(0)}, ${side.client} ${r.clientCpuUs.toFixed(0)}, ` +
-          `sink ${r.sinkCpuUs.toFixed(0)}, machine ${r.machineCpuUs.toFixed(0)}; ${sessions} SMTP sessions to the sink)`,
+          `sink ${r.sinkCpuUs.toFixed(0)}, machine ${r.machineCpuUs.toFixed(0)}; ${sessions} SMTP sessions to the sink; signing floor after it ${floor.totalUs.toFixed(0)})`,
       );
+      if (r.threadsUs)
+        console.log(
+          `            postroom threads, CPU µs/msg (/proc, ±1 tick): ${[...r.threadsUs]
+            .sort((a, b) => b[1] - a[1])
+            .filter(([, us]) => us >= 1)
+            .map(([name, us]) => `${name} ${us.toFixed(0)}`)
+            .join(", ")}`,
+        );
       if (!warm) side.results.push(r);
     };
 
@@ -334,7 +410,7 @@ async function main() {
       await measure(sides.postroom, opts.messages, false);
     }
 
-    const med = (side: Side, key: keyof RunResult) => median(side.results.map((r) => r[key]));
+    const med = (side: Side, key: Exclude<keyof RunResult, "threadsUs">) => median(side.results.map((r) => r[key]));
     const pr = { accepted: med(sides.postroom, "accepted"), delivered: med(sides.postroom, "delivered") };
     const pf = { accepted: med(sides.postfix, "accepted"), delivered: med(sides.postfix, "delivered") };
     const cpuLine = (side: Side) =>
@@ -349,6 +425,23 @@ async function main() {
     console.log(`CPU µs per message, median ("machine": every process on it, other users' too):`);
     console.log(`  postroom side: ${cpuLine(sides.postroom)}`);
     console.log(`  postfix side:  ${cpuLine(sides.postfix)}`);
+    const floor = median(floors.map((f) => f.totalUs));
+    console.log(
+      `  signing floor:  ${floor.toFixed(0)} (body hash ${median(floors.map((f) => f.bodyHashUs)).toFixed(0)} + RSA-2048 ${median(floors.map((f) => f.rsaUs)).toFixed(0)} + Ed25519 ${median(floors.map((f) => f.ed25519Us)).toFixed(0)}; node:crypto CPU time, ${floors.length} measurements)`,
+    );
+    // Per round: Postroom's run against the Postfix run just before it and the floors measured after each.
+    const perRound = sides.postroom.results.map((r, i) => {
+      const pfUs = sides.postfix.results[i]!.serverCpuUs;
+      const floorUs = opts.postfixSigns ? 0 : (floors[2 * i]!.totalUs + floors[2 * i + 1]!.totalUs) / 2;
+      return r.serverCpuUs / (pfUs + floorUs);
+    });
+    const pfCpu = med(sides.postfix, "serverCpuUs");
+    const prCpu = med(sides.postroom, "serverCpuUs");
+    console.log(
+      opts.postfixSigns
+        ? `CPU ratio: postroom ${prCpu.toFixed(0)} ÷ signed postfix ${pfCpu.toFixed(0)} = ${(prCpu / pfCpu).toFixed(2)}; per round ${perRound.map((x) => x.toFixed(2)).join(" ")}`
+        : `CPU ratio: postroom ${prCpu.toFixed(0)} ÷ (postfix ${pfCpu.toFixed(0)} + signing floor ${floor.toFixed(0)}) = ${(prCpu / (pfCpu + floor)).toFixed(2)}; per round ${perRound.map((x) => x.toFixed(2)).join(" ")} (target ≤ 1.00)`,
+    );
     console.log(`load average at the end: ${loadAverage()}`);
     // What each side relayed: a message Postroom queued (composed from the API body; DKIM
     // signatures are added to it on the way out), read from its store after the runs, and

@@ -33,6 +33,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { procStat, processCpuMs } from "./child.ts";
+import { processTree } from "./cgroup.ts";
 import { type DkimAlgorithm, PrivateOpendkim } from "./opendkim.ts";
 import { freePort, waitForGreeting } from "./smtp-sink.ts";
 
@@ -45,8 +46,8 @@ const SIGNERS: [selector: string, algorithm: DkimAlgorithm][] = [
 ];
 
 export interface PostfixOptions {
-  /** The From domain its opendkim milters sign for. */
-  signingDomain: string;
+  /** The From domain its opendkim milters sign for; null: no milters, Postfix relays unsigned. */
+  signingDomain: string | null;
   /** Mail for this domain goes to 127.0.0.1:port instead of the relayhost. */
   checkRoute?: { domain: string; port: number };
   /**
@@ -127,8 +128,9 @@ export class PrivatePostfix {
 
     const signers: PrivateOpendkim[] = [];
     try {
-      for (const [selector, algorithm] of SIGNERS)
-        signers.push(await PrivateOpendkim.start(join(dir, `opendkim-${selector}`), opts.signingDomain, selector, algorithm));
+      if (opts.signingDomain !== null)
+        for (const [selector, algorithm] of SIGNERS)
+          signers.push(await PrivateOpendkim.start(join(dir, `opendkim-${selector}`), opts.signingDomain, selector, algorithm));
     } catch (err) {
       for (const s of signers) await s.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -168,10 +170,14 @@ smtpd_tls_security_level = none
 smtp_tls_security_level = none
 maillog_file_prefixes = ${log}
 maillog_file = ${join(log, "maillog")}
-smtpd_milters = ${signers.map((s) => s.milter).join(", ")}
+${
+  signers.length > 0
+    ? `smtpd_milters = ${signers.map((s) => s.milter).join(", ")}
 non_smtpd_milters = $smtpd_milters
 milter_default_action = tempfail
-${route}`,
+`
+    : ""
+}${route}`,
     );
     // Debian's master.cf.proto services with chroot off (but smtp's when it looks up MX), smtpd on our own loopback port,
     // and the postlog service that writes maillog_file.
@@ -242,6 +248,12 @@ ${route}`,
     if (!existsSync(f)) return null;
     const pid = Number(readFileSync(f, "utf8").trim());
     return pid > 0 ? pid : null;
+  }
+
+  /** Every process of this side: the master, each daemon it runs now, and the opendkim milters (for a cgroup: bench/cgroup.ts). */
+  processIds(): number[] {
+    const master = this.masterPid();
+    return [...(master === null ? [] : processTree(master)), ...this.signers.map((s) => s.pid)];
   }
 
   /** CPU time (ms) of the master and every daemon it runs, including daemons that have exited, and of its opendkim milters. */

@@ -9,7 +9,7 @@ import type { Db } from "../store/db/db.ts";
 import { toInt } from "../store/db/dialect.ts";
 import { all, run, runOn, type Script } from "../store/db/script.ts";
 import { inList, sql } from "../store/db/sql.ts";
-import { countEvents } from "../stats/stats.repo.ts";
+import { countEventsOf, type MessageAccounts } from "../stats/stats.repo.ts";
 import { nextSeq } from "./event-seq.ts";
 import type { EventRecordOptions, EventRepo } from "./events.port.ts";
 import { type EventKind, isInternalKind } from "./kinds.ts";
@@ -49,10 +49,22 @@ const fromRow = (r: Row): MessageEvent => ({
 export function* recordEvents(events: readonly NewEvent[], opts: EventRecordOptions = {}): Script<MessageEvent[]> {
   const webhook = opts.webhook ?? true;
   const stored: MessageEvent[] = [];
-  // The endpoints of each message's outbound account, read once per message of the call:
-  // a call records the events of one delivery attempt, mostly of one message.
+  // Each message's accounts (for the hourly counts) and its outbound account's endpoints,
+  // read together once per message of the call: a call records the events of one delivery
+  // attempt, mostly of one message, so this is one statement where there were two.
+  const accountsOf = new Map<string, MessageAccounts>();
   const endpointsOf = new Map<string, { id: string; events: string }[]>();
   for (const e of events) {
+    if (!endpointsOf.has(e.messageId)) {
+      const rows = yield* all<MessageAccounts & { endpoint_id: string | null; events: string | null }>(sql`SELECT m.account_id,
+          m.outbound_account_id, w.id AS endpoint_id, w.events
+        FROM outbound_messages m LEFT JOIN webhook_endpoints w ON w.outbound_account_id = m.outbound_account_id WHERE m.id = ${e.messageId}`);
+      if (rows[0]) accountsOf.set(e.messageId, rows[0]);
+      endpointsOf.set(
+        e.messageId,
+        rows.flatMap((r) => (r.endpoint_id === null ? [] : [{ id: r.endpoint_id, events: r.events ?? "" }])),
+      );
+    }
     const event: MessageEvent = { ...e, id: newId16(), seq: nextSeq(e.createdAtMs) };
     yield* run(sql`INSERT INTO message_events (id, message_id, recipient_id, kind, details_json, created_at, seq)
       VALUES (${event.id}, ${event.messageId}, ${event.recipientId}, ${event.kind}, ${JSON.stringify(event.details)}, ${event.createdAtMs}, ${event.seq})`);
@@ -61,12 +73,7 @@ export function* recordEvents(events: readonly NewEvent[], opts: EventRecordOpti
         yield* run(sql`INSERT INTO webhook_outbox (event_id, account_id, outbound_account_id, message_id, seq, state, attempts, next_attempt_at, created_at, target)
           SELECT ${event.id}, account_id, outbound_account_id, id, ${event.seq}, 'pending', 0, ${event.createdAtMs}, ${event.createdAtMs}, outbound_account_id
           FROM outbound_messages WHERE id = ${event.messageId}`);
-      let endpoints = endpointsOf.get(event.messageId);
-      if (!endpoints) {
-        endpoints = yield* all<{ id: string; events: string }>(sql`SELECT w.id, w.events
-          FROM outbound_messages m JOIN webhook_endpoints w ON w.outbound_account_id = m.outbound_account_id WHERE m.id = ${event.messageId}`);
-        endpointsOf.set(event.messageId, endpoints);
-      }
+      const endpoints = endpointsOf.get(event.messageId) ?? [];
       // One row more for each endpoint whose filter takes the kind (webhook-endpoint.ts).
       for (const endpoint of endpoints)
         if (filterTakes(endpoint.events, event.kind))
@@ -76,7 +83,7 @@ export function* recordEvents(events: readonly NewEvent[], opts: EventRecordOpti
     }
     stored.push(event);
   }
-  yield* countEvents(stored);
+  yield* countEventsOf(stored, accountsOf);
   return stored;
 }
 

@@ -77,6 +77,51 @@ describe.each(STORE_ENGINES)("QueueLeases on $name", (engine) => {
     expect(await opened!.count("message_events", "recipient_id", "r2")).toBe(0);
   });
 
+  it("sends made at once are all stored, each with its answer; one that fails fails alone", async () => {
+    // Issue 38: on PostgreSQL sends that arrive together share a transaction; on SQLite a grouped commit.
+    await queue("m0", [["r0", {}]]);
+    const answer = (n: number) => ({
+      outboundAccountId: "o",
+      scope: "api" as const,
+      key: `k${n}`,
+      requestSha256: "ab".repeat(32),
+      answer: `{"id":"m${n}"}`,
+    });
+    const sends = Array.from({ length: 8 }, (_, i) => {
+      const n = i + 1;
+      // The fourth reuses r0's ID: it alone must fail, whole.
+      const rid = n === 4 ? "r0" : `r${n}`;
+      return repo().insert(
+        queuedMessage(`m${n}`, { createdAtMs: NOW }),
+        [queuedRecipient(rid, `m${n}`)],
+        [event(`m${n}`, rid, "registration")],
+        {
+          raw: Buffer.from(`raw ${n}`),
+          answer: answer(n),
+          webhook: n % 2 === 0,
+        },
+      );
+    });
+    const outcomes = await Promise.allSettled(sends);
+    expect(outcomes.map((o) => o.status)).toEqual([
+      "fulfilled",
+      "fulfilled",
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "fulfilled",
+      "fulfilled",
+      "fulfilled",
+    ]);
+    for (const n of [1, 2, 3, 5, 6, 7, 8]) {
+      expect((await repo().rawMessage(`m${n}`))?.toString()).toBe(`raw ${n}`);
+      expect(await opened!.count("message_events", "recipient_id", `r${n}`)).toBe(1);
+      expect(await opened!.count("idempotency_keys", "answer", `{"id":"m${n}"}`)).toBe(1);
+    }
+    expect(await repo().rawMessage("m4")).toBeNull();
+    expect(await opened!.count("idempotency_keys", "answer", '{"id":"m4"}')).toBe(0);
+  });
+
   it("the answer of the idempotency key a message was sent with is stored with it", async () => {
     const answer = { outboundAccountId: "o", scope: "api" as const, key: "k1", requestSha256: "ab".repeat(32), answer: '{"id":"m1"}' };
     await repo().insert(queuedMessage("m1", { createdAtMs: NOW }), [queuedRecipient("r1", "m1")], [], { answer, webhook: false });

@@ -231,4 +231,13 @@ describe.each(STORE_ENGINES)("StatsRepo on $name", (engine) => {
     expect(await db().repo.domainsNeedingCare("acc_b")).toStrictEqual({ unverified: 2, failing: 0 });
     expect(await db().repo.domainsNeedingCare("acc_c")).toStrictEqual({ unverified: 0, failing: 0 });
   });
+  it("a call with more counts than one statement takes stores them all, each added to its row", async () => {
+    // 1,201 hours of one key: three multi-row upserts (500 rows each at most), counted twice.
+    const items = Array.from({ length: 1201 }, (_, i) => happening("acc_many", H + i * HOUR_MS, "successful"));
+    await db().count(items);
+    await db().count(items);
+    const rows = await db().repo.hourly("acc_many", "inbound", 0);
+    expect(rows.length).toBe(1201);
+    expect(rows.every((r) => r.count === 2)).toBe(true);
+  });
 });

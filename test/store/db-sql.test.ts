@@ -100,6 +100,17 @@ const cases: { name: string; query: () => Sql; sqlite: string; postgres: string;
 ];
 
 describe("render", () => {
+  test("joins of as many pieces by the same separator are one shape: a driver keeps one statement for them", () => {
+    const rows = (n: number) => join([sql`(${n}, ${"a"})`, sql`(${n + 1}, ${"b"})`], ", ");
+    const insert = (n: number) => render(sql`INSERT INTO t (x, y) VALUES ${rows(n)}`, "sqlite");
+    const first = insert(1);
+    const again = insert(5);
+    expect(again.key).toBe(first.key);
+    expect(again.text).toBe("INSERT INTO t (x, y) VALUES (?, ?), (?, ?)");
+    expect(again.params).toEqual([5, "a", 6, "b"]);
+    // Another count or separator is another shape.
+    expect(render(sql`INSERT INTO t (x, y) VALUES ${join([sql`(${1}, ${"a"})`], ", ")}`, "sqlite").key).not.toBe(first.key);
+  });
   for (const c of cases) {
     test(c.name, () => {
       // Twice: the second rendering of a call site comes from the cache and must be the same.

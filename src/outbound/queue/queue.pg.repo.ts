@@ -24,6 +24,8 @@ import type { PgQueuePorts } from "./ports.ts";
 import type { MessageEvent, NewEvent } from "../../events/message-event.ts";
 import type { RecipientUpdate } from "./message.ts";
 import type { EventOptions, OutboundRepo, QueueLeases } from "./queue.port.ts";
+import { PgSharedTransactions } from "../../store/pg-shared-tx.ts";
+import { PgInsertBatcher } from "./pg-insert-batch.ts";
 import { reschedulePg, writeMessages } from "./queue-write.pg.repo.ts";
 import { createPgQueueReads, type Big, type PgRecipientRow, pgMessageOf, recipientOf } from "./queue-read.pg.repo.ts";
 import type { MessageRow } from "./rows.ts";
@@ -98,7 +100,7 @@ async function suppressIn(
  * worker holds the lease (else null, nothing written), without it whoever holds it.
  */
 async function recordOutcome(
-  sql: SQL,
+  shared: PgSharedTransactions,
   ports: PgQueuePorts,
   onEvents: () => void,
   recipientId: string,
@@ -107,7 +109,8 @@ async function recordOutcome(
   opts: EventOptions,
   holder: { workerId: string; nowMs: number } | null,
 ): Promise<MessageEvent[] | null> {
-  const recorded = await sql.begin(async (tx) => {
+  // With the outcomes of other attempts that end meanwhile, in one transaction (pg-shared-tx.ts).
+  const recorded = await shared.run(async (tx) => {
     // Only the holder of a lease that has not run out (see the top of this file); the
     // row lock this UPDATE takes keeps a claim from moving it until the commit.
     const held = holder ? tx`AND locked_by = ${holder.workerId} AND locked_until >= ${holder.nowMs}` : tx``;
@@ -130,12 +133,12 @@ async function recordOutcome(
  */
 export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () => void = () => {}): QueueLeases {
   const lanes = Object.values(LANES);
+  const outcomes = new PgSharedTransactions(sql);
+  // Sends that arrive together share a transaction (pg-insert-batch.ts).
+  const inserts = new PgInsertBatcher(sql, ports);
   return {
     async insert(m, recipients, events, opts = {}) {
-      await sql.begin(async (tx) => {
-        await writeMessages(tx, ports, [{ message: m, recipients, events, raw: opts.raw }], opts.webhook);
-        if (opts.answer) await ports.answers.record(tx, opts.answer, m.createdAtMs);
-      });
+      await inserts.insert({ queued: { message: m, recipients, events, raw: opts.raw }, answer: opts.answer, webhook: opts.webhook });
       if (opts.webhook !== false) onEvents();
     },
 
@@ -200,7 +203,7 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
     },
 
     finishAttempt: (workerId, recipientId, u, events, nowMs, opts = {}) =>
-      recordOutcome(sql, ports, onEvents, recipientId, u, events, opts, { workerId, nowMs }),
+      recordOutcome(outcomes, ports, onEvents, recipientId, u, events, opts, { workerId, nowMs }),
 
     async nextDueMs() {
       // One MIN per lane, each the first entry of outbound_recipients_due (state, lane,
@@ -219,11 +222,13 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
  * resolves (no grouped commits as on SQLite), so flush has nothing to wait for.
  */
 export function createPgOutboundRepo(sql: SQL, ports: PgQueuePorts, onEvents: () => void = () => {}): OutboundRepo {
+  const updates = new PgSharedTransactions(sql);
   return {
     ...createPgQueueLeases(sql, ports, onEvents),
     ...createPgQueueReads(sql),
 
-    update: async (recipientId, u, events, opts = {}) => (await recordOutcome(sql, ports, onEvents, recipientId, u, events, opts, null))!,
+    update: async (recipientId, u, events, opts = {}) =>
+      (await recordOutcome(updates, ports, onEvents, recipientId, u, events, opts, null))!,
 
     async addEvents(recipientId, status, events, suppress) {
       const recorded = await sql.begin(async (tx) => {

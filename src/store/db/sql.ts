@@ -68,11 +68,28 @@ export function id(name: string): Identifier {
  */
 export const inList = (column: string, values: readonly SqlValue[]): InList => new InList(id(column), values);
 
+/**
+ * The strings of a join of `count` pieces by `separator`, one array per pair: a query is
+ * known by the identity of its strings (render's shape), so a new array at every call made
+ * every join a new shape, its statement prepared afresh each time (issue 38: the hourly
+ * counts' multi-row upsert on every delivery).
+ */
+const joinStrings = new Map<string, readonly string[]>();
+function joinStringsOf(count: number, separator: string): readonly string[] {
+  const key = `${count}\u0000${separator}`;
+  let strings = joinStrings.get(key);
+  if (!strings) {
+    strings = ["", ...Array.from({ length: count - 1 }, () => separator), ""];
+    if (joinStrings.size >= SHAPES_KEPT) joinStrings.clear();
+    joinStrings.set(key, strings);
+  }
+  return strings;
+}
+
 /** Pieces joined by `separator` (text from the code): join([sql`a = ${1}`, sql`b = ${2}`], " AND "). */
 export function join(pieces: readonly Sql[], separator: string): Sql {
   if (pieces.length === 0) return empty;
-  const strings = ["", ...Array.from({ length: pieces.length - 1 }, () => separator), ""];
-  return new Sql(strings, pieces);
+  return new Sql(joinStringsOf(pieces.length, separator), pieces);
 }
 
 /** A rendered query: the text in one engine's placeholders and its parameters in order. */
