@@ -85,14 +85,17 @@ describe("Waiting page", () => {
       await row.getByRole("button", { name: "Try now" }).click();
       await page.getByRole("status").waitFor();
       await eventually(() => appliance.target.at("/later").length === before + 1, 5_000, "the POST Try now asked for");
-      await eventually(
-        async () => {
-          await page.getByRole("button", { name: "Reload" }).click();
-          return page.getByText("No mail is waiting for a target.").isVisible();
-        },
-        5_000,
-        "the Waiting page to be empty",
-      );
+      // Each reload is given a second to come back: clicking again every 20 ms would keep a
+      // slow machine's page reloading forever and never show the answer.
+      const emptyAfterReload = async () => {
+        await page.getByRole("button", { name: "Reload" }).click();
+        return page
+          .getByText("No mail is waiting for a target.")
+          .waitFor({ timeout: 1_000 })
+          .then(() => true)
+          .catch(() => false);
+      };
+      await eventually(emptyAfterReload, 15_000, "the Waiting page to be empty");
       await screenshot(page, "waiting-02-posted");
       // Incoming tells the kept message from the deferred one: what the sender heard, and the POSTs made.
       await page.goto(`${appliance.http}/dashboard/incoming?address=${id}`);
