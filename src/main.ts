@@ -75,6 +75,16 @@ async function serve(path: string): Promise<void> {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+  // A promise nobody awaited that failed (a store write while PostgreSQL went away) is a bug
+  // to log and fix, not a reason to drop every connection and the mail in flight: the node
+  // keeps serving, and its store checks (/healthz) say what is wrong.
+  process.on("unhandledRejection", (err) => logger.error("unhandled rejection (a bug: please report it)", { err }));
+  // The same for a PostgreSQL connection that the server ended (it stopped or restarted) and
+  // that no query was waiting on; any other uncaught error still ends the process, as before.
+  process.on("uncaughtException", (err) => {
+    logger.error("uncaught exception", { err });
+    if ((err as { name?: string }).name !== "PostgresError") process.exit(2);
+  });
 }
 
 async function main(argv: string[]): Promise<void> {
