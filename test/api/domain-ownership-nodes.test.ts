@@ -12,9 +12,7 @@ import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { APP_ENGINES } from "../helpers/app-engines.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
-import { migratePostgres } from "../../src/store/postgres-migrate.ts";
-import { parsePostgresUrl } from "../../src/config/store-url.ts";
-import { startPostgres, type Postgres } from "../helpers/postgres.ts";
+import { startMigratedPostgres, type Postgres } from "../helpers/postgres.ts";
 import { sendWithNodemailer } from "../helpers/smtp.ts";
 import { TestTarget } from "../helpers/target.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -34,8 +32,7 @@ describe("a domain moved by proof, seen from another node", () => {
 
   beforeAll(async () => {
     if (!engine.available()) return;
-    pg = await startPostgres();
-    await migratePostgres(parsePostgresUrl(pg.url)!, { connectTimeoutMs: 10_000 });
+    pg = await startMigratedPostgres();
     dns = await TestDnsServer.start();
     target = TestTarget.start();
     const keys = join(dir.path, "keys");

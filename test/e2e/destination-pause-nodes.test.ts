@@ -7,15 +7,13 @@ import { SQL } from "bun";
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hashSecret } from "../../src/auth/secrets.ts";
-import { parsePostgresUrl } from "../../src/config/store-url.ts";
 import { KEY_BYTES } from "../../src/lib/secret-key.ts";
 import { SHARED_KEY_NAMES } from "../../src/store/node-keys.pg.ts";
-import { migratePostgres } from "../../src/store/postgres-migrate.ts";
 import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
 import { APP_ENGINES } from "../helpers/app-engines.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
-import { startPostgres, type Postgres } from "../helpers/postgres.ts";
+import { startMigratedPostgres, type Postgres } from "../helpers/postgres.ts";
 import { SENDING_KEYS, verifiedSendingDomain } from "../helpers/sending-domain.ts";
 import { eventually, routeToSink, SmtpSink } from "../helpers/sink.ts";
 import { tempDir } from "../helpers/tmp.ts";
@@ -36,8 +34,7 @@ describe("a destination paused by an operator, on two nodes", () => {
 
   beforeAll(async () => {
     if (!engine.available()) return;
-    pg = await startPostgres();
-    await migratePostgres(parsePostgresUrl(pg.url)!, { connectTimeoutMs: 10_000 });
+    pg = await startMigratedPostgres();
     dns = await TestDnsServer.start();
     sink = await SmtpSink.start();
     routeToSink(dns, "paused.example", "open.example");

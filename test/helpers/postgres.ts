@@ -8,6 +8,8 @@
 import { chownSync, existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SQL } from "bun";
+import { parsePostgresUrl } from "../../src/config/store-url.ts";
+import { migratePostgres } from "../../src/store/postgres-migrate.ts";
 import { freePort } from "./pebble.ts";
 import { tempDir } from "./tmp.ts";
 
@@ -149,4 +151,11 @@ export async function startPostgres(opts: { password?: string; settings?: Record
     }
   }
   return { url: `postgres://${login}@127.0.0.1:${port}/${DATABASE}`, pid: server.pid, stop };
+}
+
+/** A throwaway server at this build's schema, as `postroom migrate` leaves one: what a node on PostgreSQL opens. */
+export async function startMigratedPostgres(): Promise<Postgres> {
+  const pg = await startPostgres();
+  await migratePostgres(parsePostgresUrl(pg.url)!, { connectTimeoutMs: 10_000 });
+  return pg;
 }
