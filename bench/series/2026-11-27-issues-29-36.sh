@@ -7,20 +7,7 @@
 #   bash bench/series/2026-11-27-issues-29-36.sh BASE [OUT]   (as root: the Postfix peer needs it)
 set -u
 cd "$(dirname "$0")/../.."
-THIS=$(pwd)
-BASE=${1:?the base tree (a worktree of the commit to compare with)}
-OUT=$(realpath -m "${2:-bench-series-out}")
-mkdir -p "$OUT"
-LOG=$OUT/series.log
-n=0
-run() { # tree-label dir name args...
-  n=$((n+1)); local label=$1 dir=$2 name=$3; shift 3
-  local f=$OUT/$(printf %02d $n)-$label-$name.txt
-  echo "=== $(date -u +%H:%M:%S) start $f: bun run $* ; load $(cut -d' ' -f1-3 /proc/loadavg)" >> "$LOG"
-  { echo "\$ (cd $label && bun run $*)"; echo "started $(date -u '+%Y-%m-%d %H:%M:%S') UTC, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-    (cd "$dir" && timeout 1800 bun run "$@" 2>&1); echo "exit $? at $(date -u +%H:%M:%S) UTC"; } > "$f"
-  echo "=== $(date -u +%H:%M:%S) end $f: $(tail -1 "$f")" >> "$LOG"
-}
+. bench/series/series-lib.sh "$@"
 for i in 1 2; do # outbound only: the destination logic is what changed on its path
   for t in base main; do
     dir=$THIS; [ $t = base ] && dir=$BASE
