@@ -4,12 +4,9 @@
 // inbound listener, one DNS server, one HTTP target. The claim goes through node 1; mail
 // goes to node 2's listener right after, with no wait.
 import { afterAll, beforeAll, describe, expect } from "bun:test";
-import { cpSync, mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { KEY_BYTES } from "../../src/lib/secret-key.ts";
-import { SHARED_KEY_NAMES } from "../../src/store/node-keys.pg.ts";
-import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
+import { bearer, type TestApp } from "../helpers/app.ts";
 import { APP_ENGINES } from "../helpers/app-engines.ts";
+import { startTestNodes } from "../helpers/app-nodes.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A, ACCOUNT_B } from "../helpers/fixtures.ts";
 import { startMigratedPostgres, type Postgres } from "../helpers/postgres.ts";
@@ -35,22 +32,7 @@ describe("a domain moved by proof, seen from another node", () => {
     pg = await startMigratedPostgres();
     dns = await TestDnsServer.start();
     target = TestTarget.start();
-    const keys = join(dir.path, "keys");
-    mkdirSync(keys, { mode: 0o700 });
-    for (const name of SHARED_KEY_NAMES)
-      writeFileSync(join(keys, `${name}.key`), crypto.getRandomValues(new Uint8Array(KEY_BYTES)), { mode: 0o600 });
-    const start = async (name: string) => {
-      const dataDir = join(dir.path, name);
-      cpSync(keys, join(dataDir, "keys"), { recursive: true });
-      return startTestApp({
-        dataDir,
-        dnsServer: dns.address,
-        inbound: true,
-        extra: `[store]\nurl = "${pg!.url}"\n[cluster]\nnode_id = "${name}"`,
-      });
-    };
-    node1 = await start("node-1");
-    node2 = await start("node-2");
+    [node1, node2] = (await startTestNodes(pg, dir.path, 2, { dnsServer: dns.address, inbound: true })) as [TestApp, TestApp];
   }, 60_000);
   afterAll(async () => {
     await node2?.stop();

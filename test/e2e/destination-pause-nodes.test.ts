@@ -4,13 +4,10 @@
 // delivered; resumed through node 2, it goes out at once. An account's token is refused (403).
 import { afterAll, beforeAll, describe, expect } from "bun:test";
 import { SQL } from "bun";
-import { cpSync, mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { hashSecret } from "../../src/auth/secrets.ts";
-import { KEY_BYTES } from "../../src/lib/secret-key.ts";
-import { SHARED_KEY_NAMES } from "../../src/store/node-keys.pg.ts";
-import { bearer, startTestApp, type TestApp } from "../helpers/app.ts";
+import { bearer, type TestApp } from "../helpers/app.ts";
 import { APP_ENGINES } from "../helpers/app-engines.ts";
+import { startTestNodes } from "../helpers/app-nodes.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { ACCOUNT_A } from "../helpers/fixtures.ts";
 import { startMigratedPostgres, type Postgres } from "../helpers/postgres.ts";
@@ -44,22 +41,11 @@ describe("a destination paused by an operator, on two nodes", () => {
     }
     sink.script = (rcpt, attempt) =>
       rcpt === "first@a.test" && attempt === 1 ? { code: 421, text: "4.7.28 rate limited, try again later", at: "rcpt" } : "accept";
-    const keys = join(dir.path, "keys");
-    mkdirSync(keys, { mode: 0o700 });
-    for (const name of SHARED_KEY_NAMES)
-      writeFileSync(join(keys, `${name}.key`), crypto.getRandomValues(new Uint8Array(KEY_BYTES)), { mode: 0o600 });
-    const start = async (name: string) => {
-      const dataDir = join(dir.path, name);
-      cpSync(keys, join(dataDir, "keys"), { recursive: true });
-      return startTestApp({
-        dataDir,
-        dnsServer: dns.address,
-        outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\n${PROVIDER}`,
-        extra: `[store]\nurl = "${pg!.url}"\n[cluster]\nnode_id = "${name}"\n[dashboard]\nadmin_tokens = ["${hashSecret(OPERATOR)}"]`,
-      });
-    };
-    node1 = await start("node-1");
-    node2 = await start("node-2");
+    [node1, node2] = (await startTestNodes(pg, dir.path, 2, {
+      dnsServer: dns.address,
+      outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\n${PROVIDER}`,
+      extra: `[dashboard]\nadmin_tokens = ["${hashSecret(OPERATOR)}"]`,
+    })) as [TestApp, TestApp];
     await verifiedSendingDomain(node1, dns, ACCOUNT_A, "sender.test");
   }, 60_000);
   afterAll(async () => {
