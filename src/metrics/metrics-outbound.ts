@@ -50,13 +50,14 @@ export function outboundMetrics(
   });
   new Gauge({
     name: "postroom_outbound_recipients_queued",
-    help: "Recipients of sent messages waiting for a delivery attempt, by state: due (now) or scheduled (a retry or digest later)",
+    help: "Recipients of sent messages waiting for a delivery attempt, by state: due (now), scheduled (a retry or digest later) or held (by an operator, until released)",
     labelNames: ["state"] as const,
     registers,
     async collect() {
       const depth = await deps.queue.queueDepth(nowMs());
       this.set({ state: "due" }, depth.due);
       this.set({ state: "scheduled" }, depth.scheduled);
+      this.set({ state: "held" }, depth.held);
     },
   });
   new Gauge({

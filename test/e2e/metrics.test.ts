@@ -252,6 +252,14 @@ describe("the queue and the webhook backlog, read from the store", () => {
       deferred.value("postroom_outbound_deliveries_total", { result: "deferred" })! -
         before.value("postroom_outbound_deliveries_total", { result: "deferred" })!,
     ).toBe(1);
+
+    // An operator holds it: neither due nor scheduled, counted as held until released.
+    expect(await t.app.repos.queueControl.hold({ destination: "silent.example" }, clock.nowMs())).toBe(1);
+    const onHold = await scrape();
+    expect(onHold.value("postroom_outbound_recipients_queued", { state: "held" })).toBe(1);
+    expect(onHold.value("postroom_outbound_recipients_queued", { state: "scheduled" })).toBe(0);
+    expect(await t.app.repos.queueControl.cancel({ destination: "silent.example" }, clock.nowMs(), "test", () => false)).toBe(1);
+    expect((await scrape()).value("postroom_outbound_recipients_queued", { state: "held" })).toBe(0);
     hook.script.length = 0;
   });
 });

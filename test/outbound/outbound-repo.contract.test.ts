@@ -73,14 +73,14 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("OutboundRepo on $name", 
   });
 
   it("queueDepth counts the queued recipients due now and those due later, nothing done", async () => {
-    expect(await repo().queueDepth(NOW)).toEqual({ due: 0, scheduled: 0 });
+    expect(await repo().queueDepth(NOW)).toEqual({ due: 0, scheduled: 0, held: 0 });
     await queue("m1", [
       ["a", { nextAttemptAtMs: NOW - 5 }],
       ["b", { nextAttemptAtMs: NOW }],
       ["c", { nextAttemptAtMs: NOW + 1 }],
       ["d", { state: "done" }],
     ]);
-    expect(await repo().queueDepth(NOW)).toEqual({ due: 2, scheduled: 1 });
+    expect(await repo().queueDepth(NOW)).toEqual({ due: 2, scheduled: 1, held: 0 });
   });
 
   it("reads a message in its account only, a recipient of its message only, and recipients by message then position", async () => {

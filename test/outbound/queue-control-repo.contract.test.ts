@@ -47,8 +47,8 @@ describe.each(STORE_ENGINES)("QueueControlRepo on $name", (engine) => {
     expect(ids(await repo().claimDue("w1", NOW + 120_000, NOW + 1e9, 50, [])).sort()).toEqual(["r3", "r5"]);
     expect(await control.retry({ destination: "a.example" }, NOW)).toBe(0);
     expect(await repo().dueNow("m1", NOW)).toBe(0);
-    // Only r3 and r5 (leased, still queued) count: held recipients are not in the queue's depth.
-    expect(await repo().queueDepth(NOW + 120_000)).toEqual({ due: 2, scheduled: 0 });
+    // r3 and r5 (leased, still queued) are due; the three held ones are neither due nor scheduled.
+    expect(await repo().queueDepth(NOW + 120_000)).toEqual({ due: 2, scheduled: 0, held: 3 });
     expect(await repo().claimDue("w2", NOW + 200_000, NOW + 200_000 + LEASE_MS, 50, [])).toEqual([]);
     expect(await control.list({ state: "held" }, 10)).toMatchObject([
       { id: "r1", destination: "a.example", state: "held", outboundAccountId: "o" },
@@ -75,10 +75,11 @@ describe.each(STORE_ENGINES)("QueueControlRepo on $name", (engine) => {
   it("retry makes queued recipients due now; the list and summary show them by destination with their last failure", async () => {
     await seed();
     await repo().addEvents("r2", null, [{ ...event("m1", "r2", "soft_bounce"), details: { smtp_response: "451 4.7.650 rate limited" } }]);
-    expect(await repo().queueDepth(NOW)).toEqual({ due: 4, scheduled: 1 });
+    expect(await repo().queueDepth(NOW)).toEqual({ due: 4, scheduled: 1, held: 0 });
     expect(await control.retry({ destination: "a.example" }, NOW)).toBe(3);
-    expect(await repo().queueDepth(NOW)).toEqual({ due: 5, scheduled: 0 });
+    expect(await repo().queueDepth(NOW)).toEqual({ due: 5, scheduled: 0, held: 0 });
     await control.hold({ outboundAccountId: "o2" }, NOW);
+    expect(await repo().queueDepth(NOW)).toEqual({ due: 4, scheduled: 0, held: 1 });
     const summary = await control.summary(10, NOW);
     expect(summary).toEqual([
       { destination: "a.example", queued: 2, held: 1, paused: false, oldestAtMs: NOW, lastResponse: "451 4.7.650 rate limited" },

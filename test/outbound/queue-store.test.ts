@@ -45,7 +45,7 @@ describe("the queue as /metrics reads it", () => {
 
   test("empty: nothing due, nothing scheduled", async () => {
     expect(await repo.nextDueMs()).toBeNull();
-    expect(await repo.queueDepth(1000)).toEqual({ due: 0, scheduled: 0 });
+    expect(await repo.queueDepth(1000)).toEqual({ due: 0, scheduled: 0, held: 0 });
   });
 
   test("the first due time across every lane, and the queued recipients split at a time; done ones are not counted", async () => {
@@ -57,8 +57,8 @@ describe("the queue as /metrics reads it", () => {
     ];
     for (const r of rows) await repo.insert(queuedMessage(`m-${r.id}`), [queuedRecipient(r.id, `m-${r.id}`, r)], []);
     expect(await repo.nextDueMs()).toBe(300);
-    expect(await repo.queueDepth(299)).toEqual({ due: 0, scheduled: 3 });
-    expect(await repo.queueDepth(500)).toEqual({ due: 2, scheduled: 1 });
-    expect(await repo.queueDepth(900)).toEqual({ due: 3, scheduled: 0 });
+    expect(await repo.queueDepth(299)).toEqual({ due: 0, scheduled: 3, held: 0 });
+    expect(await repo.queueDepth(500)).toEqual({ due: 2, scheduled: 1, held: 0 });
+    expect(await repo.queueDepth(900)).toEqual({ due: 3, scheduled: 0, held: 0 });
   });
 });

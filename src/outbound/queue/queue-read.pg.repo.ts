@@ -113,12 +113,12 @@ export function createPgQueueReads(sql: SQL): QueueReads {
   const recipientColumns = sql`id, message_id, position, email, domain, type, status, state, lane, attempts, first_attempt_at, next_attempt_at`;
   return {
     async queueDepth(nowMs) {
-      const [row]: { queued: Big; due: Big }[] =
-        await sql`SELECT COUNT(*) AS queued, COUNT(*) FILTER (WHERE next_attempt_at <= ${nowMs}) AS due
-        FROM outbound_recipients WHERE state = 'queued'`;
+      const [row]: { queued: Big; due: Big; held: Big }[] = await sql`SELECT COUNT(*) FILTER (WHERE state = 'queued') AS queued,
+          COUNT(*) FILTER (WHERE state = 'queued' AND next_attempt_at <= ${nowMs}) AS due, COUNT(*) FILTER (WHERE state = 'held') AS held
+        FROM outbound_recipients WHERE state IN ('queued', 'held')`;
       const queued = pgInteger(row!.queued, "queued");
       const due = pgInteger(row!.due, "due");
-      return { due, scheduled: queued - due };
+      return { due, scheduled: queued - due, held: pgInteger(row!.held, "held") };
     },
 
     async getMessage(accountId, id) {

@@ -35,11 +35,14 @@ export function createQueueReads(store: Store, search: SearchRunner = localSearc
       return (nextDue.get() as { due: number | null }).due;
     },
     async queueDepth(nowMs) {
-      // Counted on the covering index outbound_recipients_due: the queued entries only.
+      // Counted on the covering index outbound_recipients_due (state first): the queued and
+      // held entries only. Held ones are never attempted, so they are neither due nor scheduled.
       const row = db
-        .query("SELECT COUNT(*) AS queued, COALESCE(SUM(next_attempt_at <= ?), 0) AS due FROM outbound_recipients WHERE state = 'queued'")
-        .get(nowMs) as { queued: number; due: number };
-      return { due: row.due, scheduled: row.queued - row.due };
+        .query(
+          "SELECT COALESCE(SUM(state = 'queued'), 0) AS queued, COALESCE(SUM(state = 'queued' AND next_attempt_at <= ?), 0) AS due, COALESCE(SUM(state = 'held'), 0) AS held FROM outbound_recipients WHERE state IN ('queued', 'held')",
+        )
+        .get(nowMs) as { queued: number; due: number; held: number };
+      return { due: row.due, scheduled: row.queued - row.due, held: row.held };
     },
 
     async getMessage(accountId, id) {

@@ -119,7 +119,7 @@ export interface OutboundRepo extends QueueLeases {
     suppress?: SuppressionOrder | null,
   ): Promise<MessageEvent[]>;
   /** Recipients waiting for a delivery attempt, due at `nowMs` or later (the queue depth on /metrics). */
-  queueDepth(nowMs: number): Promise<{ due: number; scheduled: number }>;
+  queueDepth(nowMs: number): Promise<{ due: number; scheduled: number; held: number }>;
   getMessage(accountId: string, id: string): Promise<OutboundMessage | null>;
   getMessageById(id: string): Promise<OutboundMessage | null>;
   getRecipient(messageId: string, recipientId: string): Promise<OutboundRecipient | null>;

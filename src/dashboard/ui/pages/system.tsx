@@ -10,7 +10,7 @@ interface SystemInfo {
   version: string;
   health: { ok: boolean; checks: Record<string, string>; warnings: string[] };
   tls: { mode: string; certificate: { names: string[]; issuer: string; notAfterMs: number } | null; problem: string | null };
-  queue: { due: number; scheduled: number };
+  queue: { due: number; scheduled: number; held: number };
   webhook_events_pending: number;
   sending_ips: SendingIpHealth[];
   /** Destinations paused now (a throttle reply or an operator), on every node. */
@@ -44,7 +44,7 @@ export function System() {
             </dd>
             <dt>Queue</dt>
             <dd>
-              {info.queue.due} due now, {info.queue.scheduled} scheduled for a retry
+              {info.queue.due} due now, {info.queue.scheduled} scheduled for a retry or later sending, {info.queue.held} held by an operator
             </dd>
             <dt>Webhook events waiting</dt>
             <dd>{info.webhook_events_pending}</dd>
