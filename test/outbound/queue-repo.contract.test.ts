@@ -368,7 +368,7 @@ describe("QueueLeases on PostgreSQL, two nodes", () => {
       // Nothing of a's: no state, no event, no suppression; b holds it still.
       expect(await b.repo.getRecipient("m1", "r1")).toMatchObject({ state: "queued", status: "registration", attempts: 0 });
       expect(await b.repo.eventsOf(["r1"])).toEqual([]);
-      expect(await b.repo.queueDepth(NOW + LEASE_MS + 2)).toEqual({ due: 1, scheduled: 0 });
+      expect(await b.repo.queueDepth(NOW + LEASE_MS + 2)).toEqual({ due: 1, scheduled: 0, held: 0 });
       const [suppressed]: { n: string }[] = await b.sql`SELECT COUNT(*) AS n FROM suppressions`;
       expect(Number(suppressed!.n)).toBe(0);
       const recorded = await b.repo.finishAttempt("b1", "r1", delivered(1), [event("m1", "r1", "delivery")], NOW + LEASE_MS + 3, {
