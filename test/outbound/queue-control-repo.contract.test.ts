@@ -159,4 +159,26 @@ describe.each(STORE_ENGINES)("QueueControlRepo on $name", (engine) => {
     expect(await opened!.row("r4")).toMatchObject({ state: "done" });
     expect(ids(await repo().claimDue("w1", NOW + 100, NOW + 100 + LEASE_MS, 50, [])).sort()).toEqual(["r1", "r5"]);
   });
+
+  it("redelivering hard bounces lifts the suppressions they made, and only theirs", async () => {
+    await seed();
+    const suppress = { reason: "bounce" as const, expiresAtMs: NOW + 1e9 };
+    const hard = (r: string, m: string) =>
+      repo().update(
+        r,
+        { status: "bounce", state: "done", attempts: 1, firstAttemptAtMs: NOW + 10, nextAttemptAtMs: NOW + 10, suppress },
+        [{ ...event(m, r, "bounce"), details: { smtp_code: 550, bounce_class: "hard" }, createdAtMs: NOW + 10 }],
+        { webhook: false },
+      );
+    await hard("r1", "m1");
+    await hard("r4", "m2");
+    expect(await opened!.count("suppressions", "email", "x@a.example")).toBe(1);
+    // A block redelivered leaves every suppression alone; a hard one of o2 lifts o2's only.
+    expect(await control.redeliver({ bounceClass: "block", sinceMs: NOW }, NOW + 100)).toBe(0);
+    expect(await control.redeliver({ bounceClass: "hard", sinceMs: NOW, outboundAccountId: "o2" }, NOW + 100)).toBe(1);
+    expect(await opened!.count("suppressions", "email", "w@a.example")).toBe(0);
+    expect(await opened!.count("suppressions", "email", "x@a.example")).toBe(1);
+    expect(await control.redeliver({ bounceClass: "hard", sinceMs: NOW }, NOW + 100)).toBe(1);
+    expect(await opened!.count("suppressions", "email", "x@a.example")).toBe(0);
+  });
 });

@@ -200,14 +200,23 @@ export function createQueueControlRepo(db: Db, events: ControlEvents, onEvents: 
 
     async redeliver(req, nowMs) {
       const f: QueueFilter = { destination: req.destination, outboundAccountId: req.outboundAccountId };
-      const res =
-        await db.run(sql`UPDATE outbound_recipients SET state = 'queued', next_attempt_at = ${nowMs}, locked_by = NULL, locked_until = NULL
-        WHERE state = 'done' AND status = 'bounce' AND id IN (
-          SELECT r.id FROM outbound_recipients r JOIN outbound_messages m ON m.id = r.message_id
+      const bounced = sql`SELECT r.id FROM outbound_recipients r JOIN outbound_messages m ON m.id = r.message_id
           WHERE r.state = 'done' AND r.status = 'bounce' ${conditions(f, nowMs)}
             AND EXISTS (SELECT 1 FROM message_events e WHERE e.recipient_id = r.id AND e.kind = 'bounce' AND e.created_at >= ${req.sinceMs}
-              AND ${containsText(sql`e.details_json`, bounceClassPattern(req.bounceClass))}))`);
-      return res.changes;
+              AND ${containsText(sql`e.details_json`, bounceClassPattern(req.bounceClass))})`;
+      return db.tx(async (tx) => {
+        // Only a hard bounce suppresses: redelivering hard bounces (a provider's false "no such
+        // user") lifts the suppression they made, or the address's next mail would still be
+        // refused. Complaints and manual entries stay.
+        if (req.bounceClass === "hard")
+          await tx.run(sql`DELETE FROM suppressions WHERE reason = 'bounce' AND EXISTS (
+            SELECT 1 FROM outbound_recipients b JOIN outbound_messages bm ON bm.id = b.message_id
+            WHERE b.id IN (${bounced}) AND bm.outbound_account_id = suppressions.outbound_account_id AND b.email = suppressions.email)`);
+        const res =
+          await tx.run(sql`UPDATE outbound_recipients SET state = 'queued', next_attempt_at = ${nowMs}, locked_by = NULL, locked_until = NULL
+          WHERE state = 'done' AND status = 'bounce' AND id IN (${bounced})`);
+        return res.changes;
+      });
     },
   };
 }
