@@ -8,8 +8,10 @@ import { DEFAULT_RATE_LIMIT } from "../auth/tenant-accounts.ts";
 import { parseRate } from "../config/units.ts";
 import { conflict, errorResponses, invalid, notFound } from "../http/errors.ts";
 import { oneLine } from "../http/text-checks.ts";
+import { runQueueAction } from "../outbound/queue/queue-actions.ts";
 import { operatorRoutes } from "./context.ts";
 import type { ApiDeps } from "./deps.ts";
+import { queueActionDeps, type QueueRouteDeps } from "./queue.ts";
 import { AccountRecordSchema, configRecord, NAME_MAX_CHARS, RATE_RULE, rateField, storedRecord } from "./operator-records.ts";
 
 export const operatorSecurity = [{ operatorToken: [] }];
@@ -28,7 +30,12 @@ const AccountPatchBody = t.Object(
   {
     name: t.Optional(name),
     ...flags,
-    suspended: t.Optional(t.Boolean({ description: "refuse the account's tokens and keys (403) and its mail (550 5.7.1)" })),
+    suspended: t.Optional(
+      t.Boolean({
+        description:
+          "refuse the account's tokens and keys (403) and its mail (550 5.7.1), and hold what it has queued; false releases its held mail",
+      }),
+    ),
   },
   { additionalProperties: false, title: "OperatorAccountPatch" },
 );
@@ -42,6 +49,7 @@ export function checkedRate(field: string, text: string | undefined, fallback: s
 
 /** What the routes take of the API's dependencies. */
 export type OperatorDeps = Pick<ApiDeps, "registry" | "tenants" | "logger">;
+export type OperatorAccountDeps = OperatorDeps & QueueRouteDeps;
 
 /** 404 for an unknown (or deleted) account, 409 for a config account: what a change may be made to. */
 export async function storedAccount(deps: OperatorDeps, id: string): Promise<StoredAccount> {
@@ -52,8 +60,9 @@ export async function storedAccount(deps: OperatorDeps, id: string): Promise<Sto
   return found.account;
 }
 
-export function operatorAccountRoutes(deps: OperatorDeps) {
+export function operatorAccountRoutes(deps: OperatorAccountDeps) {
   const log = deps.logger.child({ component: "operator" });
+  const queue = queueActionDeps(deps);
   return operatorRoutes("operator-accounts")
     .get(
       "/accounts",
@@ -122,6 +131,20 @@ export function operatorAccountRoutes(deps: OperatorDeps) {
         const after = await deps.tenants.updateAccount({ operator: operator.tokenLabel }, before, fields);
         if (!after) throw notFound(`Not Found: no account ${params.id}; GET /api/v0.1/operator/accounts lists them`);
         log.info("operator changed an account", { operator: operator.tokenLabel, account_id: after.id, suspended: after.suspended });
+        // A tenant is suspended to stop its mail (abuse, an unpaid bill): what it has queued is
+        // held too, on every node, and released when it is resumed. Given in the body, not only
+        // when it changed, so a PATCH retried after a failure here still does it.
+        if (body.suspended !== undefined) {
+          const action = body.suspended ? "hold" : "release";
+          let affected = 0;
+          for (const o of after.outbound) affected += await runQueueAction(queue, action, { outboundAccountId: o.id });
+          log.info(`queue ${action}`, {
+            operator: operator.tokenLabel,
+            account_id: after.id,
+            affected,
+            why: "account suspended or resumed",
+          });
+        }
         return storedRecord(after);
       },
       {

@@ -171,8 +171,19 @@ describe("an account made through the operator API, with the built binary", () =
     expect(unknown.body.error).toContain("ip_pool");
   }, 30_000);
 
-  test("suspension refuses its calls (403), its sends (403, 550 5.7.1) and its mail (550 5.7.1); lifting it restores them", async () => {
+  test("suspension refuses its calls (403), its sends (403, 550 5.7.1) and its mail (550 5.7.1), holds its queue; lifting it restores them", async () => {
+    const sendAt = new Date(Date.now() + 2_000).toISOString();
+    const scheduled = await call("POST", `/api/v0.1/${outbound.id}/messages`, outbound.key, {
+      from: "ann@tenant.test",
+      to: "api-queued@example.org",
+      subject: "queued",
+      plain: "x",
+      send_at: sendAt,
+    });
+    expect(scheduled.status).toBe(202);
     expect((await op("PATCH", `/accounts/${account.id}`, { suspended: true })).status).toBe(200);
+    const held = await op("GET", `/queue?outbound_account_id=${outbound.id}&state=held`);
+    expect(held.body.map((e: { recipient: string }) => e.recipient)).toEqual(["api-queued@example.org"]);
     const refused = await call("GET", `/api/v0.1/${account.id}/addresses`, token);
     expect(refused.status).toBe(403);
     expect(refused.body.error).toStartWith("Forbidden: this account is suspended");
@@ -182,7 +193,11 @@ describe("an account made through the operator API, with the built binary", () =
     const mail = await inbound(email, "while suspended");
     expect(mail.response).toStartWith("550 5.7.1");
     expect(target.at("/tenant")).toHaveLength(1);
+    // Past its send_at, the held message has not gone out (before: delivered while suspended).
+    await Bun.sleep(Math.max(0, Date.parse(sendAt) + 1_500 - Date.now()));
+    expect(sink.to("api-queued@example.org")).toHaveLength(0);
     expect((await op("PATCH", `/accounts/${account.id}`, { suspended: false })).status).toBe(200);
+    await eventually(() => sink.to("api-queued@example.org").length === 1, 10_000, "the held message delivered once resumed");
     expect((await call("GET", `/api/v0.1/${account.id}/addresses`, token)).status).toBe(200);
     expect((await e11("after-suspension")).status).toBe(202);
   }, 30_000);
