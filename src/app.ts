@@ -266,8 +266,10 @@ export class App {
    */
   reload(next: Config, changed: string[] = []): void {
     const needRestart = restartNeededFor(this.current, next);
+    const previous = this.current;
     this.registry.replace(next.accounts);
     this.current = next;
+    for (const feature of this.features) feature.reloaded?.(previous, next);
     this.logger.info("config reloaded", {
       accounts: next.accounts.length,
       changed,

@@ -12,6 +12,10 @@ import type { StatsRepo } from "../stats/stats.port.ts";
 import { type ComplaintRate, complaintRates, complaintWindowStartMs } from "./complaints.ts";
 import type { SendingIpHealthRepo } from "./sending-ip-health.port.ts";
 import { SendingHealth } from "./sending-health.ts";
+import { sendingIpsOf } from "./sending-ip.ts";
+
+/** What a check depends on, as one string: the sending addresses with their names, and the zones asked. */
+const sendingHealthInputs = (config: Config): string => JSON.stringify([sendingIpsOf(config), config.outbound.dnsblZones]);
 
 export interface DeliverabilityDeps {
   config(): Config;
@@ -22,7 +26,7 @@ export interface DeliverabilityDeps {
   repos: { sendingIpHealth: SendingIpHealthRepo; stats: Pick<StatsRepo, "outboundAccountCounts"> };
 }
 
-export interface DeliverabilityFeature extends Feature {
+export interface DeliverabilityFeature extends Feature<Config> {
   sending: SendingHealth;
   /** The complaint rate of these outbound accounts (default: every one) over the last 24 hours. */
   complaintRates(outboundIds?: readonly string[]): Promise<ComplaintRate[]>;
@@ -32,6 +36,7 @@ export function deliverabilityFeature(deps: DeliverabilityDeps): DeliverabilityF
   const logger = deps.logger.child({ component: "deliverability" });
   const sending = new SendingHealth({ ...deps, logger, repo: deps.repos.sendingIpHealth });
   const allOutboundIds = () => deps.registry.all().flatMap((a) => a.outbound.map((o) => o.id));
+  const recheckInBackground = () => void sending.recheck().catch((err) => logger.error("the sending IPs could not be checked", { err }));
   return {
     sending,
     async complaintRates(outboundIds = allOutboundIds()) {
@@ -45,6 +50,11 @@ export function deliverabilityFeature(deps: DeliverabilityDeps): DeliverabilityF
         .catch((err) => logger.error("the sending IPs could not be checked", { err }));
     },
     stop: () => sending.stop(),
+    // A new sending address or blocklist zone is checked now, not at the next hour: the pool
+    // picker skips listed addresses, and /healthz should not vouch for one nobody looked at.
+    reloaded(previous, next) {
+      if (sendingHealthInputs(previous) !== sendingHealthInputs(next)) recheckInBackground();
+    },
     jobs: [{ name: "check-sending-ips", every: "0 0 * * * *", run: () => sending.check(), oncePerCluster: true }],
   };
 }

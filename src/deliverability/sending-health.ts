@@ -43,6 +43,12 @@ export class SendingHealth {
     return this.checking;
   }
 
+  /** Checks with the config as it is now: after the check under way, if any, which read the config before. */
+  recheck(): Promise<SendingIpHealth[]> {
+    const running = this.checking;
+    return running ? running.catch(() => []).then(() => this.check()) : this.check();
+  }
+
   private async checkAll(): Promise<SendingIpHealth[]> {
     const config = this.deps.config();
     const addresses = sendingIpsOf(config);

@@ -12,8 +12,10 @@ export interface Job {
   oncePerCluster?: boolean;
 }
 
-export interface Feature {
+export interface Feature<C = unknown> {
   start?(): Promise<void> | void;
   stop?(): Promise<void> | void;
+  /** After a config reload (SIGHUP), with the config before and after: what must act on a change at once. */
+  reloaded?(previous: C, next: C): void;
   jobs?: readonly Job[];
 }
