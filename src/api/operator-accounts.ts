@@ -60,24 +60,45 @@ export async function storedAccount(deps: OperatorDeps, id: string): Promise<Sto
   return found.account;
 }
 
+/** Most accounts GET /accounts answers at once (and its default): an answer stays a few MB. */
+export const ACCOUNTS_PAGE_MAX = 1000;
+
+/** The records after the ID `after`, in ID order, at most `limit` (a limit past the maximum is a 422). */
+export function pageById<R extends { id: string }>(records: readonly R[], after: string | undefined, limit: number): R[] {
+  if (!(limit >= 1 && limit <= ACCOUNTS_PAGE_MAX)) throw invalid("query limit", `must be a whole number from 1 to ${ACCOUNTS_PAGE_MAX}`);
+  const sorted = records.toSorted((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return (after === undefined ? sorted : sorted.filter((r) => r.id > after)).slice(0, limit);
+}
+
 export function operatorAccountRoutes(deps: OperatorAccountDeps) {
   const log = deps.logger.child({ component: "operator" });
   const queue = queueActionDeps(deps);
   return operatorRoutes("operator-accounts")
     .get(
       "/accounts",
-      async () => {
+      async ({ query }) => {
         const fromConfig = deps.registry.all().filter((a) => deps.registry.source(a.id) === "config");
-        return [
+        const records = [
           ...fromConfig.map(configRecord),
           ...(await deps.tenants.all()).filter((a) => deps.registry.source(a.id) !== "config").map(storedRecord),
         ];
+        return pageById(records, query.after, Number(query.limit ?? ACCOUNTS_PAGE_MAX));
       },
       {
-        response: { 200: t.Array(AccountRecordSchema), ...errorResponses(401, 403) },
+        query: t.Object({
+          after: t.Optional(t.String({ description: "the last account ID of the page before: the accounts after it, by ID" })),
+          limit: t.Optional(
+            t.String({
+              pattern: "^[1-9][0-9]{0,3}$",
+              description: `most accounts, 1 to ${ACCOUNTS_PAGE_MAX} (default ${ACCOUNTS_PAGE_MAX})`,
+              errorMessage: `must be a whole number from 1 to ${ACCOUNTS_PAGE_MAX}`,
+            }),
+          ),
+        }),
+        response: { 200: t.Array(AccountRecordSchema), ...errorResponses(401, 403, 422) },
         detail: {
           operationId: "listAccounts",
-          summary: "(beyond) every account: the config's and the API's",
+          summary: "(beyond) the accounts, the config's and the API's, by ID, a page at a time (?after=, ?limit=)",
           tags,
           security: operatorSecurity,
         },

@@ -144,6 +144,21 @@ describe.each(ENGINE_NAMES)("operator accounts on %s", (engine) => {
     expect((await t.json("GET", `/api/v0.1/${ACCOUNT_A.id}/addresses`, { auth: bearer(ACCOUNT_A.token) })).status).toBe(200);
   });
 
+  engineTest("the list comes by ID a page at a time: ?limit= and ?after= the last ID; a bad limit is 422", async () => {
+    for (let i = 0; i < 3; i++) await create({ name: `Paged ${i}` });
+    const all = (await t.json("GET", `${OPS}/accounts`, { auth: op })).body.map((a: { id: string }) => a.id) as string[];
+    expect(all).toEqual(all.toSorted());
+    expect(all.length).toBeGreaterThanOrEqual(4);
+    const first = (await t.json("GET", `${OPS}/accounts?limit=2`, { auth: op })).body.map((a: { id: string }) => a.id);
+    expect(first).toEqual(all.slice(0, 2));
+    const next = (await t.json("GET", `${OPS}/accounts?limit=2&after=${first[1]}`, { auth: op })).body.map((a: { id: string }) => a.id);
+    expect(next).toEqual(all.slice(2, 4));
+    for (const limit of ["0", "1001", "x"]) {
+      const res = await t.json("GET", `${OPS}/accounts?limit=${limit}`, { auth: op });
+      expect([res.status, res.body.error]).toEqual([422, expect.stringContaining("limit")]);
+    }
+  });
+
   engineTest("bad input names its field, and nothing half-made is left behind", async () => {
     const before = (await t.json("GET", `${OPS}/accounts`, { auth: op })).body.length;
     const cases: [string, string, unknown, number, string][] = [
