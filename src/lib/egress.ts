@@ -111,6 +111,11 @@ export function egressProblem(ip: string, policy: EgressPolicy): string | null {
  * them as unreachable).
  */
 export async function checkedAddress(host: string, resolver: DnsResolver, policy: EgressPolicy): Promise<string> {
+  return (await checkedAddresses(host, resolver, policy))[0]!;
+}
+
+/** Every address of `host`, IPv4 first, each passed by the guard (or EgressRefused, as checkedAddress). */
+export async function checkedAddresses(host: string, resolver: DnsResolver, policy: EgressPolicy): Promise<string[]> {
   const bare = host.replace(/^\[|\]$/g, "");
   let addresses: string[];
   if (isIP(bare)) {
@@ -125,5 +130,5 @@ export async function checkedAddress(host: string, resolver: DnsResolver, policy
     if (problem)
       throw new EgressRefused(ip === bare ? `${ip} is ${problem}` : `${bare} resolves to ${ip}, ${problem}`, classifyIp(ip) === "private");
   }
-  return addresses[0]!;
+  return addresses;
 }

@@ -42,8 +42,10 @@ export class SmtpSink {
     readonly port: number,
   ) {}
 
-  /** `tls`: offer STARTTLS with this certificate (off by default: a server that offers no TLS). */
-  static async start(opts: { auth?: { user: string; pass: string }; tls?: { key: string; cert: string } } = {}): Promise<SmtpSink> {
+  /** `tls`: offer STARTTLS with this certificate (off by default: a server that offers no TLS). `host`: where it listens (127.0.0.1; "::" for both families). */
+  static async start(
+    opts: { auth?: { user: string; pass: string }; tls?: { key: string; cert: string }; host?: string } = {},
+  ): Promise<SmtpSink> {
     let self: SmtpSink | null = null;
     const answerFor = (rcpt: string, count: boolean) => {
       const key = rcpt.toLowerCase();
@@ -128,7 +130,7 @@ export class SmtpSink {
     // A client that dies (kill -9) can leave a reset connection behind, which smtp-server
     // reports as an 'error' event: a real MX shrugs that off, and so does the sink.
     server.on("error", () => {});
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+    await new Promise<void>((resolve) => server.listen(0, opts.host ?? "127.0.0.1", () => resolve()));
     self = new SmtpSink(server, (server.server.address() as { port: number }).port);
     return self;
   }

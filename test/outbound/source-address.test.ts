@@ -6,6 +6,7 @@ import type { SourceAddress } from "../../src/config/config.ts";
 import { parseConfigText } from "../../src/config/load.ts";
 import {
   newConnectionSources,
+  pairForRemote,
   pickSourceAddress,
   poolOf,
   rankSourceAddresses,
@@ -93,6 +94,36 @@ describe("sourceForRemote: an MX address is reached from the pool's first addres
     ["an IPv4 MX from an IPv6-only pool", [at("::1")], "192.0.2.25", null],
   ])("%s", (_name, ranked, remote, expected) => {
     expect(sourceForRemote(ranked, remote)?.ip ?? null).toBe(expected);
+  });
+});
+
+describe("pairForRemote: a dual-stack MX is reached over the family the pool has", () => {
+  const v4 = at("127.0.0.2");
+  const v6 = at("::1");
+  test.each([
+    [
+      "a dual-stack MX from an IPv6-only pool: its IPv6 address",
+      [v6],
+      ["192.0.2.25", "2001:db8::25"],
+      { ip: "2001:db8::25", source: "::1" },
+    ],
+    [
+      "a dual-stack MX from an IPv4-only pool: its IPv4 address",
+      [v4],
+      ["192.0.2.25", "2001:db8::25"],
+      { ip: "192.0.2.25", source: "127.0.0.2" },
+    ],
+    [
+      "a dual-stack MX from a mixed pool: IPv4 first, as listed",
+      [v6, v4],
+      ["192.0.2.25", "2001:db8::25"],
+      { ip: "192.0.2.25", source: "127.0.0.2" },
+    ],
+    ["an IPv4-only MX from an IPv6-only pool: none", [v6], ["192.0.2.25"], null],
+    ["an IPv6-only MX from an IPv4-only pool: none", [v4], ["2001:db8::25"], null],
+  ])("%s", (_name, ranked, remotes, expected) => {
+    const pair = pairForRemote(ranked, remotes);
+    expect(pair ? { ip: pair.ip, source: pair.source.ip } : null).toEqual(expected);
   });
 });
 

@@ -5,7 +5,7 @@ import type { Config } from "../../config/config.ts";
 import type { DnsResolver } from "../../lib/dns.ts";
 import type { SourceAddress } from "../../config/config.ts";
 import { planHops } from "./next-hop.ts";
-import { sourceForRemote } from "./source-address.ts";
+import { pairForRemote } from "./source-address.ts";
 import { SmtpClient } from "./smtp-client.ts";
 import { mxPermitted, type TlsRequirement } from "./tls-policy.ts";
 import type { TlsSessionCache } from "./tls-sessions.ts";
@@ -55,17 +55,18 @@ export async function connectTo(
       );
       continue;
     }
-    const source = sources ? sourceForRemote(sources, ep.ip) : null;
-    if (sources && !source) {
-      problems.push(`${ep.host} [${ep.ip}]: the pool has no ${ep.ip.includes(":") ? "IPv6" : "IPv4"} address to reach it from`);
+    const pair = sources ? pairForRemote(sources, ep.ips) : null;
+    if (sources && !pair) {
+      problems.push(`${ep.host} [${ep.ips.join(", ")}]: the pool has no ${ep.ip.includes(":") ? "IPv6" : "IPv4"} address to reach it from`);
       continue;
     }
+    const source = pair?.source ?? null;
     const tls =
       requirement.level === "opportunistic"
         ? undefined
         : { require: true, verify: requirement.level === "verify", ca: requirement.level === "verify" ? ca : undefined };
     try {
-      const client = await SmtpClient.open(ep, {
+      const client = await SmtpClient.open(pair ? { ...ep, ip: pair.ip } : ep, {
         heloName: source?.helo ?? config.hostname,
         localAddress: source?.ip,
         connectTimeoutMs: config.outbound.connectTimeoutMs,

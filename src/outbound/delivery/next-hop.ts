@@ -1,12 +1,15 @@
 // The next hop for a destination domain: the smarthost when one is configured, else the
 // domain's MX hosts, each judged by the egress guard before we connect.
 import type { DnsResolver } from "../../lib/dns.ts";
-import { checkedAddress, EgressRefused, type EgressPolicy } from "../../lib/egress.ts";
+import { checkedAddresses, EgressRefused, type EgressPolicy } from "../../lib/egress.ts";
 import { resolveMxRoute } from "./mx.ts";
 import type { SmtpEndpoint } from "./smtp-client.ts";
 
+/** A hop: `ip` its first checked address, `ips` every one (IPv4 first), for a source of either family. */
+export type HopEndpoint = SmtpEndpoint & { ips: readonly string[] };
+
 export type HopPlan =
-  | { ok: true; endpoints: () => AsyncGenerator<SmtpEndpoint | { refused: string }> }
+  | { ok: true; endpoints: () => AsyncGenerator<HopEndpoint | { refused: string }> }
   | { ok: false; permanent: boolean; reason: string };
 
 /** "smtp://user:pass@host:587" or "smtps://host:465" → its parts. */
@@ -31,9 +34,11 @@ export async function planHops(
       ok: true,
       // The operator chose the smarthost: it may live on the local network.
       endpoints: async function* () {
+        const ips = await checkedAddresses(relay.host, ctx.resolver, { allowPrivate: true });
         yield {
           host: relay.host,
-          ip: await checkedAddress(relay.host, ctx.resolver, { allowPrivate: true }),
+          ip: ips[0]!,
+          ips,
           port: relay.port,
           secure: relay.secure,
           auth: relay.auth,
@@ -48,7 +53,8 @@ export async function planHops(
     endpoints: async function* () {
       for (const host of route.hosts) {
         try {
-          yield { host, ip: await checkedAddress(host, ctx.resolver, ctx.policy), port: ctx.mxPort, secure: false, auth: null };
+          const ips = await checkedAddresses(host, ctx.resolver, ctx.policy);
+          yield { host, ip: ips[0]!, ips, port: ctx.mxPort, secure: false, auth: null };
         } catch (err) {
           yield {
             refused:

@@ -37,6 +37,23 @@ export function sourceForRemote(ranked: readonly SourceAddress[], remoteIp: stri
 }
 
 /**
+ * Which of a hop's addresses (IPv4 first) to reach, and from where: the first the pool can
+ * reach, from the pool's first address of its family. A dual-stack MX (most large providers)
+ * is reached over IPv6 from a pool of IPv6 addresses only. Null when the pool has no address
+ * of any of the hop's families.
+ */
+export function pairForRemote(
+  ranked: readonly SourceAddress[],
+  remoteIps: readonly string[],
+): { ip: string; source: SourceAddress } | null {
+  for (const ip of remoteIps) {
+    const source = sourceForRemote(ranked, ip);
+    if (source) return { ip, source };
+  }
+  return null;
+}
+
+/**
  * The addresses of a pool that may open new connections: those not listed on any
  * blocklist, as long as one of the same family is left (a pool never stops sending because
  * every address is listed, nor stops reaching IPv4 or IPv6 MX hosts). Order is kept.
