@@ -1,7 +1,7 @@
 // One measured run of each side of bench:outbound (bench/outbound.ts says what it
-// measures): Postroom through its API, Postfix through smtp-source; each waits until the
+// measures): each side fed by this process's SMTP feed (bench/smtp-feed.ts), or (--feed
+// http) Postroom through its API and Postfix through smtp-source; each waits until the
 // sink has every message, checks the sender's own log, and gives the figures.
-import { sendAll } from "./api-client.ts";
 import type { Child } from "./child.ts";
 import type { DeliveryTally } from "./delivery-tally.ts";
 import { machineBusyMs, runTimeoutMs, until } from "./measure.ts";
@@ -19,9 +19,14 @@ export interface SideCpu {
   ms(): number;
 }
 
+/**
+ * A run's load from this process (its CPU is counted as the client's): sends every
+ * message it was prepared with (before the clock starts) and says how many were refused.
+ */
+export type Feed = () => Promise<{ failed: number; failures: string[] }>;
+
 export interface PostroomSide {
   cpu: SideCpu;
-  httpPort: number;
   postroom: Child;
   sink: SmtpSinkProcess;
   tally: DeliveryTally;
@@ -67,9 +72,8 @@ export interface RunResult {
 /** After the sink has its N, wait this long for anything extra (duplicates) before checking the count. */
 const SETTLE_MS = 500;
 
-/** Postroom: `count` API sends over C clients, then wait for the sink to have them all. */
-export async function runPostroom(ctx: PostroomSide, bodies: string[]): Promise<RunResult> {
-  const count = bodies.length;
+/** Postroom: `count` messages sent by `feed` (its API or its submission port), then wait for the sink to have them all. */
+export async function runPostroom(ctx: PostroomSide, count: number, feed: Feed): Promise<RunResult> {
   const { sink, tally } = ctx;
   const sink0 = sink.count;
   const tally0 = { delivered: tally.delivered, other: tally.other.length, errors: tally.errors.length };
@@ -79,9 +83,9 @@ export async function runPostroom(ctx: PostroomSide, bodies: string[]): Promise<
   const t0 = performance.now();
   const delivered = sink.reach(sink0 + count, runTimeoutMs(count), "postroom");
   delivered.catch(() => undefined);
-  const { failed, failures } = await sendAll(ctx.httpPort, bodies, ctx.clients);
+  const { failed, failures } = await feed();
   const tAccepted = performance.now();
-  if (failed > 0) throw new Error(`postroom: ${failed} of ${count} sends did not get 202; first answers:\n  ${failures.join("\n  ")}`);
+  if (failed > 0) throw new Error(`postroom: ${failed} of ${count} sends were not accepted; first answers:\n  ${failures.join("\n  ")}`);
   const tDelivered = await delivered.catch((err: Error) => {
     throw new Error(
       `${err.message}; Postroom logged ${tally.delivered - tally0.delivered} deliveries, other outcomes:\n  ${tally.other.slice(tally0.other, tally0.other + 5).join("\n  ")}\nerrors:\n  ${tally.errors.slice(tally0.errors, tally0.errors + 5).join("\n  ")}`,
@@ -111,8 +115,8 @@ export async function runPostroom(ctx: PostroomSide, bodies: string[]): Promise<
   return { ...result(count, t0, tAccepted, tDelivered, cpu), threadsUs };
 }
 
-/** Postfix: smtp-source sends `count` over C sessions, then wait for the sink to have them all. */
-export async function runPostfix(ctx: PostfixSide, count: number): Promise<RunResult> {
+/** Postfix: `feed` (this process's SMTP feed), or else smtp-source, sends `count` over C sessions, then wait for the sink to have them all. */
+export async function runPostfix(ctx: PostfixSide, count: number, feed?: Feed): Promise<RunResult> {
   const { postfix, sink } = ctx;
   const sink0 = sink.count;
   const log0 = postfix.logCounts();
@@ -137,11 +141,14 @@ export async function runPostfix(ctx: PostfixSide, count: number): Promise<RunRe
     `127.0.0.1:${postfix.port}`,
   ];
   ctx.cpu.enter();
-  const cpu0 = { server: ctx.cpu.ms(), sink: sink.cpuMs(), machine: machineBusyMs() };
+  const cpu0 = { server: ctx.cpu.ms(), client: process.cpuUsage(), sink: sink.cpuMs(), machine: machineBusyMs() };
   const t0 = performance.now();
   const delivered = sink.reach(sink0 + count, runTimeoutMs(count), "postfix");
   delivered.catch(() => undefined);
-  const sources = shares.map((share, i) =>
+  const fed = feed ? await feed() : null;
+  if (fed && fed.failed > 0)
+    throw new Error(`postfix: ${fed.failed} of ${count} sends were not accepted; first answers:\n  ${fed.failures.join("\n  ")}`);
+  const sources = (fed ? [] : shares).map((share, i) =>
     Bun.spawn(cmd(share, ctx.rcpts[i]!), {
       stdin: "ignore",
       stdout: "pipe",
@@ -165,9 +172,11 @@ export async function runPostfix(ctx: PostfixSide, count: number): Promise<RunRe
       `${err.message}; Postfix logged ${log.sent - log0.sent} sent, ${log.deferred - log0.deferred} deferred, ${log.bounced - log0.bounced} bounced (log: ${postfix.logFile})`,
     );
   });
+  // The client: smtp-source's processes, or this process while it fed and waited (as Postroom's is counted).
+  const feedCpu = process.cpuUsage(cpu0.client);
   const cpu = {
     server: 0,
-    client: sourceCpuMs,
+    client: fed ? (feedCpu.user + feedCpu.system) / 1000 : sourceCpuMs,
     sink: sink.cpuMs() - cpu0.sink,
     machine: machineBusyMs() - cpu0.machine,
   };

@@ -95,6 +95,7 @@ import { createResolver } from "../src/lib/dns.ts";
 import { DATABASE_FILE } from "../src/store/store.ts";
 import { TestDnsServer } from "../test/helpers/dns-server.ts";
 import { SmtpSink } from "../test/helpers/sink.ts";
+import { makeSelfSignedCert } from "../test/helpers/certs.ts";
 import { apiContent, FROM_HEADER } from "./api-client.ts";
 import { dirOption, intOption, parseOptions } from "./args.ts";
 import { cpuProfileArgs, cpuProfileReport } from "./child.ts";
@@ -104,6 +105,7 @@ import { DeliveryTally } from "./delivery-tally.ts";
 import { countQueries, loadAverage, median } from "./measure.ts";
 import { buildMessage, MAIL_FROM, SENDER_DOMAIN } from "./message.ts";
 import { describeSigning, PrivateOpendkim } from "./opendkim.ts";
+import { DEST, type FeedKind, outboundFeeds, RECIPIENTS_PER_DOMAIN } from "./outbound-feed.ts";
 import { summarizeOutboundProfile } from "./outbound-profile.ts";
 import {
   runPostfix,
@@ -116,25 +118,22 @@ import {
 } from "./outbound-run.ts";
 import { checkPostfixSigns, DKIM_CHECK_DOMAIN } from "./postfix-dkim-check.ts";
 import { PrivatePostfix } from "./postfix.ts";
-import { startPostroom, verifiedSendingDomain } from "./postroom.ts";
+import { ACCOUNT, startPostroom, verifiedSendingDomain } from "./postroom.ts";
 import { type SigningFloor, measureSigningFloor } from "./signing-floor.ts";
-import { SmtpSinkProcess } from "./smtp-sink.ts";
+import { freePort, SmtpSinkProcess, waitForGreeting } from "./smtp-sink.ts";
 import { UnboundServer } from "./unbound.ts";
 
-const DEST = (n: number) => `dest${n}.bench.test`;
 /** Every destination domain's MX host. */
 const MX_HOST = "mx.sink.bench.test";
 const MX_SINK_HOST = "127.0.0.2";
 /** Postfix's nameserver (port 53), through MX. */
 const POSTFIX_DNS_HOST = "127.0.0.153";
-/** Postroom's messages go to this many recipients of each domain, in turn. */
-const RECIPIENTS_PER_DOMAIN = 50;
 
 // ---------------------------------------------------------------- options
 
 function options() {
   const values = parseOptions(
-    "bun run bench:outbound [--messages N] [--clients C] [--warmup W] [--rounds R] [--route smarthost|mx] [--domains D] [--profile DIR] [--start warm|cold] [--postfix-dkim off|on]",
+    "bun run bench:outbound [--messages N] [--clients C] [--warmup W] [--rounds R] [--route smarthost|mx] [--domains D] [--profile DIR] [--start warm|cold] [--postfix-dkim off|on] [--feed smtp|http]",
     {
       messages: { type: "string", short: "n" },
       clients: { type: "string", short: "c" },
@@ -145,6 +144,7 @@ function options() {
       profile: { type: "string" },
       start: { type: "string" },
       "postfix-dkim": { type: "string" },
+      feed: { type: "string" },
     },
   );
   const messages = intOption(values.messages, "BENCH_MESSAGES", 2000, 1);
@@ -160,6 +160,8 @@ function options() {
   if (start === "warm" && warmup > 0 && clients > warmup) throw new Error(`--clients (${clients}) must not exceed --warmup (${warmup})`);
   const postfixDkim = values["postfix-dkim"] ?? process.env.BENCH_POSTFIX_DKIM ?? "off";
   if (postfixDkim !== "off" && postfixDkim !== "on") throw new Error(`--postfix-dkim must be off or on, got ${postfixDkim}`);
+  const feed = values.feed ?? process.env.BENCH_FEED ?? "smtp";
+  if (feed !== "smtp" && feed !== "http") throw new Error(`--feed must be smtp or http, got ${feed}`);
   const profileDir = dirOption(values.profile, "BENCH_PROFILE");
   if (start === "cold" && profileDir) throw new Error("--profile needs --start warm (a cold run starts a new Postroom each round)");
   // Cold: every round starts both sides afresh and sends at once, so there is no warm-up.
@@ -173,6 +175,7 @@ function options() {
     route: route as "smarthost" | "mx",
     profileDir,
     postfixSigns: postfixDkim === "on",
+    feed: feed as FeedKind,
   };
 }
 
@@ -258,6 +261,7 @@ async function main() {
       signingDomain: opts.postfixSigns ? SENDER_DOMAIN : null,
       checkRoute: { domain: DKIM_CHECK_DOMAIN, port: capture.port },
       mx: postfixDns ? { nameserver: postfixDns.host, port: sink.port } : undefined,
+      submission: opts.feed === "smtp",
     });
     cleanup.add(() => postfix.stop());
     const postfixSigned = opts.postfixSigns ? await checkPostfixSigns(postfix, capture, messageFile, MAIL_FROM) : "unsigned";
@@ -269,14 +273,21 @@ async function main() {
       groups.postfix?.remove();
     });
 
+    // The SMTP feed: Postroom's submission port, with STARTTLS (a self-signed certificate) and AUTH as in production.
+    const submissionPort = opts.feed === "smtp" ? await freePort() : 0;
+    const submissionTls = opts.feed === "smtp" ? makeSelfSignedCert(workDir, "mx.postroom.bench") : undefined;
     /** Postroom as a fresh process on the run's data dir: the first start, and each cold round's. */
-    const startSide = async (): Promise<PostroomSide & { stop: () => Promise<void> }> => {
+    const startSide = async (): Promise<PostroomSide & { httpPort: number; stop: () => Promise<void> }> => {
       const started = await startPostroom(
         workDir,
         dns.address,
-        { relay: relay(opts.route, sink.port) },
+        {
+          relay: relay(opts.route, sink.port),
+          ...(submissionTls ? { submissionListen: `127.0.0.1:${submissionPort}`, tls: submissionTls } : {}),
+        },
         cpuProfileArgs(opts.profileDir, "postroom-outbound"),
       );
+      if (submissionTls) await waitForGreeting(submissionPort, 15_000, "Postroom's submission port");
       const tally = new DeliveryTally(started.child);
       started.child.ready();
       return {
@@ -297,7 +308,6 @@ async function main() {
     cleanup.add(() => postroomSide.stop());
     await verifiedSendingDomain(postroomSide.httpPort, dns, SENDER_DOMAIN);
 
-    let seq = 0;
     const postfixSide: PostfixSide = {
       cpu: sideCpu(
         groups.postfix,
@@ -310,24 +320,36 @@ async function main() {
       messageFile,
       rcpts: Array.from({ length: opts.domains }, (_, d) => `rcpt@${DEST(d + 1)}`),
     };
-    /** The next `count` API bodies, spread over the domains, each to one of a domain's RECIPIENTS_PER_DOMAIN recipients. */
-    const nextBodies = (count: number) =>
-      Array.from({ length: count }, () => {
-        const n = seq++;
-        const domain = n % opts.domains;
-        const local = Math.floor(n / opts.domains) % RECIPIENTS_PER_DOMAIN;
-        return JSON.stringify({ from: FROM_HEADER, to: `r${local}@${DEST(domain + 1)}`, ...content });
-      });
+    const feeds = outboundFeeds({
+      kind: opts.feed,
+      domains: opts.domains,
+      clients: opts.clients,
+      http: { port: () => postroomSide.httpPort, content, fromHeader: FROM_HEADER },
+      smtp: postfix.submission
+        ? {
+            postroom: () => ({
+              host: "127.0.0.1",
+              port: submissionPort,
+              setup: { startTls: true, auth: { user: ACCOUNT.outboundId, password: ACCOUNT.smtpKey } },
+            }),
+            postfix: {
+              host: "127.0.0.1",
+              port: postfix.submission.port,
+              setup: { startTls: true, auth: { user: postfix.submission.user, password: postfix.submission.password } },
+            },
+          }
+        : undefined,
+    });
     const runPostroomSide = async (count: number) => {
       if (opts.start === "cold") {
         await postroomSide.stop();
         postroomSide = await startSide();
       }
-      return runPostroom(postroomSide, nextBodies(count));
+      return runPostroom(postroomSide, count, feeds.postroom(count));
     };
     const runPostfixSide = async (count: number) => {
       if (opts.start === "cold") await postfix.restart();
-      return runPostfix(postfixSide, count);
+      return runPostfix(postfixSide, count, feeds.postfix(count));
     };
 
     const sides = {
@@ -335,10 +357,16 @@ async function main() {
         label: "postfix",
         run: runPostfixSide,
         server: opts.postfixSigns ? "postfix+opendkim" : "postfix",
-        client: "smtp-source",
+        client: opts.feed === "smtp" ? "SMTP feed" : "smtp-source",
         results: [] as RunResult[],
       },
-      postroom: { label: "postroom", run: runPostroomSide, server: "postroom", client: "API client", results: [] as RunResult[] },
+      postroom: {
+        label: "postroom",
+        run: runPostroomSide,
+        server: "postroom",
+        client: opts.feed === "smtp" ? "SMTP feed" : "API client",
+        results: [] as RunResult[],
+      },
     };
     type Side = (typeof sides)["postfix"];
 
@@ -348,8 +376,9 @@ async function main() {
         : `MX lookup: each domain's MX is the sink (${sink.host}); Postroom asks the loopback DNS server and connects to mx_port, Postfix asks unbound on ${postfixDns?.host}:53 and connects to smtp_tcp_port`;
     console.log(
       `outbound benchmark: N=${opts.messages} messages over C=${opts.clients} clients, ${opts.start === "cold" ? "cold (both sides restarted before each of their runs, no warm-up)" : `warm (${opts.warmup} warm-up per side, then the runs on the same processes)`}, ${opts.rounds} round${opts.rounds === 1 ? "" : "s"} (postfix, postroom, ...), ` +
-        `message ${message.size} bytes, ${opts.domains} recipient domain${opts.domains === 1 ? "" : "s"} (Postroom: ${RECIPIENTS_PER_DOMAIN} recipients each, in turn; Postfix: smtp-source's numbered recipients, ${sourceShares(opts.messages, opts.clients, opts.domains).length} smtp-source process${opts.domains === 1 ? "" : "es"}), route ${routeText}`,
+        `message ${message.size} bytes, ${opts.domains} recipient domain${opts.domains === 1 ? "" : "s"} ${opts.feed === "smtp" ? `(both sides: ${RECIPIENTS_PER_DOMAIN} recipients each, in turn)` : `(Postroom: ${RECIPIENTS_PER_DOMAIN} recipients each, in turn; Postfix: smtp-source's numbered recipients, ${sourceShares(opts.messages, opts.clients, opts.domains).length} smtp-source process${opts.domains === 1 ? "" : "es"})`}, route ${routeText}`,
     );
+    console.log(`feed: ${feeds.describe}`);
     console.log(
       `machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}, postfix ${PrivatePostfix.version()}, opendkim ${PrivateOpendkim.version()}; sink: smtp-sink on ${sink.host}:${sink.port}; load average ${loadAverage()}`,
     );
@@ -417,11 +446,15 @@ async function main() {
       `${side.server} ${med(side, "serverCpuUs").toFixed(0)}, ${side.client} ${med(side, "clientCpuUs").toFixed(0)}, sink ${med(side, "sinkCpuUs").toFixed(0)}, machine ${med(side, "machineCpuUs").toFixed(0)}`;
     console.log("");
     console.log(`medians of ${opts.rounds} run${opts.rounds === 1 ? "" : "s"} each:`);
-    console.log(`postroom accepted:   ${pr.accepted.toFixed(0)} msg/s (202, durable)`);
+    console.log(
+      `postroom accepted:   ${pr.accepted.toFixed(0)} msg/s (${opts.feed === "smtp" ? "250 at the end of DATA" : "202"}, durable)`,
+    );
     console.log(`postroom delivered:  ${pr.delivered.toFixed(0)} msg/s`);
     console.log(`postfix delivered:   ${pf.delivered.toFixed(0)} msg/s  (accepted ${pf.accepted.toFixed(0)} msg/s)`);
     console.log(`ratio delivered:     ${(pr.delivered / pf.delivered).toFixed(2)}`);
-    console.log(`ratio accepted:      ${(pr.accepted / pf.accepted).toFixed(2)}  (Postroom API 202s / Postfix SMTP 250s)`);
+    console.log(
+      `ratio accepted:      ${(pr.accepted / pf.accepted).toFixed(2)}  (${opts.feed === "smtp" ? "both: 250s at the end of DATA on the submission port" : "Postroom API 202s / Postfix SMTP 250s"})`,
+    );
     console.log(`CPU µs per message, median ("machine": every process on it, other users' too):`);
     console.log(`  postroom side: ${cpuLine(sides.postroom)}`);
     console.log(`  postfix side:  ${cpuLine(sides.postfix)}`);
@@ -449,7 +482,7 @@ async function main() {
     // header; it leaves out the DKIM-Signature headers the milters add: the start-up check
     // prints the signed size).
     console.log(
-      `message as relayed: postroom ${queuedSize(join(workDir, "data")) ?? "?"} bytes (a message it queued, composed from the API body, without its signatures), postfix ${postfix.lastQueuedSize() ?? "?"} bytes (smtp-source's ${message.size}-byte message as queued, without the milters' signatures)`,
+      `message as relayed: postroom ${queuedSize(join(workDir, "data")) ?? "?"} bytes (a message it queued, ${opts.feed === "smtp" ? "as submitted" : "composed from the API body"}, without its signatures), postfix ${postfix.lastQueuedSize() ?? "?"} bytes (the ${message.size}-byte message as queued, without the milters' signatures)`,
     );
     const listQueries = (q: Map<string, number>) => [...q].map(([n, c]) => `${n} x${c}`).join(", ");
     console.log(
