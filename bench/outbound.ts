@@ -120,6 +120,8 @@ import { checkPostfixSigns, DKIM_CHECK_DOMAIN } from "./postfix-dkim-check.ts";
 import { PrivatePostfix } from "./postfix.ts";
 import { ACCOUNT, startPostroom, verifiedSendingDomain } from "./postroom.ts";
 import { type SigningFloor, measureSigningFloor } from "./signing-floor.ts";
+import type { FeedTarget } from "./smtp-feed.ts";
+import { checkPostroomSigns } from "./postroom-dkim-check.ts";
 import { freePort, SmtpSinkProcess, waitForGreeting } from "./smtp-sink.ts";
 import { UnboundServer } from "./unbound.ts";
 
@@ -276,16 +278,16 @@ async function main() {
     // The SMTP feed: Postroom's submission port, with STARTTLS (a self-signed certificate) and AUTH as in production.
     const submissionPort = opts.feed === "smtp" ? await freePort() : 0;
     const submissionTls = opts.feed === "smtp" ? makeSelfSignedCert(workDir, "mx.postroom.bench") : undefined;
-    /** Postroom as a fresh process on the run's data dir: the first start, and each cold round's. */
-    const startSide = async (): Promise<PostroomSide & { httpPort: number; stop: () => Promise<void> }> => {
+    /** Postroom as a fresh process on the run's data dir: the first start, and each cold round's (`relayTo`: the DKIM check's). */
+    const startSide = async (relayTo?: string): Promise<PostroomSide & { httpPort: number; stop: () => Promise<void> }> => {
       const started = await startPostroom(
         workDir,
         dns.address,
         {
-          relay: relay(opts.route, sink.port),
+          relay: relayTo ?? relay(opts.route, sink.port),
           ...(submissionTls ? { submissionListen: `127.0.0.1:${submissionPort}`, tls: submissionTls } : {}),
         },
-        cpuProfileArgs(opts.profileDir, "postroom-outbound"),
+        relayTo ? [] : cpuProfileArgs(opts.profileDir, "postroom-outbound"),
       );
       if (submissionTls) await waitForGreeting(submissionPort, 15_000, "Postroom's submission port");
       const tally = new DeliveryTally(started.child);
@@ -304,9 +306,27 @@ async function main() {
         stop: async () => void (await started.child.stop()),
       };
     };
+    const postroomTarget: FeedTarget = {
+      host: "127.0.0.1",
+      port: submissionPort,
+      setup: { startTls: true, auth: { user: ACCOUNT.outboundId, password: ACCOUNT.smtpKey } },
+    };
+    // With the SMTP feed, first a Postroom relaying to the capture sink: the sending domain
+    // is verified through it and one submitted message checked for its two signatures; the
+    // runs' Postroom then starts on the same data dir.
+    let postroomSigned = "not checked (--feed http)";
+    if (opts.feed === "smtp") {
+      const check = await startSide(`smarthost = "smtp://127.0.0.1:${capture.port}"`);
+      try {
+        await verifiedSendingDomain(check.httpPort, dns, SENDER_DOMAIN);
+        postroomSigned = await checkPostroomSigns(postroomTarget, capture, dns);
+      } finally {
+        await check.stop();
+      }
+    }
     let postroomSide = await startSide();
     cleanup.add(() => postroomSide.stop());
-    await verifiedSendingDomain(postroomSide.httpPort, dns, SENDER_DOMAIN);
+    if (opts.feed !== "smtp") await verifiedSendingDomain(postroomSide.httpPort, dns, SENDER_DOMAIN);
 
     const postfixSide: PostfixSide = {
       cpu: sideCpu(
@@ -327,11 +347,7 @@ async function main() {
       http: { port: () => postroomSide.httpPort, content, fromHeader: FROM_HEADER },
       smtp: postfix.submission
         ? {
-            postroom: () => ({
-              host: "127.0.0.1",
-              port: submissionPort,
-              setup: { startTls: true, auth: { user: ACCOUNT.outboundId, password: ACCOUNT.smtpKey } },
-            }),
+            postroom: () => postroomTarget,
             postfix: {
               host: "127.0.0.1",
               port: postfix.submission.port,
@@ -391,7 +407,7 @@ async function main() {
       `CPU per side: ${groups.postroom && groups.postfix ? `a cgroup each (${groups.postroom.dir}, ${groups.postfix.dir}): every process of the side, exited daemons included` : "no writable cgroup: the sum of /proc/<pid>/stat over each side's processes, reaped children included"}; the load generators and the sink are outside both`,
     );
     console.log(
-      `  postroom: its own signer (src/domains/dkim.ts), the sending domain's RSA and Ed25519 keys (both published and verified)`,
+      `  postroom: its own signer (src/domains/dkim.ts), the sending domain's RSA and Ed25519 keys (both published and verified); checked before the runs: ${postroomSigned}`,
     );
     if (opts.postfixSigns)
       console.log(
