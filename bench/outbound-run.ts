@@ -2,6 +2,7 @@
 // measures): each side fed by this process's SMTP feed (bench/smtp-feed.ts), or (--feed
 // http) Postroom through its API and Postfix through smtp-source; each waits until the
 // sink has every message, checks the sender's own log, and gives the figures.
+import { readFileSync } from "node:fs";
 import type { Child } from "./child.ts";
 import type { DeliveryTally } from "./delivery-tally.ts";
 import { machineBusyMs, runTimeoutMs, until } from "./measure.ts";
@@ -67,6 +68,22 @@ export interface RunResult {
   machineCpuUs: number;
   /** Postroom only: CPU µs per message of its threads, by name (main, Worker: signing and others, JITWorker...). */
   threadsUs?: Map<string, number>;
+  /**
+   * Postroom only: how its main thread spent the run (first send to last delivery), in % of
+   * that time, from /proc/<pid>/task/<pid>/schedstat: running, runnable but waiting for a
+   * core (the machine's other threads had it), and neither (idle, or blocked in I/O).
+   */
+  mainThread?: { runPct: number; waitPct: number; offPct: number };
+}
+
+/** The main thread's time on a core and waiting for one (ns, /proc schedstat), or null. */
+function schedstat(pid: number): { runNs: number; waitNs: number } | null {
+  try {
+    const [run, wait] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ");
+    return { runNs: Number(run), waitNs: Number(wait) };
+  } catch {
+    return null;
+  }
 }
 
 /** After the sink has its N, wait this long for anything extra (duplicates) before checking the count. */
@@ -79,6 +96,7 @@ export async function runPostroom(ctx: PostroomSide, count: number, feed: Feed):
   const tally0 = { delivered: tally.delivered, other: tally.other.length, errors: tally.errors.length };
   ctx.cpu.enter();
   const threads0 = ctx.postroom.threadCpuMs();
+  const sched0 = schedstat(ctx.postroom.proc.pid);
   const cpu0 = { server: ctx.cpu.ms(), client: process.cpuUsage(), sink: sink.cpuMs(), machine: machineBusyMs() };
   const t0 = performance.now();
   const delivered = sink.reach(sink0 + count, runTimeoutMs(count), "postroom");
@@ -91,6 +109,16 @@ export async function runPostroom(ctx: PostroomSide, count: number, feed: Feed):
       `${err.message}; Postroom logged ${tally.delivered - tally0.delivered} deliveries, other outcomes:\n  ${tally.other.slice(tally0.other, tally0.other + 5).join("\n  ")}\nerrors:\n  ${tally.errors.slice(tally0.errors, tally0.errors + 5).join("\n  ")}`,
     );
   });
+  const sched1 = schedstat(ctx.postroom.proc.pid);
+  const wallNs = (tDelivered - t0) * 1e6;
+  const mainThread =
+    sched0 && sched1
+      ? {
+          runPct: (100 * (sched1.runNs - sched0.runNs)) / wallNs,
+          waitPct: (100 * (sched1.waitNs - sched0.waitNs)) / wallNs,
+          offPct: 100 - (100 * (sched1.runNs - sched0.runNs + sched1.waitNs - sched0.waitNs)) / wallNs,
+        }
+      : undefined;
   const client = process.cpuUsage(cpu0.client);
   const cpu = {
     server: 0,
@@ -112,7 +140,7 @@ export async function runPostroom(ctx: PostroomSide, count: number, feed: Feed):
       `postroom: ${count} sends accepted, but the sink received ${sink.count - sink0} and Postroom logged ${logged} deliveries, ${other.length} other outcomes, ${errors.length} errors:\n  ${[...other, ...errors].slice(0, 5).join("\n  ")}`,
     );
   }
-  return { ...result(count, t0, tAccepted, tDelivered, cpu), threadsUs };
+  return { ...result(count, t0, tAccepted, tDelivered, cpu), threadsUs, mainThread };
 }
 
 /** Postfix: `feed` (this process's SMTP feed), or else smtp-source, sends `count` over C sessions, then wait for the sink to have them all. */

@@ -111,7 +111,11 @@
 //   Bodies are built before the clock starts.
 // - With 2 cores, the client, the sink and the server share the CPU; each one's CPU time
 //   per message is printed (Postfix: its master and every daemon it ran) with the
-//   machine's total, so the share each side leaves to the others can be seen.
+//   machine's total, so the share each side leaves to the others can be seen. Postroom's
+//   main thread's time in each run is split (/proc schedstat) into running, waiting for a
+//   core, and neither: on a machine other users keep busy, Postroom's one busy thread
+//   waits for a core where Postfix's dozens of processes each get their own share, and
+//   its delivered throughput then says more about the machine than about Postroom.
 // - Correctness is checked on every run, warm-up included: every POST must get 202 with
 //   an id (--feed smtp: every transaction must end in 250), smtp-source must exit 0 (it
 //   aborts on any refusal), the sink must receive exactly N, and the sides' own logs must show N deliveries and no other outcome.
@@ -460,6 +464,10 @@ async function main() {
           `(${count} in ${(r.acceptMs / 1000).toFixed(2)} s / ${(r.deliverMs / 1000).toFixed(2)} s; CPU µs/msg: ${side.server} ${r.serverCpuUs.toFixed(0)}, ${side.client} ${r.clientCpuUs.toFixed(0)}, ` +
           `sink ${r.sinkCpuUs.toFixed(0)}, machine ${r.machineCpuUs.toFixed(0)}; ${sessions} SMTP sessions to the sink; signing floor after it ${floor.totalUs.toFixed(0)})`,
       );
+      if (r.mainThread)
+        console.log(
+          `            postroom main thread, % of the run (schedstat): running ${r.mainThread.runPct.toFixed(0)}, waiting for a core ${r.mainThread.waitPct.toFixed(0)}, idle or blocked ${r.mainThread.offPct.toFixed(0)}`,
+        );
       if (r.threadsUs)
         console.log(
           `            postroom threads, CPU µs/msg (/proc, ±1 tick): ${[...r.threadsUs]
@@ -483,7 +491,7 @@ async function main() {
       await measure(sides.postroom, opts.messages, false);
     }
 
-    const med = (side: Side, key: Exclude<keyof RunResult, "threadsUs">) => median(side.results.map((r) => r[key]));
+    const med = (side: Side, key: Exclude<keyof RunResult, "threadsUs" | "mainThread">) => median(side.results.map((r) => r[key]));
     const pr = { accepted: med(sides.postroom, "accepted"), delivered: med(sides.postroom, "delivered") };
     const pf = { accepted: med(sides.postfix, "accepted"), delivered: med(sides.postfix, "delivered") };
     const cpuLine = (side: Side) =>
@@ -519,6 +527,11 @@ async function main() {
         ? `CPU ratio: postroom ${prCpu.toFixed(0)} ÷ signed postfix ${pfCpu.toFixed(0)} = ${(prCpu / pfCpu).toFixed(2)}; per round ${perRound.map((x) => x.toFixed(2)).join(" ")}`
         : `CPU ratio: postroom ${prCpu.toFixed(0)} ÷ (postfix ${pfCpu.toFixed(0)} + signing floor ${floor.toFixed(0)}) = ${(prCpu / (pfCpu + floor)).toFixed(2)}; per round ${perRound.map((x) => x.toFixed(2)).join(" ")} (target ≤ 1.00)`,
     );
+    const mains = sides.postroom.results.flatMap((r) => (r.mainThread ? [r.mainThread] : []));
+    if (mains.length > 0)
+      console.log(
+        `postroom main thread, median % of its runs (schedstat): running ${median(mains.map((m) => m.runPct)).toFixed(0)}, waiting for a core ${median(mains.map((m) => m.waitPct)).toFixed(0)}, idle or blocked ${median(mains.map((m) => m.offPct)).toFixed(0)}`,
+      );
     console.log(`load average at the end: ${loadAverage()}`);
     // What each side relayed: a message Postroom queued (composed from the API body; DKIM
     // signatures are added to it on the way out), read from its store after the runs, and
