@@ -19,7 +19,8 @@ const EXPECTED_ALGORITHMS = ["ed25519-sha256", "rsa-sha256"];
 export async function checkPostroomSigns(target: FeedTarget, capture: SmtpSink, dns: TestDnsServer): Promise<string> {
   if (!dkimpyAvailable())
     throw new Error("python3-dkim not found: the check that Postroom signs needs it (apt-get install -y python3-dkim)");
-  const rcpt = "signed@dkim-check.bench.test";
+  // Not the Postfix check's recipient: both checks may use the same capture sink.
+  const rcpt = "postroom-signed@dkim-check.bench.test";
   // A Message-ID no timed run uses (they count from 0).
   const sent = await feedSmtp(target, MAIL_FROM, [feedMessages()(999_999, rcpt)], 1);
   if (sent.failed > 0) throw new Error(`Postroom refused the DKIM check message: ${sent.failures.join("; ")}`);
