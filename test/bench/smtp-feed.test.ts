@@ -42,4 +42,20 @@ describe("SMTP feed", () => {
     const target = { host: "127.0.0.1", port: sink.port, setup: { startTls: true, auth: { user: AUTH.user, password: "wrong" } } };
     await expect(feedSmtp(target, "news@sender.bench.test", [message(0, "r0@dest1.bench.test")], 1)).rejects.toThrow(/AUTH PLAIN: 535/);
   });
+
+  test("without a setup, a plain session as bench:inbound opens it (no STARTTLS, no AUTH)", async () => {
+    const plain = await SmtpSink.start();
+    try {
+      const result = await feedSmtp(
+        { host: "127.0.0.1", port: plain.port, setup: {} },
+        "news@sender.bench.test",
+        [feedMessages()(0, "r0@dest1.bench.test")],
+        1,
+      );
+      expect(result.failed).toBe(0);
+      expect(plain.messages.map((m) => [m.tls, m.user])).toEqual([[false, null]]);
+    } finally {
+      await plain.stop();
+    }
+  });
 });
