@@ -50,16 +50,25 @@ const RULES: [stage: string, test: (s: Stack) => boolean][] = [
     "webhook outbox (dispatcher reading and dropping rows)",
     (s) => any(s, inUrl("events/dispatcher", "events/outbox", "events/webhook-schedule")),
   ],
-  ["API: suppression check (SQLite)", (s) => any(s, inUrl("suppressions"))],
-  ["API: queue insert commit (SQLite, synchronous=FULL)", (s) => any(s, sqlite) && any(s, inUrl("outbound/queue/enqueue"))],
+  ["accept: suppression check (SQLite)", (s) => any(s, inUrl("suppressions"))],
+  ["accept: queue insert commit (SQLite, synchronous=FULL)", (s) => any(s, sqlite) && any(s, inUrl("outbound/queue/enqueue"))],
   [
-    "API: raw message file (mkdir, open, write, fsync file + dir, rename)",
+    "accept: raw message file (mkdir, open, write, fsync file + dir, rename)",
     (s) => any(s, inUrl("lib/durable-file")) || (any(s, inUrl("outbound/queue/blobs")) && any(s, inUrl("outbound/queue/enqueue"))),
   ],
   ["delivery: claim (SQLite)", (s) => any(s, sqlite) && any(s, fn("claimDue", "claimAndStart", "release", "nextDueMs", "tick"))],
   ["delivery: dispatch event commit (SQLite, synchronous=FULL)", (s) => any(s, sqlite) && any(s, fn("addEvents"))],
   ["delivery: outcome commit (SQLite, synchronous=FULL)", (s) => any(s, sqlite) && any(s, inUrl("outbound/delivery/worker"))],
   ["delivery: read raw message file", (s) => any(s, inUrl("outbound/queue/blobs"))],
+  // SMTP submission (--feed smtp); what it shares with the API (suppressions, queue insert, send) is "accept:".
+  ["submission: Message-ID claim (SQLite)", (s) => any(s, inUrl("outbound/sending/idempotency"))],
+  [
+    "submission: message checks (header split, author, recipients, NUL, Message-ID, Date)",
+    (s) =>
+      any(s, inUrl("outbound/submission", "compose/raw-headers", "compose/author")) &&
+      !any(s, inUrl("outbound/sending/send", "outbound/queue/enqueue")),
+  ],
+  ["submission: SMTP server (smtp-server commands and DATA stream, src/smtp)", (s) => any(s, inUrl("smtp-server", "src/smtp/"))],
   ["logging", (s) => any(s, inUrl("lib/logger"))],
   [
     "delivery: SMTP client (nodemailer smtp-connection, sockets)",
@@ -94,7 +103,7 @@ const RULES: [stage: string, test: (s: Stack) => boolean][] = [
       ),
   ],
   [
-    "API: input checks (draft, addresses)",
+    "accept: input checks (draft, addresses, send, enqueue)",
     (s) =>
       any(
         s,

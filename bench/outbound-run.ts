@@ -1,7 +1,8 @@
 // One measured run of each side of bench:outbound (bench/outbound.ts says what it
-// measures): Postroom through its API, Postfix through smtp-source; each waits until the
+// measures): each side fed by this process's SMTP feed (bench/smtp-feed.ts), or (--feed
+// http) Postroom through its API and Postfix through smtp-source; each waits until the
 // sink has every message, checks the sender's own log, and gives the figures.
-import { sendAll } from "./api-client.ts";
+import { readFileSync } from "node:fs";
 import type { Child } from "./child.ts";
 import type { DeliveryTally } from "./delivery-tally.ts";
 import { machineBusyMs, runTimeoutMs, until } from "./measure.ts";
@@ -19,9 +20,14 @@ export interface SideCpu {
   ms(): number;
 }
 
+/**
+ * A run's load from this process (its CPU is counted as the client's): sends every
+ * message it was prepared with (before the clock starts) and says how many were refused.
+ */
+export type Feed = () => Promise<{ failed: number; failures: string[] }>;
+
 export interface PostroomSide {
   cpu: SideCpu;
-  httpPort: number;
   postroom: Child;
   sink: SmtpSinkProcess;
   tally: DeliveryTally;
@@ -62,31 +68,57 @@ export interface RunResult {
   machineCpuUs: number;
   /** Postroom only: CPU µs per message of its threads, by name (main, Worker: signing and others, JITWorker...). */
   threadsUs?: Map<string, number>;
+  /**
+   * Postroom only: how its main thread spent the run (first send to last delivery), in % of
+   * that time, from /proc/<pid>/task/<pid>/schedstat: running, runnable but waiting for a
+   * core (the machine's other threads had it), and neither (idle, or blocked in I/O).
+   */
+  mainThread?: { runPct: number; waitPct: number; offPct: number };
+}
+
+/** The main thread's time on a core and waiting for one (ns, /proc schedstat), or null. */
+function schedstat(pid: number): { runNs: number; waitNs: number } | null {
+  try {
+    const [run, wait] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ");
+    return { runNs: Number(run), waitNs: Number(wait) };
+  } catch {
+    return null;
+  }
 }
 
 /** After the sink has its N, wait this long for anything extra (duplicates) before checking the count. */
 const SETTLE_MS = 500;
 
-/** Postroom: `count` API sends over C clients, then wait for the sink to have them all. */
-export async function runPostroom(ctx: PostroomSide, bodies: string[]): Promise<RunResult> {
-  const count = bodies.length;
+/** Postroom: `count` messages sent by `feed` (its API or its submission port), then wait for the sink to have them all. */
+export async function runPostroom(ctx: PostroomSide, count: number, feed: Feed): Promise<RunResult> {
   const { sink, tally } = ctx;
   const sink0 = sink.count;
   const tally0 = { delivered: tally.delivered, other: tally.other.length, errors: tally.errors.length };
   ctx.cpu.enter();
   const threads0 = ctx.postroom.threadCpuMs();
+  const sched0 = schedstat(ctx.postroom.proc.pid);
   const cpu0 = { server: ctx.cpu.ms(), client: process.cpuUsage(), sink: sink.cpuMs(), machine: machineBusyMs() };
   const t0 = performance.now();
   const delivered = sink.reach(sink0 + count, runTimeoutMs(count), "postroom");
   delivered.catch(() => undefined);
-  const { failed, failures } = await sendAll(ctx.httpPort, bodies, ctx.clients);
+  const { failed, failures } = await feed();
   const tAccepted = performance.now();
-  if (failed > 0) throw new Error(`postroom: ${failed} of ${count} sends did not get 202; first answers:\n  ${failures.join("\n  ")}`);
+  if (failed > 0) throw new Error(`postroom: ${failed} of ${count} sends were not accepted; first answers:\n  ${failures.join("\n  ")}`);
   const tDelivered = await delivered.catch((err: Error) => {
     throw new Error(
       `${err.message}; Postroom logged ${tally.delivered - tally0.delivered} deliveries, other outcomes:\n  ${tally.other.slice(tally0.other, tally0.other + 5).join("\n  ")}\nerrors:\n  ${tally.errors.slice(tally0.errors, tally0.errors + 5).join("\n  ")}`,
     );
   });
+  const sched1 = schedstat(ctx.postroom.proc.pid);
+  const wallNs = (tDelivered - t0) * 1e6;
+  const mainThread =
+    sched0 && sched1
+      ? {
+          runPct: (100 * (sched1.runNs - sched0.runNs)) / wallNs,
+          waitPct: (100 * (sched1.waitNs - sched0.waitNs)) / wallNs,
+          offPct: 100 - (100 * (sched1.runNs - sched0.runNs + sched1.waitNs - sched0.waitNs)) / wallNs,
+        }
+      : undefined;
   const client = process.cpuUsage(cpu0.client);
   const cpu = {
     server: 0,
@@ -108,11 +140,11 @@ export async function runPostroom(ctx: PostroomSide, bodies: string[]): Promise<
       `postroom: ${count} sends accepted, but the sink received ${sink.count - sink0} and Postroom logged ${logged} deliveries, ${other.length} other outcomes, ${errors.length} errors:\n  ${[...other, ...errors].slice(0, 5).join("\n  ")}`,
     );
   }
-  return { ...result(count, t0, tAccepted, tDelivered, cpu), threadsUs };
+  return { ...result(count, t0, tAccepted, tDelivered, cpu), threadsUs, mainThread };
 }
 
-/** Postfix: smtp-source sends `count` over C sessions, then wait for the sink to have them all. */
-export async function runPostfix(ctx: PostfixSide, count: number): Promise<RunResult> {
+/** Postfix: `feed` (this process's SMTP feed), or else smtp-source, sends `count` over C sessions, then wait for the sink to have them all. */
+export async function runPostfix(ctx: PostfixSide, count: number, feed?: Feed): Promise<RunResult> {
   const { postfix, sink } = ctx;
   const sink0 = sink.count;
   const log0 = postfix.logCounts();
@@ -137,11 +169,14 @@ export async function runPostfix(ctx: PostfixSide, count: number): Promise<RunRe
     `127.0.0.1:${postfix.port}`,
   ];
   ctx.cpu.enter();
-  const cpu0 = { server: ctx.cpu.ms(), sink: sink.cpuMs(), machine: machineBusyMs() };
+  const cpu0 = { server: ctx.cpu.ms(), client: process.cpuUsage(), sink: sink.cpuMs(), machine: machineBusyMs() };
   const t0 = performance.now();
   const delivered = sink.reach(sink0 + count, runTimeoutMs(count), "postfix");
   delivered.catch(() => undefined);
-  const sources = shares.map((share, i) =>
+  const fed = feed ? await feed() : null;
+  if (fed && fed.failed > 0)
+    throw new Error(`postfix: ${fed.failed} of ${count} sends were not accepted; first answers:\n  ${fed.failures.join("\n  ")}`);
+  const sources = (fed ? [] : shares).map((share, i) =>
     Bun.spawn(cmd(share, ctx.rcpts[i]!), {
       stdin: "ignore",
       stdout: "pipe",
@@ -165,9 +200,11 @@ export async function runPostfix(ctx: PostfixSide, count: number): Promise<RunRe
       `${err.message}; Postfix logged ${log.sent - log0.sent} sent, ${log.deferred - log0.deferred} deferred, ${log.bounced - log0.bounced} bounced (log: ${postfix.logFile})`,
     );
   });
+  // The client: smtp-source's processes, or this process while it fed and waited (as Postroom's is counted).
+  const feedCpu = process.cpuUsage(cpu0.client);
   const cpu = {
     server: 0,
-    client: sourceCpuMs,
+    client: fed ? (feedCpu.user + feedCpu.system) / 1000 : sourceCpuMs,
     sink: sink.cpuMs() - cpu0.sink,
     machine: machineBusyMs() - cpu0.machine,
   };

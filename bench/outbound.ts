@@ -1,17 +1,19 @@
 // `bun run bench:outbound`: outbound throughput of Postroom against Postfix, measured in
 // the same run, alternately (A B A B ...), reporting the median of each and the ratio.
-//   (a) accepted: API sends per second, each answered 202 (the message is on disk:
-//       SQLite synchronous=FULL and the raw message fsynced);
+//   (a) accepted: messages per second each side took, each answered 250 at the end of
+//       DATA (--feed http: Postroom's 202) once it is on disk (Postroom: SQLite
+//       synchronous=FULL and the raw message fsynced);
 //   (b) delivered: messages per second from the first send until the sink has received
-//       all N, for Postroom (API → queue → sink) and for Postfix (smtp-source → Postfix
-//       → sink); the ratio is Postroom's (b) over Postfix's (b).
+//       all N, for Postroom (feed → submission or API → queue → sink) and for Postfix
+//       (feed → Postfix → sink); the ratio is Postroom's (b) over Postfix's (b).
 //
 //   bun run bench:outbound [--messages N] [--clients C] [--warmup W] [--rounds R]
 //                          [--route smarthost|mx] [--domains D] [--start warm|cold]
-//                          [--profile DIR]
+//                          [--profile DIR] [--feed smtp|http]
 //   defaults: N=2000, C=8, W=1000 per side, R=3 (rounds of one Postfix run and one
-//   Postroom run), route smarthost, D=1, start warm (or BENCH_MESSAGES, BENCH_CLIENTS,
-//   BENCH_WARMUP, BENCH_ROUNDS, BENCH_ROUTE, BENCH_DOMAINS, BENCH_START, BENCH_PROFILE)
+//   Postroom run), route smarthost, D=1, start warm, feed smtp (or BENCH_MESSAGES,
+//   BENCH_CLIENTS, BENCH_WARMUP, BENCH_ROUNDS, BENCH_ROUTE, BENCH_DOMAINS, BENCH_START,
+//   BENCH_PROFILE, BENCH_FEED)
 //   --start warm: W messages through each side first, then the rounds on the same
 //   processes. --start cold: no warm-up; each side is restarted just before each of its
 //   runs (Postroom a new process on the same data dir, as after `systemctl restart`;
@@ -22,10 +24,36 @@
 //   spends its time (bench/outbound-profile.ts); the profiler slows it down.
 //
 // Needs root and Debian's postfix package (for the peer, smtp-source and smtp-sink), its
-// DKIM signer opendkim and opendkim-tools (opendkim-genkey), openssl, and python3-dkim
-// (the start-up check that the peer signs):
+// DKIM signer opendkim and opendkim-tools (opendkim-genkey), openssl, python3-dkim (the
+// start-up checks that both sides sign), and sasl2-bin (saslpasswd2, for the peer's
+// submission port; the Cyrus SASL modules come with postfix):
 //   echo "postfix postfix/main_mailer_type select No configuration" | debconf-set-selections
-//   DEBIAN_FRONTEND=noninteractive apt-get install -y postfix opendkim opendkim-tools openssl python3-dkim
+//   DEBIAN_FRONTEND=noninteractive apt-get install -y postfix opendkim opendkim-tools openssl python3-dkim sasl2-bin
+//
+// How the sides are fed (--feed), and why. Delivered throughput compares like with like
+// only if both sides get the same load: a server that must read the message off an SMTP
+// session does other work than one that gets it as JSON, and the client's own CPU comes
+// out of the same two cores.
+// - smtp (the default): both sides get the same SMTP load from the same code in this
+//   process (bench/smtp-feed.ts, on bench/smtp-client.ts): C sessions, opened at the start
+//   of each run, each EHLO, STARTTLS, EHLO and AUTH PLAIN once, then one transaction after
+//   another (MAIL FROM, RCPT TO, DATA pipelined, then the message) until every message had
+//   its 250. The messages are the 4 KB benchmark message (bench/message.ts) with To set to
+//   its recipient (50 per domain, the D domains in turn) and a Message-ID of its own,
+//   built before the clock starts; both sides get the same recipients in the same order.
+//   Postroom takes them on its submission port (`[smtp] submission_listen`, `[tls]` mode
+//   files with a self-signed certificate, AUTH as the outbound account with one of its
+//   keys, allow_insecure_auth off: as in production), Postfix on a second smtpd service
+//   made like Debian's submission example (bench/postfix-submission.ts):
+//   smtpd_tls_security_level=encrypt, Cyrus SASL (sasldb), and only authenticated clients
+//   may send. Each side's TLS and AUTH work is its own (in its cgroup); the feed's is
+//   this process's. Before the runs, one message submitted to a Postroom that relays to a
+//   capture sink must carry valid rsa-sha256 and ed25519-sha256 signatures
+//   (bench/postroom-dkim-check.ts, python3-dkim), or the benchmark stops.
+// - http (the feed before issue 38): Postroom through its API, {from, to, subject, plain,
+//   html} JSON it composes into MIME, from this process; Postfix through smtp-source (C)
+//   on its open port (no TLS, no AUTH). The sides' CPU still compares (the feeds are in
+//   neither cgroup), their throughput less so.
 //
 // How it is set up, and why:
 // - One sink for both: Postfix's `smtp-sink` (C, accepts and discards every message), a
@@ -48,13 +76,13 @@
 //   127.0.0.2 (the MX host's address): Postfix refuses an MX that is one of its own
 //   addresses. So with D domains each side has D destinations, each with its own
 //   concurrency window (Postfix: default_destination_concurrency_limit 20, 100 processes).
-// - D recipient domains: Postroom's messages go to the domains in turn, and to 50
-//   recipients of each in turn (one recipient per message). smtp-source sends to one
+// - D recipient domains: the messages go to the domains in turn, and to 50 recipients of
+//   each in turn (one recipient per message). With --feed http, smtp-source sends to one
 //   recipient only, so Postfix is fed by D smtp-source processes at once, one per domain,
 //   each with its share of the messages and of the C sessions (at least one each).
 // - Postfix runs privately in a temp dir (bench/postfix.ts), as shipped apart from what a
-//   loopback relay needs, with relayhost = the sink. smtp-source (C) feeds it with C
-//   sessions that stay connected (-d), distinct recipients (-N), and the same 4 KB message
+//   loopback relay needs, with relayhost = the sink. --feed http: smtp-source (C) feeds it
+//   with C sessions that stay connected (-d), distinct recipients (-N), and the same 4 KB message
 //   as bench:inbound (bench/message.ts, from a file: -F).
 // - Postroom DKIM-signs every message: rsa-sha256 (2048-bit) and ed25519-sha256,
 //   relaxed/relaxed (its sending domain is verified, both keys published in the loopback
@@ -72,21 +100,25 @@
 //   (bench/cgroup.ts: cgroup v1 cpuacct or v2 cpu.stat; /proc sums where neither is
 //   writable): Postroom's process with its worker threads; Postfix's master and every
 //   daemon (smtpd, cleanup, qmgr, smtp, trivial-rewrite, postlogd..., exited ones too) and
-//   its milters. The load generators (this process's API client, smtp-source) and the sink
-//   are in neither, so the sides' CPU figures compare like with like although their feeds
-//   differ; the side's CPU is read after it has logged every outcome and settled, so its
+//   its milters. The load generators (this process's SMTP feed or API client, smtp-source)
+//   and the sink are in neither, so the sides' CPU figures compare like with like even
+//   with --feed http, whose feeds differ; the side's CPU is read after it has logged every outcome and settled, so its
 //   bookkeeping after the last delivery counts.
-// - Postroom gets the same content through the API: the plain text, HTML and subject of
-//   that message as {from, to, subject, plain, html}, which Postroom composes into its
+// - --feed http: Postroom gets the same content through the API: the plain text, HTML and
+//   subject of that message as {from, to, subject, plain, html}, which Postroom composes into its
 //   own MIME message (about the same size). This process is the API client: C workers,
 //   each POSTing its next message as soon as the previous one got its 202 (keep-alive).
 //   Bodies are built before the clock starts.
 // - With 2 cores, the client, the sink and the server share the CPU; each one's CPU time
 //   per message is printed (Postfix: its master and every daemon it ran) with the
-//   machine's total, so the share each side leaves to the others can be seen.
+//   machine's total, so the share each side leaves to the others can be seen. Postroom's
+//   main thread's time in each run is split (/proc schedstat) into running, waiting for a
+//   core, and neither: on a machine other users keep busy, Postroom's one busy thread
+//   waits for a core where Postfix's dozens of processes each get their own share, and
+//   its delivered throughput then says more about the machine than about Postroom.
 // - Correctness is checked on every run, warm-up included: every POST must get 202 with
-//   an id, smtp-source must exit 0 (it aborts on any refusal), the sink must receive
-//   exactly N, and the sides' own logs must show N deliveries and no other outcome.
+//   an id (--feed smtp: every transaction must end in 250), smtp-source must exit 0 (it
+//   aborts on any refusal), the sink must receive exactly N, and the sides' own logs must show N deliveries and no other outcome.
 //   Anything else aborts with exit code 1.
 import { Database } from "bun:sqlite";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -95,6 +127,7 @@ import { createResolver } from "../src/lib/dns.ts";
 import { DATABASE_FILE } from "../src/store/store.ts";
 import { TestDnsServer } from "../test/helpers/dns-server.ts";
 import { SmtpSink } from "../test/helpers/sink.ts";
+import { makeSelfSignedCert } from "../test/helpers/certs.ts";
 import { apiContent, FROM_HEADER } from "./api-client.ts";
 import { dirOption, intOption, parseOptions } from "./args.ts";
 import { cpuProfileArgs, cpuProfileReport } from "./child.ts";
@@ -104,6 +137,7 @@ import { DeliveryTally } from "./delivery-tally.ts";
 import { countQueries, loadAverage, median } from "./measure.ts";
 import { buildMessage, MAIL_FROM, SENDER_DOMAIN } from "./message.ts";
 import { describeSigning, PrivateOpendkim } from "./opendkim.ts";
+import { DEST, type FeedKind, outboundFeeds, RECIPIENTS_PER_DOMAIN } from "./outbound-feed.ts";
 import { summarizeOutboundProfile } from "./outbound-profile.ts";
 import {
   runPostfix,
@@ -116,25 +150,24 @@ import {
 } from "./outbound-run.ts";
 import { checkPostfixSigns, DKIM_CHECK_DOMAIN } from "./postfix-dkim-check.ts";
 import { PrivatePostfix } from "./postfix.ts";
-import { startPostroom, verifiedSendingDomain } from "./postroom.ts";
+import { ACCOUNT, startPostroom, verifiedSendingDomain } from "./postroom.ts";
 import { type SigningFloor, measureSigningFloor } from "./signing-floor.ts";
-import { SmtpSinkProcess } from "./smtp-sink.ts";
+import type { FeedTarget } from "./smtp-feed.ts";
+import { checkPostroomSigns } from "./postroom-dkim-check.ts";
+import { freePort, SmtpSinkProcess, waitForGreeting } from "./smtp-sink.ts";
 import { UnboundServer } from "./unbound.ts";
 
-const DEST = (n: number) => `dest${n}.bench.test`;
 /** Every destination domain's MX host. */
 const MX_HOST = "mx.sink.bench.test";
 const MX_SINK_HOST = "127.0.0.2";
 /** Postfix's nameserver (port 53), through MX. */
 const POSTFIX_DNS_HOST = "127.0.0.153";
-/** Postroom's messages go to this many recipients of each domain, in turn. */
-const RECIPIENTS_PER_DOMAIN = 50;
 
 // ---------------------------------------------------------------- options
 
 function options() {
   const values = parseOptions(
-    "bun run bench:outbound [--messages N] [--clients C] [--warmup W] [--rounds R] [--route smarthost|mx] [--domains D] [--profile DIR] [--start warm|cold] [--postfix-dkim off|on]",
+    "bun run bench:outbound [--messages N] [--clients C] [--warmup W] [--rounds R] [--route smarthost|mx] [--domains D] [--profile DIR] [--start warm|cold] [--postfix-dkim off|on] [--feed smtp|http]",
     {
       messages: { type: "string", short: "n" },
       clients: { type: "string", short: "c" },
@@ -145,6 +178,7 @@ function options() {
       profile: { type: "string" },
       start: { type: "string" },
       "postfix-dkim": { type: "string" },
+      feed: { type: "string" },
     },
   );
   const messages = intOption(values.messages, "BENCH_MESSAGES", 2000, 1);
@@ -160,6 +194,8 @@ function options() {
   if (start === "warm" && warmup > 0 && clients > warmup) throw new Error(`--clients (${clients}) must not exceed --warmup (${warmup})`);
   const postfixDkim = values["postfix-dkim"] ?? process.env.BENCH_POSTFIX_DKIM ?? "off";
   if (postfixDkim !== "off" && postfixDkim !== "on") throw new Error(`--postfix-dkim must be off or on, got ${postfixDkim}`);
+  const feed = values.feed ?? process.env.BENCH_FEED ?? "smtp";
+  if (feed !== "smtp" && feed !== "http") throw new Error(`--feed must be smtp or http, got ${feed}`);
   const profileDir = dirOption(values.profile, "BENCH_PROFILE");
   if (start === "cold" && profileDir) throw new Error("--profile needs --start warm (a cold run starts a new Postroom each round)");
   // Cold: every round starts both sides afresh and sends at once, so there is no warm-up.
@@ -173,6 +209,7 @@ function options() {
     route: route as "smarthost" | "mx",
     profileDir,
     postfixSigns: postfixDkim === "on",
+    feed: feed as FeedKind,
   };
 }
 
@@ -258,6 +295,7 @@ async function main() {
       signingDomain: opts.postfixSigns ? SENDER_DOMAIN : null,
       checkRoute: { domain: DKIM_CHECK_DOMAIN, port: capture.port },
       mx: postfixDns ? { nameserver: postfixDns.host, port: sink.port } : undefined,
+      submission: opts.feed === "smtp",
     });
     cleanup.add(() => postfix.stop());
     const postfixSigned = opts.postfixSigns ? await checkPostfixSigns(postfix, capture, messageFile, MAIL_FROM) : "unsigned";
@@ -269,14 +307,21 @@ async function main() {
       groups.postfix?.remove();
     });
 
-    /** Postroom as a fresh process on the run's data dir: the first start, and each cold round's. */
-    const startSide = async (): Promise<PostroomSide & { stop: () => Promise<void> }> => {
+    // The SMTP feed: Postroom's submission port, with STARTTLS (a self-signed certificate) and AUTH as in production.
+    const submissionPort = opts.feed === "smtp" ? await freePort() : 0;
+    const submissionTls = opts.feed === "smtp" ? makeSelfSignedCert(workDir, "mx.postroom.bench") : undefined;
+    /** Postroom as a fresh process on the run's data dir: the first start, and each cold round's (`relayTo`: the DKIM check's). */
+    const startSide = async (relayTo?: string): Promise<PostroomSide & { httpPort: number; stop: () => Promise<void> }> => {
       const started = await startPostroom(
         workDir,
         dns.address,
-        { relay: relay(opts.route, sink.port) },
-        cpuProfileArgs(opts.profileDir, "postroom-outbound"),
+        {
+          relay: relayTo ?? relay(opts.route, sink.port),
+          ...(submissionTls ? { submissionListen: `127.0.0.1:${submissionPort}`, tls: submissionTls } : {}),
+        },
+        relayTo ? [] : cpuProfileArgs(opts.profileDir, "postroom-outbound"),
       );
+      if (submissionTls) await waitForGreeting(submissionPort, 15_000, "Postroom's submission port");
       const tally = new DeliveryTally(started.child);
       started.child.ready();
       return {
@@ -293,11 +338,28 @@ async function main() {
         stop: async () => void (await started.child.stop()),
       };
     };
+    const postroomTarget: FeedTarget = {
+      host: "127.0.0.1",
+      port: submissionPort,
+      setup: { startTls: true, auth: { user: ACCOUNT.outboundId, password: ACCOUNT.smtpKey } },
+    };
+    // With the SMTP feed, first a Postroom relaying to the capture sink: the sending domain
+    // is verified through it and one submitted message checked for its two signatures; the
+    // runs' Postroom then starts on the same data dir.
+    let postroomSigned = "not checked (--feed http)";
+    if (opts.feed === "smtp") {
+      const check = await startSide(`smarthost = "smtp://127.0.0.1:${capture.port}"`);
+      try {
+        await verifiedSendingDomain(check.httpPort, dns, SENDER_DOMAIN);
+        postroomSigned = await checkPostroomSigns(postroomTarget, capture, dns);
+      } finally {
+        await check.stop();
+      }
+    }
     let postroomSide = await startSide();
     cleanup.add(() => postroomSide.stop());
-    await verifiedSendingDomain(postroomSide.httpPort, dns, SENDER_DOMAIN);
+    if (opts.feed !== "smtp") await verifiedSendingDomain(postroomSide.httpPort, dns, SENDER_DOMAIN);
 
-    let seq = 0;
     const postfixSide: PostfixSide = {
       cpu: sideCpu(
         groups.postfix,
@@ -310,24 +372,32 @@ async function main() {
       messageFile,
       rcpts: Array.from({ length: opts.domains }, (_, d) => `rcpt@${DEST(d + 1)}`),
     };
-    /** The next `count` API bodies, spread over the domains, each to one of a domain's RECIPIENTS_PER_DOMAIN recipients. */
-    const nextBodies = (count: number) =>
-      Array.from({ length: count }, () => {
-        const n = seq++;
-        const domain = n % opts.domains;
-        const local = Math.floor(n / opts.domains) % RECIPIENTS_PER_DOMAIN;
-        return JSON.stringify({ from: FROM_HEADER, to: `r${local}@${DEST(domain + 1)}`, ...content });
-      });
+    const feeds = outboundFeeds({
+      kind: opts.feed,
+      domains: opts.domains,
+      clients: opts.clients,
+      http: { port: () => postroomSide.httpPort, content, fromHeader: FROM_HEADER },
+      smtp: postfix.submission
+        ? {
+            postroom: () => postroomTarget,
+            postfix: {
+              host: "127.0.0.1",
+              port: postfix.submission.port,
+              setup: { startTls: true, auth: { user: postfix.submission.user, password: postfix.submission.password } },
+            },
+          }
+        : undefined,
+    });
     const runPostroomSide = async (count: number) => {
       if (opts.start === "cold") {
         await postroomSide.stop();
         postroomSide = await startSide();
       }
-      return runPostroom(postroomSide, nextBodies(count));
+      return runPostroom(postroomSide, count, feeds.postroom(count));
     };
     const runPostfixSide = async (count: number) => {
       if (opts.start === "cold") await postfix.restart();
-      return runPostfix(postfixSide, count);
+      return runPostfix(postfixSide, count, feeds.postfix(count));
     };
 
     const sides = {
@@ -335,10 +405,16 @@ async function main() {
         label: "postfix",
         run: runPostfixSide,
         server: opts.postfixSigns ? "postfix+opendkim" : "postfix",
-        client: "smtp-source",
+        client: opts.feed === "smtp" ? "SMTP feed" : "smtp-source",
         results: [] as RunResult[],
       },
-      postroom: { label: "postroom", run: runPostroomSide, server: "postroom", client: "API client", results: [] as RunResult[] },
+      postroom: {
+        label: "postroom",
+        run: runPostroomSide,
+        server: "postroom",
+        client: opts.feed === "smtp" ? "SMTP feed" : "API client",
+        results: [] as RunResult[],
+      },
     };
     type Side = (typeof sides)["postfix"];
 
@@ -348,8 +424,9 @@ async function main() {
         : `MX lookup: each domain's MX is the sink (${sink.host}); Postroom asks the loopback DNS server and connects to mx_port, Postfix asks unbound on ${postfixDns?.host}:53 and connects to smtp_tcp_port`;
     console.log(
       `outbound benchmark: N=${opts.messages} messages over C=${opts.clients} clients, ${opts.start === "cold" ? "cold (both sides restarted before each of their runs, no warm-up)" : `warm (${opts.warmup} warm-up per side, then the runs on the same processes)`}, ${opts.rounds} round${opts.rounds === 1 ? "" : "s"} (postfix, postroom, ...), ` +
-        `message ${message.size} bytes, ${opts.domains} recipient domain${opts.domains === 1 ? "" : "s"} (Postroom: ${RECIPIENTS_PER_DOMAIN} recipients each, in turn; Postfix: smtp-source's numbered recipients, ${sourceShares(opts.messages, opts.clients, opts.domains).length} smtp-source process${opts.domains === 1 ? "" : "es"}), route ${routeText}`,
+        `message ${message.size} bytes, ${opts.domains} recipient domain${opts.domains === 1 ? "" : "s"} ${opts.feed === "smtp" ? `(both sides: ${RECIPIENTS_PER_DOMAIN} recipients each, in turn)` : `(Postroom: ${RECIPIENTS_PER_DOMAIN} recipients each, in turn; Postfix: smtp-source's numbered recipients, ${sourceShares(opts.messages, opts.clients, opts.domains).length} smtp-source process${opts.domains === 1 ? "" : "es"})`}, route ${routeText}`,
     );
+    console.log(`feed: ${feeds.describe}`);
     console.log(
       `machine: ${navigator.hardwareConcurrency} cores, bun ${Bun.version}, postfix ${PrivatePostfix.version()}, opendkim ${PrivateOpendkim.version()}; sink: smtp-sink on ${sink.host}:${sink.port}; load average ${loadAverage()}`,
     );
@@ -362,7 +439,7 @@ async function main() {
       `CPU per side: ${groups.postroom && groups.postfix ? `a cgroup each (${groups.postroom.dir}, ${groups.postfix.dir}): every process of the side, exited daemons included` : "no writable cgroup: the sum of /proc/<pid>/stat over each side's processes, reaped children included"}; the load generators and the sink are outside both`,
     );
     console.log(
-      `  postroom: its own signer (src/domains/dkim.ts), the sending domain's RSA and Ed25519 keys (both published and verified)`,
+      `  postroom: its own signer (src/domains/dkim.ts), the sending domain's RSA and Ed25519 keys (both published and verified); checked before the runs: ${postroomSigned}`,
     );
     if (opts.postfixSigns)
       console.log(
@@ -387,6 +464,10 @@ async function main() {
           `(${count} in ${(r.acceptMs / 1000).toFixed(2)} s / ${(r.deliverMs / 1000).toFixed(2)} s; CPU µs/msg: ${side.server} ${r.serverCpuUs.toFixed(0)}, ${side.client} ${r.clientCpuUs.toFixed(0)}, ` +
           `sink ${r.sinkCpuUs.toFixed(0)}, machine ${r.machineCpuUs.toFixed(0)}; ${sessions} SMTP sessions to the sink; signing floor after it ${floor.totalUs.toFixed(0)})`,
       );
+      if (r.mainThread)
+        console.log(
+          `            postroom main thread, % of the run (schedstat): running ${r.mainThread.runPct.toFixed(0)}, waiting for a core ${r.mainThread.waitPct.toFixed(0)}, idle or blocked ${r.mainThread.offPct.toFixed(0)}`,
+        );
       if (r.threadsUs)
         console.log(
           `            postroom threads, CPU µs/msg (/proc, ±1 tick): ${[...r.threadsUs]
@@ -410,18 +491,22 @@ async function main() {
       await measure(sides.postroom, opts.messages, false);
     }
 
-    const med = (side: Side, key: Exclude<keyof RunResult, "threadsUs">) => median(side.results.map((r) => r[key]));
+    const med = (side: Side, key: Exclude<keyof RunResult, "threadsUs" | "mainThread">) => median(side.results.map((r) => r[key]));
     const pr = { accepted: med(sides.postroom, "accepted"), delivered: med(sides.postroom, "delivered") };
     const pf = { accepted: med(sides.postfix, "accepted"), delivered: med(sides.postfix, "delivered") };
     const cpuLine = (side: Side) =>
       `${side.server} ${med(side, "serverCpuUs").toFixed(0)}, ${side.client} ${med(side, "clientCpuUs").toFixed(0)}, sink ${med(side, "sinkCpuUs").toFixed(0)}, machine ${med(side, "machineCpuUs").toFixed(0)}`;
     console.log("");
     console.log(`medians of ${opts.rounds} run${opts.rounds === 1 ? "" : "s"} each:`);
-    console.log(`postroom accepted:   ${pr.accepted.toFixed(0)} msg/s (202, durable)`);
+    console.log(
+      `postroom accepted:   ${pr.accepted.toFixed(0)} msg/s (${opts.feed === "smtp" ? "250 at the end of DATA" : "202"}, durable)`,
+    );
     console.log(`postroom delivered:  ${pr.delivered.toFixed(0)} msg/s`);
     console.log(`postfix delivered:   ${pf.delivered.toFixed(0)} msg/s  (accepted ${pf.accepted.toFixed(0)} msg/s)`);
     console.log(`ratio delivered:     ${(pr.delivered / pf.delivered).toFixed(2)}`);
-    console.log(`ratio accepted:      ${(pr.accepted / pf.accepted).toFixed(2)}  (Postroom API 202s / Postfix SMTP 250s)`);
+    console.log(
+      `ratio accepted:      ${(pr.accepted / pf.accepted).toFixed(2)}  (${opts.feed === "smtp" ? "both: 250s at the end of DATA on the submission port" : "Postroom API 202s / Postfix SMTP 250s"})`,
+    );
     console.log(`CPU µs per message, median ("machine": every process on it, other users' too):`);
     console.log(`  postroom side: ${cpuLine(sides.postroom)}`);
     console.log(`  postfix side:  ${cpuLine(sides.postfix)}`);
@@ -442,6 +527,11 @@ async function main() {
         ? `CPU ratio: postroom ${prCpu.toFixed(0)} ÷ signed postfix ${pfCpu.toFixed(0)} = ${(prCpu / pfCpu).toFixed(2)}; per round ${perRound.map((x) => x.toFixed(2)).join(" ")}`
         : `CPU ratio: postroom ${prCpu.toFixed(0)} ÷ (postfix ${pfCpu.toFixed(0)} + signing floor ${floor.toFixed(0)}) = ${(prCpu / (pfCpu + floor)).toFixed(2)}; per round ${perRound.map((x) => x.toFixed(2)).join(" ")} (target ≤ 1.00)`,
     );
+    const mains = sides.postroom.results.flatMap((r) => (r.mainThread ? [r.mainThread] : []));
+    if (mains.length > 0)
+      console.log(
+        `postroom main thread, median % of its runs (schedstat): running ${median(mains.map((m) => m.runPct)).toFixed(0)}, waiting for a core ${median(mains.map((m) => m.waitPct)).toFixed(0)}, idle or blocked ${median(mains.map((m) => m.offPct)).toFixed(0)}`,
+      );
     console.log(`load average at the end: ${loadAverage()}`);
     // What each side relayed: a message Postroom queued (composed from the API body; DKIM
     // signatures are added to it on the way out), read from its store after the runs, and
@@ -449,7 +539,7 @@ async function main() {
     // header; it leaves out the DKIM-Signature headers the milters add: the start-up check
     // prints the signed size).
     console.log(
-      `message as relayed: postroom ${queuedSize(join(workDir, "data")) ?? "?"} bytes (a message it queued, composed from the API body, without its signatures), postfix ${postfix.lastQueuedSize() ?? "?"} bytes (smtp-source's ${message.size}-byte message as queued, without the milters' signatures)`,
+      `message as relayed: postroom ${queuedSize(join(workDir, "data")) ?? "?"} bytes (a message it queued, ${opts.feed === "smtp" ? "as submitted" : "composed from the API body"}, without its signatures), postfix ${postfix.lastQueuedSize() ?? "?"} bytes (the ${message.size}-byte message as queued, without the milters' signatures)`,
     );
     const listQueries = (q: Map<string, number>) => [...q].map(([n, c]) => `${n} x${c}`).join(", ");
     console.log(

@@ -35,6 +35,7 @@ import { join } from "node:path";
 import { procStat, processCpuMs } from "./child.ts";
 import { processTree } from "./cgroup.ts";
 import { type DkimAlgorithm, PrivateOpendkim } from "./opendkim.ts";
+import { type PostfixSubmission, postfixSubmission } from "./postfix-submission.ts";
 import { freePort, waitForGreeting } from "./smtp-sink.ts";
 
 const SYSTEM_MAIN_CF = "/etc/postfix/main.cf";
@@ -59,6 +60,8 @@ export interface PostfixOptions {
    * (SPOOL/etc/resolv.conf) and not the machine's.
    */
   mx?: { nameserver: string; port: number };
+  /** A second smtpd port that requires STARTTLS and AUTH (bench/postfix-submission.ts), for the SMTP feed. */
+  submission?: boolean;
 }
 
 function tool(name: string): string {
@@ -93,6 +96,8 @@ export class PrivatePostfix {
     private readonly restoreMainCf: () => void,
     /** Its DKIM signers (opendkim milters), in the order smtpd calls them. */
     readonly signers: PrivateOpendkim[],
+    /** Its submission port and the credentials it takes there, if asked for (PostfixOptions.submission). */
+    readonly submission: (PostfixSubmission & { port: number }) | null,
   ) {}
 
   get configDir(): string {
@@ -146,6 +151,10 @@ export class PrivatePostfix {
     }
 
     const port = await freePort();
+    const submissionPort = opts.submission ? await freePort() : 0;
+    const submission = opts.submission
+      ? { ...postfixSubmission(dir, submissionPort, Number(pf), Number(pfGroup)), port: submissionPort }
+      : null;
     writeFileSync(
       join(etc, "main.cf"),
       `# Private Postfix for bench:outbound (bench/postfix.ts); removed after the run.
@@ -170,7 +179,7 @@ smtpd_tls_security_level = none
 smtp_tls_security_level = none
 maillog_file_prefixes = ${log}
 maillog_file = ${join(log, "maillog")}
-${
+${submission?.mainCf ?? ""}${
   signers.length > 0
     ? `smtpd_milters = ${signers.map((s) => s.milter).join(", ")}
 non_smtpd_milters = $smtpd_milters
@@ -183,6 +192,7 @@ milter_default_action = tempfail
     // and the postlog service that writes maillog_file.
     const services = [
       `127.0.0.1:${port} inet n - n - - smtpd`,
+      ...(submission ? [submission.service] : []),
       "pickup    unix  n - n 60    1 pickup",
       "cleanup   unix  n - n -     0 cleanup",
       "qmgr      unix  n - n 300   1 qmgr",
@@ -211,12 +221,13 @@ milter_default_action = tempfail
     writeFileSync(join(etc, "master.cf"), services.join("\n") + "\n");
 
     const restoreMainCf = allowConfigDirectory(etc);
-    const instance = new PrivatePostfix(dir, port, restoreMainCf, signers);
+    const instance = new PrivatePostfix(dir, port, restoreMainCf, signers, submission);
     try {
       run([postfix, "-c", etc, "post-install", "create-missing"], "postfix post-install create-missing");
       run([postfix, "-c", etc, "check"], "postfix check");
       run([postfix, "-c", etc, "start"], "postfix start");
       await waitForGreeting(port, 15_000, "the private Postfix");
+      if (submission) await waitForGreeting(submission.port, 15_000, "the private Postfix's submission port");
     } catch (err) {
       await instance.stop();
       throw err;
@@ -278,6 +289,7 @@ milter_default_action = tempfail
     await this.stopMaster();
     run([tool("postfix"), "-c", this.configDir, "start"], "postfix start");
     await waitForGreeting(this.port, 15_000, "the private Postfix");
+    if (this.submission) await waitForGreeting(this.submission.port, 15_000, "the private Postfix's submission port");
   }
 
   private async stopMaster(): Promise<void> {

@@ -23,8 +23,10 @@ export interface ConfigParts {
   http?: string;
   /** `[smtp] inbound_listen`; none ("") unless the benchmark sends mail in. */
   inboundListen?: string;
-  /** `[smtp] submission_listen`; none ("") unless the benchmark submits mail (AUTH then allowed without TLS). */
+  /** `[smtp] submission_listen`; none ("") unless the benchmark submits mail (AUTH then allowed without TLS, unless `tls`). */
   submissionListen?: string;
+  /** A certificate (`[tls] mode = "files"`): submission then offers STARTTLS and takes AUTH only after it, as in production. */
+  tls?: { certFile: string; keyFile: string };
   /** Lines at the end of [inbound]. */
   inbound?: string;
   /** Where outbound mail goes (`smarthost = ...`, or `mx_port`...); with it, the sending IP the SPF record authorises. */
@@ -54,12 +56,12 @@ public_url = "http://127.0.0.1:8080"
 ${line(parts.http)}[smtp]
 inbound_listen = "${parts.inboundListen ?? ""}"
 submission_listen = "${parts.submissionListen ?? ""}"
-allow_insecure_auth = ${parts.submissionListen ? "true" : "false"}
+allow_insecure_auth = ${parts.submissionListen && !parts.tls ? "true" : "false"}
 [inbound]
 domain = "in.postroom.bench"
 ${line(parts.inbound)}[outbound]
 bounce_host = "bounces.postroom.bench"
-${relay}${line(parts.sections)}[dns]
+${relay}${line(parts.sections)}${parts.tls ? `[tls]\nmode = "files"\ncert_file = "${parts.tls.certFile}"\nkey_file = "${parts.tls.keyFile}"\n` : ""}[dns]
 servers = ["${dnsServer}"]
 [[accounts]]
 id = "${ACCOUNT.id}"

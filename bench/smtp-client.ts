@@ -1,10 +1,12 @@
-// A minimal SMTP client over node:net for the inbound benchmark: one persistent
-// connection, EHLO once, then MAIL FROM + RCPT TO + DATA pipelined (RFC 2920, as Postfix
-// does) and the message, one transaction at a time. It does nothing per message but
+// A minimal SMTP client over node:net for the benchmarks: one persistent connection, EHLO
+// once (optionally STARTTLS, EHLO again and AUTH PLAIN once, as a submission client does:
+// bench:outbound's SMTP feed), then MAIL FROM + RCPT TO + DATA pipelined (RFC 2920, as
+// Postfix does) and the message, one transaction at a time. It does nothing per message but
 // write prepared bytes and read replies, so it stays far lighter than the servers it
 // measures (nodemailer's pool builds and streams every message through its MIME
 // machinery, which would eat a good part of the shared 2 cores).
 import { connect, type Socket } from "node:net";
+import { connect as tlsConnect } from "node:tls";
 
 export interface SmtpReplyLine {
   code: number;
@@ -15,6 +17,14 @@ export class SmtpError extends Error {
   override name = "SmtpError";
 }
 
+/** What a session does once after EHLO, before its transactions (none by default: bench:inbound's port 25). */
+export interface SessionSetup {
+  /** STARTTLS, then EHLO again; the server's certificate is not checked (a self-signed one on loopback). */
+  startTls?: boolean;
+  /** AUTH PLAIN with these credentials (after STARTTLS, if asked): the server must answer 235. */
+  auth?: { user: string; password: string };
+}
+
 export class SmtpConnection {
   private buf = "";
   private lines: string[] = [];
@@ -22,7 +32,14 @@ export class SmtpConnection {
   private ready: SmtpReplyLine[] = [];
   private failure: Error | null = null;
 
-  private constructor(private readonly socket: Socket) {
+  private socket: Socket;
+
+  private constructor(socket: Socket) {
+    this.socket = socket;
+    this.listen(socket);
+  }
+
+  private listen(socket: Socket) {
     socket.setNoDelay(true);
     socket.setEncoding("latin1");
     socket.on("data", (chunk: string) => this.onData(chunk));
@@ -30,16 +47,61 @@ export class SmtpConnection {
     socket.on("close", () => this.fail(new SmtpError("connection closed by the server")));
   }
 
-  static async open(host: string, port: number, ehloName: string): Promise<SmtpConnection> {
-    const socket = connect({ host, port });
-    const conn = new SmtpConnection(socket);
-    const greeting = await conn.reply();
-    if (greeting.code !== 220) throw new SmtpError(`greeting: ${greeting.code} ${greeting.text}`);
-    socket.write(`EHLO ${ehloName}\r\n`);
-    const ehlo = await conn.reply();
-    if (ehlo.code !== 250) throw new SmtpError(`EHLO: ${ehlo.code} ${ehlo.text}`);
-    if (!/\bPIPELINING\b/i.test(ehlo.text)) throw new SmtpError("the server does not offer PIPELINING");
+  static async open(host: string, port: number, ehloName: string, setup: SessionSetup = {}): Promise<SmtpConnection> {
+    const conn = new SmtpConnection(connect({ host, port }));
+    try {
+      await conn.setUp(ehloName, setup);
+    } catch (err) {
+      // A session that could not be set up is closed, not left open (a server waits on it).
+      conn.socket.destroy();
+      throw err;
+    }
     return conn;
+  }
+
+  private async setUp(ehloName: string, setup: SessionSetup): Promise<void> {
+    const greeting = await this.reply();
+    if (greeting.code !== 220) throw new SmtpError(`greeting: ${greeting.code} ${greeting.text}`);
+    let ehlo = await this.ehlo(ehloName);
+    if (setup.startTls) {
+      if (!/^STARTTLS$/im.test(ehlo.text)) throw new SmtpError("the server does not offer STARTTLS");
+      await this.startTls();
+      ehlo = await this.ehlo(ehloName);
+    }
+    if (setup.auth) {
+      if (!/^AUTH\b.*\bPLAIN\b/im.test(ehlo.text)) throw new SmtpError(`the server does not offer AUTH PLAIN: ${ehlo.text}`);
+      const token = Buffer.from(`\0${setup.auth.user}\0${setup.auth.password}`).toString("base64");
+      this.socket.write(`AUTH PLAIN ${token}\r\n`);
+      const auth = await this.reply();
+      if (auth.code !== 235) throw new SmtpError(`AUTH PLAIN: ${auth.code} ${auth.text}`);
+    }
+    if (!/\bPIPELINING\b/i.test(ehlo.text)) throw new SmtpError("the server does not offer PIPELINING");
+  }
+
+  private async ehlo(ehloName: string): Promise<SmtpReplyLine> {
+    this.socket.write(`EHLO ${ehloName}\r\n`);
+    const ehlo = await this.reply();
+    if (ehlo.code !== 250) throw new SmtpError(`EHLO: ${ehlo.code} ${ehlo.text}`);
+    return ehlo;
+  }
+
+  /** STARTTLS: once the server says 220, the same socket carries TLS (the plain one's listeners are dropped). */
+  private async startTls(): Promise<void> {
+    this.socket.write("STARTTLS\r\n");
+    const go = await this.reply();
+    if (go.code !== 220) throw new SmtpError(`STARTTLS: ${go.code} ${go.text}`);
+    const plain = this.socket;
+    plain.removeAllListeners("data");
+    plain.removeAllListeners("close");
+    plain.removeAllListeners("error");
+    plain.on("error", (err) => this.fail(err));
+    const secure = tlsConnect({ socket: plain, rejectUnauthorized: false });
+    await new Promise<void>((resolve, reject) => {
+      secure.once("secureConnect", () => resolve());
+      secure.once("error", reject);
+    });
+    this.socket = secure;
+    this.listen(secure);
   }
 
   private fail(err: Error) {
