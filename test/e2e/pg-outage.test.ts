@@ -1,0 +1,115 @@
+// A node on PostgreSQL whose server stops while the node is busy: a burst of API sends
+// being delivered to a real SMTP sink, PostgreSQL stopped (fast shutdown: every session
+// ended with "terminating connection due to administrator command") in the middle of it,
+// several times over. The node must stay up through each outage (its jobs and workers see
+// failing queries, its pooled and listening connections die), answer /healthz all along,
+// and once PostgreSQL is back deliver every message it acknowledged (202) before.
+import { afterAll, beforeAll, describe, expect } from "bun:test";
+import { join } from "node:path";
+import { deliveredId, makeClusterKeys, nodeApi, nodeDataDir, nodeSend } from "../helpers/cluster-node.ts";
+import { TestDnsServer } from "../helpers/dns-server.ts";
+import { ACCOUNT_A, testConfigToml } from "../helpers/fixtures.ts";
+import { freePort } from "../helpers/pebble.ts";
+import { postgresAvailable, startMigratedPostgres, type Postgres } from "../helpers/postgres.ts";
+import { ServeProcess } from "../helpers/process.ts";
+import { publishRecords, SENDING_KEYS } from "../helpers/sending-domain.ts";
+import { eventually, routeToSink, SmtpSink } from "../helpers/sink.ts";
+import { tempDir } from "../helpers/tmp.ts";
+import { requireTools } from "../helpers/tools.ts";
+
+const it = requireTools("postgresql");
+const A = `/api/v0.1/${ACCOUNT_A.id}`;
+const OUTAGES = 4;
+const SENDS_PER_ROUND = 60;
+/** How long each outage lasts: long enough for every job and worker to run into it. */
+const OUTAGE_MS = 2_500;
+
+describe("a node on PostgreSQL when PostgreSQL stops mid-burst", () => {
+  const dir = tempDir();
+  let pg: Postgres;
+  let dns: TestDnsServer;
+  let sink: SmtpSink;
+  let node: ServeProcess;
+  let http = 0;
+
+  beforeAll(async () => {
+    if (!postgresAvailable()) return;
+    pg = await startMigratedPostgres();
+    dns = await TestDnsServer.start();
+    routeToSink(dns, "example.org");
+    sink = await SmtpSink.start();
+    // Each message takes the sink a moment: the burst is still being delivered when PostgreSQL stops.
+    sink.dataDelayMs = 20;
+    makeClusterKeys(dir.path);
+    const dataDir = nodeDataDir(dir.path, "node");
+    http = await freePort();
+    const config = join(dir.path, "node.toml");
+    const toml = testConfigToml({
+      dataDir,
+      dnsServer: dns.address,
+      outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\nlease_time = "3s"`,
+      extra: `[store]\nurl = "${pg.url}"\nmax_connections = 8\n[cluster]\nnode_id = "node"`,
+    })
+      .replace('listen = "127.0.0.1:0"', `listen = "127.0.0.1:${http}"`)
+      .replace('level = "warn"', 'level = "info"');
+    await Bun.write(config, toml);
+    node = ServeProcess.spawn(config, dir.path);
+    await node.waitFor((l) => l.msg === "postroom started", 30_000);
+    const domain = (await (await nodeApi(http, `${A}/sending_domains`, "POST", { domain: "sender.test" })).json()) as {
+      id: string;
+      dns_records: { type: string; host: string; value: string }[];
+    };
+    publishRecords(dns, domain);
+    expect((await nodeApi(http, `${A}/sending_domains/${domain.id}/verify`, "POST")).status).toBe(200);
+  }, 60_000);
+
+  afterAll(async () => {
+    if (node && node.proc.exitCode !== null) {
+      const errors = node.lines.filter((l) => l.level === "error").map((l) => JSON.stringify(l));
+      console.error(`the node exited ${node.proc.exitCode}; its last errors:\n${errors.slice(-3).join("\n")}\n${node.stderr}`);
+    }
+    node?.signal("SIGTERM");
+    await node?.exited();
+    await pg?.stop();
+    await sink?.stop();
+    await dns?.stop();
+    dir.remove();
+  }, 30_000);
+
+  it(`stays up through ${OUTAGES} outages in a burst, answers /healthz during each, and delivers every acknowledged message after`, async () => {
+    const acknowledged = new Set<string>();
+    const exited = () => node.proc.exitCode;
+    for (let round = 0; round < OUTAGES; round++) {
+      const deliveredBefore = sink.messages.length;
+      const sends = Array.from({ length: SENDS_PER_ROUND }, (_, i) =>
+        nodeSend(http, `r${round}n${i}@example.org`, `round ${round} message ${i}`)
+          .then(async (res) => {
+            if (res.status === 202) acknowledged.add(((await res.json()) as { id: string }).id);
+          })
+          .catch(() => {}),
+      );
+      // PostgreSQL stops once the node is delivering this round's burst.
+      await eventually(() => sink.messages.length > deliveredBefore + 5, 20_000, `round ${round}'s deliveries under way`);
+      await pg.halt();
+      await Promise.all(sends);
+      const downUntilMs = Date.now() + OUTAGE_MS;
+      while (Date.now() < downUntilMs) {
+        expect({ round, exitCode: exited() }).toEqual({ round, exitCode: null });
+        const health = await fetch(`http://127.0.0.1:${http}/healthz`);
+        expect([200, 503]).toContain(health.status);
+        await Bun.sleep(250);
+      }
+      await pg.restart();
+    }
+    const delivered = () => new Set(sink.messages.map((m) => deliveredId(m.mailFrom)));
+    await eventually(() => exited() !== null || [...acknowledged].every((id) => delivered().has(id)), 40_000, "every 202 delivered");
+    console.info(`pg outage test: ${acknowledged.size} acknowledged, ${sink.messages.length} delivered, node exit code ${exited()}`);
+    expect(exited()).toBeNull();
+    expect([...acknowledged].filter((id) => !delivered().has(id))).toEqual([]);
+    // Its store check passes again at its next durable write.
+    await eventually(async () => (await fetch(`http://127.0.0.1:${http}/healthz`)).status === 200, 10_000, "/healthz 200 again");
+    const complaints = new Map<string, number>();
+    for (const l of node.lines) if (l.level === "error" || l.level === "warn") complaints.set(l.msg, (complaints.get(l.msg) ?? 0) + 1);
+    console.info(`pg outage test: the node's warnings and errors: ${JSON.stringify(Object.fromEntries(complaints))}`);
+  }, 120_000);
+});
