@@ -20,8 +20,8 @@ export interface Postgres {
   pid: number;
   /** Stops the server (fast shutdown) and removes its directory. */
   stop(): Promise<void>;
-  /** Stops the server (fast shutdown) and keeps its data, for `restart` (an outage). */
-  halt(): Promise<void>;
+  /** Stops the server and keeps its data, for `restart` (an outage): fast shutdown, or immediate (as a crash: sockets cut, no goodbye). */
+  halt(mode?: "fast" | "immediate"): Promise<void>;
   /** Starts a halted server again on the same port and data; resolves once it takes logins. */
   restart(): Promise<void>;
 }
@@ -124,9 +124,11 @@ export async function startPostgres(opts: { password?: string; settings?: Record
   let server = Bun.spawn([...asUser, join(bin, "postgres"), "-D", dataDir, ...args], { cwd: dir.path, stdout: "ignore", stderr: "pipe" });
   let log = new Response(server.stderr).text();
 
-  const halt = async () => {
+  const halt = async (mode: "fast" | "immediate" = "fast") => {
     if (server.exitCode === null) {
-      server.kill("SIGINT"); // fast shutdown: ends sessions, no checkpoint wait for clients
+      // fast: ends sessions ("terminating connection due to administrator command"), no
+      // checkpoint wait for clients; immediate: every process quits at once, recovery at restart.
+      server.kill(mode === "fast" ? "SIGINT" : "SIGQUIT");
       const exited = await Promise.race([server.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);
       if (!exited) server.kill("SIGKILL");
       await server.exited;
