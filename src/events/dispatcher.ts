@@ -148,12 +148,23 @@ export class WebhookDispatcher {
         if (!batch) continue;
         this.held.add(batch.lease);
         this.inFlight.add(target);
-        const run = this.post(target, webhook, batch).finally(() => {
-          this.inFlight.delete(target);
-          this.running.delete(run);
-          // What piled up during the POST is due now: no extra batch window.
-          this.wake(0);
-        });
+        // Its outcome's write may fail (the store went away during the POST): said here, as
+        // nobody awaits the POST; the lease, no longer renewed, ends and the batch goes again.
+        const run = this.post(target, webhook, batch)
+          .catch((err) => {
+            void this.held.release(batch.lease);
+            this.deps.logger.error("webhook batch outcome not recorded; it is posted again once its lease ends", {
+              err,
+              target,
+              batch: batch.id,
+            });
+          })
+          .finally(() => {
+            this.inFlight.delete(target);
+            this.running.delete(run);
+            // What piled up during the POST is due now: no extra batch window.
+            this.wake(0);
+          });
         this.running.add(run);
       }
     } catch (err) {

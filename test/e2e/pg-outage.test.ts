@@ -18,6 +18,7 @@ import { ServeProcess } from "../helpers/process.ts";
 import { publishRecords, SENDING_KEYS } from "../helpers/sending-domain.ts";
 import { eventually, routeToSink, SmtpSink } from "../helpers/sink.ts";
 import { tempDir } from "../helpers/tmp.ts";
+import { WebhookReceiver } from "../helpers/webhook-receiver.ts";
 import { requireTools } from "../helpers/tools.ts";
 
 const it = requireTools("postgresql");
@@ -33,6 +34,7 @@ describe("a node on PostgreSQL when PostgreSQL stops mid-burst", () => {
   let dns: TestDnsServer;
   let sink: SmtpSink;
   let node: ServeProcess;
+  let hook: WebhookReceiver;
   let http = 0;
 
   beforeAll(async () => {
@@ -46,6 +48,7 @@ describe("a node on PostgreSQL when PostgreSQL stops mid-burst", () => {
     sink = await SmtpSink.start();
     // Each message takes the sink a moment: the burst is still being delivered when PostgreSQL stops.
     sink.dataDelayMs = 20;
+    hook = WebhookReceiver.start("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
     makeClusterKeys(dir.path);
     const dataDir = nodeDataDir(dir.path, "node");
     http = await freePort();
@@ -54,7 +57,8 @@ describe("a node on PostgreSQL when PostgreSQL stops mid-burst", () => {
       dataDir,
       dnsServer: dns.address,
       outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\nlease_time = "3s"`,
-      extra: `[store]\nurl = "${pg.url}"\nmax_connections = 8\n[cluster]\nnode_id = "node"`,
+      accounts: [{ ...ACCOUNT_A, extra: `webhook = { url = "${hook.url}", token = "hook-token", signing_secret = "${hook.secret}" }` }],
+      extra: `[store]\nurl = "${pg.url}"\nmax_connections = 8\n[cluster]\nnode_id = "node"\n[webhooks]\nallow_private = true\nlease_time = "2s"`,
     })
       .replace('listen = "127.0.0.1:0"', `listen = "127.0.0.1:${http}"`)
       .replace('level = "warn"', 'level = "info"');
@@ -70,6 +74,8 @@ describe("a node on PostgreSQL when PostgreSQL stops mid-burst", () => {
   }, 60_000);
 
   afterAll(async () => {
+    // A node that is dying (the reason for a failure) is given a moment to say why.
+    if (node) await Promise.race([node.proc.exited, Bun.sleep(2_000)]);
     if (node && node.proc.exitCode !== null) {
       const errors = node.lines.filter((l) => l.level === "error").map((l) => JSON.stringify(l));
       console.error(`the node exited ${node.proc.exitCode}; its last errors:\n${errors.slice(-3).join("\n")}\n${node.stderr}`);
@@ -78,6 +84,7 @@ describe("a node on PostgreSQL when PostgreSQL stops mid-burst", () => {
     await node?.exited();
     await pg?.stop();
     await sink?.stop();
+    await hook?.stop();
     await dns?.stop();
     dir.remove();
   }, 30_000);
@@ -87,6 +94,8 @@ describe("a node on PostgreSQL when PostgreSQL stops mid-burst", () => {
     const exited = () => node.proc.exitCode;
     for (let round = 0; round < OUTAGES; round++) {
       const deliveredBefore = sink.messages.length;
+      // A webhook POST of this round's events is answered only once PostgreSQL is down.
+      const post = hook.holdNext();
       const sends = Array.from({ length: SENDS_PER_ROUND }, (_, i) =>
         nodeSend(http, `r${round}n${i}@example.org`, `round ${round} message ${i}`)
           .then(async (res) => {
@@ -96,8 +105,10 @@ describe("a node on PostgreSQL when PostgreSQL stops mid-burst", () => {
       );
       // PostgreSQL stops once the node is delivering this round's burst.
       await eventually(() => sink.messages.length > deliveredBefore + 5, 20_000, `round ${round}'s deliveries under way`);
+      await post.arrived;
       // Fast shutdown (sessions ended with an error) and immediate (cut, as a crash), in turn.
       await pg.halt(round % 2 === 0 ? "fast" : "immediate");
+      post.release();
       await Promise.all(sends);
       // A send while the store is away is refused (no 202: nothing was promised), not left hanging.
       const refused = await nodeSend(http, `down${round}@example.org`, `while down ${round}`);
