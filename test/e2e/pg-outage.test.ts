@@ -17,6 +17,8 @@ import { migratePostgres } from "../../src/store/postgres-migrate.ts";
 import { ServeProcess } from "../helpers/process.ts";
 import { publishRecords, SENDING_KEYS } from "../helpers/sending-domain.ts";
 import { eventually, routeToSink, SmtpSink } from "../helpers/sink.ts";
+import { sendWithNodemailer } from "../helpers/smtp.ts";
+import { TestTarget } from "../helpers/target.ts";
 import { tempDir } from "../helpers/tmp.ts";
 import { WebhookReceiver } from "../helpers/webhook-receiver.ts";
 import { requireTools } from "../helpers/tools.ts";
@@ -35,6 +37,9 @@ describe("a node on PostgreSQL when PostgreSQL stops mid-burst", () => {
   let sink: SmtpSink;
   let node: ServeProcess;
   let hook: WebhookReceiver;
+  let target: TestTarget;
+  let smtp = 0;
+  let inboundAddress = "";
   let http = 0;
 
   beforeAll(async () => {
@@ -48,19 +53,22 @@ describe("a node on PostgreSQL when PostgreSQL stops mid-burst", () => {
     sink = await SmtpSink.start();
     // Each message takes the sink a moment: the burst is still being delivered when PostgreSQL stops.
     sink.dataDelayMs = 20;
+    target = TestTarget.start();
     hook = WebhookReceiver.start("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
     makeClusterKeys(dir.path);
     const dataDir = nodeDataDir(dir.path, "node");
-    http = await freePort();
+    [http, smtp] = [await freePort(), await freePort()];
     const config = join(dir.path, "node.toml");
     const toml = testConfigToml({
       dataDir,
       dnsServer: dns.address,
+      inbound: true,
       outbound: `${SENDING_KEYS}\nmx_port = ${sink.port}\nallow_private_mx = true\nlease_time = "3s"`,
       accounts: [{ ...ACCOUNT_A, extra: `webhook = { url = "${hook.url}", token = "hook-token", signing_secret = "${hook.secret}" }` }],
       extra: `[store]\nurl = "${pg.url}"\nmax_connections = 8\n[cluster]\nnode_id = "node"\n[webhooks]\nallow_private = true\nlease_time = "2s"`,
     })
       .replace('listen = "127.0.0.1:0"', `listen = "127.0.0.1:${http}"`)
+      .replace('inbound_listen = "127.0.0.1:0"', `inbound_listen = "127.0.0.1:${smtp}"`)
       .replace('level = "warn"', 'level = "info"');
     await Bun.write(config, toml);
     node = ServeProcess.spawn(config, dir.path);
@@ -71,6 +79,9 @@ describe("a node on PostgreSQL when PostgreSQL stops mid-burst", () => {
     };
     publishRecords(dns, domain);
     expect((await nodeApi(http, `${A}/sending_domains/${domain.id}/verify`, "POST")).status).toBe(200);
+    const address = await nodeApi(http, `${A}/addresses`, "POST", { target: target.url("/in"), target_format: "json+n" });
+    expect(address.status).toBe(201);
+    inboundAddress = ((await address.json()) as { email: string }).email;
   }, 60_000);
 
   afterAll(async () => {
@@ -85,12 +96,15 @@ describe("a node on PostgreSQL when PostgreSQL stops mid-burst", () => {
     await pg?.stop();
     await sink?.stop();
     await hook?.stop();
+    await target?.stop();
     await dns?.stop();
     dir.remove();
   }, 30_000);
 
   it(`stays up through ${OUTAGES} outages in a burst, answers /healthz during each, and delivers every acknowledged message after`, async () => {
     const acknowledged = new Set<string>();
+    /** Subjects of incoming mail the node answered 250. */
+    const taken: string[] = [];
     const exited = () => node.proc.exitCode;
     for (let round = 0; round < OUTAGES; round++) {
       const deliveredBefore = sink.messages.length;
@@ -103,13 +117,21 @@ describe("a node on PostgreSQL when PostgreSQL stops mid-burst", () => {
           })
           .catch(() => {}),
       );
+      // Mail coming in meanwhile, some of it while PostgreSQL stops.
+      const incoming = Array.from({ length: 6 }, (_, i) =>
+        Bun.sleep(i * 100).then(() =>
+          sendWithNodemailer(smtp, { from: "ann@example.net", to: inboundAddress, subject: `in ${round}.${i}`, text: "x" }).then((r) => {
+            if (r.code === 250) taken.push(`in ${round}.${i}`);
+          }),
+        ),
+      );
       // PostgreSQL stops once the node is delivering this round's burst.
       await eventually(() => sink.messages.length > deliveredBefore + 5, 20_000, `round ${round}'s deliveries under way`);
       await post.arrived;
       // Fast shutdown (sessions ended with an error) and immediate (cut, as a crash), in turn.
       await pg.halt(round % 2 === 0 ? "fast" : "immediate");
       post.release();
-      await Promise.all(sends);
+      await Promise.all([...sends, ...incoming]);
       // A send while the store is away is refused (no 202: nothing was promised), not left hanging.
       const refused = await nodeSend(http, `down${round}@example.org`, `while down ${round}`);
       expect({ round, refused: refused.status >= 500 }).toEqual({ round, refused: true });
@@ -131,9 +153,14 @@ describe("a node on PostgreSQL when PostgreSQL stops mid-burst", () => {
       await sql.close();
       throw new Error(`${err}: ${undelivered().length} undelivered, e.g. ${JSON.stringify(rows)} (now ${Date.now()})`);
     });
-    console.info(`pg outage test: ${acknowledged.size} acknowledged, ${sink.messages.length} delivered, node exit code ${exited()}`);
+    console.info(
+      `pg outage test: ${taken.length} incoming taken (250), ${acknowledged.size} acknowledged, ${sink.messages.length} delivered, node exit code ${exited()}`,
+    );
     expect(exited()).toBeNull();
     expect([...acknowledged].filter((id) => !delivered().has(id))).toEqual([]);
+    // Incoming mail answered 250 reached its target (the 250 follows the target's answer).
+    const posted = new Set(target.at("/in").map((m) => m.json.headers.subject));
+    expect(taken.filter((subject) => !posted.has(subject))).toEqual([]);
     // Its store check passes again at its next durable write.
     await eventually(async () => (await fetch(`http://127.0.0.1:${http}/healthz`)).status === 200, 10_000, "/healthz 200 again");
     const complaints = new Map<string, number>();
