@@ -175,5 +175,12 @@ describe("a node on PostgreSQL when PostgreSQL stops mid-burst", () => {
       "job failed",
     ];
     expect(loops.filter((msg) => (complaints.get(msg) ?? 0) > OUTAGES)).toEqual([]);
+    // A message whose stored bytes could not be read (the store was away) is not at fault:
+    // no "could not be prepared" error on it, no attempt counted, no error event.
+    expect(complaints.get("outbound copy could not be prepared") ?? 0).toBe(0);
+    const sql = new SQL(pg.url, { max: 1 });
+    const [errors] = await sql`SELECT COUNT(*)::int AS n FROM message_events WHERE kind = 'error'`;
+    await sql.close();
+    expect(errors.n).toBe(0);
   }, 120_000);
 });

@@ -16,7 +16,7 @@ import type { DestinationTls } from "./destination-tls.ts";
 import type { DestinationWindows } from "./destination-window.ts";
 import type { HeldRecipients } from "./held-recipients.ts";
 import { PendingOutcomes } from "./pending-outcomes.ts";
-import { copyFor, envelopeSender } from "./prepare.ts";
+import { copyFor, envelopeSender, StoredCopyUnread } from "./prepare.ts";
 import type { SmtpClient } from "./smtp-client.ts";
 import { newConnectionSources } from "./source-address.ts";
 import { capsSpent, withinWarmup } from "./warmup-gate.ts";
@@ -158,14 +158,18 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claim
   };
   // Outcomes commit in groups while the next message goes out; the chunk ends once all have.
   const recorded = new PendingOutcomes();
+  /** The chunk stops: `item` (unattempted) and the rest keep their place in the queue. */
+  const keepPlace = (item: ClaimedRecipient, taken = true) => {
+    stopped = true;
+    if (taken) done(item);
+    recorded.add(giveBack([item, ...pending]));
+    pending.clear();
+  };
   try {
     for (const item of items) {
-      // Paused meanwhile (a throttle on another connection, another node, an operator):
-      // this one and the rest keep their place.
+      // Paused meanwhile (a throttle on another connection, another node, an operator): this one and the rest keep their place.
       if (ctx.pauses.pausedNow(resolved.name, ctx.deps.clock.nowMs())) {
-        stopped = true;
-        recorded.add(giveBack([item, ...pending]));
-        pending.clear();
+        keepPlace(item, false);
         break;
       }
       pending.delete(item);
@@ -217,6 +221,12 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claim
       try {
         raw = await copyFor(item, blobs, ctx.deps);
       } catch (err) {
+        if (err instanceof StoredCopyUnread) {
+          // The store is away, not the message at fault: this one and the rest keep their place, said once.
+          ctx.deps.logger.warn("messages to deliver could not be read; they keep their place", { err: err.cause, domain });
+          keepPlace(item);
+          break;
+        }
         // Nothing was sent: the attempt could not even be made. E13 and the webhook say why.
         recorded.add(ctx.record.unprepared(item, err));
         done(item);
@@ -226,10 +236,7 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claim
       // one and the rest keep their place rather than hold the session idle.
       const wait = ctx.pacer.book(destination, resolved.rule?.rate ?? null, performance.now());
       if (wait === null) {
-        stopped = true;
-        done(item);
-        recorded.add(giveBack([item, ...pending]));
-        pending.clear();
+        keepPlace(item);
         break;
       }
       if (wait > 0) await Bun.sleep(wait);
