@@ -173,6 +173,7 @@ describe("a node on PostgreSQL when PostgreSQL stops mid-burst", () => {
       "reading destination pauses failed",
       "accounts in the store could not be reloaded; trying again",
       "job failed",
+      "the sending IPs' health could not be read",
     ];
     expect(loops.filter((msg) => (complaints.get(msg) ?? 0) > OUTAGES)).toEqual([]);
     // A message whose stored bytes could not be read (the store was away) is not at fault:
