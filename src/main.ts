@@ -75,16 +75,18 @@ async function serve(path: string): Promise<void> {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
-  // A promise nobody awaited that failed (a store write while PostgreSQL went away) is a bug
-  // to log and fix, not a reason to drop every connection and the mail in flight: the node
-  // keeps serving, and its store checks (/healthz) say what is wrong.
-  process.on("unhandledRejection", (err) => logger.error("unhandled rejection (a bug: please report it)", { err }));
-  // The same for a PostgreSQL connection that the server ended (it stopped or restarted) and
-  // that no query was waiting on; any other uncaught error still ends the process, as before.
-  process.on("uncaughtException", (err) => {
-    logger.error("uncaught exception", { err });
-    if ((err as { name?: string }).name !== "PostgresError") process.exit(2);
-  });
+  // A rejection nobody handled or an exception nobody caught is a bug: some operation
+  // failed and no code decided what that means (an outcome believed recorded that was not).
+  // Logged with its stack, then the process ends (exit 2) and its supervisor starts it
+  // afresh: leases hand its work over, and nothing accepted is lost, since a 202/250 is
+  // given only after its commit. A store going away is not such a bug: every job and worker
+  // handles its own failed queries (test/e2e/pg-outage.test.ts).
+  const fatal = (what: string) => (err: unknown) => {
+    logger.error(what, { err });
+    process.exit(2);
+  };
+  process.on("unhandledRejection", fatal("unhandled rejection (a bug: please report it)"));
+  process.on("uncaughtException", fatal("uncaught exception (a bug: please report it)"));
 }
 
 async function main(argv: string[]): Promise<void> {

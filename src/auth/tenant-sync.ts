@@ -4,6 +4,7 @@
 // change (at once). The node that makes a change reloads before it answers, so a revoked
 // token or a suspended account is refused there immediately. Also writes the tokens'
 // last_used_at, gathered in memory between two polls rather than one write per call.
+import { FailureStreak } from "../lib/failure-streak.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { AccountRegistry } from "./accounts.ts";
 import type { TenantRepo } from "./tenants.port.ts";
@@ -25,8 +26,12 @@ export class TenantSync {
   /** The reloads, one after another. */
   private queue: Promise<void> = Promise.resolve();
   private timer: ReturnType<typeof setInterval> | null = null;
+  /** Reloads that failed in a row (the store is away): logged once, not once per poll. */
+  private readonly failures: FailureStreak;
 
-  constructor(private readonly deps: TenantSyncDeps) {}
+  constructor(private readonly deps: TenantSyncDeps) {
+    this.failures = new FailureStreak(deps.logger, "warn", "accounts in the store could not be reloaded; trying again");
+  }
 
   async start(): Promise<void> {
     await this.refresh();
@@ -56,6 +61,7 @@ export class TenantSync {
   private async tick(): Promise<void> {
     await this.flushUses();
     if ((await this.deps.repo.version()) !== this.known) await this.refresh();
+    this.failures.succeeded();
   }
 
   private async flushUses(): Promise<void> {
@@ -64,6 +70,6 @@ export class TenantSync {
   }
 
   private failed(err: unknown): void {
-    this.deps.logger.warn("accounts in the store could not be reloaded; trying again", { err });
+    this.failures.failed(err);
   }
 }

@@ -4,6 +4,7 @@
 import type { Config } from "../config/config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { DnsResolver } from "../lib/dns.ts";
+import { FailureStreak } from "../lib/failure-streak.ts";
 import type { Logger } from "../lib/logger.ts";
 import { checkSendingIp } from "./ip-check.ts";
 import type { SendingIpHealthRepo } from "./sending-ip-health.port.ts";
@@ -29,11 +30,15 @@ export class SendingHealth {
   private listedOf: SendingIpHealth[] | null = null;
   private readAtMs = -Infinity;
   private reading: Promise<void> | null = null;
+  /** Reads that failed in a row (the store is away; each /healthz asks again): logged once. */
+  private readonly readFailures: FailureStreak;
   private checking: Promise<SendingIpHealth[]> | null = null;
   private stopped = false;
   private writing: Promise<void> | null = null;
 
-  constructor(private readonly deps: SendingHealthDeps) {}
+  constructor(private readonly deps: SendingHealthDeps) {
+    this.readFailures = new FailureStreak(deps.logger, "warn", "the sending IPs' health could not be read");
+  }
 
   /** Checks every sending IP now and stores the results (one check at a time on a node). */
   check(): Promise<SendingIpHealth[]> {
@@ -109,8 +114,9 @@ export class SendingHealth {
     try {
       this.rows = await this.deps.repo.list();
       this.readAtMs = this.deps.clock.nowMs();
+      this.readFailures.succeeded();
     } catch (err) {
-      this.deps.logger.warn("the sending IPs' health could not be read", { err });
+      this.readFailures.failed(err);
     }
   }
 

@@ -11,6 +11,7 @@
 // another when the lease ends (the receiver then gets it again: at least once).
 import type { AccountRegistry } from "../auth/accounts.ts";
 import { isoTime } from "../lib/clock.ts";
+import { FailureStreak } from "../lib/failure-streak.ts";
 import type { Logger } from "../lib/logger.ts";
 import { WakeTimer } from "../lib/wake-timer.ts";
 import type { PageRequest } from "../store/paging.ts";
@@ -51,6 +52,8 @@ export class WebhookDispatcher {
   private readonly inFlight = new Set<string>();
   private readonly running = new Set<Promise<void>>();
   private readonly timer = new WakeTimer(() => void this.tick());
+  /** Ticks that failed in a row (the store is away): logged once, not once per tick. */
+  private readonly tickFailures: FailureStreak;
   private stopping = false;
   private ticking = false;
   /** A wake-up arrived during a tick: tick again right after it. */
@@ -61,6 +64,7 @@ export class WebhookDispatcher {
 
   constructor(private readonly deps: DispatcherDeps) {
     this.held = new HeldBatches(deps.repo, deps.clock, deps.logger, () => deps.config().webhooks.leaseMs);
+    this.tickFailures = new FailureStreak(deps.logger, "error", "webhook dispatcher tick failed");
   }
 
   start(): void {
@@ -148,16 +152,28 @@ export class WebhookDispatcher {
         if (!batch) continue;
         this.held.add(batch.lease);
         this.inFlight.add(target);
-        const run = this.post(target, webhook, batch).finally(() => {
-          this.inFlight.delete(target);
-          this.running.delete(run);
-          // What piled up during the POST is due now: no extra batch window.
-          this.wake(0);
-        });
+        // Its outcome's write may fail (the store went away during the POST): said here, as
+        // nobody awaits the POST; the lease, no longer renewed, ends and the batch goes again.
+        const run = this.post(target, webhook, batch)
+          .catch((err) => {
+            void this.held.release(batch.lease);
+            this.deps.logger.error("webhook batch outcome not recorded; it is posted again once its lease ends", {
+              err,
+              target,
+              batch: batch.id,
+            });
+          })
+          .finally(() => {
+            this.inFlight.delete(target);
+            this.running.delete(run);
+            // What piled up during the POST is due now: no extra batch window.
+            this.wake(0);
+          });
         this.running.add(run);
       }
+      this.tickFailures.succeeded();
     } catch (err) {
-      this.deps.logger.error("webhook dispatcher tick failed", { err });
+      this.tickFailures.failed(err);
     } finally {
       this.ticking = false;
     }

@@ -12,6 +12,7 @@
 // gives them up at once.
 import { Cron } from "croner";
 import type { Clock } from "../lib/clock.ts";
+import { FailureStreak } from "../lib/failure-streak.ts";
 import { Heartbeat } from "../lib/heartbeat.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { JobLeaseRepo } from "./job-lease.port.ts";
@@ -39,6 +40,8 @@ interface Job {
   running: boolean;
   /** This node holds the lease, as far as its last tick or renewal knows (renewed by the heartbeat, released at stop). */
   held: boolean;
+  /** Runs that failed in a row (the store is away): logged once, not once per run. */
+  failures: FailureStreak;
 }
 
 export class Scheduler {
@@ -107,8 +110,9 @@ export class Scheduler {
       } finally {
         job.running = false;
       }
+      job.failures.succeeded({ job: name });
     } catch (err) {
-      this.logger.error("job failed", { job: name, err });
+      job.failures.failed(err, { job: name });
     }
   }
 
@@ -162,7 +166,7 @@ export class Scheduler {
   private add(name: string, fn: () => Promise<unknown>, leased: boolean): void {
     if (this.jobs.has(name)) throw new Error(`job ${name} is already scheduled`);
     if (leased && !this.leases) throw new Error(`job ${name} runs once per cluster, but the scheduler has no leases`);
-    this.jobs.set(name, { name, fn, leased, running: false, held: false });
+    this.jobs.set(name, { name, fn, leased, running: false, held: false, failures: new FailureStreak(this.logger, "error", "job failed") });
     if (leased) this.heartbeat!.start();
   }
 }

@@ -20,6 +20,10 @@ export interface Postgres {
   pid: number;
   /** Stops the server (fast shutdown) and removes its directory. */
   stop(): Promise<void>;
+  /** Stops the server and keeps its data, for `restart` (an outage): fast shutdown, or immediate (as a crash: sockets cut, no goodbye). */
+  halt(mode?: "fast" | "immediate"): Promise<void>;
+  /** Starts a halted server again on the same port and data; resolves once it takes logins. */
+  restart(): Promise<void>;
 }
 
 const DEBIAN_ROOT = "/usr/lib/postgresql";
@@ -117,40 +121,63 @@ export async function startPostgres(opts: { password?: string; settings?: Record
     ...opts.settings,
   };
   const args = Object.entries(settings).flatMap(([key, value]) => ["-c", `${key}=${value}`]);
-  const server = Bun.spawn([...asUser, join(bin, "postgres"), "-D", dataDir, ...args], { cwd: dir.path, stdout: "ignore", stderr: "pipe" });
-  const log = new Response(server.stderr).text();
+  let server = Bun.spawn([...asUser, join(bin, "postgres"), "-D", dataDir, ...args], { cwd: dir.path, stdout: "ignore", stderr: "pipe" });
+  let log = new Response(server.stderr).text();
 
-  const stop = async () => {
+  const halt = async (mode: "fast" | "immediate" = "fast") => {
     if (server.exitCode === null) {
-      server.kill("SIGINT"); // fast shutdown: ends sessions, no checkpoint wait for clients
+      // fast: ends sessions ("terminating connection due to administrator command"), no
+      // checkpoint wait for clients; immediate: every process quits at once, recovery at restart.
+      server.kill(mode === "fast" ? "SIGINT" : "SIGQUIT");
       const exited = await Promise.race([server.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);
       if (!exited) server.kill("SIGKILL");
       await server.exited;
     }
+  };
+  const stop = async () => {
+    await halt();
     dir.remove();
   };
 
   const login = opts.password === undefined ? "postgres" : `postgres:${encodeURIComponent(opts.password)}`;
   const admin = `postgres://${login}@127.0.0.1:${port}/postgres`;
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  for (;;) {
-    const sql = new SQL(admin, { max: 1, connectionTimeout: 1 });
-    try {
-      await sql.unsafe(`CREATE DATABASE ${DATABASE}`);
-      await sql.close();
-      break;
-    } catch (err) {
-      await sql.close().catch(() => {});
-      // An earlier try that timed out on our side may have created it after all.
-      if ((err as { errno?: string }).errno === "42P04") break;
-      if (server.exitCode !== null || Date.now() > deadline) {
-        await stop();
-        throw new Error(`PostgreSQL did not start (${String(err)}): ${await log}`);
+  /** Runs `first` on the admin database until the server takes it (or START_TIMEOUT_MS passes). */
+  const untilUp = async (first: (sql: SQL) => Promise<unknown>) => {
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    for (;;) {
+      const sql = new SQL(admin, { max: 1, connectionTimeout: 1 });
+      try {
+        await first(sql);
+        await sql.close();
+        return;
+      } catch (err) {
+        await sql.close().catch(() => {});
+        // An earlier try that timed out on our side may have created it after all.
+        if ((err as { errno?: string }).errno === "42P04") return;
+        if (server.exitCode !== null || Date.now() > deadline) {
+          await stop();
+          throw new Error(`PostgreSQL did not start (${String(err)}): ${await log}`);
+        }
+        await Bun.sleep(50);
       }
-      await Bun.sleep(50);
     }
-  }
-  return { url: `postgres://${login}@127.0.0.1:${port}/${DATABASE}`, pid: server.pid, stop };
+  };
+  await untilUp((sql) => sql.unsafe(`CREATE DATABASE ${DATABASE}`));
+  const restart = async () => {
+    if (server.exitCode === null) return;
+    server = Bun.spawn([...asUser, join(bin, "postgres"), "-D", dataDir, ...args], { cwd: dir.path, stdout: "ignore", stderr: "pipe" });
+    log = new Response(server.stderr).text();
+    await untilUp((sql) => sql`SELECT 1`);
+  };
+  return {
+    url: `postgres://${login}@127.0.0.1:${port}/${DATABASE}`,
+    get pid() {
+      return server.pid;
+    },
+    stop,
+    halt,
+    restart,
+  };
 }
 
 /** A throwaway server at this build's schema, as `postroom migrate` leaves one: what a node on PostgreSQL opens. */

@@ -15,7 +15,8 @@ import { type ConnectionCache, destinationKey } from "./connection-cache.ts";
 import type { DestinationTls } from "./destination-tls.ts";
 import type { DestinationWindows } from "./destination-window.ts";
 import type { HeldRecipients } from "./held-recipients.ts";
-import { copyFor, envelopeSender } from "./prepare.ts";
+import { PendingOutcomes } from "./pending-outcomes.ts";
+import { copyFor, envelopeSender, StoredCopyUnread } from "./prepare.ts";
 import type { SmtpClient } from "./smtp-client.ts";
 import { newConnectionSources } from "./source-address.ts";
 import { capsSpent, withinWarmup } from "./warmup-gate.ts";
@@ -156,15 +157,19 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claim
     held.delete(item.message.id);
   };
   // Outcomes commit in groups while the next message goes out; the chunk ends once all have.
-  const recorded: Promise<void>[] = [];
+  const recorded = new PendingOutcomes();
+  /** The chunk stops: `item` (unattempted) and the rest keep their place in the queue. */
+  const keepPlace = (item: ClaimedRecipient, taken = true) => {
+    stopped = true;
+    if (taken) done(item);
+    recorded.add(giveBack([item, ...pending]));
+    pending.clear();
+  };
   try {
     for (const item of items) {
-      // Paused meanwhile (a throttle on another connection, another node, an operator):
-      // this one and the rest keep their place.
+      // Paused meanwhile (a throttle on another connection, another node, an operator): this one and the rest keep their place.
       if (ctx.pauses.pausedNow(resolved.name, ctx.deps.clock.nowMs())) {
-        stopped = true;
-        recorded.push(giveBack([item, ...pending]));
-        pending.clear();
+        keepPlace(item, false);
         break;
       }
       pending.delete(item);
@@ -179,7 +184,7 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claim
         continue;
       }
       if (!client.usable) {
-        recorded.push(
+        recorded.add(
           ctx.record.settle(
             item,
             { code: null, response: "connection to the mail server was lost" },
@@ -199,7 +204,7 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claim
           const waiting = [item, ...pending].map((i) => i.recipient.id);
           pending.clear();
           ctx.held.drop(waiting);
-          recorded.push(ctx.deps.repo.release(waiting, ctx.workerId));
+          recorded.add(ctx.deps.repo.release(waiting, ctx.workerId));
           break;
         }
         held.set(item.message.id, reservation);
@@ -216,8 +221,14 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claim
       try {
         raw = await copyFor(item, blobs, ctx.deps);
       } catch (err) {
+        if (err instanceof StoredCopyUnread) {
+          // The store is away, not the message at fault: this one and the rest keep their place, said once.
+          ctx.deps.logger.warn("messages to deliver could not be read; they keep their place", { err: err.cause, domain });
+          keepPlace(item);
+          break;
+        }
         // Nothing was sent: the attempt could not even be made. E13 and the webhook say why.
-        recorded.push(ctx.record.unprepared(item, err));
+        recorded.add(ctx.record.unprepared(item, err));
         done(item);
         continue;
       }
@@ -225,10 +236,7 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claim
       // one and the rest keep their place rather than hold the session idle.
       const wait = ctx.pacer.book(destination, resolved.rule?.rate ?? null, performance.now());
       if (wait === null) {
-        stopped = true;
-        done(item);
-        recorded.push(giveBack([item, ...pending]));
-        pending.clear();
+        keepPlace(item);
         break;
       }
       if (wait > 0) await Bun.sleep(wait);
@@ -239,13 +247,13 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claim
         client.close();
         const opened = await connect();
         if (!opened.ok && !opened.permanent && isThrottleText(resolved.rule, opened.reason)) {
-          recorded.push(throttledAtConnect(opened.reason, [item, ...pending]).then(() => {}));
+          recorded.add(throttledAtConnect(opened.reason, [item, ...pending]));
           pending.clear();
           return;
         }
         if (!opened.ok) {
           for (const failed of [item, ...pending])
-            recorded.push(ctx.record.settle(failed, { code: null, response: opened.reason }, null, opened.permanent));
+            recorded.add(ctx.record.settle(failed, { code: null, response: opened.reason }, null, opened.permanent));
           pending.clear();
           if (!opened.permanent) ctx.destinations.feedback(destination, "failed");
           return;
@@ -260,17 +268,17 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claim
         // The destination asks us to slow down: all of it pauses (every node), and this
         // recipient and the rest of the chunk keep their place for when it resumes.
         await pauseFor(`${result.code} ${result.response}`);
-        recorded.push(ctx.record.throttled(item, result, client.endpoint.host, resolved.name, dispatch));
+        recorded.add(ctx.record.throttled(item, result, client.endpoint.host, resolved.name, dispatch));
         done(item);
         stopped = true;
-        recorded.push(giveBack([...pending]));
+        recorded.add(giveBack([...pending]));
         pending.clear();
         break;
       }
       // The session died or the server said it is closing (421): the destination is struggling.
       // Any other answer, a refusal included, is the destination taking its mail.
       ctx.destinations.feedback(destination, result.code === null || result.code === 421 ? "failed" : "carried");
-      recorded.push(ctx.record.settle(item, result, client.endpoint.host, false, dispatch, client.sourceIp));
+      recorded.add(ctx.record.settle(item, result, client.endpoint.host, false, dispatch, client.sourceIp));
       if (result.code !== null && result.code < 300) ctx.deps.destinationMetrics?.attempt(label, sourceIp, "delivery");
       else if (result.code === null || result.code < 500) ctx.deps.destinationMetrics?.attempt(label, sourceIp, "deferral");
       done(item);
@@ -281,10 +289,11 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claim
     // Kept for the next message to this destination only if every transaction on it went well.
     if (ctx.stopping() || stopped) client.close();
     else ctx.connections.put(key, client);
-    for (const item of pending) recorded.push(ctx.record.settle(item, { code: null, response: "delivery was interrupted" }, null, false));
-    for (const r of await Promise.allSettled(recorded)) {
-      // Not recorded: the lease keeps the recipient until it ends, then it is tried again.
-      if (r.status === "rejected") ctx.deps.logger.error("recording a delivery outcome failed", { err: r.reason, domain });
-    }
+    for (const item of pending) recorded.add(ctx.record.settle(item, { code: null, response: "delivery was interrupted" }, null, false));
+    const failures = await recorded.settled();
+    // Not recorded: the lease keeps each recipient until it ends, then it is tried again.
+    // One line per chunk, not per recipient: the store being away fails them all alike.
+    if (failures.length > 0)
+      ctx.deps.logger.error("recording a delivery outcome failed", { err: failures[0], domain, failed: failures.length });
   }
 }

@@ -45,13 +45,23 @@ export interface CopyDeps {
   prepare(message: OutboundMessage, recipientId: string, recipient: string, raw: Buffer): Promise<Buffer>;
 }
 
-/** The bytes for one recipient; read and prepared once per message (in `cache`) when all copies are alike. */
+/** The store did not answer for a message's bytes: no fault of the message, and no attempt made. */
+export class StoredCopyUnread extends Error {
+  override name = "StoredCopyUnread";
+}
+
+/**
+ * The bytes for one recipient; read and prepared once per message (in `cache`) when all
+ * copies are alike. A failed read of the store throws StoredCopyUnread.
+ */
 export async function copyFor(item: ClaimedRecipient, cache: Map<string, Buffer>, deps: CopyDeps): Promise<Buffer> {
   const { message, recipient } = item;
   const shared = deps.samePerRecipient(message);
   const cached = shared ? cache.get(message.id) : undefined;
   if (cached) return cached;
-  const stored = await deps.repo.rawMessage(message.id);
+  const stored = await deps.repo.rawMessage(message.id).catch((cause) => {
+    throw new StoredCopyUnread("the message's stored bytes could not be read", { cause });
+  });
   if (!stored) throw new UnsendableMessage("the message's stored bytes are missing, so it cannot be sent");
   const raw = await deps.prepare(message, recipient.id, recipient.email, stored);
   if (shared) cache.set(message.id, raw);

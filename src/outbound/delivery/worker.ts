@@ -5,6 +5,7 @@
 // A heartbeat renews the leases it holds (held-recipients.ts): a slow attempt keeps them.
 // Each chunk (one destination, one connection) is delivered by deliver-chunk.ts.
 import { randomHex } from "../../lib/ids.ts";
+import { FailureStreak } from "../../lib/failure-streak.ts";
 import { WakeTimer } from "../../lib/wake-timer.ts";
 import type { ClaimedRecipient } from "../queue/message.ts";
 import { AttemptRecorder } from "./attempt-recorder.ts";
@@ -65,6 +66,8 @@ export class DeliveryWorker {
   private readonly destinationRepo: DestinationRepo;
   private readonly running = new Set<Promise<void>>();
   private readonly timer = new WakeTimer(() => void this.tick());
+  /** Ticks that failed in a row (the store is away): logged once, not once per tick. */
+  private readonly tickFailures: FailureStreak;
   private ticking = false;
   private again = false;
   /** No claims before this (the memory budget was full). */
@@ -86,6 +89,7 @@ export class DeliveryWorker {
   private readonly chunk: ChunkContext;
 
   constructor(private readonly deps: WorkerDeps) {
+    this.tickFailures = new FailureStreak(deps.logger, "error", "delivery worker tick failed");
     this.nodePrefix = `${deps.nodeId ?? deps.config().cluster.nodeId}/`;
     this.id = `${this.nodePrefix}${process.pid}-${randomHex(4)}`;
     this.held = new HeldRecipients(deps.repo, this.id, deps.clock, deps.logger, () => deps.config().outbound.leaseTimeMs);
@@ -158,8 +162,9 @@ export class DeliveryWorker {
     let outcome: ClaimOutcome = "none";
     try {
       outcome = await this.claimAndStart();
+      this.tickFailures.succeeded();
     } catch (err) {
-      this.deps.logger.error("delivery worker tick failed", { err });
+      this.tickFailures.failed(err);
     } finally {
       this.ticking = false;
     }

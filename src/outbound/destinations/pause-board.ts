@@ -3,6 +3,7 @@
 // written through at once when this node is throttled. The delivery worker asks it before
 // it claims and before each transaction.
 import type { Clock } from "../../lib/clock.ts";
+import { FailureStreak } from "../../lib/failure-streak.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { DestinationRepo } from "./destinations.port.ts";
 import { type DestinationPause, pauseHolds, throttlePause } from "./rules.ts";
@@ -16,13 +17,17 @@ export class PauseBoard {
   private pauses = new Map<string, DestinationPause>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private polls = 0;
+  /** Polls that failed in a row (the store is away): logged once, not once a second. */
+  private readonly pollFailures: FailureStreak;
 
   constructor(
     private readonly repo: Pick<DestinationRepo, "listPauses" | "getPause" | "putPause" | "removeStalePauses">,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly pollMs = PAUSE_POLL_MS,
-  ) {}
+  ) {
+    this.pollFailures = new FailureStreak(logger, "warn", "reading destination pauses failed");
+  }
 
   async start(): Promise<void> {
     await this.refresh();
@@ -40,9 +45,10 @@ export class PauseBoard {
     try {
       if (++this.polls % POLLS_PER_CLEANUP === 0) await this.repo.removeStalePauses(this.clock.nowMs());
       this.pauses = new Map((await this.repo.listPauses()).map((p) => [p.destination, p]));
+      this.pollFailures.succeeded();
     } catch (err) {
       // The last pauses read keep holding until the store answers again.
-      this.logger.warn("reading destination pauses failed", { err });
+      this.pollFailures.failed(err);
     }
   }
 
