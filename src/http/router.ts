@@ -5,6 +5,8 @@
 // onto it by src/router.ts.
 import { Elysia } from "elysia";
 import { isDiskFull } from "../lib/disk-full.ts";
+import { FailureStreak } from "../lib/failure-streak.ts";
+import { isStoreUnreachable, STORE_RETRY_AFTER_S } from "../lib/store-unreachable.ts";
 import type { DiskFullLog } from "../lib/disk-full.ts";
 import type { Logger } from "../lib/logger.ts";
 import { describeValueErrors, formatProblem, type Problem } from "../lib/validation.ts";
@@ -19,7 +21,11 @@ export interface RouterDeps {
   diskFull: DiskFullLog;
 }
 
+/** The 503's text: what happened, that nothing was done, what to do. */
+export const STORE_UNAVAILABLE = `Service Unavailable: the store (PostgreSQL) cannot be reached just now, so nothing was done; try again in ${STORE_RETRY_AFTER_S} seconds`;
+
 export function createRouter(deps: RouterDeps) {
+  const storeAway = new FailureStreak(deps.logger, "error", "the store cannot be reached: API calls answered 503");
   return (
     // Elysia reads the path from the first "/" at or after the URL's 11th character
     // (standardHostname), right for http:// and https:// alike; serve.ts gives a Host
@@ -44,6 +50,11 @@ export function createRouter(deps: RouterDeps) {
             if (isDiskFull(error)) {
               deps.diskFull.report("api", error);
               return errorResponse(507);
+            }
+            // PostgreSQL away: nothing was done and the call will work again; one line a minute.
+            if (isStoreUnreachable(error)) {
+              storeAway.failed(error, { method: request.method, path: new URL(request.url).pathname });
+              return errorResponse(503, STORE_UNAVAILABLE, { "retry-after": String(STORE_RETRY_AFTER_S) });
             }
             deps.logger.error("unhandled error in API route", { err: error, method: request.method, path: new URL(request.url).pathname });
             return errorResponse(500);

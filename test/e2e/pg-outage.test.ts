@@ -134,7 +134,13 @@ describe("a node on PostgreSQL when PostgreSQL stops mid-burst", () => {
       await Promise.all([...sends, ...incoming]);
       // A send while the store is away is refused (no 202: nothing was promised), not left hanging.
       const refused = await nodeSend(http, `down${round}@example.org`, `while down ${round}`);
-      expect({ round, refused: refused.status >= 500 }).toEqual({ round, refused: true });
+      // 503 with Retry-After: the store is away, not a bug (before: 500 Internal Server Error).
+      expect({ round, status: refused.status, retryAfter: refused.headers.get("retry-after"), body: await refused.json() }).toEqual({
+        round,
+        status: 503,
+        retryAfter: "5",
+        body: { status: 503, error: expect.stringMatching(/^Service Unavailable: the store \(PostgreSQL\) cannot be reached/) },
+      });
       const downUntilMs = Date.now() + OUTAGE_MS;
       while (Date.now() < downUntilMs) {
         expect({ round, exitCode: exited() }).toEqual({ round, exitCode: null });

@@ -1,0 +1,19 @@
+// The store cannot be reached (PostgreSQL stopped, restarting, its connection cut): not a
+// bug of ours, nothing was done, and the same call will work once it is back. The API
+// answers 503 with Retry-After, as a server that is briefly unavailable does, instead of
+// a 500 that says "a bug" (API.md section 3) and tells a client's retry logic nothing.
+
+/** SQLSTATEs of a server that ends or refuses connections: class 08, and 57P01-57P03 (shutdown, crash, starting up). */
+const UNAVAILABLE_STATES = /^(08...|57P0[123])$/;
+
+/** Whether `err` says the store could not be reached, rather than that a statement failed. */
+export function isStoreUnreachable(err: unknown): boolean {
+  if (!err || typeof err !== "object") return false;
+  const { code, errno } = err as { code?: unknown; errno?: unknown };
+  // Bun's client: ERR_POSTGRES_CONNECTION_REFUSED, _CLOSED, _TIMEOUT, _FAILED.
+  if (typeof code === "string" && code.startsWith("ERR_POSTGRES_CONNECTION")) return true;
+  return typeof errno === "string" && UNAVAILABLE_STATES.test(errno);
+}
+
+/** What a client waits before it tries again, in seconds: about how long a PostgreSQL restart takes. */
+export const STORE_RETRY_AFTER_S = 5;
