@@ -137,7 +137,15 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claim
   }
   sourceIp = client.sourceIp ?? target.sourceIp;
   // Past the warm-up cap of the address it leaves from, the rest wait for the next day.
-  const items = await withinWarmup(ctx, sources, client.sourceIp, resolved.name, claimed);
+  let items: ClaimedRecipient[];
+  try {
+    items = await withinWarmup(ctx, sources, client.sourceIp, resolved.name, claimed);
+  } catch (err) {
+    // The store failed the warm-up count (PostgreSQL away): the connection is kept for the
+    // next chunk rather than left open and unowned; the recipients' leases run out as usual.
+    ctx.connections.put(key, client);
+    throw err;
+  }
   if (items.length === 0) return ctx.connections.put(key, client);
   const pending = new Set(items);
   const blobs = new Map<string, Buffer>();
