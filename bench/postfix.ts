@@ -28,57 +28,25 @@
 // smtp client's when it looks up MX (the Debian default chroots daemons into the queue
 // directory, which needs copies of /etc files there: only resolv.conf matters here),
 // IPv4 only. Concurrency, process limits, in_flow_delay and
-// connection caching are the defaults.
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+// connection caching are the defaults. The config files are written by bench/postfix-config.ts;
+// this file starts, restarts and stops the instance and reads its log and CPU time.
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { procStat, processCpuMs } from "./child.ts";
 import { processTree } from "./cgroup.ts";
 import { type DkimAlgorithm, PrivateOpendkim } from "./opendkim.ts";
+import { allowConfigDirectory, type PostfixOptions, run, SBIN_PATH, tool, writeInstanceConfig } from "./postfix-config.ts";
 import { type PostfixSubmission, postfixSubmission } from "./postfix-submission.ts";
 import { freePort, waitForGreeting } from "./smtp-sink.ts";
 
-const SYSTEM_MAIN_CF = "/etc/postfix/main.cf";
-const SBIN_PATH = `${process.env.PATH ?? ""}:/usr/sbin:/usr/bin:/sbin`;
+export type { PostfixOptions } from "./postfix-config.ts";
+
 /** The opendkim instances, by selector: the same two signatures Postroom adds (src/domains/dkim.ts). */
 const SIGNERS: [selector: string, algorithm: DkimAlgorithm][] = [
   ["pfrsa", "rsa-sha256"],
   ["pfed", "ed25519-sha256"],
 ];
-
-export interface PostfixOptions {
-  /** The From domain its opendkim milters sign for; null: no milters, Postfix relays unsigned. */
-  signingDomain: string | null;
-  /** Mail for this domain goes to 127.0.0.1:port instead of the relayhost. */
-  checkRoute?: { domain: string; port: number };
-  /**
-   * Deliver by MX lookup instead of through the relayhost: Postfix's smtp client asks the
-   * DNS server at `nameserver` (port 53: the resolver library reads only an address from
-   * resolv.conf) for each domain's MX and connects to the MX hosts on `port`
-   * (smtp_tcp_port, as Postroom's mx_port). The smtp service then runs chrooted into the
-   * queue directory, as Debian ships it, so that its resolv.conf is the instance's own
-   * (SPOOL/etc/resolv.conf) and not the machine's.
-   */
-  mx?: { nameserver: string; port: number };
-  /** A second smtpd port that requires STARTTLS and AUTH (bench/postfix-submission.ts), for the SMTP feed. */
-  submission?: boolean;
-}
-
-function tool(name: string): string {
-  const bin = Bun.which(name, { PATH: SBIN_PATH });
-  if (!bin)
-    throw new Error(
-      `${name} not found: install Debian's postfix package (DEBIAN_FRONTEND=noninteractive apt-get install -y postfix, "No configuration")`,
-    );
-  return bin;
-}
-
-function run(cmd: string[], what: string): string {
-  const r = Bun.spawnSync(cmd, { stdout: "pipe", stderr: "pipe", env: { ...process.env, PATH: SBIN_PATH } });
-  const out = r.stdout.toString() + r.stderr.toString();
-  if (r.exitCode !== 0) throw new Error(`${what} failed (${cmd.join(" ")}, exit ${r.exitCode}):\n${out}`);
-  return out;
-}
 
 export interface PostfixLogCounts {
   sent: number;
@@ -141,84 +109,13 @@ export class PrivatePostfix {
       rmSync(dir, { recursive: true, force: true });
       throw err;
     }
-    const route = opts.checkRoute
-      ? `transport_maps = inline:{ { ${opts.checkRoute.domain} = smtp:[127.0.0.1]:${opts.checkRoute.port} } }\n`
-      : "";
-    const nextHop = opts.mx ? `relayhost =\nsmtp_tcp_port = ${opts.mx.port}\n` : `relayhost = [127.0.0.1]:${sinkPort}\n`;
-    if (opts.mx) {
-      mkdirSync(join(spool, "etc"), { mode: 0o755 });
-      writeFileSync(join(spool, "etc", "resolv.conf"), `nameserver ${opts.mx.nameserver}\noptions timeout:2 attempts:2\n`);
-    }
 
     const port = await freePort();
     const submissionPort = opts.submission ? await freePort() : 0;
     const submission = opts.submission
       ? { ...postfixSubmission(dir, submissionPort, Number(pf), Number(pfGroup)), port: submissionPort }
       : null;
-    writeFileSync(
-      join(etc, "main.cf"),
-      `# Private Postfix for bench:outbound (bench/postfix.ts); removed after the run.
-compatibility_level = 3.6
-config_directory = ${etc}
-queue_directory = ${spool}
-data_directory = ${lib}
-mail_owner = postfix
-setgid_group = postdrop
-myhostname = relay.postfix.bench.test
-mydomain = postfix.bench.test
-myorigin = $myhostname
-mydestination =
-inet_interfaces = 127.0.0.1
-inet_protocols = ipv4
-mynetworks = 127.0.0.0/8
-smtpd_relay_restrictions = permit_mynetworks, reject
-${nextHop}local_transport = error:local delivery is off
-alias_maps =
-alias_database =
-smtpd_tls_security_level = none
-smtp_tls_security_level = none
-maillog_file_prefixes = ${log}
-maillog_file = ${join(log, "maillog")}
-${submission?.mainCf ?? ""}${
-  signers.length > 0
-    ? `smtpd_milters = ${signers.map((s) => s.milter).join(", ")}
-non_smtpd_milters = $smtpd_milters
-milter_default_action = tempfail
-`
-    : ""
-}${route}`,
-    );
-    // Debian's master.cf.proto services with chroot off (but smtp's when it looks up MX), smtpd on our own loopback port,
-    // and the postlog service that writes maillog_file.
-    const services = [
-      `127.0.0.1:${port} inet n - n - - smtpd`,
-      ...(submission ? [submission.service] : []),
-      "pickup    unix  n - n 60    1 pickup",
-      "cleanup   unix  n - n -     0 cleanup",
-      "qmgr      unix  n - n 300   1 qmgr",
-      "tlsmgr    unix  - - n 1000? 1 tlsmgr",
-      "rewrite   unix  - - n -     - trivial-rewrite",
-      "bounce    unix  - - n -     0 bounce",
-      "defer     unix  - - n -     0 bounce",
-      "trace     unix  - - n -     0 bounce",
-      "verify    unix  - - n -     1 verify",
-      "flush     unix  n - n 1000? 0 flush",
-      "proxymap  unix  - - n -     - proxymap",
-      "proxywrite unix - - n -     1 proxymap",
-      `smtp      unix  - - ${opts.mx ? "y" : "n"} -     - smtp`,
-      "relay     unix  - - n -     - smtp",
-      "showq     unix  n - n -     - showq",
-      "error     unix  - - n -     - error",
-      "retry     unix  - - n -     - error",
-      "discard   unix  - - n -     - discard",
-      "local     unix  - n n -     - local",
-      "virtual   unix  - n n -     - virtual",
-      "lmtp      unix  - - n -     - lmtp",
-      "anvil     unix  - - n -     1 anvil",
-      "scache    unix  - - n -     1 scache",
-      "postlog   unix-dgram n - n - 1 postlogd",
-    ];
-    writeFileSync(join(etc, "master.cf"), services.join("\n") + "\n");
+    writeInstanceConfig({ etc, spool, lib, log, sinkPort, port, submission, milters: signers.map((s) => s.milter) }, opts);
 
     const restoreMainCf = allowConfigDirectory(etc);
     const instance = new PrivatePostfix(dir, port, restoreMainCf, signers, submission);
@@ -319,34 +216,4 @@ milter_default_action = tempfail
       rmSync(this.dir, { recursive: true, force: true });
     }
   }
-}
-
-/**
- * Lists `configDir` in alternate_config_directories of the default main.cf, and returns
- * the function that puts the file back exactly as it was (or removes it if it was absent).
- */
-function allowConfigDirectory(configDir: string): () => void {
-  const existed = existsSync(SYSTEM_MAIN_CF);
-  const original = existed ? readFileSync(SYSTEM_MAIN_CF) : null;
-  let current = "";
-  if (existed) {
-    const r = Bun.spawnSync([tool("postconf"), "-h", "alternate_config_directories"], {
-      stdout: "pipe",
-      stderr: "pipe",
-      env: { ...process.env, PATH: SBIN_PATH },
-    });
-    if (r.exitCode === 0) current = r.stdout.toString().trim();
-  }
-  const value = current ? `${current}, ${configDir}` : configDir;
-  const prefix = original && original.length > 0 && !original.toString("latin1").endsWith("\n") ? "\n" : "";
-  const addition = `${prefix}# Added by Postroom's bench:outbound for its private Postfix; removed when the benchmark ends.\nalternate_config_directories = ${value}\n`;
-  mkdirSync("/etc/postfix", { recursive: true });
-  writeFileSync(SYSTEM_MAIN_CF, original ? Buffer.concat([original, Buffer.from(addition)]) : addition);
-  let restored = false;
-  return () => {
-    if (restored) return;
-    restored = true;
-    if (original) writeFileSync(SYSTEM_MAIN_CF, original);
-    else rmSync(SYSTEM_MAIN_CF, { force: true });
-  };
 }

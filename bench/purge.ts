@@ -38,27 +38,17 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { journaledStore } from "../src/inbound/statuses/statuses.repo.ts";
-import type { IncomingStatus } from "../src/inbound/statuses/incoming-status.ts";
-import { openStore } from "../src/store/store.ts";
 import { TestDnsServer } from "../test/helpers/dns-server.ts";
 import { intOption, parseOptions } from "./args.ts";
 import { loadAverage, median } from "./measure.ts";
-import { buildMessage, MAIL_FROM, SENDER_DOMAIN, type BenchMessage } from "./message.ts";
-import { ACCOUNT, inboundAddress, postroomConfig, startPostroom } from "./postroom.ts";
+import { buildMessage, SENDER_DOMAIN } from "./message.ts";
+import { inboundAddress, postroomConfig, startPostroom } from "./postroom.ts";
+import { BAND_MS, DAY_MS, fillStatuses, OLDEST_DAYS } from "./purge-fill.ts";
+import { cpuShare, describe, percentile, type Sample, sendPhase } from "./purge-send.ts";
 import { SmtpConnection } from "./smtp-client.ts";
 import { startTarget } from "./target.ts";
 
 const TARGET_RATIO = 1.1;
-const DAY_MS = 86_400_000;
-/**
- * The statuses are in bands, one per slice: band k (0 the oldest) holds statuses from
- * OLDEST_DAYS - k days old to 12 hours younger, so each slice's retention falls in a gap of
- * 12 hours and no status crosses it while the run goes on.
- */
-const OLDEST_DAYS = 90;
-const BAND_MS = DAY_MS / 2;
-const FILL_CHUNK = 50_000;
 
 function options() {
   const values = parseOptions(
@@ -87,99 +77,6 @@ function options() {
     batchPauseMs: batchPause === undefined ? null : intOption(batchPause, "BENCH_BATCH_PAUSE", 0, 0),
   };
 }
-
-/** N statuses in `bands` bands (see BAND_MS), oldest first, stored as the repository stores them. */
-function fillStatuses(dataDir: string, rows: number, bands: number): number {
-  const t0 = performance.now();
-  const store = openStore(dataDir);
-  const target = journaledStore(store);
-  const oldestMs = Date.now() - OLDEST_DAYS * DAY_MS;
-  for (let done = 0; done < rows; done += FILL_CHUNK) {
-    const chunk: (IncomingStatus & { seq: number })[] = [];
-    for (let i = done; i < Math.min(rows, done + FILL_CHUNK); i++) {
-      const address = `addr${String(i % 100).padStart(16, "0")}`;
-      chunk.push({
-        id: i.toString(16).padStart(16, "0"),
-        accountId: ACCOUNT.id,
-        addressId: address,
-        messageId: `<old-${i}@${SENDER_DOMAIN}>`,
-        mailFrom: MAIL_FROM,
-        rcptTo: `${address}@in.postroom.bench`,
-        subject: "What's new in Postroom this month",
-        status: "200",
-        statusCategory: "successful",
-        tls: null,
-        sizeBytes: 4100,
-        remoteIp: "127.0.0.1",
-        response: null,
-        postroomMessageId: null,
-        createdAtMs: oldestMs + Math.floor((i * bands) / rows) * DAY_MS + Math.floor((((i * bands) % rows) / rows) * BAND_MS),
-        seq: i + 1,
-      });
-    }
-    target.store(chunk);
-  }
-  store.close();
-  return performance.now() - t0;
-}
-
-interface Sample {
-  /** When the message's MAIL FROM was written (performance.now()). */
-  atMs: number;
-  ms: number;
-}
-
-let nextMessage = 0;
-
-/**
- * Sends over every connection until `count` messages have gone (or `stop()` says so), at
- * `rate` msg/s in all (0: each connection back to back); the latency of each.
- */
-async function sendPhase(
-  conns: SmtpConnection[],
-  rcpt: string,
-  message: BenchMessage,
-  rate: number,
-  count: number,
-  stop: () => boolean = () => false,
-): Promise<Sample[]> {
-  const samples: Sample[] = [];
-  const failures: string[] = [];
-  let started = 0;
-  const gapMs = rate > 0 ? (conns.length * 1000) / rate : 0;
-  const t0 = performance.now();
-  await Promise.all(
-    conns.map(async (conn, i) => {
-      // Each connection on its own schedule, the connections evenly staggered.
-      let dueMs = t0 + (i * gapMs) / conns.length;
-      while (started < count && !stop()) {
-        const waitMs = dueMs - performance.now();
-        if (waitMs > 0) await Bun.sleep(waitMs);
-        if (stop()) break;
-        started++;
-        const atMs = performance.now();
-        const r = await conn.send(MAIL_FROM, rcpt, message.data(nextMessage++));
-        samples.push({ atMs, ms: performance.now() - atMs });
-        if (r.code !== 250 && failures.length < 5) failures.push(`${r.code} ${r.text}`);
-        dueMs += gapMs;
-      }
-    }),
-  );
-  if (failures.length > 0) throw new Error(`messages did not get 250; first replies:\n  ${failures.join("\n  ")}`);
-  return samples;
-}
-
-const percentile = (samples: readonly Sample[], p: number): number => {
-  const sorted = samples.map((s) => s.ms).sort((a, b) => a - b);
-  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
-};
-const spanOf = (samples: readonly Sample[]) =>
-  Math.max(1, Math.max(...samples.map((s) => s.atMs + s.ms)) - Math.min(...samples.map((s) => s.atMs)));
-const describe = (label: string, samples: readonly Sample[], spanMs = spanOf(samples)) =>
-  `  ${label.padEnd(20)} ${String(samples.length).padStart(6)} messages  p50 ${percentile(samples, 50).toFixed(2).padStart(6)} ms  p99 ${percentile(samples, 99).toFixed(2).padStart(6)} ms  max ${percentile(samples, 100).toFixed(1).padStart(6)} ms  (${((samples.length * 1000) / spanMs).toFixed(0)} msg/s)`;
-/** Postroom's CPU (all threads, and its main thread alone) over a phase, as shares of one core. */
-const cpuShare = (before: { all: number; main: number; atMs: number }, after: { all: number; main: number; atMs: number }) =>
-  `postroom CPU ${((100 * (after.all - before.all)) / (after.atMs - before.atMs)).toFixed(0)}% (main thread ${((100 * (after.main - before.main)) / (after.atMs - before.atMs)).toFixed(0)}%)`;
 
 interface PurgeRun {
   atMs: number;
