@@ -2,7 +2,8 @@
 // (bench/bare-pipeline.ts: smtp-server + mailparser + one JSON POST, and, by default, the
 // same SPF, DKIM and DMARC checks as Postroom: mailauth against the same DNS server),
 // measured in the same run, alternately (A B A B ...), reporting the median of each and
-// the ratio. Target: Postroom >= 0.80 of the bare pipeline.
+// the ratio. Target: Postroom >= 1.0 of the bare pipeline (issue 38: the bare pipeline
+// authenticates every message as Postroom does; it was 0.80 while it did not).
 //
 //   bun run bench:inbound [--messages N] [--connections C] [--warmup W] [--rounds R] [--domains D] [--dns unbound|js]
 //                         [--bare-auth on|off] [--profile DIR] [--base DIR]
@@ -90,7 +91,7 @@ import { SmtpConnection } from "./smtp-client.ts";
 import { startTarget } from "./target.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const TARGET_RATIO = 0.8;
+const TARGET_RATIO = 1.0;
 /** Warm-up ends after a batch in which the JIT threads used at most this share of the server's CPU... */
 const JIT_QUIET_SHARE = 0.05;
 /** ...or after this many batches. */
