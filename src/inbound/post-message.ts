@@ -98,7 +98,12 @@ async function postToAddresses(raw: Buffer, tx: Transaction, deps: PostDeps, fro
   const session = { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname };
   const started = authBeforeParse(raw, session, deps);
   const extracted = await extractOrRefuse(raw, trace, tx, deps, frontRoom, md5);
-  if ("refusal" in extracted) return [extracted.refusal];
+  if ("refusal" in extracted) {
+    // A DKIM verification started for it still reads the message's bytes: the reply (and
+    // with it the end of the message's memory reservation) waits for the checks to end.
+    await started?.checks.both.catch(() => {});
+    return [extracted.refusal];
+  }
   // spamd scores the message as the sender sent it too, at the same time (it never waits past inbound.spamd.timeout).
   const [auth, spamd] = await Promise.all([
     started && started.hasDkimSignature === extracted.facts.hasDkimSignature

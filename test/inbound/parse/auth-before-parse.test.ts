@@ -48,7 +48,8 @@ beforeAll(() => {
 });
 afterAll(() => target.stop());
 
-test("SPF is looked up while the message is parsed, and the verdicts hold", async () => {
+/** PostDeps for postMessage: the slow resolver, the parse after PARSE_MS, the statuses kept in `rows`. */
+function setup(limits = { maxHeaderBytes: 256 * 1024, maxMimeDepth: 50, maxMimeParts: 500 }) {
   const address: Address = {
     id: "a1a1a1a1a1a1a1a1a1a1",
     accountId: "b0b0b0b0b0b0b0b0",
@@ -63,7 +64,7 @@ test("SPF is looked up while the message is parsed, and the verdicts hold", asyn
   const rows: IncomingStatus[] = [];
   const deps = {
     hostname: "mx.postroom.test",
-    limits: { maxHeaderBytes: 256 * 1024, maxMimeDepth: 50, maxMimeParts: 500 },
+    limits,
     extract: async (raw: Buffer, limits: PostDeps["limits"], traceBytes: number) => {
       await Bun.sleep(PARSE_MS);
       return extractMessage(raw, limits, traceBytes);
@@ -98,6 +99,11 @@ test("SPF is looked up while the message is parsed, and the verdicts hold", asyn
     bounceRcpts: [],
     accepted: [{ rcpt: "a1a1a1a1a1a1a1a1a1a1@in.postroom.test", accountId: address.accountId }],
   };
+  return { deps, tx, rows };
+}
+
+test("SPF is looked up while the message is parsed, and the verdicts hold", async () => {
+  const { deps, tx, rows } = setup();
   const raw = Buffer.from(
     "From: News <news@sender.test>\r\nTo: a1a1a1a1a1a1a1a1a1a1@in.postroom.test\r\nSubject: hi\r\n\r\nHello\r\n",
     "latin1",
@@ -115,4 +121,43 @@ test("SPF is looked up while the message is parsed, and the verdicts hold", asyn
   // domain's), one after the other: PARSE_MS + 3 DNS_MS (1,600 ms). With SPF under way
   // during the parse: max(PARSE_MS, DNS_MS) + 2 DNS_MS (1,200 ms).
   expect(ms).toBeLessThan(PARSE_MS + 2.5 * DNS_MS);
+});
+
+// A message the parse refuses (here: more MIME parts than allowed) is answered only once
+// the checks started for it have ended: until its reply, the listener keeps the message's
+// memory reserved (smtp-listener.ts), and a DKIM verification still reading its bytes
+// must not outlive that.
+test("a message the parse refuses is answered once the lookups started for it have ended", async () => {
+  const { deps, tx, rows } = setup({ maxHeaderBytes: 256 * 1024, maxMimeDepth: 50, maxMimeParts: 2 });
+  const parts = [1, 2, 3].map((i) => `--b\r\nContent-Type: text/plain\r\n\r\npart ${i}\r\n`).join("");
+  const raw = Buffer.from(
+    "DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=sender.test; s=sel; h=from:subject; bh=AAAA; b=AAAA\r\n" +
+      `From: News <news@sender.test>\r\nSubject: parts\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n${parts}--b--\r\n`,
+    "latin1",
+  );
+  let lookupsEndedMs = 0;
+  const resolve = deps.auth["resolver"].resolve;
+  const auth = new AuthChecker(
+    {
+      ...slowResolver,
+      // Slower than the parse: the lookups end after the parse has refused the message.
+      resolve: async (name: string, type: string) => {
+        try {
+          await Bun.sleep(PARSE_MS);
+          return await resolve(name, type);
+        } finally {
+          lookupsEndedMs = performance.now();
+        }
+      },
+    } as DnsResolver,
+    0,
+  );
+  const reply = await postMessage(raw, tx, { ...deps, auth });
+  const repliedMs = performance.now();
+  expect(reply.code).toBe(554);
+  expect(reply.text).toContain("MIME parts");
+  expect(rows.map((r) => r.status)).toEqual(["rejected"]);
+  expect(target.at("/in")).toHaveLength(1);
+  expect(lookupsEndedMs).toBeGreaterThan(0);
+  expect(repliedMs).toBeGreaterThanOrEqual(lookupsEndedMs);
 });
