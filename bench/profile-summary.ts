@@ -1,7 +1,8 @@
 // Where a server's main thread spends its time, from a `bun --cpu-prof` profile: every
 // sample is charged to the innermost frame on its stack that belongs to a known stage
 // (reply extraction, SPF/DKIM/DMARC, MIME parsing, the status commit, ...), and the
-// stages are printed as a share of the samples and as µs per message.
+// stages are printed as a share of the samples and as µs per message, then the functions
+// with the most samples of their own (self time).
 //
 //   bun bench/profile-summary.ts FILE.cpuprofile MESSAGES
 //
@@ -88,8 +89,25 @@ export function summarizeProfile(path: string, messages: number): string {
       `  ${((100 * n) / total).toFixed(1).padStart(5)}%  ${((n * intervalUs) / messages).toFixed(0).padStart(5)} µs/msg  ${stage}`,
     );
   }
+  // The functions the samples were taken in (self time), with where they are: a native
+  // function (fetch, a socket's write) also holds the time its thread waited for a core
+  // while in it, so on a busy machine those read high.
+  const self = new Map<string, number>();
+  for (const s of counted) {
+    const { functionName, url, lineNumber } = byId.get(s)!.callFrame;
+    const where =
+      url === "" ? "native" : `${url.replace(/^.*\/node_modules\//, "").replace(/^.*\/(src|bench)\//, "$1/")}:${lineNumber + 1}`;
+    const name = `${functionName || "(anonymous)"} (${where})`;
+    self.set(name, (self.get(name) ?? 0) + 1);
+  }
+  lines.push(`  top ${TOP_FUNCTIONS} functions by self time:`);
+  for (const [name, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, TOP_FUNCTIONS)) {
+    lines.push(`  ${((100 * n) / total).toFixed(1).padStart(5)}%  ${((n * intervalUs) / messages).toFixed(0).padStart(5)} µs/msg  ${name}`);
+  }
   return lines.join("\n");
 }
+
+const TOP_FUNCTIONS = 12;
 
 if (import.meta.main) {
   const [file, messages] = Bun.argv.slice(2);

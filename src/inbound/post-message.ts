@@ -9,9 +9,9 @@ import type { MessageCost } from "../lib/memory-budget.ts";
 import { SMTP_REPLIES } from "../smtp/replies.ts";
 import { formatReply, type SmtpReply } from "../smtp/reply.ts";
 import { recipientsOfAccount } from "./addresses/recipients.ts";
-import type { AuthChecks } from "./parse/auth-checks.ts";
+import { type AuthChecks, type AuthSession, hasDkimSignatureField } from "./parse/auth-checks.ts";
 import type { ExtractedMessage } from "./parse/extract.ts";
-import { MessageRefused } from "./parse/parse.ts";
+import { headerSectionBytes, MessageRefused } from "./parse/parse.ts";
 import type { SpamdResult } from "./parse/spamd.ts";
 import { receivedHeader, returnPathHeader, withTraceHeaders } from "./parse/trace-headers.ts";
 import type { PayloadEnvelope } from "./payload/payload.ts";
@@ -93,12 +93,22 @@ interface Checked {
 async function postToAddresses(raw: Buffer, tx: Transaction, deps: PostDeps, frontRoom: number): Promise<SmtpReply[]> {
   const md5 = md5Hex(raw);
   const trace = traceLines(tx, tx.id, deps.hostname, deps.clock.nowMs());
-  const extracted = await extractOrRefuse(raw, trace, tx, deps, frontRoom, md5);
-  if ("refusal" in extracted) return [extracted.refusal];
   // DKIM is verified on the message as sent: a signature may cover a Return-Path we replaced.
+  // SPF and DKIM need no parse: their lookups go out while the message is parsed.
+  const session = { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname };
+  const started = authBeforeParse(raw, session, deps);
+  const extracted = await extractOrRefuse(raw, trace, tx, deps, frontRoom, md5);
+  if ("refusal" in extracted) {
+    // A DKIM verification started for it still reads the message's bytes: the reply (and
+    // with it the end of the message's memory reservation) waits for the checks to end.
+    await started?.checks.both.catch(() => {});
+    return [extracted.refusal];
+  }
   // spamd scores the message as the sender sent it too, at the same time (it never waits past inbound.spamd.timeout).
   const [auth, spamd] = await Promise.all([
-    deps.auth.check(raw, { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname }, extracted.facts),
+    started && started.hasDkimSignature === extracted.facts.hasDkimSignature
+      ? deps.auth.finish(started.checks, extracted.facts)
+      : deps.auth.check(raw, session, extracted.facts),
     deps.spamd?.(raw) ?? null,
   ]);
   const checked: Checked = { extracted, md5, auth, spamd, trace };
@@ -110,6 +120,19 @@ async function postToAddresses(raw: Buffer, tx: Transaction, deps: PostDeps, fro
     tx.log,
   );
   return results.map((r) => r.reply);
+}
+
+/**
+ * SPF and DKIM started before the parse (AuthChecker.begin), for a message whose header
+ * section is within the limit (one over it is refused unparsed, and is never verified).
+ * Whether it has a DKIM-Signature is read from its bytes; where the parse says otherwise
+ * (a header mailparser reads differently), the checks run again after it, as they did
+ * before issue 38, so the verdicts are the same either way.
+ */
+function authBeforeParse(raw: Buffer, session: AuthSession, deps: PostDeps) {
+  if (headerSectionBytes(raw) > deps.limits.maxHeaderBytes) return null;
+  const hasDkimSignature = hasDkimSignatureField(raw);
+  return { hasDkimSignature, checks: deps.auth.begin(raw, session, hasDkimSignature) };
 }
 
 /** Parses the message behind our trace lines; a message that cannot be read is refused and recorded. */

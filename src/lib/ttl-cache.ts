@@ -4,6 +4,14 @@
 export class TtlCache<V> {
   private entries = new Map<string, { expiresMs: number; value: V | undefined; error: unknown; failed: boolean }>();
   private inFlight = new Map<string, Promise<V>>();
+  /**
+   * Where the oldest entry is: one iterator kept over the entries. A Map iterator sees
+   * entries added after it was made and skips deleted ones, so its next key is always the
+   * oldest still there. A new iterator at every put (`keys().next()`) started at the front
+   * and walked past every entry deleted since the Map last compacted: 5 µs a put at
+   * 10,000 entries, 29 µs at 50,000 (issue 38).
+   */
+  private oldest: MapIterator<string> = this.entries.keys();
 
   constructor(
     private readonly ttlMs: number,
@@ -47,7 +55,12 @@ export class TtlCache<V> {
 
   private put(key: string, entry: { expiresMs: number; value: V | undefined; error: unknown; failed: boolean }): void {
     // The oldest entry goes first (Map keeps insertion order).
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    if (this.entries.size >= this.maxEntries) {
+      let next = this.oldest.next();
+      // A finished iterator stays finished, even once the Map has entries again.
+      if (next.done) next = (this.oldest = this.entries.keys()).next();
+      if (!next.done) this.entries.delete(next.value);
+    }
     this.entries.set(key, entry);
   }
 }

@@ -23,9 +23,10 @@ export class MessageRefused extends Error {
 /** Bytes before the blank line that ends the header section (the whole message if none). */
 export function headerSectionBytes(raw: Buffer): number {
   const crlf = raw.indexOf("\r\n\r\n");
-  const lf = raw.indexOf("\n\n");
-  const ends = [crlf, lf].filter((i) => i >= 0);
-  return ends.length === 0 ? raw.length : Math.min(...ends);
+  // A "\n\n" before the CRLF one starts within its first byte: only the header section is
+  // searched, not (for a CRLF message, which has none) the whole message.
+  const lf = (crlf >= 0 ? raw.subarray(0, crlf + 1) : raw).indexOf("\n\n");
+  return lf >= 0 ? lf : crlf >= 0 ? crlf : raw.length;
 }
 
 /** Deepest nesting of MIME nodes (1 = a single-part message), found by mailsplit without decoding. */

@@ -1,7 +1,7 @@
 // The body posted to a target (docs/receiving.md, json+n and multipart+n), built once per message and address:
 // the json+n object, and the same content as multipart+n form fields.
 import type { ParsedMail } from "mailparser";
-import { normalizeHeaders, originalHeaders, type PayloadHeaders } from "./headers.ts";
+import { payloadHeaders, type PayloadHeaders } from "./headers.ts";
 import type { Payload, PayloadAttachment, PayloadEnvelope } from "./payload-schema.ts";
 
 export type { AuthResult, Payload, PayloadAttachment, PayloadEnvelope } from "./payload-schema.ts";
@@ -33,8 +33,7 @@ export function messageContent(parsed: ParsedMail): MessageContent {
   const html = typeof parsed.html === "string" && parsed.html !== "" ? parsed.html : undefined;
   const reply_plain = replyText(plain);
   return {
-    headers: normalizeHeaders(parsed.headerLines),
-    originalHeaders: originalHeaders(parsed.headerLines),
+    ...payloadHeaders(parsed.headerLines),
     plain,
     html,
     reply_plain,
