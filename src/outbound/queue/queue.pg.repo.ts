@@ -26,6 +26,7 @@ import type { RecipientUpdate } from "./message.ts";
 import type { EventOptions, OutboundRepo, QueueLeases } from "./queue.port.ts";
 import { PgSharedTransactions } from "../../store/pg-shared-tx.ts";
 import { PgInsertBatcher } from "./pg-insert-batch.ts";
+import { CLAIMED_BODY_MAX_BYTES, ClaimedBodies } from "./claimed-bodies.ts";
 import { reschedulePg, writeMessages } from "./queue-write.pg.repo.ts";
 import { createPgQueueReads, type Big, type PgRecipientRow, pgMessageOf, recipientOf } from "./queue-read.pg.repo.ts";
 import type { MessageRow } from "./rows.ts";
@@ -48,6 +49,8 @@ interface PgClaimRow extends PgRecipientRow {
   m_created_at: Big;
   m_send_at: Big | null;
   m_metadata_json: string;
+  /** The message's bytes on its first claimed recipient, when at most CLAIMED_BODY_MAX_BYTES (claimed-bodies.ts). */
+  m_raw: Uint8Array | null;
 }
 
 const messageOf = (r: PgClaimRow) =>
@@ -136,13 +139,16 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
   const outcomes = new PgSharedTransactions(sql);
   // Sends that arrive together share a transaction (pg-insert-batch.ts).
   const inserts = new PgInsertBatcher(sql, ports);
+  const bodies = new ClaimedBodies();
   return {
     async insert(m, recipients, events, opts = {}) {
+      bodies.forget(m.id);
       await inserts.insert({ queued: { message: m, recipients, events, raw: opts.raw }, answer: opts.answer, webhook: opts.webhook });
       if (opts.webhook !== false) onEvents();
     },
 
     async insertMany(queued, opts = {}) {
+      for (const q of queued) bodies.forget(q.message.id);
       await sql.begin(async (tx) => {
         await writeMessages(tx, ports, queued, opts.webhook);
         if (opts.answer) await ports.answers.record(tx, opts.answer, queued[0]?.message.createdAtMs ?? Date.now());
@@ -151,6 +157,8 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
     },
 
     async rawMessage(messageId) {
+      const claimed = bodies.take(messageId);
+      if (claimed) return claimed;
       const rows: { raw: Uint8Array }[] = await sql`SELECT raw FROM outbound_message_bodies WHERE message_id = ${messageId}`;
       const raw = rows[0]?.raw;
       return raw ? Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength) : null;
@@ -171,9 +179,12 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
         SELECT c.*, m.account_id AS m_account_id, m.outbound_account_id AS m_outbound_account_id, m.mail_from AS m_mail_from, m.subject AS m_subject,
           m.message_id AS m_message_id, m.to_json AS m_to_json, m.cc_json AS m_cc_json, m.tags_json AS m_tags_json, m.test_mode AS m_test_mode,
           m.priority AS m_priority, m.size AS m_size, m.tracking_json AS m_tracking_json, m.created_at AS m_created_at,
-          m.send_at AS m_send_at, m.metadata_json AS m_metadata_json
-        FROM claimed c JOIN outbound_messages m ON m.id = c.message_id
+          m.send_at AS m_send_at, m.metadata_json AS m_metadata_json,
+          CASE WHEN octet_length(b.raw) <= ${CLAIMED_BODY_MAX_BYTES} AND row_number() OVER (PARTITION BY c.message_id ORDER BY c.position) = 1 THEN b.raw END AS m_raw
+        FROM claimed c JOIN outbound_messages m ON m.id = c.message_id LEFT JOIN outbound_message_bodies b ON b.message_id = c.message_id
         ORDER BY c.lane, c.next_attempt_at`;
+      // The bodies, once per message, for rawMessage: no round trip per delivery to read them.
+      for (const r of rows) if (r.m_raw) bodies.keep(r.message_id, Buffer.from(r.m_raw.buffer, r.m_raw.byteOffset, r.m_raw.byteLength));
       return rows.map((r) => ({ recipient: recipientOf(r), message: messageOf(r) }));
     },
 
