@@ -11,26 +11,27 @@ import type { SQL, TransactionSQL } from "bun";
 /** Writes per batch at most; more wait for the next one. */
 export const PG_BATCH_WRITES = 100;
 
-interface Waiting<T> {
+interface Waiting<T, R> {
   item: T;
-  resolve: () => void;
+  resolve: (result: R) => void;
   reject: (err: unknown) => void;
 }
 
-export class PgBatchWriter<T> {
-  private waiting: Waiting<T>[] = [];
+/** Items of type T, each answered with an R (the writer's result at its index). */
+export class PgBatchWriter<T, R = void> {
+  private waiting: Waiting<T, R>[] = [];
   private committing = false;
 
   constructor(
     private readonly sql: SQL,
-    /** Writes every item given, in `tx` (multi-row statements: one round trip for all). */
-    private readonly writeAll: (tx: TransactionSQL, items: readonly T[]) => Promise<void>,
+    /** Writes every item given, in `tx` (multi-row statements: one round trip for all); the result of each, in order (none for R = void). */
+    private readonly writeAll: (tx: TransactionSQL, items: readonly T[]) => Promise<R[]>,
     private readonly maxPerBatch = PG_BATCH_WRITES,
   ) {}
 
-  /** Writes `item` with whichever others are waiting; resolves once committed. */
-  write(item: T): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  /** Writes `item` with whichever others are waiting; resolves with its result once committed. */
+  write(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
       if (!this.committing) void this.drain();
     });
@@ -42,17 +43,19 @@ export class PgBatchWriter<T> {
       while (this.waiting.length > 0) {
         const batch = this.waiting.splice(0, this.maxPerBatch);
         try {
-          await this.sql.begin((tx) =>
+          const results = await this.sql.begin((tx) =>
             this.writeAll(
               tx,
               batch.map((w) => w.item),
             ),
           );
-          for (const w of batch) w.resolve();
+          for (const [i, w] of batch.entries()) w.resolve(results[i] as R);
         } catch (err) {
           if (batch.length === 1) batch[0]!.reject(err);
           // Rolled back whole: each write again on its own, so only the one at fault fails.
-          else for (const w of batch) await this.sql.begin((tx) => this.writeAll(tx, [w.item])).then(w.resolve, w.reject);
+          else
+            for (const w of batch)
+              await this.sql.begin((tx) => this.writeAll(tx, [w.item])).then((results) => w.resolve(results[0] as R), w.reject);
         }
       }
     } finally {

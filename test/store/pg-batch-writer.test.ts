@@ -30,6 +30,7 @@ function writer(max?: number) {
     calls.push([...items]);
     const [{ id }] = await tx`SELECT txid_current()::text AS id`;
     await tx`INSERT INTO t ${tx(items.map((i) => ({ id: i, tx: id })))}`;
+    return [];
   };
   return { calls, batches: new PgBatchWriter<number>(sql, write, max) };
 }

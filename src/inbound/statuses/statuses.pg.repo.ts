@@ -97,7 +97,10 @@ const STATUS_ROWS_PER_INSERT = 3000;
 export function createPgStatusRepo(sql: SQL): StatusRepo {
   const select = sql`SELECT id, account_id, address_id, message_id, mail_from, rcpt_to, subject, status, status_category, tls, size, remote_ip, response,
     x_postroom_message_id, store_url, envelope, created_at, state, attempts, next_attempt_at`;
-  const statuses = new PgBatchWriter<readonly IncomingStatus[]>(sql, (tx, groups) => insertStatuses(tx, groups.flat()));
+  const statuses = new PgBatchWriter<readonly IncomingStatus[]>(sql, async (tx, groups) => {
+    await insertStatuses(tx, groups.flat());
+    return [];
+  });
   return {
     // Messages received together share one transaction: one INSERT and one counts upsert for all.
     record: (rows) => (rows.length === 0 ? Promise.resolve() : statuses.write(rows)),

@@ -16,16 +16,16 @@
 //   suppression) and gets null; its late answer cannot overwrite the new holder's work;
 // - times are the callers' clocks (nowMs, leaseUntilMs), as on SQLite: nodes need clocks in
 //   step to well under a lease time.
-import type { SQL, TransactionSQL } from "bun";
+import type { SQL } from "bun";
 import { prefixPattern } from "../../store/paging.ts";
 import { pgInteger } from "../../store/pg-values.ts";
-import type { SuppressionOrder } from "../suppressions/suppression.ts";
 import type { PgQueuePorts } from "./ports.ts";
 import type { MessageEvent, NewEvent } from "../../events/message-event.ts";
 import type { RecipientUpdate } from "./message.ts";
 import type { EventOptions, OutboundRepo, QueueLeases } from "./queue.port.ts";
 import { PgSharedTransactions } from "../../store/pg-shared-tx.ts";
 import { PgInsertBatcher } from "./pg-insert-batch.ts";
+import { pgOutcomeWriter, suppressIn } from "./pg-outcome-batch.ts";
 import { CLAIMED_BODY_MAX_BYTES, ClaimedBodies } from "./claimed-bodies.ts";
 import { reschedulePg, writeMessages } from "./queue-write.pg.repo.ts";
 import { createPgQueueReads, type Big, type PgRecipientRow, pgMessageOf, recipientOf } from "./queue-read.pg.repo.ts";
@@ -73,34 +73,9 @@ const messageOf = (r: PgClaimRow) =>
     metadata_json: r.m_metadata_json,
   });
 
-/** Suppresses a recipient of a sent message, in `tx` (suppressRecipient on SQLite). */
-async function suppressIn(
-  tx: TransactionSQL,
-  ports: PgQueuePorts,
-  recipientId: string,
-  order: SuppressionOrder,
-  details: Record<string, unknown>,
-  nowMs: number,
-): Promise<void> {
-  // LOWER in "C": ASCII letters only, as SQLite's LOWER.
-  const rows: { account_id: string; outbound_account_id: string; email: string }[] =
-    await tx`SELECT m.account_id, m.outbound_account_id, LOWER(r.email COLLATE "C") AS email FROM outbound_recipients r JOIN outbound_messages m ON m.id = r.message_id WHERE r.id = ${recipientId}`;
-  const row = rows[0];
-  if (row)
-    await ports.suppressions.suppress(tx, {
-      accountId: row.account_id,
-      outboundAccountId: row.outbound_account_id,
-      email: row.email,
-      reason: order.reason,
-      details,
-      createdAtMs: nowMs,
-      expiresAtMs: order.expiresAtMs,
-    });
-}
-
 /**
- * An attempt's outcome with its events, the lease ended; with `holder`, only while that
- * worker holds the lease (else null, nothing written), without it whoever holds it.
+ * An outcome with its events written by the API or the bounce handler, whoever holds the
+ * lease (finishAttempt, the lease holder's, is pg-outcome-batch.ts's).
  */
 async function recordOutcome(
   shared: PgSharedTransactions,
@@ -110,22 +85,17 @@ async function recordOutcome(
   u: RecipientUpdate,
   events: NewEvent[],
   opts: EventOptions,
-  holder: { workerId: string; nowMs: number } | null,
-): Promise<MessageEvent[] | null> {
-  // With the outcomes of other attempts that end meanwhile, in one transaction (pg-shared-tx.ts).
+): Promise<MessageEvent[]> {
+  // With the outcomes of other changes that end meanwhile, in one transaction (pg-shared-tx.ts).
   const recorded = await shared.run(async (tx) => {
-    // Only the holder of a lease that has not run out (see the top of this file); the
-    // row lock this UPDATE takes keeps a claim from moving it until the commit.
-    const held = holder ? tx`AND locked_by = ${holder.workerId} AND locked_until >= ${holder.nowMs}` : tx``;
-    const changed = await tx`UPDATE outbound_recipients
+    await tx`UPDATE outbound_recipients
       SET status = ${u.status}, state = ${u.state}, attempts = ${u.attempts}, first_attempt_at = ${u.firstAttemptAtMs}, next_attempt_at = ${u.nextAttemptAtMs},
         locked_by = NULL, locked_until = NULL
-      WHERE id = ${recipientId} ${held} RETURNING id`;
-    if (holder && changed.length === 0) return null;
+      WHERE id = ${recipientId}`;
     if (u.suppress) await suppressIn(tx, ports, recipientId, u.suppress, events.at(-1)?.details ?? {}, events.at(-1)?.createdAtMs ?? 0);
     return ports.events.record(tx, events, opts);
   });
-  if (recorded && opts.webhook !== false) onEvents();
+  if (opts.webhook !== false) onEvents();
   return recorded;
 }
 
@@ -136,7 +106,8 @@ async function recordOutcome(
  */
 export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () => void = () => {}): QueueLeases {
   const lanes = Object.values(LANES);
-  const outcomes = new PgSharedTransactions(sql);
+  // Outcomes that end together are written together (pg-outcome-batch.ts).
+  const finish = pgOutcomeWriter(sql, ports, onEvents);
   // Sends that arrive together share a transaction (pg-insert-batch.ts).
   const inserts = new PgInsertBatcher(sql, ports);
   const bodies = new ClaimedBodies();
@@ -214,7 +185,7 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
     },
 
     finishAttempt: (workerId, recipientId, u, events, nowMs, opts = {}) =>
-      recordOutcome(outcomes, ports, onEvents, recipientId, u, events, opts, { workerId, nowMs }),
+      finish({ recipientId, update: u, events, opts, holder: { workerId, nowMs } }),
 
     async nextDueMs() {
       // One MIN per lane, each the first entry of outbound_recipients_due (state, lane,
@@ -238,8 +209,7 @@ export function createPgOutboundRepo(sql: SQL, ports: PgQueuePorts, onEvents: ()
     ...createPgQueueLeases(sql, ports, onEvents),
     ...createPgQueueReads(sql),
 
-    update: async (recipientId, u, events, opts = {}) =>
-      (await recordOutcome(updates, ports, onEvents, recipientId, u, events, opts, null))!,
+    update: (recipientId, u, events, opts = {}) => recordOutcome(updates, ports, onEvents, recipientId, u, events, opts),
 
     async addEvents(recipientId, status, events, suppress) {
       const recorded = await sql.begin(async (tx) => {
