@@ -151,10 +151,12 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
           m.message_id AS m_message_id, m.to_json AS m_to_json, m.cc_json AS m_cc_json, m.tags_json AS m_tags_json, m.test_mode AS m_test_mode,
           m.priority AS m_priority, m.size AS m_size, m.tracking_json AS m_tracking_json, m.created_at AS m_created_at,
           m.send_at AS m_send_at, m.metadata_json AS m_metadata_json,
-          CASE WHEN octet_length(b.raw) <= ${CLAIMED_BODY_MAX_BYTES} AND row_number() OVER (PARTITION BY c.message_id ORDER BY c.position) = 1 THEN b.raw END AS m_raw
-        FROM claimed c JOIN outbound_messages m ON m.id = c.message_id LEFT JOIN outbound_message_bodies b ON b.message_id = c.message_id
+          CASE WHEN row_number() OVER (PARTITION BY c.message_id ORDER BY c.position) = 1 THEN
+            (SELECT raw FROM outbound_message_bodies WHERE message_id = c.message_id AND octet_length(raw) <= ${CLAIMED_BODY_MAX_BYTES}) END AS m_raw
+        FROM claimed c JOIN outbound_messages m ON m.id = c.message_id
         ORDER BY c.lane, c.next_attempt_at`;
       // The bodies, once per message, for rawMessage: no round trip per delivery to read them.
+      // (A subquery per first row: each body found by its key, and read only once per message.)
       for (const r of rows) if (r.m_raw) bodies.keep(r.message_id, Buffer.from(r.m_raw.buffer, r.m_raw.byteOffset, r.m_raw.byteLength));
       return rows.map((r) => ({ recipient: recipientOf(r), message: messageOf(r) }));
     },
