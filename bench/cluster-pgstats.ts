@@ -24,6 +24,11 @@ interface Row {
   wal_bytes: string;
 }
 
+/** A statement's text with its lists of placeholders (VALUES rows, IN lists) as "(…)", whitespace folded. */
+export function familyOf(query: string): string {
+  return query.replace(/\s+/g, " ").replace(/\(\s*\$\d+[^()]*\)(\s*,\s*\(\s*\$\d+[^()]*\))*/g, "(…)");
+}
+
 export class PgStatements {
   private constructor(private readonly sql: SQL) {}
 
@@ -37,30 +42,40 @@ export class PgStatements {
     await this.sql`SELECT pg_stat_statements_reset()`;
   }
 
-  /** The statements since the last reset, per message of `messages`, as text lines; then resets. */
+  /**
+   * The statements since the last reset, per message of `messages`, as text lines; then
+   * resets. Statements that differ only in their number of rows or list items (a
+   * multi-row INSERT of 3 rows and of 7, an IN list) are one line, "(…)" in place of the list.
+   */
   async report(messages: number, label: string): Promise<string> {
     const rows: Row[] = await this.sql`SELECT query, calls, total_exec_time, rows, wal_bytes FROM pg_stat_statements
-      WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC`;
+      WHERE query NOT LIKE '%pg_stat_statements%'`;
     await this.reset();
-    const per = (x: number) => x / messages;
-    const calls = rows.reduce((s, r) => s + Number(r.calls), 0);
-    const wal = rows.reduce((s, r) => s + Number(r.wal_bytes), 0);
-    const exec = rows.reduce((s, r) => s + r.total_exec_time, 0);
-    const lines = [
-      `  ${label}: ${per(calls).toFixed(2)} statements per message, ${((per(exec) * 1000) | 0).toString()} µs execution, ${per(wal).toFixed(0)} WAL bytes`,
-      `    calls/msg   µs/call  rows/call  WAL B/msg  statement`,
-    ];
-    for (const r of rows.slice(0, TOP)) {
-      const n = Number(r.calls);
-      const text = r.query.replace(/\s+/g, " ").slice(0, 150);
-      lines.push(
-        `    ${per(n).toFixed(3).padStart(9)} ${((r.total_exec_time * 1000) / n).toFixed(0).padStart(9)} ${(Number(r.rows) / n).toFixed(1).padStart(10)} ${per(Number(r.wal_bytes)).toFixed(0).padStart(10)}  ${text}`,
-      );
+    const families = new Map<string, { calls: number; ms: number; rows: number; wal: number }>();
+    for (const r of rows) {
+      const key = familyOf(r.query);
+      const f = families.get(key) ?? { calls: 0, ms: 0, rows: 0, wal: 0 };
+      f.calls += Number(r.calls);
+      f.ms += r.total_exec_time;
+      f.rows += Number(r.rows);
+      f.wal += Number(r.wal_bytes);
+      families.set(key, f);
     }
-    const rest = rows.slice(TOP);
+    const sorted = [...families].sort((a, b) => b[1].calls - a[1].calls);
+    const per = (x: number) => x / messages;
+    const sum = (pick: (f: { calls: number; ms: number; wal: number }) => number) => sorted.reduce((s, [, f]) => s + pick(f), 0);
+    const lines = [
+      `  ${label}: ${per(sum((f) => f.calls)).toFixed(2)} statements per message, ${(per(sum((f) => f.ms)) * 1000).toFixed(0)} µs execution (wall), ${per(sum((f) => f.wal)).toFixed(0)} WAL bytes`,
+      "    calls/msg  µs/call  rows/call  WAL B/msg  statement",
+    ];
+    for (const [text, f] of sorted.slice(0, TOP))
+      lines.push(
+        `    ${per(f.calls).toFixed(3).padStart(9)} ${((f.ms * 1000) / f.calls).toFixed(0).padStart(8)} ${(f.rows / f.calls).toFixed(1).padStart(10)} ${per(f.wal).toFixed(0).padStart(10)}  ${text.slice(0, 150)}`,
+      );
+    const rest = sorted.slice(TOP);
     if (rest.length > 0)
       lines.push(
-        `    ${per(rest.reduce((s, r) => s + Number(r.calls), 0))
+        `    ${per(rest.reduce((s, [, f]) => s + f.calls, 0))
           .toFixed(3)
           .padStart(9)}  (${rest.length} other statements)`,
       );
