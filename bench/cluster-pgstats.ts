@@ -22,6 +22,7 @@ interface Row {
   total_exec_time: number;
   rows: string;
   wal_bytes: string;
+  shared_blks_hit: string;
 }
 
 /** A statement's text with its lists of placeholders (VALUES rows, IN lists) as "(…)", whitespace folded. */
@@ -48,17 +49,18 @@ export class PgStatements {
    * multi-row INSERT of 3 rows and of 7, an IN list) are one line, "(…)" in place of the list.
    */
   async report(messages: number, label: string): Promise<string> {
-    const rows: Row[] = await this.sql`SELECT query, calls, total_exec_time, rows, wal_bytes FROM pg_stat_statements
+    const rows: Row[] = await this.sql`SELECT query, calls, total_exec_time, rows, wal_bytes, shared_blks_hit FROM pg_stat_statements
       WHERE query NOT LIKE '%pg_stat_statements%'`;
     await this.reset();
-    const families = new Map<string, { calls: number; ms: number; rows: number; wal: number }>();
+    const families = new Map<string, { calls: number; ms: number; rows: number; wal: number; blocks: number }>();
     for (const r of rows) {
       const key = familyOf(r.query);
-      const f = families.get(key) ?? { calls: 0, ms: 0, rows: 0, wal: 0 };
+      const f = families.get(key) ?? { calls: 0, ms: 0, rows: 0, wal: 0, blocks: 0 };
       f.calls += Number(r.calls);
       f.ms += r.total_exec_time;
       f.rows += Number(r.rows);
       f.wal += Number(r.wal_bytes);
+      f.blocks += Number(r.shared_blks_hit);
       families.set(key, f);
     }
     const sorted = [...families].sort((a, b) => b[1].calls - a[1].calls);
@@ -66,11 +68,11 @@ export class PgStatements {
     const sum = (pick: (f: { calls: number; ms: number; wal: number }) => number) => sorted.reduce((s, [, f]) => s + pick(f), 0);
     const lines = [
       `  ${label}: ${per(sum((f) => f.calls)).toFixed(2)} statements per message, ${(per(sum((f) => f.ms)) * 1000).toFixed(0)} µs execution (wall), ${per(sum((f) => f.wal)).toFixed(0)} WAL bytes`,
-      "    calls/msg  µs/call  rows/call  WAL B/msg  statement",
+      "    calls/msg  µs/call  rows/call  blocks/call  WAL B/msg  statement",
     ];
     for (const [text, f] of sorted.slice(0, TOP))
       lines.push(
-        `    ${per(f.calls).toFixed(3).padStart(9)} ${((f.ms * 1000) / f.calls).toFixed(0).padStart(8)} ${(f.rows / f.calls).toFixed(1).padStart(10)} ${per(f.wal).toFixed(0).padStart(10)}  ${text.slice(0, 150)}`,
+        `    ${per(f.calls).toFixed(3).padStart(9)} ${((f.ms * 1000) / f.calls).toFixed(0).padStart(8)} ${(f.rows / f.calls).toFixed(1).padStart(10)} ${(f.blocks / f.calls).toFixed(0).padStart(12)} ${per(f.wal).toFixed(0).padStart(10)}  ${text.slice(0, 150)}`,
       );
     const rest = sorted.slice(TOP);
     if (rest.length > 0)
