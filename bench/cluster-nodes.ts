@@ -14,7 +14,8 @@ import { cpSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { DURABLE_SETTINGS, startPostgres, type Postgres } from "../test/helpers/postgres.ts";
 import type { TestDnsServer } from "../test/helpers/dns-server.ts";
-import { Child, processTreeCpuMs } from "./child.ts";
+import { Child, cpuProfileArgs, processTreeCpuMs } from "./child.ts";
+import { PG_STATEMENTS_SETTINGS, PgStatements } from "./cluster-pgstats.ts";
 import { DeliveryTally } from "./delivery-tally.ts";
 import { SENDER_DOMAIN } from "./message.ts";
 import { inboundAddress, verifiedSendingDomain, writePostroomConfig } from "./postroom.ts";
@@ -51,6 +52,8 @@ export interface Setup {
   label: string;
   nodes: ClusterNode[];
   postgres: Postgres | null;
+  /** pg_stat_statements of its server (--pg-statements), else null. */
+  statements: PgStatements | null;
   /** The inbound address, whose mail goes to the target's /KIND path. */
   rcpt: string;
   cpuMs(): SetupCpu;
@@ -63,6 +66,10 @@ export interface SetupEnv {
   sinkPort: number;
   /** The target URL this setup's inbound address POSTs to. */
   targetUrl: string;
+  /** Track the PostgreSQL server's statements (PgStatements). */
+  pgStatements?: boolean;
+  /** Run each node under `bun --cpu-prof`, its profile written here when it stops (KIND-NODE.cpuprofile). */
+  profileDir?: string | null;
 }
 
 /** `postroom migrate` with the config at `configPath`; its output, or an error with everything it printed. */
@@ -88,12 +95,15 @@ export async function startSetup(kind: SetupKind, env: SetupEnv, log: (line: str
   const nodes: ClusterNode[] = [];
   let postgres: Postgres | null = null;
   let rcpt = "";
+  let statements: PgStatements | null = null;
   const stop = async () => {
+    await statements?.close();
     for (const node of nodes) await node.child.stop();
     await postgres?.stop();
   };
   try {
-    if (onPostgres) postgres = await startPostgres({ settings: DURABLE_SETTINGS });
+    if (onPostgres)
+      postgres = await startPostgres({ settings: { ...DURABLE_SETTINGS, ...(env.pgStatements ? PG_STATEMENTS_SETTINGS : {}) } });
     for (let i = 1; i <= count; i++) {
       const nodeId = `node-${i}`;
       const nodeDir = join(dir, nodeId);
@@ -110,7 +120,8 @@ export async function startSetup(kind: SetupKind, env: SetupEnv, log: (line: str
       if (postgres && i === 1) log(`  ${label}: ${migrate(configPath).replace(/\n/g, "; ")}`);
       // Every node seals and opens the database's secrets with the same keys: node-1's, made at its start.
       if (i > 1) cpSync(join(dir, "node-1", "data", "keys"), join(nodeDir, "data", "keys"), { recursive: true });
-      const child = Child.spawn(`${label} ${nodeId}`, ["src/main.ts", "serve", "--config", configPath], ROOT);
+      const profile = cpuProfileArgs(env.profileDir ?? null, `${kind}-${nodeId}`);
+      const child = Child.spawn(`${label} ${nodeId}`, [...profile, "src/main.ts", "serve", "--config", configPath], ROOT);
       const node: ClusterNode = { nodeId, child, httpPort, smtpPort, tally: null as unknown as DeliveryTally };
       nodes.push(node);
       await child.waitFor((l) => l.msg === "http listening");
@@ -122,11 +133,12 @@ export async function startSetup(kind: SetupKind, env: SetupEnv, log: (line: str
       node.tally = new DeliveryTally(child);
       child.ready();
     }
+    if (postgres && env.pgStatements) statements = await PgStatements.open(postgres.url);
     const cpuMs = (): SetupCpu => {
       const perNode = nodes.map((n) => processTreeCpuMs(n.child.proc.pid));
       return { nodes: perNode.reduce((a, b) => a + b, 0), perNode, postgres: postgres ? processTreeCpuMs(postgres.pid) : null };
     };
-    return { kind, label, nodes, postgres, rcpt, cpuMs, stop };
+    return { kind, label, nodes, postgres, statements, rcpt, cpuMs, stop };
   } catch (err) {
     await stop().catch(() => undefined);
     throw new Error(`setup "${label}" did not start: ${(err as Error).message}`);

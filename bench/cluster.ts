@@ -50,7 +50,7 @@
 import { dirname } from "node:path";
 import { TestDnsServer } from "../test/helpers/dns-server.ts";
 import { apiContent, FROM_HEADER } from "./api-client.ts";
-import { intOption, parseOptions } from "./args.ts";
+import { dirOption, intOption, parseOptions } from "./args.ts";
 import { Cleanup } from "./cleanup.ts";
 import { SETUP_KINDS, startSetup, type Setup, type SetupKind } from "./cluster-nodes.ts";
 import { runClusterInbound, runClusterOutbound, type ClusterResult } from "./cluster-run.ts";
@@ -66,7 +66,7 @@ const RECIPIENTS = 50;
 
 function options() {
   const values = parseOptions(
-    "bun run bench:cluster [--messages N] [--rounds R] [--warmup W] [--clients C] [--connections K] [--domains D] [--setups sqlite,pg1,pg2]",
+    "bun run bench:cluster [--messages N] [--rounds R] [--warmup W] [--clients C] [--connections K] [--domains D] [--setups sqlite,pg1,pg2] [--pg-statements] [--profile DIR]",
     {
       messages: { type: "string", short: "n" },
       rounds: { type: "string" },
@@ -75,6 +75,8 @@ function options() {
       connections: { type: "string" },
       domains: { type: "string" },
       setups: { type: "string" },
+      "pg-statements": { type: "boolean" },
+      profile: { type: "string" },
     },
   );
   const messages = intOption(values.messages, "BENCH_MESSAGES", 2000, 1);
@@ -95,7 +97,17 @@ function options() {
     if (n > messages) throw new Error(`--${name} (${n}) must not exceed --messages (${messages})`);
     if (warmup > 0 && n > warmup) throw new Error(`--${name} (${n}) must not exceed --warmup (${warmup})`);
   }
-  return { messages, rounds, warmup, clients, connections, domains, setups: [...new Set(setups)] as SetupKind[] };
+  return {
+    messages,
+    rounds,
+    warmup,
+    clients,
+    connections,
+    domains,
+    setups: [...new Set(setups)] as SetupKind[],
+    pgStatements: values["pg-statements"] === true,
+    profileDir: dirOption(values.profile, "BENCH_PROFILE"),
+  };
 }
 
 const cleanup = new Cleanup();
@@ -135,7 +147,18 @@ async function main() {
 
   const sides: Side[] = [];
   for (const kind of opts.setups) {
-    const setup = await startSetup(kind, { workDir, dns, sinkPort: sink.port, targetUrl: target.url(`/${kind}`) }, console.log);
+    const setup = await startSetup(
+      kind,
+      {
+        workDir,
+        dns,
+        sinkPort: sink.port,
+        targetUrl: target.url(`/${kind}`),
+        pgStatements: opts.pgStatements,
+        profileDir: opts.profileDir,
+      },
+      console.log,
+    );
     cleanup.add(() => setup.stop());
     // Signed for this setup's address (To is signed), before anything is timed.
     sides.push({ setup, messages: await signedMessageSet(setup.rcpt, opts.domains, key), inboundSent: 0, outbound: [], inbound: [] });
@@ -151,15 +174,19 @@ async function main() {
 
   const measure = async (side: Side, count: number, warm: boolean) => {
     const { setup } = side;
+    await setup.statements?.reset();
     const out = await runClusterOutbound(setup, sink, bodies(count), opts.clients);
     await Bun.sleep(1000); // the queue runners go idle
+    const outStatements = await setup.statements?.report(count, `${setup.label} outbound (and 1 s idle)`);
     const inb = await runClusterInbound(setup, target, count, opts.connections, () => side.messages.message(side.inboundSent++));
+    const inStatements = await setup.statements?.report(count, `${setup.label} inbound`);
     const tag = warm ? "warm-up " : "";
     console.log(
       `  ${tag}${setup.label.padEnd(22)} outbound accepted ${out.accepted.toFixed(0).padStart(5)} delivered ${out.delivered.toFixed(0).padStart(5)} msg/s ` +
         `(CPU µs/msg: postroom ${us(out.postroomUs)}${perNode(out)}, postgres ${us(out.postgresUs)}, client ${us(out.clientUs)}, sink ${us(out.sinkUs)}, machine ${us(out.machineUs)}); ` +
         `inbound ${inb.accepted.toFixed(0).padStart(5)} msg/s (CPU µs/msg: postroom ${us(inb.postroomUs)}${perNode(inb)}, postgres ${us(inb.postgresUs)}, client+target+DNS ${us(inb.clientUs)}, machine ${us(inb.machineUs)})`,
     );
+    if (outStatements && !warm) console.log(`${outStatements}\n${inStatements}`);
     if (!warm) {
       side.outbound.push(out);
       side.inbound.push(inb);

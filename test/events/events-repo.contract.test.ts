@@ -97,4 +97,32 @@ describe.each(STORE_ENGINES)("message events on $name", (engine) => {
       ]);
     },
   );
+  engine.test(
+    "one call over several messages queues each event for its own message's accounts; a message not stored gets none; past a statement's rows, every event",
+    async () => {
+      const stored = await s.events.record([
+        event("m-a", "r-a1", "registration"),
+        event("m-b", "r-b1", "registration"),
+        event("m-gone", "r-x", "registration"),
+        event("m-a", "r-a2", "registration"),
+      ]);
+      expect(stored.map((e) => e.messageId)).toEqual(["m-a", "m-b", "m-gone", "m-a"]);
+      expect(await s.outbox.countPending()).toBe(3);
+      const a = await s.outbox.claimBatch("oa", NOW_MS, 100, 60_000);
+      expect(a!.events.map((e) => [e.accountId, e.recipient])).toEqual([
+        ["acct-a", "one@a.test"],
+        ["acct-a", "two@a.test"],
+      ]);
+      const b = await s.outbox.claimBatch("ob", NOW_MS, 100, 60_000);
+      expect(b!.events.map((e) => [e.accountId, e.recipient])).toEqual([["acct-b", "one@b.test"]]);
+      // 1,201 events in one call: more rows than one multi-row statement takes (500).
+      const many = await s.events.record(
+        Array.from({ length: 1201 }, (_, i) => event(i % 2 === 0 ? "m-a" : "m-b", i % 2 === 0 ? "r-a1" : "r-b1", "dispatch")),
+      );
+      expect(new Set(many.map((e) => e.id)).size).toBe(1201);
+      expect(await s.events.ofRecipients(["r-a1", "r-b1"])).toHaveLength(1203);
+      // The three claimed above are pending too (leased) until their batches end.
+      expect(await s.outbox.countPending()).toBe(3 + 1201);
+    },
+  );
 });

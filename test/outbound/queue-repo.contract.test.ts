@@ -265,6 +265,44 @@ describe.each(STORE_ENGINES)("QueueLeases on $name", (engine) => {
     ).toHaveLength(1);
     expect((await opened!.row("r1"))!.state).toBe("done");
   });
+
+  it("outcomes reported at once are each written with their own events; one whose lease moved on writes nothing", async () => {
+    // Issue 38: on PostgreSQL outcomes that end together share a transaction and statements.
+    await queue("m1", [
+      ["r1", {}],
+      ["r2", {}],
+      ["r3", {}],
+      ["r4", {}],
+    ]);
+    await repo().claimDue("w1", NOW, NOW + LEASE_MS, 10, []);
+    // r4 moves to w2 once w1's lease ran out; w1 then answers for all four at once.
+    expect(ids(await repo().claimDue("w2", NOW + LEASE_MS + 1, NOW + 2 * LEASE_MS, 1, []))).toEqual(["r1"]);
+    await repo().release(["r2", "r3", "r4"], "w2");
+    await repo().claimDue("w1", NOW + LEASE_MS + 1, NOW + 2 * LEASE_MS, 10, []);
+    const at = NOW + LEASE_MS + 2;
+    const outcomes = await Promise.all([
+      // The first goes at once on PostgreSQL; the three others wait and go together.
+      repo().finishAttempt("w1", "r3", delivered(2), [event("m1", "r3", "delivery")], at, { webhook: false }),
+      repo().finishAttempt("w1", "r1", delivered(1), [event("m1", "r1", "delivery")], at, { webhook: false }),
+      repo().finishAttempt("w1", "r2", delivered(1), [event("m1", "r2", "dispatch"), event("m1", "r2", "delivery")], at),
+      repo().finishAttempt("w1", "r4", delivered(3), [], at),
+    ]);
+    expect(outcomes.map((o) => o?.map((e) => [e.recipientId, e.kind]) ?? null)).toEqual([
+      [["r3", "delivery"]],
+      null,
+      [
+        ["r2", "dispatch"],
+        ["r2", "delivery"],
+      ],
+      [],
+    ]);
+    expect(await opened!.row("r1")).toEqual({ state: "queued", status: "registration", locked_by: "w2", attempts: 0 });
+    expect(await opened!.row("r2")).toEqual({ state: "done", status: "delivery", locked_by: null, attempts: 1 });
+    expect(await opened!.row("r3")).toEqual({ state: "done", status: "delivery", locked_by: null, attempts: 2 });
+    expect(await opened!.row("r4")).toEqual({ state: "done", status: "delivery", locked_by: null, attempts: 3 });
+    expect(await opened!.count("message_events", "recipient_id", "r1")).toBe(0);
+    expect(await opened!.count("message_events", "recipient_id", "r2")).toBe(2);
+  });
 });
 
 describe("QueueLeases on PostgreSQL, two nodes", () => {

@@ -1,11 +1,12 @@
 // SQL for incoming statuses on PostgreSQL: the StatusRepo port (statuses.port.ts), with
 // the SQLite repository's reads (statuses.repo.ts). Engine-specific, for the status journal:
 // writes go straight to the database, not through a per-node journal: record() inserts a group of statuses and counts them in the
-// hourly stats in one transaction and resolves once it committed, so the 250 that follows
+// hourly stats in one transaction (with the groups other messages record meanwhile:
+// pg-batch-writer.ts) and resolves once it committed, so the 250 that follows
 // means the statuses are stored, whichever node took the message. Several nodes insert at
 // once without coordinating: status IDs are random (statuses.port.ts) and the only shared
 // rows, the hourly counts, are added in their upsert (countInto).
-import type { SQL } from "bun";
+import type { SQL, TransactionSQL } from "bun";
 import { termTimeMs, type SearchTerm } from "../../lib/search-query.ts";
 import { containsPattern, searchedPage, searchWindowRows, toPage } from "../../store/paging.ts";
 import { pgCompare, pgContains, pgNewestFirst, pgSearchWindow, pgTimedSearch, type Fragment } from "../../store/pg-paging.ts";
@@ -13,8 +14,10 @@ import { pgInteger } from "../../store/pg-values.ts";
 import { countInto } from "../../stats/stats.repo.ts";
 import { pgTxDb } from "../../store/db/pg-db.ts";
 import { runOn } from "../../store/db/script.ts";
+import type { IncomingStatus } from "./incoming-status.ts";
 import { FIELD_COLUMN, statusFromRow, type StatusRepo, type StatusRow } from "./statuses.port.ts";
 import { pgTablePurge } from "../../store/pg-purge-window.ts";
+import { PgBatchWriter } from "../../store/pg-batch-writer.ts";
 import type { Purge } from "../../store/purge-window.ts";
 
 interface PgRow extends Omit<StatusRow, "size" | "created_at" | "attempts" | "next_attempt_at"> {
@@ -56,42 +59,51 @@ function searchClause(sql: SQL, terms: readonly SearchTerm[]): Fragment {
   return clause;
 }
 
+/** Statuses in `tx`: one multi-row INSERT and their hourly counts in one upsert. */
+async function insertStatuses(tx: TransactionSQL, rows: readonly IncomingStatus[]): Promise<void> {
+  const values = rows.map((s) => ({
+    id: s.id,
+    account_id: s.accountId,
+    address_id: s.addressId,
+    message_id: s.messageId,
+    mail_from: s.mailFrom,
+    rcpt_to: s.rcptTo,
+    subject: s.subject,
+    status: s.status,
+    status_category: s.statusCategory,
+    tls: s.tls,
+    size: s.sizeBytes,
+    remote_ip: s.remoteIp,
+    response: s.response,
+    x_postroom_message_id: s.postroomMessageId,
+    store_url: s.storeUrl ?? null,
+    envelope: s.envelope ?? null,
+    created_at: s.createdAtMs,
+    state: s.state ?? null,
+    attempts: s.attempts ?? null,
+    next_attempt_at: s.nextAttemptAtMs ?? null,
+  }));
+  // 20 parameters a row: 3,000 rows stay under PostgreSQL's 65,535.
+  for (let i = 0; i < values.length; i += STATUS_ROWS_PER_INSERT)
+    await tx`INSERT INTO incoming_statuses ${tx(values.slice(i, i + STATUS_ROWS_PER_INSERT))}`;
+  await runOn(
+    pgTxDb(tx),
+    countInto(rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory }))),
+  );
+}
+
+const STATUS_ROWS_PER_INSERT = 3000;
+
 export function createPgStatusRepo(sql: SQL): StatusRepo {
   const select = sql`SELECT id, account_id, address_id, message_id, mail_from, rcpt_to, subject, status, status_category, tls, size, remote_ip, response,
     x_postroom_message_id, store_url, envelope, created_at, state, attempts, next_attempt_at`;
+  const statuses = new PgBatchWriter<readonly IncomingStatus[]>(sql, async (tx, groups) => {
+    await insertStatuses(tx, groups.flat());
+    return [];
+  });
   return {
-    async record(rows) {
-      if (rows.length === 0) return;
-      const values = rows.map((s) => ({
-        id: s.id,
-        account_id: s.accountId,
-        address_id: s.addressId,
-        message_id: s.messageId,
-        mail_from: s.mailFrom,
-        rcpt_to: s.rcptTo,
-        subject: s.subject,
-        status: s.status,
-        status_category: s.statusCategory,
-        tls: s.tls,
-        size: s.sizeBytes,
-        remote_ip: s.remoteIp,
-        response: s.response,
-        x_postroom_message_id: s.postroomMessageId,
-        store_url: s.storeUrl ?? null,
-        envelope: s.envelope ?? null,
-        created_at: s.createdAtMs,
-        state: s.state ?? null,
-        attempts: s.attempts ?? null,
-        next_attempt_at: s.nextAttemptAtMs ?? null,
-      }));
-      await sql.begin(async (tx) => {
-        await tx`INSERT INTO incoming_statuses ${tx(values)}`;
-        await runOn(
-          pgTxDb(tx),
-          countInto(rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory }))),
-        );
-      });
-    },
+    // Messages received together share one transaction: one INSERT and one counts upsert for all.
+    record: (rows) => (rows.length === 0 ? Promise.resolve() : statuses.write(rows)),
     async list(accountId, addressId, terms, page, windowRows = Number.POSITIVE_INFINITY, timeoutMs = Number.POSITIVE_INFINITY) {
       // A search reads at most windowRows statuses per request, as on SQLite, within timeoutMs.
       const windowed = searchWindowRows(terms.length, windowRows);

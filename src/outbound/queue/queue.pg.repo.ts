@@ -16,16 +16,17 @@
 //   suppression) and gets null; its late answer cannot overwrite the new holder's work;
 // - times are the callers' clocks (nowMs, leaseUntilMs), as on SQLite: nodes need clocks in
 //   step to well under a lease time.
-import type { SQL, TransactionSQL } from "bun";
+import type { SQL } from "bun";
 import { prefixPattern } from "../../store/paging.ts";
 import { pgInteger } from "../../store/pg-values.ts";
-import type { SuppressionOrder } from "../suppressions/suppression.ts";
 import type { PgQueuePorts } from "./ports.ts";
 import type { MessageEvent, NewEvent } from "../../events/message-event.ts";
 import type { RecipientUpdate } from "./message.ts";
 import type { EventOptions, OutboundRepo, QueueLeases } from "./queue.port.ts";
 import { PgSharedTransactions } from "../../store/pg-shared-tx.ts";
 import { PgInsertBatcher } from "./pg-insert-batch.ts";
+import { pgOutcomeWriter, suppressIn } from "./pg-outcome-batch.ts";
+import { CLAIMED_BODY_MAX_BYTES, ClaimedBodies } from "./claimed-bodies.ts";
 import { reschedulePg, writeMessages } from "./queue-write.pg.repo.ts";
 import { createPgQueueReads, type Big, type PgRecipientRow, pgMessageOf, recipientOf } from "./queue-read.pg.repo.ts";
 import type { MessageRow } from "./rows.ts";
@@ -48,6 +49,8 @@ interface PgClaimRow extends PgRecipientRow {
   m_created_at: Big;
   m_send_at: Big | null;
   m_metadata_json: string;
+  /** The message's bytes on its first claimed recipient, when at most CLAIMED_BODY_MAX_BYTES (claimed-bodies.ts). */
+  m_raw: Uint8Array | null;
 }
 
 const messageOf = (r: PgClaimRow) =>
@@ -70,34 +73,9 @@ const messageOf = (r: PgClaimRow) =>
     metadata_json: r.m_metadata_json,
   });
 
-/** Suppresses a recipient of a sent message, in `tx` (suppressRecipient on SQLite). */
-async function suppressIn(
-  tx: TransactionSQL,
-  ports: PgQueuePorts,
-  recipientId: string,
-  order: SuppressionOrder,
-  details: Record<string, unknown>,
-  nowMs: number,
-): Promise<void> {
-  // LOWER in "C": ASCII letters only, as SQLite's LOWER.
-  const rows: { account_id: string; outbound_account_id: string; email: string }[] =
-    await tx`SELECT m.account_id, m.outbound_account_id, LOWER(r.email COLLATE "C") AS email FROM outbound_recipients r JOIN outbound_messages m ON m.id = r.message_id WHERE r.id = ${recipientId}`;
-  const row = rows[0];
-  if (row)
-    await ports.suppressions.suppress(tx, {
-      accountId: row.account_id,
-      outboundAccountId: row.outbound_account_id,
-      email: row.email,
-      reason: order.reason,
-      details,
-      createdAtMs: nowMs,
-      expiresAtMs: order.expiresAtMs,
-    });
-}
-
 /**
- * An attempt's outcome with its events, the lease ended; with `holder`, only while that
- * worker holds the lease (else null, nothing written), without it whoever holds it.
+ * An outcome with its events written by the API or the bounce handler, whoever holds the
+ * lease (finishAttempt, the lease holder's, is pg-outcome-batch.ts's).
  */
 async function recordOutcome(
   shared: PgSharedTransactions,
@@ -107,22 +85,17 @@ async function recordOutcome(
   u: RecipientUpdate,
   events: NewEvent[],
   opts: EventOptions,
-  holder: { workerId: string; nowMs: number } | null,
-): Promise<MessageEvent[] | null> {
-  // With the outcomes of other attempts that end meanwhile, in one transaction (pg-shared-tx.ts).
+): Promise<MessageEvent[]> {
+  // With the outcomes of other changes that end meanwhile, in one transaction (pg-shared-tx.ts).
   const recorded = await shared.run(async (tx) => {
-    // Only the holder of a lease that has not run out (see the top of this file); the
-    // row lock this UPDATE takes keeps a claim from moving it until the commit.
-    const held = holder ? tx`AND locked_by = ${holder.workerId} AND locked_until >= ${holder.nowMs}` : tx``;
-    const changed = await tx`UPDATE outbound_recipients
+    await tx`UPDATE outbound_recipients
       SET status = ${u.status}, state = ${u.state}, attempts = ${u.attempts}, first_attempt_at = ${u.firstAttemptAtMs}, next_attempt_at = ${u.nextAttemptAtMs},
         locked_by = NULL, locked_until = NULL
-      WHERE id = ${recipientId} ${held} RETURNING id`;
-    if (holder && changed.length === 0) return null;
+      WHERE id = ${recipientId}`;
     if (u.suppress) await suppressIn(tx, ports, recipientId, u.suppress, events.at(-1)?.details ?? {}, events.at(-1)?.createdAtMs ?? 0);
     return ports.events.record(tx, events, opts);
   });
-  if (recorded && opts.webhook !== false) onEvents();
+  if (opts.webhook !== false) onEvents();
   return recorded;
 }
 
@@ -133,16 +106,20 @@ async function recordOutcome(
  */
 export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () => void = () => {}): QueueLeases {
   const lanes = Object.values(LANES);
-  const outcomes = new PgSharedTransactions(sql);
+  // Outcomes that end together are written together (pg-outcome-batch.ts).
+  const finish = pgOutcomeWriter(sql, ports, onEvents);
   // Sends that arrive together share a transaction (pg-insert-batch.ts).
   const inserts = new PgInsertBatcher(sql, ports);
+  const bodies = new ClaimedBodies();
   return {
     async insert(m, recipients, events, opts = {}) {
+      bodies.forget(m.id);
       await inserts.insert({ queued: { message: m, recipients, events, raw: opts.raw }, answer: opts.answer, webhook: opts.webhook });
       if (opts.webhook !== false) onEvents();
     },
 
     async insertMany(queued, opts = {}) {
+      for (const q of queued) bodies.forget(q.message.id);
       await sql.begin(async (tx) => {
         await writeMessages(tx, ports, queued, opts.webhook);
         if (opts.answer) await ports.answers.record(tx, opts.answer, queued[0]?.message.createdAtMs ?? Date.now());
@@ -151,6 +128,8 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
     },
 
     async rawMessage(messageId) {
+      const claimed = bodies.take(messageId);
+      if (claimed) return claimed;
       const rows: { raw: Uint8Array }[] = await sql`SELECT raw FROM outbound_message_bodies WHERE message_id = ${messageId}`;
       const raw = rows[0]?.raw;
       return raw ? Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength) : null;
@@ -171,9 +150,14 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
         SELECT c.*, m.account_id AS m_account_id, m.outbound_account_id AS m_outbound_account_id, m.mail_from AS m_mail_from, m.subject AS m_subject,
           m.message_id AS m_message_id, m.to_json AS m_to_json, m.cc_json AS m_cc_json, m.tags_json AS m_tags_json, m.test_mode AS m_test_mode,
           m.priority AS m_priority, m.size AS m_size, m.tracking_json AS m_tracking_json, m.created_at AS m_created_at,
-          m.send_at AS m_send_at, m.metadata_json AS m_metadata_json
+          m.send_at AS m_send_at, m.metadata_json AS m_metadata_json,
+          CASE WHEN row_number() OVER (PARTITION BY c.message_id ORDER BY c.position) = 1 THEN
+            (SELECT raw FROM outbound_message_bodies WHERE message_id = c.message_id AND octet_length(raw) <= ${CLAIMED_BODY_MAX_BYTES}) END AS m_raw
         FROM claimed c JOIN outbound_messages m ON m.id = c.message_id
         ORDER BY c.lane, c.next_attempt_at`;
+      // The bodies, once per message, for rawMessage: no round trip per delivery to read them.
+      // (A subquery per first row: each body found by its key, and read only once per message.)
+      for (const r of rows) if (r.m_raw) bodies.keep(r.message_id, Buffer.from(r.m_raw.buffer, r.m_raw.byteOffset, r.m_raw.byteLength));
       return rows.map((r) => ({ recipient: recipientOf(r), message: messageOf(r) }));
     },
 
@@ -203,7 +187,7 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
     },
 
     finishAttempt: (workerId, recipientId, u, events, nowMs, opts = {}) =>
-      recordOutcome(outcomes, ports, onEvents, recipientId, u, events, opts, { workerId, nowMs }),
+      finish({ recipientId, update: u, events, opts, holder: { workerId, nowMs } }),
 
     async nextDueMs() {
       // One MIN per lane, each the first entry of outbound_recipients_due (state, lane,
@@ -227,8 +211,7 @@ export function createPgOutboundRepo(sql: SQL, ports: PgQueuePorts, onEvents: ()
     ...createPgQueueLeases(sql, ports, onEvents),
     ...createPgQueueReads(sql),
 
-    update: async (recipientId, u, events, opts = {}) =>
-      (await recordOutcome(updates, ports, onEvents, recipientId, u, events, opts, null))!,
+    update: (recipientId, u, events, opts = {}) => recordOutcome(updates, ports, onEvents, recipientId, u, events, opts),
 
     async addEvents(recipientId, status, events, suppress) {
       const recorded = await sql.begin(async (tx) => {

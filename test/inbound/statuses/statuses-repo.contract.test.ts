@@ -273,6 +273,21 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("StatusRepo on $name", (e
   });
 
   if (engine.name === "PostgreSQL")
+    it("groups recorded at once share a transaction, and a group that fails (a NOT NULL column null) fails alone", async () => {
+      await statuses.record([status("st_0")]);
+      const bad = status("st_bad", { mailFrom: null as unknown as string });
+      const outcomes = await Promise.allSettled(
+        [[status("st_1"), status("st_1b")], [status("st_2"), bad], [status("st_3"), status("st_3b")], [status("st_4")]].map((g) =>
+          statuses.record(g),
+        ),
+      );
+      expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled", "fulfilled"]);
+      const all = await statuses.list("acc_a", "addr_a", [], { limit: 100 });
+      expect(all.items.map((s) => s.id).sort()).toEqual(["st_0", "st_1", "st_1b", "st_3", "st_3b", "st_4"]);
+      expect(await stats.hourly("acc_a", "inbound", 0)).toStrictEqual([{ hour: hourOf(NOW_MS), key: "successful", count: 6 }]);
+    });
+
+  if (engine.name === "PostgreSQL")
     it("two nodes (two SQL clients) recording at once lose no status and no count", async () => {
       const url = handle!.kind === "postgres" ? handle!.url : "";
       const nodes = [new SQL(url, { max: 4 }), new SQL(url, { max: 4 })];
