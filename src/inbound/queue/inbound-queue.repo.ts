@@ -3,7 +3,7 @@
 // UPDATE whose WHERE checks the lease again: PostgreSQL re-evaluates it on the row a
 // racing node has just leased (and skips it), SQLite has one writer at a time.
 import type { Db } from "../../store/db/db.ts";
-import { toInt, toIntOrNull } from "../../store/db/dialect.ts";
+import { forUpdateSkipLocked, toInt, toIntOrNull } from "../../store/db/dialect.ts";
 import { sql } from "../../store/db/sql.ts";
 import type { InboundQueueRepo, QueuedEntry, QueuedFacts } from "./inbound-queue.port.ts";
 
@@ -51,7 +51,7 @@ export function createInboundQueueRepo(db: Db): InboundQueueRepo {
     async claimDue(holder, nowMs, leaseMs, limit) {
       const free = sql`next_attempt_at <= ${nowMs} AND (lease_until IS NULL OR lease_until <= ${nowMs})`;
       const rows = await db.all<Row>(sql`UPDATE inbound_queue SET leased_by = ${holder}, lease_until = ${nowMs + leaseMs}
-        WHERE id IN (SELECT id FROM inbound_queue WHERE ${free} ORDER BY next_attempt_at LIMIT ${limit}) AND ${free}
+        WHERE id IN (SELECT id FROM inbound_queue WHERE ${free} ORDER BY next_attempt_at LIMIT ${limit} ${forUpdateSkipLocked}) AND ${free}
         RETURNING ${COLUMNS}`);
       return rows.map(fromRow).sort((a, b) => a.nextAttemptAtMs - b.nextAttemptAtMs);
     },

@@ -22,6 +22,14 @@ export const collateC = new EnginePiece({ sqlite: "", postgres: ' COLLATE "C"' }
 export const forUpdate = new EnginePiece({ sqlite: "", postgres: "FOR UPDATE" });
 
 /**
+ * Locks the rows a claim's subquery picks and passes over those another node is claiming
+ * at that moment (PostgreSQL): without it, nodes claiming together pick the same rows, all
+ * but one find them taken when their lock is granted, and go away with nothing while other
+ * rows wait. Nothing on SQLite, where one writer claims at a time.
+ */
+export const forUpdateSkipLocked = new EnginePiece({ sqlite: "", postgres: "FOR UPDATE SKIP LOCKED" });
+
+/**
  * `column` LIKE a containsPattern (paging.ts), case folded as SQLite's LOWER() does, ASCII
  * letters only: lower() in the "C" collation folds the same on PostgreSQL, whatever the
  * database's locale, and LIKE then compares bytes, so a search finds the same rows on both.
