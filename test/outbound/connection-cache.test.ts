@@ -1,5 +1,5 @@
 import { describe, expect, jest, test } from "bun:test";
-import { ConnectionCache, destinationKey, mayReuse } from "../../src/outbound/delivery/connection-cache.ts";
+import { ConnectionCache, destinationKey, laneConnectionKey, mayReuse } from "../../src/outbound/delivery/connection-cache.ts";
 
 describe("mayReuse", () => {
   test.each([
@@ -11,6 +11,29 @@ describe("mayReuse", () => {
     [true, true, 0, false],
   ])("usable %p, refused before %p, %p ms old → %p", (usable, sawError, ageMs, expected) => {
     expect(mayReuse({ usable, sawError, openedAtMs: 1_000 }, 1_000 + ageMs)).toBe(expected);
+  });
+});
+
+describe("laneConnectionKey: which kept connection a chunk may take", () => {
+  test.each([
+    [
+      "opportunistic by MX: one per lane, any of its domains",
+      ["google", "gmail.com", null, "opportunistic", null],
+      "google| tls=opportunistic",
+    ],
+    [
+      "a pool's: only mail leaving from the same addresses",
+      ["google", "gmail.com", null, "opportunistic", ["127.0.0.2", "::1"]],
+      "google| tls=opportunistic from=127.0.0.2,::1",
+    ],
+    ["a domain's own policy: that domain only", ["google", "gmail.com", null, "verify", null], "google| mx gmail.com tls=verify"],
+    [
+      "a smarthost: the relay, even when opportunistic",
+      ["a.test", "a.test", "smtp://relay:587", "opportunistic", null],
+      "a.test| relay smtp://relay:587 tls=opportunistic",
+    ],
+  ] as const)("%s", (_name, [lane, domain, smarthost, level, ips], key) => {
+    expect(laneConnectionKey(lane, domain, smarthost, level, ips)).toBe(key);
   });
 });
 

@@ -37,6 +37,27 @@ export function destinationKey(domain: string, smarthost: string | null, tlsLeve
   return `${smarthost ? `relay ${smarthost}` : `mx ${domain.toLowerCase()}`} tls=${tlsLevel}`;
 }
 
+/**
+ * Pure: the cache key of a lane's connection. Opportunistic connections serve every domain
+ * of the lane (one provider's servers take mail for all its domains): an idle one is
+ * reused, so the lane's sessions stay within its window. One opened under a domain's own
+ * policy (MTA-STS, require_tls) serves that domain only. Every key starts with the lane, so
+ * the lane's idle connections can be found. A pool's kept connection left from some
+ * address: only mail that would leave from it (`sourceIps`, the pool's in order) may take it.
+ */
+export function laneConnectionKey(
+  lane: string,
+  domain: string,
+  smarthost: string | null,
+  tlsLevel: string,
+  sourceIps: readonly string[] | null,
+): string {
+  const from = sourceIps ? ` from=${sourceIps.join(",")}` : "";
+  return tlsLevel === "opportunistic" && !smarthost
+    ? `${lane}| tls=opportunistic${from}`
+    : `${lane}| ${destinationKey(domain, smarthost, tlsLevel)}${from}`;
+}
+
 interface Idle<C> {
   key: string;
   conn: C;

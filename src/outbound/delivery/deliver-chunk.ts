@@ -11,7 +11,7 @@ import { costOf, type Reservation } from "../../lib/memory-budget.ts";
 import type { ClaimedRecipient } from "../queue/message.ts";
 import type { AttemptRecorder } from "./attempt-recorder.ts";
 import { connectTo } from "./connect.ts";
-import { type ConnectionCache, destinationKey } from "./connection-cache.ts";
+import { type ConnectionCache, laneConnectionKey } from "./connection-cache.ts";
 import type { DestinationTls } from "./destination-tls.ts";
 import type { DestinationWindows } from "./destination-window.ts";
 import type { HeldRecipients } from "./held-recipients.ts";
@@ -81,16 +81,8 @@ export async function deliverChunk(ctx: ChunkContext, target: ChunkTarget, claim
   const listed = ctx.deps.listedIps?.() ?? NONE_LISTED;
   const sources = target.pool ? newConnectionSources(target.pool.addresses, resolved.name, listed, config.outbound.avoidListedIps) : null;
   const connect = () => connectTo(domain, config, ctx.deps.resolver, tls.requirement, tls.ca, ctx.tlsSessions, sources);
-  // Opportunistic connections serve every domain of the lane (one provider's servers take
-  // mail for all its domains): an idle one is reused, so the lane's sessions stay within its
-  // window. One opened under a domain's own policy (MTA-STS, require_tls) serves that domain only.
-  // Every key starts with the lane, so the lane's idle connections can be found. A pool's
-  // kept connection left from some address: only mail that would leave from it may take it.
-  const from = sources ? ` from=${sources.map((a) => a.ip).join(",")}` : "";
-  const key =
-    tls.requirement.level === "opportunistic" && !config.outbound.smarthost
-      ? `${destination}| tls=opportunistic${from}`
-      : `${destination}| ${destinationKey(domain, config.outbound.smarthost, tls.requirement.level)}${from}`;
+  const sourceIps = sources ? sources.map((a) => a.ip) : null;
+  const key = laneConnectionKey(destination, domain, config.outbound.smarthost, tls.requirement.level, sourceIps);
   // The metrics' source IP: the address a connection left from, once there is one.
   let sourceIp = target.sourceIp;
   const label = resolved.rule ? resolved.name : resolved.windowKey;
