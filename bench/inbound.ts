@@ -71,16 +71,15 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { dirOption, intOption, parseOptions } from "./args.ts";
 import { Child, cpuProfileArgs, cpuProfileReport } from "./child.ts";
+import { inboundOptions } from "./inbound-options.ts";
 import { loadAverage, median } from "./measure.ts";
 import { type ConfigParts, inboundAddress, startPostroom, writePostroomConfig } from "./postroom.ts";
 import { summarizeProfile } from "./profile-summary.ts";
-import { DNS_KINDS, startSenderDns, type DnsKind } from "./sender-dns.ts";
+import { startSenderDns } from "./sender-dns.ts";
 import {
   DKIM_SELECTOR,
   generateSenderKey,
-  MAX_DOMAINS,
   senderDomain,
   SIGNED_HEADERS,
   signedMessageSet,
@@ -96,47 +95,6 @@ const TARGET_RATIO = 1.0;
 const JIT_QUIET_SHARE = 0.05;
 /** ...or after this many batches. */
 const MAX_WARMUP_BATCHES = 20;
-
-// ---------------------------------------------------------------- options
-
-function options() {
-  const values = parseOptions(
-    "bun run bench:inbound [--messages N] [--connections C] [--warmup W] [--rounds R] [--domains D] [--dns unbound|js] [--bare-auth on|off] [--profile DIR] [--base DIR]",
-    {
-      messages: { type: "string", short: "n" },
-      connections: { type: "string", short: "c" },
-      warmup: { type: "string" },
-      rounds: { type: "string" },
-      domains: { type: "string" },
-      profile: { type: "string" },
-      dns: { type: "string" },
-      "bare-auth": { type: "string" },
-      base: { type: "string" },
-    },
-  );
-  const messages = intOption(values.messages, "BENCH_MESSAGES", 4000, 1);
-  const connections = intOption(values.connections, "BENCH_CONNECTIONS", 8, 1);
-  const warmup = intOption(values.warmup, "BENCH_WARMUP", 2000, 0);
-  const rounds = intOption(values.rounds, "BENCH_ROUNDS", 5, 1);
-  const domains = intOption(values.domains, "BENCH_DOMAINS", 12_000, 1);
-  if (connections > messages) throw new Error(`--connections (${connections}) must not exceed --messages (${messages})`);
-  if (domains > MAX_DOMAINS) throw new Error(`--domains must be at most ${MAX_DOMAINS}, got ${domains}`);
-  const dns = (values.dns ?? process.env.BENCH_DNS ?? "unbound") as DnsKind;
-  if (!DNS_KINDS.includes(dns)) throw new Error(`--dns must be one of ${DNS_KINDS.join(", ")}, got ${dns}`);
-  const bareAuth = values["bare-auth"] ?? process.env.BENCH_BARE_AUTH ?? "on";
-  if (bareAuth !== "on" && bareAuth !== "off") throw new Error(`--bare-auth must be on or off, got ${bareAuth}`);
-  return {
-    messages,
-    connections,
-    warmup,
-    rounds,
-    domains,
-    dns,
-    bareAuth: bareAuth === "on",
-    profileDir: dirOption(values.profile, "BENCH_PROFILE"),
-    baseDir: dirOption(values.base, "BENCH_BASE"),
-  };
-}
 
 // ---------------------------------------------------------------- the servers
 
@@ -261,7 +219,7 @@ function describeQueries(queries: Map<string, number>, postroomMessages: number,
 // ---------------------------------------------------------------- main
 
 async function main() {
-  const opts = options();
+  const opts = inboundOptions();
   const workDir = mkdtempSync(join(tmpdir(), "postroom-bench-"));
   const cleanup: (() => Promise<unknown> | unknown)[] = [() => rmSync(workDir, { recursive: true, force: true })];
   try {
