@@ -68,66 +68,22 @@
 //   must show SPF, DKIM and DMARC "pass" (proof that the DNS server answered and the
 //   signatures verify). Before the warm-up, the first message goes through each server and
 //   Postroom must report the same for it. Anything else aborts with exit code 1.
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Child, cpuProfileArgs, cpuProfileReport } from "./child.ts";
+import { type Child, cpuProfileReport } from "./child.ts";
 import { inboundOptions } from "./inbound-options.ts";
+import { type CleanupSteps, type InboundSide, setUpInbound } from "./inbound-setup.ts";
 import { loadAverage, median } from "./measure.ts";
-import { type ConfigParts, inboundAddress, startPostroom, writePostroomConfig } from "./postroom.ts";
 import { summarizeProfile } from "./profile-summary.ts";
-import { startSenderDns } from "./sender-dns.ts";
-import {
-  DKIM_SELECTOR,
-  generateSenderKey,
-  senderDomain,
-  SIGNED_HEADERS,
-  signedMessageSet,
-  tallyQueries,
-  type SignedMessage,
-} from "./signed-senders.ts";
+import { DKIM_SELECTOR, senderDomain, SIGNED_HEADERS, tallyQueries, type SignedMessage } from "./signed-senders.ts";
 import { SmtpConnection } from "./smtp-client.ts";
-import { startTarget } from "./target.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
 const TARGET_RATIO = 1.0;
 /** Warm-up ends after a batch in which the JIT threads used at most this share of the server's CPU... */
 const JIT_QUIET_SHARE = 0.05;
 /** ...or after this many batches. */
 const MAX_WARMUP_BATCHES = 20;
-
-// ---------------------------------------------------------------- the servers
-
-/** Postroom (from the tree `root`, this one by default) taking mail in on an ephemeral port, with one address that POSTs to `target`. */
-async function startInboundPostroom(workDir: string, dnsServer: string, target: string, profileArgs: string[], root = ROOT) {
-  const parts = { inboundListen: "127.0.0.1:0", inbound: "allow_private_targets = true" };
-  const { child, httpPort } =
-    root === ROOT
-      ? await startPostroom(workDir, dnsServer, parts, profileArgs)
-      : await startBasePostroom(workDir, dnsServer, parts, profileArgs, root);
-  const smtpPort = (await child.waitFor((l) => l.msg === "inbound smtp listening")).port as number;
-  const rcpt = await inboundAddress(httpPort, target);
-  child.ready();
-  return { child, smtpPort, rcpt };
-}
-
-/** `bun src/main.ts serve` of the tree `root`, with the config startPostroom writes. */
-async function startBasePostroom(workDir: string, dnsServer: string, parts: ConfigParts, profileArgs: string[], root: string) {
-  mkdirSync(workDir, { recursive: true });
-  const configPath = writePostroomConfig(workDir, dnsServer, parts);
-  const child = Child.spawn("postroom (base)", [...profileArgs, "src/main.ts", "serve", "--config", configPath], root);
-  const httpPort = (await child.waitFor((l) => l.msg === "http listening")).port as number;
-  return { child, httpPort };
-}
-
-/** The bare pipeline; with `dnsServer`, it authenticates every message against it (SPF, DKIM, DMARC) as Postroom does. */
-async function startBare(target: string, profileArgs: string[], dnsServer: string | null) {
-  const dnsArgs = dnsServer ? ["--dns", dnsServer] : [];
-  const child = Child.spawn("bare pipeline", [...profileArgs, "bench/bare-pipeline.ts", "--target", target, ...dnsArgs], ROOT);
-  const smtpPort = (await child.waitFor((l) => l.msg === "bare smtp listening")).port as number;
-  child.ready();
-  return { child, smtpPort };
-}
 
 // ---------------------------------------------------------------- one run
 
@@ -221,57 +177,11 @@ function describeQueries(queries: Map<string, number>, postroomMessages: number,
 async function main() {
   const opts = inboundOptions();
   const workDir = mkdtempSync(join(tmpdir(), "postroom-bench-"));
-  const cleanup: (() => Promise<unknown> | unknown)[] = [() => rmSync(workDir, { recursive: true, force: true })];
+  const cleanup: CleanupSteps = [() => rmSync(workDir, { recursive: true, force: true })];
   try {
     console.log(`load average at the start: ${loadAverage()}`);
-    // DNS: each sender domain's SPF, DKIM key and DMARC records, NXDOMAIN for every other name; queries counted.
-    const key = generateSenderKey();
-    const dns = await startSenderDns(opts.dns, workDir, opts.domains, key);
-    cleanup.unshift(() => dns.stop());
-
-    const target = startTarget();
-    cleanup.unshift(() => target.server.stop(true));
-
-    const bare = await startBare(target.url("/bare"), cpuProfileArgs(opts.profileDir, "bare-pipeline"), opts.bareAuth ? dns.address : null);
-    cleanup.unshift(() => bare.child.stop());
-    const postroom = await startInboundPostroom(workDir, dns.address, target.url("/postroom"), cpuProfileArgs(opts.profileDir, "postroom"));
-    cleanup.unshift(() => postroom.child.stop());
-    const base = opts.baseDir
-      ? await startInboundPostroom(
-          join(workDir, "base"),
-          dns.address,
-          target.url("/base"),
-          cpuProfileArgs(opts.profileDir, "postroom-base"),
-          opts.baseDir,
-        )
-      : null;
-    if (base) cleanup.unshift(() => base.child.stop());
-
-    // Signed once per domain, while both servers wait (To is signed, so after the address exists).
-    const signing0 = performance.now();
-    const messages = await signedMessageSet(postroom.rcpt, opts.domains, key);
-    const signingMs = performance.now() - signing0;
-    const sideOf = (label: string, port: number, child: Child, path: string, rcpt = postroom.rcpt) => {
-      let sent = 0;
-      return {
-        label,
-        port,
-        child,
-        path,
-        rcpt,
-        next: () => messages.message(sent++),
-        rates: [] as number[],
-        cpu: [] as number[],
-        client: [] as number[],
-      };
-    };
-    const sides = {
-      bare: sideOf("bare pipeline", bare.smtpPort, bare.child, "/bare"),
-      postroom: sideOf("postroom", postroom.smtpPort, postroom.child, "/postroom"),
-    };
-    // (--base) The other tree's Postroom: its own address, the same messages (their To is this one's).
-    const baseSide = base ? sideOf("postroom base", base.smtpPort, base.child, "/base", base.rcpt) : null;
-    const postrooms = baseSide ? [sides.postroom, baseSide] : [sides.postroom];
+    const bench = await setUpInbound(opts, workDir, cleanup);
+    const { dns, target, bare, postroom, base, messages, signingMs, sides, baseSide, postrooms } = bench;
 
     const { min, max } = messages.size;
     console.log(
@@ -294,7 +204,7 @@ async function main() {
 
     /** The JIT threads' share of the server's CPU in a run, in percent. */
     const jitShare = (r: RunResult) => (r.serverCpuMs > 0 ? (100 * r.jitCpuMs) / r.serverCpuMs : 0).toFixed(0);
-    const measure = async (side: (typeof sides)["bare"], count: number, warm: boolean) => {
+    const measure = async (side: InboundSide, count: number, warm: boolean) => {
       const counter = target.counter(side.path);
       const before = counter.posts;
       const dns0 = dns.cpuMs();
@@ -337,7 +247,7 @@ async function main() {
     const bareRate = median(sides.bare.rates);
     const postroomRate = median(sides.postroom.rates);
     const ratio = postroomRate / bareRate;
-    const bodyBytes = (side: (typeof sides)["bare"]) => target.counter(side.path).last.length;
+    const bodyBytes = (side: InboundSide) => target.counter(side.path).last.length;
     console.log("");
     console.log(
       `bare pipeline: ${bareRate.toFixed(0)} msg/s  (median of ${sides.bare.rates.length}; server CPU ${(median(sides.bare.cpu) * 1000).toFixed(0)} µs/msg; POST body ${bodyBytes(sides.bare)} B)`,
