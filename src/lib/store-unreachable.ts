@@ -8,11 +8,14 @@ const UNAVAILABLE_STATES = /^(08...|57P0[123])$/;
 
 /** Whether `err` says the store could not be reached, rather than that a statement failed. */
 export function isStoreUnreachable(err: unknown): boolean {
-  if (!err || typeof err !== "object") return false;
-  const { code, errno } = err as { code?: unknown; errno?: unknown };
-  // Bun's client: ERR_POSTGRES_CONNECTION_REFUSED, _CLOSED, _TIMEOUT, _FAILED.
-  if (typeof code === "string" && code.startsWith("ERR_POSTGRES_CONNECTION")) return true;
-  return typeof errno === "string" && UNAVAILABLE_STATES.test(errno);
+  // The error itself or one it wraps (`cause`: "DKIM signing failed" around the key's read).
+  for (let e = err, depth = 0; e && typeof e === "object" && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const { code, errno } = e as { code?: unknown; errno?: unknown };
+    // Bun's client: ERR_POSTGRES_CONNECTION_REFUSED, _CLOSED, _TIMEOUT, _FAILED.
+    if (typeof code === "string" && code.startsWith("ERR_POSTGRES_CONNECTION")) return true;
+    if (typeof errno === "string" && UNAVAILABLE_STATES.test(errno)) return true;
+  }
+  return false;
 }
 
 /** What a client waits before it tries again, in seconds: about how long a PostgreSQL restart takes. */

@@ -21,3 +21,9 @@ test.each([
 ])("%s", (_name, err, expected) => {
   expect(isStoreUnreachable(err)).toBe(expected);
 });
+
+test("an error that wraps a store outage (DKIM signing around the key's read) is one too", () => {
+  const wrapped = new Error("DKIM signing failed", { cause: pg("ERR_POSTGRES_CONNECTION_REFUSED") });
+  expect(isStoreUnreachable(wrapped)).toBe(true);
+  expect(isStoreUnreachable(new Error("DKIM signing failed", { cause: new Error("bad key") }))).toBe(false);
+});

@@ -1,5 +1,6 @@
 // A recipient's copy as it leaves: personalised when the message tracks or carries
 // List-Unsubscribe, then DKIM-signed (signing comes last, over the final bytes).
+import { isStoreUnreachable } from "../../lib/store-unreachable.ts";
 import { bounceAddress } from "../bounces/bounce-address.ts";
 import { senderDomainOf } from "../compose/addresses.ts";
 import type { ClaimedRecipient, OutboundMessage } from "../queue/message.ts";
@@ -45,14 +46,15 @@ export interface CopyDeps {
   prepare(message: OutboundMessage, recipientId: string, recipient: string, raw: Buffer): Promise<Buffer>;
 }
 
-/** The store did not answer for a message's bytes: no fault of the message, and no attempt made. */
+/** The store did not answer for a message's bytes or what its copy needs: no fault of the message, and no attempt made. */
 export class StoredCopyUnread extends Error {
   override name = "StoredCopyUnread";
 }
 
 /**
  * The bytes for one recipient; read and prepared once per message (in `cache`) when all
- * copies are alike. A failed read of the store throws StoredCopyUnread.
+ * copies are alike. A failed read of the store, or a store away while preparing, throws
+ * StoredCopyUnread.
  */
 export async function copyFor(item: ClaimedRecipient, cache: Map<string, Buffer>, deps: CopyDeps): Promise<Buffer> {
   const { message, recipient } = item;
@@ -63,7 +65,11 @@ export async function copyFor(item: ClaimedRecipient, cache: Map<string, Buffer>
     throw new StoredCopyUnread("the message's stored bytes could not be read", { cause });
   });
   if (!stored) throw new UnsendableMessage("the message's stored bytes are missing, so it cannot be sent");
-  const raw = await deps.prepare(message, recipient.id, recipient.email, stored);
+  // The bytes may come from the claim (PostgreSQL) while the store is away: then preparing
+  // the copy (the sending domain's DKIM key, tracking) is where its absence shows.
+  const raw = await deps.prepare(message, recipient.id, recipient.email, stored).catch((cause) => {
+    throw isStoreUnreachable(cause) ? new StoredCopyUnread("the store could not be read to prepare the message's copy", { cause }) : cause;
+  });
   if (shared) cache.set(message.id, raw);
   return raw;
 }
