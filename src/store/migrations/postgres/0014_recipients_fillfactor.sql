@@ -1,0 +1,9 @@
+-- Room on each page of outbound_recipients for the row's later versions (issue 38). A
+-- recipient is inserted, then updated three times (the claim's lease, the worker's
+-- destination, the outcome). An UPDATE that changes no indexed column is HOT, writing no
+-- index entry, only when the new version fits on the row's own page; with pages filled to
+-- the brim by the inserts, the claim's and the destination's versions moved to other pages
+-- and wrote an entry in each of the table's three indexes. Pages filled to 50 % keep room
+-- for them (pruning reclaims the dead versions on the page). Applies to pages written from
+-- now on; existing pages keep their layout until rewritten.
+ALTER TABLE outbound_recipients SET (fillfactor = 50);
