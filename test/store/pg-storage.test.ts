@@ -1,7 +1,7 @@
-// How PostgreSQL stores the queue's rows (migration 0014, issue 38).
+// How PostgreSQL stores the queue's rows (migration 0014 queue_storage, issue 38).
 //
 // outbound_recipients keeps room on each page for a row's later versions
-// (migration 0014, issue 38): the claim's lease and the worker's destination change no
+// (migration 0014 queue_storage, issue 38): the claim's lease and the worker's destination change no
 // indexed column, so their updates are HOT (no index entries) when the new version stays on
 // the row's page. With pages filled by the inserts, the versions moved to other pages.
 //

@@ -1,4 +1,6 @@
--- Room on each page of outbound_recipients for the row's later versions (issue 38). A
+-- How the queue's rows are stored (issue 38).
+--
+-- Room on each page of outbound_recipients for the row's later versions. A
 -- recipient is inserted, then updated three times (the claim's lease, the worker's
 -- destination, the outcome). An UPDATE that changes no indexed column is HOT, writing no
 -- index entry, only when the new version fits on the row's own page; with pages filled to
