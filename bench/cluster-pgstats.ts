@@ -41,6 +41,27 @@ export class PgStatements {
 
   async reset(): Promise<void> {
     await this.sql`SELECT pg_stat_statements_reset()`;
+    await this.sql`SELECT pg_stat_reset()`;
+  }
+
+  /**
+   * Row versions per message by table (inserted, updated, of those HOT: no index entry
+   * written) and the index scans since the last reset. Backends send their counts to the
+   * statistics at most once a second, so a few land in the next run's figures.
+   */
+  private async rowVersions(messages: number): Promise<string[]> {
+    await Bun.sleep(1500);
+    const tables: { relname: string; ins: string; upd: string; hot: string; del: string }[] = await this.sql`
+      SELECT relname, n_tup_ins AS ins, n_tup_upd AS upd, n_tup_hot_upd AS hot, n_tup_del AS del FROM pg_stat_user_tables
+      WHERE n_tup_ins + n_tup_upd + n_tup_del > 0 ORDER BY n_tup_ins + n_tup_upd DESC`;
+    const indexes: { relname: string; indexrelname: string; scans: string }[] = await this.sql`
+      SELECT relname, indexrelname, idx_scan AS scans FROM pg_stat_user_indexes
+      WHERE relname IN (SELECT relname FROM pg_stat_user_tables WHERE n_tup_ins + n_tup_upd > 0) ORDER BY relname, indexrelname`;
+    const per = (x: string) => (Number(x) / messages).toFixed(2).padStart(6);
+    const lines = ["    rows/msg: inserted  updated  (HOT)  deleted  table"];
+    for (const t of tables) lines.push(`              ${per(t.ins)}   ${per(t.upd)} ${per(t.hot)}   ${per(t.del)}  ${t.relname}`);
+    lines.push(`    index scans/msg: ${indexes.map((i) => `${i.indexrelname} ${per(i.scans).trim()}`).join(", ")}`);
+    return lines;
   }
 
   /**
@@ -51,6 +72,7 @@ export class PgStatements {
   async report(messages: number, label: string): Promise<string> {
     const rows: Row[] = await this.sql`SELECT query, calls, total_exec_time, rows, wal_bytes, shared_blks_hit FROM pg_stat_statements
       WHERE query NOT LIKE '%pg_stat_statements%'`;
+    const versions = await this.rowVersions(messages);
     await this.reset();
     const families = new Map<string, { calls: number; ms: number; rows: number; wal: number; blocks: number }>();
     for (const r of rows) {
@@ -81,6 +103,7 @@ export class PgStatements {
           .toFixed(3)
           .padStart(9)}  (${rest.length} other statements)`,
       );
+    lines.push(...versions);
     return lines.join("\n");
   }
 

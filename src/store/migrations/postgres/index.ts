@@ -15,6 +15,7 @@ import m0010 from "./0010_webhook_endpoints.sql" with { type: "text" };
 import m0011 from "./0011_scheduled_sends.sql" with { type: "text" };
 import m0012 from "./0012_inbound_queue.sql" with { type: "text" };
 import m0013 from "./0013_deliverability_health.sql" with { type: "text" };
+import m0014 from "./0014_queue_storage.sql" with { type: "text" };
 import type { Migration } from "../index.ts";
 
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
@@ -31,4 +32,5 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   { version: 11, name: "scheduled_sends", sql: m0011 },
   { version: 12, name: "inbound_queue", sql: m0012 },
   { version: 13, name: "deliverability_health", sql: m0013 },
+  { version: 14, name: "queue_storage", sql: m0014 },
 ];
