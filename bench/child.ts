@@ -102,7 +102,12 @@ export class Child {
   }
 
   static spawn(name: string, args: string[], cwd: string): Child {
-    return new Child(name, Bun.spawn([process.execPath, ...args], { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" }));
+    return Child.spawnCommand(name, [process.execPath, ...args], cwd);
+  }
+
+  /** A program other than bun itself (the built binary): `command` is its path and arguments. */
+  static spawnCommand(name: string, command: string[], cwd: string): Child {
+    return new Child(name, Bun.spawn(command, { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" }));
   }
 
   private async pump() {

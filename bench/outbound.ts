@@ -22,6 +22,9 @@
 //   seconds after a start.
 //   --profile runs Postroom under `bun --cpu-prof` and prints where its main thread
 //   spends its time (bench/outbound-profile.ts); the profiler slows it down.
+//   POSTROOM_BINARY=dist/postroom (after `bun run build`) runs the built binary (bytecode,
+//   minified), as users do, instead of `bun src/main.ts` (every benchmark that starts
+//   Postroom through bench/postroom.ts; not with --profile).
 //
 // Needs root and Debian's postfix package (for the peer, smtp-source and smtp-sink), its
 // DKIM signer opendkim and opendkim-tools (opendkim-genkey), openssl, python3-dkim (the

@@ -4,7 +4,7 @@
 // a customer does it. Each benchmark adds only what it is about (a relay, SMTP in,
 // webhooks, /metrics) to the same config.
 import { writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { hashSecret } from "../src/auth/secrets.ts";
 import { parseConfigText } from "../src/config/load.ts";
 import type { TestDnsServer } from "../test/helpers/dns-server.ts";
@@ -88,7 +88,13 @@ export async function startPostroom(
   profileArgs: string[],
 ): Promise<{ child: Child; httpPort: number }> {
   const configPath = writePostroomConfig(workDir, dnsServer, parts);
-  const child = Child.spawn("postroom", [...profileArgs, "src/main.ts", "serve", "--config", configPath], ROOT);
+  // POSTROOM_BINARY: the built binary (`bun run build`: bytecode, minified), as users run
+  // it, instead of the sources under bun; the profiler needs the sources.
+  const binary = process.env.POSTROOM_BINARY;
+  const child =
+    binary && profileArgs.length === 0
+      ? Child.spawnCommand("postroom", [resolve(ROOT, binary), "serve", "--config", configPath], ROOT)
+      : Child.spawn("postroom", [...profileArgs, "src/main.ts", "serve", "--config", configPath], ROOT);
   const httpPort = (await child.waitFor((l) => l.msg === "http listening")).port as number;
   return { child, httpPort };
 }
