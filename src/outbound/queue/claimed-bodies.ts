@@ -1,6 +1,6 @@
 // Bodies a PostgreSQL claim read with its recipients (issue 38), kept until the delivery
 // worker asks for them: the claim's one round trip brings each message's bytes, where a
-// SELECT per delivered message did (rawMessage). Bounded twice, so memory stays small
+// read of the store per delivered message did (rawMessage). Bounded twice, so memory stays small
 // whatever is claimed: the claim brings only bodies of at most CLAIMED_BODY_MAX_BYTES (a
 // larger one is read when asked, as before), and at most CLAIMED_BODIES_KEPT are kept, the
 // oldest dropped first (a recipient claimed and then left for later, e.g. its destination

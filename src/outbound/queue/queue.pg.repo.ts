@@ -25,7 +25,7 @@ import type { RecipientUpdate } from "./message.ts";
 import type { EventOptions, OutboundRepo, QueueLeases } from "./queue.port.ts";
 import { PgSharedTransactions } from "../../store/pg-shared-tx.ts";
 import { PgInsertBatcher } from "./pg-insert-batch.ts";
-import { pgOutcomeWriter, suppressIn } from "./pg-outcome-batch.ts";
+import { pgOutcomeWriter, suppressIn } from "./outcome-batch.pg.repo.ts";
 import { CLAIMED_BODY_MAX_BYTES, ClaimedBodies } from "./claimed-bodies.ts";
 import { reschedulePg, writeMessages } from "./queue-write.pg.repo.ts";
 import { createPgQueueReads, type Big, type PgRecipientRow, pgMessageOf, recipientOf } from "./queue-read.pg.repo.ts";
@@ -75,7 +75,7 @@ const messageOf = (r: PgClaimRow) =>
 
 /**
  * An outcome with its events written by the API or the bounce handler, whoever holds the
- * lease (finishAttempt, the lease holder's, is pg-outcome-batch.ts's).
+ * lease (finishAttempt, the lease holder's, is outcome-batch.pg.repo.ts's).
  */
 async function recordOutcome(
   shared: PgSharedTransactions,
@@ -106,7 +106,7 @@ async function recordOutcome(
  */
 export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () => void = () => {}): QueueLeases {
   const lanes = Object.values(LANES);
-  // Outcomes that end together are written together (pg-outcome-batch.ts).
+  // Outcomes that end together are written together (outcome-batch.pg.repo.ts).
   const finish = pgOutcomeWriter(sql, ports, onEvents);
   // Sends that arrive together share a transaction (pg-insert-batch.ts).
   const inserts = new PgInsertBatcher(sql, ports);
