@@ -1,9 +1,9 @@
 // Writes of one kind on PostgreSQL that arrive together, written together (issue 38): one
 // transaction and one set of multi-row statements for all of them (`writeAll`), where each
 // in a transaction of its own paid a BEGIN, its statements, a COMMIT and its WAL flush
-// (synchronous_commit on). The pattern of pg-insert-batch.ts (sends) and pg-shared-tx.ts
-// (outcomes): a write that arrives while a batch commits waits for it and goes in the next
-// one; a lone write on an idle server starts at once, so nothing waits for a timer; each
+// (synchronous_commit on). Sends (pg-insert-batch.ts), outcomes (outcome-batch.pg.repo.ts),
+// statuses and writes of any shape (pg-shared-tx.ts) all batch through it: a write that
+// arrives while a batch commits waits for it and goes in the next one; a lone write on an idle server starts at once, so nothing waits for a timer; each
 // resolves only after the commit that holds it. A batch that fails is rolled back whole and
 // each write runs again alone, so only the one at fault fails.
 import type { SQL, TransactionSQL } from "bun";

@@ -7,6 +7,7 @@
 // resolves only after the commit that holds it, so a 202 still means on disk, and a send
 // that fails fails alone: a batch that fails is retried one send per transaction.
 import type { SQL, TransactionSQL } from "bun";
+import { PgBatchWriter } from "../../store/pg-batch-writer.ts";
 import type { PgQueuePorts } from "./ports.ts";
 import { writeMessages } from "./queue-write.pg.repo.ts";
 import type { KeyAnswer } from "../sending/idempotency.ts";
@@ -23,46 +24,27 @@ export interface PgInsert {
   webhook?: boolean;
 }
 
-interface Waiting extends PgInsert {
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
-
 export class PgInsertBatcher {
-  private waiting: Waiting[] = [];
-  private committing = false;
+  private readonly batches: PgBatchWriter<PgInsert>;
 
   constructor(
-    private readonly sql: SQL,
+    sql: SQL,
     private readonly ports: PgQueuePorts,
-    private readonly maxPerTransaction = PG_INSERTS_PER_TRANSACTION,
-  ) {}
-
-  /** Stores the send with whichever others are waiting; resolves once committed. */
-  insert(item: PgInsert): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ ...item, resolve, reject });
-      if (!this.committing) void this.drain();
-    });
+    maxPerTransaction = PG_INSERTS_PER_TRANSACTION,
+  ) {
+    this.batches = new PgBatchWriter<PgInsert>(
+      sql,
+      async (tx, batch) => {
+        await this.write(tx, batch);
+        return [];
+      },
+      maxPerTransaction,
+    );
   }
 
-  private async drain(): Promise<void> {
-    this.committing = true;
-    try {
-      while (this.waiting.length > 0) {
-        const batch = this.waiting.splice(0, this.maxPerTransaction);
-        try {
-          await this.sql.begin((tx) => this.write(tx, batch));
-          for (const w of batch) w.resolve();
-        } catch (err) {
-          if (batch.length === 1) batch[0]!.reject(err);
-          // Rolled back whole: each send again on its own, so only the one at fault fails.
-          else for (const w of batch) await this.sql.begin((tx) => this.write(tx, [w])).then(w.resolve, w.reject);
-        }
-      }
-    } finally {
-      this.committing = false;
-    }
+  /** Stores the send with whichever others are waiting (PgBatchWriter); resolves once committed. */
+  insert(item: PgInsert): Promise<void> {
+    return this.batches.write(item);
   }
 
   private async write(tx: TransactionSQL, batch: readonly PgInsert[]): Promise<void> {
