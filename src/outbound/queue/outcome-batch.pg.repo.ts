@@ -8,7 +8,7 @@
 import type { SQL, TransactionSQL } from "bun";
 import type { MessageEvent, NewEvent } from "../../events/message-event.ts";
 import { PgBatchWriter } from "../../store/pg-batch-writer.ts";
-import type { SuppressionOrder } from "../suppressions/suppression.ts";
+import { type SuppressionOrder, suppressionEntry } from "../suppressions/suppression.ts";
 import type { RecipientUpdate } from "./message.ts";
 import type { PgQueuePorts } from "./ports.ts";
 import type { EventOptions } from "./queue.port.ts";
@@ -35,16 +35,7 @@ export async function suppressIn(
   const rows: { account_id: string; outbound_account_id: string; email: string }[] =
     await tx`SELECT m.account_id, m.outbound_account_id, LOWER(r.email COLLATE "C") AS email FROM outbound_recipients r JOIN outbound_messages m ON m.id = r.message_id WHERE r.id = ${recipientId}`;
   const row = rows[0];
-  if (row)
-    await ports.suppressions.suppress(tx, {
-      accountId: row.account_id,
-      outboundAccountId: row.outbound_account_id,
-      email: row.email,
-      reason: order.reason,
-      details,
-      createdAtMs: nowMs,
-      expiresAtMs: order.expiresAtMs,
-    });
+  if (row) await ports.suppressions.suppress(tx, suppressionEntry(row, order, details, nowMs));
 }
 
 /** The outcomes in `tx`; each one's recorded events, or null where its lease had moved on. */

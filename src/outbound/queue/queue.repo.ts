@@ -11,7 +11,7 @@
 import type { NewEvent } from "../../events/message-event.ts";
 import type { RecipientUpdate } from "./message.ts";
 import { GroupCommit } from "../../store/group-commit.ts";
-import type { SuppressionOrder } from "../suppressions/suppression.ts";
+import { type SuppressionOrder, suppressionEntry } from "../suppressions/suppression.ts";
 import type { QueuePorts } from "./ports.ts";
 import type { EventOptions, OutboundRepo } from "./queue.port.ts";
 import { messageWriter, rescheduleSqlite } from "./queue-write.repo.ts";
@@ -46,16 +46,7 @@ export function createOutboundRepo(
   /** Suppresses a recipient of a sent message, inside the caller's transaction. */
   const suppressRecipient = (recipientId: string, order: SuppressionOrder, details: Record<string, unknown>, nowMs: number) => {
     const row = suppressionOf.get(recipientId) as { account_id: string; outbound_account_id: string; email: string } | null;
-    if (row)
-      ports.suppressions.suppress({
-        accountId: row.account_id,
-        outboundAccountId: row.outbound_account_id,
-        email: row.email,
-        reason: order.reason,
-        details,
-        createdAtMs: nowMs,
-        expiresAtMs: order.expiresAtMs,
-      });
+    if (row) ports.suppressions.suppress(suppressionEntry(row, order, details, nowMs));
   };
   const commits = new GroupCommit(db);
   const messageJoin = MESSAGE_COLUMNS.split(", ")

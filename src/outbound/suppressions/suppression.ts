@@ -21,6 +21,24 @@ export interface SuppressionOrder {
   expiresAtMs: number | null;
 }
 
+/** The entry `order` makes for a sent message's recipient (its row: the message's accounts, the address folded). */
+export function suppressionEntry(
+  row: { account_id: string; outbound_account_id: string; email: string },
+  order: SuppressionOrder,
+  details: Record<string, unknown>,
+  nowMs: number,
+): Omit<Suppression, "id"> {
+  return {
+    accountId: row.account_id,
+    outboundAccountId: row.outbound_account_id,
+    email: row.email,
+    reason: order.reason,
+    details,
+    createdAtMs: nowMs,
+    expiresAtMs: order.expiresAtMs,
+  };
+}
+
 /**
  * Whether an event suppresses its address, and until when: only a `bounce` whose class is
  * `hard` (the address or domain does not exist), for `ttlMs`, and a complaint, for good. A
