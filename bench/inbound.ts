@@ -8,7 +8,7 @@
 //   bun run bench:inbound [--messages N] [--connections C] [--warmup W] [--rounds R] [--domains D] [--dns unbound|js]
 //                         [--bare-auth on|off] [--profile DIR] [--base DIR]
 //   defaults: N=4000, C=8, W=2000 per warm-up batch, R=5 (rounds of one bare run and one Postroom run),
-//   D=12000 sender domains, --dns unbound, --bare-auth on (issue 38: the bare pipeline
+//   D=12000 sender domains per parse worker of Postroom's (12,000 on 2 cores: bench/inbound-options.ts), --dns unbound, --bare-auth on (issue 38: the bare pipeline
 //   authenticates every message too, and must find each one authentic as Postroom must;
 //   off: it does no SPF/DKIM/DMARC, the comparison before issue 38)
 //   (or BENCH_MESSAGES, BENCH_CONNECTIONS, BENCH_WARMUP, BENCH_ROUNDS, BENCH_DOMAINS, BENCH_DNS, BENCH_BARE_AUTH, BENCH_PROFILE)
@@ -50,7 +50,8 @@
 //   Postroom keeps DNS answers and SPF and DMARC verdicts for 60 s, at most 10,000 of
 //   each, the oldest dropped first (src/lib/dns.ts, src/inbound/parse/auth-checks.ts): a domain
 //   comes back after D-1 others, so with D over 10,000 its answers are gone by then and
-//   every message costs Postroom its three lookups and a DKIM verification, as mail from
+//   every message costs Postroom its three lookups (each parse worker has caches of its
+//   own and sees 1/W of the messages: hence 12,000 domains per worker by default) and a DKIM verification, as mail from
 //   many senders does (DMARC's tree walk also asks for _dmarc.test, one name for all
 //   domains, mostly from the cache). The DNS report at the end says how many lookups it
 //   made per message. Until 2026-11-24 all messages came from one domain, unsigned: after the first

@@ -4,6 +4,7 @@
 import { destinationRule } from "./destinations.ts";
 import { Value } from "@sinclair/typebox/value";
 import { parseShare } from "../lib/memory-shares.ts";
+import { spareCoreWorkers } from "../lib/worker-pool.ts";
 import { availableParallelism, hostname } from "node:os";
 import { parse as parseToml, TomlError } from "smol-toml";
 import "../lib/formats.ts";
@@ -136,8 +137,9 @@ export function toConfig(raw: RawConfig): Config {
       targetResponseMaxBytes: bytes(raw.inbound.target_response_max),
       attachmentUrlTtlMs: ms(raw.inbound.attachment_url_ttl),
       statusRetryRows: raw.inbound.status_retry_rows,
-      // Two cores are taken by the main thread and the runtime's own threads (I/O, GC).
-      parseWorkers: raw.inbound.parse_workers === "auto" ? Math.max(0, availableParallelism() - 2) : raw.inbound.parse_workers,
+      // Every core but the main thread's, at most four: on 2 cores one worker checks SPF and
+      // DKIM while the main thread parses (extract-pool.ts says where the work goes).
+      parseWorkers: raw.inbound.parse_workers === "auto" ? spareCoreWorkers(availableParallelism()) : raw.inbound.parse_workers,
       // At least a second apart: a zero wait would post to a failing target in a loop.
       retryDelaysMs: raw.inbound.retry_delays.map((d) => Math.max(1000, ms(d))),
       maxQueueTimeMs: ms(raw.inbound.max_queue_time),

@@ -24,7 +24,8 @@ export const InboundSection = section(
     ),
     parse_workers: Type.Union([Type.Literal("auto"), Type.Integer({ minimum: 0, maximum: 64 })], {
       default: "auto",
-      description: 'worker threads that parse received mail; 0 = the main thread; "auto" = one per core beyond two',
+      description:
+        'worker threads for received mail: one checks SPF and DKIM (the main thread parses), two or more also parse and check DMARC; 0 = all on the main thread; "auto" = one per core beyond the first, at most four',
       errorMessage: 'must be "auto" or an integer from 0 to 64',
     }),
     retry_delays: Type.Array(Type.String({ pattern: DURATION_PATTERN, errorMessage: 'must be a duration such as "5m"' }), {

@@ -5,13 +5,13 @@
 // if one cannot start, signing runs on the main thread: the same signatures, less throughput.
 import { availableParallelism } from "node:os";
 import type { Logger } from "../lib/logger.ts";
-import { WorkerPool } from "../lib/worker-pool.ts";
+import { spareCoreWorkers, WorkerPool } from "../lib/worker-pool.ts";
 import { SIGN_WORKER_URL } from "../workers.ts";
 import { dkimSignatures, type SignRequest } from "./dkim.ts";
 
 /** Every core but the main thread's, at most four; none on a single core (a worker would only add copying). */
 export function signWorkerCount(cores: number = availableParallelism()): number {
-  return Math.max(0, Math.min(4, cores - 1));
+  return spareCoreWorkers(cores);
 }
 
 type Reply = { id: number; ok: true; signatures: string } | { id: number; ok: false; message: string };

@@ -60,7 +60,7 @@ export interface InboundFeature extends Feature {
 export function inboundFeature(deps: InboundFeatureDeps): InboundFeature {
   const { config, repos, resolver, clock, logger, metrics, localAttachments, bounces } = deps;
   const auth = new AuthChecker(resolver);
-  const extractor = new ExtractPool(config().inbound.parseWorkers, logger.child({ component: "extract" }));
+  const extractor = new ExtractPool(config().inbound.parseWorkers, logger.child({ component: "extract" }), auth);
   const statusRetry = new StatusRetry({
     write: (rows) => repos.statuses.record(rows),
     logger,
@@ -84,6 +84,7 @@ export function inboundFeature(deps: InboundFeatureDeps): InboundFeature {
       hostname: c.hostname,
       limits: { maxHeaderBytes: c.smtp.maxHeaderBytes, maxMimeDepth: c.smtp.maxMimeDepth, maxMimeParts: c.smtp.maxMimeParts },
       extract: (raw, limits, traceBytes) => extractor.extract(raw, limits, traceBytes),
+      examine: (raw, limits, traceBytes, session) => extractor.examine(raw, limits, traceBytes, session),
       attachmentUrlTtlMs: c.inbound.attachmentUrlTtlMs,
       post: {
         resolver,

@@ -9,9 +9,10 @@ import type { MessageCost } from "../lib/memory-budget.ts";
 import { SMTP_REPLIES } from "../smtp/replies.ts";
 import { formatReply, type SmtpReply } from "../smtp/reply.ts";
 import { recipientsOfAccount } from "./addresses/recipients.ts";
-import { type AuthChecks, type AuthSession, hasDkimSignatureField } from "./parse/auth-checks.ts";
+import type { AuthChecks, AuthSession } from "./parse/auth-checks.ts";
+import type { Examined } from "./parse/examine.ts";
 import type { ExtractedMessage } from "./parse/extract.ts";
-import { headerSectionBytes, MessageRefused } from "./parse/parse.ts";
+import { MessageRefused } from "./parse/parse.ts";
 import type { SpamdResult } from "./parse/spamd.ts";
 import { receivedHeader, returnPathHeader, withTraceHeaders } from "./parse/trace-headers.ts";
 import type { PayloadEnvelope } from "./payload/payload.ts";
@@ -93,25 +94,12 @@ interface Checked {
 async function postToAddresses(raw: Buffer, tx: Transaction, deps: PostDeps, frontRoom: number): Promise<SmtpReply[]> {
   const md5 = md5Hex(raw);
   const trace = traceLines(tx, tx.id, deps.hostname, deps.clock.nowMs());
-  // DKIM is verified on the message as sent: a signature may cover a Return-Path we replaced.
-  // SPF and DKIM need no parse: their lookups go out while the message is parsed.
   const session = { mailFrom: tx.mailFrom, helo: tx.helo, remoteIp: tx.remoteIp, mta: deps.hostname };
-  const started = authBeforeParse(raw, session, deps);
-  const extracted = await extractOrRefuse(raw, trace, tx, deps, frontRoom, md5);
-  if ("refusal" in extracted) {
-    // A DKIM verification started for it still reads the message's bytes: the reply (and
-    // with it the end of the message's memory reservation) waits for the checks to end.
-    await started?.checks.both.catch(() => {});
-    return [extracted.refusal];
-  }
-  // spamd scores the message as the sender sent it too, at the same time (it never waits past inbound.spamd.timeout).
-  const [auth, spamd] = await Promise.all([
-    started && started.hasDkimSignature === extracted.facts.hasDkimSignature
-      ? deps.auth.finish(started.checks, extracted.facts)
-      : deps.auth.check(raw, session, extracted.facts),
-    deps.spamd?.(raw) ?? null,
-  ]);
-  const checked: Checked = { extracted, md5, auth, spamd, trace };
+  const examined = await examineOrRefuse(raw, trace, session, tx, deps, frontRoom, md5);
+  if ("refusal" in examined) return [examined.refusal];
+  // spamd scores the message as the sender sent it (it never waits past inbound.spamd.timeout).
+  const spamd = await (deps.spamd?.(raw) ?? null);
+  const checked: Checked = { extracted: examined.extracted, md5, auth: examined.auth, spamd, trace };
   const results = await Promise.all(tx.groups.map((group) => postToGroup(group, raw, tx, checked, deps)));
   // Never turned into the reply: the targets have answered (status-retry.ts).
   await recordAnswered(
@@ -122,30 +110,18 @@ async function postToAddresses(raw: Buffer, tx: Transaction, deps: PostDeps, fro
   return results.map((r) => r.reply);
 }
 
-/**
- * SPF and DKIM started before the parse (AuthChecker.begin), for a message whose header
- * section is within the limit (one over it is refused unparsed, and is never verified).
- * Whether it has a DKIM-Signature is read from its bytes; where the parse says otherwise
- * (a header mailparser reads differently), the checks run again after it, as they did
- * before issue 38, so the verdicts are the same either way.
- */
-function authBeforeParse(raw: Buffer, session: AuthSession, deps: PostDeps) {
-  if (headerSectionBytes(raw) > deps.limits.maxHeaderBytes) return null;
-  const hasDkimSignature = hasDkimSignatureField(raw);
-  return { hasDkimSignature, checks: deps.auth.begin(raw, session, hasDkimSignature) };
-}
-
-/** Parses the message behind our trace lines; a message that cannot be read is refused and recorded. */
-async function extractOrRefuse(
+/** Parses the message behind our trace lines and checks its sender; a message that cannot be read is refused and recorded. */
+async function examineOrRefuse(
   raw: Buffer,
   trace: string,
+  session: AuthSession,
   tx: Transaction,
   deps: PostDeps,
   frontRoom: number,
   md5: string,
-): Promise<ExtractedMessage | { refusal: SmtpReply }> {
+): Promise<Examined | { refusal: SmtpReply }> {
   try {
-    return await deps.extract(withTraceHeaders(raw, trace, frontRoom), deps.limits, Buffer.byteLength(trace));
+    return await deps.examine(withTraceHeaders(raw, trace, frontRoom), deps.limits, Buffer.byteLength(trace), session);
   } catch (err) {
     const refusal = err instanceof MessageRefused ? err.reply : SMTP_REPLIES.unprocessable;
     if (!(err instanceof MessageRefused)) tx.log.error("inbound message failed to parse", { err, md5 });

@@ -10,7 +10,8 @@ import type { CustomDomain } from "./addresses/custom-domain.ts";
 import type { AcceptedRecipient } from "./addresses/recipients.ts";
 import type { LocalAttachments } from "./attachments/local-attachments.port.ts";
 import type { BounceHandler } from "../outbound/bounces/bounce-hook.ts";
-import type { AuthChecker } from "./parse/auth-checks.ts";
+import type { AuthChecker, AuthSession } from "./parse/auth-checks.ts";
+import type { Examined } from "./parse/examine.ts";
 import type { ExtractedMessage } from "./parse/extract.ts";
 import type { ParseLimits } from "./parse/parse.ts";
 import type { SpamdResult } from "./parse/spamd.ts";
@@ -53,6 +54,8 @@ export interface PostDeps {
    * `traceBytes` are our own trace lines, not counted against the sender's header limit.
    */
   extract(raw: Buffer, limits: ParseLimits, traceBytes: number): Promise<ExtractedMessage>;
+  /** Parses and extracts a message and checks its sender (examine.ts), on a worker thread when the pool has one. */
+  examine(raw: Buffer, limits: ParseLimits, traceBytes: number, session: AuthSession): Promise<Examined>;
   attachmentUrlTtlMs: number;
   post: TargetPostContext;
   resolver: DnsResolver;

@@ -40,6 +40,11 @@ export interface DnsResolver {
   resolve(name: string, rrtype: string): Promise<unknown>;
   /** The same servers without the cache: for checks that must see a record just published. */
   uncached(): DnsResolver;
+  /**
+   * What made it (createResolver's options), so a worker thread can make its own resolver
+   * asking the same servers; absent on a resolver that cannot be copied so (a test's fake).
+   */
+  readonly options?: ResolverOptions;
 }
 
 export interface ResolverOptions {
@@ -128,7 +133,9 @@ function dnsClient(servers: readonly string[], timeoutMs: number) {
 }
 
 export function createResolver(opts: ResolverOptions): DnsResolver {
-  return resolverOver(dnsClient(opts.servers, opts.timeoutMs ?? 3000), opts.cacheTtlMs ?? 60_000, opts.cacheMaxEntries ?? 10_000);
+  const resolver = resolverOver(dnsClient(opts.servers, opts.timeoutMs ?? 3000), opts.cacheTtlMs ?? 60_000, opts.cacheMaxEntries ?? 10_000);
+  // A plain copy: it crosses to worker threads by structured clone.
+  return { ...resolver, options: { ...opts, servers: [...opts.servers] } };
 }
 
 function resolverOver(ask: ReturnType<typeof dnsClient>, cacheTtlMs: number, cacheMaxEntries: number): DnsResolver {

@@ -6,6 +6,14 @@
 // throughput.
 import type { Logger } from "./logger.ts";
 
+/**
+ * Workers for a pool that should use the cores the main thread does not: every core but
+ * its own, at most `max`; none on a single core, where a worker would only add copying.
+ */
+export function spareCoreWorkers(cores: number, max = 4): number {
+  return Math.max(0, Math.min(max, cores - 1));
+}
+
 /** Restarts allowed within RESTART_WINDOW_MS before the pool gives up on workers. */
 export const MAX_RESTARTS = 3;
 export const RESTART_WINDOW_MS = 60_000;
@@ -27,6 +35,11 @@ export interface WorkerPoolOptions<Job extends object, Reply extends { id: numbe
    * the replies, and burns a core doing so.
    */
   unrefWhenIdle?: boolean;
+  /**
+   * What is posted for a job, and what is handed over rather than copied. Default: the job
+   * itself, all copied. The job is kept as it was, for the main thread should its worker fail.
+   */
+  encode?(job: Job): { message: object; transfer: ArrayBuffer[] };
 }
 
 interface Pending<Job, Result> {
@@ -42,6 +55,7 @@ class PoolWorker<Job, Reply extends { id: number }, Result> {
   constructor(
     url: string,
     private readonly unrefWhenIdle: boolean,
+    private readonly encode: ((job: Job) => { message: object; transfer: ArrayBuffer[] }) | undefined,
     resultOf: (reply: Reply) => Result,
     onCrash: (w: PoolWorker<Job, Reply, Result>, err: unknown) => void,
   ) {
@@ -68,7 +82,9 @@ class PoolWorker<Job, Reply extends { id: number }, Result> {
   post(id: number, p: Pending<Job, Result>): void {
     if (this.unrefWhenIdle && this.pending.size === 0) this.worker.ref();
     this.pending.set(id, p);
-    this.worker.postMessage({ id, ...p.job });
+    if (!this.encode) return this.worker.postMessage({ id, ...p.job });
+    const { message, transfer } = this.encode(p.job);
+    this.worker.postMessage({ id, ...message }, transfer);
   }
 }
 
@@ -107,9 +123,9 @@ export class WorkerPool<Job extends object, Reply extends { id: number }, Result
   }
 
   private spawn(): void {
-    const { url, unrefWhenIdle = false, resultOf, logger, work } = this.opts;
+    const { url, unrefWhenIdle = false, encode, resultOf, logger, work } = this.opts;
     try {
-      this.workers.push(new PoolWorker(url, unrefWhenIdle, resultOf, (w, err) => this.crashed(w, err)));
+      this.workers.push(new PoolWorker(url, unrefWhenIdle, encode, resultOf, (w, err) => this.crashed(w, err)));
     } catch (err) {
       logger.warn(`${work.name} worker did not start; ${work.doing} on the main thread`, { err });
     }

@@ -9,21 +9,11 @@ import { AuthChecker } from "../../src/inbound/parse/auth-checks.ts";
 import { extractMessage } from "../../src/inbound/parse/extract.ts";
 import { createResolver } from "../../src/lib/dns.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
+import { ORDER_MESSAGE } from "../helpers/order-message.ts";
 
 const DOMAIN = "brand.example";
 const SELECTOR = "s2026";
-const MESSAGE = [
-  "From: News <news@brand.example>",
-  "To: reader@example.org",
-  "Subject: Your order",
-  "Date: Fri, 27 Nov 2026 10:00:00 +0000",
-  "Message-ID: <order-1@brand.example>",
-  "MIME-Version: 1.0",
-  "Content-Type: text/plain; charset=utf-8",
-  "",
-  "Your order has shipped.",
-  "",
-].join("\r\n");
+const MESSAGE = ORDER_MESSAGE;
 
 const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
 let dns: TestDnsServer;

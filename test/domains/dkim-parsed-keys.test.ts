@@ -7,22 +7,10 @@ import { generateKeyPairSync } from "node:crypto";
 import { dkimVerify } from "mailauth/lib/dkim/verify";
 import { dkimSignatures, MAX_PARSED_SIGNING_KEYS, privateKeyOf } from "../../src/domains/dkim.ts";
 import { MAX_CACHED_SIGNING_KEYS } from "../../src/domains/signing-keys.ts";
+import { ORDER_MESSAGE } from "../helpers/order-message.ts";
 
 const DOMAIN = "brand.example";
-const MESSAGE = Buffer.from(
-  [
-    "From: News <news@brand.example>",
-    "To: reader@example.org",
-    "Subject: Your order",
-    "Date: Fri, 27 Nov 2026 10:00:00 +0000",
-    "Message-ID: <order-1@brand.example>",
-    "MIME-Version: 1.0",
-    "Content-Type: text/plain; charset=utf-8",
-    "",
-    "Your order has shipped.",
-    "",
-  ].join("\r\n"),
-);
+const MESSAGE = Buffer.from(ORDER_MESSAGE);
 
 function rsaKey() {
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });

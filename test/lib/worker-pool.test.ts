@@ -3,15 +3,16 @@ import { createLogger } from "../../src/lib/logger.ts";
 import { MAX_RESTARTS, WorkerPool } from "../../src/lib/worker-pool.ts";
 import { eventually } from "../helpers/sink.ts";
 
-type Job = { n: number; fail?: boolean; crash?: boolean };
+type Job = { n: number; fail?: boolean; crash?: boolean; bytes?: Uint8Array };
 type Reply = { id: number; ok: true; value: number; by: string } | { id: number; ok: false; message: string };
 type Result = { value: number; by: string };
 
 const URL_OK = new URL("../helpers/pool-worker.ts", import.meta.url).href;
 
-function pool(size: number, url = URL_OK) {
+function pool(size: number, url = URL_OK, encode?: (job: Job) => { message: object; transfer: ArrayBuffer[] }) {
   const lines: string[] = [];
   const p = new WorkerPool<Job, Reply, Result>({
+    encode,
     url,
     size,
     logger: createLogger({ sink: (l) => lines.push(l) }),
@@ -27,6 +28,26 @@ function pool(size: number, url = URL_OK) {
 }
 
 describe("WorkerPool", () => {
+  // A view posted as it is takes its whole buffer along (structured clone): 100 bytes of a
+  // 1 MB buffer cost 1 MB. Encoded, the worker gets the 100 bytes, handed over, and the
+  // job keeps its own (for the main thread, should the worker fail).
+  test("encode decides what is posted and what is handed over", async () => {
+    const view = new Uint8Array(1024 * 1024).subarray(100, 200);
+    const plain = pool(1);
+    const encoded = pool(1, URL_OK, (job) => {
+      const bytes = new Uint8Array(job.bytes!);
+      return { message: { ...job, bytes }, transfer: [bytes.buffer] };
+    });
+    try {
+      expect((await plain.p.run({ n: 0, bytes: view })).value).toBe(1024 * 1024);
+      expect((await encoded.p.run({ n: 0, bytes: view })).value).toBe(100);
+      expect(view.byteLength).toBe(100);
+    } finally {
+      plain.p.close();
+      encoded.p.close();
+    }
+  });
+
   test("starts its workers on the first job, and jobs in flight together go to the least busy worker", async () => {
     const { p } = pool(2);
     try {

@@ -5,7 +5,7 @@
 // SPF and DMARC verdicts depend only on their inputs and on DNS answers we cache for a
 // minute anyway, so they are cached as long; DKIM is verified for every signed message.
 import { dkimVerify, dmarc, spf } from "mailauth";
-import type { DnsResolver } from "../../lib/dns.ts";
+import type { DnsResolver, ResolverOptions } from "../../lib/dns.ts";
 import { TtlCache } from "../../lib/ttl-cache.ts";
 import type { PayloadEnvelope } from "../payload/payload.ts";
 
@@ -56,6 +56,11 @@ export class AuthChecker {
     this.dmarcCache = new TtlCache(cacheTtlMs, 10_000);
   }
 
+  /** How a worker thread makes a resolver like this one's (none for a resolver made otherwise: the checks then stay here). */
+  get resolverOptions(): ResolverOptions | undefined {
+    return this.resolver.options;
+  }
+
   private get resolve() {
     return this.resolver.resolve as never;
   }
@@ -99,23 +104,30 @@ export class AuthChecker {
   }
 
   /**
-   * SPF and DKIM, which need only the message's bytes, started at once: the caller parses
-   * the message meanwhile (bench:inbound's bare pipeline overlaps the two as well), then
-   * `finish` adds DMARC, which needs the parsed From. `hasDkimSignature` may come from
-   * `hasDkimSignatureField`; verifying a message that has none finds nothing either.
+   * SPF and DKIM, which need only the message's bytes, as plain data (they may be checked
+   * on a worker thread: extract-pool.ts). Their DNS questions go out together, so a
+   * message waits for the slower of the two lookups, not for both in turn.
+   * `hasDkimSignature` may come from `hasDkimSignatureField`; verifying a message that has
+   * none finds nothing either.
    */
-  begin(raw: Buffer, session: AuthSession, hasDkimSignature: boolean): StartedChecks {
+  firstChecks(raw: Buffer, session: AuthSession, hasDkimSignature: boolean): Promise<FirstChecks> {
     const sender = spfSender(session.mailFrom, session.helo);
-    const spfDomain = sender.slice(sender.lastIndexOf("@") + 1).toLowerCase();
-    // SPF and DKIM are independent: their DNS questions go out together, so a message
-    // waits for the slower of the two lookups, not for both in turn. DMARC needs both.
-    const both = Promise.all([
+    return Promise.all([
       this.spf(session, sender).catch(uncached<SpfVerdict>),
-      hasDkimSignature ? dkimVerify(raw, { resolver: this.resolve, sender, strict: true }) : null,
+      hasDkimSignature ? dkimVerify(raw, { resolver: this.resolve, sender, strict: true }).then(dkimChecks) : null,
     ]);
+  }
+
+  /**
+   * SPF and DKIM started at once: the caller parses the message meanwhile (bench:inbound's
+   * bare pipeline overlaps the two as well), then `finish` adds DMARC, which needs the
+   * parsed From. `first`: the two already under way elsewhere (a worker thread).
+   */
+  begin(raw: Buffer, session: AuthSession, hasDkimSignature: boolean, first?: Promise<FirstChecks>): StartedChecks {
+    const both = first ?? this.firstChecks(raw, session, hasDkimSignature);
     // A message refused after this never calls finish: its failure is not unhandled.
     both.catch(() => {});
-    return { spfDomain, both };
+    return { spfDomain: spfDomainOf(session), both };
   }
 
   /** The checks `begin` started, with DMARC of the message's From (see `begin`). */
@@ -123,20 +135,11 @@ export class AuthChecker {
     const { spfDomain } = started;
     try {
       const [spfVerdict, dkim] = await started.both;
-      const results = (dkim?.results ?? []).filter((r) => r.signingDomain);
-      const signatures = results.map((r) => ({
-        domain: r.signingDomain!,
-        selector: r.selector ?? "",
-        result: r.status?.result ?? "neutral",
-      }));
+      const results = dkim ?? [];
+      const signatures = results.map((r) => ({ domain: r.domain, selector: r.selector, result: r.result }));
       const passing = results
-        .filter((r) => r.status?.result === "pass")
-        .map((r) => ({
-          id: r.id,
-          domain: r.signingDomain!,
-          aligned: (r.status as { aligned?: string | false }).aligned,
-          underSized: (r.status as { underSized?: number }).underSized,
-        }));
+        .filter((r) => r.result === "pass")
+        .map((r) => ({ id: r.id, domain: r.domain, aligned: r.aligned, underSized: r.underSized }));
       const dmarcVerdict =
         facts.fromAddresses.length > 0
           ? await this.dmarc(facts, spfVerdict.result === "pass" ? [spfVerdict.domain] : [], passing).catch(uncached<DmarcVerdict>)
@@ -162,10 +165,47 @@ export class AuthChecker {
   }
 }
 
+/** One DKIM signature's verification, as the checks use it: plain data, to cross between threads. */
+export interface DkimSignatureCheck {
+  id?: string;
+  domain: string;
+  selector: string;
+  result: string;
+  /** What DMARC needs of a passing signature (mailauth's status fields). */
+  aligned?: string | false;
+  underSized?: number;
+}
+
+/** SPF's verdict and DKIM's signatures (null: the message has none), before DMARC. */
+export type FirstChecks = [SpfVerdict, DkimSignatureCheck[] | null];
+
 /** SPF and DKIM under way for one message (AuthChecker.begin). */
 export interface StartedChecks {
   spfDomain: string;
-  both: Promise<[SpfVerdict, Awaited<ReturnType<typeof dkimVerify>> | null]>;
+  both: Promise<FirstChecks>;
+}
+
+/** The domain SPF checks for the session (of spfSender), lower-case. */
+export function spfDomainOf(session: AuthSession): string {
+  const sender = spfSender(session.mailFrom, session.helo);
+  return sender.slice(sender.lastIndexOf("@") + 1).toLowerCase();
+}
+
+/** mailauth's DKIM results, the signatures with a signing domain, as plain data. */
+function dkimChecks(dkim: Awaited<ReturnType<typeof dkimVerify>>): DkimSignatureCheck[] {
+  return dkim.results
+    .filter((r) => r.signingDomain)
+    .map((r) => {
+      const status = r.status as { result?: string; aligned?: string | false; underSized?: number } | undefined;
+      return {
+        id: r.id,
+        domain: r.signingDomain!,
+        selector: r.selector ?? "",
+        result: status?.result ?? "neutral",
+        aligned: status?.aligned,
+        underSized: status?.underSized,
+      };
+    });
 }
 
 /** A verdict the cache would not keep (temperror) stands for this message all the same. */

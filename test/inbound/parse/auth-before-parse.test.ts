@@ -7,6 +7,7 @@ import { silentLogger } from "../../../src/lib/logger.ts";
 import type { Address } from "../../../src/inbound/addresses/address.ts";
 import { splitTarget } from "../../../src/inbound/addresses/target-url.ts";
 import { AuthChecker, hasDkimSignatureField } from "../../../src/inbound/parse/auth-checks.ts";
+import { examineMessage } from "../../../src/inbound/parse/examine.ts";
 import { extractMessage } from "../../../src/inbound/parse/extract.ts";
 import { postMessage } from "../../../src/inbound/post-message.ts";
 import type { IncomingStatus } from "../../../src/inbound/statuses/incoming-status.ts";
@@ -48,6 +49,18 @@ beforeAll(() => {
 });
 afterAll(() => target.stop());
 
+/** A parse that takes PARSE_MS, then extractMessage's. */
+async function slowExtract(raw: Buffer, limits: PostDeps["limits"], traceBytes: number) {
+  await Bun.sleep(PARSE_MS);
+  return extractMessage(raw, limits, traceBytes);
+}
+
+/** PostDeps.examine with `auth`, on this thread, with the slow parse. */
+const examineWith =
+  (auth: AuthChecker): PostDeps["examine"] =>
+  (raw, limits, traceBytes, session) =>
+    examineMessage({ raw, limits, traceBytes, session }, { auth, extract: slowExtract });
+
 /** PostDeps for postMessage: the slow resolver, the parse after PARSE_MS, the statuses kept in `rows`. */
 function setup(limits = { maxHeaderBytes: 256 * 1024, maxMimeDepth: 50, maxMimeParts: 500 }) {
   const address: Address = {
@@ -65,10 +78,7 @@ function setup(limits = { maxHeaderBytes: 256 * 1024, maxMimeDepth: 50, maxMimeP
   const deps = {
     hostname: "mx.postroom.test",
     limits,
-    extract: async (raw: Buffer, limits: PostDeps["limits"], traceBytes: number) => {
-      await Bun.sleep(PARSE_MS);
-      return extractMessage(raw, limits, traceBytes);
-    },
+    examine: examineWith(new AuthChecker(slowResolver, 0)),
     attachmentUrlTtlMs: 60_000,
     post: {
       resolver: slowResolver,
@@ -79,7 +89,6 @@ function setup(limits = { maxHeaderBytes: 256 * 1024, maxMimeDepth: 50, maxMimeP
       userAgent: "Postroom test",
     },
     resolver: slowResolver,
-    auth: new AuthChecker(slowResolver, 0),
     statuses: { record: async (r: IncomingStatus[]) => void rows.push(...r) },
     statusRetry: { failed: () => {} },
     clock: new ManualClock(Date.parse("2026-11-28T00:00:00Z")),
@@ -136,7 +145,7 @@ test("a message the parse refuses is answered once the lookups started for it ha
     "latin1",
   );
   let lookupsEndedMs = 0;
-  const resolve = deps.auth["resolver"].resolve;
+  const resolve = slowResolver.resolve;
   const auth = new AuthChecker(
     {
       ...slowResolver,
@@ -152,7 +161,7 @@ test("a message the parse refuses is answered once the lookups started for it ha
     } as DnsResolver,
     0,
   );
-  const reply = await postMessage(raw, tx, { ...deps, auth });
+  const reply = await postMessage(raw, tx, { ...deps, examine: examineWith(auth) });
   const repliedMs = performance.now();
   expect(reply.code).toBe(554);
   expect(reply.text).toContain("MIME parts");
