@@ -28,6 +28,8 @@ export type ExtractReply =
   | ({ id: number; ok: true } & ExtractResult)
   | { id: number; ok: false; refusal: SmtpReply | null; message: string };
 
+const NO_BYTES = Buffer.alloc(0);
+
 /** Structured clone turns Buffers into Uint8Arrays; give attachments back their Buffer type. */
 function revive(result: ExtractedMessage | null): ExtractedMessage | null {
   for (const a of result?.content.attachments ?? []) {
@@ -96,8 +98,11 @@ export class ExtractPool {
     }
     const firstChecks =
       resolver && this.size === 1
-        ? async (sent: Buffer, hasDkimSignature: boolean) =>
-            (await this.pool.run({ kind: "checks", raw: sent, session, hasDkimSignature, resolver })).first!
+        ? async (sent: Buffer, hasDkimSignature: boolean) => {
+            // SPF needs only the session: the bytes go over for DKIM alone.
+            const raw = hasDkimSignature ? sent : NO_BYTES;
+            return (await this.pool.run({ kind: "checks", raw, session, hasDkimSignature, resolver })).first!;
+          }
         : undefined;
     return examineMessage({ raw, limits, traceBytes, session }, { auth: this.auth, extract: extractMessage, firstChecks });
   }

@@ -69,6 +69,15 @@ describe.each([1, 2])("ExtractPool.examine with %p worker(s)", (workers) => {
     else expect(mainLookups).toEqual([]);
   });
 
+  test("an unsigned message: SPF and DMARC pass, no DKIM signature", async () => {
+    const { auth } = await pool.examine(traced(MESSAGE), LIMITS, TRACE.length, SESSION);
+    expect(auth).toEqual({
+      spf: { result: "pass", domain: "brand.example" },
+      dkim: { result: "none", signatures: [] },
+      dmarc: { result: "pass", domain: "brand.example", policy: "reject" },
+    });
+  });
+
   test("a body changed after signing fails DKIM on the worker too", async () => {
     const { auth } = await pool.examine(traced(signed.replace("has shipped", "was lost")), LIMITS, TRACE.length, SESSION);
     expect(auth.dkim.result).toBe("fail");
