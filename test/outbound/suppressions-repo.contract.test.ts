@@ -94,6 +94,31 @@ describe.each([...STORE_ENGINES, POSTGRES_LINGUISTIC])("SuppressionRepo on $name
     expect(await repo().suppressedAmong("out_zz", ["a@example.com"], NOW_MS)).toStrictEqual(new Set());
   });
 
+  // Checks made together are read together (one SELECT for all): each still gets only its
+  // account's pairs among its own addresses, in force at its own time.
+  it("suppressedAmong checks made at once each get their own answer", async () => {
+    const until = NOW_MS + 1000;
+    await repo().add(entry("a@example.com"));
+    await repo().add(entry("shared@example.com"));
+    await repo().add(entry("shared@example.com", { outboundAccountId: "out_b1", accountId: "acc_b" }));
+    await repo().add(entry("soon@example.com", { expiresAtMs: until }));
+    const asked = ["a@example.com", "Shared@example.com", "soon@example.com", "x@example.com"];
+    const answers = await Promise.all([
+      repo().suppressedAmong("out_a1", asked, NOW_MS),
+      repo().suppressedAmong("out_b1", asked, NOW_MS),
+      repo().suppressedAmong("out_a1", asked, until),
+      repo().suppressedAmong("out_a1", ["x@example.com"], NOW_MS),
+      repo().suppressedAmong("out_b1", ["A@example.com"], NOW_MS),
+    ]);
+    expect(answers).toStrictEqual([
+      new Set(["a@example.com", "shared@example.com", "soon@example.com"]),
+      new Set(["shared@example.com"]),
+      new Set(["a@example.com", "shared@example.com"]),
+      new Set(),
+      new Set(),
+    ]);
+  });
+
   it("get finds the account's entry only: another account's or an unknown ID is null", async () => {
     const mine = await repo().add(entry("mine@example.com"));
     const theirs = await repo().add(entry("theirs@example.com", { accountId: "acc_b", outboundAccountId: "out_b1" }));

@@ -2,6 +2,7 @@
 // hard bounce or a complaint (added in the same commit as that event, suppressRecipient),
 // or by hand. createSuppressionRepo implements the SuppressionRepo port
 // (suppressions.port.ts), written once for both engines against a Db.
+import { CoalescedReads } from "../../lib/coalesced-reads.ts";
 import { newId16 } from "../../lib/ids.ts";
 import type { Db } from "../../store/db/db.ts";
 import { containsText, toInt } from "../../store/db/dialect.ts";
@@ -26,9 +27,6 @@ const fromRow = (r: Row): Suppression =>
 
 const COLUMNS = sql`id, account_id, outbound_account_id, email, reason, details_json, created_at, expires_at`;
 
-/** An entry that applies at `nowMs`. */
-const inForce = (nowMs: number) => sql`(expires_at IS NULL OR expires_at > ${nowMs})`;
-
 // An address already suppressed keeps its entry, unless that entry has expired by now or
 // the new one never expires (a complaint or a manual entry after a hard bounce): then the
 // new one takes its place, under the same ID.
@@ -46,15 +44,51 @@ export function* suppressRecipient(s: Omit<Suppression, "id">): Script<void> {
   yield* run(insert(s, newId16()));
 }
 
+/** One send's check: its outbound account and recipients (lowercased), at its time. */
+interface Lookup {
+  outboundAccountId: string;
+  lower: string[];
+  nowMs: number;
+}
+
+/** Addresses per statement at most (a bound on its parameters); a larger check takes several. */
+const EMAILS_PER_STATEMENT = 500;
+
+/**
+ * The checks of sends that arrive together, in one SELECT per EMAILS_PER_STATEMENT addresses
+ * (CoalescedReads; issue 38: a SELECT per send was a round trip per message on PostgreSQL).
+ * The rows of every account and address asked are read; each check keeps its own pairs,
+ * in force at its own time.
+ */
+function suppressionLookups(db: Db): CoalescedReads<Lookup, Set<string>> {
+  return new CoalescedReads(async (lookups) => {
+    const accounts = [...new Set(lookups.map((l) => l.outboundAccountId))];
+    const emails = [...new Set(lookups.flatMap((l) => l.lower))];
+    const rows: { outbound_account_id: string; email: string; expires_at: unknown }[] = [];
+    for (let i = 0; i < emails.length; i += EMAILS_PER_STATEMENT) {
+      const part = emails.slice(i, i + EMAILS_PER_STATEMENT);
+      rows.push(
+        ...(await db.all<(typeof rows)[number]>(
+          sql`SELECT outbound_account_id, email, expires_at FROM suppressions WHERE ${inList("outbound_account_id", accounts)} AND ${inList("email", part)}`,
+        )),
+      );
+    }
+    return lookups.map((l) => {
+      const asked = new Set(l.lower);
+      const inForceNow = (r: (typeof rows)[number]) => r.expires_at === null || toInt(r.expires_at, "suppressions.expires_at") > l.nowMs;
+      return new Set(
+        rows.filter((r) => r.outbound_account_id === l.outboundAccountId && asked.has(r.email) && inForceNow(r)).map((r) => r.email),
+      );
+    });
+  });
+}
+
 export function createSuppressionRepo(db: Db): SuppressionRepo {
+  const lookups = suppressionLookups(db);
   return {
     async suppressedAmong(outboundAccountId, emails, nowMs) {
       if (emails.length === 0) return new Set();
-      const lower = emails.map((e) => e.toLowerCase());
-      const rows = await db.all<{ email: string }>(
-        sql`SELECT email FROM suppressions WHERE outbound_account_id = ${outboundAccountId} AND ${inList("email", lower)} AND ${inForce(nowMs)}`,
-      );
-      return new Set(rows.map((r) => r.email));
+      return lookups.read({ outboundAccountId, lower: emails.map((e) => e.toLowerCase()), nowMs });
     },
     async add(s) {
       const email = s.email.toLowerCase();
