@@ -2,7 +2,7 @@
 // hard bounce or a complaint (added in the same commit as that event, suppressRecipient),
 // or by hand. createSuppressionRepo implements the SuppressionRepo port
 // (suppressions.port.ts), written once for both engines against a Db.
-import { CoalescedReads } from "../../lib/coalesced-reads.ts";
+import { Coalescer } from "../../lib/coalescer.ts";
 import { newId16 } from "../../lib/ids.ts";
 import type { Db } from "../../store/db/db.ts";
 import { containsText, toInt } from "../../store/db/dialect.ts";
@@ -56,12 +56,12 @@ const EMAILS_PER_STATEMENT = 500;
 
 /**
  * The checks of sends that arrive together, in one SELECT per EMAILS_PER_STATEMENT addresses
- * (CoalescedReads; issue 38: a SELECT per send was a round trip per message on PostgreSQL).
+ * (Coalescer; issue 38: a SELECT per send was a round trip per message on PostgreSQL).
  * The rows of every account and address asked are read; each check keeps its own pairs,
  * in force at its own time.
  */
-function suppressionLookups(db: Db): CoalescedReads<Lookup, Set<string>> {
-  return new CoalescedReads(async (lookups) => {
+function suppressionLookups(db: Db): Coalescer<Lookup, Set<string>> {
+  return new Coalescer(async (lookups) => {
     const accounts = [...new Set(lookups.map((l) => l.outboundAccountId))];
     const emails = [...new Set(lookups.flatMap((l) => l.lower))];
     const rows: { outbound_account_id: string; email: string; expires_at: unknown }[] = [];
@@ -88,7 +88,7 @@ export function createSuppressionRepo(db: Db): SuppressionRepo {
   return {
     async suppressedAmong(outboundAccountId, emails, nowMs) {
       if (emails.length === 0) return new Set();
-      return lookups.read({ outboundAccountId, lower: emails.map((e) => e.toLowerCase()), nowMs });
+      return lookups.submit({ outboundAccountId, lower: emails.map((e) => e.toLowerCase()), nowMs });
     },
     async add(s) {
       const email = s.email.toLowerCase();
