@@ -20,6 +20,8 @@ const dns = await TestDnsServer.start();
 const sink = await SmtpSink.start();
 const target = TestTarget.start();
 routeToSink(dns, "example.org");
+// The parse worker checks SPF with a resolver of its own (issue 38): the verdict proves it asks DNS from the binary.
+dns.set("sender.test", [{ type: "TXT", data: "v=spf1 ip4:127.0.0.1 -all" }]);
 const configPath = join(dir.path, "postroom.toml");
 await Bun.write(
   configPath,
@@ -53,7 +55,10 @@ try {
   await transport.sendMail({ from: "alice@sender.test", to: address.body.email, subject: "smoke in", text: "through the parse worker" });
   transport.close();
   await eventually(() => target.at("/smoke").length === 1, 10_000, "the inbound message at the target");
-  if (target.at("/smoke")[0]!.json.headers.subject !== "smoke in") throw new Error("the target got another message");
+  const received = target.at("/smoke")[0]!.json;
+  if (received.headers.subject !== "smoke in") throw new Error("the target got another message");
+  if (received.envelope.spf?.result !== "pass")
+    throw new Error(`SPF checked on the worker: ${JSON.stringify(received.envelope.spf)}, not pass`);
 
   const created = await api(`/api/v0.1/${ACCOUNT_A.id}/sending_domains`, ACCOUNT_A.token, { domain: "brand.example" });
   publishRecords(dns, created.body);
@@ -74,7 +79,7 @@ try {
   const errors = server.lines.filter((l) => l.level === "error" || (l.level === "warn" && /worker/.test(String(l.msg))));
   if (errors.length > 0) throw new Error(`error lines in the log:\n${errors.map((l) => JSON.stringify(l)).join("\n")}`);
   ok = true;
-  console.log("binary smoke: inbound through the parse worker and a DKIM-signed send through the signing worker: ok");
+  console.log("binary smoke: inbound through the parse worker (SPF pass) and a DKIM-signed send through the signing worker: ok");
 } catch (err) {
   console.log(`binary smoke failed: ${(err as Error).message}\n${server.lines.map((l) => JSON.stringify(l)).join("\n")}\n${server.stderr}`);
 } finally {
