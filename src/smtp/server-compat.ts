@@ -34,7 +34,9 @@ interface Parser {
 // The parts of smtp-server's SMTPConnection read here (all plain fields or methods).
 interface Connection {
   _server: { options: Record<string | symbol, unknown>; connections: Set<Connection> };
-  _socket: { bytesRead?: number };
+  _socket: { bytesRead?: number; destroyed?: boolean; cork(): void; uncork(): void };
+  /** The socket whose replies are held now (holdReplies), if any. */
+  __heldSocket?: { uncork(): void; destroyed?: boolean };
   _parser: Parser | false;
   _dataStream: unknown;
   _handlerPending?: boolean;
@@ -150,6 +152,29 @@ export interface ConnectionHooks {
   acceptHandshake(socket: Socket, waiting: Iterable<string>, open: Iterable<ConnectionView>): boolean;
 }
 
+// RFC 2920 section 3.2: the replies to a pipelined group (RSET, MAIL, RCPT, and the DATA
+// that ends it) are held and sent as a unit, one write where there were one per command
+// (a write was ~17 µs of the main thread's time on bench:inbound). They go at the end of
+// the event loop's turn, or before any other command runs (STARTTLS, QUIT: nothing is
+// held across an upgrade or a close), whichever comes first.
+const HELD_REPLIES = new Set(["MAIL", "RCPT", "RSET", "DATA"]);
+
+function holdReplies(c: Connection): void {
+  if (c.__heldSocket) return;
+  const socket = c._socket;
+  socket.cork();
+  c.__heldSocket = socket;
+  setImmediate(() => releaseReplies(c));
+}
+
+function releaseReplies(c: Connection): void {
+  const socket = c.__heldSocket;
+  if (!socket) return;
+  c.__heldSocket = undefined;
+  // A socket gone meanwhile has no one to read what was held.
+  if (!socket.destroyed) socket.uncork();
+}
+
 const HOOKS = Symbol.for("postroom.smtpConnectionHooks");
 const hooksOf = (c: Connection): ConnectionHooks | undefined => c._server.options[HOOKS] as ConnectionHooks | undefined;
 
@@ -184,6 +209,8 @@ if (!proto.__postroomHooks) {
     // after the connection started closing (smtp-server answers those itself).
     if (hooks && !this._nextHandler && !this._closing) {
       const name = (command || "").toString().split(" ")[0]!.toUpperCase();
+      if (HELD_REPLIES.has(name)) holdReplies(this);
+      else releaseReplies(this);
       const refusal = hooks.command(viewOf(this), name);
       if (refusal) return this.send(refusal.code, smtpServerText(refusal));
     }
