@@ -7,6 +7,7 @@
 // full_page_writes): a test's data is thrown away with its dir.
 import { chownSync, existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { afterAll, beforeAll } from "bun:test";
 import { SQL } from "bun";
 import { parsePostgresUrl } from "../../src/config/store-url.ts";
 import { migratePostgres } from "../../src/store/postgres-migrate.ts";
@@ -185,4 +186,25 @@ export async function startMigratedPostgres(): Promise<Postgres> {
   const pg = await startPostgres();
   await migratePostgres(parsePostgresUrl(pg.url)!, { connectTimeoutMs: 10_000 });
   return pg;
+}
+
+/**
+ * A PostgreSQL of the test file's own with one scratch table made by `ddl`: started before
+ * the file's tests (when PostgreSQL is installed) and stopped after them. `sql()` is the
+ * client (4 connections).
+ */
+export function scratchPostgres(ddl: string): { sql: () => SQL } {
+  let pg: Postgres | undefined;
+  let sql: SQL | undefined;
+  beforeAll(async () => {
+    if (!postgresAvailable()) return;
+    pg = await startPostgres();
+    sql = new SQL(pg.url, { max: 4 });
+    await sql.unsafe(ddl);
+  }, 60_000);
+  afterAll(async () => {
+    await sql?.close();
+    await pg?.stop();
+  });
+  return { sql: () => sql! };
 }

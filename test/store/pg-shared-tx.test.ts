@@ -1,29 +1,17 @@
 // src/store/pg-shared-tx.ts (issue 38): PostgreSQL writes that arrive together share a
 // transaction. Each must get its own result, only after the commit; one that fails must
 // fail alone while the others are stored; and a write on an idle server must not wait.
-import { afterAll, beforeAll, expect } from "bun:test";
-import { SQL } from "bun";
+import { expect } from "bun:test";
 import { PgSharedTransactions } from "../../src/store/pg-shared-tx.ts";
 import { requireTools } from "../helpers/tools.ts";
-import { postgresAvailable, type Postgres, startPostgres } from "../helpers/postgres.ts";
+import { scratchPostgres } from "../helpers/postgres.ts";
 
 const it = requireTools("postgresql");
-let pg: Postgres | undefined;
-let sql: SQL;
-
-beforeAll(async () => {
-  if (!postgresAvailable()) return;
-  pg = await startPostgres();
-  sql = new SQL(pg.url, { max: 4 });
-  await sql`CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)`;
-}, 60_000);
-afterAll(async () => {
-  await sql?.close();
-  await pg?.stop();
-});
+const scratch = scratchPostgres("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)");
+const db = () => scratch.sql();
 
 it("writes made at once each get their own result after the commit; the one that fails fails alone", async () => {
-  const shared = new PgSharedTransactions(sql);
+  const shared = new PgSharedTransactions(db());
   const write = (id: number) =>
     shared.run(async (tx) => {
       const rows: { id: number }[] = await tx`INSERT INTO t (id, v) VALUES (${id}, ${`v${id}`}) RETURNING id`;
@@ -34,12 +22,12 @@ it("writes made at once each get their own result after the commit; the one that
   const ids = [2, 3, 4, 5, 1, 6, 7];
   const outcomes = await Promise.allSettled(ids.map(write));
   expect(outcomes.map((o) => (o.status === "fulfilled" ? o.value : "rejected"))).toEqual([20, 30, 40, 50, "rejected", 60, 70]);
-  const stored: { id: number }[] = await sql`SELECT id FROM t ORDER BY id`;
+  const stored: { id: number }[] = await db()`SELECT id FROM t ORDER BY id`;
   expect(stored.map((r) => r.id)).toEqual([1, 2, 3, 4, 5, 6, 7]);
 });
 
 it("a lone write on an idle server commits at once, and writes beyond the bound go in the next transaction", async () => {
-  const shared = new PgSharedTransactions(sql, 2);
+  const shared = new PgSharedTransactions(db(), 2);
   const t0 = performance.now();
   expect(await shared.run(async (tx) => (await tx`SELECT 1 AS one`)[0].one)).toBe(1);
   expect(performance.now() - t0).toBeLessThan(1000);
