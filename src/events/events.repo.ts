@@ -7,9 +7,9 @@
 import { newId16 } from "../lib/ids.ts";
 import type { Db } from "../store/db/db.ts";
 import { toInt } from "../store/db/dialect.ts";
-import { all, run, runOn, type Script } from "../store/db/script.ts";
+import { all, runEach, runOn, type Script } from "../store/db/script.ts";
 import { inList, join, type Sql, sql } from "../store/db/sql.ts";
-import { countEventsOf, type MessageAccounts } from "../stats/stats.repo.ts";
+import { eventCountStatements, type MessageAccounts } from "../stats/stats.repo.ts";
 import { nextSeq } from "./event-seq.ts";
 import type { EventRecordOptions, EventRepo } from "./events.port.ts";
 import { type EventKind, isInternalKind } from "./kinds.ts";
@@ -41,8 +41,11 @@ const fromRow = (r: Row): MessageEvent => ({
 const ROWS_PER_STATEMENT = 500;
 
 /** `pieces` in multi-row statements of ROWS_PER_STATEMENT rows at most, each made by `statement` from the joined rows. */
-function* inChunks(pieces: readonly Sql[], statement: (rows: Sql) => Sql): Script<void> {
-  for (let i = 0; i < pieces.length; i += ROWS_PER_STATEMENT) yield* run(statement(join(pieces.slice(i, i + ROWS_PER_STATEMENT), ", ")));
+function inChunks(pieces: readonly Sql[], statement: (rows: Sql) => Sql): Sql[] {
+  const statements: Sql[] = [];
+  for (let i = 0; i < pieces.length; i += ROWS_PER_STATEMENT)
+    statements.push(statement(join(pieces.slice(i, i + ROWS_PER_STATEMENT), ", ")));
+  return statements;
 }
 
 /**
@@ -55,8 +58,8 @@ function* inChunks(pieces: readonly Sql[], statement: (rows: Sql) => Sql): Scrip
  * recorded later, once a webhook is configured, are posted as usual); its endpoints' rows
  * are written all the same. A few statements per call whatever its size (issue 38): the
  * messages' accounts and endpoints in one SELECT, the events in one multi-row INSERT, the
- * outbox rows in another, the hourly counts in one upsert; a batch of sends on PostgreSQL
- * records all its messages' events in one call.
+ * outbox rows in another, the hourly counts in one upsert, these three sent together; a
+ * batch of sends on PostgreSQL records all its messages' events in one call.
  */
 export function* recordEvents(events: readonly NewEvent[], opts: EventRecordOptions = {}): Script<MessageEvent[]> {
   if (events.length === 0) return [];
@@ -79,7 +82,7 @@ export function* recordEvents(events: readonly NewEvent[], opts: EventRecordOpti
     }
   }
   const stored = events.map((e): MessageEvent => ({ ...e, id: newId16(), seq: nextSeq(e.createdAtMs) }));
-  yield* inChunks(
+  const eventRows = inChunks(
     stored.map(
       (e) => sql`(${e.id}, ${e.messageId}, ${e.recipientId}, ${e.kind}, ${JSON.stringify(e.details)}, ${e.createdAtMs}, ${e.seq})`,
     ),
@@ -96,12 +99,13 @@ export function* recordEvents(events: readonly NewEvent[], opts: EventRecordOpti
     for (const endpoint of endpointsOf.get(e.messageId) ?? [])
       if (filterTakes(endpoint.events, e.kind)) outbox.push(row(endpointTarget(endpoint.id)));
   }
-  yield* inChunks(
+  const outboxRows = inChunks(
     outbox,
     (rows) =>
       sql`INSERT INTO webhook_outbox (event_id, account_id, outbound_account_id, message_id, seq, state, attempts, next_attempt_at, created_at, target) VALUES ${rows}`,
   );
-  yield* countEventsOf(stored, accountsOf);
+  // The events, their outbox rows and their counts in one round trip (runEach).
+  yield* runEach([...eventRows, ...outboxRows, ...eventCountStatements(stored, accountsOf)]);
   return stored;
 }
 

@@ -7,8 +7,8 @@
 // the StatsRepo port (stats.port.ts); its retention purge is src/jobs/purges.repo.ts's.
 import type { Db } from "../store/db/db.ts";
 import { orderedJoin, toInt, toIntOrNull } from "../store/db/dialect.ts";
-import { all, run, type Script } from "../store/db/script.ts";
-import { inList, join, sql } from "../store/db/sql.ts";
+import { all, runEach, type Script } from "../store/db/script.ts";
+import { inList, join, type Sql, sql } from "../store/db/sql.ts";
 import { type Count, type Series, tally } from "./hourly.ts";
 import type { StatsRepo } from "./stats.port.ts";
 
@@ -23,14 +23,21 @@ const rowKey = (c: Count): string => `${c.accountId}\u0000${c.hour}\u0000${c.ser
  * the same rows lock them in the same order and never deadlock.
  */
 export function* countInto(items: Iterable<Happening>): Script<void> {
+  yield* runEach(countStatements(items));
+}
+
+/** countInto's statements, for a caller that sends them with its own (runEach). */
+export function countStatements(items: Iterable<Happening>): Sql[] {
   const counts = tally(items).sort((x, y) => (rowKey(x) < rowKey(y) ? -1 : 1));
-  // One multi-row upsert per UPSERT_ROWS counts (a delivery's two counts in one statement,
-  // one round trip on PostgreSQL); rows are locked in VALUES order, so the order above holds.
+  // One multi-row upsert per UPSERT_ROWS counts (a delivery's two counts in one statement);
+  // rows are locked in VALUES order, so the order above holds.
+  const statements: Sql[] = [];
   for (let i = 0; i < counts.length; i += UPSERT_ROWS) {
     const rows = counts.slice(i, i + UPSERT_ROWS).map((c) => sql`(${c.accountId}, ${c.hour}, ${c.series}, ${c.key}, ${c.count})`);
-    yield* run(sql`INSERT INTO stats_hourly (account_id, hour, series, key, count) VALUES ${join(rows, ", ")}
+    statements.push(sql`INSERT INTO stats_hourly (account_id, hour, series, key, count) VALUES ${join(rows, ", ")}
       ON CONFLICT (account_id, hour, series, key) DO UPDATE SET count = stats_hourly.count + excluded.count`);
   }
+  return statements;
 }
 
 /** Counts per upsert statement: 5 parameters each, far below SQLite's and PostgreSQL's limits on parameters. */
@@ -47,24 +54,24 @@ export function* countEvents(events: readonly { messageId: string; kind: string;
   const rows = yield* all<{ id: string } & MessageAccounts>(
     sql`SELECT id, account_id, outbound_account_id FROM outbound_messages WHERE ${inList("id", ids)}`,
   );
-  yield* countEventsOf(events, new Map(rows.map((r) => [r.id, r])));
+  yield* runEach(eventCountStatements(events, new Map(rows.map((r) => [r.id, r]))));
 }
 
-/** The accounts of an event's message, as countEventsOf needs them. */
+/** The accounts of an event's message, as eventCountStatements needs them. */
 export interface MessageAccounts {
   account_id: string;
   outbound_account_id: string;
 }
 
 /**
- * countEvents for a caller that has read each message's accounts already in its
- * transaction (recordEvents reads them with the message's webhook endpoints): one
- * statement fewer per call. An event whose message is not in `messageOf` is not counted.
+ * The upserts that add outbound events to the counts, each event's accounts read from
+ * `messageOf` (recordEvents reads them with the messages' webhook endpoints): for a caller
+ * that sends them with its own (runEach). An event whose message is not in it is not counted.
  */
-export function* countEventsOf(
+export function eventCountStatements(
   events: readonly { messageId: string; kind: string; createdAtMs: number }[],
   messageOf: ReadonlyMap<string, MessageAccounts>,
-): Script<void> {
+): Sql[] {
   const items: Happening[] = [];
   for (const e of events) {
     const m = messageOf.get(e.messageId);
@@ -74,7 +81,7 @@ export function* countEventsOf(
     if (e.kind === "delivery" || e.kind === "complaint")
       items.push({ accountId: m.outbound_account_id, atMs: e.createdAtMs, series: "outbound_account", key: e.kind });
   }
-  yield* countInto(items);
+  return countStatements(items);
 }
 
 // These read other features' tables (a read model for the overview); they write nothing.

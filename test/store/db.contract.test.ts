@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect } from "bun:test";
 import type { Db } from "../../src/store/db/db.ts";
 import { collateC, toFlag, toInt } from "../../src/store/db/dialect.ts";
 import { pgTxDb } from "../../src/store/db/pg-db.ts";
-import { all, run, runOn, runSync, type Script } from "../../src/store/db/script.ts";
+import { all, run, runEach, runOn, runSync, type Script } from "../../src/store/db/script.ts";
 import { inList, sql } from "../../src/store/db/sql.ts";
 import { SqliteTxError } from "../../src/store/db/sqlite-db.ts";
 import { PgValueError } from "../../src/store/pg-values.ts";
@@ -158,6 +158,28 @@ describe.each(STORE_ENGINES)("Db on $name", (engine: StoreEngine) => {
       await failing.catch(() => {});
     }
     expect(await ids()).toEqual(["s1", "s2"]);
+  });
+
+  engine.test("statements run together (runEach) run in order, and one that fails undoes its transaction", async () => {
+    // The UPDATE finds the row only if it runs after the INSERT before it.
+    function* together(prefix: string, twice = false): Script<number[]> {
+      const results = yield* runEach([
+        sql`INSERT INTO db_probe (id, n) VALUES (${`${prefix}1`}, ${1})`,
+        sql`UPDATE db_probe SET n = ${5} WHERE id = ${`${prefix}1`}`,
+        sql`INSERT INTO db_probe (id, n) VALUES (${twice ? `${prefix}1` : `${prefix}2`}, ${2})`,
+      ]);
+      return results.map((r) => r.changes);
+    }
+    expect(await db.tx((tx) => runOn(tx, together("e")))).toEqual([1, 1, 1]);
+    expect(toInt((await db.get<Row>(sql`SELECT n FROM db_probe WHERE id = 'e1'`))?.n, "n")).toBe(5);
+    const failing = db.tx((tx) => runOn(tx, together("f", true)));
+    expect(failing).rejects.toThrow();
+    await failing.catch(() => {});
+    if (handle.kind === "sqlite") {
+      const conn = handle.store.db;
+      expect(conn.transaction(() => runSync(conn, together("s")))()).toEqual([1, 1, 1]);
+    }
+    expect(await ids()).toEqual(handle.kind === "sqlite" ? ["e1", "e2", "s1", "s2"] : ["e1", "e2"]);
   });
 
   if (engine.name === "PostgreSQL") {

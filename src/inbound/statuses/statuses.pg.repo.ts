@@ -11,9 +11,8 @@ import { termTimeMs, type SearchTerm } from "../../lib/search-query.ts";
 import { containsPattern, searchedPage, searchWindowRows, toPage } from "../../store/paging.ts";
 import { pgCompare, pgContains, pgNewestFirst, pgSearchWindow, pgTimedSearch, type Fragment } from "../../store/pg-paging.ts";
 import { pgInteger } from "../../store/pg-values.ts";
-import { countInto } from "../../stats/stats.repo.ts";
+import { countStatements } from "../../stats/stats.repo.ts";
 import { pgTxDb } from "../../store/db/pg-db.ts";
-import { runOn } from "../../store/db/script.ts";
 import type { IncomingStatus } from "./incoming-status.ts";
 import { FIELD_COLUMN, statusFromRow, type StatusRepo, type StatusRow } from "./statuses.port.ts";
 import { pgTablePurge } from "../../store/pg-purge-window.ts";
@@ -83,13 +82,17 @@ async function insertStatuses(tx: TransactionSQL, rows: readonly IncomingStatus[
     attempts: s.attempts ?? null,
     next_attempt_at: s.nextAttemptAtMs ?? null,
   }));
-  // 20 parameters a row: 3,000 rows stay under PostgreSQL's 65,535.
+  // 20 parameters a row: 3,000 rows stay under PostgreSQL's 65,535. The INSERTs and the
+  // counts' upserts go together: one round trip.
+  const writes: PromiseLike<unknown>[] = [];
   for (let i = 0; i < values.length; i += STATUS_ROWS_PER_INSERT)
-    await tx`INSERT INTO incoming_statuses ${tx(values.slice(i, i + STATUS_ROWS_PER_INSERT))}`;
-  await runOn(
-    pgTxDb(tx),
-    countInto(rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory }))),
+    writes.push(tx`INSERT INTO incoming_statuses ${tx(values.slice(i, i + STATUS_ROWS_PER_INSERT))}`);
+  const counts = countStatements(
+    rows.map((s) => ({ accountId: s.accountId, atMs: s.createdAtMs, series: "inbound" as const, key: s.statusCategory })),
   );
+  const db = pgTxDb(tx);
+  writes.push(...counts.map((q) => db.run(q)));
+  await Promise.all(writes);
 }
 
 const STATUS_ROWS_PER_INSERT = 3000;

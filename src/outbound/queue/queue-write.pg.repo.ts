@@ -12,7 +12,7 @@ import type { Big } from "./queue-read.pg.repo.ts";
 /** Rows per multi-row INSERT: under PostgreSQL's 65,535 bound parameters at 16 columns a row. */
 const PG_ROWS_PER_INSERT = 2000;
 
-/** Messages' rows in `tx`: one multi-row INSERT per table, whatever their number (a batch's round trips). */
+/** Messages' rows in `tx`: one multi-row INSERT per table, whatever their number, sent together. */
 export async function writeMessages(
   tx: TransactionSQL,
   ports: PgQueuePorts,
@@ -38,10 +38,12 @@ export async function writeMessages(
     send_at: m.sendAtMs ?? null,
     metadata_json: JSON.stringify(m.metadata ?? {}),
   }));
+  // The INSERTs go together, in this order (a recipient after its message): one round trip.
+  const inserts: PromiseLike<unknown>[] = [];
   for (let i = 0; i < messages.length; i += PG_ROWS_PER_INSERT)
-    await tx`INSERT INTO outbound_messages ${tx(messages.slice(i, i + PG_ROWS_PER_INSERT))}`;
+    inserts.push(tx`INSERT INTO outbound_messages ${tx(messages.slice(i, i + PG_ROWS_PER_INSERT))}`);
   const bodies = queued.flatMap((q) => (q.raw ? [{ message_id: q.message.id, raw: q.raw }] : []));
-  if (bodies.length > 0) await tx`INSERT INTO outbound_message_bodies ${tx(bodies)}`;
+  if (bodies.length > 0) inserts.push(tx`INSERT INTO outbound_message_bodies ${tx(bodies)}`);
   // The row's columns: the recipient's fields, three of them renamed (rows.ts).
   const rows = queued.flatMap((q) =>
     q.recipients.map(({ messageId, firstAttemptAtMs, nextAttemptAtMs, ...named }) => ({
@@ -53,7 +55,8 @@ export async function writeMessages(
   );
   // PostgreSQL binds at most 65,535 parameters per statement: 12 a row, so 2,000 rows at a time.
   for (let i = 0; i < rows.length; i += PG_ROWS_PER_INSERT)
-    await tx`INSERT INTO outbound_recipients ${tx(rows.slice(i, i + PG_ROWS_PER_INSERT))}`;
+    inserts.push(tx`INSERT INTO outbound_recipients ${tx(rows.slice(i, i + PG_ROWS_PER_INSERT))}`);
+  await Promise.all(inserts);
   await ports.events.record(
     tx,
     queued.flatMap((q) => q.events),
