@@ -24,8 +24,10 @@ export async function postgresRepos(engine: PostgresEngine, hooks: RepoHooks, lo
   return {
     engine: "postgres",
     ...common.repos,
-    statuses: createPgStatusRepo(sql),
-    outbound: createPgOutboundRepo(sql, pgQueuePorts(), hooks.onEvents),
+    // Statuses and leases through the pool whose commits do not wait for the WAL flush
+    // (engine.logSql), as on SQLite's synchronous=NORMAL connection.
+    statuses: createPgStatusRepo(engine.logSql),
+    outbound: createPgOutboundRepo(sql, pgQueuePorts(), hooks.onEvents, engine.logSql),
     outbox: createPgOutboxRepo(sql),
     idempotency: createIdempotencyRepo(engine.db),
     // On the event loop: PostgreSQL does the work in its own processes. The pool is closed with the rest.

@@ -104,7 +104,13 @@ async function recordOutcome(
  * transactions; `onEvents` runs after a commit that recorded events (the webhook dispatcher
  * wakes up).
  */
-export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () => void = () => {}): QueueLeases {
+/**
+ * `leaseSql`: where claims, renewals and releases commit, a pool whose commits need not wait
+ * for the WAL flush (the engine's logSql): a lease lost with a crash of the server only
+ * lets the row be claimed again, as an expired one would be, and the outcome's commit,
+ * which waits, flushes the claim's WAL before it.
+ */
+export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () => void = () => {}, leaseSql: SQL = sql): QueueLeases {
   const lanes = Object.values(LANES);
   // Outcomes that end together are written together (outcome-batch.pg.repo.ts).
   const finish = pgOutcomeWriter(sql, ports, onEvents);
@@ -137,10 +143,10 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
 
     async claimDue(workerId, nowMs, leaseUntilMs, limit, busyDomains) {
       if (limit <= 0) return [];
-      const notBusy = busyDomains.length > 0 ? sql`AND domain NOT IN ${sql(busyDomains as string[])}` : sql``;
+      const notBusy = busyDomains.length > 0 ? leaseSql`AND domain NOT IN ${leaseSql(busyDomains as string[])}` : leaseSql``;
       // The ORDER BY inside picks which rows; RETURNING has no order, so the outer query
       // sorts what was claimed the same way.
-      const rows: PgClaimRow[] = await sql`WITH claimed AS (
+      const rows: PgClaimRow[] = await leaseSql`WITH claimed AS (
           UPDATE outbound_recipients SET locked_by = ${workerId}, locked_until = ${leaseUntilMs}
           WHERE id IN (
             SELECT id FROM outbound_recipients
@@ -166,8 +172,8 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
       // One statement for the worker's whole hand, each row found by its primary key; held
       // as recordOutcome says. Row locks order it against a claim of the same row: either
       // the claim finds the lease renewed, or this finds the row another worker's.
-      const rows: { id: string }[] = await sql`UPDATE outbound_recipients SET locked_until = ${leaseUntilMs}
-        WHERE id = ANY(${sql.array(recipientIds as string[], "TEXT")}) AND state = 'queued' AND locked_by = ${workerId} AND locked_until >= ${nowMs}
+      const rows: { id: string }[] = await leaseSql`UPDATE outbound_recipients SET locked_until = ${leaseUntilMs}
+        WHERE id = ANY(${leaseSql.array(recipientIds as string[], "TEXT")}) AND state = 'queued' AND locked_by = ${workerId} AND locked_until >= ${nowMs}
         RETURNING id`;
       return rows.map((r) => r.id);
     },
@@ -181,9 +187,9 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
 
     async release(ids, workerId, dueAtMs) {
       if (ids.length === 0) return;
-      const ours = workerId === undefined ? sql`` : sql`AND locked_by = ${workerId}`;
-      const due = dueAtMs === undefined ? sql`` : sql`, next_attempt_at = ${Math.trunc(dueAtMs)}`;
-      await sql`UPDATE outbound_recipients SET locked_by = NULL, locked_until = NULL ${due} WHERE id IN ${sql(ids as string[])} ${ours}`;
+      const ours = workerId === undefined ? leaseSql`` : leaseSql`AND locked_by = ${workerId}`;
+      const due = dueAtMs === undefined ? leaseSql`` : leaseSql`, next_attempt_at = ${Math.trunc(dueAtMs)}`;
+      await leaseSql`UPDATE outbound_recipients SET locked_by = NULL, locked_until = NULL ${due} WHERE id IN ${leaseSql(ids as string[])} ${ours}`;
     },
 
     finishAttempt: (workerId, recipientId, u, events, nowMs, opts = {}) =>
@@ -205,10 +211,10 @@ export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () 
  * and the changes the API and the bounce handler make. Every write commits before it
  * resolves (no grouped commits as on SQLite), so flush has nothing to wait for.
  */
-export function createPgOutboundRepo(sql: SQL, ports: PgQueuePorts, onEvents: () => void = () => {}): OutboundRepo {
+export function createPgOutboundRepo(sql: SQL, ports: PgQueuePorts, onEvents: () => void = () => {}, leaseSql: SQL = sql): OutboundRepo {
   const updates = new PgSharedTransactions(sql);
   return {
-    ...createPgQueueLeases(sql, ports, onEvents),
+    ...createPgQueueLeases(sql, ports, onEvents, leaseSql),
     ...createPgQueueReads(sql),
 
     update: (recipientId, u, events, opts = {}) => recordOutcome(updates, ports, onEvents, recipientId, u, events, opts),

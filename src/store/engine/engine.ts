@@ -17,7 +17,10 @@ export type Listen = (channel: string, onMessage: (payload: string) => void, onR
 interface EngineBase {
   /** For what must be durable before an answer (mail, settings). */
   readonly db: Db;
-  /** For what may take the cheaper durable path (claims, logs); the same pool on PostgreSQL. */
+  /**
+   * For what may take the cheaper durable path (claims, logs): SQLite's connection with
+   * synchronous=NORMAL, PostgreSQL's pool with synchronous_commit=off.
+   */
   readonly logDb: Db;
   /** Encrypts the secrets the repositories keep (data_dir/keys/secrets.key, the same on every node). */
   readonly secrets: SecretBox;
@@ -43,6 +46,8 @@ export interface PostgresEngine extends EngineBase {
   readonly kind: "postgres";
   /** The pool, NUL-guarded (pg-nul-guard.ts). */
   readonly sql: SQL;
+  /** logDb's pool: commits that do not wait for the WAL flush (leases, logs). */
+  readonly logSql: SQL;
 }
 
 export type Engine = SqliteEngine | PostgresEngine;

@@ -26,11 +26,24 @@ export interface PostgresOptions {
   nodeId: string;
 }
 
+/**
+ * Of store.max_connections, the connections of the pool for leases and logs (logDb): a
+ * fifth, at least one. Those are written often and need no WAL flush of their own.
+ */
+export const logPoolSize = (maxConnections: number): number => Math.max(1, Math.floor(maxConnections / 5));
+
 export async function openPostgresEngine(opts: PostgresOptions, logger: Logger): Promise<PostgresEngine> {
   const at = parsePostgresUrl(opts.url);
   if (!at) throw new StoreError("store.url is not a PostgreSQL URL");
+  const connectionTimeout = Math.ceil(opts.connectTimeoutMs / 1000);
+  const logMax = logPoolSize(opts.maxConnections);
   // Every value bound for the database is checked for NUL (pg-nul-guard.ts).
-  const sql = guardNul(new SQL(at.url, { max: opts.maxConnections, connectionTimeout: Math.ceil(opts.connectTimeoutMs / 1000) }));
+  const sql = guardNul(new SQL(at.url, { max: opts.maxConnections - logMax, connectionTimeout }));
+  // Leases and logs (logDb), as SQLite's synchronous=NORMAL connection: their commits do not
+  // wait for the WAL flush. A crash of the server may lose the last of them, never mail or
+  // an answer: WAL is written in order, so the next commit that does wait (an outcome, a
+  // send) makes every earlier one durable too. Other nodes see them at once all the same.
+  const logSql = guardNul(new SQL(at.url, { max: logMax, connectionTimeout, connection: { synchronous_commit: "off" } }));
   try {
     await checkSchema(sql, at, opts.connectTimeoutMs);
     // Before anything is read or sealed: a node with other keys would make secrets, signed
@@ -38,22 +51,22 @@ export async function openPostgresEngine(opts: PostgresOptions, logger: Logger):
     const keys = loadSharedKeys(opts.dataDir);
     await checkSharedKeys(sql, keys);
     const health = await pgHealth(sql, opts.nodeId, logger);
-    const db = pgDb(sql);
     return {
       kind: "postgres",
       sql,
-      db,
-      logDb: db,
+      logSql,
+      db: pgDb(sql),
+      logDb: pgDb(logSql),
       secrets: secretBox(() => keys[SECRETS_KEY]!),
       listen: (channel, onMessage, onResubscribe) => subscribe(sql, channel, onMessage, onResubscribe),
       checkWritable: (nowMs) => health.check(nowMs),
       close: async () => {
         health.stop();
-        await sql.close({ timeout: 5 }).catch(() => {});
+        await Promise.all([sql.close({ timeout: 5 }).catch(() => {}), logSql.close({ timeout: 5 }).catch(() => {})]);
       },
     };
   } catch (err) {
-    await sql.close().catch(() => {});
+    await Promise.all([sql.close().catch(() => {}), logSql.close().catch(() => {})]);
     throw err;
   }
 }
