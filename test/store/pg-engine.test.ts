@@ -7,14 +7,15 @@ import { SQL } from "bun";
 import { silentLogger } from "../../src/lib/logger.ts";
 import { sql } from "../../src/store/db/sql.ts";
 import type { PostgresEngine } from "../../src/store/engine/engine.ts";
-import { logPoolSize, openPostgresEngine } from "../../src/store/engine/postgres.ts";
+import { logPoolSize, MIN_MAIN_POOL, openPostgresEngine } from "../../src/store/engine/postgres.ts";
 import { parsePostgresUrl } from "../../src/config/store-url.ts";
 import { migratePostgres } from "../../src/store/postgres-migrate.ts";
 import { DURABLE_SETTINGS, type Postgres, postgresAvailable, startPostgres } from "../helpers/postgres.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 test.each([
-  [2, 1],
+  [2, 0],
+  [3, 1],
   [4, 1],
   [5, 1],
   [10, 2],
@@ -22,7 +23,7 @@ test.each([
   [1000, 200],
 ])("of store.max_connections = %i, %i go to the log pool", (max, log) => {
   expect(logPoolSize(max)).toBe(log);
-  expect(max - logPoolSize(max)).toBeGreaterThanOrEqual(1);
+  expect(max - logPoolSize(max)).toBeGreaterThanOrEqual(MIN_MAIN_POOL);
 });
 
 describe.skipIf(!postgresAvailable())("the PostgreSQL engine's pools", () => {
@@ -50,6 +51,19 @@ describe.skipIf(!postgresAvailable())("the PostgreSQL engine's pools", () => {
   test("logDb commits without waiting for the WAL flush; the main Db waits", async () => {
     expect(await engine.logDb.get(sql`SELECT current_setting('synchronous_commit') AS s`)).toEqual({ s: "off" });
     expect(await engine.db.get(sql`SELECT current_setting('synchronous_commit') AS s`)).toEqual({ s: "on" });
+  });
+
+  test("with max_connections = 2 there is one pool: logDb is the main one and waits for the flush", async () => {
+    const small = await openPostgresEngine(
+      { url: pg.url, dataDir: dir.path, connectTimeoutMs: 10_000, maxConnections: 2, nodeId: "n2" },
+      silentLogger,
+    );
+    try {
+      expect(small.logSql).toBe(small.sql);
+      expect(await small.logDb.get(sql`SELECT current_setting('synchronous_commit') AS s`)).toEqual({ s: "on" });
+    } finally {
+      await small.close();
+    }
   });
 
   test("both pools busy at once open max_connections connections, no more", async () => {

@@ -28,9 +28,13 @@ export interface PostgresOptions {
 
 /**
  * Of store.max_connections, the connections of the pool for leases and logs (logDb): a
- * fifth, at least one. Those are written often and need no WAL flush of their own.
+ * fifth, at least one. Those are written often and need no WAL flush of their own. The
+ * main pool keeps two at least (a transaction and whatever runs beside it), so with
+ * max_connections = 2 there is no second pool: logDb is the main one, and waits.
  */
-export const logPoolSize = (maxConnections: number): number => Math.max(1, Math.floor(maxConnections / 5));
+export const MIN_MAIN_POOL = 2;
+export const logPoolSize = (maxConnections: number): number =>
+  maxConnections - MIN_MAIN_POOL < 1 ? 0 : Math.max(1, Math.floor(maxConnections / 5));
 
 export async function openPostgresEngine(opts: PostgresOptions, logger: Logger): Promise<PostgresEngine> {
   const at = parsePostgresUrl(opts.url);
@@ -43,7 +47,8 @@ export async function openPostgresEngine(opts: PostgresOptions, logger: Logger):
   // wait for the WAL flush. A crash of the server may lose the last of them, never mail or
   // an answer: WAL is written in order, so the next commit that does wait (an outcome, a
   // send) makes every earlier one durable too. Other nodes see them at once all the same.
-  const logSql = guardNul(new SQL(at.url, { max: logMax, connectionTimeout, connection: { synchronous_commit: "off" } }));
+  const logSql =
+    logMax > 0 ? guardNul(new SQL(at.url, { max: logMax, connectionTimeout, connection: { synchronous_commit: "off" } })) : sql;
   try {
     await checkSchema(sql, at, opts.connectTimeoutMs);
     // Before anything is read or sealed: a node with other keys would make secrets, signed
@@ -62,11 +67,11 @@ export async function openPostgresEngine(opts: PostgresOptions, logger: Logger):
       checkWritable: (nowMs) => health.check(nowMs),
       close: async () => {
         health.stop();
-        await Promise.all([sql.close({ timeout: 5 }).catch(() => {}), logSql.close({ timeout: 5 }).catch(() => {})]);
+        await Promise.all([sql.close({ timeout: 5 }).catch(() => {}), logSql !== sql && logSql.close({ timeout: 5 }).catch(() => {})]);
       },
     };
   } catch (err) {
-    await Promise.all([sql.close().catch(() => {}), logSql.close().catch(() => {})]);
+    await Promise.all([sql.close().catch(() => {}), logSql !== sql && logSql.close().catch(() => {})]);
     throw err;
   }
 }
