@@ -102,13 +102,10 @@ async function recordOutcome(
 /**
  * `ports` write the events, suppressions and idempotency answers in the queue's
  * transactions; `onEvents` runs after a commit that recorded events (the webhook dispatcher
- * wakes up).
- */
-/**
- * `leaseSql`: where claims, renewals and releases commit, a pool whose commits need not wait
- * for the WAL flush (the engine's logSql): a lease lost with a crash of the server only
- * lets the row be claimed again, as an expired one would be, and the outcome's commit,
- * which waits, flushes the claim's WAL before it.
+ * wakes up). `leaseSql`: where claims, renewals and releases commit, a pool whose commits
+ * need not wait for the WAL flush (the engine's logSql): a lease lost with a crash of the
+ * server only lets the row be claimed again, as an expired one would be, and the outcome's
+ * commit, which waits, flushes the claim's WAL before it.
  */
 export function createPgQueueLeases(sql: SQL, ports: PgQueuePorts, onEvents: () => void = () => {}, leaseSql: SQL = sql): QueueLeases {
   const lanes = Object.values(LANES);

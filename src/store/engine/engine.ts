@@ -19,7 +19,8 @@ interface EngineBase {
   readonly db: Db;
   /**
    * For what may take the cheaper durable path (claims, logs): SQLite's connection with
-   * synchronous=NORMAL, PostgreSQL's pool with synchronous_commit=off.
+   * synchronous=NORMAL, PostgreSQL's pool with synchronous_commit=off (the main pool when
+   * store.max_connections is 2).
    */
   readonly logDb: Db;
   /** Encrypts the secrets the repositories keep (data_dir/keys/secrets.key, the same on every node). */
@@ -46,7 +47,7 @@ export interface PostgresEngine extends EngineBase {
   readonly kind: "postgres";
   /** The pool, NUL-guarded (pg-nul-guard.ts). */
   readonly sql: SQL;
-  /** logDb's pool: commits that do not wait for the WAL flush (leases, logs). */
+  /** logDb's pool: commits that do not wait for the WAL flush (leases, logs); `sql` itself at max_connections = 2. */
   readonly logSql: SQL;
 }
 

@@ -26,13 +26,14 @@ export interface PostgresOptions {
   nodeId: string;
 }
 
+/** Connections the main pool keeps at least: a transaction and whatever runs beside it. */
+export const MIN_MAIN_POOL = 2;
+
 /**
  * Of store.max_connections, the connections of the pool for leases and logs (logDb): a
- * fifth, at least one. Those are written often and need no WAL flush of their own. The
- * main pool keeps two at least (a transaction and whatever runs beside it), so with
- * max_connections = 2 there is no second pool: logDb is the main one, and waits.
+ * fifth, at least one. Those are written often and need no WAL flush of their own. With
+ * max_connections = 2 there is no second pool (0): logDb is the main one, and waits.
  */
-export const MIN_MAIN_POOL = 2;
 export const logPoolSize = (maxConnections: number): number =>
   maxConnections - MIN_MAIN_POOL < 1 ? 0 : Math.max(1, Math.floor(maxConnections / 5));
 
