@@ -38,10 +38,11 @@ beforeAll(async () => {
   target.answers.set("/busy", { status: 503, contentType: "text/plain", body: "Busy\u0007, come back later" });
   target.answers.set("/slow", { status: 200, delayMs: 2500 });
   target.answers.set("/moved", { status: 308, headers: { location: "/ok" } });
+  t = await startTestApp({ inbound: true, dnsServer: dns.address, inboundKeys: 'target_timeout = "1s"' });
+  // Taken after the app bound its listeners, so the port it frees is none of theirs.
   const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
   closedPort = probe.port!;
   probe.stop(true);
-  t = await startTestApp({ inbound: true, dnsServer: dns.address, inboundKeys: 'target_timeout = "1s"' });
 });
 afterAll(async () => {
   await t.stop();

@@ -21,10 +21,12 @@ beforeAll(async () => {
   target = TestTarget.start();
   target.answers.set("/invalid", { status: 422, contentType: "text/plain", body: "no such ticket" });
   target.answers.set("/busy", { status: 503, contentType: "text/plain", body: "busy" });
+  t = await startTestApp({ inbound: true, logger: createLogger({ level: "info", sink: (l) => lines.push(JSON.parse(l)) }) });
+  // A port nothing listens on, taken after the app bound its own: freed before, it could
+  // come back as one of the app's listeners, which answered the POST with a 404.
   const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
   closedPort = probe.port!;
   probe.stop(true);
-  t = await startTestApp({ inbound: true, logger: createLogger({ level: "info", sink: (l) => lines.push(JSON.parse(l)) }) });
 });
 afterAll(async () => {
   await t.stop();
