@@ -54,6 +54,8 @@ describe("scheduled messages in chromium", () => {
       await rig.page.getByRole("button", { name: "Scheduled" }).click();
       const row = rig.page.getByRole("row", { name: /Sent later/ });
       await row.waitFor();
+      // "Sent later" was listed before the filter too: wait for the filtered list itself.
+      await rig.page.getByRole("row", { name: /Sent now/ }).waitFor({ state: "detached" });
       expect(await rig.page.getByRole("row", { name: /Sent now/ }).count()).toBe(0);
       await row.getByText(/scheduled for/).waitFor();
       shots.push(await pageIsClean(rig, "sent-scheduled"));
