@@ -41,7 +41,13 @@ test("a full cache takes a new entry about as fast as one with room", async () =
   const roomy = new TtlCache<string>(60_000, 1_000_000);
   await timed(full, "warm", 50_000);
   await timed(roomy, "warm", 50_000);
-  const withRoomMs = await timed(roomy, "new", 100_000);
-  const fullMs = await timed(full, "new", 100_000);
-  expect(fullMs / withRoomMs).toBeLessThan(3);
+  // The best of three alternating trials each: a GC pause or a lost core in one trial
+  // (CI once measured 3.6 in a single pair) does not decide it; 10.6 before the fix would.
+  const withRoom: number[] = [];
+  const whenFull: number[] = [];
+  for (let trial = 0; trial < 3; trial++) {
+    withRoom.push(await timed(roomy, `new ${trial}`, 100_000));
+    whenFull.push(await timed(full, `new ${trial}`, 100_000));
+  }
+  expect(Math.min(...whenFull) / Math.min(...withRoom)).toBeLessThan(3);
 });
