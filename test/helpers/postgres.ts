@@ -182,8 +182,8 @@ export async function startPostgres(opts: { password?: string; settings?: Record
 }
 
 /** A throwaway server at this build's schema, as `postroom migrate` leaves one: what a node on PostgreSQL opens. */
-export async function startMigratedPostgres(): Promise<Postgres> {
-  const pg = await startPostgres();
+export async function startMigratedPostgres(opts: { settings?: Record<string, string> } = {}): Promise<Postgres> {
+  const pg = await startPostgres(opts);
   await migratePostgres(parsePostgresUrl(pg.url)!, { connectTimeoutMs: 10_000 });
   return pg;
 }

@@ -8,9 +8,7 @@ import { silentLogger } from "../../src/lib/logger.ts";
 import { sql } from "../../src/store/db/sql.ts";
 import type { PostgresEngine } from "../../src/store/engine/engine.ts";
 import { logPoolSize, MIN_MAIN_POOL, openPostgresEngine } from "../../src/store/engine/postgres.ts";
-import { parsePostgresUrl } from "../../src/config/store-url.ts";
-import { migratePostgres } from "../../src/store/postgres-migrate.ts";
-import { DURABLE_SETTINGS, type Postgres, postgresAvailable, startPostgres } from "../helpers/postgres.ts";
+import { DURABLE_SETTINGS, type Postgres, postgresAvailable, startMigratedPostgres } from "../helpers/postgres.ts";
 import { tempDir } from "../helpers/tmp.ts";
 
 test.each([
@@ -33,8 +31,7 @@ describe.skipIf(!postgresAvailable())("the PostgreSQL engine's pools", () => {
   let observer: SQL;
   beforeAll(async () => {
     // Durable as in production: the tests' servers run with synchronous_commit off.
-    pg = await startPostgres({ settings: DURABLE_SETTINGS });
-    await migratePostgres(parsePostgresUrl(pg.url)!, { connectTimeoutMs: 10_000 });
+    pg = await startMigratedPostgres({ settings: DURABLE_SETTINGS });
     engine = await openPostgresEngine(
       { url: pg.url, dataDir: dir.path, connectTimeoutMs: 10_000, maxConnections: 5, nodeId: "n1" },
       silentLogger,
