@@ -1,7 +1,7 @@
-// patches/mailauth@7.1.0.patch (oversigning): our DKIM signatures list From once more in h=
-// than the message has, so a From header added after signing breaks them (RFC 6376 section
-// 8.15) instead of riding on a valid signature. Signed by src/domains/dkim.ts, verified by
-// the inbound verifier (mailauth through our resolver, the key served by a real DNS server).
+// Oversigning: our DKIM signatures list From once more in h= than the message has, so a From
+// header added after signing breaks them (RFC 6376 section 8.15) instead of riding on a valid
+// signature. Signed by src/domains/dkim.ts, verified by the inbound verifier (mailauth
+// through our resolver, the key served by a real DNS server).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { generateKeyPairSync } from "node:crypto";
 import { dkimSignatures, OVERSIGNED_HEADERS } from "../../src/domains/dkim.ts";

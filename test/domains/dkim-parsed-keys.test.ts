@@ -1,5 +1,6 @@
 // src/domains/dkim.ts parses each private key once (issue 38): a 2048-bit RSA PEM costs
-// about 70 µs to parse, a tenth of the signature, and mailauth parsed it for every message.
+// about 70 µs to parse, a tenth of the signature, and mailauth's signer parsed it for every
+// message.
 // The signatures made with the parsed keys must still verify, a rotated key must be used at
 // once, and a key that cannot be read must still fail the signing.
 import { expect, test } from "bun:test";
