@@ -1,6 +1,8 @@
 #!/usr/bin/env bun
 // The command line: serve, check-config, secret, init, migrate, tls status, queue, version.
 // Exit codes (docs/operations.md): 0 ok, 1 bad config or input, 2 runtime failure.
+// First, before any other module runs: `serve` may execute itself again with the engine's options.
+import "./engine-options.ts";
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { App } from "./app.ts";
 import { hashSecret, mintSecret } from "./auth/secrets.ts";

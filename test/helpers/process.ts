@@ -31,9 +31,9 @@ export class ServeProcess {
     return ServeProcess.run([...command, "serve", "--config", configPath], cwd);
   }
 
-  /** A whole command line that serves (e.g. a unit's ExecStart under setpriv). */
-  static run(argv: string[], cwd?: string): ServeProcess {
-    return new ServeProcess(Bun.spawn(argv, { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" }));
+  /** A whole command line that serves (e.g. a unit's ExecStart under setpriv); `env` added to this process's. */
+  static run(argv: string[], cwd?: string, env?: Record<string, string>): ServeProcess {
+    return new ServeProcess(Bun.spawn(argv, { cwd, env: { ...process.env, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" }));
   }
 
   private async pump() {
