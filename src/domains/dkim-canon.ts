@@ -47,12 +47,45 @@ export function relaxedHeader(field: string): string {
 
 /** The body in the relaxed form: each run of WSP one space, none at a line's end, no empty lines at the end, CRLF after the last line. */
 export function relaxedBody(body: string): string {
-  const lines = body.split(LINE_BREAK);
-  let last = lines.length - 1;
-  const canonical = lines.map((line) => line.replace(WSP_RUN, " ").replace(/ $/, ""));
-  while (last >= 0 && canonical[last] === "") last--;
-  // An empty body (or only empty lines) canonicalizes to nothing (RFC 6376 erratum 1384).
-  return last < 0 ? "" : `${canonical.slice(0, last + 1).join("\r\n")}\r\n`;
+  let out = "";
+  relaxedBodyChunks(body, (chunk) => {
+    out += chunk;
+  });
+  return out;
+}
+
+/** What the canonical body is emitted in at most, about: the hash takes it a piece at a time. */
+const CHUNK_CHARS = 64 * 1024;
+
+/**
+ * The relaxed body, given to `emit` in pieces of about CHUNK_CHARS, so that a large message
+ * is hashed without a second copy of it, nor an array of its lines. Empty lines are held
+ * back until a line with text follows: those at the end are dropped. An empty body (or
+ * only empty lines) emits nothing (RFC 6376 erratum 1384).
+ */
+export function relaxedBodyChunks(body: string, emit: (chunk: string) => void): void {
+  let pending = "";
+  let emptyLines = 0;
+  for (let at = 0; at < body.length; ) {
+    const lf = body.indexOf("\n", at);
+    const end = lf < 0 ? body.length : lf;
+    const line = body
+      .slice(at, end > at && body.charCodeAt(end - 1) === 13 && lf >= 0 ? end - 1 : end)
+      .replace(WSP_RUN, " ")
+      .replace(/ $/, "");
+    at = lf < 0 ? body.length : lf + 1;
+    if (line === "") {
+      emptyLines++;
+      continue;
+    }
+    pending += `${"\r\n".repeat(emptyLines)}${line}\r\n`;
+    emptyLines = 0;
+    if (pending.length >= CHUNK_CHARS) {
+      emit(pending);
+      pending = "";
+    }
+  }
+  if (pending) emit(pending);
 }
 
 /**

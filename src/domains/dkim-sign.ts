@@ -2,7 +2,7 @@
 // from the canonical forms of dkim-canon.ts. The hashing and the signatures are node:crypto's
 // (native); what is left here is string work done once per message, not a message parser.
 import { createHash, type KeyObject, sign } from "node:crypto";
-import { type HeaderField, relaxedHeader } from "./dkim-canon.ts";
+import { type HeaderField, relaxedBodyChunks, relaxedHeader } from "./dkim-canon.ts";
 
 export type DkimAlgorithm = "rsa-sha256" | "ed25519-sha256";
 
@@ -25,8 +25,12 @@ const DNS_NAME = /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)(\.(?!-)[A-Za-z0-9-]{1,63}(?<!-)
 /** A header line is folded before it passes this many characters (RFC 5322 section 2.1.1's 78, less the CRLF). */
 const FOLD_AT = 76;
 
-/** sha256 of `text`'s bytes (latin1: one byte per character), base64. */
-export const bodyHashOf = (canonicalBody: string): string => createHash("sha256").update(canonicalBody, "latin1").digest("base64");
+/** bh=: the sha256 of the relaxed body's bytes (latin1: one byte per character), base64. */
+export function bodyHashOf(body: string): string {
+  const hash = createHash("sha256");
+  relaxedBodyChunks(body, (chunk) => hash.update(chunk, "latin1"));
+  return hash.digest("base64");
+}
 
 /**
  * The header up to and including "b=", folded: a fold may come before any tag and after any

@@ -5,7 +5,7 @@
 // in a signing worker (sign-pool.ts).
 import { createPrivateKey, type KeyObject } from "node:crypto";
 import { BoundedCache } from "../lib/bounded-cache.ts";
-import { coveredFields, relaxedBody, splitMessage } from "./dkim-canon.ts";
+import { coveredFields, splitMessage } from "./dkim-canon.ts";
 import { bodyHashOf, signatureHeader } from "./dkim-sign.ts";
 import { MAX_CACHED_SIGNING_KEYS } from "./signing-keys.ts";
 
@@ -63,7 +63,7 @@ export async function dkimSignatures(req: SignRequest): Promise<string> {
   const { covered, h } = coveredFields(fields, SIGNED_HEADERS, OVERSIGNED_HEADERS);
   // RFC 6376 section 5.4: From must be signed; a signature without it fails every verifier.
   if (!covered.some((f) => f.key === "from")) throw new Error("DKIM signing failed: the message has no From header");
-  const common = { domain: req.domain, timeS: Math.floor(req.signTimeMs / 1000), bodyHash: bodyHashOf(relaxedBody(body)), h };
+  const common = { domain: req.domain, timeS: Math.floor(req.signTimeMs / 1000), bodyHash: bodyHashOf(body), h };
   let out = signatureHeader(
     covered,
     { ...common, algorithm: "rsa-sha256", selector: req.rsa.selector },
