@@ -3,6 +3,7 @@
 // The text is the message's bytes decoded as latin1, one character per byte, so 8-bit
 // bytes pass through unchanged and the hash is taken of `Buffer.from(text, "latin1")`.
 // A line ends at CRLF or at a bare LF: the SMTP client sends a bare LF as CRLF.
+import { headerSection } from "../lib/header-section.ts";
 
 /** One header field as the message has it: the name as written, and every line of it. */
 export interface HeaderField {
@@ -14,35 +15,23 @@ export interface HeaderField {
 
 /** Spaces and tabs: the WSP of RFC 5234, and nothing else (JavaScript's \s and trim() also take 0xA0). */
 const WSP_RUN = /[ \t]+/g;
-const LINE_BREAK = /\r?\n/;
 
 /** The header fields in order, and the body after the blank line (empty when there is none). */
 export function splitMessage(text: string): { fields: HeaderField[]; body: string } {
-  const end = /\r?\n\r?\n/.exec(text);
-  const head = end ? text.slice(0, end.index) : text;
-  const body = end ? text.slice(end.index + end[0].length) : "";
-  const fields: HeaderField[] = [];
-  for (const line of head.split(LINE_BREAK)) {
-    const last = fields[fields.length - 1];
-    if ((line.startsWith(" ") || line.startsWith("\t")) && last) last.text += `\r\n${line}`;
-    else if (line.length > 0) {
-      const colon = line.indexOf(":");
-      // A line with no colon is no field (a broken message); it is not signed.
-      if (colon > 0) fields.push({ key: line.slice(0, colon).replace(WSP_RUN, "").toLowerCase(), text: line });
-    }
-  }
-  return { fields, body };
+  const { fields, body } = headerSection(text);
+  return { fields: fields.map((field) => ({ key: nameOf(field).toLowerCase(), text: field })), body };
 }
+
+/** A field's name as written, without the white space the obsolete syntax allows before its colon. */
+const nameOf = (field: string): string => field.slice(0, field.indexOf(":")).replace(WSP_RUN, "");
 
 /** A field in the relaxed form, its CRLF included: "name:value" unfolded, each run of WSP one space, none at either end of the value. */
 export function relaxedHeader(field: string): string {
-  const colon = field.indexOf(":");
-  const name = field.slice(0, colon).replace(WSP_RUN, "").toLowerCase();
   const value = field
-    .slice(colon + 1)
+    .slice(field.indexOf(":") + 1)
     .replace(/\r?\n/g, "")
     .replace(WSP_RUN, " ");
-  return `${name}:${trimWsp(value)}\r\n`;
+  return `${nameOf(field).toLowerCase()}:${trimWsp(value)}\r\n`;
 }
 
 /** The body in the relaxed form: each run of WSP one space, none at a line's end, no empty lines at the end, CRLF after the last line. */
@@ -101,7 +90,7 @@ export function coveredFields(
 ): { covered: HeaderField[]; h: string[] } {
   const wanted = new Set(names.map((n) => n.toLowerCase()));
   const covered = fields.filter((f) => wanted.has(f.key)).reverse();
-  return { covered, h: [...covered.map((f) => f.text.slice(0, f.text.indexOf(":")).replace(WSP_RUN, "")), ...oversigned] };
+  return { covered, h: [...covered.map((f) => nameOf(f.text)), ...oversigned] };
 }
 
 function trimWsp(s: string): string {

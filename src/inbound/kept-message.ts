@@ -2,6 +2,7 @@
 // its header fields in message order, and the payload its target was posted, made again
 // from the message and the envelope kept with it, in the address's format. Attachments'
 // contents are left out of the view (their size is said instead): the view is for reading.
+import { headerSection } from "../lib/header-section.ts";
 import type { TargetFormat } from "./addresses/address.ts";
 import type { ExtractedMessage } from "./parse/extract.ts";
 import { headerValue } from "./payload/headers.ts";
@@ -24,19 +25,9 @@ export interface PayloadView {
 /** The most of a payload or message the view shows. */
 export const PAYLOAD_VIEW_MAX_CHARS = 256 * 1024;
 
-const HEADER_END = /\r?\n\r?\n/;
-
 /** The header fields of `raw` as written: folded lines joined, values decoded, in message order. */
 export function headerFields(raw: Buffer): HeaderField[] {
-  // The header block ends at the first empty line; a message without a body is all header.
-  const head = raw.subarray(0, Math.min(raw.length, 1024 * 1024)).toString("latin1");
-  const end = head.search(HEADER_END);
-  const lines = (end >= 0 ? head.slice(0, end) : head).split(/\r?\n/);
-  const fields: string[] = [];
-  for (const line of lines) {
-    if ((line.startsWith(" ") || line.startsWith("\t")) && fields.length > 0) fields[fields.length - 1] += `\r\n${line}`;
-    else if (line.includes(":")) fields.push(line);
-  }
+  const { fields } = headerSection(raw.subarray(0, Math.min(raw.length, 1024 * 1024)).toString("latin1"));
   return fields.map((line) => ({ name: line.slice(0, line.indexOf(":")).trim(), value: headerValue(line) }));
 }
 
