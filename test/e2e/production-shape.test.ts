@@ -5,9 +5,10 @@
 // Port 0 and root hid defects here before: a listener started twice, a config the service
 // user could not read.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, copyFileSync, mkdirSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse, stringify } from "smol-toml";
+import { ENGINE_OPTIONS } from "../../src/engine-options.ts";
 import { makeSelfSignedCert } from "../helpers/certs.ts";
 import { TestDnsServer } from "../helpers/dns-server.ts";
 import { freePort, pebbleAvailable, startPebble, type Pebble } from "../helpers/pebble.ts";
@@ -169,6 +170,13 @@ describe.if(hasTools)("the README's service steps as an unprivileged user, certi
     await server.waitFor((l) => l.msg === "postroom started");
     expect(server.proc.exitCode).toBeNull();
     expect(server.lines.filter((l) => l.level === "error")).toEqual([]);
+  }, 40_000);
+
+  test("as the service user, serve executed itself again in place with the engine's options (src/engine-options.ts)", async () => {
+    expect(await healthz(ports.http, server)).toBe(200);
+    // The PID the unit's command started (setpriv, then the binary, then the binary again).
+    const environ = readFileSync(`/proc/${server.proc.pid}/environ`, "latin1").split("\0");
+    for (const [name, value] of Object.entries(ENGINE_OPTIONS)) expect(environ).toContain(`${name}=${value}`);
   }, 40_000);
 
   test("implicit TLS with certificate files on a fixed port starts once (no EADDRINUSE)", async () => {
