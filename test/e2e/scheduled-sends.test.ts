@@ -67,6 +67,9 @@ describe("send_at", () => {
     expect(Date.now()).toBeLessThan(Date.parse(at));
     await eventually(() => sink.to("later@example.org").length === 1, 4000, "delivery within seconds of send_at");
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(at));
+    // The sink has it before the attempt's outcome is written; until then the recipient is
+    // still waiting for its first attempt, which is what status:scheduled means.
+    await eventually(async () => (await message(res.body.id)).recipients[0].status === "delivery", 5000, "recorded");
     expect(await search("status:scheduled")).not.toContain(res.body.id);
   });
 
